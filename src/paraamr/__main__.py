@@ -1,0 +1,7 @@
+"""``python -m paraamr``."""
+
+import sys
+
+from paraamr.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The corpus builder: text -> AMR -> re-focused AMRs -> candidates -> scores -> shards."""

@@ -1,0 +1,1 @@
+"""One module per ``paraamr`` command; each defines ``register(subparsers)`` (see :mod:`paraamr.cli`)."""

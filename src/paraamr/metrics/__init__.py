@@ -1,0 +1,1 @@
+"""Pure functions behind the evaluate modules in ``metrics/`` (similarity, lexical, TED)."""

@@ -1,0 +1,82 @@
+"""The record schema shared by the generator, the dataset builder and the metrics (see DESIGN.md).
+
+>>> text_id("I know.")
+'dff1f819b8599b45'
+>>> normalize("  Hello\\u00a0  WORLD ")
+'hello world'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+_SPACES = re.compile(r"\s+")
+
+
+def text_id(text: str) -> str:
+    """The record id of a source text: ``sha1(text as UTF-8).hexdigest()[:16]``."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def normalize(text: str) -> str:
+    """The one lookup key for matching texts: Unicode NFKC, lowercased, whitespace collapsed."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+
+
+PARAPHRASE_TYPE = pa.struct(
+    [
+        ("para_text", pa.string()),
+        ("perplexity", pa.float64()),
+        ("focus", pa.string()),
+        ("amr", pa.string()),
+        ("similarity", pa.float32()),
+        ("quality", pa.float32()),
+    ]
+)
+
+DEFAULT_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("text", pa.string()),
+        ("amr", pa.string()),
+        ("paraphrases", pa.list_(PARAPHRASE_TYPE)),
+    ]
+)
+
+PAIRS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("text", pa.string()),
+        ("amr", pa.string()),
+        ("para_text", pa.string()),
+        ("perplexity", pa.float64()),
+        ("focus", pa.string()),
+        ("para_amr", pa.string()),
+        ("similarity", pa.float32()),
+        ("quality", pa.float32()),
+    ]
+)
+
+FAILURE_FIELDS = ("id", "text", "raw_b64", "stage", "reason")
+
+
+def to_pairs(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The ``pairs`` rows of one ``default`` record, one per paraphrase, in order."""
+    for para in record["paraphrases"]:
+        yield {
+            "id": record["id"],
+            "text": record["text"],
+            "amr": record.get("amr"),
+            "para_text": para["para_text"],
+            "perplexity": para.get("perplexity"),
+            "focus": para.get("focus"),
+            "para_amr": para.get("amr"),
+            "similarity": para.get("similarity"),
+            "quality": para.get("quality"),
+        }
