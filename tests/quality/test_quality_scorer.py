@@ -1,0 +1,44 @@
+"""QualityScorer on the real all-MiniLM-L6-v2 weights (packaged offline)."""
+
+from __future__ import annotations
+
+import pytest
+
+from paraamr.errors import InputError, ModelNotFoundError
+from paraamr.quality import BASE_MODEL, QualityScorer
+
+
+@pytest.fixture(scope="module")
+def base():
+    return QualityScorer(BASE_MODEL)
+
+
+def test_scores_are_cosines_in_range(base):
+    sources = ["John ate five apples.", "John ate five apples.", "The meeting starts at noon."]
+    paras = ["John ate five apples.", "Five apples were eaten by John.", "Penguins cannot fly."]
+    scores = base.score(sources, paras)
+    assert len(scores) == 3
+    assert scores[0] == pytest.approx(1.0, abs=1e-5)  # identical texts
+    assert all(-1.0 <= s <= 1.0 for s in scores)
+    assert scores[1] > scores[2]  # a paraphrase beats an unrelated sentence
+    # a pair scores the same whether or not other pairs share the batch (dedup of texts is exact)
+    assert base.score(sources[1:2], paras[1:2])[0] == pytest.approx(scores[1], abs=1e-5)
+
+
+def test_bad_input_names_the_place(base):
+    with pytest.raises(InputError, match="2 sources but 1 paraphrases"):
+        base.score(["a", "b"], ["a"])
+    with pytest.raises(InputError, match=r"sources\[1\] is int"):
+        base.score(["a", 3], ["a", "b"])
+    assert base.score([], []) == []
+
+
+def test_missing_model_says_what_to_do(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="paraamr quality train"):
+        QualityScorer(tmp_path / "nope")
+    with pytest.raises(ModelNotFoundError, match="not a sentence-transformers model folder"):
+        QualityScorer(tmp_path)
+
+
+def test_signature_names_model(base):
+    assert base.signature.startswith("model:all-MiniLM-L6-v2|sim:cos|scale:1|version:")
