@@ -1,0 +1,173 @@
+"""An n-gram language model with stupid backoff, for REDA+NG.
+
+Training counts every 1- to ``order``-gram of each line, tokenized as ``normalize(line).split()``
+and wrapped in ``<START>`` ... ``<END>``. The score of a word after a context is the relative
+frequency ``count(context + word) / count(context)`` of the longest context (up to ``order - 1``
+tokens) seen followed by the word, backing off to shorter contexts without discounting
+(``alpha = 1``; Brants et al. 2007 use 0.4), down to the unigram frequency ``count(word) / N``.
+A word never seen gets the frequency of a one-off unigram, ``1 / N``. The log-probability of a text
+is the sum of the natural-log scores of its tokens and of ``<END>``, each after its history.
+
+For words seen in training, scores equal nltk's ``nltk.lm.StupidBackoff(alpha, order)`` fitted on
+the same padded lines (a test checks it); this implementation keeps plain dictionaries of tuples
+and is much faster (``benchmarks/bench_augment.py`` measures by how much). Models are saved as one
+Parquet file (``ngram``, ``count`` columns; settings in the schema metadata).
+
+>>> lm = NgramLM.train(["the cat sat", "the dog sat", "a cat ran"])
+>>> lm.score("cat", ("<START>", "the"))   # count(<START> the cat) / count(<START> the)
+0.5
+>>> lm.score("sat", ("dog", "cat")) == lm.score("sat", ("cat",)) == 0.5  # 3-gram unseen: backs off
+True
+>>> lm.score("zebra", ()) == 1 / lm.total
+True
+>>> lm.logprob("the cat sat") > lm.logprob("sat cat the")
+True
+>>> lm.signature()
+'ngram|order:4|backoff:stupid|alpha:1.0|unk:1/N|tok:normalize+split|lines:3|tokens:15'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from paraamr.errors import InputError
+from paraamr.records import normalize
+
+START, END = "<START>", "<END>"
+_META_KEY = b"paraamr.ngram"
+
+
+def lm_tokens(text: str) -> list[str]:
+    """The LM's tokens of ``text``: ``normalize(text).split()``."""
+    return normalize(text).split()
+
+
+class NgramLM:
+    """Counts of 1- to ``order``-grams and stupid-backoff scores over them (see the module doc)."""
+
+    def __init__(self, order: int = 4, *, alpha: float = 1.0) -> None:
+        if order < 1:
+            raise ValueError(f"order must be at least 1, got {order}")
+        self.order = order
+        self.alpha = alpha
+        self.counts: dict[tuple[str, ...], int] = {}
+        self.total = 0  # N: unigram tokens, <START> and <END> included
+        self.lines = 0
+        self._table: dict[tuple[str, ...], float] | None = None  # log scores, built by logprob
+        self._log_alpha = self._log_unknown = 0.0
+
+    @classmethod
+    def train(cls, texts: Iterable[str], order: int = 4, *, alpha: float = 1.0) -> NgramLM:
+        """A model counted over ``texts`` (any iterable of strings, e.g. a dataset column)."""
+        lm = cls(order, alpha=alpha)
+        lm.update(texts)
+        return lm
+
+    def update(self, texts: Iterable[str]) -> None:
+        """Add the n-grams of each text of ``texts`` (one line each; empty texts are skipped)."""
+        counts, order = self.counts, self.order
+        self._table = None
+        for text in texts:
+            tokens = lm_tokens(text)
+            if not tokens:
+                continue
+            padded = (START, *tokens, END)
+            self.lines += 1
+            self.total += len(padded)
+            for i in range(len(padded)):
+                for n in range(1, min(order, len(padded) - i) + 1):
+                    gram = padded[i : i + n]
+                    counts[gram] = counts.get(gram, 0) + 1
+
+    def score(self, word: str, context: Sequence[str] = ()) -> float:
+        """Stupid-backoff score of ``word`` after ``context`` (tokens; only the last ``order-1`` count)."""
+        counts = self.counts
+        context = tuple(context)
+        if len(context) >= self.order:
+            context = context[len(context) - self.order + 1 :]
+        weight = 1.0
+        for start in range(len(context)):
+            ctx = context[start:]
+            hits = counts.get((*ctx, word))
+            if hits:
+                return weight * hits / counts[ctx]
+            weight *= self.alpha
+        return weight * counts.get((word,), 1) / self.total
+
+    def logprob(self, text: str | Sequence[str]) -> float:
+        """Natural-log probability of a text (string, or its LM tokens), ``<END>`` included.
+
+        Same value as summing ``log(score(...))`` over the tokens, from a table of log scores built
+        on first use, so each token costs at most ``order`` dictionary lookups.
+        """
+        tokens = lm_tokens(text) if isinstance(text, str) else list(text)
+        if not self.total:
+            raise ValueError("the n-gram LM has no counts: train it on some text first")
+        table = self._table if self._table is not None else self._build_table()
+        padded = (START, *tokens, END)
+        keep, log_alpha, unknown = self.order - 1, self._log_alpha, self._log_unknown
+        total = 0.0
+        for i in range(1, len(padded)):
+            first = i - keep if i > keep else 0
+            for start in range(first, i + 1):
+                found = table.get(padded[start : i + 1])
+                if found is not None:
+                    total += found + (start - first) * log_alpha
+                    break
+            else:
+                total += unknown + (i - first) * log_alpha
+        return total
+
+    def _build_table(self) -> dict[tuple[str, ...], float]:
+        counts, log = self.counts, math.log
+        log_total = log(self.total)
+        self._table = {
+            gram: log(count) - (log(counts[gram[:-1]]) if len(gram) > 1 else log_total)
+            for gram, count in self.counts.items()
+        }
+        self._log_alpha = log(self.alpha) if self.alpha > 0 else -math.inf
+        self._log_unknown = -log_total
+        return self._table
+
+    def signature(self) -> str:
+        """What produced the scores, sacrebleu style."""
+        return (
+            f"ngram|order:{self.order}|backoff:stupid|alpha:{self.alpha}|unk:1/N|tok:normalize+split"
+            f"|lines:{self.lines}|tokens:{self.total}"
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model as one Parquet file at ``path``; returns the path."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        meta = {"order": self.order, "alpha": self.alpha, "total": self.total, "lines": self.lines}
+        table = pa.table(
+            {
+                "ngram": pa.array([list(gram) for gram in self.counts], pa.list_(pa.string())),
+                "count": pa.array(list(self.counts.values()), pa.int64()),
+            }
+        ).replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> NgramLM:
+        """Read a model written by :meth:`save`; :class:`InputError` when ``path`` is not one."""
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+            meta = json.loads((table.schema.metadata or {})[_META_KEY])
+        except (OSError, KeyError, ValueError) as err:
+            raise InputError(f"{path}: not an n-gram LM saved by paraamr ({err})") from err
+        lm = cls(meta["order"], alpha=meta["alpha"])
+        lm.total, lm.lines = meta["total"], meta["lines"]
+        grams = map(tuple, table.column("ngram").to_pylist())
+        lm.counts = dict(zip(grams, table.column("count").to_pylist(), strict=True))
+        return lm

@@ -1,0 +1,227 @@
+"""REDA: revised easy data augmentation (Wang 2022), for English with WordNet synonyms.
+
+Texts are split on whitespace and joined back with single spaces; nothing else is preprocessed
+(punctuation and stop words stay, and count towards the length ``L``). Operators, each drawn at
+random:
+
+- ``SR`` replaces ``round(0.2 L)`` positions that have synonyms (fewer when fewer have), each
+  position on its own: other occurrences of the same word are left alone;
+- ``RS`` swaps two positions holding different tokens, ``round(0.2 L)`` times;
+- ``RI`` inserts a synonym of a random word at a random position, ``round(0.1 L)`` times;
+- ``RD`` deletes ``round(0.1 L)`` positions (never every token);
+- ``RM`` applies two of the above, chosen at random among those that can act, one edit each.
+
+``round`` is Python's (halves to even: ``round(0.5) == 0``); an operator whose count is 0 is not
+used. Punctuation around a word survives SR (``price,`` -> ``cost,``) and the synonym takes the
+word's casing. Outputs never repeat each other nor the input (compared by
+:func:`paraamr.records.normalize`). Every draw comes from a random stream seeded by
+``(seed, operator, text)``, so results do not depend on row order or process count.
+
+:meth:`REDA.pool` lists, per operator, the distinct outputs of ``draws`` tries: the pool of
+possible outputs. :meth:`REDA.augment` takes ``n`` of them, visiting the operators in a random
+order, one output each per round, in the order they were drawn; REDA+NG
+(:class:`paraamr.augment.ngram.NgramLM` via ``lm=``) visits them the same way but takes each
+operator's most probable outputs first.
+
+>>> table = {"big": ("large",), "dog": ("hound",)}
+>>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()), seed=1)
+>>> edit_counts(10)
+{'SR': 2, 'RS': 2, 'RI': 1, 'RD': 1}
+>>> reda.replace("The big dog barks .".split(), 2, random.Random(0))
+['The', 'large', 'hound', 'barks', '.']
+>>> sorted(reda.pool("The big dog barks .", draws=50))  # L = 5: round(0.5) == 0 for RI and RD
+['RM', 'RS', 'SR']
+>>> outputs = reda.augment("The big dog barks .", 3)
+>>> len(outputs), "The big dog barks ." in outputs
+(3, False)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from paraamr.augment.synonyms import match_case, split_affixes, synonyms
+from paraamr.records import normalize
+
+if TYPE_CHECKING:
+    from paraamr.augment.ngram import NgramLM
+
+OPERATORS = ("SR", "RS", "RI", "RD", "RM")
+RATES = {"SR": 0.2, "RS": 0.2, "RI": 0.1, "RD": 0.1}
+DEFAULT_DRAWS = 20
+
+Tokens = list[str]
+
+
+def tokenize(text: str) -> Tokens:
+    """REDA's tokens: the whitespace-separated parts of ``text``."""
+    return text.split()
+
+
+def edit_counts(length: int, rates: dict[str, float] = RATES) -> dict[str, int]:
+    """Edits per operator for a text of ``length`` tokens: ``round(rate * length)``."""
+    return {op: round(rate * length) for op, rate in rates.items()}
+
+
+class REDA:
+    """The REDA operators over one synonym lookup, seeded.
+
+    ``synonyms(word) -> sequence of words`` defaults to WordNet
+    (:func:`paraamr.augment.synonyms.synonyms`); ``rates`` overrides :data:`RATES` per operator
+    (a rate of 0 turns an operator off); ``draws`` is the number of tries per operator behind
+    :meth:`pool`.
+    """
+
+    def __init__(
+        self,
+        *,
+        synonyms: Callable[[str], Sequence[str]] = synonyms,
+        rates: dict[str, float] | None = None,
+        draws: int = DEFAULT_DRAWS,
+        seed: int = 0,
+    ) -> None:
+        self._synonyms = synonyms
+        self.rates = {**RATES, **(rates or {})}
+        self.draws = draws
+        self.seed = seed
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def token_synonyms(self, token: str) -> tuple[str, ...]:
+        """Replacements of ``token`` for SR: its word's synonyms, cased and with its punctuation."""
+        found = self._cache.get(token)
+        if found is None:
+            prefix, word, suffix = split_affixes(token)
+            found = tuple(
+                prefix + match_case(syn, word) + suffix
+                for syn in (self._synonyms(word) if word else ())
+                if syn.lower() != word.lower()
+            )
+            self._cache[token] = found
+        return found
+
+    def _replaceable(self, tokens: Tokens) -> list[int]:
+        return [i for i, token in enumerate(tokens) if self.token_synonyms(token)]
+
+    # The operators: each returns a new token list, or None when it cannot act on ``tokens``.
+    def replace(self, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
+        """SR: ``min(n, replaceable)`` distinct positions, each replaced by one of its synonyms."""
+        positions = self._replaceable(tokens)
+        if not positions or n < 1:
+            return None
+        out = list(tokens)
+        for i in rng.sample(positions, min(n, len(positions))):
+            out[i] = rng.choice(self.token_synonyms(tokens[i]))
+        return out
+
+    def swap(self, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
+        """RS: ``n`` swaps, each of two positions holding different tokens."""
+        if len(set(tokens)) < 2 or n < 1:
+            return None
+        out = list(tokens)
+        for _ in range(n):
+            i = rng.randrange(len(out))
+            j = rng.choice([k for k, token in enumerate(out) if token != out[i]])
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def insert(self, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
+        """RI: ``n`` times, a synonym of a random word (bare, no punctuation) at a random position."""
+        positions = self._replaceable(tokens)
+        if not positions or n < 1:
+            return None
+        out = list(tokens)
+        for _ in range(n):
+            word = split_affixes(tokens[rng.choice(positions)])[1]
+            out.insert(rng.randint(0, len(out)), rng.choice(self._synonyms(word)))
+        return out
+
+    def delete(self, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
+        """RD: ``min(n, L - 1)`` distinct positions deleted."""
+        if len(tokens) < 2 or n < 1:
+            return None
+        gone = set(rng.sample(range(len(tokens)), min(n, len(tokens) - 1)))
+        return [token for i, token in enumerate(tokens) if i not in gone]
+
+    def mix(self, tokens: Tokens, rng: random.Random) -> Tokens | None:
+        """RM: two different operators among those that can act on ``tokens``, one edit each."""
+        able = [op for op in ("SR", "RS", "RI", "RD") if self.rates[op] > 0 and self._can(op, tokens)]
+        if len(able) < 2:
+            return None
+        out: Tokens | None = tokens
+        for op in rng.sample(able, 2):
+            out = self._apply(op, out, 1, rng) if out is not None else None
+        return out
+
+    def _can(self, op: str, tokens: Tokens) -> bool:
+        if op in ("SR", "RI"):
+            return bool(self._replaceable(tokens))
+        if op == "RS":
+            return len(set(tokens)) >= 2
+        return len(tokens) >= 2
+
+    def _apply(self, op: str, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
+        operator = {"SR": self.replace, "RS": self.swap, "RI": self.insert, "RD": self.delete}[op]
+        return operator(tokens, n, rng)
+
+    def _stream(self, op: str, text: str, tokens: Tokens, n: int, draws: int) -> Iterator[str]:
+        """Distinct outputs of ``op`` over ``draws`` tries, in the order drawn; never ``text``."""
+        rng = random.Random(f"{self.seed}\x1f{op}\x1f{text}")
+        seen = {normalize(text)}
+        for _ in range(draws):
+            out = self.mix(tokens, rng) if op == "RM" else self._apply(op, tokens, n, rng)
+            if out is None:
+                return
+            candidate = " ".join(out)
+            key = normalize(candidate)
+            if key not in seen:
+                seen.add(key)
+                yield candidate
+
+    def _streams(self, text: str, draws: int | None) -> dict[str, Iterator[str]]:
+        tokens = tokenize(text)
+        counts = edit_counts(len(tokens), self.rates)
+        counts["RM"] = 1
+        return {
+            op: self._stream(op, text, tokens, counts[op], self.draws if draws is None else draws)
+            for op in OPERATORS
+            if counts[op] > 0
+        }
+
+    def pool(self, text: str, *, draws: int | None = None) -> dict[str, list[str]]:
+        """Per operator that can act, its distinct outputs (never ``text``) over ``draws`` tries."""
+        pools = {op: list(stream) for op, stream in self._streams(text, draws).items()}
+        return {op: outputs for op, outputs in pools.items() if outputs}
+
+    def augment(self, text: str, n: int, *, lm: NgramLM | None = None) -> list[str]:
+        """Up to ``n`` distinct outputs for ``text``: REDA, or REDA+NG when ``lm`` is given.
+
+        Operators are visited in a random order (seeded by the text), one output each per round.
+        REDA takes each operator's outputs in the order drawn (stopping its draws early);
+        REDA+NG ranks each operator's whole pool by ``lm.logprob`` and takes the best first.
+        """
+        streams = self._streams(text, None)
+        order = sorted(streams)
+        random.Random(f"{self.seed}\x1forder\x1f{text}").shuffle(order)
+        queues: dict[str, Iterator[str]] = {}
+        for op in order:
+            if lm is None:
+                queues[op] = streams[op]
+            else:
+                queues[op] = iter(sorted(streams[op], key=lambda t: -lm.logprob(t)))
+        chosen: list[str] = []
+        seen = {normalize(text)}
+        while queues and len(chosen) < n:
+            for op in list(queues):
+                for candidate in queues[op]:
+                    key = normalize(candidate)
+                    if key not in seen:
+                        seen.add(key)
+                        chosen.append(candidate)
+                        break
+                else:
+                    del queues[op]
+                if len(chosen) == n:
+                    break
+        return chosen

@@ -1,0 +1,78 @@
+"""WordNet synonyms of English words: the one synonym lookup of the package.
+
+:func:`synonyms` is shared by augmentation (REDA's SR and RI operators) and by paraphrase-quality
+scoring (``paraamr.quality``): import it from here rather than querying WordNet again. It uses
+nltk's reader set up offline by ``python -m paraamr.wordnet`` and caches answers per word.
+
+A synonym of ``word`` is a lemma name of any WordNet synset of ``word`` (every part of speech, as
+found by WordNet's morphology, so "dogs" finds the synsets of "dog") that
+
+- is a single word (multi-word lemmas such as ``domestic_dog`` are left out, so one token stays one
+  token),
+- is not a proper name (lemma names with capitals, such as ``Price``, are left out),
+- is neither ``word`` itself nor one of its base forms (``dog`` is not a synonym of ``dogs``).
+
+Answers are sorted, lowercase and without repeats. :func:`split_affixes` separates a token's
+punctuation from its word, so ``"price,"`` is looked up as ``price``.
+
+>>> split_affixes('"Hello,"')
+('"', 'Hello', ',"')
+>>> split_affixes("...")
+('...', '', '')
+>>> match_case("cost", "Price"), match_case("cost", "PRICE"), match_case("cost", "price")
+('Cost', 'COST', 'cost')
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_AFFIXES = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
+
+
+def split_affixes(token: str) -> tuple[str, str, str]:
+    """``(leading punctuation, word, trailing punctuation)`` of a whitespace-free token."""
+    match = _AFFIXES.match(token)
+    assert match is not None  # the pattern matches every string
+    prefix, word, suffix = match.groups()
+    if not word:  # all punctuation: keep it whole as the prefix
+        return token, "", ""
+    return prefix, word, suffix
+
+
+def match_case(word: str, model: str) -> str:
+    """``word`` with the casing pattern of ``model``: all caps, capitalized, or as it is."""
+    if len(model) > 1 and model.isupper():
+        return word.upper()
+    if model[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+@lru_cache(maxsize=1 << 16)
+def synonyms(word: str) -> tuple[str, ...]:
+    """WordNet synonyms of ``word`` (see the module docstring for what counts), sorted.
+
+    Loads WordNet on first use (a few seconds); raises ``LookupError`` with the setup command when
+    it is not installed. Example (needs WordNet): ``synonyms("price")`` gives
+    ``('cost', 'damage', 'terms', 'toll')``.
+    """
+    from paraamr.wordnet import wordnet
+
+    wn = wordnet()
+    lower = word.lower()
+    if not lower or not lower[0].isalnum():
+        return ()
+    own = {lower}
+    for pos in ("n", "v", "a", "r"):
+        base = wn.morphy(lower, pos)
+        if base:
+            own.add(base)
+    names = {
+        name
+        for synset in wn.synsets(lower)
+        for name in synset.lemma_names()
+        if "_" not in name and name == name.lower() and name not in own
+    }
+    return tuple(sorted(names))
