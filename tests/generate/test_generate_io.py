@@ -14,8 +14,16 @@ from paraamr.builder import io
 from paraamr.errors import InputError
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id
 
-HOSTILE = [b"A plain sentence.", b"", b"   \t ", b"x" * 100_000, b"ctrl\x00\x07\x1bchars", b"caf\xe9 \xff",
-           "Ceci n'est pas une phrase anglaise. 这不是英语。".encode(), b"A plain sentence."]
+HOSTILE = [
+    b"A plain sentence.",
+    b"",
+    b"   \t ",
+    b"x" * 100_000,
+    b"ctrl\x00\x07\x1bchars",
+    b"caf\xe9 \xff",
+    "Ceci n'est pas une phrase anglaise. 这不是英语。".encode(),
+    b"A plain sentence.",
+]
 
 
 def test_txt_lines_keep_bytes_and_ids(tmp_path):
@@ -70,9 +78,11 @@ def test_unknown_format_and_missing_file(tmp_path):
 
 def test_amr_input_ids(tmp_path):
     path = tmp_path / "g.amr"
-    path.write_text("# AMR release header\n\n# ::id g1\n# ::snt The boy wants.\n"
-                    "(w / want-01 :ARG0 (b / boy))\n\n# ::snt Dogs bark.\n"
-                    "(b / bark-01 :ARG0 (d / dog))\n\n(x / xx)\n")
+    path.write_text(
+        "# AMR release header\n\n# ::id g1\n# ::snt The boy wants.\n"
+        "(w / want-01 :ARG0 (b / boy))\n\n# ::snt Dogs bark.\n"
+        "(b / bark-01 :ARG0 (d / dog))\n\n(x / xx)\n"
+    )
     rows = list(io.read_input(path, fmt="amr"))
     assert [r.id for r in rows] == ["g1", text_id("Dogs bark."), text_id("(x / xx)")]
     assert [r.text for r in rows] == ["The boy wants.", "Dogs bark.", ""]
@@ -93,8 +103,14 @@ def test_partition_and_splits_are_deterministic_and_balanced():
 def test_shard_writer_renames_complete_shards_and_keeps_an_empty_one(tmp_path):
     with io.ShardWriter(tmp_path, "default", "train", DEFAULT_SCHEMA, prefix="p-", rows_per_shard=3) as w:
         for i in range(7):
-            w.write({"id": str(i), "text": f"t{i}", "amr": None,
-                     "paraphrases": [{"para_text": "p", "perplexity": 1.5, "focus": "f", "amr": "a"}]})
+            w.write(
+                {
+                    "id": str(i),
+                    "text": f"t{i}",
+                    "amr": None,
+                    "paraphrases": [{"para_text": "p", "perplexity": 1.5, "focus": "f", "amr": "a"}],
+                }
+            )
     names = sorted(p.name for p in (tmp_path / "data" / "default").iterdir())
     assert names == ["train-p-00000.parquet", "train-p-00001.parquet", "train-p-00002.parquet"]
     table = pq.read_table(tmp_path / "data" / "default")

@@ -54,18 +54,29 @@ class FakeHub(BaseHTTPRequestHandler):
             return self._json(200, {})
         if parts[0] == "api" and parts[1] == "datasets" and parts[4] == "preupload":
             files = json.loads(body)["files"]
-            modes = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
-                     for f in files]
+            modes = [
+                {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
+                for f in files
+            ]
             return self._json(200, {"files": modes})
         if parts[0] == "api" and parts[1] == "datasets" and parts[4] == "commit":
             repo_id, revision = f"{parts[2]}/{parts[3]}", parts[5]
             lines = [json.loads(line) for line in body.splitlines() if line.strip()]
-            files = {item["value"]["path"]: base64.b64decode(item["value"]["content"])
-                     for item in lines if item["key"] == "file"}
+            files = {
+                item["value"]["path"]: base64.b64decode(item["value"]["content"])
+                for item in lines
+                if item["key"] == "file"
+            }
             header = next(item["value"] for item in lines if item["key"] == "header")
             oid = f"{len(self.repos[repo_id]['commits']) + 1:040x}"
-            self.repos[repo_id]["commits"].append({"revision": revision, "files": files, "header": header,
-                                                   "keys": sorted({i["key"] for i in lines})})
+            self.repos[repo_id]["commits"].append(
+                {
+                    "revision": revision,
+                    "files": files,
+                    "header": header,
+                    "keys": sorted({i["key"] for i in lines}),
+                }
+            )
             url = f"http://{self.headers['Host']}/datasets/{repo_id}/commit/{oid}"
             return self._json(200, {"commitUrl": url, "commitOid": oid, "pullRequestUrl": None})
         return self._json(404, {"error": f"unexpected {self.path}"})
@@ -98,10 +109,17 @@ def _folder(tmp_path: Path) -> Path:
 
 
 def _push(endpoint: str, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_TOKEN": TOKEN, "HF_HUB_OFFLINE": "0",
-           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HOME": str(Path(args[0]).parent / "hf-home")}
-    return subprocess.run([sys.executable, "-m", "paraamr", "push", *args], env=env, capture_output=True,
-                          text=True, timeout=120)
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": endpoint,
+        "HF_TOKEN": TOKEN,
+        "HF_HUB_OFFLINE": "0",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HOME": str(Path(args[0]).parent / "hf-home"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "paraamr", "push", *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_push_delivers_the_folder_without_resume_state(tmp_path, hub):

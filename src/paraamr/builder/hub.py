@@ -30,13 +30,23 @@ def check_folder(folder: str | Path) -> Path:
     if not path.is_dir():
         raise InputError(f"{folder}: no such folder")
     if not (path / "README.md").is_file() or not any(path.glob("data/*/*.parquet")):
-        raise InputError(f"{folder}: not a dataset folder (needs README.md and data/<config>/*.parquet; "
-                         "is the run finished?)")
+        raise InputError(
+            f"{folder}: not a dataset folder (needs README.md and data/<config>/*.parquet; "
+            "is the run finished?)"
+        )
     return path
 
 
-def push(folder: str | Path, repo_id: str, *, private: bool = False, revision: str | None = None,
-         commit_message: str | None = None, token: str | None = None, endpoint: str | None = None) -> Any:
+def push(
+    folder: str | Path,
+    repo_id: str,
+    *,
+    private: bool = False,
+    revision: str | None = None,
+    commit_message: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
+) -> Any:
     """Create the dataset repo ``repo_id`` (if missing) and upload ``folder`` in one commit; returns
     huggingface_hub's ``CommitInfo``. ``revision`` names a branch (created when missing)."""
     from huggingface_hub import HfApi
@@ -47,6 +57,10 @@ def push(folder: str | Path, repo_id: str, *, private: bool = False, revision: s
     if revision is not None:
         api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
     return api.upload_folder(
-        folder_path=str(path), repo_id=repo_id, repo_type="dataset", revision=revision,
-        ignore_patterns=IGNORED, commit_message=commit_message or f"Upload {path.name} with paraamr",
+        folder_path=str(path),
+        repo_id=repo_id,
+        repo_type="dataset",
+        revision=revision,
+        ignore_patterns=IGNORED,
+        commit_message=commit_message or f"Upload {path.name} with paraamr",
     )

@@ -168,8 +168,9 @@ def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) ->
             yield _value_row(value, column, f"{path}:row {number}", raw)
 
 
-def read_dataset(name: str, *, split: str = "train", column: str = "text", config: str | None = None
-                 ) -> Iterator[InputRow]:
+def read_dataset(
+    name: str, *, split: str = "train", column: str = "text", config: str | None = None
+) -> Iterator[InputRow]:
     """A local or Hub dataset through ``datasets.load_dataset(..., streaming=True)``."""
     import datasets
 
@@ -306,8 +307,18 @@ class ShardWriter:
     1
     """
 
-    def __init__(self, folder: str | Path, config: str, split: str, schema, *, prefix: str = "",
-                 rows_per_shard: int | None = 10000, first_shard: int = 0, empty_shard: bool = True):
+    def __init__(
+        self,
+        folder: str | Path,
+        config: str,
+        split: str,
+        schema,
+        *,
+        prefix: str = "",
+        rows_per_shard: int | None = 10000,
+        first_shard: int = 0,
+        empty_shard: bool = True,
+    ):
         if rows_per_shard is not None and rows_per_shard < 1:
             raise ValueError(f"rows_per_shard must be positive, got {rows_per_shard}")
         self.folder = Path(folder) / "data" / config

@@ -1,0 +1,574 @@
+"""Orchestration of the model stages over batches: parse -> re-focus -> realize -> drop -> perplexity
+-> filter -> similarity / quality -> records. No I/O format knowledge (see :mod:`paraamr.builder.io`).
+
+Rows are processed in *windows* of ``settings.window`` input rows. Inside a window every model
+stage gets all its inputs at once and batches them by length; the CPU half of the next window (dedup,
+parsing, decoding and re-rooting graphs) runs in a background thread while the model stages of the
+current one run (``settings.pipelined``). Window boundaries depend only on the stream of rows, so a
+resumed run forms the very same batches as an uninterrupted one.
+
+>>> s = GeneratorSettings(max_perplexity=50, foci=2)
+>>> s.result_options()["max_perplexity"], s.result_options()["foci"]
+(50.0, 2)
+>>> s.needs("parser"), GeneratorSettings(similarity_model="all-MiniLM-L6-v2").needs("embedder")
+(True, True)
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from paraamr.errors import AMRError
+from paraamr.failures import Failure, is_failure
+from paraamr.records import normalize
+
+#: Settings of ``--preset paper`` (Huang et al. 2023): the T5 generator with tense, GPT-2, perplexity
+#: <= 120, all foci. The paper parsed with SPRING; ``parse_xfm_bart_large`` is the closest parser
+#: (BART-large, seq2seq) that runs on transformers 5.
+PAPER_PRESET = {
+    "parser_model": "parse_xfm_bart_large",
+    "generator_model": "generate_t5wtense",
+    "lm_model": "gpt2",
+    "max_perplexity": 120.0,
+    "max_relative_perplexity": None,
+    "foci": "all",
+    "similarity_model": None,
+    "quality_model": None,
+}
+
+#: Settings that change the records; a resumed run with another value refuses (``--overwrite``).
+RESULT_OPTIONS = (
+    "parser_model",
+    "generator_model",
+    "lm_model",
+    "similarity_model",
+    "quality_model",
+    "max_perplexity",
+    "max_relative_perplexity",
+    "min_similarity",
+    "min_quality",
+    "foci",
+    "seed",
+    "heuristic",
+    "mod_as_domain",
+    "dtype",
+    "num_beams",
+    "max_chars",
+)
+
+
+@dataclass
+class GeneratorSettings:
+    """Every option of the generator (the CLI flags map one to one onto these fields)."""
+
+    parser_model: str = "parse_xfm_bart_large"
+    generator_model: str = "generate_t5wtense"
+    lm_model: str = "gpt2"
+    similarity_model: str | None = None
+    quality_model: str | None = None
+    max_perplexity: float | None = 120.0
+    max_relative_perplexity: float | None = None
+    min_similarity: float | None = None
+    min_quality: float | None = None
+    foci: str | int = "all"
+    seed: int = 0
+    heuristic: bool = False
+    mod_as_domain: bool = False
+    device: str | None = None
+    dtype: str | None = None
+    num_beams: int | None = None
+    parse_batch_size: int = 16
+    generate_batch_size: int = 32
+    lm_batch_size: int = 32
+    max_chars: int = 1000
+    window: int = 256
+    pipelined: bool = True
+    amr_input: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, float(value))
+        if isinstance(self.foci, str) and self.foci != "all":
+            if not self.foci.isdigit():
+                raise ValueError(f"foci must be 'all' or a positive integer, got {self.foci!r}")
+            self.foci = int(self.foci)
+        if isinstance(self.foci, int) and self.foci < 1:
+            raise ValueError(f"foci must be 'all' or a positive integer, got {self.foci}")
+        if self.min_quality is not None and self.quality_model is None:
+            raise ValueError("min_quality needs quality_model")
+        if self.min_similarity is not None and self.similarity_model is None:
+            raise ValueError("min_similarity needs similarity_model")
+        if self.window < 1:
+            raise ValueError(f"window must be positive, got {self.window}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """All settings, for the run summary."""
+        return asdict(self)
+
+    def result_options(self) -> dict[str, Any]:
+        """The settings that change the records (compared when a run resumes)."""
+        return {name: getattr(self, name) for name in RESULT_OPTIONS}
+
+    def needs(self, kind: str) -> bool:
+        """Whether a model of ``kind`` (parser, generator, lm, embedder, quality) is used."""
+        return {
+            "parser": not self.amr_input,
+            "generator": True,
+            "lm": True,  # perplexity is a field of every paraphrase
+            "embedder": self.similarity_model is not None,
+            "quality": self.quality_model is not None,
+        }[kind]
+
+    def models(self) -> dict[str, str]:
+        """``{kind: model}`` of every model the run uses (kind as in ``registry.resolve``)."""
+        names = {
+            "parser": self.parser_model,
+            "generator": self.generator_model,
+            "lm": self.lm_model,
+            "embedder": self.similarity_model,
+            "quality": self.quality_model,
+        }
+        return {kind: name for kind, name in names.items() if self.needs(kind)}
+
+
+SETTING_NAMES = tuple(f.name for f in fields(GeneratorSettings))
+
+
+@dataclass
+class Stats:
+    """Counts of one run: inputs, records, failures by stage, candidates dropped by reason, seconds by
+    stage. ``merge`` adds another run's counts (the summary of several processes)."""
+
+    inputs: int = 0
+    records: int = 0
+    candidates: int = 0
+    paraphrases: int = 0
+    failures: Counter = field(default_factory=Counter)
+    dropped: Counter = field(default_factory=Counter)
+    seconds: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready counts."""
+        return {
+            "inputs": self.inputs,
+            "records": self.records,
+            "failures": sum(self.failures.values()),
+            "candidates": self.candidates,
+            "paraphrases": self.paraphrases,
+            "failures_by_stage": dict(self.failures),
+            "dropped_by_reason": dict(self.dropped),
+            "seconds_by_stage": {k: round(v, 3) for k, v in self.seconds.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Stats:
+        """The inverse of :meth:`as_dict`."""
+        return cls(
+            d["inputs"],
+            d["records"],
+            d["candidates"],
+            d["paraphrases"],
+            Counter(d["failures_by_stage"]),
+            Counter(d["dropped_by_reason"]),
+            Counter(d["seconds_by_stage"]),
+        )
+
+    def merge(self, other: Stats) -> None:
+        """Add ``other``'s counts to these."""
+        self.inputs += other.inputs
+        self.records += other.records
+        self.candidates += other.candidates
+        self.paraphrases += other.paraphrases
+        self.failures.update(other.failures)
+        self.dropped.update(other.dropped)
+        self.seconds.update(other.seconds)
+
+
+@dataclass
+class Window:
+    """The outcome of one window: ``rows`` inputs consumed, their ``records`` and ``failures`` (rows
+    with :data:`paraamr.records.FAILURE_FIELDS`), in input order, and this window's ``stats``."""
+
+    rows: int
+    records: list[dict]
+    failures: list[dict]
+    stats: Stats
+
+
+@dataclass
+class _Item:
+    row: Any
+    graph_text: str | None = None
+    variants: list = field(default_factory=list)
+    failure: Failure | None = None
+    source_ppl: float | None = None
+
+
+def _failure_row(row, failure: Failure) -> dict:
+    return {
+        "id": row.id,
+        "text": row.text,
+        "raw_b64": row.raw_b64,
+        "stage": failure.stage,
+        "reason": failure.reason,
+    }
+
+
+def _call(fn: Callable[[list], list], items: list) -> list:
+    """``fn(items)`` (a model stage: it batches by length itself), checked to give one result per item."""
+    out = fn(items) if items else []
+    if len(out) != len(items):
+        raise RuntimeError(f"stage returned {len(out)} results for {len(items)} inputs")
+    return out
+
+
+class Generator:
+    """The corpus generator: ``generate(texts)`` / ``generate_from_amr(graphs)`` yield records (dicts as
+    in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
+
+    Failures are reported through the generator: every input that does not become a record is
+    passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``
+    when given, else appended to :attr:`failures`. :attr:`stats` holds the counts so far (inputs =
+    records + failures). A repeat of a source already seen is a failure with reason ``duplicate``.
+    Models load on first use (or with :meth:`load`); ``models`` can hand over loaded stage objects
+    (``parser``, ``realizer``, ``lm``, ``embedder``, ``quality``) to share them.
+    """
+
+    def __init__(
+        self,
+        settings: GeneratorSettings | None = None,
+        *,
+        models: dict[str, Any] | None = None,
+        **overrides: Any,
+    ):
+        if settings is None:
+            settings = GeneratorSettings(**overrides)
+        elif overrides:
+            settings = GeneratorSettings(**{**settings.as_dict(), **overrides})
+        self.settings = settings
+        self.stats = Stats()
+        self.failures: list[dict] = []
+        self._models: dict[str, Any] = dict(models or {})
+        self._seen: set[int | str] = set()
+
+    # -- models ---------------------------------------------------------------------------------
+    def load(self) -> Generator:
+        """Load every model the settings use (each once); returns ``self``."""
+        s = self.settings
+        common = {"device": s.device, "dtype": s.dtype}
+        if s.needs("parser") and "parser" not in self._models:
+            from paraamr.builder.models.parser import Parser
+
+            kw = {"batch_size": s.parse_batch_size} | ({"num_beams": s.num_beams} if s.num_beams else {})
+            self._models["parser"] = Parser(s.parser_model, **common, **kw)
+        if "realizer" not in self._models:
+            from paraamr.builder.models.realizer import Realizer
+
+            self._models["realizer"] = Realizer(s.generator_model, **common, batch_size=s.generate_batch_size)
+        if s.needs("lm") and "lm" not in self._models:
+            from paraamr.builder.models.lm import PerplexityScorer
+
+            self._models["lm"] = PerplexityScorer(s.lm_model, **common, batch_size=s.lm_batch_size)
+        if s.needs("embedder") and "embedder" not in self._models:
+            from paraamr.builder.models.embedder import Embedder
+
+            self._models["embedder"] = Embedder(s.similarity_model, device=s.device)
+        if s.needs("quality") and "quality" not in self._models:
+            from paraamr.quality import QualityScorer
+
+            self._models["quality"] = QualityScorer(s.quality_model)
+        return self
+
+    def mark_seen(self, ids: Iterable[str]) -> None:
+        """Treat ``ids`` as already processed (their repeats become ``duplicate`` failures): a resumed
+        run replays the ids of its committed rows through this."""
+        self._seen.update(_key(rid) for rid in ids)
+
+    # -- public API -----------------------------------------------------------------------------
+    def generate(
+        self, texts: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
+    ) -> Iterator[dict]:
+        """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line)."""
+        from paraamr.builder.io import InputRow, decode_bytes
+        from paraamr.records import text_id
+
+        rows = (
+            decode_bytes(t, where=f"<text {i}>")
+            if isinstance(t, bytes)
+            else InputRow(text_id(t), t, where=f"<text {i}>")
+            for i, t in enumerate(texts, 1)
+        )
+        yield from self._records(rows, on_failure)
+
+    def generate_from_amr(
+        self, graphs: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
+    ) -> Iterator[dict]:
+        """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``."""
+        from paraamr.builder.io import amr_row
+
+        if not self.settings.amr_input:
+            self.settings = GeneratorSettings(**{**self.settings.as_dict(), "amr_input": True})
+        rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
+        yield from self._records(rows, on_failure)
+
+    def _records(self, rows, on_failure) -> Iterator[dict]:
+        report = on_failure or self.failures.append
+        for window in self.windows(rows):
+            for failure in window.failures:
+                report(failure)
+            yield from window.records
+
+    def windows(self, rows: Iterable[Any]) -> Iterator[Window]:
+        """Process :class:`paraamr.builder.io.InputRow` objects window by window, in order; with
+        ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one."""
+        self.load()
+        chunks = _chunks(rows, self.settings.window)
+        fronts = (
+            _prefetch(self._front(c) for c in chunks)
+            if self.settings.pipelined
+            else (self._front(c) for c in chunks)
+        )
+        for items, stats in fronts:
+            window = self._back(items, stats)
+            self.stats.merge(window.stats)
+            yield window
+
+    # -- stages ---------------------------------------------------------------------------------
+    def _front(self, rows: list) -> tuple[list[_Item], Stats]:
+        """Dedup, input checks, parse, decode and re-focus one window."""
+        from paraamr.builder import amr
+
+        s, stats = self.settings, Stats(inputs=len(rows))
+        items = [_Item(row, failure=row.failure) for row in rows]
+        for item in items:
+            key = _key(item.row.id)
+            if item.failure is None and key in self._seen:
+                item.failure = Failure("input", "duplicate")
+            self._seen.add(key)
+            if item.failure is None and item.row.amr is None:
+                if not item.row.text.strip():
+                    item.failure = Failure("input", "empty or whitespace-only")
+                elif len(item.row.text) > s.max_chars:
+                    item.failure = Failure(
+                        "input", f"longer than {s.max_chars} characters ({len(item.row.text)})"
+                    )
+        to_parse = [it for it in items if it.failure is None and it.row.amr is None]
+        if to_parse:
+            t0 = time.perf_counter()
+            parsed = _call(self._models["parser"].parse, [it.row.text for it in to_parse])
+            stats.seconds["parse"] += time.perf_counter() - t0
+            for it, out in zip(to_parse, parsed, strict=True):
+                if is_failure(out):
+                    it.failure = out
+                else:
+                    it.graph_text = out
+        t0 = time.perf_counter()
+        for it in items:
+            if it.failure is None and it.row.amr is not None:
+                it.graph_text = it.row.amr
+            if it.failure is not None:
+                continue
+            stage = "input" if it.row.amr is not None else "parse"
+            try:
+                graph = amr.decode(it.graph_text, where=it.row.where or it.row.id)
+            except AMRError as err:
+                it.failure = Failure(stage, str(err))
+                continue
+            try:
+                it.variants = amr.variants(
+                    graph,
+                    foci=s.foci,
+                    seed=s.seed,
+                    heuristic=s.heuristic,
+                    oneline=True,
+                    mod_as_domain=s.mod_as_domain,
+                )
+            except AMRError as err:
+                it.failure = Failure("refocus", str(err))
+        stats.seconds["refocus"] += time.perf_counter() - t0
+        return items, stats
+
+    def _back(self, items: list[_Item], stats: Stats) -> Window:
+        """Realize, drop, score and filter the candidates of one window; build its records."""
+        s, m = self.settings, self._models
+        live = [it for it in items if it.failure is None]
+        cands = [(it, v) for it in live for v in it.variants]
+        stats.candidates += len(cands)
+        t0 = time.perf_counter()
+        texts = _call(m["realizer"].realize, [v.penman for _, v in cands])
+        stats.seconds["realize"] += time.perf_counter() - t0
+        kept: dict[int, list[dict]] = {id(it): [] for it in live}
+        seen_norm: dict[int, set[str]] = {id(it): {normalize(it.row.text)} for it in live}
+        pending = []
+        for (it, v), out in zip(cands, texts, strict=True):
+            if is_failure(out):
+                stats.dropped["realize failed"] += 1
+                continue
+            norm = normalize(out)
+            if not norm:
+                stats.dropped["empty"] += 1
+            elif it.row.text and norm == normalize(it.row.text):
+                stats.dropped["same as source"] += 1
+            elif norm in seen_norm[id(it)]:
+                stats.dropped["duplicate"] += 1
+            else:
+                seen_norm[id(it)].add(norm)
+                pending.append(
+                    (
+                        it,
+                        {
+                            "para_text": out,
+                            "perplexity": None,
+                            "focus": v.concept,
+                            "amr": v.penman,
+                            "similarity": None,
+                            "quality": None,
+                        },
+                    )
+                )
+        pending = self._perplexity(live, pending, stats)
+        pending = self._score(
+            pending,
+            stats,
+            "similarity",
+            "embedder",
+            s.min_similarity,
+            lambda a, b: m["embedder"].similarity(a, b),
+        )
+        pending = self._score(
+            pending, stats, "quality", "quality", s.min_quality, lambda a, b: m["quality"].score(a, b)
+        )
+        for it, para in pending:
+            kept[id(it)].append(para)
+        records, failures = [], []
+        for it in items:
+            if it.failure is not None:
+                failures.append(_failure_row(it.row, it.failure))
+                stats.failures[it.failure.stage] += 1
+                continue
+            paras = kept[id(it)]
+            stats.paraphrases += len(paras)
+            records.append({"id": it.row.id, "text": it.row.text, "amr": it.graph_text, "paraphrases": paras})
+        stats.records = len(records)
+        return Window(len(items), records, failures, stats)
+
+    def _perplexity(self, live: list[_Item], pending: list, stats: Stats) -> list:
+        s = self.settings
+        if "lm" not in self._models:
+            return pending
+        t0 = time.perf_counter()
+        texts = [p["para_text"] for _, p in pending]
+        with_sources = s.max_relative_perplexity is not None
+        sources = [it for it in live if it.row.text] if with_sources else []
+        scores = _call(self._models["lm"].perplexity, texts + [it.row.text for it in sources])
+        for it, ppl in zip(sources, scores[len(texts) :], strict=True):
+            it.source_ppl = None if is_failure(ppl) else float(ppl)
+        out = []
+        for (it, para), ppl in zip(pending, scores[: len(texts)], strict=True):
+            if is_failure(ppl):
+                stats.dropped["perplexity failed"] += 1
+                continue
+            para["perplexity"] = float(ppl)
+            if s.max_perplexity is not None and not ppl <= s.max_perplexity:
+                stats.dropped["perplexity"] += 1
+            elif with_sources and (
+                it.source_ppl is None or not ppl <= s.max_relative_perplexity * it.source_ppl
+            ):
+                stats.dropped["relative perplexity"] += 1
+            else:
+                out.append((it, para))
+        stats.seconds["perplexity"] += time.perf_counter() - t0
+        return out
+
+    def _score(
+        self,
+        pending: list,
+        stats: Stats,
+        name: str,
+        model: str,
+        minimum: float | None,
+        fn: Callable[[list[str], list[str]], list],
+    ) -> list:
+        if model not in self._models or not pending:
+            return pending
+        t0 = time.perf_counter()
+        scores = fn([it.row.text for it, _ in pending], [p["para_text"] for _, p in pending])
+        out = []
+        for (it, para), score in zip(pending, scores, strict=True):
+            if is_failure(score):
+                stats.dropped[f"{name} failed"] += 1
+                continue
+            para[name] = float(score)
+            if minimum is not None and not score >= minimum:
+                stats.dropped[name] += 1
+            else:
+                out.append((it, para))
+        stats.seconds[name] += time.perf_counter() - t0
+        return out
+
+
+def _key(row_id: str) -> int | str:
+    """A compact exact key of an id: the 64-bit integer of a 16-digit hex id, else the id itself."""
+    if len(row_id) == 16:
+        try:
+            return int(row_id, 16)
+        except ValueError:
+            pass
+    return row_id
+
+
+def _chunks(rows: Iterable[Any], size: int) -> Iterator[list]:
+    chunk: list = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+_DONE = object()
+
+
+def _prefetch(iterator: Iterator[Any], depth: int = 1) -> Iterator[Any]:
+    """Run ``iterator`` in a background thread, ``depth`` items ahead; exceptions re-raise here."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            for item in iterator:
+                while not stop.is_set():
+                    try:
+                        q.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+        except BaseException as err:  # handed to the consumer
+            q.put((None, err))
+            return
+        q.put((_DONE, None))
+
+    thread = threading.Thread(target=work, daemon=True, name="paraamr-prefetch")
+    thread.start()
+    try:
+        while True:
+            item, err = q.get()
+            if err is not None:
+                raise err
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        stop.set()
