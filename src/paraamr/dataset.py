@@ -1,0 +1,175 @@
+"""The ``datasets`` builder of ParaAMR: the released JSON lines and our Parquet folders, filtered.
+
+Configs: ``default`` (one row per source, ``paraphrases`` a list of structs) and ``pairs`` (one row
+per source–paraphrase pair); features come from :data:`paraamr.records.DEFAULT_SCHEMA` and
+:data:`~paraamr.records.PAIRS_SCHEMA`. Parameters (:class:`ParaAMRConfig`): ``max_perplexity``,
+``min_paraphrases``, ``max_paraphrases``, ``order``, ``skip_invalid`` (see
+:func:`paraamr.sources.select`). Data: ``data_files`` (the release zip or JSON lines, zipped or
+not, or Parquet shards), else ``data_dir`` (a folder written by ``paraamr generate``/``convert``,
+splits from its shard names, or a folder of release files), else the release zip downloaded from
+:data:`paraamr.sources.RELEASE_URL`.
+
+On datasets 4.x/5.x use the class itself; on 3.x also ``load_dataset("paraamr_dataset.py",
+trust_remote_code=True, ...)``:
+
+>>> ParaAMR.BUILDER_CONFIGS[1].name
+'pairs'
+>>> ParaAMRConfig(name="default", max_perplexity=120, min_paraphrases=1).max_perplexity
+120
+>>> ParaAMRConfig(name="default", min_paraphrases=3, max_paraphrases=2)
+Traceback (most recent call last):
+...
+ValueError: ParaAMR: min_paraphrases (3) is more than max_paraphrases (2): no source could be kept
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+import datasets
+from datasets.utils.file_utils import xopen
+
+from paraamr import sources
+from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
+
+logger = logging.getLogger(__name__)
+
+
+_DESCRIPTION = """\
+ParaAMR: syntactically diverse paraphrases made by AMR back-translation (Huang et al., ACL 2023).
+Each source sentence is parsed to an AMR graph, the graph is re-rooted at other concepts, and each
+re-rooted graph is realized back to text; the GPT-2 perplexity of each paraphrase is kept.
+"""
+
+
+@dataclass
+class ParaAMRConfig(datasets.BuilderConfig):
+    """A ParaAMR config: ``name`` is ``default`` or ``pairs``; the rest filters paraphrases.
+
+    ``max_perplexity``: keep paraphrases with perplexity <= it (None keeps all; the paper uses 120,
+    110 for sentence embeddings and few-shot, 85 for syntactically controlled generation).
+    ``min_paraphrases``: drop sources left with fewer. ``max_paraphrases``: keep at most that many
+    per source, the first in ``order`` (``"given"``: generation order; ``"perplexity"``: sorted,
+    lowest first). ``skip_invalid``: count and log malformed lines instead of raising.
+    """
+
+    max_perplexity: float | None = None
+    min_paraphrases: int = 0
+    max_paraphrases: int | None = None
+    order: str = "given"
+    skip_invalid: bool = False
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` on a parameter out of range (datasets sets config kwargs after
+        ``__init__``, so the builder calls this again)."""
+        if self.max_perplexity is not None and not self.max_perplexity >= 0:
+            raise ValueError(
+                f"ParaAMR: max_perplexity must be a number >= 0 or None, got {self.max_perplexity!r}"
+            )
+        if not isinstance(self.min_paraphrases, int) or self.min_paraphrases < 0:
+            raise ValueError(
+                f"ParaAMR: min_paraphrases must be an integer >= 0, got {self.min_paraphrases!r}"
+            )
+        if self.max_paraphrases is not None:
+            if not isinstance(self.max_paraphrases, int) or self.max_paraphrases < 1:
+                raise ValueError(
+                    f"ParaAMR: max_paraphrases must be an integer >= 1 or None, got {self.max_paraphrases!r}"
+                )
+            if self.min_paraphrases > self.max_paraphrases:
+                raise ValueError(
+                    f"ParaAMR: min_paraphrases ({self.min_paraphrases}) is more than max_paraphrases "
+                    f"({self.max_paraphrases}): no source could be kept"
+                )
+        if self.order not in sources.ORDERS:
+            raise ValueError(f"ParaAMR: order must be one of {sources.ORDERS}, got {self.order!r}")
+
+
+class ParaAMR(datasets.GeneratorBasedBuilder):
+    """ParaAMR (see the module docstring): configs ``default`` and ``pairs``."""
+
+    VERSION = datasets.Version("1.0.0")
+    BUILDER_CONFIG_CLASS = ParaAMRConfig
+    BUILDER_CONFIGS = [  # noqa: RUF012 (the datasets API wants a plain class attribute)
+        ParaAMRConfig(name="default", description="One row per source sentence, its paraphrases nested."),
+        ParaAMRConfig(name="pairs", description="One row per (source, paraphrase) pair."),
+    ]
+    DEFAULT_CONFIG_NAME = "default"
+
+    def _info(self) -> datasets.DatasetInfo:
+        self.config.validate()
+        schema = PAIRS_SCHEMA if self.config.name == "pairs" else DEFAULT_SCHEMA
+        return datasets.DatasetInfo(
+            description=_DESCRIPTION,
+            features=datasets.Features.from_arrow_schema(schema),
+            homepage=sources.RELEASE_HOME,
+            citation=sources.CITATION,
+        )
+
+    def _as_dataset(self, split=datasets.Split.TRAIN, in_memory: bool = False) -> datasets.Dataset:
+        """A split the filters left empty is an empty Dataset (datasets cannot read a split of no rows)."""
+        info = self.info.splits.get(str(split)) if self.info.splits else None
+        if info is not None and info.num_examples == 0:
+            features = self.info.features
+            return datasets.Dataset.from_dict(
+                {name: [] for name in features}, features=features, info=self.info.copy(), split=str(split)
+            )
+        return super()._as_dataset(split, in_memory)
+
+    def _split_generators(self, dl_manager):
+        self._download_config = dl_manager.download_config
+        if self.config.data_files:
+            splits = {
+                split: dl_manager.download(list(files)) for split, files in self.config.data_files.items()
+            }
+        elif self.config.data_dir:
+            splits = sources.split_files(self.config.data_dir)
+        else:
+            try:
+                splits = {"train": [dl_manager.download(sources.RELEASE_URL)]}
+            except Exception as err:  # offline, HTTP error, ...: say what to do instead
+                raise ConnectionError(
+                    f"ParaAMR: no data_files or data_dir given, so the release was to be downloaded from "
+                    f"{sources.RELEASE_URL}, which failed ({type(err).__name__}: {err}). Download "
+                    f"ParaAMR_small.zip from {sources.RELEASE_HOME} and pass data_files='path/to/"
+                    f"ParaAMR_small.zip' (zipped or not), or data_dir= a folder written by paraamr."
+                ) from err
+        return [
+            datasets.SplitGenerator(name=split, gen_kwargs={"files": files})
+            for split, files in splits.items()
+        ]
+
+    def _generate_examples(self, files):
+        config = self.config
+        opener = functools.partial(xopen, download_config=getattr(self, "_download_config", None))
+        for index, file in enumerate(files):
+            skipped = sources.Skipped()
+            for key, record in sources.iter_records(
+                file, opener=opener, skip_invalid=config.skip_invalid, skipped=skipped
+            ):
+                kept = sources.select(
+                    record,
+                    max_perplexity=config.max_perplexity,
+                    min_paraphrases=config.min_paraphrases,
+                    max_paraphrases=config.max_paraphrases,
+                    order=config.order,
+                )
+                if kept is None:
+                    continue
+                if config.name == "pairs":
+                    for n, pair in enumerate(to_pairs(kept)):
+                        yield f"{index}:{key}:{n}", pair
+                else:
+                    yield f"{index}:{key}", kept
+            if skipped.count:
+                logger.warning(
+                    "ParaAMR: skipped %d invalid lines in %s; first: %s",
+                    skipped.count,
+                    file,
+                    "; ".join(skipped.messages[:3]),
+                )

@@ -1,0 +1,178 @@
+"""Table 1 statistics of a ParaAMR corpus (release JSON lines or our Parquet folder), and histograms.
+
+Table 1 of the paper gives, per corpus, the number of instances (source sentences), the average
+number of paraphrases per source and the average paraphrase length. Tokens are counted as
+whitespace-separated words (``str.split()``; punctuation attached to a word is part of it), as in
+the release's detokenized, lowercased text. Perplexity quantiles are numpy's linear
+interpolation over every paraphrase with a perplexity.
+
+>>> import io, json, tempfile, pathlib
+>>> f = pathlib.Path(tempfile.mkdtemp()) / "tiny.jsonl"
+>>> _ = f.write_text(json.dumps({"text": "a b", "paraphrases": [
+...     {"para_text": "b a", "perplexity": 10.0}, {"para_text": "a , b", "perplexity": 30.0}]}) + "\\n")
+>>> s = compute_stats(f)
+>>> s["instances"], s["avg_paraphrases"], s["avg_paraphrase_tokens"], s["perplexity"]["p50"]
+(1, 2.0, 2.5, 20.0)
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from pathlib import Path
+from typing import Any
+
+from paraamr import sources
+
+#: Perplexity quantiles reported, by name.
+QUANTILES = {"min": 0.0, "p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "max": 1.0}
+#: The paper's perplexity thresholds, marked on the histogram.
+THRESHOLDS = (85, 110, 120)
+TOKENS = "whitespace-separated words (str.split)"
+
+
+def _tokens(text: str) -> int:
+    return len(text.split())
+
+
+def compute_stats(
+    path: str | os.PathLike,
+    *,
+    max_perplexity: float | None = None,
+    skip_invalid: bool = False,
+    plot_dir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """Statistics of every record under ``path`` (file or folder, see :func:`paraamr.sources.split_files`).
+
+    Keys: ``instances``, ``pairs``, ``avg_paraphrases`` (per source), ``avg_paraphrase_tokens``,
+    ``avg_source_tokens``, ``sources_without_paraphrases``, ``perplexity`` (quantiles, ``mean`` and
+    ``missing``), ``splits`` (instances per split), ``tokens`` (how tokens are counted),
+    ``max_perplexity``, ``skipped_lines``; with ``plot_dir``, ``plots`` (the PNG paths written:
+    perplexity and paraphrases-per-source histograms). ``max_perplexity`` filters as the loader does.
+    """
+    import numpy as np
+
+    perplexities = array("d")
+    per_source = array("l")
+    splits: dict[str, int] = {}
+    para_tokens = source_tokens = missing = 0
+    skipped = sources.Skipped()
+    for split, record in sources.read_path(path, skip_invalid=skip_invalid, skipped=skipped):
+        record = sources.select(record, max_perplexity=max_perplexity)
+        splits[split] = splits.get(split, 0) + 1
+        per_source.append(len(record["paraphrases"]))
+        source_tokens += _tokens(record["text"])
+        for para in record["paraphrases"]:
+            para_tokens += _tokens(para["para_text"])
+            if para["perplexity"] is None:
+                missing += 1
+            else:
+                perplexities.append(para["perplexity"])
+    instances, pairs = len(per_source), int(sum(per_source))
+    ppl = np.frombuffer(perplexities, dtype=np.float64) if perplexities else np.zeros(0)
+    stats: dict[str, Any] = {
+        "instances": instances,
+        "pairs": pairs,
+        "avg_paraphrases": pairs / instances if instances else 0.0,
+        "avg_paraphrase_tokens": para_tokens / pairs if pairs else 0.0,
+        "avg_source_tokens": source_tokens / instances if instances else 0.0,
+        "sources_without_paraphrases": sum(1 for n in per_source if n == 0),
+        "perplexity": {
+            **{name: (float(np.quantile(ppl, q)) if ppl.size else None) for name, q in QUANTILES.items()},
+            "mean": float(ppl.mean()) if ppl.size else None,
+            "missing": missing,
+        },
+        "splits": splits,
+        "tokens": TOKENS,
+        "max_perplexity": max_perplexity,
+        "skipped_lines": skipped.count,
+    }
+    if plot_dir is not None:
+        stats["plots"] = [str(p) for p in plot_histograms(ppl, np.asarray(per_source), plot_dir)]
+    return stats
+
+
+def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> list[Path]:
+    """Write ``perplexity.png`` (clipped at the 99th percentile, the paper's thresholds marked) and
+    ``paraphrases_per_source.png`` into ``plot_dir``; return their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    out = Path(plot_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "perplexity.png", out / "paraphrases_per_source.png"]
+
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    if len(perplexities):
+        top = float(np.quantile(perplexities, 0.99))
+        shown = perplexities[perplexities <= top]
+        ax.hist(shown, bins=50, color="#4c72b0")
+        for t in THRESHOLDS:
+            if t <= top:
+                ax.axvline(t, color="#c44e52", linestyle="--", linewidth=1)
+                ax.text(t, ax.get_ylim()[1] * 0.95, f" {t}", color="#c44e52", fontsize=8, va="top")
+        ax.set_title(
+            f"Paraphrase perplexity ({len(shown)} of {len(perplexities)} shown, <= p99 = {top:.1f})",
+            fontsize=9,
+        )
+    else:
+        ax.set_title("Paraphrase perplexity (no paraphrases)", fontsize=9)
+    ax.set_xlabel("perplexity")
+    ax.set_ylabel("paraphrases")
+    fig.tight_layout()
+    fig.savefig(paths[0])
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    top = int(per_source.max()) if len(per_source) else 0
+    ax.hist(per_source, bins=np.arange(-0.5, top + 1.5, 1.0), color="#55a868", rwidth=0.9)
+    ax.set_title(f"Paraphrases per source ({len(per_source)} sources)", fontsize=9)
+    ax.set_xlabel("paraphrases")
+    ax.set_ylabel("sources")
+    fig.tight_layout()
+    fig.savefig(paths[1])
+    plt.close(fig)
+    return paths
+
+
+def format_stats(stats: dict[str, Any]) -> str:
+    """The statistics as a Markdown table (Table 1's columns, then perplexity quantiles).
+
+    >>> print(format_stats({"instances": 2, "pairs": 3, "avg_paraphrases": 1.5, "avg_paraphrase_tokens": 4.0,
+    ...     "avg_source_tokens": 5.0, "sources_without_paraphrases": 0, "splits": {"train": 2},
+    ...     "perplexity": {"min": 1.0, "p50": 2.0, "max": 3.0, "mean": 2.0, "missing": 0}}))
+    | statistic | value |
+    |---|---|
+    | instances (source sentences) | 2 |
+    | source–paraphrase pairs | 3 |
+    | avg. paraphrases per source | 1.50 |
+    | avg. paraphrase length (tokens) | 4.00 |
+    | avg. source length (tokens) | 5.00 |
+    | sources without paraphrases | 0 |
+    | instances in split train | 2 |
+    | perplexity min | 1.00 |
+    | perplexity p50 | 2.00 |
+    | perplexity max | 3.00 |
+    | perplexity mean | 2.00 |
+    | paraphrases without perplexity | 0 |
+    """
+    rows = [
+        ("instances (source sentences)", f"{stats['instances']:,}"),
+        ("source–paraphrase pairs", f"{stats['pairs']:,}"),
+        ("avg. paraphrases per source", f"{stats['avg_paraphrases']:.2f}"),
+        ("avg. paraphrase length (tokens)", f"{stats['avg_paraphrase_tokens']:.2f}"),
+        ("avg. source length (tokens)", f"{stats['avg_source_tokens']:.2f}"),
+        ("sources without paraphrases", f"{stats['sources_without_paraphrases']:,}"),
+    ]
+    rows += [(f"instances in split {split}", f"{n:,}") for split, n in stats["splits"].items()]
+    ppl = stats["perplexity"]
+    rows += [
+        (f"perplexity {name}", "n/a" if ppl[name] is None else f"{ppl[name]:.2f}")
+        for name in (*QUANTILES, "mean")
+        if name in ppl
+    ]
+    rows.append(("paraphrases without perplexity", f"{ppl['missing']:,}"))
+    return "\n".join(["| statistic | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])
