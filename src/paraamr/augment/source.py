@@ -1,14 +1,14 @@
 """ParaAMR paraphrases of given texts, looked up by :func:`paraamr.records.normalize`.
 
 A :class:`ParaphraseIndex` maps normalized source texts to their paraphrases, most fluent first
-(ascending perplexity; those without one keep their order, after the scored ones), without repeats
-and never the source itself. Build it from
+(ascending perplexity, nulls last, via :func:`paraamr.sources.select`), without repeats and never
+the source itself. Build it from
 
-- a ParaAMR release JSONL (``{"text": ..., "paraphrases": [{"para_text", "perplexity"}, ...]}`` per
-  line), or a Parquet file, or a folder made by ``paraamr generate`` (shards ``data/default/*.parquet``
-  per :data:`paraamr.records.DEFAULT_SCHEMA`): :meth:`ParaphraseIndex.from_path`;
-- records in that shape, e.g. those the generator yields on the fly:
-  :meth:`ParaphraseIndex.from_records`.
+- anything :func:`paraamr.sources.read_path` reads: a ParaAMR release JSONL (plain, gzip or zip),
+  a Parquet file, or a folder made by ``paraamr generate`` (``data/default/*.parquet``):
+  :meth:`ParaphraseIndex.from_path`;
+- records in that shape (``text``, ``paraphrases`` with ``para_text`` and ``perplexity``), such as
+  those the generator yields on the fly: :meth:`ParaphraseIndex.from_records`.
 
 Pass ``keys`` (normalized texts) to keep only the sources you need: a release holds millions.
 
@@ -24,111 +24,79 @@ Pass ``keys`` (normalized texts) to keep only the sources you need: a release ho
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+import os
+from collections.abc import Iterable
 from typing import Any
 
-from paraamr.errors import InputError
 from paraamr.records import normalize
-
-
-def _rank(paraphrases: list[dict[str, Any]]) -> list[tuple[float, int, str]]:
-    ranked = []
-    for position, para in enumerate(paraphrases):
-        ppl = para.get("perplexity")
-        key = ppl if isinstance(ppl, (int, float)) and not math.isnan(ppl) else math.inf
-        ranked.append((key, position, para["para_text"]))
-    return ranked
+from paraamr.sources import read_path, select
 
 
 class ParaphraseIndex:
     """Normalized source text -> its paraphrases, most fluent first (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._ranked: dict[str, list[tuple[float, int, str]]] = {}
-        self._final: dict[str, list[str]] = {}
+        self._paraphrases: dict[str, list[str]] = {}
+        self._seen: dict[str, set[str]] = {}
 
     def __len__(self) -> int:
-        return len(self._ranked)
+        return len(self._paraphrases)
 
-    def add(self, text: str, paraphrases: list[dict[str, Any]]) -> None:
-        """Add the paraphrases of ``text`` (merged with any already there for the same key)."""
+    def add(self, text: str, paraphrases: Iterable[str]) -> None:
+        """Append the paraphrases of ``text`` that are new for its key and differ from it."""
         key = normalize(text)
-        self._ranked.setdefault(key, []).extend(_rank(paraphrases))
-        self._final.pop(key, None)
+        kept = self._paraphrases.setdefault(key, [])
+        seen = self._seen.setdefault(key, {key})
+        for para in paraphrases:
+            para_key = normalize(para)
+            if para_key and para_key not in seen:
+                seen.add(para_key)
+                kept.append(para)
 
     def lookup(self, text: str, k: int) -> list[str]:
         """Up to ``k`` distinct paraphrases of ``text``, none equal to it once normalized."""
-        key = normalize(text)
-        final = self._final.get(key)
-        if final is None:
-            seen, final = {key}, []
-            for _, _, para in sorted(self._ranked.get(key, ())):
-                para_key = normalize(para)
-                if para_key and para_key not in seen:
-                    seen.add(para_key)
-                    final.append(para)
-            self._final[key] = final
-        return final[:k]
+        return self._paraphrases.get(normalize(text), [])[:k]
 
     @classmethod
     def from_records(
-        cls, records: Iterable[dict[str, Any]], *, keys: set[str] | None = None
+        cls,
+        records: Iterable[dict[str, Any]],
+        *,
+        keys: set[str] | None = None,
+        max_perplexity: float | None = None,
     ) -> ParaphraseIndex:
-        """An index of records with ``text`` and ``paraphrases`` (``para_text``, ``perplexity``)."""
+        """An index of records, each one's paraphrases by ascending perplexity (nulls last)."""
         index = cls()
         for record in records:
-            if keys is None or normalize(record["text"]) in keys:
-                index.add(record["text"], record.get("paraphrases") or [])
+            if keys is not None and normalize(record["text"]) not in keys:
+                continue
+            record = {**record, "paraphrases": record.get("paraphrases") or []}
+            kept = select(record, max_perplexity=max_perplexity, order="perplexity")
+            index.add(record["text"], (para["para_text"] for para in kept["paraphrases"]))
         return index
 
     @classmethod
-    def from_path(cls, path: str | Path, *, keys: set[str] | None = None) -> ParaphraseIndex:
-        """An index of a release JSONL, a Parquet file, or a folder with ``data/default/*.parquet``."""
-        return cls.from_records(read_records(Path(path)), keys=keys)
+    def from_path(
+        cls, path: str | os.PathLike, *, keys: set[str] | None = None, max_perplexity: float | None = None
+    ) -> ParaphraseIndex:
+        """An index of every record under ``path`` (all splits); see :func:`paraamr.sources.read_path`."""
+        records = (record for _split, record in read_path(path))
+        return cls.from_records(records, keys=keys, max_perplexity=max_perplexity)
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The ``text`` / ``paraphrases`` records of a JSONL file, a Parquet file or a dataset folder."""
-    if path.is_dir():
-        shards = sorted((path / "data" / "default").glob("*.parquet")) or sorted(path.glob("*.parquet"))
-        if not shards:
-            raise InputError(f"{path}: no Parquet shards in data/default/ nor in the folder itself")
-        for shard in shards:
-            yield from _read_parquet(shard)
-    elif path.suffix == ".parquet":
-        yield from _read_parquet(path)
-    elif path.is_file():
-        yield from _read_jsonl(path)
-    else:
-        raise InputError(f"{path}: no such file or folder (expected a ParaAMR JSONL or dataset folder)")
+def generate_index(
+    texts: Iterable[str], *, generator: Any = None, **settings: Any
+) -> tuple[ParaphraseIndex, list[dict[str, Any]]]:
+    """Paraphrases generated on the fly for ``texts``, and the generator's failure rows.
 
+    ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built from
+    ``settings`` (fields of :class:`~paraamr.builder.pipeline.GeneratorSettings`, e.g.
+    ``parser_model``, ``generator_model``, ``lm_model``, ``max_perplexity``, ``device``).
+    """
+    if generator is None:
+        from paraamr.builder.pipeline import Generator, GeneratorSettings
 
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as stream:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if not isinstance(record.get("text"), str) or not all(
-                    isinstance(p.get("para_text"), str) for p in record.get("paraphrases") or []
-                ):
-                    raise ValueError("needs a string 'text' and 'paraphrases' with string 'para_text'")
-            except (ValueError, AttributeError, TypeError) as err:
-                raise InputError(f"{path}:{number}: not a ParaAMR record ({err})") from err
-            yield record
-
-
-def _read_parquet(path: Path) -> Iterator[dict[str, Any]]:
-    import pyarrow.parquet as pq
-
-    try:
-        shard = pq.ParquetFile(path)
-        batches = shard.iter_batches(columns=["text", "paraphrases"], batch_size=4096)
-        for batch in batches:
-            yield from batch.to_pylist()
-    except (OSError, KeyError, ValueError) as err:
-        raise InputError(f"{path}: cannot read 'text' and 'paraphrases' ({err})") from err
+        generator = Generator(GeneratorSettings(**settings))
+    failures: list[dict[str, Any]] = []
+    records = generator.generate(list(texts), on_failure=failures.append)
+    return ParaphraseIndex.from_records(records), failures

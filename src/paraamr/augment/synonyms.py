@@ -7,13 +7,14 @@ nltk's reader set up offline by ``python -m paraamr.wordnet`` and caches answers
 A synonym of ``word`` is a lemma name of any WordNet synset of ``word`` (every part of speech, as
 found by WordNet's morphology, so "dogs" finds the synsets of "dog") that
 
-- is a single word (multi-word lemmas such as ``domestic_dog`` are left out, so one token stays one
-  token),
+- is a single alphabetic word (``domestic_dog`` and ``dog-iron`` are left out, so one token stays
+  one token),
 - is not a proper name (lemma names with capitals, such as ``Price``, are left out),
 - is neither ``word`` itself nor one of its base forms (``dog`` is not a synonym of ``dogs``).
 
-Answers are sorted, lowercase and without repeats. :func:`split_affixes` separates a token's
-punctuation from its word, so ``"price,"`` is looked up as ``price``.
+Answers are lowercase, without repeats, in WordNet's order (senses by frequency, then lemmas).
+:func:`split_affixes` separates a token's punctuation from its word, so ``"price,"`` is looked up
+as ``price``.
 
 >>> split_affixes('"Hello,"')
 ('"', 'Hello', ',"')
@@ -51,28 +52,34 @@ def match_case(word: str, model: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def synonyms(word: str) -> tuple[str, ...]:
-    """WordNet synonyms of ``word`` (see the module docstring for what counts), sorted.
+def synonyms(
+    word: str, pos: str | None = None, *, first_sense: bool = False, attested: bool = False
+) -> tuple[str, ...]:
+    """WordNet synonyms of ``word`` (see the module docstring for what counts), in WordNet's order.
 
-    Loads WordNet on first use (a few seconds); raises ``LookupError`` with the setup command when
-    it is not installed. Example (needs WordNet): ``synonyms("price")`` gives
-    ``('cost', 'damage', 'terms', 'toll')``.
+    ``pos`` (``n``, ``v``, ``a``, ``r``) keeps one part of speech; ``first_sense`` keeps only the
+    word's most frequent sense; ``attested`` keeps lemmas seen at least once in SemCor. REDA uses the
+    defaults (every sense); meaning-preserving edits want ``synonyms(w, pos, first_sense=True,
+    attested=True)``. Loads WordNet on first use (a few seconds); raises ``LookupError`` with the
+    setup command when it is not installed. Example (needs WordNet): ``synonyms("price")`` gives
+    ``('cost', 'terms', 'damage', 'toll')``.
     """
     from paraamr.wordnet import wordnet
 
     wn = wordnet()
     lower = word.lower()
-    if not lower or not lower[0].isalnum():
+    if not lower[:1].isalnum():
         return ()
     own = {lower}
-    for pos in ("n", "v", "a", "r"):
-        base = wn.morphy(lower, pos)
+    for tag in (pos,) if pos else ("n", "v", "a", "r"):
+        base = wn.morphy(lower, tag)
         if base:
             own.add(base)
-    names = {
-        name
-        for synset in wn.synsets(lower)
-        for name in synset.lemma_names()
-        if "_" not in name and name == name.lower() and name not in own
-    }
-    return tuple(sorted(names))
+    senses = wn.synsets(lower, pos=pos)
+    names: dict[str, None] = {}
+    for synset in senses[:1] if first_sense else senses:
+        for lemma in synset.lemmas():
+            name = lemma.name()
+            if name.isalpha() and name.islower() and name not in own and (not attested or lemma.count() > 0):
+                names[name] = None
+    return tuple(names)

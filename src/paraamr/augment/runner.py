@@ -1,0 +1,260 @@
+"""Augment a Hugging Face dataset with ParaAMR paraphrases, REDA or REDA+NG.
+
+:func:`augment` keeps every input row (first, unchanged, ``augmented=False``) and adds, after it,
+up to ``n`` new texts per text column, each in a copy of the row with all other columns (labels
+included) kept. With two text columns (a sentence pair, as MRPC, QQP or RTE) each side is augmented
+and crossed with the other side as REDA does: ``(a', b)`` for each new ``a'`` and ``(a, b')`` for
+each new ``b'``. Two columns are added: ``augmented`` (bool) and ``source_index`` (the row's
+index in the input). Added rows that repeat a row already there (texts compared by
+:func:`paraamr.records.normalize`) are removed; input rows never are.
+
+Rows whose texts are missing (null), not strings or empty are kept as they are, not augmented, and
+reported by index in :attr:`Augmented.failures`. The work runs through ``datasets.map`` (batched,
+``num_proc`` processes, with a progress bar); results do not depend on ``num_proc``.
+
+>>> from datasets import Dataset
+>>> table = {"quick": ("fast",), "fox": ("dog",), "jumps": ("leaps",)}
+>>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()))
+>>> data = Dataset.from_dict({"sentence": ["The quick brown fox jumps high", ""], "label": [1, 0]})
+>>> result = augment(data, method="reda", n=2, reda=reda)
+>>> result.dataset.select_columns(["augmented", "label", "source_index"]).to_dict()
+{'augmented': [False, True, True, False], 'label': [1, 1, 1, 0], 'source_index': [0, 0, 0, 1]}
+>>> result.failures
+[{'index': 1, 'column': 'sentence', 'id': 'da39a3ee5e6b4b0d', 'text': '', 'raw_b64': None, \
+'stage': 'augment', 'reason': 'empty text'}]
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from paraamr.augment.ngram import NgramLM
+from paraamr.augment.reda import REDA
+from paraamr.augment.source import ParaphraseIndex
+from paraamr.errors import InputError
+from paraamr.records import normalize, text_id
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+METHODS = ("paraamr", "reda", "reda-ng")
+#: Text columns recognized without ``columns=``, in this order: pairs first (GLUE, SNLI, PAWS names).
+KNOWN_COLUMNS = (
+    ("sentence1", "sentence2"),
+    ("question1", "question2"),
+    ("premise", "hypothesis"),
+    ("text_a", "text_b"),
+    ("question", "sentence"),
+    ("sentence",),
+    ("text",),
+    ("question",),
+)
+ADDED_COLUMNS = ("augmented", "source_index")
+_FAILURE = "_paraamr_failure"
+
+
+def detect_columns(names: Sequence[str]) -> tuple[str, ...]:
+    """The text columns among ``names``: the first match in :data:`KNOWN_COLUMNS`.
+
+    >>> detect_columns(["idx", "sentence1", "sentence2", "label"])
+    ('sentence1', 'sentence2')
+    """
+    for candidate in KNOWN_COLUMNS:
+        if all(name in names for name in candidate):
+            return candidate
+    raise InputError(
+        f"cannot tell the text columns among {list(names)}: pass one or two with --columns "
+        f"(recognized: {', '.join('/'.join(c) for c in KNOWN_COLUMNS)})"
+    )
+
+
+def check_columns(names: Sequence[str], columns: Sequence[str]) -> tuple[str, ...]:
+    """``columns`` as a tuple, after checking they exist and the added columns do not."""
+    if not 1 <= len(columns) <= 2:
+        raise InputError(f"augment one text column or a pair, got {len(columns)}: {list(columns)}")
+    missing = [name for name in columns if name not in names]
+    if missing:
+        raise InputError(f"no column {', '.join(map(repr, missing))} in the dataset (columns: {list(names)})")
+    taken = [name for name in (*ADDED_COLUMNS, _FAILURE) if name in names]
+    if taken:
+        raise InputError(f"the dataset already has column(s) {taken}, which augment adds")
+    return tuple(columns)
+
+
+def problem(value: Any) -> str | None:
+    """Why a text cell cannot be augmented, or ``None`` when it can."""
+    if value is None:
+        return "missing text"
+    if not isinstance(value, str):
+        return f"text is {type(value).__name__}, not a string"
+    if not value.strip():
+        return "empty text"
+    return None
+
+
+class Expander:
+    """The ``datasets.map`` function: each input row, then its augmented copies (picklable)."""
+
+    def __init__(
+        self,
+        columns: tuple[str, ...],
+        method: str,
+        n: int,
+        *,
+        reda: REDA | None = None,
+        lm: NgramLM | None = None,
+        index: ParaphraseIndex | None = None,
+    ) -> None:
+        self.columns, self.method, self.n = columns, method, n
+        self.reda, self.lm, self.index = reda, lm, index
+
+    def new_texts(self, text: str) -> list[str]:
+        """Up to ``n`` new versions of ``text`` by the method, never ``text`` itself."""
+        if self.method == "paraamr":
+            assert self.index is not None
+            return self.index.lookup(text, self.n)
+        assert self.reda is not None
+        return self.reda.augment(text, self.n, lm=self.lm if self.method == "reda-ng" else None)
+
+    def __call__(self, batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+        names = list(batch)
+        out: dict[str, list] = {name: [] for name in (*names, *ADDED_COLUMNS, _FAILURE)}
+
+        def emit(row: dict[str, Any], index: int, augmented: bool, failure: str) -> None:
+            for name in names:
+                out[name].append(row[name])
+            out["augmented"].append(augmented)
+            out["source_index"].append(index)
+            out[_FAILURE].append(failure)
+
+        for position, index in enumerate(indices):
+            row = {name: batch[name][position] for name in names}
+            problems = [(col, problem(row[col])) for col in self.columns]
+            problems = [(col, why) for col, why in problems if why]
+            emit(row, index, False, "\x1e".join(f"{col}\x1f{why}" for col, why in problems))
+            if problems:
+                continue
+            for col in self.columns:
+                for text in self.new_texts(row[col]):
+                    emit({**row, col: text}, index, True, "")
+        return out
+
+
+@dataclass
+class Augmented:
+    """The augmented dataset, the rows that could not be augmented, and counts."""
+
+    dataset: Dataset
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def augment(
+    dataset: Dataset,
+    *,
+    method: str,
+    n: int = 2,
+    columns: Sequence[str] | None = None,
+    seed: int = 0,
+    reda: REDA | None = None,
+    lm: NgramLM | None = None,
+    paraphrases: ParaphraseIndex | None = None,
+    num_proc: int | None = None,
+    batch_size: int = 256,
+) -> Augmented:
+    """Augment ``dataset`` (see the module docstring); returns an :class:`Augmented`.
+
+    ``method`` is ``paraamr`` (needs ``paraphrases``), ``reda`` or ``reda-ng`` (uses ``lm``, by
+    default an :class:`NgramLM` trained on the dataset's text columns). ``reda`` defaults to
+    WordNet synonyms with ``seed``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    columns = check_columns(dataset.column_names, columns or detect_columns(dataset.column_names))
+    if method == "paraamr" and paraphrases is None:
+        raise ValueError("method 'paraamr' needs paraphrases (a ParaphraseIndex)")
+    if method != "paraamr":
+        reda = reda or REDA(seed=seed)
+        reda.token_synonyms("warm")  # load WordNet once here, before any worker process forks
+    if method == "reda-ng" and lm is None:
+        lm = train_lm([dataset], columns)
+    expander = Expander(columns, method, n, reda=reda, lm=lm, index=paraphrases)
+    expanded = dataset.map(
+        expander,
+        batched=True,
+        batch_size=batch_size,
+        with_indices=True,
+        remove_columns=dataset.column_names,
+        num_proc=num_proc if num_proc and num_proc > 1 else None,
+        load_from_cache_file=False,
+        new_fingerprint=uuid.uuid4().hex,
+        desc=f"augment ({method})",
+    )
+    failures = _failures(expanded, columns)
+    keep = _first_occurrences(expanded, columns)
+    result = expanded.select(keep) if len(keep) < len(expanded) else expanded
+    result = result.remove_columns(_FAILURE)
+    stats = {
+        "input_rows": len(dataset),
+        "added_rows": len(result) - len(dataset),
+        "repeats_removed": len(expanded) - len(keep),
+        "bad_rows": len({f["index"] for f in failures}),
+    }
+    return Augmented(result, failures, stats)
+
+
+def train_lm(datasets: Sequence[Dataset], columns: Sequence[str], order: int = 4) -> NgramLM:
+    """An :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``."""
+    lm = NgramLM(order)
+    for dataset in datasets:
+        for name in columns:
+            lm.update(text for text in dataset[name] if isinstance(text, str))
+    return lm
+
+
+def _failures(expanded: Dataset, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    flagged = [i for i, why in enumerate(expanded[_FAILURE]) if why]
+    failures = []
+    for row in expanded.select(flagged):
+        for entry in row[_FAILURE].split("\x1e"):
+            col, why = entry.split("\x1f")
+            text = row[col] if isinstance(row[col], str) else None
+            failures.append(
+                {
+                    "index": row["source_index"],
+                    "column": col,
+                    "id": text_id(text) if text is not None else None,
+                    "text": text,
+                    "raw_b64": None,
+                    "stage": "augment",
+                    "reason": why,
+                }
+            )
+    return failures
+
+
+def _first_occurrences(expanded: Dataset, columns: tuple[str, ...]) -> list[int]:
+    """Indices of the rows to keep: every input row, and added rows whose texts are new."""
+    view = expanded.select_columns([*columns, "augmented"])
+    keys: list[tuple[str, ...] | None] = []
+    originals: set[tuple[str, ...]] = set()
+    for batch in view.iter(batch_size=4096):
+        for position, added in enumerate(batch["augmented"]):
+            texts = [batch[col][position] for col in columns]
+            key = tuple(normalize(t) if isinstance(t, str) else "" for t in texts)
+            keys.append(key if added else None)
+            if not added:
+                originals.add(key)
+    keep, seen = [], set(originals)
+    for i, key in enumerate(keys):
+        if key is None:
+            keep.append(i)
+        elif key not in seen:
+            seen.add(key)
+            keep.append(i)
+    return keep
