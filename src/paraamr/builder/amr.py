@@ -40,7 +40,6 @@ from functools import lru_cache
 
 import penman
 from penman.exceptions import DecodeError, PenmanError
-from penman.layout import Pop, Push
 from penman.models.amr import model as AMR_MODEL
 
 from paraamr.errors import AMRError
@@ -90,22 +89,21 @@ def _describe(where: str, graph_id: str | None) -> str:
     return f"graph {graph_id}" if where == "<graph>" else f"{where} (id {graph_id})"
 
 
-def _decode(text: str, where: str) -> penman.Graph:
-    """penman's decoding with the AMR model, without the checks of :class:`_Index`."""
+def _parse(text: str, where: str) -> penman.Tree:
+    """penman's parse of one graph, or an AMRError naming ``where`` and the cause."""
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
         raise AMRError(f"{_describe_text(text, where)}: empty graph (no PENMAN after the metadata)")
     try:
         trees = list(itertools.islice(penman.iterparse(text), 2))
-        if len(trees) > 1:
-            raise AMRError(
-                f"{_describe_text(text, where)}: more than one graph (a blank line must separate graphs)"
-            )
-        return penman.layout.interpret(trees[0], AMR_MODEL)
     except DecodeError as e:
         cause = f"{e.message} (line {e.lineno}, column {e.offset})"
         raise AMRError(f"{_describe_text(text, where)}: not valid PENMAN: {cause}") from e
-    except PenmanError as e:
-        raise AMRError(f"{_describe_text(text, where)}: not valid PENMAN: {e}") from e
+    except RecursionError:
+        raise AMRError(f"{_describe_text(text, where)}: graph too deep") from None
+    if len(trees) > 1:
+        cause = "more than one graph (a blank line must separate graphs)"
+        raise AMRError(f"{_describe_text(text, where)}: {cause}")
+    return trees[0]
 
 
 def _describe_text(text: str, where: str) -> str:
@@ -117,7 +115,7 @@ def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
     """Decode and validate one PENMAN graph (metadata comments allowed) with penman's AMR model.
 
     Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
-    PENMAN, no graph at all, more than one graph, a variable defined twice, a disconnected graph.
+    PENMAN, no graph at all, more than one graph, a variable defined twice.
 
     >>> decode("(w / want-01 :ARG0-of (b / boy))").triples
     [('w', ':instance', 'want-01'), ('b', ':ARG0', 'w'), ('b', ':instance', 'boy')]
@@ -126,9 +124,12 @@ def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
     ...
     paraamr.errors.AMRError: graph 7: not valid PENMAN: Unexpected end of input (line 1, column 28)
     """
-    graph = _decode(text, where)
-    _Index(graph, where)  # validates: one definition per variable, connected
-    return graph
+    tree = _parse(text, where)
+    _Index(tree, where)  # validates: one definition per variable
+    try:
+        return penman.layout.interpret(tree, AMR_MODEL)
+    except PenmanError as e:
+        raise AMRError(f"{_describe(where, tree.metadata.get('id'))}: not valid PENMAN: {e}") from e
 
 
 def read_graphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -155,123 +156,125 @@ def read_graphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
         block = []
 
 
-class _Index:
-    """A graph prepared for re-rooting at any of its variables.
+def _split_alignment(text: str) -> tuple[str, str]:
+    """``(":ARG0", "~e.3")`` from ``":ARG0~e.3"``; a quoted string has no alignment of its own."""
+    if "~" not in text or text.startswith('"'):
+        return text, ""
+    base, _, alignment = text.partition("~")
+    return base, "~" + alignment
 
-    ``adjacency[v]`` lists the edges at ``v`` in triple order as ``(edge id, role written from
-    v, other end, holder, child)``: every edge is stored at both ends, attributes (edges to
-    constants) only at their source with edge id -1. The source layout fixes the spanning tree:
-    ``child`` is the node a tree edge introduced (None for a re-entrancy), ``holder`` the node
-    that wrote the edge (None when the graph carries no usable layout: the edge goes to whichever
-    end the traversal reaches first). Re-rooting reverses the tree edges on the path from the old
-    top to the focus and keeps the rest, as the ParaAMR paper's linearizations do.
+
+class _Index:
+    """A graph prepared for re-rooting at any of its variables, read from penman's tree.
+
+    The source layout fixes a spanning tree: each edge has a ``holder`` (the node that writes it)
+    and, if it is a tree edge, a ``child`` (the node it introduces; None for a re-entrancy or an
+    attribute). Re-rooting reverses the tree edges on the path from the old top to the focus and
+    keeps the others, as the ParaAMR paper's linearizations do; a re-entrant node is then defined
+    wherever the new depth-first traversal first meets it. ``adjacency[v]`` lists the edges at
+    ``v`` in penman's triple order (depth-first) as ``(role written from v, other end, holder,
+    child)``; edges between variables are stored at both ends, attributes at their source only.
+    Surface alignments stay where they were written (``:ARG0~e.3``, ``dog~e.4``), except on a
+    variable's reference.
     """
 
-    __slots__ = ("adjacency", "concepts", "edge_count", "graph", "header", "opening", "parent", "where")
+    __slots__ = ("_own", "adjacency", "concepts", "header", "opening", "parent", "targets", "top", "where")
 
-    def __init__(self, graph: penman.Graph, where: str) -> None:
-        self.graph = graph
-        self.where = where = _describe(where, graph.metadata.get("id"))
-        top = graph.top
-        if not graph.triples or top is None:
+    def __init__(self, tree: penman.Tree, where: str) -> None:
+        self.where = where = _describe(where, tree.metadata.get("id"))
+        self.top = top = tree.node[0]
+        if not top:
             raise AMRError(f"{where}: empty graph")
-        concepts: dict[str, str | None] = {top: None}
-        defined: set[str] = set()
-        for source, role, target in graph.triples:
-            if role == _INSTANCE:
-                if source in defined:
-                    raise AMRError(f"{where}: variable {source} is defined more than once")
-                defined.add(source)
-                concepts[source] = target
-            elif source not in concepts:
-                concepts[source] = None
+        concepts: dict[str, str | None] = {}
+        parent: dict[str, str] = {}
+        branches: list[tuple[str, str, str | None, bool]] = []  # holder, role, target, tree edge
+
+        def read(node: tuple) -> None:
+            var, edges = node
+            if var in concepts:
+                raise AMRError(f"{where}: variable {var} is defined more than once")
+            concepts[var] = None
+            for role, target in edges:
+                if role == "/" or role == _INSTANCE:
+                    concepts[var] = target
+                elif isinstance(target, tuple):
+                    parent[target[0]] = var
+                    branches.append((var, role, target[0], True))
+                    read(target)
+                else:
+                    branches.append((var, role, target, False))
+
+        try:
+            read(tree.node)
+        except RecursionError:
+            raise AMRError(f"{where}: graph too deep") from None
+        adjacency: dict[str, list[tuple[str, str | None, str, str | None]]] = {v: [] for v in concepts}
+        targets: set[str] = set()
+        for holder, role, target, introduced in branches:
+            if not introduced and target not in concepts:
+                reference = _split_alignment(target)[0] if target else target
+                if reference not in concepts:
+                    adjacency[holder].append((role, target, holder, None))
+                    continue
+                target = reference
+            base, alignment = _split_alignment(role)
+            child = target if introduced else None
+            adjacency[holder].append((role, target, holder, child))
+            if target != holder:
+                adjacency[target].append((_inverse(base) + alignment, holder, holder, child))
+            targets.add(holder if _is_inverted(base) else target)
         self.concepts = concepts
-        edges, parent = self._layout(concepts)
-        adjacency: dict[str, list[tuple]] = {v: [] for v in concepts}
-        for edge_id, (source, role, target, holder, child) in enumerate(edges):
-            if target in concepts:
-                adjacency[source].append((edge_id, role, target, holder, child))
-                if target != source:
-                    adjacency[target].append((edge_id, _inverse(role), source, holder, child))
-            else:
-                adjacency[source].append((-1, role, target, source, None))
-        self.adjacency = adjacency
-        self.edge_count = len(edges)
         self.parent = parent
-        self._check_connected()
+        self.adjacency = adjacency
+        self.targets = targets  # variables with an incoming edge in the de-inverted graph
         self.opening = {v: f"({v}" if c is None else f"({v} / {c}" for v, c in concepts.items()}
         self.header = "".join(
             f"# ::{key} {value}\n" if value else f"# ::{key}\n"
-            for key, value in graph.metadata.items()
+            for key, value in tree.metadata.items()
             if key != "focus"
         ) + "# ::focus "
-
-    def _layout(self, concepts: dict[str, str | None]) -> tuple[list[tuple], dict[str, str]]:
-        """The de-inverted edges with their holder and child, and each tree node's parent.
-
-        Read from penman's layout markers (a ``Push`` on the triple that introduced a node, a
-        ``Pop`` per node closed after a triple); a graph whose markers do not describe a
-        spanning tree (built or edited by hand) gets no holders.
-        """
-        graph = self.graph
-        epidata = graph.epidata
-        stack = [graph.top]
-        parent: dict[str, str] = {}
-        edges = []
-        for triple in graph.triples:
-            context = stack[-1] if stack else None
-            pushed = None
-            for epi in epidata.get(triple, ()):
-                if isinstance(epi, Push):
-                    pushed = epi.variable
-                    stack.append(pushed)
-                elif isinstance(epi, Pop) and stack:
-                    stack.pop()
-            if triple[1] == _INSTANCE:
-                continue
-            source, role, target = AMR_MODEL.invert(triple) if _is_inverted(triple[1]) else triple
-            if target not in concepts:
-                edges.append((source, role, target, source, None))
-                continue
-            if context not in (source, target) or (pushed is not None and pushed not in (source, target)):
-                context = pushed = None
-            elif pushed is not None:
-                parent[pushed] = target if pushed == source else source
-            edges.append((source, role, target, context, pushed))
-        if len(parent) + 1 != len(concepts) or graph.top in parent or any(e[3] is None for e in edges):
-            parent = {}
-            edges = [(s, r, t, None if t in concepts else s, None) for s, r, t, _, _ in edges]
-        return edges, parent
-
-    def _check_connected(self) -> None:
-        top = self.graph.top
-        seen = {top}
-        agenda = [top]
-        while agenda:
-            for edge, _, other, _, _ in self.adjacency[agenda.pop()]:
-                if edge >= 0 and other not in seen:
-                    seen.add(other)
-                    agenda.append(other)
-        if len(seen) != len(self.concepts):
-            missing = ", ".join(v for v in self.concepts if v not in seen)
-            raise AMRError(f"{self.where}: disconnected graph: {missing} not reachable from {top}")
+        self._own: dict[bool, dict[str, list[tuple]]] = {}
 
     def concept(self, var: str) -> str:
         concept = self.concepts[var]
         return "" if concept is None else concept
 
+    def _entries(self, var: str, path: set[str], rename: dict[str, str]) -> list[tuple]:
+        """What ``var`` writes, in order: ``(as a reference, as a definition, variable, width)``.
+
+        An attribute is ``(text, None, None, 0)``; an edge to a variable carries the role written
+        from ``var`` before a reference and before a definition, the variable, and the role's
+        width (for the indentation of a definition).
+        """
+        concepts = self.concepts
+        out = []
+        for role, other, holder, child in self.adjacency[var]:
+            if (child if child in path else holder) == var:
+                if rename:
+                    base, alignment = _split_alignment(role)
+                    role = rename.get(base, base) + alignment
+                if other in concepts:
+                    out.append((f"{role} {other}", f"{role} ", other, len(role) + 1))
+                else:
+                    out.append((role if other is None else f"{role} {other}", None, None, 0))
+        return out
+
     def render(self, focus: str, *, oneline: bool = False, mod_as_domain: bool = False) -> str:
         """The graph linearized depth-first from ``focus``, with the metadata and ``# ::focus``."""
         if focus not in self.concepts:
             raise AMRError(f"{self.where}: focus {focus!r} is not a variable of the graph")
-        opening, adjacency, parent = self.opening, self.adjacency, self.parent
+        parent = self.parent
         path = set()  # the nodes whose tree edge to their parent is reversed
         node = focus
         while node in parent:
             path.add(node)
             node = parent[node]
-        rename = AMR_MODEL.normalizations if mod_as_domain else None
-        used = bytearray(self.edge_count)
+        rename = AMR_MODEL.normalizations if mod_as_domain else {}
+        own = self._own.get(mod_as_domain)
+        if own is None:
+            own = self._own[mod_as_domain] = {v: self._entries(v, set(), rename) for v in self.concepts}
+        entries = {**own, **{v: self._entries(v, path, rename) for v in (*path, node)}} if path else own
+        opening = self.opening
         visited = {focus}
         parts = [self.header, focus, "\n"]
         append = parts.append
@@ -280,46 +283,43 @@ class _Index:
             append(opening[var])
             column += len(var) + 2
             joiner = " " if oneline else "\n" + " " * column
-            for edge, role, other, holder, child in adjacency[var]:
-                if edge >= 0:
-                    if child in path:
-                        holder = child
-                    if holder is None:
-                        if used[edge]:
-                            continue
-                        used[edge] = 1
-                    elif holder != var:
-                        continue
-                    if rename:
-                        role = rename.get(role, role)
-                    if other not in visited:
-                        visited.add(other)
-                        append(f"{joiner}{role} ")
-                        walk(other, column + len(role) + 1)
-                        continue
-                append(f"{joiner}{role} {other}")
+            for reference, definition, other, width in entries[var]:
+                append(joiner)
+                if other is None or other in visited:
+                    append(reference)
+                else:
+                    visited.add(other)
+                    append(definition)
+                    walk(other, column + width)
             append(")")
 
-        walk(focus, 0)
+        try:
+            walk(focus, 0)
+        except RecursionError:
+            raise AMRError(f"{self.where}: graph too deep to linearize") from None
         return "".join(parts)
 
 
 def _index(graph: penman.Graph | str, where: str = "<graph>") -> _Index:
-    return _Index(_decode(graph, where) if isinstance(graph, str) else graph, where)
-
-
-def _is_target(var: str, edge: int, role: str, other: str, *_: object) -> bool:
-    """Whether an adjacency entry of ``var`` is an edge into ``var`` in the de-inverted graph."""
-    return edge >= 0 and (_is_inverted(role) or other == var)
+    """The index of a PENMAN text (penman's parse) or of a Graph (laid out by penman)."""
+    if isinstance(graph, str):
+        return _Index(_parse(graph, where), where)
+    try:
+        tree = penman.layout.configure(graph, model=AMR_MODEL)
+    except PenmanError as e:
+        where = _describe(where, graph.metadata.get("id"))
+        cause = "empty graph" if not graph.triples else f"cannot lay out the graph ({e})"
+        raise AMRError(f"{where}: {cause}") from e
+    return _Index(tree, where)
 
 
 def _candidates(
     index: _Index, foci: str | int, seed: int, exclude: Collection[str], heuristic: bool
 ) -> list[str]:
-    top = index.graph.top
+    top = index.top
     out = [v for v, c in index.concepts.items() if v != top and c not in exclude]
     if heuristic:
-        out = [v for v in out if not any(_is_target(v, *entry) for entry in index.adjacency[v])]
+        out = [v for v in out if v not in index.targets]
     if foci == "all":
         return out
     if isinstance(foci, bool) or not isinstance(foci, int) or foci < 0:
