@@ -94,7 +94,7 @@ def _parse(text: str, where: str) -> penman.Tree:
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
         raise AMRError(f"{_describe_text(text, where)}: empty graph (no PENMAN after the metadata)")
     try:
-        trees = list(itertools.islice(penman.iterparse(text), 2))
+        trees = list(itertools.islice(penman.iterparse(text), 2)) or [penman.parse(text)]
     except DecodeError as e:
         cause = f"{e.message} (line {e.lineno}, column {e.offset})"
         raise AMRError(f"{_describe_text(text, where)}: not valid PENMAN: {cause}") from e
@@ -274,7 +274,7 @@ class _Index:
         if own is None:
             own = self._own[mod_as_domain] = {v: self._entries(v, set(), rename) for v in self.concepts}
         entries = {**own, **{v: self._entries(v, path, rename) for v in (*path, node)}} if path else own
-        opening = self.opening
+        opening, concepts = self.opening, self.concepts
         visited = {focus}
         parts = [self.header, focus, "\n"]
         append = parts.append
@@ -283,8 +283,10 @@ class _Index:
             append(opening[var])
             column += len(var) + 2
             joiner = " " if oneline else "\n" + " " * column
+            separator = " " if concepts[var] is None else joiner  # penman: "(a :ARG0 ..." on one line
             for reference, definition, other, width in entries[var]:
-                append(joiner)
+                append(separator)
+                separator = joiner
                 if other is None or other in visited:
                     append(reference)
                 else:

@@ -1,0 +1,247 @@
+"""Hand-written graphs: re-entrancies, inverted roles, :domain/:mod, attributes, metadata, cycles."""
+
+from __future__ import annotations
+
+import penman
+import pytest
+from amr_checks import assert_invariants, mentions_before_definition, written_edges
+from penman import surface
+from penman.models.amr import model
+
+from paraamr.builder import amr
+from paraamr.errors import AMRError
+from paraamr.failures import Failure
+
+GRAPHS = {
+    "reentrancy": "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))",
+    "inverted": "(s / see-01 :ARG0 (g / girl :ARG0-of (l / like-01 :ARG1 (d / dog))) :ARG1 d)",
+    "mod-domain": "(h / happy :domain (b / boy :mod (l / little) :poss-of (t / toy :mod-of b)))",
+    "consist-of": "(g / group :consist-of (p / person :ARG0-of (v / vote-01)) :subevent-of (e / elect-01))",
+    "attributes": (
+        '(c / city :wiki "New_York_City" :name (n / name :op1 "New" :op2 "York") :polarity - '
+        ":quant 5 :time (d / date-entity :month 5 :day 3) :ARG1-of (v / visit-01 :mode imperative))"
+    ),
+    "triangle": "(a / alpha :ARG0 (b / beta :ARG1 (c / gamma)) :ARG2 c)",
+    "two-cycles": (
+        "(a / alpha :ARG0 (b / beta :ARG1 (c / gamma :ARG2 (d / delta :ARG0 a))) "
+        ":ARG1-of (e / eps :ARG0 c :mod b))"
+    ),
+    "self-loop": "(a / alpha :ARG0 a :ARG1 (b / beta))",
+    "reference-first": "(a / alpha :ARG0 c :ARG1 (b / beta :ARG2 (c / gamma)))",
+    "no-concept": "(a :ARG0 (b / beta) :ARG1 (c))",
+    "prep-and-op": "(a / and :op1 (x / run-01 :prep-with (y / dog)) :op2 (z / sleep-01 :ARG0 y))",
+    "metadata": (
+        "# ::id g7\n# ::date 2024-01-01\n# ::snt The boy wants to go.\n# ::tok The boy wants to go .\n"
+        "# ::flag\n# ::focus w\n(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("oneline", [False, True])
+def test_every_focus_keeps_the_invariants(name, oneline):
+    text = GRAPHS[name]
+    graph = penman.decode(text, model=model)
+    variants = amr.variants(text, exclude=(), oneline=oneline)
+    order = dict.fromkeys(s for s, _, _ in graph.triples)
+    assert [v.focus for v in variants] == [v for v in order if v != graph.top]
+    for variant in variants:
+        assert variant.concept == (dict((s, t) for s, r, t in graph.instances()).get(variant.focus) or "")
+        assert_invariants(text, variant.penman, variant.focus)
+    # re-rooting at the current top gives back penman's own layout of the source, unless the
+    # source mentions a node before defining it: then the definition moves to the first mention
+    same = amr.refocus(text, graph.top, oneline=oneline)
+    assert_invariants(text, same, graph.top)
+    graph.metadata["focus"] = graph.top
+    if mentions_before_definition(text):
+        assert name == "reference-first"
+    else:
+        assert same == penman.encode(graph, model=model, indent=None if oneline else -1)
+
+
+def test_inverted_edges_are_written_through_the_amr_model():
+    out = amr.refocus(GRAPHS["consist-of"], "p", oneline=True)
+    assert written_edges(out)["p", ":consist-of-of", "g"] == 1  # :consist-of is a role, not an inverse
+    assert written_edges(amr.refocus(GRAPHS["inverted"], "l", oneline=True))["l", ":ARG0", "g"] == 1
+    out = amr.refocus(GRAPHS["consist-of"], "e", oneline=True)
+    assert written_edges(out)["e", ":subevent", "g"] == 1
+
+
+def test_mod_is_inverted_as_mod_of_by_default_and_as_domain_on_request():
+    text = GRAPHS["mod-domain"]
+    plain = amr.refocus(text, "l", oneline=True)
+    assert written_edges(plain)["l", ":mod-of", "b"] == 1
+    assert written_edges(plain)["b", ":domain-of", "h"] == 1
+    swapped = amr.refocus(text, "l", oneline=True, mod_as_domain=True)
+    assert written_edges(swapped)["l", ":domain", "b"] == 1
+    assert written_edges(swapped)["b", ":mod", "h"] == 1
+    assert_invariants(text, swapped, "l", mod_as_domain=True)
+    # penman reads :domain as another role: the triples are not the same any more
+    triples = penman.decode(text, model=model).triples
+    assert sorted(penman.decode(swapped, model=model).triples) != sorted(triples)
+
+
+def test_attributes_stay_with_their_node():
+    out = amr.refocus(GRAPHS["attributes"], "d", oneline=True)
+    edges = written_edges(out)
+    assert edges["d", ":month", "5"] == edges["c", ":polarity", "-"] == edges["v", ":mode", "imperative"] == 1
+    assert edges["n", ":op1", '"New"'] == edges["c", ":wiki", '"New_York_City"'] == 1
+
+
+def test_metadata_is_kept_and_focus_replaced():
+    out = amr.refocus(GRAPHS["metadata"], "g")
+    lines = out.splitlines()
+    assert lines[:6] == [
+        "# ::id g7",
+        "# ::date 2024-01-01",
+        "# ::snt The boy wants to go.",
+        "# ::tok The boy wants to go .",
+        "# ::flag",
+        "# ::focus g",
+    ]
+    assert amr.refocus(out, "b").count("# ::focus") == 1
+
+
+def test_surface_alignments_are_kept():
+    text = "(w / want-01~e.2 :ARG0~e.1 (b / boy~e.0) :ARG1 (g / go-02~e.4 :ARG0 b))"
+    out = amr.refocus(text, "b", oneline=True)
+    assert out.endswith("(b / boy~e.0 :ARG0-of~e.1 (w / want-01~e.2 :ARG1 (g / go-02~e.4 :ARG0 b)))")
+    assert_invariants(text, out, "b")
+    for kind in (surface.alignments, surface.role_alignments):
+        expected = {t: str(a) for t, a in kind(penman.decode(text, model=model)).items()}
+        assert {t: str(a) for t, a in kind(penman.decode(out, model=model)).items()} == expected != {}
+
+
+def test_graph_objects_without_layout_are_laid_out_by_penman():
+    graph = penman.Graph(
+        [("a", ":instance", "x"), ("b", ":ARG0", "a"), ("b", ":instance", "y"), ("a", ":mod", "c"),
+         ("c", ":instance", "z"), ("c", ":ARG1", "b")],
+        top="a",
+    )  # fmt: skip
+    for variant in amr.variants(graph, exclude=()):
+        assert_invariants(graph, variant.penman, variant.focus)
+
+
+def test_graph_objects_and_text_give_the_same_variants():
+    for text in GRAPHS.values():
+        assert amr.variants(penman.decode(text, model=model)) == amr.variants(text)
+
+
+def test_deterministic_and_long_chains():
+    chain = "(a / x" + "".join(f" :ARG0 (b{i} / y :ARG1-of (c{i} / z))" for i in range(150)) + ")"
+    first = amr.variants(chain)
+    assert first == amr.variants(chain)
+    assert len(first) == 300
+    assert_invariants(chain, first[-1].penman, first[-1].focus)
+
+
+# --- candidate foci ---------------------------------------------------------------------------
+
+def test_default_exclusions_and_configurable_exclusions():
+    text = '(a / and :op1 (r / run-01 :ARG0 (p / person :name (n / name :op1 "Al"))) :op2 (s / sleep-01))'
+    text = text.replace("(s / sleep-01)", "(s / sleep-01 :ARG0 p)")
+    assert amr.candidate_foci(text) == ["r", "p", "s"]
+    assert amr.candidate_foci(text, exclude=()) == ["r", "p", "n", "s"]
+    assert amr.candidate_foci(text, exclude={"person", "run-01"}) == ["n", "s"]
+    assert {"name", "and", "multi-sentence", "amr-unknown", "or"} == amr.DEFAULT_EXCLUDED
+    assert [v.focus for v in amr.variants(text, exclude={"sleep-01"})] == ["r", "p", "n"]
+
+
+def _amrlib_candidates(text):
+    """amrlib's scripts/41_Model_Generate_T5wtense/30_Paraphrasing_Example.py heuristic."""
+    graph = penman.decode(text, model=model)
+    tops = [v for v in dict.fromkeys(s for s, _, _ in graph.triples) if v != graph.top]
+    return [v for v in tops if not [e for e in graph.edges() if e.target == v]]
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_heuristic_matches_amrlib(name):
+    assert amr.candidate_foci(GRAPHS[name], exclude=(), heuristic=True) == _amrlib_candidates(GRAPHS[name])
+
+
+def test_random_foci_are_seeded_and_reproducible():
+    text = "(a / x" + "".join(f" :ARG{i % 3} (b{i} / y{i})" for i in range(12)) + ")"
+    every = amr.candidate_foci(text)
+    picks = {tuple(amr.candidate_foci(text, foci=4, seed=seed)) for seed in range(20)}
+    assert len(picks) > 10
+    for pick in picks:
+        assert len(pick) == 4 and list(pick) == [v for v in every if v in pick]
+    assert amr.candidate_foci(text, foci=4, seed=3) == amr.candidate_foci(text, foci=4, seed=3)
+    assert amr.candidate_foci(text, foci=0) == []
+    assert amr.candidate_foci(text, foci=50) == every
+    with pytest.raises(ValueError, match="foci"):
+        amr.candidate_foci(text, foci=-1)
+    with pytest.raises(ValueError, match="foci"):
+        amr.candidate_foci(text, foci="some")
+
+
+def test_random_foci_depend_on_the_graph_not_only_the_seed():
+    picks = set()
+    for concept in ("y", "w", "v", "u", "t", "s"):
+        text = "(a / x" + "".join(f" :ARG{i % 3} (b{i} / {concept}{i})" for i in range(12)) + ")"
+        picks.add(tuple(amr.candidate_foci(text, foci=3, seed=0)))
+    assert len(picks) > 1
+
+
+# --- reading and errors -----------------------------------------------------------------------
+
+def test_read_graphs_splits_blocks():
+    lines = ["# AMR release; corpus: test\r\n", "\r\n", "# ::id a\n", "(x / xx\n", "   :ARG0 (y / yy))\n",
+             "\n", "\n", "   \n", "# ::id b\n", "\n", "(z / zz)"]  # fmt: skip
+    assert list(amr.read_graphs(lines)) == [(1, "# ::id a\n(x / xx\n   :ARG0 (y / yy))"), (2, "# ::id b"),
+                                            (3, "(z / zz)")]  # fmt: skip
+    assert list(amr.read_graphs("(a / b)\n\n(c / d)\n")) == [(1, "(a / b)"), (2, "(c / d)")]
+    assert list(amr.read_graphs([])) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("hello", "not valid PENMAN: Expected: LPAREN"),
+        ("(a / b :ARG0 (c / d)", "not valid PENMAN: Unexpected end of input"),
+        ("", "empty graph"),
+        ("# ::id x\n# ::snt Hi.", "empty graph"),
+        ("(a / b)\n(c / d)", "more than one graph"),
+        ("(a / b :ARG0 (a / c))", "variable a is defined more than once"),
+    ],
+)
+def test_bad_text_raises_amr_error_naming_graph_and_cause(text, cause):
+    with pytest.raises(AMRError, match=cause) as raised:
+        amr.decode(text, where="graph 4")
+    assert str(raised.value).startswith("graph 4")
+    out = amr.refocus_batch(["(o / ok :ARG0 (k / fine))", text, "(o / ok :ARG1 (k / fine))"])
+    assert [len(x) for x in (out[0], out[2])] == [1, 1]
+    assert isinstance(out[1], Failure) and out[1].stage == "refocus"
+    assert out[1].reason.startswith("graph 2") and cause in out[1].reason
+
+
+def test_errors_name_the_graph_id():
+    with pytest.raises(AMRError, match=r"^graph q9: not valid PENMAN"):
+        amr.decode("# ::id q9\n(a / b :ARG0")
+    [failure] = amr.refocus_batch(["# ::id q9\n(a / b :ARG0 (a / c))"])
+    assert failure.reason == "graph 1 (id q9): variable a is defined more than once"
+
+
+def test_focus_must_be_a_variable():
+    text = GRAPHS["attributes"]
+    for focus in ("zz", '"New"', "5", "-"):
+        with pytest.raises(AMRError, match=f"focus '{focus}' is not a variable"):
+            amr.refocus(text, focus)
+
+
+def test_disconnected_and_empty_graph_objects():
+    triples = [("a", ":instance", "x"), ("b", ":instance", "y")]
+    disconnected = penman.Graph(triples, top="a", metadata={"id": "d1"})
+    with pytest.raises(AMRError, match=r"^graph d1: cannot lay out the graph \(possibly disconnected"):
+        amr.variants(disconnected)
+    with pytest.raises(AMRError, match="empty graph"):
+        amr.refocus(penman.Graph(), "a")
+    out = amr.refocus_batch([disconnected, GRAPHS["triangle"]])
+    assert isinstance(out[0], Failure) and out[0].reason.startswith("graph 1 (id d1): cannot lay out")
+    assert len(out[1]) == 2
+
+
+def test_too_deep_is_an_error_not_a_crash():
+    deep = "(a / x" + "".join(f" :ARG0 (b{i} / y" for i in range(3000)) + ")" * 3001
+    [failure] = amr.refocus_batch([deep])
+    assert failure.reason == "graph 1: graph too deep"
