@@ -100,6 +100,7 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.ticker import MaxNLocator
 
     out = Path(plot_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -122,6 +123,7 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
         ax.set_title("Paraphrase perplexity (no paraphrases)", fontsize=9)
     ax.set_xlabel("perplexity")
     ax.set_ylabel("paraphrases")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     fig.savefig(paths[0])
     plt.close(fig)
@@ -132,6 +134,7 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     ax.set_title(f"Paraphrases per source ({len(per_source)} sources)", fontsize=9)
     ax.set_xlabel("paraphrases")
     ax.set_ylabel("sources")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     fig.savefig(paths[1])
     plt.close(fig)

@@ -152,14 +152,11 @@ def to_folder(
     """Write every record under ``input`` as a dataset folder at ``output``: ``default`` and
     ``pairs`` shards of each split and a README.md card; return the number of records."""
     import shutil
-    from contextlib import ExitStack
     from pathlib import Path
 
-    from paraamr.builder.io import ShardWriter
     from paraamr.card import render_card
     from paraamr.errors import InputError
-    from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
-    from paraamr.sources import read_path, split_files
+    from paraamr.sources import split_files
     from paraamr.stats import compute_stats
 
     out = Path(output)
@@ -167,10 +164,27 @@ def to_folder(
     if data.exists():
         if not overwrite:
             raise InputError(f"{output}: already holds data/ (pass --overwrite to replace it)")
-        if Path(input).resolve() in (out.resolve(), *out.resolve().parents):
+        if out.resolve() in (Path(input).resolve(), *Path(input).resolve().parents):
             raise InputError(f"{output}: cannot overwrite the folder being read")
         shutil.rmtree(data)
     splits = list(split_files(input))
+    try:
+        n = _write_folder(input, out, splits, rows_per_shard, skip_invalid, skipped)
+    except BaseException:
+        shutil.rmtree(data, ignore_errors=True)  # never leave a folder with part of the records
+        raise
+    readme = render_card(summary=None, stats=compute_stats(out), license=license, splits=splits)
+    (out / "README.md").write_text(readme, encoding="utf-8")
+    return n
+
+
+def _write_folder(input, out, splits, rows_per_shard, skip_invalid, skipped) -> int:
+    from contextlib import ExitStack
+
+    from paraamr.builder.io import ShardWriter
+    from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
+    from paraamr.sources import read_path
+
     n = 0
     with ExitStack() as stack:
         writers = {}
@@ -189,6 +203,4 @@ def to_folder(
             for pair in to_pairs(record):
                 pairs.write(pair)
             n += 1
-    readme = render_card(summary=None, stats=compute_stats(out), license=license, splits=splits)
-    (out / "README.md").write_text(readme, encoding="utf-8")
     return n

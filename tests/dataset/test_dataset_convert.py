@@ -1,0 +1,95 @@
+"""``paraamr convert``: release JSON lines <-> Parquet folder, lossless; the folder loads by its card."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import datasets
+import pytest
+from conftest import FOLDER_RECORDS
+
+from paraamr import sources
+from paraamr.cli import main
+
+
+def _lines(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_release_round_trip_is_lossless(tmp_path, release_jsonl, release_lines, capsys):
+    folder, back = tmp_path / "folder", tmp_path / "back.jsonl"
+    assert main(["convert", str(release_jsonl), str(folder), "--rows-per-shard", "4"]) == 0
+    assert main(["convert", str(folder), str(back)]) == 0
+    assert _lines(back) == release_lines  # every field of the release, floats bit for bit, in order
+    assert back.read_bytes() == release_jsonl.read_bytes()  # same json.dumps layout as the fixture
+    assert "wrote 6 records" in capsys.readouterr().out
+    assert sorted(p.name for p in (folder / "data" / "default").iterdir()) == [
+        "train-00000.parquet",
+        "train-00001.parquet",
+    ]
+
+
+def test_zip_round_trip_holds_one_json_member_like_the_release(tmp_path, release_zip, release_lines):
+    folder, back = tmp_path / "folder", tmp_path / "ParaAMR_small.zip"
+    assert main(["convert", str(release_zip), str(folder)]) == 0
+    assert main(["convert", str(folder), str(back)]) == 0
+    with zipfile.ZipFile(back) as archive:
+        assert archive.namelist() == ["ParaAMR_small.json"]
+        lines = [json.loads(line) for line in archive.read("ParaAMR_small.json").decode().splitlines()]
+    assert lines == release_lines
+
+
+def test_all_fields_round_trip_of_our_folder(tmp_path, parquet_folder):
+    jsonl, folder = tmp_path / "all.jsonl.gz", tmp_path / "again"
+    assert main(["convert", str(parquet_folder), str(jsonl), "--all-fields"]) == 0
+    assert main(["convert", str(jsonl), str(folder)]) == 0
+    assert [r for _s, r in sources.read_path(folder)] == FOLDER_RECORDS["train"] + FOLDER_RECORDS[
+        "validation"
+    ]
+
+
+def test_converted_folder_loads_through_its_card(tmp_path, release_jsonl, release_lines):
+    """The Hub route: load_dataset(folder) reads README.md's configs: (packaged Parquet builder)."""
+    folder = tmp_path / "folder"
+    assert main(["convert", str(release_jsonl), str(folder), "--license", "cc-by-nc-4.0"]) == 0
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "license: cc-by-nc-4.0" in readme and "| instances (source sentences) | 6 |" in readme
+    cache = str(tmp_path / "cache")
+    default = datasets.load_dataset(str(folder), split="train", cache_dir=cache)
+    pairs = datasets.load_dataset(str(folder), "pairs", split="train", cache_dir=cache)
+    assert default["text"] == [line["text"] for line in release_lines]
+    assert pairs.num_rows == 11 and pairs[0]["perplexity"] == 125.02737280513969
+
+
+def test_existing_folder_needs_overwrite(tmp_path, release_jsonl, capsys):
+    folder = tmp_path / "folder"
+    assert main(["convert", str(release_jsonl), str(folder)]) == 0
+    assert main(["convert", str(release_jsonl), str(folder)]) == 1
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert main(["convert", str(release_jsonl), str(folder), "--overwrite"]) == 0
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_convert_malformed_input(tmp_path, skip, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "a", "paraphrases": []}\n{"text": "b", "paraphrases": [1]}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    status = main(["convert", str(bad), str(out), *(["--skip-invalid"] if skip else [])])
+    err = capsys.readouterr().err
+    if skip:
+        assert status == 0 and "skipped 1 invalid lines" in err and len(_lines(out)) == 1
+    else:
+        assert status == 1 and f"{bad}, line 2: paraphrase 1: expected a JSON object, got int" in err
+        assert not out.exists() and not list(tmp_path.glob(".out.jsonl*"))  # no partial output left
+        folder = tmp_path / "folder"
+        assert main(["convert", str(bad), str(folder), "--rows-per-shard", "1"]) == 1
+        assert not (folder / "data").exists()  # the shard of line 1 was removed again
+
+
+def test_overwrite_refuses_the_folder_being_read(tmp_path, release_jsonl, capsys):
+    folder = tmp_path / "folder"
+    assert main(["convert", str(release_jsonl), str(folder)]) == 0
+    assert main(["convert", str(folder), str(folder), "--overwrite"]) == 1
+    assert "cannot overwrite the folder being read" in capsys.readouterr().err
+    assert sources.split_files(folder)["train"]  # still there
