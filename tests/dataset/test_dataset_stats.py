@@ -13,8 +13,8 @@ from paraamr.stats import compute_stats
 # (S1: 13, 14, 17 | S2: 12, 10, 11, 13 | S3: 8, 6 | S5: 4 | S6: 6) and of the 6 sources (15, 12, 6, 2, 4, 5).
 PARA_TOKENS = [13, 14, 17, 12, 10, 11, 13, 8, 6, 4, 6]
 SOURCE_TOKENS = [15, 12, 6, 2, 4, 5]
-# The perplexities sorted: 60.25, 70.0, 84.5, 85.0, 91.923..., 96.615..., 110.0, 119.9, 125.027..., 140.25, 300.5;
-# linear-interpolation quantiles at positions 10 q.
+# The perplexities sorted: 60.25, 70.0, 84.5, 85.0, 91.923..., 96.615..., 110.0, 119.9, 125.027...,
+# 140.25, 300.5; linear-interpolation quantiles at positions 10 q.
 P91, P96, P125 = 91.92300008948598, 96.61560039297649, 125.02737280513969
 
 
