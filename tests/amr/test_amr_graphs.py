@@ -137,6 +137,7 @@ def test_deterministic_and_long_chains():
 
 # --- candidate foci ---------------------------------------------------------------------------
 
+
 def test_default_exclusions_and_configurable_exclusions():
     text = '(a / and :op1 (r / run-01 :ARG0 (p / person :name (n / name :op1 "Al"))) :op2 (s / sleep-01))'
     text = text.replace("(s / sleep-01)", "(s / sleep-01 :ARG0 p)")
@@ -184,6 +185,7 @@ def test_random_foci_depend_on_the_graph_not_only_the_seed():
 
 
 # --- reading and errors -----------------------------------------------------------------------
+
 
 def test_read_graphs_splits_blocks():
     lines = ["# AMR release; corpus: test\r\n", "\r\n", "# ::id a\n", "(x / xx\n", "   :ARG0 (y / yy))\n",

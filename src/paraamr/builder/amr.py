@@ -58,6 +58,9 @@ DEFAULT_EXCLUDED: frozenset[str] = frozenset({"name", "multi-sentence", "amr-unk
 
 _INSTANCE = AMR_MODEL.concept_role
 
+#: What the functions take as a graph: PENMAN text, penman's tree (:func:`parse`) or its Graph.
+GraphInput = str | penman.Tree | penman.Graph
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -89,8 +92,19 @@ def _describe(where: str, graph_id: str | None) -> str:
     return f"graph {graph_id}" if where == "<graph>" else f"{where} (id {graph_id})"
 
 
-def _parse(text: str, where: str) -> penman.Tree:
-    """penman's parse of one graph, or an AMRError naming ``where`` and the cause."""
+def parse(text: str, *, where: str = "<graph>") -> penman.Tree:
+    """penman's tree of one PENMAN graph (layout and metadata as written), checked for syntax.
+
+    The fastest input of :func:`variants` and :func:`refocus`. Raises
+    :class:`~paraamr.errors.AMRError` naming ``where`` (or the graph's ``# ::id``) and the cause.
+
+    >>> parse("# ::id 7\\n(b / bark-01 :ARG0 (d / dog))").node
+    ('b', [('/', 'bark-01'), (':ARG0', ('d', [('/', 'dog')]))])
+    >>> parse("# ::id 7\\n# ::snt Hi.")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.AMRError: graph 7: empty graph (no PENMAN after the metadata)
+    """
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
         raise AMRError(f"{_describe_text(text, where)}: empty graph (no PENMAN after the metadata)")
     try:
@@ -124,7 +138,7 @@ def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
     ...
     paraamr.errors.AMRError: graph 7: not valid PENMAN: Unexpected end of input (line 1, column 28)
     """
-    tree = _parse(text, where)
+    tree = parse(text, where=where)
     _Index(tree, where)  # validates: one definition per variable
     try:
         return penman.layout.interpret(tree, AMR_MODEL)
@@ -228,11 +242,14 @@ class _Index:
         self.adjacency = adjacency
         self.targets = targets  # variables with an incoming edge in the de-inverted graph
         self.opening = {v: f"({v}" if c is None else f"({v} / {c}" for v, c in concepts.items()}
-        self.header = "".join(
-            f"# ::{key} {value}\n" if value else f"# ::{key}\n"
-            for key, value in tree.metadata.items()
-            if key != "focus"
-        ) + "# ::focus "
+        self.header = (
+            "".join(
+                f"# ::{key} {value}\n" if value else f"# ::{key}\n"
+                for key, value in tree.metadata.items()
+                if key != "focus"
+            )
+            + "# ::focus "
+        )
         self._own: dict[bool, dict[str, list[tuple]]] = {}
 
     def concept(self, var: str) -> str:
@@ -302,10 +319,12 @@ class _Index:
         return "".join(parts)
 
 
-def _index(graph: penman.Graph | str, where: str = "<graph>") -> _Index:
-    """The index of a PENMAN text (penman's parse) or of a Graph (laid out by penman)."""
+def _index(graph: GraphInput, where: str = "<graph>") -> _Index:
+    """The index of a PENMAN text or tree (penman's parse) or of a Graph (laid out by penman)."""
     if isinstance(graph, str):
-        return _Index(_parse(graph, where), where)
+        return _Index(parse(graph, where=where), where)
+    if isinstance(graph, penman.Tree):
+        return _Index(graph, where)
     try:
         tree = penman.layout.configure(graph, model=AMR_MODEL)
     except PenmanError as e:
@@ -334,12 +353,13 @@ def _candidates(
 
 
 def candidate_foci(
-    graph: penman.Graph | str,
+    graph: GraphInput,
     *,
     foci: str | int = "all",
     seed: int = 0,
     exclude: Collection[str] = DEFAULT_EXCLUDED,
     heuristic: bool = False,
+    where: str = "<graph>",
 ) -> list[str]:
     """Variables that can become the new root, in the graph's order.
 
@@ -357,11 +377,16 @@ def candidate_foci(
     >>> candidate_foci(g, foci=2, seed=1) == candidate_foci(g, foci=2, seed=1)
     True
     """
-    return _candidates(_index(graph), foci, seed, exclude, heuristic)
+    return _candidates(_index(graph, where), foci, seed, exclude, heuristic)
 
 
 def refocus(
-    graph: penman.Graph | str, focus_var: str, *, oneline: bool = False, mod_as_domain: bool = False
+    graph: GraphInput,
+    focus_var: str,
+    *,
+    oneline: bool = False,
+    mod_as_domain: bool = False,
+    where: str = "<graph>",
 ) -> str:
     """The graph re-rooted at ``focus_var`` as PENMAN, with its metadata and a ``# ::focus`` line.
 
@@ -378,11 +403,11 @@ def refocus(
     # ::focus b
     (b / big :domain (d / dog))
     """
-    return _index(graph).render(focus_var, oneline=oneline, mod_as_domain=mod_as_domain)
+    return _index(graph, where).render(focus_var, oneline=oneline, mod_as_domain=mod_as_domain)
 
 
 def variants(
-    graph: penman.Graph | str,
+    graph: GraphInput,
     *,
     foci: str | int = "all",
     seed: int = 0,
@@ -390,13 +415,14 @@ def variants(
     heuristic: bool = False,
     oneline: bool = False,
     mod_as_domain: bool = False,
+    where: str = "<graph>",
 ) -> list[Variant]:
     """One :class:`Variant` per candidate focus (see :func:`candidate_foci` and :func:`refocus`).
 
     >>> [v.concept for v in variants("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")]
     ['boy', 'go']
     """
-    return _variants(_index(graph), foci, seed, exclude, heuristic, oneline, mod_as_domain)
+    return _variants(_index(graph, where), foci, seed, exclude, heuristic, oneline, mod_as_domain)
 
 
 def _variants(
@@ -414,7 +440,7 @@ def _variants(
     ]
 
 
-def refocus_batch(texts: Iterable[str | penman.Graph], **options) -> list[list[Variant] | Failure]:
+def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] | Failure]:
     """:func:`variants` of each graph, or a ``Failure("refocus", reason)`` for a bad one.
 
     Options are those of :func:`variants`. Reasons name the graph by position (1-based) and id.

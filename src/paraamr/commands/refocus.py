@@ -1,0 +1,142 @@
+"""``paraamr refocus [FILE|-]``: every re-rooted variant of PENMAN graphs, as PENMAN.
+
+Reads blank-line separated graphs (metadata comments allowed), writes each variant followed by a
+blank line on stdout with its source's metadata, ``# ::id`` (the graph's own, else the record id
+of its ``# ::snt``, else of its PENMAN lines as given; see ``paraamr.records.text_id``) and
+``# ::focus``. A bad graph is reported on stderr with its position and skipped; a closing line on
+stderr counts graphs read, graphs failed and variants written. Exit status: 0, 1 when a graph
+failed, 2 when the input cannot be opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+
+#: Listed in the help; the list itself is ``paraamr.builder.amr.DEFAULT_EXCLUDED`` (kept light:
+#: ``paraamr --help`` does not import penman). A test checks that the two agree.
+EXCLUDED_HELP = "amr-unknown, and, multi-sentence, name, or"
+
+
+def _foci(value: str) -> str | int:
+    if value == "all":
+        return value
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"must be 'all' or a count >= 0, not {value!r}")
+    return count
+
+
+def register(subparsers) -> None:
+    """Add the ``refocus`` command."""
+    p = subparsers.add_parser(
+        "refocus",
+        help="re-root AMR graphs at each candidate focus (PENMAN in, PENMAN out)",
+        description="Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin and "
+        "write every re-rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a "
+        "blank line. Bad graphs are reported on stderr by position and skipped (exit status 1).",
+    )
+    p.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="PENMAN file (default: stdin)")
+    p.add_argument(
+        "--foci",
+        type=_foci,
+        default="all",
+        help="'all' candidate foci of each graph, or N of them at random (default: %(default)s)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random foci (default: %(default)s)")
+    p.add_argument("--oneline", action="store_true", help="write each graph on one line")
+    p.add_argument(
+        "--exclude",
+        default=None,
+        metavar="CONCEPTS",
+        help=f"comma-separated concepts never used as foci (default: {EXCLUDED_HELP}); '' keeps all",
+    )
+    p.add_argument(
+        "--heuristic",
+        action="store_true",
+        help="amrlib's heuristic: only variables without incoming edges become foci",
+    )
+    p.add_argument(
+        "--mod-as-domain",
+        action="store_true",
+        help="write an inverted :mod as :domain (penman then reads another role) instead of :mod-of",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Re-root every graph of the input; report failures; return the exit status."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stream = (
+                _stdin()
+                if args.file == "-"
+                else stack.enter_context(open(args.file, encoding="utf-8", errors="surrogateescape"))
+            )
+        except OSError as e:
+            print(f"paraamr refocus: cannot read {args.file}: {e.strerror}", file=sys.stderr)
+            return 2
+        read, failed, written = _refocus(stream, args)
+    summary = f"{read} graphs read, {failed} failed, {written} variants written"
+    print(f"paraamr refocus: {summary}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
+    from paraamr.builder import amr
+    from paraamr.errors import AMRError
+    from paraamr.records import text_id
+
+    exclude = amr.DEFAULT_EXCLUDED if args.exclude is None else {c for c in args.exclude.split(",") if c}
+    read = failed = written = 0
+    for position, block in amr.read_graphs(stream):
+        read += 1
+        where = f"graph {position}"
+        try:
+            _check_utf8(block, where)
+            tree = amr.parse(block, where=where)
+            if not tree.metadata.get("id"):
+                source = tree.metadata.get("snt") or "\n".join(
+                    line for line in block.splitlines() if not line.lstrip().startswith("#")
+                )
+                tree.metadata = {"id": text_id(source), **tree.metadata}
+            variants = amr.variants(
+                tree,
+                foci=args.foci,
+                seed=args.seed,
+                exclude=exclude,
+                heuristic=args.heuristic,
+                oneline=args.oneline,
+                mod_as_domain=args.mod_as_domain,
+                where=where,
+            )
+        except AMRError as e:
+            failed += 1
+            print(f"paraamr refocus: {e}", file=sys.stderr)
+            continue
+        for variant in variants:
+            sys.stdout.write(f"{variant.penman}\n\n")
+        written += len(variants)
+    return read, failed, written
+
+
+def _check_utf8(block: str, where: str) -> None:
+    from paraamr.errors import AMRError
+
+    try:
+        block.encode("utf-8")
+    except UnicodeEncodeError as e:
+        line = block[: e.start].count("\n") + 1
+        raise AMRError(f"{where}: invalid UTF-8 (line {line} of the graph)") from None
+
+
+def _stdin():
+    """stdin as UTF-8 text whose invalid bytes reach :func:`_check_utf8` instead of raising."""
+    if hasattr(sys.stdin, "buffer"):
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+    return sys.stdin
