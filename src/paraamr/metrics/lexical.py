@@ -1,0 +1,86 @@
+"""Lexical diversity between a paraphrase and its source: 1-BLEU and 1-∩/∪ (×100, the paper's scale).
+
+* ``bleu_diversity``: ``100 - sacrebleu.sentence_bleu(paraphrase, [source]).score``, with
+  sacrebleu's defaults (13a tokenizer, exponential smoothing, case-sensitive, effective order).
+* ``jaccard_diversity``: ``100 × (1 - |P ∩ S| / |P ∪ S|)`` over the token *sets* of paraphrase and
+  source; tokens: sacrebleu's tokenizer (13a by default, or any of ``sacrebleu.BLEU.TOKENIZERS``)
+  split on spaces, lowercased by default. Two empty texts are identical (0).
+
+>>> scores, sig = bleu_diversity(["The cat sat on the mat."], ["The cat sat on the mat."])
+>>> scores, sig
+([0.0], 'nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:...')
+>>> jaccard_diversity(["The cat sat."], ["the cat slept ."])
+([40.0], 'tok:13a|case:lc|sets:yes')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+from paraamr.metrics import check_pairs
+
+
+@lru_cache(maxsize=16)
+def _bleu(tokenize: str, lowercase: bool, smooth_method: str, smooth_value: float | None):
+    from sacrebleu.metrics import BLEU
+
+    if tokenize not in BLEU.TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {tokenize!r}; expected one of {', '.join(BLEU.TOKENIZERS)}")
+    return BLEU(
+        tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method, smooth_value=smooth_value,
+        effective_order=True,
+    )
+
+
+def _check_texts(predictions: Sequence[str], references: Sequence[str]) -> None:
+    check_pairs(predictions, references)
+    for name, texts in (("prediction", predictions), ("reference", references)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
+
+
+def bleu_diversity(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+) -> tuple[list[float], str]:
+    """Per pair ``100 - sentence BLEU(prediction, [reference])``, and sacrebleu's signature."""
+    _check_texts(predictions, references)
+    bleu = _bleu(tokenize, lowercase, smooth_method, smooth_value)
+    pairs = zip(predictions, references, strict=True)
+    scores = [max(0.0, 100.0 - bleu.sentence_score(p, [r]).score) for p, r in pairs]  # no -4e-14
+    if not scores:  # sacrebleu's signature needs one scored sentence for nrefs
+        bleu.sentence_score("", [""])
+    return scores, bleu.get_signature().format()
+
+
+def tokenizer(tokenize: str = "13a", *, lowercase: bool = True) -> Callable[[str], list[str]]:
+    """The token list function of sacrebleu's tokenizer ``tokenize``, optionally lowercasing."""
+    tok = _bleu(tokenize, False, "exp", None).tokenizer
+    if lowercase:
+        return lambda text: tok(text.lower()).split()
+    return lambda text: tok(text).split()
+
+
+def jaccard_diversity(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = True,
+) -> tuple[list[float], str]:
+    """Per pair ``100 × (1 - Jaccard(token set of prediction, token set of reference))``, and a signature."""
+    _check_texts(predictions, references)
+    split = tokenizer(tokenize, lowercase=lowercase)
+    scores = []
+    for p, r in zip(predictions, references, strict=True):
+        a, b = set(split(p)), set(split(r))
+        union = len(a | b)
+        scores.append(100.0 * (1.0 - len(a & b) / union) if union else 0.0)
+    return scores, f"tok:{tokenize}|case:{'lc' if lowercase else 'mixed'}|sets:yes"

@@ -1,0 +1,32 @@
+"""Semantic similarity: cosine of sentence embeddings ×100 (the paper's scale, Table 2).
+
+The embeddings come from :class:`paraamr.builder.models.embedder.Embedder` (default
+all-MiniLM-L6-v2, offline; the paper used supervised SimCSE, ``pooling="cls"``).
+
+>>> class Fixed:  # any object with .similarity(a, b) and .signature
+...     signature = "model:fixed"
+...     def similarity(self, a, b):
+...         return [1.0 if x == y else 0.25 for x, y in zip(a, b)]
+>>> semantic_similarity(["a", "b"], ["a", "c"], embedder=Fixed())
+([100.0, 25.0], 'model:fixed|scale:x100')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from paraamr.metrics import check_pairs
+
+
+def semantic_similarity(
+    predictions: Sequence[str], references: Sequence[str], *, embedder: Any
+) -> tuple[list[float], str]:
+    """Per pair ``100 × cos(embed(prediction), embed(reference))``, and the embedder's signature."""
+    check_pairs(predictions, references)
+    for name, texts in (("prediction", predictions), ("reference", references)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
+    scores = [100.0 * c for c in embedder.similarity(list(predictions), list(references))]
+    return scores, f"{embedder.signature}|scale:x100"

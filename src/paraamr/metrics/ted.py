@@ -1,0 +1,156 @@
+"""Tree edit distance between constituency trees: TED-3 and TED-F, as published numbers use them.
+
+Convention ``aesop`` (default) reproduces PlusLabNLP/AESOP ``evaluation/eval_utils.py``
+(``compute_tree_edit_distance``), which ParaAMR's Table 2 follows: leaves dropped; an artificial
+root labelled ``S``; every constituent labelled ``S`` or ``""`` merged into its parent (its
+children become its parent's); unit-cost Zhang–Shasha distance (insert, delete, rename: 1 each),
+unnormalized. TED-3 first trims the tree to height 3 (the root, its children, their children:
+``ROOT``, ``S`` and ``S``'s children on a CoreNLP tree), then merges. Convention ``plain`` keeps
+the tree as it is (no artificial root, no merging). ``normalize=True`` divides each distance by
+the larger tree's node count (the most the distance can be), giving [0, 1].
+
+AESOP trims through a round trip of the tree through its Python ``repr`` string; on realistic
+parser output this gives the same tree as trimming by depth (checked against AESOP's functions on
+random CoreNLP-shaped trees), but it raises on some odd trees (a ``,`` constituent with children
+high in the tree), where this module still returns the distance of the depth-trimmed trees.
+
+Distances come from x-ted (C++, MIT) when it is installed (Python < 3.13), else from zss (the
+library AESOP calls; same values, far slower) with a warning.
+
+>>> a = "(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"
+>>> b = "(ROOT (S (VP (VBP Know) (NP (PRP it))) (. !)))"
+>>> prepare(read_tree(a), height=3)
+(['S', 'ROOT', 'NP', 'VP', '.'], [-1, 0, 1, 1, 1])
+>>> distances([a], [b], height=3), distances([a], [b])
+([1], [2])
+>>> distances([a], [b], height=3, convention="plain"), distances([a], [b], normalize=True)
+([1], [0.2222222222222222])
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from paraamr.metrics.trees import Tree, read_tree
+
+CONVENTIONS = ("aesop", "plain")
+BACKENDS = ("auto", "x-ted", "zss")
+
+Prepared = tuple[list[str], list[int]]
+
+
+def prepare(tree: Tree, *, height: int | None = None, convention: str = "aesop") -> Prepared:
+    """The (labels, parents) preorder arrays the distance is computed on (see the module doc)."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown convention {convention!r}; expected one of {', '.join(CONVENTIONS)}")
+    merge = convention == "aesop"
+    labels: list[str] = ["S"] if merge else []
+    parents: list[int] = [-1] if merge else []
+    where: list[int] = [0] * len(tree)  # the new index of each old node (or of the node it merged into)
+    for i, (label, parent, depth) in enumerate(zip(tree.labels, tree.parents, tree.depths, strict=True)):
+        if height is not None and depth > height:
+            continue
+        new_parent = where[parent] if parent >= 0 else (0 if merge else -1)
+        if merge and label in ("", "S"):
+            where[i] = new_parent
+            continue
+        where[i] = len(labels)
+        labels.append(label)
+        parents.append(new_parent)
+    return labels, parents
+
+
+def _zss_distance(a: Prepared, b: Prepared) -> int:
+    import zss
+
+    def build(labels: list[str], parents: list[int]):
+        nodes = [zss.Node(label) for label in labels]
+        for node, parent in zip(nodes, parents, strict=True):
+            if parent >= 0:
+                nodes[parent].addkid(node)
+        return nodes[0]
+
+    return int(zss.simple_distance(build(*a), build(*b), label_dist=lambda x, y: 0 if x == y else 1))
+
+
+def _xted_distance(a: Prepared, b: Prepared) -> int:
+    from xted import XTED_CPU
+
+    return XTED_CPU.compute_tree_edit_distance_uniform(a[0], a[1], b[0], b[1], 1)
+
+
+@functools.cache
+def backend(name: str = "auto") -> tuple[str, Callable[[Prepared, Prepared], int]]:
+    """``(name with version, distance function)`` for ``name`` in :data:`BACKENDS`.
+
+    ``auto``: x-ted when importable, else zss with a :class:`RuntimeWarning`.
+    """
+    if name not in BACKENDS:
+        raise ValueError(f"unknown TED backend {name!r}; expected one of {', '.join(BACKENDS)}")
+    if name in ("auto", "x-ted"):
+        try:
+            import xted  # noqa: F401
+
+            return f"x-ted:{version('x-ted')}", _xted_distance
+        except ImportError:
+            if name == "x-ted":
+                raise ImportError("x-ted is not installed (pip install x-ted; Python < 3.13 only)") from None
+            warnings.warn(
+                "x-ted is not installed (it needs Python < 3.13); computing tree edit distances with "
+                "zss instead: same values, several hundred times slower",
+                RuntimeWarning, stacklevel=2,
+            )
+    try:
+        zss_version = version("zss")
+    except PackageNotFoundError:
+        raise ImportError("no tree edit distance backend: pip install x-ted (Python < 3.13) or zss") from None
+    return f"zss:{zss_version}", _zss_distance
+
+
+def distances(
+    predictions: Sequence[str | Tree],
+    references: Sequence[str | Tree],
+    *,
+    height: int | None = None,
+    convention: str = "aesop",
+    normalize: bool = False,
+    backend_name: str = "auto",
+) -> list[int] | list[float]:
+    """The tree edit distance of each pair of trees (bracket strings or :class:`Tree`).
+
+    ``height=3`` gives TED-3, ``None`` TED-F. A malformed tree raises ValueError naming the pair.
+    Trees are read and prepared once per distinct string.
+    """
+    from paraamr.metrics import check_pairs
+
+    check_pairs(predictions, references)
+    _, distance = backend(backend_name)
+    cache: dict[object, Prepared] = {}
+
+    def get(tree: str | Tree, where: str) -> Prepared:
+        found = cache.get(tree)
+        if found is None:
+            parsed = tree if isinstance(tree, Tree) else read_tree(tree, where=where)
+            found = cache[tree] = prepare(parsed, height=height, convention=convention)
+        return found
+
+    out: list = []
+    for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
+        a = get(ref, f"pair {i} reference")
+        b = get(pred, f"pair {i} prediction")
+        d = distance(a, b)
+        out.append(d / max(len(a[0]), len(b[0])) if normalize else d)
+    return out
+
+
+def signature_fields(*, convention: str, normalize: bool, backend_name: str = "auto") -> dict[str, str]:
+    """The signature fields of a TED computation (the parser's are added by the caller)."""
+    return {
+        "convention": convention,
+        "heights": "3,full",
+        "norm": "max-nodes" if normalize else "no",
+        "backend": backend(backend_name)[0],
+    }

@@ -1,0 +1,85 @@
+"""Constituency trees as flat preorder arrays, read from PTB bracket strings (leaves dropped).
+
+A :class:`Tree` keeps what the tree edit distance looks at: the labels of the constituents in
+depth-first preorder, each one's parent index (-1 for the root) and depth (the root is 1). Words
+(leaves) are dropped, as in PlusLabNLP/AESOP's ``deleaf``: a preterminal ``(NN cat)`` is a node
+``NN`` with no children. A bracket with no label (the outer ``( (S ...))`` of Penn Treebank files)
+has the label ``""``. Reading follows ``nltk.Tree.fromstring``: a label may follow ``(`` after
+spaces; only one tree per string.
+
+>>> t = read_tree("(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))")
+>>> t.labels
+('ROOT', 'S', 'NP', 'PRP', 'VP', 'VBP', '.')
+>>> t.parents
+(-1, 0, 1, 2, 1, 4, 1)
+>>> t.depths
+(1, 2, 3, 4, 3, 4, 3)
+>>> read_tree("( (S (NP x)))").labels
+('', 'S', 'NP')
+>>> read_tree("(S (NP x)", where="pair 3 prediction")
+Traceback (most recent call last):
+...
+ValueError: pair 3 prediction: malformed tree: 1 unclosed bracket(s) in '(S (NP x)'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A tree's constituent labels, parent indices and depths, in depth-first preorder."""
+
+    labels: tuple[str, ...]
+    parents: tuple[int, ...]
+    depths: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def read_tree(text: str, *, where: str = "tree") -> Tree:
+    """The :class:`Tree` of the PTB bracket string ``text``; ValueError naming ``where`` if malformed."""
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: a tree must be a bracket string, got {type(text).__name__}")
+    tokens = _TOKEN.findall(text)
+    labels: list[str] = []
+    parents: list[int] = []
+    depths: list[int] = []
+    stack: list[int] = []
+    closed = False
+    i, n = 0, len(tokens)
+    while i < n:
+        token = tokens[i]
+        if closed:
+            raise ValueError(f"{where}: malformed tree: text after the end of the tree in {_short(text)}")
+        if token == "(":
+            label = ""
+            if i + 1 < n and tokens[i + 1] not in ("(", ")"):
+                label = tokens[i + 1]
+                i += 1
+            parents.append(stack[-1] if stack else -1)
+            labels.append(label)
+            depths.append(len(stack) + 1)
+            stack.append(len(labels) - 1)
+        elif token == ")":
+            if not stack:
+                raise ValueError(f"{where}: malformed tree: unbalanced ')' in {_short(text)}")
+            stack.pop()
+            closed = not stack
+        elif not stack:
+            raise ValueError(f"{where}: malformed tree: {token!r} outside brackets in {_short(text)}")
+        i += 1
+    if stack:
+        raise ValueError(f"{where}: malformed tree: {len(stack)} unclosed bracket(s) in {_short(text)}")
+    if not labels:
+        raise ValueError(f"{where}: malformed tree: no bracket in {_short(text)}")
+    return Tree(tuple(labels), tuple(parents), tuple(depths))
