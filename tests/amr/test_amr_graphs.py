@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import penman
 import pytest
 from amr_checks import assert_invariants, mentions_before_definition, written_edges
@@ -107,6 +109,8 @@ def test_surface_alignments_are_kept():
     out = amr.refocus(text, "b", oneline=True)
     assert out.endswith("(b / boy~e.0 :ARG0-of~e.1 (w / want-01~e.2 :ARG1 (g / go-02~e.4 :ARG0 b)))")
     assert_invariants(text, out, "b")
+    assert [v.concept for v in amr.variants(text)] == ["boy", "go-02"]
+    assert amr.candidate_foci(text, exclude={"boy"}) == ["g"]
     for kind in (surface.alignments, surface.role_alignments):
         expected = {t: str(a) for t, a in kind(penman.decode(text, model=model)).items()}
         assert {t: str(a) for t, a in kind(penman.decode(out, model=model)).items()} == expected != {}
@@ -205,6 +209,8 @@ def test_read_graphs_splits_blocks():
         ("# ::id x\n# ::snt Hi.", "empty graph"),
         ("(a / b)\n(c / d)", "more than one graph"),
         ("(a / b :ARG0 (a / c))", "variable a is defined more than once"),
+        ("(a / b :ARG0 ())", r"empty node \(\) in the graph"),
+        ("(a / (b / c))", "not valid PENMAN: Expected: ROLE"),
     ],
 )
 def test_bad_text_raises_amr_error_naming_graph_and_cause(text, cause):
@@ -214,7 +220,8 @@ def test_bad_text_raises_amr_error_naming_graph_and_cause(text, cause):
     out = amr.refocus_batch(["(o / ok :ARG0 (k / fine))", text, "(o / ok :ARG1 (k / fine))"])
     assert [len(x) for x in (out[0], out[2])] == [1, 1]
     assert isinstance(out[1], Failure) and out[1].stage == "refocus"
-    assert out[1].reason.startswith("graph 2") and cause in out[1].reason
+    assert out[1].reason.startswith(("graph 2: ", "graph 2 (id x): "))
+    assert re.search(cause, out[1].reason)
 
 
 def test_errors_name_the_graph_id():

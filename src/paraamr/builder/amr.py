@@ -25,8 +25,9 @@ it and referenced by its variable afterwards, as in the ParaAMR paper's lineariz
 
 penman (:mod:`penman.models.amr`) decodes the input and is the reference: it decodes every output
 back to the source's triples. The serializer is our own (a single depth-first pass over an index
-built once per graph) because it is several times faster than ``penman.encode`` per focus; its
-indented layout is penman's default one. Surface alignments (``~e.3``) are not carried over.
+built once per graph from penman's parse tree) because it is several times faster than
+``penman.encode`` per focus; its indented layout is penman's default one. Surface alignments
+(``~e.3``) stay on their concepts, constants and roles.
 """
 
 from __future__ import annotations
@@ -205,6 +206,8 @@ class _Index:
 
         def read(node: tuple) -> None:
             var, edges = node
+            if not var:
+                raise AMRError(f"{where}: empty node () in the graph")
             if var in concepts:
                 raise AMRError(f"{where}: variable {var} is defined more than once")
             concepts[var] = None
@@ -253,8 +256,9 @@ class _Index:
         self._own: dict[bool, dict[str, list[tuple]]] = {}
 
     def concept(self, var: str) -> str:
+        """The concept of ``var`` without its surface alignment ("" for a node without one)."""
         concept = self.concepts[var]
-        return "" if concept is None else concept
+        return "" if concept is None else _split_alignment(concept)[0]
 
     def _entries(self, var: str, path: set[str], rename: dict[str, str]) -> list[tuple]:
         """What ``var`` writes, in order: ``(as a reference, as a definition, variable, width)``.
@@ -338,7 +342,7 @@ def _candidates(
     index: _Index, foci: str | int, seed: int, exclude: Collection[str], heuristic: bool
 ) -> list[str]:
     top = index.top
-    out = [v for v, c in index.concepts.items() if v != top and c not in exclude]
+    out = [v for v in index.concepts if v != top and index.concept(v) not in exclude]
     if heuristic:
         out = [v for v in out if v not in index.targets]
     if foci == "all":
