@@ -260,41 +260,66 @@ class _Index:
         concept = self.concepts[var]
         return "" if concept is None else _split_alignment(concept)[0]
 
-    def _entries(self, var: str, path: set[str], rename: dict[str, str]) -> list[tuple]:
-        """What ``var`` writes, in order: ``(as a reference, as a definition, variable, width)``.
+    def _layout(self, mod_as_domain: bool) -> tuple[dict, dict, dict]:
+        """What each node writes, as laid out from the old top, and how re-rooting changes it.
 
-        An attribute is ``(text, None, None, 0)``; an edge to a variable carries the role written
-        from ``var`` before a reference and before a definition, the variable, and the role's
-        width (for the indentation of a definition).
+        ``own[v]`` lists ``(as a reference, as a definition, variable, width)`` per edge that ``v``
+        writes, in order (an attribute is ``(text, None, None, 0)``; the width of the role
+        indents a definition). When the tree edge of ``c`` to its parent is reversed, the parent
+        drops its entry ``own[parent][down[c]]`` and ``c`` inserts ``up[c] = (index, entry)``.
         """
+        cached = self._own.get(mod_as_domain)
+        if cached is not None:
+            return cached
+        rename = AMR_MODEL.normalizations if mod_as_domain else {}
         concepts = self.concepts
-        out = []
-        for role, other, holder, child in self.adjacency[var]:
-            if (child if child in path else holder) == var:
+        own: dict[str, list[tuple]] = {}
+        up: dict[str, tuple[int, tuple]] = {}
+        down: dict[str, int] = {}
+        for var, edges in self.adjacency.items():
+            written: list[tuple] = []
+            for role, other, holder, child in edges:
                 if rename:
                     base, alignment = _split_alignment(role)
                     role = rename.get(base, base) + alignment
                 if other in concepts:
-                    out.append((f"{role} {other}", f"{role} ", other, len(role) + 1))
+                    entry = (f"{role} {other}", f"{role} ", other, len(role) + 1)
                 else:
-                    out.append((role if other is None else f"{role} {other}", None, None, 0))
-        return out
+                    entry = (role if other is None else f"{role} {other}", None, None, 0)
+                if holder == var:
+                    if child is not None:
+                        down[child] = len(written)
+                    written.append(entry)
+                elif child == var:
+                    up[var] = (len(written), entry)
+            own[var] = written
+        self._own[mod_as_domain] = own, up, down
+        return own, up, down
 
     def render(self, focus: str, *, oneline: bool = False, mod_as_domain: bool = False) -> str:
         """The graph linearized depth-first from ``focus``, with the metadata and ``# ::focus``."""
         if focus not in self.concepts:
             raise AMRError(f"{self.where}: focus {focus!r} is not a variable of the graph")
+        own, up, down = self._layout(mod_as_domain)
         parent = self.parent
-        path = set()  # the nodes whose tree edge to their parent is reversed
-        node = focus
-        while node in parent:
-            path.add(node)
-            node = parent[node]
-        rename = AMR_MODEL.normalizations if mod_as_domain else {}
-        own = self._own.get(mod_as_domain)
-        if own is None:
-            own = self._own[mod_as_domain] = {v: self._entries(v, set(), rename) for v in self.concepts}
-        entries = {**own, **{v: self._entries(v, path, rename) for v in (*path, node)}} if path else own
+        entries = own
+        if focus in parent:  # reverse the tree edges on the path from the focus to the old top
+            entries = own.copy()
+            node, child = focus, None
+            while True:
+                written = own[node]
+                if child is not None:
+                    i = down[child]
+                    written = written[:i] + written[i + 1 :]
+                if node in parent:
+                    k, entry = up[node]
+                    if child is not None and i < k:
+                        k -= 1
+                    written = [*written[:k], entry, *written[k:]]
+                entries[node] = written
+                if node not in parent:
+                    break
+                node, child = parent[node], node
         opening, concepts = self.opening, self.concepts
         visited = {focus}
         parts = [self.header, focus, "\n"]
