@@ -421,6 +421,17 @@ def _state():
     return PartialState(cpu=cpu, timeout=timedelta(days=7))
 
 
+def _quiet() -> None:
+    """amrlib logs every graph it cannot deserialize and transformers draws a bar per model load:
+    the run counts failures itself and has its own progress bar."""
+    import logging
+
+    from transformers.utils import logging as hf_logging
+
+    logging.getLogger("amrlib").setLevel(logging.CRITICAL)
+    hf_logging.disable_progress_bar()
+
+
 def _process(args, settings: GeneratorSettings, spec: dict[str, Any], folder: RunFolder, state_obj) -> None:
     """One process's share: owned rows after the committed ones, windows, commits."""
     from itertools import islice
@@ -434,6 +445,7 @@ def _process(args, settings: GeneratorSettings, spec: dict[str, Any], folder: Ru
     folder.clean(state)
     if state["done"]:
         return
+    _quiet()
     stats = Stats.from_dict(state["stats"])
     generator = Generator(settings)
     n, rank = folder.num_processes, folder.rank
