@@ -54,13 +54,38 @@ def size_category(instances: int) -> str:
 
 
 def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested keys joined with dots; a list of mappings becomes its length.
+
+    >>> _flatten({"a": {"b": 1}, "c": [{"x": 1}, {"x": 2}], "d": [1, 2]})
+    {'a.b': 1, 'c': '2 entries', 'd': [1, 2]}
+    """
     out: dict[str, Any] = {}
     for key, value in mapping.items():
         if isinstance(value, Mapping):
             out.update(_flatten(value, f"{prefix}{key}."))
+        elif isinstance(value, (list, tuple)) and any(isinstance(v, Mapping) for v in value):
+            out[f"{prefix}{key}"] = f"{len(value)} entries"
         else:
             out[f"{prefix}{key}"] = value
     return out
+
+
+def _table(flat: Mapping[str, Any]) -> str:
+    """The settings table; an entry repeating an earlier one (same last name, same value) is left out.
+
+    >>> print(_table({"settings.lm_model": "gpt2", "run.lm_model": "gpt2", "run.input": "x.txt"}))
+    | setting | value |
+    |---|---|
+    | `settings.lm_model` | gpt2 |
+    | `run.input` | x.txt |
+    """
+    seen, rows = set(), []
+    for key, value in flat.items():
+        name = (key.rsplit(".", 1)[-1], repr(value))
+        if name not in seen:
+            seen.add(name)
+            rows.append(f"| `{key}` | {_value(value)} |")
+    return "\n".join(["| setting | value |", "|---|---|", *rows])
 
 
 def _value(value: Any) -> str:
@@ -207,9 +232,7 @@ def render_card(
         origin = "The records were generated for this folder with `paraamr generate`."
         curated_by = f"generated with paraamr {__version__}"
         method_text = _method(flat)
-        settings_table = "\n".join(
-            ["| setting | value |", "|---|---|", *(f"| `{k}` | {_value(v)} |" for k, v in flat.items())]
-        )
+        settings_table = _table(flat)
         source = _setting(flat, "input") or _setting(flat, "source")
         producers = (
             f"The source sentences are those of the input (`{_value(source)}`), written by their "

@@ -1,5 +1,6 @@
-"""Fixtures of the dataset tests: the release-format sample (plain, zipped, gzipped) and a Parquet
-dataset folder in our schema written with the generator's ShardWriter."""
+"""Fixtures of the dataset tests: the release-format sample (plain, zipped, gzipped), a Parquet
+dataset folder in our schema written with the generator's ShardWriter, and a folder written by the
+generator itself (tiny random models)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,27 @@ def parquet_folder(tmp_path_factory) -> Path:
                 for pair in to_pairs(record):
                     pairs.write(pair)
     return folder
+
+
+#: The input sentences of the generated folder.
+SENTENCES = [
+    "The boy wants to go.",
+    "She sold the house last year.",
+    "Dogs bark at night.",
+    "I know they will need documents.",
+]
+
+
+@pytest.fixture(scope="session")
+def generated(tiny_models, tmp_path_factory) -> Path:
+    """A folder written by paraamr.generate with the tiny random models (train and validation)."""
+    from paraamr.generate import main
+
+    root = tmp_path_factory.mktemp("generated")
+    (root / "in.txt").write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    out = root / "paraamr"
+    models = [(f"--{kind}-model", str(tiny_models[kind])) for kind in ("parser", "generator", "lm")]
+    options = ["--validation-fraction", "0.5", "--max-perplexity", "none", "--no-progress"]
+    status = main(["--input", str(root / "in.txt"), "--output", str(out), *options, *sum(models, ())])
+    assert status == 0
+    return out

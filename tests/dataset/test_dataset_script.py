@@ -6,12 +6,13 @@ datasets 4.x dropped loading scripts, so the load_dataset tests run only on data
 
 from __future__ import annotations
 
+import json
 import runpy
 from pathlib import Path
 
 import datasets
 import pytest
-from conftest import FOLDER_RECORDS
+from conftest import FOLDER_RECORDS, SENTENCES
 
 SCRIPT = Path(__file__).parents[2] / "paraamr_dataset.py"
 DATASETS_3 = int(datasets.__version__.split(".")[0]) == 3
@@ -62,3 +63,13 @@ def test_script_route_malformed_line(tmp_path):
     with pytest.raises(Exception) as info:
         _load(tmp_path, data_files=str(bad), split="train")
     assert f'{bad}, line 2: "text" must be a string, got int' in str(info.value.__cause__)
+
+
+@needs_3
+@pytest.mark.slow
+def test_script_route_generated_folder(tmp_path, generated):
+    ds = _load(tmp_path, data_dir=str(generated))
+    assert sorted(r["text"] for split in ds.values() for r in split) == sorted(SENTENCES)
+    pairs = _load(tmp_path / "p", "pairs", data_dir=str(generated))
+    summary = json.loads((generated / "summary.json").read_text())
+    assert sum(split.num_rows for split in pairs.values()) == summary["counts"]["paraphrases"]
