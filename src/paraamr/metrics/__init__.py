@@ -3,8 +3,8 @@
 Every result carries a ``signature``: ``key:value`` fields joined by ``|``, sacrebleu style, that
 say how it was computed.
 
->>> format_signature({"tok": "13a", "case": "lc"})
-'tok:13a|case:lc|paraamr:...'
+>>> format_signature("nrefs:1|tok:13a", {"case": "lc"})
+'nrefs:1|tok:13a|case:lc|paraamr:...'
 >>> mean([1.0, 2.0]), mean([])
 (1.5, nan)
 """
@@ -14,12 +14,25 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+#: BibTeX of the ParaAMR paper, cited by every metric module.
+PARAAMR_CITATION = """\
+@inproceedings{huang-etal-2023-paraamr,
+    title = "{P}ara{AMR}: A Large-Scale Syntactically Diverse Paraphrase Dataset by {AMR} Back-Translation",
+    author = "Huang, Kuan-Hao and Iyer, Varun and Hsu, I-Hung and Kumar, Anoop and Chang, Kai-Wei
+              and Galstyan, Aram",
+    booktitle = "Proceedings of ACL",
+    year = "2023",
+}
+"""
 
-def format_signature(fields: Mapping[str, object]) -> str:
-    """``fields`` as ``k:v|k:v``, with the paraamr version appended."""
+
+def format_signature(*parts: str | Mapping[str, object]) -> str:
+    """``parts`` (signature strings, or mappings of fields) joined as ``k:v|k:v``, with the paraamr
+    version appended."""
     from paraamr import __version__
 
-    return "|".join([*(f"{k}:{v}" for k, v in fields.items()), f"paraamr:{__version__}"])
+    fields = [p if isinstance(p, str) else "|".join(f"{k}:{v}" for k, v in p.items()) for p in parts]
+    return "|".join([*fields, f"paraamr:{__version__}"])
 
 
 def mean(values: Sequence[float]) -> float:

@@ -8,9 +8,9 @@
 
 >>> scores, sig = bleu_diversity(["The cat sat on the mat."], ["The cat sat on the mat."])
 >>> scores, sig
-([0.0], 'nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:...')
+([0.0], 'nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:...|paraamr:...')
 >>> jaccard_diversity(["The cat sat."], ["the cat slept ."])
-([40.0], 'tok:13a|case:lc|sets:yes')
+([40.0], 'tok:13a|case:lc|sets:yes|paraamr:...')
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from paraamr.metrics import check_pairs
+from paraamr.metrics import check_pairs, format_signature
 
 
 @lru_cache(maxsize=16)
@@ -57,7 +57,7 @@ def bleu_diversity(
     scores = [max(0.0, 100.0 - bleu.sentence_score(p, [r]).score) for p, r in pairs]  # no -4e-14
     if not scores:  # sacrebleu's signature needs one scored sentence for nrefs
         bleu.sentence_score("", [""])
-    return scores, bleu.get_signature().format()
+    return scores, format_signature(bleu.get_signature().format())
 
 
 def tokenizer(tokenize: str = "13a", *, lowercase: bool = True) -> Callable[[str], list[str]]:
@@ -83,4 +83,4 @@ def jaccard_diversity(
         a, b = set(split(p)), set(split(r))
         union = len(a | b)
         scores.append(100.0 * (1.0 - len(a & b) / union) if union else 0.0)
-    return scores, f"tok:{tokenize}|case:{'lc' if lowercase else 'mixed'}|sets:yes"
+    return scores, format_signature({"tok": tokenize, "case": "lc" if lowercase else "mixed", "sets": "yes"})

@@ -8,7 +8,7 @@ all-MiniLM-L6-v2, offline; the paper used supervised SimCSE, ``pooling="cls"``).
 ...     def similarity(self, a, b):
 ...         return [1.0 if x == y else 0.25 for x, y in zip(a, b)]
 >>> semantic_similarity(["a", "b"], ["a", "c"], embedder=Fixed())
-([100.0, 25.0], 'model:fixed|scale:x100')
+([100.0, 25.0], 'model:fixed|scale:x100|paraamr:...')
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from paraamr.metrics import check_pairs
+from paraamr.metrics import check_pairs, format_signature
 
 
 def semantic_similarity(
@@ -29,4 +29,4 @@ def semantic_similarity(
             if not isinstance(text, str):
                 raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
     scores = [100.0 * c for c in embedder.similarity(list(predictions), list(references))]
-    return scores, f"{embedder.signature}|scale:x100"
+    return scores, format_signature(embedder.signature, {"scale": "x100"})

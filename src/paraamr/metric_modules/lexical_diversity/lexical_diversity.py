@@ -1,0 +1,85 @@
+"""evaluate module: lexical diversity of paraphrases from their sources (1-BLEU, 1-∩/∪, ×100)."""
+
+import datasets
+import evaluate
+
+from paraamr.metrics import PARAAMR_CITATION, mean
+from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+
+_CITATION = PARAAMR_CITATION + """\
+@inproceedings{post-2018-call,
+    title = "A Call for Clarity in Reporting {BLEU} Scores",
+    author = "Post, Matt",
+    booktitle = "Proceedings of the Third Conference on Machine Translation",
+    year = "2018",
+}
+"""
+
+_DESCRIPTION = """\
+Lexical diversity between each paraphrase and its source, on the scale of Table 2 of the ParaAMR
+paper (×100, higher = more diverse):
+1-BLEU = 100 - sacrebleu.sentence_bleu(paraphrase, [source]).score, with sacrebleu's defaults
+(13a tokenizer, exponential smoothing, case-sensitive, effective order); 1-∩/∪ = 100 × (1 -
+Jaccard similarity of the two token sets), tokens from sacrebleu's 13a tokenizer, lowercased.
+Both are configurable; the signatures say how they were computed.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): the paraphrases.
+    references (list of str): the source sentences, one per paraphrase.
+    tokenize (str): sacrebleu tokenizer for BLEU (default "13a").
+    lowercase (bool): lowercase before BLEU (default False).
+    smooth_method (str): sacrebleu smoothing, "exp" (default), "floor", "add-k" or "none".
+    jaccard_tokenize (str): sacrebleu tokenizer for the token sets (default "13a").
+    jaccard_lowercase (bool): lowercase the token sets (default True).
+Returns:
+    bleu_diversity (float): mean 1-BLEU ×100 (Table 2's "1-BLEU").
+    jaccard_diversity (float): mean 1-∩/∪ ×100 (Table 2's "1-∩/∪").
+    bleu_diversity_scores, jaccard_diversity_scores (list of float): one per pair.
+    bleu_signature, jaccard_signature (str): how each was computed.
+Examples:
+    >>> metric = evaluate.load("metrics/lexical_diversity")
+    >>> results = metric.compute(predictions=["The cat sat on the mat.", "On the mat sat a cat."],
+    ...                          references=["The cat sat on the mat.", "The cat sat on the mat."])
+    >>> [round(s, 2) for s in results["bleu_diversity_scores"]]
+    [0.0, 83.48]
+    >>> [round(s, 2) for s in results["jaccard_diversity_scores"]]
+    [0.0, 14.29]
+    >>> results["bleu_signature"]
+    'nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:...|paraamr:...'
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class LexicalDiversity(evaluate.Metric):
+    """1-BLEU and 1-∩/∪ (×100) between paraphrases and sources."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            reference_urls=["https://github.com/mjpost/sacrebleu", "https://arxiv.org/abs/2305.16585"],
+        )
+
+    def _compute(self, predictions, references, tokenize="13a", lowercase=False, smooth_method="exp",
+                 jaccard_tokenize="13a", jaccard_lowercase=True):
+        bleu, bleu_signature = bleu_diversity(
+            predictions, references, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
+        )
+        jaccard, jaccard_signature = jaccard_diversity(
+            predictions, references, tokenize=jaccard_tokenize, lowercase=jaccard_lowercase
+        )
+        return {
+            "bleu_diversity": mean(bleu),
+            "jaccard_diversity": mean(jaccard),
+            "bleu_diversity_scores": bleu,
+            "jaccard_diversity_scores": jaccard,
+            "bleu_signature": bleu_signature,
+            "jaccard_signature": jaccard_signature,
+        }

