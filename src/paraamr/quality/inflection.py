@@ -1,0 +1,102 @@
+"""Just enough English morphology for the operators: plurals, third person, participles, case.
+
+>>> pluralize("box"), pluralize("city"), pluralize("pear"), pluralize("man")
+('boxes', 'cities', 'pears', 'men')
+>>> third_person("carry"), third_person("watch"), third_person("have")
+('carries', 'watches', 'has')
+>>> past_participle("eat", "ate"), past_participle("chase", "chased"), past_participle("paint")
+('eaten', 'chased', 'painted')
+>>> past_tense("lose"), past_tense("close"), past_tense("carry")
+('lost', 'closed', 'carried')
+>>> match_case("Paris", "london"), match_case("the", "A"), match_case("NASA", "ibm")
+('London', 'a', 'IBM')
+>>> indefinite_article("apple"), indefinite_article("pear")
+('an', 'a')
+"""
+
+from __future__ import annotations
+
+import re
+
+_SIBILANT = re.compile(r"(s|x|z|ch|sh|o)$")
+_CONSONANT_Y = re.compile(r"[^aeiou]y$")
+
+#: Irregular English verbs: lemma -> (past, past participle).
+IRREGULAR = {
+    "be": ("was", "been"), "beat": ("beat", "beaten"), "become": ("became", "become"),
+    "begin": ("began", "begun"), "bite": ("bit", "bitten"), "blow": ("blew", "blown"),
+    "break": ("broke", "broken"), "bring": ("brought", "brought"), "build": ("built", "built"),
+    "buy": ("bought", "bought"), "catch": ("caught", "caught"), "choose": ("chose", "chosen"),
+    "cut": ("cut", "cut"), "do": ("did", "done"), "draw": ("drew", "drawn"),
+    "drink": ("drank", "drunk"), "drive": ("drove", "driven"), "eat": ("ate", "eaten"),
+    "feed": ("fed", "fed"), "find": ("found", "found"), "fight": ("fought", "fought"),
+    "forget": ("forgot", "forgotten"), "forgive": ("forgave", "forgiven"), "freeze": ("froze", "frozen"),
+    "get": ("got", "gotten"), "give": ("gave", "given"), "grow": ("grew", "grown"),
+    "have": ("had", "had"), "hear": ("heard", "heard"), "hide": ("hid", "hidden"),
+    "hit": ("hit", "hit"), "hold": ("held", "held"), "hurt": ("hurt", "hurt"),
+    "keep": ("kept", "kept"), "know": ("knew", "known"), "lead": ("led", "led"),
+    "leave": ("left", "left"), "lend": ("lent", "lent"), "lose": ("lost", "lost"),
+    "make": ("made", "made"), "meet": ("met", "met"), "pay": ("paid", "paid"),
+    "put": ("put", "put"), "read": ("read", "read"), "ride": ("rode", "ridden"),
+    "ring": ("rang", "rung"), "say": ("said", "said"), "see": ("saw", "seen"),
+    "sell": ("sold", "sold"), "send": ("sent", "sent"), "set": ("set", "set"),
+    "shake": ("shook", "shaken"), "shoot": ("shot", "shot"), "show": ("showed", "shown"),
+    "sing": ("sang", "sung"), "speak": ("spoke", "spoken"), "spend": ("spent", "spent"),
+    "steal": ("stole", "stolen"), "strike": ("struck", "struck"), "swim": ("swam", "swum"),
+    "take": ("took", "taken"), "teach": ("taught", "taught"), "tear": ("tore", "torn"),
+    "tell": ("told", "told"), "think": ("thought", "thought"), "throw": ("threw", "thrown"),
+    "understand": ("understood", "understood"), "wake": ("woke", "woken"), "wear": ("wore", "worn"),
+    "win": ("won", "won"), "write": ("wrote", "written"),
+}  # fmt: skip
+
+
+_IRREGULAR_PLURALS = {
+    "man": "men", "woman": "women", "child": "children", "person": "people", "foot": "feet",
+    "tooth": "teeth", "mouse": "mice", "goose": "geese", "sheep": "sheep", "fish": "fish",
+}  # fmt: skip
+
+
+def pluralize(noun: str) -> str:
+    """The plural of ``noun`` (a few irregular ones, else the regular rules)."""
+    if noun in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[noun]
+    if _CONSONANT_Y.search(noun):
+        return noun[:-1] + "ies"
+    return noun + ("es" if _SIBILANT.search(noun) else "s")
+
+
+def third_person(verb: str) -> str:
+    """The third person singular present of the lemma ``verb``."""
+    if verb in ("have", "be"):
+        return {"have": "has", "be": "is"}[verb]
+    return pluralize(verb)
+
+
+def past_participle(lemma: str, past: str | None = None) -> str:
+    """The past participle of ``lemma``; for regular verbs it equals the simple ``past`` when given."""
+    if lemma in IRREGULAR:
+        return IRREGULAR[lemma][1]
+    if past:
+        return past
+    if lemma.endswith("e"):
+        return lemma + "d"
+    return lemma[:-1] + "ied" if _CONSONANT_Y.search(lemma) else lemma + "ed"
+
+
+def match_case(like: str, word: str) -> str:
+    """``word`` cased like ``like``: all capitals, capitalized, or lower case."""
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word.lower() if like.islower() else word
+
+
+def indefinite_article(word: str) -> str:
+    """``a`` or ``an`` before ``word`` (by its first letter)."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def past_tense(lemma: str) -> str:
+    """The simple past of ``lemma`` (irregular table, else the regular ``-ed`` form)."""
+    return IRREGULAR[lemma][0] if lemma in IRREGULAR else past_participle(lemma)

@@ -1,0 +1,162 @@
+"""(anchor, positive, negative) triplets from plain sentences and ParaAMR records (ParaQD, §3).
+
+For each sentence, every negative operator that applies gives a negative; each is paired with a
+positive drawn from the positive operators (and the sentence's ParaAMR paraphrases, when given)
+that apply, or with the sentence itself when none does. Further rounds draw new variants with new
+seeds until ``max_triplets`` distinct triplets exist or a round adds none. Everything is drawn
+from ``random.Random`` seeded by ``(seed, round, sentence)``: the same inputs and seed give the
+same triplets.
+
+>>> from paraamr.quality.operators import number_change, punctuation_case
+>>> ts = build_triplets(["John ate 5 apples."], seed=0, rounds=1,
+...                     positives={"punct": punctuation_case}, negatives={"number": number_change})
+>>> [(t.anchor, t.positive, t.negative, t.negative_op) for t in ts]
+[('John ate 5 apples.', 'john ate 5 apples.', 'John ate 6 apples.', 'number')]
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from paraamr.errors import InputError
+from paraamr.quality.operators import NEGATIVE, POSITIVE, Operator, paraamr_paraphrase
+from paraamr.records import normalize
+
+
+@dataclass(frozen=True)
+class Triplet:
+    """One training example: ``positive`` keeps the meaning of ``anchor``, ``negative`` changes it."""
+
+    anchor: str
+    positive: str
+    negative: str
+    positive_op: str
+    negative_op: str
+
+
+def build_triplets(
+    sentences: Iterable[str],
+    *,
+    seed: int = 0,
+    max_triplets: int | None = None,
+    rounds: int = 20,
+    paraphrases: Mapping[str, Sequence[str]] | None = None,
+    positives: Mapping[str, Operator] | None = None,
+    negatives: Mapping[str, Operator] | None = None,
+) -> list[Triplet]:
+    """Triplets for ``sentences`` (blank and repeated ones skipped), shuffled with ``seed``.
+
+    ``paraphrases`` maps sentences to ParaAMR paraphrases (an extra positive operator,
+    ``paraamr``); ``positives``/``negatives`` default to all the operators of
+    :mod:`paraamr.quality.operators`.
+    """
+    anchors = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))
+    positives = dict(POSITIVE if positives is None else positives)
+    if paraphrases:
+        positives["paraamr"] = paraamr_paraphrase(paraphrases)
+    negatives = NEGATIVE if negatives is None else negatives
+    seen: dict[tuple[str, str, str], Triplet] = {}
+    for round_ in range(rounds):
+        added = 0
+        for anchor in anchors:
+            rng = random.Random(f"{seed}:{round_}:{anchor}")
+            pos = [(name, out) for name, op in positives.items() if (out := op(anchor, rng))]
+            for neg_name, op in negatives.items():
+                negative = op(anchor, rng)
+                if negative is None:
+                    continue
+                pos_name, positive = _pick_positive(pos, rng) if pos else ("identity", anchor)
+                key = (anchor, positive, negative)
+                if key not in seen and normalize(negative) != normalize(positive):
+                    seen[key] = Triplet(anchor, positive, negative, pos_name, neg_name)
+                    added += 1
+        if not added or (max_triplets is not None and len(seen) >= max_triplets):
+            break
+    triplets = list(seen.values())
+    random.Random(seed).shuffle(triplets)
+    return triplets[:max_triplets] if max_triplets is not None else triplets
+
+
+#: Relative weight of the near-trivial positive (MiniLM is uncased) against the others (1).
+_TRIVIAL_WEIGHT = {"punctuation_case": 0.25}
+
+
+def _pick_positive(options: list[tuple[str, str]], rng: random.Random) -> tuple[str, str]:
+    weights = [_TRIVIAL_WEIGHT.get(name, 1.0) for name, _ in options]
+    return rng.choices(options, weights=weights)[0]
+
+
+def operator_counts(triplets: Iterable[Triplet]) -> dict[str, dict[str, int]]:
+    """How many triplets each positive and negative operator produced.
+
+    >>> operator_counts([Triplet("a", "b", "c", "synonym", "number")])
+    {'positive': {'synonym': 1}, 'negative': {'number': 1}}
+    """
+    triplets = list(triplets)
+    return {
+        "positive": dict(Counter(t.positive_op for t in triplets).most_common()),
+        "negative": dict(Counter(t.negative_op for t in triplets).most_common()),
+    }
+
+
+def read_sentences(path: str | Path) -> Iterator[str]:
+    """Non-empty lines of a text file (``#`` comment lines skipped), naming the file on bad UTF-8."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text ({err})") from err
+    for line in lines:
+        if line.strip() and not line.lstrip().startswith("#"):
+            yield line.strip()
+
+
+def read_paraphrases(path: str | Path) -> dict[str, list[str]]:
+    """ParaAMR records (JSON lines of the ``default`` config, or a dataset folder of Parquet shards).
+
+    Returns ``{text: [para_text, ...]}``; a malformed line raises :class:`InputError`
+    naming the file and line.
+    """
+    path = Path(path)
+    rows: Iterable[dict]
+    if path.is_dir():
+        import pyarrow.parquet as pq
+
+        shards = sorted((path / "data" / "default").glob("*.parquet"))
+        if not shards:
+            raise InputError(f"{path}: no data/default/*.parquet shards (expected a paraamr dataset folder)")
+        rows = (row for shard in shards for row in pq.read_table(shard).to_pylist())
+    else:
+        rows = _json_lines(path)
+    table: dict[str, list[str]] = {}
+    for row in rows:
+        paras = [p["para_text"] for p in row.get("paraphrases") or [] if p.get("para_text")]
+        if paras:
+            table.setdefault(row["text"], []).extend(paras)
+    return table
+
+
+def _json_lines(path: Path) -> Iterator[dict]:
+    with path.open(encoding="utf-8") as stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise InputError(f"{path}:{number}: not JSON ({err.msg})") from err
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise InputError(f"{path}:{number}: a record needs a string 'text' field")
+            yield row
+
+
+def write_triplets(triplets: Iterable[Triplet], path: str | Path) -> None:
+    """Write triplets as JSON lines (``anchor``, ``positive``, ``negative``, operator names)."""
+    with Path(path).open("w", encoding="utf-8") as stream:
+        for triplet in triplets:
+            stream.write(json.dumps(asdict(triplet), ensure_ascii=False) + "\n")

@@ -1,0 +1,186 @@
+"""Each operator on sentences where it must fire and where it must not (spaCy + offline WordNet)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from paraamr.quality import operators as ops
+from paraamr.quality.lexicon import synonyms
+
+
+def run(op, text, seed=0):
+    return op(text, random.Random(seed))
+
+
+def words(text):
+    return re.findall(r"\w+", text.lower())
+
+
+@pytest.mark.parametrize(
+    ("op", "text", "expected"),
+    [
+        (ops.passive_voice, "The dog chased the cat.", "The cat was chased by the dog."),
+        (ops.passive_voice, "She wrote two letters.", "Two letters were written by her."),
+        (ops.front_adverbial, "The shop closes at noon.", "At noon, the shop closes."),
+        (ops.front_adverbial, "Yesterday, John ate apples.", "John ate apples yesterday."),
+        (
+            ops.front_adverbial,
+            "After the game, the players went home.",
+            "The players went home after the game.",
+        ),
+        (ops.contraction, "I do not know.", "I don't know."),
+        (ops.contraction, "They're here.", "They are here."),
+        (ops.negation, "She isn't coming.", "She is coming."),
+        (ops.negation, "He never eats meat.", "He eats meat."),
+        (ops.negation, "I cannot swim.", "I can swim."),
+        (ops.negation, "The dog chased the cat.", "The dog did not chase the cat."),
+        (ops.negation, "She is happy.", "She is not happy."),
+        (ops.negation, "You can swim.", "You cannot swim."),
+        (ops.negation, "He quickly opened the door.", "He did not quickly open the door."),
+        (ops.antonym, "The soup is hot.", "The soup is cold."),
+        (ops.antonym, "Our team won the match.", "Our team lost the match."),
+        (ops.role_swap, "The dog chased the cat.", "The cat chased the dog."),
+        (ops.role_swap, "She loves him.", "He loves her."),
+        (ops.role_swap, "The cat was chased by the dog.", "The dog was chased by the cat."),
+        (ops.role_swap, "The dogs chase the cat.", "The cat chases the dogs."),
+    ],
+)
+def test_fires_with_the_expected_sentence(op, text, expected):
+    """Hand-checked outputs: each of these has a single place the operator can change."""
+    assert run(op, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("op", "text"),
+    [
+        (ops.synonym, "It is what it is."),
+        (ops.synonym, "Paris and London."),
+        (ops.contraction, "The sky is blue."),
+        (ops.contraction, "It's late."),  # 's may be "is" or "has": never expanded
+        (ops.punctuation_case, "..."),
+        (ops.punctuation_case, ""),
+        (ops.passive_voice, "The dog is sleeping."),
+        (ops.passive_voice, "It costs $20."),
+        (ops.passive_voice, "The baby slept."),
+        (ops.front_adverbial, "The dog chased the cat."),
+        (ops.number_change, "No one came."),
+        (ops.number_change, "John ate some apples."),
+        (ops.entity_swap, "The dog chased the cat."),
+        (ops.noun_swap, "She is happy."),
+        (ops.negation, "Nobody came."),
+        (ops.negation, "Yes."),
+        (ops.antonym, "The dog chased the cat."),
+        (ops.deletion, "Dogs bark."),
+        (ops.role_swap, "The baby slept."),
+        (ops.role_swap, "The dog chased the dog."),
+        (ops.unit_change, "He waited for minutes."),
+        (ops.unit_change, "They talked for hours."),
+    ],
+)
+def test_does_not_fire(op, text):
+    assert run(op, text) is None
+
+
+def test_synonym_changes_one_word_to_a_first_sense_synonym():
+    text = "The cheap hotel was full."
+    out = run(ops.synonym, text)
+    changed = [(a, b) for a, b in zip(words(text), words(out), strict=True) if a != b]
+    assert len(changed) == 1
+    old, new = changed[0]
+    assert new in synonyms(old, "a") + synonyms(old, "n") + synonyms(old, "v")
+
+
+def test_punctuation_case_keeps_the_words():
+    for seed in range(5):
+        out = run(ops.punctuation_case, "Hello World.", seed)
+        assert out != "Hello World." and words(out) == ["hello", "world"]
+
+
+def test_number_change_changes_only_the_number():
+    for seed in range(5):
+        out = run(ops.number_change, "John ate 5 apples.", seed)
+        assert re.fullmatch(r"John ate (\d+) apples\.", out) and out != "John ate 5 apples."
+    out = run(ops.number_change, "She has two brothers.")
+    assert re.fullmatch(r"She has [a-z]+ brothers\.", out) and "two" not in out
+    assert re.fullmatch(r"\d{1,3}(,\d{3})+ people came\.", run(ops.number_change, "1,000 people came."))
+
+
+def test_entity_swap_replaces_an_entity_with_one_of_its_type():
+    out = run(ops.entity_swap, "Alice visited Paris in June.")
+    assert out != "Alice visited Paris in June."
+    assert len(words(out)) == 5 and words(out)[1] == "visited"
+
+
+def test_noun_swap_keeps_the_article_agreeing():
+    for seed in range(6):
+        out = run(ops.noun_swap, "John ate an apple.", seed)
+        article, noun = re.fullmatch(r"John ate (a|an) (\w+)\.", out).groups()
+        assert noun != "apple" and article == ("an" if noun[0] in "aeiou" else "a")
+
+
+def test_deletion_removes_a_content_phrase():
+    text = "John ate five apples in the park."
+    outs = {run(ops.deletion, text, seed) for seed in range(8)}
+    assert outs <= {"John ate five apples.", "John ate apples in the park."}
+    assert len(outs) == 2
+
+
+def test_deletion_fixes_the_article():
+    assert (
+        run(ops.deletion, "The book was written by a famous author.") == "The book was written by an author."
+    )
+
+
+def test_unit_change_stays_within_the_dimension():
+    lengths = {"millimeters", "centimeters", "meters", "kilometers", "inches", "feet", "yards"}
+    for seed in range(5):
+        out = run(ops.unit_change, "The river is 40 miles long.", seed)
+        assert re.fullmatch(r"The river is 40 (\w+) long\.", out).group(1) in lengths
+    article, unit = re.fullmatch(
+        r"We waited (a|an) (\w+)\.", run(ops.unit_change, "We waited an hour.")
+    ).groups()
+    assert unit != "hour" and article == ("an" if unit[0] in "aeiou" else "a")
+    assert re.fullmatch(r"It costs [€£¥]20\.", run(ops.unit_change, "It costs $20."))
+
+
+def test_paraamr_paraphrase_matches_normalized_sources():
+    op = ops.paraamr_paraphrase({"He left early.": ["Early, he left.", "He left early."]})
+    assert run(op, "he  left EARLY.") == "Early, he left."  # the copy of the source is not offered
+    assert run(op, "She stayed.") is None
+
+
+@pytest.mark.parametrize("name", sorted({**ops.POSITIVE, **ops.NEGATIVE}))
+def test_deterministic_for_a_seed(name):
+    op = {**ops.POSITIVE, **ops.NEGATIVE}[name]
+    text = "In 2010, the old company in Chicago hired forty engineers for 3 years."
+    assert [run(op, text, seed) for seed in range(4)] == [run(op, text, seed) for seed in range(4)]
+
+
+def test_negatives_change_the_meaning_positives_keep_the_words_close():
+    text = "Mary gave John three books on Monday."
+    for name, op in ops.NEGATIVE.items():
+        out = run(op, text)
+        assert out is None or out.lower().rstrip(".") != text.lower().rstrip("."), name
+
+
+def test_without_spacy_syntax_operators_do_not_apply(monkeypatch):
+    monkeypatch.setattr(ops, "parse", lambda text: None)
+    text = "The dog chased 5 cats for 2 hours and did not stop."
+    for op in (
+        ops.synonym,
+        ops.passive_voice,
+        ops.front_adverbial,
+        ops.entity_swap,
+        ops.noun_swap,
+        ops.antonym,
+        ops.deletion,
+        ops.role_swap,
+    ):
+        assert run(op, text) is None, op.__name__
+    assert run(ops.number_change, text) is not None
+    assert run(ops.unit_change, text) is not None
+    assert run(ops.negation, text) == "The dog chased 5 cats for 2 hours and did stop."
+    assert run(ops.negation, "The dog chased the cat.") is None  # adding a negation needs the parse
