@@ -20,7 +20,7 @@ pattern, added with syntax), ``antonym`` (syntax), ``deletion`` (syntax; a conte
 >>> number_change("John ate 5 apples.", random.Random(0))
 'John ate 15 apples.'
 >>> unit_change("The river is 40 miles long.", random.Random(1))
-'The river is 40 meters long.'
+'The river is 40 centimeters long.'
 >>> contraction("I do not know.", random.Random(0))
 "I don't know."
 >>> negation("She isn't coming.", random.Random(0))
