@@ -1,0 +1,132 @@
+"""``paraamr augment`` end to end: a Hub-ready folder that load_dataset reads, bad rows by index,
+the n-gram LM saved and reused, other splits copied, clear errors."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from datasets import Dataset, load_dataset
+from huggingface_hub import DatasetCard
+
+from paraamr.cli import main
+
+
+def load_folder(path):
+    """load_dataset of a local folder through a uniquely named link to it: datasets 5 keys a local
+    folder's cache by its name and card configs, so a folder named like an earlier one (``out``)
+    can be served the earlier one's rows, even with download_mode="force_redownload"."""
+    link = path.parent / f"aug-{uuid.uuid4().hex}"
+    link.symlink_to(path, target_is_directory=True)
+    return load_dataset(str(link))
+
+
+ROWS = [
+    {
+        "sentence1": "The company said its quarterly profit rose sharply .",
+        "sentence2": "Profit rose a lot , the firm said .",
+        "label": 1,
+    },
+    {"sentence1": "He bought a new car last week .", "sentence2": "", "label": 0},
+    {
+        "sentence1": "The old cat sat on the warm mat near the door .",
+        "sentence2": "A dog slept by the fire .",
+        "label": 0,
+    },
+    {"sentence1": None, "sentence2": "Nothing here .", "label": 0},
+]
+
+
+@pytest.fixture
+def mrpc(tmp_path):
+    path = tmp_path / "mrpc.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    return path
+
+
+def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
+    out = tmp_path / "out"
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda-ng", "--n", "2", "--output", str(out)]
+    assert main([*argv, "--save-lm", str(tmp_path / "lm.parquet")]) == 0
+    err = capsys.readouterr().err
+    assert "bad row: train index 1, column sentence2: empty text" in err
+    assert "bad row: train index 3, column sentence1: missing text" in err
+    loaded = load_folder(out)
+    train = loaded["train"]
+    assert set(train.column_names) == {"sentence1", "sentence2", "label", "augmented", "source_index"}
+    assert [r["source_index"] for r in train if not r["augmented"]] == [0, 1, 2, 3]
+    assert {r["source_index"] for r in train if r["augmented"]} == {0, 2}
+    assert all(r["label"] == ROWS[r["source_index"]]["label"] for r in train)
+    failures = [json.loads(line) for line in (out / "failures" / "augment.jsonl").read_text().splitlines()]
+    assert [(f["split"], f["index"], f["reason"]) for f in failures] == [
+        ("train", 1, "empty text"),
+        ("train", 3, "missing text"),
+    ]
+    card = DatasetCard.load(out / "README.md")
+    assert card.data.configs[0]["data_files"] == [{"split": "train", "path": "data/train-*.parquet"}]
+    assert "ngram|order:4|backoff:stupid" in card.text
+    # the saved LM gives the same output again; a non-empty output needs --overwrite
+    assert main([*argv, "--lm", str(tmp_path / "lm.parquet")]) == 1
+    assert "--overwrite" in capsys.readouterr().err
+    assert main([*argv, "--lm", str(tmp_path / "lm.parquet"), "--overwrite"]) == 0
+    assert list(load_folder(out)["train"]) == list(train)
+
+
+def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
+    data = tmp_path / "data"
+    Dataset.from_dict({"text": ["He left.", "She stayed."], "label": [0, 1]}).to_parquet(
+        str(data / "train.parquet")
+    )
+    Dataset.from_dict({"text": ["He left."], "label": [0]}).to_parquet(str(data / "validation.parquet"))
+    release = tmp_path / "release.jsonl"
+    release.write_text(
+        json.dumps(
+            {
+                "text": "he left.",
+                "paraphrases": [
+                    {"para_text": "He departed.", "perplexity": 50.0},
+                    {"para_text": "He went away.", "perplexity": 150.0},
+                ],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    argv = [
+        "augment",
+        "--dataset",
+        str(data),
+        "--method",
+        "paraamr",
+        "--n",
+        "3",
+        "--output",
+        str(out),
+        "--paraphrases",
+        str(release),
+    ]
+    assert main(argv) == 0
+    loaded = load_folder(out)
+    assert list(loaded["train"]["text"]) == ["He left.", "He departed.", "She stayed."]  # perplexity <= 110
+    assert list(loaded["validation"]["text"]) == ["He left."]  # copied, not augmented
+    assert main([*argv, "--max-perplexity", "inf", "--overwrite"]) == 0
+    assert list(load_folder(out)["train"]["text"]) == [
+        "He left.",
+        "He departed.",
+        "He went away.",
+        "She stayed.",
+    ]
+
+
+def test_clear_errors(tmp_path, mrpc, capsys):
+    base = ["augment", "--dataset", str(mrpc), "--output", str(tmp_path / "o")]
+    assert main([*base, "--method", "paraamr"]) == 1
+    assert "--paraphrases PATH" in capsys.readouterr().err
+    assert main([*base, "--method", "reda", "--columns", "question"]) == 1
+    assert "no column 'question'" in capsys.readouterr().err
+    assert main([*base, "--method", "reda", "--split", "test"]) == 1
+    assert "no split ['test']" in capsys.readouterr().err
+    assert main(["augment", "--dataset", "no-such-org/no-such-dataset", "--method", "reda"]) == 1
+    assert "huggingface-cli download" in capsys.readouterr().err
