@@ -1,0 +1,163 @@
+"""Tree parsers: link-grammar (one long-lived process), a CoreNLP server (loopback), callables."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from paraamr.metrics import parsers
+from paraamr.metrics.trees import read_tree
+
+DATA = Path(__file__).parent / "data"
+
+
+# --- link-grammar ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def link_grammar():
+    parser = parsers.LinkGrammarParser()
+    yield parser
+    parser.close()
+
+
+def test_link_grammar_tree_is_cleaned_and_wrapped(link_grammar):
+    (tree,) = link_grammar.parse(["The cat sat on the mat."])
+    # link-parser 5.12 prints (S (NP the cat.n) (VP sat.v-d (PP on (NP the mat.n))) .)
+    assert tree == "(ROOT (S (NP the cat) (VP sat (PP on (NP the mat))) .))"
+    assert read_tree(tree).depths[:3] == (1, 2, 3)
+
+
+def test_link_grammar_keeps_one_process_and_caches(link_grammar):
+    link_grammar.parse(["I know it."])
+    process = link_grammar._process
+    before = link_grammar.calls
+    trees = link_grammar.parse(["I know it.", "It is known to me.", "I know it.", "Do you know why he left?"])
+    assert link_grammar._process is process and process.poll() is None  # same process, still running
+    assert link_grammar.calls == before + 2  # "I know it." came from the cache
+    assert trees[0] == trees[2]
+    for tree in trees:
+        read_tree(tree)
+        words = re.findall(r"[^\s()]+", tree)
+        assert not any(re.search(r"\.[a-z]|[{}\[\]]", w) for w in words if w != "."), tree
+
+
+def test_link_grammar_odd_sentences(link_grammar):
+    bang, unknown, brackets = link_grammar.parse(
+        ["!width=5 is not a command", "Blorfs zinged the quux.", 'He said: "I am (really) here" [1].'])
+    assert bang.startswith("(ROOT (S")  # parsed as a sentence, not run as a link-parser command
+    assert "{?}" not in unknown and "[?]" not in unknown
+    assert "-LRB-" in brackets and "-RRB-" in brackets
+    with pytest.raises(ValueError, match="empty sentence"):
+        link_grammar.parse(["   "])
+
+
+def test_link_grammar_output_cleaning():
+    # recorded link-parser 5.12 output for "dog dog dog the the xx yy." (null links, guesses)
+    output = "(S dog.v\n   (NP dog.n dog.n {the} {the} xx{?}.n)\n   {my} .)\n\n(S (S (VP dog.v)))\n"
+    assert parsers.link_grammar_tree(output) == "(ROOT (S dog (NP dog dog the the xx) my .))"
+    with pytest.raises(ValueError, match="no complete tree"):
+        parsers.link_grammar_tree("No complete linkages found.\n")
+
+
+def test_link_grammar_close_ends_the_process():
+    parser = parsers.LinkGrammarParser()
+    parser.parse(["Hello."])
+    process = parser._process
+    parser.close()
+    assert process.poll() is not None
+    assert parser.parse(["Hello again."])[0].startswith("(ROOT")  # restarts on demand
+    parser.close()
+
+
+def test_missing_link_parser_says_what_to_install():
+    with pytest.raises(FileNotFoundError, match="apt-get install link-grammar"):
+        parsers.LinkGrammarParser(executable="no-such-link-parser")
+
+
+# --- CoreNLP through a loopback server ----------------------------------------------------------
+# tests/metrics/data/corenlp_response.json was written by hand after CoreNLP's documented JSON
+# output (sentences[].index/parse/basicDependencies/tokens); the server answers each requested
+# line with its recorded sentence.
+
+class _CoreNLP(BaseHTTPRequestHandler):
+    recorded: ClassVar[dict[str, dict]] = {}
+    requests: ClassVar[list[dict]] = []
+
+    def do_POST(self):
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+        properties = json.loads(query["properties"][0])
+        lines = self.rfile.read(int(self.headers["Content-Length"])).decode("utf-8").split("\n")
+        type(self).requests.append({"properties": properties, "lines": lines})
+        found = [self.recorded[line] for line in lines if line in self.recorded]
+        body = json.dumps({"sentences": [{**s, "index": i} for i, s in enumerate(found)]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _text(sentence: dict) -> str:
+    return "".join(t["originalText"] + t["after"] for t in sentence["tokens"]).strip()
+
+
+@pytest.fixture(scope="module")
+def corenlp_url():
+    response = json.loads((DATA / "corenlp_response.json").read_text())
+    _CoreNLP.recorded = {_text(s): s for s in response["sentences"]}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _CoreNLP)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_corenlp_parses_in_batches_with_cache(corenlp_url):
+    _CoreNLP.requests.clear()
+    parser = parsers.get_parser(f"corenlp:{corenlp_url}")
+    parser.batch_size = 2
+    sentences = ["I know it.", "It is known to me.", "On the mat sat the cat.", "I know it."]
+    trees = parser.parse(sentences)
+    assert trees[0] == "(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"
+    assert trees[2].startswith("(ROOT (SINV (PP (IN On)") and trees[3] == trees[0]
+    assert [r["lines"] for r in _CoreNLP.requests] == [sentences[:2], sentences[2:3]]
+    props = _CoreNLP.requests[0]["properties"]
+    assert props["annotators"] == "tokenize,ssplit,pos,parse" and props["ssplit.eolonly"] == "true"
+    assert parser.parse(["It is known to me."]) == [trees[1]] and len(_CoreNLP.requests) == 2
+    assert parser.signature.startswith("corenlp|")
+
+
+def test_corenlp_missing_sentences_is_an_error(corenlp_url):
+    parser = parsers.CoreNLPParser(corenlp_url)
+    with pytest.raises(ValueError, match="returned 1 sentences for 2 lines"):
+        parser.parse(["I know it.", "Nothing recorded for this one."])
+
+
+def test_corenlp_server_down_says_how_to_start_one():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    parser = parsers.CoreNLPParser(f"http://127.0.0.1:{port}", timeout=5)
+    with pytest.raises(ConnectionError, match="StanfordCoreNLPServer"):
+        parser.parse(["I know it."])
+
+
+def test_get_parser_specs():
+    assert isinstance(parsers.get_parser("corenlp"), parsers.CoreNLPParser)
+    assert parsers.get_parser("http://h:9000").url == "http://h:9000"
+    custom = parsers.get_parser(lambda s: "(ROOT (X))")
+    assert custom.parse(["a"]) == ["(ROOT (X))"] and custom.signature.startswith("callable:")
+    with pytest.raises(ValueError, match="unknown parser"):
+        parsers.get_parser("stanza")
