@@ -21,21 +21,32 @@ ATTRIBUTES = [(":polarity", "-"), (":quant", "5"), (":wiki", '"Paris"'), (":op1"
               (":mode", "imperative")]  # fmt: skip
 
 
-def random_triples(rng: random.Random, nodes: int, *, reentrancies: int = 2, attributes: int = 2):
-    """``(triples, top)`` of a connected graph with ``nodes`` variables ``z1``..``zN``."""
+def random_triples(
+    rng: random.Random, nodes: int, *, reentrancies: int = 2, attributes: int = 2, local: bool = False
+):
+    """``(triples, top)`` of a connected graph with ``nodes`` variables ``z1``..``zN``.
+
+    Re-entrancies join random pairs of nodes, or with ``local=True`` a node and a sibling, an
+    uncle or its grandparent, as AMR's control and shared arguments mostly do.
+    """
     variables = [f"z{i}" for i in range(1, nodes + 1)]
+    parent: dict[str, str] = {}
     triples = []
     for i, var in enumerate(variables):
         kind = PREDICATES if rng.random() < 0.4 else NOUNS if rng.random() < 0.85 else STRUCTURAL
         concept = rng.choice(kind)
         triples.append((var, ":instance", concept))
         if i:
-            other = variables[rng.randrange(i)]
+            other = parent[var] = variables[rng.randrange(i)]
             role = rng.choice(ROLES)
             triples.append((other, role, var) if rng.random() < 0.7 else (var, role, other))
     edges = {(s, t) for s, r, t in triples if r != ":instance"}
     for _ in range(reentrancies if nodes > 2 else 0):
         a, b = rng.sample(variables, 2)
+        if local and a in parent:
+            up = parent[a]
+            near = [v for v, p in parent.items() if p in (up, parent.get(up)) and v != a]
+            b = rng.choice([*near, parent[up]] if up in parent else near or [b])
         if (a, b) not in edges and (b, a) not in edges:
             edges.add((a, b))
             triples.append((a, rng.choice(ROLES), b))

@@ -25,6 +25,7 @@ graphs = st.builds(
     st.integers(1, 18),
     reentrancies=st.integers(0, 5),
     attributes=st.integers(0, 4),
+    local=st.booleans(),
 )
 
 

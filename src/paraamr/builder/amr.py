@@ -193,7 +193,19 @@ class _Index:
     variable's reference.
     """
 
-    __slots__ = ("_own", "adjacency", "concepts", "header", "opening", "parent", "targets", "top", "where")
+    __slots__ = (
+        "_cache",
+        "_own",
+        "adjacency",
+        "closed",
+        "concepts",
+        "header",
+        "opening",
+        "parent",
+        "targets",
+        "top",
+        "where",
+    )
 
     def __init__(self, tree: penman.Tree, where: str) -> None:
         self.where = where = _describe(where, tree.metadata.get("id"))
@@ -227,6 +239,7 @@ class _Index:
             raise AMRError(f"{where}: graph too deep") from None
         adjacency: dict[str, list[tuple[str, str | None, str, str | None]]] = {v: [] for v in concepts}
         targets: set[str] = set()
+        reentrancies: list[tuple[str, str]] = []
         for holder, role, target, introduced in branches:
             if not introduced and target not in concepts:
                 reference = _split_alignment(target)[0] if target else target
@@ -240,10 +253,13 @@ class _Index:
             if target != holder:
                 adjacency[target].append((_inverse(base) + alignment, holder, holder, child))
             targets.add(holder if _is_inverted(base) else target)
+            if not introduced:
+                reentrancies.append((holder, target))
         self.concepts = concepts
         self.parent = parent
         self.adjacency = adjacency
         self.targets = targets  # variables with an incoming edge in the de-inverted graph
+        self.closed = self._closed(reentrancies)
         self.opening = {v: f"({v}" if c is None else f"({v} / {c}" for v, c in concepts.items()}
         self.header = (
             "".join(
@@ -253,7 +269,25 @@ class _Index:
             )
             + "# ::focus "
         )
-        self._own: dict[bool, dict[str, list[tuple]]] = {}
+        self._own: dict[bool, tuple[dict, dict, dict]] = {}
+        self._cache: dict[tuple[bool, bool], dict[str, str]] = {}
+
+    def _closed(self, reentrancies: list[tuple[str, str]]) -> set[str]:
+        """Nodes whose subtree no re-entrancy enters or leaves: laid out the same from any focus
+        outside it, so its text is written once per index and reused."""
+        parent = self.parent
+        depth = {self.top: 0}
+        for var in self.concepts:  # parents come before their children
+            if var in parent:
+                depth[var] = depth[parent[var]] + 1
+        crossed = set()
+        for a, b in reentrancies:  # the nodes between each end and their common ancestor
+            while a != b:
+                if depth[a] < depth[b]:
+                    a, b = b, a
+                crossed.add(a)
+                a = parent[a]
+        return set(self.concepts).difference(crossed)
 
     def concept(self, var: str) -> str:
         """The concept of ``var`` without its surface alignment ("" for a node without one)."""
@@ -303,10 +337,12 @@ class _Index:
         own, up, down = self._layout(mod_as_domain)
         parent = self.parent
         entries = own
+        path = set()
         if focus in parent:  # reverse the tree edges on the path from the focus to the old top
             entries = own.copy()
             node, child = focus, None
             while True:
+                path.add(node)
                 written = own[node]
                 if child is not None:
                     i = down[child]
@@ -321,25 +357,34 @@ class _Index:
                     break
                 node, child = parent[node], node
         opening, concepts = self.opening, self.concepts
+        reusable = self.closed.difference(path)
+        cache = self._cache.setdefault((mod_as_domain, oneline), {})
         visited = {focus}
         parts = [self.header, focus, "\n"]
         append = parts.append
 
         def walk(var: str, column: int) -> None:
+            start = len(parts)
             append(opening[var])
-            column += len(var) + 2
-            joiner = " " if oneline else "\n" + " " * column
+            inner = column + len(var) + 2
+            joiner = " " if oneline else "\n" + " " * inner
             separator = " " if concepts[var] is None else joiner  # penman: "(a :ARG0 ..." on one line
             for reference, definition, other, width in entries[var]:
                 append(separator)
                 separator = joiner
                 if other is None or other in visited:
                     append(reference)
+                    continue
+                visited.add(other)
+                append(definition)
+                if other in reusable and (text := cache.get(other)) is not None:
+                    append(text if oneline else text.replace("\n", "\n" + " " * (inner + width)))
                 else:
-                    visited.add(other)
-                    append(definition)
-                    walk(other, column + width)
+                    walk(other, inner + width)
             append(")")
+            if var in reusable:
+                text = "".join(parts[start:])
+                cache[var] = text if oneline or not column else text.replace("\n" + " " * column, "\n")
 
         try:
             walk(focus, 0)
