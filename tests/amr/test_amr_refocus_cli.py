@@ -71,7 +71,7 @@ def test_reads_stdin_and_takes_foci_seed_exclude_heuristic(monkeypatch, capsys):
     picked = run("--foci", "3", "--seed", "5")
     assert picked == amr.candidate_foci(PAPER, foci=3, seed=5) == run("--foci", "3", "--seed", "5")
     assert len(picked) == 3
-    assert run("--exclude", "i,they,this") == [
+    assert run("--exclude", "i, they,this") == [
         f for f in amr.candidate_foci(PAPER) if f not in ("z2", "z4", "z10")
     ]
     assert run("--heuristic") == amr.candidate_foci(PAPER, heuristic=True) == ["z9"]

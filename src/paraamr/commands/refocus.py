@@ -45,6 +45,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--foci",
         type=_foci,
+        metavar="all|N",
         default="all",
         help="'all' candidate foci of each graph, or N of them at random (default: %(default)s)",
     )
@@ -92,7 +93,11 @@ def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
     from paraamr.errors import AMRError
     from paraamr.records import text_id
 
-    exclude = amr.DEFAULT_EXCLUDED if args.exclude is None else {c for c in args.exclude.split(",") if c}
+    exclude = (
+        amr.DEFAULT_EXCLUDED
+        if args.exclude is None
+        else {c.strip() for c in args.exclude.split(",") if c.strip()}
+    )
     read = failed = written = 0
     for position, block in amr.read_graphs(stream):
         read += 1
