@@ -6,7 +6,7 @@ import logging
 
 import datasets
 import pytest
-from conftest import FOLDER_RECORDS
+from dataset_samples import FOLDER_RECORDS
 
 from paraamr.dataset import ParaAMR
 from paraamr.errors import InputError

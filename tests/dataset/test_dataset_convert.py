@@ -7,7 +7,7 @@ import zipfile
 
 import datasets
 import pytest
-from conftest import FOLDER_RECORDS
+from dataset_samples import FOLDER_RECORDS
 
 from paraamr import sources
 from paraamr.cli import main

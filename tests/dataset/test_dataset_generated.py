@@ -7,7 +7,7 @@ import json
 import datasets
 import pyarrow.parquet as pq
 import pytest
-from conftest import SENTENCES
+from dataset_samples import SENTENCES
 from huggingface_hub import DatasetCard
 
 from paraamr import sources

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from conftest import FOLDER_RECORDS, SENTENCES
+from dataset_samples import FOLDER_RECORDS, SENTENCES
 
 SCRIPT = Path(__file__).parents[2] / "paraamr_dataset.py"
 DATASETS_3 = int(datasets.__version__.split(".")[0]) == 3

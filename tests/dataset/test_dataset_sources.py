@@ -7,7 +7,7 @@ import json
 import zipfile
 
 import pytest
-from conftest import FOLDER_RECORDS
+from dataset_samples import FOLDER_RECORDS
 
 from paraamr import sources
 from paraamr.errors import InputError
