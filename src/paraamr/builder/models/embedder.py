@@ -97,7 +97,8 @@ class Embedder:
     def dim(self) -> int:
         """The embedding size."""
         if self._st is not None:
-            return int(self._st.get_sentence_embedding_dimension())
+            dimension = getattr(self._st, "get_embedding_dimension", None)  # sentence-transformers >= 6
+            return int((dimension or self._st.get_sentence_embedding_dimension)())
         return int(self._hf.config.hidden_size)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
