@@ -68,10 +68,9 @@ class ParaAMRConfig(datasets.BuilderConfig):
     def validate(self) -> None:
         """Raise ``ValueError`` on a parameter out of range (datasets sets config kwargs after
         ``__init__``, so the builder calls this again)."""
-        if self.max_perplexity is not None and not self.max_perplexity >= 0:
-            raise ValueError(
-                f"ParaAMR: max_perplexity must be a number >= 0 or None, got {self.max_perplexity!r}"
-            )
+        ppl = self.max_perplexity
+        if ppl is not None and (isinstance(ppl, bool) or not isinstance(ppl, (int, float)) or not ppl >= 0):
+            raise ValueError(f"ParaAMR: max_perplexity must be a number >= 0 or None, got {ppl!r}")
         if not isinstance(self.min_paraphrases, int) or self.min_paraphrases < 0:
             raise ValueError(
                 f"ParaAMR: min_paraphrases must be an integer >= 0, got {self.min_paraphrases!r}"

@@ -127,6 +127,7 @@ def test_no_data_offline_fails_clearly(tmp_path, monkeypatch):
     ("kwargs", "message"),
     [
         ({"max_perplexity": -1}, "max_perplexity"),
+        ({"max_perplexity": "120"}, "max_perplexity"),
         ({"min_paraphrases": -1}, "min_paraphrases"),
         ({"max_paraphrases": 0}, "max_paraphrases"),
         ({"order": "random"}, "order"),
