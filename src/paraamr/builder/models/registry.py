@@ -274,6 +274,7 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
                 f"tokenizer {repo_id!r} could not be fetched from the Hub into {target} ({err})"
             ) from err
         shutil.rmtree(Path(tmp) / ".cache", ignore_errors=True)
+        Path(tmp).chmod(0o755)  # mkdtemp made it private
         os.replace(tmp, target)
     return target
 
