@@ -130,3 +130,37 @@ def test_clear_errors(tmp_path, mrpc, capsys):
     assert "no split ['test']" in capsys.readouterr().err
     assert main(["augment", "--dataset", "no-such-org/no-such-dataset", "--method", "reda"]) == 1
     assert "huggingface-cli download" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
+    data = tmp_path / "rte.csv"
+    data.write_text("premise,hypothesis,label\nThe cat sat on the mat.,A cat sat.,0\n", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = [
+        "augment",
+        "--dataset",
+        str(data),
+        "--method",
+        "paraamr",
+        "--generate",
+        "--n",
+        "2",
+        "--output",
+        str(out),
+        "--max-perplexity",
+        "inf",
+        "--parser-model",
+        str(tiny_models["parser"]),
+        "--generator-model",
+        str(tiny_models["generator"]),
+        "--lm-model",
+        str(tiny_models["lm"]),
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    found = int(printed.split("paraphrases found for ")[1].split(" of ")[0])
+    train = load_folder(out)["train"]
+    assert train[0]["premise"] == "The cat sat on the mat." and found >= 1
+    added = [r for r in train if r["augmented"]]
+    assert added and all(r["label"] == 0 for r in added)

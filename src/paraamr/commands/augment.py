@@ -6,6 +6,13 @@ import argparse
 import sys
 
 
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
 def register(subparsers) -> None:
     """Add the ``augment`` command."""
     p = subparsers.add_parser(
@@ -19,7 +26,7 @@ def register(subparsers) -> None:
     p.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
     p.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
     p.add_argument(
-        "--n", type=int, default=2, help="new texts per text column and row (default: %(default)s)"
+        "--n", type=_positive, default=2, help="new texts per text column and row (default: %(default)s)"
     )
     p.add_argument(
         "--split",
@@ -34,7 +41,7 @@ def register(subparsers) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
-    p.add_argument("--rows-per-shard", type=int, default=100_000)
+    p.add_argument("--rows-per-shard", type=_positive, default=100_000)
     g = p.add_argument_group("paraamr method")
     g.add_argument("--paraphrases", default=None, help="ParaAMR release JSONL (.zip/.gz) or dataset folder")
     g.add_argument(
@@ -50,7 +57,9 @@ def register(subparsers) -> None:
     g.add_argument("--lm-model", default="gpt2", help="perplexity LM of the generator")
     g.add_argument("--device", default=None)
     g = p.add_argument_group("reda / reda-ng methods")
-    g.add_argument("--draws", type=int, default=20, help="tries per operator behind the pool (default: 20)")
+    g.add_argument(
+        "--draws", type=_positive, default=20, help="tries per operator behind the pool (default: 20)"
+    )
     g.add_argument("--lm", default=None, help="n-gram LM saved with --save-lm (default: train on the data)")
     g.add_argument("--save-lm", default=None, help="write the n-gram LM used by reda-ng here (Parquet)")
     p.set_defaults(func=run)
