@@ -147,7 +147,7 @@ class LinkGrammarParser(TreeParser):
 
     @property
     def signature(self) -> str:
-        return f"{self.name}:{self.language}:constituents=1|tree:ROOT-wrapped,no-POS(not paper scale)"
+        return f"{self.name}:{self.language}:constituents=1|tree:ROOT-wrapped,no-POS|scale:not-paper"
 
     def _start(self) -> subprocess.Popen:
         process = subprocess.Popen(

@@ -45,9 +45,9 @@ Examples:
     ...     predictions=["A cat was sitting on the mat.", "The stock market fell sharply."],
     ...     references=["The cat sat on the mat.", "I like green tea."])
     >>> [round(s) for s in results["scores"]]
-    [95, 4]
+    [95, -1]
     >>> round(results["semantic_similarity"], 1)
-    49.4
+    47.1
     >>> results["signature"]
     'model:all-MiniLM-L6-v2|pooling:mean|lib:sentence-transformers:...|scale:x100|paraamr:...'
 """

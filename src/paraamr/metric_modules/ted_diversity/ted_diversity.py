@@ -56,7 +56,7 @@ Examples:
     >>> results["ted3"], results["tedf"]
     (0.0, 2.0)
     >>> results["signature"]
-    'convention:aesop|...|parser:link-grammar:...:en:constituents=1|tree:ROOT-wrapped,no-POS(not paper scale)|...'
+    'convention:aesop|...|parser:link-grammar:...|tree:ROOT-wrapped,no-POS|scale:not-paper|paraamr:...'
 """
 
 

@@ -1,0 +1,101 @@
+"""The evaluate modules: loading from the checkout and through paraamr.metric_path, their
+documented examples, and agreement with the pure functions they wrap."""
+
+from __future__ import annotations
+
+import doctest
+import os
+from pathlib import Path
+
+import pytest
+
+import paraamr
+from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+
+REPO = Path(__file__).resolve().parents[2]
+NAMES = ("semantic_similarity", "lexical_diversity", "ted_diversity")
+TREES = [line for line in (Path(__file__).parent / "data" / "corenlp_trees.txt").read_text().splitlines()
+         if line.startswith("(")]
+
+
+@pytest.fixture(scope="module")
+def evaluate():
+    import evaluate
+
+    return evaluate
+
+
+@pytest.fixture(scope="module")
+def modules(evaluate):
+    """Each module loaded the way a checkout user does: evaluate.load("metrics/<name>")."""
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        return {name: evaluate.load(f"metrics/{name}") for name in NAMES}
+    finally:
+        os.chdir(cwd)
+
+
+def test_one_copy_of_each_module():
+    for name in NAMES:
+        folder = Path(paraamr.metric_path(name))
+        assert folder == REPO / "src" / "paraamr" / "metric_modules" / name
+        assert (REPO / "metrics" / name).resolve() == folder.resolve()
+        assert (folder / f"{name}.py").is_file() and (folder / "README.md").is_file()
+
+
+def test_loads_through_metric_path_from_elsewhere(evaluate, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no metrics/ folder here: only the package's path works
+    metric = evaluate.load(paraamr.metric_path("lexical_diversity"))
+    preds, refs = ["On the mat sat a cat."], ["The cat sat on the mat."]
+    assert metric.compute(predictions=preds, references=refs)["bleu_diversity_scores"] == bleu_diversity(
+        preds, refs)[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_documented_examples_run(name, modules, evaluate, monkeypatch):
+    monkeypatch.chdir(REPO)
+    text = modules[name].inputs_description
+    assert "Examples:" in text and ">>>" in text
+    test = doctest.DocTestParser().get_doctest(text, {"evaluate": evaluate}, f"{name}._KWARGS_DESCRIPTION",
+                                               f"metrics/{name}/{name}.py", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 3
+
+
+def test_lexical_module_matches_the_functions(modules):
+    preds, refs = [TREES[0], "On the mat sat a cat."], ["The cat sat on the mat.", "The cat sat on the mat."]
+    out = modules["lexical_diversity"].compute(predictions=preds, references=refs, jaccard_lowercase=False)
+    assert out["bleu_diversity_scores"] == bleu_diversity(preds, refs)[0]
+    assert out["jaccard_diversity_scores"] == jaccard_diversity(preds, refs, lowercase=False)[0]
+    assert out["jaccard_diversity"] == pytest.approx(sum(out["jaccard_diversity_scores"]) / 2)
+    assert "case:mixed" in out["jaccard_signature"]
+
+
+def test_similarity_module_caches_its_model(modules):
+    metric = modules["semantic_similarity"]
+    source = ["The cat sat on the mat."]
+    first = metric.compute(predictions=["A cat was sitting on the mat."], references=source)
+    embedder = next(iter(metric._embedders.values()))
+    second = metric.compute(predictions=["Penguins cannot fly."], references=source)
+    assert len(metric._embedders) == 1 and next(iter(metric._embedders.values())) is embedder
+    assert first["semantic_similarity"] > 50 > second["semantic_similarity"]
+    assert second["scores"] == [second["semantic_similarity"]]
+
+
+def test_ted_module_on_trees_and_sentences(modules):
+    metric = modules["ted_diversity"]
+    out = metric.compute(predictions=TREES[1:4], references=TREES[:3], trees=True, normalize=True)
+    assert all(0 <= s <= 1 for s in out["tedf_scores"]) and "norm:max-nodes" in out["signature"]
+    with pytest.raises(ValueError, match="pair 1 reference: malformed tree"):
+        metric.compute(predictions=TREES[:2], references=[TREES[0], "(ROOT (S"], trees=True)
+    out = metric.compute(predictions=["On the mat sat the cat."], references=["The cat sat on the mat."])
+    parser = metric._parsers["link-grammar"]
+    again = metric.compute(predictions=["The cat sat on the mat."], references=["On the mat sat the cat."])
+    assert metric._parsers["link-grammar"] is parser and parser.calls == 2  # parsed once each
+    assert out["tedf_scores"] == again["tedf_scores"] == [1]
+    assert "scale:not-paper" in out["signature"]
+    plain = metric.compute(predictions=TREES[1:3], references=TREES[:2], trees=True, convention="plain",
+                           parser=lambda s: 1 / 0)  # the parser is not used on trees
+    assert plain["signature"].startswith("convention:plain|")
