@@ -4,6 +4,7 @@
 - :mod:`paraamr.augment.reda`: the REDA operators SR, RS, RI, RD and RM;
 - :mod:`paraamr.augment.ngram`: the n-gram LM with stupid backoff behind REDA+NG;
 - :mod:`paraamr.augment.source`: ParaAMR paraphrases looked up by normalized text;
-- :mod:`paraamr.augment.runner`: :func:`augment` over a dataset, pairs crossed, labels kept;
+- :mod:`paraamr.augment.inputs`: the dataset to augment (local file or folder, Hub id);
+- :mod:`paraamr.augment.runner`: ``augment`` over a dataset, pairs crossed, labels kept;
 - :mod:`paraamr.augment.folder`: writing the result as a Hub-ready folder with its card.
 """
