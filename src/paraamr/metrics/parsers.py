@@ -76,6 +76,9 @@ class TreeParser:
     def _parse_batch(self, sentences: list[str]) -> list[str]:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Free what the parser holds (a process, a connection); it restarts when used again."""
+
 
 class CallableParser(TreeParser):
     """Trees from ``fn(sentence) -> bracket string``."""
