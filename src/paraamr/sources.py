@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import logging
 import os
 import zipfile
 from collections.abc import Callable, Iterator
@@ -32,8 +31,6 @@ from typing import IO, Any
 
 from paraamr.errors import InputError
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
-
-logger = logging.getLogger(__name__)
 
 #: The released subset (177,410 sources) of amazon-science/ParaAMR: a zip of one JSON lines file.
 RELEASE_URL = "https://github.com/amazon-science/ParaAMR/raw/main/ParaAMR_small.zip"
@@ -58,7 +55,7 @@ ORDERS = ("given", "perplexity")
 #: Suffixes of the files taken from a folder that is not a Parquet dataset folder.
 RELEASE_SUFFIXES = (".json", ".jsonl", ".zip", ".gz", ".parquet")
 
-_STRING_FIELDS = ("para_text", "focus", "amr")
+_OPTIONAL_STRINGS = ("focus", "amr")
 _NUMBER_FIELDS = ("perplexity", "similarity", "quality")
 
 
@@ -110,7 +107,7 @@ def parse_line(obj: Any) -> dict[str, Any]:
             raise ValueError(
                 f'paraphrase {n}: "para_text" must be a string, got {type(para.get("para_text")).__name__}'
             )
-        for name in _STRING_FIELDS[1:]:
+        for name in _OPTIONAL_STRINGS:
             if para.get(name) is not None and not isinstance(para[name], str):
                 raise ValueError(
                     f'paraphrase {n}: "{name}" must be a string, got {type(para[name]).__name__}'
@@ -155,7 +152,7 @@ def _iter_jsonl(f: IO[bytes], name: str, skip_invalid: bool, skipped: Skipped) -
             record = parse_line(json.loads(line))
         except UnicodeDecodeError as err:
             message = f"{name}, line {number}: invalid UTF-8 at byte {err.start}"
-        except ValueError as err:  # json.JSONDecodeError is a ValueError
+        except (ValueError, OverflowError) as err:  # JSONDecodeError is a ValueError; float(10**400)
             message = f"{name}, line {number}: {err}"
         else:
             yield f"line {number}", record
