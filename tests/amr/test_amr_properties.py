@@ -40,6 +40,18 @@ def test_every_variant_keeps_the_invariants(text, oneline, mod_as_domain):
     assert amr.variants(text, exclude=(), oneline=oneline, mod_as_domain=mod_as_domain) == variants
 
 
+@settings(max_examples=150, deadline=None)
+@given(graphs, st.booleans(), st.booleans())
+def test_reused_subtree_texts_change_nothing(text, oneline, mod_as_domain):
+    """variants() reuses subtree texts across foci; a fresh refocus() per focus reuses none."""
+    options = {"oneline": oneline, "mod_as_domain": mod_as_domain}
+    together = amr.variants(text, exclude=(), **options)
+    assert [v.penman for v in together] == [amr.refocus(text, v.focus, **options) for v in together]
+    for foci in (sorted(penman.decode(text, model=model).variables()), [v.focus for v in reversed(together)]):
+        index = amr._index(text)  # other orders of rendering on one index
+        assert [index.render(v, **options) for v in foci] == [amr.refocus(text, v, **options) for v in foci]
+
+
 @SETTINGS
 @given(graphs)
 def test_rerooting_at_the_top_is_penmans_layout(text):

@@ -197,8 +197,10 @@ class _Index:
         "_cache",
         "_own",
         "adjacency",
+        "below",
         "closed",
         "concepts",
+        "ends",
         "header",
         "opening",
         "parent",
@@ -260,6 +262,8 @@ class _Index:
         self.adjacency = adjacency
         self.targets = targets  # variables with an incoming edge in the de-inverted graph
         self.closed = self._closed(reentrancies)
+        self.ends = frozenset(itertools.chain.from_iterable(reentrancies))
+        self.below = self._below(set(concepts).difference(self.closed))
         self.opening = {v: f"({v}" if c is None else f"({v} / {c}" for v, c in concepts.items()}
         self.header = (
             "".join(
@@ -288,6 +292,19 @@ class _Index:
                 crossed.add(a)
                 a = parent[a]
         return set(self.concepts).difference(crossed)
+
+    def _below(self, nodes: set[str]) -> dict[str, frozenset[str]]:
+        """The nodes of the subtree of each of ``nodes``, itself excluded (source layout)."""
+        order = list(self.concepts)  # depth-first: a subtree is the run of nodes after its root
+        depth = {self.top: 0}
+        for var in order[1:]:
+            depth[var] = depth[self.parent[var]] + 1
+        below = {}
+        for i, var in enumerate(order):
+            if var in nodes:
+                run = itertools.takewhile(lambda v, d=depth[var]: depth[v] > d, order[i + 1 :])
+                below[var] = frozenset(run)
+        return below
 
     def concept(self, var: str) -> str:
         """The concept of ``var`` without its surface alignment ("" for a node without one)."""
@@ -357,14 +374,16 @@ class _Index:
                     break
                 node, child = parent[node], node
         opening, concepts = self.opening, self.concepts
-        reusable = self.closed.difference(path)
+        closed, ends, below = self.closed, self.ends, self.below
         cache = self._cache.setdefault((mod_as_domain, oneline), {})
         visited = {focus}
+        order = [focus]  # visited, in the order of definition
         parts = [self.header, focus, "\n"]
         append = parts.append
 
-        def walk(var: str, column: int) -> None:
-            start = len(parts)
+        def walk(var: str, column: int, key: object) -> None:
+            """Write ``var``'s node; a ``key`` stores its text for reuse from another focus."""
+            start, defined = len(parts), len(order)
             append(opening[var])
             inner = column + len(var) + 2
             joiner = " " if oneline else "\n" + " " * inner
@@ -376,18 +395,33 @@ class _Index:
                     append(reference)
                     continue
                 visited.add(other)
+                order.append(other)
                 append(definition)
-                if other in reusable and (text := cache.get(other)) is not None:
+                # off the path, a subtree is written as from the old top: its text depends on
+                # nothing else when no re-entrancy crosses it, else on the ends already written
+                reuse = None
+                if other in path:
+                    pass
+                elif other in closed:
+                    reuse = other
+                elif visited.isdisjoint(below[other]):
+                    reuse = other, frozenset(visited & ends)
+                if reuse is not None and (reused := cache.get(reuse)) is not None:
+                    text, inside = reused
                     append(text if oneline else text.replace("\n", "\n" + " " * (inner + width)))
-                else:
-                    walk(other, inner + width)
+                    visited.update(inside)
+                    order.extend(inside)
+                    continue
+                walk(other, inner + width, reuse)
             append(")")
-            if var in reusable:
+            inside = order[defined:]
+            if key is not None and (var in closed or below[var].issuperset(inside)):
                 text = "".join(parts[start:])
-                cache[var] = text if oneline or not column else text.replace("\n" + " " * column, "\n")
+                text = text if oneline or not column else text.replace("\n" + " " * column, "\n")
+                cache[key] = text, () if var in closed else inside
 
         try:
-            walk(focus, 0)
+            walk(focus, 0, None)
         except RecursionError:
             raise AMRError(f"{self.where}: graph too deep to linearize") from None
         return "".join(parts)
