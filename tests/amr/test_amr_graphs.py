@@ -129,6 +129,22 @@ def test_graph_objects_without_layout_are_laid_out_by_penman():
 def test_graph_objects_and_text_give_the_same_variants():
     for text in GRAPHS.values():
         assert amr.variants(penman.decode(text, model=model)) == amr.variants(text)
+        assert amr.variants(amr.decode(text)) == amr.variants(text)
+
+
+def test_decoded_graph_edited_afterwards_is_laid_out_again():
+    graph = amr.decode("# ::snt Hi.\n(w / want-01 :ARG0 (b / boy))")
+    graph.metadata["id"] = "new-id"  # metadata edits are seen too
+    assert (
+        amr.refocus(graph, "b", oneline=True)
+        == "# ::snt Hi.\n# ::id new-id\n# ::focus b\n(b / boy :ARG0-of (w / want-01))"
+    )
+    graph.triples.append(("b", ":mod", "w"))
+    out = amr.refocus(graph, "b", oneline=True)
+    assert_invariants(graph, out, "b")
+    graph.triples.pop()
+    graph.top = "b"
+    assert amr.refocus(graph, "w", oneline=True).endswith("(w / want-01 :ARG0 (b / boy))")
 
 
 def test_deterministic_and_long_chains():

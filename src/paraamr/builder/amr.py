@@ -130,7 +130,9 @@ def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
     """Decode and validate one PENMAN graph (metadata comments allowed) with penman's AMR model.
 
     Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
-    PENMAN, no graph at all, more than one graph, a variable defined twice.
+    PENMAN, no graph at all, more than one graph, a variable defined twice. The graph remembers
+    the tree it was read from, so :func:`variants` of it does not lay it out again (unless its
+    triples or top are changed in between; metadata edits are fine).
 
     >>> decode("(w / want-01 :ARG0-of (b / boy))").triples
     [('w', ':instance', 'want-01'), ('b', ':ARG0', 'w'), ('b', ':instance', 'boy')]
@@ -142,9 +144,11 @@ def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
     tree = parse(text, where=where)
     _Index(tree, where)  # validates: one definition per variable
     try:
-        return penman.layout.interpret(tree, AMR_MODEL)
+        graph = penman.layout.interpret(tree, AMR_MODEL)
     except PenmanError as e:
         raise AMRError(f"{_describe(where, tree.metadata.get('id'))}: not valid PENMAN: {e}") from e
+    graph._paraamr_source = tree, list(graph.triples), graph.top  # spares penman's layout later
+    return graph
 
 
 def read_graphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -433,6 +437,9 @@ def _index(graph: GraphInput, where: str = "<graph>") -> _Index:
         return _Index(parse(graph, where=where), where)
     if isinstance(graph, penman.Tree):
         return _Index(graph, where)
+    source = getattr(graph, "_paraamr_source", None)  # decoded here and unchanged since?
+    if source is not None and source[2] == graph.top and source[1] == graph.triples:
+        return _Index(penman.Tree(source[0].node, metadata=graph.metadata), where)
     try:
         tree = penman.layout.configure(graph, model=AMR_MODEL)
     except PenmanError as e:
