@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import zss
-from nltk import Tree as NltkTree
+from metrics_aesop_reference import aesop_reference
 
 from paraamr.metrics import ted
 from paraamr.metrics.trees import read_tree
@@ -20,40 +19,6 @@ DATA = Path(__file__).parent / "data"
 def corenlp_trees() -> list[str]:
     lines = (DATA / "corenlp_trees.txt").read_text().splitlines()
     return [line for line in lines if line.strip() and not line.startswith("#")]
-
-
-# --- the AESOP computation, written out with nltk and zss (the libraries AESOP uses) -----------
-# PlusLabNLP/AESOP evaluation/eval_utils.py: deleaf, trim to height 3 (TED-3 only), build a zss
-# tree under an artificial "S" root merging S/empty-labelled constituents, unit-cost distance.
-
-
-def _trim(tree: NltkTree, height: int) -> NltkTree:
-    kids = [_trim(kid, height - 1) for kid in tree if isinstance(kid, NltkTree)] if height > 1 else []
-    return NltkTree(tree.label(), kids)
-
-
-def _zss_tree(tree: NltkTree) -> zss.Node:
-    root = zss.Node("S")
-
-    def walk(node: zss.Node, t: NltkTree) -> None:
-        if t.label() and t.label() != "S":
-            kid = zss.Node(t.label())
-            node.addkid(kid)
-            node = kid
-        for child in t:
-            if isinstance(child, NltkTree):
-                walk(node, child)
-
-    walk(root, tree)
-    return root
-
-
-def aesop_reference(pred: str, ref: str, height: int | None) -> int:
-    trees = [NltkTree.fromstring(s, read_leaf=lambda _: "") for s in (ref, pred)]
-    if height is not None:
-        trees = [_trim(t, height) for t in trees]
-    a, b = (_zss_tree(t) for t in trees)
-    return zss.simple_distance(a, b, label_dist=lambda x, y: 0 if x == y else 1)
 
 
 PHRASES = ["S", "NP", "VP", "PP", "SBAR", "ADVP", "ADJP", "FRAG", "SINV", "SQ", "WHNP", "PRN"]
