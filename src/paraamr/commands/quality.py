@@ -54,8 +54,8 @@ def register(subparsers) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """Build triplets from ``--input`` (and ``--records``) and train; prints the summary as JSON."""
-    from paraamr.quality.train import TrainSettings, train
+    """Build triplets from ``--input`` (and ``--records``) and train the model in ``--output``."""
+    from paraamr.quality.train import INFO_FILE, TrainSettings, train
     from paraamr.quality.triplets import build_triplets, read_paraphrases, read_sentences, write_triplets
 
     sentences = [s for path in args.input for s in read_sentences(path)]
@@ -82,8 +82,11 @@ def run_train(args: argparse.Namespace) -> int:
     summary = train(
         triplets, args.output, settings, progress=not args.no_progress, sources=[*args.input, *args.records]
     )
-    summary.pop("step_losses")
-    print(json.dumps(summary, indent=2))
+    print(
+        f"model written to {args.output} ({summary['triplets']} triplets, {summary['train_seconds']} s; "
+        f"how it was trained: {args.output}/README.md, {args.output}/{INFO_FILE})",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Just enough English morphology for the operators: plurals, third person, participles, case.
+"""Just enough English morphology for the operators: plurals, third person, participles, articles.
 
 >>> pluralize("box"), pluralize("city"), pluralize("pear"), pluralize("man")
 ('boxes', 'cities', 'pears', 'men')
@@ -8,8 +8,6 @@
 ('eaten', 'chased', 'painted')
 >>> past_tense("lose"), past_tense("close"), past_tense("carry")
 ('lost', 'closed', 'carried')
->>> match_case("Paris", "london"), match_case("the", "A"), match_case("NASA", "ibm")
-('London', 'a', 'IBM')
 >>> indefinite_article("apple"), indefinite_article("pear")
 ('an', 'a')
 """
@@ -81,15 +79,6 @@ def past_participle(lemma: str, past: str | None = None) -> str:
     if lemma.endswith("e"):
         return lemma + "d"
     return lemma[:-1] + "ied" if _CONSONANT_Y.search(lemma) else lemma + "ed"
-
-
-def match_case(like: str, word: str) -> str:
-    """``word`` cased like ``like``: all capitals, capitalized, or lower case."""
-    if like.isupper() and len(like) > 1:
-        return word.upper()
-    if like[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word.lower() if like.islower() else word
 
 
 def indefinite_article(word: str) -> str:

@@ -1,18 +1,16 @@
-"""WordNet look-ups for the operators: synonyms, antonyms and co-hyponyms of a word (offline).
+"""WordNet look-ups for the negative operators: antonyms and co-hyponyms of a word (offline).
 
-Only the most frequent sense is trusted for synonyms (the first synset of the word, lemmas seen at
-least once in SemCor), so a replacement keeps the sentence's meaning; antonyms come from the
-word's first three senses, directly or through the head of an adjective cluster. Parts of speech
-are WordNet's letters: ``n``, ``v``, ``a`` (adjectives, satellites included) and ``r``.
+(Synonyms come from the package's one synonym look-up, :func:`paraamr.augment.synonyms.synonyms`,
+with ``first_sense=True, attested=True`` so a replacement keeps the meaning.) Antonyms come from
+the word's first three senses, directly or through the head of an adjective cluster. Parts of
+speech are WordNet's letters: ``n``, ``v``, ``a`` (adjectives, satellites included) and ``r``.
 
->>> synonyms("buy", "v")
-['purchase']
 >>> antonyms("expensive", "a")
 ['cheap']
 >>> "pear" in cohyponyms("apple")
 True
->>> synonyms("xqzzy", "n"), antonyms("xqzzy", "a"), cohyponyms("xqzzy")
-([], [], [])
+>>> antonyms("xqzzy", "a"), cohyponyms("xqzzy")
+([], [])
 """
 
 from __future__ import annotations
@@ -28,20 +26,6 @@ WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 def _single(name: str) -> str | None:
     """A lemma name usable as one replacement word (no multiword or capitalized names)."""
     return name if name.isalpha() and name.islower() else None
-
-
-@cache
-def synonyms(word: str, pos: str) -> list[str]:
-    """Single-word lemmas of the first sense of ``word`` (seen in SemCor), other than ``word``."""
-    senses = wordnet().synsets(word, pos=pos)
-    if not senses:
-        return []
-    word = word.lower()
-    return [
-        lemma.name()
-        for lemma in senses[0].lemmas()
-        if _single(lemma.name()) and lemma.name() != word and lemma.count() > 0
-    ]
 
 
 @cache

@@ -35,17 +35,17 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from paraamr.augment.synonyms import match_case, synonyms
 from paraamr.quality.analysis import parse
 from paraamr.quality.inflection import (
     IRREGULAR,
     indefinite_article,
-    match_case,
     past_participle,
     past_tense,
     pluralize,
     third_person,
 )
-from paraamr.quality.lexicon import WORDNET_POS, antonyms, cohyponyms, synonyms
+from paraamr.quality.lexicon import WORDNET_POS, antonyms, cohyponyms
 from paraamr.records import normalize
 
 Operator = Callable[[str, random.Random], "str | None"]
@@ -97,7 +97,7 @@ def _article_fix(doc, index: int, new_word: str) -> dict[int, str]:
     """Replace ``a``/``an`` right before token ``index`` so it agrees with ``new_word``."""
     if index > 0 and doc[index - 1].lower_ in ("a", "an"):
         article = doc[index - 1]
-        return {article.i: match_case(article.text, indefinite_article(new_word))}
+        return {article.i: match_case(indefinite_article(new_word), article.text)}
     return {}
 
 
@@ -153,9 +153,9 @@ def synonym(text: str, rng: random.Random) -> str | None:
             continue
         lemma = tok.lemma_.lower()
         if tok.tag_ in ("NN", "JJ", "RB", "VB", "VBP") and tok.lower_ == lemma:
-            forms = synonyms(lemma, pos)
+            forms = list(synonyms(lemma, pos, first_sense=True, attested=True))
         elif tok.tag_ == "NNS":
-            forms = [pluralize(word) for word in synonyms(lemma, "n")]
+            forms = [pluralize(word) for word in synonyms(lemma, "n", first_sense=True, attested=True)]
         else:
             continue
         if forms:
@@ -164,7 +164,7 @@ def synonym(text: str, rng: random.Random) -> str | None:
         return None
     tok, forms = rng.choice(candidates)
     new = rng.choice(forms)
-    replace = {tok.i: match_case(tok.text, new), **_article_fix(doc, tok.i, new)}
+    replace = {tok.i: match_case(new, tok.text), **_article_fix(doc, tok.i, new)}
     return _changed(_render(doc, replace), text, meaning=False)
 
 
@@ -197,7 +197,7 @@ def _contraction_edits(text: str) -> list[tuple[int, int, str]]:
         for pattern, new in pairs:
             for match in re.finditer(pattern, text, flags=re.IGNORECASE):
                 found = match.group()
-                new_text = new if new.startswith("I") else match_case(found.split()[0][:1] + "x", new)
+                new_text = new if new.startswith("I") else match_case(new, found[:1] + "x")
                 edits.append((match.start(), match.end(), new_text))
     return sorted(edits)
 
@@ -411,7 +411,7 @@ def number_change(text: str, rng: random.Random) -> str | None:
     else:
         word = match.group(2).lower()
         pool = next(p for p in (_SMALL, _SCALES, _ORDINALS) if word in p)
-        new = match_case(match.group(2), rng.choice([w for w in pool if w != word]))
+        new = match_case(rng.choice([w for w in pool if w != word]), match.group(2))
     return _changed(text[: match.start()] + new + text[match.end() :], text, meaning=True)
 
 
@@ -482,7 +482,7 @@ def noun_swap(text: str, rng: random.Random) -> str | None:
         return None
     tok, forms = rng.choice(candidates)
     new = rng.choice(forms)
-    replace = {tok.i: match_case(tok.text, new), **_article_fix(doc, tok.i, new)}
+    replace = {tok.i: match_case(new, tok.text), **_article_fix(doc, tok.i, new)}
     return _changed(_render(doc, replace), text, meaning=True)
 
 
@@ -501,11 +501,11 @@ def _remove_negation(text: str, rng: random.Random) -> str | None:
     edits = []
     for match in _NT.finditer(text):
         stem = match.group(1)
-        edits.append((match.start(), match.end(), match_case(stem, _NT_BASE.get(stem.lower(), stem))))
+        edits.append((match.start(), match.end(), match_case(_NT_BASE.get(stem.lower(), stem), stem)))
     for match in _NEGATORS.finditer(text):
         word = match.group().strip()
         edits.append(
-            (match.start(), match.end(), match_case(word, "can ") if word.lower() == "cannot" else "")
+            (match.start(), match.end(), match_case("can ", word) if word.lower() == "cannot" else "")
         )
     if not edits:
         return None
@@ -578,7 +578,7 @@ def antonym(text: str, rng: random.Random) -> str | None:
     if not candidates:
         return None
     tok, new = rng.choice(candidates)
-    replace = {tok.i: match_case(tok.text, new), **_article_fix(doc, tok.i, new)}
+    replace = {tok.i: match_case(new, tok.text), **_article_fix(doc, tok.i, new)}
     return _changed(_render(doc, replace), text, meaning=True)
 
 
@@ -636,7 +636,7 @@ _AGREE = {
 def _agree(tok, plural: bool) -> str | None:
     """The form of verb ``tok`` agreeing with a (non-)plural subject, or None when unchanged."""
     if (tok.lower_, plural) in _AGREE:
-        return match_case(tok.text, _AGREE[tok.lower_, plural])
+        return match_case(_AGREE[tok.lower_, plural], tok.text)
     if tok.tag_ == "VBZ" and plural:
         return tok.lemma_.lower()
     if tok.tag_ == "VBP" and not plural:
@@ -726,7 +726,7 @@ def unit_change(text: str, rng: random.Random) -> str | None:
         for other in (pair[number] for i, pair in enumerate(group) if i != index):
             num = re.sub(
                 r"\b(an?)$",
-                lambda m, o=other: match_case(m.group(), indefinite_article(o)),
+                lambda m, o=other: match_case(indefinite_article(o), m.group()),
                 match.group("num"),
             )
             edits.append((match.start(), match.end(), f"{num}{match.group('sep')}{other}"))

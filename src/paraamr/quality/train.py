@@ -65,6 +65,7 @@ def train(
     )
     from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
     from transformers import set_seed
+    from transformers.trainer_callback import PrinterCallback
 
     settings = settings or TrainSettings()
     if not triplets:
@@ -105,6 +106,8 @@ def train(
             dataloader_num_workers=0,
         )
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
+        if not progress:  # no per-step loss lines on stdout either
+            trainer.remove_callback(PrinterCallback)
         started = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - started

@@ -1,0 +1,54 @@
+"""The evaluate module ``paraphrase_quality``, loaded from the package and from the checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import paraamr
+from paraamr.quality import QualityScorer
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ["John ate five apples.", "John ate five apples.", "The shop closes at noon."]
+PARAS = ["Five apples were eaten by John.", "Penguins cannot fly.", "At noon, the shop closes."]
+
+
+@pytest.fixture(scope="module")
+def metric():
+    import evaluate
+
+    return evaluate.load(paraamr.metric_path("paraphrase_quality"))
+
+
+def test_scores_are_the_scorer_cosines_x100(metric):
+    result = metric.compute(predictions=PARAS, references=SOURCES, labels=[1, 0, 1])
+    expected = QualityScorer("all-MiniLM-L6-v2").score(SOURCES, PARAS)
+    assert result["scores"] == pytest.approx([100 * s for s in expected], abs=1e-3)
+    assert result["paraphrase_quality"] == pytest.approx(100 * sum(expected) / 3, abs=1e-3)
+    valid = (expected[0] + expected[2]) / 2
+    assert result["separation"] == pytest.approx(100 * (valid - expected[1]), abs=1e-3)
+    assert result["f1_weighted"] == 100.0 and result["accuracy"] == 100.0
+    assert result["signature"].startswith("model:all-MiniLM-L6-v2|sim:cos|threshold:0.5|scale:x100|version:")
+
+
+def test_threshold_and_no_labels(metric):
+    result = metric.compute(predictions=PARAS, references=SOURCES, labels=[1, 0, 1], threshold=0.99)
+    assert result["recall_macro"] == 50.0  # every pair predicted invalid
+    plain = metric.compute(predictions=PARAS, references=SOURCES)
+    assert "separation" not in plain and len(plain["scores"]) == 3
+
+
+def test_docstring_example_from_the_checkout(monkeypatch):
+    """The example of _KWARGS_DESCRIPTION, run as written (``metrics/`` is the link in the checkout)."""
+    import doctest
+
+    import evaluate
+
+    monkeypatch.chdir(ROOT)
+    module = evaluate.load("metrics/paraphrase_quality")
+    text = module.inputs_description
+    test = doctest.DocTestParser().get_doctest(text, {"evaluate": evaluate}, "paraphrase_quality", None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 4

@@ -1,0 +1,101 @@
+"""Triplet building: determinism, caps, ParaAMR positives, record readers and their errors."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from paraamr.errors import InputError
+from paraamr.quality.data import HELDOUT, TRAINING_SENTENCES, heldout
+from paraamr.quality.triplets import build_triplets, read_paraphrases, read_sentences
+from paraamr.records import normalize
+
+SENTENCES = [
+    "John ate 5 apples in the park yesterday.",
+    "The dog chased the cat.",
+    "Mary gave John three books on Monday.",
+    "The river is 40 miles long and very cold.",
+]
+
+
+@pytest.fixture(scope="module")
+def triplets():
+    return build_triplets(SENTENCES, seed=3, max_triplets=60)
+
+
+def test_triplets_are_deterministic_and_seeded(triplets):
+    assert triplets == build_triplets(SENTENCES, seed=3, max_triplets=60)
+    assert triplets != build_triplets(SENTENCES, seed=4, max_triplets=60)
+
+
+def test_triplets_are_well_formed(triplets):
+    assert 0 < len(triplets) <= 60
+    assert len(set(triplets)) == len(triplets)
+    for t in triplets:
+        assert t.anchor in SENTENCES
+        assert normalize(t.negative) not in (normalize(t.anchor), normalize(t.positive))
+    ops = {t.negative_op for t in triplets}
+    assert {"number", "negation", "role_swap", "unit", "deletion"} <= ops
+
+
+def test_more_rounds_give_more_triplets_until_the_cap():
+    one = build_triplets(SENTENCES, seed=0, rounds=1)
+    many = build_triplets(SENTENCES, seed=0, rounds=6)
+    assert len(many) > len(one)
+    assert len(build_triplets(SENTENCES, seed=0, max_triplets=7)) == 7
+
+
+def test_blank_and_repeated_sentences_are_skipped():
+    ts = build_triplets(["", "  ", "The dog chased the cat.", "The dog chased the cat."], seed=0, rounds=1)
+    assert {t.anchor for t in ts} == {"The dog chased the cat."}
+
+
+def test_paraamr_paraphrases_become_positives():
+    paras = {"The dog chased the cat.": ["The cat was pursued by the dog."]}
+    ts = build_triplets(["The dog chased the cat."], seed=0, rounds=3, paraphrases=paras)
+    assert any(t.positive_op == "paraamr" and t.positive == "The cat was pursued by the dog." for t in ts)
+
+
+def test_read_paraphrases_from_jsonl_and_dataset_folder(tmp_path):
+    row = {"id": "x", "text": "He left.", "paraphrases": [{"para_text": "He departed."}, {"para_text": ""}]}
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(row) + "\n\n" + json.dumps({"text": "Alone.", "paraphrases": []}) + "\n")
+    assert read_paraphrases(path) == {"He left.": ["He departed."]}
+    folder = tmp_path / "ds"
+    (folder / "data" / "default").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([row]), folder / "data" / "default" / "train-00000.parquet")
+    assert read_paraphrases(folder) == {"He left.": ["He departed."]}
+
+
+def test_read_errors_name_the_place(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok", "paraphrases": []}\n{not json\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:2: not JSON"):
+        read_paraphrases(bad)
+    bad.write_text('{"paraphrases": []}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:1: a record needs a string 'text'"):
+        read_paraphrases(bad)
+    with pytest.raises(InputError, match="no data/default"):
+        read_paraphrases(tmp_path)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"caf\xe9\n")
+    with pytest.raises(InputError, match=r"latin\.txt: not UTF-8"):
+        list(read_sentences(latin))
+
+
+def test_heldout_set_is_large_balanced_and_disjoint_from_training():
+    rows = heldout()
+    assert len(rows) >= 200
+    assert {r["label"] for r in rows} == {0, 1}
+    assert abs(sum(r["label"] for r in rows) - len(rows) / 2) <= len(rows) * 0.1
+    kinds = {r["kind"] for r in rows if r["label"] == 0}
+    assert {"number", "entity", "negation", "antonym", "deletion", "role", "unit"} <= kinds
+    assert sum(r["kind"] == "syntax" for r in rows if r["label"] == 1) >= 50
+    assert len({(r["text"], r["para_text"]) for r in rows}) == len(rows)
+    training = {normalize(s) for s in read_sentences(TRAINING_SENTENCES)}
+    assert len(training) >= 250
+    held = {normalize(r[f]) for r in rows for f in ("text", "para_text")}
+    assert not training & held, f"{HELDOUT} shares sentences with {TRAINING_SENTENCES}"
