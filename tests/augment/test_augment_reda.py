@@ -166,3 +166,20 @@ def test_wordnet_synonyms_drive_sr_and_ri():
     assert "cost" in synonyms("price") and "price" not in synonyms("price")
     assert "dog" not in synonyms("dogs") and all("_" not in s for s in synonyms("dog"))
     assert synonyms("buy", "v", first_sense=True, attested=True) == ("purchase",)
+
+
+def test_forked_children_reopen_wordnet_files():
+    # nltk keeps WordNet's data files open; a forked child (datasets.map workers) sharing them
+    # would share their file offsets with the parent and race. The child must start without them.
+    import os
+
+    from paraamr.augment.synonyms import _wordnet
+
+    assert synonyms("purchase")
+    assert _wordnet()._data_file_map  # the parent has files open
+    pid = os.fork()
+    if pid == 0:
+        ok = not _wordnet()._data_file_map and "receive" in synonyms("obtain")
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -100,6 +100,34 @@ def test_results_do_not_depend_on_num_proc():
     assert rows(one.dataset) == rows(two.dataset)
 
 
+def test_wordnet_results_do_not_depend_on_num_proc():
+    # forked workers must not share nltk's open WordNet files (their offsets would race); the
+    # two-process run goes first so that its workers look the words up, not a warm cache
+    words = [
+        "elderly",
+        "sailor",
+        "purchased",
+        "tiny",
+        "cottage",
+        "beside",
+        "calm",
+        "pond",
+        "with",
+        "crimson",
+        "shutters",
+        "and",
+        "glowing",
+        "lantern",
+        "tonight",
+    ]
+    texts = [" ".join(words[i:] + words[:i]) for i in range(len(words))] * 2
+    data = Dataset.from_dict({"text": texts})
+    two = augment(data, method="reda", n=3, seed=2, batch_size=4, num_proc=2)
+    one = augment(data, method="reda", n=3, seed=2, batch_size=4)
+    assert rows(one.dataset) == rows(two.dataset)
+    assert len(one.dataset) == 30 + 15 * 3  # the second copy of each text repeats the first's outputs
+
+
 def test_single_column_with_wordnet():
     data = Dataset.from_dict(
         {"sentence": ["The old man bought a small house near the quiet lake ."], "label": [3]}

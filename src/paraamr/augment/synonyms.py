@@ -26,8 +26,9 @@ as ``price``.
 
 from __future__ import annotations
 
+import os
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 _AFFIXES = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
 
@@ -51,6 +52,17 @@ def match_case(word: str, model: str) -> str:
     return word
 
 
+@cache
+def _wordnet():
+    """nltk's WordNet reader, made fork-safe: a forked child (``datasets.map(num_proc=...)``)
+    drops the parent's open data files, whose shared file offsets would race between processes."""
+    from paraamr.wordnet import wordnet
+
+    wn = wordnet()
+    os.register_at_fork(after_in_child=wn._data_file_map.clear)
+    return wn
+
+
 @lru_cache(maxsize=1 << 16)
 def synonyms(
     word: str, pos: str | None = None, *, first_sense: bool = False, attested: bool = False
@@ -64,9 +76,7 @@ def synonyms(
     setup command when it is not installed. Example (needs WordNet): ``synonyms("price")`` gives
     ``('cost', 'terms', 'damage', 'toll')``.
     """
-    from paraamr.wordnet import wordnet
-
-    wn = wordnet()
+    wn = _wordnet()
     lower = word.lower()
     if not lower[:1].isalnum():
         return ()
