@@ -208,3 +208,22 @@ def test_release_table_matches_amrlib_naming():
         "model_generate_t5wtense-v0_1_0/model_generate_t5wtense-v0_1_0.tar.gz"
     )
     assert {m.kind for m in registry.AMRLIB_MODELS.values()} == {"parser", "generator"}
+
+
+def test_hub_id_resolves_from_the_hub_cache_offline(tmp_path, tiny_models, monkeypatch):
+    """A Hub id already in huggingface_hub's cache (its documented layout) resolves offline."""
+    import shutil
+
+    import huggingface_hub.constants
+
+    snapshot = tmp_path / "models--someone--tiny-lm" / "snapshots" / "0123abcd"
+    shutil.copytree(tiny_models["lm"], snapshot)
+    (tmp_path / "models--someone--tiny-lm" / "refs").mkdir()
+    (tmp_path / "models--someone--tiny-lm" / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert registry.resolve("someone/tiny-lm", "lm") == snapshot
+    from paraamr.builder.models.lm import PerplexityScorer
+
+    [value] = PerplexityScorer("someone/tiny-lm").perplexity(["the boy"])
+    assert value > 1
