@@ -87,6 +87,7 @@ class REDA:
         self.draws = draws
         self.seed = seed
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._last: tuple[tuple[str, ...], list[int]] = ((), [])
 
     def token_synonyms(self, token: str) -> tuple[str, ...]:
         """Replacements of ``token`` for SR: its word's synonyms, cased and with its punctuation."""
@@ -102,7 +103,11 @@ class REDA:
         return found
 
     def _replaceable(self, tokens: Tokens) -> list[int]:
-        return [i for i, token in enumerate(tokens) if self.token_synonyms(token)]
+        """Positions of ``tokens`` that have synonyms (the last answer is kept: draws repeat it)."""
+        key = tuple(tokens)
+        if self._last[0] != key:
+            self._last = (key, [i for i, token in enumerate(tokens) if self.token_synonyms(token)])
+        return self._last[1]
 
     # The operators: each returns a new token list, or None when it cannot act on ``tokens``.
     def replace(self, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
