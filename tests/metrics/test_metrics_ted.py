@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -82,13 +83,16 @@ def test_repeated_trees_are_read_once(monkeypatch):
 @pytest.mark.parametrize(
     ("bad", "message"),
     [("(ROOT (S (NP x))", "pair 1 prediction: malformed tree: 1 unclosed"),
-     ("(ROOT (S x)))", "pair 1 prediction: malformed tree: text after the end"),
-     ("ROOT x", "pair 1 prediction: malformed tree: 'ROOT' outside brackets"),
+     ("(ROOT (S x)))", "pair 1 prediction: malformed tree: unbalanced ')'"),
+     ("(ROOT (S x)) (ROOT (S y))", "pair 1 prediction: malformed tree: text after the end"),
+     ("(ROOT (S x)) y", "pair 1 prediction: malformed tree: text after the end"),
+     ("x (ROOT (S x))", "pair 1 prediction: malformed tree: 'x' outside brackets"),
+     ("ROOT x", "pair 1 prediction: malformed tree: no bracket"),
      ("", "pair 1 prediction: malformed tree: no bracket")],
 )
 def test_malformed_tree_names_the_pair(bad, message):
     good = corenlp_trees()[0]
-    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         ted.distances([good, bad], [good, good])
 
 

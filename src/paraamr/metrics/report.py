@@ -29,7 +29,7 @@ from paraamr.errors import InputError
 from paraamr.metrics import format_signature, mean
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.similarity import semantic_similarity
-from paraamr.metrics.ted import distances, signature_fields
+from paraamr.metrics.ted import distance_table, signature_fields
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
@@ -123,8 +123,9 @@ def evaluate_pairs(
         scores["semantic_similarity"] += sim
         scores["bleu_diversity"] += bleu
         scores["jaccard_diversity"] += jaccard
-        scores["ted3"] += distances(tree_preds, tree_refs, height=3)
-        scores["tedf"] += distances(tree_preds, tree_refs)
+        ted3, tedf = distance_table(tree_preds, tree_refs, heights=(3, None))
+        scores["ted3"] += ted3
+        scores["tedf"] += tedf
         if progress is not None:
             progress(len(chunk))
     signatures["ted"] = format_signature(

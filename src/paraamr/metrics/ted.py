@@ -23,6 +23,8 @@ library AESOP calls; same values, far slower) with a warning.
 (['S', 'ROOT', 'NP', 'VP', '.'], [-1, 0, 1, 1, 1])
 >>> distances([a], [b], height=3), distances([a], [b])
 ([1], [2])
+>>> distance_table([a, a], [b, b])
+[[1, 1], [2, 2]]
 >>> distances([a], [b], height=3, convention="plain"), distances([a], [b], normalize=True)
 ([1], [0.2222222222222222])
 """
@@ -50,16 +52,20 @@ def prepare(tree: Tree, *, height: int | None = None, convention: str = "aesop")
     labels: list[str] = ["S"] if merge else []
     parents: list[int] = [-1] if merge else []
     where: list[int] = [0] * len(tree)  # the new index of each old node (or of the node it merged into)
-    for i, (label, parent, depth) in enumerate(zip(tree.labels, tree.parents, tree.depths, strict=True)):
-        if height is not None and depth > height:
+    limit = len(tree) + 1 if height is None else height
+    root_parent = 0 if merge else -1
+    old_parents, depths = tree.parents, tree.depths
+    for i, label in enumerate(tree.labels):
+        if depths[i] > limit:
             continue
-        new_parent = where[parent] if parent >= 0 else (0 if merge else -1)
-        if merge and label in ("", "S"):
+        parent = old_parents[i]
+        new_parent = where[parent] if parent >= 0 else root_parent
+        if merge and (label == "S" or not label):
             where[i] = new_parent
-            continue
-        where[i] = len(labels)
-        labels.append(label)
-        parents.append(new_parent)
+        else:
+            where[i] = len(labels)
+            labels.append(label)
+            parents.append(new_parent)
     return labels, parents
 
 
@@ -110,6 +116,66 @@ def backend(name: str = "auto") -> tuple[str, Callable[[Prepared, Prepared], int
     return f"zss:{zss_version}", _zss_distance
 
 
+def distance_table(
+    predictions: Sequence[str | Tree],
+    references: Sequence[str | Tree],
+    *,
+    heights: Sequence[int | None] = (3, None),
+    convention: str = "aesop",
+    normalize: bool = False,
+    backend_name: str = "auto",
+) -> list[list[int] | list[float]]:
+    """For each height of ``heights`` (3: TED-3, None: TED-F), the distance of each pair of trees
+    (bracket strings or :class:`Tree`).
+
+    Each distinct tree is read once and prepared once per height; equal prepared pairs (frequent
+    at height 3) are computed once. A malformed tree raises ValueError naming the pair.
+    """
+    from paraamr.metrics import check_pairs
+
+    check_pairs(predictions, references)
+    _, distance = backend(backend_name)
+    read: dict[object, Tree] = {}
+
+    def get(tree: str | Tree, where: str) -> Tree:
+        found = read.get(tree)
+        if found is None:
+            found = read[tree] = tree if isinstance(tree, Tree) else read_tree(tree, where=where)
+        return found
+
+    pairs = [
+        (get(ref, f"pair {i} reference"), get(pred, f"pair {i} prediction"))
+        for i, (pred, ref) in enumerate(zip(predictions, references, strict=True))
+    ]
+    table: list = []
+    for height in heights:
+        forms: list[Prepared] = []  # distinct prepared trees
+        by_form: dict[tuple, int] = {}
+        by_tree: dict[int, int] = {}  # id(tree) -> index in forms
+        keys = []
+        for pair in pairs:
+            key = []
+            for tree in pair:
+                index = by_tree.get(id(tree))
+                if index is None:
+                    labels, parents = prepare(tree, height=height, convention=convention)
+                    index = by_form.setdefault((tuple(labels), tuple(parents)), len(forms))
+                    if index == len(forms):
+                        forms.append((labels, parents))
+                    by_tree[id(tree)] = index
+                key.append(index)
+            keys.append(tuple(key))
+        memo: dict[tuple, int] = {}
+        row: list = []
+        for key in keys:
+            d = memo.get(key)
+            if d is None:
+                d = memo[key] = distance(forms[key[0]], forms[key[1]])
+            row.append(d / max(len(forms[key[0]][0]), len(forms[key[1]][0])) if normalize else d)
+        table.append(row)
+    return table
+
+
 def distances(
     predictions: Sequence[str | Tree],
     references: Sequence[str | Tree],
@@ -119,31 +185,12 @@ def distances(
     normalize: bool = False,
     backend_name: str = "auto",
 ) -> list[int] | list[float]:
-    """The tree edit distance of each pair of trees (bracket strings or :class:`Tree`).
-
-    ``height=3`` gives TED-3, ``None`` TED-F. A malformed tree raises ValueError naming the pair.
-    Trees are read and prepared once per distinct string.
-    """
-    from paraamr.metrics import check_pairs
-
-    check_pairs(predictions, references)
-    _, distance = backend(backend_name)
-    cache: dict[object, Prepared] = {}
-
-    def get(tree: str | Tree, where: str) -> Prepared:
-        found = cache.get(tree)
-        if found is None:
-            parsed = tree if isinstance(tree, Tree) else read_tree(tree, where=where)
-            found = cache[tree] = prepare(parsed, height=height, convention=convention)
-        return found
-
-    out: list = []
-    for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
-        a = get(ref, f"pair {i} reference")
-        b = get(pred, f"pair {i} prediction")
-        d = distance(a, b)
-        out.append(d / max(len(a[0]), len(b[0])) if normalize else d)
-    return out
+    """The tree edit distance of each pair at one height (3: TED-3, None: TED-F); see
+    :func:`distance_table`."""
+    return distance_table(
+        predictions, references, heights=(height,), convention=convention, normalize=normalize,
+        backend_name=backend_name,
+    )[0]
 
 
 def signature_fields(*, convention: str, normalize: bool, backend_name: str = "auto") -> dict[str, str]:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+#: A bracket with its label (possibly empty, after optional spaces), or a closing bracket; words
+#: between them are skipped by the scan and checked for only outside the tree.
+_BRACKET = re.compile(r"\(\s*([^\s()]*)|(\))")
 
 
 @dataclass(frozen=True)
@@ -50,36 +52,29 @@ def read_tree(text: str, *, where: str = "tree") -> Tree:
     """The :class:`Tree` of the PTB bracket string ``text``; ValueError naming ``where`` if malformed."""
     if not isinstance(text, str):
         raise ValueError(f"{where}: a tree must be a bracket string, got {type(text).__name__}")
-    tokens = _TOKEN.findall(text)
     labels: list[str] = []
     parents: list[int] = []
     depths: list[int] = []
     stack: list[int] = []
-    closed = False
-    i, n = 0, len(tokens)
-    while i < n:
-        token = tokens[i]
-        if closed:
-            raise ValueError(f"{where}: malformed tree: text after the end of the tree in {_short(text)}")
-        if token == "(":
-            label = ""
-            if i + 1 < n and tokens[i + 1] not in ("(", ")"):
-                label = tokens[i + 1]
-                i += 1
-            parents.append(stack[-1] if stack else -1)
-            labels.append(label)
-            depths.append(len(stack) + 1)
-            stack.append(len(labels) - 1)
-        elif token == ")":
+    for label, close in _BRACKET.findall(text):
+        if close:
             if not stack:
                 raise ValueError(f"{where}: malformed tree: unbalanced ')' in {_short(text)}")
             stack.pop()
-            closed = not stack
-        elif not stack:
-            raise ValueError(f"{where}: malformed tree: {token!r} outside brackets in {_short(text)}")
-        i += 1
+            continue
+        if not stack and labels:
+            raise ValueError(f"{where}: malformed tree: text after the end of the tree in {_short(text)}")
+        parents.append(stack[-1] if stack else -1)
+        depths.append(len(stack) + 1)
+        stack.append(len(labels))
+        labels.append(label)
     if stack:
         raise ValueError(f"{where}: malformed tree: {len(stack)} unclosed bracket(s) in {_short(text)}")
     if not labels:
         raise ValueError(f"{where}: malformed tree: no bracket in {_short(text)}")
+    body = text.strip()
+    if not body.startswith("("):
+        raise ValueError(f"{where}: malformed tree: {body.split()[0]!r} outside brackets in {_short(text)}")
+    if not body.endswith(")"):
+        raise ValueError(f"{where}: malformed tree: text after the end of the tree in {_short(text)}")
     return Tree(tuple(labels), tuple(parents), tuple(depths))

@@ -5,7 +5,7 @@ import evaluate
 
 from paraamr.metrics import PARAAMR_CITATION, format_signature, mean
 from paraamr.metrics.parsers import get_parser
-from paraamr.metrics.ted import distances, signature_fields
+from paraamr.metrics.ted import distance_table, signature_fields
 
 _CITATION = PARAAMR_CITATION + """\
 @inproceedings{sun-etal-2021-aesop,
@@ -93,8 +93,7 @@ class TedDiversity(evaluate.Metric):
             predictions, references = parsed[: len(predictions)], parsed[len(predictions):]
             parser_signature = tree_parser.signature
         options = {"convention": convention, "normalize": normalize}
-        ted3 = distances(predictions, references, height=3, **options)
-        tedf = distances(predictions, references, **options)
+        ted3, tedf = distance_table(predictions, references, heights=(3, None), **options)
         return {
             "ted3": mean(ted3),
             "tedf": mean(tedf),
