@@ -31,10 +31,14 @@ def test_tense_tags_counted(tiny_models):
     items = realizer.realize_items([WITH_SNT, tiny.PAPER_AMR, WITH_SNT])
     assert [r.tagged for r in items] == [True, False, True]
     assert realizer.stats == {"tagged": 2, "untagged": 1, "clipped": 0, "failed": 0}
-    # the tagged input is what amrlib's tagger makes of it (Penn tags appended to concepts)
+    # spaCy ran once for the two graphs of the same sentence ...
+    assert realizer._annotate.cache_info().hits == 1
+    # ... and the tagged input is exactly what amrlib's own tagger makes of the graph
     from amrlib.models.generate_xfm.model_input_helper import ModelInputHelper
 
-    assert "~VBP" in ModelInputHelper(WITH_SNT).get_tagged_oneline()
+    ours = realizer._input(WITH_SNT)
+    assert ours == (ModelInputHelper(WITH_SNT).get_tagged_oneline(), True)
+    assert "know~VBP" in ours[0]
 
 
 def test_use_tense_off_or_no_spacy_model_means_untagged(tiny_models, monkeypatch, caplog):

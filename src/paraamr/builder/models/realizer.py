@@ -20,6 +20,7 @@ count: ``stats`` holds ``tagged``, ``untagged``, ``clipped`` (graphs longer than
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -105,6 +106,17 @@ class Realizer:
         )
         self.inference.model.to(self.dtype)
         self.stats = {"tagged": 0, "untagged": 0, "clipped": 0, "failed": 0}
+        self._annotate = functools.lru_cache(maxsize=4096)(self._annotation)
+
+    def _annotation(self, snt: str) -> dict[str, str]:
+        """amrlib's spaCy annotation of sentence ``snt`` (tokens, lemmas, POS and NER tags as JSON):
+        what ``ModelInputHelper`` would compute, made once per sentence (variants share it)."""
+        import penman
+        from amrlib.graph_processing import annotator
+
+        annotator.load_spacy(self.spacy_model)  # once per process (amrlib keeps it global)
+        meta = annotator.annotate_penman(penman.Graph(metadata={"snt": snt})).metadata
+        return {k: v for k, v in meta.items() if k not in ("id", "snt")}
 
     def _input(self, graph: Any) -> tuple[str, bool] | Failure:
         """The model input for ``graph`` (one-line PENMAN, tagged when possible) and whether tagged."""
@@ -122,12 +134,11 @@ class Realizer:
             decoded = penman.decode(graph, model=NoOpModel())
         except penman.DecodeError as err:
             return Failure(STAGE, f"invalid PENMAN: {str(err).splitlines()[0]}")
-        if self.use_tense and decoded.metadata.get("snt", "").strip():
-            from amrlib.graph_processing import annotator
-
+        snt = decoded.metadata.get("snt", "").strip()
+        if self.use_tense and snt:
             try:
-                annotator.load_spacy(self.spacy_model)  # once per process (amrlib keeps it global)
-                return ModelInputHelper(graph).get_tagged_oneline(), True
+                decoded.metadata.update(self._annotate(snt))  # so amrlib skips its own spaCy pass
+                return ModelInputHelper(penman.encode(decoded, model=NoOpModel())).get_tagged_oneline(), True
             except Exception as err:
                 logger.info("tense tagging failed (%s: %s); realizing untagged", type(err).__name__, err)
         return ModelInputHelper.gstring_to_oneline(graph), False
