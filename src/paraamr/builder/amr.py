@@ -72,6 +72,17 @@ class Variant:
     penman: str
 
 
+class _Pads(dict):
+    """``_PADS[n]``: a line break and ``n`` spaces."""
+
+    def __missing__(self, width: int) -> str:
+        pad = self[width] = "\n" + " " * width
+        return pad
+
+
+_PADS = _Pads()
+
+
 @lru_cache(maxsize=4096)
 def _inverse(role: str) -> str:
     """``role`` written from its target: ``:ARG1`` -> ``:ARG1-of``, ``:ARG0-of`` -> ``:ARG0``."""
@@ -195,7 +206,7 @@ class _Index:
     child)``; edges between variables are stored at both ends, attributes at their source only.
     Surface alignments stay where they were written (``:ARG0~e.3``, ``dog~e.4``), except on a
     variable's reference. :meth:`render` reuses the text of a subtree off the reversed path
-    across foci (see :meth:`_closed`), which the tests check changes no output.
+    across foci (see :meth:`_crossings`), which the tests check changes no output.
     """
 
     __slots__ = (
@@ -205,9 +216,9 @@ class _Index:
         "below",
         "closed",
         "concepts",
-        "ends",
         "header",
         "opening",
+        "outer",
         "parent",
         "targets",
         "top",
@@ -266,9 +277,10 @@ class _Index:
         self.parent = parent
         self.adjacency = adjacency
         self.targets = targets  # variables with an incoming edge in the de-inverted graph
-        self.closed = self._closed(reentrancies)
-        self.ends = frozenset(itertools.chain.from_iterable(reentrancies))
-        self.below = self._below(set(concepts).difference(self.closed))
+        self.outer = self._crossings(reentrancies)
+        # leaves are as quick to write as to look up: reuse the text of inner nodes only
+        self.closed = set(parent.values()).difference(self.outer)
+        self.below = self._below(set(self.outer).intersection(parent.values()))
         self.opening = {v: f"({v}" if c is None else f"({v} / {c}" for v, c in concepts.items()}
         self.header = (
             "".join(
@@ -281,22 +293,27 @@ class _Index:
         self._own: dict[bool, tuple[dict, dict, dict]] = {}
         self._cache: dict[tuple[bool, bool], dict[str, str]] = {}
 
-    def _closed(self, reentrancies: list[tuple[str, str]]) -> set[str]:
-        """Nodes whose subtree no re-entrancy enters or leaves: laid out the same from any focus
-        outside it, so its text is written once per index and reused."""
+    def _crossings(self, reentrancies: list[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+        """The nodes whose subtree a re-entrancy enters or leaves, each with the outer ends of
+        those that a node inside writes: whether these are written already is all that the
+        subtree's text depends on (seen from a focus outside it). The other nodes are closed:
+        their subtree is laid out the same from any focus outside it."""
         parent = self.parent
         depth = {self.top: 0}
         for var in self.concepts:  # parents come before their children
             if var in parent:
                 depth[var] = depth[parent[var]] + 1
-        crossed = set()
-        for a, b in reentrancies:  # the nodes between each end and their common ancestor
+        outer: dict[str, set[str]] = {}
+        for holder, target in reentrancies:  # the nodes between each end and their common ancestor
+            a, b = holder, target
             while a != b:
-                if depth[a] < depth[b]:
-                    a, b = b, a
-                crossed.add(a)
-                a = parent[a]
-        return set(self.concepts).difference(crossed)
+                if depth[a] >= depth[b]:
+                    outer.setdefault(a, set()).add(target)
+                    a = parent[a]
+                else:
+                    outer.setdefault(b, set())
+                    b = parent[b]
+        return {v: tuple(sorted(ends)) for v, ends in outer.items()}
 
     def _below(self, nodes: set[str]) -> dict[str, frozenset[str]]:
         """The nodes of the subtree of each of ``nodes``, itself excluded (source layout)."""
@@ -379,7 +396,7 @@ class _Index:
                     break
                 node, child = parent[node], node
         opening, concepts = self.opening, self.concepts
-        closed, ends, below = self.closed, self.ends, self.below
+        closed, outer, below = self.closed, self.outer, self.below
         cache = self._cache.setdefault((mod_as_domain, oneline), {})
         visited = {focus}
         order = [focus]  # visited, in the order of definition
@@ -391,7 +408,7 @@ class _Index:
             start, defined = len(parts), len(order)
             append(opening[var])
             inner = column + len(var) + 2
-            joiner = " " if oneline else "\n" + " " * inner
+            joiner = " " if oneline else _PADS[inner]
             separator = " " if concepts[var] is None else joiner  # penman: "(a :ARG0 ..." on one line
             for reference, definition, other, width in entries[var]:
                 append(separator)
@@ -403,26 +420,27 @@ class _Index:
                 order.append(other)
                 append(definition)
                 # off the path, a subtree is written as from the old top: its text depends on
-                # nothing else when no re-entrancy crosses it, else on the ends already written
+                # nothing else when no re-entrancy crosses it, else on its outer ends written yet
                 reuse = None
                 if other not in path:
                     if other in closed:
                         reuse = other
-                    elif visited.isdisjoint(below[other]):
-                        reuse = other, frozenset(visited & ends)
+                    elif other in below and visited.isdisjoint(below[other]):
+                        reuse = other, tuple(map(visited.__contains__, outer[other]))
                 if reuse is not None and (reused := cache.get(reuse)) is not None:
                     text, inside = reused
-                    append(text if oneline else text.replace("\n", "\n" + " " * (inner + width)))
-                    visited.update(inside)
-                    order.extend(inside)
+                    append(text if oneline else text.replace("\n", _PADS[inner + width]))
+                    if inside:
+                        visited.update(inside)
+                        order.extend(inside)
                     continue
                 walk(other, inner + width, reuse)
             append(")")
-            inside = order[defined:]
-            if key is not None and (var in closed or below[var].issuperset(inside)):
-                text = "".join(parts[start:])
-                text = text if oneline or not column else text.replace("\n" + " " * column, "\n")
-                cache[key] = text, () if var in closed else inside
+            if key is not None:
+                inside = () if var in closed else order[defined:]
+                if not inside or below[var].issuperset(inside):  # nothing pulled from outside
+                    text = "".join(parts[start:])
+                    cache[key] = text if oneline or not column else text.replace(_PADS[column], "\n"), inside
 
         try:
             walk(focus, 0, None)
