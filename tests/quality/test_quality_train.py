@@ -95,7 +95,7 @@ def test_score_command_names_the_bad_line(tmp_path):
 
     src = tmp_path / "pairs.jsonl"
     src.write_text('{"text": "a", "para_text": "b"}\n{"text": "a"}\n')
-    with pytest.raises(InputError, match=r"pairs\.jsonl:2: a row needs string 'text' and 'para_text'"):
+    with pytest.raises(InputError, match=r"pairs\.jsonl:2: a row needs string 'text' and 'para_text' field"):
         main(["quality", "score", "--input", str(src)])
 
 

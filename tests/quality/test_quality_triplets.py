@@ -76,7 +76,7 @@ def test_read_errors_name_the_place(tmp_path):
     with pytest.raises(InputError, match=r"bad\.jsonl:2: not JSON"):
         read_paraphrases(bad)
     bad.write_text('{"paraphrases": []}\n')
-    with pytest.raises(InputError, match=r"bad\.jsonl:1: a record needs a string 'text'"):
+    with pytest.raises(InputError, match=r"bad\.jsonl:1: a row needs string 'text' field"):
         read_paraphrases(bad)
     with pytest.raises(InputError, match="no data/default"):
         read_paraphrases(tmp_path)

@@ -92,26 +92,14 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
-    from paraamr.errors import InputError
     from paraamr.quality import QualityScorer
     from paraamr.quality.evaluation import classify, separation
+    from paraamr.quality.triplets import json_lines
 
     stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
     name = "<stdin>" if args.input == "-" else args.input
-    rows = []
     with stream:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise InputError(f"{name}:{number}: not JSON ({err.msg})") from err
-            if not isinstance(row, dict) or not all(
-                isinstance(row.get(k), str) for k in ("text", "para_text")
-            ):
-                raise InputError(f"{name}:{number}: a row needs string 'text' and 'para_text' fields")
-            rows.append(row)
+        rows = list(json_lines(stream, name, ("text", "para_text")))
     scorer = QualityScorer(args.model, batch_size=args.batch_size)
     scores = scorer.score([r["text"] for r in rows], [r["para_text"] for r in rows])
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115

@@ -101,6 +101,16 @@ def _article_fix(doc, index: int, new_word: str) -> dict[int, str]:
     return {}
 
 
+def _replace_word(doc, candidates: list, rng: random.Random, text: str, *, meaning: bool) -> str | None:
+    """Replace one ``(token, [forms])`` candidate by one of its forms, cased like it, article fixed."""
+    if not candidates:
+        return None
+    tok, forms = rng.choice(candidates)
+    new = rng.choice(forms)
+    replace = {tok.i: match_case(new, tok.text), **_article_fix(doc, tok.i, new)}
+    return _changed(_render(doc, replace), text, meaning=meaning)
+
+
 def _changed(new: str | None, text: str, *, meaning: bool) -> str | None:
     """``new`` if it differs from ``text`` (after :func:`normalize` when ``meaning`` must change)."""
     if not new:
@@ -160,12 +170,7 @@ def synonym(text: str, rng: random.Random) -> str | None:
             continue
         if forms:
             candidates.append((tok, forms))
-    if not candidates:
-        return None
-    tok, forms = rng.choice(candidates)
-    new = rng.choice(forms)
-    replace = {tok.i: match_case(new, tok.text), **_article_fix(doc, tok.i, new)}
-    return _changed(_render(doc, replace), text, meaning=False)
+    return _replace_word(doc, candidates, rng, text, meaning=False)
 
 
 # (expanded, contracted, direction): "both", or "contract" only where the expansion is ambiguous
@@ -478,12 +483,7 @@ def noun_swap(text: str, rng: random.Random) -> str | None:
         forms = [f for f in forms if f not in present]
         if forms:
             candidates.append((tok, forms))
-    if not candidates:
-        return None
-    tok, forms = rng.choice(candidates)
-    new = rng.choice(forms)
-    replace = {tok.i: match_case(new, tok.text), **_article_fix(doc, tok.i, new)}
-    return _changed(_render(doc, replace), text, meaning=True)
+    return _replace_word(doc, candidates, rng, text, meaning=True)
 
 
 _NT = re.compile(
@@ -574,12 +574,8 @@ def antonym(text: str, rng: random.Random) -> str | None:
         found = antonyms(lemma, pos)
         new = _inflect_like(tok, found[0]) if found else None
         if new:
-            candidates.append((tok, new))
-    if not candidates:
-        return None
-    tok, new = rng.choice(candidates)
-    replace = {tok.i: match_case(new, tok.text), **_article_fix(doc, tok.i, new)}
-    return _changed(_render(doc, replace), text, meaning=True)
+            candidates.append((tok, [new]))
+    return _replace_word(doc, candidates, rng, text, meaning=True)
 
 
 _DELETABLE = {"amod", "advmod", "prep", "npadvmod", "advcl", "relcl", "acl", "nummod", "compound", "appos"}

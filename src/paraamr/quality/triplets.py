@@ -141,18 +141,31 @@ def read_paraphrases(path: str | Path) -> dict[str, list[str]]:
     return table
 
 
+def json_lines(stream: Iterable[str], name: str, fields: Sequence[str] = ("text",)) -> Iterator[dict]:
+    """JSON objects of the non-blank lines of ``stream``; a line that is not an object with string
+    ``fields`` raises :class:`InputError` naming ``name`` and the line.
+
+    >>> list(json_lines(['{"text": "a"}', "", '{"text": 1}'], "in.jsonl"))
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: in.jsonl:3: a row needs string 'text' field(s)
+    """
+    for number, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{name}:{number}: not JSON ({err.msg})") from err
+        if not isinstance(row, dict) or not all(isinstance(row.get(f), str) for f in fields):
+            wanted = " and ".join(map(repr, fields))
+            raise InputError(f"{name}:{number}: a row needs string {wanted} field(s)")
+        yield row
+
+
 def _json_lines(path: Path) -> Iterator[dict]:
     with path.open(encoding="utf-8") as stream:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise InputError(f"{path}:{number}: not JSON ({err.msg})") from err
-            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise InputError(f"{path}:{number}: a record needs a string 'text' field")
-            yield row
+        yield from json_lines(stream, str(path))
 
 
 def write_triplets(triplets: Iterable[Triplet], path: str | Path) -> None:
