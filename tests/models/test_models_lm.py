@@ -119,3 +119,11 @@ def test_smollm2_prefers_fluent_text():
     for f, s in zip(values[:2], values[2:], strict=True):
         assert f > 1 and 3 * f < s, values  # measured: 66 vs 4779, 455 vs 2256
     assert abs(values[0] - _reference(scorer, fluent[0])) <= 1e-4 * values[0]
+
+
+def test_head_in_chunks_gives_the_same_values(scorer, monkeypatch):
+    texts = _texts(8, seed=2)
+    whole = scorer.perplexity(texts)
+    monkeypatch.setattr("paraamr.builder.models.lm._HEAD_CHUNK", 7)  # many chunks per batch
+    chunked = scorer.perplexity(texts)
+    assert all(abs(a - b) <= 1e-5 * b for a, b in zip(chunked, whole, strict=True))

@@ -37,6 +37,7 @@ from paraamr.failures import Failure
 __all__ = ["PerplexityScorer", "load_causal_lm"]
 
 STAGE = "perplexity"
+_HEAD_CHUNK = 1024
 
 
 def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
@@ -180,9 +181,11 @@ class PerplexityScorer:
         with torch.inference_mode():
             hidden = self.body(input_ids=input_ids, attention_mask=mask).last_hidden_state
             scored = mask[:, 1:].bool()  # position t predicts token t+1
-            logits = self.head(hidden[:, :-1][scored]).float()
-            targets = input_ids[:, 1:][scored]
-            nll = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+            states, targets = hidden[:, :-1][scored], input_ids[:, 1:][scored]
+            nll = torch.cat([  # the head in chunks: vocab-wide logits for 1,024 positions at a time
+                torch.nn.functional.cross_entropy(self.head(h).float(), t, reduction="none")
+                for h, t in zip(states.split(_HEAD_CHUNK), targets.split(_HEAD_CHUNK), strict=True)
+            ])
             rows = torch.arange(len(batch), device=self.device).unsqueeze(1).expand_as(scored)[scored]
             total = torch.zeros(len(batch), device=self.device).index_add_(0, rows, nll)
             mean = total / scored.sum(1)
