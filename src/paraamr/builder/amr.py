@@ -555,18 +555,7 @@ def variants(
     >>> [v.concept for v in variants("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")]
     ['boy', 'go']
     """
-    return _variants(_index(graph, where), foci, seed, exclude, heuristic, oneline, mod_as_domain)
-
-
-def _variants(
-    index: _Index,
-    foci: str | int = "all",
-    seed: int = 0,
-    exclude: Collection[str] = DEFAULT_EXCLUDED,
-    heuristic: bool = False,
-    oneline: bool = False,
-    mod_as_domain: bool = False,
-) -> list[Variant]:
+    index = _index(graph, where)
     return [
         Variant(v, index.concept(v), index.render(v, oneline=oneline, mod_as_domain=mod_as_domain))
         for v in _candidates(index, foci, seed, exclude, heuristic)
@@ -576,7 +565,8 @@ def _variants(
 def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] | Failure]:
     """:func:`variants` of each graph, or a ``Failure("refocus", reason)`` for a bad one.
 
-    Options are those of :func:`variants`. Reasons name the graph by position (1-based) and id.
+    Options are those of :func:`variants` but ``where``: reasons name the graph by position
+    (1-based) and id.
 
     >>> out = refocus_batch(["(a / b :ARG0 (c / d))", "(a / b", ""])
     >>> [len(x) if isinstance(x, list) else str(x) for x in out]  # doctest: +NORMALIZE_WHITESPACE
@@ -586,7 +576,7 @@ def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] 
     out: list[list[Variant] | Failure] = []
     for position, text in enumerate(texts, 1):
         try:
-            out.append(_variants(_index(text, f"graph {position}"), **options))
+            out.append(variants(text, where=f"graph {position}", **options))
         except AMRError as e:
             out.append(Failure("refocus", str(e)))
     return out
