@@ -47,3 +47,12 @@ def check_pairs(predictions: Sequence[object], references: Sequence[object]) -> 
             "predictions and references must have the same length, "
             f"got {len(predictions)} and {len(references)}"
         )
+
+
+def check_texts(predictions: Sequence[object], references: Sequence[object]) -> None:
+    """:func:`check_pairs`, and ValueError naming the pair unless every item is a string."""
+    check_pairs(predictions, references)
+    for name, texts in (("prediction", predictions), ("reference", references)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from paraamr.metrics import check_pairs, format_signature
+from paraamr.metrics import check_texts, format_signature
 
 
 @lru_cache(maxsize=16)
@@ -33,14 +33,6 @@ def _bleu(tokenize: str, lowercase: bool, smooth_method: str, smooth_value: floa
     )
 
 
-def _check_texts(predictions: Sequence[str], references: Sequence[str]) -> None:
-    check_pairs(predictions, references)
-    for name, texts in (("prediction", predictions), ("reference", references)):
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
-
-
 def bleu_diversity(
     predictions: Sequence[str],
     references: Sequence[str],
@@ -51,7 +43,7 @@ def bleu_diversity(
     smooth_value: float | None = None,
 ) -> tuple[list[float], str]:
     """Per pair ``100 - sentence BLEU(prediction, [reference])``, and sacrebleu's signature."""
-    _check_texts(predictions, references)
+    check_texts(predictions, references)
     bleu = _bleu(tokenize, lowercase, smooth_method, smooth_value)
     pairs = zip(predictions, references, strict=True)
     scores = [max(0.0, 100.0 - bleu.sentence_score(p, [r]).score) for p, r in pairs]  # no -4e-14
@@ -76,7 +68,7 @@ def jaccard_diversity(
     lowercase: bool = True,
 ) -> tuple[list[float], str]:
     """Per pair ``100 × (1 - Jaccard(token set of prediction, token set of reference))``, and a signature."""
-    _check_texts(predictions, references)
+    check_texts(predictions, references)
     split = tokenizer(tokenize, lowercase=lowercase)
     scores = []
     for p, r in zip(predictions, references, strict=True):

@@ -16,17 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from paraamr.metrics import check_pairs, format_signature
+from paraamr.metrics import check_texts, format_signature
 
 
 def semantic_similarity(
     predictions: Sequence[str], references: Sequence[str], *, embedder: Any
 ) -> tuple[list[float], str]:
     """Per pair ``100 × cos(embed(prediction), embed(reference))``, and the embedder's signature."""
-    check_pairs(predictions, references)
-    for name, texts in (("prediction", predictions), ("reference", references)):
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
+    check_texts(predictions, references)
     scores = [100.0 * c for c in embedder.similarity(list(predictions), list(references))]
     return scores, format_signature(embedder.signature, {"scale": "x100"})
