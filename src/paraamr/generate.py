@@ -212,14 +212,15 @@ def missing_models(settings: GeneratorSettings) -> dict[str, str]:
 
     messages = {}
     for kind, name in settings.models().items():
-        if kind == "quality":
-            if not Path(name).is_dir():
-                messages[kind] = f"quality model {name!r}: no such folder (train one with `paraamr quality`)"
-            continue
         try:
-            registry.resolve(name, kind)
+            if kind == "quality":
+                from paraamr.quality.scorer import resolve_model
+
+                resolve_model(name)
+            else:
+                registry.resolve(name, kind)
         except ModelNotFoundError as err:
-            messages[kind] = f"{kind} model {name!r}: {err}"
+            messages[kind] = str(err)
     return messages
 
 

@@ -160,11 +160,13 @@ def test_counts_reconcile_and_hostile_lines_are_failures(hostile, two_proc):
     assert "ctrl\x00\x07\x1b chars in the line" in texts and "Ceci n'est pas anglais. 这不是英语。" in texts
 
 
-def test_load_dataset_reads_both_configs(two_proc):
+def test_load_dataset_reads_both_configs(two_proc, tmp_path):
     from datasets import load_dataset
 
-    default = load_dataset(str(two_proc), split="train")
-    pairs = load_dataset(str(two_proc), "pairs", split="train")
+    # A fresh cache: datasets 5 served a stale cached copy of an earlier folder of the same name.
+    cache = str(tmp_path / "hf-cache")
+    default = load_dataset(str(two_proc), split="train", cache_dir=cache)
+    pairs = load_dataset(str(two_proc), "pairs", split="train", cache_dir=cache)
     records = _records(two_proc)
     assert sorted(default["id"]) == sorted(r["id"] for r in records)
     assert len(pairs) == sum(len(r["paraphrases"]) for r in records)

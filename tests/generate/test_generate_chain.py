@@ -1,0 +1,213 @@
+"""The whole chain where every stage has an effect: hand-written multi-node AMR graphs (many foci)
+through re-focusing, the tiny realizer, perplexity and the filters, thresholds set from the data
+so that each filter keeps some candidates and drops others. Expected outcomes are computed
+independently from the unfiltered run (and, for relative perplexity, from the LM directly)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from paraamr.builder.pipeline import Generator, GeneratorSettings
+from paraamr.generate import main
+
+GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
+
+
+def _blocks() -> list[str]:
+    from paraamr.builder.amr import read_graphs
+
+    return [block for _, block in read_graphs(GRAPHS.read_text().splitlines())]
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_models, tmp_path_factory):
+    """The tiny models, with the generator overfit for a few seconds on the fixture's re-rooted
+    graphs, each paired with its concepts in linearization order as the target sentence. The shared
+    tiny generator says one sentence whatever the graph (so every candidate would be a duplicate);
+    this one says something different for each focus (the real amrlib T5 code path either way)."""
+    import shutil
+
+    import torch
+    from amrlib.models.generate_xfm.model_input_helper import ModelInputHelper
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
+
+    from paraamr.builder import amr
+
+    folder = tmp_path_factory.mktemp("trained-generator") / "generator"
+    shutil.copytree(tiny_models["generator"], folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = T5ForConditionalGeneration.from_pretrained(folder)
+    pairs = []
+    for block in _blocks()[:6]:
+        for v in amr.variants(amr.decode(block), oneline=True):
+            words = [i.target.split("-")[0] for i in amr.decode(v.penman).instances()]
+            pairs.append((ModelInputHelper.gstring_to_oneline(v.penman), " ".join(words) + " ."))
+    enc = tok([a for a, _ in pairs], padding=True, return_tensors="pt")
+    labels = tok([b for _, b in pairs], padding=True, return_tensors="pt").input_ids
+    labels[labels == tok.pad_token_id] = -100
+    torch.manual_seed(0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: more threads only contend on a shared machine
+    opt = torch.optim.Adam(model.parameters(), lr=2e-2)
+    model.train()
+    for _ in range(40):
+        model(**enc, labels=labels).loss.backward()
+        opt.step()
+        opt.zero_grad()
+    torch.set_num_threads(threads)
+    model.eval()
+    model.save_pretrained(folder)
+    return {**tiny_models, "generator": folder}
+
+
+@pytest.fixture(scope="module")
+def stages(tiny):
+    """The model stages, loaded once and shared by every generator of this module."""
+    gen = Generator(_settings(tiny)).load()
+    return dict(gen._models)
+
+
+def _settings(tiny, **kw) -> GeneratorSettings:
+    return GeneratorSettings(
+        parser_model=str(tiny["parser"]),
+        generator_model=str(tiny["generator"]),
+        lm_model=str(tiny["lm"]),
+        amr_input=True,
+        window=4,
+        **kw,
+    )
+
+
+@pytest.fixture(scope="module")
+def unfiltered(tiny, stages):
+    gen = Generator(_settings(tiny, max_perplexity=None), models=stages)
+    records = list(gen.generate_from_amr(_blocks()))
+    return records, gen
+
+
+def _between(values) -> float:
+    """A threshold that splits ``values``: midway between the lowest and the highest."""
+    assert max(values) > min(values), values
+    return (min(values) + max(values)) / 2
+
+
+def _kept(records) -> list[tuple]:
+    return [(r["id"], p["focus"], p["para_text"]) for r in records for p in r["paraphrases"]]
+
+
+def test_every_stage_has_an_effect(unfiltered):
+    records, gen = unfiltered
+    assert [r["id"] for r in records] == ["g1", "g2", "g3", "g4", "g5", "g6"]
+    assert [(f["id"], f["stage"]) for f in gen.failures] == [("g-bad", "input"), ("g1", "input")]
+    assert "not valid PENMAN" in gen.failures[0]["reason"] and gen.failures[1]["reason"] == "duplicate"
+    st = gen.stats
+    assert st.inputs == 8 == st.records + sum(st.failures.values())
+    assert st.candidates >= 25  # every graph has several foci
+    assert st.paraphrases == len(_kept(records)) >= 4
+    assert st.candidates == st.paraphrases + sum(st.dropped.values())
+    for r in records:
+        assert r["amr"].startswith(f"# ::id {r['id']}")
+        for p in r["paraphrases"]:
+            assert "# ::focus " in p["amr"] and p["perplexity"] > 1 and p["para_text"].strip()
+            assert p["focus"] in r["amr"]  # the concept of the new root is in the source graph
+
+
+def test_perplexity_threshold_keeps_some_and_drops_the_rest(tiny, stages, unfiltered):
+    records, _ = unfiltered
+    ppl = [p["perplexity"] for r in records for p in r["paraphrases"]]
+    threshold = _between(ppl)
+    gen = Generator(_settings(tiny, max_perplexity=threshold), models=stages)
+    filtered = list(gen.generate_from_amr(_blocks()))
+    expected = [
+        (r["id"], p["focus"], p["para_text"])
+        for r in records
+        for p in r["paraphrases"]
+        if p["perplexity"] <= threshold
+    ]
+    assert _kept(filtered) == expected and 0 < len(expected) < len(ppl)
+    assert gen.stats.dropped["perplexity"] == len(ppl) - len(expected)
+
+
+def test_relative_perplexity_uses_the_sources_own(tiny, stages, unfiltered):
+    records, _ = unfiltered
+    sources = {r["id"]: stages["lm"].perplexity([r["text"]])[0] for r in records}
+    ratios = [p["perplexity"] / sources[r["id"]] for r in records for p in r["paraphrases"]]
+    ratio = _between(ratios)
+    gen = Generator(_settings(tiny, max_perplexity=None, max_relative_perplexity=ratio), models=stages)
+    filtered = list(gen.generate_from_amr(_blocks()))
+    expected = [
+        (r["id"], p["focus"], p["para_text"])
+        for r in records
+        for p in r["paraphrases"]
+        if p["perplexity"] <= ratio * sources[r["id"]]
+    ]
+    assert _kept(filtered) == expected and 0 < len(expected) < len(ratios)
+
+
+def test_similarity_scores_and_filters(tiny, stages, unfiltered):
+    from paraamr.builder.models.embedder import Embedder
+
+    records, _ = unfiltered
+    embedder = Embedder("all-MiniLM-L6-v2")
+    pairs = [(r["text"], p["para_text"]) for r in records for p in r["paraphrases"]]
+    sims = embedder.similarity([a for a, _ in pairs], [b for _, b in pairs])
+    cut = _between(sims)
+    gen = Generator(
+        _settings(tiny, max_perplexity=None, similarity_model="all-MiniLM-L6-v2", min_similarity=cut),
+        models={**stages, "embedder": embedder},
+    )
+    filtered = list(gen.generate_from_amr(_blocks()))
+    kept = [p for r in filtered for p in r["paraphrases"]]
+    assert 0 < len(kept) < len(pairs) and all(
+        -1 <= p["similarity"] <= 1 and p["similarity"] >= cut for p in kept
+    )
+    assert gen.stats.dropped["similarity"] == sum(s < cut for s in sims)
+
+
+def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_path, capsys):
+    from datasets import load_dataset
+
+    records, _ = unfiltered
+    ppl = sorted(p["perplexity"] for r in records for p in r["paraphrases"])
+    threshold = _between(ppl)
+    out = tmp_path / "amr"
+    args = [
+        "--amr-input",
+        str(GRAPHS),
+        "--output",
+        str(out),
+        "--parser-model",
+        "/nonexistent/not/needed",
+        "--generator-model",
+        str(tiny["generator"]),
+        "--lm-model",
+        str(tiny["lm"]),
+        "--no-progress",
+        "--window",
+        "4",
+        "--license",
+        "cc-by-4.0",
+        "--validation-fraction",
+        "0.3",
+        "--max-perplexity",
+    ]
+    assert main([*args, str(threshold)]) == 0
+    cache = tmp_path / "hf-cache"  # a fresh datasets cache: see test_load_dataset_reads_both_configs
+    pairs = load_dataset(str(out), "pairs", cache_dir=str(cache))
+    default = load_dataset(str(out), cache_dir=str(cache))
+    assert sum(len(pairs[s]) for s in pairs) == sum(p <= threshold for p in ppl) > 0
+    assert sorted(i for s in default for i in default[s]["id"]) == [r["id"] for r in records]
+    assert set(default) <= {"train", "validation"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"]["dropped_by_reason"]["perplexity"] == sum(p > threshold for p in ppl)
+    assert summary["counts"]["failures_by_stage"] == {"input": 2}
+    assert "license: cc-by-4.0" in (out / "README.md").read_text()
+    assert "dropped: perplexity" in capsys.readouterr().err
+    failures = [json.loads(line) for f in (out / "failures").glob("*.jsonl") for line in f.open()]
+    assert sorted(f["id"] for f in failures) == ["g-bad", "g1"]
+    shards = [pq.read_table(f).num_rows for f in (out / "data" / "default").glob("*.parquet")]
+    assert sum(shards) == 6
