@@ -50,8 +50,9 @@ def evaluate_recipe(model, tokenizer, texts, *, batch_size: int = 16, device="cp
     if tokenizer.pad_token is None:
         tokenizer.add_special_tokens({"pad_token": tokenizer.eos_token})
     tokenizer.padding_side = "right"
-    encodings = tokenizer(texts, add_special_tokens=False, padding=True, return_tensors="pt",
-                          return_attention_mask=True).to(device)
+    encodings = tokenizer(
+        texts, add_special_tokens=False, padding=True, return_tensors="pt", return_attention_mask=True
+    ).to(device)
     encoded_texts, attn_masks = encodings["input_ids"], encodings["attention_mask"]
     loss_fct = torch.nn.CrossEntropyLoss(reduction="none")
     ppls, fed = [], 0
@@ -98,8 +99,12 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64, help="our scorer's batch size (default: 64)")
     ap.add_argument("--max-tokens", type=int, default=8192, help="our padded tokens/batch (default: 8192)")
     ap.add_argument("--recipe-batch-size", type=int, default=16, help="evaluate's batch size (default: 16)")
-    ap.add_argument("--check", type=int, default=40,
-                    help="also compare both with texts scored alone, for this many texts (default: 40)")
+    ap.add_argument(
+        "--check",
+        type=int,
+        default=40,
+        help="also compare both with texts scored alone, for this many texts (default: 40)",
+    )
     args = ap.parse_args()
 
     import torch
@@ -135,8 +140,10 @@ def main() -> None:
     print(f"{'':28}{'sentences/s':>12}")
     print(f"{'evaluate recipe (baseline)':28}{len(texts) / t_base:12.1f}")
     print(f"{'paraamr PerplexityScorer':28}{len(texts) / t_ours:12.1f}")
-    print(f"speed-up: {speedup:.2f}x; ideal from removing padding: {bound:.2f}x "
-          f"(padded {fed} / real {real} tokens); reached {100 * speedup / bound:.0f}% of it")
+    print(
+        f"speed-up: {speedup:.2f}x; ideal from removing padding: {bound:.2f}x "
+        f"(padded {fed} / real {real} tokens); reached {100 * speedup / bound:.0f}% of it"
+    )
     print(f"max |difference| ours vs recipe: {max(diffs):.3g} (relative {rel:.3g})")
     if args.check:
         alone = unpadded_reference(scorer, texts[: args.check])
