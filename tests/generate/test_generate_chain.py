@@ -191,8 +191,6 @@ def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_
         "4",
         "--license",
         "cc-by-4.0",
-        "--validation-fraction",
-        "0.3",
         "--max-perplexity",
     ]
     assert main([*args, str(threshold)]) == 0
@@ -201,7 +199,7 @@ def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_
     default = load_dataset(str(out), cache_dir=str(cache))
     assert sum(len(pairs[s]) for s in pairs) == sum(p <= threshold for p in ppl) > 0
     assert sorted(i for s in default for i in default[s]["id"]) == [r["id"] for r in records]
-    assert set(default) <= {"train", "validation"}
+    assert set(default) == {"train"}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["counts"]["dropped_by_reason"]["perplexity"] == sum(p > threshold for p in ppl)
     assert summary["counts"]["failures_by_stage"] == {"input": 2}

@@ -119,6 +119,7 @@ def test_shard_writer_renames_complete_shards_and_keeps_an_empty_one(tmp_path):
         pass
     empty = pq.read_table(tmp_path / "data" / "pairs" / "test-00000.parquet")
     assert empty.num_rows == 0 and empty.schema.equals(PAIRS_SCHEMA)
+    assert pq.ParquetFile(tmp_path / "data" / "pairs" / "test-00000.parquet").metadata.num_row_groups == 0
     w = io.ShardWriter(tmp_path, "pairs", "x", PAIRS_SCHEMA, first_shard=4, empty_shard=False)
     w.close()
     assert not list((tmp_path / "data" / "pairs").glob("x-*"))

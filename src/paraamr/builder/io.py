@@ -350,11 +350,12 @@ class ShardWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pylist(rows, schema=self.schema)
         path = self.shard_path(self.next_shard)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(table, tmp)
+        with pq.ParquetWriter(tmp, self.schema) as writer:
+            if rows:  # an empty shard has no row group at all (datasets rejects a 0-row one)
+                writer.write_table(pa.Table.from_pylist(rows, schema=self.schema))
         os.replace(tmp, path)
         self.next_shard += 1
         self.paths.append(path)
