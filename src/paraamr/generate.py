@@ -530,9 +530,17 @@ def format_summary(summary: dict[str, Any]) -> str:
 def _write_card(
     folder: RunFolder, summary: dict[str, Any], spec: dict[str, Any], license: str | None
 ) -> None:
+    import pyarrow.parquet as pq
+
     from paraamr.card import render_card
 
-    text = render_card(summary=summary, stats=None, license=license, splits=splits_of(spec))
+    def rows(split: str) -> int:
+        files = folder.path.glob(f"data/default/{split}-*.parquet")
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+
+    # datasets cannot load a split without rows: the card lists the splits that have some
+    splits = [s for s in splits_of(spec) if rows(s)] or splits_of(spec)[:1]
+    text = render_card(summary=summary, stats=None, license=license, splits=splits)
     _atomic_write(folder.path / "README.md", text)
 
 
