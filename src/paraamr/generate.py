@@ -533,6 +533,7 @@ def _write_card(
     import pyarrow.parquet as pq
 
     from paraamr.card import render_card
+    from paraamr.stats import compute_stats
 
     def rows(split: str) -> int:
         files = folder.path.glob(f"data/default/{split}-*.parquet")
@@ -540,7 +541,9 @@ def _write_card(
 
     # datasets cannot load a split without rows: the card lists the splits that have some
     splits = [s for s in splits_of(spec) if rows(s)] or splits_of(spec)[:1]
-    text = render_card(summary=summary, stats=None, license=license, splits=splits)
+    # the card's statistics are computed from the shards just written, never typed by hand
+    stats = compute_stats(folder.path)
+    text = render_card(summary=summary, stats=stats, license=license, splits=splits)
     _atomic_write(folder.path / "README.md", text)
 
 

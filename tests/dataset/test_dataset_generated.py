@@ -73,3 +73,11 @@ def test_stats_of_the_generated_folder(generated):
     assert s["instances"] == summary["counts"]["records"]
     assert s["pairs"] == summary["counts"]["paraphrases"]
     assert sum(s["splits"].values()) == len(SENTENCES)
+
+
+def test_generated_card_statistics_come_from_the_shards(generated):
+    # regression: the generator wrote its card with stats=None ("run `paraamr stats`")
+    text = (generated / "README.md").read_text(encoding="utf-8")
+    statistics = text.split("## Statistics", 1)[1].split("\n## ", 1)[0]
+    assert f"| instances (source sentences) | {len(_shard_rows(generated, 'default'))} |" in statistics
+    assert "run `paraamr stats`" not in statistics
