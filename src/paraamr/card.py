@@ -16,8 +16,10 @@ False
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from paraamr import __version__, sources
@@ -158,6 +160,29 @@ def _license(license: str | None, note: str | None) -> tuple[str, str]:
     return license, f"`{license}`" + (f": {note}" if note else "")
 
 
+def dataset_info(folder: str | os.PathLike, splits: Sequence[str]) -> list[dict[str, Any]]:
+    """The card's ``dataset_info``: rows and Parquet bytes per config and split of ``folder``.
+
+    Besides telling readers the sizes, it keys datasets' cache: a local folder whose card has
+    ``configs:`` is cached under a hash of the card's configs and ``dataset_info`` alone, so
+    without these figures ``load_dataset(folder)`` kept serving an earlier run's rows after a
+    new run wrote the same folder.
+    """
+    import pyarrow.parquet as pq
+
+    infos = []
+    for config in CONFIGS:
+        entries, total = [], 0
+        for split in splits:
+            shards = sorted(Path(folder).glob(f"data/{config}/{split}-*.parquet"))
+            rows = sum(pq.ParquetFile(shard).metadata.num_rows for shard in shards)
+            size = sum(shard.stat().st_size for shard in shards)
+            entries.append({"name": split, "num_examples": rows, "num_bytes": size})
+            total += size
+        infos.append({"config_name": config, "splits": entries, "download_size": total})
+    return infos
+
+
 def render_card(
     *,
     summary: Mapping[str, Any] | None,
@@ -167,6 +192,7 @@ def render_card(
     pretty_name: str = "ParaAMR",
     license_note: str | None = None,
     repo_id: str | None = None,
+    folder: str | os.PathLike | None = None,
 ) -> str:
     """The README.md text of a ParaAMR dataset folder.
 
@@ -178,7 +204,8 @@ def render_card(
     the card says how to compute them). ``license``: a Hub license id; ``None`` gives ``unknown``
     and a sentence, ``"other"`` uses ``license_note``. ``splits``: the split names of the shards,
     which the YAML ``configs:`` map to ``data/{config}/{split}-*.parquet``. ``repo_id``: the Hub
-    repository named in the usage example (default ``<org>/paraamr``).
+    repository named in the usage example (default ``<org>/paraamr``). ``folder``: the folder
+    whose shards the card describes; its sizes go into the YAML (:func:`dataset_info`).
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
@@ -204,6 +231,7 @@ def render_card(
         task_categories=["text-generation", "sentence-similarity"],
         tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity"],
         configs=configs,
+        **({"dataset_info": dataset_info(folder, splits)} if folder is not None else {}),
     )
     if summary is None:
         origin = (

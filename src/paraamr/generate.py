@@ -543,7 +543,7 @@ def _write_card(
     splits = [s for s in splits_of(spec) if rows(s)] or splits_of(spec)[:1]
     # the card's statistics are computed from the shards just written, never typed by hand
     stats = compute_stats(folder.path)
-    text = render_card(summary=summary, stats=stats, license=license, splits=splits)
+    text = render_card(summary=summary, stats=stats, license=license, splits=splits, folder=folder.path)
     _atomic_write(folder.path / "README.md", text)
 
 

@@ -137,3 +137,34 @@ def test_root_card_is_a_link_to_the_package_template():
         and root.resolve() == (Path(card.__file__).parent / "data" / card.TEMPLATE).resolve()
     )
     assert root.read_text(encoding="utf-8") == card.template_text()
+
+
+def test_reloading_a_rewritten_folder_gives_the_new_rows(tmp_path):
+    # regression: datasets caches a folder with `configs:` under a hash of the card's YAML alone,
+    # so load_dataset(folder) served the first run's rows after a second run rewrote the folder
+    import shutil
+
+    import datasets
+
+    from paraamr.builder.io import ShardWriter
+    from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id
+
+    folder, cache = tmp_path / "paraamr", tmp_path / "cache"
+
+    def write(texts):
+        shutil.rmtree(folder, ignore_errors=True)
+        for config, schema in (("default", DEFAULT_SCHEMA), ("pairs", PAIRS_SCHEMA)):
+            with ShardWriter(folder, config, "train", schema) as writer:
+                for text in texts:
+                    row = {"id": text_id(text), "text": text, "para_text": text + "!", "paraphrases": []}
+                    writer.write({k: v for k, v in row.items() if k in schema.names})
+        text = card.render_card(summary=None, stats=None, license=None, splits=["train"], folder=folder)
+        (folder / "README.md").write_text(text, encoding="utf-8")
+
+    write(["One.", "Two."])
+    assert datasets.load_dataset(str(folder), split="train", cache_dir=str(cache))["text"] == ["One.", "Two."]
+    write(["Three.", "Four.", "Five."])
+    again = datasets.load_dataset(str(folder), split="train", cache_dir=str(cache))
+    assert again["text"] == ["Three.", "Four.", "Five."]
+    info = DatasetCard((folder / "README.md").read_text(encoding="utf-8")).data.dataset_info
+    assert [i["splits"][0]["num_examples"] for i in info] == [3, 3]

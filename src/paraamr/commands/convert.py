@@ -173,7 +173,9 @@ def to_folder(
     except BaseException:
         shutil.rmtree(data, ignore_errors=True)  # never leave a folder with part of the records
         raise
-    readme = render_card(summary=None, stats=compute_stats(out), license=license, splits=splits)
+    readme = render_card(
+        summary=None, stats=compute_stats(out), license=license, splits=splits, folder=out
+    )
     (out / "README.md").write_text(readme, encoding="utf-8")
     return n
 
