@@ -98,3 +98,21 @@ def test_same_output_in_another_process():
         run = subprocess.run([sys.executable, "-c", script], input=json.dumps(texts), env=env,
                              capture_output=True, text=True, check=True)  # fmt: skip
         assert json.loads(run.stdout) == expected
+
+
+@given(graphs, st.sampled_from(["", "# ::id g1\n", "# ::id a ::date 2023\n# ::snt Hi :: there.\n"]))
+def test_fast_tree_reader_equals_penmans_parse(text, header):
+    text = header + text
+    tree = amr._fast_tree(text)
+    if tree is not None:  # None: penman reads it
+        assert tree == penman.parse(text)
+        assert tree.metadata == penman.parse(text).metadata
+    assert amr.parse(text) == penman.parse(text)
+
+
+def test_fast_tree_reader_leaves_the_rest_to_penman():
+    for text in ['(a / b~e.1)', '(a / b) (c / d)', '(a / b :ARG0)', '(a / )', '(a / b # c\n)', '(a / "x)']:
+        assert amr._fast_tree(text) is None
+    assert amr._fast_tree('(a / b :op1 "New York" :ARG0 (c / d))') == penman.parse(
+        '(a / b :op1 "New York" :ARG0 (c / d))'
+    )
