@@ -1,9 +1,8 @@
 """evaluate module: lexical diversity of paraphrases from their sources (1-BLEU, 1-∩/∪, ×100)."""
 
-import datasets
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, mean
+from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 
 _CITATION = PARAAMR_CITATION + """\
@@ -56,16 +55,8 @@ class LexicalDiversity(evaluate.Metric):
     """1-BLEU and 1-∩/∪ (×100) between paraphrases and sources."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            reference_urls=["https://github.com/mjpost/sacrebleu", "https://arxiv.org/abs/2305.16585"],
-        )
+        urls = ["https://github.com/mjpost/sacrebleu", "https://arxiv.org/abs/2305.16585"]
+        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
     def _compute(self, predictions, references, tokenize="13a", lowercase=False, smooth_method="exp",
                  jaccard_tokenize="13a", jaccard_lowercase=True):

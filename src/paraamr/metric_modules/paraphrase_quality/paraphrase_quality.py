@@ -1,8 +1,8 @@
 """evaluate module: paraphrase quality (ParaQD) of paraphrases against their sources (cosine ×100)."""
 
-import datasets
 import evaluate
 
+from paraamr.metrics import pair_metric_info
 from paraamr.quality import QualityScorer
 from paraamr.quality.evaluation import classify, separation
 
@@ -61,16 +61,8 @@ class ParaphraseQuality(evaluate.Metric):
     """ParaQD paraphrase-quality scores ×100, with μs and P/R/F1 when labels are given."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            reference_urls=["https://github.com/paraamr/paraamr/blob/main/docs/quality.md"],
-        )
+        urls = ["https://github.com/paraamr/paraamr/blob/main/docs/quality.md"]
+        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
     def _scorer(self, model, batch_size):
         cache = self.__dict__.setdefault("_scorers", {})

@@ -1,10 +1,9 @@
 """evaluate module: semantic similarity of paraphrases to their sources (embedding cosine ×100)."""
 
-import datasets
 import evaluate
 
 from paraamr.builder.models.embedder import Embedder
-from paraamr.metrics import PARAAMR_CITATION, mean
+from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.similarity import semantic_similarity
 
 _CITATION = PARAAMR_CITATION + """\
@@ -58,16 +57,8 @@ class SemanticSimilarity(evaluate.Metric):
     """Embedding cosine ×100 between paraphrases and sources."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            reference_urls=["https://github.com/princeton-nlp/SimCSE", "https://arxiv.org/abs/2305.16585"],
-        )
+        urls = ["https://github.com/princeton-nlp/SimCSE", "https://arxiv.org/abs/2305.16585"]
+        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
     def _embedder(self, model, pooling, device, batch_size):
         cache = self.__dict__.setdefault("_embedders", {})

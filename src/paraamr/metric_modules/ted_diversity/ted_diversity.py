@@ -1,9 +1,8 @@
 """evaluate module: syntactic diversity of paraphrases from their sources (TED-3 and TED-F)."""
 
-import datasets
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, format_signature, mean
+from paraamr.metrics import PARAAMR_CITATION, format_signature, mean, pair_metric_info
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, signature_fields
 
@@ -65,16 +64,8 @@ class TedDiversity(evaluate.Metric):
     """TED-3 and TED-F between the constituency trees of paraphrases and sources."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            reference_urls=["https://github.com/PlusLabNLP/AESOP", "https://arxiv.org/abs/2305.16585"],
-        )
+        urls = ["https://github.com/PlusLabNLP/AESOP", "https://arxiv.org/abs/2305.16585"]
+        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
     def _parser(self, spec):
         cache = self.__dict__.setdefault("_parsers", {})
