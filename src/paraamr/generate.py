@@ -530,17 +530,13 @@ def format_summary(summary: dict[str, Any]) -> str:
 def _write_card(
     folder: RunFolder, summary: dict[str, Any], spec: dict[str, Any], license: str | None
 ) -> None:
-    import pyarrow.parquet as pq
-
-    from paraamr.card import render_card
+    from paraamr.card import dataset_info, render_card
     from paraamr.stats import compute_stats
 
-    def rows(split: str) -> int:
-        files = folder.path.glob(f"data/default/{split}-*.parquet")
-        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-
     # datasets cannot load a split without rows: the card lists the splits that have some
-    splits = [s for s in splits_of(spec) if rows(s)] or splits_of(spec)[:1]
+    infos = dataset_info(folder.path, splits_of(spec))
+    default = next(info for info in infos if info["config_name"] == "default")
+    splits = [split["name"] for split in default["splits"] if split["num_examples"]] or splits_of(spec)[:1]
     # the card's statistics are computed from the shards just written, never typed by hand
     stats = compute_stats(folder.path)
     text = render_card(summary=summary, stats=stats, license=license, splits=splits, folder=folder.path)
