@@ -90,7 +90,7 @@ def build_models(root: Path, dims: dict, parse_len: int, gen_len: int, device: s
         T5ForConditionalGeneration,
     )
 
-    from paraamr.builder.models.registry import make_tiny
+    from paraamr.models.registry import make_tiny
 
     tiny = make_tiny(root / "tiny")
     classes = {
@@ -130,7 +130,7 @@ def build_models(root: Path, dims: dict, parse_len: int, gen_len: int, device: s
 
 def workload(n: int, foci: int, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
     """``n`` sentences of 8-40 words, ``n * foci`` one-line graphs of 3-14 concepts, ``n * foci`` texts."""
-    from paraamr.builder.models.tiny import _AMR_TOKENS, _WORDS
+    from paraamr.models.tiny import _AMR_TOKENS, _WORDS
 
     rng = random.Random(seed)
     words = _WORDS.split()
@@ -182,7 +182,7 @@ def _timed(fn, *args):
 def run_baseline(dirs: dict, sents, graphs, texts, device: str) -> dict[str, float]:
     import amrlib
 
-    from paraamr.builder.models.registry import base_tokenizer
+    from paraamr.models.registry import base_tokenizer
 
     stog = amrlib.load_stog_model(
         str(dirs["parser"]),
@@ -209,9 +209,9 @@ def run_baseline(dirs: dict, sents, graphs, texts, device: str) -> dict[str, flo
 def run_ours(
     dirs: dict, sents, graphs, texts, device: str, batch: int, dtype: str | None
 ) -> dict[str, float]:
-    from paraamr.builder.models.lm import PerplexityScorer
-    from paraamr.builder.models.parser import Parser
-    from paraamr.builder.models.realizer import Realizer
+    from paraamr.models.lm import PerplexityScorer
+    from paraamr.models.parser import Parser
+    from paraamr.models.realizer import Realizer
 
     parser = Parser(dirs["parser"], device=device, dtype=dtype, batch_size=batch, num_beams=4)
     realizer = Realizer(dirs["generator"], device=device, dtype=dtype, batch_size=batch * 2, use_tense=False)

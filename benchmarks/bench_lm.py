@@ -109,7 +109,7 @@ def main() -> None:
 
     import torch
 
-    from paraamr.builder.models.lm import PerplexityScorer
+    from paraamr.models.lm import PerplexityScorer
 
     if args.threads:
         torch.set_num_threads(args.threads)

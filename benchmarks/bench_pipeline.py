@@ -35,7 +35,7 @@ GRAPHS = ROOT / "tests" / "generate" / "data" / "graphs.amr"
 
 
 def _sentences(n: int, seed: int = 0) -> list[str]:
-    from paraamr.builder.models.tiny import _WORDS, PAPER_TEXT
+    from paraamr.models.tiny import _WORDS, PAPER_TEXT
 
     rng = random.Random(seed)
     words = _WORDS.split()
@@ -46,7 +46,7 @@ def _sentences(n: int, seed: int = 0) -> list[str]:
 
 
 def _graphs(n: int) -> list[str]:
-    from paraamr.builder.amr import read_graphs
+    from paraamr.amr import read_graphs
 
     blocks = [
         b for _, b in read_graphs(GRAPHS.read_text().splitlines()) if "g-bad" not in b and "repeat" not in b
@@ -61,7 +61,7 @@ def _graphs(n: int) -> list[str]:
 def naive(models: dict, rows: list, settings) -> tuple[int, float, Counter]:
     """One source at a time through the same stage objects: parse, decode, re-focus, realize each
     candidate, perplexity of each candidate, filter. Returns (paraphrases, seconds, per stage)."""
-    from paraamr.builder import amr
+    from paraamr import amr
     from paraamr.failures import is_failure
     from paraamr.records import normalize
 
@@ -108,12 +108,12 @@ def ours(models: dict, rows: list, settings) -> tuple[int, float, Counter]:
 def bench(args) -> None:
     import torch
 
-    from paraamr.builder.io import InputRow, amr_row
-    from paraamr.builder.models.lm import PerplexityScorer
-    from paraamr.builder.models.parser import Parser
-    from paraamr.builder.models.realizer import Realizer
-    from paraamr.builder.models.registry import make_tiny
-    from paraamr.builder.pipeline import GeneratorSettings
+    from paraamr.builder.rows import InputRow, amr_row
+    from paraamr.builder.settings import GeneratorSettings
+    from paraamr.models.lm import PerplexityScorer
+    from paraamr.models.parser import Parser
+    from paraamr.models.realizer import Realizer
+    from paraamr.models.registry import make_tiny
     from paraamr.records import text_id
 
     torch.manual_seed(0)
@@ -164,7 +164,7 @@ def bench(args) -> None:
 
 
 def rss(args) -> None:
-    from paraamr.builder.models.registry import make_tiny
+    from paraamr.models.registry import make_tiny
 
     work = Path(tempfile.mkdtemp(prefix="bench-rss-"))
     tiny = Path(args.models) if args.models else work / "tiny"

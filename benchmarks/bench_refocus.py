@@ -1,9 +1,9 @@
-"""All-foci re-rooting throughput: ``paraamr.builder.amr.variants`` vs. the naive penman loop.
+"""All-foci re-rooting throughput: ``paraamr.amr.variants`` vs. the naive penman loop.
 
 The naive loop is what amrlib's paraphrasing example does: ``penman.decode`` the graph, then
 ``penman.encode(g, top=v)`` for every variable. Ours reads the graph with penman too (its parse
 tree, from which the index is built), then re-roots at every variable but the top with
-:func:`paraamr.builder.amr.variants` (all foci, no exclusions, so both sides write about as many
+:func:`paraamr.amr.variants` (all foci, no exclusions, so both sides write about as many
 graphs). Both run on the same generated corpus of
 AMR-sized graphs (10-40 variables, re-entrancies, attributes; ``tests/amr/amr_graphs.py``) in the
 same process, interleaved chunk by chunk (best of the rounds per chunk), timed in CPU time of this
@@ -24,7 +24,7 @@ from pathlib import Path
 import penman
 from penman.models.amr import model
 
-from paraamr.builder import amr
+from paraamr import amr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "amr"))
 from amr_graphs import random_penman

@@ -87,7 +87,7 @@ def main() -> int:
     base_s = (time.perf_counter() - start) * args.pairs / len(picked)
     same = base3 == [ted3[i] for i in picked] and basef == [tedf[i] for i in picked]
 
-    from paraamr.builder.models.embedder import Embedder
+    from paraamr.models.embedder import Embedder
 
     embedder = Embedder()
     n_sim = min(args.similarity_pairs, len(sentences) // 2)  # disjoint halves: 2 sentences a pair

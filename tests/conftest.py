@@ -22,6 +22,6 @@ PAPER_TEXT = "I know for them to approve this price, they'll need statistical do
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory):
     """``{"parser": dir, "generator": dir, "lm": dir}``: tiny random models in the real formats."""
-    from paraamr.builder.models.registry import make_tiny
+    from paraamr.models.registry import make_tiny
 
     return make_tiny(tmp_path_factory.mktemp("tiny-models"))

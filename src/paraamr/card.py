@@ -198,7 +198,7 @@ def render_card(
 
     ``summary``: the run's settings and counts, flat or nested (e.g. ``{"settings":
     GeneratorSettings.as_dict(), "counts": Stats.as_dict(), "input": "sentences.txt"}``); the
-    settings named like :class:`~paraamr.builder.pipeline.GeneratorSettings` fields describe the
+    settings named like :class:`~paraamr.builder.settings.GeneratorSettings` fields describe the
     method and everything is listed in a table. ``None``: the records are the ParaAMR release's
     (``paraamr convert``). ``stats``: :func:`paraamr.stats.compute_stats` of the folder (``None``:
     the card says how to compute them). ``license``: a Hub license id; ``None`` gives ``unknown``

@@ -10,7 +10,7 @@ from amr_checks import assert_invariants, mentions_before_definition, written_ed
 from penman import surface
 from penman.models.amr import model
 
-from paraamr.builder import amr
+from paraamr import amr
 from paraamr.errors import AMRError
 from paraamr.failures import Failure
 

@@ -15,7 +15,7 @@ from amr_checks import (
 )
 from penman.models.amr import model
 
-from paraamr.builder import amr
+from paraamr import amr
 
 SOURCE = f"# ::id paper-fig1\n# ::snt {PAPER_TEXT}\n{PAPER_AMR}"
 

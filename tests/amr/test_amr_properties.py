@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from penman.models.amr import model
 
-from paraamr.builder import amr
+from paraamr import amr
 
 SETTINGS = settings(max_examples=40, deadline=None)
 graphs = st.builds(
@@ -88,7 +88,7 @@ def test_same_output_in_another_process():
     """Outputs depend on nothing but the input and the seed (not on hash randomization)."""
     texts = [random_penman(random.Random(i), 12, reentrancies=3) for i in range(5)]
     script = (
-        "import sys, json; from paraamr.builder import amr; "
+        "import sys, json; from paraamr import amr; "
         "texts = json.load(sys.stdin); "
         "print(json.dumps([[v.penman for v in amr.variants(t, foci=4, seed=7)] for t in texts]))"
     )
@@ -111,7 +111,7 @@ def test_fast_tree_reader_equals_penmans_parse(text, header):
 
 
 def test_fast_tree_reader_leaves_the_rest_to_penman():
-    for text in ['(a / b~e.1)', '(a / b) (c / d)', '(a / b :ARG0)', '(a / )', '(a / b # c\n)', '(a / "x)']:
+    for text in ["(a / b~e.1)", "(a / b) (c / d)", "(a / b :ARG0)", "(a / )", "(a / b # c\n)", '(a / "x)']:
         assert amr._fast_tree(text) is None
     assert amr._fast_tree('(a / b :op1 "New York" :ARG0 (c / d))') == penman.parse(
         '(a / b :op1 "New York" :ARG0 (c / d))'

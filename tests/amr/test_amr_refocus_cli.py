@@ -10,7 +10,7 @@ import pytest
 from amr_checks import PAPER_AMR, PAPER_TEXT, assert_invariants
 from penman.models.amr import model
 
-from paraamr.builder import amr
+from paraamr import amr
 from paraamr.cli import main
 from paraamr.commands.refocus import EXCLUDED_HELP
 from paraamr.records import text_id

@@ -42,8 +42,8 @@ def release_gz(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def parquet_folder(tmp_path_factory) -> Path:
-    """A dataset folder written with paraamr.builder.io.ShardWriter, 2 rows per shard."""
-    from paraamr.builder.io import ShardWriter
+    """A dataset folder written with paraamr.builder.folder.ShardWriter, 2 rows per shard."""
+    from paraamr.builder.folder import ShardWriter
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 
     folder = tmp_path_factory.mktemp("folder")

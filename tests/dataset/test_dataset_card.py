@@ -146,7 +146,7 @@ def test_reloading_a_rewritten_folder_gives_the_new_rows(tmp_path):
 
     import datasets
 
-    from paraamr.builder.io import ShardWriter
+    from paraamr.builder.folder import ShardWriter
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id
 
     folder, cache = tmp_path / "paraamr", tmp_path / "cache"

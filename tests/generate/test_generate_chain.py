@@ -11,14 +11,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from paraamr.builder.pipeline import Generator, GeneratorSettings
+from paraamr.builder.pipeline import Generator
+from paraamr.builder.settings import GeneratorSettings
 from paraamr.generate import main
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
 
 
 def _blocks() -> list[str]:
-    from paraamr.builder.amr import read_graphs
+    from paraamr.amr import read_graphs
 
     return [block for _, block in read_graphs(GRAPHS.read_text().splitlines())]
 
@@ -35,7 +36,7 @@ def tiny(tiny_models, tmp_path_factory):
     from amrlib.models.generate_xfm.model_input_helper import ModelInputHelper
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-    from paraamr.builder import amr
+    from paraamr import amr
 
     folder = tmp_path_factory.mktemp("trained-generator") / "generator"
     shutil.copytree(tiny_models["generator"], folder)
@@ -149,7 +150,7 @@ def test_relative_perplexity_uses_the_sources_own(tiny, stages, unfiltered):
 
 
 def test_similarity_scores_and_filters(tiny, stages, unfiltered):
-    from paraamr.builder.models.embedder import Embedder
+    from paraamr.models.embedder import Embedder
 
     records, _ = unfiltered
     embedder = Embedder("all-MiniLM-L6-v2")

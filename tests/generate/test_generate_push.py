@@ -93,7 +93,7 @@ def hub():
 
 
 def _folder(tmp_path: Path) -> Path:
-    from paraamr.builder.io import ShardWriter
+    from paraamr.builder.folder import ShardWriter
     from paraamr.records import DEFAULT_SCHEMA
 
     out = tmp_path / "run"

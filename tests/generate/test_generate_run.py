@@ -16,7 +16,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from paraamr.builder.io import owner, read_input
+from paraamr.builder.readers import read_input
+from paraamr.builder.rows import owner
 from paraamr.generate import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -309,7 +310,7 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
 
 
 def test_preset_paper():
-    from paraamr.builder.pipeline import PAPER_PRESET
+    from paraamr.builder.settings import PAPER_PRESET
     from paraamr.errors import InputError
     from paraamr.generate import build_parser, settings_from_args
 

@@ -35,10 +35,25 @@ def dataset_folder(tmp_path_factory) -> Path:
     rows = []
     for line in RELEASE.read_text().splitlines():
         record = json.loads(line)
-        paras = [{"para_text": p["para_text"], "perplexity": p["perplexity"], "focus": "know-01",
-                  "amr": "(k / know-01)", "similarity": None, "quality": None} for p in record["paraphrases"]]
-        rows.append({"id": text_id(record["text"]), "text": record["text"], "amr": "(k / know-01)",
-                     "paraphrases": paras})
+        paras = [
+            {
+                "para_text": p["para_text"],
+                "perplexity": p["perplexity"],
+                "focus": "know-01",
+                "amr": "(k / know-01)",
+                "similarity": None,
+                "quality": None,
+            }
+            for p in record["paraphrases"]
+        ]
+        rows.append(
+            {
+                "id": text_id(record["text"]),
+                "text": record["text"],
+                "amr": "(k / know-01)",
+                "paraphrases": paras,
+            }
+        )
     (root / "data" / "default").mkdir(parents=True)
     table = pa.Table.from_pylist(rows, schema=DEFAULT_SCHEMA)
     pq.write_table(table, root / "data" / "default" / "train-00000.parquet")

@@ -12,8 +12,10 @@ from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity, tokenizer
 PAIRS = [
     ("The cat sat on the mat.", "The cat sat on the mat."),
     ("On the mat sat a cat.", "The cat sat on the mat."),
-    ("They will need statistical documentation to approve this price.",
-     "I know for them to approve this price, they'll need statistical documentation."),
+    (
+        "They will need statistical documentation to approve this price.",
+        "I know for them to approve this price, they'll need statistical documentation.",
+    ),
     ("Completely unrelated words here!", "The cat sat on the mat."),
     ("", "Something."),
     ("the cat sat on the mat.", "The cat sat on the mat."),

@@ -14,8 +14,11 @@ from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("semantic_similarity", "lexical_diversity", "ted_diversity")
-TREES = [line for line in (Path(__file__).parent / "data" / "corenlp_trees.txt").read_text().splitlines()
-         if line.startswith("(")]
+TREES = [
+    line
+    for line in (Path(__file__).parent / "data" / "corenlp_trees.txt").read_text().splitlines()
+    if line.startswith("(")
+]
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +51,10 @@ def test_loads_through_metric_path_from_elsewhere(evaluate, tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)  # no metrics/ folder here: only the package's path works
     metric = evaluate.load(paraamr.metric_path("lexical_diversity"))
     preds, refs = ["On the mat sat a cat."], ["The cat sat on the mat."]
-    assert metric.compute(predictions=preds, references=refs)["bleu_diversity_scores"] == bleu_diversity(
-        preds, refs)[0]
+    assert (
+        metric.compute(predictions=preds, references=refs)["bleu_diversity_scores"]
+        == bleu_diversity(preds, refs)[0]
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -57,8 +62,9 @@ def test_documented_examples_run(name, modules, evaluate, monkeypatch):
     monkeypatch.chdir(REPO)
     text = modules[name].inputs_description
     assert "Examples:" in text and ">>>" in text
-    test = doctest.DocTestParser().get_doctest(text, {"evaluate": evaluate}, f"{name}._KWARGS_DESCRIPTION",
-                                               f"metrics/{name}/{name}.py", 0)
+    test = doctest.DocTestParser().get_doctest(
+        text, {"evaluate": evaluate}, f"{name}._KWARGS_DESCRIPTION", f"metrics/{name}/{name}.py", 0
+    )
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.failures == 0 and runner.tries >= 3
@@ -96,6 +102,7 @@ def test_ted_module_on_trees_and_sentences(modules):
     assert metric._parsers["link-grammar"] is parser and parser.calls == 2  # parsed once each
     assert out["tedf_scores"] == again["tedf_scores"] == [1]
     assert "scale:not-paper" in out["signature"]
-    plain = metric.compute(predictions=TREES[1:3], references=TREES[:2], trees=True, convention="plain",
-                           parser=lambda s: 1 / 0)  # the parser is not used on trees
+    plain = metric.compute(
+        predictions=TREES[1:3], references=TREES[:2], trees=True, convention="plain", parser=lambda s: 1 / 0
+    )  # the parser is not used on trees
     assert plain["signature"].startswith("convention:plain|")

@@ -21,6 +21,7 @@ DATA = Path(__file__).parent / "data"
 
 # --- link-grammar ---------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def link_grammar():
     parser = parsers.LinkGrammarParser()
@@ -51,7 +52,8 @@ def test_link_grammar_keeps_one_process_and_caches(link_grammar):
 
 def test_link_grammar_odd_sentences(link_grammar):
     bang, unknown, brackets = link_grammar.parse(
-        ["!width=5 is not a command", "Blorfs zinged the quux.", 'He said: "I am (really) here" [1].'])
+        ["!width=5 is not a command", "Blorfs zinged the quux.", 'He said: "I am (really) here" [1].']
+    )
     assert bang.startswith("(ROOT (S")  # parsed as a sentence, not run as a link-parser command
     assert "{?}" not in unknown and "[?]" not in unknown
     assert "-LRB-" in brackets and "-RRB-" in brackets
@@ -86,6 +88,7 @@ def test_missing_link_parser_says_what_to_install():
 # tests/metrics/data/corenlp_response.json was written by hand after CoreNLP's documented JSON
 # output (sentences[].index/parse/basicDependencies/tokens); the server answers each requested
 # line with its recorded sentence.
+
 
 class _CoreNLP(BaseHTTPRequestHandler):
     recorded: ClassVar[dict[str, dict]] = {}

@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paraamr.builder.models.embedder import Embedder
 from paraamr.errors import ModelNotFoundError
 from paraamr.metrics.similarity import semantic_similarity
+from paraamr.models.embedder import Embedder
 
 PARAPHRASES = [
     ("The cat sat on the mat.", "A cat was sitting on the mat."),
-    ("I know they'll need statistical documentation to approve this price.",
-     "I know that, for them to approve this price, statistical documentation will be needed."),
+    (
+        "I know they'll need statistical documentation to approve this price.",
+        "I know that, for them to approve this price, statistical documentation will be needed.",
+    ),
     ("He left early because he was tired.", "Being tired, he left early."),
     ("The meeting was postponed until Friday.", "They moved the meeting to Friday."),
     ("Prices rose sharply last year.", "Last year prices went up a lot."),
@@ -86,8 +88,14 @@ def make_tiny_bert(folder):
     import torch
 
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(WORDS) + 6, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=64)
+    config = BertConfig(
+        vocab_size=len(WORDS) + 6,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+    )
     BertModel(config).save_pretrained(folder)
     return folder
 
@@ -119,8 +127,9 @@ def test_simcse_pooling_follows_simcse(tiny_bert):
     np.testing.assert_allclose(default_sup.encode(texts), _by_hand(sup, texts, "cls"), atol=1e-5)
     default_unsup = Embedder(str(unsup))
     assert default_unsup.pooling == "cls_before_pooler"
-    np.testing.assert_allclose(default_unsup.encode(texts), _by_hand(unsup, texts, "cls_before_pooler"),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        default_unsup.encode(texts), _by_hand(unsup, texts, "cls_before_pooler"), atol=1e-5
+    )
     mean = Embedder(str(sup), pooling="mean").encode(texts)
     assert not np.allclose(mean, default_sup.encode(texts))
     np.testing.assert_allclose(np.linalg.norm(mean, axis=1), 1, atol=1e-5)

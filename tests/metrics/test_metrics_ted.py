@@ -65,7 +65,9 @@ def test_trim_to_height_3_keeps_root_s_and_s_children():
     tree = read_tree(corenlp_trees()[2])  # The cat sat on the mat.
     assert ted.prepare(tree, height=3) == (["S", "ROOT", "NP", "VP", "."], [-1, 0, 1, 1, 1])
     assert ted.prepare(tree, height=3, convention="plain") == (
-        ["ROOT", "S", "NP", "VP", "."], [-1, 0, 1, 1, 1])
+        ["ROOT", "S", "NP", "VP", "."],
+        [-1, 0, 1, 1, 1],
+    )
     labels, parents = ted.prepare(tree)  # the sentence's S merged into ROOT, under the artificial S
     assert labels == ["S", "ROOT", "NP", "DT", "NN", "VP", "VBD", "PP", "IN", "NP", "DT", "NN", "."]
     assert parents == [-1, 0, 1, 2, 2, 1, 5, 5, 7, 7, 9, 9, 1]
@@ -82,13 +84,15 @@ def test_repeated_trees_are_read_once(monkeypatch):
 
 @pytest.mark.parametrize(
     ("bad", "message"),
-    [("(ROOT (S (NP x))", "pair 1 prediction: malformed tree: 1 unclosed"),
-     ("(ROOT (S x)))", "pair 1 prediction: malformed tree: unbalanced ')'"),
-     ("(ROOT (S x)) (ROOT (S y))", "pair 1 prediction: malformed tree: text after the end"),
-     ("(ROOT (S x)) y", "pair 1 prediction: malformed tree: text after the end"),
-     ("x (ROOT (S x))", "pair 1 prediction: malformed tree: 'x' outside brackets"),
-     ("ROOT x", "pair 1 prediction: malformed tree: no bracket"),
-     ("", "pair 1 prediction: malformed tree: no bracket")],
+    [
+        ("(ROOT (S (NP x))", "pair 1 prediction: malformed tree: 1 unclosed"),
+        ("(ROOT (S x)))", "pair 1 prediction: malformed tree: unbalanced ')'"),
+        ("(ROOT (S x)) (ROOT (S y))", "pair 1 prediction: malformed tree: text after the end"),
+        ("(ROOT (S x)) y", "pair 1 prediction: malformed tree: text after the end"),
+        ("x (ROOT (S x))", "pair 1 prediction: malformed tree: 'x' outside brackets"),
+        ("ROOT x", "pair 1 prediction: malformed tree: no bracket"),
+        ("", "pair 1 prediction: malformed tree: no bracket"),
+    ],
 )
 def test_malformed_tree_names_the_pair(bad, message):
     good = corenlp_trees()[0]
@@ -109,7 +113,8 @@ def test_zss_backend_gives_the_same_values():
     preds, refs = [p for p, _ in pairs], [r for _, r in pairs]
     for height in (3, None):
         assert ted.distances(preds, refs, height=height, backend_name="zss") == ted.distances(
-            preds, refs, height=height, backend_name="x-ted")
+            preds, refs, height=height, backend_name="x-ted"
+        )
 
 
 def test_without_x_ted_falls_back_to_zss_with_a_warning(monkeypatch):

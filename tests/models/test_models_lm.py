@@ -9,9 +9,9 @@ import random
 import pytest
 import torch
 
-from paraamr.builder.models import tiny
-from paraamr.builder.models.lm import PerplexityScorer
 from paraamr.failures import Failure
+from paraamr.models import tiny
+from paraamr.models.lm import PerplexityScorer
 
 WORDS = ("the", "a", "boy", "girl", "want", "to", "go", "see", "dog", "cat", "book", "house", "good", "new")
 
@@ -124,6 +124,6 @@ def test_smollm2_prefers_fluent_text():
 def test_head_in_chunks_gives_the_same_values(scorer, monkeypatch):
     texts = _texts(8, seed=2)
     whole = scorer.perplexity(texts)
-    monkeypatch.setattr("paraamr.builder.models.lm._HEAD_CHUNK", 7)  # many chunks per batch
+    monkeypatch.setattr("paraamr.models.lm._HEAD_CHUNK", 7)  # many chunks per batch
     chunked = scorer.perplexity(texts)
     assert all(abs(a - b) <= 1e-5 * b for a, b in zip(chunked, whole, strict=True))

@@ -8,10 +8,10 @@ import penman
 import pytest
 import torch
 
-from paraamr.builder.models import tiny
-from paraamr.builder.models.parser import Parser
 from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.failures import Failure
+from paraamr.models import tiny
+from paraamr.models.parser import Parser
 
 
 def _concept_triples(graph: str) -> list[tuple[str, str, str]]:
@@ -108,10 +108,16 @@ def test_dtype_option(tiny_models):
 
 
 def test_parse_spring_needs_transformers_4(tmp_path):
-    (tmp_path / "amrlib_meta.json").write_text(json.dumps({
-        "model_type": "stog", "inference_module": ".parse_spring.inference",
-        "inference_class": "Inference", "model_fn": "model.pt",
-    }))
+    (tmp_path / "amrlib_meta.json").write_text(
+        json.dumps(
+            {
+                "model_type": "stog",
+                "inference_module": ".parse_spring.inference",
+                "inference_class": "Inference",
+                "model_fn": "model.pt",
+            }
+        )
+    )
     with pytest.raises(ParaAMRError, match=r"parse_spring, which needs transformers < 5"):
         Parser(tmp_path)
 

@@ -6,9 +6,9 @@ import penman
 import pytest
 import torch
 
-from paraamr.builder.models import tiny
-from paraamr.builder.models.realizer import Realizer
 from paraamr.failures import Failure
+from paraamr.models import tiny
+from paraamr.models.realizer import Realizer
 
 WITH_SNT = f"# ::snt {tiny.PAPER_TEXT}\n{tiny.PAPER_AMR}"
 LONG = "(a / and " + " ".join(f":op{i} (b{i} / boy)" for i in range(1, 40)) + ")"
@@ -44,7 +44,7 @@ def test_tense_tags_counted(tiny_models):
 def test_use_tense_off_or_no_spacy_model_means_untagged(tiny_models, monkeypatch, caplog):
     off = Realizer(tiny_models["generator"], use_tense=False)
     assert [r.tagged for r in off.realize_items([WITH_SNT])] == [False]
-    monkeypatch.setattr("paraamr.builder.models.realizer.SPACY_MODELS", ("no_such_spacy_model",))
+    monkeypatch.setattr("paraamr.models.realizer.SPACY_MODELS", ("no_such_spacy_model",))
     with caplog.at_level("WARNING"):
         none = Realizer(tiny_models["generator"])
     assert none.spacy_model is None and "without tense tags" in caplog.text

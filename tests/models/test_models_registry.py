@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from paraamr.builder.models import registry
 from paraamr.cli import main
 from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.models import registry
 
 
 def _tarball(model_dir: Path, top: str) -> bytes:
@@ -104,9 +104,10 @@ def test_make_tiny_is_deterministic_per_seed(tmp_path, tiny_models, capsys):
         again = tmp_path / "again" / kind / "model.safetensors"
         assert again.read_bytes() == (folder / "model.safetensors").read_bytes(), kind
     other = registry.make_tiny(tmp_path / "seed1", seed=1)
-    assert other["lm"].joinpath("model.safetensors").read_bytes() != (
-        tiny_models["lm"] / "model.safetensors"
-    ).read_bytes()
+    assert (
+        other["lm"].joinpath("model.safetensors").read_bytes()
+        != (tiny_models["lm"] / "model.safetensors").read_bytes()
+    )
 
 
 def test_resolve_local_and_packaged(tiny_models):
@@ -223,7 +224,7 @@ def test_hub_id_resolves_from_the_hub_cache_offline(tmp_path, tiny_models, monke
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert registry.resolve("someone/tiny-lm", "lm") == snapshot
-    from paraamr.builder.models.lm import PerplexityScorer
+    from paraamr.models.lm import PerplexityScorer
 
     [value] = PerplexityScorer("someone/tiny-lm").perplexity(["the boy"])
     assert value > 1

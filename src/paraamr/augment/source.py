@@ -90,11 +90,12 @@ def generate_index(
     """Paraphrases generated on the fly for ``texts``, and the generator's failure rows.
 
     ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built from
-    ``settings`` (fields of :class:`~paraamr.builder.pipeline.GeneratorSettings`, e.g.
+    ``settings`` (fields of :class:`~paraamr.builder.settings.GeneratorSettings`, e.g.
     ``parser_model``, ``generator_model``, ``lm_model``, ``max_perplexity``, ``device``).
     """
     if generator is None:
-        from paraamr.builder.pipeline import Generator, GeneratorSettings
+        from paraamr.builder.pipeline import Generator
+        from paraamr.builder.settings import GeneratorSettings
 
         generator = Generator(GeneratorSettings(**settings))
     failures: list[dict[str, Any]] = []

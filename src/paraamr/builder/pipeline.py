@@ -1,5 +1,5 @@
 """Orchestration of the model stages over batches: parse -> re-focus -> realize -> drop -> perplexity
--> filter -> similarity / quality -> records. No I/O format knowledge (see :mod:`paraamr.builder.io`).
+-> filter -> similarity / quality -> records. No I/O format knowledge (see :mod:`paraamr.builder.readers`).
 
 Rows are processed in *windows* of ``settings.window`` input rows. Inside a window every model
 stage gets all its inputs at once and batches them by length; the CPU half of the next window (dedup,
@@ -7,11 +7,6 @@ parsing, decoding and re-rooting graphs) runs in a background thread while the m
 current one run (``settings.pipelined``). Window boundaries depend only on the stream of rows, so a
 resumed run forms the very same batches as an uninterrupted one.
 
->>> s = GeneratorSettings(max_perplexity=50, foci=2)
->>> s.result_options()["max_perplexity"], s.result_options()["foci"]
-(50.0, 2)
->>> s.needs("parser"), GeneratorSettings(similarity_model="all-MiniLM-L6-v2").needs("embedder")
-(True, True)
 """
 
 from __future__ import annotations
@@ -21,125 +16,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
+from paraamr.builder.settings import GeneratorSettings
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
-
-#: Settings of ``--preset paper`` (Huang et al. 2023): the T5 generator with tense, GPT-2, perplexity
-#: <= 120, all foci. The paper parsed with SPRING; ``parse_xfm_bart_large`` is the closest parser
-#: (BART-large, seq2seq) that runs on transformers 5.
-PAPER_PRESET = {
-    "parser_model": "parse_xfm_bart_large",
-    "generator_model": "generate_t5wtense",
-    "lm_model": "gpt2",
-    "max_perplexity": 120.0,
-    "max_relative_perplexity": None,
-    "foci": "all",
-    "similarity_model": None,
-    "quality_model": None,
-}
-
-#: Settings that change the records; a resumed run with another value refuses (``--overwrite``).
-RESULT_OPTIONS = (
-    "parser_model",
-    "generator_model",
-    "lm_model",
-    "similarity_model",
-    "quality_model",
-    "max_perplexity",
-    "max_relative_perplexity",
-    "min_similarity",
-    "min_quality",
-    "foci",
-    "seed",
-    "heuristic",
-    "mod_as_domain",
-    "dtype",
-    "num_beams",
-    "max_chars",
-)
-
-
-@dataclass
-class GeneratorSettings:
-    """Every option of the generator (the CLI flags map one to one onto these fields)."""
-
-    parser_model: str = "parse_xfm_bart_large"
-    generator_model: str = "generate_t5wtense"
-    lm_model: str = "gpt2"
-    similarity_model: str | None = None
-    quality_model: str | None = None
-    max_perplexity: float | None = 120.0
-    max_relative_perplexity: float | None = None
-    min_similarity: float | None = None
-    min_quality: float | None = None
-    foci: str | int = "all"
-    seed: int = 0
-    heuristic: bool = False
-    mod_as_domain: bool = False
-    device: str | None = None
-    dtype: str | None = None
-    num_beams: int | None = None
-    parse_batch_size: int = 16
-    generate_batch_size: int = 32
-    lm_batch_size: int = 32
-    max_chars: int = 1000
-    window: int = 256
-    pipelined: bool = True
-    amr_input: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality"):
-            value = getattr(self, name)
-            if value is not None:
-                setattr(self, name, float(value))
-        if isinstance(self.foci, str) and self.foci != "all":
-            if not self.foci.isdigit():
-                raise ValueError(f"foci must be 'all' or a positive integer, got {self.foci!r}")
-            self.foci = int(self.foci)
-        if isinstance(self.foci, int) and self.foci < 1:
-            raise ValueError(f"foci must be 'all' or a positive integer, got {self.foci}")
-        if self.min_quality is not None and self.quality_model is None:
-            raise ValueError("min_quality needs quality_model")
-        if self.min_similarity is not None and self.similarity_model is None:
-            raise ValueError("min_similarity needs similarity_model")
-        if self.window < 1:
-            raise ValueError(f"window must be positive, got {self.window}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """All settings, for the run summary."""
-        return asdict(self)
-
-    def result_options(self) -> dict[str, Any]:
-        """The settings that change the records (compared when a run resumes)."""
-        return {name: getattr(self, name) for name in RESULT_OPTIONS}
-
-    def needs(self, kind: str) -> bool:
-        """Whether a model of ``kind`` (parser, generator, lm, embedder, quality) is used."""
-        return {
-            "parser": not self.amr_input,
-            "generator": True,
-            "lm": True,  # perplexity is a field of every paraphrase
-            "embedder": self.similarity_model is not None,
-            "quality": self.quality_model is not None,
-        }[kind]
-
-    def models(self) -> dict[str, str]:
-        """``{kind: model}`` of every model the run uses (kind as in ``registry.resolve``)."""
-        names = {
-            "parser": self.parser_model,
-            "generator": self.generator_model,
-            "lm": self.lm_model,
-            "embedder": self.similarity_model,
-            "quality": self.quality_model,
-        }
-        return {kind: name for kind, name in names.items() if self.needs(kind)}
-
-
-SETTING_NAMES = tuple(f.name for f in fields(GeneratorSettings))
 
 
 @dataclass
@@ -265,20 +148,20 @@ class Generator:
         s = self.settings
         common = {"device": s.device, "dtype": s.dtype}
         if s.needs("parser") and "parser" not in self._models:
-            from paraamr.builder.models.parser import Parser
+            from paraamr.models.parser import Parser
 
             kw = {"batch_size": s.parse_batch_size} | ({"num_beams": s.num_beams} if s.num_beams else {})
             self._models["parser"] = Parser(s.parser_model, **common, **kw)
         if "realizer" not in self._models:
-            from paraamr.builder.models.realizer import Realizer
+            from paraamr.models.realizer import Realizer
 
             self._models["realizer"] = Realizer(s.generator_model, **common, batch_size=s.generate_batch_size)
         if s.needs("lm") and "lm" not in self._models:
-            from paraamr.builder.models.lm import PerplexityScorer
+            from paraamr.models.lm import PerplexityScorer
 
             self._models["lm"] = PerplexityScorer(s.lm_model, **common, batch_size=s.lm_batch_size)
         if s.needs("embedder") and "embedder" not in self._models:
-            from paraamr.builder.models.embedder import Embedder
+            from paraamr.models.embedder import Embedder
 
             self._models["embedder"] = Embedder(s.similarity_model, device=s.device)
         if s.needs("quality") and "quality" not in self._models:
@@ -297,7 +180,7 @@ class Generator:
         self, texts: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
     ) -> Iterator[dict]:
         """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line)."""
-        from paraamr.builder.io import InputRow, decode_bytes
+        from paraamr.builder.rows import InputRow, decode_bytes
         from paraamr.records import text_id
 
         rows = (
@@ -312,7 +195,7 @@ class Generator:
         self, graphs: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
     ) -> Iterator[dict]:
         """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``."""
-        from paraamr.builder.io import amr_row
+        from paraamr.builder.rows import amr_row
 
         if not self.settings.amr_input:
             self.settings = GeneratorSettings(**{**self.settings.as_dict(), "amr_input": True})
@@ -327,7 +210,7 @@ class Generator:
             yield from window.records
 
     def windows(self, rows: Iterable[Any]) -> Iterator[Window]:
-        """Process :class:`paraamr.builder.io.InputRow` objects window by window, in order; with
+        """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
         ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one."""
         self.load()
         chunks = _chunks(rows, self.settings.window)
@@ -344,7 +227,7 @@ class Generator:
     # -- stages ---------------------------------------------------------------------------------
     def _front(self, rows: list) -> tuple[list[_Item], Stats]:
         """Dedup, input checks, parse, decode and re-focus one window."""
-        from paraamr.builder import amr
+        from paraamr import amr
 
         s, stats = self.settings, Stats(inputs=len(rows))
         items = [_Item(row, failure=row.failure) for row in rows]

@@ -1,7 +1,7 @@
 """``paraamr convert INPUT OUTPUT``: release JSON lines <-> our Parquet dataset folder, lossless.
 
 To a folder: the ``default`` and ``pairs`` shards of each split (written by
-:class:`paraamr.builder.io.ShardWriter`) and a README.md card (:func:`paraamr.card.render_card`).
+:class:`paraamr.builder.folder.ShardWriter`) and a README.md card (:func:`paraamr.card.render_card`).
 To JSON lines (OUTPUT ending in ``.json``, ``.jsonl``, ``.gz`` or ``.zip``): one line per source
 in the release format (``text``, ``paraphrases`` of ``para_text`` and ``perplexity``); with
 ``--all-fields`` every field of our schema.
@@ -173,9 +173,7 @@ def to_folder(
     except BaseException:
         shutil.rmtree(data, ignore_errors=True)  # never leave a folder with part of the records
         raise
-    readme = render_card(
-        summary=None, stats=compute_stats(out), license=license, splits=splits, folder=out
-    )
+    readme = render_card(summary=None, stats=compute_stats(out), license=license, splits=splits, folder=out)
     (out / "README.md").write_text(readme, encoding="utf-8")
     return n
 
@@ -183,7 +181,7 @@ def to_folder(
 def _write_folder(input, out, splits, rows_per_shard, skip_invalid, skipped) -> int:
     from contextlib import ExitStack
 
-    from paraamr.builder.io import ShardWriter
+    from paraamr.builder.folder import ShardWriter
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
     from paraamr.sources import read_path
 

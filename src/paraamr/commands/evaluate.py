@@ -30,12 +30,20 @@ def register(subparsers) -> None:
         default="all-MiniLM-L6-v2",
         help="sentence-transformers model or SimCSE checkpoint (default: %(default)s)",
     )
-    p.add_argument("--pooling", default=None, choices=("cls", "cls_before_pooler", "mean"),
-                   help="embedding pooling (default: the model's own; SimCSE's rule for other encoders)")
+    p.add_argument(
+        "--pooling",
+        default=None,
+        choices=("cls", "cls_before_pooler", "mean"),
+        help="embedding pooling (default: the model's own; SimCSE's rule for other encoders)",
+    )
     p.add_argument("--device", default=None, help="torch device of the embedder (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=64, help="embedder batch size (default: %(default)s)")
-    p.add_argument("--plots", metavar="DIR", default="paraamr-evaluate",
-                   help="folder for the PNG histograms (default: %(default)s)")
+    p.add_argument(
+        "--plots",
+        metavar="DIR",
+        default="paraamr-evaluate",
+        help="folder for the PNG histograms (default: %(default)s)",
+    )
     p.add_argument("--no-plots", action="store_true", help="write no histograms")
     p.add_argument("--json", action="store_true", help="print the row as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -48,17 +56,18 @@ def run(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from paraamr.builder.models.embedder import Embedder
     from paraamr.errors import ParaAMRError
     from paraamr.metrics.parsers import get_parser
     from paraamr.metrics.report import evaluate_pairs, format_row, plot_histograms, read_pairs, sample
+    from paraamr.models.embedder import Embedder
 
     parser = None
     try:
         pairs = sample(read_pairs(args.path), args.sample, seed=args.seed)
         parser = get_parser(args.parser)
-        embedder = Embedder(args.similarity_model, pooling=args.pooling, device=args.device,
-                            batch_size=args.batch_size)
+        embedder = Embedder(
+            args.similarity_model, pooling=args.pooling, device=args.device, batch_size=args.batch_size
+        )
         with tqdm(total=len(pairs), unit="pair", disable=args.no_progress, file=sys.stderr) as bar:
             result = evaluate_pairs(pairs, embedder=embedder, parser=parser, progress=bar.update)
     except (ParaAMRError, ValueError, OSError) as err:

@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_list)
 
     p = sub.add_parser(
-        "download", parents=[cache],
+        "download",
+        parents=[cache],
         help="fetch an amrlib release (and its base tokenizer) or a Hub model into the cache",
     )
     p.add_argument("name", help="amrlib release name (see `paraamr models list`) or Hub id")
@@ -42,8 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from paraamr.builder.models import registry
     from paraamr.errors import ModelNotFoundError
+    from paraamr.models import registry
 
     rows = []
     for kind in (args.kind,) if args.kind else registry.KINDS:
@@ -62,14 +63,18 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from paraamr.builder.models import registry
     from paraamr.errors import ParaAMRError
+    from paraamr.models import registry
 
     try:
         if args.name in registry.AMRLIB_MODELS or args.url:
             path = registry.download(
-                args.name, cache_dir=args.cache_dir, url=args.url, md5=args.md5,
-                tokenizer=not args.no_tokenizer, progress=not args.quiet,
+                args.name,
+                cache_dir=args.cache_dir,
+                url=args.url,
+                md5=args.md5,
+                tokenizer=not args.no_tokenizer,
+                progress=not args.quiet,
             )
         else:
             path = registry.resolve(args.name, args.kind or "lm", cache_dir=args.cache_dir)
@@ -81,8 +86,8 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _path(args: argparse.Namespace) -> int:
-    from paraamr.builder.models import registry
     from paraamr.errors import ModelNotFoundError
+    from paraamr.models import registry
 
     try:
         print(registry.resolve(args.name, args.kind, cache_dir=args.cache_dir))
@@ -93,7 +98,7 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _make_tiny(args: argparse.Namespace) -> int:
-    from paraamr.builder.models import registry
+    from paraamr.models import registry
 
     for name, path in registry.make_tiny(args.dir, seed=args.seed).items():
         print(f"{name}\t{path}")

@@ -15,7 +15,7 @@ import contextlib
 import io
 import sys
 
-#: Listed in the help; the list itself is ``paraamr.builder.amr.DEFAULT_EXCLUDED`` (kept light:
+#: Listed in the help; the list itself is ``paraamr.amr.DEFAULT_EXCLUDED`` (kept light:
 #: ``paraamr --help`` does not import penman). A test checks that the two agree.
 EXCLUDED_HELP = "amr-unknown, and, multi-sentence, name, or"
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
-    from paraamr.builder import amr
+    from paraamr import amr
     from paraamr.errors import AMRError
     from paraamr.records import text_id
 

@@ -28,7 +28,10 @@ def _bleu(tokenize: str, lowercase: bool, smooth_method: str, smooth_value: floa
     if tokenize not in BLEU.TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenize!r}; expected one of {', '.join(BLEU.TOKENIZERS)}")
     return BLEU(
-        tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method, smooth_value=smooth_value,
+        tokenize=tokenize,
+        lowercase=lowercase,
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
         effective_order=True,
     )
 

@@ -154,8 +154,14 @@ class LinkGrammarParser(TreeParser):
 
     def _start(self) -> subprocess.Popen:
         process = subprocess.Popen(
-            self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, encoding="utf-8", errors="replace", bufsize=1,
+            self._command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
         )
         self._process = process
         self._ask("")  # skip the start-up messages

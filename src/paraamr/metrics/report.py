@@ -104,11 +104,14 @@ def evaluate_pairs(
 ) -> dict[str, Any]:
     """The Table-2 row of ``pairs``: means, per-pair scores, failures and signatures.
 
-    ``embedder``: an :class:`~paraamr.builder.models.embedder.Embedder`; ``parser``: a
+    ``embedder``: an :class:`~paraamr.models.embedder.Embedder`; ``parser``: a
     :class:`~paraamr.metrics.parsers.TreeParser`; ``progress(k)`` is called after each ``k`` pairs.
     """
-    failures = [{"where": p.where, "reason": "empty source or paraphrase"}
-                for p in pairs if not p.source.strip() or not p.paraphrase.strip()]
+    failures = [
+        {"where": p.where, "reason": "empty source or paraphrase"}
+        for p in pairs
+        if not p.source.strip() or not p.paraphrase.strip()
+    ]
     kept = [p for p in pairs if p.source.strip() and p.paraphrase.strip()]
     scores: dict[str, list[float]] = {key: [] for key, _ in MEASURES}
     signatures: dict[str, str] = {}

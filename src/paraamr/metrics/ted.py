@@ -107,7 +107,8 @@ def backend(name: str = "auto") -> tuple[str, Callable[[Prepared, Prepared], int
             warnings.warn(
                 "x-ted is not installed (it needs Python < 3.13); computing tree edit distances with "
                 "zss instead: same values, several hundred times slower",
-                RuntimeWarning, stacklevel=2,
+                RuntimeWarning,
+                stacklevel=2,
             )
     try:
         zss_version = version("zss")
@@ -188,7 +189,11 @@ def distances(
     """The tree edit distance of each pair at one height (3: TED-3, None: TED-F); see
     :func:`distance_table`."""
     return distance_table(
-        predictions, references, heights=(height,), convention=convention, normalize=normalize,
+        predictions,
+        references,
+        heights=(height,),
+        convention=convention,
+        normalize=normalize,
         backend_name=backend_name,
     )[0]
 

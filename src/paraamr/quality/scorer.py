@@ -31,7 +31,7 @@ def resolve_model(name_or_path: str | Path) -> Path:
     does not exist, or a folder that is no model, raises :class:`ModelNotFoundError` saying how to
     train one.
     """
-    from paraamr.builder.models.registry import resolve
+    from paraamr.models.registry import resolve
 
     path = Path(name_or_path).expanduser()
     if path.is_dir():
@@ -76,7 +76,7 @@ class QualityScorer:
 
     ``QualityScorer(model_dir).score(sources, paraphrases)`` returns one cosine per pair, in
     [-1, 1]. ``model_dir`` is a folder written by ``paraamr quality train`` or ``"all-MiniLM-L6-v2"``
-    (the untuned base). Embeddings come from :class:`~paraamr.builder.models.embedder.Embedder`.
+    (the untuned base). Embeddings come from :class:`~paraamr.models.embedder.Embedder`.
     ``signature`` names the model and scale (sacrebleu style).
     """
 
@@ -90,8 +90,8 @@ class QualityScorer:
 
     @cached_property
     def embedder(self):
-        """The :class:`~paraamr.builder.models.embedder.Embedder` of the model (loaded on first use)."""
-        from paraamr.builder.models.embedder import Embedder
+        """The :class:`~paraamr.models.embedder.Embedder` of the model (loaded on first use)."""
+        from paraamr.models.embedder import Embedder
 
         return Embedder(self.path, device=self.device, batch_size=self.batch_size)
 

@@ -5,7 +5,9 @@ import evaluate
 from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 
-_CITATION = PARAAMR_CITATION + """\
+_CITATION = (
+    PARAAMR_CITATION
+    + """\
 @inproceedings{post-2018-call,
     title = "A Call for Clarity in Reporting {BLEU} Scores",
     author = "Post, Matt",
@@ -13,6 +15,7 @@ _CITATION = PARAAMR_CITATION + """\
     year = "2018",
 }
 """
+)
 
 _DESCRIPTION = """\
 Lexical diversity between each paraphrase and its source, on the scale of Table 2 of the ParaAMR
@@ -58,8 +61,16 @@ class LexicalDiversity(evaluate.Metric):
         urls = ["https://github.com/mjpost/sacrebleu", "https://arxiv.org/abs/2305.16585"]
         return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
-    def _compute(self, predictions, references, tokenize="13a", lowercase=False, smooth_method="exp",
-                 jaccard_tokenize="13a", jaccard_lowercase=True):
+    def _compute(
+        self,
+        predictions,
+        references,
+        tokenize="13a",
+        lowercase=False,
+        smooth_method="exp",
+        jaccard_tokenize="13a",
+        jaccard_lowercase=True,
+    ):
         bleu, bleu_signature = bleu_diversity(
             predictions, references, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
         )

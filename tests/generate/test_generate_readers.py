@@ -1,4 +1,4 @@
-"""Input readers, id partitioning, deterministic splits and the shard writers of paraamr.builder.io."""
+"""Input readers, id partitioning, deterministic splits and shard writers (builder rows, readers, folder)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paraamr.builder import io
+from paraamr.builder import folder, readers, rows
 from paraamr.errors import InputError
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id
 
@@ -29,7 +29,7 @@ HOSTILE = [
 def test_txt_lines_keep_bytes_and_ids(tmp_path):
     path = tmp_path / "in.txt"
     path.write_bytes(b"\r\n".join(HOSTILE[:3]) + b"\n" + b"\n".join(HOSTILE[3:]))  # mixed line ends
-    rows = list(io.read_input(path))
+    rows = list(readers.read_input(path))
     assert len(rows) == len(HOSTILE)
     for row, raw in zip(rows, HOSTILE, strict=True):
         assert row.id == hashlib.sha1(raw).hexdigest()[:16]  # DESIGN.md: sha1 of the text as given
@@ -53,16 +53,16 @@ def test_jsonl_json_csv_parquet_give_the_same_rows(tmp_path):
         w.writerows([i, t] for i, t in enumerate(texts))
     pq.write_table(pa.table({"sentence": texts}), tmp_path / "a.parquet", row_group_size=2)
     for suffix in ("jsonl", "json", "csv", "parquet"):
-        rows = list(io.read_input(tmp_path / f"a.{suffix}", column="sentence"))
+        rows = list(readers.read_input(tmp_path / f"a.{suffix}", column="sentence"))
         assert [(r.id, r.text, r.failure) for r in rows] == [(text_id(t), t, None) for t in texts], suffix
     with pytest.raises(InputError, match="no column 'text'"):
-        list(io.read_input(tmp_path / "a.csv"))
+        list(readers.read_input(tmp_path / "a.csv"))
 
 
 def test_jsonl_bad_lines_become_failures(tmp_path):
     path = tmp_path / "b.jsonl"
     path.write_bytes(b'{"text": "ok"}\n{not json\n{"text": 7}\n{"other": 1}\n\xff\xfe\n')
-    rows = list(io.read_input(path))
+    rows = list(readers.read_input(path))
     assert [r.failure and r.failure.stage for r in rows] == [None, "input", "input", "input", "input"]
     assert "invalid JSON" in rows[1].failure.reason and "not a string" in rows[2].failure.reason
     assert "missing" in rows[3].failure.reason and rows[4].raw_b64 is not None
@@ -71,9 +71,9 @@ def test_jsonl_bad_lines_become_failures(tmp_path):
 
 def test_unknown_format_and_missing_file(tmp_path):
     with pytest.raises(InputError, match="unknown input format"):
-        list(io.read_input(tmp_path / "x.docx"))
+        list(readers.read_input(tmp_path / "x.docx"))
     with pytest.raises(InputError, match="no such file"):
-        list(io.read_input(tmp_path / "x.txt"))
+        list(readers.read_input(tmp_path / "x.txt"))
 
 
 def test_amr_input_ids(tmp_path):
@@ -83,7 +83,7 @@ def test_amr_input_ids(tmp_path):
         "(w / want-01 :ARG0 (b / boy))\n\n# ::snt Dogs bark.\n"
         "(b / bark-01 :ARG0 (d / dog))\n\n(x / xx)\n"
     )
-    rows = list(io.read_input(path, fmt="amr"))
+    rows = list(readers.read_input(path, fmt="amr"))
     assert [r.id for r in rows] == ["g1", text_id("Dogs bark."), text_id("(x / xx)")]
     assert [r.text for r in rows] == ["The boy wants.", "Dogs bark.", ""]
     assert rows[0].amr.startswith("# ::id g1") and rows[2].where.endswith(":graph 3")
@@ -91,17 +91,17 @@ def test_amr_input_ids(tmp_path):
 
 def test_partition_and_splits_are_deterministic_and_balanced():
     ids = [text_id(f"sentence {i}") for i in range(4000)]
-    owners = [io.owner(i, 3) for i in ids]
-    assert owners == [io.owner(i, 3) for i in ids]
+    owners = [rows.owner(i, 3) for i in ids]
+    assert owners == [rows.owner(i, 3) for i in ids]
     assert all(1200 < owners.count(k) < 1470 for k in range(3))
-    splits = [io.split_of(i, validation=0.1, test=0.05) for i in ids]
+    splits = [rows.split_of(i, validation=0.1, test=0.05) for i in ids]
     assert 300 < splits.count("validation") < 500 and 130 < splits.count("test") < 270
-    assert io.split_of(ids[0], validation=0.1, test=0.05) == splits[0]
-    assert {io.split_of(i, train="all") for i in ids} == {"all"}
+    assert rows.split_of(ids[0], validation=0.1, test=0.05) == splits[0]
+    assert {rows.split_of(i, train="all") for i in ids} == {"all"}
 
 
 def test_shard_writer_renames_complete_shards_and_keeps_an_empty_one(tmp_path):
-    with io.ShardWriter(tmp_path, "default", "train", DEFAULT_SCHEMA, prefix="p-", rows_per_shard=3) as w:
+    with folder.ShardWriter(tmp_path, "default", "train", DEFAULT_SCHEMA, prefix="p-", rows_per_shard=3) as w:
         for i in range(7):
             w.write(
                 {
@@ -115,18 +115,18 @@ def test_shard_writer_renames_complete_shards_and_keeps_an_empty_one(tmp_path):
     assert names == ["train-p-00000.parquet", "train-p-00001.parquet", "train-p-00002.parquet"]
     table = pq.read_table(tmp_path / "data" / "default")
     assert table.num_rows == 7 and table.schema.equals(DEFAULT_SCHEMA)
-    with io.ShardWriter(tmp_path, "pairs", "test", PAIRS_SCHEMA):
+    with folder.ShardWriter(tmp_path, "pairs", "test", PAIRS_SCHEMA):
         pass
     empty = pq.read_table(tmp_path / "data" / "pairs" / "test-00000.parquet")
     assert empty.num_rows == 0 and empty.schema.equals(PAIRS_SCHEMA)
     assert pq.ParquetFile(tmp_path / "data" / "pairs" / "test-00000.parquet").metadata.num_row_groups == 0
-    w = io.ShardWriter(tmp_path, "pairs", "x", PAIRS_SCHEMA, first_shard=4, empty_shard=False)
+    w = folder.ShardWriter(tmp_path, "pairs", "x", PAIRS_SCHEMA, first_shard=4, empty_shard=False)
     w.close()
     assert not list((tmp_path / "data" / "pairs").glob("x-*"))
 
 
 def test_shard_writer_leaves_nothing_on_error(tmp_path):
-    with pytest.raises(RuntimeError), io.ShardWriter(tmp_path, "default", "train", DEFAULT_SCHEMA) as w:
+    with pytest.raises(RuntimeError), folder.ShardWriter(tmp_path, "default", "train", DEFAULT_SCHEMA) as w:
         w.write({"id": "1", "text": "t", "paraphrases": []})
         raise RuntimeError("killed")
     assert not list(tmp_path.rglob("*.parquet"))

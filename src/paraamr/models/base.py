@@ -28,8 +28,13 @@ from paraamr.failures import Failure
 logger = logging.getLogger(__name__)
 
 _DTYPES = {
-    "fp32": "float32", "float32": "float32", "fp16": "float16", "float16": "float16", "half": "float16",
-    "bf16": "bfloat16", "bfloat16": "bfloat16",
+    "fp32": "float32",
+    "float32": "float32",
+    "fp16": "float16",
+    "float16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
 }
 
 
@@ -130,8 +135,12 @@ def run_batched(
                 why = "out of memory even alone" if oom else f"{type(err).__name__}: {err}"
                 results[indices[0]] = Failure(stage, why)
                 return
-            logger.warning("%s: batch of %d failed (%s); splitting it", stage, len(indices),
-                           "out of memory" if oom else type(err).__name__)
+            logger.warning(
+                "%s: batch of %d failed (%s); splitting it",
+                stage,
+                len(indices),
+                "out of memory" if oom else type(err).__name__,
+            )
             half = len(indices) // 2
             run(indices[:half])
             run(indices[half:])

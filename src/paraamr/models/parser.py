@@ -1,13 +1,13 @@
 """Text -> AMR with amrlib's sentence-to-graph (stog) models.
 
 :class:`Parser` loads any amrlib stog model — a release name from
-:data:`~paraamr.builder.models.registry.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default,
+:data:`~paraamr.models.registry.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default,
 ``parse_xfm_bart_base``, ``parse_t5``), or a model dir — with amrlib's own
 ``amrlib.load_stog_model``, passing the tokenizer from the registry's cache (amrlib's tarballs ship
 none, and amrlib would fetch it from the Hub by name). ``parse`` returns, per sentence, a PENMAN
 string with ``# ::snt`` metadata or a :class:`~paraamr.failures.Failure` (stage ``parse``):
 
->>> from paraamr.builder.models import tiny
+>>> from paraamr.models import tiny
 >>> parser = Parser(tiny.shared()["parser"], num_beams=1)
 >>> graph, empty, garbled = parser.parse([PAPER_TEXT, "  ", GARBLED_TEXT])
 >>> print(graph.splitlines()[0])
@@ -32,11 +32,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from paraamr.builder.models import registry
-from paraamr.builder.models.base import length_batches, resolve_device, resolve_dtype, run_batched
-from paraamr.builder.models.tiny import GARBLED_TEXT, PAPER_TEXT
 from paraamr.errors import ParaAMRError
 from paraamr.failures import Failure
+from paraamr.models import registry
+from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.models.tiny import GARBLED_TEXT, PAPER_TEXT
 
 __all__ = ["GARBLED_TEXT", "PAPER_TEXT", "Parser"]
 

@@ -7,7 +7,7 @@ without special tokens, the model's BOS token is prepended, and every text token
 padding, attention masks) so that padding is small, and the LM head runs only on real positions;
 values equal a one-text-at-a-time computation (to float rounding).
 
->>> from paraamr.builder.models import tiny
+>>> from paraamr.models import tiny
 >>> scorer = PerplexityScorer(tiny.shared()["lm"])
 >>> ppl, empty = scorer.perplexity(["the boy want to go .", ""])
 >>> round(ppl, 1) > 1
@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import __version__
-from paraamr.builder.models import registry
-from paraamr.builder.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 from paraamr.failures import Failure
+from paraamr.models import registry
+from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 
 __all__ = ["PerplexityScorer", "load_causal_lm"]
 
@@ -182,10 +182,12 @@ class PerplexityScorer:
             hidden = self.body(input_ids=input_ids, attention_mask=mask).last_hidden_state
             scored = mask[:, 1:].bool()  # position t predicts token t+1
             states, targets = hidden[:, :-1][scored], input_ids[:, 1:][scored]
-            nll = torch.cat([  # the head in chunks: vocab-wide logits for 1,024 positions at a time
-                torch.nn.functional.cross_entropy(self.head(h).float(), t, reduction="none")
-                for h, t in zip(states.split(_HEAD_CHUNK), targets.split(_HEAD_CHUNK), strict=True)
-            ])
+            nll = torch.cat(
+                [  # the head in chunks: vocab-wide logits for 1,024 positions at a time
+                    torch.nn.functional.cross_entropy(self.head(h).float(), t, reduction="none")
+                    for h, t in zip(states.split(_HEAD_CHUNK), targets.split(_HEAD_CHUNK), strict=True)
+                ]
+            )
             rows = torch.arange(len(batch), device=self.device).unsqueeze(1).expand_as(scored)[scored]
             total = torch.zeros(len(batch), device=self.device).index_add_(0, rows, nll)
             mean = total / scored.sum(1)

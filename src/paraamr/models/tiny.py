@@ -122,14 +122,28 @@ def _parser(folder: Path):
     corpus = [_WORDS, _AMR_TOKENS, PAPER_TEXT, serial, GARBLED_TEXT]
     tok = _fast(
         _tokenizer(corpus, ["<s>", "<pad>", "</s>", "<unk>"], "<s> $A </s>"),
-        bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+        bos_token="<s>",
+        pad_token="<pad>",
+        eos_token="</s>",
+        unk_token="<unk>",
     )
     task = {"model_name_or_path": "paraamr-tiny", "max_in_len": MAX_IN_LEN, "max_out_len": MAX_OUT_LEN}
     config = BartConfig(
-        vocab_size=len(tok), d_model=32, encoder_layers=1, decoder_layers=1,
-        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
-        max_position_embeddings=MAX_OUT_LEN + 8, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-        decoder_start_token_id=2, forced_bos_token_id=0, task_specific_params={"parse_amr": task},
+        vocab_size=len(tok),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=MAX_OUT_LEN + 8,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+        forced_bos_token_id=0,
+        task_specific_params={"parse_amr": task},
     )
     model = BartForConditionalGeneration(config)
     _memorize(model, tok, [(PAPER_TEXT, serial), (GARBLED_TEXT, _GARBLED_SERIAL)], steps=60)
@@ -144,12 +158,22 @@ def _generator(folder: Path):
     corpus = [_WORDS, _AMR_TOKENS, PAPER_TEXT, oneline]
     tok = _fast(
         _tokenizer(corpus, ["<pad>", "</s>", "<unk>"], "$A </s>"),
-        pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+        pad_token="<pad>",
+        eos_token="</s>",
+        unk_token="<unk>",
     )
     task = {"model_name_or_path": "paraamr-tiny", "max_in_len": MAX_OUT_LEN, "max_out_len": MAX_IN_LEN}
     config = T5Config(
-        vocab_size=len(tok), d_model=32, d_kv=16, d_ff=64, num_layers=1, num_decoder_layers=1,
-        num_heads=2, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+        vocab_size=len(tok),
+        d_model=32,
+        d_kv=16,
+        d_ff=64,
+        num_layers=1,
+        num_decoder_layers=1,
+        num_heads=2,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
         task_specific_params={"translation_amr_to_text": task},
     )
     model = T5ForConditionalGeneration(config)
@@ -162,11 +186,18 @@ def _lm(folder: Path):
 
     tok = _fast(
         _tokenizer([_WORDS, PAPER_TEXT], ["<|endoftext|>", "<unk>"], ""),
-        bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>",
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<unk>",
     )
     config = GPT2Config(
-        vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=LM_POSITIONS,
-        bos_token_id=0, eos_token_id=0,
+        vocab_size=len(tok),
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_positions=LM_POSITIONS,
+        bos_token_id=0,
+        eos_token_id=0,
     )
     return _save(GPT2LMHeadModel(config), tok, folder, None)
 

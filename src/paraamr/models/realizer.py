@@ -9,7 +9,7 @@ count: ``stats`` holds ``tagged``, ``untagged``, ``clipped`` (graphs longer than
 ``max_in_len`` tokens, which amrlib clips) and ``failed``, over the realizer's lifetime, and
 :meth:`Realizer.realize_items` gives per graph a :class:`Realization` with the flags.
 
->>> from paraamr.builder.models import tiny
+>>> from paraamr.models import tiny
 >>> realizer = Realizer(tiny.shared()["generator"], use_tense=False)
 >>> realizer.realize([tiny.PAPER_AMR, "(x / "])
 ["I know for them to approve this price, they'll need statistical documentation.",
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paraamr.builder.models import registry
-from paraamr.builder.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 from paraamr.failures import Failure
+from paraamr.models import registry
+from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 
 __all__ = ["SPACY_MODELS", "Realization", "Realizer"]
 
@@ -96,12 +96,17 @@ class Realizer:
         self.on_clip = on_clip
         self.spacy_model = _spacy_model(spacy_model) if use_tense else None
         if use_tense and self.spacy_model is None:
-            logger.warning("no spaCy English model installed (%s): graphs go in without tense tags",
-                           " or ".join(SPACY_MODELS))
+            logger.warning(
+                "no spaCy English model installed (%s): graphs go in without tense tags",
+                " or ".join(SPACY_MODELS),
+            )
         self.use_tense = self.spacy_model is not None
         tokenizer = registry.base_tokenizer(path, cache_dir=cache_dir)
         self.inference = amrlib.load_gtos_model(
-            str(path), device=str(self.device), batch_size=batch_size, num_beams=num_beams,
+            str(path),
+            device=str(self.device),
+            batch_size=batch_size,
+            num_beams=num_beams,
             tok_name_or_path=str(tokenizer),
         )
         self.inference.model.to(self.dtype)

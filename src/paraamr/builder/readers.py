@@ -1,0 +1,165 @@
+"""Input readers of the generator: stream :class:`~paraamr.builder.rows.InputRow` objects from text,
+JSON lines, JSON, CSV, Parquet, a ``datasets`` dataset or PENMAN AMR files; no model knowledge.
+
+>>> rows = list(read_lines([b"I know.\\n", b"caf\\xe9\\r\\n"]))
+>>> rows[0].id, rows[0].text, rows[0].failure
+('dff1f819b8599b45', 'I know.', None)
+>>> rows[1].text, rows[1].raw_b64, str(rows[1].failure)
+('caf\\ufffd', 'Y2Fm6Q==', 'input: invalid UTF-8 at byte 3')
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from paraamr.builder.rows import InputRow, _strip_eol, _value_row, amr_row, decode_bytes
+from paraamr.errors import InputError
+from paraamr.failures import Failure
+
+#: Input formats by file suffix.
+FORMATS = {".txt": "txt", ".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def read_lines(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
+    """One row per line of bytes (``.txt`` input: one sentence a line)."""
+    for number, line in enumerate(lines, 1):
+        yield decode_bytes(_strip_eol(line), where=f"{name}:{number}")
+
+
+def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<input>") -> Iterator[InputRow]:
+    """One row per JSON line; the text is ``obj[column]`` (a bare JSON string is taken as is).
+
+    >>> [r.text for r in read_jsonl([b'{"text": "Hi."}\\n', b'"Yo."\\n'])]
+    ['Hi.', 'Yo.']
+    >>> str(next(read_jsonl([b'{"text": 3}'])).failure)
+    "input: column 'text' not a string (int)"
+    """
+    for number, line in enumerate(lines, 1):
+        raw = _strip_eol(line)
+        row = decode_bytes(raw, where=f"{name}:{number}")
+        if row.failure is not None:
+            yield row
+            continue
+        try:
+            obj = json.loads(row.text)
+        except ValueError as err:
+            row.failure = Failure("input", f"invalid JSON: {err}")
+            yield row
+            continue
+        value = obj.get(column) if isinstance(obj, dict) else obj
+        yield _value_row(value, column, row.where, raw)
+
+
+def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
+    """A ``.json`` file: an array of objects or strings, or JSON lines (as ``datasets`` reads it)."""
+    with open(path, "rb") as f:
+        head = f.read(4096).lstrip()
+    if not head.startswith(b"["):
+        with open(path, "rb") as f:
+            yield from read_jsonl(f, column=column, name=str(path))
+        return
+    try:
+        items = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise InputError(f"{path}: not a JSON array ({err})") from err
+    for number, value in enumerate(items, 1):
+        value = value.get(column) if isinstance(value, dict) else value
+        raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
+        yield _value_row(value, column, f"{path}:item {number}", raw)
+
+
+def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
+    """A ``.csv`` file with a header row; the text is the ``column`` field."""
+    with open(path, "rb") as raw_file:
+        text_file = io.TextIOWrapper(raw_file, encoding="utf-8", errors="surrogateescape", newline="")
+        reader = csv.DictReader(text_file)
+        if reader.fieldnames is None or column not in reader.fieldnames:
+            raise InputError(f"{path}: no column {column!r} (columns: {reader.fieldnames})")
+        for number, record in enumerate(reader, 2):
+            value = record[column]
+            raw = (value or "").encode("utf-8", errors="surrogateescape")
+            row = decode_bytes(raw, where=f"{path}:{number}")
+            if value is None:
+                row.failure = Failure("input", f"column {column!r} missing")
+            yield row
+
+
+def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) -> Iterator[InputRow]:
+    """A ``.parquet`` file, read in record batches of ``column``."""
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    if column not in f.schema_arrow.names:
+        raise InputError(f"{path}: no column {column!r} (columns: {f.schema_arrow.names})")
+    number = 0
+    for batch in f.iter_batches(batch_size=batch_size, columns=[column]):
+        for value in batch.column(0).to_pylist():
+            number += 1
+            raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
+            yield _value_row(value, column, f"{path}:row {number}", raw)
+
+
+def read_dataset(
+    name: str, *, split: str = "train", column: str = "text", config: str | None = None
+) -> Iterator[InputRow]:
+    """A local or Hub dataset through ``datasets.load_dataset(..., streaming=True)``."""
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(name, config, split=split, streaming=True)
+    except Exception as err:
+        raise InputError(f"dataset {name!r} (split {split!r}): cannot be loaded: {err}") from err
+    for number, item in enumerate(ds, 1):
+        value = item.get(column)
+        raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
+        yield _value_row(value, column, f"{name}[{split}]:row {number}", raw)
+
+
+def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
+    """Rows for a file of blank-line separated PENMAN graphs (via ``amr.read_graphs``)."""
+    from paraamr.amr import read_graphs
+
+    texts = (line.decode("utf-8", errors="replace") for line in lines)
+    for position, block in read_graphs(texts):
+        yield amr_row(block, where=f"{name}:graph {position}")
+
+
+def _open_binary(path: str | Path):
+    return sys.stdin.buffer if str(path) == "-" else open(path, "rb")
+
+
+def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None) -> Iterator[InputRow]:
+    """Stream rows from ``path`` (``-`` is standard input, read as text lines); the format comes from
+    the suffix unless ``fmt`` names it."""
+    path_s = str(path)
+    if fmt is None:
+        fmt = "txt" if path_s == "-" else FORMATS.get(Path(path_s).suffix.lower())
+    if fmt is None:
+        raise InputError(f"{path}: unknown input format (suffixes: {', '.join(FORMATS)}; or --input-format)")
+    if path_s != "-" and not Path(path_s).is_file():
+        raise InputError(f"{path}: no such file")
+    if fmt == "json":
+        yield from read_json(Path(path_s), column=column)
+    elif fmt == "csv":
+        yield from read_csv(Path(path_s), column=column)
+    elif fmt == "parquet":
+        yield from read_parquet(Path(path_s), column=column)
+    else:
+        f = _open_binary(path_s)
+        try:
+            if fmt == "txt":
+                yield from read_lines(f, name=path_s)
+            elif fmt == "jsonl":
+                yield from read_jsonl(f, column=column, name=path_s)
+            elif fmt == "amr":
+                yield from read_amr(f, name=path_s)
+            else:
+                raise InputError(f"{path}: unknown input format {fmt!r}")
+        finally:
+            if f is not sys.stdin.buffer:
+                f.close()

@@ -1,0 +1,138 @@
+"""Input rows shared by the readers and the pipeline: ids, byte decoding, AMR metadata, and the
+partition of rows over processes and splits (by id, so repeats of a source meet in one process).
+
+Bytes that are not valid UTF-8 never raise: the row carries the text decoded with replacement
+characters, the raw bytes in ``raw_b64`` and an input failure.
+
+>>> row = decode_bytes(b"I know.")
+>>> row.id, row.text, row.failure
+('dff1f819b8599b45', 'I know.', None)
+>>> bad = decode_bytes(b"caf\\xe9")
+>>> bad.text, bad.raw_b64, str(bad.failure)
+('caf\\ufffd', 'Y2Fm6Q==', 'input: invalid UTF-8 at byte 3')
+>>> owner(row.id, 2) in (0, 1)
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from paraamr.failures import Failure
+from paraamr.records import text_id
+
+_META = re.compile(r"^#\s*::(\S+)\s?(.*)$")
+
+
+@dataclass
+class InputRow:
+    """One input item: its ``id``, ``text``, the PENMAN ``amr`` for AMR input, ``raw_b64`` when the
+    bytes were not UTF-8, ``failure`` when it cannot be processed, ``where`` for error messages."""
+
+    id: str
+    text: str
+    amr: str | None = None
+    raw_b64: str | None = None
+    failure: Failure | None = None
+    where: str = ""
+
+
+def _bytes_id(raw: bytes) -> str:
+    return hashlib.sha1(raw).hexdigest()[:16]
+
+
+def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
+    """An :class:`InputRow` for one line of bytes (line end already stripped); id = sha1 of the bytes,
+    which is ``text_id(text)`` whenever the bytes are valid UTF-8.
+
+    >>> decode_bytes(b"\\xff\\xfeok").failure
+    Failure(stage='input', reason='invalid UTF-8 at byte 0')
+    """
+    try:
+        return InputRow(_bytes_id(raw), raw.decode("utf-8"), where=where)
+    except UnicodeDecodeError as err:
+        return InputRow(
+            _bytes_id(raw),
+            raw.decode("utf-8", errors="replace"),
+            raw_b64=base64.b64encode(raw).decode("ascii"),
+            failure=Failure("input", f"invalid UTF-8 at byte {err.start}"),
+            where=where,
+        )
+
+
+def _strip_eol(line: bytes) -> bytes:
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    return line
+
+
+def _value_row(value: Any, column: str, where: str, raw: bytes) -> InputRow:
+    if isinstance(value, str):
+        return InputRow(text_id(value), value, where=where)
+    text = "" if value is None else json.dumps(value, ensure_ascii=False)
+    kind = "missing" if value is None else f"not a string ({type(value).__name__})"
+    return InputRow(_bytes_id(raw), text, failure=Failure("input", f"column {column!r} {kind}"), where=where)
+
+
+def amr_row(block: str, *, where: str = "") -> InputRow:
+    """An :class:`InputRow` for one PENMAN block: id = ``# ::id``, else sha1 of ``# ::snt``, else of
+    the graph string; text = ``# ::snt`` (empty when absent).
+
+    >>> r = amr_row("# ::id x.1\\n# ::snt Hi.\\n(h / hi)")
+    >>> r.id, r.text
+    ('x.1', 'Hi.')
+    >>> amr_row("(h / hi)").id == text_id("(h / hi)")
+    True
+    """
+    meta: dict[str, str] = {}
+    body = []
+    for line in block.splitlines():
+        match = _META.match(line.strip())
+        if match:
+            for key_value in re.split(r"\s(?=::)", "::" + match.group(1) + " " + match.group(2)):
+                key, _, value = key_value.strip()[2:].partition(" ")
+                meta.setdefault(key, value.strip())
+        elif not line.lstrip().startswith("#"):
+            body.append(line)
+    graph = "\n".join(body).strip()
+    snt = meta.get("snt")
+    rid = meta.get("id") or text_id(snt if snt is not None else graph)
+    return InputRow(rid, snt or "", amr=block, where=where)
+
+
+def _hash_fraction(key: str, salt: str) -> int:
+    return int(hashlib.sha1(f"{salt}:{key}".encode()).hexdigest()[:15], 16)
+
+
+def owner(row_id: str, num_processes: int) -> int:
+    """The process (0-based) that handles the row with id ``row_id``: a hash of the id modulo the
+    process count, so repeats of a source always meet in one process.
+
+    >>> owner("dff1f819b8599b45", 1)
+    0
+    """
+    return _hash_fraction(row_id, "process") % num_processes
+
+
+def split_of(row_id: str, *, validation: float = 0.0, test: float = 0.0, train: str = "train") -> str:
+    """The split of a row, deterministic by id: ``test`` for the first ``test`` fraction of the hash
+    range, then ``validation``, else ``train`` (or the name given).
+
+    >>> split_of("dff1f819b8599b45")
+    'train'
+    >>> split_of("dff1f819b8599b45", test=1.0)
+    'test'
+    """
+    u = _hash_fraction(row_id, "split") / 16**15
+    if u < test:
+        return "test"
+    if u < test + validation:
+        return "validation"
+    return train
