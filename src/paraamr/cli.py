@@ -2,7 +2,13 @@
 
 Each module in :mod:`paraamr.commands` defines ``register(subparsers)``, which adds its subparser
 and sets ``func`` (called with the parsed namespace, returning the exit status). Command modules
-import heavy libraries inside their functions, so ``paraamr --help`` stays instant.
+import heavy libraries inside their functions, so ``paraamr --help`` stays instant. Commands raise
+:class:`paraamr.errors.ParaAMRError` (or let any other error through): :func:`main` reports every
+error as one line on stderr through :func:`paraamr.errors.run_command`; ``--debug`` (anywhere on
+the command line) prints the traceback too.
+
+>>> build_parser().parse_args(["--debug", "stats", "corpus"]).command
+'stats'
 """
 
 from __future__ import annotations
@@ -12,17 +18,47 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from paraamr import __version__, commands
+from paraamr.errors import redact, report, run_command
+
+__all__ = ["ArgumentParser", "build_parser", "main"]
+
+#: Namespace attributes that hold a command's input paths (named in errors about file contents).
+INPUT_OPTIONS = ("input", "path", "file", "dataset", "amr_input", "folder", "paraphrases", "records")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2.
+
+    Subparsers inherit the class. ``generate.py``'s parser uses it too.
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     try:
+    ...         ArgumentParser(prog="paraamr demo").parse_args(["--nope"])
+    ...     except SystemExit as stop:
+    ...         print(stop.code)
+    2
+    >>> err.getvalue()
+    'paraamr demo: unrecognized arguments: --nope (see paraamr demo --help)\\n'
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
+
+
+def build_parser() -> ArgumentParser:
     """The top-level parser with every command of :mod:`paraamr.commands` registered."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="paraamr",
         description="Build, load, publish and measure ParaAMR-style paraphrase corpora.",
     )
     parser.add_argument("--version", action="version", version=f"paraamr {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="print the traceback of an error (also after the command)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
@@ -30,14 +66,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _inputs(args: argparse.Namespace) -> list[Any]:
+    found: list[Any] = []
+    for name in INPUT_OPTIONS:
+        value = getattr(args, name, None)
+        found += value if isinstance(value, (list, tuple)) else [value]
+    return [v for v in found if v not in (None, "", "-")]
+
+
+def _command(args: argparse.Namespace) -> str:
+    sub = getattr(args, f"{args.command}_command", None)
+    return f"{args.command} {sub}" if isinstance(sub, str) else args.command
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``paraamr`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    if debug:
+        argv = [a for a in argv[:end] if a != "--debug"] + argv[end:]
+    try:
+        parser = build_parser()
+    except Exception as err:  # a command module that does not import: one line too
+        return report("", err, debug=debug)
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
-    return int(args.func(args) or 0)
+    return run_command(
+        _command(args),
+        args.func,
+        args,
+        debug=debug,
+        inputs=_inputs(args),
+        secrets=[getattr(args, "token", None)],
+    )
 
 
 if __name__ == "__main__":
