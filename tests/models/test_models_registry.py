@@ -208,7 +208,7 @@ def test_release_table_matches_amrlib_naming():
     assert registry.AMRLIB_MODELS["generate_t5wtense"].url.endswith(
         "model_generate_t5wtense-v0_1_0/model_generate_t5wtense-v0_1_0.tar.gz"
     )
-    assert {m.kind for m in registry.AMRLIB_MODELS.values()} == {"parser", "generator"}
+    assert {m.kind for m in registry.AMRLIB_MODELS.values()} == {"parser", "realizer"}
 
 
 def test_hub_id_resolves_from_the_hub_cache_offline(tmp_path, tiny_models, monkeypatch):

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from paraamr.models.base import length_batches, resolve_device
+from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 
 POOLINGS = ("cls", "cls_before_pooler", "mean")
 
@@ -45,11 +46,11 @@ class Embedder:
 
     def __init__(
         self,
-        model: str | Path = "all-MiniLM-L6-v2",
+        model: str | Path = DEFAULTS["embedder"],
         *,
         pooling: str | None = None,
         device: Any = None,
-        batch_size: int = 64,
+        batch_size: int = BATCH_SIZES["embedder"],
     ) -> None:
         from paraamr.models.registry import resolve
 

@@ -33,6 +33,7 @@ from paraamr import __version__
 from paraamr.failures import Failure
 from paraamr.models import registry
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 
 __all__ = ["PerplexityScorer", "load_causal_lm"]
 
@@ -107,11 +108,11 @@ class PerplexityScorer:
 
     def __init__(
         self,
-        model: str | Path = "smollm2",
+        model: str | Path = DEFAULTS["lm"],
         *,
         device: Any = None,
         dtype: Any = None,
-        batch_size: int = 64,
+        batch_size: int = BATCH_SIZES["lm"],
         max_tokens: int = 8192,
         max_length: int | None = None,
         truncate: bool = False,

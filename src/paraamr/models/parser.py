@@ -36,6 +36,7 @@ from paraamr.errors import ParaAMRError
 from paraamr.failures import Failure
 from paraamr.models import registry
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.tiny import GARBLED_TEXT, PAPER_TEXT
 
 __all__ = ["GARBLED_TEXT", "PAPER_TEXT", "Parser"]
@@ -69,11 +70,11 @@ class Parser:
 
     def __init__(
         self,
-        model: str | Path = "parse_xfm_bart_large",
+        model: str | Path = DEFAULTS["parser"],
         *,
         device: Any = None,
         dtype: Any = None,
-        batch_size: int = 16,
+        batch_size: int = BATCH_SIZES["parser"],
         num_beams: int = 4,
         on_clip: str = "flag",
         cache_dir: str | Path | None = None,

@@ -30,6 +30,7 @@ from typing import Any
 from paraamr.failures import Failure
 from paraamr.models import registry
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 
 __all__ = ["SPACY_MODELS", "Realization", "Realizer"]
 
@@ -72,11 +73,11 @@ class Realizer:
 
     def __init__(
         self,
-        model: str | Path = "generate_t5wtense",
+        model: str | Path = DEFAULTS["realizer"],
         *,
         device: Any = None,
         dtype: Any = None,
-        batch_size: int = 32,
+        batch_size: int = BATCH_SIZES["realizer"],
         num_beams: int = 1,
         use_tense: bool = True,
         spacy_model: str | None = None,
@@ -87,7 +88,7 @@ class Realizer:
 
         if on_clip not in ("keep", "fail"):
             raise ValueError(f"on_clip must be 'keep' or 'fail', got {on_clip!r}")
-        path = registry.resolve(model, "generator", cache_dir=cache_dir)
+        path = registry.resolve(model, "realizer", cache_dir=cache_dir)
         self.model_name = str(model)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)

