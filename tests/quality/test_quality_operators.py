@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from paraamr.augment.synonyms import synonyms
+from paraamr.lexicon import synonyms
 from paraamr.quality import operators as ops
 
 
@@ -169,7 +169,10 @@ def test_negatives_change_the_meaning_positives_keep_the_words_close():
 
 
 def test_without_spacy_syntax_operators_do_not_apply(monkeypatch):
-    monkeypatch.setattr(ops, "parse", lambda text: None)
+    from paraamr.quality import negative, positive
+
+    for module in (negative, positive):
+        monkeypatch.setattr(module, "parse", lambda text: None)
     text = "The dog chased 5 cats for 2 hours and did not stop."
     for op in (
         ops.synonym,

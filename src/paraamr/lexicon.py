@@ -1,0 +1,132 @@
+"""WordNet look-ups of English words: synonyms, antonyms and co-hyponyms (offline, cached).
+
+The one place the package queries WordNet (through nltk's reader, set up offline by
+``python -m paraamr.wordnet``): augmentation (REDA's SR and RI operators) and the paraphrase-quality
+operators both import from here.
+
+A synonym of ``word`` is a lemma name of any WordNet synset of ``word`` (every part of speech, as
+found by WordNet's morphology, so "dogs" finds the synsets of "dog") that
+
+- is a single alphabetic word (``domestic_dog`` and ``dog-iron`` are left out, so one token stays
+  one token),
+- is not a proper name (lemma names with capitals, such as ``Price``, are left out),
+- is neither ``word`` itself nor one of its base forms (``dog`` is not a synonym of ``dogs``).
+
+Answers are lowercase, without repeats, in WordNet's order (senses by frequency, then lemmas).
+Antonyms come from the word's first three senses, directly or through the head of an adjective
+cluster. Parts of speech are WordNet's letters: ``n``, ``v``, ``a`` (adjectives, satellites
+included) and ``r``.
+
+>>> match_case("cost", "Price"), match_case("cost", "PRICE"), match_case("cost", "price")
+('Cost', 'COST', 'cost')
+>>> antonyms("expensive", "a")
+['cheap']
+>>> "pear" in cohyponyms("apple")
+True
+>>> antonyms("xqzzy", "a"), cohyponyms("xqzzy")
+([], [])
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache, lru_cache
+
+__all__ = ["WORDNET_POS", "antonyms", "cohyponyms", "match_case", "synonyms"]
+
+#: spaCy universal POS tags -> WordNet parts of speech.
+WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
+
+
+def match_case(word: str, model: str) -> str:
+    """``word`` with the casing pattern of ``model``: all caps, capitalized, or as it is."""
+    if len(model) > 1 and model.isupper():
+        return word.upper()
+    if model[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+@cache
+def _wordnet():
+    """nltk's WordNet reader, made fork-safe: a forked child (``datasets.map(num_proc=...)``)
+    drops the parent's open data files, whose shared file offsets would race between processes."""
+    from paraamr.wordnet import wordnet
+
+    wn = wordnet()
+    os.register_at_fork(after_in_child=wn._data_file_map.clear)
+    return wn
+
+
+@lru_cache(maxsize=1 << 16)
+def synonyms(
+    word: str, pos: str | None = None, *, first_sense: bool = False, attested: bool = False
+) -> tuple[str, ...]:
+    """WordNet synonyms of ``word`` (see the module docstring for what counts), in WordNet's order.
+
+    ``pos`` (``n``, ``v``, ``a``, ``r``) keeps one part of speech; ``first_sense`` keeps only the
+    word's most frequent sense; ``attested`` keeps lemmas seen at least once in SemCor. REDA uses the
+    defaults (every sense); meaning-preserving edits want ``synonyms(w, pos, first_sense=True,
+    attested=True)``. Loads WordNet on first use (a few seconds); raises ``LookupError`` with the
+    setup command when it is not installed. Example (needs WordNet): ``synonyms("price")`` gives
+    ``('cost', 'terms', 'damage', 'toll')``.
+    """
+    wn = _wordnet()
+    lower = word.lower()
+    if not lower[:1].isalnum():
+        return ()
+    own = {lower}
+    for tag in (pos,) if pos else ("n", "v", "a", "r"):
+        base = wn.morphy(lower, tag)
+        if base:
+            own.add(base)
+    senses = wn.synsets(lower, pos=pos)
+    names: dict[str, None] = {}
+    for synset in senses[:1] if first_sense else senses:
+        for lemma in synset.lemmas():
+            name = lemma.name()
+            if name.isalpha() and name.islower() and name not in own and (not attested or lemma.count() > 0):
+                names[name] = None
+    return tuple(names)
+
+
+def _single(name: str) -> str | None:
+    """A lemma name usable as one replacement word (no multiword or capitalized names)."""
+    return name if name.isalpha() and name.islower() else None
+
+
+@cache
+def antonyms(word: str, pos: str) -> list[str]:
+    """Single-word antonyms of ``word`` over its first three senses (direct, then via the cluster head)."""
+    word = word.lower()
+    found: list[str] = []
+    for sense in _wordnet().synsets(word, pos=pos)[:3]:
+        heads = [sense, *sense.similar_tos()] if sense.pos() == "s" else [sense]
+        for head in heads:
+            for lemma in head.lemmas():
+                if head is sense and lemma.name() != word:
+                    continue
+                for antonym in lemma.antonyms():
+                    name = _single(antonym.name())
+                    if name and name != word and name not in found:
+                        found.append(name)
+    return found
+
+
+@cache
+def cohyponyms(noun: str) -> list[str]:
+    """Common single-word nouns sharing a hypernym with the first sense of ``noun`` (apple -> pear)."""
+    senses = _wordnet().synsets(noun, pos="n")
+    if not senses:
+        return []
+    sense, noun = senses[0], noun.lower()
+    found: list[str] = []
+    for hypernym in sense.hypernyms():
+        for sibling in hypernym.hyponyms():
+            if sibling == sense:
+                continue
+            for lemma in sibling.lemmas()[:1]:
+                name = _single(lemma.name())
+                if name and name != noun and name not in found and lemma.count() > 0:
+                    found.append(name)
+    return sorted(found)

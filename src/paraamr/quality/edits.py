@@ -1,0 +1,137 @@
+"""Edit helpers shared by the quality operators: rendering a spaCy ``Doc`` with tokens replaced or
+deleted, tidying the result, casing and pronoun case of moved phrases, article agreement.
+
+>>> tidy("The  cat , sat .")
+'The cat, sat.'
+>>> changed("he  left.", "He left.", meaning=True) is None, changed("he left.", "He left.", meaning=False)
+(True, 'he left.')
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping
+
+from paraamr.lexicon import match_case
+from paraamr.quality.inflection import indefinite_article
+from paraamr.records import normalize
+
+__all__ = [
+    "APOSTROPHE",
+    "OBJECT_CASE",
+    "SUBJECT_CASE",
+    "WH",
+    "Operator",
+    "article_fix",
+    "as_case",
+    "changed",
+    "is_plural",
+    "lower_first",
+    "render",
+    "replace_word",
+    "sentence_case",
+    "span_text",
+    "tidy",
+]
+
+#: ``op(text, rng) -> str | None``: a changed sentence, or None where the operator does not apply.
+Operator = Callable[[str, random.Random], "str | None"]
+
+
+#: A straight or typographic apostrophe (regular expression).
+APOSTROPHE = "['’]"
+
+
+def tidy(text: str) -> str:
+    """Whitespace and commas left clean after tokens were removed or moved."""
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = re.sub(r",(\s*,)+", ",", text)
+    text = re.sub(r"^[,;]\s*", "", text)
+    return re.sub(r"[,;]+([.!?])$", r"\1", text)
+
+
+def render(doc, replace: Mapping[int, str] | None = None, delete: set[int] | frozenset = frozenset()) -> str:
+    """The text of ``doc`` with tokens replaced (by index) or deleted, original spacing kept."""
+    replace = replace or {}
+    pieces = [replace.get(tok.i, tok.text) + tok.whitespace_ for tok in doc if tok.i not in delete]
+    return tidy("".join(pieces))
+
+
+def span_text(span) -> str:
+    return "".join(tok.text_with_ws for tok in span).strip()
+
+
+def sentence_case(text: str, original: str) -> str:
+    """``text`` with its first letter upper-cased when ``original`` started with one."""
+    if original[:1].isupper() and text:
+        return text[:1].upper() + text[1:]
+    return text
+
+
+_NAMES = {"PERSON", "GPE", "ORG", "NORP", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LANGUAGE"}
+
+
+def lower_first(span) -> str:
+    """A span's text with its first letter lower-cased, unless it starts with a name or ``I``."""
+    text = span_text(span)
+    first = span[0]
+    if first.pos_ == "PROPN" or first.text == "I" or first.ent_type_ in _NAMES or first.text.isupper():
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def article_fix(doc, index: int, new_word: str) -> dict[int, str]:
+    """Replace ``a``/``an`` right before token ``index`` so it agrees with ``new_word``."""
+    if index > 0 and doc[index - 1].lower_ in ("a", "an"):
+        article = doc[index - 1]
+        return {article.i: match_case(indefinite_article(new_word), article.text)}
+    return {}
+
+
+def replace_word(doc, candidates: list, rng: random.Random, text: str, *, meaning: bool) -> str | None:
+    """Replace one ``(token, [forms])`` candidate by one of its forms, cased like it, article fixed."""
+    if not candidates:
+        return None
+    tok, forms = rng.choice(candidates)
+    new = rng.choice(forms)
+    replace = {tok.i: match_case(new, tok.text), **article_fix(doc, tok.i, new)}
+    return changed(render(doc, replace), text, meaning=meaning)
+
+
+def changed(new: str | None, text: str, *, meaning: bool) -> str | None:
+    """``new`` if it differs from ``text`` (after :func:`normalize` when ``meaning`` must change)."""
+    if not new:
+        return None
+    if meaning:
+        return new if normalize(new) != normalize(text) else None
+    return new if new != text else None
+
+
+OBJECT_CASE = {"i": "me", "he": "him", "she": "her", "we": "us", "they": "them"}
+
+
+SUBJECT_CASE = {v: k for k, v in OBJECT_CASE.items()}
+
+
+WH = {"who", "whom", "which", "that", "what", "whoever", "whatever"}
+
+
+def as_case(span, table: Mapping[str, str], *, first: bool) -> str:
+    """A noun phrase moved to another grammatical role: pronoun case changed, sentence-initial case."""
+    if len(span) == 1 and span[0].lower_ in table:
+        word = table[span[0].lower_]
+        word = "I" if word == "i" else word
+    else:
+        word = lower_first(span)
+    return word[:1].upper() + word[1:] if first else word
+
+
+def is_plural(head) -> bool:
+    """Whether a noun phrase headed by ``head`` takes plural agreement."""
+    return (
+        head.tag_ in ("NNS", "NNPS")
+        or head.lower_ in ("we", "they", "you", "us", "them", "i", "me")
+        or any(child.dep_ == "conj" for child in head.children)
+    )

@@ -1,0 +1,383 @@
+"""Meaning-changing (negative) operators: each ``op(text, rng) -> str | None`` changes the meaning.
+
+``number``, ``entity`` (syntax; named entity swapped for another of its type), ``noun`` (syntax;
+WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``antonym`` (syntax),
+``deletion`` (syntax; a content phrase), ``role_swap`` (syntax; subject and object swapped),
+``unit``. *Syntax* operators use the optional spaCy parse and return None without spaCy.
+
+>>> import random
+>>> number_change("John ate 5 apples.", random.Random(0))
+'John ate 15 apples.'
+>>> unit_change("The river is 40 miles long.", random.Random(1))
+'The river is 40 centimeters long.'
+>>> negation("She isn't coming.", random.Random(0))
+'She is coming.'
+>>> print(number_change("John ate some apples.", random.Random(0)))
+None
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from paraamr.lexicon import WORDNET_POS, antonyms, cohyponyms, match_case
+from paraamr.quality.analysis import parse
+from paraamr.quality.edits import (
+    APOSTROPHE,
+    OBJECT_CASE,
+    SUBJECT_CASE,
+    WH,
+    article_fix,
+    as_case,
+    changed,
+    is_plural,
+    render,
+    replace_word,
+    sentence_case,
+    tidy,
+)
+from paraamr.quality.inflection import indefinite_article, past_tense, pluralize, third_person
+from paraamr.quality.words import (
+    AGREE,
+    CALENDAR,
+    CARDINALS,
+    ENTITIES,
+    FULL_NAMES,
+    KEEP_ADVERBS,
+    LIGHT_VERBS,
+    NO_ADD,
+    NT_BASE,
+    ORDINALS,
+    SCALES,
+    SMALL,
+    UNITS,
+)
+from paraamr.records import normalize
+
+__all__ = [
+    "antonym",
+    "deletion",
+    "entity_swap",
+    "negation",
+    "noun_swap",
+    "number_change",
+    "role_swap",
+    "unit_change",
+]
+
+_NUMBER = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w])|\b(" + "|".join(CARDINALS + ORDINALS) + r")\b",
+    re.IGNORECASE,
+)
+
+
+_PRONOUN_ONE = re.compile(r"\b(no|any|every|some|the|this|that|which|each|little)\s+$", re.IGNORECASE)
+
+
+def _new_number(digits: str, rng: random.Random) -> str:
+    grouped = "," in digits
+    if "." in digits:
+        whole, frac = digits.split(".")
+        return f"{int(whole) + rng.choice([1, 2, 3])}.{frac}"
+    value = int(digits.replace(",", ""))
+    if 1000 <= value <= 2100 and not grouped:  # a year
+        options = [value + d for d in (-3, -2, -1, 1, 2, 3)]
+    else:
+        options = [value + 1, value + 2, value * 2, value + 10, value * 10, value - 1]
+    new = rng.choice([o for o in options if o != value and o >= 0])
+    return f"{new:,}" if grouped else str(new)
+
+
+def number_change(text: str, rng: random.Random) -> str | None:
+    """Change one number (digits, cardinal or ordinal word) to a different one."""
+    matches = [
+        m
+        for m in _NUMBER.finditer(text)
+        if not (m.group(2) and m.group(2).lower() == "one" and _PRONOUN_ONE.search(text[: m.start()]))
+    ]
+    if not matches:
+        return None
+    match = rng.choice(matches)
+    if match.group(1):
+        new = _new_number(match.group(1), rng)
+    else:
+        word = match.group(2).lower()
+        pool = next(p for p in (SMALL, SCALES, ORDINALS) if word in p)
+        new = match_case(rng.choice([w for w in pool if w != word]), match.group(2))
+    return changed(text[: match.start()] + new + text[match.end() :], text, meaning=True)
+
+
+def entity_swap(text: str, rng: random.Random) -> str | None:
+    """Swap a named entity (person, place, organization, nationality, weekday, month) for another (syntax)."""
+    doc = parse(text)
+    if doc is None:
+        return None
+    present = normalize(text)
+    candidates = []
+    for ent in doc.ents:
+        if ent.label_ not in ENTITIES:
+            continue
+        pool = FULL_NAMES if ent.label_ == "PERSON" and len(ent) > 1 else ENTITIES[ent.label_]
+        options = [name for name in pool if normalize(name) not in present]
+        if options:
+            candidates.append((ent.start, ent.end, options))
+    for tok in doc:
+        for pool in CALENDAR:
+            if tok.lower_ in pool and tok.text[:1].isupper():
+                candidates.append((tok.i, tok.i + 1, [w.title() for w in pool if w != tok.lower_]))
+    if not candidates:
+        return None
+    start, end, options = rng.choice(candidates)
+    new = rng.choice(options)
+    if start == 0 and new.startswith("the "):
+        new = "The " + new[4:]
+    delete = set(range(start + 1, end))
+    return changed(render(doc, {start: new}, delete), text, meaning=True)
+
+
+def noun_swap(text: str, rng: random.Random) -> str | None:
+    """Swap one common noun for a WordNet co-hyponym (``apple`` -> ``pear``) (syntax)."""
+    doc = parse(text)
+    if doc is None:
+        return None
+    present = set(normalize(text).split())
+    candidates = []
+    for tok in doc:
+        if tok.pos_ != "NOUN" or tok.ent_type_ or not tok.is_alpha or tok.is_stop:
+            continue
+        lemma = tok.lemma_.lower()
+        if tok.tag_ == "NN" and tok.lower_ == lemma:
+            forms = cohyponyms(lemma)
+        elif tok.tag_ == "NNS":
+            forms = [pluralize(w) for w in cohyponyms(lemma)]
+        else:
+            continue
+        forms = [f for f in forms if f not in present]
+        if forms:
+            candidates.append((tok, forms))
+    return replace_word(doc, candidates, rng, text, meaning=True)
+
+
+_NT = re.compile(
+    r"\b(ca|wo|sha|do|does|did|is|are|was|were|has|have|had|would|should|could|must|need|might)n"
+    + APOSTROPHE
+    + r"t\b",
+    re.IGNORECASE,
+)
+
+
+_NEGATORS = re.compile(r"\b(?:cannot|not|never)\b\s*", re.IGNORECASE)
+
+
+def _remove_negation(text: str, rng: random.Random) -> str | None:
+    edits = []
+    for match in _NT.finditer(text):
+        stem = match.group(1)
+        edits.append((match.start(), match.end(), match_case(NT_BASE.get(stem.lower(), stem), stem)))
+    for match in _NEGATORS.finditer(text):
+        word = match.group().strip()
+        edits.append(
+            (match.start(), match.end(), match_case("can ", word) if word.lower() == "cannot" else "")
+        )
+    if not edits:
+        return None
+    start, end, new = rng.choice(sorted(edits))
+    result = text[:start] + new + text[end:]
+    return sentence_case(tidy(result), text)
+
+
+def _add_negation(text: str) -> str | None:
+    doc = parse(text)
+    if doc is None or any(tok.lower_ in NO_ADD for tok in doc):
+        return None
+    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
+    if len(roots) != 1:
+        return None
+    root = roots[0]
+    auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
+    if auxiliaries:
+        aux = auxiliaries[0]
+        new = {aux.i: f"{aux.text}not" if aux.lower_ == "can" else f"{aux.text} not"}
+    elif root.pos_ == "AUX" or root.lemma_ == "be":
+        new = {root.i: "cannot" if root.lower_ == "can" else f"{root.text} not"}
+    elif root.pos_ == "VERB" and root.tag_ in ("VBD", "VBZ", "VBP"):
+        helper = {"VBD": "did", "VBZ": "does", "VBP": "do"}[root.tag_]
+        first = root.i  # "he quickly opened" -> "he did not quickly open"
+        while first > 0 and doc[first - 1].dep_ == "advmod" and doc[first - 1].head == root:
+            first -= 1
+        new = {first: f"{helper} not {doc[first].text}", root.i: root.lemma_.lower()}
+        if first == root.i:
+            new = {root.i: f"{helper} not {root.lemma_.lower()}"}
+    elif root.pos_ == "VERB" and root.tag_ == "VB" and root.i == 0:  # an imperative
+        new = {root.i: f"Do not {root.lower_}"}
+    else:
+        return None
+    return render(doc, new)
+
+
+def negation(text: str, rng: random.Random) -> str | None:
+    """Remove a negation (``not``, ``n't``, ``never``, ``cannot``), or add one to the main verb (syntax)."""
+    return changed(_remove_negation(text, rng) or _add_negation(text), text, meaning=True)
+
+
+def _inflect_like(tok, lemma: str) -> str | None:
+    if tok.tag_ in ("JJ", "RB", "VB", "VBP", "NN"):
+        return lemma
+    if tok.tag_ == "VBD":
+        return past_tense(lemma)
+    if tok.tag_ == "VBZ":
+        return third_person(lemma)
+    if tok.tag_ == "NNS":
+        return pluralize(lemma)
+    return None
+
+
+def antonym(text: str, rng: random.Random) -> str | None:
+    """Replace one adjective, adverb, verb or noun by its first WordNet antonym (syntax)."""
+    doc = parse(text)
+    if doc is None:
+        return None
+    candidates = []
+    for tok in doc:
+        pos = WORDNET_POS.get(tok.pos_)
+        if pos is None or tok.ent_type_ or not tok.is_alpha or tok.lemma_ in LIGHT_VERBS:
+            continue
+        lemma = tok.lemma_.lower() if pos in ("n", "v") else tok.lower_
+        found = antonyms(lemma, pos)
+        new = _inflect_like(tok, found[0]) if found else None
+        if new:
+            candidates.append((tok, [new]))
+    return replace_word(doc, candidates, rng, text, meaning=True)
+
+
+_DELETABLE = {"amod", "advmod", "prep", "npadvmod", "advcl", "relcl", "acl", "nummod", "compound", "appos"}
+
+
+_CONTENT = {"NOUN", "PROPN", "ADJ", "VERB", "NUM", "ADV"}
+
+
+def deletion(text: str, rng: random.Random) -> str | None:
+    """Delete one content phrase: a modifier, prepositional phrase, clause or apposition (syntax)."""
+    doc = parse(text)
+    if doc is None:
+        return None
+    words = sum(tok.is_alpha for tok in doc)
+    candidates = []
+    for tok in doc:
+        if tok.dep_ not in _DELETABLE or tok.head == tok:
+            continue
+        if tok.dep_ == "advmod" and (tok.lower_ in KEEP_ADVERBS or tok.head.pos_ in ("ADJ", "ADV")):
+            continue
+        span = range(tok.left_edge.i, tok.right_edge.i + 1)
+        if any(doc[i].dep_ == "ROOT" for i in span) or not any(doc[i].pos_ in _CONTENT for i in span):
+            continue
+        if words - sum(doc[i].is_alpha for i in span) >= 3:
+            candidates.append(set(span))
+    if not candidates:
+        return None
+    span = rng.choice(candidates)
+    after = max(span) + 1
+    replace = article_fix(doc, min(span), doc[after].text) if after < len(doc) else {}
+    result = render(doc, replace, delete=span)
+    return changed(sentence_case(result, text), text, meaning=True)
+
+
+def _agree(tok, plural: bool) -> str | None:
+    """The form of verb ``tok`` agreeing with a (non-)plural subject, or None when unchanged."""
+    if (tok.lower_, plural) in AGREE:
+        return match_case(AGREE[tok.lower_, plural], tok.text)
+    if tok.tag_ == "VBZ" and plural:
+        return tok.lemma_.lower()
+    if tok.tag_ == "VBP" and not plural:
+        return third_person(tok.lemma_.lower())
+    return None
+
+
+def role_swap(text: str, rng: random.Random) -> str | None:
+    """Swap the subject and the object of a verb (``the dog chased the cat`` -> ``the cat chased the dog``).
+
+    Active clauses swap ``nsubj`` with ``dobj`` (or the first object of a ditransitive); passive
+    ones swap the subject with the ``by`` agent. Pronoun case and present-tense agreement follow (syntax).
+    """
+    doc = parse(text)
+    if doc is None:
+        return None
+    candidates = []
+    for verb in doc:
+        if verb.pos_ not in ("VERB", "AUX"):
+            continue
+        kids = list(verb.children)
+        subj = [c for c in kids if c.dep_ in ("nsubj", "nsubjpass")]
+        if len(subj) != 1 or subj[0].lower_ in WH:
+            continue
+        if subj[0].dep_ == "nsubj":
+            obj = [c for c in kids if c.dep_ == "dative"] or [c for c in kids if c.dep_ == "dobj"]
+        else:
+            obj = [g for c in kids if c.dep_ == "agent" for g in c.children if g.dep_ == "pobj"]
+        if not obj or obj[0].lower_ in WH:
+            continue
+        s, o = subj[0], obj[0]
+        s_span, o_span = doc[s.left_edge.i : s.right_edge.i + 1], doc[o.left_edge.i : o.right_edge.i + 1]
+        if s_span.end <= o_span.start and normalize(s_span.text) != normalize(o_span.text):
+            candidates.append((verb, s_span, o_span))
+    if not candidates:
+        return None
+    verb, s_span, o_span = rng.choice(candidates)
+    replace = {verb.i: verb.text}
+    plural = is_plural(o_span.root)
+    if s_span.root.dep_ == "nsubj":
+        for tok in [verb, *(c for c in verb.children if c.dep_ == "aux")]:
+            if tok.i > s_span.end - 1 and (new := _agree(tok, plural)):
+                replace[tok.i] = new
+    pieces = []
+    for tok in doc:
+        if tok.i == s_span.start:
+            pieces.append(as_case(o_span, SUBJECT_CASE, first=tok.i == 0) + s_span[-1].whitespace_)
+        elif tok.i == o_span.start:
+            pieces.append(as_case(s_span, OBJECT_CASE, first=False) + o_span[-1].whitespace_)
+        elif s_span.start < tok.i < s_span.end or o_span.start < tok.i < o_span.end:
+            continue
+        else:
+            pieces.append(replace.get(tok.i, tok.text) + tok.whitespace_)
+    return changed(tidy("".join(pieces)), text, meaning=True)
+
+
+_UNIT_FORMS = {
+    form: (group, i, n) for group in UNITS for i, pair in enumerate(group) for n, form in enumerate(pair)
+}
+
+
+_AMOUNT = r"\d+(?:[.,]\d+)*|" + "|".join(CARDINALS) + r"|a|an|half\s+an?"
+
+
+_UNIT = re.compile(
+    rf"\b(?P<num>{_AMOUNT})(?P<sep>[\s-]+|(?<=\d))(?P<unit>"
+    + "|".join(sorted(map(re.escape, _UNIT_FORMS), key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+_CURRENCY = re.compile(r"([$€£¥])(?=\s?\d)")
+
+
+def unit_change(text: str, rng: random.Random) -> str | None:
+    """Change the unit of one measure (``40 miles`` -> ``40 meters``, ``$5`` -> ``€5``)."""
+    edits = []
+    for match in _UNIT.finditer(text):
+        group, index, number = _UNIT_FORMS[match.group("unit").lower()]
+        for other in (pair[number] for i, pair in enumerate(group) if i != index):
+            num = re.sub(
+                r"\b(an?)$",
+                lambda m, o=other: match_case(indefinite_article(o), m.group()),
+                match.group("num"),
+            )
+            edits.append((match.start(), match.end(), f"{num}{match.group('sep')}{other}"))
+    for match in _CURRENCY.finditer(text):
+        for symbol in "$€£¥".replace(match.group(1), ""):
+            edits.append((match.start(), match.end(), symbol))
+    if not edits:
+        return None
+    start, end, new = rng.choice(edits)
+    return changed(text[:start] + new + text[end:], text, meaning=True)
