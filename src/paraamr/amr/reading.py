@@ -1,0 +1,321 @@
+"""Reading PENMAN AMR: checked parse trees (a one-pass reader for plain PENMAN, penman for the
+rest), decoded graphs, blank-line separated files, and the structure every re-rooting starts from.
+
+>>> tree = parse("# ::id 1\\n(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")
+>>> s = _Structure(tree, "<graph>")
+>>> s.top, s.concepts, sorted(s.targets)
+('w', {'w': 'want-01', 'b': 'boy', 'g': 'go'}, ['b', 'g'])
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import TypeVar
+
+import penman
+from penman.exceptions import DecodeError, PenmanError
+from penman.models.amr import model as AMR_MODEL
+
+from paraamr.errors import AMRError
+
+__all__ = ["GraphInput", "decode", "parse", "read_graphs"]
+
+_INSTANCE = AMR_MODEL.concept_role
+
+#: What the functions take as a graph: PENMAN text, penman's tree (:func:`parse`) or its Graph.
+GraphInput = str | penman.Tree | penman.Graph
+
+
+@lru_cache(maxsize=4096)
+def _inverse(role: str) -> str:
+    """``role`` written from its target: ``:ARG1`` -> ``:ARG1-of``, ``:ARG0-of`` -> ``:ARG0``."""
+    return AMR_MODEL.invert_role(role)
+
+
+@lru_cache(maxsize=4096)
+def _is_inverted(role: str) -> bool:
+    return AMR_MODEL.is_role_inverted(role)
+
+
+_ID_LINE = re.compile(r"^\s*#.*?::id\s+(\S+)", re.MULTILINE)
+
+
+def _describe(where: str, graph_id: str | None) -> str:
+    """How errors name a graph: ``where`` (a position), with its ``# ::id`` when it has one."""
+    if not graph_id:
+        return where
+    return f"graph {graph_id}" if where == "<graph>" else f"{where} (id {graph_id})"
+
+
+def parse(text: str, *, where: str = "<graph>") -> penman.Tree:
+    """penman's tree of one PENMAN graph (layout and metadata as written), checked for syntax.
+
+    The fastest input of :func:`variants` and :func:`refocus`. Raises
+    :class:`~paraamr.errors.AMRError` naming ``where`` (or the graph's ``# ::id``) and the cause.
+
+    >>> parse("# ::id 7\\n(b / bark-01 :ARG0 (d / dog))").node
+    ('b', [('/', 'bark-01'), (':ARG0', ('d', [('/', 'dog')]))])
+    >>> parse("# ::id 7\\n# ::snt Hi.")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.AMRError: graph 7: empty graph (no PENMAN after the metadata)
+    """
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+        raise AMRError(f"{_describe_text(text, where)}: empty graph (no PENMAN after the metadata)")
+    fast = _fast_tree(text)
+    if fast is not None:
+        return fast
+    try:
+        trees = list(itertools.islice(penman.iterparse(text), 2)) or [penman.parse(text)]
+    except DecodeError as e:
+        cause = f"{e.message} (line {e.lineno}, column {e.offset})"
+        raise AMRError(f"{_describe_text(text, where)}: not valid PENMAN: {cause}") from e
+    except RecursionError:
+        raise AMRError(f"{_describe_text(text, where)}: graph too deep") from None
+    if len(trees) > 1:
+        cause = "more than one graph (a blank line must separate graphs)"
+        raise AMRError(f"{_describe_text(text, where)}: {cause}")
+    return trees[0]
+
+
+#: Tokens of the plain PENMAN that AMR corpora use: strings, parentheses, slash, roles, symbols;
+#: anything else (alignments, stray quotes) falls through to ``other``.
+_TOKEN = re.compile(
+    r'(?P<s>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<p>[()/])|(?P<r>:[^\s"()/:~]*)|(?P<y>[^\s"()/:~]+)|(?P<o>\S)'
+)
+
+
+def _fast_tree(text: str) -> penman.Tree | None:
+    """penman's tree of ``text`` read in one regular-expression pass, or None where ``text``
+    holds anything but metadata lines followed by one plain graph (then penman reads it).
+
+    The tests check that it equals :func:`penman.parse` wherever it answers; it exists because
+    penman's lexer is a third of the cost of re-rooting a graph at all its foci.
+
+    >>> text = "# ::id 1\\n(b / bark-01 :ARG0 (d / dog) :polarity -)"
+    >>> _fast_tree(text) == penman.parse(text), _fast_tree(text).metadata
+    (True, {'id': '1'})
+    >>> _fast_tree("(b / bark-01~e.2)") is None
+    True
+    """
+    lines = text.split("\n")
+    metadata: dict[str, str] = {}
+    start = 0
+    for start, line in enumerate(lines):  # noqa: B007 (the index is used after the loop)
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            break
+        comment = stripped
+        while comment:  # as penman reads metadata: "# ::key value ::key2 value2"
+            comment, found, meta = comment.rpartition("::")
+            if found:
+                key, _, value = meta.partition(" ")
+                metadata[key] = value.rstrip()
+    body = "\n".join(lines[start:])
+    if "#" in body:
+        return None
+    stack: list[tuple[str, list]] = []
+    root = None
+    tokens = _TOKEN.finditer(body)
+    for match in tokens:
+        kind, token = match.lastgroup, match.group()
+        if root is not None or kind == "o":
+            return None  # text after the graph, or a token of the full grammar only
+        if token == "(":
+            var = next(tokens, None)
+            if var is None or var.lastgroup != "y":
+                return None
+            node = (var.group(), [])
+            if stack:
+                edges = stack[-1][1]
+                if not edges or edges[-1][1] is not None:
+                    return None
+                edges[-1] = (edges[-1][0], node)
+            stack.append(node)
+        elif not stack:
+            return None
+        elif token == ")":
+            node = stack.pop()
+            if node[1] and node[1][-1][1] is None:
+                return None
+            if not stack:
+                root = node
+        elif token == "/":
+            concept = next(tokens, None)
+            edges = stack[-1][1]
+            if concept is None or concept.lastgroup not in ("y", "s") or edges:
+                return None
+            edges.append(("/", concept.group()))
+        elif kind == "r":
+            edges = stack[-1][1]
+            if edges and edges[-1][1] is None:
+                return None
+            edges.append((token, None))
+        else:  # a symbol or string: the target of the last role
+            edges = stack[-1][1]
+            if not edges or edges[-1][1] is not None:
+                return None
+            edges[-1] = (edges[-1][0], token)
+    return None if root is None else penman.Tree(root, metadata=metadata)
+
+
+def _describe_text(text: str, where: str) -> str:
+    match = _ID_LINE.search(text)
+    return _describe(where, match.group(1) if match else None)
+
+
+def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
+    """Decode and validate one PENMAN graph (metadata comments allowed) with penman's AMR model.
+
+    Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
+    PENMAN, no graph at all, more than one graph, a variable defined twice. The graph remembers
+    the tree it was read from, so :func:`variants` of it does not lay it out again (unless its
+    triples or top are changed in between; metadata edits are fine).
+
+    >>> decode("(w / want-01 :ARG0-of (b / boy))").triples
+    [('w', ':instance', 'want-01'), ('b', ':ARG0', 'w'), ('b', ':instance', 'boy')]
+    >>> decode("(w / want-01 :ARG0 (b / boy)", where="graph 7")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.AMRError: graph 7: not valid PENMAN: Unexpected end of input (line 1, column 28)
+    """
+    tree = parse(text, where=where)
+    _Structure(tree, where)  # validates: one definition per variable
+    try:
+        graph = penman.layout.interpret(tree, AMR_MODEL)
+    except PenmanError as e:
+        raise AMRError(f"{_describe(where, tree.metadata.get('id'))}: not valid PENMAN: {e}") from e
+    graph._paraamr_source = tree, list(graph.triples), graph.top  # spares penman's layout later
+    return graph
+
+
+def read_graphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """Split blank-line separated PENMAN blocks; yield ``(1-based position, block text)``.
+
+    Blocks of plain comments without ``# ::`` metadata (such as the header of an AMR release
+    file) are skipped; every other block is yielded, so a bad one can be reported by position.
+
+    >>> list(read_graphs(["# AMR release 3.0", "", "# ::id a", "(x / xx)", "", "", "(y / yy)"]))
+    [(1, '# ::id a\\n(x / xx)'), (2, '(y / yy)')]
+    """
+    if isinstance(lines, str):
+        lines = lines.splitlines()
+    position = 0
+    block: list[str] = []
+    for line in itertools.chain(lines, [""]):
+        line = line.rstrip("\r\n")
+        if line.strip():
+            block.append(line)
+            continue
+        if block and not all(b.lstrip().startswith("#") and "::" not in b for b in block):
+            position += 1
+            yield position, "\n".join(block)
+        block = []
+
+
+def _split_alignment(text: str) -> tuple[str, str]:
+    """``(":ARG0", "~e.3")`` from ``":ARG0~e.3"``; a quoted string has no alignment of its own."""
+    if "~" not in text or text.startswith('"'):
+        return text, ""
+    base, _, alignment = text.partition("~")
+    return base, "~" + alignment
+
+
+class _Structure:
+    """A graph read from penman's tree: its variables, the source's spanning tree and its edges.
+
+    The source layout fixes a spanning tree: each edge has a ``holder`` (the node that writes it)
+    and, if it is a tree edge, a ``child`` (the node it introduces; None for a re-entrancy or an
+    attribute). ``adjacency[v]`` lists the edges at ``v`` in penman's triple order (depth-first)
+    as ``(role written from v, other end, holder, child)``; edges between variables are stored at
+    both ends, attributes at their source only. ``targets`` are the variables with an incoming
+    edge in the de-inverted graph, ``reentrancies`` the ``(holder, target)`` pairs of edges to a
+    variable defined elsewhere. Raises :class:`~paraamr.errors.AMRError` for an empty graph or
+    node and a variable defined twice.
+    """
+
+    __slots__ = ("adjacency", "concepts", "parent", "reentrancies", "targets", "top", "where")
+
+    def __init__(self, tree: penman.Tree, where: str) -> None:
+        self.where = where = _describe(where, tree.metadata.get("id"))
+        self.top = tree.node[0]
+        if not self.top:
+            raise AMRError(f"{where}: empty graph")
+        concepts: dict[str, str | None] = {}
+        parent: dict[str, str] = {}
+        branches: list[tuple[str, str, str | None, bool]] = []  # holder, role, target, tree edge
+
+        def read(node: tuple) -> None:
+            var, edges = node
+            if not var:
+                raise AMRError(f"{where}: empty node () in the graph")
+            if var in concepts:
+                raise AMRError(f"{where}: variable {var} is defined more than once")
+            concepts[var] = None
+            for role, target in edges:
+                if role == "/" or role == _INSTANCE:
+                    concepts[var] = target
+                elif isinstance(target, tuple):
+                    parent[target[0]] = var
+                    branches.append((var, role, target[0], True))
+                    read(target)
+                else:
+                    branches.append((var, role, target, False))
+
+        try:
+            read(tree.node)
+        except RecursionError:
+            raise AMRError(f"{where}: graph too deep") from None
+        adjacency: dict[str, list[tuple[str, str | None, str, str | None]]] = {v: [] for v in concepts}
+        targets: set[str] = set()
+        reentrancies: list[tuple[str, str]] = []
+        for holder, role, target, introduced in branches:
+            if not introduced and target not in concepts:
+                reference = _split_alignment(target)[0] if target else target
+                if reference not in concepts:
+                    adjacency[holder].append((role, target, holder, None))
+                    continue
+                target = reference
+            base, alignment = _split_alignment(role)
+            child = target if introduced else None
+            adjacency[holder].append((role, target, holder, child))
+            if target != holder:
+                adjacency[target].append((_inverse(base) + alignment, holder, holder, child))
+            targets.add(holder if _is_inverted(base) else target)
+            if not introduced:
+                reentrancies.append((holder, target))
+        self.concepts = concepts
+        self.parent = parent
+        self.adjacency = adjacency
+        self.targets = targets
+        self.reentrancies = reentrancies
+
+    def concept(self, var: str) -> str:
+        """The concept of ``var`` without its surface alignment ("" for a node without one)."""
+        concept = self.concepts[var]
+        return "" if concept is None else _split_alignment(concept)[0]
+
+
+_S = TypeVar("_S", bound=_Structure)
+
+
+def _read(graph: GraphInput, where: str, kind: type[_S]) -> _S:
+    """The ``kind`` of structure of a PENMAN text or tree (penman's parse) or of a Graph (laid out
+    by penman)."""
+    if isinstance(graph, str):
+        return kind(parse(graph, where=where), where)
+    if isinstance(graph, penman.Tree):
+        return kind(graph, where)
+    source = getattr(graph, "_paraamr_source", None)  # decoded here and unchanged since?
+    if source is not None and source[2] == graph.top and source[1] == graph.triples:
+        return kind(penman.Tree(source[0].node, metadata=graph.metadata), where)
+    try:
+        tree = penman.layout.configure(graph, model=AMR_MODEL)
+    except PenmanError as e:
+        where = _describe(where, graph.metadata.get("id"))
+        cause = "empty graph" if not graph.triples else f"cannot lay out the graph ({e})"
+        raise AMRError(f"{where}: {cause}") from e
+    return kind(tree, where)
