@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import io
+import random
+import subprocess
 import sys
 
 import penman
 import pytest
 from amr_checks import PAPER_AMR, PAPER_TEXT, assert_invariants
+from amr_graphs import random_penman
 from penman.models.amr import model
 
 from paraamr import amr
@@ -95,3 +98,20 @@ def test_usage_errors(tmp_path, capsys):
 
 def test_help_lists_the_default_exclusions():
     assert ", ".join(sorted(amr.DEFAULT_EXCLUDED)) == EXCLUDED_HELP
+
+
+def test_a_closed_pipe_ends_it_quietly(tmp_path):
+    """``paraamr refocus big.amr | head -2``: the reader leaves early; no traceback, no message."""
+    rng = random.Random(0)
+    path = tmp_path / "big.amr"
+    path.write_text("\n\n".join(random_penman(rng, 30, reentrancies=3) for _ in range(100)), encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paraamr", "refocus", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.readline()  # more than a pipe buffer is left to write
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, stderr  # 128 + SIGPIPE, as a shell reports `head`'s writer
+    assert stderr == ""
