@@ -1,4 +1,5 @@
-"""Fixtures shared across the test suite: tiny random-weight models and the paper's graph."""
+"""Fixtures shared across the test suite: tiny random-weight models, the paper's graph and ``hub``,
+a loopback Hugging Face Hub + release host (``tests/support/hubserver.py``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,33 @@ PAPER_AMR = (
     "(z9 / price) :mod (z10 / this)))))"
 )
 PAPER_TEXT = "I know for them to approve this price, they'll need statistical documentation."
+
+
+@pytest.fixture
+def hub(monkeypatch, tmp_path):
+    """A loopback Hub (``hubserver.HubServer``) for one test, with the real clients pointed at it:
+    ``HF_ENDPOINT`` = ``hub.url``, ``HF_HUB_OFFLINE=0`` and a fresh ``HF_HOME`` (``hub.home``),
+    in the environment (for subprocesses, ``hub.env``) and in the already imported modules.
+    Stopped when the test ends; the global default stays ``HF_HUB_OFFLINE=1``."""
+    from hubserver import HubServer, patch_clients
+
+    server = HubServer().start()
+    server.home = tmp_path / "hf-home"
+    server.env = patch_clients(monkeypatch, server.url, server.home)
+    _clear_hffs()
+    yield server
+    server.stop()
+    _clear_hffs()
+
+
+def _clear_hffs() -> None:
+    """Forget fsspec's cached HfFileSystem (it keeps the endpoint and listings of the last test)."""
+    import sys
+
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub import HfFileSystem
+
+        HfFileSystem.clear_instance_cache()
 
 
 @pytest.fixture(scope="session")
