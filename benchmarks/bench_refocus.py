@@ -1,16 +1,20 @@
-"""All-foci re-rooting throughput: ``paraamr.amr.variants`` vs. the naive penman loop.
+"""All-foci re-rooting by graph size: ``paraamr.amr.variants`` vs. the naive penman loop.
 
 The naive loop is what amrlib's paraphrasing example does: ``penman.decode`` the graph, then
-``penman.encode(g, top=v)`` for every variable. Ours reads the graph with penman too (its parse
-tree, from which the index is built), then re-roots at every variable but the top with
-:func:`paraamr.amr.variants` (all foci, no exclusions, so both sides write about as many
-graphs). Both run on the same generated corpus of
-AMR-sized graphs (10-40 variables, re-entrancies, attributes; ``tests/amr/amr_graphs.py``) in the
-same process, interleaved chunk by chunk (best of the rounds per chunk), timed in CPU time of this
-process (``time.process_time``), so other jobs on a shared machine distort the figures less; the
-ratio is the figure.
+``penman.encode(g, top=v)`` for each focus. Both sides do exactly the same work: every variable
+but the current top (``variants(..., exclude=())``), one PENMAN text each. Outputs are checked in
+the same run: for every graph and focus, each side's text must decode (penman) to the source's
+triples with the focus as top (ours always; penman's encoder sometimes writes a node before its concept, which
+decodes to an extra instance-less triple: counted apart); byte-identical texts are counted too.
 
-    python benchmarks/bench_refocus.py [--graphs 300] [--rounds 3] [--seed 0]
+Graphs are generated AMR-like (``tests/amr/amr_graphs.py``: one re-entrancy and one attribute
+per 8 variables, local re-entrancies) at 10, 25, 50, 100 and 200 variables; the cost of
+all-foci re-rooting grows with the square of the size, so the ratio depends on it. Timing
+(``benchmarks/_timing.py``): one thread, a warm-up on other graphs, both sides interleaved
+(order rotated each round), best and median of ``--rounds``, CPU time next to wall time, load
+average before and after.
+
+    python benchmarks/bench_refocus.py [--rounds 3] [--scale 1.0] [--sizes 10,25,50,100,200]
 """
 
 from __future__ import annotations
@@ -18,109 +22,120 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from pathlib import Path
 
-import penman
-from penman.models.amr import model
-
-from paraamr import amr
+from _timing import interleave, load, machine, pin_threads
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "amr"))
-from amr_graphs import random_penman
+
+#: Graphs per size at ``--scale 1``: about the same naive time per size on one core.
+GRAPHS = {10: 300, 25: 100, 50: 30, 100: 8, 200: 3}
 
 
-def corpus(count: int, seed: int, *, local: bool = True) -> list[str]:
-    """``count`` PENMAN graphs of 10-40 variables, one re-entrancy and one attribute per 8.
+def corpus(nodes: int, count: int, seed: int, *, local: bool = True) -> list[str]:
+    """``count`` PENMAN graphs of ``nodes`` variables, one re-entrancy and one attribute per 8."""
+    from amr_graphs import random_penman
 
-    Re-entrancies are local as in AMR (a sibling, uncle or grandparent), or random pairs.
-    """
-    rng = random.Random(seed)
+    rng = random.Random(f"{seed}|{nodes}")
+    return [
+        random_penman(rng, nodes, reentrancies=nodes // 8, attributes=nodes // 8, local=local)
+        for _ in range(count)
+    ]
+
+
+def naive(texts: list[str]) -> list[dict[str, str]]:
+    """amrlib's example loop, on the same foci as ours: every variable but the top."""
+    import penman
+    from penman.models.amr import model
+
     out = []
-    for _ in range(count):
-        nodes = rng.randint(10, 40)
-        out.append(random_penman(rng, nodes, reentrancies=nodes // 8, attributes=nodes // 8, local=local))
-    return out
-
-
-def naive(texts: list[str]) -> int:
-    written = 0
     for text in texts:
         graph = penman.decode(text, model=model)
         graph.metadata = {}
-        for var in graph.variables():
-            penman.encode(graph, top=var, model=model)
-            written += 1
-    return written
+        out.append(
+            {var: penman.encode(graph, top=var, model=model) for var in graph.variables() if var != graph.top}
+        )
+    return out
 
 
-def ours(texts: list[str]) -> int:
-    return sum(len(amr.variants(text, exclude=())) for text in texts)
+def ours(texts: list[str]) -> list[dict[str, str]]:
+    from paraamr import amr
+
+    return [{v.focus: v.penman for v in amr.variants(text, exclude=())} for text in texts]
 
 
-def penman_decode(texts: list[str]) -> int:
-    """The naive loop's decode stage."""
-    for text in texts:
-        penman.decode(text, model=model)
-    return 0
+def compare(texts: list[str], outputs: list[dict[str, str]]) -> tuple[int, int, int]:
+    """(outputs, decoding to the source's triples with the focus as top, the same after dropping
+    ``(v, :instance, None)``): penman's encoder sometimes writes a node's first mention without
+    its concept and defines it later (``(z4 :ARG0 ...`` ... ``(z4 / name)``), which penman then
+    reads as an extra instance-less triple)."""
+    import penman
+    from penman.models.amr import model
+
+    total = exact = modulo = 0
+    for text, out in zip(texts, outputs, strict=True):
+        source = penman.decode(text, model=model)
+        want = set(source.triples)
+        if set(out) != set(source.variables()) - {source.top}:
+            raise SystemExit(
+                f"{source.metadata.get('id')}: foci {sorted(out)} are not every variable but the top"
+            )
+        for focus, penman_text in out.items():
+            graph = penman.decode(penman_text, model=model)
+            got = set(graph.triples)
+            total += 1
+            exact += graph.top == focus and got == want
+            modulo += (
+                graph.top == focus and {t for t in got if t[2] is not None or t[1] != ":instance"} == want
+            )
+    return total, exact, modulo
 
 
-def penman_parse(texts: list[str]) -> int:
-    """Our decode stage: the checked parse tree the index is built from (penman's tree, read in one
-    regular-expression pass by ``amr._fast_tree`` where the text is plain PENMAN)."""
-    for text in texts:
-        amr.parse(text)
-    return 0
+def identical(a: list[dict[str, str]], b: list[dict[str, str]]) -> int:
+    """How many outputs are byte-identical on both sides, metadata lines aside."""
+
+    def body(text: str) -> str:
+        return "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+
+    return sum(body(x[f]) == body(y[f]) for x, y in zip(a, b, strict=True) for f in x)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graphs", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the graph counts (default 1)")
+    parser.add_argument("--sizes", default="10,25,50,100,200", help="variables per graph")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--long-range", action="store_true", help="re-entrancies between random nodes instead of local ones"
-    )
+    parser.add_argument("--long-range", action="store_true", help="re-entrancies between random nodes")
     args = parser.parse_args(argv)
-    texts = corpus(args.graphs, args.seed, local=not args.long_range)
-    sizes = [len(penman.decode(t, model=model).variables()) for t in texts]
-    runs = {"naive": naive, "ours": ours, "decode": penman_decode, "parse": penman_parse}
-    # chunks of 10 graphs, each timed with every method back to back, best of the rounds per
-    # chunk: both sides see the same load at nearly the same moment
-    chunks = [texts[i : i + 10] for i in range(0, len(texts), 10)]
-    best = {name: [float("inf")] * len(chunks) for name in runs}
-    written = dict.fromkeys(runs, 0)
-    for round_ in range(args.rounds):
-        for c, chunk in enumerate(chunks):
-            for name, run in runs.items():
-                start = time.process_time()
-                count = run(chunk)
-                best[name][c] = min(best[name][c], time.process_time() - start)
-                if round_ == 0:
-                    written[name] += count
-    best = {name: sum(times) for name, times in best.items()}
-    n = len(texts)
+    threads = pin_threads(1)
+    print(machine(threads))
     print(
-        f"corpus: {n} graphs, {min(sizes)}-{max(sizes)} variables (mean {sum(sizes) / n:.1f}), "
-        f"{'long-range' if args.long_range else 'local'} re-entrancies; best of "
-        f"{args.rounds} rounds per 10-graph chunk, CPU time (shared machine: noisy; the ratio is the result)"
+        f"{'nodes':>5}{'graphs':>7}{'variants':>9}{'naive ms/graph':>16}{'ours ms/graph':>15}"
+        f"{'ratio best (median)':>24}{'CPU ratio':>10}  source graph kept: ours  naive  identical text"
     )
-    print(f"{'':34}{'graphs/s':>10}{'ms/graph':>10}{'variants':>10}")
-    rows = [
-        ("naive: decode + encode(top=v)", best["naive"], written["naive"]),
-        ("  penman.decode", best["decode"], None),
-        ("  penman.encode, every variable", best["naive"] - best["decode"], None),
-        ("paraamr variants (all foci)", best["ours"], written["ours"]),
-        ("  parse (our decode)", best["parse"], None),
-        ("  index + re-rooting", best["ours"] - best["parse"], None),
-    ]
-    for label, seconds, count in rows:
-        print(f"{label:34}{n / seconds:10.0f}{seconds / n * 1e3:10.2f}{'' if count is None else count:>10}")
-    rerooting = (best["naive"] - best["decode"]) / (best["ours"] - best["parse"])
-    print(
-        f"speed-up: {best['naive'] / best['ours']:.1f}x the naive loop, decode included (goal >= 5x); "
-        f"writing alone: {rerooting:.1f}x"
-    )
+    for nodes in (int(s) for s in args.sizes.split(",")):
+        count = max(1, round(GRAPHS.get(nodes, 3) * args.scale))
+        texts = corpus(nodes, count, args.seed, local=not args.long_range)
+        warm = corpus(nodes, max(1, count // 10), args.seed + 1)
+        times, outputs = interleave(
+            {"naive": lambda t=texts: naive(t), "ours": lambda t=texts: ours(t)},
+            rounds=args.rounds,
+            warmup={"naive": lambda w=warm: naive(w), "ours": lambda w=warm: ours(w)},
+        )
+        total, exact, _ = compare(texts, outputs["ours"])
+        naive_total, naive_exact, naive_modulo = compare(texts, outputs["naive"])
+        same = identical(outputs["ours"], outputs["naive"])
+        n, o = times["naive"], times["ours"]
+        print(
+            f"{nodes:>5}{count:>7}{total:>9}{n.best / count * 1e3:>16.2f}{o.best / count * 1e3:>15.2f}"
+            f"{n.ratio(o):>24}{n.cpu_best / o.cpu_best:>9.2f}x  {exact}/{total}  {naive_exact}/{naive_total} "
+            f"({naive_modulo} without instance-less triples)  {same}",
+            flush=True,
+        )
+        if exact != total or naive_total != total:
+            print(f"  OURS DIFFER from the source graph at {nodes} variables: {total - exact} of {total}")
+    print(f"after: {load()}")
     return 0
 
 
