@@ -62,8 +62,22 @@ def build_parser() -> ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
-            importlib.import_module(f"{commands.__name__}.{info.name}").register(subparsers)
+            try:
+                importlib.import_module(f"{commands.__name__}.{info.name}").register(subparsers)
+            except Exception as err:  # one broken command must not take the others down
+                _unavailable(subparsers, info.name, err)
     return parser
+
+
+def _unavailable(subparsers: argparse._SubParsersAction, name: str, err: Exception) -> None:
+    """Register ``name`` as a command that reports ``err`` (why it could not be loaded) when run."""
+
+    def fail(args: argparse.Namespace) -> int:
+        raise err
+
+    if name not in subparsers.choices:
+        subparsers.add_parser(name, help=f"(unavailable: {type(err).__name__})", add_help=False)
+    subparsers.choices[name].set_defaults(func=fail, unavailable=True)
 
 
 def _inputs(args: argparse.Namespace) -> list[Any]:
@@ -90,7 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
     except Exception as err:  # a command module that does not import: one line too
         return report("", err, debug=debug)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "unavailable", False):
+        prog = f"paraamr {_command(args)}" if args.command else "paraamr"
+        ArgumentParser(prog=prog).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2

@@ -38,6 +38,7 @@ __all__ = [
     "UsageError",
     "about",
     "describe",
+    "reason",
     "redact",
     "report",
     "run_command",
@@ -183,7 +184,7 @@ def _data_message(err: BaseException) -> str | None:
     if isinstance(err, EOFError):
         return f"truncated file: {err}" if str(err) else "truncated file (ended too early)"
     if module.startswith("pyarrow"):
-        return f"not a readable Parquet/Arrow file: {err}"
+        return str(err) or type(err).__name__  # pyarrow says what it could not parse, and where
     return None
 
 
@@ -199,36 +200,67 @@ def _cause(err: BaseException) -> BaseException | None:
 
 def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
     """``(message, exit status)`` of ``err``, one line, not yet redacted; ``inputs`` (the command's
-    input paths) name the file in errors about file contents that do not name it themselves."""
+    input paths) name the file in errors about file contents that do not name it themselves.
+    Errors of no known kind are reported as internal errors."""
+    err = _innermost(err)
+    if isinstance(err, KeyboardInterrupt):
+        return "interrupted", 130
+    known = _known(err)
+    where = getattr(err, "_paraamr_about", None)
+    if known is None:
+        text = str(err)
+        message = f"internal error: {type(err).__name__}{': ' + text if text else ''}"
+        message += " (run with --debug for the traceback)"
+    else:
+        message = known
+        if where is None and _data_message(err) is not None:
+            named = [str(p) for p in inputs if p not in (None, "", "-")]
+            if named and not any(name in message for name in named):
+                where = ", ".join(named)
+    if where and where not in message:
+        message = f"{where}: {message}"
+    status = err.exit_status if isinstance(err, ParaAMRError) else 1
+    return _one_line(message), status
+
+
+def reason(err: BaseException) -> str:
+    """What went wrong, in one line, for an error known to be about an input (e.g. a library's
+    error while loading a file the user gave): like :func:`describe`, never "internal error".
+
+    >>> reason(ValueError("Couldn't cast array"))
+    "ValueError: Couldn't cast array"
+    """
+    err = _innermost(err)
+    known = _known(err)
+    if known is None:
+        text = str(err)
+        known = f"{type(err).__name__}: {text}" if text else type(err).__name__
+    return _one_line(known)
+
+
+def _innermost(err: BaseException) -> BaseException:
     for _ in range(4):
         inner = _cause(err)
         if inner is None:
             break
         err = inner
-    where = getattr(err, "_paraamr_about", None)
-    if isinstance(err, KeyboardInterrupt):
-        return "interrupted", 130
+    return err
+
+
+def _known(err: BaseException) -> str | None:
+    """The message of an error of a known kind; None for others."""
     if isinstance(err, ParaAMRError):
-        message, status = str(err), err.exit_status
-    elif isinstance(err, MemoryError):
-        message, status = "out of memory", 1
-    elif isinstance(err, RecursionError):
-        message, status = "input nested too deeply (recursion limit)", 1
-    elif (data := _data_message(err)) is not None:
-        message, status = data, 1
-        if where is None:
-            named = [str(p) for p in inputs if p not in (None, "", "-")]
-            if named and not any(name in message for name in named):
-                where = ", ".join(named)
-    elif isinstance(err, OSError):
-        message, status = _os_message(err), 1
-    else:
-        text = str(err)
-        message = f"internal error: {type(err).__name__}{': ' + text if text else ''}"
-        message, status = message + " (run with --debug for the traceback)", 1
-    if where and where not in message:
-        message = f"{where}: {message}"
-    return _one_line(message), status
+        return str(err)
+    if isinstance(err, MemoryError):
+        return "out of memory"
+    if isinstance(err, RecursionError):
+        return "input nested too deeply (recursion limit)"
+    data = _data_message(err)
+    if data is not None:
+        return data
+    if isinstance(err, OSError):
+        return _os_message(err)
+    return None
 
 
 def _quiet_stdout() -> None:

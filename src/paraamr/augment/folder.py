@@ -90,7 +90,11 @@ def render_card(
             f"| {split} | {count} | {s.get('added_rows', 0)} | {s.get('repeats_removed', 0)} "
             f"| {s.get('bad_rows', 0)} |"
         )
-    lines += ["", "Bad rows (empty or missing texts) are listed in `failures/augment.jsonl`.", ""]
+    lines += [
+        "",
+        "Bad rows (empty, missing or over `--max-chars`) are listed in `failures/augment.jsonl`.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -9,10 +9,11 @@ fetch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, reason
 
 if TYPE_CHECKING:
     from datasets import DatasetDict
@@ -21,7 +22,11 @@ _BUILDERS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".
 
 
 def load_splits(spec: str, config: str | None = None) -> DatasetDict:
-    """Every split of the dataset ``spec`` (path or Hub id), with ``config`` for Hub datasets."""
+    """Every split of the dataset ``spec`` (path or Hub id), with ``config`` for Hub datasets.
+
+    A local file or folder that cannot be read (empty, not valid UTF-8, garbage or truncated
+    Parquet, no data files) raises :class:`InputError` naming it and the problem.
+    """
     import datasets
 
     path = Path(spec)
@@ -29,14 +34,19 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
         builder = _BUILDERS.get(path.suffix.lower())
         if builder is None:
             raise InputError(f"{path}: unknown data file type (use {', '.join(sorted(_BUILDERS))})")
+        size = path.stat().st_size
+        if size == 0 or (size < 1 << 20 and not path.read_bytes().strip()):
+            raise InputError(f"{path}: empty file, no rows to augment")
         extra = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
-        return datasets.load_dataset(builder, data_files={"train": str(path)}, **extra)
+        return _local(path, lambda: datasets.load_dataset(builder, data_files={"train": str(path)}, **extra))
     if path.is_dir():
+        if not any(path.iterdir()):
+            raise InputError(f"{path}: empty folder, no data files to augment")
         if (path / "dataset_dict.json").is_file():
-            return datasets.load_from_disk(str(path))
+            return _local(path, lambda: datasets.load_from_disk(str(path)))
         if (path / "state.json").is_file():
-            return datasets.DatasetDict({"train": datasets.load_from_disk(str(path))})
-        return datasets.load_dataset(str(path), config)
+            return _local(path, lambda: datasets.DatasetDict({"train": datasets.load_from_disk(str(path))}))
+        return _local(path, lambda: datasets.load_dataset(str(path), config))
     try:
         return datasets.load_dataset(spec, config)
     except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
@@ -45,3 +55,22 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
             f"fetch it first with `huggingface-cli download --repo-type dataset {spec}` on a machine "
             "with network access, or pass a local path"
         ) from err
+
+
+def _local(path: Path, load: Callable[[], DatasetDict]) -> DatasetDict:
+    """``load()``, with any failure to read the local ``path`` as an :class:`InputError`."""
+    from datasets.utils import logging
+
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity(logging.CRITICAL)  # datasets logs the error it then raises: say it once
+    try:
+        splits = load()
+    except (InputError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as err:  # datasets and pyarrow raise many kinds; all mean "cannot read"
+        raise InputError(f"{path}: cannot be read as a dataset: {reason(err)}") from err
+    finally:
+        logging.set_verbosity(verbosity)
+    if not any(len(split) for split in splits.values()):
+        raise InputError(f"{path}: no rows to augment")
+    return splits

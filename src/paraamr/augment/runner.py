@@ -84,14 +84,20 @@ def check_columns(names: Sequence[str], columns: Sequence[str]) -> tuple[str, ..
     return tuple(columns)
 
 
-def problem(value: Any) -> str | None:
-    """Why a text cell cannot be augmented, or ``None`` when it can."""
+def problem(value: Any, max_chars: int | None = None) -> str | None:
+    """Why a text cell cannot be augmented, or ``None`` when it can.
+
+    >>> problem("A long text.", max_chars=5)
+    'longer than --max-chars 5 (12 characters)'
+    """
     if value is None:
         return "missing text"
     if not isinstance(value, str):
         return f"text is {type(value).__name__}, not a string"
     if not value.strip():
         return "empty text"
+    if max_chars is not None and len(value) > max_chars:
+        return f"longer than --max-chars {max_chars} ({len(value)} characters)"
     return None
 
 
@@ -107,9 +113,11 @@ class Expander:
         reda: REDA | None = None,
         lm: NgramLM | None = None,
         index: ParaphraseIndex | None = None,
+        max_chars: int | None = None,
     ) -> None:
         self.columns, self.method, self.n = columns, method, n
         self.reda, self.lm, self.index = reda, lm, index
+        self.max_chars = max_chars
 
     def new_texts(self, text: str) -> list[str]:
         """Up to ``n`` new versions of ``text`` by the method, never ``text`` itself."""
@@ -132,7 +140,7 @@ class Expander:
 
         for position, index in enumerate(indices):
             row = {name: batch[name][position] for name in names}
-            problems = [(col, problem(row[col])) for col in self.columns]
+            problems = [(col, problem(row[col], self.max_chars)) for col in self.columns]
             problems = [(col, why) for col, why in problems if why]
             emit(row, index, False, "\x1e".join(f"{col}\x1f{why}" for col, why in problems))
             if problems:
@@ -164,12 +172,14 @@ def augment(
     paraphrases: ParaphraseIndex | None = None,
     num_proc: int | None = None,
     batch_size: int = 256,
+    max_chars: int | None = None,
 ) -> Augmented:
     """Augment ``dataset`` (see the module docstring); returns an :class:`Augmented`.
 
     ``method`` is ``paraamr`` (needs ``paraphrases``), ``reda`` or ``reda-ng`` (uses ``lm``, by
     default an :class:`NgramLM` trained on the dataset's text columns). ``reda`` defaults to
-    WordNet synonyms with ``seed``.
+    WordNet synonyms with ``seed``. Texts longer than ``max_chars`` are kept, not augmented, and
+    reported as failures.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -183,7 +193,7 @@ def augment(
         reda.token_synonyms("warm")  # load WordNet once here, before any worker process forks
     if method == "reda-ng" and lm is None:
         lm = train_lm([dataset], columns)
-    expander = Expander(columns, method, n, reda=reda, lm=lm, index=paraphrases)
+    expander = Expander(columns, method, n, reda=reda, lm=lm, index=paraphrases, max_chars=max_chars)
     expanded = dataset.map(
         expander,
         batched=True,

@@ -42,6 +42,12 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
     p.add_argument("--rows-per-shard", type=_positive, default=100_000)
+    p.add_argument(
+        "--max-chars",
+        type=_positive,
+        default=None,
+        help="longer texts are kept but not augmented, and listed as failures (default: no limit)",
+    )
     g = p.add_argument_group("paraamr method")
     g.add_argument("--paraphrases", default=None, help="ParaAMR release JSONL (.zip/.gz) or dataset folder")
     g.add_argument(
@@ -116,6 +122,7 @@ def _run(args: argparse.Namespace) -> int:
             lm=lm,
             paraphrases=index,
             num_proc=args.num_proc,
+            max_chars=args.max_chars,
         )
         out[split], stats[split] = result.dataset, result.stats
         failures += [{"split": split, **f} for f in result.failures]
@@ -163,7 +170,7 @@ def _paraphrases(args: argparse.Namespace, datasets, columns):
     for data in datasets:
         for col in columns:
             for text in data[col]:
-                if problem(text) is None:
+                if problem(text, args.max_chars) is None:
                     texts.setdefault(normalize(text), text)
     if args.paraphrases:
         index = ParaphraseIndex.from_path(
