@@ -128,8 +128,9 @@ def test_release_host_serves_ranges_and_cuts_a_download_once(hub):
     import urllib.request
 
     data = bytes(range(256)) * 8
-    url = hub.add_file("amrlib-models/releases/download/x/model.tar.gz", data)
-    hub.cut_next_download("amrlib-models/releases/download/x/model.tar.gz", after=100)
+    path = "amrlib-models/releases/download/x/model.tar.gz"
+    url = hub.add_file(path, data)
+    hub.cut_downloads("amrlib-models/releases/download/x/model.tar.gz", after=100)
     with pytest.raises(http.client.IncompleteRead):  # the body stops short of Content-Length
         urllib.request.urlopen(url).read()
     req = urllib.request.Request(url, headers={"Range": "bytes=100-"})
@@ -139,4 +140,5 @@ def test_release_host_serves_ranges_and_cuts_a_download_once(hub):
         )
         assert resp.read() == data[100:]
     assert urllib.request.urlopen(url).read() == data
+    assert hub.ranges == [(path, None), (path, "bytes=100-"), (path, None)]
     assert json.loads(urllib.request.urlopen(hub.url + "/api/whoami-v2").read())["name"] == "me"

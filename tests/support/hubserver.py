@@ -141,7 +141,8 @@ class HubServer:
         self.page_size = page_size
         self.home: Path | None = None  # the clients' HF_HOME, set by the ``hub`` fixture
         self.env: dict[str, str] = {}  # the clients' environment, set by the ``hub`` fixture
-        self._cuts: dict[str, int] = {}
+        self.ranges: list[tuple[str, str | None]] = []  # (/files path, Range header) of each GET
+        self._cuts: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -203,10 +204,10 @@ class HubServer:
         self.static[url_path] = data
         return f"{self.url}/files/{url_path}"
 
-    def cut_next_download(self, url_path: str, after: int) -> None:
-        """The next GET of ``/files/{url_path}`` sends ``after`` bytes of the body, then drops the
-        connection (a download cut off midway)."""
-        self._cuts[url_path.strip("/")] = after
+    def cut_downloads(self, url_path: str, after: int, times: int = 1) -> None:
+        """The next ``times`` GETs of ``/files/{url_path}`` send ``after`` bytes of their body each,
+        then drop the connection (a download cut off midway)."""
+        self._cuts[url_path.strip("/")] = [after] * times
 
     # -- inspection ------------------------------------------------------------------------------
     def repo(self, repo_id: str, repo_type: str = "model") -> Repo:
@@ -331,7 +332,11 @@ class _Handler(BaseHTTPRequestHandler):
         data = self.hub.static.get(path)
         if data is None:
             return self._send(404, b"not found")
-        cut = self.hub._cuts.pop(path, None) if self.command == "GET" else None
+        cut = None
+        if self.command == "GET":
+            self.hub.ranges.append((path, self.headers.get("Range")))
+            cuts = self.hub._cuts.get(path)
+            cut = cuts.pop() if cuts else None
         start, end, status = self._range(len(data))
         headers = {
             "Accept-Ranges": "bytes",
