@@ -8,8 +8,8 @@ folder, ``paraamr convert`` for each folder it writes.
 >>> text = render_card(summary=None, stats=None, license="cc-by-nc-4.0", splits=["train"])
 >>> from huggingface_hub import DatasetCard
 >>> data = DatasetCard(text).data
->>> data.license, [c["config_name"] for c in data.configs], data.configs[1]["data_files"]
-('cc-by-nc-4.0', ['default', 'pairs'], [{'split': 'train', 'path': 'data/pairs/train-*.parquet'}])
+>>> data.license, [c["config_name"] for c in data.configs], data.configs[1]["data_files"][0]["path"]
+('cc-by-nc-4.0', ['default', 'pairs'], 'data/pairs/train-?????-of-?????.parquet')
 >>> "{{" in text or "More Information Needed" in text
 False
 """
@@ -160,26 +160,39 @@ def _license(license: str | None, note: str | None) -> tuple[str, str]:
     return license, f"`{license}`" + (f": {note}" if note else "")
 
 
-def dataset_info(folder: str | os.PathLike, splits: Sequence[str]) -> list[dict[str, Any]]:
-    """The card's ``dataset_info``: rows and Parquet bytes per config and split of ``folder``.
+def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
+    """The card's ``dataset_info``: features, and rows and bytes per config and split of ``folder``
+    as ``datasets`` computes them (``num_bytes``: Arrow bytes; ``download_size``: Parquet files).
 
     Besides telling readers the sizes, it keys datasets' cache: a local folder whose card has
     ``configs:`` is cached under a hash of the card's configs and ``dataset_info`` alone, so
     without these figures ``load_dataset(folder)`` kept serving an earlier run's rows after a
     new run wrote the same folder.
     """
-    import pyarrow.parquet as pq
+    from datasets import Features
 
+    from paraamr.builder.folder import layout_info
+    from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA
+
+    schemas = {"default": DEFAULT_SCHEMA, "pairs": PAIRS_SCHEMA}
     infos = []
-    for config in CONFIGS:
-        entries, total = [], 0
-        for split in splits:
-            shards = sorted(Path(folder).glob(f"data/{config}/{split}-*.parquet"))
-            rows = sum(pq.ParquetFile(shard).metadata.num_rows for shard in shards)
-            size = sum(shard.stat().st_size for shard in shards)
-            entries.append({"name": split, "num_examples": rows, "num_bytes": size})
-            total += size
-        infos.append({"config_name": config, "splits": entries, "download_size": total})
+    for config, splits in sorted(layout_info(folder).items(), key=lambda kv: CONFIGS.index(kv[0])):
+        entries = [
+            {"name": split, "num_bytes": s["num_bytes"], "num_examples": s["num_examples"]}
+            for split, s in splits.items()
+            if s["num_examples"]
+        ]
+        if not entries:
+            continue
+        infos.append(
+            {
+                "config_name": config,
+                "features": Features.from_arrow_schema(schemas[config])._to_yaml_list(),
+                "splits": entries,
+                "download_size": sum(s["download_size"] for s in splits.values()),
+                "dataset_size": sum(e["num_bytes"] for e in entries),
+            }
+        )
     return infos
 
 
@@ -188,7 +201,7 @@ def render_card(
     summary: Mapping[str, Any] | None,
     stats: Mapping[str, Any] | None,
     license: str | None,
-    splits: Sequence[str],
+    splits: Sequence[str] = ("train",),
     pretty_name: str = "ParaAMR",
     license_note: str | None = None,
     repo_id: str | None = None,
@@ -209,16 +222,26 @@ def render_card(
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
+    from paraamr.builder.folder import data_files
+
+    infos = dataset_info(folder) if folder is not None else None
+    present = (
+        {info["config_name"]: [e["name"] for e in info["splits"]] for info in infos}
+        if infos is not None
+        else {config: list(splits) for config in CONFIGS}
+    )
+    splits = present.get("default") or next(iter(present.values()), list(splits))
     if not splits:
         raise ValueError("render_card: splits must name at least one split")
     license_id, license_text = _license(license, license_note)
     configs = [
         {
             "config_name": config,
-            "data_files": [{"split": s, "path": f"data/{config}/{s}-*.parquet"} for s in splits],
+            "data_files": [{"split": s, "path": data_files(config, s)} for s in present[config]],
             **({"default": True} if config == "default" else {}),
         }
         for config in CONFIGS
+        if present.get(config)
     ]
     card_data = DatasetCardData(
         language=["en"],
@@ -231,7 +254,7 @@ def render_card(
         task_categories=["text-generation", "sentence-similarity"],
         tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity"],
         configs=configs,
-        **({"dataset_info": dataset_info(folder, splits)} if folder is not None else {}),
+        **({"dataset_info": infos} if infos else {}),
     )
     if summary is None:
         origin = (
@@ -305,3 +328,24 @@ def render_card(
         ),
     )
     return str(card)
+
+
+def write_card(
+    folder: str | os.PathLike,
+    *,
+    summary: Mapping[str, Any] | None,
+    license: str | None,
+    repo_id: str | None = None,
+) -> Path:
+    """Compute the statistics of ``folder``'s shards and write its card (``README.md``) atomically."""
+    from paraamr.builder.folder import CARD
+    from paraamr.stats import compute_stats
+
+    root = Path(folder)
+    text = render_card(
+        summary=summary, stats=compute_stats(root), license=license, repo_id=repo_id, folder=root
+    )
+    tmp = root / f".{CARD}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, root / CARD)
+    return root / CARD

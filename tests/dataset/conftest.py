@@ -42,20 +42,22 @@ def release_gz(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def parquet_folder(tmp_path_factory) -> Path:
-    """A dataset folder written with paraamr.builder.folder.ShardWriter, 2 rows per shard."""
-    from paraamr.builder.folder import ShardWriter
+    """A dataset folder written with paraamr.builder.folder's writers, 2 records per shard (a commit
+    every 2 records, and a 1-byte shard size so that finalize keeps each commit's part whole)."""
+    from paraamr.builder.folder import ShardWriter, finalize
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 
     folder = tmp_path_factory.mktemp("folder")
     for split, records in FOLDER_RECORDS.items():
-        with (
-            ShardWriter(folder, "default", split, DEFAULT_SCHEMA, rows_per_shard=2) as default,
-            ShardWriter(folder, "pairs", split, PAIRS_SCHEMA, rows_per_shard=2) as pairs,
-        ):
-            for record in records:
-                default.write(record)
-                for pair in to_pairs(record):
-                    pairs.write(pair)
+        default = ShardWriter(folder, "default", split, DEFAULT_SCHEMA)
+        pairs = ShardWriter(folder, "pairs", split, PAIRS_SCHEMA)
+        for n, record in enumerate(records, 1):
+            default.write(record)
+            pairs.write_rows(to_pairs(record))
+            if n % 2 == 0:
+                default.commit(), pairs.commit()
+        default.commit(), pairs.commit()
+    finalize(folder, max_shard_size=1)
     return folder
 
 

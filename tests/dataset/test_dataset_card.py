@@ -80,15 +80,15 @@ def test_generated_run_card(release_jsonl):
             "config_name": "default",
             "default": True,
             "data_files": [
-                {"split": "train", "path": "data/default/train-*.parquet"},
-                {"split": "test", "path": "data/default/test-*.parquet"},
+                {"split": "train", "path": "data/default/train-?????-of-?????.parquet"},
+                {"split": "test", "path": "data/default/test-?????-of-?????.parquet"},
             ],
         },
         {
             "config_name": "pairs",
             "data_files": [
-                {"split": "train", "path": "data/pairs/train-*.parquet"},
-                {"split": "test", "path": "data/pairs/test-*.parquet"},
+                {"split": "train", "path": "data/pairs/train-?????-of-?????.parquet"},
+                {"split": "test", "path": "data/pairs/test-?????-of-?????.parquet"},
             ],
         },
     ]
@@ -146,7 +146,7 @@ def test_reloading_a_rewritten_folder_gives_the_new_rows(tmp_path):
 
     import datasets
 
-    from paraamr.builder.folder import ShardWriter
+    from paraamr.builder.folder import ShardWriter, finalize
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id
 
     folder, cache = tmp_path / "paraamr", tmp_path / "cache"
@@ -158,6 +158,7 @@ def test_reloading_a_rewritten_folder_gives_the_new_rows(tmp_path):
                 for text in texts:
                     row = {"id": text_id(text), "text": text, "para_text": text + "!", "paraphrases": []}
                     writer.write({k: v for k, v in row.items() if k in schema.names})
+        finalize(folder)
         text = card.render_card(summary=None, stats=None, license=None, splits=["train"], folder=folder)
         (folder / "README.md").write_text(text, encoding="utf-8")
 

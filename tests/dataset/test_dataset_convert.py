@@ -19,14 +19,16 @@ def _lines(path):
 
 def test_release_round_trip_is_lossless(tmp_path, release_jsonl, release_lines, capsys):
     folder, back = tmp_path / "folder", tmp_path / "back.jsonl"
-    assert main(["convert", str(release_jsonl), str(folder), "--rows-per-shard", "4"]) == 0
+    assert main(["convert", str(release_jsonl), str(folder), "--max-shard-size", "1KB"]) == 0
     assert main(["convert", str(folder), str(back)]) == 0
     assert _lines(back) == release_lines  # every field of the release, floats bit for bit, in order
     assert back.read_bytes() == release_jsonl.read_bytes()  # same json.dumps layout as the fixture
     assert "wrote 6 records" in capsys.readouterr().out
-    assert sorted(p.name for p in (folder / "data" / "default").iterdir()) == [
-        "train-00000.parquet",
-        "train-00001.parquet",
+    # push_to_hub's names; nothing else left in the folder (no parts, no state)
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == [
+        "README.md",
+        "data/default/train-00000-of-00001.parquet",
+        "data/pairs/train-00000-of-00001.parquet",
     ]
 
 
@@ -83,8 +85,8 @@ def test_convert_malformed_input(tmp_path, skip, capsys):
         assert status == 1 and f"{bad}, line 2: paraphrase 1: expected a JSON object, got int" in err
         assert not out.exists() and not list(tmp_path.glob(".out.jsonl*"))  # no partial output left
         folder = tmp_path / "folder"
-        assert main(["convert", str(bad), str(folder), "--rows-per-shard", "1"]) == 1
-        assert not (folder / "data").exists()  # the shard of line 1 was removed again
+        assert main(["convert", str(bad), str(folder)]) == 1
+        assert not list(folder.rglob("*"))  # the part holding line 1 was removed again
 
 
 def test_overwrite_refuses_the_folder_being_read(tmp_path, release_jsonl, capsys):

@@ -46,21 +46,17 @@ def test_zip_gz_and_plain_give_the_same_records(release_jsonl, release_zip, rele
 def test_parquet_default_and_pairs_shards_read_back_as_written(parquet_folder):
     splits = sources.split_files(parquet_folder)
     assert list(splits) == ["train", "validation"]
-    assert [p.rsplit("/", 1)[1] for p in splits["train"]] == ["train-00000.parquet", "train-00001.parquet"]
+    assert [p.rsplit("/", 1)[1] for p in splits["train"]] == [
+        "train-00000-of-00002.parquet",
+        "train-00001-of-00002.parquet",
+    ]
     assert [r for _s, r in sources.read_path(parquet_folder)] == FOLDER_RECORDS["train"] + FOLDER_RECORDS[
         "validation"
     ]
     # pairs shards are regrouped into records by runs of equal id (a source without pairs is absent)
     pairs = sorted((parquet_folder / "data" / "pairs").glob("train-*.parquet"))
     regrouped = [r for p in pairs for r in _records(p)]
-    with_paras = [r for r in FOLDER_RECORDS["train"] if r["paraphrases"]]
-    # a pair run split over two shards comes back as two records of the same id
-    assert [r["id"] for r in regrouped] == ["id-know", "id-cat", "id-cat"]
-    merged = [
-        regrouped[0],
-        {**regrouped[1], "paraphrases": regrouped[1]["paraphrases"] + regrouped[2]["paraphrases"]},
-    ]
-    assert merged == with_paras
+    assert regrouped == [r for r in FOLDER_RECORDS["train"] if r["paraphrases"]]
 
 
 def test_malformed_lines_name_file_and_line(tmp_path):

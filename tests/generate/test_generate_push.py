@@ -93,18 +93,20 @@ def hub():
 
 
 def _folder(tmp_path: Path) -> Path:
-    from paraamr.builder.folder import ShardWriter
+    from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
     from paraamr.records import DEFAULT_SCHEMA
 
     out = tmp_path / "run"
     with ShardWriter(out, "default", "train", DEFAULT_SCHEMA) as w:
         w.write({"id": "a", "text": "t", "amr": "(a / b)", "paraphrases": []})
+    failures = FailureWriter(out)
+    failures.write({"id": "x"})
+    failures.commit()
+    finalize(out)
     (out / "README.md").write_text("---\nconfigs: []\n---\n# card\n")
-    (out / "failures").mkdir()
-    (out / "failures" / "00000.jsonl").write_text('{"id": "x"}\n')
-    (out / ".paraamr").mkdir()
+    (out / ".paraamr").mkdir(exist_ok=True)
     (out / ".paraamr" / "settings.json").write_text("{}")
-    (out / "data" / "default" / ".train-00001.parquet.tmp").write_bytes(b"partial")
+    (out / "data" / "default" / ".train-00001-of-00002.parquet.tmp").write_bytes(b"partial")
     return out
 
 
@@ -115,7 +117,7 @@ def _push(endpoint: str, *args: str) -> subprocess.CompletedProcess:
         "HF_TOKEN": TOKEN,
         "HF_HUB_OFFLINE": "0",
         "HF_HUB_DISABLE_TELEMETRY": "1",
-        "HF_HOME": str(Path(args[0]).parent / "hf-home"),
+        "HF_HOME": str(Path(args[1]).parent / "hf-home"),
     }
     return subprocess.run(
         [sys.executable, "-m", "paraamr", "push", *args], env=env, capture_output=True, text=True, timeout=120
@@ -125,25 +127,29 @@ def _push(endpoint: str, *args: str) -> subprocess.CompletedProcess:
 def test_push_delivers_the_folder_without_resume_state(tmp_path, hub):
     endpoint, server = hub
     out = _folder(tmp_path)
-    proc = _push(endpoint, str(out), "me/corpus", "--private", "--message", "first")
+    proc = _push(endpoint, "me/corpus", str(out), "--private", "--message", "first")
     assert proc.returncode == 0, proc.stderr
     assert TOKEN not in proc.stdout + proc.stderr
     repo = server.repos["me/corpus"]
     assert repo["request"]["type"] == "dataset" and repo["request"].get("visibility") == "private"
     (commit,) = repo["commits"]
     assert commit["header"]["summary"] == "first" and commit["revision"] == "main"
-    expected = ["README.md", "data/default/train-00000.parquet", "failures/00000.jsonl"]
+    expected = [
+        "README.md",
+        "data/default/train-00000-of-00001.parquet",
+        "failures/failures-00000-of-00001.jsonl",
+    ]
     assert sorted(commit["files"]) == expected  # not .paraamr/ (resume state), not temporary shards
     for name, content in commit["files"].items():
         assert content == (out / name).read_bytes()
-    assert f"{1:040x}" in proc.stdout
+    assert f"{1:040x}" in proc.stdout  # the commit URL
     assert server.validated[0]["repoType"] == "dataset"
     assert {auth for _, _, auth in server.log} == {f"Bearer {TOKEN}"}
 
 
 def test_push_to_a_revision_creates_the_branch(tmp_path, hub):
     endpoint, server = hub
-    proc = _push(endpoint, str(_folder(tmp_path)), "me/corpus", "--revision", "v2")
+    proc = _push(endpoint, "me/corpus", str(_folder(tmp_path)), "--revision", "v2")
     assert proc.returncode == 0, proc.stderr
     assert any(path.endswith("/branch/v2") for _, path, _ in server.log)
     assert server.repos["me/corpus"]["commits"][0]["revision"] == "v2"
@@ -152,6 +158,6 @@ def test_push_to_a_revision_creates_the_branch(tmp_path, hub):
 def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, hub):
     endpoint, server = hub
     (tmp_path / "empty").mkdir()
-    proc = _push(endpoint, str(tmp_path / "empty"), "me/corpus")
-    assert proc.returncode == 2 and "not a dataset folder" in proc.stderr
+    proc = _push(endpoint, "me/corpus", str(tmp_path / "empty"))
+    assert proc.returncode == 1 and "not a dataset folder" in proc.stderr
     assert server.log == []

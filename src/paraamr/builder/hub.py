@@ -1,12 +1,18 @@
-"""Publish a dataset folder to the Hugging Face Hub as it is (``paraamr push``).
+"""Publish a dataset folder to the Hugging Face Hub as it is (``paraamr push``, ``--push-to-hub``).
 
-The folder written by the generator is already a Hub dataset repository: its ``README.md`` card,
-``data/`` shards and ``failures/`` go up unchanged; hidden files and folders (the resume state
-under ``.paraamr/``, temporary shards) are left out. The token comes from the usual places
-(``HF_TOKEN``, ``huggingface-cli login``) and is never printed.
+The folder is already a Hub dataset repository (:mod:`paraamr.builder.folder`): its ``README.md``
+card, ``summary.json``, ``plots/``, ``data/`` shards and ``failures/`` go up unchanged; hidden files
+and folders (the resume state under ``.paraamr/``, temporary files) are left out. The token comes
+from the argument or the usual places (``HF_TOKEN``, ``hf auth login``) and is never printed:
+errors carry the server's text with tokens redacted.
+
+A large folder goes up with huggingface_hub's ``upload_large_folder`` where the installed version
+has it (many commits, resumable); otherwise ``upload_folder`` makes one commit, and running the same
+push again after an interruption uploads only what the Hub does not have yet (files are matched by
+content hash), then commits.
 
 >>> IGNORED
-['.*', '*/.*']
+['.*', '*/.*', '.*/**']
 >>> check_folder("/nonexistent")
 Traceback (most recent call last):
 ...
@@ -15,52 +21,91 @@ paraamr.errors.InputError: /nonexistent: no such folder
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, ParaAMRError, redact
 
-#: ``upload_folder`` ignore patterns: hidden files and folders at any depth (resume state, temp files).
-IGNORED = [".*", "*/.*"]
+__all__ = ["IGNORED", "LARGE_FOLDER", "HubError", "check_folder", "push_folder"]
+
+#: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
+IGNORED = [".*", "*/.*", ".*/**"]
+#: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder.
+LARGE_FOLDER = 5 * 10**9
+LARGE_FILES = 100
 
 
-def check_folder(folder: str | Path) -> Path:
+class HubError(ParaAMRError):
+    """An upload the Hub refused or that failed on the way; the message names the repo, never the token."""
+
+
+def check_folder(folder: str | os.PathLike) -> Path:
     """``folder`` as a Path, checked to look like a dataset folder (a card and ``data/`` shards)."""
+    from paraamr.builder.folder import CARD, list_shards
+
     path = Path(folder)
     if not path.is_dir():
         raise InputError(f"{folder}: no such folder")
-    if not (path / "README.md").is_file() or not any(path.glob("data/*/*.parquet")):
+    if not (path / CARD).is_file() or not list_shards(path):
         raise InputError(
-            f"{folder}: not a dataset folder (needs README.md and data/<config>/*.parquet; "
+            f"{folder}: not a dataset folder (needs README.md and data/<config>/<split>-*-of-*.parquet; "
             "is the run finished?)"
         )
     return path
 
 
-def push(
-    folder: str | Path,
+def _visible_files(path: Path) -> list[Path]:
+    return [
+        p
+        for p in path.rglob("*")
+        if p.is_file() and not any(s.startswith(".") for s in p.relative_to(path).parts)
+    ]
+
+
+def push_folder(
+    folder: str | os.PathLike,
     repo_id: str,
     *,
     private: bool = False,
     revision: str | None = None,
-    commit_message: str | None = None,
     token: str | None = None,
-    endpoint: str | None = None,
-) -> Any:
-    """Create the dataset repo ``repo_id`` (if missing) and upload ``folder`` in one commit; returns
-    huggingface_hub's ``CommitInfo``. ``revision`` names a branch (created when missing)."""
+    commit_message: str | None = None,
+) -> str:
+    """Create the dataset repo ``repo_id`` (if missing; ``private`` then) and upload ``folder``;
+    ``revision`` names a branch (created when missing). Returns the URL of the dataset (or of the
+    commit). Errors become :class:`HubError` with tokens redacted."""
     from huggingface_hub import HfApi
 
     path = check_folder(folder)
-    api = HfApi(endpoint=endpoint, token=token)
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    if revision is not None:
-        api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
-    return api.upload_folder(
-        folder_path=str(path),
-        repo_id=repo_id,
-        repo_type="dataset",
-        revision=revision,
-        ignore_patterns=IGNORED,
-        commit_message=commit_message or f"Upload {path.name} with paraamr",
-    )
+    api = HfApi(token=token)
+    files = _visible_files(path)
+    large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        if revision is not None:
+            api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
+        if large and hasattr(api, "upload_large_folder"):
+            api.upload_large_folder(
+                repo_id=repo_id,
+                folder_path=str(path),
+                repo_type="dataset",
+                revision=revision,
+                private=private,
+                ignore_patterns=IGNORED,
+            )
+            return f"{api.endpoint}/datasets/{repo_id}"
+        info: Any = api.upload_folder(
+            folder_path=str(path),
+            repo_id=repo_id,
+            repo_type="dataset",
+            revision=revision,
+            ignore_patterns=IGNORED,
+            commit_message=commit_message or f"Upload {path.name} with paraamr",
+        )
+    except ParaAMRError:
+        raise
+    except Exception as err:  # huggingface_hub's HTTP and validation errors: their text, never a token
+        message = redact(" ".join(str(err).split()), secrets=[token])
+        raise HubError(f"upload of {folder} to {repo_id} failed: {type(err).__name__}: {message}") from None
+    return getattr(info, "commit_url", None) or str(info)

@@ -1,7 +1,8 @@
 """``paraamr convert INPUT OUTPUT``: release JSON lines <-> our Parquet dataset folder, lossless.
 
 To a folder: the ``default`` and ``pairs`` shards of each split (written by
-:class:`paraamr.builder.folder.ShardWriter`) and a README.md card (:func:`paraamr.card.render_card`).
+:class:`paraamr.builder.folder.ShardWriter`, named by :func:`~paraamr.builder.folder.finalize`) and
+a README.md card (:func:`paraamr.card.write_card`); ``--push-to-hub`` then uploads it.
 To JSON lines (OUTPUT ending in ``.json``, ``.jsonl``, ``.gz`` or ``.zip``): one line per source
 in the release format (``text``, ``paraphrases`` of ``para_text`` and ``perplexity``); with
 ``--all-fields`` every field of our schema.
@@ -37,18 +38,28 @@ def register(subparsers) -> None:
         help="license id for the card (default: %(default)s, the release's)",
     )
     p.add_argument(
-        "--rows-per-shard", type=int, default=10000, help="rows per Parquet shard (default: %(default)s)"
+        "--max-shard-size",
+        default="500MB",
+        help="largest shard, uncompressed, as datasets' push_to_hub counts it (default: %(default)s)",
     )
     p.add_argument(
         "--all-fields", action="store_true", help="JSON lines: write every field, not only the release's"
     )
-    p.add_argument("--overwrite", action="store_true", help="replace the shards of an existing OUTPUT folder")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing OUTPUT file, or the shards and card of an OUTPUT folder (other files stay)",
+    )
+    p.add_argument("--repo-id", help="the Hub repo the card's load snippets name (default: --push-to-hub's)")
+    from paraamr.commands.push import add_hub_options
+
+    add_hub_options(p)
     p.add_argument("--skip-invalid", action="store_true", help="count malformed lines instead of failing")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Convert; print what was written."""
+    """Convert (and push); print what was written."""
     import sys
 
     from paraamr.errors import ParaAMRError
@@ -56,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
 
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
     skipped = Skipped()
+    if to == "jsonl" and args.push_to_hub:
+        print(
+            "paraamr convert: --push-to-hub needs a dataset folder as OUTPUT, not JSON lines", file=sys.stderr
+        )
+        return 2
     try:
         if to == "jsonl":
             n = to_jsonl(
@@ -64,16 +80,18 @@ def run(args: argparse.Namespace) -> int:
                 all_fields=args.all_fields,
                 skip_invalid=args.skip_invalid,
                 skipped=skipped,
+                overwrite=args.overwrite,
             )
         else:
             n = to_folder(
                 args.input,
                 args.output,
                 license=args.license,
-                rows_per_shard=args.rows_per_shard,
+                max_shard_size=args.max_shard_size,
                 overwrite=args.overwrite,
                 skip_invalid=args.skip_invalid,
                 skipped=skipped,
+                repo_id=args.repo_id or args.push_to_hub,
             )
     except ParaAMRError as err:
         print(f"paraamr convert: {err}", file=sys.stderr)
@@ -84,6 +102,10 @@ def run(args: argparse.Namespace) -> int:
             f"paraamr convert: skipped {skipped.count} invalid lines; first: {skipped.messages[0]}",
             file=sys.stderr,
         )
+    if args.push_to_hub:
+        from paraamr.commands.push import push_with_options
+
+        return push_with_options(args.output, args.push_to_hub, args)
     return 0
 
 
@@ -99,9 +121,18 @@ def release_line(record: dict, *, all_fields: bool = False) -> dict:
     }
 
 
-def to_jsonl(input, output, *, all_fields: bool = False, skip_invalid: bool = False, skipped=None) -> int:
+def to_jsonl(
+    input,
+    output,
+    *,
+    all_fields: bool = False,
+    skip_invalid: bool = False,
+    skipped=None,
+    overwrite: bool = False,
+) -> int:
     """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
-    ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records."""
+    ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records. An existing
+    ``output`` is replaced only with ``overwrite``."""
     import gzip
     import io
     import json
@@ -109,9 +140,14 @@ def to_jsonl(input, output, *, all_fields: bool = False, skip_invalid: bool = Fa
     import zipfile
     from pathlib import Path
 
+    from paraamr.errors import InputError
     from paraamr.sources import read_path
 
     out = Path(output)
+    if out.is_dir():
+        raise InputError(f"{output}: is a folder (JSON lines go to a file)")
+    if out.exists() and not overwrite:
+        raise InputError(f"{output}: exists (pass --overwrite to replace it)")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     n = 0
@@ -144,63 +180,74 @@ def to_folder(
     output,
     *,
     license: str | None = "cc-by-nc-4.0",
-    rows_per_shard: int = 10000,
+    max_shard_size: int | str = "500MB",
     overwrite: bool = False,
     skip_invalid: bool = False,
     skipped=None,
+    repo_id: str | None = None,
 ) -> int:
     """Write every record under ``input`` as a dataset folder at ``output``: ``default`` and
-    ``pairs`` shards of each split and a README.md card; return the number of records."""
+    ``pairs`` shards of each split and a README.md card; return the number of records.
+
+    A folder that is not empty is written only with ``overwrite``, which deletes the shards,
+    failure files and state of this layout (:func:`paraamr.builder.folder.remove_layout`) and
+    replaces README.md; other files stay."""
     import shutil
     from pathlib import Path
 
-    from paraamr.card import render_card
+    from paraamr.builder import folder
+    from paraamr.card import write_card
     from paraamr.errors import InputError
     from paraamr.sources import split_files
-    from paraamr.stats import compute_stats
 
     out = Path(output)
-    data = out / "data"
-    if data.exists():
-        if not overwrite:
-            raise InputError(f"{output}: already holds data/ (pass --overwrite to replace it)")
-        if out.resolve() in (Path(input).resolve(), *Path(input).resolve().parents):
-            raise InputError(f"{output}: cannot overwrite the folder being read")
-        shutil.rmtree(data)
-    splits = list(split_files(input))
     try:
-        n = _write_folder(input, out, splits, rows_per_shard, skip_invalid, skipped)
+        size = folder.parse_size(max_shard_size)
+    except ValueError as err:
+        raise InputError(f"--max-shard-size: {err}") from None
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{output}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise InputError(
+                f"{output}: exists and is not empty (pass --overwrite to replace its shards and card)"
+            )
+        source = Path(input).resolve()
+        if out.resolve() in (source, *source.parents):
+            raise InputError(f"{output}: cannot overwrite the folder being read")
+    splits = list(split_files(input))
+    if overwrite:
+        folder.remove_layout(out)
+    try:
+        n = _write_folder(input, out, splits, size, skip_invalid, skipped)
+        folder.finalize(out, max_shard_size=size)
     except BaseException:
-        shutil.rmtree(data, ignore_errors=True)  # never leave a folder with part of the records
+        shutil.rmtree(out / folder.STATE_DIR, ignore_errors=True)  # never a folder with part of the records
         raise
-    readme = render_card(summary=None, stats=compute_stats(out), license=license, splits=splits, folder=out)
-    (out / "README.md").write_text(readme, encoding="utf-8")
+    shutil.rmtree(out / folder.STATE_DIR, ignore_errors=True)
+    write_card(out, summary=None, license=license, repo_id=repo_id)
     return n
 
 
-def _write_folder(input, out, splits, rows_per_shard, skip_invalid, skipped) -> int:
-    from contextlib import ExitStack
-
+def _write_folder(input, out, splits, max_shard_size, skip_invalid, skipped) -> int:
     from paraamr.builder.folder import ShardWriter
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
     from paraamr.sources import read_path
 
     n = 0
-    with ExitStack() as stack:
-        writers = {}
-        for split in splits:
-            writers[split] = (
-                stack.enter_context(
-                    ShardWriter(out, "default", split, DEFAULT_SCHEMA, rows_per_shard=rows_per_shard)
-                ),
-                stack.enter_context(
-                    ShardWriter(out, "pairs", split, PAIRS_SCHEMA, rows_per_shard=rows_per_shard)
-                ),
-            )
-        for split, record in read_path(input, skip_invalid=skip_invalid, skipped=skipped):
-            default, pairs = writers[split]
-            default.write(record)
-            for pair in to_pairs(record):
-                pairs.write(pair)
-            n += 1
+    writers = {
+        split: (
+            ShardWriter(out, "default", split, DEFAULT_SCHEMA, max_shard_size=max_shard_size),
+            ShardWriter(out, "pairs", split, PAIRS_SCHEMA, max_shard_size=max_shard_size),
+        )
+        for split in splits
+    }
+    for split, record in read_path(input, skip_invalid=skip_invalid, skipped=skipped):
+        default, pairs = writers[split]
+        default.write(record)
+        pairs.write_rows(to_pairs(record))
+        n += 1
+    for pair in writers.values():
+        for writer in pair:
+            writer.commit()
     return n

@@ -1,9 +1,17 @@
-"""``paraamr push DIR REPO_ID``: upload a dataset folder to the Hugging Face Hub (resume state left out)."""
+"""``paraamr push REPO_ID DIR``: upload a dataset folder to the Hugging Face Hub (``hf upload``'s order).
+
+The old order (``DIR REPO_ID``) is still accepted, with a deprecation warning. The token is
+``--token``, else ``HF_TOKEN``, else the one saved by ``hf auth login``; it is never printed.
+:func:`add_hub_options` and :func:`push_with_options` give ``--push-to-hub`` to other commands.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+__all__ = ["add_hub_options", "push_with_options", "register"]
 
 
 def register(subparsers) -> None:
@@ -11,37 +19,54 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "push",
         help="upload a dataset folder to the Hugging Face Hub",
-        description="Upload a dataset folder (as written by `paraamr generate`) to the Hub as a dataset "
-        "repo. The token comes from HF_TOKEN or `huggingface-cli login`; HF_ENDPOINT picks the Hub.",
+        description="Upload a dataset folder (as written by `paraamr generate` or `convert`) to the Hub "
+        "as the dataset repo REPO_ID (created when missing). Log in first with `hf auth login` (or set "
+        "HF_TOKEN); HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded.",
     )
-    parser.add_argument("folder", metavar="DIR")
     parser.add_argument("repo_id", metavar="REPO_ID", help="org/name")
-    parser.add_argument("--private", action="store_true", help="create the repo private")
-    parser.add_argument("--revision", help="branch to push to (created when missing)")
-    parser.add_argument("--message", help="commit message")
+    parser.add_argument("folder", metavar="PATH", help="the dataset folder")
+    _options(parser)
+    parser.add_argument("--message", "--commit-message", dest="message", help="commit message")
     parser.set_defaults(func=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
-    from paraamr.builder.hub import push
-    from paraamr.errors import ParaAMRError
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--private", action="store_true", help="create the repo private")
+    parser.add_argument("--revision", help="branch to push to (created when missing)")
+    parser.add_argument("--token", help="Hub token (default: HF_TOKEN or `hf auth login`'s); never printed")
 
-    try:
-        info = push(
-            args.folder,
-            args.repo_id,
-            private=args.private,
-            revision=args.revision,
-            commit_message=args.message,
-        )
-    except ParaAMRError as err:
-        print(f"paraamr push: {err}", file=sys.stderr)
-        return 2
-    except Exception as err:  # huggingface_hub's HTTP errors: the message, never the token
+
+def add_hub_options(parser: argparse.ArgumentParser) -> None:
+    """``--push-to-hub REPO_ID`` with ``--private``, ``--revision`` and ``--token``."""
+    parser.add_argument(
+        "--push-to-hub", metavar="REPO_ID", help="upload the finished folder to this Hub dataset repo"
+    )
+    _options(parser)
+
+
+def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace) -> int:
+    """Upload ``folder`` as the options in ``args`` say; print where it went; return the exit status."""
+    from paraamr.builder.hub import push_folder
+
+    url = push_folder(
+        folder,
+        repo_id,
+        private=args.private,
+        revision=args.revision,
+        token=args.token,
+        commit_message=getattr(args, "message", None),
+    )
+    print(f"pushed {folder} to {repo_id}: {url}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    repo_id, folder = args.repo_id, args.folder
+    if Path(repo_id).is_dir() and not Path(folder).is_dir():
         print(
-            f"paraamr push: upload of {args.folder} to {args.repo_id} failed: {type(err).__name__}: {err}",
+            "paraamr push: warning: `paraamr push DIR REPO_ID` is deprecated; "
+            f"use `paraamr push {folder} {repo_id}` (REPO_ID first, as `hf upload`)",
             file=sys.stderr,
         )
-        return 1
-    print(f"pushed {args.folder} to {args.repo_id}: commit {info.oid} ({info.commit_url})")
-    return 0
+        repo_id, folder = folder, repo_id
+    return push_with_options(folder, repo_id, args)
