@@ -177,3 +177,18 @@ def test_offline_first_run_stops_once_and_writes_nothing(hub, tiny_models, tmp_p
     assert list(work.iterdir()) == []
     cache = Path(env["PARAAMR_CACHE"])
     assert not cache.exists() or not [p for p in cache.rglob("*") if p.is_file()]
+
+
+def test_unreachable_hosts_stop_the_first_run_once_without_retrying_for_long(tmp_path, tiny_models):
+    """No network at all (nothing listens at the endpoints): one line naming the models and the
+    hosts' failure, nothing written where the user runs it."""
+    from hubserver import HubServer
+
+    with HubServer() as gone:
+        _, work, env = _world(gone, tiny_models, tmp_path)
+    run = _run(COMMAND, env, work, timeout=120)  # the server is stopped: connections are refused
+    assert run.returncode == 1
+    lines = [line for line in run.stderr.splitlines() if line.strip() and "%|" not in line]
+    assert len(lines) == 1 and lines[0].startswith("paraamr generate: "), run.stderr
+    assert "parse_xfm_bart_large" in lines[0] and "Traceback" not in run.stderr
+    assert list(work.iterdir()) == []

@@ -126,3 +126,34 @@ def publish_defaults(hub: HubServer, tiny: dict[str, Path]) -> Published:
     hub.add_model_repo("gpt2", tiny["lm"])
     published.repos.append("gpt2")
     return published
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python tests/support/tinyhub.py DIR [--seconds N]``: serve tiny default models (made under
+    DIR) on a loopback Hub + release host for N seconds, printing the environment to point a shell
+    at it (to try the first run by hand)."""
+    import argparse
+    import time
+
+    from paraamr.models.tiny import make_tiny
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--seconds", type=float, default=600)
+    args = parser.parse_args(argv)
+    tiny = (
+        make_tiny(args.dir / "tiny")
+        if not (args.dir / "tiny").is_dir()
+        else {k: args.dir / "tiny" / k for k in ("parser", "realizer", "lm")}
+    )
+    with HubServer() as hub:
+        published = publish_defaults(hub, tiny)
+        env = {"HF_ENDPOINT": hub.url, **published.env, **published.checksum_env(args.dir / "site")}
+        for key, value in env.items():
+            print(f"export {key}={value}", flush=True)
+        time.sleep(args.seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
