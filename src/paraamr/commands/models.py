@@ -1,21 +1,25 @@
-"""``paraamr models list|download|path|make-tiny``: where the model stages' weights come from."""
+"""``paraamr models list|download|path|rm|make-tiny``: where the model stages' weights come from."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+
+_KINDS = ("parser", "realizer", "generator", "lm", "embedder", "quality")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``models`` and its subcommands."""
-    parser = subparsers.add_parser("models", help="list, download and locate models; write tiny test models")
+    parser = subparsers.add_parser(
+        "models", help="list, download, locate and remove models; write tiny test models"
+    )
     sub = parser.add_subparsers(dest="models_command", metavar="SUBCOMMAND", required=True)
     cache = argparse.ArgumentParser(add_help=False)
     cache.add_argument("--cache-dir", help="model cache (default: $PARAAMR_CACHE or ~/.cache/paraamr)")
-    kinds = ("parser", "generator", "lm", "embedder")
 
-    p = sub.add_parser("list", parents=[cache], help="known model names, and whether each is on disk")
-    p.add_argument("--kind", choices=kinds, help="only models of this kind")
+    p = sub.add_parser(
+        "list", parents=[cache], help="known models, their defaults, where and how big on disk"
+    )
+    p.add_argument("--kind", choices=_KINDS, help="only models of this kind")
     p.set_defaults(func=_list)
 
     p = sub.add_parser(
@@ -24,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fetch an amrlib release (and its base tokenizer) or a Hub model into the cache",
     )
     p.add_argument("name", help="amrlib release name (see `paraamr models list`) or Hub id")
-    p.add_argument("--kind", choices=kinds, help="kind of a Hub model (default: lm)")
+    p.add_argument("--kind", choices=_KINDS, help="kind of a Hub model (default: lm)")
     p.add_argument("--url", help="download an amrlib model tarball from this URL instead, as NAME")
     p.add_argument("--md5", help="expected md5 of the tarball (default: the release's published sum)")
     p.add_argument("--no-tokenizer", action="store_true", help="skip fetching the base tokenizer")
@@ -33,73 +37,114 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("path", parents=[cache], help="print where a model is on disk (exit 1 if nowhere)")
     p.add_argument("name", help="model name, Hub id or path")
-    p.add_argument("--kind", choices=kinds, required=True)
+    p.add_argument("--kind", choices=_KINDS, required=True)
     p.set_defaults(func=_path)
 
-    p = sub.add_parser("make-tiny", help="write tiny random-weight models (DIR/parser, generator, lm)")
+    p = sub.add_parser("rm", parents=[cache], help="delete a model from the caches to free space")
+    p.add_argument("name", help="amrlib release or --url name, Hub id, or smollm2 (its float32 copy)")
+    p.add_argument("--kind", choices=_KINDS, help="only the model of this kind")
+    p.set_defaults(func=_rm)
+
+    p = sub.add_parser("make-tiny", help="write tiny random-weight models (DIR/parser, realizer, lm)")
     p.add_argument("dir", help="output folder")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.set_defaults(func=_make_tiny)
 
 
+def _size(n: int) -> str:
+    """Bytes for people: ``1.4 GB``, ``91 MB``.
+
+    >>> _size(1_400_000_000), _size(90_868_376), _size(0)
+    ('1.4 GB', '91 MB', '0 B')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n / scale:.0f} {unit}"
+    return f"{n} B"
+
+
 def _list(args: argparse.Namespace) -> int:
     from paraamr.errors import ModelNotFoundError
-    from paraamr.models import registry
+    from paraamr.models import catalog
+    from paraamr.models.resolve import cache_root, disk_size, resolve
 
     rows = []
-    for kind in (args.kind,) if args.kind else registry.KINDS:
-        for name in registry.names(kind):
+    kinds = (catalog.canonical_kind(args.kind),) if args.kind else catalog.KINDS
+    for kind in kinds:
+        for name in catalog.names(kind):
             try:
-                where = str(registry.resolve(name, kind, cache_dir=args.cache_dir))
+                path = resolve(name, kind, cache_dir=args.cache_dir)
+                where = f"{path} ({_size(disk_size(path))})"
             except ModelNotFoundError:
                 where = "-"
-            release = registry.AMRLIB_MODELS.get(name)
-            about = release.description if release else "packaged weights"
-            rows.append((name, kind, where, about))
+            known = catalog.AMRLIB_MODELS.get(name) or catalog.HUB_MODELS.get(name)
+            if known is not None:
+                about = f"{known.description}; download ~{_size(known.size * 1_000_000)}"
+            else:
+                about = catalog.PACKAGED[(kind, name)].description
+            default = " [default]" if catalog.DEFAULTS[kind] == name else ""
+            rows.append((name, kind + default, where, about))
+    models = cache_root(args.cache_dir) / "models"
+    fetched = sorted(models.iterdir()) if models.is_dir() else []
+    for path in fetched:
+        if path.is_dir() and not path.name.startswith(".") and path.name not in catalog.AMRLIB_MODELS:
+            rows.append((path.name, "amrlib", f"{path} ({_size(disk_size(path))})", "fetched with --url"))
     width = max(len(r[0]) for r in rows)
+    kind_width = max(len(r[1]) for r in rows)
     for name, kind, where, about in rows:
-        print(f"{name:<{width}}  {kind:<9}  {about}\n{'':<{width}}  {'':<9}  on disk: {where}")
+        pad = " " * (width + kind_width + 4)
+        print(f"{name:<{width}}  {kind:<{kind_width}}  {about}\n{pad}on disk: {where}")
     return 0
 
 
 def _download(args: argparse.Namespace) -> int:
-    from paraamr.errors import ParaAMRError
-    from paraamr.models import registry
+    from paraamr.models import catalog
+    from paraamr.models.download import ensure, fetch_release
 
-    try:
-        if args.name in registry.AMRLIB_MODELS or args.url:
-            path = registry.download(
-                args.name,
-                cache_dir=args.cache_dir,
-                url=args.url,
-                md5=args.md5,
-                tokenizer=not args.no_tokenizer,
-                progress=not args.quiet,
-            )
-        else:
-            path = registry.resolve(args.name, args.kind or "lm", cache_dir=args.cache_dir)
-    except ParaAMRError as err:
-        print(f"paraamr models download: {err}", file=sys.stderr)
-        return 1
+    if args.name in catalog.AMRLIB_MODELS or args.url:
+        path = fetch_release(
+            args.name,
+            cache_dir=args.cache_dir,
+            url=args.url,
+            md5=args.md5,
+            tokenizer=not args.no_tokenizer,
+            progress=not args.quiet,
+        )
+    else:
+        known = catalog.HUB_MODELS.get(args.name)
+        kind = args.kind or (known.kind if known else "lm")
+        path = ensure(args.name, kind, cache_dir=args.cache_dir, progress=not args.quiet)
     print(path)
     return 0
 
 
 def _path(args: argparse.Namespace) -> int:
-    from paraamr.errors import ModelNotFoundError
-    from paraamr.models import registry
+    from paraamr.models.resolve import resolve
 
-    try:
-        print(registry.resolve(args.name, args.kind, cache_dir=args.cache_dir))
-    except ModelNotFoundError as err:
-        print(f"paraamr models path: {err}", file=sys.stderr)
-        return 1
+    print(resolve(args.name, args.kind, cache_dir=args.cache_dir))
+    return 0
+
+
+def _rm(args: argparse.Namespace) -> int:
+    from paraamr.errors import ModelNotFoundError
+    from paraamr.models.download import remove
+    from paraamr.models.resolve import cache_root
+
+    removed = remove(args.name, kind=args.kind, cache_dir=args.cache_dir)
+    if not removed:
+        raise ModelNotFoundError(
+            f"nothing to remove for model {args.name!r} "
+            f"(looked in {cache_root(args.cache_dir)} and the Hub cache)"
+        )
+    for path in removed:
+        print(f"removed {path}")
     return 0
 
 
 def _make_tiny(args: argparse.Namespace) -> int:
-    from paraamr.models import registry
+    from paraamr.models.tiny import make_tiny
 
-    for name, path in registry.make_tiny(args.dir, seed=args.seed).items():
-        print(f"{name}\t{path}")
+    for name, path in make_tiny(args.dir, seed=args.seed).items():
+        if name != "generator":  # the realizer's old name, same dir
+            print(f"{name}\t{path}")
     return 0

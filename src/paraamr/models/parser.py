@@ -1,13 +1,17 @@
 """Text -> AMR with amrlib's sentence-to-graph (stog) models.
 
 :class:`Parser` loads any amrlib stog model — a release name from
-:data:`~paraamr.models.registry.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default,
+:data:`~paraamr.models.catalog.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default,
 ``parse_xfm_bart_base``, ``parse_t5``), or a model dir — with amrlib's own
-``amrlib.load_stog_model``, passing the tokenizer from the registry's cache (amrlib's tarballs ship
-none, and amrlib would fetch it from the Hub by name). ``parse`` returns, per sentence, a PENMAN
+``amrlib.load_stog_model``, passing the tokenizer from the model cache (amrlib's tarballs ship
+none, and amrlib would fetch it from the Hub by name). A release that is not on disk is fetched
+on first use (:func:`~paraamr.models.download.ensure`; ``download=False`` never fetches), and a
+folder whose ``amrlib_meta.json`` names code other than amrlib's own parsers is refused unless
+``trust_remote_code=True``. ``parse`` returns, per sentence, a PENMAN
 string with ``# ::snt`` metadata or a :class:`~paraamr.failures.Failure` (stage ``parse``):
 
 >>> from paraamr.models import tiny
+>>> from paraamr.models.tiny import GARBLED_TEXT, PAPER_TEXT
 >>> parser = Parser(tiny.shared()["parser"], num_beams=1)
 >>> graph, empty, garbled = parser.parse([PAPER_TEXT, "  ", GARBLED_TEXT])
 >>> print(graph.splitlines()[0])
@@ -27,19 +31,18 @@ only with transformers < 5; with transformers 5 it raises a clear error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from paraamr.errors import ParaAMRError
 from paraamr.failures import Failure
-from paraamr.models import registry
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
-from paraamr.models.tiny import GARBLED_TEXT, PAPER_TEXT
+from paraamr.models.download import ensure
+from paraamr.models.resolve import amrlib_meta, base_tokenizer
 
-__all__ = ["GARBLED_TEXT", "PAPER_TEXT", "Parser"]
+__all__ = ["Parser"]
 
 STAGE = "parse"
 
@@ -64,8 +67,10 @@ class Parser:
     (float32 on CPU, bfloat16 on CUDA where supported, else float16; or "fp32"/"fp16"/"bf16"),
     ``batch_size=16`` sentences per batch (sorted by length), ``num_beams=4`` (amrlib's default;
     the first beam that deserializes wins), ``on_clip="flag"`` ("flag" or "fail"),
-    ``cache_dir=None`` (the registry's cache). ``stats`` counts parsed, failed and clipped
-    sentences over the parser's lifetime; ``inference`` is amrlib's inference object.
+    ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing model),
+    ``trust_remote_code=False`` (refuse a folder naming other code than amrlib's parsers).
+    ``stats`` counts parsed, failed and clipped sentences over the parser's lifetime;
+    ``inference`` is amrlib's inference object.
     """
 
     def __init__(
@@ -78,14 +83,17 @@ class Parser:
         num_beams: int = 4,
         on_clip: str = "flag",
         cache_dir: str | Path | None = None,
+        download: bool = True,
+        trust_remote_code: bool = False,
     ) -> None:
         import amrlib
 
         if on_clip not in ("flag", "fail"):
             raise ValueError(f"on_clip must be 'flag' or 'fail', got {on_clip!r}")
-        path = registry.resolve(model, "parser", cache_dir=cache_dir)
-        meta_file = path / "amrlib_meta.json"
-        meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+        path = ensure(
+            model, "parser", cache_dir=cache_dir, download=download, trust_remote_code=trust_remote_code
+        )
+        meta = amrlib_meta(path, "parser", trust_remote_code=trust_remote_code)
         _check_spring(meta, model)
         self.model_name = str(model)
         self.device = resolve_device(device)
@@ -95,7 +103,7 @@ class Parser:
         self.on_clip = on_clip
         kwargs = {"device": str(self.device), "batch_size": batch_size, "num_beams": num_beams}
         if "parse_spring" not in meta.get("inference_module", ""):
-            kwargs["tok_name_or_path"] = str(registry.base_tokenizer(path, cache_dir=cache_dir))
+            kwargs["tok_name_or_path"] = str(base_tokenizer(path, cache_dir=cache_dir))
         self.inference = amrlib.load_stog_model(str(path), **kwargs)
         self.inference.model.to(self.dtype)
         self.stats = {"parsed": 0, "failed": 0, "clipped": 0}

@@ -10,7 +10,7 @@ count: ``stats`` holds ``tagged``, ``untagged``, ``clipped`` (graphs longer than
 :meth:`Realizer.realize_items` gives per graph a :class:`Realization` with the flags.
 
 >>> from paraamr.models import tiny
->>> realizer = Realizer(tiny.shared()["generator"], use_tense=False)
+>>> realizer = Realizer(tiny.shared()["realizer"], use_tense=False)
 >>> realizer.realize([tiny.PAPER_AMR, "(x / "])
 ["I know for them to approve this price, they'll need statistical documentation.",
  Failure(stage='realize', reason='invalid PENMAN: ...')]
@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.failures import Failure
-from paraamr.models import registry
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
+from paraamr.models.download import ensure
+from paraamr.models.resolve import base_tokenizer
 
 __all__ = ["SPACY_MODELS", "Realization", "Realizer"]
 
@@ -68,7 +69,9 @@ class Realizer:
     (float32 on CPU, bfloat16 on CUDA where supported, else float16), ``batch_size=32`` (amrlib's
     default), ``num_beams=1`` (greedy, amrlib's default), ``use_tense=True``, ``spacy_model=None``
     (first installed of :data:`SPACY_MODELS`; tagging is off when none is), ``on_clip="keep"``
-    ("keep" or "fail"), ``cache_dir=None`` (the registry's cache).
+    ("keep" or "fail"), ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing
+    model on first use), ``trust_remote_code=False`` (refuse a folder whose ``amrlib_meta.json``
+    names other code than amrlib's own realizers).
     """
 
     def __init__(
@@ -83,12 +86,16 @@ class Realizer:
         spacy_model: str | None = None,
         on_clip: str = "keep",
         cache_dir: str | Path | None = None,
+        download: bool = True,
+        trust_remote_code: bool = False,
     ) -> None:
         import amrlib
 
         if on_clip not in ("keep", "fail"):
             raise ValueError(f"on_clip must be 'keep' or 'fail', got {on_clip!r}")
-        path = registry.resolve(model, "realizer", cache_dir=cache_dir)
+        path = ensure(
+            model, "realizer", cache_dir=cache_dir, download=download, trust_remote_code=trust_remote_code
+        )
         self.model_name = str(model)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
@@ -102,7 +109,7 @@ class Realizer:
                 " or ".join(SPACY_MODELS),
             )
         self.use_tense = self.spacy_model is not None
-        tokenizer = registry.base_tokenizer(path, cache_dir=cache_dir)
+        tokenizer = base_tokenizer(path, cache_dir=cache_dir)
         self.inference = amrlib.load_gtos_model(
             str(path),
             device=str(self.device),

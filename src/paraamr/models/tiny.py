@@ -3,12 +3,13 @@
 :func:`make_tiny` writes, in a few seconds and deterministically for a given ``seed``:
 
 - ``parser/``: an amrlib *stog* model dir (BART, loaded by amrlib's ``parse_xfm`` inference class);
-- ``generator/``: an amrlib *gtos* model dir (T5, loaded by amrlib's ``generate_xfm`` inference class);
+- ``realizer/``: an amrlib *gtos* model dir (T5, loaded by amrlib's ``generate_xfm`` inference class);
 - ``lm/``: a tiny GPT-2 causal LM.
 
 Each has a word-level tokenizer trained on the spot (``tokenizers``) over a small vocabulary of
-English words and AMR tokens. The parser and the generator are trained for a few dozen steps to
-memorize two examples, so the real amrlib code paths give both outcomes deterministically:
+English words and AMR tokens. The parser and the realizer are trained for a few dozen steps to
+memorize two examples, so the real amrlib code paths give both outcomes
+deterministically:
 :data:`PAPER_TEXT` parses to :data:`PAPER_AMR` (as amrlib serializes it), :data:`GARBLED_TEXT` parses
 to a token sequence no beam can deserialize, and :data:`PAPER_AMR` realizes to :data:`PAPER_TEXT`.
 Weights are otherwise random: other inputs give arbitrary (but deterministic) outputs.
@@ -150,7 +151,7 @@ def _parser(folder: Path):
     return _save(model, tok, folder, _meta("stog", ".parse_xfm.inference"))
 
 
-def _generator(folder: Path):
+def _realizer(folder: Path):
     from amrlib.models.generate_xfm.model_input_helper import ModelInputHelper
     from transformers import T5Config, T5ForConditionalGeneration
 
@@ -203,7 +204,8 @@ def _lm(folder: Path):
 
 
 def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
-    """Write tiny models under ``folder``; return ``{"parser": dir, "generator": dir, "lm": dir}``.
+    """Write tiny models under ``folder``; return ``{"parser": dir, "realizer": dir, "lm": dir}``
+    (plus ``"generator"``, the realizer's old name, for the same dir).
 
     Deterministic for a given ``seed`` (same bytes on the same machine); the global torch RNG and
     thread count are left as they were.
@@ -216,9 +218,10 @@ def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
     try:
         with torch.random.fork_rng(devices=[]):
             out = {}
-            for name, build in (("parser", _parser), ("generator", _generator), ("lm", _lm)):
+            for name, build in (("parser", _parser), ("realizer", _realizer), ("lm", _lm)):
                 torch.manual_seed(seed)
                 out[name] = build(folder / name)
+            out["generator"] = out["realizer"]
     finally:
         torch.set_num_threads(threads)
     return out

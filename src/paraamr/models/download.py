@@ -1,0 +1,507 @@
+"""Fetching models: on first use (:func:`ensure`), resumable release downloads, safe extraction.
+
+:func:`ensure` is what every entry point calls: the model's path when it is on disk
+(:func:`~paraamr.models.resolve.resolve`), else — online and with ``download=True`` — the model
+fetched, with a progress bar on stderr as ``from_pretrained`` shows one:
+
+- an amrlib release (:data:`~paraamr.models.catalog.AMRLIB_MODELS`) is streamed from
+  :func:`~paraamr.models.catalog.release_url` to ``<cache>/models/.downloads/`` with HTTP ``Range``
+  resume (a download cut off midway, in this call or an earlier one, continues where it stopped)
+  and retries with exponential backoff; it is checked (length, published md5), extracted by
+  :func:`safe_extract` and renamed into place, so a model dir is there whole or not at all. Its
+  base tokenizer (the tarballs ship none) comes from the Hub;
+- a Hub id goes through huggingface_hub (``HF_ENDPOINT``, its cache, its progress bars), weights in
+  one format only (safetensors when the repo has them).
+
+Offline (``HF_HUB_OFFLINE=1``) or with ``download=False`` a missing model raises
+:class:`~paraamr.errors.ModelNotFoundError` at once, saying why nothing was fetched:
+
+>>> import os; os.environ["HF_HUB_OFFLINE"] = "1"
+>>> ensure("generate_t5wtense", "realizer", cache_dir="/nonexistent")
+Traceback (most recent call last):
+...
+paraamr.errors.ModelNotFoundError: realizer model 'generate_t5wtense' is not on disk (looked at
+/nonexistent/models/generate_t5wtense); fetch it with: paraamr models download generate_t5wtense
+--cache-dir /nonexistent (offline mode is on: HF_HUB_OFFLINE=1, so nothing was fetched)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import http.client
+import os
+import re
+import shutil
+import socket
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.models.catalog import AMRLIB_MODELS, PACKAGED, canonical_kind
+from paraamr.models.resolve import (
+    OTHER_FORMATS,
+    TOKENIZER_FILES,
+    amrlib_meta,
+    base_tokenizer,
+    cache_root,
+    offline,
+    resolve,
+    source,
+    tokenizer_dir,
+    tokenizer_id,
+)
+
+__all__ = [
+    "ArchiveRefused",
+    "ensure",
+    "fetch_hub",
+    "fetch_release",
+    "fetch_tokenizer",
+    "fetch_url",
+    "remove",
+    "safe_extract",
+]
+
+#: Files every amrlib model dir must hold after extraction (plus one weights file).
+_REQUIRED = ("amrlib_meta.json", "config.json")
+_WEIGHTS = ("pytorch_model.bin", "model.safetensors", "model.pt")
+
+
+class ArchiveRefused(ParaAMRError):
+    """An archive with a member that could write outside its folder (or is no plain file/folder)."""
+
+
+class _Transient(Exception):
+    """A transfer that broke off or a server hiccup: worth a retry (resuming what was received)."""
+
+
+def _why_not(download: bool) -> str | None:
+    if offline():
+        return "offline mode is on: HF_HUB_OFFLINE=1, so nothing was fetched"
+    if not download:
+        return "downloads are off: --no-download / download=False"
+    return None
+
+
+def ensure(
+    name_or_path: str | Path,
+    kind: str,
+    *,
+    cache_dir: str | Path | None = None,
+    download: bool = True,
+    progress: bool = True,
+    trust_remote_code: bool = False,
+) -> Path:
+    """The path of model ``name_or_path`` of ``kind``, fetched first when it is missing; for an
+    amrlib model dir, its ``amrlib_meta.json`` checked (:func:`~.resolve.amrlib_meta`: only amrlib's
+    own inference code unless ``trust_remote_code``) and its base tokenizer in the cache.
+
+    Raises :class:`~paraamr.errors.ModelNotFoundError` when the model is not on disk and cannot be
+    fetched: offline (``HF_HUB_OFFLINE``), ``download=False``, no such model, or no route to the
+    host (at once, without retries); the message names the model, where it was looked for, the
+    fetch command and why nothing was fetched.
+    """
+    kind = canonical_kind(kind)
+    try:
+        path = resolve(name_or_path, kind, cache_dir=cache_dir)
+    except ModelNotFoundError as err:
+        where = source(name_or_path, kind, cache_dir=cache_dir)
+        why = _why_not(download)
+        if where not in ("release", "hub") or "not on disk" not in str(err):
+            raise
+        if why is not None:
+            raise ModelNotFoundError(f"{err} ({why})") from None
+        name = str(name_or_path)
+        try:
+            if where == "release":
+                path = fetch_release(name, cache_dir=cache_dir, progress=progress)
+            else:
+                path = fetch_hub(name, kind, progress=progress)
+        except ModelNotFoundError:
+            raise
+        except ParaAMRError as fail:
+            raise ModelNotFoundError(f"{kind} model {name!r} could not be fetched: {fail}") from fail
+    if kind in ("parser", "realizer") and path.is_dir() and (path / "amrlib_meta.json").is_file():
+        meta = amrlib_meta(path, kind, trust_remote_code=trust_remote_code)
+        if "parse_spring" in str(meta.get("inference_module")):
+            return path  # SPRING brings its own tokenizer
+        try:
+            base_tokenizer(path, cache_dir=cache_dir)
+        except ModelNotFoundError as err:
+            why = _why_not(download)
+            if why is not None:
+                raise ModelNotFoundError(f"{err} ({why})") from None
+            fetch_tokenizer(tokenizer_id(path), cache_dir=cache_dir)
+    return path
+
+
+def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
+    """Snapshot of Hub model ``repo_id`` through huggingface_hub (its cache, ``HF_ENDPOINT``),
+    without weights of other frameworks, and with one weights format (safetensors when present)."""
+    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub.constants import ENDPOINT
+    from huggingface_hub.errors import RepositoryNotFoundError
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    quiet = not progress and not are_progress_bars_disabled()
+    if quiet:
+        disable_progress_bars()
+    try:
+        files = [s.rfilename for s in HfApi().model_info(repo_id).siblings or []]
+        ignore = list(OTHER_FORMATS)
+        if any(f.endswith(".safetensors") for f in files):
+            ignore += ["*.bin", "*.pt", "*.pth"]
+        return Path(snapshot_download(repo_id, ignore_patterns=ignore))
+    except RepositoryNotFoundError as err:
+        raise ModelNotFoundError(
+            f"{kind} model {repo_id!r} is neither on disk nor a model repository on the Hub ({ENDPOINT})"
+        ) from err
+    except Exception as err:
+        raise ModelNotFoundError(
+            f"{kind} model {repo_id!r} could not be fetched from the Hub ({ENDPOINT}): "
+            f"{type(err).__name__}: {err}"
+        ) from err
+    finally:
+        if quiet:
+            enable_progress_bars()
+
+
+def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Path:
+    """Fetch the tokenizer files of Hub repo ``repo_id`` into the cache (atomically); return the dir."""
+    from huggingface_hub import snapshot_download
+
+    target = tokenizer_dir(repo_id, cache_dir=cache_dir)
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".partial-") as tmp:
+        try:
+            snapshot_download(target.name.replace("--", "/"), allow_patterns=TOKENIZER_FILES, local_dir=tmp)
+        except Exception as err:
+            raise ModelNotFoundError(
+                f"tokenizer {repo_id!r} could not be fetched from the Hub into {target} "
+                f"({type(err).__name__}: {err})"
+            ) from err
+        shutil.rmtree(Path(tmp) / ".cache", ignore_errors=True)
+        Path(tmp).chmod(0o755)  # mkdtemp made it private
+        with contextlib.suppress(OSError):  # another process put it there first
+            os.replace(tmp, target)
+    return target
+
+
+def _unreachable(err: BaseException) -> bool:
+    """No route to the host at all (refused, unknown name, unreachable network): do not retry."""
+    if isinstance(err, (ConnectionRefusedError, socket.gaierror)):
+        return True
+    return isinstance(err, OSError) and err.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH)
+
+
+def _open(url: str, start: int, timeout: float):
+    request = urllib.request.Request(url, headers={"Range": f"bytes={start}-"} if start else {})
+    try:
+        return urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as err:
+        if err.code == 416 and start:
+            total = re.search(r"/(\d+)", err.headers.get("Content-Range") or "")
+            if total and int(total.group(1)) == start:
+                return None  # already complete
+            raise _Transient(f"the server refused to resume at byte {start}") from err
+        if err.code >= 500 or err.code == 429:
+            raise _Transient(f"HTTP {err.code} {err.reason}") from err
+        raise ParaAMRError(f"cannot download {url}: HTTP {err.code} {err.reason}") from err
+    except urllib.error.URLError as err:
+        if _unreachable(err.reason):
+            raise ParaAMRError(
+                f"cannot download {url}: {err.reason} (no network, or no route to the host)"
+            ) from err
+        raise _Transient(str(err.reason)) from err
+    except (OSError, http.client.HTTPException) as err:
+        raise _Transient(f"{type(err).__name__}: {err}") from err
+
+
+def _transfer(url: str, part: Path, *, progress: bool, timeout: float) -> None:
+    """One attempt: append to ``part`` from its current length (or restart when the server ignores
+    the ``Range``); :class:`_Transient` when it breaks off short of the announced length."""
+    from tqdm import tqdm
+
+    start = part.stat().st_size if part.exists() else 0
+    response = _open(url, start, timeout)
+    if response is None:
+        return
+    with response:
+        span = re.fullmatch(r"bytes (\d+)-\d+/(\d+|\*)", response.headers.get("Content-Range") or "")
+        length = response.headers.get("Content-Length")
+        if getattr(response, "status", None) == 206 and span and int(span.group(1)) == start:
+            total = int(span.group(2)) if span.group(2) != "*" else None
+        else:  # a whole body: start over
+            start, total = 0, (int(length) if length else None)
+        done = start
+        with (
+            part.open("ab" if start else "wb") as out,
+            tqdm(
+                total=total,
+                initial=start,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=part.name.split("-", 1)[-1],
+                disable=not progress,
+                file=sys.stderr,
+            ) as bar,
+        ):
+            while True:
+                try:
+                    chunk = response.read(1 << 20)
+                except (OSError, http.client.HTTPException) as err:
+                    raise _Transient(f"broke off after {done} bytes: {err}") from err
+                if not chunk:
+                    break
+                out.write(chunk)
+                done += len(chunk)
+                bar.update(len(chunk))
+    if total is not None and done != total:
+        raise _Transient(f"broke off after {done} of {total} bytes")
+
+
+def fetch_url(
+    url: str,
+    part: str | Path,
+    *,
+    progress: bool = True,
+    retries: int = 3,
+    backoff: float = 1.0,
+    timeout: float = 60.0,
+) -> Path:
+    """Download ``url`` into ``part``, resuming from what ``part`` already holds (HTTP ``Range``),
+    retrying a transfer that breaks off (or a 5xx) ``retries`` times after ``backoff``, 2×, 4×...
+    seconds. No route to the host fails at once. Returns ``part``, complete.
+    """
+    part = Path(part)
+    if not url.startswith(("http://", "https://", "file://")):
+        raise ParaAMRError(f"unsupported URL {url!r} (http, https or file only)")
+    for attempt in range(retries + 1):
+        try:
+            _transfer(url, part, progress=progress, timeout=timeout)
+            return part
+        except _Transient as err:
+            if attempt == retries:
+                raise ParaAMRError(
+                    f"download of {url} failed after {attempt + 1} attempts ({err}); "
+                    "run the same command again to resume it"
+                ) from err
+            time.sleep(backoff * 2**attempt)
+    return part  # unreachable; for type checkers
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_member(member: tarfile.TarInfo, root: str) -> None:
+    """Refuse a member that is not a plain file or folder, or would land outside ``root``."""
+    name = member.name
+    pure = PurePosixPath(name.replace("\\", "/"))
+    if pure.is_absolute() or re.match(r"^[A-Za-z]:", name):
+        raise ArchiveRefused(f"member {name!r} has an absolute path")
+    if ".." in pure.parts:
+        raise ArchiveRefused(f"member {name!r} climbs out of the folder (..)")
+    if member.issym() or member.islnk():
+        raise ArchiveRefused(
+            f"member {name!r} is a {'symbolic' if member.issym() else 'hard'} link to {member.linkname!r} "
+            "(model archives hold only files and folders)"
+        )
+    if not (member.isfile() or member.isdir()):
+        raise ArchiveRefused(f"member {name!r} is a device, FIFO or other special file")
+    target = os.path.realpath(os.path.join(root, name))
+    if os.path.commonpath([root, target]) != root:
+        raise ArchiveRefused(f"member {name!r} resolves to {target}, outside the folder")
+
+
+def safe_extract(archive: str | Path, dest: str | Path) -> None:
+    """Extract gzipped tar ``archive`` into the new folder ``dest``, refusing it whole — before
+    anything is written — when any member is a link (symbolic or hard), a device or other special
+    file, has an absolute path or ``..``, or resolves outside ``dest``; on top of that ``tarfile``'s
+    ``data`` filter applies. Raises :class:`ArchiveRefused` (saying which member and why) or
+    :class:`~paraamr.errors.ParaAMRError` for an archive that is corrupt or incomplete.
+
+    Checking the members ourselves closes the ``data`` filter's bypasses on Python versions that
+    have them (CVE-2025-4517 and relatives: links chained so the filter's path check is fooled).
+
+    >>> import io, tempfile
+    >>> buf = io.BytesIO()
+    >>> with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    ...     link = tarfile.TarInfo("model/evil"); link.type = tarfile.SYMTYPE; link.linkname = "/etc"
+    ...     tar.addfile(link)
+    >>> archive = Path(tempfile.mkdtemp()) / "x.tar.gz"; _ = archive.write_bytes(buf.getvalue())
+    >>> safe_extract(archive, archive.parent / "out")
+    Traceback (most recent call last):
+    ...
+    paraamr.models.download.ArchiveRefused: archive x.tar.gz refused: member 'model/evil' is a symbolic ...
+    """
+    archive, dest = Path(archive), Path(dest)
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = tar.getmembers()  # reads to the end: a truncated gzip fails here
+            dest.mkdir(parents=True, exist_ok=True)
+            root = os.path.realpath(dest)
+            for member in members:
+                try:
+                    _check_member(member, root)
+                except ArchiveRefused as err:
+                    raise ArchiveRefused(f"archive {archive.name} refused: {err}") from None
+            tar.extractall(dest, members=members, filter="data")
+    except ArchiveRefused:
+        raise
+    except (tarfile.TarError, EOFError, OSError) as err:
+        raise ParaAMRError(f"archive {archive.name} is corrupt or incomplete: {err}") from err
+
+
+def _model_dir(archive: Path, dest: Path) -> Path:
+    """The archive's single top folder in ``dest``, checked for the files amrlib needs."""
+    tops = [p for p in dest.iterdir() if p.is_dir()]
+    if len(tops) != 1:
+        raise ParaAMRError(f"archive {archive.name} should hold one model folder, found {len(tops)}")
+    model = tops[0]
+    missing = [f for f in _REQUIRED if not (model / f).is_file()]
+    if not any((model / f).is_file() for f in _WEIGHTS):
+        missing.append(" or ".join(_WEIGHTS))
+    if missing:
+        raise ParaAMRError(f"archive {archive.name} lacks {', '.join(missing)} in {model.name}/")
+    return model
+
+
+@contextlib.contextmanager
+def _locked(lock: Path) -> Iterator[None]:
+    """An OS lock on ``lock`` (one process downloads a model at a time; released when it dies)."""
+    import fcntl
+
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def fetch_release(
+    name: str,
+    *,
+    cache_dir: str | Path | None = None,
+    url: str | None = None,
+    md5: str | None = None,
+    tokenizer: bool = True,
+    progress: bool = True,
+    retries: int = 3,
+    backoff: float = 1.0,
+) -> Path:
+    """Download amrlib release ``name`` (or any amrlib model tarball at ``url``, stored as ``name``)
+    into ``<cache>/models/<name>``; an existing one is returned as is.
+
+    The archive goes to ``<cache>/models/.downloads/`` (resumed there by the next call when a
+    transfer is cut off for good), is checked (complete length, ``md5`` — the release's published
+    sum by default —, a readable gzip/tar, safe members, the files amrlib needs), extracted next to
+    the target and renamed into place. An archive that fails its checks is deleted, so a retry
+    starts clean. Unless ``tokenizer=False`` the base tokenizer the tarball does not ship is
+    fetched too (:func:`fetch_tokenizer`).
+    """
+    release = AMRLIB_MODELS.get(name)
+    if release is None and url is None:
+        raise ModelNotFoundError(
+            f"unknown amrlib model {name!r}; known: {', '.join(AMRLIB_MODELS)} (or give a --url)"
+        )
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise ParaAMRError(f"model name {name!r} must be a plain folder name (letters, digits, . _ -)")
+    if url is None:
+        url, md5 = release.url, md5 or release.md5
+    root = cache_root(cache_dir) / "models"
+    target = root / name
+    if not target.is_dir():
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ParaAMRError(f"cannot create the model cache {root}: {err}") from err
+        with _locked(root / f".{name}.lock"):
+            if not target.is_dir():  # not fetched by another process meanwhile
+                _fetch_into(url, md5, target, progress=progress, retries=retries, backoff=backoff)
+    if tokenizer:
+        try:
+            base_tokenizer(target, cache_dir=cache_dir)
+        except ModelNotFoundError:
+            fetch_tokenizer(tokenizer_id(target), cache_dir=cache_dir)
+    return target
+
+
+def _fetch_into(
+    url: str, md5: str | None, target: Path, *, progress: bool, retries: int, backoff: float
+) -> None:
+    key = hashlib.sha1(url.encode()).hexdigest()[:12]
+    part = target.parent / ".downloads" / f"{key}-{url.rsplit('/', 1)[-1] or 'archive.tar.gz'}"
+    part.parent.mkdir(exist_ok=True)
+    fetch_url(url, part, progress=progress, retries=retries, backoff=backoff)
+    if md5 is not None and (got := _md5(part)) != md5:
+        part.unlink()
+        raise ParaAMRError(f"download of {url} is corrupt: md5 {got}, expected {md5} (deleted; run again)")
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".partial-{target.name}-") as tmp:
+        try:
+            safe_extract(part, Path(tmp) / "x")
+            model = _model_dir(part, Path(tmp) / "x")
+        except ParaAMRError:
+            part.unlink()  # complete but unusable: never resume it
+            raise
+        os.replace(model, target)
+    part.unlink()
+
+
+def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None = None) -> list[Path]:
+    """Delete what the caches hold for model ``name`` (release or ``--url`` dir, tokenizer files,
+    the float32 copy of a packaged GGUF, a Hub snapshot); return what was removed (empty: nothing).
+    Packaged weights themselves belong to pip (``pip uninstall``)."""
+    root = cache_root(cache_dir)
+    local = (root / "models" / name).exists()
+    removed: list[Path] = []
+    candidates: list[Path] = []
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        candidates.append(root / "models" / name)
+    if "/" in name or name in AMRLIB_MODELS:
+        candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
+    for (k, packaged_name), package in PACKAGED.items():
+        if (
+            packaged_name == name
+            and (kind is None or canonical_kind(kind) == k)
+            and package.inner.endswith(".gguf")
+        ):
+            candidates += sorted((root / "gguf").glob(f"{Path(package.inner).stem}-*"))
+    for path in candidates:
+        if path.is_dir():
+            shutil.rmtree(path)
+            removed.append(path)
+    if not local and not any(n == name for _, n in PACKAGED):
+        removed += _remove_hub(name)
+    return removed
+
+
+def _remove_hub(repo_id: str) -> list[Path]:
+    from huggingface_hub import scan_cache_dir
+
+    try:
+        info = scan_cache_dir()
+    except Exception:  # no Hub cache at all
+        return []
+    repos = [r for r in info.repos if r.repo_id == repo_id and r.repo_type == "model"]
+    if not repos:
+        return []
+    info.delete_revisions(*(rev.commit_hash for r in repos for rev in r.revisions)).execute()
+    return [r.repo_path for r in repos]

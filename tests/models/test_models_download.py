@@ -1,0 +1,399 @@
+"""download: models fetched on first use from loopback servers (release host with Range/resume/
+retry; the loopback Hub through the real huggingface_hub), integrity checks, archives that try to
+escape, offline mode, and ``paraamr models download|list|rm``."""
+
+from __future__ import annotations
+
+import http.server
+import io
+import json
+import socket
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+from hubserver import HubServer, patch_clients
+
+from paraamr.cli import main
+from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.models import download as dl
+from paraamr.models.catalog import AMRLIB_MODELS
+from paraamr.models.download import ArchiveRefused, ensure, fetch_release, fetch_url, safe_extract
+from paraamr.models.resolve import resolve
+from paraamr.models.tiny import PAPER_AMR, PAPER_TEXT
+
+
+def _tarball(model_dir: Path, top: str, *, drop: tuple[str, ...] = (), meta: dict | None = None) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path in sorted(model_dir.iterdir()):
+            if path.name in drop:
+                continue
+            if path.name == "amrlib_meta.json" and meta is not None:
+                data = json.dumps({**json.loads(path.read_text()), **meta}).encode()
+                info = tarfile.TarInfo(f"{top}/{path.name}")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            else:
+                tar.add(path, arcname=f"{top}/{path.name}")
+    return buf.getvalue()
+
+
+class _Server:
+    """A loopback release host: ``/NAME`` serves ``files[NAME]``, honouring ``Range`` (206) unless
+    ``ignore_range``; ``cut[NAME] = n`` makes the next GET send n bytes and drop the connection;
+    ``fail[NAME] = k`` answers the next k GETs with 503. ``requests`` logs (path, Range header)."""
+
+    def __init__(self, files: dict[str, bytes]):
+        self.files = files
+        self.cut: dict[str, int] = {}
+        self.fail: dict[str, int] = {}
+        self.ignore_range = False
+        self.requests: list[tuple[str, str | None]] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                rng = self.headers.get("Range")
+                owner.requests.append((self.path, rng))
+                name = self.path.rsplit("/", 1)[-1]
+                data = owner.files.get(name)
+                if data is None:
+                    self.send_error(404)
+                    return
+                if owner.fail.get(name):
+                    owner.fail[name] -= 1
+                    self.send_error(503)
+                    return
+                start = int(rng[6:-1]) if rng and not owner.ignore_range else 0
+                self.send_response(206 if start else 200)
+                if start:
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                self.send_header("Content-Length", str(len(data) - start))
+                self.end_headers()
+                body = data[start:]
+                if name in owner.cut:
+                    self.wfile.write(body[: owner.cut.pop(name)])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def server(tiny_models, tmp_path_factory):
+    parser = tiny_models["parser"]
+    files = {"tiny.tar.gz": _tarball(parser, "model_tiny-v0_0_1")}
+    files["corrupt.tar.gz"] = files["tiny.tar.gz"][:-200]  # truncated gzip with a "complete" length
+    bare = tmp_path_factory.mktemp("bare")
+    (bare / "config.json").write_text("{}")  # a folder without amrlib's meta data and weights
+    files["incomplete.tar.gz"] = _tarball(bare, "model_x")
+    srv = _Server(files)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def no_sleep(monkeypatch):
+    """Backoff without waiting; records the delays asked for."""
+    delays: list[float] = []
+    monkeypatch.setattr(dl.time, "sleep", delays.append)
+    return delays
+
+
+def _models(cache: Path) -> list[str]:
+    root = cache / "models"
+    return sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) if root.exists() else []
+
+
+def _partials(cache: Path) -> list[str]:
+    root = cache / "models"
+    found = (
+        [p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".lock")] if root.exists() else []
+    )
+    return sorted(str(p.relative_to(root)) for p in found if ".downloads" in p.parts or ".partial" in str(p))
+
+
+# -- resume, retry, integrity --------------------------------------------------------------------
+
+
+def test_cut_transfer_resumes_with_range_in_the_same_call(tmp_path, server, no_sleep):
+    data = server.files["tiny.tar.gz"]
+    server.cut["tiny.tar.gz"] = 1000
+    server.requests.clear()
+    part = fetch_url(f"{server.url}/tiny.tar.gz", tmp_path / "x.part", progress=False, retries=2, backoff=0.5)
+    assert part.read_bytes() == data
+    assert server.requests == [("/tiny.tar.gz", None), ("/tiny.tar.gz", "bytes=1000-")]
+    assert no_sleep == [0.5]
+
+
+def test_download_cut_off_for_good_resumes_on_the_next_run(tmp_path, server, no_sleep, capsys):
+    url = f"{server.url}/tiny.tar.gz"
+    half = len(server.files["tiny.tar.gz"]) // 2
+    server.cut["tiny.tar.gz"] = half
+    with pytest.raises(ParaAMRError, match=r"failed after 1 attempts.*run the same command again to resume"):
+        fetch_release("tiny", url=url, cache_dir=tmp_path, progress=False, retries=0)
+    assert _models(tmp_path) == []  # no model dir until it is whole and checked
+    [partial] = _partials(tmp_path)
+    assert (tmp_path / "models" / partial).stat().st_size == half
+    with pytest.raises(ModelNotFoundError):
+        resolve("tiny", "parser", cache_dir=tmp_path)
+    server.requests.clear()
+    # the next run (through the CLI) asks only for the rest
+    assert main(["models", "download", "tiny", "--url", url, "--cache-dir", str(tmp_path), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "models" / "tiny")
+    assert server.requests == [("/tiny.tar.gz", f"bytes={half}-")]
+    assert _models(tmp_path) == ["tiny"] and _partials(tmp_path) == []
+    assert json.loads((tmp_path / "models" / "tiny" / "amrlib_meta.json").read_text())["model_type"] == "stog"
+
+
+def test_server_ignoring_range_and_5xx_are_survived(tmp_path, server, no_sleep):
+    data = server.files["tiny.tar.gz"]
+    server.cut["tiny.tar.gz"] = 500
+    server.ignore_range = True
+    try:
+        part = fetch_url(f"{server.url}/tiny.tar.gz", tmp_path / "a.part", progress=False, backoff=1)
+    finally:
+        server.ignore_range = False
+    assert part.read_bytes() == data  # restarted from zero, not appended
+    server.fail["tiny.tar.gz"] = 2
+    part = fetch_url(f"{server.url}/tiny.tar.gz", tmp_path / "b.part", progress=False, retries=3, backoff=1)
+    assert part.read_bytes() == data and no_sleep == [1, 1, 2]  # exponential backoff
+    server.fail["tiny.tar.gz"] = 5
+    with pytest.raises(ParaAMRError, match="failed after 2 attempts"):
+        fetch_url(f"{server.url}/tiny.tar.gz", tmp_path / "c.part", progress=False, retries=1)
+    server.fail.clear()
+
+
+def test_no_route_fails_at_once(tmp_path, monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: connection refused
+
+    def no_retry(seconds):
+        raise AssertionError(f"retried after {seconds} s on a refused connection")
+
+    monkeypatch.setattr(dl.time, "sleep", no_retry)
+    with pytest.raises(ParaAMRError, match="no network, or no route to the host"):
+        fetch_url(f"http://127.0.0.1:{port}/x.tar.gz", tmp_path / "x", progress=False)
+    monkeypatch.setenv("PARAAMR_RELEASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    with pytest.raises(ModelNotFoundError) as err:
+        ensure("generate_t5wtense", "realizer", cache_dir=tmp_path, progress=False)
+    assert "could not be fetched" in str(err.value) and "no route" in str(err.value)
+    assert _models(tmp_path) == []
+
+
+def test_download_integrity_checks(tmp_path, server, no_sleep):
+    with pytest.raises(ParaAMRError, match="md5"):
+        fetch_release(
+            "tiny", url=f"{server.url}/tiny.tar.gz", md5="0" * 32, cache_dir=tmp_path, progress=False
+        )
+    with pytest.raises(ParaAMRError, match="corrupt or incomplete"):
+        fetch_release("tiny", url=f"{server.url}/corrupt.tar.gz", cache_dir=tmp_path, progress=False)
+    with pytest.raises(ParaAMRError, match=r"lacks amrlib_meta\.json"):
+        fetch_release("tiny", url=f"{server.url}/incomplete.tar.gz", cache_dir=tmp_path, progress=False)
+    with pytest.raises(ParaAMRError, match="HTTP 404"):
+        fetch_release("tiny", url=f"{server.url}/missing.tar.gz", cache_dir=tmp_path, progress=False)
+    with pytest.raises(ModelNotFoundError, match="unknown amrlib model"):
+        fetch_release("no_such_release", cache_dir=tmp_path)
+    with pytest.raises(ParaAMRError, match="plain folder name"):
+        fetch_release("org/name", url=f"{server.url}/tiny.tar.gz", cache_dir=tmp_path)
+    assert _models(tmp_path) == [] and _partials(tmp_path) == []  # failed checks leave nothing to resume
+
+
+# -- archives that try to escape (issue 14 item 2) -----------------------------------------------
+
+
+def _crafted(members: list[tuple[str, bytes | None, dict]]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data, attrs in members:
+            info = tarfile.TarInfo(name)
+            for key, value in attrs.items():
+                setattr(info, key, value)
+            if data is not None:
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def _hostile_archives(outside: Path) -> dict[str, tuple[bytes, str]]:
+    ok = ("model/amrlib_meta.json", b"{}", {})
+    victim = str(outside / "victim.txt")
+    return {
+        "traversal": (_crafted([ok, ("model/../../escaped.txt", b"x", {})]), "climbs out"),
+        "absolute": (_crafted([ok, (str(outside / "abs.txt"), b"x", {})]), "absolute path"),
+        "symlink": (
+            _crafted(
+                [
+                    ok,
+                    ("model/out", None, {"type": tarfile.SYMTYPE, "linkname": str(outside)}),
+                    ("model/out/new.txt", b"x", {}),
+                ]
+            ),
+            "symbolic link",
+        ),
+        "hardlink": (
+            _crafted(
+                [
+                    ok,
+                    ("model/h", None, {"type": tarfile.LNKTYPE, "linkname": victim}),
+                    ("model/h", b"overwritten", {}),
+                ]
+            ),
+            "hard link",
+        ),
+        "device": (
+            _crafted([ok, ("model/dev", None, {"type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 3})]),
+            "device",
+        ),
+    }
+
+
+def test_crafted_archives_are_refused_and_write_nothing(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("original")
+    before = sorted(p.name for p in outside.iterdir())
+    for case, (data, why) in _hostile_archives(outside).items():
+        archive = tmp_path / f"{case}.tar.gz"
+        archive.write_bytes(data)
+        dest = tmp_path / f"x-{case}"
+        with pytest.raises(ArchiveRefused, match=why) as err:
+            safe_extract(archive, dest)
+        assert "refused" in str(err.value) and "corrupt" not in str(err.value), case
+        assert sorted(p.name for p in outside.iterdir()) == before, case
+        assert (outside / "victim.txt").read_text() == "original", case
+        assert not any(dest.rglob("*")), case  # refused before anything was extracted
+    assert not (tmp_path / "escaped.txt").exists() and not (tmp_path.parent / "escaped.txt").exists()
+
+
+def test_refused_release_says_why_and_leaves_nothing(tmp_path, server, no_sleep):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    server.files["evil.tar.gz"] = _hostile_archives(outside)["symlink"][0]
+    with pytest.raises(ArchiveRefused, match="refused: member 'model/out' is a symbolic link"):
+        fetch_release("evil", url=f"{server.url}/evil.tar.gz", cache_dir=tmp_path / "cache", progress=False)
+    assert not list(outside.iterdir())
+    assert _models(tmp_path / "cache") == [] and _partials(tmp_path / "cache") == []
+
+
+# -- fetched on first use: releases and Hub models (issue 12 item 1) -----------------------------
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch, tiny_models):
+    """The loopback Hub (journey's tests/support/hubserver.py) with the clients pointed at it, and a
+    release of ``generate_t5wtense`` (the tiny realizer, shipping no tokenizer, like the real one)."""
+    with HubServer() as server:
+        patch_clients(monkeypatch, server.url, tmp_path / "hf", token=None)
+        monkeypatch.setenv("PARAAMR_RELEASE_URL", server.url + "/files")
+        release = AMRLIB_MODELS["generate_t5wtense"]
+        tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
+        tarball = _tarball(
+            tiny_models["realizer"],
+            release.archive[: -len(".tar.gz")],
+            drop=tokenizer_files,
+            meta={"base_model": "org/tiny-t5"},
+        )
+        server.add_file(f"{release.tag}/{release.archive}", tarball)
+        server.add_model_repo(
+            "org/tiny-t5", {f: (tiny_models["realizer"] / f).read_bytes() for f in tokenizer_files}
+        )
+        lm = {p.name: p.read_bytes() for p in tiny_models["lm"].iterdir()}
+        lm["pytorch_model.bin"] = b"weights in a second format: never fetched"
+        lm["flax_model.msgpack"] = b"another framework: never fetched"
+        server.add_model_repo("org/tiny-gpt2", lm)
+        yield server
+
+
+def test_release_and_its_tokenizer_are_fetched_on_first_use(hub, tmp_path):
+    from paraamr.models.realizer import Realizer
+
+    cache = tmp_path / "cache"
+    realizer = Realizer("generate_t5wtense", cache_dir=cache, use_tense=False)
+    assert realizer.realize([PAPER_AMR]) == [PAPER_TEXT]
+    assert _models(cache) == ["generate_t5wtense"] and _partials(cache) == []
+    assert (cache / "tokenizers" / "org--tiny-t5" / "tokenizer.json").is_file()
+    fetched = len(hub.requests("GET"))
+    Realizer("generate_t5wtense", cache_dir=cache, use_tense=False, download=False)  # on disk now
+    assert len(hub.requests("GET")) == fetched
+
+
+def test_release_md5_is_checked_before_it_is_moved_into_place(hub, tmp_path, tiny_models):
+    release = AMRLIB_MODELS["parse_xfm_bart_base"]  # published md5: the tiny tarball cannot match it
+    hub.add_file(f"{release.tag}/{release.archive}", _tarball(tiny_models["parser"], "model_parse"))
+    with pytest.raises(ModelNotFoundError, match=f"md5 [0-9a-f]{{32}}, expected {release.md5}"):
+        ensure("parse_xfm_bart_base", "parser", cache_dir=tmp_path / "cache", progress=False)
+    assert _models(tmp_path / "cache") == [] and _partials(tmp_path / "cache") == []
+
+
+def test_hub_lm_is_fetched_on_first_use_in_one_format(hub, tmp_path):
+    from paraamr.models.lm import PerplexityScorer
+
+    [value] = PerplexityScorer("org/tiny-gpt2").perplexity(["the boy want to go ."])
+    assert value > 1
+    path = resolve("org/tiny-gpt2", "lm")  # now in huggingface_hub's cache
+    assert (path / "model.safetensors").is_file() and (path / "config.json").is_file()
+    assert not (path / "pytorch_model.bin").exists() and not (path / "flax_model.msgpack").exists()
+    with pytest.raises(ModelNotFoundError, match="neither on disk nor a model repository"):
+        ensure("org/no-such-model", "lm", progress=False)
+
+
+def test_offline_or_no_download_stops_at_once_naming_why(hub, tmp_path, monkeypatch, capsys):
+    from paraamr.models.lm import PerplexityScorer
+
+    with pytest.raises(ModelNotFoundError, match=r"downloads are off: --no-download / download=False"):
+        PerplexityScorer("org/tiny-gpt2", download=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name, kind in (("org/tiny-gpt2", "lm"), ("generate_t5wtense", "realizer")):
+        with pytest.raises(ModelNotFoundError) as err:
+            ensure(name, kind, cache_dir=tmp_path / "cache")
+        assert "offline mode is on: HF_HUB_OFFLINE=1" in str(err.value)
+        assert f"paraamr models download {name}" in str(err.value)
+    assert hub.log == []  # not one request
+    assert main(["models", "download", "org/tiny-gpt2", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "offline mode is on" in err and len(err.splitlines()) == 1
+
+
+def test_cli_download_list_and_rm(hub, tmp_path, capsys):
+    cache = str(tmp_path / "cache")
+    assert main(["models", "download", "generate_t5wtense", "--cache-dir", cache, "--quiet"]) == 0
+    assert main(["models", "download", "org/tiny-gpt2", "--cache-dir", cache, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["models", "list", "--kind", "realizer", "--cache-dir", cache]) == 0
+    out = capsys.readouterr().out
+    assert f"{Path(cache) / 'models' / 'generate_t5wtense'} (" in out and "kB)" in out
+    assert main(["models", "rm", "generate_t5wtense", "--cache-dir", cache]) == 0
+    assert "removed" in capsys.readouterr().out and _models(Path(cache)) == []
+    assert main(["models", "rm", "org/tiny-gpt2", "--cache-dir", cache]) == 0
+    with pytest.raises(ModelNotFoundError):
+        resolve("org/tiny-gpt2", "lm")
+    assert main(["models", "rm", "org/tiny-gpt2", "--cache-dir", cache]) == 1
+    assert "nothing to remove" in capsys.readouterr().err
+    gguf_copy = Path(cache) / "gguf" / "SmolLM2-135M-Instruct.Q4_1-0123456789abcdef"
+    gguf_copy.mkdir(parents=True)
+    assert main(["models", "rm", "smollm2", "--cache-dir", cache]) == 0
+    assert not gguf_copy.exists()
+
+
+def test_ensure_is_a_noop_for_what_is_on_disk(tiny_models, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert ensure(tiny_models["parser"], "parser") == tiny_models["parser"]
+    assert ensure("all-MiniLM-L6-v2", "quality").is_dir()
+    with pytest.raises(ModelNotFoundError, match="does not exist"):
+        ensure("./nowhere", "lm")

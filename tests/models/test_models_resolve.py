@@ -1,0 +1,252 @@
+"""catalog + resolve: one table of defaults, where models are, make_tiny, and no code run from a
+model folder unless trusted (amrlib_meta allow-list)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from paraamr.cli import main
+from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.models import catalog
+from paraamr.models.download import ensure
+from paraamr.models.embedder import Embedder
+from paraamr.models.lm import PerplexityScorer, _fingerprint, _gguf_dir
+from paraamr.models.parser import Parser
+from paraamr.models.realizer import Realizer
+from paraamr.models.resolve import amrlib_meta, base_tokenizer, resolve
+from paraamr.models.tiny import make_tiny
+
+
+def test_classes_read_their_defaults_from_the_catalog():
+    """Issue 11: one table; the LM is the paper's GPT-2, not SmolLM2."""
+    for cls, kind in (
+        (Parser, "parser"),
+        (Realizer, "realizer"),
+        (PerplexityScorer, "lm"),
+        (Embedder, "embedder"),
+    ):
+        params = inspect.signature(cls).parameters
+        assert params["model"].default == catalog.DEFAULTS[kind], cls
+        assert params["batch_size"].default == catalog.BATCH_SIZES[kind], cls
+    assert catalog.DEFAULTS["lm"] == "gpt2" and catalog.OFFLINE_LM == "smollm2"
+    assert catalog.canonical_kind("generator") == "realizer"
+    with pytest.raises(ValueError, match="unknown model kind"):
+        catalog.canonical_kind("speller")
+
+
+def test_release_url_is_overridable(monkeypatch):
+    release = catalog.AMRLIB_MODELS["parse_xfm_bart_large"]
+    assert release.url == (
+        "https://github.com/bjascob/amrlib-models/releases/download/"
+        "parse_xfm_bart_large-v0_1_0/model_parse_xfm_bart_large-v0_1_0.tar.gz"
+    )
+    assert catalog.AMRLIB_MODELS["generate_t5wtense"].url.endswith(
+        "model_generate_t5wtense-v0_1_0/model_generate_t5wtense-v0_1_0.tar.gz"
+    )
+    monkeypatch.setenv("PARAAMR_RELEASE_URL", "http://127.0.0.1:9/mirror/")
+    assert (
+        release.url
+        == "http://127.0.0.1:9/mirror/parse_xfm_bart_large-v0_1_0/model_parse_xfm_bart_large-v0_1_0.tar.gz"
+    )
+    assert {m.kind for m in catalog.AMRLIB_MODELS.values()} == {"parser", "realizer"}
+
+
+def test_make_tiny_writes_real_formats(tiny_models):
+    assert set(tiny_models) == {"parser", "realizer", "generator", "lm"}
+    assert tiny_models["generator"] == tiny_models["realizer"]  # the old name, same dir
+    for kind in ("parser", "realizer"):
+        meta = json.loads((tiny_models[kind] / "amrlib_meta.json").read_text())
+        assert meta["inference_class"] == "Inference"
+        assert meta["model_type"] == {"parser": "stog", "realizer": "gtos"}[kind]
+        assert amrlib_meta(tiny_models[kind], kind) == meta  # amrlib's own code: accepted
+        config = json.loads((tiny_models[kind] / "config.json").read_text())
+        task = {"parser": "parse_amr", "realizer": "translation_amr_to_text"}[kind]
+        params = config["task_specific_params"][task]
+        assert {"model_name_or_path", "max_in_len", "max_out_len"} <= set(params)
+        assert (tiny_models[kind] / "tokenizer.json").is_file()
+    assert json.loads((tiny_models["lm"] / "config.json").read_text())["model_type"] == "gpt2"
+
+
+def test_make_tiny_is_deterministic_per_seed(tmp_path, tiny_models, capsys):
+    # through the CLI, so `paraamr models make-tiny` is covered too
+    assert main(["models", "make-tiny", str(tmp_path / "again")]) == 0
+    out = capsys.readouterr().out
+    assert "parser\t" in out and "realizer\t" in out and "generator" not in out
+    for kind in ("parser", "realizer", "lm"):
+        again = tmp_path / "again" / kind / "model.safetensors"
+        assert again.read_bytes() == (tiny_models[kind] / "model.safetensors").read_bytes(), kind
+    other = make_tiny(tmp_path / "seed1", seed=1)
+    assert (
+        other["lm"].joinpath("model.safetensors").read_bytes()
+        != (tiny_models["lm"] / "model.safetensors").read_bytes()
+    )
+
+
+def test_production_modules_do_not_import_tiny():
+    """Issue 11: tiny-model code is reached only through paraamr.models.tiny (and make-tiny)."""
+    src = Path(__file__).resolve().parents[2] / "src" / "paraamr"
+    for path in src.rglob("*.py"):
+        if path.name == "tiny.py":
+            continue
+        code = "\n".join(
+            line for line in path.read_text().splitlines() if not line.lstrip().startswith(">>>")
+        )
+        imports = [line for line in code.splitlines() if "import" in line and "tiny" in line]
+        allowed = path.name == "models.py" and path.parent.name == "commands"  # inside _make_tiny
+        assert not imports or allowed, f"{path}: {imports}"
+
+
+def test_resolve_local_and_packaged(tiny_models, tmp_path):
+    assert resolve(tiny_models["parser"], "parser") == tiny_models["parser"]
+    assert resolve(str(tiny_models["lm"]), "lm") == tiny_models["lm"]
+    gguf = resolve("smollm2", "lm")
+    assert gguf.suffix == ".gguf" and gguf.is_file()
+    for name, kind in (
+        ("all-MiniLM-L6-v2", "embedder"),
+        ("sentence-transformers/all-MiniLM-L6-v2", "embedder"),
+        ("all-MiniLM-L6-v2", "quality"),
+    ):
+        folder = resolve(name, kind)
+        assert (folder / "model.safetensors").is_file() and (folder / "modules.json").is_file()
+    # the quality model is a kind like the others: a folder that is no model is refused
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelNotFoundError, match="not a sentence-transformers model folder"):
+        resolve(tmp_path / "empty", "quality")
+    with pytest.raises(ModelNotFoundError, match="paraamr quality train"):
+        resolve("./no/such/quality-model", "quality")
+
+
+def test_offline_errors_name_model_path_and_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelNotFoundError) as err:
+        resolve("generate_t5wtense", "generator", cache_dir=tmp_path)  # the old kind name still works
+    msg = str(err.value)
+    assert "'generate_t5wtense'" in msg and str(tmp_path / "models" / "generate_t5wtense") in msg
+    assert f"paraamr models download generate_t5wtense --cache-dir {tmp_path}" in msg
+    with pytest.raises(ModelNotFoundError, match="not a parser model"):
+        resolve("generate_t5wtense", "parser", cache_dir=tmp_path)
+    with pytest.raises(ModelNotFoundError) as err:
+        resolve("no-such-org/no-such-model", "lm", cache_dir=tmp_path)
+    assert "'no-such-org/no-such-model'" in str(err.value) and "Hub cache" in str(err.value)
+    assert "paraamr models download no-such-org/no-such-model --kind lm" in str(err.value)
+    with pytest.raises(ModelNotFoundError, match="does not exist"):
+        resolve("./no/such/dir", "parser")
+    # an amrlib tarball ships no tokenizer: the base tokenizer must be in the cache
+    folder = tmp_path / "model_parse_xfm_bart_base-v0_1_0"
+    folder.mkdir()
+    (folder / "amrlib_meta.json").write_text(json.dumps({"base_model": "facebook/bart-base"}))
+    with pytest.raises(ModelNotFoundError) as err:
+        base_tokenizer(folder, cache_dir=tmp_path)
+    assert "'facebook/bart-base'" in str(err.value)
+    assert str(tmp_path / "tokenizers" / "facebook--bart-base") in str(err.value)
+
+
+def test_cli_path_reports_missing_model(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    argv = ["models", "path", "parse_xfm_bart_large", "--kind", "parser", "--cache-dir", str(tmp_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "paraamr models download parse_xfm_bart_large" in err and len(err.strip().splitlines()) == 1
+    assert main(["models", "path", "smollm2", "--kind", "lm"]) == 0
+    assert capsys.readouterr().out.strip().endswith(".gguf")
+    assert main(["models", "list", "--kind", "generator", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "generate_t5wtense" in out and "realizer [default]" in out
+    assert main(["models", "list", "--kind", "lm", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "gpt2" in out and "lm [default]" in out and "MB)" in out  # smollm2's size on disk
+
+
+def test_hub_id_resolves_from_the_hub_cache_offline(tmp_path, tiny_models, monkeypatch):
+    """A Hub id already in huggingface_hub's cache (its documented layout) resolves offline."""
+    import huggingface_hub.constants
+
+    snapshot = tmp_path / "models--someone--tiny-lm" / "snapshots" / "0123abcd"
+    shutil.copytree(tiny_models["lm"], snapshot)
+    (tmp_path / "models--someone--tiny-lm" / "refs").mkdir()
+    (tmp_path / "models--someone--tiny-lm" / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert resolve("someone/tiny-lm", "lm") == snapshot
+    [value] = PerplexityScorer("someone/tiny-lm").perplexity(["the boy"])
+    assert value > 1
+
+
+def test_gguf_copy_is_shared_by_content(tmp_path):
+    """Two installs of one GGUF file (other folder, other mtime) share one float32 copy; another
+    content gets its own."""
+    import os
+
+    a, b = tmp_path / "one" / "m.gguf", tmp_path / "two" / "m.gguf"
+    for path in (a, b):
+        path.parent.mkdir()
+        path.write_bytes(b"GGUF" + bytes(range(256)) * 50)
+    os.utime(b, (1, 1))
+    copies = tmp_path / "cache" / "gguf"
+    copies.mkdir(parents=True)
+    assert not list(copies.iterdir())
+    done = copies / f"m-{_fingerprint(a)}"
+    done.mkdir()  # as if `a` had been converted
+    assert _gguf_dir(a, tmp_path / "cache") == done
+    assert _gguf_dir(b, tmp_path / "cache") == done  # no second conversion
+    b.write_bytes(b"GGUF" + bytes(range(256)) * 49)
+    assert _fingerprint(b) != _fingerprint(a)  # another content: its own copy
+    assert [p.name for p in copies.iterdir()] == [done.name]
+
+
+# -- code from model folders (issue 14 item 1) ---------------------------------------------------
+
+HUBCONF = """
+from pathlib import Path
+
+def evil(*args, **kwargs):
+    Path({marker!r}).write_text("code from the model folder ran")
+    raise RuntimeError("hostile hubconf ran")
+"""
+
+
+def _hostile(source: Path, folder: Path, marker: Path) -> Path:
+    """A copy of an amrlib model dir whose meta makes amrlib call torch.hub.load on a hubconf.py."""
+    shutil.copytree(source, folder)
+    meta = json.loads((folder / "amrlib_meta.json").read_text())
+    meta.update(
+        inference_module="torch.hub", inference_class="load", model_fn="evil", kwargs={"source": "local"}
+    )
+    (folder / "amrlib_meta.json").write_text(json.dumps(meta))
+    (folder / "hubconf.py").write_text(HUBCONF.format(marker=str(marker)))
+    return folder
+
+
+@pytest.mark.parametrize("cls, kind", [(Parser, "parser"), (Realizer, "realizer")])
+def test_model_folder_code_is_refused_unless_trusted(cls, kind, tiny_models, tmp_path):
+    marker = tmp_path / "pwned"
+    folder = _hostile(tiny_models[kind], tmp_path / "hostile", marker)
+    with pytest.raises(ParaAMRError) as err:
+        cls(folder)
+    assert "torch.hub.load" in str(err.value) and "--trust-remote-code" in str(err.value)
+    assert not marker.exists()  # nothing ran
+    with pytest.raises(ParaAMRError, match="--trust-remote-code"):
+        ensure(folder, kind)  # the check a run makes before loading anything
+    assert not marker.exists()
+    # trusted, amrlib runs what the meta names (proof that the folder above was really hostile)
+    with pytest.raises(RuntimeError, match="hostile hubconf ran"):
+        cls(folder, trust_remote_code=True)
+    assert marker.read_text() == "code from the model folder ran"
+
+
+def test_meta_of_the_other_kind_or_with_a_weights_path_is_refused(tiny_models, tmp_path):
+    with pytest.raises(ParaAMRError, match="is an amrlib realizer model, not a parser model"):
+        Parser(tiny_models["realizer"])
+    folder = shutil.copytree(tiny_models["parser"], tmp_path / "escape")
+    meta = json.loads((folder / "amrlib_meta.json").read_text())
+    (folder / "amrlib_meta.json").write_text(json.dumps({**meta, "model_fn": "../../elsewhere.bin"}))
+    with pytest.raises(ParaAMRError, match="not a file name inside the model folder"):
+        Parser(folder)
+    (folder / "amrlib_meta.json").write_text("{not json")
+    with pytest.raises(ParaAMRError, match="not valid JSON"):
+        Parser(folder)
