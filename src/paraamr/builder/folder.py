@@ -80,7 +80,7 @@ MAX_SHARD_SIZE = "500MB"
 MAX_ROW_GROUP_SIZE = "100MB"
 #: Rows turned into one Arrow batch at a time (the granularity of every size decision).
 BATCH_ROWS = 1000
-_FULL, _NBYTES = b"paraamr:full", b"paraamr:nbytes"
+_NBYTES = b"paraamr:nbytes"
 _SHARD = re.compile(r"^(?P<split>.+)-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.parquet$")
 _FAILURE = re.compile(r"^failures-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.jsonl$")
 _PART = re.compile(r"^(?P<rank>\d{5})-of-(?P<procs>\d{5})-(?P<k>\d{5,})\.(?:parquet|jsonl)$")
@@ -158,8 +158,8 @@ def _atomic_write(path: Path, text: str) -> None:
 
 class _Rolling:
     """Parquet files ``directory/name(k)`` of at most ``max_bytes`` uncompressed Arrow bytes, row
-    groups of at most ``row_group_bytes``; each file written as ``.name.tmp`` and renamed when closed.
-    A file closed because it is full carries ``paraamr:full`` in its metadata."""
+    groups of at most ``row_group_bytes``; each file written as ``.name.tmp`` and renamed when closed,
+    its Arrow bytes in its metadata (``paraamr:nbytes``)."""
 
     def __init__(self, directory: Path, name, schema, max_bytes: int, row_group_bytes: int, first: int = 0):
         self.directory, self.name, self.schema = directory, name, schema
@@ -173,16 +173,21 @@ class _Rolling:
         self._buffered = 0
 
     def add(self, batch) -> None:
-        """Add one Arrow record batch (or table) of rows."""
-        if not batch.num_rows:
-            return
-        self._batches.append(batch)
-        self._buffered += batch.nbytes
-        self.rows += batch.num_rows
-        if self._buffered >= self.row_group_bytes or self._file_bytes + self._buffered >= self.max_bytes:
-            self._write_group()
-            if self._file_bytes >= self.max_bytes:
-                self._close(full=True)
+        """Add one Arrow record batch (or table) of rows; a batch that would overfill the open file
+        is split so that files end within a row of ``max_bytes``."""
+        while batch.num_rows:
+            room = self.max_bytes - self._file_bytes - self._buffered
+            take = batch.num_rows
+            if batch.nbytes > room:
+                take = max(1, int(batch.num_rows * room / batch.nbytes))
+            head, batch = batch.slice(0, take), batch.slice(take)
+            self._batches.append(head)
+            self._buffered += head.nbytes
+            self.rows += head.num_rows
+            if self._buffered >= self.row_group_bytes or self._file_bytes + self._buffered >= self.max_bytes:
+                self._write_group()
+                if self._file_bytes >= self.max_bytes:
+                    self._close()
 
     def _write_group(self) -> None:
         import pyarrow as pa
@@ -199,12 +204,10 @@ class _Rolling:
         self._file_bytes += self._buffered
         self._batches, self._buffered = [], 0
 
-    def _close(self, *, full: bool) -> None:
+    def _close(self) -> None:
         if self._writer is None:
             return
-        self._writer.add_key_value_metadata(
-            {_FULL: b"1" if full else b"0", _NBYTES: str(self._file_bytes).encode()}
-        )
+        self._writer.add_key_value_metadata({_NBYTES: str(self._file_bytes).encode()})
         self._writer.close()
         path = self.directory / self.name(self.next)
         os.replace(self._tmp, path)
@@ -215,11 +218,11 @@ class _Rolling:
     def close(self) -> int:
         """Write what is buffered and close the open file; return the next file number."""
         self._write_group()
-        self._close(full=False)
+        self._close()
         return self.next
 
     def link(self, path: Path) -> None:
-        """Take a full file as the next one unchanged (hard link, else copy); nothing may be open."""
+        """Take a file of full size as the next one unchanged (hard link, else copy); nothing is open."""
         import pyarrow.parquet as pq
 
         assert self._writer is None and not self._batches
@@ -237,13 +240,6 @@ class _Rolling:
     @property
     def idle(self) -> bool:
         return self._writer is None and not self._batches
-
-
-def _is_full(path: Path) -> bool:
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path).metadata.metadata or {}
-    return meta.get(_FULL) == b"1"
 
 
 class ShardWriter:
@@ -447,7 +443,7 @@ def finalize(
                 parse_size(row_group_size),
             )
             for path in paths:
-                if out.idle and _is_full(path):
+                if out.idle and arrow_bytes(pq.ParquetFile(path).metadata) >= out.max_bytes:
                     out.link(path)
                     continue
                 for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
