@@ -100,8 +100,14 @@ def test_ted_module_on_trees_and_sentences(modules):
     parser = metric._parsers["link-grammar"]
     again = metric.compute(predictions=["The cat sat on the mat."], references=["On the mat sat the cat."])
     assert metric._parsers["link-grammar"] is parser and parser.calls == 2  # parsed once each
-    assert out["tedf_scores"] == again["tedf_scores"] == [1]
-    assert "scale:not-paper" in out["signature"]
+    assert out["tedf_scores"] == again["tedf_scores"] == [3]  # IN NP VP . vs NP VP(PP(IN NP)) .
+    assert out["ted3_scores"] == [1] and "scale:not-paper" in out["signature"]
+    bare = metric.compute(
+        predictions=["On the mat sat the cat."],
+        references=["The cat sat on the mat."],
+        parser="link-grammar:no-pos",
+    )
+    assert bare["tedf_scores"] == [1] and "tree:ROOT,no-POS" in bare["signature"]
     plain = metric.compute(
         predictions=TREES[1:3], references=TREES[:2], trees=True, convention="plain", parser=lambda s: 1 / 0
     )  # the parser is not used on trees

@@ -24,9 +24,69 @@ DATA = Path(__file__).parent / "data"
 
 @pytest.fixture(scope="module")
 def link_grammar():
-    parser = parsers.LinkGrammarParser()
+    parser = parsers.LinkGrammarParser(pos=None, processes=2)
     yield parser
     parser.close()
+
+
+SENTENCES = [
+    "The cat sat on the mat.",
+    "I don't think he'll come to the party tonight because he's tired.",
+    "The report that the manager wrote caused the problem.",
+    "Blorfs zinged the quux.",
+    'He said: "I am (really) here" [1].',
+    "The results of the 2019 survey were published by the U.S. Department of Education in March.",
+    "After the storm passed, the villagers returned to their homes.",
+    "It was the storm that destroyed the bridge.",
+]
+
+
+def test_pos_layer_gives_the_ptb_shape():
+    with parsers.LinkGrammarParser(processes=1) as parser:
+        assert parser.signature["tree"].startswith("ROOT+POS:spacy:en_core_web_sm")
+        trees = parser.parse(SENTENCES)
+    # link-grammar's (S (NP the cat) (VP sat (PP on (NP the mat))) .) with spaCy's Penn tags
+    assert (
+        trees[0]
+        == "(ROOT (S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
+    )
+    assert "(VBP don't)" in trees[1] and "(MD 'll)" in trees[1]  # link-grammar keeps don't whole
+    assert "(-LRB- -LRB-)" in trees[4] and "(-RRB- -RRB-)" in trees[4]
+    bare = parsers.LinkGrammarParser(pos=None, processes=1).parse(SENTENCES)
+    for with_pos, without in zip(trees, bare, strict=True):
+        # the same tree with one preterminal above each word
+        assert re.sub(r"\(\S+ ([^\s()]+)\)", r"\1", with_pos) == without
+        words = len(re.findall(r"[^\s()]+", without)) - without.count("(")
+        assert len(read_tree(with_pos)) == len(read_tree(without)) + words
+
+
+def test_processes_give_the_trees_of_one_process(link_grammar):
+    one = parsers.LinkGrammarParser(pos=None, processes=1).parse(SENTENCES)
+    assert link_grammar.parse(SENTENCES) == one
+    assert len(link_grammar._pool) == 2 and all(p.alive() for p in link_grammar._pool)
+
+
+def test_cache_keys_and_disk_cache(tmp_path):
+    seen = []
+
+    def parse(sentence):
+        seen.append(sentence)
+        return f"(ROOT (X {len(sentence)}))"
+
+    first = parsers.CallableParser(parse, name="count", cache_dir=tmp_path)
+    assert first.parse(["I  know it.", "I know it. ", "You know."]) == ["(ROOT (X 10))"] * 2 + [
+        "(ROOT (X 9))"
+    ]
+    assert seen == ["I know it.", "You know."]  # whitespace-collapsed keys, each parsed once
+    again = parsers.CallableParser(parse, name="count", cache_dir=tmp_path)  # a later run
+    assert again.parse(["You know.", "I know it."]) == ["(ROOT (X 9))", "(ROOT (X 10))"] and again.calls == 0
+    other = parsers.CallableParser(parse, name="other", cache_dir=tmp_path)  # another signature
+    other.parse(["You know."])
+    assert other.calls == 1 and seen[-1] == "You know."
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "trees.sqlite").write_text("not a database")
+    with pytest.raises(OSError, match="parse cache"):
+        parsers.CallableParser(parse, cache_dir=tmp_path / "bad")
 
 
 def test_link_grammar_tree_is_cleaned_and_wrapped(link_grammar):
@@ -135,11 +195,11 @@ def test_corenlp_parses_in_batches_with_cache(corenlp_url):
     trees = parser.parse(sentences)
     assert trees[0] == "(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"
     assert trees[2].startswith("(ROOT (SINV (PP (IN On)") and trees[3] == trees[0]
-    assert [r["lines"] for r in _CoreNLP.requests] == [sentences[:2], sentences[2:3]]
+    assert sorted(r["lines"] for r in _CoreNLP.requests) == [sentences[:2], sentences[2:3]]  # concurrent
     props = _CoreNLP.requests[0]["properties"]
     assert props["annotators"] == "tokenize,ssplit,pos,parse" and props["ssplit.eolonly"] == "true"
     assert parser.parse(["It is known to me."]) == [trees[1]] and len(_CoreNLP.requests) == 2
-    assert parser.signature.startswith("corenlp|")
+    assert str(parser.signature) == "parser:corenlp|annotators:tokenize,ssplit,pos,parse"
 
 
 def test_corenlp_missing_sentences_is_an_error(corenlp_url):
@@ -161,6 +221,6 @@ def test_get_parser_specs():
     assert isinstance(parsers.get_parser("corenlp"), parsers.CoreNLPParser)
     assert parsers.get_parser("http://h:9000").url == "http://h:9000"
     custom = parsers.get_parser(lambda s: "(ROOT (X))")
-    assert custom.parse(["a"]) == ["(ROOT (X))"] and custom.signature.startswith("callable:")
+    assert custom.parse(["a"]) == ["(ROOT (X))"] and custom.signature["parser"].startswith("callable:")
     with pytest.raises(ValueError, match="unknown parser"):
         parsers.get_parser("stanza")

@@ -37,8 +37,8 @@ def test_paraphrases_score_above_unrelated_pairs(minilm):
     other, _ = semantic_similarity([b for _, b in UNRELATED], [a for a, _ in UNRELATED], embedder=minilm)
     assert min(para) > 50 > max(other)
     assert all(-100 <= s <= 100 for s in para + other)
-    assert sig.startswith("model:all-MiniLM-L6-v2|pooling:mean|lib:sentence-transformers:")
-    assert "|scale:x100|paraamr:" in sig
+    assert str(sig).startswith("model:all-MiniLM-L6-v2|pooling:mean|lib:sentence-transformers:")
+    assert "|scale:x100|paraamr:" in str(sig)
 
 
 def test_minilm_equals_a_by_hand_mean_pooling(minilm):

@@ -132,7 +132,8 @@ def test_without_x_ted_falls_back_to_zss_with_a_warning(monkeypatch):
     assert ted.backend("auto")[0].startswith("x-ted:")
 
 
-def test_signature_fields():
-    fields = ted.signature_fields(convention="aesop", normalize=True)
-    assert fields["convention"] == "aesop" and fields["norm"] == "max-nodes"
-    assert fields["backend"].startswith("x-ted:0.")
+def test_ted_signature():
+    sig = ted.ted_signature(convention="aesop", normalize=True, heights=(3, None), trees="parser:p|tree:t")
+    assert sig["convention"] == "aesop" and sig["norm"] == "max-nodes" and sig["heights"] == "3,full"
+    assert sig["backend"].startswith("x-ted:0.")
+    assert list(sig)[-3:] == ["parser", "tree", "paraamr"] and sig["tree"] == "t"

@@ -26,6 +26,44 @@ def register(subparsers) -> None:
         "(default: %(default)s)",
     )
     p.add_argument(
+        "--no-pos",
+        action="store_true",
+        help="link-grammar trees without the part-of-speech layer (spaCy's Penn tags; on by default)",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="link-grammar processes / concurrent CoreNLP requests (default: one per core)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        default=None,
+        help="keep parses on disk in DIR across runs (keyed by parser signature and sentence)",
+    )
+    p.add_argument(
+        "--references",
+        metavar="FILE",
+        default=None,
+        help="one reference paraphrase per line, one per pair in input order: adds AESOP's BLEU, "
+        "ROUGE-1/2/L, METEOR and TED-R",
+    )
+    p.add_argument(
+        "--templates",
+        metavar="FILE",
+        default=None,
+        help="one syntactic template (exemplar sentence) per line, one per pair: adds TED-E "
+        "(needs --references)",
+    )
+    p.add_argument(
+        "--ted-height",
+        default="5",
+        metavar="H",
+        help="height of TED-R/TED-E, or 'full' (AESOP's eval.py compares full trees; default: %(default)s)",
+    )
+    p.add_argument(
         "--similarity-model",
         default="all-MiniLM-L6-v2",
         help="sentence-transformers model or SimCSE checkpoint (default: %(default)s)",
@@ -58,18 +96,46 @@ def run(args: argparse.Namespace) -> int:
 
     from paraamr.errors import ParaAMRError
     from paraamr.metrics.parsers import get_parser
-    from paraamr.metrics.report import evaluate_pairs, format_row, plot_histograms, read_pairs, sample
+    from paraamr.metrics.report import (
+        evaluate_pairs,
+        format_row,
+        plot_histograms,
+        read_pairs,
+        sample,
+        with_references,
+    )
     from paraamr.models.embedder import Embedder
 
     parser = None
     try:
-        pairs = sample(read_pairs(args.path), args.sample, seed=args.seed)
-        parser = get_parser(args.parser)
+        height = None if args.ted_height == "full" else int(args.ted_height)
+    except ValueError:
+        print(
+            f"paraamr evaluate: --ted-height: expected a number or 'full', got {args.ted_height!r}",
+            file=sys.stderr,
+        )
+        return 2
+    if args.templates and not args.references:
+        print("paraamr evaluate: --templates needs --references", file=sys.stderr)
+        return 2
+    try:
+        pairs = read_pairs(args.path)
+        pairs = with_references(pairs, args.references, args.templates)
+        pairs = sample(pairs, args.sample, seed=args.seed)
+        spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
+        parser = get_parser(spec, processes=args.processes, cache_dir=args.cache_dir)
         embedder = Embedder(
             args.similarity_model, pooling=args.pooling, device=args.device, batch_size=args.batch_size
         )
-        with tqdm(total=len(pairs), unit="pair", disable=args.no_progress, file=sys.stderr) as bar:
-            result = evaluate_pairs(pairs, embedder=embedder, parser=parser, progress=bar.update)
+        with tqdm(unit="sentence", disable=args.no_progress, file=sys.stderr, desc="parse") as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            result = evaluate_pairs(
+                pairs, embedder=embedder, parser=parser, ted_height=height, progress=progress
+            )
     except (ParaAMRError, ValueError, OSError) as err:
         print(f"paraamr evaluate: {err}", file=sys.stderr)
         return 1

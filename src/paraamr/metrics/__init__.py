@@ -1,9 +1,10 @@
 """Pure functions behind the evaluate modules in ``metrics/`` (similarity, lexical, TED).
 
-Every result carries a ``signature``: ``key:value`` fields joined by ``|``, sacrebleu style, that
-say how it was computed.
+Every result carries a :class:`~paraamr.signature.Signature` (``key:value`` fields joined by
+``|``, sacrebleu style) that says how it was computed; :func:`signature` builds one and appends
+the paraamr version.
 
->>> format_signature("nrefs:1|tok:13a", {"case": "lc"})
+>>> str(signature("nrefs:1|tok:13a", {"case": "lc"}))
 'nrefs:1|tok:13a|case:lc|paraamr:...'
 >>> mean([1.0, 2.0]), mean([])
 (1.5, nan)
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+
+from paraamr.signature import Signature
 
 #: BibTeX of the ParaAMR paper, cited by every metric module.
 PARAAMR_CITATION = """\
@@ -26,13 +29,12 @@ PARAAMR_CITATION = """\
 """
 
 
-def format_signature(*parts: str | Mapping[str, object]) -> str:
-    """``parts`` (signature strings, or mappings of fields) joined as ``k:v|k:v``, with the paraamr
-    version appended."""
+def signature(*parts: Signature | str | Mapping[str, object], **fields: object) -> Signature:
+    """The fields of ``parts`` (signatures, their strings, mappings) and ``fields`` in order, then
+    ``paraamr:<version>``: see :meth:`Signature.extend`."""
     from paraamr import __version__
 
-    fields = [p if isinstance(p, str) else "|".join(f"{k}:{v}" for k, v in p.items()) for p in parts]
-    return "|".join([*fields, f"paraamr:{__version__}"])
+    return Signature().extend(*parts, fields, paraamr=__version__)
 
 
 def mean(values: Sequence[float]) -> float:

@@ -7,9 +7,10 @@
   split on spaces, lowercased by default. Two empty texts are identical (0).
 
 >>> scores, sig = bleu_diversity(["The cat sat on the mat."], ["The cat sat on the mat."])
->>> scores, sig
+>>> scores, str(sig)
 ([0.0], 'nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:...|paraamr:...')
->>> jaccard_diversity(["The cat sat."], ["the cat slept ."])
+>>> scores, sig = jaccard_diversity(["The cat sat."], ["the cat slept ."])
+>>> scores, str(sig)
 ([40.0], 'tok:13a|case:lc|sets:yes|paraamr:...')
 """
 
@@ -18,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from paraamr.metrics import check_texts, format_signature
+from paraamr.metrics import check_texts, signature
+from paraamr.signature import Signature
 
 
 @lru_cache(maxsize=16)
@@ -44,7 +46,7 @@ def bleu_diversity(
     lowercase: bool = False,
     smooth_method: str = "exp",
     smooth_value: float | None = None,
-) -> tuple[list[float], str]:
+) -> tuple[list[float], Signature]:
     """Per pair ``100 - sentence BLEU(prediction, [reference])``, and sacrebleu's signature."""
     check_texts(predictions, references)
     bleu = _bleu(tokenize, lowercase, smooth_method, smooth_value)
@@ -52,7 +54,7 @@ def bleu_diversity(
     scores = [max(0.0, 100.0 - bleu.sentence_score(p, [r]).score) for p, r in pairs]  # no -4e-14
     if not scores:  # sacrebleu's signature needs one scored sentence for nrefs
         bleu.sentence_score("", [""])
-    return scores, format_signature(bleu.get_signature().format())
+    return scores, signature(bleu.get_signature().format())
 
 
 def tokenizer(tokenize: str = "13a", *, lowercase: bool = True) -> Callable[[str], list[str]]:
@@ -69,7 +71,7 @@ def jaccard_diversity(
     *,
     tokenize: str = "13a",
     lowercase: bool = True,
-) -> tuple[list[float], str]:
+) -> tuple[list[float], Signature]:
     """Per pair ``100 × (1 - Jaccard(token set of prediction, token set of reference))``, and a signature."""
     check_texts(predictions, references)
     split = tokenizer(tokenize, lowercase=lowercase)
@@ -78,4 +80,4 @@ def jaccard_diversity(
         a, b = set(split(p)), set(split(r))
         union = len(a | b)
         scores.append(100.0 * (1.0 - len(a & b) / union) if union else 0.0)
-    return scores, format_signature({"tok": tokenize, "case": "lc" if lowercase else "mixed", "sets": "yes"})
+    return scores, signature(tok=tokenize, case="lc" if lowercase else "mixed", sets=True)

@@ -1,41 +1,56 @@
 """Constituency parsers for TED: link-grammar (offline), a CoreNLP server, or any callable.
 
-Every parser maps sentences to PTB bracket strings, caches parses by sentence (each distinct
-sentence is parsed once per parser), and has a ``signature``.
+Every parser maps sentences to PTB bracket strings and has a :class:`~paraamr.signature.Signature`.
+Each distinct sentence is parsed once: parses are cached under :func:`sentence_key` (the sentence
+with whitespace collapsed, exactly what the parser receives; not lowercased, since case changes
+parses), in memory and, with ``cache_dir``, on disk across runs (:class:`TreeCache`, SQLite, one
+table keyed by the parser's signature and the sentence).
 
 * :class:`LinkGrammarParser`: Debian's ``link-parser en -constituents=1`` (packages
-  ``link-grammar`` and ``link-grammar-dictionaries-en``), ONE long-lived process fed a line per
-  sentence. Its word subscripts (``cat.n``, ``sat.v-d``), unknown/guessed-word marks (``xx{?}``,
-  ``5.50{!}``, ``green{~}``) and null-link braces (``{the}``) are stripped, its ``{``/``}`` (how
-  it prints brackets in words) become ``-LRB-``/``-RRB-``, and the tree is wrapped in
-  ``(ROOT ...)`` so that height 3 means ROOT, S, S's children as on CoreNLP trees. link-grammar
-  trees have no part-of-speech layer, so TED values over them are not on the paper's scale.
+  ``link-grammar`` and ``link-grammar-dictionaries-en``), ``processes`` long-lived processes (by
+  default one per core) fed a line per sentence. Its word subscripts (``cat.n``, ``sat.v-d``),
+  unknown/guessed-word marks (``xx{?}``, ``5.50{!}``, ``green{~}``) and null-link braces
+  (``{the}``) are stripped, its ``{``/``}`` (how it prints brackets in words) become
+  ``-LRB-``/``-RRB-``, and the tree is wrapped in ``(ROOT ...)`` so that height 3 means ROOT, S,
+  S's children as on CoreNLP trees. link-grammar trees have no part-of-speech layer: by default
+  (``pos="spacy"``) Penn preterminals from spaCy's tagger are inserted above the words
+  (:mod:`paraamr.metrics.pos`), giving CoreNLP's shape ROOT -> S -> NP/VP -> POS -> word;
+  ``pos=None`` keeps the bare trees. Either way the values are not CoreNLP's (the signature says
+  ``scale:not-paper``).
 * :class:`CoreNLPParser`: a Stanford CoreNLP server (the paper's parser), e.g. started with
   ``java -mx4g -cp "*" edu.stanford.nlp.pipeline.StanfordCoreNLPServer -port 9000``; sentences are
-  sent in batches, one per line (``ssplit.eolonly``), annotators ``tokenize,ssplit,pos,parse``.
+  sent in batches, one per line (``ssplit.eolonly``), annotators ``tokenize,ssplit,pos,parse``,
+  ``workers`` requests at a time.
 * :class:`CallableParser`: any function from a sentence to a bracket string.
 
 >>> clean_link_grammar_word("sat.v-d"), clean_link_grammar_word("xx{?}.n"), clean_link_grammar_word("{the}")
 ('sat', 'xx', 'the')
 >>> clean_link_grammar_word(":.p"), clean_link_grammar_word("."), clean_link_grammar_word("{{}")
 (':', '.', '-LRB-')
->>> p = CallableParser(lambda s: f"(ROOT (S (NN {s})))")
->>> p.parse(["a", "b", "a"]), p.calls
-(['(ROOT (S (NN a)))', '(ROOT (S (NN b)))', '(ROOT (S (NN a)))'], 2)
+>>> p = CallableParser(lambda s: f"(ROOT (S (NN {s})))", name="demo")
+>>> p.parse(["a", "b", " a "]), p.calls, str(p.signature)
+(['(ROOT (S (NN a)))', '(ROOT (S (NN b)))', '(ROOT (S (NN a)))'], 2, 'parser:callable:demo')
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import queue
 import re
 import shutil
+import sqlite3
 import subprocess
 import threading
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, ClassVar
+
+from paraamr.signature import Signature
 
 _SPACES = re.compile(r"\s+")
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
@@ -45,46 +60,125 @@ _NULL_WORD = re.compile(r"^\{(.+)\}$")
 _BRACKETS = {"{": "-LRB-", "}": "-RRB-"}
 
 
+def sentence_key(sentence: str) -> str:
+    """What a parser receives and the caches key by: ``sentence`` with whitespace collapsed.
+
+    >>> sentence_key("  I   know\tit. ")
+    'I know it.'
+    """
+    return _SPACES.sub(" ", sentence).strip()
+
+
+def cpu_count() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class TreeCache:
+    """Trees on disk: ``<cache_dir>/trees.sqlite``, one row per (parser signature, sentence key).
+
+    Safe for several processes (SQLite locking); written in one transaction per batch, so a
+    killed run keeps every batch it finished.
+    """
+
+    def __init__(self, cache_dir: str | os.PathLike) -> None:
+        self.path = Path(cache_dir) / "trees.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with self._connect() as db:
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS trees (signature TEXT, sentence TEXT, tree TEXT, "
+                    "PRIMARY KEY (signature, sentence))"
+                )
+        except sqlite3.DatabaseError as err:
+            raise OSError(f"parse cache {self.path}: {err}") from err
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=60)
+
+    def get(self, signature: Signature | str, sentences: Sequence[str]) -> dict[str, str]:
+        """The cached trees of ``sentences`` (keys) under ``signature``."""
+        found: dict[str, str] = {}
+        with contextlib.closing(self._connect()) as db:
+            for start in range(0, len(sentences), 500):
+                chunk = list(sentences[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT sentence, tree FROM trees WHERE signature = ? AND sentence IN ({marks})",
+                    [str(signature), *chunk],
+                )
+                found.update(rows)
+        return found
+
+    def put(self, signature: Signature | str, trees: Iterable[tuple[str, str]]) -> None:
+        """Store (sentence key, tree) pairs under ``signature``."""
+        with contextlib.closing(self._connect()) as db, db:
+            db.executemany(
+                "INSERT OR REPLACE INTO trees VALUES (?, ?, ?)",
+                ((str(signature), sentence, tree) for sentence, tree in trees),
+            )
+
+
 class TreeParser:
-    """Base class: ``parse(sentences)`` with a per-sentence cache around ``_parse_batch``."""
+    """Base class: ``parse(sentences)`` with the per-sentence caches around ``_parse_batch``."""
 
     name = "parser"
 
-    def __init__(self) -> None:
+    def __init__(self, *, cache_dir: str | os.PathLike | None = None) -> None:
         self._cache: dict[str, str] = {}
-        self.calls = 0  # sentences actually parsed (cache misses)
+        self.disk = TreeCache(cache_dir) if cache_dir is not None else None
+        self.calls = 0  # sentences actually parsed (in neither cache)
 
     @property
-    def signature(self) -> str:
-        """How trees are made: parser, version, settings (``k:v|...`` fields, no leading key)."""
-        return self.name
+    def signature(self) -> Signature:
+        """How trees are made: parser, version, settings."""
+        return Signature(parser=self.name)
 
     def parse(self, sentences: Sequence[str]) -> list[str]:
         """One PTB bracket string per sentence, in order."""
         for i, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
                 raise ValueError(f"sentence {i}: expected str, got {type(sentence).__name__}")
-        todo = [s for s in dict.fromkeys(sentences) if s not in self._cache]
+        keys = [sentence_key(s) for s in sentences]
+        todo = [k for k in dict.fromkeys(keys) if k not in self._cache]
+        if todo and self.disk is not None:
+            self._cache.update(self.disk.get(self.signature, todo))
+            todo = [k for k in todo if k not in self._cache]
         if todo:
+            for i, key in enumerate(todo):
+                if not key:
+                    raise ValueError(f"{self.name}: cannot parse an empty sentence (distinct sentence {i})")
             trees = self._parse_batch(todo)
             if len(trees) != len(todo):
                 raise RuntimeError(f"{self.name}: {len(trees)} trees for {len(todo)} sentences")
             self._cache.update(zip(todo, trees, strict=True))
+            if self.disk is not None:
+                self.disk.put(self.signature, zip(todo, trees, strict=True))
             self.calls += len(todo)
-        return [self._cache[s] for s in sentences]
+        return [self._cache[k] for k in keys]
 
     def _parse_batch(self, sentences: list[str]) -> list[str]:
+        """Trees of distinct, non-empty, whitespace-collapsed sentences."""
         raise NotImplementedError
 
     def close(self) -> None:
-        """Free what the parser holds (a process, a connection); it restarts when used again."""
+        """Free what the parser holds (processes, connections); it restarts when used again."""
+
+    def __enter__(self) -> TreeParser:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 class CallableParser(TreeParser):
     """Trees from ``fn(sentence) -> bracket string``."""
 
-    def __init__(self, fn: Callable[[str], str], *, name: str | None = None) -> None:
-        super().__init__()
+    def __init__(self, fn: Callable[[str], str], *, name: str | None = None, cache_dir=None) -> None:
+        super().__init__(cache_dir=cache_dir)
         self.fn = fn
         self.name = f"callable:{name or getattr(fn, '__name__', type(fn).__name__)}"
 
@@ -124,37 +218,16 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
     return f"(ROOT {text})"
 
 
-class LinkGrammarParser(TreeParser):
-    """One long-lived ``link-parser`` process (thread-safe; closed by :meth:`close` or on exit)."""
+class _LinkParserProcess:
+    """One ``link-parser`` process answering a sentence a line (not thread-safe: one per thread)."""
 
     #: A command whose reply marks the end of each answer: link-parser answers every input line.
     _SENTINEL = "!width=4321"
     _SENTINEL_REPLY = "width set to 4321"
 
-    def __init__(self, language: str = "en", *, executable: str = "link-parser") -> None:
-        super().__init__()
-        path = shutil.which(executable)
-        if path is None:
-            raise FileNotFoundError(
-                f"{executable!r} is not on PATH: install link-grammar (Debian/Ubuntu: "
-                "apt-get install link-grammar link-grammar-dictionaries-en)"
-            )
-        self.language = language
-        self.version = _link_grammar_version(path)
-        self.name = f"link-grammar:{self.version}"
-        command = [path, language, "-constituents=1", "-graphics=0", "-verbosity=0"]
-        stdbuf = shutil.which("stdbuf")  # line-buffered output, else answers wait for the next line
-        self._command = [stdbuf, "-oL", *command] if stdbuf else command
-        self._lock = threading.Lock()
-        self._process: subprocess.Popen | None = None
-
-    @property
-    def signature(self) -> str:
-        return f"{self.name}:{self.language}:constituents=1|tree:ROOT-wrapped,no-POS|scale:not-paper"
-
-    def _start(self) -> subprocess.Popen:
-        process = subprocess.Popen(
-            self._command,
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -163,13 +236,14 @@ class LinkGrammarParser(TreeParser):
             errors="replace",
             bufsize=1,
         )
-        self._process = process
-        self._ask("")  # skip the start-up messages
-        return process
+        self.ask("")  # skip the start-up messages
 
-    def _ask(self, line: str) -> str:
-        process = self._process
-        assert process is not None and process.stdin is not None and process.stdout is not None
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def ask(self, line: str) -> str:
+        process = self.process
+        assert process.stdin is not None and process.stdout is not None
         process.stdin.write(f"{line}\n{self._SENTINEL}\n" if line else f"{self._SENTINEL}\n")
         process.stdin.flush()
         lines = []
@@ -182,24 +256,14 @@ class LinkGrammarParser(TreeParser):
                 return "".join(lines)
             lines.append(reply)
 
-    def _parse_batch(self, sentences: list[str]) -> list[str]:
-        trees = []
-        with self._lock:
-            if self._process is None or self._process.poll() is not None:
-                self._start()
-            for sentence in sentences:
-                line = _SPACES.sub(" ", sentence).strip()
-                if not line:
-                    raise ValueError("link-grammar: cannot parse an empty sentence")
-                # a leading space keeps a sentence starting with "!" from being read as a command
-                trees.append(link_grammar_tree(self._ask(" " + line), where=f"link-grammar on {line[:80]!r}"))
-        return trees
+    def tree(self, sentence: str) -> str:
+        # a leading space keeps a sentence starting with "!" from being read as a command
+        where = f"link-grammar on {sentence[:80]!r}"
+        return link_grammar_tree(self.ask(" " + sentence), where=where)
 
     def close(self) -> None:
-        """End the link-parser process."""
-        with self._lock:
-            process, self._process = self._process, None
-        if process is not None and process.poll() is None:
+        process = self.process
+        if process.poll() is None:
             process.stdin.close()
             try:
                 process.wait(timeout=5)
@@ -207,11 +271,105 @@ class LinkGrammarParser(TreeParser):
                 process.kill()
                 process.wait()
 
-    def __enter__(self) -> LinkGrammarParser:
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+class LinkGrammarParser(TreeParser):
+    """``processes`` long-lived ``link-parser`` processes (default: one per core), started on first
+    use and ended by :meth:`close` (or on exit); with ``pos="spacy"`` (default) Penn preterminals
+    are inserted (:mod:`paraamr.metrics.pos`), ``pos=None`` keeps link-grammar's bare trees.
+    ``limit``: link-parser's ``-limit`` (linkages considered; None: its default, 1000; lower is
+    faster and may change trees)."""
+
+    def __init__(
+        self,
+        language: str = "en",
+        *,
+        executable: str = "link-parser",
+        processes: int | None = None,
+        pos: str | None = "spacy",
+        limit: int | None = None,
+        cache_dir: str | os.PathLike | None = None,
+    ) -> None:
+        path = shutil.which(executable)
+        if path is None:
+            raise FileNotFoundError(
+                f"{executable!r} is not on PATH: install link-grammar (Debian/Ubuntu: "
+                "apt-get install link-grammar link-grammar-dictionaries-en)"
+            )
+        if pos not in (None, "spacy"):
+            raise ValueError(f"unknown POS layer {pos!r}; expected 'spacy' or None")
+        if processes is not None and processes < 1:
+            raise ValueError(f"processes must be at least 1, got {processes}")
+        self.language = language
+        self.version = _link_grammar_version(path)
+        self.name = f"link-grammar:{self.version}"
+        self.processes = processes or cpu_count()
+        self.limit = limit
+        self.tagger = None
+        if pos == "spacy":
+            from paraamr.metrics.pos import PosTagger
+
+            self.tagger = PosTagger()
+        command = [path, language, "-constituents=1", "-graphics=0", "-verbosity=0"]
+        if limit is not None:
+            command.append(f"-limit={limit}")
+        stdbuf = shutil.which("stdbuf")  # line-buffered output, else answers wait for the next line
+        self._command = [stdbuf, "-oL", *command] if stdbuf else command
+        self._lock = threading.Lock()
+        self._pool: list[_LinkParserProcess] = []
+        super().__init__(cache_dir=cache_dir)
+
+    @property
+    def signature(self) -> Signature:
+        tree = f"ROOT+POS:{self.tagger.name}" if self.tagger is not None else "ROOT,no-POS"
+        limit = {} if self.limit is None else {"limit": self.limit}
+        return Signature(
+            parser=self.name, lang=self.language, constituents=1, **limit, tree=tree, scale="not-paper"
+        )
+
+    @property
+    def _process(self) -> subprocess.Popen | None:
+        """The first link-parser process (None before the first parse)."""
+        return self._pool[0].process if self._pool else None
+
+    def _workers(self, n: int) -> list[_LinkParserProcess]:
+        self._pool = [p for p in self._pool if p.alive()]
+        while len(self._pool) < n:
+            self._pool.append(_LinkParserProcess(self._command))
+        return self._pool[:n]
+
+    def _parse_batch(self, sentences: list[str]) -> list[str]:
+        trees: list[str] = [""] * len(sentences)
+        with self._lock:
+            workers = self._workers(min(self.processes, len(sentences)))
+            todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+            for i in range(len(sentences)):
+                todo.put(i)
+
+            def work(process: _LinkParserProcess) -> None:
+                while True:
+                    try:
+                        i = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    trees[i] = process.tree(sentences[i])
+
+            with ThreadPoolExecutor(len(workers)) as pool:
+                running = [pool.submit(work, w) for w in workers]
+                tags = self.tagger.tag(sentences) if self.tagger is not None else None  # meanwhile
+                for future in running:
+                    future.result()
+        if tags is None:
+            return trees
+        from paraamr.metrics.pos import add_preterminals
+
+        return [add_preterminals(t, s, k) for t, s, k in zip(trees, sentences, tags, strict=True)]
+
+    def close(self) -> None:
+        """End the link-parser processes."""
+        with self._lock:
+            pool, self._pool = self._pool, []
+        for process in pool:
+            process.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # interpreter shutdown
@@ -237,21 +395,28 @@ class CoreNLPParser(TreeParser):
     }
 
     def __init__(
-        self, url: str = "http://localhost:9000", *, batch_size: int = 64, timeout: float = 300
+        self,
+        url: str = "http://localhost:9000",
+        *,
+        batch_size: int = 64,
+        timeout: float = 300,
+        workers: int | None = None,
+        cache_dir: str | os.PathLike | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(cache_dir=cache_dir)
         self.url = url.rstrip("/")
         self.batch_size = batch_size
         self.timeout = timeout
+        self.workers = workers or cpu_count()
         self.name = "corenlp"
 
     @property
-    def signature(self) -> str:
-        return "corenlp|annotators:tokenize,ssplit,pos,parse"
+    def signature(self) -> Signature:
+        return Signature(parser="corenlp", annotators=self.PROPERTIES["annotators"])
 
     def _request(self, sentences: list[str]) -> list[str]:
         query = urllib.parse.urlencode({"properties": json.dumps(self.PROPERTIES)})
-        body = "\n".join(_SPACES.sub(" ", s).strip() for s in sentences).encode("utf-8")
+        body = "\n".join(sentences).encode("utf-8")
         request = urllib.request.Request(f"{self.url}/?{query}", data=body, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -269,27 +434,30 @@ class CoreNLPParser(TreeParser):
         return [" ".join(s["parse"].split()) for s in parsed]
 
     def _parse_batch(self, sentences: list[str]) -> list[str]:
-        for i, s in enumerate(sentences):
-            if not s.strip():
-                raise ValueError(f"CoreNLP: cannot parse an empty sentence (distinct sentence {i})")
-        trees: list[str] = []
-        for start in range(0, len(sentences), self.batch_size):
-            trees.extend(self._request(sentences[start : start + self.batch_size]))
-        return trees
+        batches = [sentences[i : i + self.batch_size] for i in range(0, len(sentences), self.batch_size)]
+        with ThreadPoolExecutor(min(self.workers, len(batches))) as pool:
+            return [tree for trees in pool.map(self._request, batches) for tree in trees]
 
 
-def get_parser(spec: str | Callable[[str], str] | TreeParser = "link-grammar") -> TreeParser:
-    """A parser from ``link-grammar``, ``corenlp`` (``http://localhost:9000``), a CoreNLP URL
-    (``http://host:port`` or ``corenlp:http://host:port``), a callable, or a :class:`TreeParser`."""
+def get_parser(
+    spec: str | Callable[[str], str] | TreeParser = "link-grammar",
+    *,
+    pos: str | None = "spacy",
+    processes: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+) -> TreeParser:
+    """A parser from ``link-grammar`` (with ``pos`` and ``processes``; ``link-grammar:no-pos`` is
+    ``pos=None``), ``corenlp`` (``http://localhost:9000``), a CoreNLP URL (``http://host:port`` or
+    ``corenlp:http://host:port``; ``processes`` requests at a time), a callable, or a
+    :class:`TreeParser` (returned as is); ``cache_dir``: the on-disk parse cache."""
     if isinstance(spec, TreeParser):
         return spec
     if callable(spec):
-        return CallableParser(spec)
-    if spec == "link-grammar":
-        return LinkGrammarParser()
-    if spec == "corenlp":
-        return CoreNLPParser()
-    url = spec.removeprefix("corenlp:")
+        return CallableParser(spec, cache_dir=cache_dir)
+    if spec in ("link-grammar", "link-grammar:no-pos"):
+        pos = None if spec.endswith(":no-pos") else pos
+        return LinkGrammarParser(pos=pos, processes=processes, cache_dir=cache_dir)
+    url = "http://localhost:9000" if spec == "corenlp" else spec.removeprefix("corenlp:")
     if url.startswith(("http://", "https://")):
-        return CoreNLPParser(url)
+        return CoreNLPParser(url, workers=processes, cache_dir=cache_dir)
     raise ValueError(f"unknown parser {spec!r}; expected link-grammar, corenlp, a CoreNLP URL or a callable")

@@ -9,7 +9,7 @@ failure row (``{"where", "reason"}``), never dropped silently.
 >>> import io
 >>> pairs = read_two_columns(io.StringIO("source\\tparaphrase\\nI know it.\\tIt is known.\\n"), name="x.tsv")
 >>> pairs
-[Pair(where='x.tsv, line 2', source='I know it.', paraphrase='It is known.')]
+[Pair(where='x.tsv, line 2', source='I know it.', paraphrase='It is known.', reference=None, template=None)]
 >>> format_row({"pairs": 1, "semantic_similarity": 80.0, "bleu_diversity": 70.0, "jaccard_diversity": 60.0,
 ...             "ted3": 1.0, "tedf": 4.0}).splitlines()[2]
 '| 1 | 80.00 | 70.00 | 60.00 | 1.00 | 4.00 |'
@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from paraamr.errors import InputError
-from paraamr.metrics import format_signature, mean
+from paraamr.metrics import mean
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.similarity import semantic_similarity
-from paraamr.metrics.ted import distance_table, signature_fields
+from paraamr.metrics.ted import distance_table, ted_signature
+from paraamr.signature import Signature
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
@@ -50,6 +51,8 @@ class Pair:
     where: str
     source: str
     paraphrase: str
+    reference: str | None = None
+    template: str | None = None
 
 
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
@@ -84,6 +87,22 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
     return pairs
 
 
+def with_references(
+    pairs: Sequence[Pair], references: str | os.PathLike | None, templates: str | os.PathLike | None = None
+) -> list[Pair]:
+    """``pairs`` with the reference (and template) of each from one-per-line files, in order."""
+    from dataclasses import replace
+
+    extra: dict[str, list[str]] = {}
+    for field, path in (("reference", references), ("template", templates)):
+        if path is not None:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+            if len(lines) != len(pairs):
+                raise InputError(f"{path}: {len(lines)} lines for {len(pairs)} pairs (one {field} per pair)")
+            extra[field] = lines
+    return [replace(p, **{k: v[i] for k, v in extra.items()}) for i, p in enumerate(pairs)]
+
+
 def sample(pairs: Sequence[Pair], n: int | None, *, seed: int = 0) -> list[Pair]:
     """``n`` pairs drawn without replacement (in input order), or all when ``n`` is None or larger."""
     if n is None or n >= len(pairs):
@@ -94,53 +113,124 @@ def sample(pairs: Sequence[Pair], n: int | None, *, seed: int = 0) -> list[Pair]
     return [pairs[i] for i in keep]
 
 
+def _timed(timings: dict[str, float], stage: str):
+    """A context manager adding the wall time of its block to ``timings[stage]``."""
+    import contextlib
+    import time
+
+    @contextlib.contextmanager
+    def timer():
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+
+    return timer()
+
+
+def parse_distinct(
+    sentences: Sequence[str],
+    parser: Any,
+    *,
+    chunk_size: int = 2048,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, str]:
+    """The tree of each distinct sentence (by :func:`~paraamr.metrics.parsers.sentence_key`),
+    parsed ``chunk_size`` at a time (each chunk reaches the on-disk cache before the next starts);
+    ``progress(done, total)`` after each chunk."""
+    from paraamr.metrics.parsers import sentence_key
+
+    distinct = list(dict.fromkeys(sentence_key(s) for s in sentences))
+    trees: dict[str, str] = {}
+    for start in range(0, len(distinct), chunk_size):
+        chunk = distinct[start : start + chunk_size]
+        trees.update(zip(chunk, parser.parse(chunk), strict=True))
+        if progress is not None:
+            progress(len(trees), len(distinct))
+    return trees
+
+
 def evaluate_pairs(
     pairs: Sequence[Pair],
     *,
     embedder: Any,
     parser: Any,
-    chunk_size: int = 512,
-    progress: Callable[[int], None] | None = None,
+    ted_height: int | None = 5,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """The Table-2 row of ``pairs``: means, per-pair scores, failures and signatures.
+    """The Table-2 row of ``pairs``: means, per-pair scores, failures, signatures and the seconds
+    each stage took (``timings``); with references (:attr:`Pair.reference`) also AESOP's
+    measures against them (:mod:`paraamr.metrics.reference`; TED-R/TED-E at ``ted_height``).
 
-    ``embedder``: an :class:`~paraamr.models.embedder.Embedder`; ``parser``: a
-    :class:`~paraamr.metrics.parsers.TreeParser`; ``progress(k)`` is called after each ``k`` pairs.
+    Each distinct sentence is parsed once (:func:`parse_distinct`) and embedded once (length-sorted
+    batches); TED goes through :func:`~paraamr.metrics.ted.distance_table`. ``embedder``: an
+    :class:`~paraamr.models.embedder.Embedder`; ``parser``: a
+    :class:`~paraamr.metrics.parsers.TreeParser`; ``progress(done, total)``: distinct sentences parsed.
     """
-    failures = [
-        {"where": p.where, "reason": "empty source or paraphrase"}
-        for p in pairs
-        if not p.source.strip() or not p.paraphrase.strip()
-    ]
-    kept = [p for p in pairs if p.source.strip() and p.paraphrase.strip()]
-    scores: dict[str, list[float]] = {key: [] for key, _ in MEASURES}
-    signatures: dict[str, str] = {}
-    for start in range(0, len(kept), chunk_size):
-        chunk = kept[start : start + chunk_size]
-        preds, refs = [p.paraphrase for p in chunk], [p.source for p in chunk]
-        sim, signatures["semantic_similarity"] = semantic_similarity(preds, refs, embedder=embedder)
-        bleu, signatures["bleu_diversity"] = bleu_diversity(preds, refs)
-        jaccard, signatures["jaccard_diversity"] = jaccard_diversity(preds, refs)
-        trees = parser.parse(preds + refs)
-        tree_preds, tree_refs = trees[: len(chunk)], trees[len(chunk) :]
-        scores["semantic_similarity"] += sim
-        scores["bleu_diversity"] += bleu
-        scores["jaccard_diversity"] += jaccard
-        ted3, tedf = distance_table(tree_preds, tree_refs, heights=(3, None))
-        scores["ted3"] += ted3
-        scores["tedf"] += tedf
-        if progress is not None:
-            progress(len(chunk))
-    signatures["ted"] = format_signature(
-        signature_fields(convention="aesop", normalize=False), {"parser": parser.signature}
-    )
+    from paraamr.metrics.parsers import sentence_key
+
+    failures = [{"where": p.where, "reason": reason} for p in pairs if (reason := _unusable(p))]
+    kept = [p for p in pairs if not _unusable(p)]
+    preds, srcs = [p.paraphrase for p in kept], [p.source for p in kept]
+    refs = [p.reference for p in kept if p.reference is not None]
+    temps = [p.template for p in kept if p.template is not None]
+    timings: dict[str, float] = {}
+    with _timed(timings, "parse"):
+        trees = parse_distinct(srcs + preds + refs + temps, parser, progress=progress)
+    scores: dict[str, list[float]] = {}
+    signatures: dict[str, Signature] = {}
+    with _timed(timings, "embed"):
+        scores["semantic_similarity"], signatures["semantic_similarity"] = semantic_similarity(
+            preds, srcs, embedder=embedder
+        )
+    with _timed(timings, "lexical"):
+        scores["bleu_diversity"], signatures["bleu_diversity"] = bleu_diversity(preds, srcs)
+        scores["jaccard_diversity"], signatures["jaccard_diversity"] = jaccard_diversity(preds, srcs)
+    pred_trees = [trees[sentence_key(s)] for s in preds]
+    with _timed(timings, "ted"):
+        scores["ted3"], scores["tedf"] = distance_table(
+            pred_trees, [trees[sentence_key(s)] for s in srcs], heights=(3, None)
+        )
+    signatures["ted"] = ted_signature(convention="aesop", normalize=False, trees=parser.signature)
+    measures = [key for key, _ in MEASURES]
+    if refs:
+        from paraamr.metrics.reference import reference_scores
+
+        with _timed(timings, "reference"):
+            extra, extra_signatures = reference_scores(
+                preds,
+                refs,
+                pred_trees=pred_trees,
+                ref_trees=[trees[sentence_key(s)] for s in refs],
+                template_trees=[trees[sentence_key(s)] for s in temps] if temps else None,
+                height=ted_height,
+                parser_signature=parser.signature,
+            )
+        scores |= {k: v for k, v in extra.items() if isinstance(v, list)}
+        signatures |= extra_signatures
+        measures += [k for k in extra if isinstance(extra[k], list)]
     return {
         "pairs": len(kept),
-        **{key: mean(values) for key, values in scores.items()},
+        **{key: mean(scores[key]) for key in measures},
+        **({"bleu": extra["bleu"]} if refs else {}),
         "scores": scores,
         "failures": failures,
-        "signatures": signatures,
+        "signatures": {key: str(sig) for key, sig in signatures.items()},
+        "distinct_sentences": len(trees),
+        "timings": timings,
     }
+
+
+def _unusable(pair: Pair) -> str | None:
+    """Why ``pair`` cannot be scored (an empty side), or None."""
+    if not pair.source.strip() or not pair.paraphrase.strip():
+        return "empty source or paraphrase"
+    for side in ("reference", "template"):
+        text = getattr(pair, side)
+        if text is not None and not text.strip():
+            return f"empty {side}"
+    return None
 
 
 def format_row(result: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from paraamr.metrics.trees import Tree, read_tree
+from paraamr.signature import Signature
 
 CONVENTIONS = ("aesop", "plain")
 BACKENDS = ("auto", "x-ted", "zss")
@@ -198,11 +199,25 @@ def distances(
     )[0]
 
 
-def signature_fields(*, convention: str, normalize: bool, backend_name: str = "auto") -> dict[str, str]:
-    """The signature fields of a TED computation (the parser's are added by the caller)."""
-    return {
+def ted_signature(
+    *,
+    convention: str,
+    normalize: bool,
+    heights: Sequence[int | None] = (3, None),
+    backend_name: str = "auto",
+    trees: Signature | str = "parser:given-trees",
+) -> Signature:
+    """The signature of a TED computation over ``trees`` (a parser's signature).
+
+    >>> str(ted_signature(convention="aesop", normalize=False, heights=(5,), trees="parser:x"))
+    'convention:aesop|heights:5|norm:no|backend:...|parser:x|paraamr:...'
+    """
+    from paraamr.metrics import signature
+
+    fields = {
         "convention": convention,
-        "heights": "3,full",
+        "heights": ",".join("full" if h is None else str(h) for h in heights),
         "norm": "max-nodes" if normalize else "no",
         "backend": backend(backend_name)[0],
     }
+    return signature(fields, trees)

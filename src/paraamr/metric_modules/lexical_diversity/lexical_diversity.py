@@ -4,6 +4,7 @@ import evaluate
 
 from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+from paraamr.metrics.reference import reference_scores
 
 _CITATION = (
     PARAAMR_CITATION
@@ -23,7 +24,10 @@ paper (×100, higher = more diverse):
 1-BLEU = 100 - sacrebleu.sentence_bleu(paraphrase, [source]).score, with sacrebleu's defaults
 (13a tokenizer, exponential smoothing, case-sensitive, effective order); 1-∩/∪ = 100 × (1 -
 Jaccard similarity of the two token sets), tokens from sacrebleu's 13a tokenizer, lowercased.
-Both are configurable; the signatures say how they were computed.
+Both are configurable; the signatures say how they were computed. With `targets` (a reference
+paraphrase per pair) it also gives AESOP's measures against them (PlusLabNLP/AESOP
+evaluation/eval.py): corpus BLEU (sacrebleu, lowercased), ROUGE-1/2/L F1 (rouge-score, stemmed)
+and METEOR (nltk, WordNet), ×100.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -35,6 +39,9 @@ Args:
     smooth_method (str): sacrebleu smoothing, "exp" (default), "floor", "add-k" or "none".
     jaccard_tokenize (str): sacrebleu tokenizer for the token sets (default "13a").
     jaccard_lowercase (bool): lowercase the token sets (default True).
+    targets (list of str, optional): a reference paraphrase per pair: adds bleu, rouge1, rouge2,
+        rougeL, meteor (means, ×100), their per-pair lists (except BLEU, a corpus score) and
+        signatures.
 Returns:
     bleu_diversity (float): mean 1-BLEU ×100 (Table 2's "1-BLEU").
     jaccard_diversity (float): mean 1-∩/∪ ×100 (Table 2's "1-∩/∪").
@@ -70,6 +77,7 @@ class LexicalDiversity(evaluate.Metric):
         smooth_method="exp",
         jaccard_tokenize="13a",
         jaccard_lowercase=True,
+        targets=None,
     ):
         bleu, bleu_signature = bleu_diversity(
             predictions, references, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
@@ -77,11 +85,19 @@ class LexicalDiversity(evaluate.Metric):
         jaccard, jaccard_signature = jaccard_diversity(
             predictions, references, tokenize=jaccard_tokenize, lowercase=jaccard_lowercase
         )
-        return {
+        result = {
             "bleu_diversity": mean(bleu),
             "jaccard_diversity": mean(jaccard),
             "bleu_diversity_scores": bleu,
             "jaccard_diversity_scores": jaccard,
-            "bleu_signature": bleu_signature,
-            "jaccard_signature": jaccard_signature,
+            "bleu_signature": str(bleu_signature),
+            "jaccard_signature": str(jaccard_signature),
         }
+        if targets is not None:
+            scores, signatures = reference_scores(predictions, targets)
+            result["bleu"] = scores.pop("bleu")
+            result |= {key: mean(values) for key, values in scores.items()}
+            result |= {f"{key}_scores": values for key, values in scores.items()}
+            result |= {f"{key}_signature": str(sig) for key, sig in signatures.items() if key != "bleu"}
+            result["reference_bleu_signature"] = str(signatures["bleu"])
+        return result

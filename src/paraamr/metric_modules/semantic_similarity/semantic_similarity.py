@@ -78,5 +78,5 @@ class SemanticSimilarity(evaluate.Metric):
         return {
             "semantic_similarity": mean(scores),
             "scores": scores,
-            "signature": signature,
+            "signature": str(signature),
         }

