@@ -140,5 +140,33 @@ def test_release_host_serves_ranges_and_cuts_a_download_once(hub):
         )
         assert resp.read() == data[100:]
     assert urllib.request.urlopen(url).read() == data
-    assert hub.ranges == [(path, None), (path, "bytes=100-"), (path, None)]
+    assert hub.ranges == [(f"/files/{path}", r) for r in (None, "bytes=100-", None)]
     assert json.loads(urllib.request.urlopen(hub.url + "/api/whoami-v2").read())["name"] == "me"
+
+
+def test_file_system_listing_pages_paths_info_and_ranged_reads(hub):
+    from huggingface_hub import HfApi, HfFileSystem
+
+    files = {f"data/{i:03d}.txt": f"row {i}\n".encode() for i in range(120)} | {
+        "big.bin": bytes(range(256)) * 64
+    }
+    hub.add_dataset_repo("org/fs", files)
+    api = HfApi()
+    listed = [e.path for e in api.list_repo_tree("org/fs", repo_type="dataset", recursive=True)]
+    assert sorted(listed) == sorted([*files, "data"])
+    assert len(hub.requests("GET", "cursor=")) == 2  # 121 entries + 1 folder at 50 a page: three pages
+    infos = api.get_paths_info("org/fs", ["big.bin", "data", "missing"], repo_type="dataset")
+    assert [(i.path, type(i).__name__) for i in infos] == [("big.bin", "RepoFile"), ("data", "RepoFolder")]
+    assert (
+        infos[0].size == len(files["big.bin"])
+        and infos[0].lfs.sha256 == hashlib.sha256(files["big.bin"]).hexdigest()
+    )
+    fs = HfFileSystem()
+    assert len(fs.ls("datasets/org/fs/data", detail=False)) == 120
+    with fs.open("datasets/org/fs/big.bin", "rb", block_size=1024) as f:
+        f.seek(5000)
+        assert f.read(300) == files["big.bin"][5000:5300]
+    ranges = [
+        r for p, r in hub.ranges if p.startswith("/datasets/org/fs/resolve/") and p.endswith("/big.bin")
+    ]
+    assert ranges and all(r and r.startswith("bytes=") for r in ranges)

@@ -141,7 +141,7 @@ class HubServer:
         self.page_size = page_size
         self.home: Path | None = None  # the clients' HF_HOME, set by the ``hub`` fixture
         self.env: dict[str, str] = {}  # the clients' environment, set by the ``hub`` fixture
-        self.ranges: list[tuple[str, str | None]] = []  # (/files path, Range header) of each GET
+        self.ranges: list[tuple[str, str | None]] = []  # (URL path, Range header) of each file GET
         self._cuts: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -334,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, b"not found")
         cut = None
         if self.command == "GET":
-            self.hub.ranges.append((path, self.headers.get("Range")))
+            self.hub.ranges.append((f"/files/{path}", self.headers.get("Range")))
             cuts = self.hub._cuts.get(path)
             cut = cuts.pop() if cuts else None
         start, end, status = self._range(len(data))
@@ -505,6 +505,8 @@ class _Handler(BaseHTTPRequestHandler):
         blob = commit.files.get(path)
         if blob is None:
             raise _Error(404, "EntryNotFound", f"{path} does not exist on {revision}")
+        if self.command == "GET":
+            self.hub.ranges.append((urlsplit(self.path).path, self.headers.get("Range")))
         start, end, status = self._range(len(blob.data))
         headers = {
             "ETag": f'"{blob.etag}"',
