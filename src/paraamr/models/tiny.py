@@ -208,13 +208,16 @@ def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
     (plus ``"generator"``, the realizer's old name, for the same dir).
 
     Deterministic for a given ``seed`` (same bytes on the same machine); the global torch RNG and
-    thread count are left as they were.
+    thread count are left as they were; transformers' progress bars are off meanwhile.
     """
     import torch
+    from transformers.utils import logging as hf_logging
 
     folder = Path(folder)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
     try:
         with torch.random.fork_rng(devices=[]):
             out = {}
@@ -224,6 +227,8 @@ def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
             out["generator"] = out["realizer"]
     finally:
         torch.set_num_threads(threads)
+        if bars:
+            hf_logging.enable_progress_bar()
     return out
 
 
