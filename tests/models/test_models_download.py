@@ -139,6 +139,16 @@ def test_cut_transfer_resumes_with_range_in_the_same_call(tmp_path, server, no_s
     assert no_sleep == [0.5]
 
 
+def test_progress_bar_on_stderr_counts_from_the_resumed_byte(tmp_path, server, no_sleep, capsys):
+    data = server.files["tiny.tar.gz"]
+    part = tmp_path / "0123-model_tiny.tar.gz"
+    part.write_bytes(data[:1000])  # left by an earlier run
+    fetch_url(f"{server.url}/tiny.tar.gz", part, progress=True)
+    assert part.read_bytes() == data
+    bar = capsys.readouterr().err
+    assert "model_tiny.tar.gz" in bar and "100%" in bar
+
+
 def test_download_cut_off_for_good_resumes_on_the_next_run(tmp_path, server, no_sleep, capsys):
     url = f"{server.url}/tiny.tar.gz"
     half = len(server.files["tiny.tar.gz"]) // 2

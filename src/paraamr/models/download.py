@@ -230,7 +230,7 @@ def _open(url: str, start: int, timeout: float):
 def _transfer(url: str, part: Path, *, progress: bool, timeout: float) -> None:
     """One attempt: append to ``part`` from its current length (or restart when the server ignores
     the ``Range``); :class:`_Transient` when it breaks off short of the announced length."""
-    from tqdm import tqdm
+    from huggingface_hub.utils import tqdm  # off when HF_HUB_DISABLE_PROGRESS_BARS is set
 
     start = part.stat().st_size if part.exists() else 0
     response = _open(url, start, timeout)
