@@ -88,7 +88,9 @@ class ReleaseModel:
 
     ``md5`` is the checksum published on the release page (None where none is published);
     ``tokenizer`` the Hub id of the base tokenizer the tarball does not ship; ``size`` the
-    approximate download in MB (for the docs and ``paraamr models list``).
+    approximate download in MB, for the docs and ``paraamr models list`` (estimated from the base
+    model's float32 weights, not read from the release page; the download checks the length the
+    server announces, not this figure).
     """
 
     name: str
@@ -185,7 +187,8 @@ AMRLIB_INFERENCE = {
 
 @dataclass(frozen=True)
 class HubModel:
-    """A Hub model the catalog names: repo id, kind, what it is, approximate download in MB."""
+    """A Hub model the catalog names: repo id, kind, what it is, approximate download in MB (its
+    safetensors weights)."""
 
     name: str
     kind: str
