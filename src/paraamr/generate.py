@@ -1,42 +1,37 @@
 """``accelerate launch generate.py`` / ``python -m paraamr.generate`` / ``paraamr generate``: build a
 ParaAMR-style corpus folder (a Hub dataset repo) from text or AMR graphs.
 
-This module parses options into settings and hands them to :func:`paraamr.builder.run.execute`.
+This module only parses options into settings (:class:`~paraamr.builder.settings.RecordSettings`,
+:class:`~paraamr.builder.settings.RunSettings`) and hands them to :func:`paraamr.builder.run.execute`.
 
 >>> args = build_parser().parse_args(["--input", "in.txt", "--max-perplexity", "50", "--foci", "3"])
->>> s = settings_from_args(args)
->>> s.max_perplexity, s.foci, s.lm_model
-(50.0, 3, 'gpt2')
->>> settings_from_args(build_parser().parse_args(["--input", "x", "--max-perplexity", "none"])).max_perplexity
+>>> record, run = settings_from_args(args)
+>>> record.max_perplexity, record.foci, record.lm_model, run.window
+(50.0, 3, 'gpt2', 256)
+>>> parse = lambda *argv: settings_from_args(build_parser().parse_args(["--input", "x", *argv]))[0]
+>>> parse("--max-perplexity", "none").max_perplexity
+>>> parse("--generator-model", "g").realizer_model  # the old name of --realizer-model
+'g'
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from paraamr.builder.run import STATE_DIR, read_rows, splits_of
-from paraamr.builder.settings import PAPER_PRESET, SETTING_NAMES, GeneratorSettings
-from paraamr.errors import InputError, ModelNotFoundError, ParaAMRError
+from paraamr.builder.settings import RecordSettings, RunSettings
+from paraamr.errors import UsageError
 
-#: Settings of the run folder (besides the model settings) that change its records.
-_RUN_OPTIONS = (
-    "input",
-    "input_format",
-    "text_column",
-    "dataset",
-    "dataset_config",
-    "dataset_split",
-    "amr_input",
-    "split",
-    "validation_fraction",
-    "test_fraction",
-    "num_processes",
-)
+__all__ = ["add_arguments", "build_parser", "dry_run", "main", "run", "settings_from_args"]
+
+_INPUTS = ("input", "input_format", "text_column", "dataset", "dataset_config", "dataset_split", "amr_input")
+_SPLITS = ("split", "validation_fraction", "test_fraction")
+#: Record settings given as options (besides inputs and splits); absent from the namespace unless given.
+_RECORD_OPTIONS = tuple(f.name for f in fields(RecordSettings) if f.name not in _INPUTS + _SPLITS)
 
 
 def _optional_float(text: str) -> float | None:
@@ -45,7 +40,8 @@ def _optional_float(text: str) -> float | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the generator's options to ``parser`` (shared by ``generate.py`` and ``paraamr generate``)."""
-    d = GeneratorSettings()
+    d, r = RecordSettings(), RunSettings()
+    given = {"default": argparse.SUPPRESS}  # record options: absent unless given (see --preset)
     src = parser.add_argument_group("input (one of)")
     src.add_argument(
         "--input",
@@ -70,58 +66,93 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     out.add_argument(
         "--rows-per-shard",
         type=int,
-        default=10000,
+        default=r.rows_per_shard,
         help="rows per Parquet shard (shards are cut at the end of a window)",
     )
     out.add_argument("--license", help="license of the card (default: unknown)")
-    out.add_argument("--overwrite", action="store_true", help="start over, deleting an earlier run in DIR")
+    out.add_argument(
+        "--overwrite", action="store_true", help="start over, deleting an earlier run's files in DIR"
+    )
+    hub = parser.add_argument_group("publish")
+    hub.add_argument(
+        "--push-to-hub", metavar="REPO_ID", help="upload the finished folder to this dataset repo"
+    )
+    hub.add_argument("--private", action="store_true", help="create the repo private")
+    hub.add_argument("--revision", help="branch to upload to (created when missing)")
+    hub.add_argument("--token", help="Hub token (default: HF_TOKEN or `hf auth login`); never printed")
     models = parser.add_argument_group("models (registry name, Hub id or local dir)")
     models.add_argument("--preset", choices=["paper"], help="the paper's settings (Huang et al. 2023)")
-    models.add_argument("--parser-model", default=d.parser_model)
-    models.add_argument("--generator-model", default=d.generator_model)
-    models.add_argument("--lm-model", default=d.lm_model)
-    models.add_argument("--similarity-model", help="score similarity to the source (e.g. all-MiniLM-L6-v2)")
-    models.add_argument("--quality-model", metavar="DIR", help="paraphrase-quality model (paraamr quality)")
+    models.add_argument("--parser-model", **given, help=f"default: {d.parser_model}")
+    models.add_argument(
+        "--realizer-model",
+        "--generator-model",
+        dest="realizer_model",
+        **given,
+        help=f"AMR-to-text model (default: {d.realizer_model})",
+    )
+    models.add_argument("--lm-model", **given, help=f"perplexity LM (default: {d.lm_model})")
+    models.add_argument(
+        "--similarity-model", **given, help="score similarity to the source (e.g. all-MiniLM-L6-v2)"
+    )
+    models.add_argument("--quality-model", metavar="DIR", **given, help="paraphrase-quality model")
+    models.add_argument(
+        "--no-download", dest="download", action="store_false", help="never fetch a missing model"
+    )
     filt = parser.add_argument_group("stages and filters")
-    filt.add_argument("--foci", default="all", help="'all' or k foci per graph, chosen with --seed")
-    filt.add_argument("--seed", type=int, default=d.seed)
+    filt.add_argument("--foci", **given, help="'all' (default) or k foci per graph, chosen with --seed")
+    filt.add_argument("--seed", type=int, **given, help=f"default: {d.seed}")
     filt.add_argument(
         "--heuristic-foci",
         dest="heuristic",
         action="store_true",
+        **given,
         help="only foci without incoming edges (amrlib's heuristic)",
     )
-    filt.add_argument("--mod-as-domain", action="store_true", help="write an inverted :mod as :domain")
+    filt.add_argument(
+        "--mod-as-domain", action="store_true", **given, help="write an inverted :mod as :domain"
+    )
     filt.add_argument(
         "--max-perplexity",
         type=_optional_float,
-        default=d.max_perplexity,
-        help="drop candidates above this perplexity (default 120; 'none' keeps all)",
+        **given,
+        help=f"drop candidates above this perplexity (default {d.max_perplexity:g}; 'none' keeps all)",
     )
     filt.add_argument(
         "--max-relative-perplexity",
         type=_optional_float,
+        **given,
         help="drop candidates above this ratio to the source's own perplexity",
     )
-    filt.add_argument("--min-similarity", type=float, help="drop candidates below this similarity")
-    filt.add_argument("--min-quality", type=float, help="drop candidates below this quality score")
-    filt.add_argument("--max-chars", type=int, default=d.max_chars, help="longer sources are failures")
+    filt.add_argument("--min-similarity", type=float, **given, help="drop candidates below this similarity")
+    filt.add_argument("--min-quality", type=float, **given, help="drop candidates below this quality score")
+    filt.add_argument(
+        "--max-chars", type=int, **given, help=f"longer sources are failures (default {d.max_chars})"
+    )
+    filt.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], **given, help="model dtype")
+    filt.add_argument("--num-beams", type=int, **given, help="parser beams (default: the model's)")
     run = parser.add_argument_group("execution")
     run.add_argument("--device", help="device of the models (default: the process's accelerator, else cpu)")
-    run.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], help="model dtype (GPU: bf16)")
-    run.add_argument("--num-beams", type=int, help="parser beams (default: the model's)")
-    run.add_argument("--parse-batch-size", type=int, default=d.parse_batch_size)
-    run.add_argument("--generate-batch-size", type=int, default=d.generate_batch_size)
-    run.add_argument("--lm-batch-size", type=int, default=d.lm_batch_size)
-    run.add_argument("--window", type=int, default=d.window, help="rows per processing window")
+    run.add_argument("--parse-batch-size", type=int, default=r.parse_batch_size)
+    run.add_argument(
+        "--realize-batch-size",
+        "--generate-batch-size",
+        dest="realize_batch_size",
+        type=int,
+        default=r.realize_batch_size,
+    )
+    run.add_argument("--lm-batch-size", type=int, default=r.lm_batch_size)
+    run.add_argument("--window", type=int, default=r.window, help="rows per processing window")
     run.add_argument(
         "--no-pipeline",
         dest="pipelined",
         action="store_false",
         help="do not overlap CPU stages with model stages",
     )
-    run.add_argument("--commit-seconds", type=float, default=600.0, help="commit at least this often")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--commit-seconds", type=float, default=r.commit_seconds, help="commit at least this often"
+    )
+    run.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    run.add_argument("--verbose", action="store_true", help="let the libraries log and draw their bars")
     run.add_argument("--dry-run", action="store_true", help="print the plan; load no model")
     return parser
 
@@ -135,136 +166,101 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
 
-def settings_from_args(args: argparse.Namespace) -> GeneratorSettings:
-    """The :class:`GeneratorSettings` of parsed options (``--preset paper`` checked against them)."""
-    values = {name: getattr(args, name) for name in SETTING_NAMES if hasattr(args, name)}
-    values["amr_input"] = bool(args.amr_input)
-    if args.preset == "paper":
-        clash = [k for k, v in PAPER_PRESET.items() if values.get(k) != v]
+def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSettings]:
+    """The settings of parsed options: ``--preset paper`` is :meth:`RecordSettings.paper`, and an
+    option given with another value than the paper's is refused."""
+    inputs: dict[str, Any] = {n: getattr(args, n, None) for n in _INPUTS + _SPLITS}
+    for key in ("input", "amr_input"):
+        if inputs[key] and inputs[key] != "-":
+            inputs[key] = str(Path(inputs[key]).resolve())
+    given = {n: getattr(args, n) for n in _RECORD_OPTIONS if hasattr(args, n)}
+    if getattr(args, "preset", None) == "paper":
+        paper = RecordSettings.paper(**inputs)
+        clash = [k for k, v in given.items() if v != getattr(paper, k)]
         if clash:
-            raise InputError(
+            raise UsageError(
                 "--preset paper sets "
-                + ", ".join(f"--{k.replace('_', '-')} {PAPER_PRESET[k]}" for k in clash)
+                + ", ".join(f"--{k.replace('_', '-')} {getattr(paper, k)}" for k in clash)
                 + "; drop those options"
             )
-    try:
-        return GeneratorSettings(**values)
-    except ValueError as err:
-        raise InputError(str(err)) from err
+        record = paper
+    else:
+        record = RecordSettings(**inputs, **given)
+    run = RunSettings(**{f.name: getattr(args, f.name) for f in fields(RunSettings) if hasattr(args, f.name)})
+    return record, run
 
 
-def _input_spec(args: argparse.Namespace) -> dict[str, Any]:
-    given = [n for n in ("input", "dataset", "amr_input") if getattr(args, n)]
-    if len(given) != 1:
-        got = f" (got {', '.join('--' + g.replace('_', '-') for g in given)})" if given else ""
-        raise InputError("give exactly one of --input, --dataset, --amr-input" + got)
-    spec = {n: getattr(args, n) for n in _RUN_OPTIONS if n != "num_processes" and hasattr(args, n)}
-    for key in ("input", "amr_input"):
-        if spec.get(key) and spec[key] != "-":
-            spec[key] = str(Path(spec[key]).resolve())
-    if args.dataset and not args.dataset_split:
-        spec["dataset_split"] = args.split
-    for name in ("validation_fraction", "test_fraction"):
-        if not 0.0 <= spec[name] <= 1.0:
-            raise InputError(f"--{name.replace('_', '-')} must be in [0, 1], got {spec[name]}")
-    if spec["validation_fraction"] + spec["test_fraction"] > 1.0:
-        raise InputError("--validation-fraction + --test-fraction exceed 1")
-    return spec
+def dry_run(record: RecordSettings, output: str | Path) -> int:
+    """Print the plan: input rows found, processes, models (and whether they are on disk), output;
+    fetches, loads and writes nothing."""
+    from paraamr.builder import readers
+    from paraamr.builder.run import RunFolder, launch_info
+    from paraamr.errors import ModelNotFoundError
+    from paraamr.models.resolve import resolve
 
-
-def missing_models(settings: GeneratorSettings) -> dict[str, str]:
-    """``{kind: message}`` for each model the run needs that is not on disk (checked before anything
-    heavy is imported or loaded)."""
-    from paraamr.models import registry
-
-    messages = {}
-    for kind, name in settings.models().items():
-        try:
-            if kind == "quality":
-                from paraamr.quality.scorer import resolve_model
-
-                resolve_model(name)
-            else:
-                registry.resolve(name, kind)
-        except ModelNotFoundError as err:
-            messages[kind] = str(err)
-    return messages
-
-
-def _num_processes() -> tuple[int, int]:
-    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-
-
-def dry_run(args: argparse.Namespace, settings: GeneratorSettings, spec: dict[str, Any]) -> int:
-    """Print the plan: input rows found, processes, models (and whether they are on disk), output."""
-    from itertools import islice
-
-    rank, n = _num_processes()
+    rank, n = launch_info()
     if rank != 0:
         return 0
-    src = spec.get("input") or spec.get("amr_input") or f"dataset {spec['dataset']}"
-    if src == "-":
+    folder = RunFolder(output, rank=0, num_processes=n)
+    if record.input == "-":
         found = "stdin (not counted)"
+    elif record.dataset:
+        found = "a dataset (not counted)"
     else:
-        limit = 10_000_000
-        count = sum(1 for _ in islice(read_rows(spec), limit))
-        found = f"{count}{'+' if count == limit else ''} rows"
-    print(f"input:     {src}: {found}")
+        path = record.amr_input or record.input
+        found = f"{readers.count_rows(path, fmt='amr' if record.amr_input else record.input_format)} rows"
+    print(f"input:     {record.source}: {found}")
     print(f"processes: {n}")
-    missing = missing_models(settings)
-    for kind, name in settings.models().items():
-        print(f"{kind + ':':<10} {name}{'  (MISSING)' if kind in missing else ''}")
+    missing = []
+    for kind, name in record.models().items():
+        try:
+            resolve(name, kind)
+            note = ""
+        except ModelNotFoundError as err:
+            note, _ = "  (MISSING: fetched on first use when online)", missing.append(str(err))
+        print(f"{kind + ':':<10} {name}{note}")
     print(
-        f"filters:   max perplexity {settings.max_perplexity}, "
-        f"relative {settings.max_relative_perplexity}, "
-        f"foci {settings.foci} (seed {settings.seed})"
+        f"filters:   max perplexity {record.max_perplexity}, relative {record.max_relative_perplexity}, "
+        f"foci {record.foci} (seed {record.seed})"
     )
-    out = Path(args.output)
-    state = out / STATE_DIR / "settings.json"
     print(
-        f"output:    {out.resolve()}  splits {', '.join(splits_of(spec))}"
-        + ("  (resumes an earlier run)" if state.is_file() else "")
+        f"output:    {folder.path}  splits {', '.join(record.splits())}"
+        + ("  (resumes an earlier run)" if folder.settings_path.is_file() else "")
     )
-    for message in missing.values():
+    for message in missing:
         print(message, file=sys.stderr)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the generator for parsed options; return the exit status."""
-    try:
-        settings = settings_from_args(args)
-        spec = _input_spec(args)
-        if args.dry_run:
-            return dry_run(args, settings, spec)
-        missing = missing_models(settings)
-        if missing:
-            print(
-                "paraamr generate: cannot start, models missing:\n  " + "\n  ".join(missing.values()),
-                file=sys.stderr,
-            )
-            return 2
-        from paraamr.builder.run import execute
+    """Run the generator for parsed options; return the exit status (errors are raised)."""
+    from paraamr.builder.run import Push, execute
 
-        execute(
-            settings,
-            spec,
-            output=args.output,
-            overwrite=args.overwrite,
-            license=args.license,
-            commit_rows=args.rows_per_shard,
-            commit_seconds=args.commit_seconds,
-            progress=not args.no_progress,
-        )
-        return 0
-    except ParaAMRError as err:
-        print(f"paraamr generate: {err}", file=sys.stderr)
-        return 2
+    record, settings = settings_from_args(args)
+    if not record.source:
+        raise UsageError("give one of --input, --dataset, --amr-input")
+    if args.dry_run:
+        return dry_run(record, args.output)
+    push = None
+    if args.push_to_hub:
+        push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
+    elif args.private or args.revision or args.token:
+        raise UsageError("--private, --revision and --token go with --push-to-hub")
+    execute(record, settings, output=args.output, overwrite=args.overwrite, license=args.license, push=push)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``generate.py`` and ``python -m paraamr.generate``."""
-    return run(build_parser().parse_args(argv))
+    """Entry point of ``generate.py`` and ``python -m paraamr.generate``: errors are one line on stderr
+    (``--debug`` for the traceback), by the main process only."""
+    from paraamr.errors import run_command
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    args = build_parser().parse_args(argv)
+    inputs = [v for v in (args.input, args.amr_input, args.dataset) if v not in (None, "-")]
+    return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from paraamr.builder.pipeline import Generator
-from paraamr.builder.settings import GeneratorSettings
+from paraamr.builder.pipeline import Generator, Stages
+from paraamr.builder.run import load_stages
+from paraamr.builder.settings import RecordSettings
 from paraamr.generate import main
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
@@ -66,26 +67,28 @@ def tiny(tiny_models, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def stages(tiny):
-    """The model stages, loaded once and shared by every generator of this module."""
-    gen = Generator(_settings(tiny)).load()
-    return dict(gen._models)
+def stages(tiny) -> Stages:
+    """The model stages, loaded once (from settings) and shared by every generator of this module."""
+    return load_stages(_settings(tiny))
 
 
-def _settings(tiny, **kw) -> GeneratorSettings:
-    return GeneratorSettings(
+def _settings(tiny, **kw) -> RecordSettings:
+    return RecordSettings(
         parser_model=str(tiny["parser"]),
-        generator_model=str(tiny["generator"]),
+        realizer_model=str(tiny["generator"]),
         lm_model=str(tiny["lm"]),
-        amr_input=True,
-        window=4,
+        amr_input=str(GRAPHS),
         **kw,
     )
 
 
+def _generator(stages: Stages, settings: RecordSettings) -> Generator:
+    return Generator(stages, settings, window=4)
+
+
 @pytest.fixture(scope="module")
 def unfiltered(tiny, stages):
-    gen = Generator(_settings(tiny, max_perplexity=None), models=stages)
+    gen = _generator(stages, _settings(tiny, max_perplexity=None))
     records = list(gen.generate_from_amr(_blocks()))
     return records, gen
 
@@ -121,7 +124,7 @@ def test_perplexity_threshold_keeps_some_and_drops_the_rest(tiny, stages, unfilt
     records, _ = unfiltered
     ppl = [p["perplexity"] for r in records for p in r["paraphrases"]]
     threshold = _between(ppl)
-    gen = Generator(_settings(tiny, max_perplexity=threshold), models=stages)
+    gen = _generator(stages, _settings(tiny, max_perplexity=threshold))
     filtered = list(gen.generate_from_amr(_blocks()))
     expected = [
         (r["id"], p["focus"], p["para_text"])
@@ -135,10 +138,10 @@ def test_perplexity_threshold_keeps_some_and_drops_the_rest(tiny, stages, unfilt
 
 def test_relative_perplexity_uses_the_sources_own(tiny, stages, unfiltered):
     records, _ = unfiltered
-    sources = {r["id"]: stages["lm"].perplexity([r["text"]])[0] for r in records}
+    sources = {r["id"]: stages.lm.perplexity([r["text"]])[0] for r in records}
     ratios = [p["perplexity"] / sources[r["id"]] for r in records for p in r["paraphrases"]]
     ratio = _between(ratios)
-    gen = Generator(_settings(tiny, max_perplexity=None, max_relative_perplexity=ratio), models=stages)
+    gen = _generator(stages, _settings(tiny, max_perplexity=None, max_relative_perplexity=ratio))
     filtered = list(gen.generate_from_amr(_blocks()))
     expected = [
         (r["id"], p["focus"], p["para_text"])
@@ -157,9 +160,9 @@ def test_similarity_scores_and_filters(tiny, stages, unfiltered):
     pairs = [(r["text"], p["para_text"]) for r in records for p in r["paraphrases"]]
     sims = embedder.similarity([a for a, _ in pairs], [b for _, b in pairs])
     cut = _between(sims)
-    gen = Generator(
+    gen = _generator(
+        Stages(**{**vars(stages), "embedder": embedder}),
         _settings(tiny, max_perplexity=None, similarity_model="all-MiniLM-L6-v2", min_similarity=cut),
-        models={**stages, "embedder": embedder},
     )
     filtered = list(gen.generate_from_amr(_blocks()))
     kept = [p for r in filtered for p in r["paraphrases"]]

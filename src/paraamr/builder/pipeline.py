@@ -1,10 +1,11 @@
 """Orchestration of the model stages over batches: parse -> re-focus -> realize -> drop -> perplexity
--> filter -> similarity / quality -> records. No I/O format knowledge (see :mod:`paraamr.builder.readers`).
+-> filter -> similarity / quality -> records. The stages are handed in (:class:`Stages`); this module
+reads no files, knows no formats and loads no models.
 
-Rows are processed in *windows* of ``settings.window`` input rows. Inside a window every model
+Rows are processed in *windows* of ``window`` input rows. Inside a window every model
 stage gets all its inputs at once and batches them by length; the CPU half of the next window (dedup,
 parsing, decoding and re-rooting graphs) runs in a background thread while the model stages of the
-current one run (``settings.pipelined``). Window boundaries depend only on the stream of rows, so a
+current one run (``pipelined``). Window boundaries depend only on the stream of rows, so a
 resumed run forms the very same batches as an uninterrupted one.
 
 """
@@ -19,10 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from paraamr.builder.settings import GeneratorSettings
+from paraamr.builder.rows import InputRow, amr_row, decode_bytes
+from paraamr.builder.settings import RecordSettings
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
-from paraamr.records import normalize
+from paraamr.records import normalize, text_id
 
 
 @dataclass
@@ -113,62 +115,64 @@ def _call(fn: Callable[[list], list], items: list) -> list:
     return out
 
 
+@dataclass
+class Stages:
+    """The model stages of a :class:`Generator`: any objects with the batch methods it calls.
+
+    ``realizer.realize(graphs)``, ``parser.parse(texts)`` (needed for text input),
+    ``lm.perplexity(texts)``, ``embedder.similarity(a, b)``, ``quality.score(a, b)``, each returning
+    one result (or a :class:`~paraamr.failures.Failure`) per input. A stage left ``None`` is skipped:
+    no perplexity, similarity or quality is scored without its model. The classes of
+    :mod:`paraamr.models` are the real ones; :func:`paraamr.builder.run.load_stages` builds them
+    from settings.
+    """
+
+    realizer: Any
+    parser: Any = None
+    lm: Any = None
+    embedder: Any = None
+    quality: Any = None
+
+
 class Generator:
     """The corpus generator: ``generate(texts)`` / ``generate_from_amr(graphs)`` yield records (dicts as
     in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
 
+    It receives its model ``stages`` (a :class:`Stages`, or a dict of them) and the
+    :class:`~paraamr.builder.settings.RecordSettings` whose filters and foci it applies; it reads no
+    files and loads no models (:func:`paraamr.builder.run.make_generator` builds one from settings).
     Failures are reported through the generator: every input that does not become a record is
     passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``
     when given, else appended to :attr:`failures`. :attr:`stats` holds the counts so far (inputs =
     records + failures). A repeat of a source already seen is a failure with reason ``duplicate``.
-    Models load on first use (or with :meth:`load`); ``models`` can hand over loaded stage objects
-    (``parser``, ``realizer``, ``lm``, ``embedder``, ``quality``) to share them.
+
+    >>> class Upper:  # any object with the batch method is a stage
+    ...     def realize(self, graphs):
+    ...         return [g.split("/")[1].split()[0].upper() + "!" for g in graphs]
+    >>> gen = Generator(Stages(realizer=Upper()), RecordSettings(), window=2)
+    >>> [(p["focus"], p["para_text"]) for r in gen.generate_from_amr(["(w / want-01 :ARG0 (b / boy))"])
+    ...  for p in r["paraphrases"]]
+    [('boy', 'BOY!')]
+    >>> gen.stats.inputs, gen.stats.records, gen.stats.paraphrases
+    (1, 1, 1)
     """
 
     def __init__(
         self,
-        settings: GeneratorSettings | None = None,
+        stages: Stages | dict[str, Any],
+        settings: RecordSettings | None = None,
         *,
-        models: dict[str, Any] | None = None,
-        **overrides: Any,
+        window: int = 256,
+        pipelined: bool = True,
     ):
-        if settings is None:
-            settings = GeneratorSettings(**overrides)
-        elif overrides:
-            settings = GeneratorSettings(**{**settings.as_dict(), **overrides})
-        self.settings = settings
+        self.stages = stages if isinstance(stages, Stages) else Stages(**stages)
+        self.settings = settings if settings is not None else RecordSettings()
+        if window < 1:
+            raise ValueError(f"window must be positive, got {window}")
+        self.window, self.pipelined = window, pipelined
         self.stats = Stats()
         self.failures: list[dict] = []
-        self._models: dict[str, Any] = dict(models or {})
         self._seen: set[int | str] = set()
-
-    # -- models ---------------------------------------------------------------------------------
-    def load(self) -> Generator:
-        """Load every model the settings use (each once); returns ``self``."""
-        s = self.settings
-        common = {"device": s.device, "dtype": s.dtype}
-        if s.needs("parser") and "parser" not in self._models:
-            from paraamr.models.parser import Parser
-
-            kw = {"batch_size": s.parse_batch_size} | ({"num_beams": s.num_beams} if s.num_beams else {})
-            self._models["parser"] = Parser(s.parser_model, **common, **kw)
-        if "realizer" not in self._models:
-            from paraamr.models.realizer import Realizer
-
-            self._models["realizer"] = Realizer(s.generator_model, **common, batch_size=s.generate_batch_size)
-        if s.needs("lm") and "lm" not in self._models:
-            from paraamr.models.lm import PerplexityScorer
-
-            self._models["lm"] = PerplexityScorer(s.lm_model, **common, batch_size=s.lm_batch_size)
-        if s.needs("embedder") and "embedder" not in self._models:
-            from paraamr.models.embedder import Embedder
-
-            self._models["embedder"] = Embedder(s.similarity_model, device=s.device)
-        if s.needs("quality") and "quality" not in self._models:
-            from paraamr.quality import QualityScorer
-
-            self._models["quality"] = QualityScorer(s.quality_model)
-        return self
 
     def mark_seen(self, ids: Iterable[str]) -> None:
         """Treat ``ids`` as already processed (their repeats become ``duplicate`` failures): a resumed
@@ -180,9 +184,6 @@ class Generator:
         self, texts: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
     ) -> Iterator[dict]:
         """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line)."""
-        from paraamr.builder.rows import InputRow, decode_bytes
-        from paraamr.records import text_id
-
         rows = (
             decode_bytes(t, where=f"<text {i}>")
             if isinstance(t, bytes)
@@ -195,10 +196,6 @@ class Generator:
         self, graphs: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
     ) -> Iterator[dict]:
         """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``."""
-        from paraamr.builder.rows import amr_row
-
-        if not self.settings.amr_input:
-            self.settings = GeneratorSettings(**{**self.settings.as_dict(), "amr_input": True})
         rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
         yield from self._records(rows, on_failure)
 
@@ -212,12 +209,9 @@ class Generator:
     def windows(self, rows: Iterable[Any]) -> Iterator[Window]:
         """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
         ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one."""
-        self.load()
-        chunks = _chunks(rows, self.settings.window)
+        chunks = _chunks(rows, self.window)
         fronts = (
-            _prefetch(self._front(c) for c in chunks)
-            if self.settings.pipelined
-            else (self._front(c) for c in chunks)
+            _prefetch(self._front(c) for c in chunks) if self.pipelined else (self._front(c) for c in chunks)
         )
         for items, stats in fronts:
             window = self._back(items, stats)
@@ -246,7 +240,9 @@ class Generator:
         to_parse = [it for it in items if it.failure is None and it.row.amr is None]
         if to_parse:
             t0 = time.perf_counter()
-            parsed = _call(self._models["parser"].parse, [it.row.text for it in to_parse])
+            if self.stages.parser is None:
+                raise ValueError("text input needs a parser stage (Stages(parser=...))")
+            parsed = _call(self.stages.parser.parse, [it.row.text for it in to_parse])
             stats.seconds["parse"] += time.perf_counter() - t0
             for it, out in zip(to_parse, parsed, strict=True):
                 if is_failure(out):
@@ -281,12 +277,12 @@ class Generator:
 
     def _back(self, items: list[_Item], stats: Stats) -> Window:
         """Realize, drop, score and filter the candidates of one window; build its records."""
-        s, m = self.settings, self._models
+        s, m = self.settings, self.stages
         live = [it for it in items if it.failure is None]
         cands = [(it, v) for it in live for v in it.variants]
         stats.candidates += len(cands)
         t0 = time.perf_counter()
-        texts = _call(m["realizer"].realize, [v.penman for _, v in cands])
+        texts = _call(m.realizer.realize, [v.penman for _, v in cands])
         stats.seconds["realize"] += time.perf_counter() - t0
         kept: dict[int, list[dict]] = {id(it): [] for it in live}
         seen_norm: dict[int, set[str]] = {id(it): {normalize(it.row.text)} for it in live}
@@ -322,13 +318,10 @@ class Generator:
             pending,
             stats,
             "similarity",
-            "embedder",
+            m.embedder and m.embedder.similarity,
             s.min_similarity,
-            lambda a, b: m["embedder"].similarity(a, b),
         )
-        pending = self._score(
-            pending, stats, "quality", "quality", s.min_quality, lambda a, b: m["quality"].score(a, b)
-        )
+        pending = self._score(pending, stats, "quality", m.quality and m.quality.score, s.min_quality)
         for it, para in pending:
             kept[id(it)].append(para)
         records, failures = [], []
@@ -345,13 +338,13 @@ class Generator:
 
     def _perplexity(self, live: list[_Item], pending: list, stats: Stats) -> list:
         s = self.settings
-        if "lm" not in self._models:
+        if self.stages.lm is None:
             return pending
         t0 = time.perf_counter()
         texts = [p["para_text"] for _, p in pending]
         with_sources = s.max_relative_perplexity is not None
         sources = [it for it in live if it.row.text] if with_sources else []
-        scores = _call(self._models["lm"].perplexity, texts + [it.row.text for it in sources])
+        scores = _call(self.stages.lm.perplexity, texts + [it.row.text for it in sources])
         for it, ppl in zip(sources, scores[len(texts) :], strict=True):
             it.source_ppl = None if is_failure(ppl) else float(ppl)
         out = []
@@ -376,11 +369,10 @@ class Generator:
         pending: list,
         stats: Stats,
         name: str,
-        model: str,
+        fn: Callable[[list[str], list[str]], list] | None,
         minimum: float | None,
-        fn: Callable[[list[str], list[str]], list],
     ) -> list:
-        if model not in self._models or not pending:
+        if fn is None or not pending:
             return pending
         t0 = time.perf_counter()
         scores = fn([it.row.text for it, _ in pending], [p["para_text"] for _, p in pending])

@@ -38,7 +38,15 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
     ['Hi.', 'Yo.']
     >>> str(next(read_jsonl([b'{"text": 3}'])).failure)
     "input: column 'text' not a string (int)"
+
+    A file whose first object has no ``column`` is refused up front (like CSV and Parquet):
+
+    >>> next(read_jsonl([b'{"sentence": "Hi."}'], name="in.jsonl"))
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: in.jsonl: no column 'text' in the first object (keys: ['sentence'])
     """
+    first = True
     for number, line in enumerate(lines, 1):
         raw = _strip_eol(line)
         row = decode_bytes(raw, where=f"{name}:{number}")
@@ -51,15 +59,16 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
             row.failure = Failure("input", f"invalid JSON: {err}")
             yield row
             continue
+        if first and isinstance(obj, dict) and column not in obj:
+            raise InputError(f"{name}: no column {column!r} in the first object (keys: {sorted(obj)})")
+        first = False
         value = obj.get(column) if isinstance(obj, dict) else obj
         yield _value_row(value, column, row.where, raw)
 
 
 def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
     """A ``.json`` file: an array of objects or strings, or JSON lines (as ``datasets`` reads it)."""
-    with open(path, "rb") as f:
-        head = f.read(4096).lstrip()
-    if not head.startswith(b"["):
+    if not _json_array(path):
         with open(path, "rb") as f:
             yield from read_jsonl(f, column=column, name=str(path))
         return
@@ -91,9 +100,13 @@ def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
 
 def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) -> Iterator[InputRow]:
     """A ``.parquet`` file, read in record batches of ``column``."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    f = pq.ParquetFile(path)
+    try:
+        f = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as err:
+        raise InputError(f"{path}: not a readable Parquet file ({err})") from err
     if column not in f.schema_arrow.names:
         raise InputError(f"{path}: no column {column!r} (columns: {f.schema_arrow.names})")
     number = 0
@@ -121,26 +134,90 @@ def read_dataset(
 
 
 def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
-    """Rows for a file of blank-line separated PENMAN graphs (via ``amr.read_graphs``)."""
+    """Rows for a file of blank-line separated PENMAN graphs (via ``amr.read_graphs``). A block
+    that is not valid UTF-8 is an input failure (its bytes in ``raw_b64``), as a text line would be.
+
+    >>> [str(r.failure) for r in read_amr([b"# ::snt caf\\xe9", b"(c / cafe)", b"", b"(x / y)"])]
+    ['input: invalid UTF-8 at byte 11', 'None']
+    """
     from paraamr.amr import read_graphs
 
-    texts = (line.decode("utf-8", errors="replace") for line in lines)
+    texts = (line.decode("utf-8", errors="surrogateescape") for line in lines)
     for position, block in read_graphs(texts):
-        yield amr_row(block, where=f"{name}:graph {position}")
+        where = f"{name}:graph {position}"
+        try:
+            block.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = block.encode("utf-8", errors="surrogateescape")
+            bad = decode_bytes(raw, where=where)
+            row = amr_row(bad.text, where=where)
+            row.raw_b64, row.failure = bad.raw_b64, bad.failure
+            yield row
+            continue
+        yield amr_row(block, where=where)
 
 
 def _open_binary(path: str | Path):
     return sys.stdin.buffer if str(path) == "-" else open(path, "rb")
 
 
-def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None) -> Iterator[InputRow]:
-    """Stream rows from ``path`` (``-`` is standard input, read as text lines); the format comes from
-    the suffix unless ``fmt`` names it."""
+def input_format(path: str | Path, fmt: str | None = None) -> str:
+    """The format of ``path``: ``fmt`` when given, else from the suffix (``-`` is text lines).
+
+    >>> input_format("in.JSONL"), input_format("-"), input_format("x.dat", "csv")
+    ('jsonl', 'txt', 'csv')
+    """
     path_s = str(path)
     if fmt is None:
         fmt = "txt" if path_s == "-" else FORMATS.get(Path(path_s).suffix.lower())
     if fmt is None:
         raise InputError(f"{path}: unknown input format (suffixes: {', '.join(FORMATS)}; or --input-format)")
+    return fmt
+
+
+def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
+    """How many rows :func:`read_input` yields for ``path``, counted cheaply: lines of text files,
+    Parquet metadata, CSV records, JSON array items, PENMAN blocks (for a progress bar's total).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "in.txt"
+    >>> _ = p.write_bytes(b"a\\nb\\nc")
+    >>> count_rows(p)
+    3
+    """
+    fmt = input_format(path, fmt)
+    if fmt in ("txt", "jsonl") or (fmt == "json" and not _json_array(Path(path))):
+        lines, last = 0, b"\n"
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                lines += block.count(b"\n")
+                last = block[-1:]
+        return lines + (last != b"\n")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+    if fmt == "csv":
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            return max(sum(1 for _ in csv.reader(f)) - 1, 0)
+    if fmt == "json":
+        return len(json.loads(Path(path).read_bytes()))
+    from paraamr.amr import read_graphs
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return sum(1 for _ in read_graphs(f))
+
+
+def _json_array(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4096).lstrip().startswith(b"[")
+
+
+def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None) -> Iterator[InputRow]:
+    """Stream rows from ``path`` (``-`` is standard input, read as text lines); the format comes from
+    the suffix unless ``fmt`` names it."""
+    path_s = str(path)
+    fmt = input_format(path_s, fmt)
     if path_s != "-" and not Path(path_s).is_file():
         raise InputError(f"{path}: no such file")
     if fmt == "json":

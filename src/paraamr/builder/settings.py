@@ -1,60 +1,53 @@
-"""Settings of the corpus builder.
+"""Settings of the corpus builder, in two kinds.
 
->>> s = GeneratorSettings(max_perplexity=50, foci=2)
->>> s.result_options()["max_perplexity"], s.result_options()["foci"]
-(50.0, 2)
->>> s.needs("parser"), GeneratorSettings(similarity_model="all-MiniLM-L6-v2").needs("embedder")
-(True, True)
+:class:`RecordSettings` change the records (models, filters, foci, seed, inputs, splits): a resumed
+run compares them, field by field, with the run it continues. :class:`RunSettings` only change how a
+run goes (batch sizes, window, device, commit interval, progress): a resume may change them freely.
+Model defaults and batch sizes come from :mod:`paraamr.models.catalog`, the one table of defaults.
+
+>>> r = RecordSettings(max_perplexity=50, foci="2")
+>>> r.max_perplexity, r.foci, r.realizer_model
+(50.0, 2, 'generate_t5wtense')
+>>> RecordSettings().differences(r)
+['--max-perplexity was 120.0, now 50.0', "--foci was 'all', now 2"]
+>>> RunSettings().lm_batch_size == catalog.BATCH_SIZES["lm"]
+True
+>>> split_settings(generator_model="g", window=8)[0].realizer_model
+'g'
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-#: Settings of ``--preset paper`` (Huang et al. 2023): the T5 generator with tense, GPT-2, perplexity
-#: <= 120, all foci. The paper parsed with SPRING; ``parse_xfm_bart_large`` is the closest parser
-#: (BART-large, seq2seq) that runs on transformers 5.
-PAPER_PRESET = {
-    "parser_model": "parse_xfm_bart_large",
-    "generator_model": "generate_t5wtense",
-    "lm_model": "gpt2",
-    "max_perplexity": 120.0,
-    "max_relative_perplexity": None,
-    "foci": "all",
-    "similarity_model": None,
-    "quality_model": None,
-}
+from paraamr.errors import UsageError
+from paraamr.models import catalog
+
+__all__ = ["ALIASES", "RecordSettings", "RunSettings", "split_settings"]
+
+#: Old setting names still accepted (``--generator-model`` is ``--realizer-model``).
+ALIASES = {"generator_model": "realizer_model", "generate_batch_size": "realize_batch_size"}
+
+_FLOATS = ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality")
 
 
-#: Settings that change the records; a resumed run with another value refuses (``--overwrite``).
-RESULT_OPTIONS = (
-    "parser_model",
-    "generator_model",
-    "lm_model",
-    "similarity_model",
-    "quality_model",
-    "max_perplexity",
-    "max_relative_perplexity",
-    "min_similarity",
-    "min_quality",
-    "foci",
-    "seed",
-    "heuristic",
-    "mod_as_domain",
-    "dtype",
-    "num_beams",
-    "max_chars",
-)
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
-@dataclass
-class GeneratorSettings:
-    """Every option of the generator (the CLI flags map one to one onto these fields)."""
+@dataclass(frozen=True)
+class RecordSettings:
+    """The settings that change the records: models, filters, foci, seed, inputs and splits.
 
-    parser_model: str = "parse_xfm_bart_large"
-    generator_model: str = "generate_t5wtense"
-    lm_model: str = "gpt2"
+    ``dtype`` and ``num_beams`` are here too: they change what the models output. Inputs are one of
+    ``input`` (a file or ``-``), ``dataset`` (a ``datasets`` name) or ``amr_input`` (PENMAN graphs);
+    the in-process API (:class:`paraamr.builder.pipeline.Generator`) leaves them unset.
+    """
+
+    parser_model: str = catalog.DEFAULTS["parser"]
+    realizer_model: str = catalog.DEFAULTS["realizer"]
+    lm_model: str = catalog.DEFAULTS["lm"]
     similarity_model: str | None = None
     quality_model: str | None = None
     max_perplexity: float | None = 120.0
@@ -65,63 +58,182 @@ class GeneratorSettings:
     seed: int = 0
     heuristic: bool = False
     mod_as_domain: bool = False
-    device: str | None = None
-    dtype: str | None = None
-    num_beams: int | None = None
-    parse_batch_size: int = 16
-    generate_batch_size: int = 32
-    lm_batch_size: int = 32
     max_chars: int = 1000
-    window: int = 256
-    pipelined: bool = True
-    amr_input: bool = False
+    num_beams: int | None = None
+    dtype: str | None = None
+    input: str | None = None
+    input_format: str | None = None
+    text_column: str = "text"
+    dataset: str | None = None
+    dataset_config: str | None = None
+    dataset_split: str | None = None
+    amr_input: str | None = None
+    split: str = "train"
+    validation_fraction: float = 0.0
+    test_fraction: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality"):
+        set_ = object.__setattr__  # frozen: normalise once, here
+        for name in _FLOATS:
             value = getattr(self, name)
             if value is not None:
-                setattr(self, name, float(value))
-        if isinstance(self.foci, str) and self.foci != "all":
-            if not self.foci.isdigit():
-                raise ValueError(f"foci must be 'all' or a positive integer, got {self.foci!r}")
-            self.foci = int(self.foci)
-        if isinstance(self.foci, int) and self.foci < 1:
-            raise ValueError(f"foci must be 'all' or a positive integer, got {self.foci}")
+                set_(self, name, float(value))
+        foci = self.foci
+        if isinstance(foci, str) and foci != "all":
+            if not foci.isdigit():
+                raise UsageError(f"--foci must be 'all' or a positive integer, got {foci!r}")
+            foci = int(foci)
+        if isinstance(foci, int) and foci < 1:
+            raise UsageError(f"--foci must be 'all' or a positive integer, got {foci}")
+        set_(self, "foci", foci)
         if self.min_quality is not None and self.quality_model is None:
-            raise ValueError("min_quality needs quality_model")
+            raise UsageError("--min-quality needs --quality-model")
         if self.min_similarity is not None and self.similarity_model is None:
-            raise ValueError("min_similarity needs similarity_model")
-        if self.window < 1:
-            raise ValueError(f"window must be positive, got {self.window}")
+            raise UsageError("--min-similarity needs --similarity-model")
+        if self.max_chars < 1:
+            raise UsageError(f"--max-chars must be positive, got {self.max_chars}")
+        if self.num_beams is not None and self.num_beams < 1:
+            raise UsageError(f"--num-beams must be positive, got {self.num_beams}")
+        for name in ("validation_fraction", "test_fraction"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise UsageError(f"{_flag(name)} must be in [0, 1], got {getattr(self, name)}")
+        if self.validation_fraction + self.test_fraction > 1.0:
+            raise UsageError("--validation-fraction + --test-fraction exceed 1")
+        given = [n for n in ("input", "dataset", "amr_input") if getattr(self, n)]
+        if len(given) > 1:
+            got = ", ".join(map(_flag, given))
+            raise UsageError(f"give one of --input, --dataset, --amr-input (got {got})")
+
+    @classmethod
+    def paper(cls, **inputs: Any) -> RecordSettings:
+        """``--preset paper``: the settings of Huang et al. (2023), section 3: the amrlib T5 realizer
+        with tense, GPT-2 perplexity at most 120, every node as a focus, no similarity or quality
+        model. The paper parsed with SPRING; ``parse_xfm_bart_large`` is the closest parser
+        (BART-large, seq2seq) that runs on transformers 5. ``inputs`` set the input fields.
+
+        >>> p = RecordSettings.paper(input="in.txt")
+        >>> p.lm_model, p.max_perplexity, p.foci, p.input
+        ('gpt2', 120.0, 'all', 'in.txt')
+        """
+        return cls(
+            parser_model="parse_xfm_bart_large",
+            realizer_model="generate_t5wtense",
+            lm_model="gpt2",
+            max_perplexity=120.0,
+            foci="all",
+            **inputs,
+        )
+
+    @property
+    def source(self) -> str | None:
+        """The input given (a path, ``-`` or a dataset name), whichever kind it is."""
+        return self.input or self.amr_input or self.dataset
+
+    def replace(self, **changes: Any) -> RecordSettings:
+        """A copy with ``changes`` (aliases such as ``generator_model`` accepted)."""
+        return replace(self, **{ALIASES.get(k, k): v for k, v in changes.items()})
 
     def as_dict(self) -> dict[str, Any]:
-        """All settings, for the run summary."""
+        """Every field, JSON-ready (what the resume state and the summary hold)."""
         return asdict(self)
 
-    def result_options(self) -> dict[str, Any]:
-        """The settings that change the records (compared when a run resumes)."""
-        return {name: getattr(self, name) for name in RESULT_OPTIONS}
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> RecordSettings:
+        """The inverse of :meth:`as_dict` (unknown keys ignored, aliases mapped)."""
+        names = {f.name for f in fields(cls)}
+        values = {ALIASES.get(k, k): v for k, v in values.items()}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def differences(self, other: RecordSettings) -> list[str]:
+        """What changed from ``self`` (a saved run) to ``other``, one ``--flag was X, now Y`` each."""
+        return [
+            f"{_flag(f.name)} was {getattr(self, f.name)!r}, now {getattr(other, f.name)!r}"
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(other, f.name)
+        ]
 
     def needs(self, kind: str) -> bool:
-        """Whether a model of ``kind`` (parser, generator, lm, embedder, quality) is used."""
+        """Whether a model of ``kind`` (a catalog kind; ``generator`` accepted) is used."""
         return {
             "parser": not self.amr_input,
-            "generator": True,
+            "realizer": True,
             "lm": True,  # perplexity is a field of every paraphrase
             "embedder": self.similarity_model is not None,
             "quality": self.quality_model is not None,
-        }[kind]
+        }[catalog.canonical_kind(kind)]
 
     def models(self) -> dict[str, str]:
-        """``{kind: model}`` of every model the run uses (kind as in ``registry.resolve``)."""
+        """``{kind: model}`` of every model the records need (kinds as in the catalog)."""
         names = {
             "parser": self.parser_model,
-            "generator": self.generator_model,
+            "realizer": self.realizer_model,
             "lm": self.lm_model,
             "embedder": self.similarity_model,
             "quality": self.quality_model,
         }
         return {kind: name for kind, name in names.items() if self.needs(kind)}
 
+    def splits(self) -> list[str]:
+        """The split names a run writes.
 
-SETTING_NAMES = tuple(f.name for f in fields(GeneratorSettings))
+        >>> RecordSettings(test_fraction=0.1).splits()
+        ['train', 'test']
+        """
+        names = [self.split]
+        names += ["validation"] if self.validation_fraction > 0 else []
+        names += ["test"] if self.test_fraction > 0 else []
+        return names
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The settings that change only how a run goes, never its records: batch sizes (defaults from
+    :data:`paraamr.models.catalog.BATCH_SIZES`), the processing ``window`` (rows per window),
+    overlap of CPU and model stages (``pipelined``), the device, the commit interval (rows per
+    shard and seconds), what the terminal shows, and whether missing models are fetched."""
+
+    device: str | None = None
+    parse_batch_size: int = catalog.BATCH_SIZES["parser"]
+    realize_batch_size: int = catalog.BATCH_SIZES["realizer"]
+    lm_batch_size: int = catalog.BATCH_SIZES["lm"]
+    window: int = 256
+    pipelined: bool = True
+    rows_per_shard: int = 10000
+    commit_seconds: float = 600.0
+    progress: bool = True
+    verbose: bool = False
+    download: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("parse_batch_size", "realize_batch_size", "lm_batch_size", "window", "rows_per_shard"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"{_flag(name)} must be positive, got {getattr(self, name)}")
+        if not self.commit_seconds > 0:
+            raise UsageError(f"--commit-seconds must be positive, got {self.commit_seconds}")
+
+    def replace(self, **changes: Any) -> RunSettings:
+        """A copy with ``changes``."""
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field, JSON-ready."""
+        return asdict(self)
+
+
+_RECORD = {f.name for f in fields(RecordSettings)}
+_RUN = {f.name for f in fields(RunSettings)}
+
+
+def split_settings(**values: Any) -> tuple[RecordSettings, RunSettings]:
+    """Settings given by field name, flat (as the Python API and ``augment`` take them), split into
+    the two kinds; ``generator_model`` and ``generate_batch_size`` are old names still accepted.
+
+    >>> split_settings(lm_model="smollm2", lm_batch_size=8, max_perplexity=None)[1].lm_batch_size
+    8
+    """
+    values = {ALIASES.get(k, k): v for k, v in values.items()}
+    unknown = sorted(set(values) - _RECORD - _RUN)
+    if unknown:
+        raise TypeError(f"unknown settings: {', '.join(unknown)}")
+    record = RecordSettings(**{k: v for k, v in values.items() if k in _RECORD})
+    return record, RunSettings(**{k: v for k, v in values.items() if k in _RUN})
