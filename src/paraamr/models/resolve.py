@@ -171,11 +171,33 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
         ) from err
 
 
-def _quality_dir(path: Path) -> Path:
-    if path.is_dir() and not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+#: Per kind, files of which a local model folder holds at least one (amrlib's first releases have
+#: no meta file and are recognised by their weights).
+_MARKERS = {
+    "parser": ("amrlib_meta.json", "config.json", "model.pt", "pytorch_model.bin"),
+    "realizer": ("amrlib_meta.json", "config.json", "pytorch_model.bin"),
+    "lm": ("config.json",),
+    "embedder": ("modules.json", "config.json"),
+    "quality": ("modules.json", "config.json"),
+}
+
+
+def _local(path: Path, kind: str) -> Path:
+    """``path`` when it can be a ``kind`` model: a folder holding one of its marker files (or a
+    ``.gguf`` file for an LM); else ModelNotFoundError saying what is wrong."""
+    if path.is_file():
+        if kind == "lm" and path.suffix == ".gguf":
+            return path
+        wanted = "a model folder or a .gguf file" if kind == "lm" else "a model folder"
+        raise ModelNotFoundError(f"{kind} model {path} is a file, not {wanted}")
+    if not any((path / f).is_file() for f in _MARKERS[kind]):
+        hint = (
+            "; train one with `paraamr quality train --input SENTENCES --output DIR`"
+            if kind == "quality"
+            else ""
+        )
         raise ModelNotFoundError(
-            f"{path} is not a sentence-transformers model folder (no modules.json or config.json); "
-            "train one with `paraamr quality train --input SENTENCES --output DIR`"
+            f"{path} is not a {kind} model folder (it holds none of {', '.join(_MARKERS[kind])}){hint}"
         )
     return path
 
@@ -195,7 +217,7 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     kind = canonical_kind(kind)
     path = Path(name_or_path).expanduser()
     if path.exists():
-        return _quality_dir(path) if kind == "quality" else path
+        return _local(path, kind)
     name = str(name_or_path)
     where = source(name, kind, cache_dir=cache_dir)
     if where == "path":
