@@ -115,12 +115,16 @@ def test_resolve_local_and_packaged(tiny_models, tmp_path):
         assert (folder / "model.safetensors").is_file() and (folder / "modules.json").is_file()
     # the quality model is a kind like the others: a folder that is no model is refused
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ModelNotFoundError, match=r"not a quality model folder .*paraamr quality train"):
+    with pytest.raises(
+        ModelNotFoundError, match=r"not a sentence-transformers model folder .*paraamr quality train"
+    ):
         resolve(tmp_path / "empty", "quality")
     # an empty folder or a file where a model folder belongs: one clear error, before any loading
-    for kind in ("parser", "realizer", "lm", "embedder"):
+    for kind in ("parser", "realizer", "lm"):
         with pytest.raises(ModelNotFoundError, match=f"is not a {kind} model folder"):
             resolve(tmp_path / "empty", kind)
+    with pytest.raises(ModelNotFoundError, match="is not a sentence-transformers model folder"):
+        resolve(tmp_path / "empty", "embedder")
     (tmp_path / "weights.bin").write_bytes(b"x")
     with pytest.raises(ModelNotFoundError, match=r"is a file, not a model folder or a \.gguf file"):
         resolve(tmp_path / "weights.bin", "lm")

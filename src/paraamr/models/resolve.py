@@ -196,8 +196,9 @@ def _local(path: Path, kind: str) -> Path:
             if kind == "quality"
             else ""
         )
+        what = "a sentence-transformers" if kind in ("embedder", "quality") else f"a {kind}"
         raise ModelNotFoundError(
-            f"{path} is not a {kind} model folder (it holds none of {', '.join(_MARKERS[kind])}){hint}"
+            f"{path} is not {what} model folder (it holds none of {', '.join(_MARKERS[kind])}){hint}"
         )
     return path
 
