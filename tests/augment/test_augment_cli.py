@@ -10,6 +10,7 @@ import pytest
 from datasets import Dataset, load_dataset
 from huggingface_hub import DatasetCard
 
+from paraamr.builder.folder import data_files, failure_files, list_shards
 from paraamr.cli import main
 
 
@@ -58,13 +59,16 @@ def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     assert [r["source_index"] for r in train if not r["augmented"]] == [0, 1, 2, 3]
     assert {r["source_index"] for r in train if r["augmented"]} == {0, 2}
     assert all(r["label"] == ROWS[r["source_index"]]["label"] for r in train)
-    failures = [json.loads(line) for line in (out / "failures" / "augment.jsonl").read_text().splitlines()]
+    failures = [json.loads(line) for path in failure_files(out) for line in path.read_text().splitlines()]
     assert [(f["split"], f["index"], f["reason"]) for f in failures] == [
         ("train", 1, "empty text"),
         ("train", 3, "missing text"),
     ]
     card = DatasetCard.load(out / "README.md")
-    assert card.data.configs[0]["data_files"] == [{"split": "train", "path": "data/train-*.parquet"}]
+    assert card.data.configs[0]["data_files"] == [{"split": "train", "path": data_files("default", "train")}]
+    assert card.data.license == "unknown" and card.data.language == ["en"]
+    assert card.data.task_categories == ["text-classification"]  # the rows carry labels
+    assert [p.name for p in list_shards(out)["default"]["train"]] == ["train-00000-of-00001.parquet"]
     assert "ngram|order:4|backoff:stupid" in card.text
     # the saved LM gives the same output again; a non-empty output needs --overwrite
     assert main([*argv, "--lm", str(tmp_path / "lm.parquet")]) == 1
@@ -122,7 +126,7 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
 
 def test_clear_errors(tmp_path, mrpc, capsys):
     base = ["augment", "--dataset", str(mrpc), "--output", str(tmp_path / "o")]
-    assert main([*base, "--method", "paraamr"]) == 1
+    assert main([*base, "--method", "paraamr"]) == 2  # a usage error
     assert "--paraphrases PATH" in capsys.readouterr().err
     assert main([*base, "--method", "reda", "--columns", "question"]) == 1
     assert "no column 'question'" in capsys.readouterr().err
@@ -164,3 +168,38 @@ def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
     assert train[0]["premise"] == "The cat sat on the mat." and found >= 1
     added = [r for r in train if r["augmented"]]
     assert added and all(r["label"] == 0 for r in added)
+
+
+def test_overwrite_replaces_only_an_earlier_augment_output(tmp_path, mrpc, capsys):
+    out = tmp_path / "out"
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda", "--n", "1", "--output", str(out)]
+    assert main(argv) == 0
+    (out / "notes.txt").write_text("mine\n")  # a user's file beside the output
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main([*argv, "--overwrite"]) == 1
+    assert "notes.txt" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing touched
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "README.md").write_text("# my dataset\n")
+    assert main([*argv[:-1], str(mine), "--overwrite"]) == 1
+    assert "not augment's" in capsys.readouterr().err
+    assert (mine / "README.md").read_text() == "# my dataset\n"
+    (out / "notes.txt").unlink()
+    assert main([*argv, "--overwrite", "--license", "mit"]) == 0
+    assert DatasetCard.load(out / "README.md").data.license == "mit"
+
+
+def test_push_to_hub_uploads_the_folder_and_load_dataset_reads_it(tmp_path, mrpc, hub, capsys):
+    out = tmp_path / "out"
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda", "--n", "1", "--output", str(out)]
+    token = "hf_AugmentPushToken0001"
+    assert main([*argv, "--push-to-hub", "org/mrpc-reda", "--token", token, "--private"]) == 0
+    assert token not in "".join(capsys.readouterr())
+    uploaded = hub.dataset("org/mrpc-reda").files()
+    uploaded.pop(".gitattributes", None)  # the Hub's own, made with the repo
+    local = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert uploaded == local
+    assert 'load_dataset("org/mrpc-reda")' in uploaded["README.md"].decode()
+    loaded = load_dataset("org/mrpc-reda", split="train")
+    assert loaded.to_list() == load_folder(out)["train"].to_list()

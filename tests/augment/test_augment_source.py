@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr.augment.source import ParaphraseIndex
+from paraamr.builder.folder import shard_name
 from paraamr.errors import InputError
 from paraamr.records import DEFAULT_SCHEMA, normalize, text_id
 
@@ -42,7 +43,7 @@ def write_jsonl(path, records):
 
 
 def write_folder(root, records):
-    """A folder as ``paraamr generate`` writes it: data/default/{split}-*.parquet, DEFAULT_SCHEMA."""
+    """A folder as ``paraamr generate`` writes it: data/default/{split}-{i}-of-{n}.parquet, DEFAULT_SCHEMA."""
     rows = [
         {
             "id": text_id(r["text"]),
@@ -57,7 +58,8 @@ def write_folder(root, records):
     ]
     (root / "data" / "default").mkdir(parents=True)
     pq.write_table(
-        pa.Table.from_pylist(rows, schema=DEFAULT_SCHEMA), root / "data" / "default" / "train-00000.parquet"
+        pa.Table.from_pylist(rows, schema=DEFAULT_SCHEMA),
+        root / "data" / "default" / shard_name("train", 0, 1),
     )
     return root
 

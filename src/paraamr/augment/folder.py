@@ -1,22 +1,25 @@
 """Write augmented splits as a Hub-ready dataset folder: Parquet shards, a card, the failures.
 
-Layout (``load_dataset(folder)`` and ``paraamr push folder org/name`` take it as is)::
+The layout is the project's one (:mod:`paraamr.builder.folder`), so ``load_dataset(folder)``,
+``paraamr push`` and ``--push-to-hub`` take it as is::
 
-    README.md                           card; YAML ``configs:`` maps each split to its shards
-    data/{split}-{i:05d}-of-{n:05d}.parquet
-    failures/augment.jsonl              rows that could not be augmented (when there are any)
+    README.md                                        card; YAML ``configs:`` maps each split to its shards
+    data/default/{split}-{i:05d}-of-{n:05d}.parquet  the rows, shards named as push_to_hub names them
+    failures/failures-{i:05d}-of-{n:05d}.jsonl       rows that could not be augmented (when any)
 
 >>> text = render_card(method="reda", n=2, seed=0, source="glue/mrpc", columns=("sentence1", "sentence2"),
-...                    rows={"train": 10}, augmented_splits=["train"], stats={"train": {"added_rows": 6}})
+...                    rows={"train": 10, "test": 0}, augmented_splits=["train"],
+...                    stats={"train": {"added_rows": 6}}, license="mit", labelled=True)
 >>> from huggingface_hub import DatasetCard
->>> DatasetCard(text).data.configs[0]["data_files"]
-[{'split': 'train', 'path': 'data/train-*.parquet'}]
+>>> data = DatasetCard(text).data
+>>> data.configs[0]["data_files"]
+[{'split': 'train', 'path': 'data/default/train-?????-of-?????.parquet'}]
+>>> data.license, data.language, data.task_categories
+('mit', ['en'], ['text-classification'])
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -28,6 +31,13 @@ from paraamr.errors import InputError
 
 if TYPE_CHECKING:
     from datasets import Dataset
+
+__all__ = ["CONFIG", "MARK", "check_output", "render_card", "write_folder"]
+
+#: The one config of an augmented folder.
+CONFIG = "default"
+#: Words of a card that say augment wrote it (an --overwrite may replace such a folder only).
+MARK = "paraamr augment"
 
 METHOD_TEXT = {
     "paraamr": "ParaAMR paraphrases (AMR back-translation, Huang et al. 2023), most fluent first",
@@ -49,20 +59,36 @@ def render_card(
     stats: Mapping[str, Mapping[str, int]],
     signature: str | None = None,
     pretty_name: str | None = None,
+    license: str | None = None,
+    labelled: bool = False,
+    repo_id: str | None = None,
 ) -> str:
-    """The README.md of an augmented dataset folder (YAML ``configs:`` for every split)."""
+    """The README.md of an augmented dataset folder: YAML ``configs:`` for every split with rows
+    (``datasets`` cannot load an empty one; those are named in the text), license (``None``:
+    ``unknown``), language, task categories (``text-classification`` when rows carry labels), size,
+    and how the rows were made. ``repo_id`` names the Hub repo in the load snippet."""
     from huggingface_hub import DatasetCardData
 
+    from paraamr.builder.folder import data_files
+    from paraamr.card import size_category
+
+    present = [s for s, count in rows.items() if count]
+    empty = [s for s, count in rows.items() if not count]
     data = DatasetCardData(
         pretty_name=pretty_name or f"{source} augmented ({method})",
+        license=license or "unknown",
+        language=["en"],  # WordNet synonyms, the English n-gram tokenization, the English generator
+        size_categories=[size_category(sum(rows.values()))],
+        task_categories=["text-classification"] if labelled else [],
         tags=["data-augmentation", "paraamr", method],
         configs=[
             {
-                "config_name": "default",
-                "data_files": [{"split": s, "path": f"data/{s}-*.parquet"} for s in rows],
+                "config_name": CONFIG,
+                "data_files": [{"split": s, "path": data_files(CONFIG, s)} for s in present],
             }
         ],
     )
+    where = repo_id or "path/to/this/folder"
     lines = [
         "---",
         data.to_yaml(),
@@ -76,13 +102,24 @@ def render_card(
         "sentence pairs each side is augmented and paired with the other, original side. Added rows",
         "repeating a row already there were removed.",
         "",
+        "```python",
+        "from datasets import load_dataset",
+        f'data = load_dataset("{where}")',
+        "```",
+        "",
         f"- Text columns: {', '.join(f'`{c}`' for c in columns)}",
         f"- Augmented splits: {', '.join(augmented_splits)} (other splits copied unchanged)",
         f"- Seed: {seed}",
-        f"- Built with: paraamr {__version__} (`paraamr augment --method {method} --n {n}`)",
+        f"- License: `{data.license}`"
+        + (" (none was given: `--license`; the source's terms apply)" if license is None else ""),
+        f"- Built with: paraamr {__version__} (`{MARK} --method {method} --n {n}`)",
     ]
     if signature:
         lines.append(f"- Language model: `{signature}`")
+    if empty:
+        lines.append(
+            f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {', '.join(empty)}"
+        )
     lines += ["", "| split | rows | added | repeats removed | bad rows |", "|---|---|---|---|---|"]
     for split, count in rows.items():
         s = stats.get(split, {})
@@ -90,11 +127,7 @@ def render_card(
             f"| {split} | {count} | {s.get('added_rows', 0)} | {s.get('repeats_removed', 0)} "
             f"| {s.get('bad_rows', 0)} |"
         )
-    lines += [
-        "",
-        "Bad rows (empty, missing or over `--max-chars`) are listed in `failures/augment.jsonl`.",
-        "",
-    ]
+    lines += ["", "Bad rows (empty, missing or over `--max-chars`): `failures/`.", ""]
     return "\n".join(lines)
 
 
@@ -104,32 +137,75 @@ def write_folder(
     *,
     card: str,
     failures: Sequence[Mapping[str, Any]] = (),
-    rows_per_shard: int = 100_000,
+    max_shard_size: int | str | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Write ``splits`` as Parquet shards under ``output`` with ``card`` as README.md.
+    """Write ``splits`` as the shards of config ``default`` under ``output``, ``failures`` as its
+    failure files and ``card`` as README.md, through the layout writers; returns the folder.
 
-    Everything is written to a hidden folder first and moved in place at the end; an ``output``
-    that exists and is not empty needs ``overwrite=True``.
+    Everything is written to a hidden sibling folder first and moved in place at the end, so a
+    failed run leaves ``output`` as it was. ``output`` must be missing or empty; with ``overwrite``
+    it may also be a folder this command wrote (its card says so) holding only the layout's files,
+    which are then replaced. Any other file in it is never deleted: the folder is refused.
     """
+    from paraamr.builder.folder import CARD, MAX_SHARD_SIZE, STATE_DIR, FailureWriter, ShardWriter, finalize
+
     output = Path(output)
-    if output.exists() and any(output.iterdir()) and not overwrite:
-        raise InputError(f"{output}: exists and is not empty (pass --overwrite to replace it)")
+    check_output(output, overwrite)
     tmp = output.parent / f".{output.name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "data").mkdir(parents=True)
-    for split, dataset in splits.items():
-        shards = max(1, math.ceil(len(dataset) / rows_per_shard))
-        for i in range(shards):
-            part = dataset.shard(shards, i, contiguous=True)
-            part.to_parquet(str(tmp / "data" / f"{split}-{i:05d}-of-{shards:05d}.parquet"))
-    if failures:
-        (tmp / "failures").mkdir()
-        with (tmp / "failures" / "augment.jsonl").open("w", encoding="utf-8") as stream:
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        tmp.mkdir(parents=True)
+        size = max_shard_size or MAX_SHARD_SIZE
+        for split, dataset in splits.items():
+            if not len(dataset):
+                continue  # datasets cannot load a split without rows; the card names it
+            schema = dataset.features.arrow_schema
+            with ShardWriter(tmp, CONFIG, split, schema, max_shard_size=size) as writer:
+                for table in dataset.with_format("arrow").iter(batch_size=1000):
+                    writer.write_table(table)
+        if failures:
+            failed = FailureWriter(tmp)
             for failure in failures:
-                stream.write(json.dumps(dict(failure), ensure_ascii=False) + "\n")
-    (tmp / "README.md").write_text(card, encoding="utf-8")
-    if output.exists():
-        shutil.rmtree(output)
-    tmp.rename(output)
+                failed.write(dict(failure))
+            failed.commit()
+        finalize(tmp, max_shard_size=size)
+        shutil.rmtree(tmp / STATE_DIR, ignore_errors=True)
+        (tmp / CARD).write_text(card, encoding="utf-8")
+        if output.exists():
+            old = output.parent / f".{output.name}.old"
+            output.rename(old)  # holds only files this command wrote (checked above)
+            tmp.rename(output)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(output)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return output
+
+
+def check_output(output: Path, overwrite: bool) -> None:
+    """Refuse an ``output`` whose files this command would replace without leave to (see
+    :func:`write_folder`); the command calls it before any work too."""
+    from paraamr.builder.folder import CARD, STATE_DIR, failure_files, list_shards
+
+    if output.exists() and not output.is_dir():
+        raise InputError(f"{output}: exists and is not a folder (give a new folder as --output)")
+    if not output.exists() or not any(output.iterdir()):
+        return
+    if not overwrite:
+        raise InputError(f"{output}: exists and is not empty (pass --overwrite to replace an earlier output)")
+    card = output / CARD
+    ours = {card, *failure_files(output)}
+    ours.update(p for splits in list_shards(output).values() for paths in splits.values() for p in paths)
+    others = sorted(
+        str(p.relative_to(output))
+        for p in output.rglob("*")
+        if p.is_file() and p not in ours and STATE_DIR not in p.relative_to(output).parts
+    )
+    written_by_us = card.is_file() and MARK in card.read_text(encoding="utf-8", errors="replace")
+    if others or not written_by_us:
+        what = f"holds files augment did not write ({', '.join(others[:3])})" if others else "not augment's"
+        raise InputError(f"{output}: {what}; --overwrite replaces only an earlier augment output")

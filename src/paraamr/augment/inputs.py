@@ -47,6 +47,8 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
         if (path / "state.json").is_file():
             return _local(path, lambda: datasets.DatasetDict({"train": datasets.load_from_disk(str(path))}))
         return _local(path, lambda: datasets.load_dataset(str(path), config))
+    if path.suffix.lower() in _BUILDERS or spec.startswith(("/", "./", "../", "~")):
+        raise InputError(f"{spec}: no such file or folder")
     try:
         return datasets.load_dataset(spec, config)
     except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:

@@ -89,15 +89,15 @@ def generate_index(
 ) -> tuple[ParaphraseIndex, list[dict[str, Any]]]:
     """Paraphrases generated on the fly for ``texts``, and the generator's failure rows.
 
-    ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built from
-    ``settings`` (fields of :class:`~paraamr.builder.settings.GeneratorSettings`, e.g.
-    ``parser_model``, ``generator_model``, ``lm_model``, ``max_perplexity``, ``device``).
+    ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built by
+    :func:`paraamr.builder.run.make_generator` from ``settings`` (by field name, see
+    :func:`paraamr.builder.settings.split_settings`: ``parser_model``, ``realizer_model``,
+    ``lm_model``, ``max_perplexity``, ``device``, ``download``, ...).
     """
     if generator is None:
-        from paraamr.builder.pipeline import Generator
-        from paraamr.builder.settings import GeneratorSettings
+        from paraamr.builder.run import make_generator
 
-        generator = Generator(GeneratorSettings(**settings))
+        generator = make_generator(**settings)
     failures: list[dict[str, Any]] = []
     records = generator.generate(list(texts), on_failure=failures.append)
     return ParaphraseIndex.from_records(records), failures

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from paraamr.models.catalog import DEFAULTS
 
 
 def _positive(value: str) -> int:
@@ -11,6 +14,15 @@ def _positive(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
     return number
+
+
+def _size(value: str) -> int:
+    from paraamr.builder.folder import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def register(subparsers) -> None:
@@ -41,7 +53,22 @@ def register(subparsers) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
-    p.add_argument("--rows-per-shard", type=_positive, default=100_000)
+    p.add_argument(
+        "--max-shard-size",
+        type=_size,
+        default="500MB",
+        help="largest shard, in Arrow bytes as push_to_hub counts them (default: %(default)s)",
+    )
+    p.add_argument("--license", default=None, help="license id for the card (default: unknown)")
+    hub = p.add_argument_group("publishing")
+    hub.add_argument(
+        "--push-to-hub", metavar="REPO_ID", default=None, help="upload the folder as this dataset repo"
+    )
+    hub.add_argument("--private", action="store_true", help="create the repo private")
+    hub.add_argument("--revision", default=None, help="branch to push to (created when missing)")
+    hub.add_argument(
+        "--token", default=None, help="Hub token (default: HF_TOKEN or `hf auth login`'s); never printed"
+    )
     p.add_argument(
         "--max-chars",
         type=_positive,
@@ -58,10 +85,22 @@ def register(subparsers) -> None:
         "inf keeps all)",
     )
     g.add_argument("--generate", action="store_true", help="generate paraphrases on the fly instead")
-    g.add_argument("--parser-model", default="parse_xfm_bart_large")
-    g.add_argument("--generator-model", default="generate_t5wtense")
-    g.add_argument("--lm-model", default="gpt2", help="perplexity LM of the generator")
+    g.add_argument("--parser-model", default=DEFAULTS["parser"], help="default: %(default)s")
+    g.add_argument(
+        "--realizer-model", "--generator-model", default=DEFAULTS["realizer"], help="default: %(default)s"
+    )
+    g.add_argument("--lm-model", default=DEFAULTS["lm"], help="perplexity LM of the generator (%(default)s)")
     g.add_argument("--device", default=None)
+    g.add_argument(
+        "--no-download",
+        action="store_true",
+        help="never fetch a missing model (as HF_HUB_OFFLINE=1): stop with what to fetch",
+    )
+    g.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="let a model folder run code other than amrlib's own inference classes",
+    )
     g = p.add_argument_group("reda / reda-ng methods")
     g.add_argument(
         "--draws", type=_positive, default=20, help="tries per operator behind the pool (default: 20)"
@@ -72,33 +111,26 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, augment each chosen split, write the folder; 1 on bad input."""
-    from paraamr.errors import ParaAMRError
-
-    try:
-        return _run(args)
-    except ParaAMRError as err:
-        print(f"paraamr augment: {err}", file=sys.stderr)
-        return 1
-
-
-def _run(args: argparse.Namespace) -> int:
-    from paraamr.augment.folder import render_card, write_folder
+    """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
+    line by :func:`paraamr.errors.run_command` (exit 1; 2 for options that do not go together)."""
+    from paraamr.augment.folder import check_output, render_card, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.ngram import NgramLM
     from paraamr.augment.reda import REDA
     from paraamr.augment.runner import augment, check_columns, detect_columns, train_lm
-    from paraamr.errors import InputError
+    from paraamr.errors import InputError, about
 
-    if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
-        raise InputError("--method paraamr needs exactly one of --paraphrases PATH and --generate")
+    _check_options(args)
+    output = args.output or f"augmented-{args.method}"
+    check_output(Path(output), args.overwrite)  # before any work
     splits = load_splits(args.dataset, args.dataset_config)
     chosen = args.split or (["train"] if "train" in splits else list(splits))
     unknown = [s for s in chosen if s not in splits]
     if unknown:
         raise InputError(f"no split {unknown} in {args.dataset} (splits: {list(splits)})")
     names = splits[chosen[0]].column_names
-    columns = check_columns(names, args.columns or detect_columns(names))
+    with about(args.dataset):
+        columns = check_columns(names, args.columns or detect_columns(names))
     reda = REDA(seed=args.seed, draws=args.draws)
     lm = index = None
     if args.method == "reda-ng":
@@ -135,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
             f"bad row: {f['split']} index {f['index']}, column {f['column']}: {f['reason']}", file=sys.stderr
         )
     if len(failures) > 20:
-        print(f"... and {len(failures) - 20} more in failures/augment.jsonl", file=sys.stderr)
+        print(f"... and {len(failures) - 20} more under {output}/failures/", file=sys.stderr)
     card = render_card(
         method=args.method,
         n=args.n,
@@ -146,18 +178,75 @@ def _run(args: argparse.Namespace) -> int:
         augmented_splits=chosen,
         stats=stats,
         signature=lm.signature() if lm else None,
+        license=args.license,
+        labelled=_labelled(splits[chosen[0]]),
+        repo_id=args.push_to_hub,
     )
-    output = args.output or f"augmented-{args.method}"
     write_folder(
         out,
         output,
         card=card,
         failures=failures,
-        rows_per_shard=args.rows_per_shard,
+        max_shard_size=args.max_shard_size,
         overwrite=args.overwrite,
     )
     print(f"wrote {output}")
+    if args.push_to_hub:
+        from paraamr.builder.hub import push_folder
+
+        url = push_folder(
+            output, args.push_to_hub, private=args.private, revision=args.revision, token=args.token
+        )
+        print(f"pushed {output} to {args.push_to_hub}: {url}")
     return 0
+
+
+def _labelled(dataset) -> bool:
+    """Whether rows carry a label (a ``label``/``labels`` column or a ClassLabel feature)."""
+    from datasets import ClassLabel
+
+    names = dataset.column_names
+    return any(n in ("label", "labels") for n in names) or any(
+        isinstance(f, ClassLabel) for f in dataset.features.values()
+    )
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Options that do not go with the method: a usage error (exit 2), before anything is read."""
+    from paraamr.errors import UsageError
+
+    if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
+        raise UsageError("--method paraamr needs exactly one of --paraphrases PATH and --generate")
+    only = {"paraamr": ("paraphrases", "generate"), "reda-ng": ("lm", "save_lm")}
+    for method, names in only.items():
+        given = [n for n in names if getattr(args, n) and args.method != method]
+        if given:
+            options = ", ".join("--" + n.replace("_", "-") for n in given)
+            raise UsageError(f"{options}: only with --method {method} (not {args.method})")
+
+
+def _generator_settings(args: argparse.Namespace) -> dict:
+    """The generator's settings by field name (:func:`paraamr.builder.settings.split_settings`)."""
+    from dataclasses import fields
+
+    from paraamr.builder.settings import RecordSettings, RunSettings
+    from paraamr.errors import UsageError
+
+    settings = {
+        "parser_model": args.parser_model,
+        "realizer_model": args.realizer_model,
+        "lm_model": args.lm_model,
+        "max_perplexity": args.max_perplexity,
+        "device": args.device,
+        "seed": args.seed,
+        "download": not args.no_download,
+        "trust_remote_code": args.trust_remote_code,
+        "progress": False,
+    }
+    known = {f.name for cls in (RecordSettings, RunSettings) for f in fields(cls)}
+    if args.trust_remote_code and "trust_remote_code" not in known:
+        raise UsageError("--trust-remote-code: this version's generator settings do not take it yet")
+    return {k: v for k, v in settings.items() if k in known}
 
 
 def _paraphrases(args: argparse.Namespace, datasets, columns):
@@ -179,15 +268,7 @@ def _paraphrases(args: argparse.Namespace, datasets, columns):
     else:
         from paraamr.augment.source import generate_index
 
-        index, failures = generate_index(
-            texts.values(),
-            parser_model=args.parser_model,
-            generator_model=args.generator_model,
-            lm_model=args.lm_model,
-            max_perplexity=args.max_perplexity,
-            device=args.device,
-            seed=args.seed,
-        )
+        index, failures = generate_index(texts.values(), **_generator_settings(args))
         for failure in failures:
             print(
                 f"generator: no paraphrases for {failure['text']!r}: {failure['stage']}: {failure['reason']}",
