@@ -35,18 +35,19 @@ from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_
 #: The released subset (177,410 sources) of amazon-science/ParaAMR: a zip of one JSON lines file.
 RELEASE_URL = "https://github.com/amazon-science/ParaAMR/raw/main/ParaAMR_small.zip"
 RELEASE_HOME = "https://github.com/amazon-science/ParaAMR"
-#: The release's BibTeX.
-CITATION = """\
-@inproceedings{acl2023paraamr,
-    author    = {Kuan-Hao Huang and Varun Iyer and I-Hung Hsu and Anoop Kumar and Kai-Wei Chang and
-                 Aram Galstyan},
-    title     = {ParaAMR: A Large-Scale Syntactically Diverse Paraphrase Dataset by AMR
-                 Back-Translation},
-    booktitle = {Proceedings of the 61st Annual Meeting of the Association for Computational Linguistics
-                 (ACL)},
-    year      = {2023},
-}
-"""
+#: The paper's BibTeX (ACL Anthology), the one citation of the card, the builder and the README.
+CITATION = (
+    "@inproceedings{huang-etal-2023-paraamr,\n"
+    '  title = "{P}ara{AMR}: A Large-Scale Syntactically Diverse Paraphrase Dataset by {AMR} '
+    'Back-Translation",\n'
+    '  author = "Huang, Kuan-Hao and Iyer, Varun and Hsu, I-Hung and Kumar, Anoop and Chang, '
+    'Kai-Wei and Galstyan, Aram",\n'
+    '  booktitle = "Proceedings of the 61st Annual Meeting of the Association for Computational '
+    'Linguistics (Volume 1: Long Papers)",\n'
+    '  year = "2023",\n'
+    '  pages = "8047--8061",\n'
+    "}\n"
+)
 
 RECORD_FIELDS = tuple(DEFAULT_SCHEMA.names)
 PARAPHRASE_FIELDS = tuple(f.name for f in PARAPHRASE_TYPE)

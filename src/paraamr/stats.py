@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import sources
+from paraamr.errors import InputError
 
 #: Perplexity quantiles reported, by name.
 QUANTILES = {"min": 0.0, "p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "max": 1.0}
@@ -41,6 +42,7 @@ def compute_stats(
     max_perplexity: float | None = None,
     skip_invalid: bool = False,
     plot_dir: str | os.PathLike | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Statistics of every record under ``path`` (file or folder, see :func:`paraamr.sources.split_files`).
 
@@ -48,10 +50,13 @@ def compute_stats(
     ``avg_source_tokens``, ``sources_without_paraphrases``, ``perplexity`` (quantiles, ``mean`` and
     ``missing``), ``splits`` (instances per split), ``tokens`` (how tokens are counted),
     ``max_perplexity``, ``skipped_lines``; with ``plot_dir``, ``plots`` (the PNG paths written:
-    perplexity and paraphrases-per-source histograms). ``max_perplexity`` filters as the loader does.
+    perplexity and paraphrases-per-source histograms; PNGs already there are refused unless
+    ``overwrite``, before anything is read). ``max_perplexity`` filters as the loader does.
     """
     import numpy as np
 
+    if plot_dir is not None and not overwrite:
+        _check_plots(plot_dir)
     perplexities = array("d")
     per_source = array("l")
     splits: dict[str, int] = {}
@@ -92,6 +97,17 @@ def compute_stats(
     return stats
 
 
+#: The histograms written into a plot folder.
+PLOT_NAMES = ("perplexity.png", "paraphrases_per_source.png")
+
+
+def _check_plots(plot_dir: str | os.PathLike) -> None:
+    """Refuse to replace PNGs of the same names (``paraamr stats --overwrite`` replaces them)."""
+    there = [name for name in PLOT_NAMES if (Path(plot_dir) / name).exists()]
+    if there:
+        raise InputError(f"{Path(plot_dir) / there[0]}: exists (pass --overwrite to replace the plots)")
+
+
 def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> list[Path]:
     """Write ``perplexity.png`` (clipped at the 99th percentile, the paper's thresholds marked) and
     ``paraphrases_per_source.png`` into ``plot_dir``; return their paths."""
@@ -104,15 +120,16 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
 
     out = Path(plot_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "perplexity.png", out / "paraphrases_per_source.png"]
+    paths = [out / name for name in PLOT_NAMES]
 
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
     if len(perplexities):
-        top = float(np.quantile(perplexities, 0.99))
+        low, top = float(perplexities.min()), float(np.quantile(perplexities, 0.99))
         shown = perplexities[perplexities <= top]
-        ax.hist(shown, bins=50, color="#4c72b0")
+        span = (low - 1.0, top + 1.0) if top - low < 1.0 else (low, top)  # one value: a visible bar
+        ax.hist(shown, bins=50, range=span, color="#4c72b0")
         for t in THRESHOLDS:
-            if t <= top:
+            if span[0] <= t <= span[1]:  # the paper's thresholds that fall inside the data
                 ax.axvline(t, color="#c44e52", linestyle="--", linewidth=1)
                 ax.text(t, ax.get_ylim()[1] * 0.95, f" {t}", color="#c44e52", fontsize=8, va="top")
         ax.set_title(
@@ -131,6 +148,8 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
     top = int(per_source.max()) if len(per_source) else 0
     ax.hist(per_source, bins=np.arange(-0.5, top + 1.5, 1.0), color="#55a868", rwidth=0.9)
+    ax.set_xlim(-0.5, top + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(f"Paraphrases per source ({len(per_source)} sources)", fontsize=9)
     ax.set_xlabel("paraphrases")
     ax.set_ylabel("sources")

@@ -7,11 +7,15 @@ import re
 import pytest
 from huggingface_hub import DatasetCard
 
-from paraamr import card
+from paraamr import card, sources
 from paraamr.stats import compute_stats
 
 SECTIONS = [
     "Dataset Card for",
+    "Quick Start",
+    "Examples",
+    "Statistics",
+    "Evaluation",
     "Dataset Details",
     "Dataset Description",
     "Dataset Sources",
@@ -26,7 +30,6 @@ SECTIONS = [
     "Who are the source data producers?",
     "Annotations",
     "Personal and Sensitive Information",
-    "Statistics",
     "Bias, Risks, and Limitations",
     "Recommendations",
     "Citation",
@@ -36,16 +39,22 @@ SECTIONS = [
     "Dataset Card Contact",
 ]
 SUMMARY = {
-    "input": "examples/sentences.txt",
     "settings": {
+        "input": "/home/someone/private/examples/sentences.txt",
         "parser_model": "parse_xfm_bart_large",
-        "generator_model": "generate_t5wtense",
+        "realizer_model": "generate_t5wtense",
         "lm_model": "gpt2",
         "max_perplexity": 120.0,
         "foci": "all",
+        "seed": 0,
         "similarity_model": None,
+        "parse_batch_size": 16,
+        "commit_seconds": 600.0,
+        "validation_fraction": 0.0,
+        "test_fraction": 0.0,
+        "split": "train",
     },
-    "counts": {"inputs": 7, "records": 6, "failures": 1},
+    "counts": {"inputs": 7, "records": 6, "failures": 1, "seconds_by_stage": {"parse": 3.5}},
 }
 
 
@@ -95,11 +104,118 @@ def test_generated_run_card(release_jsonl):
     sections = _assert_filled(text)
     method = sections["Data Collection and Processing"]
     assert "`parse_xfm_bart_large`" in method and "`generate_t5wtense`" in method and "`gpt2`" in method
-    assert "perplexity above 120 were dropped" in method and "from `examples/sentences.txt`" in method
-    assert "| `counts.failures` | 1 |" in method
-    assert "| instances (source sentences) | 6 |" in sections["Statistics"]  # from compute_stats
-    assert 'load_dataset("me/paraamr-run", "pairs", split="train")' in sections["Direct Use"]
-    assert "acl2023paraamr" in sections["Citation"]
+    assert "perplexity above 120 were dropped" in method
+    # only the settings that define the records; the input by its name, never a local path
+    assert "| input | `sentences.txt` |" in method and "| seed | 0 |" in method
+    assert "/home/someone" not in text and "parse_batch_size" not in text and "commit_seconds" not in text
+    assert "Of 7 input rows, 6 became records and 1 failures" in sections["More Information"]
+    assert "| 6 | 1.83 |" in sections["Statistics"]  # compute_stats: 6 instances, 11 paraphrases / 6
+    assert 'load_dataset("me/paraamr-run", "pairs", split="train")' in sections["Quick Start"]
+
+
+def test_local_models_are_named_by_folder_and_content_hash(tmp_path):
+    run, model = tmp_path / "run", tmp_path / "models" / "my-parser"
+    model.mkdir(parents=True)
+    run.mkdir()
+    (model / "weights.bin").write_bytes(b"weights")
+    summary = {"settings": {"parser_model": "../models/my-parser", "lm_model": str(tmp_path / "nope")}}
+    rows = dict(card.record_settings(summary, run))
+    import hashlib
+
+    expected = hashlib.sha256(b"weights.bin\0weights").hexdigest()[:16]  # the hash, computed here
+    assert rows["AMR parser"] == f"`my-parser` (local, sha256 `{expected}`)"
+    assert rows["perplexity LM"] == "`nope` (local, no longer on disk)"  # never the path
+
+
+def test_card_yaml_passes_the_hub_and_datasets_metadata_checks(parquet_folder, tmp_path):
+    """What the Hub reads from the YAML: huggingface_hub's DatasetCardData, datasets' configs and
+    infos (features, splits with bytes and examples, sizes); and load_dataset through it."""
+    import shutil
+
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+
+    from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA
+
+    folder = tmp_path / "folder"
+    shutil.copytree(parquet_folder, folder)
+    summary = {"settings": {"split": "train", "validation_fraction": 0.2, "test_fraction": 0.1}}
+    card.write_card(folder, summary=summary, license="cc-by-4.0", repo_id="me/x")
+    parsed = DatasetCard.load(folder / "README.md")
+    data = parsed.data
+    assert data.to_dict() == type(data)(**data.to_dict()).to_dict()  # DatasetCardData round trip
+    configs = MetadataConfigs.from_dataset_card_data(data)
+    assert sorted(configs) == ["default", "pairs"]
+    infos = DatasetInfosDict.from_dataset_card_data(data)
+    assert infos["default"].features == datasets.Features.from_arrow_schema(DEFAULT_SCHEMA)
+    assert infos["pairs"].features == datasets.Features.from_arrow_schema(PAIRS_SCHEMA)
+    assert {s.name: s.num_examples for s in infos["default"].splits.values()} == {"train": 3, "validation": 1}
+    assert infos["default"].dataset_size == sum(s.num_bytes for s in infos["default"].splits.values())
+    assert infos["default"].download_size == sum(
+        p.stat().st_size for p in (folder / "data" / "default").glob("*.parquet")
+    )
+    # the test split the settings ask for has no rows: named as empty, not in configs:
+    assert "`default`/`test`, `pairs`/`test`" in parsed.text and "/test-" not in str(data.configs)
+    ds = datasets.load_dataset(str(folder), split="validation", cache_dir=str(tmp_path / "cache"))
+    assert ds.num_rows == 1
+
+
+def _html(text: str) -> str:
+    import markdown
+
+    return markdown.markdown(text.split("\n---\n", 1)[1], extensions=["tables", "fenced_code"])
+
+
+def test_card_renders_to_html_with_examples_statistics_and_plots(parquet_folder, tmp_path):
+    import shutil
+
+    folder = tmp_path / "folder"
+    shutil.copytree(parquet_folder, folder)
+    card.write_card(folder, summary=SUMMARY, license=None)
+    html = _html((folder / "README.md").read_text(encoding="utf-8"))
+    images = re.findall(r'<img alt="[^"]+" src="([^"]+)"', html)
+    assert images == ["plots/perplexity.png", "plots/paraphrases_per_source.png"]
+    assert all((folder / src).stat().st_size > 1000 for src in images)  # the PNGs are in the folder
+    examples = html.split("<h2>Examples</h2>")[1].split("<h2>")[0]
+    assert examples.count("<table>") == 2  # 2 of the 3 train records have paraphrases
+    assert "They need it, I know." in examples and "<code>need-01</code>" in examples
+    assert "|---" not in html and "{{" not in html and "<h2>Quick Start</h2>" in html
+    assert 'load_dataset("folder", "pairs", split="train")' in html.replace("&quot;", '"')
+
+
+def test_evaluation_row_is_written_into_the_card_and_kept(parquet_folder, tmp_path):
+    import shutil
+
+    from paraamr.errors import InputError
+
+    folder = tmp_path / "folder"
+    shutil.copytree(parquet_folder, folder)
+    card.write_card(folder, summary=SUMMARY, license=None)
+    row = {"semantic similarity": 83.1, "self-BLEU": 42.0, "TED-3": 5.5}
+    signatures = {"TED-3": "ted|k:3|parser:spacy"}
+    card.update_card_metrics(folder, row, signatures)
+    for _ in range(2):  # and again after the card is written anew
+        section = _sections((folder / "README.md").read_text(encoding="utf-8"))["Evaluation"]
+        assert (
+            "| semantic similarity | self-BLEU | TED-3 |" in section and "| 83.10 | 42.00 | 5.50 |" in section
+        )
+        assert "`ted|k:3|parser:spacy`" in section
+        card.write_card(folder, summary=SUMMARY, license=None)
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "README.md").write_text("# mine\n")
+    with pytest.raises(InputError, match="not a card written by paraamr"):
+        card.update_card_metrics(tmp_path / "foreign", row, signatures)
+    assert (tmp_path / "foreign" / "README.md").read_text() == "# mine\n"
+
+
+def test_the_card_citation_is_the_readme_one():
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    (bibtex,) = re.findall(r"```bibtex\n(.*?)```", readme, flags=re.S)
+    text = card.render_card(summary=None, stats=None, license=None)
+    assert bibtex.strip() in text and bibtex == sources.CITATION
 
 
 def test_release_card_without_stats_or_license():

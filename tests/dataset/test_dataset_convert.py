@@ -24,11 +24,16 @@ def test_release_round_trip_is_lossless(tmp_path, release_jsonl, release_lines, 
     assert _lines(back) == release_lines  # every field of the release, floats bit for bit, in order
     assert back.read_bytes() == release_jsonl.read_bytes()  # same json.dumps layout as the fixture
     assert "wrote 6 records" in capsys.readouterr().out
-    # push_to_hub's names; nothing else left in the folder (no parts, no state)
-    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == [
+    # push_to_hub's names, sized by bytes; nothing else left in the folder (no parts, no state)
+    names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    shards = [n for n in names if n.startswith("data/default/")]
+    assert len(shards) > 1 and shards == [
+        f"data/default/train-{i:05d}-of-{len(shards):05d}.parquet" for i in range(len(shards))
+    ]
+    assert [n for n in names if not n.startswith("data/")] == [
         "README.md",
-        "data/default/train-00000-of-00001.parquet",
-        "data/pairs/train-00000-of-00001.parquet",
+        "plots/paraphrases_per_source.png",
+        "plots/perplexity.png",
     ]
 
 
@@ -56,7 +61,7 @@ def test_converted_folder_loads_through_its_card(tmp_path, release_jsonl, releas
     folder = tmp_path / "folder"
     assert main(["convert", str(release_jsonl), str(folder), "--license", "cc-by-nc-4.0"]) == 0
     readme = (folder / "README.md").read_text(encoding="utf-8")
-    assert "license: cc-by-nc-4.0" in readme and "| instances (source sentences) | 6 |" in readme
+    assert "license: cc-by-nc-4.0" in readme and "| 6 | 1.83 |" in readme
     cache = str(tmp_path / "cache")
     default = datasets.load_dataset(str(folder), split="train", cache_dir=cache)
     pairs = datasets.load_dataset(str(folder), "pairs", split="train", cache_dir=cache)

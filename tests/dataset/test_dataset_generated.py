@@ -79,5 +79,11 @@ def test_generated_card_statistics_come_from_the_shards(generated):
     # regression: the generator wrote its card with stats=None ("run `paraamr stats`")
     text = (generated / "README.md").read_text(encoding="utf-8")
     statistics = text.split("## Statistics", 1)[1].split("\n## ", 1)[0]
-    assert f"| instances (source sentences) | {len(_shard_rows(generated, 'default'))} |" in statistics
+    rows = _shard_rows(generated, "default")
+    per_source = sum(len(r["paraphrases"]) for r in rows) / len(rows)
+    assert f"| {len(rows)} | {per_source:.2f} |" in statistics  # Table 1's first columns, from pyarrow
+    assert (
+        "![perplexity](plots/perplexity.png)" in statistics
+        and (generated / "plots" / "perplexity.png").is_file()
+    )
     assert "run `paraamr stats`" not in statistics

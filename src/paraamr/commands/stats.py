@@ -32,6 +32,7 @@ def register(subparsers) -> None:
         help="folder for the PNG histograms (default: %(default)s)",
     )
     p.add_argument("--no-plots", action="store_true", help="write no histograms")
+    p.add_argument("--overwrite", action="store_true", help="replace PNGs of the same names in --plots")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.add_argument("--skip-invalid", action="store_true", help="count malformed lines instead of failing")
     p.set_defaults(func=run)
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
             max_perplexity=args.max_perplexity,
             skip_invalid=args.skip_invalid,
             plot_dir=None if args.no_plots else args.plots,
+            overwrite=args.overwrite,
         )
     except ParaAMRError as err:
         print(f"paraamr stats: {err}", file=sys.stderr)
