@@ -10,6 +10,7 @@ import json
 import socket
 import tarfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -43,13 +44,15 @@ def _tarball(model_dir: Path, top: str, *, drop: tuple[str, ...] = (), meta: dic
 class _Server:
     """A loopback release host: ``/NAME`` serves ``files[NAME]``, honouring ``Range`` (206) unless
     ``ignore_range``; ``cut[NAME] = n`` makes the next GET send n bytes and drop the connection;
-    ``fail[NAME] = k`` answers the next k GETs with 503. ``requests`` logs (path, Range header)."""
+    ``fail[NAME] = k`` answers the next k GETs with 503; ``delay`` seconds before each answer.
+    ``requests`` logs (path, Range header)."""
 
     def __init__(self, files: dict[str, bytes]):
         self.files = files
         self.cut: dict[str, int] = {}
         self.fail: dict[str, int] = {}
         self.ignore_range = False
+        self.delay = 0.0
         self.requests: list[tuple[str, str | None]] = []
         owner = self
 
@@ -66,6 +69,7 @@ class _Server:
                     owner.fail[name] -= 1
                     self.send_error(503)
                     return
+                time.sleep(owner.delay)
                 start = int(rng[6:-1]) if rng and not owner.ignore_range else 0
                 self.send_response(206 if start else 200)
                 if start:
@@ -204,6 +208,31 @@ def test_no_route_fails_at_once(tmp_path, monkeypatch):
         ensure("generate_t5wtense", "realizer", cache_dir=tmp_path, progress=False)
     assert "could not be fetched" in str(err.value) and "no route" in str(err.value)
     assert _models(tmp_path) == []
+
+
+def test_concurrent_fetches_of_one_model_download_it_once(tmp_path, server):
+    server.requests.clear()
+    server.delay = 0.5  # both start before the first is done
+    url = f"{server.url}/tiny.tar.gz"
+    results: list[Path] = []
+    try:
+        workers = [
+            threading.Thread(
+                target=lambda: results.append(
+                    fetch_release("tiny", url=url, cache_dir=tmp_path, progress=False)
+                )
+            )
+            for _ in range(2)
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(60)
+    finally:
+        server.delay = 0.0
+    assert results == [tmp_path / "models" / "tiny"] * 2
+    assert server.requests == [("/tiny.tar.gz", None)]  # the second waited on the lock, then found it
+    assert _models(tmp_path) == ["tiny"] and _partials(tmp_path) == []
 
 
 def test_download_integrity_checks(tmp_path, server, no_sleep):
