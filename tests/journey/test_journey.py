@@ -112,6 +112,7 @@ def test_the_first_run_fetches_every_default_model(journey):
         assert hub.requests("GET", f"/{repo}/resolve/"), repo
     assert not hub.requests("GET", "/facebook/bart-large/resolve/main/model.safetensors")  # tokenizer only
     assert journey.env["HF_TOKEN"] not in journey.run.stdout + journey.run.stderr
+    assert "model_parse_xfm_bart_large-v0_1_0.tar.gz" in journey.run.stderr  # its progress bar, resumed
 
 
 def test_the_pushed_repo_is_the_folder_with_a_card_naming_it(journey):

@@ -582,7 +582,6 @@ def client_env(url: str, home: str | Path, *, token: str | None = "hf_loopback_t
         "TRANSFORMERS_OFFLINE": "0",
         "HF_HOME": str(home),
         "HF_HUB_DISABLE_TELEMETRY": "1",
-        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
     }
     if token:
         env["HF_TOKEN"] = token
