@@ -7,7 +7,9 @@ from __future__ import annotations
 import http.server
 import io
 import json
+import os
 import socket
+import sys
 import tarfile
 import threading
 import time
@@ -318,6 +320,51 @@ def test_crafted_archives_are_refused_and_write_nothing(tmp_path):
         assert (outside / "victim.txt").read_text() == "original", case
         assert not any(dest.rglob("*")), case  # refused before anything was extracted
     assert not (tmp_path / "escaped.txt").exists() and not (tmp_path.parent / "escaped.txt").exists()
+
+
+def _realpath_overflow(dest: Path) -> bytes:
+    """CVE-2025-4517 (CPython's ``test_realpath_limit_attack``): symlinks whose expansion passes
+    PATH_MAX stop ``os.path.realpath``, so the ``data`` filter's checks are fooled and a hard link
+    through them reaches ``dest/../flag``, which the archive then overwrites (and it adds a file)."""
+    steps = "abcdefghijklmnop"
+    width = (os.pathconf(dest.parent, "PC_PATH_MAX") - len(str(dest)) - 1) // (len(steps) + 1)
+    component = "d" * width
+    members: list[tuple[str, bytes | None, dict]] = []
+    path = ""
+    for step in steps:
+        members.append((os.path.join(path, component), None, {"type": tarfile.DIRTYPE, "mode": 0o777}))
+        members.append((os.path.join(path, step), None, {"type": tarfile.SYMTYPE, "linkname": component}))
+        path = os.path.join(path, component)
+    link = os.path.join(*steps, "l" * 254)
+    members.append((link, None, {"type": tarfile.SYMTYPE, "linkname": os.path.join(*[".."] * len(steps))}))
+    members.append(("escape", None, {"type": tarfile.SYMTYPE, "linkname": os.path.join(link, "..")}))
+    members.append(("flaglink", None, {"type": tarfile.LNKTYPE, "linkname": os.path.join("escape", "flag")}))
+    members.append(("flaglink", b"overwritten", {}))
+    members.append(("escape/newfile", b"new", {}))
+    return _crafted(members)
+
+
+def test_the_data_filter_bypass_of_this_python_is_closed(tmp_path):
+    """The crafted archive really escapes ``extractall(filter="data")`` on an unpatched Python
+    (3.11.7 here); :func:`safe_extract` refuses it before writing anything."""
+    for name in ("plain", "safe"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "flag").write_text("original")
+    plain, safe = tmp_path / "plain" / "dest", tmp_path / "safe" / "dest"
+    archive = tmp_path / "cve.tar.gz"
+    archive.write_bytes(_realpath_overflow(plain))
+    try:
+        with tarfile.open(archive) as tar:
+            tar.extractall(plain, filter="data")
+    except (tarfile.FilterError, OSError):
+        pass  # a patched Python refuses it itself
+    escaped = (tmp_path / "plain" / "flag").read_text() != "original"
+    assert escaped or sys.version_info >= (3, 11, 13), "the crafted archive should escape an unpatched filter"
+    with pytest.raises(ArchiveRefused, match=r"refused: member .* is a symbolic link"):
+        safe_extract(archive, safe)
+    assert (tmp_path / "safe" / "flag").read_text() == "original"
+    assert sorted(p.name for p in (tmp_path / "safe").iterdir()) == ["dest", "flag"]
+    assert not any(safe.iterdir())
 
 
 def test_refused_release_says_why_and_leaves_nothing(tmp_path, server, no_sleep):
