@@ -210,6 +210,11 @@ def test_no_route_fails_at_once(tmp_path, monkeypatch):
         ensure("generate_t5wtense", "realizer", cache_dir=tmp_path, progress=False)
     assert "could not be fetched" in str(err.value) and "no route" in str(err.value)
     assert _models(tmp_path) == []
+    patch_clients(monkeypatch, f"http://127.0.0.1:{port}", tmp_path / "hf", token=None)
+    with pytest.raises(
+        ModelNotFoundError, match=r"'org/tiny-gpt2' could not be fetched from the Hub .*refused"
+    ):
+        ensure("org/tiny-gpt2", "lm", progress=False)
 
 
 def test_concurrent_fetches_of_one_model_download_it_once(tmp_path, server):
