@@ -46,6 +46,12 @@ def words(text):
         (ops.role_swap, "She loves him.", "He loves her."),
         (ops.role_swap, "The cat was chased by the dog.", "The dog was chased by the cat."),
         (ops.role_swap, "The dogs chase the cat.", "The cat chases the dogs."),
+        (ops.antonym, "The company hired forty engineers.", "The company fired forty engineers."),
+        (ops.number_format, "It cost 1,500 dollars.", "It cost 1500 dollars."),
+        (ops.number_format, "Five people came.", "5 people came."),
+        (ops.date_time, "We met yesterday.", "We met tomorrow."),
+        (ops.date_time, "The bank opens at 9 am.", "The bank opens at 9 pm."),
+        (ops.scramble, "The dog bit the man.", "Man bit dog the the."),
     ],
 )
 def test_fires_with_the_expected_sentence(op, text, expected):
@@ -78,6 +84,13 @@ def test_fires_with_the_expected_sentence(op, text, expected):
         (ops.role_swap, "The dog chased the dog."),
         (ops.unit_change, "He waited for minutes."),
         (ops.unit_change, "They talked for hours."),
+        (ops.typo, "I am ok."),  # no word of four letters
+        (ops.number_format, "No one came in 2010."),  # "one" is a pronoun; years stay digits
+        (ops.number_format, "The 2nd of May."),
+        (ops.date_time, "He owns 3 dogs."),  # a bare number is not a time
+        (ops.date_time, "The dog chased the cat."),
+        (ops.scramble, "Dogs bark loudly."),  # fewer than four words
+        (ops.entity_swap, "We met on Monday."),  # weekdays are date_time's
     ],
 )
 def test_does_not_fire(op, text):
@@ -189,3 +202,45 @@ def test_without_spacy_syntax_operators_do_not_apply(monkeypatch):
     assert run(ops.unit_change, text) is not None
     assert run(ops.negation, text) == "The dog chased 5 cats for 2 hours and did stop."
     assert run(ops.negation, "The dog chased the cat.") is None  # adding a negation needs the parse
+
+
+def test_typo_is_one_slip_in_one_word():
+    text = "The meeting starts at noon tomorrow."
+    outs = {run(ops.typo, text, seed) for seed in range(20)} - {None}
+    assert len(outs) > 10
+    for out in outs:
+        diff = [(a, b) for a, b in zip(text.split(), out.split(), strict=True) if a != b]
+        assert len(diff) == 1  # one word changed, the others (and the spaces) kept
+        old, new = diff[0]
+        assert old[0] == new[0] and abs(len(old) - len(new)) <= 1 and len(old) >= 4
+
+
+def test_number_format_keeps_the_value():
+    words_to_digits = {"three": "3", "twelve": "12", "twenty": "20"}
+    for seed in range(6):
+        out = run(ops.number_format, "She has three cats, twelve hens and 20 cows.", seed)
+        for word, digits in words_to_digits.items():
+            assert (word in out) != (digits in out.split()), out  # each number in one of its forms
+    assert run(ops.number_format, "It has 25000 pages.") == "It has 25,000 pages."
+
+
+def test_date_time_changes_the_date_or_time_only():
+    text = "The report is due on March 5th at 3:30 pm."
+    outs = {run(ops.date_time, text, seed) for seed in range(12)}
+    assert len(outs) >= 4
+    for out in outs:
+        assert out != text and words(out)[:4] == ["the", "report", "is", "due"]
+    assert run(ops.date_time, "The shop opened last week.") == "The shop opened next week."
+
+
+def test_scramble_keeps_the_words_and_changes_their_order():
+    text = "My sister bought a red bike on Friday."
+    for seed in range(6):
+        out = run(ops.scramble, text, seed)
+        assert sorted(words(out)) == sorted(words(text)) and words(out) != words(text)
+
+
+def test_antonym_prefers_the_main_predicate_from_the_tables():
+    outs = {run(ops.antonym, "The manager hired a young cook.", seed) for seed in range(8)}
+    assert "The manager fired a young cook." in outs
+    assert outs <= {"The manager fired a young cook.", "The manager hired an old cook."}

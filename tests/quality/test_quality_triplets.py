@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -10,7 +11,7 @@ import pytest
 
 from paraamr.errors import InputError
 from paraamr.quality.data import HELDOUT, TRAINING_SENTENCES, heldout
-from paraamr.quality.triplets import build_triplets, read_paraphrases, read_sentences
+from paraamr.quality.triplets import Triplet, _in_turns, build_triplets, read_paraphrases, read_sentences
 from paraamr.records import normalize
 
 SENTENCES = [
@@ -46,6 +47,16 @@ def test_more_rounds_give_more_triplets_until_the_cap():
     many = build_triplets(SENTENCES, seed=0, rounds=6)
     assert len(many) > len(one)
     assert len(build_triplets(SENTENCES, seed=0, max_triplets=7)) == 7
+
+
+def test_no_negative_kind_dominates():
+    """Kinds are taken in turns: a common kind gets no more than a rare one until the rare one runs out."""
+    found = {
+        k: [Triplet(f"{k}{i}", "p", "n", "typo", k) for i in range(n)]
+        for k, n in {"a": 10, "b": 2, "c": 10}.items()
+    }
+    chosen = _in_turns(found, seed=0, total=12)
+    assert Counter(t.negative_op for t in chosen) == {"a": 5, "b": 2, "c": 5}
 
 
 def test_blank_and_repeated_sentences_are_skipped():
@@ -91,9 +102,12 @@ def test_heldout_set_is_large_balanced_and_disjoint_from_training():
     assert len(rows) >= 200
     assert {r["label"] for r in rows} == {0, 1}
     assert abs(sum(r["label"] for r in rows) - len(rows) / 2) <= len(rows) * 0.1
-    kinds = {r["kind"] for r in rows if r["label"] == 0}
-    assert {"number", "entity", "negation", "antonym", "deletion", "role", "unit"} <= kinds
-    assert sum(r["kind"] == "syntax" for r in rows if r["label"] == 1) >= 50
+    bad = Counter(r["kind"] for r in rows if r["label"] == 0)
+    good = Counter(r["kind"] for r in rows if r["label"] == 1)
+    kinds = {"role", "scramble", "antonym", "date_time", "unit", "noun", "number", "negation", "entity"}
+    assert set(bad) == kinds and min(bad.values()) >= 7
+    assert set(good) == {"paraphrase", "typo", "surface", "contraction", "number_format"}
+    assert good["paraphrase"] >= 50 and good["typo"] >= 10
     assert len({(r["text"], r["para_text"]) for r in rows}) == len(rows)
     training = {normalize(s) for s in read_sentences(TRAINING_SENTENCES)}
     assert len(training) >= 250

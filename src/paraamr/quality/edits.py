@@ -20,6 +20,7 @@ from paraamr.records import normalize
 __all__ = [
     "APOSTROPHE",
     "OBJECT_CASE",
+    "PRONOUN_ONE",
     "SUBJECT_CASE",
     "WH",
     "Operator",
@@ -135,3 +136,7 @@ def is_plural(head) -> bool:
         or head.lower_ in ("we", "they", "you", "us", "them", "i", "me")
         or any(child.dep_ == "conj" for child in head.children)
     )
+
+
+#: ``one`` used as a pronoun after these words (``no one``, ``the one``): not a number.
+PRONOUN_ONE = re.compile(r"\b(no|any|every|some|the|this|that|which|each|little)\s+$", re.IGNORECASE)

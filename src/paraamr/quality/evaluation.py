@@ -9,6 +9,10 @@ module reports them ×100).
 >>> report = classify([0.9, 0.8, 0.3, 0.6], [1, 1, 0, 0])
 >>> report["accuracy"], round(report["f1_weighted"], 4), report["threshold"]
 (0.75, 0.7333, 0.5)
+>>> best_threshold([0.9, 0.8, 0.3, 0.6], [1, 1, 0, 0])
+(0.7, 1.0)
+>>> by_kind([0.9, 0.8, 0.3, 0.6], [1, 1, 0, 0], ["para", "para", "role", "typo"])["role"]
+{'label': 0, 'n': 1, 'mean': 0.3, 'auc': 1.0}
 """
 
 from __future__ import annotations
@@ -68,3 +72,38 @@ def triplet_figures(anchor, positive, negative, margin: float = 0.5) -> dict[str
         "accuracy": float((d_pos < d_neg).mean()),
         "separation": float((d_neg - d_pos).mean()),
     }
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[float, float]:
+    """``(threshold, macro F1)``: the midpoint between adjacent distinct scores with the best macro
+    F1 of ``score >= threshold`` (the lowest such threshold on ties)."""
+    from sklearn.metrics import f1_score
+
+    scores_, labels_ = _check(scores, labels)
+    values = np.unique(scores_)
+    candidates = (values[:-1] + values[1:]) / 2 if len(values) > 1 else values
+    f1s = [
+        f1_score(labels_, (scores_ >= t).astype(int), average="macro", zero_division=0) for t in candidates
+    ]
+    best = int(np.argmax(f1s))
+    return round(float(candidates[best]), 10), float(f1s[best])
+
+
+def by_kind(scores: Sequence[float], labels: Sequence[int], kinds: Sequence[str]) -> dict[str, dict]:
+    """Per kind of pair: its label, count, mean score and, for invalid kinds, the ROC AUC of telling
+    the valid pairs (all kinds) from the pairs of that kind (1.0: every valid pair scores higher)."""
+    from sklearn.metrics import roc_auc_score
+
+    scores_, labels_ = _check(scores, labels)
+    kinds_ = np.asarray(kinds)
+    valid = scores_[labels_ == 1]
+    figures: dict[str, dict] = {}
+    for kind in sorted(set(kinds)):
+        mask = kinds_ == kind
+        label = int(labels_[mask][0])
+        row = {"label": label, "n": int(mask.sum()), "mean": round(float(scores_[mask].mean()), 6)}
+        if label == 0 and len(valid):
+            y = np.r_[np.ones(len(valid)), np.zeros(int(mask.sum()))]
+            row["auc"] = round(float(roc_auc_score(y, np.r_[valid, scores_[mask]])), 6)
+        figures[kind] = row
+    return figures

@@ -6,8 +6,8 @@
 ('carries', 'watches', 'has')
 >>> past_participle("eat", "ate"), past_participle("chase", "chased"), past_participle("paint")
 ('eaten', 'chased', 'painted')
->>> past_tense("lose"), past_tense("close"), past_tense("carry")
-('lost', 'closed', 'carried')
+>>> past_tense("lose"), past_tense("close"), past_tense("carry"), past_tense("stop"), past_tense("open")
+('lost', 'closed', 'carried', 'stopped', 'opened')
 >>> indefinite_article("apple"), indefinite_article("pear")
 ('an', 'a')
 """
@@ -18,6 +18,7 @@ import re
 
 _SIBILANT = re.compile(r"(s|x|z|ch|sh|o)$")
 _CONSONANT_Y = re.compile(r"[^aeiou]y$")
+_CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
 
 #: Irregular English verbs: lemma -> (past, past participle).
 IRREGULAR = {
@@ -44,7 +45,9 @@ IRREGULAR = {
     "take": ("took", "taken"), "teach": ("taught", "taught"), "tear": ("tore", "torn"),
     "tell": ("told", "told"), "think": ("thought", "thought"), "throw": ("threw", "thrown"),
     "understand": ("understood", "understood"), "wake": ("woke", "woken"), "wear": ("wore", "worn"),
-    "win": ("won", "won"), "write": ("wrote", "written"),
+    "win": ("won", "won"), "write": ("wrote", "written"), "forbid": ("forbade", "forbidden"),
+    "sink": ("sank", "sunk"), "fall": ("fell", "fallen"), "rise": ("rose", "risen"),
+    "shrink": ("shrank", "shrunk"), "sleep": ("slept", "slept"), "fly": ("flew", "flown"),
 }  # fmt: skip
 
 
@@ -78,6 +81,8 @@ def past_participle(lemma: str, past: str | None = None) -> str:
         return past
     if lemma.endswith("e"):
         return lemma + "d"
+    if len(lemma) <= 4 and lemma[0] not in "aeiou" and _CVC.search(lemma):
+        return lemma + lemma[-1] + "ed"  # stop -> stopped
     return lemma[:-1] + "ied" if _CONSONANT_Y.search(lemma) else lemma + "ed"
 
 

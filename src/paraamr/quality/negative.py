@@ -3,7 +3,9 @@
 ``number``, ``entity`` (syntax; named entity swapped for another of its type), ``noun`` (syntax;
 WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``antonym`` (syntax),
 ``deletion`` (syntax; a content phrase), ``role_swap`` (syntax; subject and object swapped),
-``unit``. *Syntax* operators use the optional spaCy parse and return None without spaCy.
+``unit``, ``date_time`` (a clock time, day, weekday, month or relative time), ``scramble`` (the
+words shuffled, or two of them swapped). *Syntax* operators use the optional spaCy parse and
+return None without spaCy.
 
 >>> import random
 >>> number_change("John ate 5 apples.", random.Random(0))
@@ -14,6 +16,11 @@ WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``ant
 'She is coming.'
 >>> print(number_change("John ate some apples.", random.Random(0)))
 None
+>>> date_time("The train leaves at 7:30 on Monday.", random.Random(0))
+'The train leaves at 7:30 on Sunday.'
+>>> scramble("The dog bit the man.", random.Random(3))
+'The man bit the dog.'
+
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
     OBJECT_CASE,
+    PRONOUN_ONE,
     SUBJECT_CASE,
     WH,
     article_fix,
@@ -39,6 +47,7 @@ from paraamr.quality.edits import (
 )
 from paraamr.quality.inflection import indefinite_article, past_tense, pluralize, third_person
 from paraamr.quality.words import (
+    ADJECTIVE_ANTONYMS,
     AGREE,
     CALENDAR,
     CARDINALS,
@@ -49,20 +58,24 @@ from paraamr.quality.words import (
     NO_ADD,
     NT_BASE,
     ORDINALS,
+    RELATIVE_TIMES,
     SCALES,
     SMALL,
     UNITS,
+    VERB_ANTONYMS,
 )
 from paraamr.records import normalize
 
 __all__ = [
     "antonym",
+    "date_time",
     "deletion",
     "entity_swap",
     "negation",
     "noun_swap",
     "number_change",
     "role_swap",
+    "scramble",
     "unit_change",
 ]
 
@@ -70,9 +83,6 @@ _NUMBER = re.compile(
     r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w])|\b(" + "|".join(CARDINALS + ORDINALS) + r")\b",
     re.IGNORECASE,
 )
-
-
-_PRONOUN_ONE = re.compile(r"\b(no|any|every|some|the|this|that|which|each|little)\s+$", re.IGNORECASE)
 
 
 def _new_number(digits: str, rng: random.Random) -> str:
@@ -94,7 +104,7 @@ def number_change(text: str, rng: random.Random) -> str | None:
     matches = [
         m
         for m in _NUMBER.finditer(text)
-        if not (m.group(2) and m.group(2).lower() == "one" and _PRONOUN_ONE.search(text[: m.start()]))
+        if not (m.group(2) and m.group(2).lower() == "one" and PRONOUN_ONE.search(text[: m.start()]))
     ]
     if not matches:
         return None
@@ -109,7 +119,7 @@ def number_change(text: str, rng: random.Random) -> str | None:
 
 
 def entity_swap(text: str, rng: random.Random) -> str | None:
-    """Swap a named entity (person, place, organization, nationality, weekday, month) for another (syntax)."""
+    """Swap a named entity (person, place, organization, nationality) for another (syntax)."""
     doc = parse(text)
     if doc is None:
         return None
@@ -122,10 +132,6 @@ def entity_swap(text: str, rng: random.Random) -> str | None:
         options = [name for name in pool if normalize(name) not in present]
         if options:
             candidates.append((ent.start, ent.end, options))
-    for tok in doc:
-        for pool in CALENDAR:
-            if tok.lower_ in pool and tok.text[:1].isupper():
-                candidates.append((tok.i, tok.i + 1, [w.title() for w in pool if w != tok.lower_]))
     if not candidates:
         return None
     start, end, options = rng.choice(candidates)
@@ -233,8 +239,17 @@ def _inflect_like(tok, lemma: str) -> str | None:
     return None
 
 
+_OPPOSITE: dict[str, dict[str, str]] = {"v": {}, "a": {}}
+for _pos, _pairs in (("v", VERB_ANTONYMS), ("a", ADJECTIVE_ANTONYMS)):
+    for _a, _b in _pairs:
+        _OPPOSITE[_pos].setdefault(_a, _b)
+        _OPPOSITE[_pos].setdefault(_b, _a)
+
+
 def antonym(text: str, rng: random.Random) -> str | None:
-    """Replace one adjective, adverb, verb or noun by its first WordNet antonym (syntax)."""
+    """Replace one adjective, adverb, verb or noun by an antonym (syntax): the word tables first
+    (``hire`` -> ``fire``, ``early`` -> ``late``), else WordNet's first; the main predicate (the root
+    verb or its adjective complement) is chosen half of the time when it has one."""
     doc = parse(text)
     if doc is None:
         return None
@@ -244,10 +259,16 @@ def antonym(text: str, rng: random.Random) -> str | None:
         if pos is None or tok.ent_type_ or not tok.is_alpha or tok.lemma_ in LIGHT_VERBS:
             continue
         lemma = tok.lemma_.lower() if pos in ("n", "v") else tok.lower_
-        found = antonyms(lemma, pos)
+        table = _OPPOSITE.get(pos, {})
+        found = [table[lemma]] if lemma in table else antonyms(lemma, pos)
         new = _inflect_like(tok, found[0]) if found else None
         if new:
             candidates.append((tok, [new]))
+    main = [
+        c for c in candidates if c[0].dep_ == "ROOT" or (c[0].dep_ == "acomp" and c[0].head.dep_ == "ROOT")
+    ]
+    if main and rng.random() < 0.5:
+        candidates = main
     return replace_word(doc, candidates, rng, text, meaning=True)
 
 
@@ -381,3 +402,88 @@ def unit_change(text: str, rng: random.Random) -> str | None:
         return None
     start, end, new = rng.choice(edits)
     return changed(text[:start] + new + text[end:], text, meaning=True)
+
+
+_MONTH_DAY = re.compile(
+    r"\b(" + "|".join(m.title() for m in CALENDAR[1]) + r")\s+(\d{1,2})(st|nd|rd|th)?\b"
+    r"|\b(\d{1,2})(st|nd|rd|th)?(\s+of)?\s+(" + "|".join(m.title() for m in CALENDAR[1]) + r")\b"
+)
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?(\s*)(a\.?m\.?|p\.?m\.?|o'clock)?(?=\W|$)", re.IGNORECASE)
+_CALENDAR_WORD = re.compile(r"\b(" + "|".join(w.title() for pool in CALENDAR for w in pool) + r")\b")
+_RELATIVE = re.compile(r"\b(" + "|".join(w for pool in RELATIVE_TIMES for w in pool) + r")\b", re.IGNORECASE)
+
+
+def _clock_edits(text: str, rng: random.Random) -> list[tuple[int, int, str]]:
+    edits = []
+    for match in _CLOCK.finditer(text):
+        hour, minutes, space, suffix = match.groups()
+        if not (minutes or suffix):  # a bare number is not a time
+            continue
+        top = 12 if suffix and suffix[0].lower() in "ap" else 23 if minutes else 12
+        if not 0 < int(hour) <= top:
+            continue
+        new_hour = (int(hour) - 1 + rng.choice([1, 2, 3, 4, 5])) % top + 1
+        tail = f":{minutes}" if minutes else ""
+        edits.append((match.start(), match.end(), f"{new_hour}{tail}{space}{suffix or ''}"))
+        if suffix and suffix[0].lower() in "ap":
+            other = match_case({"a": "p", "p": "a"}[suffix[0].lower()], suffix[0]) + suffix[1:]
+            edits.append((match.start(), match.end(), f"{hour}{tail}{space}{other}"))
+    return edits
+
+
+def date_time(text: str, rng: random.Random) -> str | None:
+    """Change one date or time: a clock time (``7:30`` -> ``9:30``, ``3 pm`` -> ``3 am``), a day of
+    the month, a weekday or month, or a relative time (``yesterday`` -> ``tomorrow``, ``morning``
+    -> ``evening``, ``last`` -> ``next``, ``before`` -> ``after``)."""
+    edits = _clock_edits(text, rng)
+    for match in _MONTH_DAY.finditer(text):
+        group = 2 if match.group(2) else 4
+        day = int(match.group(group))
+        if 1 <= day <= 28:
+            new = str(day + rng.choice([1, 2, 3]) if day <= 25 else day - rng.choice([1, 2, 3]))
+            edits.append((match.start(group), match.end(group), new))
+    for match in _CALENDAR_WORD.finditer(text):
+        pool = next(p for p in CALENDAR if match.group().lower() in p)
+        edits += [(match.start(), match.end(), w.title()) for w in pool if w != match.group().lower()]
+    for match in _RELATIVE.finditer(text):
+        pool = next(p for p in RELATIVE_TIMES if match.group().lower() in p)
+        edits += [
+            (match.start(), match.end(), match_case(w, match.group()))
+            for w in pool
+            if w != match.group().lower()
+        ]
+    if not edits:
+        return None
+    start, end, new = rng.choice(edits)
+    return changed(text[:start] + new + text[end:], text, meaning=True)
+
+
+_GLUE = {
+    "the", "and", "but", "for", "with", "that", "this", "was", "were", "are", "has", "had", "have",
+    "its", "his", "her", "our", "their", "from", "into", "not", "will", "can",
+}  # fmt: skip
+
+
+def scramble(text: str, rng: random.Random) -> str | None:
+    """The same words in another order (at least four words): all of them shuffled (word salad), or
+    two content words swapped (``the dog bit the man`` -> ``the man bit the dog``-like changes)."""
+    body = text.rstrip().rstrip(".!?")
+    final = text.rstrip()[len(body) :]
+    words = [w.rstrip(",;") for w in body.split()]
+    if len(words) < 4:
+        return None
+    if words[0] != "I" and words[0][1:].islower():  # names too: the encoders are uncased
+        words[0] = words[0][:1].lower() + words[0][1:]
+    order = words[:]
+    if rng.random() < 0.5:
+        content = [i for i, w in enumerate(words) if len(w) >= 3 and w.lower() not in _GLUE]
+        if len(content) >= 2:
+            i, j = rng.sample(content, 2)
+            order[i], order[j] = order[j], order[i]
+    if order == words:
+        for _ in range(10):
+            rng.shuffle(order)
+            if order != words:
+                break
+    new = " ".join(order)
+    return changed(new[:1].upper() + new[1:] + final, text, meaning=True)

@@ -10,7 +10,7 @@ here, so ``from paraamr.quality.operators import number_change`` keeps working.
 
 >>> import random
 >>> sorted(NEGATIVE)[:3], POSITIVE["contraction"]("I do not know.", random.Random(0))
-(['antonym', 'deletion', 'entity'], "I don't know.")
+(['antonym', 'date_time', 'deletion'], "I don't know.")
 """
 
 from __future__ import annotations
@@ -18,21 +18,25 @@ from __future__ import annotations
 from paraamr.quality.edits import Operator
 from paraamr.quality.negative import (
     antonym,
+    date_time,
     deletion,
     entity_swap,
     negation,
     noun_swap,
     number_change,
     role_swap,
+    scramble,
     unit_change,
 )
 from paraamr.quality.positive import (
     contraction,
     front_adverbial,
+    number_format,
     paraamr_paraphrase,
     passive_voice,
     punctuation_case,
     synonym,
+    typo,
 )
 
 __all__ = [
@@ -41,17 +45,21 @@ __all__ = [
     "Operator",
     "antonym",
     "contraction",
+    "date_time",
     "deletion",
     "entity_swap",
     "front_adverbial",
     "negation",
     "noun_swap",
     "number_change",
+    "number_format",
     "paraamr_paraphrase",
     "passive_voice",
     "punctuation_case",
     "role_swap",
+    "scramble",
     "synonym",
+    "typo",
     "unit_change",
 ]
 
@@ -62,6 +70,8 @@ POSITIVE: dict[str, Operator] = {
     "punctuation_case": punctuation_case,
     "passive_voice": passive_voice,
     "front_adverbial": front_adverbial,
+    "typo": typo,
+    "number_format": number_format,
 }
 #: Meaning-changing operators by name.
 NEGATIVE: dict[str, Operator] = {
@@ -73,4 +83,6 @@ NEGATIVE: dict[str, Operator] = {
     "deletion": deletion,
     "role_swap": role_swap,
     "unit": unit_change,
+    "date_time": date_time,
+    "scramble": scramble,
 }

@@ -3,12 +3,20 @@
 ``synonym`` (syntax; WordNet first-sense synonym), ``contraction`` (contract or expand one safe
 contraction), ``punctuation_case`` (final period, casing), ``passive_voice`` (syntax; active S-V-O
 to passive), ``front_adverbial`` (syntax; move a time, place or clause modifier between the front
-and the end), and :func:`paraamr_paraphrase`, built from ParaAMR records. *Syntax* operators use
+and the end), ``typo`` (one keyboard slip), ``number_format`` (``5`` <-> ``five``, ``1,000`` <->
+``1000``), and :func:`paraamr_paraphrase`, built from ParaAMR records. *Syntax* operators use
 the optional spaCy parse (:mod:`paraamr.quality.analysis`) and return None without spaCy.
 
 >>> import random
 >>> contraction("I do not know.", random.Random(0))
 "I don't know."
+>>> typo("The meeting starts at noon.", random.Random(3))
+'The meetig starts at noon.'
+>>> number_format("She has 3 cats and twelve hens.", random.Random(0))
+'She has 3 cats and 12 hens.'
+>>> number_format("It cost 1,500 dollars.", random.Random(0))
+'It cost 1500 dollars.'
+
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
     OBJECT_CASE,
+    PRONOUN_ONE,
     SUBJECT_CASE,
     WH,
     Operator,
@@ -35,16 +44,26 @@ from paraamr.quality.edits import (
     tidy,
 )
 from paraamr.quality.inflection import IRREGULAR, past_participle, pluralize
-from paraamr.quality.words import CONTRACTIONS, LIGHT_VERBS, MOVABLE_PREPS, STATIVE, TIME_ADVERBS
+from paraamr.quality.words import (
+    CONTRACTIONS,
+    KEYBOARD,
+    LIGHT_VERBS,
+    MOVABLE_PREPS,
+    NUMBER_WORDS,
+    STATIVE,
+    TIME_ADVERBS,
+)
 from paraamr.records import normalize
 
 __all__ = [
     "contraction",
     "front_adverbial",
+    "number_format",
     "paraamr_paraphrase",
     "passive_voice",
     "punctuation_case",
     "synonym",
+    "typo",
 ]
 
 
@@ -99,7 +118,7 @@ def contraction(text: str, rng: random.Random) -> str | None:
 
 
 def punctuation_case(text: str, rng: random.Random) -> str | None:
-    """Drop or add the final period, lower-case the sentence, or capitalize its first letter."""
+    """Drop or add the final period, drop the commas, lower-case, or capitalize the first letter."""
     if not re.search(r"\w", text):
         return None
     stripped = text.strip()
@@ -112,6 +131,8 @@ def punctuation_case(text: str, rng: random.Random) -> str | None:
         variants.append(stripped.lower())
     if stripped[:1].islower():
         variants.append(stripped[:1].upper() + stripped[1:])
+    if "," in stripped:
+        variants.append(tidy(stripped.replace(",", "")))
     variants = [v for v in variants if v != text]
     return rng.choice(variants) if variants else None
 
@@ -236,3 +257,60 @@ def paraamr_paraphrase(paraphrases: Mapping[str, Sequence[str]]) -> Operator:
         return rng.choice(options) if options else None
 
     return paraamr
+
+
+_LONG_WORD = re.compile(r"\b[A-Za-z]{4,}\b")
+
+
+def typo(text: str, rng: random.Random) -> str | None:
+    """One keyboard slip in one word of four or more letters (never its first letter): two letters
+    swapped, a letter dropped, doubled, or replaced by a neighbouring key."""
+    words = list(_LONG_WORD.finditer(text))
+    if not words:
+        return None
+    match = rng.choice(words)
+    word, i = match.group(), rng.randrange(1, len(match.group()) - 1)
+    kind = rng.choice(("swap", "drop", "double", "key"))
+    if kind == "swap":
+        new = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+    elif kind == "drop":
+        new = word[:i] + word[i + 1 :]
+    elif kind == "double":
+        new = word[:i] + word[i] + word[i:]
+    else:
+        key = rng.choice(KEYBOARD.get(word[i].lower(), word[i]))
+        new = word[:i] + (key.upper() if word[i].isupper() else key) + word[i + 1 :]
+    return changed(text[: match.start()] + new + text[match.end() :], text, meaning=False)
+
+
+_WORD_NUMBERS = {word: value for value, word in NUMBER_WORDS.items()}
+_DIGITS = re.compile(r"(?<![\w.,:$€£¥])(\d{1,3}(?:,\d{3})+|\d+)(?![\w:]|[.,]\d)")
+_NUMBER_WORD = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, _WORD_NUMBERS), key=len, reverse=True)) + r")\b(?![-\w])",
+    re.IGNORECASE,
+)
+
+
+def number_format(text: str, rng: random.Random) -> str | None:
+    """Write one number another way: digits <-> words up to twenty and the tens (``5`` <-> ``five``),
+    or with <-> without thousands separators (``1,500`` <-> ``1500``)."""
+    edits = []
+    for match in _DIGITS.finditer(text):
+        digits = match.group(1)
+        if "," in digits:
+            edits.append((match.start(), match.end(), digits.replace(",", "")))
+        elif int(digits) in NUMBER_WORDS and not digits.startswith("0"):
+            edits.append((match.start(), match.end(), NUMBER_WORDS[int(digits)]))
+        elif int(digits) >= 10000 and not digits.startswith("0"):
+            edits.append((match.start(), match.end(), f"{int(digits):,}"))
+    for match in _NUMBER_WORD.finditer(text):
+        word = match.group(1)
+        if word.lower() == "one" and PRONOUN_ONE.search(text[: match.start()]):
+            continue
+        edits.append((match.start(), match.end(), str(_WORD_NUMBERS[word.lower()])))
+    if not edits:
+        return None
+    start, end, new = rng.choice(edits)
+    if start == 0:
+        new = new[:1].upper() + new[1:]
+    return changed(text[:start] + new + text[end:], text, meaning=False)

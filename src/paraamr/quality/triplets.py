@@ -2,10 +2,12 @@
 
 For each sentence, every negative operator that applies gives a negative; each is paired with a
 positive drawn from the positive operators (and the sentence's ParaAMR paraphrases, when given)
-that apply, or with the sentence itself when none does. Further rounds draw new variants with new
-seeds until ``max_triplets`` distinct triplets exist or a round adds none. Everything is drawn
-from ``random.Random`` seeded by ``(seed, round, sentence)``: the same inputs and seed give the
-same triplets.
+that apply, or with the sentence itself when none does. Positives are drawn with weights falling
+with how often each was used already, so no positive kind dominates. Further rounds draw new
+variants with new seeds until every negative kind has its share of ``max_triplets`` (or a round
+adds none); the triplets are then taken in turns from each negative kind, so no kind dominates
+either. Everything is drawn from ``random.Random`` seeded by ``(seed, round, sentence)``: the
+same inputs and seed give the same triplets.
 
 >>> from paraamr.quality.operators import number_change, punctuation_case
 >>> ts = build_triplets(["John ate 5 apples."], seed=0, rounds=1,
@@ -48,46 +50,71 @@ def build_triplets(
     paraphrases: Mapping[str, Sequence[str]] | None = None,
     positives: Mapping[str, Operator] | None = None,
     negatives: Mapping[str, Operator] | None = None,
+    progress: bool = False,
 ) -> list[Triplet]:
     """Triplets for ``sentences`` (blank and repeated ones skipped), shuffled with ``seed``.
 
     ``paraphrases`` maps sentences to ParaAMR paraphrases (an extra positive operator,
     ``paraamr``); ``positives``/``negatives`` default to all the operators of
-    :mod:`paraamr.quality.operators`.
+    :mod:`paraamr.quality.operators`. ``progress`` shows a bar per round (tqdm, on stderr).
     """
+    from tqdm.auto import tqdm
+
     anchors = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))
     positives = dict(POSITIVE if positives is None else positives)
     if paraphrases:
         positives["paraamr"] = paraamr_paraphrase(paraphrases)
     negatives = NEGATIVE if negatives is None else negatives
     seen: dict[tuple[str, str, str], Triplet] = {}
+    by_kind: dict[str, list[Triplet]] = {name: [] for name in negatives}
+    used: Counter[str] = Counter()
     for round_ in range(rounds):
         added = 0
-        for anchor in anchors:
+        for anchor in tqdm(anchors, desc=f"triplets, round {round_ + 1}", disable=not progress, leave=False):
             rng = random.Random(f"{seed}:{round_}:{anchor}")
             pos = [(name, out) for name, op in positives.items() if (out := op(anchor, rng))]
             for neg_name, op in negatives.items():
                 negative = op(anchor, rng)
                 if negative is None:
                     continue
-                pos_name, positive = _pick_positive(pos, rng) if pos else ("identity", anchor)
+                pos_name, positive = _pick_positive(pos, used, rng) if pos else ("identity", anchor)
                 key = (anchor, positive, negative)
                 if key not in seen and normalize(negative) != normalize(positive):
                     seen[key] = Triplet(anchor, positive, negative, pos_name, neg_name)
+                    by_kind[neg_name].append(seen[key])
+                    used[pos_name] += 1
                     added += 1
-        if not added or (max_triplets is not None and len(seen) >= max_triplets):
+        if not added or (max_triplets is not None and _filled(by_kind, max_triplets)):
             break
-    triplets = list(seen.values())
-    random.Random(seed).shuffle(triplets)
-    return triplets[:max_triplets] if max_triplets is not None else triplets
+    return _in_turns(by_kind, seed, max_triplets)
+
+
+def _filled(by_kind: Mapping[str, list], total: int) -> bool:
+    """Whether every kind that occurs has its equal share of ``total`` triplets."""
+    share = -(-total // max(1, sum(1 for found in by_kind.values() if found)))
+    return all(len(found) >= share for found in by_kind.values() if found)
+
+
+def _in_turns(by_kind: Mapping[str, list[Triplet]], seed: int, total: int | None) -> list[Triplet]:
+    """Up to ``total`` triplets taken one kind after the other (each kind's own order shuffled), shuffled."""
+    rng = random.Random(seed)
+    queues = [rng.sample(found, len(found)) for _, found in sorted(by_kind.items()) if found]
+    chosen: list[Triplet] = []
+    while queues and (total is None or len(chosen) < total):
+        for queue in queues:
+            if queue and (total is None or len(chosen) < total):
+                chosen.append(queue.pop())
+        queues = [q for q in queues if q]
+    rng.shuffle(chosen)
+    return chosen
 
 
 #: Relative weight of the near-trivial positive (MiniLM is uncased) against the others (1).
 _TRIVIAL_WEIGHT = {"punctuation_case": 0.25}
 
 
-def _pick_positive(options: list[tuple[str, str]], rng: random.Random) -> tuple[str, str]:
-    weights = [_TRIVIAL_WEIGHT.get(name, 1.0) for name, _ in options]
+def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Random) -> tuple[str, str]:
+    weights = [_TRIVIAL_WEIGHT.get(name, 1.0) / (1 + used[name]) for name, _ in options]
     return rng.choices(options, weights=weights)[0]
 
 

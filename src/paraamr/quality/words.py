@@ -129,3 +129,53 @@ UNITS = [
     [("mm", "mm"), ("cm", "cm"), ("km", "km"), ("ft", "ft")],
     [("mg", "mg"), ("kg", "kg"), ("lb", "lbs"), ("oz", "oz")],
 ]  # fmt: skip
+
+#: Number words from zero to twenty and the tens, for ``5`` <-> ``five`` (number formatting).
+NUMBER_WORDS = {
+    0: "zero", 1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight",
+    9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen",
+    16: "sixteen", 17: "seventeen", 18: "eighteen", 19: "nineteen", 20: "twenty", 30: "thirty",
+    40: "forty", 50: "fifty", 60: "sixty", 70: "seventy", 80: "eighty", 90: "ninety", 100: "a hundred",
+}  # fmt: skip
+
+#: Letters next to each other on a QWERTY keyboard (typo substitutions).
+KEYBOARD = {
+    "a": "qwsz", "b": "vghn", "c": "xdfv", "d": "serfcx", "e": "wsdr", "f": "drtgvc", "g": "ftyhbv",
+    "h": "gyujnb", "i": "ujko", "j": "huikmn", "k": "jiolm", "l": "kop", "m": "njk", "n": "bhjm",
+    "o": "iklp", "p": "ol", "q": "wa", "r": "edft", "s": "awedxz", "t": "rfgy", "u": "yhji",
+    "v": "cfgb", "w": "qase", "x": "zsdc", "y": "tghu", "z": "asx",
+}  # fmt: skip
+
+#: Verb antonyms WordNet lacks or buries (``hire`` -> ``fire``); looked up both ways.
+VERB_ANTONYMS = [
+    ("hire", "fire"), ("buy", "sell"), ("win", "lose"), ("open", "close"), ("arrive", "leave"),
+    ("accept", "reject"), ("increase", "decrease"), ("remember", "forget"), ("pass", "fail"),
+    ("start", "stop"), ("love", "hate"), ("allow", "forbid"), ("push", "pull"), ("raise", "lower"),
+    ("enter", "exit"), ("agree", "disagree"), ("like", "dislike"), ("include", "exclude"),
+    ("rise", "fall"), ("lend", "borrow"), ("send", "receive"), ("appear", "disappear"),
+    ("confirm", "deny"), ("approve", "reject"), ("attack", "defend"), ("gain", "lose"),
+    ("save", "spend"), ("catch", "miss"), ("ask", "answer"), ("add", "remove"), ("build", "destroy"),
+    ("expand", "shrink"), ("praise", "criticize"), ("succeed", "fail"), ("lock", "unlock"),
+    ("float", "sink"), ("arrive", "depart"), ("find", "lose"), ("give", "take"),
+]  # fmt: skip
+
+#: Adjective antonyms for predicates and modifiers (``early`` -> ``late``); looked up both ways.
+ADJECTIVE_ANTONYMS = [
+    ("early", "late"), ("cheap", "expensive"), ("easy", "difficult"), ("full", "empty"),
+    ("safe", "dangerous"), ("rich", "poor"), ("happy", "sad"), ("open", "closed"), ("busy", "free"),
+    ("hot", "cold"), ("wet", "dry"), ("clean", "dirty"), ("quiet", "noisy"), ("strong", "weak"),
+    ("young", "old"), ("long", "short"), ("heavy", "light"), ("fast", "slow"), ("loud", "quiet"),
+    ("big", "small"), ("large", "small"), ("good", "bad"), ("new", "old"), ("high", "low"),
+    ("true", "false"), ("right", "wrong"), ("alive", "dead"), ("awake", "asleep"), ("tall", "short"),
+    ("hard", "easy"), ("warm", "cool"), ("polite", "rude"), ("honest", "dishonest"), ("legal", "illegal"),
+    ("possible", "impossible"), ("correct", "incorrect"), ("friendly", "unfriendly"), ("kind", "cruel"),
+]  # fmt: skip
+
+#: Times of day and relative days, swapped within their list (date/time changes).
+RELATIVE_TIMES = [
+    ["yesterday", "today", "tomorrow"],
+    ["morning", "afternoon", "evening", "night"],
+    ["last", "next"],
+    ["before", "after"],
+    ["spring", "summer", "autumn", "winter"],
+]
