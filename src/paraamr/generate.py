@@ -194,7 +194,7 @@ def dry_run(record: RecordSettings, output: str | Path) -> int:
     """Print the plan: input rows found, processes, models (and whether they are on disk), output;
     fetches, loads and writes nothing."""
     from paraamr.builder import readers
-    from paraamr.builder.run import RunFolder, launch_info
+    from paraamr.builder.run import RunFolder, launch_info, launch_warning
     from paraamr.errors import ModelNotFoundError
     from paraamr.models.resolve import resolve
 
@@ -202,6 +202,9 @@ def dry_run(record: RecordSettings, output: str | Path) -> int:
     if rank != 0:
         return 0
     folder = RunFolder(output, rank=0, num_processes=n)
+    warning = launch_warning()
+    if warning:
+        print(f"paraamr generate: warning: {warning}", file=sys.stderr)
     if record.input == "-":
         found = "stdin (not counted)"
     elif record.dataset:
