@@ -71,7 +71,8 @@ class _Server:
                     owner.fail[name] -= 1
                     self.send_error(503)
                     return
-                time.sleep(owner.delay)
+                if owner.delay:
+                    time.sleep(owner.delay)
                 start = int(rng[6:-1]) if rng and not owner.ignore_range else 0
                 self.send_response(206 if start else 200)
                 if start:
