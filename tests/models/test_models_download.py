@@ -456,6 +456,7 @@ def test_offline_or_no_download_stops_at_once_naming_why(hub, tmp_path, monkeypa
             ensure(name, kind, cache_dir=tmp_path / "cache")
         assert "offline mode is on: HF_HUB_OFFLINE=1" in str(err.value)
         assert f"paraamr models download {name}" in str(err.value)
+        assert ("'smollm2' is an LM that needs no download" in str(err.value)) == (kind == "lm")
     assert hub.log == []  # not one request
     assert main(["models", "download", "org/tiny-gpt2", "--quiet"]) == 1
     err = capsys.readouterr().err.strip()

@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from paraamr.errors import ModelNotFoundError, ParaAMRError
-from paraamr.models.catalog import AMRLIB_MODELS, PACKAGED, canonical_kind
+from paraamr.models.catalog import AMRLIB_MODELS, OFFLINE_LM, PACKAGED, canonical_kind
 from paraamr.models.resolve import (
     OTHER_FORMATS,
     TOKENIZER_FILES,
@@ -118,6 +118,8 @@ def ensure(
         if where not in ("release", "hub") or "not on disk" not in str(err):
             raise
         if why is not None:
+            if kind == "lm":
+                why += f"; {OFFLINE_LM!r} is an LM that needs no download"
             raise ModelNotFoundError(f"{err} ({why})") from None
         name = str(name_or_path)
         try:
