@@ -9,8 +9,9 @@ a subprocess for broken pipes and possible hangs) and checks:
   input, 2 for usage, 141 for a closed pipe);
 - nothing on stdout or stderr looks like a traceback, and the Hub token set for the run
   (``HF_TOKEN``) is never printed;
-- on failure, stderr holds exactly one line besides progress bars, ``paraamr <command>: ...``,
-  naming the input (or option) the row names;
+- on failure, the last line of stderr (progress bars aside) is the one error line,
+  ``paraamr <command>: ...``, naming the input (or option) the row names; other lines may only
+  inform (no second error, warning, usage text or library error log);
 - every file that existed before the run is still there, byte for byte.
 
 Read-only and full-disk rows mount small tmpfs folders (root only; elsewhere those rows are
@@ -730,7 +731,7 @@ def table() -> list[Case]:
                 {"in.txt": text_lines([*SENTENCES, LONG_TEXT])},
                 OK,
                 None,
-                {"how": "subprocess", "timeout": 60.0},
+                {"how": "subprocess", "timeout": 45.0},
             ),
         ],
     )
@@ -856,8 +857,24 @@ def table() -> list[Case]:
     return cases
 
 
-#: Rows that still fail because of code outside errors/cli, each with its owner (issue 14).
-KNOWN: dict[str, str] = {}
+#: Rows that still fail because of code outside errors/cli/augment, each with its owner (issue 14);
+#: not strict, so a fix shows as XPASS in the summary: then delete the entry.
+KNOWN: dict[str, str] = {
+    "convert|empty": "folder: an empty input file ends in 'out: no such file or folder' (names the output)",
+    "evaluate|empty": "metrics: an empty file prints NaNs and exits 0 (issue 14 item 8)",
+    "evaluate|invalid-utf8": "metrics: evaluate catches UnicodeDecodeError itself and prints the codec's "
+    "text without the file; without its own except, paraamr.errors names the file and the byte",
+    "evaluate|sample-zero": "metrics: --sample 0 evaluates nothing and exits 0",
+    "evaluate|sample-negative": "metrics: the message does not name --sample",
+    "evaluate|batch-size-zero": "metrics: the message says batch_size, not --batch-size",
+    "generate.py|unknown-option": "run: generate.py's parser prints argparse's usage lines; build it with "
+    "paraamr.cli.ArgumentParser (one line, exit 2)",
+    "quality train|long-line": "quality: no exit within the row's timeout on a 100,000-character line",
+    "quality score|empty": "quality: loads the default quality model before reading the (empty) input, "
+    "and the packaged default model folder is missing",
+    "refocus|junk-after-graph": "bench+amr: '(x / y))) extra )' is accepted (exit 0, no variants; "
+    "issue 14 item 8)",
+}
 
 CASES = table()
 
@@ -921,6 +938,10 @@ NOISE = re.compile(
     r"(it/s\]|s/it\]|examples/s\]|\d+%\|"  # progress bars
     r"|^\s*$)"
 )
+
+
+#: Lines besides the error line may inform (counts, "wrote ..."); none may look like another error.
+ERRORISH = re.compile(r"(?i)error|fail|exception|usage:|warning")
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -1026,13 +1047,19 @@ def test_hostile_input(case: Case, tmp_path, monkeypatch, capfd, request, mounts
     lines = error_lines(err)
     if code in (1, 2):
         prefix = (
-            ("paraamr ", "generate.py") if case.command == "generate.py" else (f"paraamr {case.command}",)
+            ("paraamr generate", "generate.py")
+            if case.command == "generate.py"
+            else (f"paraamr {case.command}",)
         )
-        assert lines, shown
-        assert all(line.startswith(prefix) for line in lines) if not case.single else len(lines) == 1, shown
-        assert lines[-1].startswith(prefix), shown
+        errors = [line for line in lines if line.startswith(prefix)]
+        assert errors and lines[-1] in errors, f"the error is not the last line\n{shown}"
+        assert len(errors) == 1 or not case.single, f"more than one error line\n{shown}"
+        other = [line for line in lines if line not in errors]
+        assert not [line for line in other if ERRORISH.search(line)], (
+            f"an error besides the one line\n{shown}"
+        )
         if case.names:
-            assert case.names in " ".join(lines), shown
+            assert case.names in " ".join(errors), f"the message does not name {case.names!r}\n{shown}"
     if code == 141:
         assert not lines, shown
     after = snapshot(case_dir)

@@ -37,6 +37,8 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
         size = path.stat().st_size
         if size == 0 or (size < 1 << 20 and not path.read_bytes().strip()):
             raise InputError(f"{path}: empty file, no rows to augment")
+        if builder != "parquet":
+            check_utf8(path)
         extra = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
         return _local(path, lambda: datasets.load_dataset(builder, data_files={"train": str(path)}, **extra))
     if path.is_dir():
@@ -57,6 +59,41 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
             f"fetch it first with `huggingface-cli download --repo-type dataset {spec}` on a machine "
             "with network access, or pass a local path"
         ) from err
+
+
+def check_utf8(path: Path, chunk: int = 1 << 20) -> None:
+    """Raise :class:`InputError` naming the line and byte offset of the first invalid UTF-8 in
+    ``path`` (read in chunks: linear, bounded memory), before ``datasets`` reads it.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "rows.jsonl"
+    >>> _ = path.write_bytes(b'{"text": "ok"}\\n{"text": "b\\xffd"}\\n')
+    >>> check_utf8(path)
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: ...: not valid UTF-8 at line 2 (byte 0xff at offset 26)
+    """
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = lines = 0
+    with path.open("rb") as stream:
+        while True:
+            data = stream.read(chunk)
+            pending = len(decoder.getstate()[0])  # bytes of a character begun in the last chunk
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as err:
+                at = err.start - pending  # in ``data``
+                line = lines + data.count(b"\n", 0, max(at, 0)) + 1
+                bad = err.object[err.start : err.start + 1].hex()
+                raise InputError(
+                    f"{path}: not valid UTF-8 at line {line} (byte 0x{bad} at offset {offset + at})"
+                ) from None
+            if not data:
+                return
+            offset += len(data)
+            lines += data.count(b"\n")
 
 
 def _local(path: Path, load: Callable[[], DatasetDict]) -> DatasetDict:
