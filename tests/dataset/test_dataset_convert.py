@@ -77,6 +77,38 @@ def test_existing_folder_needs_overwrite(tmp_path, release_jsonl, capsys):
     assert main(["convert", str(release_jsonl), str(folder), "--overwrite"]) == 0
 
 
+def test_convert_never_replaces_user_files_and_overwrite_deletes_only_its_own(
+    tmp_path, release_jsonl, capsys
+):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "README.md").write_text("# my notes\n")
+    assert main(["convert", str(release_jsonl), str(folder)]) == 1  # a folder without data/: still refused
+    assert (
+        "pass --overwrite" in capsys.readouterr().err and (folder / "README.md").read_text() == "# my notes\n"
+    )
+    assert main(["convert", str(release_jsonl), str(folder), "--overwrite"]) == 0
+    (folder / "data" / "mine.csv").write_text("a,b\n")
+    (folder / "notes.txt").write_text("keep")
+    stale = folder / "data" / "default" / "train-00000-of-00001.parquet"
+    assert stale.is_file()
+    assert main(["convert", str(release_jsonl), str(folder), "--overwrite", "--max-shard-size", "1KB"]) == 0
+    assert (folder / "data" / "mine.csv").read_text() == "a,b\n" and (
+        folder / "notes.txt"
+    ).read_text() == "keep"
+    assert not stale.exists() and sources.split_files(folder)["train"][0].endswith("-of-00002.parquet")
+    assert [r for _s, r in sources.read_path(folder)] == [r for _s, r in sources.read_path(release_jsonl)]
+
+
+def test_convert_to_jsonl_refuses_an_existing_file(tmp_path, release_jsonl, capsys):
+    out = tmp_path / "out.jsonl"
+    out.write_text("mine\n")
+    assert main(["convert", str(release_jsonl), str(out)]) == 1
+    assert "exists (pass --overwrite" in capsys.readouterr().err and out.read_text() == "mine\n"
+    assert main(["convert", str(release_jsonl), str(out), "--overwrite"]) == 0
+    assert out.read_bytes() == release_jsonl.read_bytes()
+
+
 @pytest.mark.parametrize("skip", [False, True])
 def test_convert_malformed_input(tmp_path, skip, capsys):
     bad = tmp_path / "bad.jsonl"

@@ -87,3 +87,4 @@ def test_generated_card_statistics_come_from_the_shards(generated):
         and (generated / "plots" / "perplexity.png").is_file()
     )
     assert "run `paraamr stats`" not in statistics
+    assert str(generated.parent) not in text and "/tmp" not in text  # no local path in the card

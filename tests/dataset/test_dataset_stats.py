@@ -70,3 +70,15 @@ def test_stats_command_reports_a_malformed_line(tmp_path, capsys):
     assert f'{bad}, line 2: "paraphrases" must be a list, got NoneType' in capsys.readouterr().err
     assert main(["stats", str(bad), "--no-plots", "--skip-invalid"]) == 0
     assert "skipped 1 invalid lines" in capsys.readouterr().err
+
+
+def test_stats_plots_refuse_same_named_pngs(release_jsonl, tmp_path, capsys):
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    (plots / "perplexity.png").write_bytes(b"mine")
+    assert main(["stats", str(release_jsonl), "--plots", str(plots)]) == 1
+    assert "perplexity.png: exists (pass --overwrite" in capsys.readouterr().err
+    assert (plots / "perplexity.png").read_bytes() == b"mine"
+    assert not (plots / "paraphrases_per_source.png").exists()  # refused before anything was written
+    assert main(["stats", str(release_jsonl), "--plots", str(plots), "--overwrite"]) == 0
+    assert (plots / "perplexity.png").read_bytes()[:4] == b"\x89PNG"
