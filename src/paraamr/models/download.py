@@ -468,8 +468,9 @@ def _fetch_into(
 
 
 def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None = None) -> list[Path]:
-    """Delete what the caches hold for model ``name`` (release or ``--url`` dir, tokenizer files,
-    the float32 copy of a packaged GGUF, a Hub snapshot); return what was removed (empty: nothing).
+    """Delete what the caches hold for model ``name`` (release or ``--url`` dir; for a Hub id, its
+    snapshot and tokenizer files; the float32 copy of a packaged GGUF); return what was removed
+    (empty: nothing).
     Packaged weights themselves belong to pip (``pip uninstall``)."""
     root = cache_root(cache_dir)
     local = (root / "models" / name).exists()
@@ -477,7 +478,7 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     candidates: list[Path] = []
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         candidates.append(root / "models" / name)
-    if "/" in name or name in AMRLIB_MODELS:
+    if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
     for (k, packaged_name), package in PACKAGED.items():
         if (
