@@ -71,15 +71,17 @@ def graphs(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def small_run(tiny_models, tmp_path_factory) -> tuple[Path, Path]:
-    """A finished one-process run on six graphs (and its input file)."""
+def small_run(tiny_models, tmp_path_factory) -> tuple[Path, Path, str]:
+    """A finished one-process run on six graphs: its input file, folder and what it printed."""
+    import contextlib
+    import io
+
     base = tmp_path_factory.mktemp("small")
     source = _write_graphs(base / "in.amr")
     out = base / "out"
-    assert (
-        main(["--amr-input", str(source), "--output", str(out), "--no-progress", *_models(tiny_models)]) == 0
-    )
-    return source, out
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert main(["--amr-input", str(source), "--output", str(out), *_models(tiny_models)]) == 0
+    return source, out, err.getvalue()
 
 
 def test_a_typo_in_input_is_refused_before_models_load_and_leaves_nothing(tiny_models, tmp_path):
@@ -143,7 +145,7 @@ def test_jsonl_without_the_text_column_is_refused_up_front(tmp_path, capsys):
 
 
 def test_a_second_run_on_a_locked_folder_refuses_naming_the_holder(small_run, tiny_models, capsys):
-    source, out = small_run
+    source, out, _ = small_run
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -186,7 +188,7 @@ def test_a_changed_input_is_refused_on_resume(tiny_models, graphs, tmp_path, cap
 def test_overwrite_deletes_only_the_projects_files(small_run, tiny_models, tmp_path, capsys):
     import shutil
 
-    source, out = small_run
+    source, out, _ = small_run
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     (copy / "notes.txt").write_text("mine")
@@ -213,7 +215,7 @@ def test_overwrite_refuses_a_folder_that_never_held_a_run(sentences, tmp_path, c
 
 
 def test_summary_has_no_absolute_local_paths(small_run, tiny_models):
-    _, out = small_run
+    _, out, _ = small_run
     text = (out / "summary.json").read_text()
     assert str(out.parent) not in text and str(tiny_models["lm"]) not in text
     settings = json.loads(text)["settings"]
@@ -240,11 +242,9 @@ def test_amr_input_failures_invalid_utf8_and_junk_after_the_graph(tiny_models, t
     assert failures["junk"]["reason"].startswith("text after the graph")
 
 
-def test_progress_bar_has_a_total_percent_and_counts_every_row(tiny_models, graphs, tmp_path, capsys):
-    out = tmp_path / "out"
-    assert main(["--amr-input", str(graphs), "--output", str(out), *_models(tiny_models)]) == 0
-    err = capsys.readouterr().err
-    assert "100%" in err and f"{len(SENTENCES)}/{len(SENTENCES)}" in err
+def test_progress_bar_has_a_total_percent_and_counts_every_row(small_run):
+    err = small_run[2]
+    assert "100%" in err and f"{len(GRAPHS)}/{len(GRAPHS)}" in err
     assert "Loading weights" not in err  # library bars silenced
 
 

@@ -121,9 +121,15 @@ def one_proc(tiny_models, hostile, tmp_path_factory) -> Path:
 def two_proc(tiny_models, hostile, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("two") / "out"
     log = out.parent / "log.txt"
-    proc = _torchrun(["--input", str(hostile), "--output", str(out), *CHUNKS, *_models(tiny_models)], log)
+    models = [a for a in _models(tiny_models) if a != "--no-progress"]  # the bar: see the test below
+    proc = _torchrun(["--input", str(hostile), "--output", str(out), *CHUNKS, *models], log)
     assert proc.wait(timeout=400) == 0, log.read_text()[-3000:]
     return out
+
+
+def test_the_progress_bar_counts_the_rows_of_both_processes(two_proc):
+    log = (two_proc.parent / "log.txt").read_text()
+    assert "generate (2 processes)" in log and f"{len(HOSTILE)}/{len(HOSTILE)} [" in log and "100%" in log
 
 
 def test_two_processes_give_the_records_of_one(one_proc, two_proc):
