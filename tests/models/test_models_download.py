@@ -471,6 +471,10 @@ def test_cli_download_list_and_rm(hub, tmp_path, capsys):
     assert main(["models", "list", "--kind", "realizer", "--cache-dir", cache]) == 0
     out = capsys.readouterr().out
     assert f"{Path(cache) / 'models' / 'generate_t5wtense'} (" in out and "kB)" in out
+    assert main(["models", "list", "--cache-dir", cache]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [i] = [i for i, line in enumerate(lines) if line.startswith("org/tiny-gpt2")]
+    assert " hub " in lines[i] and "on disk:" in lines[i + 1] and "kB)" in lines[i + 1]  # a fetched Hub id
     assert main(["models", "rm", "generate_t5wtense", "--cache-dir", cache]) == 0
     assert "removed" in capsys.readouterr().out and _models(Path(cache)) == []
     assert main(["models", "rm", "org/tiny-gpt2", "--cache-dir", cache]) == 0

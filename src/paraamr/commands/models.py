@@ -89,12 +89,29 @@ def _list(args: argparse.Namespace) -> int:
     for path in fetched:
         if path.is_dir() and not path.name.startswith(".") and path.name not in catalog.AMRLIB_MODELS:
             rows.append((path.name, "amrlib", f"{path} ({_size(disk_size(path))})", "fetched with --url"))
+    if not args.kind:
+        rows += _hub_rows({r[0] for r in rows})
     width = max(len(r[0]) for r in rows)
     kind_width = max(len(r[1]) for r in rows)
     for name, kind, where, about in rows:
         pad = " " * (width + kind_width + 4)
         print(f"{name:<{width}}  {kind:<{kind_width}}  {about}\n{pad}on disk: {where}")
     return 0
+
+
+def _hub_rows(listed: set[str]) -> list[tuple[str, str, str, str]]:
+    """Rows for the other model repos in huggingface_hub's cache (fetched Hub ids)."""
+    from huggingface_hub import scan_cache_dir
+
+    try:
+        repos = scan_cache_dir().repos
+    except Exception:  # no Hub cache yet
+        return []
+    return [
+        (r.repo_id, "hub", f"{r.repo_path} ({_size(r.size_on_disk)})", "Hub model in huggingface_hub's cache")
+        for r in sorted(repos, key=lambda r: r.repo_id)
+        if r.repo_type == "model" and r.repo_id not in listed
+    ]
 
 
 def _download(args: argparse.Namespace) -> int:
