@@ -17,6 +17,8 @@ from typing import ClassVar
 import pytest
 
 TOKEN = "hf_loopbackSECRETtoken123"
+#: The release-format sample of the dataset tests (6 sources, 11 paraphrases).
+RELEASE = Path(__file__).parents[1] / "dataset" / "data" / "release_sample.jsonl"
 
 
 class FakeHub(BaseHTTPRequestHandler):
@@ -43,6 +45,8 @@ class FakeHub(BaseHTTPRequestHandler):
         parts = self.path.split("?")[0].strip("/").split("/")
         if parts[:3] == ["api", "repos", "create"]:
             req = json.loads(body)
+            if req["name"] == "echo-auth":  # a server that echoes the request's header in its error
+                return self._json(500, {"error": f"internal error for {self.headers.get('Authorization')}"})
             repo_id = f"{req['organization']}/{req['name']}"
             self.repos.setdefault(repo_id, {"request": req, "commits": []})
             url = f"http://{self.headers['Host']}/datasets/{repo_id}"
@@ -83,7 +87,7 @@ class FakeHub(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def hub():
+def fake_hub():
     FakeHub.log, FakeHub.repos, FakeHub.validated = [], {}, []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -124,8 +128,8 @@ def _push(endpoint: str, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_push_delivers_the_folder_without_resume_state(tmp_path, hub):
-    endpoint, server = hub
+def test_push_delivers_the_folder_without_resume_state(tmp_path, fake_hub):
+    endpoint, server = fake_hub
     out = _folder(tmp_path)
     proc = _push(endpoint, "me/corpus", str(out), "--private", "--message", "first")
     assert proc.returncode == 0, proc.stderr
@@ -147,17 +151,61 @@ def test_push_delivers_the_folder_without_resume_state(tmp_path, hub):
     assert {auth for _, _, auth in server.log} == {f"Bearer {TOKEN}"}
 
 
-def test_push_to_a_revision_creates_the_branch(tmp_path, hub):
-    endpoint, server = hub
+def test_push_to_a_revision_creates_the_branch(tmp_path, fake_hub):
+    endpoint, server = fake_hub
     proc = _push(endpoint, "me/corpus", str(_folder(tmp_path)), "--revision", "v2")
     assert proc.returncode == 0, proc.stderr
     assert any(path.endswith("/branch/v2") for _, path, _ in server.log)
     assert server.repos["me/corpus"]["commits"][0]["revision"] == "v2"
 
 
-def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, hub):
-    endpoint, server = hub
+def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, fake_hub):
+    endpoint, server = fake_hub
     (tmp_path / "empty").mkdir()
     proc = _push(endpoint, "me/corpus", str(tmp_path / "empty"))
     assert proc.returncode == 1 and "not a dataset folder" in proc.stderr
     assert server.log == []
+
+
+def test_push_accepts_the_old_order_with_a_deprecation_warning(tmp_path, fake_hub):
+    endpoint, server = fake_hub
+    proc = _push(endpoint, str(_folder(tmp_path)), "me/corpus")
+    assert proc.returncode == 0, proc.stderr
+    assert "deprecated" in proc.stderr and "paraamr push me/corpus" in proc.stderr
+    assert sorted(server.repos["me/corpus"]["commits"][0]["files"])[0] == "README.md"
+
+
+def test_a_server_error_never_prints_the_token(tmp_path, fake_hub):
+    endpoint, server = fake_hub
+    secret = "hf_ThisIsMySecretTokenValue42"
+    proc = _push(endpoint, "me/echo-auth", str(_folder(tmp_path)), "--token", secret)
+    assert proc.returncode == 1 and "upload of" in proc.stderr and "me/echo-auth" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1  # one line, no traceback
+    assert secret not in proc.stdout + proc.stderr
+    assert any(auth == f"Bearer {secret}" for _, _, auth in server.log)  # it was sent, and echoed
+
+
+def test_convert_push_to_hub_then_load_dataset_by_its_hub_id(tmp_path, hub):
+    """The real huggingface_hub uploads and the real datasets loads back, through the loopback Hub."""
+    import datasets
+    from huggingface_hub import DatasetCard
+
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert main(["convert", str(RELEASE), str(folder), "--push-to-hub", "me/paraamr-small", "--private"]) == 0
+    uploaded = hub.dataset("me/paraamr-small").files()
+    uploaded.pop(".gitattributes", None)  # made by the Hub when it creates a repo
+    local = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert uploaded == local and "plots/perplexity.png" in uploaded
+    text = uploaded["README.md"].decode()
+    assert 'load_dataset("me/paraamr-small", "pairs", split="train")' in text
+    assert DatasetCard(text).data.license == "cc-by-nc-4.0"
+    cache = str(tmp_path / "cache")
+    remote = datasets.load_dataset("me/paraamr-small", "pairs", split="train", cache_dir=cache)
+    here = datasets.load_dataset(str(folder), "pairs", split="train", cache_dir=cache)
+    assert remote.to_list() == here.to_list() and remote.num_rows == 11
+    streamed = datasets.load_dataset("me/paraamr-small", split="train", streaming=True)
+    assert [r["text"] for r in streamed] == [
+        json.loads(line)["text"] for line in RELEASE.read_text().splitlines()
+    ]
