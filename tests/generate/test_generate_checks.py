@@ -291,3 +291,26 @@ def test_run_folder_lock_is_released_when_the_process_ends(tmp_path):
         other.check_lock()
     folder.unlock()
     other.check_lock()  # free again
+
+
+def test_push_to_hub_renders_the_card_for_the_repo_and_uploads_the_folder(
+    tiny_models, graphs, tmp_path, hub, capsys
+):
+    """Through the loopback Hub (the real huggingface_hub client): what arrives is the folder as
+    written, its resume state left out, and the card's load snippets name the repo."""
+    out = tmp_path / "out"
+    secret = "hf_generateSECRETtoken42"
+    argv = ["--amr-input", str(graphs), "--output", str(out), "--no-progress", *_models(tiny_models)]
+    argv += ["--push-to-hub", "org/tiny-paraamr", "--private", "--token", secret]
+    assert main(argv) == 0
+    uploaded = hub.dataset("org/tiny-paraamr").files()
+    uploaded.pop(".gitattributes", None)  # the Hub's own, made with the repo
+    local = {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and ".paraamr" not in p.parts
+    }
+    assert uploaded == local and any(name.startswith("data/pairs/") for name in uploaded)
+    assert 'load_dataset("org/tiny-paraamr"' in uploaded["README.md"].decode()
+    printed = capsys.readouterr()
+    assert "pushed" in printed.err and secret not in printed.out + printed.err
