@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
@@ -160,10 +160,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The option parser of ``generate.py``."""
     return add_arguments(
-        argparse.ArgumentParser(
-            prog="generate.py", description="Generate a ParaAMR-style paraphrase corpus folder."
-        )
+        _ArgumentParser(prog="generate.py", description="Generate a ParaAMR-style paraphrase corpus folder.")
     )
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """Usage errors on one line, exit 2, as ``paraamr``'s (:class:`paraamr.cli.ArgumentParser`, a
+    layer above this module)."""
+
+    def error(self, message: str) -> NoReturn:
+        from paraamr.errors import redact
+
+        self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 
 def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSettings]:

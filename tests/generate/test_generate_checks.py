@@ -314,3 +314,13 @@ def test_push_to_hub_renders_the_card_for_the_repo_and_uploads_the_folder(
     assert 'load_dataset("org/tiny-paraamr"' in uploaded["README.md"].decode()
     printed = capsys.readouterr()
     assert "pushed" in printed.err and secret not in printed.out + printed.err
+
+
+def test_an_unknown_option_is_one_line_exit_2(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--nope"])
+    err = capsys.readouterr().err
+    assert (
+        stop.value.code == 2
+        and err == "generate.py: unrecognized arguments: --nope (see generate.py --help)\n"
+    )
