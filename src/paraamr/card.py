@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import __version__, sources
+from paraamr.builder import folder as folder_layout
 
 __all__ = [
     "CONFIGS",
@@ -47,7 +48,7 @@ __all__ = [
 CONFIGS = ("default", "pairs")
 TEMPLATE = "dataset_card.md"
 #: The Table-2 row written by ``paraamr evaluate DIR --write-card``, kept beside the card.
-EVALUATION = "evaluation.json"
+EVALUATION = folder_layout.EVALUATION
 _EVAL_MARKS = ("<!-- paraamr:evaluation -->", "<!-- /paraamr:evaluation -->")
 _SIZES = [
     (10**3, "n<1K"),

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import sources
+from paraamr.builder.folder import PLOT_FILES
 from paraamr.errors import InputError
 
 #: Perplexity quantiles reported, by name.
@@ -98,7 +99,7 @@ def compute_stats(
 
 
 #: The histograms written into a plot folder.
-PLOT_NAMES = ("perplexity.png", "paraphrases_per_source.png")
+PLOT_NAMES = PLOT_FILES
 
 
 def _check_plots(plot_dir: str | os.PathLike) -> None:

@@ -47,10 +47,13 @@ from typing import Any
 __all__ = [
     "CARD",
     "DATA",
+    "EVALUATION",
     "FAILURES",
     "MAX_ROW_GROUP_SIZE",
     "MAX_SHARD_SIZE",
+    "OWN_FILES",
     "PLOTS",
+    "PLOT_FILES",
     "STATE_DIR",
     "SUMMARY",
     "FailureWriter",
@@ -59,6 +62,7 @@ __all__ = [
     "data_files",
     "failure_files",
     "finalize",
+    "is_layout_path",
     "layout_info",
     "list_shards",
     "parse_shard_name",
@@ -496,6 +500,34 @@ def _stage_failures(root: Path, paths: list[Path], staging: Path, max_bytes: int
         (str(f.relative_to(root)), f"{FAILURES}/failures-{i:05d}-of-{n:05d}.jsonl")
         for i, f in enumerate(files)
     ]
+
+
+#: Table 2's row (``paraamr evaluate DIR --write-card``) and the statistics' plots under ``plots/``.
+EVALUATION = "evaluation.json"
+PLOT_FILES = ("perplexity.png", "paraphrases_per_source.png")
+#: Files at the top of a folder that paraamr writes (besides data/, failures/, plots/ and the state).
+OWN_FILES = (CARD, SUMMARY, EVALUATION)
+
+
+def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
+    """Whether ``path`` (inside ``folder``) is a file of this layout, one paraamr may replace.
+
+    >>> [is_layout_path("d", p) for p in ("d/README.md", "d/data/pairs/x-y-00000-of-00001.parquet",
+    ...     "d/data/pairs/mine.parquet", "d/failures/failures-00000-of-00002.jsonl", "d/notes.txt")]
+    [True, True, False, True, False]
+    """
+    parts = Path(os.path.relpath(path, folder)).parts
+    if not parts or parts[0] == "..":
+        return False
+    if parts[0] == STATE_DIR:
+        return True
+    if len(parts) == 1:
+        return parts[0] in OWN_FILES
+    if len(parts) == 2 and parts[0] == PLOTS:
+        return parts[1] in PLOT_FILES
+    if len(parts) == 2 and parts[0] == FAILURES:
+        return bool(_FAILURE.match(parts[1]))
+    return len(parts) == 3 and parts[0] == DATA and parse_shard_name(parts[2]) is not None
 
 
 def remove_layout(folder: str | os.PathLike) -> int:
