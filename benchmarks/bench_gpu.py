@@ -1,19 +1,26 @@
-"""Model-stage throughput on the real architectures with random weights: ours against amrlib's defaults.
+"""Model-stage throughput on the real architectures with random weights: ours vs amrlib.
 
-    python benchmarks/bench_gpu.py                # on a GPU: BART-large, T5-base, GPT-2 124M
-    python benchmarks/bench_gpu.py --small        # on a CPU: the same code on small configs
+    python benchmarks/bench_gpu.py           # one GPU: BART-large, T5-base, GPT-2 124M (< 8 min, H200)
+    python benchmarks/bench_gpu.py --small   # CPU: the same code on small configs (about 2 min)
 
-Stages (per source: 1 parse, ``--foci`` realizations, ``--foci`` perplexities), on the same model
-dirs, with generation lengths fixed (``min_length = max_length``) so random weights cost what
-trained ones do: ``--parse-len`` tokens of linearized AMR, ``--gen-len`` tokens of sentence.
+One prepared script, one table. Stages per source: 1 parse (4 beams), ``--foci`` realizations,
+``--foci`` perplexities, on the same model dirs (built here: make_tiny's tokenizers and amrlib
+metadata, random weights of the real configs), with generation lengths forced
+(``min_length = max_length``) so random weights cost what trained ones do: ``--parse-len`` tokens
+of linearized AMR, ``--gen-len`` tokens of sentence. Sides, every one on the same items:
 
-- amrlib defaults (baseline): ``amrlib.load_stog_model`` with batch 12 / 4 beams, ``load_gtos_model``
-  with batch 32 in input order, float32; GPT-2 perplexity in batches of 32 in input order, float32.
-- ours: :class:`Parser` / :class:`Realizer` / :class:`PerplexityScorer` (the generator's stages):
-  length-bucketed batches (``--batch``), bfloat16 on a GPU, the same 4 parser beams.
+- ``amrlib defaults``: ``amrlib.load_stog_model`` (batch 12, 4 beams) / ``load_gtos_model`` (batch
+  32) list APIs called once on the whole list, float32; perplexity by evaluate's recipe (batch 16,
+  float32; ``bench_lm.evaluate_recipe``);
+- ``amrlib <dtype> ours-bs``: the same calls with our batch sizes and the model cast to ``<dtype>``;
+- ``ours <dtype>``: :class:`Parser` / :class:`Realizer` / :class:`PerplexityScorer`, the generator's
+  stages (length-bucketed batches).
 
-Prints sources/s of both, per stage and end to end, and the ratio (goal on one H200: >= 10x).
-Self-contained: builds the model dirs from ``registry.make_tiny`` tokenizers and random weights.
+Each dtype of ``--dtypes`` (default bfloat16,float32 on a GPU; float32,bfloat16 with --small).
+Timing (``benchmarks/_timing.py``): warm-up on other items, the sides interleaved per stage (order
+rotated each round), best and median of ``--rounds``, CPU time, ``cuda.synchronize`` before every
+clock read, load average before and after. Outputs are compared with amrlib defaults' in the same
+run: parses and realizations identical (count), perplexities' largest relative difference.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _timing import interleave, load, machine, pin_threads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -53,9 +62,17 @@ LARGE = {
     },  # t5-base
     "lm": {"n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},  # gpt2
 }
+
+
+def _shape(dims: dict) -> dict:
+    """``dims`` without the vocabulary size: small configs keep make_tiny's tokenizer vocabulary, so
+    every generated token decodes to text (a random id past the tokenizer's decodes to nothing)."""
+    return {k: v for k, v in dims.items() if k != "vocab_size"}
+
+
 SMALL = {
     "parser": {
-        **LARGE["parser"],
+        **_shape(LARGE["parser"]),
         "d_model": 128,
         "encoder_layers": 2,
         "decoder_layers": 2,
@@ -63,19 +80,17 @@ SMALL = {
         "decoder_attention_heads": 4,
         "encoder_ffn_dim": 256,
         "decoder_ffn_dim": 256,
-        "vocab_size": 8000,
     },
     "generator": {
-        **LARGE["generator"],
+        **_shape(LARGE["generator"]),
         "d_model": 128,
         "d_kv": 32,
         "d_ff": 256,
         "num_layers": 2,
         "num_decoder_layers": 2,
         "num_heads": 4,
-        "vocab_size": 8000,
     },
-    "lm": {**LARGE["lm"], "n_embd": 128, "n_layer": 2, "n_head": 4, "vocab_size": 8000},
+    "lm": {**_shape(LARGE["lm"]), "n_embd": 128, "n_layer": 2, "n_head": 4},
 }
 
 
@@ -85,12 +100,13 @@ def build_models(root: Path, dims: dict, parse_len: int, gen_len: int, device: s
     import torch
     from transformers import (
         AutoConfig,
+        AutoTokenizer,
         BartForConditionalGeneration,
         GPT2LMHeadModel,
         T5ForConditionalGeneration,
     )
 
-    from paraamr.models.registry import make_tiny
+    from paraamr.models.tiny import make_tiny
 
     tiny = make_tiny(root / "tiny")
     classes = {
@@ -111,12 +127,16 @@ def build_models(root: Path, dims: dict, parse_len: int, gen_len: int, device: s
             config.task_specific_params[task_key[kind]].update(max_in_len=100, max_out_len=parse_len)
         elif kind == "generator":
             config.task_specific_params[task_key[kind]].update(max_in_len=512, max_out_len=gen_len)
+        if kind == "generator":  # T5 at its default init writes the same token whatever the input
+            config.initializer_factor = 20.0
         torch.manual_seed(0)
         with torch.device(device):
             model = cls(config)
         if kind != "lm":
             model.generation_config.min_length = parse_len if kind == "parser" else gen_len
             model.generation_config.max_length = parse_len if kind == "parser" else gen_len
+            tokenizer = AutoTokenizer.from_pretrained(src)  # no padding / unknown tokens as output
+            model.generation_config.suppress_tokens = [tokenizer.pad_token_id, tokenizer.unk_token_id]
         model.save_pretrained(dst)
         meta = dst / "amrlib_meta.json"
         if meta.is_file():
@@ -147,126 +167,161 @@ def workload(n: int, foci: int, seed: int = 0) -> tuple[list[str], list[str], li
     return sents, graphs, texts
 
 
-def baseline_perplexity(model_dir: Path, texts: list[str], device: str, batch_size: int = 32) -> list[float]:
-    """GPT-2 perplexity the plain way: batches of 32 in input order, float32."""
+STAGES = ("parse", "realize", "perplexity")
+
+
+def _recipe(model_dir: Path, device: str, dtype: str, batch_size: int):
+    """evaluate's perplexity recipe on the LM in ``dtype`` (a callable over texts)."""
     import torch
+    from bench_lm import evaluate_recipe
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    tok.pad_token = tok.pad_token or tok.eos_token
-    model = AutoModelForCausalLM.from_pretrained(model_dir).to(device).eval()
-    out = []
-    with torch.inference_mode():
-        for i in range(0, len(texts), batch_size):
-            enc = tok(texts[i : i + batch_size], return_tensors="pt", padding=True).to(device)
-            logits = model(**enc).logits[:, :-1]
-            labels = enc.input_ids[:, 1:]
-            mask = enc.attention_mask[:, 1:].float()
-            nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction="none")
-            out += torch.exp((nll * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
-    return out
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).to(device, getattr(torch, dtype)).eval()
+    return lambda texts: evaluate_recipe(model, tokenizer, texts, batch_size=batch_size, device=device)[0]
 
 
-def _timed(fn, *args):
+def amrlib_side(dirs: dict, device: str, dtype: str, batches: dict | None) -> dict:
+    """amrlib's list APIs, at its default batch sizes (``batches`` None) or ours, in ``dtype``."""
+    import amrlib
     import torch
 
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    result = fn(*args)
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return result, time.perf_counter() - t0
+    from paraamr.models.resolve import base_tokenizer
 
-
-def run_baseline(dirs: dict, sents, graphs, texts, device: str) -> dict[str, float]:
-    import amrlib
-
-    from paraamr.models.registry import base_tokenizer
-
+    sizes = batches or {"parser": 12, "realizer": 32, "lm": 16}
     stog = amrlib.load_stog_model(
         str(dirs["parser"]),
         device=device,
-        batch_size=12,
+        batch_size=sizes["parser"],
         num_beams=4,
         tok_name_or_path=str(base_tokenizer(dirs["parser"])),
     )
     gtos = amrlib.load_gtos_model(
         str(dirs["generator"]),
         device=device,
-        batch_size=32,
+        batch_size=sizes["realizer"],
         tok_name_or_path=str(base_tokenizer(dirs["generator"])),
     )
-    stog.parse_sents(sents[:2])  # warm-up
-    gtos.generate(graphs[:2])
-    seconds = {}
-    _, seconds["parse"] = _timed(stog.parse_sents, sents)
-    _, seconds["realize"] = _timed(gtos.generate, graphs)
-    _, seconds["perplexity"] = _timed(baseline_perplexity, dirs["lm"], texts, device)
-    return seconds
+    if dtype != "float32":
+        stog.model.to(getattr(torch, dtype))
+        gtos.model.to(getattr(torch, dtype))
+    return {
+        "parse": stog.parse_sents,
+        "realize": lambda graphs: gtos.generate(graphs)[0],
+        "perplexity": _recipe(dirs["lm"], device, dtype, sizes["lm"]),
+    }
 
 
-def run_ours(
-    dirs: dict, sents, graphs, texts, device: str, batch: int, dtype: str | None
-) -> dict[str, float]:
+def our_side(dirs: dict, device: str, dtype: str, batches: dict) -> dict:
+    """The generator's stage objects."""
     from paraamr.models.lm import PerplexityScorer
     from paraamr.models.parser import Parser
     from paraamr.models.realizer import Realizer
 
-    parser = Parser(dirs["parser"], device=device, dtype=dtype, batch_size=batch, num_beams=4)
-    realizer = Realizer(dirs["generator"], device=device, dtype=dtype, batch_size=batch * 2, use_tense=False)
-    lm = PerplexityScorer(dirs["lm"], device=device, dtype=dtype, batch_size=batch * 2)
-    parser.parse(sents[:2])
-    realizer.realize(graphs[:2])
-    lm.perplexity(texts[:2])
-    seconds = {}
-    _, seconds["parse"] = _timed(parser.parse, sents)
-    _, seconds["realize"] = _timed(realizer.realize, graphs)
-    _, seconds["perplexity"] = _timed(lm.perplexity, texts)
-    return seconds
+    parser = Parser(dirs["parser"], device=device, dtype=dtype, batch_size=batches["parser"], num_beams=4)
+    realizer = Realizer(
+        dirs["generator"], device=device, dtype=dtype, batch_size=batches["realizer"], use_tense=False
+    )
+    lm = PerplexityScorer(dirs["lm"], device=device, dtype=dtype, batch_size=batches["lm"])
+    return {"parse": parser.parse, "realize": realizer.realize, "perplexity": lm.perplexity}
+
+
+def _same(a: list, b: list) -> str:
+    """How many outputs agree: the same text (stripped; failures and None count as equal)."""
+
+    def norm(x):
+        return x.strip() if isinstance(x, str) else None
+
+    return f"{sum(norm(x) == norm(y) for x, y in zip(a, b, strict=True))}/{len(a)}"
+
+
+def _relative(a: list, b: list) -> str:
+    pairs = [(x, y) for x, y in zip(a, b, strict=True) if isinstance(x, float) and isinstance(y, float)]
+    return f"max rel diff {max(abs(x - y) / y for x, y in pairs):.2g}" if pairs else "no values"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small configs (CPU check of the same code)")
-    ap.add_argument("--sources", type=int, help="sources (default: 384 on GPU, 12 with --small)")
-    ap.add_argument("--foci", type=int, default=6, help="candidates per source")
+    ap.add_argument("--sources", type=int, help="sources (default: 128 on GPU, 12 with --small)")
+    ap.add_argument("--foci", type=int, default=6, help="candidates per source (default 6)")
     ap.add_argument("--parse-len", type=int, help="parser output tokens (default 160; --small 48)")
     ap.add_argument("--gen-len", type=int, help="generator output tokens (default 40; --small 24)")
-    ap.add_argument("--batch", type=int, help="our parser batch (default 96 on GPU, 16 on CPU)")
+    ap.add_argument(
+        "--batch", type=int, help="our parser batch; realizer and LM use twice it (default 96; CPU 16)"
+    )
+    ap.add_argument(
+        "--dtypes", help="dtypes of ours (default: bfloat16,float32 on GPU; float32,bfloat16 on CPU)"
+    )
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per stage (default 2)")
+    ap.add_argument("--threads", type=int, help="CPU threads (default: 1 with --small, else 4)")
     ap.add_argument("--device", help="default: cuda when available, else cpu")
-    ap.add_argument("--dtype", help="our dtype (default: bfloat16 on GPU, float32 on CPU)")
     ap.add_argument("--workdir", help="where to write the model dirs (default: a temporary folder)")
     args = ap.parse_args()
+    threads = pin_threads(args.threads or (1 if args.small else 4))
+    print(machine(threads))
 
     import torch
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     gpu = device.startswith("cuda")
-    n = args.sources or (12 if args.small else 384)
+    n = args.sources or (12 if args.small else 128)
     parse_len = args.parse_len or (48 if args.small else 160)
     gen_len = args.gen_len or (24 if args.small else 40)
     batch = args.batch or (96 if gpu else 16)
-    dtype = args.dtype or ("bfloat16" if gpu else "float32")
+    batches = {"parser": batch, "realizer": 2 * batch, "lm": 2 * batch}
+    dtypes = (args.dtypes or ("bfloat16,float32" if gpu else "float32,bfloat16")).split(",")
     root = Path(args.workdir or tempfile.mkdtemp(prefix="bench-gpu-"))
     t0 = time.perf_counter()
     dirs = build_models(root, SMALL if args.small else LARGE, parse_len, gen_len, device)
+    sents, graphs, texts = workload(n, args.foci)
+    warm_sents, warm_graphs, warm_texts = workload(2, 2, seed=1)
+    items = {"parse": sents, "realize": graphs, "perplexity": texts}
+    warm = {"parse": warm_sents, "realize": warm_graphs, "perplexity": warm_texts}
+    sides = {"amrlib defaults": amrlib_side(dirs, device, "float32", None)}
+    for dtype in dtypes:
+        sides[f"amrlib {dtype} ours-bs"] = amrlib_side(dirs, device, dtype, batches)
+        sides[f"ours {dtype}"] = our_side(dirs, device, dtype, batches)
     print(
         f"device {device} ({torch.cuda.get_device_name() if gpu else 'cpu'}), "
         f"{'small' if args.small else 'real'} configs, {n} sources x {args.foci} candidates, "
-        f"parse {parse_len} / generate {gen_len} tokens; models built in {time.perf_counter() - t0:.0f} s"
+        f"parse {parse_len} / generate {gen_len} tokens; our batches {batches}; "
+        f"models built and loaded in {time.perf_counter() - t0:.0f} s; {args.rounds} rounds"
     )
-    sents, graphs, texts = workload(n, args.foci)
-    base = run_baseline(dirs, sents, graphs, texts, device)
-    ours = run_ours(dirs, sents, graphs, texts, device, batch, dtype)
-    print(f"{'stage':<12}{'amrlib defaults':>18}{'ours (' + dtype + ')':>22}{'ratio':>8}")
-    for stage in ("parse", "realize", "perplexity"):
-        print(
-            f"{stage:<12}{n / base[stage]:>14.2f} src/s{n / ours[stage]:>16.2f} src/s"
-            f"{base[stage] / ours[stage]:>7.2f}x"
+    sync = torch.cuda.synchronize if gpu else None
+    timings, outputs = {}, {}
+    for stage in STAGES:
+        timings[stage], outputs[stage] = interleave(
+            {name: (lambda f=side[stage], x=items[stage]: f(x)) for name, side in sides.items()},
+            rounds=args.rounds,
+            warmup={name: (lambda f=side[stage], x=warm[stage]: f(x)) for name, side in sides.items()},
+            sync=sync,
         )
-    tb, to = sum(base.values()), sum(ours.values())
-    print(f"{'end to end':<12}{n / tb:>14.2f} src/s{n / to:>16.2f} src/s{tb / to:>7.2f}x")
+    base = "amrlib defaults"
+    print(
+        f"{'stage':<11}{'side':<26}{'items/s':>9}{'best s':>9}{'median s':>10}{'CPU s':>8}{'ratio':>8}"
+        "  outputs vs amrlib defaults"
+    )
+    for stage in STAGES:
+        ref = outputs[stage][base]
+        for name in sides:
+            t = timings[stage][name]
+            check = (
+                _relative(outputs[stage][name], ref)
+                if stage == "perplexity"
+                else _same(outputs[stage][name], ref)
+            )
+            print(
+                f"{stage:<11}{name:<26}{len(items[stage]) / t.best:>9.1f}{t.best:>9.2f}{t.median:>10.2f}"
+                f"{t.cpu_best:>8.1f}{timings[stage][base].best / t.best:>7.2f}x  {check}"
+            )
+    total = {name: sum(timings[stage][name].best for stage in STAGES) for name in sides}
+    for name in sides:
+        print(
+            f"{'end to end':<11}{name:<26}{n / total[name]:>9.2f}{total[name]:>9.2f}{'':>18}"
+            f"{total[base] / total[name]:>7.2f}x  (sources/s)"
+        )
+    print(f"after: {load()}")
     if not args.workdir:
         shutil.rmtree(root, ignore_errors=True)
     return 0

