@@ -127,6 +127,7 @@ def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp
         (["--foci", "two"], "--foci must be 'all' or a positive integer"),
         (["--min-similarity", "0.5"], "--min-similarity needs --similarity-model"),
         (["--token", "hf_x"], "--private, --revision and --token go with --push-to-hub"),
+        (["--push-to-hub", "org/bad name"], "--push-to-hub 'org/bad name': not a repo id"),
     ],
 )
 def test_option_values_are_usage_errors(sentences, tmp_path, capsys, argv, message):
