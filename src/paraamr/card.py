@@ -344,18 +344,19 @@ def _examples_text(records: Sequence[Mapping[str, Any]], shown: int = 5) -> str:
     blocks = []
     for i, record in enumerate(records, 1):
         paras = record["paraphrases"]
+        foci = any(p.get("focus") for p in paras)  # the release has none: no empty column
         lines = [
             f"**{i}.** {_md(record['text'])}",
             "",
-            "| focus | paraphrase | perplexity |",
-            "|---|---|---:|",
+            "| focus | paraphrase | perplexity |" if foci else "| paraphrase | perplexity |",
+            "|---|---|---:|" if foci else "|---|---:|",
         ]
         for p in paras[:shown]:
-            focus = _code(p["focus"]) if p.get("focus") else "–"
+            focus = (_code(p["focus"]) if p.get("focus") else "–") + " | " if foci else ""
             ppl = "–" if p.get("perplexity") is None else f"{p['perplexity']:.1f}"
-            lines.append(f"| {focus} | {_md(p['para_text'])} | {ppl} |")
+            lines.append(f"| {focus}{_md(p['para_text'])} | {ppl} |")
         if len(paras) > shown:
-            lines.append(f"| | *… and {len(paras) - shown} more* | |")
+            lines.append(f"| {'| ' if foci else ''}*… and {len(paras) - shown} more* | |")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -377,7 +378,9 @@ def _evaluation_text(evaluation: Mapping[str, Any] | None) -> str:
         evaluation.get("note")
         or "Computed with `paraamr evaluate` (scores ×100, as in Table 2 of the paper)."
     )
-    return "\n".join([note, "", head, rule, values, *(["", "Signatures:", *sig_lines] if sig_lines else [])])
+    return "\n".join(
+        [note, "", head, rule, values, *(["", "Signatures:", "", *sig_lines] if sig_lines else [])]
+    )
 
 
 def _stats_text(stats: Mapping[str, Any]) -> str:
@@ -556,8 +559,12 @@ def render_card(
     if stats:
         summary_text = (
             f"{stats['instances']:,} English source sentences with {stats['pairs']:,} {what}: "
-            f"{stats['avg_paraphrases']:.2f} paraphrases per source on average, each with the AMR focus "
-            "it was generated from and its language-model perplexity."
+            f"{stats['avg_paraphrases']:.2f} paraphrases per source on average, each with "
+            + (
+                "its GPT-2 perplexity (the release has no foci or graphs)."
+                if summary is None
+                else "the AMR focus it was generated from and its language-model perplexity."
+            )
         )
     else:
         summary_text = (
