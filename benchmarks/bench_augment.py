@@ -5,8 +5,10 @@ Sentences: the first 10,000 distinct WordNet usage examples with at least six wo
 real English). ParaAMR lookups read a synthetic release JSONL with three paraphrases per sentence. REDA runs
 twice: cold (every word looked up in WordNet, ~3 ms each) and warm (synonyms cached); REDA+NG
 scores the whole pool (up to 20 draws for each of 5 operators) with the LM.
-Run: ``python benchmarks/bench_augment.py [--sentences 10000] [--num-proc 1]``. Figures on a shared
-machine are noisy; compare the ratios.
+A 100,000-character text (``--long-chars``) times random swap against the scan it replaced and
+whole REDA / REDA+NG augmentations of it.
+Run: ``python benchmarks/bench_augment.py [--sentences 10000] [--num-proc 1] [--long-chars 100000]``.
+Figures on a shared machine are noisy; compare the ratios.
 """
 
 from __future__ import annotations
@@ -38,6 +40,48 @@ def timed(fn):
     return value, time.perf_counter() - start
 
 
+def scan_swap(tokens, n, rng):
+    """The baseline: random swap as written from its definition (and as paraamr had it), scanning
+    the text for the positions holding another token at every swap."""
+    out = list(tokens)
+    for _ in range(n):
+        i = rng.randrange(len(out))
+        j = rng.choice([k for k, token in enumerate(out) if token != out[i]])
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def long_text(chars: int) -> None:
+    """One text of ``chars`` characters: random swap (round(0.2 L) swaps) against the scan, and
+    whole REDA / REDA+NG augmentations of it (issue 14: 211 s for one such row before)."""
+    import random
+    from collections import Counter
+
+    from paraamr.augment.ngram import NgramLM
+    from paraamr.augment.reda import REDA, edit_counts
+
+    words = wordnet_sentences(200)
+    rng = random.Random(0)
+    text = " ".join(rng.choice(" ".join(words).split()) for _ in range(chars // 4))[:chars]
+    degenerate = " ".join(["a"] * (chars // 2 - 1) + ["b"])[:chars]  # one odd token: every swap needs it
+    reda = REDA(seed=0)
+    reda.token_synonyms("warm")  # WordNet loaded outside the timings
+    print(f"one text of {len(text):,} characters")
+    print(f"{'':34}{'paraamr':>10}{'scan':>10}{'speed-up':>10}")
+    for label, source in (("swap, mixed words (s)", text), ("swap, one odd token (s)", degenerate)):
+        tokens = source.split()
+        n = edit_counts(len(tokens))["RS"]
+        ours, t_ours = timed(lambda t=tokens, n=n: reda.swap(t, n, random.Random(1)))
+        theirs, t_scan = timed(lambda t=tokens, n=n: scan_swap(t, n, random.Random(1)))
+        assert Counter(ours) == Counter(theirs) == Counter(tokens)
+        print(f"{label:34}{t_ours:10.3f}{t_scan:10.1f}{t_scan / t_ours:9.0f}x")
+    lm = NgramLM.train([text])
+    for label, kwargs in (("reda augment(n=2) (s)", {}), ("reda-ng augment(n=2) (s)", {"lm": lm})):
+        outputs, seconds = timed(lambda kw=kwargs: reda.augment(text, 2, **kw))
+        print(f"{label:34}{seconds:10.2f}{'':>10}{'':>10}  ({len(outputs)} outputs)")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, default=10_000)
@@ -46,7 +90,12 @@ def main() -> None:
     parser.add_argument(
         "--score-sentences", type=int, default=300, help="sentences whose REDA pool is scored"
     )
+    parser.add_argument(
+        "--long-chars", type=int, default=100_000, help="length of the long text (0: skip that part)"
+    )
     args = parser.parse_args()
+    if args.long_chars:
+        long_text(args.long_chars)
 
     from datasets import Dataset, disable_progress_bars
     from nltk.lm import StupidBackoff

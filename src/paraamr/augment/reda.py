@@ -198,8 +198,10 @@ class REDA:
         operator = {"SR": self.replace, "RS": self.swap, "RI": self.insert, "RD": self.delete}[op]
         return operator(tokens, n, rng)
 
-    def _stream(self, op: str, text: str, tokens: Tokens, n: int, draws: int) -> Iterator[str]:
-        """Distinct outputs of ``op`` over ``draws`` tries, in the order drawn; never ``text``."""
+    def _stream(self, op: str, text: str, tokens: Tokens, n: int, draws: int) -> Iterator[tuple[str, str]]:
+        """Distinct outputs of ``op`` over ``draws`` tries, in the order drawn, each with its
+        :func:`normalize` key (computed once: on a long text it costs as much as an LM score);
+        never ``text``."""
         rng = random.Random(f"{self.seed}\x1f{op}\x1f{text}")
         seen = {normalize(text)}
         for _ in range(draws):
@@ -210,9 +212,9 @@ class REDA:
             key = normalize(candidate)
             if key not in seen:
                 seen.add(key)
-                yield candidate
+                yield candidate, key
 
-    def _streams(self, text: str, draws: int | None) -> dict[str, Iterator[str]]:
+    def _streams(self, text: str, draws: int | None) -> dict[str, Iterator[tuple[str, str]]]:
         tokens = tokenize(text)
         counts = edit_counts(len(tokens), self.rates)
         counts["RM"] = 1
@@ -224,7 +226,7 @@ class REDA:
 
     def pool(self, text: str, *, draws: int | None = None) -> dict[str, list[str]]:
         """Per operator that can act, its distinct outputs (never ``text``) over ``draws`` tries."""
-        pools = {op: list(stream) for op, stream in self._streams(text, draws).items()}
+        pools = {op: [c for c, _ in stream] for op, stream in self._streams(text, draws).items()}
         return {op: outputs for op, outputs in pools.items() if outputs}
 
     def augment(self, text: str, n: int, *, lm: NgramLM | None = None) -> list[str]:
@@ -237,18 +239,17 @@ class REDA:
         streams = self._streams(text, None)
         order = sorted(streams)
         random.Random(f"{self.seed}\x1forder\x1f{text}").shuffle(order)
-        queues: dict[str, Iterator[str]] = {}
+        queues: dict[str, Iterator[tuple[str, str]]] = {}
         for op in order:
             if lm is None:
                 queues[op] = streams[op]
-            else:
-                queues[op] = iter(sorted(streams[op], key=lambda t: -lm.logprob(t)))
+            else:  # the LM's tokens are the key's words (lm_tokens = normalize + split)
+                queues[op] = iter(sorted(streams[op], key=lambda item: -lm.logprob(item[1].split())))
         chosen: list[str] = []
         seen = {normalize(text)}
         while queues and len(chosen) < n:
             for op in list(queues):
-                for candidate in queues[op]:
-                    key = normalize(candidate)
+                for candidate, key in queues[op]:
                     if key not in seen:
                         seen.add(key)
                         chosen.append(candidate)
