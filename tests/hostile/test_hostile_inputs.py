@@ -120,6 +120,7 @@ class Case:
     names: str | None = None
     how: str = "inproc"  # inproc | subprocess | pipe
     single: bool = True  # a failure prints exactly one line (refocus reports each bad graph)
+    env: tuple[tuple[str, str], ...] = ()  # extra environment ({case} is the case's folder)
     timeout: float = 120.0
 
     @property
@@ -339,6 +340,29 @@ def table() -> list[Case]:
                 {**good, "p.jsonl.gz": half(gz(release()))},
                 ERR,
                 "p.jsonl.gz",
+            ),
+            (
+                "generate-no-download",
+                [
+                    "--dataset",
+                    "in.jsonl",
+                    "--output",
+                    "out",
+                    "--method",
+                    "paraamr",
+                    "--generate",
+                    "--no-download",
+                ],
+                good,
+                ERR,
+                "downloads are off",
+                {  # online, but every host is a closed loopback port: a fetch fails at once, never downloads
+                    "env": (
+                        ("PARAAMR_CACHE", "{case}/cache"),
+                        ("PARAAMR_RELEASE_URL", "http://127.0.0.1:9/releases"),
+                        ("HF_HUB_OFFLINE", "0"),
+                    )
+                },
             ),
         ],
     )
@@ -860,6 +884,8 @@ def table() -> list[Case]:
 #: Rows that still fail because of code outside errors/cli/augment, each with its owner (issue 14);
 #: not strict, so a fix shows as XPASS in the summary: then delete the entry.
 KNOWN: dict[str, str] = {
+    "augment|generate-no-download": "run: builder.run.load_stages does not pass RunSettings.download (nor a "
+    "trust_remote_code) to Parser/Realizer/PerplexityScorer, so --no-download still tries to fetch",
     "convert|empty": "folder: an empty input file ends in 'out: no such file or folder' (names the output)",
     "evaluate|empty": "metrics: an empty file prints NaNs and exits 0 (issue 14 item 8)",
     "evaluate|invalid-utf8": "metrics: evaluate catches UnicodeDecodeError itself and prints the codec's "
@@ -1034,7 +1060,13 @@ def test_hostile_input(case: Case, tmp_path, monkeypatch, capfd, request, mounts
             path.write_bytes(content)
     before = snapshot(case_dir)
     monkeypatch.chdir(case_dir)
-    for key, value in {"HF_TOKEN": TOKEN, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}.items():
+    extra = {k: v.replace("{case}", str(case_dir)) for k, v in case.env}
+    for key, value in {
+        "HF_TOKEN": TOKEN,
+        "HF_HUB_OFFLINE": "1",
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+        **extra,
+    }.items():
         monkeypatch.setenv(key, value)
     argv = fill(case.argv, case_dir, values)
 
