@@ -629,6 +629,7 @@ def write_card(
     license: str | None,
     repo_id: str | None = None,
     license_note: str | None = None,
+    max_shard_size: str | int = "500MB",
 ) -> Path:
     """Compute the statistics of ``folder``'s shards (plots into ``plots/``) and write its card
     (``README.md``) atomically; an ``evaluation.json`` beside it adds the Table-2 row."""
@@ -651,6 +652,7 @@ def write_card(
         folder=root,
         evaluation=evaluation,
         plots=plots,
+        shard_size=str(max_shard_size) if isinstance(max_shard_size, str) else f"{max_shard_size:,} bytes",
     )
     _atomic_write(root / CARD, text)
     return root / CARD

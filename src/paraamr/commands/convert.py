@@ -225,7 +225,7 @@ def to_folder(
         shutil.rmtree(out / folder.STATE_DIR, ignore_errors=True)  # never a folder with part of the records
         raise
     shutil.rmtree(out / folder.STATE_DIR, ignore_errors=True)
-    write_card(out, summary=None, license=license, repo_id=repo_id)
+    write_card(out, summary=None, license=license, repo_id=repo_id, max_shard_size=max_shard_size)
     return n
 
 
