@@ -727,8 +727,10 @@ def _write_card(
     from paraamr.builder.folder import MAX_SHARD_SIZE, finalize
     from paraamr.card import write_card
 
-    finalize(folder.path, max_shard_size=spec.get("max_shard_size") or MAX_SHARD_SIZE)
-    write_card(folder.path, summary=summary, license=license, repo_id=repo_id or spec.get("repo_id"))
+    size = spec.get("max_shard_size") or summary.get("settings", {}).get("max_shard_size") or MAX_SHARD_SIZE
+    finalize(folder.path, max_shard_size=size)
+    repo_id = repo_id or spec.get("repo_id")
+    write_card(folder.path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
 
 
 def execute(
