@@ -12,7 +12,7 @@ import pytest
 
 from paraamr.builder import folder, readers, rows
 from paraamr.errors import InputError
-from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id
+from paraamr.records import DEFAULT_SCHEMA, text_id
 
 HOSTILE = [
     b"A plain sentence.",
@@ -98,31 +98,6 @@ def test_partition_and_splits_are_deterministic_and_balanced():
     assert 300 < splits.count("validation") < 500 and 130 < splits.count("test") < 270
     assert rows.split_of(ids[0], validation=0.1, test=0.05) == splits[0]
     assert {rows.split_of(i, train="all") for i in ids} == {"all"}
-
-
-def test_shard_writer_renames_complete_shards_and_keeps_an_empty_one(tmp_path):
-    with folder.ShardWriter(tmp_path, "default", "train", DEFAULT_SCHEMA, prefix="p-", rows_per_shard=3) as w:
-        for i in range(7):
-            w.write(
-                {
-                    "id": str(i),
-                    "text": f"t{i}",
-                    "amr": None,
-                    "paraphrases": [{"para_text": "p", "perplexity": 1.5, "focus": "f", "amr": "a"}],
-                }
-            )
-    names = sorted(p.name for p in (tmp_path / "data" / "default").iterdir())
-    assert names == ["train-p-00000.parquet", "train-p-00001.parquet", "train-p-00002.parquet"]
-    table = pq.read_table(tmp_path / "data" / "default")
-    assert table.num_rows == 7 and table.schema.equals(DEFAULT_SCHEMA)
-    with folder.ShardWriter(tmp_path, "pairs", "test", PAIRS_SCHEMA):
-        pass
-    empty = pq.read_table(tmp_path / "data" / "pairs" / "test-00000.parquet")
-    assert empty.num_rows == 0 and empty.schema.equals(PAIRS_SCHEMA)
-    assert pq.ParquetFile(tmp_path / "data" / "pairs" / "test-00000.parquet").metadata.num_row_groups == 0
-    w = folder.ShardWriter(tmp_path, "pairs", "x", PAIRS_SCHEMA, first_shard=4, empty_shard=False)
-    w.close()
-    assert not list((tmp_path / "data" / "pairs").glob("x-*"))
 
 
 def test_shard_writer_leaves_nothing_on_error(tmp_path):
