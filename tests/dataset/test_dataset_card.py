@@ -202,6 +202,12 @@ def test_evaluation_row_is_written_into_the_card_and_kept(parquet_folder, tmp_pa
         )
         assert "`ted|k:3|parser:spacy`" in section
         card.write_card(folder, summary=SUMMARY, license=None)
+    from dataset_samples import RELEASE
+
+    from paraamr.cli import main
+
+    assert main(["convert", str(RELEASE), str(folder), "--overwrite"]) == 0  # new records: no stale row
+    assert "Not evaluated yet" in _sections((folder / "README.md").read_text(encoding="utf-8"))["Evaluation"]
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / "README.md").write_text("# mine\n")
     with pytest.raises(InputError, match="not a card written by paraamr"):

@@ -179,5 +179,6 @@ def test_remove_layout_deletes_only_the_layout(tmp_path):
     folder.finalize(tmp_path)
     (tmp_path / "data" / "pairs" / "notes.txt").write_text("mine")
     (tmp_path / "keep.parquet").write_text("mine")
-    assert folder.remove_layout(tmp_path) == 1
+    (tmp_path / "evaluation.json").write_text("{}")
+    assert folder.remove_layout(tmp_path) == 2
     assert _files(tmp_path) == ["data/pairs/notes.txt", "keep.parquet"]

@@ -531,8 +531,9 @@ def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
 
 
 def remove_layout(folder: str | os.PathLike) -> int:
-    """Delete the files of this layout in ``folder`` (shards, failure files, parts, plots written
-    by paraamr, the state folder) and nothing else; return how many files were deleted."""
+    """Delete the files of this layout in ``folder`` (shards, failure files, Table-2 row, plots
+    written by paraamr, the state folder) and nothing else; return how many files were deleted.
+    The card and ``summary.json`` are left for the writer to replace."""
     root = Path(folder)
     removed = 0
     for splits in list_shards(root).values():
@@ -540,13 +541,14 @@ def remove_layout(folder: str | os.PathLike) -> int:
             for path in paths:
                 path.unlink()
                 removed += 1
-    for path in failure_files(root):
-        path.unlink()
-        removed += 1
+    for path in [*failure_files(root), root / EVALUATION, *(root / PLOTS / name for name in PLOT_FILES)]:
+        if path.is_file():
+            path.unlink()
+            removed += 1
     if (root / STATE_DIR).is_dir():
         removed += sum(1 for p in (root / STATE_DIR).rglob("*") if p.is_file())
         shutil.rmtree(root / STATE_DIR)
-    for sub in (DATA, FAILURES):  # folders this layout emptied
+    for sub in (DATA, FAILURES, PLOTS):  # folders this layout emptied
         for d in sorted((root / sub).rglob("*"), reverse=True) if (root / sub).is_dir() else []:
             if d.is_dir() and not any(d.iterdir()):
                 d.rmdir()

@@ -724,11 +724,12 @@ def _write_card(
 ) -> None:
     """(Main process, every process done) name the shards (:func:`paraamr.builder.folder.finalize`,
     crash-safe and a no-op once done), then write the card from them for ``repo_id``."""
-    from paraamr.builder.folder import MAX_SHARD_SIZE, finalize
+    from paraamr.builder.folder import EVALUATION, MAX_SHARD_SIZE, finalize
     from paraamr.card import write_card
 
     size = spec.get("max_shard_size") or summary.get("settings", {}).get("max_shard_size") or MAX_SHARD_SIZE
-    finalize(folder.path, max_shard_size=size)
+    if finalize(folder.path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
+        (folder.path / EVALUATION).unlink(missing_ok=True)
     repo_id = repo_id or spec.get("repo_id")
     write_card(folder.path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
 
