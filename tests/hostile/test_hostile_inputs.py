@@ -893,11 +893,7 @@ KNOWN: dict[str, str] = {
     "evaluate|sample-zero": "metrics: --sample 0 evaluates nothing and exits 0",
     "evaluate|sample-negative": "metrics: the message does not name --sample",
     "evaluate|batch-size-zero": "metrics: the message says batch_size, not --batch-size",
-    "generate.py|unknown-option": "run: generate.py's parser prints argparse's usage lines; build it with "
-    "paraamr.cli.ArgumentParser (one line, exit 2)",
     "quality train|long-line": "quality: no exit within the row's timeout on a 100,000-character line",
-    "quality score|empty": "quality: loads the default quality model before reading the (empty) input, "
-    "and the packaged default model folder is missing",
     "refocus|junk-after-graph": "bench+amr: '(x / y))) extra )' is accepted (exit 0, no variants; "
     "issue 14 item 8)",
 }
