@@ -98,6 +98,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     models.add_argument(
         "--no-download", dest="download", action="store_false", help="never fetch a missing model"
     )
+    models.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="let an amrlib model folder run code other than amrlib's own inference classes",
+    )
     filt = parser.add_argument_group("stages and filters")
     filt.add_argument("--foci", **given, help="'all' (default) or k foci per graph, chosen with --seed")
     filt.add_argument("--seed", type=int, **given, help=f"default: {d.seed}")

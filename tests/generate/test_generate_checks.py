@@ -325,3 +325,21 @@ def test_an_unknown_option_is_one_line_exit_2(capsys):
         stop.value.code == 2
         and err == "generate.py: unrecognized arguments: --nope (see generate.py --help)\n"
     )
+
+
+def test_a_model_folder_naming_foreign_code_is_refused_before_anything_loads(
+    tiny_models, graphs, tmp_path, capsys
+):
+    import shutil
+
+    realizer = tmp_path / "realizer"
+    shutil.copytree(tiny_models["generator"], realizer)
+    meta = json.loads((realizer / "amrlib_meta.json").read_text())
+    meta.update(inference_module="torch.hub", inference_class="load")
+    (realizer / "amrlib_meta.json").write_text(json.dumps(meta))
+    args = ["--amr-input", str(graphs), "--output", str(tmp_path / "out"), *_models(tiny_models)]
+    args[args.index("--realizer-model") + 1] = str(realizer)
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "torch.hub" in err and "trust" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

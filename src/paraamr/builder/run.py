@@ -104,17 +104,22 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     ``given`` (``parser=``, ``realizer=``, ...) are used as they are (shared, already loaded)."""
     run = run or RunSettings()
     _quiet(run.verbose)
-    common = {"device": run.device, "dtype": record.dtype}
+    common = {"device": run.device, "dtype": record.dtype, "download": run.download}
+    amrlib = {"trust_remote_code": run.trust_remote_code}
     stages = dict(given)
     if record.needs("parser") and stages.get("parser") is None:
         from paraamr.models.parser import Parser
 
         beams = {"num_beams": record.num_beams} if record.num_beams else {}
-        stages["parser"] = Parser(record.parser_model, **common, batch_size=run.parse_batch_size, **beams)
+        stages["parser"] = Parser(
+            record.parser_model, **common, **amrlib, batch_size=run.parse_batch_size, **beams
+        )
     if stages.get("realizer") is None:
         from paraamr.models.realizer import Realizer
 
-        stages["realizer"] = Realizer(record.realizer_model, **common, batch_size=run.realize_batch_size)
+        stages["realizer"] = Realizer(
+            record.realizer_model, **common, **amrlib, batch_size=run.realize_batch_size
+        )
     if stages.get("lm") is None:
         from paraamr.models.lm import PerplexityScorer
 
@@ -122,7 +127,7 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     if record.needs("embedder") and stages.get("embedder") is None:
         from paraamr.models.embedder import Embedder
 
-        stages["embedder"] = Embedder(record.similarity_model, device=run.device)
+        stages["embedder"] = Embedder(record.similarity_model, device=run.device, download=run.download)
     if record.needs("quality") and stages.get("quality") is None:
         from paraamr.quality import QualityScorer
 
@@ -510,19 +515,27 @@ def _verdict(state_obj, error: BaseException | None) -> bool:
     return message[0] is None
 
 
-def _check_models(record: RecordSettings, *, download: bool = True) -> dict[str, str]:
+def _check_models(
+    record: RecordSettings, *, download: bool = True, trust_remote_code: bool = False
+) -> dict[str, str]:
     """``{kind: path}`` of every model the records need, fetched when missing and the machine is
-    online unless ``download`` is off (:func:`paraamr.models.download.ensure`); one error naming
-    each missing model."""
+    online unless ``download`` is off (:func:`paraamr.models.download.ensure`), amrlib folders
+    checked to name only amrlib's own code (unless ``trust_remote_code``); one error naming each
+    missing model."""
     from paraamr.errors import ModelNotFoundError
     from paraamr.models.download import ensure
+    from paraamr.models.resolve import amrlib_meta
 
     found, missing = {}, []
     for kind, name in record.models().items():
         try:
-            found[kind] = str(ensure(name, kind, download=download))
+            path = ensure(name, kind, download=download)
         except ModelNotFoundError as err:
             missing.append(str(err))
+            continue
+        found[kind] = str(path)
+        if kind in ("parser", "realizer") and (path / "amrlib_meta.json").is_file():
+            amrlib_meta(path, kind, trust_remote_code=trust_remote_code)
     if len(missing) == 1:
         raise ModelNotFoundError(missing[0])
     if missing:
@@ -552,6 +565,7 @@ def check_run(
     overwrite: bool = False,
     models: bool = True,
     download: bool = True,
+    trust_remote_code: bool = False,
 ) -> tuple[dict[str, Any], str]:
     """Everything checked before a model loads or a file is written: the input (paths, format, its
     first row), the output folder (resume state, lock, foreign files) and, with ``models``, that each
@@ -562,7 +576,7 @@ def check_run(
     identity = input_identity(path) if path else None
     mode = folder.check(record, identity, overwrite=overwrite)
     if models:
-        _check_models(record, download=download)
+        _check_models(record, download=download, trust_remote_code=trust_remote_code)
     saved = {"record": record.as_dict(), "num_processes": folder.num_processes, "input_identity": identity}
     return saved, mode
 
@@ -758,7 +772,13 @@ def execute(
         if warning:
             print(f"paraamr generate: warning: {warning}", file=sys.stderr)
         try:
-            saved, mode = check_run(record, folder, overwrite=overwrite, download=run.download)
+            saved, mode = check_run(
+                record,
+                folder,
+                overwrite=overwrite,
+                download=run.download,
+                trust_remote_code=run.trust_remote_code,
+            )
             folder.lock()
             folder.reset(saved, overwrite=mode == "overwrite")
         except BaseException as err:  # told to every process, then raised here

@@ -190,7 +190,8 @@ class RunSettings:
     """The settings that change only how a run goes, never its records: batch sizes (defaults from
     :data:`paraamr.models.catalog.BATCH_SIZES`), the processing ``window`` (rows per window),
     overlap of CPU and model stages (``pipelined``), the device, the commit interval (rows per
-    shard and seconds), what the terminal shows, and whether missing models are fetched."""
+    shard and seconds), what the terminal shows, whether missing models are fetched, and whether an
+    amrlib model folder may name code other than amrlib's own (``trust_remote_code``)."""
 
     device: str | None = None
     parse_batch_size: int = catalog.BATCH_SIZES["parser"]
@@ -203,6 +204,7 @@ class RunSettings:
     progress: bool = True
     verbose: bool = False
     download: bool = True
+    trust_remote_code: bool = False
 
     def __post_init__(self) -> None:
         for name in ("parse_batch_size", "realize_batch_size", "lm_batch_size", "window", "rows_per_shard"):
