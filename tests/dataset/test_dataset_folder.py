@@ -182,3 +182,19 @@ def test_remove_layout_deletes_only_the_layout(tmp_path):
     (tmp_path / "evaluation.json").write_text("{}")
     assert folder.remove_layout(tmp_path) == 2
     assert _files(tmp_path) == ["data/pairs/notes.txt", "keep.parquet"]
+
+
+def test_any_dataset_goes_through_write_table_and_loads_by_its_card_pattern(tmp_path):
+    """The route of augment and other writers of arbitrary columns: Arrow batches in, shards out."""
+    import datasets
+
+    ds = datasets.Dataset.from_dict({"sentence": [f"s{i}" for i in range(2500)], "label": list(range(2500))})
+    w = folder.ShardWriter(tmp_path, "default", "train", ds.features.arrow_schema, max_shard_size=10_000)
+    for batch in ds.with_format("arrow").iter(batch_size=700):
+        w.write_table(batch)
+    w.commit()
+    written = folder.finalize(tmp_path, max_shard_size=10_000)
+    assert len(written["default"]["train"]) > 2
+    files = {"train": str(tmp_path / folder.data_files("default", "train"))}
+    back = datasets.load_dataset("parquet", data_files=files, split="train", cache_dir=str(tmp_path / "c"))
+    assert back.to_dict() == ds.to_dict()
