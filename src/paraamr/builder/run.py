@@ -47,7 +47,6 @@ __all__ = [
     "load_stages",
     "make_generator",
     "read_rows",
-    "splits_of",
     "summarize",
 ]
 
@@ -156,11 +155,10 @@ def make_generator(
 
 
 # -- inputs ---------------------------------------------------------------------------------------
-def read_rows(record: RecordSettings | dict[str, Any]) -> Iterator:
+def read_rows(r: RecordSettings) -> Iterator:
     """All input rows of a run, in order (see :mod:`paraamr.builder.readers`)."""
     from paraamr.builder import readers
 
-    r = record if isinstance(record, RecordSettings) else RecordSettings.from_dict(record)
     if r.amr_input:
         return readers.read_input(r.amr_input, fmt="amr")
     if r.dataset:
@@ -168,11 +166,6 @@ def read_rows(record: RecordSettings | dict[str, Any]) -> Iterator:
             r.dataset, split=r.dataset_split or r.split, column=r.text_column, config=r.dataset_config
         )
     return readers.read_input(r.input, column=r.text_column, fmt=r.input_format)
-
-
-def splits_of(spec: RecordSettings | dict[str, Any]) -> list[str]:
-    """The split names a run writes (see :meth:`RecordSettings.splits`)."""
-    return (spec if isinstance(spec, RecordSettings) else RecordSettings.from_dict(spec)).splits()
 
 
 def input_identity(path: str | Path) -> dict[str, Any]:
