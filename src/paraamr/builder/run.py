@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paraamr.builder.folder import CARD, STATE_DIR, SUMMARY
+from paraamr.builder.folder import CARD, STATE_DIR, SUMMARY, _atomic_write
 from paraamr.builder.pipeline import Generator, Stages, Stats
 from paraamr.builder.settings import RecordSettings, RunSettings, split_settings
 from paraamr.errors import InputError, ParaAMRError, UsageError
@@ -402,15 +402,6 @@ class RunFolder:
         return clean_parts(
             self.path, rank=self.rank, num_processes=self.num_processes, committed=state["next"]
         )
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 class _Outputs:
