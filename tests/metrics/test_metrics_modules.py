@@ -112,3 +112,47 @@ def test_ted_module_on_trees_and_sentences(modules):
         predictions=TREES[1:3], references=TREES[:2], trees=True, convention="plain", parser=lambda s: 1 / 0
     )  # the parser is not used on trees
     assert plain["signature"].startswith("convention:plain|")
+
+
+# --- Hub Spaces and evaluate.combine -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_module_folder_is_a_space(name, evaluate, monkeypatch):
+    import runpy
+
+    import yaml
+
+    folder = Path(paraamr.metric_path(name))
+    card = (folder / "README.md").read_text()
+    assert card.startswith("---\n")
+    meta = yaml.safe_load(card.split("---\n")[1])
+    assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["pinned"] is False
+    assert {"title", "emoji", "colorFrom", "colorTo", "sdk_version", "description"} <= set(meta)
+    assert {"evaluate", "metric"} <= set(meta["tags"])
+    requirements = (folder / "requirements.txt").read_text().split()
+    assert requirements[0].startswith("evaluate") and "paraamr" in requirements
+    launched = []
+    monkeypatch.setattr(evaluate.utils, "launch_gradio_widget", launched.append)
+    monkeypatch.chdir(folder)  # a Space runs app.py from its own folder
+    runpy.run_path(str(folder / "app.py"), run_name="__main__")
+    (module,) = launched
+    assert isinstance(module, evaluate.EvaluationModule) and module.name == name
+
+
+def test_combine_passes_each_module_its_options(modules, evaluate):
+    combined = evaluate.combine([modules[name] for name in NAMES])
+    out = combined.compute(
+        predictions=["On the mat sat the cat."],
+        references=["The cat sat on the mat."],
+        parser="link-grammar:no-pos",  # ted_diversity's
+        jaccard_lowercase=False,  # lexical_diversity's
+        targets=["The cat sat on the mat."],  # both
+        batch_size=8,  # semantic_similarity's
+    )
+    assert out["tedf"] == 1 and "tree:ROOT,no-POS" in out["ted_diversity_signature"]
+    assert out["rouge1"] == 100  # the same words
+    assert out["rouge2"] == pytest.approx(60)  # bigrams shared: on the, the mat, the cat (3 of 5 each)
+    assert out["ted_r"] == 1 and out["semantic_similarity"] > 80
+    with pytest.raises(TypeError, match="unknown keyword argument 'parsre'"):
+        combined.compute(predictions=["a"], references=["a"], parsre="link-grammar")

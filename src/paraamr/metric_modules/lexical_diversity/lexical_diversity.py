@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
+from paraamr.metrics import PARAAMR_CITATION, check_sibling_options, mean, pair_metric_info
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.reference import reference_scores
 
@@ -78,7 +78,9 @@ class LexicalDiversity(evaluate.Metric):
         jaccard_tokenize="13a",
         jaccard_lowercase=True,
         targets=None,
+        **siblings,
     ):
+        check_sibling_options("lexical_diversity", siblings)
         bleu, bleu_signature = bleu_diversity(
             predictions, references, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
         )

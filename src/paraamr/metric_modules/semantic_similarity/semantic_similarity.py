@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
+from paraamr.metrics import PARAAMR_CITATION, check_sibling_options, mean, pair_metric_info
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
 
@@ -71,8 +71,16 @@ class SemanticSimilarity(evaluate.Metric):
         return cache[key]
 
     def _compute(
-        self, predictions, references, model="all-MiniLM-L6-v2", pooling=None, device=None, batch_size=64
+        self,
+        predictions,
+        references,
+        model="all-MiniLM-L6-v2",
+        pooling=None,
+        device=None,
+        batch_size=64,
+        **siblings,
     ):
+        check_sibling_options("semantic_similarity", siblings)
         embedder = self._embedder(model, pooling, device, batch_size)
         scores, signature = semantic_similarity(predictions, references, embedder=embedder)
         return {

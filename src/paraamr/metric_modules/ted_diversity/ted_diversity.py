@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, check_pairs, mean, pair_metric_info
+from paraamr.metrics import PARAAMR_CITATION, check_pairs, check_sibling_options, mean, pair_metric_info
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
 
@@ -98,7 +98,9 @@ class TedDiversity(evaluate.Metric):
         templates=None,
         height=5,
         cache_dir=None,
+        **siblings,
     ):
+        check_sibling_options("ted_diversity", siblings)
         sides = {"predictions": list(predictions), "references": list(references)}
         for name, texts in (("targets", targets), ("templates", templates)):
             if texts is not None:

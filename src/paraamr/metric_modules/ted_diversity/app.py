@@ -1,0 +1,9 @@
+"""The Hub Space of the ted_diversity evaluate module: evaluate's own widget over it."""
+
+from pathlib import Path
+
+import evaluate
+from evaluate.utils import launch_gradio_widget
+
+module = evaluate.load(str(Path(__file__).with_name("ted_diversity.py")))
+launch_gradio_widget(module)
