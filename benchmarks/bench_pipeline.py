@@ -232,10 +232,8 @@ def bench(args) -> None:
             else:
                 source.write_text("\n\n".join(_graphs(n)) + "\n")
                 warm_source.write_text("\n\n".join(g.replace("bench-", "warm-") for g in _graphs(3)) + "\n")
-            sides = {
-                name: _side(cmd, env, out)
-                for name, (cmd, env) in _commands(mode, source, models, out, threads).items()
-            }
+            commands = _commands(mode, source, models, out, threads)
+            sides = {name: _side(*commands[name], out) for name in args.sides.split(",")}
             warm = _commands(mode, warm_source, models, out, threads)
             times, outputs = interleave(
                 sides,
@@ -320,6 +318,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="48,600", help="sources per run (default 48,600)")
     parser.add_argument("--modes", default="amr,text", help="inputs: amr, text (default both)")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds (default 1)")
+    parser.add_argument(
+        "--sides",
+        default="amrlib lists,ours,ours --no-pipeline,ours 2 processes",
+        help="comma-separated sides to run (default: all four; 'amrlib lists' is the reference)",
+    )
     parser.add_argument("--threads", type=int, help="threads of a 1-process side (default: all cores)")
     parser.add_argument("--parse-len", type=int, default=32, help="parser output tokens (default 32)")
     parser.add_argument("--gen-len", type=int, default=16, help="realizer output tokens (default 16)")
