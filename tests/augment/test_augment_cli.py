@@ -203,3 +203,19 @@ def test_push_to_hub_uploads_the_folder_and_load_dataset_reads_it(tmp_path, mrpc
     assert 'load_dataset("org/mrpc-reda")' in uploaded["README.md"].decode()
     loaded = load_dataset("org/mrpc-reda", split="train")
     assert loaded.to_list() == load_folder(out)["train"].to_list()
+
+
+def test_generator_options_reach_the_run_settings():
+    """--no-download / --trust-remote-code / --realizer-model go to the generator's settings."""
+    from paraamr.builder.settings import split_settings
+    from paraamr.cli import build_parser
+    from paraamr.commands.augment import _generator_settings
+
+    argv = ["augment", "--dataset", "d.jsonl", "--method", "paraamr", "--generate"]
+    record, run = split_settings(**_generator_settings(build_parser().parse_args(argv)))
+    assert run.download and not run.trust_remote_code
+    args = build_parser().parse_args(
+        [*argv, "--no-download", "--trust-remote-code", "--generator-model", "g"]
+    )
+    record, run = split_settings(**_generator_settings(args))
+    assert not run.download and run.trust_remote_code and record.realizer_model == "g"

@@ -884,8 +884,6 @@ def table() -> list[Case]:
 #: Rows that still fail because of code outside errors/cli/augment, each with its owner (issue 14);
 #: not strict, so a fix shows as XPASS in the summary: then delete the entry.
 KNOWN: dict[str, str] = {
-    "augment|generate-no-download": "run: builder.run.load_stages does not pass RunSettings.download (nor a "
-    "trust_remote_code) to Parser/Realizer/PerplexityScorer, so --no-download still tries to fetch",
     "convert|empty": "folder: an empty input file ends in 'out: no such file or folder' (names the output)",
     "evaluate|empty": "metrics: an empty file prints NaNs and exits 0 (issue 14 item 8)",
     "evaluate|invalid-utf8": "metrics: evaluate catches UnicodeDecodeError itself and prints the codec's "

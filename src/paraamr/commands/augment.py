@@ -227,12 +227,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def _generator_settings(args: argparse.Namespace) -> dict:
     """The generator's settings by field name (:func:`paraamr.builder.settings.split_settings`)."""
-    from dataclasses import fields
-
-    from paraamr.builder.settings import RecordSettings, RunSettings
-    from paraamr.errors import UsageError
-
-    settings = {
+    return {
         "parser_model": args.parser_model,
         "realizer_model": args.realizer_model,
         "lm_model": args.lm_model,
@@ -243,10 +238,6 @@ def _generator_settings(args: argparse.Namespace) -> dict:
         "trust_remote_code": args.trust_remote_code,
         "progress": False,
     }
-    known = {f.name for cls in (RecordSettings, RunSettings) for f in fields(cls)}
-    if args.trust_remote_code and "trust_remote_code" not in known:
-        raise UsageError("--trust-remote-code: this version's generator settings do not take it yet")
-    return {k: v for k, v in settings.items() if k in known}
 
 
 def _paraphrases(args: argparse.Namespace, datasets, columns):
