@@ -755,7 +755,7 @@ def table() -> list[Case]:
                 {"in.txt": text_lines([*SENTENCES, LONG_TEXT])},
                 OK,
                 None,
-                {"how": "subprocess", "timeout": 45.0},
+                {"how": "subprocess", "timeout": 40.0},
             ),
         ],
     )
