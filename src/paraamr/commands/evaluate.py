@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+from pathlib import Path
+
+#: ``owner/name``: read from the Hub when no such local path exists.
+HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
 def register(subparsers) -> None:
@@ -16,7 +21,16 @@ def register(subparsers) -> None:
         "or not), our dataset folder, or a two-column file (.tsv/.txt tab-separated, .csv: source, "
         "paraphrase). Writes one PNG histogram per measure.",
     )
-    p.add_argument("path", metavar="PATH", help="release file, dataset folder or two-column file")
+    p.add_argument(
+        "path", metavar="PATH", help="release file, dataset folder, two-column file or Hub dataset id"
+    )
+    p.add_argument("--config", default=None, help="config of a Hub dataset (default: its default)")
+    p.add_argument("--split", default="train", help="split of a Hub dataset (default: %(default)s)")
+    p.add_argument(
+        "--write-card",
+        action="store_true",
+        help="put the row and its signatures into the card of PATH (a dataset folder)",
+    )
     p.add_argument("--sample", type=int, metavar="N", default=None, help="evaluate N pairs drawn at random")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample (default: %(default)s)")
     p.add_argument(
@@ -94,12 +108,14 @@ def run(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from paraamr.errors import ParaAMRError
+    from paraamr.errors import InputError, ParaAMRError
     from paraamr.metrics.parsers import get_parser
     from paraamr.metrics.report import (
+        card_row,
         evaluate_pairs,
         format_row,
         plot_histograms,
+        read_hub_pairs,
         read_pairs,
         sample,
         with_references,
@@ -118,9 +134,21 @@ def run(args: argparse.Namespace) -> int:
     if args.templates and not args.references:
         print("paraamr evaluate: --templates needs --references", file=sys.stderr)
         return 2
+    if args.write_card and not Path(args.path).is_dir():
+        print(f"paraamr evaluate: --write-card: {args.path} is not a dataset folder", file=sys.stderr)
+        return 2
     try:
-        pairs = read_pairs(args.path)
+        local = Path(args.path).exists() or not HUB_ID.match(args.path)
+        pairs = read_pairs(args.path) if local else read_hub_pairs(args.path, args.config, args.split)
+        if not pairs:
+            raise InputError(f"{args.path}: no pairs to evaluate")
         pairs = with_references(pairs, args.references, args.templates)
+        if args.sample is not None and args.sample > len(pairs):
+            print(
+                f"paraamr evaluate: warning: --sample {args.sample:,} exceeds the {len(pairs):,} pairs of "
+                f"{args.path}; evaluating all of them",
+                file=sys.stderr,
+            )
         pairs = sample(pairs, args.sample, seed=args.seed)
         spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
         parser = get_parser(spec, processes=args.processes, cache_dir=args.cache_dir)
@@ -143,6 +171,21 @@ def run(args: argparse.Namespace) -> int:
         if parser is not None:
             parser.close()
     scores = result.pop("scores")
+    if args.write_card:
+        from paraamr.card import update_card_metrics
+
+        drawn = f", {args.sample:,} pairs drawn with seed {args.seed}" if args.sample else ""
+        note = (
+            f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn} "
+            "(scores ×100, TED unnormalized)."
+        )
+        try:
+            result["card"] = str(
+                update_card_metrics(args.path, card_row(result), result["signatures"], note=note)
+            )
+        except (ParaAMRError, OSError) as err:
+            print(f"paraamr evaluate: {err}", file=sys.stderr)
+            return 1
     if not args.no_plots:
         result["plots"] = [str(p) for p in plot_histograms(scores, args.plots)]
     result.update(input=str(args.path), sample=args.sample, seed=args.seed)
@@ -156,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
         print("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
         for path in result.get("plots", []):
             print(f"wrote {path}")
+        if "card" in result:
+            print(f"wrote the row into {result['card']}")
     for failure in result["failures"]:
         print(f"paraamr evaluate: left out {failure['where']}: {failure['reason']}", file=sys.stderr)
     return 0

@@ -87,6 +87,47 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
     return pairs
 
 
+def card_row(result: dict[str, Any]) -> dict[str, float]:
+    """The Table-2 row for a dataset card: each measure's column title and mean, and the pairs.
+
+    >>> card_row({"pairs": 2, "semantic_similarity": 80.0, "bleu_diversity": 70.0,
+    ...           "jaccard_diversity": 60.0, "ted3": 1.0, "tedf": 4.0})
+    {'Pairs': 2, 'Semantic similarity': 80.0, '1-BLEU': 70.0, '1-∩/∪': 60.0, 'TED-3': 1.0, 'TED-F': 4.0}
+    """
+    return {"Pairs": result["pairs"], **{title: result[key] for key, title in MEASURES}}
+
+
+def pairs_of_rows(rows: Iterable[dict[str, Any]], *, name: str) -> list[Pair]:
+    """The pairs of dataset rows: ``text`` with ``para_text`` (the ``pairs`` config) or with each
+    ``paraphrases[].para_text`` (``default``, as the release)."""
+    pairs = []
+    for i, row in enumerate(rows):
+        if "para_text" in row:
+            pairs.append(Pair(f"{name} row {i}", row["text"], row["para_text"]))
+        elif "paraphrases" in row:
+            for k, para in enumerate(row["paraphrases"]):
+                pairs.append(Pair(f"{name} row {i} paraphrase {k}", row["text"], para["para_text"]))
+        else:
+            raise InputError(
+                f"{name}: expected columns text and para_text or paraphrases, got {', '.join(row)}"
+            )
+    return pairs
+
+
+def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> list[Pair]:
+    """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id``
+    (:func:`datasets.load_dataset`; ``HF_ENDPOINT`` decides which Hub)."""
+    import datasets
+
+    try:
+        rows = datasets.load_dataset(repo_id, config, split=split)
+    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
+        raise InputError(
+            f"{repo_id}: cannot load config {config or 'default'}, split {split}: {err}"
+        ) from err
+    return pairs_of_rows(rows, name=f"{repo_id} ({config or 'default'}/{split})")
+
+
 def with_references(
     pairs: Sequence[Pair], references: str | os.PathLike | None, templates: str | os.PathLike | None = None
 ) -> list[Pair]:
