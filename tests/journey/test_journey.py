@@ -153,16 +153,12 @@ def test_load_dataset_by_hub_id_returns_exactly_the_records_written(journey, mon
     assert journey.hub.requests("GET", f"/datasets/{REPO_ID}/resolve/")
 
 
-@pytest.mark.xfail(
-    reason="waits on the metrics helper: `paraamr evaluate org/paraamr` answers 'no such file or folder' "
-    "(a Hub dataset id is not resolved yet; issue 12 item 5)",
-    strict=False,
-)
 def test_evaluate_accepts_the_hub_id(journey):
     assert journey.run.returncode == 0, journey.run.stderr
     before = len(journey.hub.log)
     evaluate = _run(["-m", "paraamr", "evaluate", REPO_ID], journey.env, journey.work)
     assert evaluate.returncode == 0, evaluate.stderr
+    assert evaluate.stdout.strip() and "Traceback" not in evaluate.stderr
     assert journey.hub.requests("GET", f"/datasets/{REPO_ID}/")[-1:] and len(journey.hub.log) > before
 
 
