@@ -885,7 +885,6 @@ def table() -> list[Case]:
 #: not strict, so a fix shows as XPASS in the summary: then delete the entry.
 KNOWN: dict[str, str] = {
     "convert|empty": "folder: an empty input file ends in 'out: no such file or folder' (names the output)",
-    "evaluate|empty": "metrics: an empty file prints NaNs and exits 0 (issue 14 item 8)",
     "evaluate|invalid-utf8": "metrics: evaluate catches UnicodeDecodeError itself and prints the codec's "
     "text without the file; without its own except, paraamr.errors names the file and the byte",
     "evaluate|sample-zero": "metrics: --sample 0 evaluates nothing and exits 0",
