@@ -343,3 +343,42 @@ def test_a_model_folder_naming_foreign_code_is_refused_before_anything_loads(
     err = capsys.readouterr().err
     assert "torch.hub" in err and "trust" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_the_pipeline_runs_any_stage_objects_one_batch_per_window():
+    """Item 1 of issue 11: the pipeline receives its stages; each gets a window's inputs at once."""
+    from paraamr.builder.pipeline import Generator, Stages
+    from paraamr.builder.settings import RecordSettings
+    from paraamr.failures import Failure
+
+    calls: dict[str, list[int]] = {"parse": [], "realize": [], "perplexity": []}
+
+    class Parser:
+        def parse(self, texts):
+            calls["parse"].append(len(texts))
+            return [
+                Failure("parse", "no verb") if "x" in t else "(s / say-01 :ARG0 (m / man))" for t in texts
+            ]
+
+    class Realizer:
+        def realize(self, graphs):
+            calls["realize"].append(len(graphs))
+            return [f"said by {g.split('/')[1].split()[0]} {i}" for i, g in enumerate(graphs)]
+
+    class LM:
+        def perplexity(self, texts):
+            calls["perplexity"].append(len(texts))
+            return [float(len(t)) for t in texts]
+
+    gen = Generator(Stages(Realizer(), Parser(), LM()), RecordSettings(max_perplexity=None), window=3)
+    records = list(gen.generate(["a man said", "x", "b man said", "c man said", "a man said"]))
+    assert [r["text"] for r in records] == ["a man said", "b man said", "c man said"]
+    assert [(f["text"], f["stage"], f["reason"]) for f in gen.failures] == [
+        ("x", "parse", "no verb"),
+        ("a man said", "input", "duplicate"),
+    ]
+    assert calls["parse"] == [3, 1]  # one call per window (the duplicate never reaches the parser)
+    assert calls["realize"] == [2, 1]  # one re-rooted variant per graph (man), a window at once
+    assert all(p["perplexity"] == len(p["para_text"]) for r in records for p in r["paraphrases"])
+    with pytest.raises(ValueError, match="needs a parser stage"):
+        list(Generator(Stages(Realizer()), window=2).generate(["text"]))
