@@ -22,20 +22,25 @@ def metric():
 
 
 def test_scores_are_the_scorer_cosines_x100(metric):
-    result = metric.compute(predictions=PARAS, references=SOURCES, labels=[1, 0, 1])
+    result = metric.compute(predictions=PARAS, references=SOURCES, labels=[1, 0, 1], model="all-MiniLM-L6-v2")
     expected = QualityScorer("all-MiniLM-L6-v2").score(SOURCES, PARAS)
     assert result["scores"] == pytest.approx([100 * s for s in expected], abs=1e-3)
     assert result["paraphrase_quality"] == pytest.approx(100 * sum(expected) / 3, abs=1e-3)
     valid = (expected[0] + expected[2]) / 2
     assert result["separation"] == pytest.approx(100 * (valid - expected[1]), abs=1e-3)
     assert result["f1_weighted"] == 100.0 and result["accuracy"] == 100.0
-    assert result["signature"].startswith("model:all-MiniLM-L6-v2|sim:cos|threshold:0.5|scale:x100|version:")
+    assert result["signature"].startswith(
+        "quality|model:all-MiniLM-L6-v2|mode:bi|raw:cos|calib:none|version:"
+    )
+    assert result["signature"].endswith("|threshold:0.5|scale:x100")
 
 
 def test_threshold_and_no_labels(metric):
-    result = metric.compute(predictions=PARAS, references=SOURCES, labels=[1, 0, 1], threshold=0.99)
+    result = metric.compute(
+        predictions=PARAS, references=SOURCES, labels=[1, 0, 1], threshold=0.99, model="all-MiniLM-L6-v2"
+    )
     assert result["recall_macro"] == 50.0  # every pair predicted invalid
-    plain = metric.compute(predictions=PARAS, references=SOURCES)
+    plain = metric.compute(predictions=PARAS, references=SOURCES, model="all-MiniLM-L6-v2")
     assert "separation" not in plain and len(plain["scores"]) == 3
 
 

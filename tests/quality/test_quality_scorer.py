@@ -36,9 +36,13 @@ def test_bad_input_names_the_place(base):
 def test_missing_model_says_what_to_do(tmp_path):
     with pytest.raises(ModelNotFoundError, match="paraamr quality train"):
         QualityScorer(tmp_path / "nope")
-    with pytest.raises(ModelNotFoundError, match="not a sentence-transformers model folder"):
+    with pytest.raises(ModelNotFoundError, match="not a quality model folder"):
         QualityScorer(tmp_path)
 
 
 def test_signature_names_model(base):
-    assert base.signature.startswith("model:all-MiniLM-L6-v2|sim:cos|scale:1|version:")
+    from paraamr.signature import Signature
+
+    sig = Signature.parse(str(base.signature))
+    assert sig.name == "quality" and sig["model"] == "all-MiniLM-L6-v2"
+    assert (sig["mode"], sig["raw"], sig["calib"]) == ("bi", "cos", "none")

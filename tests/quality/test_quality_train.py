@@ -1,4 +1,5 @@
-"""Training on a tiny sample through the CLI and the library; the trained folder scored and loaded."""
+"""Training on a tiny sample through the CLI and the library, both modes; calibration, time limit,
+long lines, the small shipped form (delta) and one-line errors."""
 
 from __future__ import annotations
 
@@ -11,21 +12,37 @@ import pytest
 from paraamr.cli import main
 from paraamr.quality import QualityScorer
 from paraamr.quality.evaluation import triplet_figures
-from paraamr.quality.train import INFO_FILE, TrainSettings, train
+from paraamr.quality.scorer import DELTA_FILE, calibrated
+from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
 from paraamr.quality.triplets import build_triplets, read_sentences
 
 DATA = Path(__file__).parent / "data"
 TINY = DATA / "tiny_sentences.txt"
-SETTINGS = TrainSettings(batch_size=8, learning_rate=1e-4, seed=0, threads=1)
+SETTINGS = TrainSettings(
+    mode="cross", batch_size=8, learning_rate=1e-4, epochs=1, seed=0, threads=1, validation=0.2
+)
 N = 24
+PAIRS = [
+    {"text": "The dog chased the cat.", "para_text": "The cat was chased by the dog.", "label": 1},
+    {"text": "The dog chased the cat.", "para_text": "The dog did not chase the cat.", "label": 0},
+]
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """A model trained by ``paraamr quality train`` on 24 triplets (3 steps)."""
-    out = tmp_path_factory.mktemp("quality") / "model"
-    argv = ["quality", "train", "--input", str(TINY), "--output", str(out), "--max-triplets", str(N),
-            "--batch-size", "8", "--lr", "1e-4", "--seed", "0", "--threads", "1", "--no-progress",
+def long_input(tmp_path_factory):
+    """The tiny sentences plus one 100,000-character line (99,999 once its trailing space is stripped)."""
+    path = tmp_path_factory.mktemp("input") / "sentences.txt"
+    path.write_text(TINY.read_text() + "word " * 20_000 + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(long_input):
+    """A cross-encoder trained by ``paraamr quality train`` on 24 triplets."""
+    out = long_input.parent / "model"
+    argv = ["quality", "train", "--input", str(long_input), "--output", str(out), "--max-triplets", str(N),
+            "--mode", "cross", "--batch-size", "8", "--lr", "1e-4", "--seed", "0", "--threads", "1",
+            "--validation", "0.2", "--epochs", "1", "--no-progress",
             "--save-triplets", str(out.parent / "triplets.jsonl")]  # fmt: skip
     assert main(argv) == 0
     return out
@@ -36,28 +53,36 @@ def triplets():
     return build_triplets(read_sentences(TINY), seed=0, max_triplets=N)
 
 
-def figures(model, triplets):
-    scorer = QualityScorer(model)
-    a, p, n = (scorer.encode([getattr(t, f) for t in triplets]) for f in ("anchor", "positive", "negative"))
-    return triplet_figures(a, p, n, margin=0.5)
-
-
-def test_training_lowers_the_loss_on_its_triplets(trained, triplets):
-    before, after = figures("all-MiniLM-L6-v2", triplets), figures(trained, triplets)
-    assert after["loss"] < before["loss"]
-    assert after["separation"] > before["separation"]
-
-
-def test_model_folder_has_card_and_summary(trained):
+def test_cross_model_folder_has_card_summary_and_calibration(trained, triplets):
     info = json.loads((trained / INFO_FILE).read_text())
-    assert info["triplets"] == N and info["steps"] == 3 and info["settings"]["margin"] == 0.5
-    assert len(info["step_losses"]) == 3 and info["torch_threads"] == 1
+    assert info["mode"] == "cross" and info["triplets"] == N
+    assert info["train_triplets"] + info["validation_triplets"] == N
+    cal = info["calibration"]
+    assert cal["pairs"] == 2 * info["validation_triplets"] and cal["slope"] > 0
     card = (trained / "README.md").read_text()
     assert "## How this model was trained (paraamr quality train)" in card
-    assert f"{N} (anchor, positive, negative) triplets from `{TINY}`" in card
-    from sentence_transformers import SentenceTransformer
+    assert f"raw threshold {cal['threshold']}" in card
+    from sentence_transformers.cross_encoder import CrossEncoder
 
-    assert SentenceTransformer(str(trained), device="cpu").encode(["x"]).shape == (1, 384)
+    assert CrossEncoder(str(trained), device="cpu").predict([("a b", "a c")]).shape == (1,)
+
+
+def test_calibrated_scores_put_the_threshold_at_one_half(trained):
+    scorer = QualityScorer(trained)
+    raw = scorer.raw([p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS])
+    scores = scorer.score([p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS])
+    assert scores == pytest.approx(calibrated(raw, scorer.calibration))
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert calibrated([scorer.calibration["threshold"]], scorer.calibration) == [0.5]
+    assert str(scorer.signature).startswith(f"quality|model:{trained.name}@")
+    assert "|mode:cross|raw:logit|calib:sigmoid@" in str(scorer.signature)
+
+
+def test_long_line_is_a_failure_row_not_a_hang(trained):
+    rows = [json.loads(line) for line in (trained / "failures.jsonl").read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["chars"] == 99_999 and "--max-chars 1000" in rows[0]["reason"]
+    saved = [json.loads(line) for line in (trained.parent / "triplets.jsonl").read_text().splitlines()]
+    assert all(len(t["anchor"]) < 1000 for t in saved)
 
 
 def test_same_seed_same_model(trained, triplets, tmp_path):
@@ -65,38 +90,135 @@ def test_same_seed_same_model(trained, triplets, tmp_path):
     saved = [json.loads(line) for line in (trained.parent / "triplets.jsonl").read_text().splitlines()]
     assert [t["negative"] for t in saved] == [t.negative for t in triplets]
     train(triplets, tmp_path / "again", SETTINGS, progress=False, sources=[TINY])
-    texts = ["The dog chased the cat.", "Nobody came to the party on Friday."]
-    first, again = QualityScorer(trained).encode(texts), QualityScorer(tmp_path / "again").encode(texts)
-    assert np.allclose(first, again, atol=1e-6)
-    assert not np.allclose(first, QualityScorer("all-MiniLM-L6-v2").encode(texts), atol=1e-4)
+    texts = ([p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS])
+    assert QualityScorer(trained).raw(*texts) == pytest.approx(
+        QualityScorer(tmp_path / "again").raw(*texts), abs=1e-5
+    )
+
+
+def test_bi_training_lowers_the_loss_on_its_triplets(triplets, tmp_path):
+    summary = train(triplets, tmp_path / "bi", TrainSettings(mode="bi", batch_size=8, learning_rate=1e-4,
+                    threads=1, validation=0.2), progress=False)  # fmt: skip
+    assert summary["mode"] == "bi" and summary["loss"].startswith("TripletLoss")
+
+    def figures(model):
+        scorer = QualityScorer(model)
+        a, p, n = (
+            scorer.encode([getattr(t, f) for t in triplets]) for f in ("anchor", "positive", "negative")
+        )
+        return triplet_figures(a, p, n, margin=0.5)
+
+    before, after = figures("all-MiniLM-L6-v2"), figures(tmp_path / "bi")
+    assert after["loss"] < before["loss"] and after["separation"] > before["separation"]
+    scores = QualityScorer(tmp_path / "bi").score(["a dog"], ["a dog"])
+    assert 0.5 < scores[0] <= 1.0  # identical texts: cosine 1, above the calibrated threshold
+
+
+def test_time_limit_stops_training_and_still_saves(triplets, tmp_path):
+    settings = TrainSettings(
+        mode="cross", batch_size=4, epochs=1, threads=1, validation=0.2, max_minutes=1e-6
+    )
+    summary = train(triplets, tmp_path / "quick", settings, progress=False)
+    assert summary["stopped_by_time_limit"] and summary["steps_done"] == 1 < summary["steps"]
+    assert (tmp_path / "quick" / INFO_FILE).is_file()
+
+
+def test_delta_folder_scores_like_the_full_model(trained, tmp_path):
+    size = export_delta(trained, tmp_path / "delta")
+    full = sum(p.stat().st_size for p in trained.glob("*.safetensors"))
+    assert size < full
+    assert json.loads((tmp_path / "delta" / INFO_FILE).read_text())["delta_of"] == "all-MiniLM-L6-v2"
+    texts = ([p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS])
+    assert QualityScorer(tmp_path / "delta").raw(*texts) == pytest.approx(
+        QualityScorer(trained).raw(*texts), abs=0.02
+    )
+    assert (tmp_path / "delta" / DELTA_FILE).is_file()
 
 
 def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
-    rows = [
-        {"text": "The dog chased the cat.", "para_text": "The cat was chased by the dog.", "label": 1},
-        {"text": "The dog chased the cat.", "para_text": "The dog did not chase the cat.", "label": 0},
-    ]
     src = tmp_path / "pairs.jsonl"
-    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    src.write_text("".join(json.dumps(r) + "\n" for r in PAIRS))
     out = tmp_path / "scored.jsonl"
     assert main(["quality", "score", "--model", str(trained), "--input", str(src), "--output", str(out)]) == 0
     scored = [json.loads(line) for line in out.read_text().splitlines()]
-    expected = QualityScorer(trained).score([r["text"] for r in rows], [r["para_text"] for r in rows])
+    expected = QualityScorer(trained).score([r["text"] for r in PAIRS], [r["para_text"] for r in PAIRS])
     assert [r["quality"] for r in scored] == pytest.approx(expected, abs=1e-5)
     assert [r["label"] for r in scored] == [1, 0]
     err = capsys.readouterr().err
     figures = json.loads(next(line for line in err.splitlines() if line.startswith('{"separation"')))
-    assert figures["separation"] == pytest.approx(expected[0] - expected[1], abs=1e-6)
-    assert figures["signature"].startswith("model:model|sim:cos|scale:1|")
+    assert figures["separation"] == pytest.approx(expected[0] - expected[1], abs=1e-5)
+    assert figures["signature"].endswith("|threshold:0.5|scale:1")
+    # an existing output is not replaced without --overwrite
+    assert main(["quality", "score", "--model", str(trained), "--input", str(src), "--output", str(out)]) == 1
+    assert "--overwrite" in capsys.readouterr().err
 
 
-def test_score_command_names_the_bad_line(tmp_path):
-    from paraamr.errors import InputError
+def test_score_long_text_in_seconds_or_refused(tmp_path, capsys):
+    long_text = "word " * 20_000
+    src = tmp_path / "long.jsonl"
+    src.write_text(
+        json.dumps({"text": long_text, "para_text": "word word"}) + "\n" + json.dumps(PAIRS[0]) + "\n"
+    )
+    out = tmp_path / "out.jsonl"
+    argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", str(src), "--output", str(out)]
+    assert main(argv) == 0  # truncated to the model's length: handled
+    assert all(isinstance(json.loads(line)["quality"], float) for line in out.read_text().splitlines())
+    assert main([*argv, "--overwrite", "--max-chars", "1000"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[0]["quality"] is None and "--max-chars 1000" in rows[0]["failure"]
+    assert isinstance(rows[1]["quality"], float)
 
-    src = tmp_path / "pairs.jsonl"
-    src.write_text('{"text": "a", "para_text": "b"}\n{"text": "a"}\n')
-    with pytest.raises(InputError, match=r"pairs\.jsonl:2: a row needs string 'text' and 'para_text' field"):
-        main(["quality", "score", "--input", str(src)])
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["score", "--input", "{missing}"], "no such file"),
+        (["score", "--input", "{bad}"], r"bad\.jsonl:2: a row needs string 'text' and 'para_text' field"),
+        (["score", "--input", "{latin}"], r"latin\.txt: not UTF-8"),
+        (["score", "--input", "{dir}"], "is a folder"),
+        (["score", "--input", "{good}", "--model", "{missing}"], "not found .*paraamr quality train"),
+        (["score", "--input", "{good}", "--model", "{latin}"], "is a file, not a model folder"),
+        (["train", "--input", "{missing}", "--output", "{out}"], "no such file"),
+        (["train", "--input", "{latin}", "--output", "{out}"], r"latin\.txt: not UTF-8"),
+        (["train", "--input", "{empty}", "--output", "{out}"], "no sentences to train on"),
+        (["train", "--input", "{good}", "--output", "{user}"], "folder is not empty; pass --overwrite"),
+        (["train", "--input", "{good}", "--output", "{latin}"], "is a file, not a folder"),
+        (
+            ["train", "--input", "{good}", "--output", "{out}", "--validation", "1.5"],
+            "must be between 0 and 1",
+        ),
+    ],
+)
+def test_errors_are_one_line(argv, message, tmp_path, capsys):
+    (tmp_path / "bad.jsonl").write_text('{"text": "a", "para_text": "b"}\n{"text": "a"}\n')
+    (tmp_path / "latin.txt").write_bytes(b"caf\xe9\n")
+    (tmp_path / "good.jsonl").write_text(json.dumps(PAIRS[0]) + "\n")
+    (tmp_path / "empty.txt").write_text("# nothing\n\n")
+    (tmp_path / "dir").mkdir()
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "README.md").write_text("mine")
+    files = {"missing": "nope.jsonl", "bad": "bad.jsonl", "latin": "latin.txt", "good": "good.jsonl",
+             "empty": "empty.txt", "dir": "dir", "out": "out", "user": "user"}  # fmt: skip
+    names = {key: str(tmp_path / name) for key, name in files.items()}
+    status = main(["quality", *(a.format(**names) for a in argv)])
+    err = capsys.readouterr().err
+    assert status in (1, 2) and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("paraamr quality")
+    import re
+
+    assert re.search(message, err), err
+    assert (user / "README.md").read_text() == "mine"
+
+
+def test_calibrate_and_split_validation():
+    cal = calibrate([0.1, 0.2, 0.3, 0.7, 0.8, 0.35], [0, 0, 0, 1, 1, 1])
+    assert cal["threshold"] == pytest.approx(0.325) and cal["macro_f1"] == 1.0
+    assert calibrated([0.325], cal) == [0.5]
+    ts = build_triplets(read_sentences(TINY), seed=0, max_triplets=N)
+    train_, val = split_validation(ts, 0.5, seed=1)
+    assert {t.anchor for t in train_}.isdisjoint({t.anchor for t in val}) and len(train_) + len(val) == N
+    assert np.isclose(len({t.anchor for t in val}), 3)
 
 
 def test_training_on_nothing_is_a_clear_error(tmp_path):

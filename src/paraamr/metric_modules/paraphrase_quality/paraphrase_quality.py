@@ -1,9 +1,9 @@
-"""evaluate module: paraphrase quality (ParaQD) of paraphrases against their sources (cosine ×100)."""
+"""evaluate module: paraphrase quality (ParaQD) of paraphrases against their sources (scores ×100)."""
 
 import evaluate
 
 from paraamr.metrics import pair_metric_info
-from paraamr.quality import QualityScorer
+from paraamr.quality import DEFAULT_MODEL, QualityScorer
 from paraamr.quality.evaluation import classify, separation
 
 _CITATION = """\
@@ -17,42 +17,43 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-Paraphrase quality (ParaQD): the cosine of the sentence embeddings of each paraphrase and its
-source under an encoder fine-tuned with triplet loss on meaning-preserving and meaning-changing
-edits (`paraamr quality train`), so a fluent paraphrase that changed a number, a name, a negation
-or who did what to whom scores low. With `labels` (1 valid, 0 invalid) it also gives the
-separation μs (mean score of valid pairs − mean score of invalid pairs) and precision / recall /
-F1 (macro and weighted) of `score >= threshold`. Scores and figures are ×100 (the paper's scale;
-the stored `paraphrases.quality` field keeps the natural [-1, 1] scale); `threshold` is on the
-natural scale (0.5, as in ParaQD). The model is loaded once and cached on the module.
+Paraphrase quality (ParaQD): how well each paraphrase keeps the meaning of its source, from a
+model trained on meaning-preserving and meaning-changing edits (`paraamr quality train`), so a
+fluent paraphrase that changed a number, a name, a date, a negation or who did what to whom scores
+low. The default model (`paraamr-quality`, shipped with the package) is a cross-encoder reading
+both sentences (`--mode bi` trains ParaQD's bi-encoder instead). A trained model's scores are
+calibrated to [0, 1] with 0.5 at the threshold chosen on its validation split; the untuned base
+`all-MiniLM-L6-v2` gives raw cosines in [-1, 1]. With `labels` (1 valid, 0 invalid) it also gives
+the separation μs (mean score of valid pairs − mean score of invalid pairs) and precision / recall
+/ F1 (macro and weighted) of `score >= threshold`. Scores and figures are ×100 (the paper's scale;
+the stored `paraphrases.quality` field keeps the natural scale); `threshold` is on the natural
+scale (0.5). The model is loaded once and cached.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): the paraphrases.
     references (list of str): the source sentences, one per paraphrase.
-    model (str): a folder written by `paraamr quality train`, or "all-MiniLM-L6-v2" (the untuned
-        base, the default).
+    model (str): a folder written by `paraamr quality train` (bi or cross mode), "paraamr-quality"
+        (the shipped model, the default) or "all-MiniLM-L6-v2" (the untuned base).
     labels (list of int, optional): 1 for a valid paraphrase, 0 for an invalid one.
-    threshold (float): a pair is predicted valid when its cosine is at least this (default 0.5).
+    threshold (float): a pair is predicted valid when its score is at least this (default 0.5).
     batch_size (int): sentences per forward pass (default 64).
 Returns:
     paraphrase_quality (float): the mean score, ×100.
-    scores (list of float): one cosine ×100 per pair, in [-100, 100].
+    scores (list of float): one score ×100 per pair (in [0, 100] for a trained model).
     separation, accuracy, precision_macro, recall_macro, f1_macro, precision_weighted,
         recall_weighted, f1_weighted (float, ×100): only when labels are given.
-    signature (str): model, similarity, threshold, scale and version.
+    signature (str): model, mode, raw score, calibration, version, threshold and scale.
 Examples:
     >>> metric = evaluate.load("metrics/paraphrase_quality")
     >>> results = metric.compute(
     ...     predictions=["Five apples were eaten by John.", "Penguins cannot fly."],
     ...     references=["John ate five apples.", "John ate five apples."], labels=[1, 0])
-    >>> [round(s) for s in results["scores"]]
-    [94, 9]
-    >>> round(results["separation"]), results["f1_weighted"]
-    (85, 100.0)
+    >>> [s > 50 for s in results["scores"]], results["f1_weighted"]
+    ([True, False], 100.0)
     >>> results["signature"]
-    'model:all-MiniLM-L6-v2|sim:cos|threshold:0.5|scale:x100|version:...'
+    'quality|model:paraamr-quality|mode:cross|raw:logit|calib:sigmoid@...|version:...|threshold:0.5|scale:x100'
 """
 
 
@@ -72,7 +73,7 @@ class ParaphraseQuality(evaluate.Metric):
         return cache[key]
 
     def _compute(
-        self, predictions, references, model="all-MiniLM-L6-v2", labels=None, threshold=0.5, batch_size=64
+        self, predictions, references, model=DEFAULT_MODEL, labels=None, threshold=0.5, batch_size=64
     ):
         scorer = self._scorer(model, batch_size)
         scores = scorer.score(references, predictions)
@@ -83,6 +84,5 @@ class ParaphraseQuality(evaluate.Metric):
         if labels is not None:
             figures = {"separation": separation(scores, labels), **classify(scores, labels, threshold)}
             result |= {k: 100 * v for k, v in figures.items() if k != "threshold"}
-        base, version = scorer.signature.split("|scale:1|")
-        result["signature"] = f"{base}|threshold:{threshold}|scale:x100|{version}"
+        result["signature"] = str(scorer.signature.extend(threshold=threshold, scale="x100"))
         return result
