@@ -135,3 +135,16 @@ def test_evaluate_command_with_references_and_templates(capsys, tmp_path):
     assert main([*args, "--references", str(refs)]) == 1
     assert f"{refs}: 1 lines for {len(pairs)} pairs" in capsys.readouterr().err
     assert main([*args, "--templates", str(temps)]) == 2
+
+
+def test_terminal_row_shows_aesops_measures_when_there_are_references():
+    from paraamr.metrics.report import format_row
+
+    row = {"pairs": 3, "semantic_similarity": 80.0, "bleu_diversity": 70.0, "jaccard_diversity": 60.0}
+    row |= {"ted3": 1.0, "tedf": 4.0}
+    assert len(format_row(row).splitlines()) == 3
+    lines = format_row(
+        row | {"bleu": 30.5, "rouge1": 50.0, "rouge2": 40.0, "rougeL": 45.0, "meteor": 35.0, "ted_r": 2.0}
+    ).splitlines()
+    assert lines[4] == "| pairs | BLEU | ROUGE-1 | ROUGE-2 | ROUGE-L | METEOR | TED-R |"
+    assert lines[6] == "| 3 | 30.50 | 50.00 | 40.00 | 45.00 | 35.00 | 2.00 |"

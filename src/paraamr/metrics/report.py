@@ -274,12 +274,31 @@ def _unusable(pair: Pair) -> str | None:
     return None
 
 
+#: AESOP's measures against references and templates: key, column title.
+REFERENCE_MEASURES = (
+    ("bleu", "BLEU"),
+    ("rouge1", "ROUGE-1"),
+    ("rouge2", "ROUGE-2"),
+    ("rougeL", "ROUGE-L"),
+    ("meteor", "METEOR"),
+    ("ted_r", "TED-R"),
+    ("ted_e", "TED-E"),
+)
+
+
 def format_row(result: dict[str, Any]) -> str:
-    """The row as a Markdown table (Table 2's columns, ×100 scale for the first three)."""
-    head = "| pairs | " + " | ".join(title for _, title in MEASURES) + " |"
-    rule = "|" + "---|" * (len(MEASURES) + 1)
-    row = f"| {result['pairs']:,} | " + " | ".join(f"{result[key]:.2f}" for key, _ in MEASURES) + " |"
-    return "\n".join([head, rule, row])
+    """The row as a Markdown table (Table 2's columns, ×100 scale for the first three), and AESOP's
+    measures in a second table when there are references."""
+    lines = []
+    for measures in (MEASURES, tuple((k, t) for k, t in REFERENCE_MEASURES if k in result)):
+        if measures:
+            lines += [
+                "| pairs | " + " | ".join(title for _, title in measures) + " |",
+                "|" + "---|" * (len(measures) + 1),
+                f"| {result['pairs']:,} | " + " | ".join(f"{result[k]:.2f}" for k, _ in measures) + " |",
+                "",
+            ]
+    return "\n".join(lines[:-1])
 
 
 def plot_histograms(scores: dict[str, Iterable[float]], plot_dir: str | os.PathLike) -> list[Path]:
