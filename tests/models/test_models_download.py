@@ -156,6 +156,22 @@ def test_progress_bar_on_stderr_counts_from_the_resumed_byte(tmp_path, server, n
     assert "model_tiny.tar.gz" in bar and "100%" in bar
 
 
+def test_a_quiet_run_still_shows_its_downloads(tmp_path, server, no_sleep, capsys):
+    """A run silences the libraries' loading bars (huggingface_hub's among them) before its models
+    load; a model it then fetches still shows a bar, and the silence is back afterwards."""
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+
+    from paraamr.builder.run import _quiet
+
+    _quiet()
+    try:
+        fetch_url(f"{server.url}/tiny.tar.gz", tmp_path / "0123-model_tiny.tar.gz", progress=True)
+        assert "model_tiny.tar.gz" in capsys.readouterr().err
+        assert are_progress_bars_disabled()
+    finally:
+        enable_progress_bars()
+
+
 def test_download_cut_off_for_good_resumes_on_the_next_run(tmp_path, server, no_sleep, capsys):
     url = f"{server.url}/tiny.tar.gz"
     half = len(server.files["tiny.tar.gz"]) // 2

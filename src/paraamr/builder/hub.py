@@ -12,7 +12,7 @@ push again after an interruption uploads only what the Hub does not have yet (fi
 content hash), then commits.
 
 >>> IGNORED
-['.*', '*/.*', '.*/**']
+('.*', '*/.*', '.*/**')
 >>> check_folder("/nonexistent")
 Traceback (most recent call last):
 ...
@@ -30,7 +30,7 @@ from paraamr.errors import InputError, ParaAMRError, redact
 __all__ = ["IGNORED", "LARGE_FOLDER", "HubError", "check_folder", "push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
-IGNORED = [".*", "*/.*", ".*/**"]
+IGNORED = (".*", "*/.*", ".*/**")
 #: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder.
 LARGE_FOLDER = 5 * 10**9
 LARGE_FILES = 100
@@ -92,7 +92,7 @@ def push_folder(
                 repo_type="dataset",
                 revision=revision,
                 private=private,
-                ignore_patterns=IGNORED,
+                ignore_patterns=list(IGNORED),  # huggingface_hub extends the list it is given
             )
             return f"{api.endpoint}/datasets/{repo_id}"
         info: Any = api.upload_folder(
@@ -100,7 +100,7 @@ def push_folder(
             repo_id=repo_id,
             repo_type="dataset",
             revision=revision,
-            ignore_patterns=IGNORED,
+            ignore_patterns=list(IGNORED),  # huggingface_hub extends the list it is given
             commit_message=commit_message or f"Upload {path.name} with paraamr",
         )
     except ParaAMRError:

@@ -148,14 +148,15 @@ def ensure(
 def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
     """Snapshot of Hub model ``repo_id`` through huggingface_hub (its cache, ``HF_ENDPOINT``),
     without weights of other frameworks, and with one weights format (safetensors when present)."""
+    with _bars(progress):
+        return _fetch_hub(repo_id, kind)
+
+
+def _fetch_hub(repo_id: str, kind: str) -> Path:
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.constants import ENDPOINT
     from huggingface_hub.errors import RepositoryNotFoundError
-    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
-    quiet = not progress and not are_progress_bars_disabled()
-    if quiet:
-        disable_progress_bars()
     try:
         files = [s.rfilename for s in HfApi().model_info(repo_id).siblings or []]
         ignore = list(OTHER_FORMATS)
@@ -171,9 +172,6 @@ def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
             f"{kind} model {repo_id!r} could not be fetched from the Hub ({ENDPOINT}): "
             f"{type(err).__name__}: {err}"
         ) from err
-    finally:
-        if quiet:
-            enable_progress_bars()
 
 
 def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Path:
@@ -186,7 +184,10 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".partial-") as tmp:
         try:
-            snapshot_download(target.name.replace("--", "/"), allow_patterns=TOKENIZER_FILES, local_dir=tmp)
+            with _bars(True):
+                snapshot_download(
+                    target.name.replace("--", "/"), allow_patterns=TOKENIZER_FILES, local_dir=tmp
+                )
         except Exception as err:
             raise ModelNotFoundError(
                 f"tokenizer {repo_id!r} could not be fetched from the Hub into {target} "
@@ -197,6 +198,25 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
         with contextlib.suppress(OSError):  # another process put it there first
             os.replace(tmp, target)
     return target
+
+
+@contextlib.contextmanager
+def _bars(on: bool) -> Iterator[None]:
+    """huggingface_hub's progress bars on (or off) while a model downloads, as they were afterwards:
+    a run that silenced the libraries' loading bars still shows its downloads, as ``from_pretrained``
+    does; the user's ``HF_HUB_DISABLE_PROGRESS_BARS=1`` still wins."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    was_on = not are_progress_bars_disabled()
+    if on == was_on or (on and constants.HF_HUB_DISABLE_PROGRESS_BARS):
+        yield
+        return
+    (enable_progress_bars if on else disable_progress_bars)()
+    try:
+        yield
+    finally:
+        (enable_progress_bars if was_on else disable_progress_bars)()
 
 
 def _unreachable(err: BaseException) -> bool:
@@ -248,6 +268,7 @@ def _transfer(url: str, part: Path, *, progress: bool, timeout: float) -> None:
         done = start
         with (
             part.open("ab" if start else "wb") as out,
+            _bars(progress),
             tqdm(
                 total=total,
                 initial=start,
