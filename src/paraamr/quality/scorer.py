@@ -48,14 +48,15 @@ INFO_FILE = "paraamr_quality.json"
 DELTA_FILE = "trained.safetensors"
 
 
-def resolve_model(name_or_path: str | Path) -> Path:
+def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
     """The folder of a quality model: a local folder, :data:`DEFAULT_MODEL`, :data:`BASE_MODEL` or a Hub id.
 
-    Names go through the model registry (:func:`paraamr.models.resolve.resolve`, kind ``quality``);
+    Names go through the model registry (:func:`paraamr.models.download.ensure`, kind ``quality``:
+    a Hub id not in the cache is fetched on first use unless ``download`` is False or offline);
     a path that does not exist, or a folder that is no model, raises :class:`ModelNotFoundError`
     saying how to train one.
     """
-    from paraamr.models.registry import resolve
+    from paraamr.models.download import ensure
 
     if str(name_or_path) == DEFAULT_MODEL:
         return DEFAULT_DIR
@@ -75,7 +76,7 @@ def resolve_model(name_or_path: str | Path) -> Path:
             "`paraamr quality train --input SENTENCES --output DIR`, "
             f"or use {DEFAULT_MODEL!r} or {BASE_MODEL!r}"
         )
-    return Path(resolve(str(name_or_path), kind="quality"))
+    return Path(ensure(str(name_or_path), "quality", download=download))
 
 
 def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
@@ -162,9 +163,15 @@ class QualityScorer:
     """
 
     def __init__(
-        self, model_dir: str | Path = DEFAULT_MODEL, *, device: str | None = None, batch_size: int = 64
+        self,
+        model_dir: str | Path = DEFAULT_MODEL,
+        *,
+        device: str | None = None,
+        batch_size: int = 64,
+        download: bool = True,
     ):
-        self.path = resolve_model(model_dir)
+        self.path = resolve_model(model_dir, download=download)
+        self.download = download
         info_file = self.path / INFO_FILE
         try:
             text = info_file.read_text(encoding="utf-8") if info_file.is_file() else "{}"
@@ -191,7 +198,9 @@ class QualityScorer:
             return load_model(self.path, self.mode, max_length=max_length, device=self.device)
         from safetensors.torch import load_file
 
-        model = load_model(resolve_model(base), self.mode, max_length=max_length, device=self.device)
+        model = load_model(
+            resolve_model(base, download=self.download), self.mode, max_length=max_length, device=self.device
+        )
         delta = {k: v.float() for k, v in load_file(str(self.path / DELTA_FILE)).items()}
         missing = set(delta) - set(model.state_dict())
         if missing:
