@@ -64,10 +64,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     out.add_argument("--validation-fraction", type=float, default=0.0, help="fraction to 'validation', by id")
     out.add_argument("--test-fraction", type=float, default=0.0, help="fraction to 'test', by id")
     out.add_argument(
-        "--rows-per-shard",
+        "--max-shard-size",
+        default=r.max_shard_size,
+        metavar="SIZE",
+        help="size of the finished Parquet shards, as push_to_hub's (default: %(default)s)",
+    )
+    out.add_argument(
+        "--commit-every",
+        "--rows-per-shard",  # its old, misleading name
         type=int,
-        default=r.rows_per_shard,
-        help="rows per Parquet shard (shards are cut at the end of a window)",
+        default=r.commit_every,
+        metavar="N",
+        help="commit (make resumable) every N input rows, and every --commit-seconds (default: %(default)s)",
     )
     out.add_argument("--license", help="license of the card (default: unknown)")
     out.add_argument(

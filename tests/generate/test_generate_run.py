@@ -38,7 +38,7 @@ HOSTILE = [
 ] + [f"the man said {i} things to the woman .".encode() for i in range(13)]
 
 
-CHUNKS = ["--rows-per-shard", "2", "--window", "2"]  # a commit after every window: many kill points
+CHUNKS = ["--commit-every", "2", "--window", "2"]  # a commit after every window: many kill points
 
 
 def _models(tiny: dict) -> list[str]:
@@ -235,6 +235,18 @@ def test_a_complete_run_started_again_changes_nothing(tiny_models, hostile, one_
     before = sorted(p.name for p in one_proc.rglob("*.parquet"))
     assert main(["--input", str(hostile), "--output", str(one_proc), *CHUNKS, *_models(tiny_models)]) == 0
     assert sorted(p.name for p in one_proc.rglob("*.parquet")) == before
+
+
+def test_max_shard_size_cuts_the_finished_shards(tiny_models, hostile, one_proc, tmp_path):
+    out = tmp_path / "out"
+    args = ["--input", str(hostile), "--output", str(out), "--max-shard-size", "1KB", *_models(tiny_models)]
+    assert main(args) == 0
+    shards = sorted(p.name for p in (out / "data" / "pairs").glob("*.parquet"))
+    assert len(shards) > 1 and shards == [
+        f"train-{i:05d}-of-{len(shards):05d}.parquet" for i in range(len(shards))
+    ]
+    assert _comparable(out)[:2] == _comparable(one_proc)[:2]  # the same records, cut differently
+    assert json.loads((out / "summary.json").read_text())["settings"]["max_shard_size"] == "1KB"
 
 
 def test_options_that_change_results_refuse_without_overwrite(tiny_models, hostile, one_proc, capsys):

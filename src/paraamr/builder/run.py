@@ -81,16 +81,14 @@ def _quiet(verbose: bool = False) -> None:
     logging.getLogger("amrlib").setLevel(logging.CRITICAL)
     logging.getLogger("penman").setLevel(logging.CRITICAL)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from huggingface_hub.utils import disable_progress_bars  # downloads turn theirs back on
+
+    disable_progress_bars()
     if "transformers" in sys.modules:
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
     if "datasets" in sys.modules:
         import datasets
 
@@ -130,7 +128,7 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     if record.needs("quality") and stages.get("quality") is None:
         from paraamr.quality import QualityScorer
 
-        stages["quality"] = QualityScorer(record.quality_model)
+        stages["quality"] = QualityScorer(record.quality_model, device=run.device, download=run.download)
     return Stages(**stages)
 
 
@@ -408,8 +406,8 @@ class _Outputs:
     """The writers of one process: ``default`` and ``pairs`` for each split, and failures
     (:mod:`paraamr.builder.folder`); ``flush`` commits them and returns the state's part numbers."""
 
-    def __init__(self, folder: RunFolder, splits: list[str], state: dict, *, max_shard_size=None):
-        from paraamr.builder.folder import MAX_SHARD_SIZE, FailureWriter, ShardWriter
+    def __init__(self, folder: RunFolder, splits: list[str], state: dict, *, max_shard_size: int | str):
+        from paraamr.builder.folder import FailureWriter, ShardWriter
         from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA
 
         nxt = state["next"]
@@ -423,7 +421,7 @@ class _Outputs:
                     config,
                     split,
                     schema,
-                    max_shard_size=max_shard_size or MAX_SHARD_SIZE,
+                    max_shard_size=max_shard_size,
                     first_part=nxt.get(key, 0),
                     **where,
                 )
@@ -603,7 +601,7 @@ def _process(
     n, rank = folder.num_processes, folder.rank
     owned = (row for row in read_rows(record) if owner(row.id, n) == rank)
     generator.mark_seen(row.id for row in islice(owned, state["consumed"]))
-    outputs = _Outputs(folder, record.splits(), state)
+    outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
     main = state_obj.is_main_process
     bar = tqdm(
         desc=f"generate ({n} processes)" if n > 1 else "generate",
@@ -641,7 +639,7 @@ def _process(
         folder.save_progress(stats.inputs)
         if main and run.progress:
             show()
-        if outputs.buffered >= run.rows_per_shard or time.monotonic() - last_commit > run.commit_seconds:
+        if outputs.buffered >= run.commit_every or time.monotonic() - last_commit > run.commit_seconds:
             commit()
             last_commit = time.monotonic()
     commit(final=True)
@@ -715,7 +713,6 @@ def format_summary(summary: dict[str, Any]) -> str:
 def _write_card(
     folder: RunFolder,
     summary: dict[str, Any],
-    spec: dict[str, Any],
     license: str | None,
     *,
     repo_id: str | None = None,
@@ -725,10 +722,9 @@ def _write_card(
     from paraamr.builder.folder import EVALUATION, MAX_SHARD_SIZE, finalize
     from paraamr.card import write_card
 
-    size = spec.get("max_shard_size") or summary.get("settings", {}).get("max_shard_size") or MAX_SHARD_SIZE
+    size = summary.get("settings", {}).get("max_shard_size") or MAX_SHARD_SIZE
     if finalize(folder.path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
         (folder.path / EVALUATION).unlink(missing_ok=True)
-    repo_id = repo_id or spec.get("repo_id")
     write_card(folder.path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
 
 
@@ -792,7 +788,7 @@ def execute(
             return None
         summary = summarize(folder, saved, run, time.monotonic() - t0)
         _atomic_write(folder.path / SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
-        _write_card(folder, summary, record.as_dict(), license)
+        _write_card(folder, summary, license)
         print(format_summary(summary), file=sys.stderr)
         print(f"wrote {folder.path}", file=sys.stderr)
         if push is not None:
@@ -806,6 +802,6 @@ def _push(folder: RunFolder, summary: dict, record: RecordSettings, license: str
     """Render the card for ``push.repo_id`` (its load snippets name it) and upload the folder."""
     from paraamr.builder.hub import push_folder
 
-    _write_card(folder, summary, record.as_dict(), license, repo_id=push.repo_id)
+    _write_card(folder, summary, license, repo_id=push.repo_id)
     push_folder(folder.path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
     print(f"pushed {folder.path} to {push.repo_id}", file=sys.stderr)

@@ -21,13 +21,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from paraamr.builder.folder import MAX_SHARD_SIZE, parse_size
 from paraamr.errors import UsageError
 from paraamr.models import catalog
 
 __all__ = ["ALIASES", "RecordSettings", "RunSettings", "split_settings"]
 
 #: Old setting names still accepted (``--generator-model`` is ``--realizer-model``).
-ALIASES = {"generator_model": "realizer_model", "generate_batch_size": "realize_batch_size"}
+ALIASES = {
+    "generator_model": "realizer_model",
+    "generate_batch_size": "realize_batch_size",
+    "rows_per_shard": "commit_every",  # it never sized shards: it is the commit interval
+}
 
 _FLOATS = ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality")
 
@@ -189,9 +194,10 @@ class RecordSettings:
 class RunSettings:
     """The settings that change only how a run goes, never its records: batch sizes (defaults from
     :data:`paraamr.models.catalog.BATCH_SIZES`), the processing ``window`` (rows per window),
-    overlap of CPU and model stages (``pipelined``), the device, the commit interval (rows per
-    shard and seconds), what the terminal shows, whether missing models are fetched, and whether an
-    amrlib model folder may name code other than amrlib's own (``trust_remote_code``)."""
+    overlap of CPU and model stages (``pipelined``), the device, the commit interval (input rows
+    and seconds), the size of the finished shards (``max_shard_size``, bytes or ``"500MB"``), what
+    the terminal shows, whether missing models are fetched, and whether an amrlib model folder may
+    name code other than amrlib's own (``trust_remote_code``)."""
 
     device: str | None = None
     parse_batch_size: int = catalog.BATCH_SIZES["parser"]
@@ -199,19 +205,25 @@ class RunSettings:
     lm_batch_size: int = catalog.BATCH_SIZES["lm"]
     window: int = 256
     pipelined: bool = True
-    rows_per_shard: int = 10000
+    commit_every: int = 10000
     commit_seconds: float = 600.0
+    max_shard_size: int | str = MAX_SHARD_SIZE
     progress: bool = True
     verbose: bool = False
     download: bool = True
     trust_remote_code: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("parse_batch_size", "realize_batch_size", "lm_batch_size", "window", "rows_per_shard"):
+        for name in ("parse_batch_size", "realize_batch_size", "lm_batch_size", "window", "commit_every"):
             if getattr(self, name) < 1:
                 raise UsageError(f"{_flag(name)} must be positive, got {getattr(self, name)}")
         if not self.commit_seconds > 0:
             raise UsageError(f"--commit-seconds must be positive, got {self.commit_seconds}")
+        if self.max_shard_size != MAX_SHARD_SIZE:  # (the default needs no datasets import)
+            try:
+                parse_size(self.max_shard_size)
+            except ValueError as err:
+                raise UsageError(f"--max-shard-size: {err}") from None
 
     def replace(self, **changes: Any) -> RunSettings:
         """A copy with ``changes``."""
@@ -228,7 +240,7 @@ _RUN = {f.name for f in fields(RunSettings)}
 
 def split_settings(**values: Any) -> tuple[RecordSettings, RunSettings]:
     """Settings given by field name, flat (as the Python API and ``augment`` take them), split into
-    the two kinds; ``generator_model`` and ``generate_batch_size`` are old names still accepted.
+    the two kinds; the old names of :data:`ALIASES` are still accepted.
 
     >>> split_settings(lm_model="smollm2", lm_batch_size=8, max_perplexity=None)[1].lm_batch_size
     8
