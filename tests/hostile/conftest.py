@@ -21,14 +21,13 @@ def pytest_runtest_makereport(item, call):
     if case is None or not hasattr(case, "command"):
         return
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        kind = ("xpassed" if report.passed else "xfailed") if hasattr(report, "wasxfail") else report.outcome
-        OUTCOMES[case.command][kind] += 1
+        OUTCOMES[case.command][report.outcome] += 1
 
 
 def pytest_terminal_summary(terminalreporter):
     if not OUTCOMES:
         return
-    kinds = ("passed", "failed", "xfailed", "xpassed", "skipped")
+    kinds = ("passed", "failed", "skipped")
     write = terminalreporter.write_line
     write("")
     write("hostile-input table (issue 14): cases by command")

@@ -414,18 +414,18 @@ def table() -> list[Case]:
                 "out.jsonl",
             ),
             (
-                "rows-per-shard-zero",
-                ["in.jsonl", "out", "--rows-per-shard", "0"],
+                "max-shard-size-zero",
+                ["in.jsonl", "out", "--max-shard-size", "0"],
                 good,
                 ERR,
-                "--rows-per-shard",
+                "--max-shard-size",
             ),
             (
-                "rows-per-shard-negative",
-                ["in.jsonl", "out", "--rows-per-shard", "-5"],
+                "max-shard-size-junk",
+                ["in.jsonl", "out", "--max-shard-size", "lots"],
                 good,
                 ERR,
-                "--rows-per-shard",
+                "--max-shard-size",
             ),
             ("broken-pipe", ["in.jsonl", "out"], good, PIPE, None, {"how": "pipe"}),
         ],
@@ -633,11 +633,18 @@ def table() -> list[Case]:
                     "--max-chars",
                 ),
                 (
-                    "rows-per-shard-zero",
-                    ["--input", "in.txt", "--output", "out", "--rows-per-shard", "0"],
+                    "commit-every-zero",
+                    ["--input", "in.txt", "--output", "out", "--commit-every", "0"],
                     good,
                     ERR,
-                    "--rows-per-shard",
+                    "--commit-every",
+                ),
+                (
+                    "max-shard-size-junk",
+                    ["--input", "in.txt", "--output", "out", "--max-shard-size", "lots"],
+                    good,
+                    ERR,
+                    "--max-shard-size",
                 ),
                 (
                     "window-zero",
@@ -881,27 +888,12 @@ def table() -> list[Case]:
     return cases
 
 
-#: Rows that still fail because of code outside errors/cli/augment, each with its owner (issue 14);
-#: not strict, so a fix shows as XPASS in the summary: then delete the entry.
-KNOWN: dict[str, str] = {
-    "convert|empty": "folder: an empty input file ends in 'out: no such file or folder' (names the output)",
-    "evaluate|invalid-utf8": "metrics: evaluate catches UnicodeDecodeError itself and prints the codec's "
-    "text without the file; without its own except, paraamr.errors names the file and the byte",
-    "evaluate|sample-zero": "metrics: --sample 0 evaluates nothing and exits 0",
-    "evaluate|sample-negative": "metrics: the message does not name --sample",
-    "evaluate|batch-size-zero": "metrics: the message says batch_size, not --batch-size",
-    "quality train|long-line": "quality: no exit within the row's timeout on a 100,000-character line",
-    "refocus|junk-after-graph": "bench+amr: '(x / y))) extra )' is accepted (exit 0, no variants; "
-    "issue 14 item 8)",
-}
-
 CASES = table()
 
 
 def _params():
     for case in CASES:
-        marks = [pytest.mark.xfail(reason=KNOWN[case.id], strict=False)] if case.id in KNOWN else []
-        yield pytest.param(case, id=case.id, marks=marks)
+        yield pytest.param(case, id=case.id)
 
 
 # --- running ----------------------------------------------------------------------------------

@@ -78,7 +78,30 @@ def parse(text: str, *, where: str = "<graph>") -> penman.Tree:
     if len(trees) > 1:
         cause = "more than one graph (a blank line must separate graphs)"
         raise AMRError(f"{_describe_text(text, where)}: {cause}")
+    junk = _after_graph(text)
+    if junk:
+        raise AMRError(
+            f"{_describe_text(text, where)}: not valid PENMAN: text after the graph: {junk[:40]!r}"
+        )
     return trees[0]
+
+
+def _after_graph(text: str) -> str:
+    """What follows the first graph's closing parenthesis in ``text``, comments left out (penman's
+    reader stops there without a word).
+
+    >>> _after_graph("(x / y))) extra )"), _after_graph('(x / y :name "a)b#") # a comment')
+    (')) extra )', '')
+    """
+    body = _COMMENT.sub(lambda m: m.group(1) or "", text)
+    depth, started = 0, False
+    for match in _TOKEN.finditer(body):
+        if started and depth == 0:
+            return body[match.start() :].strip()
+        if match.group() in ("(", ")") and match.lastgroup == "p":
+            depth += 1 if match.group() == "(" else -1
+            started = True
+    return ""
 
 
 #: Tokens of the plain PENMAN that AMR corpora use: strings, parentheses, slash, roles, symbols;
@@ -86,6 +109,10 @@ def parse(text: str, *, where: str = "<graph>") -> penman.Tree:
 _TOKEN = re.compile(
     r'(?P<s>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<p>[()/])|(?P<r>:[^\s"()/:~]*)|(?P<y>[^\s"()/:~]+)|(?P<o>\S)'
 )
+
+
+#: A string (kept) or a comment to the end of its line (dropped by :func:`_after_graph`).
+_COMMENT = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|#[^\n]*')
 
 
 def _fast_tree(text: str) -> penman.Tree | None:

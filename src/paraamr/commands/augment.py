@@ -6,14 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from paraamr.commands import positive
 from paraamr.models.catalog import DEFAULTS
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
 
 
 def _size(value: str) -> int:
@@ -38,7 +32,7 @@ def register(subparsers) -> None:
     p.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
     p.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
     p.add_argument(
-        "--n", type=_positive, default=2, help="new texts per text column and row (default: %(default)s)"
+        "--n", type=positive(), default=2, help="new texts per text column and row (default: %(default)s)"
     )
     p.add_argument(
         "--split",
@@ -71,7 +65,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--max-chars",
-        type=_positive,
+        type=positive(),
         default=None,
         help="longer texts are kept but not augmented, and listed as failures (default: no limit)",
     )
@@ -103,7 +97,7 @@ def register(subparsers) -> None:
     )
     g = p.add_argument_group("reda / reda-ng methods")
     g.add_argument(
-        "--draws", type=_positive, default=20, help="tries per operator behind the pool (default: 20)"
+        "--draws", type=positive(), default=20, help="tries per operator behind the pool (default: 20)"
     )
     g.add_argument("--lm", default=None, help="n-gram LM saved with --save-lm (default: train on the data)")
     g.add_argument("--save-lm", default=None, help="write the n-gram LM used by reda-ng here (Parquet)")

@@ -220,6 +220,8 @@ def to_folder(
         folder.remove_layout(out)
     try:
         n = _write_folder(input, out, splits, size, skip_invalid, skipped)
+        if not n:
+            raise InputError(f"{input}: no records to convert")
         folder.finalize(out, max_shard_size=size)
     except BaseException:
         shutil.rmtree(out / folder.STATE_DIR, ignore_errors=True)  # never a folder with part of the records

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+from paraamr.commands import positive
+
 #: ``owner/name``: read from the Hub when no such local path exists.
 HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -31,7 +33,9 @@ def register(subparsers) -> None:
         action="store_true",
         help="put the row and its signatures into the card of PATH (a dataset folder)",
     )
-    p.add_argument("--sample", type=int, metavar="N", default=None, help="evaluate N pairs drawn at random")
+    p.add_argument(
+        "--sample", type=positive(), metavar="N", default=None, help="evaluate N pairs drawn at random"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of --sample (default: %(default)s)")
     p.add_argument(
         "--parser",
@@ -46,7 +50,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--processes",
-        type=int,
+        type=positive(),
         default=None,
         metavar="N",
         help="link-grammar processes / concurrent CoreNLP requests (default: one per core)",
@@ -89,7 +93,9 @@ def register(subparsers) -> None:
         help="embedding pooling (default: the model's own; SimCSE's rule for other encoders)",
     )
     p.add_argument("--device", default=None, help="torch device of the embedder (default: cuda if available)")
-    p.add_argument("--batch-size", type=int, default=64, help="embedder batch size (default: %(default)s)")
+    p.add_argument(
+        "--batch-size", type=positive(), default=64, help="embedder batch size (default: %(default)s)"
+    )
     p.add_argument(
         "--plots",
         metavar="DIR",
@@ -108,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from paraamr.errors import InputError, ParaAMRError
+    from paraamr.errors import InputError
     from paraamr.metrics.parsers import get_parser
     from paraamr.metrics.report import (
         card_row,
@@ -164,10 +170,7 @@ def run(args: argparse.Namespace) -> int:
             result = evaluate_pairs(
                 pairs, embedder=embedder, parser=parser, ted_height=height, progress=progress
             )
-    except (ParaAMRError, ValueError, OSError) as err:
-        print(f"paraamr evaluate: {err}", file=sys.stderr)
-        return 1
-    finally:
+    finally:  # errors go to paraamr.errors.report, which names the input and the problem
         if parser is not None:
             parser.close()
     scores = result.pop("scores")
@@ -179,13 +182,9 @@ def run(args: argparse.Namespace) -> int:
             f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn} "
             "(scores ×100, TED unnormalized)."
         )
-        try:
-            result["card"] = str(
-                update_card_metrics(args.path, card_row(result), result["signatures"], note=note)
-            )
-        except (ParaAMRError, OSError) as err:
-            print(f"paraamr evaluate: {err}", file=sys.stderr)
-            return 1
+        result["card"] = str(
+            update_card_metrics(args.path, card_row(result), result["signatures"], note=note)
+        )
     if not args.no_plots:
         result["plots"] = [str(p) for p in plot_histograms(scores, args.plots)]
     result.update(input=str(args.path), sample=args.sample, seed=args.seed)

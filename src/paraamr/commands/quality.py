@@ -15,25 +15,13 @@ import json
 import sys
 from pathlib import Path
 
+from paraamr.commands import positive
 from paraamr.errors import InputError, UsageError
 
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
 TRAIN_MAX_CHARS = 1000
 #: Default ``--max-triplets``: sized so the default run trains in minutes on 2 cores.
 DEFAULT_TRIPLETS = 1000
-
-
-def _positive(kind: type):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from err
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{text!r}: must be > 0")
-        return value
-
-    return parse
 
 
 def register(subparsers) -> None:
@@ -58,11 +46,11 @@ def register(subparsers) -> None:
     train.add_argument("--overwrite", action="store_true", help="replace a model already in --output")
     train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
     train.add_argument("--base", default=d.base, help="encoder to start from (name or folder)")
-    train.add_argument("--margin", type=_positive(float), default=d.margin, help="triplet margin α (bi)")
-    train.add_argument("--epochs", type=_positive(int), default=None, help="default: 2 (cross), 1 (bi)")
-    train.add_argument("--batch-size", type=_positive(int), default=d.batch_size)
-    train.add_argument("--lr", type=_positive(float), default=None, help="default: 2e-4 (cross), 5e-5 (bi)")
-    train.add_argument("--max-length", type=_positive(int), default=d.max_length, help="tokens per input")
+    train.add_argument("--margin", type=positive(float), default=d.margin, help="triplet margin α (bi)")
+    train.add_argument("--epochs", type=positive(int), default=None, help="default: 2 (cross), 1 (bi)")
+    train.add_argument("--batch-size", type=positive(int), default=d.batch_size)
+    train.add_argument("--lr", type=positive(float), default=None, help="default: 2e-4 (cross), 5e-5 (bi)")
+    train.add_argument("--max-length", type=positive(int), default=d.max_length, help="tokens per input")
     train.add_argument(
         "--freeze-layers",
         type=int,
@@ -70,15 +58,15 @@ def register(subparsers) -> None:
         help="-1: train all; 0: freeze the embeddings; k: also the first k layers (faster)",
     )
     train.add_argument(
-        "--max-triplets", type=_positive(int), default=DEFAULT_TRIPLETS, help="cap on the number of triplets"
+        "--max-triplets", type=positive(int), default=DEFAULT_TRIPLETS, help="cap on the number of triplets"
     )
     train.add_argument(
         "--validation", type=float, default=d.validation, help="share of sentences held out for calibration"
     )
-    train.add_argument("--max-minutes", type=_positive(float), default=None, help="stop training after this")
+    train.add_argument("--max-minutes", type=positive(float), default=None, help="stop training after this")
     train.add_argument(
         "--max-chars",
-        type=_positive(int),
+        type=positive(int),
         default=TRAIN_MAX_CHARS,
         help="longer sentences are skipped, each a row in OUTPUT/failures.jsonl",
     )
@@ -100,10 +88,10 @@ def register(subparsers) -> None:
     score.add_argument("--output", default="-", help="where the rows go, with 'quality' added ('-': stdout)")
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     score.add_argument("--threshold", type=float, default=0.5, help="valid when quality >= threshold")
-    score.add_argument("--batch-size", type=_positive(int), default=64)
+    score.add_argument("--batch-size", type=positive(int), default=64)
     score.add_argument(
         "--max-chars",
-        type=_positive(int),
+        type=positive(int),
         default=None,
         help="rows with a longer text are not scored: quality null and a 'failure' field",
     )
