@@ -26,6 +26,8 @@ from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize, text_id
 
+__all__ = ["Generator", "Stages", "Stats", "Window"]
+
 
 @dataclass
 class Stats:

@@ -30,6 +30,8 @@ import numpy as np
 from paraamr.models.base import length_batches, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 
+__all__ = ["POOLINGS", "Embedder"]
+
 POOLINGS = ("cls", "cls_before_pooler", "mean")
 
 #: SimCSE's ``tool.py`` truncates at 128 tokens.

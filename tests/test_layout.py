@@ -1,0 +1,110 @@
+"""The import graph of ``src/paraamr`` has no upward arrow (see docs/dev/MAP.md).
+
+Every ``import`` in the package is read with :mod:`ast`, function-level (lazy) imports included,
+so a heavy import moved inside a function still counts as an arrow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "paraamr"
+
+#: Layers, lowest first: a module may import its own layer and the layers below, never above.
+LAYERS: list[set[str]] = [
+    {"errors", "failures", "records", "signature", "wordnet", "lexicon"},
+    {"amr", "models"},
+    {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
+    {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
+    {"builder.run", "augment"},
+    {"generate", "metric_modules"},
+    {"commands", "cli", "__main__"},
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _unit(module: str) -> str | None:
+    """The layer unit of a ``paraamr...`` module name (``paraamr.builder.run`` -> ``builder.run``)."""
+    parts = module.split(".")
+    if parts[0] != "paraamr" or module in ("paraamr", "paraamr.builder"):
+        return None  # the packages' own __init__ files: the public API and a docstring
+    name = ".".join(parts[1:3]) if parts[1] == "builder" and len(parts) > 2 else parts[1]
+    for layer in LAYERS:
+        if name in layer:
+            return name
+    raise AssertionError(f"{module}: not in any layer of tests/test_layout.py; place it there")
+
+
+def _level(unit: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if unit in layer)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base in ("paraamr", "paraamr.builder"):
+                # ``from paraamr import amr`` names a submodule (or an attribute of the package API)
+                found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, base))
+    return found
+
+
+def _is_attribute(target: str) -> bool:
+    """``paraamr.metric_path`` / ``paraamr.__version__``: names of the package API, not modules."""
+    parent, _, name = target.rpartition(".")
+    return parent == "paraamr" and not (PACKAGE / name).is_dir() and not (PACKAGE / f"{name}.py").is_file()
+
+
+def _arrows() -> list[tuple[str, str, str]]:
+    arrows = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = _unit(_module_name(path))
+        if source is None:  # paraamr/__init__.py: the public API re-exports lazily
+            continue
+        for line, target in _imports(path):
+            unit = _unit(target) if target.startswith("paraamr.") and not _is_attribute(target) else None
+            if unit is not None and unit != source:
+                arrows.append((f"{path.relative_to(SRC)}:{line}", source, unit))
+    return arrows
+
+
+def test_no_upward_arrow():
+    upward = [f"{where}: {src} -> {dst}" for where, src, dst in _arrows() if _level(dst) > _level(src)]
+    assert not upward, "imports pointing up the layers:\n" + "\n".join(upward)
+
+
+@pytest.mark.parametrize(
+    ("source", "forbidden"),
+    [
+        # the pipeline knows no formats and receives its stages: no readers, writers or quality
+        ("builder.pipeline", {"builder.readers", "builder.folder", "quality", "models"}),
+        ("models", {"amr"}),
+    ],
+)
+def test_named_arrows_absent(source, forbidden):
+    present = {dst for _, src, dst in _arrows() if src == source}
+    assert not present & forbidden
+
+
+def test_layers_cover_every_module():
+    units = {_unit(_module_name(p)) for p in PACKAGE.rglob("*.py")} - {None}
+    assert units <= set().union(*LAYERS)
