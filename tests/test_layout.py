@@ -16,7 +16,7 @@ PACKAGE = SRC / "paraamr"
 
 #: Layers, lowest first: a module may import its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
-    {"errors", "failures", "records", "signature", "wordnet", "lexicon"},
+    {"errors", "failures", "records", "signature", "wordnet", "lexicon", "options"},
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},

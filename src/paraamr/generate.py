@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
+from paraamr.options import optional_float
 
 __all__ = ["add_arguments", "build_parser", "dry_run", "main", "run", "settings_from_args"]
 
@@ -32,10 +33,6 @@ _INPUTS = ("input", "input_format", "text_column", "dataset", "dataset_config", 
 _SPLITS = ("split", "validation_fraction", "test_fraction")
 #: Record settings given as options (besides inputs and splits); absent from the namespace unless given.
 _RECORD_OPTIONS = tuple(f.name for f in fields(RecordSettings) if f.name not in _INPUTS + _SPLITS)
-
-
-def _optional_float(text: str) -> float | None:
-    return None if text.lower() in ("none", "off") else float(text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -126,13 +123,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     filt.add_argument(
         "--max-perplexity",
-        type=_optional_float,
+        type=optional_float,
         **given,
         help=f"drop candidates above this perplexity (default {d.max_perplexity:g}; 'none' keeps all)",
     )
     filt.add_argument(
         "--max-relative-perplexity",
-        type=_optional_float,
+        type=optional_float,
         **given,
         help="drop candidates above this ratio to the source's own perplexity",
     )

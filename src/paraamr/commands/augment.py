@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from paraamr.commands import positive
 from paraamr.models.catalog import DEFAULTS
+from paraamr.options import optional_float, positive
 
 
 def _size(value: str) -> int:
@@ -73,10 +73,10 @@ def register(subparsers) -> None:
     g.add_argument("--paraphrases", default=None, help="ParaAMR release JSONL (.zip/.gz) or dataset folder")
     g.add_argument(
         "--max-perplexity",
-        type=float,
+        type=optional_float,
         default=110.0,
         help="skip paraphrases above this perplexity (default: %(default)s, the paper's few-shot setting; "
-        "inf keeps all)",
+        "'none' keeps all)",
     )
     g.add_argument("--generate", action="store_true", help="generate paraphrases on the fly instead")
     g.add_argument("--parser-model", default=DEFAULTS["parser"], help="default: %(default)s")

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from paraamr.commands import positive
+from paraamr.options import positive
 
 #: ``owner/name``: read from the Hub when no such local path exists.
 HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")

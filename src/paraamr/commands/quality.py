@@ -15,8 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-from paraamr.commands import positive
 from paraamr.errors import InputError, UsageError
+from paraamr.options import positive
 
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
 TRAIN_MAX_CHARS = 1000
