@@ -9,6 +9,7 @@ import uuid
 import pytest
 from datasets import Dataset, load_dataset
 from huggingface_hub import DatasetCard
+from tinyargs import model_args
 
 from paraamr.builder.folder import data_files, failure_files, list_shards
 from paraamr.cli import main
@@ -152,14 +153,7 @@ def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
         "2",
         "--output",
         str(out),
-        "--max-perplexity",
-        "inf",
-        "--parser-model",
-        str(tiny_models["parser"]),
-        "--generator-model",
-        str(tiny_models["generator"]),
-        "--lm-model",
-        str(tiny_models["lm"]),
+        *model_args(tiny_models),
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out

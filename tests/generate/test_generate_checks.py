@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tinyargs import model_args
 
 from paraamr.builder import readers
 from paraamr.builder.run import RunFolder
@@ -33,18 +34,7 @@ def _write_graphs(path: Path, graphs: list[str] = GRAPHS) -> Path:
 
 
 def _models(tiny: dict) -> list[str]:
-    return [
-        "--parser-model",
-        str(tiny["parser"]),
-        "--realizer-model",
-        str(tiny["generator"]),
-        "--lm-model",
-        str(tiny["lm"]),
-        "--max-perplexity",
-        "none",
-        "--window",
-        "2",
-    ]
+    return [*model_args(tiny), "--window", "2"]
 
 
 def _heavy(stderr: str) -> set[str]:

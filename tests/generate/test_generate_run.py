@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
 from paraamr.builder.rows import owner
@@ -42,17 +43,7 @@ CHUNKS = ["--commit-every", "2", "--window", "2"]  # a commit after every window
 
 
 def _models(tiny: dict) -> list[str]:
-    return [
-        "--parser-model",
-        str(tiny["parser"]),
-        "--realizer-model",
-        str(tiny["generator"]),
-        "--lm-model",
-        str(tiny["lm"]),
-        "--max-perplexity",
-        "none",
-        "--no-progress",
-    ]
+    return [*model_args(tiny), "--no-progress"]
 
 
 def _torchrun(args: list[str], log: Path, **kw) -> subprocess.Popen:
