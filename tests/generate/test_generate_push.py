@@ -114,14 +114,14 @@ def _folder(tmp_path: Path) -> Path:
     return out
 
 
-def _push(endpoint: str, *args: str) -> subprocess.CompletedProcess:
+def _push(endpoint: str, *args: str, home: Path) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "HF_ENDPOINT": endpoint,
         "HF_TOKEN": TOKEN,
         "HF_HUB_OFFLINE": "0",
         "HF_HUB_DISABLE_TELEMETRY": "1",
-        "HF_HOME": str(Path(args[1]).parent / "hf-home"),
+        "HF_HOME": str(home / "hf-home"),
     }
     return subprocess.run(
         [sys.executable, "-m", "paraamr", "push", *args], env=env, capture_output=True, text=True, timeout=120
@@ -131,7 +131,7 @@ def _push(endpoint: str, *args: str) -> subprocess.CompletedProcess:
 def test_push_delivers_the_folder_without_resume_state(tmp_path, fake_hub):
     endpoint, server = fake_hub
     out = _folder(tmp_path)
-    proc = _push(endpoint, "me/corpus", str(out), "--private", "--message", "first")
+    proc = _push(endpoint, "me/corpus", str(out), "--private", "--message", "first", home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert TOKEN not in proc.stdout + proc.stderr
     repo = server.repos["me/corpus"]
@@ -153,7 +153,7 @@ def test_push_delivers_the_folder_without_resume_state(tmp_path, fake_hub):
 
 def test_push_to_a_revision_creates_the_branch(tmp_path, fake_hub):
     endpoint, server = fake_hub
-    proc = _push(endpoint, "me/corpus", str(_folder(tmp_path)), "--revision", "v2")
+    proc = _push(endpoint, "me/corpus", str(_folder(tmp_path)), "--revision", "v2", home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert any(path.endswith("/branch/v2") for _, path, _ in server.log)
     assert server.repos["me/corpus"]["commits"][0]["revision"] == "v2"
@@ -162,14 +162,14 @@ def test_push_to_a_revision_creates_the_branch(tmp_path, fake_hub):
 def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, fake_hub):
     endpoint, server = fake_hub
     (tmp_path / "empty").mkdir()
-    proc = _push(endpoint, "me/corpus", str(tmp_path / "empty"))
+    proc = _push(endpoint, "me/corpus", str(tmp_path / "empty"), home=tmp_path)
     assert proc.returncode == 1 and "not a dataset folder" in proc.stderr
     assert server.log == []
 
 
 def test_push_accepts_the_old_order_with_a_deprecation_warning(tmp_path, fake_hub):
     endpoint, server = fake_hub
-    proc = _push(endpoint, str(_folder(tmp_path)), "me/corpus")
+    proc = _push(endpoint, str(_folder(tmp_path)), "me/corpus", home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "deprecated" in proc.stderr and "paraamr push me/corpus" in proc.stderr
     assert sorted(server.repos["me/corpus"]["commits"][0]["files"])[0] == "README.md"
@@ -178,7 +178,7 @@ def test_push_accepts_the_old_order_with_a_deprecation_warning(tmp_path, fake_hu
 def test_a_server_error_never_prints_the_token(tmp_path, fake_hub):
     endpoint, server = fake_hub
     secret = "hf_ThisIsMySecretTokenValue42"
-    proc = _push(endpoint, "me/echo-auth", str(_folder(tmp_path)), "--token", secret)
+    proc = _push(endpoint, "me/echo-auth", str(_folder(tmp_path)), "--token", secret, home=tmp_path)
     assert proc.returncode == 1 and "upload of" in proc.stderr and "me/echo-auth" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1  # one line, no traceback
     assert secret not in proc.stdout + proc.stderr
