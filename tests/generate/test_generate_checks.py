@@ -274,6 +274,25 @@ def test_accelerate_launch_cpu_with_two_processes_is_not_silent(sentences, tmp_p
     )
 
 
+def test_processes_on_one_cpu_share_its_cores():
+    """Each of N processes on the CPU keeps at most cores / N torch threads (MKL's too: an inherited
+    MKL_NUM_THREADS made 2 processes on 2 cores 3.5x slower); fewer threads asked for stay."""
+    import torch
+
+    from paraamr.builder.run import _share_cores
+
+    before, cores = torch.get_num_threads(), os.cpu_count() or 1
+    try:
+        torch.set_num_threads(cores)
+        _share_cores(cores)
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(1)
+        _share_cores(1)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_run_folder_lock_is_released_when_the_process_ends(tmp_path):
     folder = RunFolder(tmp_path, rank=0, num_processes=1)
     folder.lock()
