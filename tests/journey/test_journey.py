@@ -117,6 +117,7 @@ def test_the_first_run_fetches_every_default_model(journey):
 
 def test_the_pushed_repo_is_the_folder_with_a_card_naming_it(journey):
     assert journey.run.returncode == 0, journey.run.stderr
+    assert f"to {REPO_ID}: {journey.hub.url}/datasets/{REPO_ID}" in journey.run.stderr  # where it went
     out = journey.work / "paraamr"
     local = {
         p.relative_to(out).as_posix(): p.read_bytes()

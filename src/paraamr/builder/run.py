@@ -804,16 +804,18 @@ def execute(
         print(format_summary(summary), file=sys.stderr)
         print(f"wrote {folder.path}", file=sys.stderr)
         if push is not None:
-            _push(folder, summary, record, license, push)
+            _push(folder, summary, license, push)
         return summary
     finally:
         folder.unlock()
 
 
-def _push(folder: RunFolder, summary: dict, record: RecordSettings, license: str | None, push: Push) -> None:
+def _push(folder: RunFolder, summary: dict, license: str | None, push: Push) -> None:
     """Render the card for ``push.repo_id`` (its load snippets name it) and upload the folder."""
     from paraamr.builder.hub import push_folder
 
     _write_card(folder, summary, license, repo_id=push.repo_id)
-    push_folder(folder.path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
-    print(f"pushed {folder.path} to {push.repo_id}", file=sys.stderr)
+    url = push_folder(
+        folder.path, push.repo_id, private=push.private, revision=push.revision, token=push.token
+    )
+    print(f"pushed {folder.path} to {push.repo_id}: {url}", file=sys.stderr)
