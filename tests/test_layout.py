@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
-    {"builder.run", "augment"},
+    {"builder.stages", "builder.run", "augment"},
     {"generate", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.run import load_stages
 from paraamr.builder.settings import RecordSettings
+from paraamr.builder.stages import load_stages
 from paraamr.generate import main
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"

@@ -161,9 +161,9 @@ def test_a_quiet_run_still_shows_its_downloads(tmp_path, server, no_sleep, capsy
     load; a model it then fetches still shows a bar, and the silence is back afterwards."""
     from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
 
-    from paraamr.builder.run import _quiet
+    from paraamr.builder.stages import quiet_libraries
 
-    _quiet()
+    quiet_libraries()
     try:
         fetch_url(f"{server.url}/tiny.tar.gz", tmp_path / "0123-model_tiny.tar.gz", progress=True)
         assert "model_tiny.tar.gz" in capsys.readouterr().err

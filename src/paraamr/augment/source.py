@@ -90,12 +90,12 @@ def generate_index(
     """Paraphrases generated on the fly for ``texts``, and the generator's failure rows.
 
     ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built by
-    :func:`paraamr.builder.run.make_generator` from ``settings`` (by field name, see
+    :func:`paraamr.builder.stages.make_generator` from ``settings`` (by field name, see
     :func:`paraamr.builder.settings.split_settings`: ``parser_model``, ``realizer_model``,
     ``lm_model``, ``max_perplexity``, ``device``, ``download``, ...).
     """
     if generator is None:
-        from paraamr.builder.run import make_generator
+        from paraamr.builder.stages import make_generator
 
         generator = make_generator(**settings)
     failures: list[dict[str, Any]] = []

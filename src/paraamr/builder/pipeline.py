@@ -125,7 +125,7 @@ class Stages:
     ``lm.perplexity(texts)``, ``embedder.similarity(a, b)``, ``quality.score(a, b)``, each returning
     one result (or a :class:`~paraamr.failures.Failure`) per input. A stage left ``None`` is skipped:
     no perplexity, similarity or quality is scored without its model. The classes of
-    :mod:`paraamr.models` are the real ones; :func:`paraamr.builder.run.load_stages` builds them
+    :mod:`paraamr.models` are the real ones; :func:`paraamr.builder.stages.load_stages` builds them
     from settings.
     """
 
@@ -142,7 +142,7 @@ class Generator:
 
     It receives its model ``stages`` (a :class:`Stages`, or a dict of them) and the
     :class:`~paraamr.builder.settings.RecordSettings` whose filters and foci it applies; it reads no
-    files and loads no models (:func:`paraamr.builder.run.make_generator` builds one from settings).
+    files and loads no models (:func:`paraamr.builder.stages.make_generator` builds one from settings).
     Failures are reported through the generator: every input that does not become a record is
     passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``
     when given, else appended to :attr:`failures`. :attr:`stats` holds the counts so far (inputs =

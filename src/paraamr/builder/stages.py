@@ -1,0 +1,106 @@
+"""The Python API of the corpus builder: model stages loaded from settings.
+
+:func:`make_generator` is the in-process generator (notebooks, ``augment``, tests): settings in, a
+:class:`~paraamr.builder.pipeline.Generator` with its models loaded out. :func:`load_stages` loads
+the stages a :class:`~paraamr.builder.settings.RecordSettings` needs, with a
+:class:`~paraamr.builder.settings.RunSettings`' device and batch sizes; :mod:`paraamr.builder.run`
+uses both for each process of a run.
+
+>>> make_generator(RecordSettings(), parser_model="x")
+Traceback (most recent call last):
+...
+TypeError: give settings objects or settings by name, not both
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from paraamr.builder.pipeline import Generator, Stages
+from paraamr.builder.settings import RecordSettings, RunSettings, split_settings
+
+__all__ = ["load_stages", "make_generator", "quiet_libraries"]
+
+
+def quiet_libraries(verbose: bool = False) -> None:
+    """Silence library noise (amrlib's deserializer messages, transformers' and huggingface_hub's
+    loading bars, transformers' warnings): the run counts failures itself and draws its own bar.
+    ``verbose`` leaves the libraries as they are."""
+    if verbose:
+        return
+    import logging
+
+    logging.getLogger("amrlib").setLevel(logging.CRITICAL)
+    logging.getLogger("penman").setLevel(logging.CRITICAL)
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from huggingface_hub.utils import disable_progress_bars  # downloads turn theirs back on
+
+    disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    if "datasets" in sys.modules:
+        import datasets
+
+        datasets.disable_progress_bars()
+        datasets.logging.set_verbosity_error()
+
+
+def load_stages(record: RecordSettings, run: RunSettings | None = None, **given: Any) -> Stages:
+    """The model stages ``record`` needs, loaded with ``run``'s device and batch sizes; stages in
+    ``given`` (``parser=``, ``realizer=``, ...) are used as they are (shared, already loaded)."""
+    run = run or RunSettings()
+    quiet_libraries(run.verbose)
+    common = {"device": run.device, "dtype": record.dtype, "download": run.download}
+    amrlib = {"trust_remote_code": run.trust_remote_code}
+    stages = dict(given)
+    if record.needs("parser") and stages.get("parser") is None:
+        from paraamr.models.parser import Parser
+
+        beams = {"num_beams": record.num_beams} if record.num_beams else {}
+        stages["parser"] = Parser(
+            record.parser_model, **common, **amrlib, batch_size=run.parse_batch_size, **beams
+        )
+    if stages.get("realizer") is None:
+        from paraamr.models.realizer import Realizer
+
+        stages["realizer"] = Realizer(
+            record.realizer_model, **common, **amrlib, batch_size=run.realize_batch_size
+        )
+    if stages.get("lm") is None:
+        from paraamr.models.lm import PerplexityScorer
+
+        stages["lm"] = PerplexityScorer(record.lm_model, **common, batch_size=run.lm_batch_size)
+    if record.needs("embedder") and stages.get("embedder") is None:
+        from paraamr.models.embedder import Embedder
+
+        stages["embedder"] = Embedder(record.similarity_model, device=run.device, download=run.download)
+    if record.needs("quality") and stages.get("quality") is None:
+        from paraamr.quality import QualityScorer
+
+        stages["quality"] = QualityScorer(record.quality_model, device=run.device, download=run.download)
+    return Stages(**stages)
+
+
+def make_generator(
+    record: RecordSettings | None = None,
+    run: RunSettings | None = None,
+    *,
+    stages: Stages | dict[str, Any] | None = None,
+    **settings: Any,
+) -> Generator:
+    """A :class:`~paraamr.builder.pipeline.Generator` with the models of the settings loaded: either
+    ``record``/``run`` objects or flat ``settings`` by field name (``parser_model=...,
+    max_perplexity=None, device="cuda"``; see :func:`~paraamr.builder.settings.split_settings`).
+    ``stages`` hands over models already loaded (the others are loaded here)."""
+    if settings:
+        if record is not None or run is not None:
+            raise TypeError("give settings objects or settings by name, not both")
+        record, run = split_settings(**settings)
+    record, run = record or RecordSettings(), run or RunSettings()
+    given = stages if isinstance(stages, dict) else vars(stages) if stages is not None else {}
+    return Generator(load_stages(record, run, **given), record, window=run.window, pipelined=run.pipelined)
