@@ -104,15 +104,13 @@ def _after_graph(text: str) -> str:
     return ""
 
 
+#: A PENMAN string: double quotes around anything, backslash escapes included.
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 #: Tokens of the plain PENMAN that AMR corpora use: strings, parentheses, slash, roles, symbols;
 #: anything else (alignments, stray quotes) falls through to ``other``.
-_TOKEN = re.compile(
-    r'(?P<s>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<p>[()/])|(?P<r>:[^\s"()/:~]*)|(?P<y>[^\s"()/:~]+)|(?P<o>\S)'
-)
-
-
+_TOKEN = re.compile(rf'(?P<s>{_STRING})|(?P<p>[()/])|(?P<r>:[^\s"()/:~]*)|(?P<y>[^\s"()/:~]+)|(?P<o>\S)')
 #: A string (kept) or a comment to the end of its line (dropped by :func:`_after_graph`).
-_COMMENT = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|#[^\n]*')
+_COMMENT = re.compile(rf"({_STRING})|#[^\n]*")
 
 
 def _fast_tree(text: str) -> penman.Tree | None:
