@@ -644,11 +644,12 @@ def _write_card(
     repo_id: str | None = None,
 ) -> None:
     """(Main process, every process done) name the shards (:func:`paraamr.builder.folder.finalize`,
-    crash-safe and a no-op once done), then write the card from them for ``repo_id``."""
-    from paraamr.builder.folder import EVALUATION, MAX_SHARD_SIZE, finalize
+    crash-safe and a no-op once done), then write the card from them for ``repo_id`` (the repo a
+    push goes to: its load snippets name it)."""
+    from paraamr.builder.folder import EVALUATION, finalize
     from paraamr.card import write_card
 
-    size = summary.get("settings", {}).get("max_shard_size") or MAX_SHARD_SIZE
+    size = summary["settings"]["max_shard_size"]  # the run's RunSettings (summarize)
     if finalize(folder.path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
         (folder.path / EVALUATION).unlink(missing_ok=True)
     write_card(folder.path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
@@ -716,21 +717,20 @@ def execute(
             return None
         summary = summarize(folder, saved, run, time.monotonic() - t0)
         _atomic_write(folder.path / SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
-        _write_card(folder, summary, license)
+        _write_card(folder, summary, license, repo_id=push.repo_id if push is not None else None)
         print(format_summary(summary), file=sys.stderr)
         print(f"wrote {folder.path}", file=sys.stderr)
         if push is not None:
-            _push(folder, summary, license, push)
+            _push(folder, push)
         return summary
     finally:
         folder.unlock()
 
 
-def _push(folder: RunFolder, summary: dict, license: str | None, push: Push) -> None:
-    """Render the card for ``push.repo_id`` (its load snippets name it) and upload the folder."""
+def _push(folder: RunFolder, push: Push) -> None:
+    """Upload the finished folder (its card already names ``push.repo_id``) and say where."""
     from paraamr.builder.hub import push_folder
 
-    _write_card(folder, summary, license, repo_id=push.repo_id)
     url = push_folder(
         folder.path, push.repo_id, private=push.private, revision=push.revision, token=push.token
     )
