@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 from functools import cache, lru_cache
 
-__all__ = ["WORDNET_POS", "antonyms", "cohyponyms", "match_case", "synonyms"]
+__all__ = ["WORDNET_POS", "antonyms", "cohyponyms", "irregular_verbs", "match_case", "synonyms"]
 
 #: spaCy universal POS tags -> WordNet parts of speech.
 WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
@@ -56,6 +56,23 @@ def _wordnet():
     wn = wordnet()
     os.register_at_fork(after_in_child=wn._data_file_map.clear)
     return wn
+
+
+@cache
+def _sense_counts() -> dict[str, int]:
+    """SemCor's count of every WordNet sense key (``cntlist.rev``), read once: nltk's
+    ``Lemma.count()`` searches the file on each call, which dominated building training triplets."""
+    stream = _wordnet().open("cntlist.rev")
+    try:
+        rows = (line.split() for line in stream.read().splitlines())
+        return {row[0]: int(row[-1]) for row in rows if len(row) == 3}
+    finally:
+        stream.close()
+
+
+def _attested(lemma) -> bool:
+    """Whether SemCor has the WordNet ``lemma`` (in this sense) at least once."""
+    return _sense_counts().get(lemma.key(), 0) > 0
 
 
 @lru_cache(maxsize=1 << 16)
@@ -85,9 +102,16 @@ def synonyms(
     for synset in senses[:1] if first_sense else senses:
         for lemma in synset.lemmas():
             name = lemma.name()
-            if name.isalpha() and name.islower() and name not in own and (not attested or lemma.count() > 0):
+            if name.isalpha() and name.islower() and name not in own and (not attested or _attested(lemma)):
                 names[name] = None
     return tuple(names)
+
+
+@cache
+def irregular_verbs() -> frozenset[str]:
+    """Verbs that WordNet inflects irregularly (the lemmas of its verb exception list): the regular
+    ``-ed`` rule would misspell them."""
+    return frozenset(lemma for lemmas in _wordnet()._exception_map["v"].values() for lemma in lemmas)
 
 
 def _single(name: str) -> str | None:
@@ -127,6 +151,6 @@ def cohyponyms(noun: str) -> list[str]:
                 continue
             for lemma in sibling.lemmas()[:1]:
                 name = _single(lemma.name())
-                if name and name != noun and name not in found and lemma.count() > 0:
+                if name and name != noun and name not in found and _attested(lemma):
                     found.append(name)
     return sorted(found)

@@ -97,15 +97,57 @@ def test_does_not_fire(op, text):
     assert run(op, text) is None
 
 
-def test_synonym_changes_one_word_to_a_first_sense_synonym():
-    text = "The cheap hotel was full."
-    out = run(ops.synonym, text)
-    changed = [(a, b) for a, b in zip(words(text), words(out), strict=True) if a != b]
-    assert len(changed) == 1
-    old, new = changed[0]
-    assert new in synonyms(old, first_sense=True, attested=True) or new in synonyms(
-        old, "a", first_sense=True
-    )
+def test_synonym_changes_one_or_two_words_to_first_sense_synonyms():
+    text = "The old teacher has a large car."
+    counts = set()
+    for seed in range(8):
+        out = run(ops.synonym, text, seed)
+        changed = [(a, b) for a, b in zip(words(text), words(out), strict=True) if a != b]
+        counts.add(len(changed))
+        for old, new in changed:
+            assert new in synonyms(old, first_sense=True, attested=True) or new in synonyms(
+                old, "a", first_sense=True
+            )
+    assert counts == {1, 2}
+
+
+def test_synonym_inflects_like_the_word_it_replaces():
+    found = {run(ops.synonym, "My parents bought a small house.", seed) for seed in range(8)}
+    assert "My parents purchased a small house." in found  # buy -> purchase, in the past
+    assert all(out.startswith(("My parents bought", "My parents purchased")) for out in found)
+
+
+def test_negation_is_added_in_the_long_and_the_contracted_form():
+    found = {run(ops.negation, "The dog chased the cat.", seed) for seed in range(8)}
+    assert found == {"The dog did not chase the cat.", "The dog didn't chase the cat."}
+    found = {run(ops.negation, "You can swim.", seed) for seed in range(8)}
+    assert found == {"You cannot swim.", "You can't swim."}
+
+
+def test_sense_counts_equal_nltks():
+    """The counts read once from cntlist.rev are nltk's ``Lemma.count()`` (which searches the file)."""
+    from paraamr.lexicon import _attested, _wordnet
+
+    lemmas = [
+        lemma
+        for word in ("run", "bank", "cheap", "table")
+        for s in _wordnet().synsets(word)
+        for lemma in s.lemmas()
+    ]
+    assert [_attested(lemma) for lemma in lemmas] == [lemma.count() > 0 for lemma in lemmas]
+    assert any(_attested(lemma) for lemma in lemmas) and not all(_attested(lemma) for lemma in lemmas)
+
+
+def test_parsed_gives_the_one_by_one_analyses_and_keeps_them_only_in_the_block():
+    from paraamr.quality import analysis
+
+    texts = ["The dog chased the cat.", "She gave him a book yesterday.", "Paris is in France."]
+    alone = [[(t.tag_, t.dep_, t.head.i, t.ent_type_) for t in analysis.pipeline()(text)] for text in texts]
+    with analysis.parsed(texts):
+        kept = [analysis.parse(text) for text in texts]
+        assert all(text in analysis._KEPT for text in texts)
+    assert [[(t.tag_, t.dep_, t.head.i, t.ent_type_) for t in doc] for doc in kept] == alone
+    assert not any(text in analysis._KEPT for text in texts)
 
 
 def test_punctuation_case_keeps_the_words():

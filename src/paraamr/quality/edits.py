@@ -91,13 +91,18 @@ def article_fix(doc, index: int, new_word: str) -> dict[int, str]:
     return {}
 
 
-def replace_word(doc, candidates: list, rng: random.Random, text: str, *, meaning: bool) -> str | None:
-    """Replace one ``(token, [forms])`` candidate by one of its forms, cased like it, article fixed."""
+def replace_word(
+    doc, candidates: list, rng: random.Random, text: str, *, meaning: bool, count: int = 1
+) -> str | None:
+    """Replace ``count`` (or as many as there are) ``(token, [forms])`` candidates by one of their
+    forms each, cased like the token, articles fixed."""
     if not candidates:
         return None
-    tok, forms = rng.choice(candidates)
-    new = rng.choice(forms)
-    replace = {tok.i: match_case(new, tok.text), **article_fix(doc, tok.i, new)}
+    chosen = [rng.choice(candidates)] if count == 1 else rng.sample(candidates, min(count, len(candidates)))
+    replace = {}
+    for tok, forms in chosen:
+        new = rng.choice(forms)
+        replace |= {tok.i: match_case(new, tok.text), **article_fix(doc, tok.i, new)}
     return changed(render(doc, replace), text, meaning=meaning)
 
 

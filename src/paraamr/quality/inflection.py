@@ -94,3 +94,17 @@ def indefinite_article(word: str) -> str:
 def past_tense(lemma: str) -> str:
     """The simple past of ``lemma`` (irregular table, else the regular ``-ed`` form)."""
     return IRREGULAR[lemma][0] if lemma in IRREGULAR else past_participle(lemma)
+
+
+def inflect_like(tag: str, lemma: str) -> str | None:
+    """``lemma`` in the form of a word tagged ``tag`` (Penn), or None for a form it does not make.
+
+    >>> inflect_like("VBD", "buy"), inflect_like("VBZ", "carry"), inflect_like("NNS", "box")
+    ('bought', 'carries', 'boxes')
+    >>> inflect_like("VBN", "phone"), inflect_like("JJ", "cheap"), inflect_like("VBG", "run")
+    ('phoned', 'cheap', None)
+    """
+    if tag in ("JJ", "RB", "VB", "VBP", "NN"):
+        return lemma
+    forms = {"VBD": past_tense, "VBN": past_participle, "VBZ": third_person, "NNS": pluralize}
+    return forms[tag](lemma) if tag in forms else None

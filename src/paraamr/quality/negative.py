@@ -45,12 +45,13 @@ from paraamr.quality.edits import (
     sentence_case,
     tidy,
 )
-from paraamr.quality.inflection import indefinite_article, past_tense, pluralize, third_person
+from paraamr.quality.inflection import indefinite_article, inflect_like, pluralize, third_person
 from paraamr.quality.words import (
     ADJECTIVE_ANTONYMS,
     AGREE,
     CALENDAR,
     CARDINALS,
+    CONTRACTIONS,
     ENTITIES,
     FULL_NAMES,
     KEEP_ADVERBS,
@@ -193,7 +194,24 @@ def _remove_negation(text: str, rng: random.Random) -> str | None:
     return sentence_case(tidy(result), text)
 
 
-def _add_negation(text: str) -> str | None:
+#: The contracted negation of each auxiliary that has one ("is" -> "isn't", "can" -> "can't").
+_SHORT_NOT = {expanded.split()[0]: short for expanded, short, _ in CONTRACTIONS if expanded.endswith(" not")}
+_SHORT_NOT["can"] = "can't"
+
+
+def _not(word: str, short: bool) -> str:
+    """``word`` negated: ``is not`` / ``isn't`` (``short``), ``cannot`` / ``can't``; the case kept.
+
+    >>> _not("Is", False), _not("is", True), _not("can", False), _not("Can", True), _not("am", True)
+    ('Is not', "isn't", 'cannot', "Can't", 'am not')
+    """
+    contracted = _SHORT_NOT.get(word.lower()) if short else None
+    if contracted:
+        return match_case(contracted, word)
+    return f"{word}not" if word.lower() == "can" else f"{word} not"
+
+
+def _add_negation(text: str, rng: random.Random) -> str | None:
     doc = parse(text)
     if doc is None or any(tok.lower_ in NO_ADD for tok in doc):
         return None
@@ -201,22 +219,22 @@ def _add_negation(text: str) -> str | None:
     if len(roots) != 1:
         return None
     root = roots[0]
+    short = rng.random() < 0.5  # "is not" or "isn't", "did not" or "didn't"
     auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
     if auxiliaries:
-        aux = auxiliaries[0]
-        new = {aux.i: f"{aux.text}not" if aux.lower_ == "can" else f"{aux.text} not"}
+        new = {auxiliaries[0].i: _not(auxiliaries[0].text, short)}
     elif root.pos_ == "AUX" or root.lemma_ == "be":
-        new = {root.i: "cannot" if root.lower_ == "can" else f"{root.text} not"}
+        new = {root.i: _not(root.text, short)}
     elif root.pos_ == "VERB" and root.tag_ in ("VBD", "VBZ", "VBP"):
-        helper = {"VBD": "did", "VBZ": "does", "VBP": "do"}[root.tag_]
+        helper = _not({"VBD": "did", "VBZ": "does", "VBP": "do"}[root.tag_], short)
         first = root.i  # "he quickly opened" -> "he did not quickly open"
         while first > 0 and doc[first - 1].dep_ == "advmod" and doc[first - 1].head == root:
             first -= 1
-        new = {first: f"{helper} not {doc[first].text}", root.i: root.lemma_.lower()}
+        new = {first: f"{helper} {doc[first].text}", root.i: root.lemma_.lower()}
         if first == root.i:
-            new = {root.i: f"{helper} not {root.lemma_.lower()}"}
+            new = {root.i: f"{helper} {root.lemma_.lower()}"}
     elif root.pos_ == "VERB" and root.tag_ == "VB" and root.i == 0:  # an imperative
-        new = {root.i: f"Do not {root.lower_}"}
+        new = {root.i: f"{_not('Do', short)} {root.lower_}"}
     else:
         return None
     return render(doc, new)
@@ -224,19 +242,7 @@ def _add_negation(text: str) -> str | None:
 
 def negation(text: str, rng: random.Random) -> str | None:
     """Remove a negation (``not``, ``n't``, ``never``, ``cannot``), or add one to the main verb (syntax)."""
-    return changed(_remove_negation(text, rng) or _add_negation(text), text, meaning=True)
-
-
-def _inflect_like(tok, lemma: str) -> str | None:
-    if tok.tag_ in ("JJ", "RB", "VB", "VBP", "NN"):
-        return lemma
-    if tok.tag_ == "VBD":
-        return past_tense(lemma)
-    if tok.tag_ == "VBZ":
-        return third_person(lemma)
-    if tok.tag_ == "NNS":
-        return pluralize(lemma)
-    return None
+    return changed(_remove_negation(text, rng) or _add_negation(text, rng), text, meaning=True)
 
 
 _OPPOSITE: dict[str, dict[str, str]] = {"v": {}, "a": {}}
@@ -261,7 +267,7 @@ def antonym(text: str, rng: random.Random) -> str | None:
         lemma = tok.lemma_.lower() if pos in ("n", "v") else tok.lower_
         table = _OPPOSITE.get(pos, {})
         found = [table[lemma]] if lemma in table else antonyms(lemma, pos)
-        new = _inflect_like(tok, found[0]) if found else None
+        new = inflect_like(tok.tag_, found[0]) if found else None
         if new:
             candidates.append((tok, [new]))
     main = [

@@ -25,7 +25,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 
-from paraamr.lexicon import WORDNET_POS, match_case, synonyms
+from paraamr.lexicon import WORDNET_POS, irregular_verbs, match_case, synonyms
 from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
@@ -43,7 +43,7 @@ from paraamr.quality.edits import (
     span_text,
     tidy,
 )
-from paraamr.quality.inflection import IRREGULAR, past_participle, pluralize
+from paraamr.quality.inflection import IRREGULAR, inflect_like, past_participle
 from paraamr.quality.words import (
     CONTRACTIONS,
     KEYBOARD,
@@ -68,9 +68,11 @@ __all__ = [
 
 
 def synonym(text: str, rng: random.Random) -> str | None:
-    """Replace one content word by a WordNet synonym of its first sense (syntax).
+    """Replace one or two content words by a WordNet synonym of their first sense (syntax).
 
-    Only uninflected words and regular plurals are replaced, so the result stays grammatical.
+    Base forms are replaced as they are; plurals and verbs in the past, past participle or third
+    person are inflected like the word they replace (verbs WordNet knows as irregular only when
+    :data:`~paraamr.quality.inflection.IRREGULAR` has them), so the result stays grammatical.
     """
     doc = parse(text)
     if doc is None:
@@ -83,28 +85,41 @@ def synonym(text: str, rng: random.Random) -> str | None:
         lemma = tok.lemma_.lower()
         if tok.tag_ in ("NN", "JJ", "RB", "VB", "VBP") and tok.lower_ == lemma:
             forms = list(synonyms(lemma, pos, first_sense=True, attested=True))
-        elif tok.tag_ == "NNS":
-            forms = [pluralize(word) for word in synonyms(lemma, "n", first_sense=True, attested=True)]
+        elif tok.tag_ in ("NNS", "VBD", "VBN", "VBZ"):  # inflected like the word: "called" -> "phoned"
+            forms = [
+                form
+                for word in synonyms(lemma, pos, first_sense=True, attested=True)
+                if (word in IRREGULAR or pos != "v" or word not in irregular_verbs())
+                and (form := inflect_like(tok.tag_, word))
+            ]
         else:
             continue
         if forms:
             candidates.append((tok, forms))
-    return replace_word(doc, candidates, rng, text, meaning=False)
+    return replace_word(doc, candidates, rng, text, meaning=False, count=rng.choice((1, 2)))
 
 
-def _contraction_edits(text: str) -> list[tuple[int, int, str]]:
-    edits = []
+def _contraction_patterns() -> list[tuple[re.Pattern, str]]:
+    """(pattern, replacement) of each direction of each contraction, compiled once."""
+    pairs = []
     for expanded, contracted, direction in CONTRACTIONS:
-        pairs = []
         if direction in ("both", "contract"):
             pairs.append((r"\b" + r"\s+".join(expanded.split()) + r"\b", contracted))
         if direction in ("both", "expand"):
             pairs.append((r"\b" + re.escape(contracted).replace("'", APOSTROPHE) + r"\b", expanded))
-        for pattern, new in pairs:
-            for match in re.finditer(pattern, text, flags=re.IGNORECASE):
-                found = match.group()
-                new_text = new if new.startswith("I") else match_case(new, found[:1] + "x")
-                edits.append((match.start(), match.end(), new_text))
+    return [(re.compile(pattern, re.IGNORECASE), new) for pattern, new in pairs]
+
+
+_CONTRACTION_PATTERNS = _contraction_patterns()
+
+
+def _contraction_edits(text: str) -> list[tuple[int, int, str]]:
+    edits = []
+    for pattern, new in _CONTRACTION_PATTERNS:
+        for match in pattern.finditer(text):
+            found = match.group()
+            new_text = new if new.startswith("I") else match_case(new, found[:1] + "x")
+            edits.append((match.start(), match.end(), new_text))
     return sorted(edits)
 
 

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from paraamr.errors import InputError
+from paraamr.quality.analysis import parsed
 from paraamr.quality.operators import NEGATIVE, POSITIVE, Operator, paraamr_paraphrase
 from paraamr.records import normalize
 
@@ -68,24 +69,27 @@ def build_triplets(
     seen: dict[tuple[str, str, str], Triplet] = {}
     by_kind: dict[str, list[Triplet]] = {name: [] for name in negatives}
     used: Counter[str] = Counter()
-    for round_ in range(rounds):
-        added = 0
-        for anchor in tqdm(anchors, desc=f"triplets, round {round_ + 1}", disable=not progress, leave=False):
-            rng = random.Random(f"{seed}:{round_}:{anchor}")
-            pos = [(name, out) for name, op in positives.items() if (out := op(anchor, rng))]
-            for neg_name, op in negatives.items():
-                negative = op(anchor, rng)
-                if negative is None:
-                    continue
-                pos_name, positive = _pick_positive(pos, used, rng) if pos else ("identity", anchor)
-                key = (anchor, positive, negative)
-                if key not in seen and normalize(negative) != normalize(positive):
-                    seen[key] = Triplet(anchor, positive, negative, pos_name, neg_name)
-                    by_kind[neg_name].append(seen[key])
-                    used[pos_name] += 1
-                    added += 1
-        if not added or (max_triplets is not None and _filled(by_kind, max_triplets)):
-            break
+    with parsed(anchors):
+        for round_ in range(rounds):
+            added = 0
+            for anchor in tqdm(
+                anchors, desc=f"triplets, round {round_ + 1}", disable=not progress, leave=False
+            ):
+                rng = random.Random(f"{seed}:{round_}:{anchor}")
+                pos = [(name, out) for name, op in positives.items() if (out := op(anchor, rng))]
+                for neg_name, op in negatives.items():
+                    negative = op(anchor, rng)
+                    if negative is None:
+                        continue
+                    pos_name, positive = _pick_positive(pos, used, rng) if pos else ("identity", anchor)
+                    key = (anchor, positive, negative)
+                    if key not in seen and normalize(negative) != normalize(positive):
+                        seen[key] = Triplet(anchor, positive, negative, pos_name, neg_name)
+                        by_kind[neg_name].append(seen[key])
+                        used[pos_name] += 1
+                        added += 1
+            if not added or (max_triplets is not None and _filled(by_kind, max_triplets)):
+                break
     return _in_turns(by_kind, seed, max_triplets)
 
 
@@ -109,12 +113,14 @@ def _in_turns(by_kind: Mapping[str, list[Triplet]], seed: int, total: int | None
     return chosen
 
 
-#: Relative weight of the near-trivial positive (MiniLM is uncased) against the others (1).
-_TRIVIAL_WEIGHT = {"punctuation_case": 0.25}
+#: Relative weight of a positive against the others (1): less for those that apply to almost every
+#: sentence, the near-trivial casing (MiniLM is uncased) and typos; more for synonyms, the one
+#: positive that replaces words, as most negatives do.
+_WEIGHT = {"punctuation_case": 0.25, "typo": 0.5, "synonym": 2.0}
 
 
 def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Random) -> tuple[str, str]:
-    weights = [_TRIVIAL_WEIGHT.get(name, 1.0) / (1 + used[name]) for name, _ in options]
+    weights = [_WEIGHT.get(name, 1.0) / (1 + used[name]) for name, _ in options]
     return rng.choices(options, weights=weights)[0]
 
 
