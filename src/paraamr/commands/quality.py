@@ -21,11 +21,12 @@ from paraamr.options import positive
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
 TRAIN_MAX_CHARS = 1000
 #: Default ``--max-triplets``: sized so the default run trains in minutes on 2 cores.
-DEFAULT_TRIPLETS = 1000
+DEFAULT_TRIPLETS = 8000
 
 
 def register(subparsers) -> None:
     """Add ``quality`` with its ``train`` and ``score`` subcommands."""
+    from paraamr.quality.data import TRAINING_FILES
     from paraamr.quality.scorer import BASE_MODEL, DEFAULT_MODEL
     from paraamr.quality.train import MODES, TrainSettings
 
@@ -34,7 +35,13 @@ def register(subparsers) -> None:
     sub = parser.add_subparsers(dest="quality_command", metavar="SUBCOMMAND", required=True)
 
     train = sub.add_parser("train", help="train a quality model on operator triplets (CPU, minutes)")
-    train.add_argument("--input", nargs="+", type=Path, required=True, help="text files, one sentence a line")
+    train.add_argument(
+        "--input",
+        nargs="+",
+        type=Path,
+        default=list(TRAINING_FILES),
+        help="text files, one sentence a line (default: the bundled sentences.txt and wordnet_sentences.txt)",
+    )
     train.add_argument(
         "--records",
         type=Path,
@@ -47,15 +54,15 @@ def register(subparsers) -> None:
     train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
     train.add_argument("--base", default=d.base, help="encoder to start from (name or folder)")
     train.add_argument("--margin", type=positive(float), default=d.margin, help="triplet margin α (bi)")
-    train.add_argument("--epochs", type=positive(int), default=None, help="default: 2 (cross), 1 (bi)")
-    train.add_argument("--batch-size", type=positive(int), default=d.batch_size)
-    train.add_argument("--lr", type=positive(float), default=None, help="default: 2e-4 (cross), 5e-5 (bi)")
+    train.add_argument("--epochs", type=positive(int), default=None, help="default: 1")
+    train.add_argument("--batch-size", type=positive(int), default=None, help="default: 32 (cross), 16 (bi)")
+    train.add_argument("--lr", type=positive(float), default=None, help="default: 1e-4 (cross), 5e-5 (bi)")
     train.add_argument("--max-length", type=positive(int), default=d.max_length, help="tokens per input")
     train.add_argument(
         "--freeze-layers",
         type=int,
-        default=d.freeze_layers,
-        help="-1: train all; 0: freeze the embeddings; k: also the first k layers (faster)",
+        default=None,
+        help="-1: train all; 0: freeze the embeddings (default, cross); k: also the first k layers (bi: 3)",
     )
     train.add_argument(
         "--max-triplets", type=positive(int), default=DEFAULT_TRIPLETS, help="cap on the number of triplets"
@@ -115,7 +122,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
-    if args.freeze_layers < -1:
+    if args.freeze_layers is not None and args.freeze_layers < -1:
         raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
     _check_output(args.output, args.overwrite)
     sentences, failures = [], []

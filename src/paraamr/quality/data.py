@@ -1,16 +1,18 @@
 """The data shipped with :mod:`paraamr.quality`: training sentences and the held-out labelled set.
 
-``sentences.txt`` holds plain English sentences to build training triplets from; ``heldout.jsonl``
+``sentences.txt`` holds plain English sentences written for paraamr and ``wordnet_sentences.txt``
+WordNet 3.0's usage examples that are whole sentences (``scripts/wordnet_sentences.py``, with
+WordNet's license): the default input of ``paraamr quality train``. ``heldout.jsonl``
 holds hand-written (source, paraphrase) pairs labelled 1 (valid) or 0 (invalid), with the kind of
 change (``syntax``, ``lexical``, ``surface`` for valid pairs; ``number``, ``entity``, ``swap``,
 ``negation``, ``antonym``, ``deletion``, ``role``, ``unit`` for invalid ones). The held-out set is
-never used for training; no sentence of it occurs in ``sentences.txt``.
+never used for training; no sentence of it occurs in the training sentences.
 
 >>> rows = heldout()
 >>> len(rows) >= 200, sorted(rows[0])
 (True, ['kind', 'label', 'para_text', 'text'])
->>> TRAINING_SENTENCES.name
-'sentences.txt'
+>>> [path.name for path in TRAINING_FILES]
+['sentences.txt', 'wordnet_sentences.txt']
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from pathlib import Path
 DATA_DIR = Path(__file__).parent / "data"
 #: Plain sentences for ``paraamr quality train --input`` (one a line, ``#`` comments).
 TRAINING_SENTENCES = DATA_DIR / "sentences.txt"
+#: WordNet 3.0's usage examples that are whole sentences (``scripts/wordnet_sentences.py``).
+WORDNET_SENTENCES = DATA_DIR / "wordnet_sentences.txt"
+#: The default ``--input`` of ``paraamr quality train``.
+TRAINING_FILES = (TRAINING_SENTENCES, WORDNET_SENTENCES)
 #: The held-out labelled pairs (JSON lines: ``text``, ``para_text``, ``label``, ``kind``).
 HELDOUT = DATA_DIR / "heldout.jsonl"
 
