@@ -17,8 +17,8 @@ sentence-transformers model (``SentenceTransformer`` or ``CrossEncoder``) with a
 
 >>> TrainSettings().mode, TrainSettings().base, TrainSettings().max_length
 ('cross', 'all-MiniLM-L6-v2', 64)
->>> TrainSettings(mode="bi").resolved().learning_rate, TrainSettings().resolved().epochs
-(5e-05, 2)
+>>> TrainSettings(mode="bi").resolved().learning_rate, TrainSettings().resolved().batch_size
+(5e-05, 32)
 """
 
 from __future__ import annotations
@@ -55,17 +55,22 @@ __all__ = [
 MIN_SLOPE = 1e-3
 #: The two kinds of model ``paraamr quality train --mode`` can train.
 MODES = ("bi", "cross")
-#: Epochs and learning rate of each mode unless given (measured on the held-out set: docs/quality.md).
-MODE_DEFAULTS = {"bi": {"epochs": 1, "learning_rate": 5e-5}, "cross": {"epochs": 2, "learning_rate": 2e-4}}
+#: Epochs, learning rate, batch size and frozen layers of each mode unless given (measured on the
+#: held-out set: docs/quality.md).
+MODE_DEFAULTS = {
+    "bi": {"epochs": 1, "learning_rate": 5e-5, "batch_size": 16, "freeze_layers": 3},
+    "cross": {"epochs": 1, "learning_rate": 1e-4, "batch_size": 32, "freeze_layers": 0},
+}
 
 
 @dataclass
 class TrainSettings:
     """Every training option.
 
-    ``epochs`` and ``learning_rate`` default per mode (:data:`MODE_DEFAULTS`: the cross-encoder's
-    new head needs more and faster steps). ``freeze_layers``: -1 trains everything; 0 freezes
-    the word embeddings; k > 0 also the first k transformer layers (faster, smaller to ship).
+    ``epochs``, ``learning_rate``, ``batch_size`` and ``freeze_layers`` default per mode
+    (:data:`MODE_DEFAULTS`). ``freeze_layers``: -1 trains everything; 0 freezes the word
+    embeddings (the shipped delta then leaves out their 11.7M weights); k > 0 also the first k
+    transformer layers (faster, smaller to ship).
     ``max_minutes`` stops training after that much wall time (the model is still calibrated and
     saved). ``threads`` caps torch's CPU threads (None leaves torch's default).
     """
@@ -74,11 +79,11 @@ class TrainSettings:
     base: str = BASE_MODEL
     margin: float = 0.5
     epochs: int | None = None
-    batch_size: int = 16
+    batch_size: int | None = None
     learning_rate: float | None = None
     warmup_ratio: float = 0.1
     max_length: int = 64
-    freeze_layers: int = 3
+    freeze_layers: int | None = None
     validation: float = 0.15
     max_minutes: float | None = None
     seed: int = 0
