@@ -65,7 +65,10 @@ def register(subparsers) -> None:
         help="-1: train all; 0: freeze the embeddings (default, cross); k: also the first k layers (bi: 3)",
     )
     train.add_argument(
-        "--max-triplets", type=positive(int), default=DEFAULT_TRIPLETS, help="cap on the number of triplets"
+        "--max-triplets",
+        type=positive(int),
+        default=DEFAULT_TRIPLETS,
+        help=f"cap on the number of triplets (default: {DEFAULT_TRIPLETS})",
     )
     train.add_argument(
         "--validation", type=float, default=d.validation, help="share of sentences held out for calibration"
