@@ -45,6 +45,7 @@ from paraamr.models.catalog import (
 __all__ = [
     "OTHER_FORMATS",
     "TOKENIZER_FILES",
+    "TRAIN_QUALITY",
     "amrlib_meta",
     "base_tokenizer",
     "cache_flag",
@@ -173,6 +174,9 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
 
 #: Per kind, files of which a local model folder holds at least one (amrlib's first releases have
 #: no meta file and are recognised by their weights).
+#: What a missing or wrong quality model's error suggests (``--input`` defaults to bundled sentences).
+TRAIN_QUALITY = "train one with `paraamr quality train --output DIR`"
+
 _MARKERS = {
     "parser": ("amrlib_meta.json", "config.json", "model.pt", "pytorch_model.bin"),
     "realizer": ("amrlib_meta.json", "config.json", "pytorch_model.bin"),
@@ -191,11 +195,7 @@ def _local(path: Path, kind: str) -> Path:
         wanted = "a model folder or a .gguf file" if kind == "lm" else "a model folder"
         raise ModelNotFoundError(f"{kind} model {path} is a file, not {wanted}")
     if not any((path / f).is_file() for f in _MARKERS[kind]):
-        hint = (
-            "; train one with `paraamr quality train --input SENTENCES --output DIR`"
-            if kind == "quality"
-            else ""
-        )
+        hint = f"; {TRAIN_QUALITY}" if kind == "quality" else ""
         what = "a sentence-transformers" if kind in ("embedder", "quality") else f"a {kind}"
         raise ModelNotFoundError(
             f"{path} is not {what} model folder (it holds none of {', '.join(_MARKERS[kind])}){hint}"
@@ -222,11 +222,7 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     name = str(name_or_path)
     where = source(name, kind, cache_dir=cache_dir)
     if where == "path":
-        hint = (
-            "; train one with `paraamr quality train --input SENTENCES --output DIR`"
-            if kind == "quality"
-            else ""
-        )
+        hint = f"; {TRAIN_QUALITY}" if kind == "quality" else ""
         raise ModelNotFoundError(
             f"{kind} model path {name!r} does not exist (looked at {path.resolve()}){hint}"
         )

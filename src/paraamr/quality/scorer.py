@@ -31,6 +31,7 @@ from pathlib import Path
 from paraamr import __version__
 from paraamr.errors import InputError, ModelNotFoundError
 from paraamr.models.catalog import DEFAULTS
+from paraamr.models.resolve import TRAIN_QUALITY
 from paraamr.signature import Signature
 
 __all__ = [
@@ -64,15 +65,14 @@ def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
         if not any((path / name).is_file() for name in ("modules.json", "config.json", INFO_FILE)):
             raise ModelNotFoundError(
                 f"{path} is not a quality model folder (no modules.json, config.json or {INFO_FILE}); "
-                "train one with `paraamr quality train --input SENTENCES --output DIR`"
+                f"{TRAIN_QUALITY}"
             )
         return path
     if path.exists():
         raise ModelNotFoundError(f"quality model {str(name_or_path)!r} is a file, not a model folder")
     if str(name_or_path).startswith((".", "/", "~")) or len(path.parts) > 2:
         raise ModelNotFoundError(
-            f"quality model {str(name_or_path)!r} not found (no such folder); train one with "
-            "`paraamr quality train --input SENTENCES --output DIR`, "
+            f"quality model {str(name_or_path)!r} not found (no such folder); {TRAIN_QUALITY}, "
             f"or use {DEFAULT_MODEL!r} or {BASE_MODEL!r}"
         )
     return Path(ensure(str(name_or_path), "quality", download=download))
