@@ -195,8 +195,11 @@ def _remove_negation(text: str, rng: random.Random) -> str | None:
 
 
 #: The contracted negation of each auxiliary that has one ("is" -> "isn't", "can" -> "can't").
-_SHORT_NOT = {expanded.split()[0]: short for expanded, short, _ in CONTRACTIONS if expanded.endswith(" not")}
-_SHORT_NOT["can"] = "can't"
+_SHORT_NOT = {
+    expanded.removesuffix("not").strip(): short  # "do not" -> "do", "cannot" -> "can"
+    for expanded, short, _ in CONTRACTIONS
+    if expanded.endswith("not")
+}
 
 
 def _not(word: str, short: bool) -> str:
