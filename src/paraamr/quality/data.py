@@ -4,8 +4,9 @@
 WordNet 3.0's usage examples that are whole sentences (``scripts/wordnet_sentences.py``, with
 WordNet's license): the default input of ``paraamr quality train``. ``heldout.jsonl``
 holds hand-written (source, paraphrase) pairs labelled 1 (valid) or 0 (invalid), with the kind of
-change (``syntax``, ``lexical``, ``surface`` for valid pairs; ``number``, ``entity``, ``swap``,
-``negation``, ``antonym``, ``deletion``, ``role``, ``unit`` for invalid ones). The held-out set is
+change (``paraphrase``, ``typo``, ``number_format``, ``surface``, ``contraction`` for valid pairs;
+``antonym``, ``noun``, ``role``, ``date_time``, ``unit``, ``scramble``, ``negation``, ``number``,
+``entity`` for invalid ones). The held-out set is
 never used for training; no sentence of it occurs in the training sentences.
 
 >>> rows = heldout()

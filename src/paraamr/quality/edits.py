@@ -98,6 +98,7 @@ def replace_word(
     forms each, cased like the token, articles fixed."""
     if not candidates:
         return None
+    # one word: rng.choice, as every one-word operator always drew (rng.sample draws differently)
     chosen = [rng.choice(candidates)] if count == 1 else rng.sample(candidates, min(count, len(candidates)))
     replace = {}
     for tok, forms in chosen:
