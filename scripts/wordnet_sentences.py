@@ -17,7 +17,7 @@ import re
 
 from nltk.corpus import wordnet
 
-from paraamr.quality.data import DATA_DIR, heldout
+from paraamr.quality.data import DATA_DIR, HELDOUT_SETS, heldout
 
 PLAIN = re.compile(r"[A-Z][A-Za-z0-9 ,'$%:;\-]*[a-z0-9]")
 HEADER = """\
@@ -58,7 +58,12 @@ HEADER = """\
 
 def wordnet_sentences() -> list[str]:
     """The kept examples, each ending with a period, in a fixed shuffled order."""
-    held = {text.lower() for row in heldout() for text in (row["text"], row["para_text"])}
+    held = {
+        text.lower()
+        for name in HELDOUT_SETS
+        for row in heldout(name)
+        for text in (row["text"], row["para_text"])
+    }
     examples = {example.strip() for synset in wordnet.all_synsets() for example in synset.examples()}
     kept = []
     for example in sorted(examples):

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr.errors import InputError
-from paraamr.quality.data import HELDOUT, TRAINING_FILES, heldout
+from paraamr.quality.data import HELDOUT_SETS, TRAINING_FILES, heldout
 from paraamr.quality.triplets import Triplet, _in_turns, build_triplets, read_paraphrases, read_sentences
 from paraamr.records import normalize
 
@@ -97,8 +97,9 @@ def test_read_errors_name_the_place(tmp_path):
         list(read_sentences(latin))
 
 
-def test_heldout_set_is_large_balanced_and_disjoint_from_training():
-    rows = heldout()
+@pytest.mark.parametrize("name", sorted(HELDOUT_SETS))
+def test_heldout_set_is_large_balanced_and_disjoint_from_training(name):
+    rows = heldout(name)
     assert len(rows) >= 200
     assert {r["label"] for r in rows} == {0, 1}
     assert abs(sum(r["label"] for r in rows) - len(rows) / 2) <= len(rows) * 0.1
@@ -113,4 +114,9 @@ def test_heldout_set_is_large_balanced_and_disjoint_from_training():
     for path, least in zip(TRAINING_FILES, (250, 5000), strict=True):
         training = {normalize(s) for s in read_sentences(path)}
         assert len(training) >= least
-        assert not training & held, f"{HELDOUT} shares sentences with {path}"
+        assert not training & held, f"{HELDOUT_SETS[name]} shares sentences with {path}"
+
+
+def test_heldout_sets_share_no_sentence():
+    a, b = ({normalize(r[f]) for r in heldout(name) for f in ("text", "para_text")} for name in "AB")
+    assert not a & b
