@@ -32,7 +32,15 @@ from __future__ import annotations
 import os
 from functools import cache, lru_cache
 
-__all__ = ["WORDNET_POS", "antonyms", "cohyponyms", "irregular_verbs", "match_case", "synonyms"]
+__all__ = [
+    "WORDNET_POS",
+    "antonyms",
+    "cohyponyms",
+    "match_case",
+    "phrasal_verb",
+    "synonyms",
+    "verb_exceptions",
+]
 
 #: spaCy universal POS tags -> WordNet parts of speech.
 WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
@@ -107,11 +115,38 @@ def synonyms(
     return tuple(names)
 
 
+#: WordNet's verb frames with an object: "Somebody/Something ----s something/somebody".
+_TRANSITIVE_FRAMES = {8, 9, 10, 11}
+
+
 @cache
-def irregular_verbs() -> frozenset[str]:
-    """Verbs that WordNet inflects irregularly (the lemmas of its verb exception list): the regular
-    ``-ed`` rule would misspell them."""
-    return frozenset(lemma for lemmas in _wordnet()._exception_map["v"].values() for lemma in lemmas)
+def phrasal_verb(verb: str, particle: str) -> bool:
+    """Whether WordNet has ``verb particle`` as a verb taking an object (``turn off`` the lights).
+
+    >>> phrasal_verb("turn", "off"), phrasal_verb("walk", "down")
+    (True, False)
+    """
+    name = f"{verb.lower()}_{particle.lower()}"
+    return any(
+        _TRANSITIVE_FRAMES & set(lemma.frame_ids())
+        for synset in _wordnet().synsets(name, pos="v")
+        for lemma in synset.lemmas()
+        if lemma.name() == name
+    )
+
+
+@cache
+def verb_exceptions() -> dict[str, frozenset[str]]:
+    """WordNet's verb exception list by lemma: the inflected forms it lists for each verb.
+
+    >>> sorted(verb_exceptions()["run"])
+    ['ran', 'running']
+    """
+    forms: dict[str, set[str]] = {}
+    for form, lemmas in _wordnet()._exception_map["v"].items():
+        for lemma in lemmas:
+            forms.setdefault(lemma, set()).add(form)
+    return {lemma: frozenset(found) for lemma, found in forms.items()}
 
 
 def _single(name: str) -> str | None:

@@ -31,6 +31,20 @@ def words(text):
             "After the game, the players went home.",
             "The players went home after the game.",
         ),
+        (
+            ops.dative_shift,
+            "The nurse gave the patient a blanket.",
+            "The nurse gave a blanket to the patient.",
+        ),
+        (
+            ops.dative_shift,
+            "The teacher read a story to the children.",
+            "The teacher read the children a story.",
+        ),
+        (ops.dative_shift, "She bought her son a new bike.", "She bought a new bike for her son."),
+        (ops.dative_shift, "Mom made pancakes for us.", "Mom made us pancakes."),
+        (ops.particle_shift, "Please turn off the lights.", "Please turn the lights off."),
+        (ops.particle_shift, "He picked the box up quickly.", "He picked up the box quickly."),
         (ops.contraction, "I do not know.", "I don't know."),
         (ops.contraction, "They're here.", "They are here."),
         (ops.negation, "She isn't coming.", "She is coming."),
@@ -72,6 +86,11 @@ def test_fires_with_the_expected_sentence(op, text, expected):
         (ops.passive_voice, "It costs $20."),
         (ops.passive_voice, "The baby slept."),
         (ops.front_adverbial, "The dog chased the cat."),
+        (ops.dative_shift, "He gave it to me."),  # "gave me it": no pronoun object before another
+        (ops.dative_shift, "She walked to the station."),
+        (ops.dative_shift, "They asked the teacher a question."),  # ask: not an alternating verb here
+        (ops.particle_shift, "Turn it off."),  # "turn off it" is not English
+        (ops.particle_shift, "He put on the big heavy winter coat."),  # long objects stay after
         (ops.number_change, "No one came."),
         (ops.number_change, "John ate some apples."),
         (ops.entity_swap, "The dog chased the cat."),
@@ -233,6 +252,8 @@ def test_without_spacy_syntax_operators_do_not_apply(monkeypatch):
         ops.synonym,
         ops.passive_voice,
         ops.front_adverbial,
+        ops.dative_shift,
+        ops.particle_shift,
         ops.entity_swap,
         ops.noun_swap,
         ops.antonym,

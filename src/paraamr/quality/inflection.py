@@ -99,12 +99,29 @@ def past_tense(lemma: str) -> str:
 def inflect_like(tag: str, lemma: str) -> str | None:
     """``lemma`` in the form of a word tagged ``tag`` (Penn), or None for a form it does not make.
 
+    The past and past participle of a verb outside :data:`IRREGULAR` are refused (None) where
+    WordNet's exception list has a form of it that the regular rules do not spell (``ran``,
+    ``admitted``), not where they spell every listed form (``stopped``, ``denied``).
+
     >>> inflect_like("VBD", "buy"), inflect_like("VBZ", "carry"), inflect_like("NNS", "box")
     ('bought', 'carries', 'boxes')
     >>> inflect_like("VBN", "phone"), inflect_like("JJ", "cheap"), inflect_like("VBG", "run")
     ('phoned', 'cheap', None)
+    >>> inflect_like("VBD", "run"), inflect_like("VBD", "admit"), inflect_like("VBD", "stop")
+    (None, None, 'stopped')
     """
     if tag in ("JJ", "RB", "VB", "VBP", "NN"):
         return lemma
+    if tag in ("VBD", "VBN") and lemma not in IRREGULAR and _misspelled(lemma):
+        return None
     forms = {"VBD": past_tense, "VBN": past_participle, "VBZ": third_person, "NNS": pluralize}
     return forms[tag](lemma) if tag in forms else None
+
+
+def _misspelled(lemma: str) -> bool:
+    """Whether WordNet lists a past, participle or third-person form of ``lemma`` that the
+    regular rules do not make (its ``-ing`` forms aside: no operator makes them)."""
+    from paraamr.lexicon import verb_exceptions
+
+    ours = {past_tense(lemma), past_participle(lemma), third_person(lemma)}
+    return any(not form.endswith("ing") and form not in ours for form in verb_exceptions().get(lemma, ()))

@@ -30,9 +30,11 @@ from paraamr.quality.negative import (
 )
 from paraamr.quality.positive import (
     contraction,
+    dative_shift,
     front_adverbial,
     number_format,
     paraamr_paraphrase,
+    particle_shift,
     passive_voice,
     punctuation_case,
     synonym,
@@ -46,6 +48,7 @@ __all__ = [
     "antonym",
     "contraction",
     "date_time",
+    "dative_shift",
     "deletion",
     "entity_swap",
     "front_adverbial",
@@ -54,6 +57,7 @@ __all__ = [
     "number_change",
     "number_format",
     "paraamr_paraphrase",
+    "particle_shift",
     "passive_voice",
     "punctuation_case",
     "role_swap",
@@ -70,6 +74,8 @@ POSITIVE: dict[str, Operator] = {
     "punctuation_case": punctuation_case,
     "passive_voice": passive_voice,
     "front_adverbial": front_adverbial,
+    "dative_shift": dative_shift,
+    "particle_shift": particle_shift,
     "typo": typo,
     "number_format": number_format,
 }

@@ -3,9 +3,11 @@
 ``synonym`` (syntax; WordNet first-sense synonym), ``contraction`` (contract or expand one safe
 contraction), ``punctuation_case`` (final period, casing), ``passive_voice`` (syntax; active S-V-O
 to passive), ``front_adverbial`` (syntax; move a time, place or clause modifier between the front
-and the end), ``typo`` (one keyboard slip), ``number_format`` (``5`` <-> ``five``, ``1,000`` <->
-``1000``), and :func:`paraamr_paraphrase`, built from ParaAMR records. *Syntax* operators use
-the optional spaCy parse (:mod:`paraamr.quality.analysis`) and return None without spaCy.
+and the end), ``dative_shift`` (syntax; ``gave her a book`` <-> ``gave a book to her``),
+``particle_shift`` (syntax; ``turn off the light`` <-> ``turn the light off``), ``typo`` (one
+keyboard slip), ``number_format`` (``5`` <-> ``five``, ``1,000`` <-> ``1000``), and
+:func:`paraamr_paraphrase`, built from ParaAMR records. *Syntax* operators use the optional spaCy
+parse (:mod:`paraamr.quality.analysis`) and return None without spaCy.
 
 >>> import random
 >>> contraction("I do not know.", random.Random(0))
@@ -25,7 +27,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 
-from paraamr.lexicon import WORDNET_POS, irregular_verbs, match_case, synonyms
+from paraamr.lexicon import WORDNET_POS, match_case, phrasal_verb, synonyms
 from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
@@ -46,6 +48,8 @@ from paraamr.quality.edits import (
 from paraamr.quality.inflection import IRREGULAR, inflect_like, past_participle
 from paraamr.quality.words import (
     CONTRACTIONS,
+    DATIVE_FOR,
+    DATIVE_TO,
     KEYBOARD,
     LIGHT_VERBS,
     MOVABLE_PREPS,
@@ -57,9 +61,11 @@ from paraamr.records import normalize
 
 __all__ = [
     "contraction",
+    "dative_shift",
     "front_adverbial",
     "number_format",
     "paraamr_paraphrase",
+    "particle_shift",
     "passive_voice",
     "punctuation_case",
     "synonym",
@@ -71,8 +77,8 @@ def synonym(text: str, rng: random.Random) -> str | None:
     """Replace one or two content words by a WordNet synonym of their first sense (syntax).
 
     Base forms are replaced as they are; plurals and verbs in the past, past participle or third
-    person are inflected like the word they replace (verbs WordNet knows as irregular only when
-    :data:`~paraamr.quality.inflection.IRREGULAR` has them), so the result stays grammatical.
+    person are inflected like the word they replace (:func:`~paraamr.quality.inflection.inflect_like`,
+    which refuses forms it would misspell), so the result stays grammatical.
     """
     doc = parse(text)
     if doc is None:
@@ -89,8 +95,7 @@ def synonym(text: str, rng: random.Random) -> str | None:
             forms = [
                 form
                 for word in synonyms(lemma, pos, first_sense=True, attested=True)
-                if (word in IRREGULAR or pos != "v" or word not in irregular_verbs())
-                and (form := inflect_like(tok.tag_, word))
+                if (form := inflect_like(tok.tag_, word))
             ]
         else:
             continue
@@ -133,13 +138,14 @@ def contraction(text: str, rng: random.Random) -> str | None:
 
 
 def punctuation_case(text: str, rng: random.Random) -> str | None:
-    """Drop or add the final period, drop the commas, lower-case, or capitalize the first letter."""
+    """Drop the final period or make it ``!``, add one, drop the commas, lower-case, or capitalize
+    the first letter."""
     if not re.search(r"\w", text):
         return None
     stripped = text.strip()
     variants = []
     if stripped.endswith(".") and not stripped.endswith(".."):
-        variants.append(stripped[:-1])
+        variants += [stripped[:-1], stripped[:-1] + "!"]
     if stripped[-1:].isalnum():
         variants.append(stripped + ".")
     if any(ch.isupper() for ch in stripped):
@@ -209,6 +215,95 @@ def passive_voice(text: str, rng: random.Random) -> str | None:
     agent = as_case(s_span, OBJECT_CASE, first=False)
     new = f"{prefix}{patient} {be} {participle} by {agent} {suffix}"
     return changed(tidy(new), text, meaning=False)
+
+
+def _phrase(tok):
+    return tok.doc[tok.left_edge.i : tok.right_edge.i + 1]
+
+
+def _reordered(doc, start: int, end: int, parts: Sequence[str]) -> str:
+    """``doc`` with its tokens ``start:end`` replaced by ``parts`` (joined by spaces), tidied."""
+    before = "".join(tok.text_with_ws for tok in doc[:start])
+    after = "".join(tok.text_with_ws for tok in doc[end:])
+    return tidy(f"{before}{' '.join(parts)} {after}")
+
+
+def _bare(noun) -> bool:
+    """A singular common noun with no word of its own: in idioms, ``gave rise to``, ``made room for``."""
+    return noun.tag_ == "NN" and not any(True for _ in noun.children)
+
+
+def dative_shift(text: str, rng: random.Random) -> str | None:
+    """Move an indirect object into a ``to``/``for`` phrase after the object, or back (syntax).
+
+    ``The nurse gave the patient a blanket.`` <-> ``The nurse gave a blanket to the patient.``:
+    the words change places while who gives what to whom stays, the counterpart of
+    :func:`~paraamr.quality.negative.role_swap`. Only verbs of :data:`DATIVE_TO` and
+    :data:`DATIVE_FOR`; never a pronoun object moved before another object (``gave him it``), an
+    object with a verb in it, or a bare singular noun (idioms: ``gave rise to``).
+    """
+    doc = parse(text)
+    if doc is None:
+        return None
+    variants = []
+    for verb in doc:
+        lemma = verb.lemma_.lower()
+        prep = "to" if lemma in DATIVE_TO else "for" if lemma in DATIVE_FOR else None
+        if verb.pos_ != "VERB" or prep is None:
+            continue
+        objects = [c for c in verb.children if c.dep_ == "dobj"]
+        if len(objects) != 1:
+            continue
+        obj = _phrase(objects[0])
+        if objects[0].pos_ == "PRON" or any(tok.pos_ in ("VERB", "AUX") for tok in obj) or _bare(objects[0]):
+            continue
+        for child in verb.children:
+            if child.dep_ == "dative" and child.tag_ != "IN":
+                recipient = _phrase(child)  # gave [the patient] [a blanket]
+                if recipient.start == verb.i + 1 and obj.start == recipient.end:
+                    variants.append(
+                        _reordered(doc, recipient.start, obj.end, [obj.text, prep, recipient.text])
+                    )
+            elif (
+                child.dep_ in ("dative", "prep")
+                and child.lower_ == prep
+                and obj.start == verb.i + 1
+                and child.i == obj.end
+            ):
+                pobjs = [c for c in child.children if c.dep_ == "pobj"]  # gave [a blanket] [to the patient]
+                if len(pobjs) == 1 and _phrase(child).end == pobjs[0].right_edge.i + 1:
+                    recipient = _phrase(pobjs[0])
+                    variants.append(_reordered(doc, obj.start, recipient.end, [recipient.text, obj.text]))
+    variants = [v for v in variants if v != text]
+    return rng.choice(variants) if variants else None
+
+
+def particle_shift(text: str, rng: random.Random) -> str | None:
+    """Move a verb's particle after its object, or a short object after the particle (syntax).
+
+    ``Please turn off the lights.`` <-> ``Please turn the lights off.`` Only phrasal verbs that
+    WordNet knows with an object (:func:`~paraamr.lexicon.phrasal_verb`: not ``looked out the
+    window``); a pronoun object stays before its particle (``turn it off``), and objects of more
+    than four words stay after it.
+    """
+    doc = parse(text)
+    if doc is None:
+        return None
+    variants = []
+    for verb in doc:
+        particles = [c for c in verb.children if c.dep_ == "prt"]
+        objects = [c for c in verb.children if c.dep_ == "dobj"]
+        if verb.pos_ != "VERB" or len(particles) != 1 or len(objects) != 1:
+            continue
+        particle, obj = particles[0], _phrase(objects[0])
+        if not phrasal_verb(verb.lemma_, particle.lower_):
+            continue
+        if particle.i == verb.i + 1 and obj.start == particle.i + 1 and len(obj) <= 4:
+            variants.append(_reordered(doc, particle.i, obj.end, [obj.text, particle.text]))
+        elif obj.start == verb.i + 1 and particle.i == obj.end and objects[0].pos_ != "PRON":
+            variants.append(_reordered(doc, obj.start, particle.i + 1, [particle.text, obj.text]))
+    variants = [v for v in variants if v != text]
+    return rng.choice(variants) if variants else None
 
 
 def _movable(tok) -> bool:

@@ -34,6 +34,17 @@ CONTRACTIONS = [
 #: Verbs with no natural passive ("$20 is cost by it").
 STATIVE = {"cost", "have", "weigh", "resemble", "lack", "fit", "suit", "mean", "contain", "take", "last"}
 
+#: Verbs whose indirect object alternates with a ``to`` phrase: ``gave her a book`` <->
+#: ``gave a book to her``.
+DATIVE_TO = {
+    "give", "send", "lend", "show", "tell", "bring", "offer", "hand", "pass", "sell", "teach",
+    "write", "throw", "pay", "owe", "promise", "read", "mail", "serve", "award", "feed", "rent",
+}  # fmt: skip
+
+#: Verbs whose indirect object alternates with a ``for`` phrase: ``bought her a book`` <->
+#: ``bought a book for her``.
+DATIVE_FOR = {"buy", "make", "cook", "bake", "build", "fetch", "order", "book", "pour", "knit", "paint"}
+
 #: Prepositions whose phrase may move between the front and the end of a clause.
 MOVABLE_PREPS = {
     "in", "on", "at", "during", "after", "before", "since", "until", "near", "throughout", "despite",
