@@ -115,20 +115,21 @@ def synonyms(
     return tuple(names)
 
 
-#: WordNet's verb frames with an object: "Somebody/Something ----s something/somebody".
-_TRANSITIVE_FRAMES = {8, 9, 10, 11}
+#: WordNet's verb frames with a thing as object: "Somebody/Something ----s something".
+_THING_FRAMES = {8, 11}
 
 
 @cache
 def phrasal_verb(verb: str, particle: str) -> bool:
-    """Whether WordNet has ``verb particle`` as a verb taking an object (``turn off`` the lights).
+    """Whether WordNet has ``verb particle`` as a verb taking a thing as object (``turn off`` the
+    lights; not ``look out``, whose only object is a person, nor ``walk down``, not in WordNet).
 
-    >>> phrasal_verb("turn", "off"), phrasal_verb("walk", "down")
-    (True, False)
+    >>> phrasal_verb("turn", "off"), phrasal_verb("look", "out"), phrasal_verb("walk", "down")
+    (True, False, False)
     """
     name = f"{verb.lower()}_{particle.lower()}"
     return any(
-        _TRANSITIVE_FRAMES & set(lemma.frame_ids())
+        _THING_FRAMES & set(lemma.frame_ids())
         for synset in _wordnet().synsets(name, pos="v")
         for lemma in synset.lemmas()
         if lemma.name() == name

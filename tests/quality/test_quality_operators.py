@@ -90,6 +90,7 @@ def test_fires_with_the_expected_sentence(op, text, expected):
         (ops.dative_shift, "She walked to the station."),
         (ops.dative_shift, "They asked the teacher a question."),  # ask: not an alternating verb here
         (ops.particle_shift, "Turn it off."),  # "turn off it" is not English
+        (ops.particle_shift, "She looked out the window."),  # a preposition, not a particle
         (ops.particle_shift, "He put on the big heavy winter coat."),  # long objects stay after
         (ops.number_change, "No one came."),
         (ops.number_change, "John ate some apples."),

@@ -282,9 +282,9 @@ def particle_shift(text: str, rng: random.Random) -> str | None:
     """Move a verb's particle after its object, or a short object after the particle (syntax).
 
     ``Please turn off the lights.`` <-> ``Please turn the lights off.`` Only phrasal verbs that
-    WordNet knows with an object (:func:`~paraamr.lexicon.phrasal_verb`: not ``looked out the
-    window``); a pronoun object stays before its particle (``turn it off``), and objects of more
-    than four words stay after it.
+    WordNet knows with a thing as object (:func:`~paraamr.lexicon.phrasal_verb`: not ``looked out
+    the window``, where the parser may see a particle); a pronoun object stays before its particle
+    (``turn it off``), and objects of more than four words stay after it.
     """
     doc = parse(text)
     if doc is None:
