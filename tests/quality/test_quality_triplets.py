@@ -59,25 +59,6 @@ def test_no_negative_kind_dominates():
     assert Counter(t.negative_op for t in chosen) == {"a": 5, "b": 2, "c": 5}
 
 
-def test_a_share_of_positives_gets_a_second_edit_of_another_kind(monkeypatch):
-    from paraamr.quality import triplets as module
-    from paraamr.quality.operators import contraction, number_change, number_format
-
-    text = ["I do not have 5 cats.", "We are not at home 3 days a week.", "They do not own 2 cars."]
-    kinds = {"positives": {"contraction": contraction, "number_format": number_format},
-             "negatives": {"number": number_change}}  # fmt: skip
-    ts = build_triplets(text, seed=1, rounds=4, **kinds)
-    composed = [t for t in ts if "+" in t.positive_op]
-    assert composed and len(composed) < len(ts)
-    for t in composed:
-        first, second = t.positive_op.split("+")
-        assert first != second
-        assert "'" in t.positive and not any(ch.isdigit() for ch in t.positive)  # both edits made
-    assert ts == build_triplets(text, seed=1, rounds=4, **kinds)
-    monkeypatch.setattr(module, "COMPOSE", 0.0)
-    assert not any("+" in t.positive_op for t in build_triplets(text, seed=1, rounds=4, **kinds))
-
-
 def test_blank_and_repeated_sentences_are_skipped():
     ts = build_triplets(["", "  ", "The dog chased the cat.", "The dog chased the cat."], seed=0, rounds=1)
     assert {t.anchor for t in ts} == {"The dog chased the cat."}

@@ -6,9 +6,7 @@ that apply, or with the sentence itself when none does. Positives are drawn with
 with how often each was used already, so no positive kind dominates. Further rounds draw new
 variants with new seeds until every negative kind has its share of ``max_triplets`` (or a round
 adds none); the triplets are then taken in turns from each negative kind, so no kind dominates
-either. Last, a share of the positives (:data:`COMPOSE`) gets a second positive edit of another
-kind, as natural rewordings change several things at once. Everything is drawn from
-``random.Random`` seeded by ``(seed, round, sentence)`` (the second edits by the triplet): the
+either. Everything is drawn from ``random.Random`` seeded by ``(seed, round, sentence)``: the
 same inputs and seed give the same triplets.
 
 >>> from paraamr.quality.operators import number_change, punctuation_case
@@ -92,7 +90,7 @@ def build_triplets(
                         added += 1
             if not added or (max_triplets is not None and _filled(by_kind, max_triplets)):
                 break
-    return _composed(_in_turns(by_kind, seed, max_triplets), positives, seed)
+    return _in_turns(by_kind, seed, max_triplets)
 
 
 def _filled(by_kind: Mapping[str, list], total: int) -> bool:
@@ -119,36 +117,11 @@ def _in_turns(by_kind: Mapping[str, list[Triplet]], seed: int, total: int | None
 #: sentence, the near-trivial casing (MiniLM is uncased) and typos; more for synonyms, the one
 #: positive that replaces words, as most negatives do.
 _WEIGHT = {"punctuation_case": 0.25, "typo": 0.5, "synonym": 2.0}
-#: The share of positives that get a second positive edit of another kind (``passive_voice+synonym``):
-#: natural rewordings change several things at once.
-COMPOSE = 0.5
 
 
 def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Random) -> tuple[str, str]:
     weights = [_WEIGHT.get(name, 1.0) / (1 + used[name]) for name, _ in options]
     return rng.choices(options, weights=weights)[0]
-
-
-def _composed(triplets: list[Triplet], positives: Mapping[str, Operator], seed: int) -> list[Triplet]:
-    """The triplets, a :data:`COMPOSE` share of them with a second positive edit of another kind on
-    their positive (``passive_voice+synonym``); drawn per triplet from ``seed``, the positives
-    parsed in one batch."""
-    plans = []
-    for t in triplets:
-        rng = random.Random(f"{seed}:compose:{t.anchor}:{t.positive}:{t.negative}")
-        others = [name for name in positives if name != t.positive_op]
-        if t.positive_op != "identity" and others and rng.random() < COMPOSE:
-            plans.append((t, rng.choice(others), rng))
-    seen = set(triplets)
-    changed: dict[Triplet, Triplet] = {}
-    with parsed(t.positive for t, _, _ in plans):
-        for t, second, rng in plans:
-            out = positives[second](t.positive, rng)
-            new = Triplet(t.anchor, out or "", t.negative, f"{t.positive_op}+{second}", t.negative_op)
-            if out and new not in seen and normalize(out) != normalize(t.negative):
-                changed[t] = new
-                seen.add(new)
-    return [changed.get(t, t) for t in triplets]
 
 
 def operator_counts(triplets: Iterable[Triplet]) -> dict[str, dict[str, int]]:
