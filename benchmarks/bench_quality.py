@@ -6,7 +6,7 @@ pairs; subject-object swaps, scrambles, antonyms, dates and times, units, swappe
 negations and names as invalid ones. They share no sentence with the training sentences or each
 other and are never used for training or calibration. Set A guided the choice of the training
 recipe, so its figures are somewhat optimistic; set B was written afterwards, unseen by any
-model, and measures the final model without that bias.
+model, and only measures finished models, without that bias.
 
 For each model it prints, side by side: the separation μs (mean score of valid pairs − mean
 score of invalid pairs), macro and weighted F1 and accuracy at 0.5 (the trained models' saved,

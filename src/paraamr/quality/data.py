@@ -9,7 +9,7 @@ pairs labelled 1 (valid) or 0 (invalid), with the kind of change (``paraphrase``
 ``date_time``, ``unit``, ``scramble``, ``negation``, ``number``, ``entity`` for invalid ones).
 Neither is used for training or calibration, and no sentence of them occurs in the training
 sentences. Set A guided the choice of the training recipe; set B, written later by someone who
-never saw a model's scores, only measures the final model, so its figures carry no such bias.
+never saw a model's scores, only measures finished models, so its figures carry no such bias.
 
 >>> rows = heldout()
 >>> len(rows) >= 200, sorted(rows[0])
@@ -34,7 +34,7 @@ WORDNET_SENTENCES = DATA_DIR / "wordnet_sentences.txt"
 TRAINING_FILES = (TRAINING_SENTENCES, WORDNET_SENTENCES)
 #: The held-out labelled pairs (JSON lines: ``text``, ``para_text``, ``label``, ``kind``).
 HELDOUT = DATA_DIR / "heldout.jsonl"
-#: The held-out sets by name: A guided the recipe, B only measures the final model.
+#: The held-out sets by name: A guided the recipe, B only measures finished models.
 HELDOUT_SETS = {"A": HELDOUT, "B": DATA_DIR / "heldout_b.jsonl"}
 
 
