@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from paraamr.lexicon import match_case
 from paraamr.quality.inflection import indefinite_article
@@ -30,9 +30,11 @@ __all__ = [
     "is_plural",
     "lower_first",
     "render",
+    "reordered",
     "replace_word",
     "sentence_case",
     "span_text",
+    "subtree",
     "tidy",
 ]
 
@@ -62,6 +64,18 @@ def render(doc, replace: Mapping[int, str] | None = None, delete: set[int] | fro
 
 def span_text(span) -> str:
     return "".join(tok.text_with_ws for tok in span).strip()
+
+
+def subtree(tok):
+    """The span a token heads: the token and all its dependents (a whole noun phrase)."""
+    return tok.doc[tok.left_edge.i : tok.right_edge.i + 1]
+
+
+def reordered(doc, start: int, end: int, parts: Sequence[str]) -> str:
+    """``doc`` with its tokens ``start:end`` replaced by ``parts`` (joined by spaces), tidied."""
+    before = "".join(tok.text_with_ws for tok in doc[:start])
+    after = "".join(tok.text_with_ws for tok in doc[end:])
+    return tidy(f"{before}{' '.join(parts)} {after}")
 
 
 def sentence_case(text: str, original: str) -> str:

@@ -43,6 +43,7 @@ from paraamr.quality.edits import (
     render,
     replace_word,
     sentence_case,
+    subtree,
     tidy,
 )
 from paraamr.quality.inflection import indefinite_article, inflect_like, pluralize, third_person
@@ -348,7 +349,7 @@ def role_swap(text: str, rng: random.Random) -> str | None:
         if not obj or obj[0].lower_ in WH:
             continue
         s, o = subj[0], obj[0]
-        s_span, o_span = doc[s.left_edge.i : s.right_edge.i + 1], doc[o.left_edge.i : o.right_edge.i + 1]
+        s_span, o_span = subtree(s), subtree(o)
         if s_span.end <= o_span.start and normalize(s_span.text) != normalize(o_span.text):
             candidates.append((verb, s_span, o_span))
     if not candidates:

@@ -40,9 +40,11 @@ from paraamr.quality.edits import (
     changed,
     is_plural,
     lower_first,
+    reordered,
     replace_word,
     sentence_case,
     span_text,
+    subtree,
     tidy,
 )
 from paraamr.quality.inflection import IRREGULAR, inflect_like, past_participle
@@ -185,8 +187,7 @@ def passive_voice(text: str, rng: random.Random) -> str | None:
     if len(subjects) != 1 or len(objects) != 1:
         return None
     subj, obj = subjects[0], objects[0]
-    s_span = doc[subj.left_edge.i : subj.right_edge.i + 1]
-    o_span = doc[obj.left_edge.i : obj.right_edge.i + 1]
+    s_span, o_span = subtree(subj), subtree(obj)
     if (
         s_span.end != verb.i
         or o_span.start != verb.i + 1
@@ -209,23 +210,10 @@ def passive_voice(text: str, rng: random.Random) -> str | None:
         be = "were" if plural else "was"
     else:
         be = "are" if plural else "is"
-    prefix = "".join(tok.text_with_ws for tok in doc[: s_span.start])
-    suffix = "".join(tok.text_with_ws for tok in doc[o_span.end :])
-    patient = as_case(o_span, SUBJECT_CASE, first=not prefix)
+    patient = as_case(o_span, SUBJECT_CASE, first=s_span.start == 0)
     agent = as_case(s_span, OBJECT_CASE, first=False)
-    new = f"{prefix}{patient} {be} {participle} by {agent} {suffix}"
-    return changed(tidy(new), text, meaning=False)
-
-
-def _phrase(tok):
-    return tok.doc[tok.left_edge.i : tok.right_edge.i + 1]
-
-
-def _reordered(doc, start: int, end: int, parts: Sequence[str]) -> str:
-    """``doc`` with its tokens ``start:end`` replaced by ``parts`` (joined by spaces), tidied."""
-    before = "".join(tok.text_with_ws for tok in doc[:start])
-    after = "".join(tok.text_with_ws for tok in doc[end:])
-    return tidy(f"{before}{' '.join(parts)} {after}")
+    new = reordered(doc, s_span.start, o_span.end, [patient, be, participle, "by", agent])
+    return changed(new, text, meaning=False)
 
 
 def _bare(noun) -> bool:
@@ -254,15 +242,15 @@ def dative_shift(text: str, rng: random.Random) -> str | None:
         objects = [c for c in verb.children if c.dep_ == "dobj"]
         if len(objects) != 1:
             continue
-        obj = _phrase(objects[0])
+        obj = subtree(objects[0])
         if objects[0].pos_ == "PRON" or any(tok.pos_ in ("VERB", "AUX") for tok in obj) or _bare(objects[0]):
             continue
         for child in verb.children:
             if child.dep_ == "dative" and child.tag_ != "IN":
-                recipient = _phrase(child)  # gave [the patient] [a blanket]
+                recipient = subtree(child)  # gave [the patient] [a blanket]
                 if recipient.start == verb.i + 1 and obj.start == recipient.end:
                     variants.append(
-                        _reordered(doc, recipient.start, obj.end, [obj.text, prep, recipient.text])
+                        reordered(doc, recipient.start, obj.end, [obj.text, prep, recipient.text])
                     )
             elif (
                 child.dep_ in ("dative", "prep")
@@ -271,9 +259,9 @@ def dative_shift(text: str, rng: random.Random) -> str | None:
                 and child.i == obj.end
             ):
                 pobjs = [c for c in child.children if c.dep_ == "pobj"]  # gave [a blanket] [to the patient]
-                if len(pobjs) == 1 and _phrase(child).end == pobjs[0].right_edge.i + 1:
-                    recipient = _phrase(pobjs[0])
-                    variants.append(_reordered(doc, obj.start, recipient.end, [recipient.text, obj.text]))
+                if len(pobjs) == 1 and subtree(child).end == pobjs[0].right_edge.i + 1:
+                    recipient = subtree(pobjs[0])
+                    variants.append(reordered(doc, obj.start, recipient.end, [recipient.text, obj.text]))
     variants = [v for v in variants if v != text]
     return rng.choice(variants) if variants else None
 
@@ -295,13 +283,13 @@ def particle_shift(text: str, rng: random.Random) -> str | None:
         objects = [c for c in verb.children if c.dep_ == "dobj"]
         if verb.pos_ != "VERB" or len(particles) != 1 or len(objects) != 1:
             continue
-        particle, obj = particles[0], _phrase(objects[0])
+        particle, obj = particles[0], subtree(objects[0])
         if not phrasal_verb(verb.lemma_, particle.lower_):
             continue
         if particle.i == verb.i + 1 and obj.start == particle.i + 1 and len(obj) <= 4:
-            variants.append(_reordered(doc, particle.i, obj.end, [obj.text, particle.text]))
+            variants.append(reordered(doc, particle.i, obj.end, [obj.text, particle.text]))
         elif obj.start == verb.i + 1 and particle.i == obj.end and objects[0].pos_ != "PRON":
-            variants.append(_reordered(doc, obj.start, particle.i + 1, [particle.text, obj.text]))
+            variants.append(reordered(doc, obj.start, particle.i + 1, [particle.text, obj.text]))
     variants = [v for v in variants if v != text]
     return rng.choice(variants) if variants else None
 
