@@ -36,10 +36,12 @@ __all__ = [
     "WORDNET_POS",
     "antonyms",
     "cohyponyms",
+    "is_noun",
     "match_case",
     "phrasal_verb",
     "synonyms",
     "verb_exceptions",
+    "verb_form_of",
 ]
 
 #: spaCy universal POS tags -> WordNet parts of speech.
@@ -148,6 +150,26 @@ def verb_exceptions() -> dict[str, frozenset[str]]:
         for lemma in lemmas:
             forms.setdefault(lemma, set()).add(form)
     return {lemma: frozenset(found) for lemma, found in forms.items()}
+
+
+def verb_form_of(word: str) -> tuple[str, ...]:
+    """The other verbs of which WordNet's exception list gives ``word`` as an inflected form.
+
+    >>> verb_form_of("bent"), verb_form_of("bend")
+    (('bend',), ())
+    """
+    return tuple(lemma for lemma in _wordnet()._exception_map["v"].get(word, ()) if lemma != word)
+
+
+@cache
+def is_noun(word: str) -> bool:
+    """Whether ``word`` is itself a noun lemma in WordNet (not only an inflected form of one).
+
+    >>> is_noun("work"), is_noun("works"), is_noun("plants")
+    (True, True, False)
+    """
+    synsets = _wordnet().synsets(word, pos="n")
+    return any(lemma.name() == word for synset in synsets for lemma in synset.lemmas())
 
 
 def _single(name: str) -> str | None:

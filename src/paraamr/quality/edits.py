@@ -26,6 +26,7 @@ __all__ = [
     "Operator",
     "article_fix",
     "as_case",
+    "bound",
     "changed",
     "is_plural",
     "lower_first",
@@ -137,6 +138,20 @@ SUBJECT_CASE = {v: k for k, v in OBJECT_CASE.items()}
 
 
 WH = {"who", "whom", "which", "that", "what", "whoever", "whatever"}
+
+
+_BOUND = frozenset(
+    {"myself", "yourself", "himself", "herself", "itself", "ourselves", "yourselves", "themselves", "oneself",
+     "each other", "one another", "'s"}
+)  # fmt: skip
+
+
+def bound(span) -> bool:
+    """Whether a noun phrase is a reflexive, a reciprocal or let's ``'s``: bound to another
+    argument, or holding one, so the two cannot trade places (``Themselves was conducted by them``,
+    ``A fool of himself was made by him``)."""
+    text = span.text.lower().replace("\N{RIGHT SINGLE QUOTATION MARK}", "'")
+    return text in _BOUND or any(tok.lower_ in _BOUND for tok in span)
 
 
 def as_case(span, table: Mapping[str, str], *, first: bool) -> str:

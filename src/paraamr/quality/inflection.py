@@ -1,13 +1,15 @@
 """Just enough English morphology for the operators: plurals, third person, participles, articles.
 
->>> pluralize("box"), pluralize("city"), pluralize("pear"), pluralize("man")
-('boxes', 'cities', 'pears', 'men')
->>> third_person("carry"), third_person("watch"), third_person("have")
-('carries', 'watches', 'has')
+>>> pluralize("box"), pluralize("city"), pluralize("pear"), pluralize("man"), pluralize("auto")
+('boxes', 'cities', 'pears', 'men', 'autos')
+>>> pluralize("potato")
+'potatoes'
+>>> third_person("carry"), third_person("watch"), third_person("have"), third_person("go")
+('carries', 'watches', 'has', 'goes')
 >>> past_participle("eat", "ate"), past_participle("chase", "chased"), past_participle("paint")
 ('eaten', 'chased', 'painted')
->>> past_tense("lose"), past_tense("close"), past_tense("carry"), past_tense("stop"), past_tense("open")
-('lost', 'closed', 'carried', 'stopped', 'opened')
+>>> past_tense("lose"), past_tense("close"), past_tense("carry"), past_tense("stop"), past_tense("shut")
+('lost', 'closed', 'carried', 'stopped', 'shut')
 >>> indefinite_article("apple"), indefinite_article("pear")
 ('an', 'a')
 """
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import re
 
-_SIBILANT = re.compile(r"(s|x|z|ch|sh|o)$")
+_SIBILANT = re.compile(r"(s|x|z|ch|sh)$")
+#: Nouns in -o that take -es (most take -s: autos, pianos, avocados).
+_O_ES = frozenset({"echo", "hero", "potato", "tomato", "veto", "torpedo", "embargo", "domino"})
 _CONSONANT_Y = re.compile(r"[^aeiou]y$")
 _CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
 
@@ -48,6 +52,13 @@ IRREGULAR = {
     "win": ("won", "won"), "write": ("wrote", "written"), "forbid": ("forbade", "forbidden"),
     "sink": ("sank", "sunk"), "fall": ("fell", "fallen"), "rise": ("rose", "risen"),
     "shrink": ("shrank", "shrunk"), "sleep": ("slept", "slept"), "fly": ("flew", "flown"),
+    # pasts the same as the lemma, which WordNet's exception list leaves out (not "shutted")
+    "bet": ("bet", "bet"), "bid": ("bid", "bid"), "broadcast": ("broadcast", "broadcast"),
+    "burst": ("burst", "burst"), "cast": ("cast", "cast"), "cost": ("cost", "cost"),
+    "forecast": ("forecast", "forecast"), "let": ("let", "let"), "quit": ("quit", "quit"),
+    "rid": ("rid", "rid"), "shed": ("shed", "shed"), "shut": ("shut", "shut"), "slit": ("slit", "slit"),
+    "split": ("split", "split"), "spread": ("spread", "spread"), "thrust": ("thrust", "thrust"),
+    "upset": ("upset", "upset"),
 }  # fmt: skip
 
 
@@ -63,14 +74,14 @@ def pluralize(noun: str) -> str:
         return _IRREGULAR_PLURALS[noun]
     if _CONSONANT_Y.search(noun):
         return noun[:-1] + "ies"
-    return noun + ("es" if _SIBILANT.search(noun) else "s")
+    return noun + ("es" if _SIBILANT.search(noun) or noun in _O_ES else "s")
 
 
 def third_person(verb: str) -> str:
     """The third person singular present of the lemma ``verb``."""
     if verb in ("have", "be"):
         return {"have": "has", "be": "is"}[verb]
-    return pluralize(verb)
+    return verb + "es" if verb.endswith("o") else pluralize(verb)  # goes, does, echoes
 
 
 def past_participle(lemma: str, past: str | None = None) -> str:
@@ -109,10 +120,18 @@ def inflect_like(tag: str, lemma: str) -> str | None:
     ('phoned', 'cheap', None)
     >>> inflect_like("VBD", "run"), inflect_like("VBD", "admit"), inflect_like("VBD", "stop")
     (None, None, 'stopped')
+
+    A noun lemma that is already a plural of another noun (WordNet's ``works``, a factory) is
+    refused as ``NNS`` rather than spelled ``workses``:
+
+    >>> inflect_like("NNS", "works"), inflect_like("NNS", "plant")
+    (None, 'plants')
     """
     if tag in ("JJ", "RB", "VB", "VBP", "NN"):
         return lemma
     if tag in ("VBD", "VBN") and lemma not in IRREGULAR and _misspelled(lemma):
+        return None
+    if tag == "NNS" and _plural_only(lemma):
         return None
     forms = {"VBD": past_tense, "VBN": past_participle, "VBZ": third_person, "NNS": pluralize}
     return forms[tag](lemma) if tag in forms else None
@@ -125,3 +144,10 @@ def _misspelled(lemma: str) -> bool:
 
     ours = {past_tense(lemma), past_participle(lemma), third_person(lemma)}
     return any(not form.endswith("ing") and form not in ours for form in verb_exceptions().get(lemma, ()))
+
+
+def _plural_only(noun: str) -> bool:
+    """Whether the noun lemma ``noun`` ends in ``s`` after a noun that WordNet knows (``works``)."""
+    from paraamr.lexicon import is_noun
+
+    return noun.endswith("s") and not noun.endswith("ss") and is_noun(noun[:-1])

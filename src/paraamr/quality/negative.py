@@ -28,7 +28,7 @@ from __future__ import annotations
 import random
 import re
 
-from paraamr.lexicon import WORDNET_POS, antonyms, cohyponyms, match_case
+from paraamr.lexicon import WORDNET_POS, antonyms, cohyponyms, match_case, verb_form_of
 from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
@@ -38,6 +38,7 @@ from paraamr.quality.edits import (
     WH,
     article_fix,
     as_case,
+    bound,
     changed,
     is_plural,
     render,
@@ -318,10 +319,14 @@ def _agree(tok, plural: bool) -> str | None:
     """The form of verb ``tok`` agreeing with a (non-)plural subject, or None when unchanged."""
     if (tok.lower_, plural) in AGREE:
         return match_case(AGREE[tok.lower_, plural], tok.text)
+    lemma = tok.lemma_.lower()
+    if tok.text[:1] in "'\N{RIGHT SINGLE QUOTATION MARK}":  # a clitic ('ve, 'm, 're) spelled out
+        full = {"be": "are" if plural else "is", "have": "have" if plural else "has"}.get(lemma)
+        return full and " " + full
     if tok.tag_ == "VBZ" and plural:
-        return tok.lemma_.lower()
-    if tok.tag_ == "VBP" and not plural:
-        return third_person(tok.lemma_.lower())
+        return lemma
+    if tok.tag_ == "VBP" and not plural and not verb_form_of(tok.lower_):  # not a past: "mistook"
+        return third_person(lemma)
     return None
 
 
@@ -350,7 +355,11 @@ def role_swap(text: str, rng: random.Random) -> str | None:
             continue
         s, o = subj[0], obj[0]
         s_span, o_span = subtree(s), subtree(o)
-        if s_span.end <= o_span.start and normalize(s_span.text) != normalize(o_span.text):
+        if (
+            s_span.end <= o_span.start
+            and normalize(s_span.text) != normalize(o_span.text)
+            and not (bound(s_span) or bound(o_span))
+        ):
             candidates.append((verb, s_span, o_span))
     if not candidates:
         return None

@@ -27,7 +27,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 
-from paraamr.lexicon import WORDNET_POS, match_case, phrasal_verb, synonyms
+from paraamr.lexicon import WORDNET_POS, match_case, phrasal_verb, synonyms, verb_form_of
 from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
@@ -37,6 +37,7 @@ from paraamr.quality.edits import (
     WH,
     Operator,
     as_case,
+    bound,
     changed,
     is_plural,
     lower_first,
@@ -192,11 +193,12 @@ def passive_voice(text: str, rng: random.Random) -> str | None:
         s_span.end != verb.i
         or o_span.start != verb.i + 1
         or {subj.lower_, obj.lower_} & (WH | {"it", "there"})
+        or bound(o_span)
     ):
         return None
     lemma = verb.lemma_.lower()
-    if lemma in STATIVE:
-        return None
+    if lemma in STATIVE or inflect_like("VBN", lemma) is None or verb_form_of(lemma):
+        return None  # no participle it would misspell (ran, bended), no past taken for a lemma (bent)
     if verb.tag_ == "VBD":
         participle = past_participle(lemma, verb.lower_)
     elif lemma in IRREGULAR or not _CVC.search(lemma):
