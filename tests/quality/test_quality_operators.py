@@ -45,6 +45,10 @@ def words(text):
         (ops.dative_shift, "Mom made pancakes for us.", "Mom made us pancakes."),
         (ops.particle_shift, "Please turn off the lights.", "Please turn the lights off."),
         (ops.particle_shift, "He picked the box up quickly.", "He picked up the box quickly."),
+        (ops.negated_antonym, "The museum is closed on Mondays.", "The museum is not open on Mondays."),
+        (ops.negated_antonym, "Tom forgot his keys.", "Tom did not remember his keys."),
+        (ops.negated_antonym, "She disagrees with him.", "She does not agree with him."),
+        (ops.negated_antonym, "The boy was unhappy.", "The boy was not happy."),  # WordNet: un- + antonym
         (ops.contraction, "I do not know.", "I don't know."),
         (ops.contraction, "They're here.", "They are here."),
         (ops.negation, "She isn't coming.", "She is coming."),
@@ -94,6 +98,13 @@ def test_fires_with_the_expected_sentence(op, text, expected):
         (ops.passive_voice, "He made a fool of himself."),  # not "A fool of himself was made by him"
         (ops.role_swap, "They conducted themselves well."),  # not "Themselves conducted them"
         (ops.front_adverbial, "The dog chased the cat."),
+        (ops.negated_antonym, "The soup is hot."),  # hot / cold have degrees between them
+        (ops.negated_antonym, "She likes tea."),  # "does not dislike" says less
+        (ops.negated_antonym, "My grandfather is still alive."),  # not "is not still dead"
+        (ops.negated_antonym, "The door has been closed."),  # an event, not a state
+        (ops.negated_antonym, "The museum is closed by the police."),
+        (ops.negated_antonym, "He did not forget."),  # already negated
+        (ops.negated_antonym, "The toy is inflammable."),  # in- that is no negation
         (ops.dative_shift, "He gave it to me."),  # "gave me it": no pronoun object before another
         (ops.dative_shift, "She walked to the station."),
         (ops.dative_shift, "They asked the teacher a question."),  # ask: not an alternating verb here
@@ -318,7 +329,7 @@ def test_antonym_prefers_the_main_predicate_from_the_tables():
     assert outs <= {"The manager fired a young cook.", "The manager hired an old cook."}
 
 
-@pytest.mark.parametrize("name", ["synonym", "antonym", "passive_voice", "role_swap"])
+@pytest.mark.parametrize("name", ["synonym", "antonym", "passive_voice", "role_swap", "negated_antonym"])
 def test_words_written_are_english_on_the_bundled_sentences(name):
     """Every new word a word-writing operator puts into 1,000 bundled sentences is one WordNet
     knows (a lemma or a regular inflection of one, by its morphy) or a pronoun: no ``autoes``,

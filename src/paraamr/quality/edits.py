@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from paraamr.lexicon import match_case
 from paraamr.quality.inflection import indefinite_article
+from paraamr.quality.words import CONTRACTIONS, NO_ADD
 from paraamr.records import normalize
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "changed",
     "is_plural",
     "lower_first",
+    "negated",
     "render",
     "reordered",
     "replace_word",
@@ -175,3 +177,59 @@ def is_plural(head) -> bool:
 
 #: ``one`` used as a pronoun after these words (``no one``, ``the one``): not a number.
 PRONOUN_ONE = re.compile(r"\b(no|any|every|some|the|this|that|which|each|little)\s+$", re.IGNORECASE)
+
+
+#: The contracted negation of each auxiliary that has one ("is" -> "isn't", "can" -> "can't").
+_SHORT_NOT = {
+    expanded.removesuffix("not").strip(): short  # "do not" -> "do", "cannot" -> "can"
+    for expanded, short, _ in CONTRACTIONS
+    if expanded.endswith("not")
+}
+
+
+def _not(word: str, short: bool) -> str:
+    """``word`` negated: ``is not`` / ``isn't`` (``short``), ``cannot`` / ``can't``; the case kept.
+
+    >>> _not("Is", False), _not("is", True), _not("can", False), _not("Can", True), _not("am", True)
+    ('Is not', "isn't", 'cannot', "Can't", 'am not')
+    """
+    contracted = _SHORT_NOT.get(word.lower()) if short else None
+    if contracted:
+        return match_case(contracted, word)
+    return f"{word}not" if word.lower() == "can" else f"{word} not"
+
+
+def negated(
+    doc, rng: random.Random, *, verb: str | None = None, replace: Mapping[int, str] | None = None
+) -> str | None:
+    """The sentence of ``doc`` with a negation added to its main verb, half of the time contracted
+    (``did not open`` / ``didn't open``, ``is not`` / ``isn't``), or None where there is one already
+    or no single main verb. ``verb`` is the base form a simple-tense main verb takes instead of
+    its own lemma; ``replace`` puts other words in by token index.
+    """
+    if any(tok.lower_ in NO_ADD for tok in doc):
+        return None
+    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
+    if len(roots) != 1:
+        return None
+    root = roots[0]
+    short = rng.random() < 0.5
+    base = verb or root.lemma_.lower()
+    auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
+    if auxiliaries:
+        new = {auxiliaries[0].i: _not(auxiliaries[0].text, short)}
+    elif root.pos_ == "AUX" or root.lemma_ == "be":
+        new = {root.i: _not(root.text, short)}
+    elif root.pos_ == "VERB" and root.tag_ in ("VBD", "VBZ", "VBP"):
+        helper = _not({"VBD": "did", "VBZ": "does", "VBP": "do"}[root.tag_], short)
+        first = root.i  # "he quickly opened" -> "he did not quickly open"
+        while first > 0 and doc[first - 1].dep_ == "advmod" and doc[first - 1].head == root:
+            first -= 1
+        new = {first: f"{helper} {doc[first].text}", root.i: base}
+        if first == root.i:
+            new = {root.i: f"{helper} {base}"}
+    elif root.pos_ == "VERB" and root.tag_ == "VB" and root.i == 0:  # an imperative
+        new = {root.i: f"{_not('Do', short)} {root.lower_}"}
+    else:
+        return None
+    return render(doc, {**(replace or {}), **new})

@@ -41,6 +41,7 @@ from paraamr.quality.edits import (
     bound,
     changed,
     is_plural,
+    negated,
     render,
     replace_word,
     sentence_case,
@@ -53,12 +54,10 @@ from paraamr.quality.words import (
     AGREE,
     CALENDAR,
     CARDINALS,
-    CONTRACTIONS,
     ENTITIES,
     FULL_NAMES,
     KEEP_ADVERBS,
     LIGHT_VERBS,
-    NO_ADD,
     NT_BASE,
     ORDINALS,
     RELATIVE_TIMES,
@@ -196,53 +195,9 @@ def _remove_negation(text: str, rng: random.Random) -> str | None:
     return sentence_case(tidy(result), text)
 
 
-#: The contracted negation of each auxiliary that has one ("is" -> "isn't", "can" -> "can't").
-_SHORT_NOT = {
-    expanded.removesuffix("not").strip(): short  # "do not" -> "do", "cannot" -> "can"
-    for expanded, short, _ in CONTRACTIONS
-    if expanded.endswith("not")
-}
-
-
-def _not(word: str, short: bool) -> str:
-    """``word`` negated: ``is not`` / ``isn't`` (``short``), ``cannot`` / ``can't``; the case kept.
-
-    >>> _not("Is", False), _not("is", True), _not("can", False), _not("Can", True), _not("am", True)
-    ('Is not', "isn't", 'cannot', "Can't", 'am not')
-    """
-    contracted = _SHORT_NOT.get(word.lower()) if short else None
-    if contracted:
-        return match_case(contracted, word)
-    return f"{word}not" if word.lower() == "can" else f"{word} not"
-
-
 def _add_negation(text: str, rng: random.Random) -> str | None:
     doc = parse(text)
-    if doc is None or any(tok.lower_ in NO_ADD for tok in doc):
-        return None
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
-    if len(roots) != 1:
-        return None
-    root = roots[0]
-    short = rng.random() < 0.5  # "is not" or "isn't", "did not" or "didn't"
-    auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
-    if auxiliaries:
-        new = {auxiliaries[0].i: _not(auxiliaries[0].text, short)}
-    elif root.pos_ == "AUX" or root.lemma_ == "be":
-        new = {root.i: _not(root.text, short)}
-    elif root.pos_ == "VERB" and root.tag_ in ("VBD", "VBZ", "VBP"):
-        helper = _not({"VBD": "did", "VBZ": "does", "VBP": "do"}[root.tag_], short)
-        first = root.i  # "he quickly opened" -> "he did not quickly open"
-        while first > 0 and doc[first - 1].dep_ == "advmod" and doc[first - 1].head == root:
-            first -= 1
-        new = {first: f"{helper} {doc[first].text}", root.i: root.lemma_.lower()}
-        if first == root.i:
-            new = {root.i: f"{helper} {root.lemma_.lower()}"}
-    elif root.pos_ == "VERB" and root.tag_ == "VB" and root.i == 0:  # an imperative
-        new = {root.i: f"{_not('Do', short)} {root.lower_}"}
-    else:
-        return None
-    return render(doc, new)
+    return None if doc is None else negated(doc, rng)
 
 
 def negation(text: str, rng: random.Random) -> str | None:

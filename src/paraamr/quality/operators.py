@@ -32,6 +32,7 @@ from paraamr.quality.positive import (
     contraction,
     dative_shift,
     front_adverbial,
+    negated_antonym,
     number_format,
     paraamr_paraphrase,
     particle_shift,
@@ -52,6 +53,7 @@ __all__ = [
     "deletion",
     "entity_swap",
     "front_adverbial",
+    "negated_antonym",
     "negation",
     "noun_swap",
     "number_change",
@@ -76,6 +78,7 @@ POSITIVE: dict[str, Operator] = {
     "front_adverbial": front_adverbial,
     "dative_shift": dative_shift,
     "particle_shift": particle_shift,
+    "negated_antonym": negated_antonym,
     "typo": typo,
     "number_format": number_format,
 }

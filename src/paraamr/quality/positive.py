@@ -27,7 +27,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 
-from paraamr.lexicon import WORDNET_POS, match_case, phrasal_verb, synonyms, verb_form_of
+from paraamr.lexicon import WORDNET_POS, antonyms, match_case, phrasal_verb, synonyms, verb_form_of
 from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
@@ -41,6 +41,7 @@ from paraamr.quality.edits import (
     changed,
     is_plural,
     lower_first,
+    negated,
     reordered,
     replace_word,
     sentence_case,
@@ -50,6 +51,8 @@ from paraamr.quality.edits import (
 )
 from paraamr.quality.inflection import IRREGULAR, inflect_like, past_participle
 from paraamr.quality.words import (
+    COMPLEMENTARY_ADJECTIVES,
+    COMPLEMENTARY_VERBS,
     CONTRACTIONS,
     DATIVE_FOR,
     DATIVE_TO,
@@ -66,6 +69,7 @@ __all__ = [
     "contraction",
     "dative_shift",
     "front_adverbial",
+    "negated_antonym",
     "number_format",
     "paraamr_paraphrase",
     "particle_shift",
@@ -105,6 +109,64 @@ def synonym(text: str, rng: random.Random) -> str | None:
         if forms:
             candidates.append((tok, forms))
     return replace_word(doc, candidates, rng, text, meaning=False, count=rng.choice((1, 2)))
+
+
+_COMPLEMENT = {  # "closed" -> "open": only towards "not" and the plain word ("does not dislike" is weaker)
+    pos: {negative: plain for plain, negative in pairs}
+    for pos, pairs in (("a", COMPLEMENTARY_ADJECTIVES), ("v", COMPLEMENTARY_VERBS))
+}
+
+
+_NEGATIVE_PREFIX = re.compile(r"^(un|in|im|il|ir|dis|non)(?=[a-z]{3})")
+
+
+def _plain(adjective: str) -> str | None:
+    """The plain opposite of a negative adjective: from the table, or a WordNet antonym that is
+    the word without its negative prefix (``unhappy`` -> ``happy``, not ``inflammable``)."""
+    if adjective in _COMPLEMENT["a"]:
+        return _COMPLEMENT["a"][adjective]
+    prefix = _NEGATIVE_PREFIX.match(adjective)
+    rest = adjective[prefix.end() :] if prefix else None
+    return rest if rest and rest in antonyms(adjective, "a") else None
+
+
+def negated_antonym(text: str, rng: random.Random) -> str | None:
+    """Replace the main predicate by its complementary opposite and negate it: two edits that
+    cancel (syntax). ``The museum is closed.`` -> ``The museum is not open.``, ``Tom forgot the
+    keys.`` -> ``Tom did not remember the keys.``: the counterpart of the ``antonym`` and
+    ``negation`` negatives, which make one of the two edits. Only opposites with nothing between
+    them (:data:`~paraamr.quality.words.COMPLEMENTARY_ADJECTIVES`, ``..._VERBS``), from the second
+    of a pair to "not" the first (``likes`` -> ``does not dislike`` says less), in simple tenses.
+    """
+    doc = parse(text)
+    roots = [tok for tok in doc if tok.dep_ == "ROOT"] if doc is not None else []
+    if len(roots) != 1:
+        return None
+    root = roots[0]
+    if any(c.dep_ == "advmod" for c in root.children):
+        return None  # "is still alive" -> "is not still dead", "often forgets" are no paraphrases
+    adjectives = [c for c in root.children if c.dep_ == "acomp" and _plain(c.lower_)]
+    if (  # "is closed", parsed as a passive; not "has been closed", "is closed by the police"
+        root.tag_ == "VBN"
+        and _plain(root.lower_)
+        and [c.dep_ for c in root.children if c.dep_ in ("aux", "auxpass", "agent")] == ["auxpass"]
+    ):
+        adjectives = [root]
+    if root.lemma_ == "be" or adjectives == [root]:
+        if len(adjectives) != 1 or any(c.dep_ == "advmod" for c in adjectives[0].children):
+            return None  # "is very open" -> "is not very closed" is no paraphrase
+        word = adjectives[0]
+        new = negated(doc, rng, replace={word.i: match_case(_plain(word.lower_), word.text)})
+    elif (
+        root.pos_ == "VERB"
+        and root.tag_ in ("VBD", "VBZ", "VBP")
+        and (other := _COMPLEMENT["v"].get(root.lemma_.lower()))
+        and not any(c.dep_ in ("aux", "auxpass") for c in root.children)
+    ):
+        new = negated(doc, rng, verb=other)
+    else:
+        return None
+    return changed(new, text, meaning=False)
 
 
 def _contraction_patterns() -> list[tuple[re.Pattern, str]]:

@@ -182,6 +182,26 @@ ADJECTIVE_ANTONYMS = [
     ("possible", "impossible"), ("correct", "incorrect"), ("friendly", "unfriendly"), ("kind", "cruel"),
 ]  # fmt: skip
 
+#: Opposites with nothing between them, so that "not" one is the other: ``is closed`` means ``is
+#: not open``, ``forgot`` means ``did not remember`` (``hot`` / ``cold`` and ``hire`` / ``fire`` are
+#: not such pairs); (plain, negative): negated_antonym turns the negative one, as the main
+#: predicate, into "not" the plain one.
+COMPLEMENTARY_ADJECTIVES = [
+    ("open", "closed"), ("alive", "dead"), ("true", "false"), ("correct", "incorrect"),
+    ("possible", "impossible"), ("legal", "illegal"), ("awake", "asleep"), ("present", "absent"),
+    ("visible", "invisible"), ("available", "unavailable"),
+    ("complete", "incomplete"), ("equal", "unequal"), ("able", "unable"), ("honest", "dishonest"),
+    ("fair", "unfair"), ("safe", "unsafe"), ("lucky", "unlucky"), ("usual", "unusual"),
+    ("common", "uncommon"), ("necessary", "unnecessary"), ("familiar", "unfamiliar"),
+    ("clear", "unclear"), ("guilty", "innocent"), ("sober", "drunk"), ("permanent", "temporary"),
+    ("certain", "uncertain"), ("aware", "unaware"), ("happy", "unhappy"), ("willing", "unwilling"),
+]  # fmt: skip
+COMPLEMENTARY_VERBS = [
+    ("remember", "forget"), ("accept", "reject"), ("include", "exclude"), ("allow", "forbid"),
+    ("obey", "disobey"), ("like", "dislike"), ("agree", "disagree"), ("trust", "distrust"),
+    ("approve", "disapprove"),
+]  # fmt: skip
+
 #: Times of day and relative days, swapped within their list (date/time changes).
 RELATIVE_TIMES = [
     ["yesterday", "today", "tomorrow"],
