@@ -215,6 +215,11 @@ def test_calibrate_and_split_validation():
     cal = calibrate([0.1, 0.2, 0.3, 0.7, 0.8, 0.35], [0, 0, 0, 1, 1, 1])
     assert cal["threshold"] == pytest.approx(0.325) and cal["macro_f1"] == 1.0
     assert calibrated([0.325], cal) == [0.5]
+    # worked by hand: 0.4 accepts 1 of 3 invalid and rejects 1 of 3 valid (equal errors), while the
+    # best macro F1 (0.829) lies at 0.25 and at 0.55; the calibration takes the equal-error point
+    cal = calibrate([0.1, 0.5, 0.2, 0.9, 0.6, 0.3], [0, 0, 0, 1, 1, 1])
+    assert cal["threshold"] == pytest.approx(0.4) and cal["macro_f1"] == pytest.approx(2 / 3)
+    assert "equal error rate" in cal["method"]
     ts = build_triplets(read_sentences(TINY), seed=0, max_triplets=N)
     train_, val = split_validation(ts, 0.5, seed=1)
     assert {t.anchor for t in train_}.isdisjoint({t.anchor for t in val}) and len(train_) + len(val) == N

@@ -89,6 +89,23 @@ def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[floa
     return round(float(candidates[best]), 10), float(f1s[best])
 
 
+def equal_error_threshold(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """The midpoint between adjacent distinct scores where the share of invalid pairs accepted is
+    closest to the share of valid pairs rejected (the equal error rate; the lowest on ties).
+
+    >>> equal_error_threshold([0.9, 0.8, 0.3, 0.6], [1, 1, 0, 0])
+    0.7
+    >>> equal_error_threshold([0.1, 0.5, 0.2, 0.9, 0.6, 0.3], [0, 0, 0, 1, 1, 1])
+    0.4
+    """
+    scores_, labels_ = _check(scores, labels)
+    values = np.unique(scores_)
+    candidates = (values[:-1] + values[1:]) / 2 if len(values) > 1 else values
+    accepted = (scores_[labels_ == 0][None, :] >= candidates[:, None]).mean(axis=1)
+    rejected = (scores_[labels_ == 1][None, :] < candidates[:, None]).mean(axis=1)
+    return round(float(candidates[int(np.argmin(np.abs(accepted - rejected)))]), 10)
+
+
 def by_kind(scores: Sequence[float], labels: Sequence[int], kinds: Sequence[str]) -> dict[str, dict]:
     """Per kind of pair: its label, count, mean score and, for invalid kinds, the ROC AUC of telling
     the valid pairs (all kinds) from the pairs of that kind (1.0: every valid pair scores higher)."""

@@ -9,7 +9,7 @@ Two modes share the triplets (ParaQD, §4):
   (anchor, positive) is 1, (anchor, negative) is 0, each pair in a random order.
 
 A validation split of the triplets (whole anchors, ``validation`` of them) is held out of
-training; the model's raw scores on it pick the decision threshold (best macro F1) and a
+training; the model's raw scores on it pick the decision threshold (equal error rate) and a
 logistic slope (:func:`calibrate`), so the saved model's scores are ``sigmoid(slope * (raw -
 threshold))``: in [0, 1], with 0.5 at the chosen threshold. The output folder is a
 sentence-transformers model (``SentenceTransformer`` or ``CrossEncoder``) with a card
@@ -36,7 +36,7 @@ import numpy as np
 
 from paraamr import __version__
 from paraamr.errors import InputError
-from paraamr.quality.evaluation import best_threshold
+from paraamr.quality.evaluation import classify, equal_error_threshold
 from paraamr.quality.scorer import BASE_MODEL, DELTA_FILE, INFO_FILE, load_model, raw_scores, resolve_model
 from paraamr.quality.triplets import Triplet, operator_counts
 
@@ -128,9 +128,11 @@ def validation_pairs(triplets: Sequence[Triplet]) -> tuple[list[str], list[str],
 
 
 def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
-    """The threshold with the best macro F1 on ``raw`` scores and a logistic slope around it.
+    """The equal-error threshold of ``raw`` scores and a logistic slope around it.
 
-    The threshold is :func:`~paraamr.quality.evaluation.best_threshold`'s; the slope is the
+    The threshold is :func:`~paraamr.quality.evaluation.equal_error_threshold`'s: as many invalid
+    pairs accepted as valid ones rejected, in shares. It replaced the threshold with the best
+    macro F1, whose flat optimum moved from run to run (docs/quality.md); the slope is the
     maximum-likelihood ``a`` of ``P(valid) = sigmoid(a * (raw - threshold))`` (scikit-learn's
     logistic regression without intercept, C=100), at least :data:`MIN_SLOPE` so scores keep the
     model's order even when it does not yet rank valid pairs higher on the validation pairs.
@@ -144,11 +146,12 @@ def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
     scores, labels_ = np.asarray(raw, dtype=float), np.asarray(labels, dtype=int)
     if len(set(labels_.tolist())) < 2:
         raise InputError("calibration needs valid and invalid validation pairs (too few triplets)")
-    threshold, f1 = best_threshold(scores, labels_)
+    threshold = equal_error_threshold(scores, labels_)
+    f1 = classify(scores, labels_, threshold)["f1_macro"]
     model = LogisticRegression(fit_intercept=False, C=100.0)
     model.fit((scores - threshold).reshape(-1, 1), labels_)
     return {
-        "method": "threshold: best macro F1 on the validation pairs; slope: logistic fit around it",
+        "method": "threshold: equal error rate on the validation pairs; slope: logistic fit around it",
         "threshold": round(threshold, 6),
         "slope": round(max(float(model.coef_[0, 0]), MIN_SLOPE), 6),
         "macro_f1": round(f1, 6),
@@ -372,7 +375,8 @@ def training_note(summary: dict) -> str:
         "- Positives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["positive"].items()) + ".",
         "- Negatives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["negative"].items()) + ".",
         f"- Calibrated on the {cal['pairs']} validation pairs: raw threshold {cal['threshold']} "
-        f"(best macro F1 {cal['macro_f1']}), slope {cal['slope']}; scores are sigmoid(slope × (raw − "
+        f"(equal error rate; macro F1 there {cal['macro_f1']}), slope {cal['slope']}; scores are "
+        "sigmoid(slope × (raw − "
         "threshold)), in [0, 1], and a pair is valid at ≥ 0.5.",
         f"- {summary['train_seconds']} s wall ({summary['train_cpu_seconds']} s CPU) with "
         f"{summary['torch_threads']} torch thread(s); paraamr {summary['paraamr_version']}.",
