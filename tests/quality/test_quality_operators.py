@@ -150,6 +150,15 @@ def test_synonym_changes_one_or_two_words_to_first_sense_synonyms():
     assert counts == {1, 2}
 
 
+def test_inflection_doubles_where_wordnet_lists_the_doubled_past_only():
+    from paraamr.quality.inflection import inflect_like
+
+    assert [inflect_like(tag, "admit") for tag in ("VBD", "VBN")] == ["admitted", "admitted"]
+    assert inflect_like("VBD", "control") == "controlled"
+    # WordNet lists "ran" for run and "addrest" beside the regular "addressed": still refused
+    assert inflect_like("VBD", "run") is None and inflect_like("VBN", "address") is None
+
+
 def test_synonym_inflects_like_the_word_it_replaces():
     found = {run(ops.synonym, "My parents bought a small house.", seed) for seed in range(8)}
     assert "My parents purchased a small house." in found  # buy -> purchase, in the past

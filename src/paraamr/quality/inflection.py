@@ -111,15 +111,16 @@ def inflect_like(tag: str, lemma: str) -> str | None:
     """``lemma`` in the form of a word tagged ``tag`` (Penn), or None for a form it does not make.
 
     The past and past participle of a verb outside :data:`IRREGULAR` are refused (None) where
-    WordNet's exception list has a form of it that the regular rules do not spell (``ran``,
-    ``admitted``), not where they spell every listed form (``stopped``, ``denied``).
+    WordNet's exception list has a form of it that the regular rules do not spell (``ran``), not
+    where they spell every listed form (``stopped``, ``denied``) or where the one listed form is
+    the regular one with the last consonant doubled (``admitted``, which is then the form).
 
     >>> inflect_like("VBD", "buy"), inflect_like("VBZ", "carry"), inflect_like("NNS", "box")
     ('bought', 'carries', 'boxes')
     >>> inflect_like("VBN", "phone"), inflect_like("JJ", "cheap"), inflect_like("VBG", "run")
     ('phoned', 'cheap', None)
-    >>> inflect_like("VBD", "run"), inflect_like("VBD", "admit"), inflect_like("VBD", "stop")
-    (None, None, 'stopped')
+    >>> inflect_like("VBD", "run"), inflect_like("VBN", "admit"), inflect_like("VBD", "stop")
+    (None, 'admitted', 'stopped')
 
     A noun lemma that is already a plural of another noun (WordNet's ``works``, a factory) is
     refused as ``NNS`` rather than spelled ``workses``:
@@ -130,7 +131,7 @@ def inflect_like(tag: str, lemma: str) -> str | None:
     if tag in ("JJ", "RB", "VB", "VBP", "NN"):
         return lemma
     if tag in ("VBD", "VBN") and lemma not in IRREGULAR and _misspelled(lemma):
-        return None
+        return _doubled(lemma)
     if tag == "NNS" and _plural_only(lemma):
         return None
     forms = {"VBD": past_tense, "VBN": past_participle, "VBZ": third_person, "NNS": pluralize}
@@ -144,6 +145,15 @@ def _misspelled(lemma: str) -> bool:
 
     ours = {past_tense(lemma), past_participle(lemma), third_person(lemma)}
     return any(not form.endswith("ing") and form not in ours for form in verb_exceptions().get(lemma, ()))
+
+
+def _doubled(lemma: str) -> str | None:
+    """The past of ``lemma`` when WordNet lists one form of it, the regular one with the last
+    consonant doubled (``admit`` -> ``admitted``: past and participle alike), else None."""
+    from paraamr.lexicon import verb_exceptions
+
+    forms = [form for form in verb_exceptions().get(lemma, ()) if not form.endswith(("ing", "s"))]
+    return forms[0] if forms == [lemma + lemma[-1:] + "ed"] else None
 
 
 def _plural_only(noun: str) -> bool:
