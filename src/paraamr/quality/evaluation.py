@@ -74,14 +74,20 @@ def triplet_figures(anchor, positive, negative, margin: float = 0.5) -> dict[str
     }
 
 
+def _midpoints(scores: np.ndarray) -> np.ndarray:
+    """The candidate thresholds: midpoints between adjacent distinct scores (the score itself when
+    there is only one)."""
+    values = np.unique(scores)
+    return (values[:-1] + values[1:]) / 2 if len(values) > 1 else values
+
+
 def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[float, float]:
     """``(threshold, macro F1)``: the midpoint between adjacent distinct scores with the best macro
     F1 of ``score >= threshold`` (the lowest such threshold on ties)."""
     from sklearn.metrics import f1_score
 
     scores_, labels_ = _check(scores, labels)
-    values = np.unique(scores_)
-    candidates = (values[:-1] + values[1:]) / 2 if len(values) > 1 else values
+    candidates = _midpoints(scores_)
     f1s = [
         f1_score(labels_, (scores_ >= t).astype(int), average="macro", zero_division=0) for t in candidates
     ]
@@ -99,8 +105,7 @@ def equal_error_threshold(scores: Sequence[float], labels: Sequence[int]) -> flo
     0.4
     """
     scores_, labels_ = _check(scores, labels)
-    values = np.unique(scores_)
-    candidates = (values[:-1] + values[1:]) / 2 if len(values) > 1 else values
+    candidates = _midpoints(scores_)
     accepted = (scores_[labels_ == 0][None, :] >= candidates[:, None]).mean(axis=1)
     rejected = (scores_[labels_ == 1][None, :] < candidates[:, None]).mean(axis=1)
     return round(float(candidates[int(np.argmin(np.abs(accepted - rejected)))]), 10)

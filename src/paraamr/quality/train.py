@@ -376,8 +376,7 @@ def training_note(summary: dict) -> str:
         "- Negatives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["negative"].items()) + ".",
         f"- Calibrated on the {cal['pairs']} validation pairs: raw threshold {cal['threshold']} "
         f"(equal error rate; macro F1 there {cal['macro_f1']}), slope {cal['slope']}; scores are "
-        "sigmoid(slope × (raw − "
-        "threshold)), in [0, 1], and a pair is valid at ≥ 0.5.",
+        "sigmoid(slope × (raw − threshold)), in [0, 1], and a pair is valid at ≥ 0.5.",
         f"- {summary['train_seconds']} s wall ({summary['train_cpu_seconds']} s CPU) with "
         f"{summary['torch_threads']} torch thread(s); paraamr {summary['paraamr_version']}.",
         "",
