@@ -7,11 +7,11 @@ text, and gives the n-gram LM its tokens. Built in (:data:`TOKENIZERS`):
   ``normalize(text).split()`` (:func:`paraamr.records.normalize`). English, as REDA always ran.
 - ``jieba``: jieba's segmentation (precise mode, HMM on), whitespace dropped; joined without
   spaces, as Chinese is written, except for one space between two tokens whose touching
-  characters are both ASCII letters or digits (``iPhone 6``). LM tokens: each token normalized
-  and segmented again on its own, so that a synonym of two words (Cilin has many) is counted as
-  the LM counted it in training. Segmentations are kept per text: a run segments its whole input
-  once (:meth:`Tokenizer.segment_all`), and REDA+NG scores an edit by its tokens, never by
-  segmenting the edited text again.
+  characters are both ASCII letters or digits (``iPhone 6``). LM tokens: the same tokens, each
+  normalized, so the LM counts words as jieba splits them (an inserted synonym is one token, as
+  REDA placed it). Segmentations are kept per text: a run segments its whole input once
+  (:meth:`Tokenizer.segment_all`), and REDA+NG scores an edit by its tokens, never by segmenting
+  the edited text again.
 
 A :class:`Language` names a tokenizer and a synonym source (:mod:`paraamr.augment.synonyms`):
 ``en`` is whitespace + WordNet, ``zh`` is jieba + HIT Tongyici Cilin (:data:`LANGUAGES`);
@@ -129,13 +129,12 @@ def _jieba():
 
 class Jieba(Tokenizer):
     """jieba's precise-mode segmentation (HMM on) without whitespace; joined without spaces but
-    between two ASCII words. Segmentations are kept per text and per token."""
+    between two ASCII words. Segmentations are kept per text."""
 
     key = "jieba"
 
     def __init__(self) -> None:
         self._texts: dict[str, tuple[str, ...]] = {}
-        self._words: dict[str, tuple[str, ...]] = {}
 
     @property
     def name(self) -> str:
@@ -158,14 +157,7 @@ class Jieba(Tokenizer):
         return "".join(parts)
 
     def lm_tokens_of(self, tokens: list[str], key: str) -> list[str]:
-        out: list[str] = []
-        for token in tokens:
-            found = self._words.get(token)
-            if found is None:
-                parts = _jieba().lcut(token)
-                found = self._words[token] = tuple(w for part in parts for w in normalize(part).split())
-            out.extend(found)
-        return out
+        return [word for token in tokens for word in normalize(token).split()]
 
 
 #: Tokenizers by ``--tokenizer`` name.

@@ -135,6 +135,11 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)
     output = args.output or f"augmented-{args.method}"
     check_output(Path(output), args.overwrite)  # before any work
+    language = None
+    if args.method != "paraamr":  # a bad synonym file, before any work too
+        from paraamr.augment.languages import setup
+
+        language = setup(args.language, args.tokenizer, args.synonyms)
     splits = load_splits(args.dataset, args.dataset_config)
     chosen = args.split or (["train"] if "train" in splits else list(splits))
     unknown = [s for s in chosen if s not in splits]
@@ -147,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "paraamr":
         index = _paraphrases(args, [splits[s] for s in chosen], columns)
     else:
-        reda, lm = _reda(args, [splits[s] for s in chosen], columns)
+        reda, lm = _reda(args, *language, [splits[s] for s in chosen], columns)
     out, stats, failures = {}, {}, []
     for split, data in splits.items():
         if split not in chosen:
@@ -212,15 +217,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reda(args: argparse.Namespace, datasets, columns):
-    """REDA of the run's language, and for reda-ng its n-gram LM (loaded, or trained on the texts
-    to augment). The whole input is segmented here, once, before any worker process starts."""
-    from paraamr.augment.languages import setup
+def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
+    """REDA with the run's tokenizer and synonyms, and for reda-ng its n-gram LM (loaded, or
+    trained on the texts to augment). The whole input is segmented here, once, before any worker
+    process starts."""
     from paraamr.augment.ngram import NgramLM
     from paraamr.augment.reda import REDA
     from paraamr.errors import InputError
 
-    tokenizer, synonyms = setup(args.language, args.tokenizer, args.synonyms)
     reda = REDA(seed=args.seed, draws=args.draws, synonyms=synonyms, tokenizer=tokenizer)
     texts = [text for data in datasets for col in columns for text in data[col] if isinstance(text, str)]
     tokenizer.segment_all(texts)
