@@ -88,6 +88,9 @@ def test_load(name, at_repo_root):
 
 
 if __name__ == "__main__":
+    import paraamr
+
     for module_name in sys.argv[1:]:
         run_test_load(module_name)
         print(f"test_load passed: {module_name}", flush=True)
+    print(f"paraamr from: {Path(paraamr.__file__).parent}")
