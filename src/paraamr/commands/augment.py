@@ -11,7 +11,7 @@ from paraamr.options import optional_float, positive
 
 
 def _size(value: str) -> int:
-    from paraamr.builder.folder import parse_size
+    from paraamr.layout import parse_size
 
     try:
         return parse_size(value)
@@ -126,8 +126,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
-    line by :func:`paraamr.errors.run_command` (exit 1; 2 for options that do not go together)."""
-    from paraamr.augment.folder import check_output, render_card, write_folder
+    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together)."""
+    from paraamr.augment.folder import augment_card, check_output, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.runner import augment, check_columns, detect_columns
     from paraamr.errors import InputError, about
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if len(failures) > 20:
         print(f"... and {len(failures) - 20} more under {output}/failures/", file=sys.stderr)
-    card = render_card(
+    card = augment_card(
         method=args.method,
         n=args.n,
         seed=args.seed,
