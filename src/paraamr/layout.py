@@ -55,6 +55,8 @@ __all__ = [
     "check_name",
     "data_files",
     "failure_files",
+    "holds_dataset",
+    "is_empty",
     "is_layout_path",
     "layout_info",
     "list_shards",
@@ -179,6 +181,46 @@ def failure_files(folder: str | os.PathLike) -> list[Path]:
     return sorted(p for p in (Path(folder) / FAILURES).glob("*.jsonl") if _FAILURE.match(p.name))
 
 
+def holds_dataset(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds a dataset of this layout, or a run writing one: shards, failure
+    files, a summary, or a command's state under :data:`STATE_DIR` (its locks aside). A README.md
+    alone is no dataset (a user's folder may have one): ``--overwrite`` replaces only a folder for
+    which this is true (``generate`` asks more: a run of its own).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = atomic_write(d / CARD, "# my notes"); holds_dataset(d)
+    False
+    >>> _ = atomic_write(d / DATA / "default" / shard_name("train", 0, 1), b"PAR1"); holds_dataset(d)
+    True
+    """
+    root = Path(folder)
+    if list_shards(root) or failure_files(root) or (root / SUMMARY).is_file():
+        return True
+    state = root / STATE_DIR
+    if not state.is_dir() or state.is_symlink():
+        return False
+    return any(entry.name != Path(LOCKS).name for entry in state.iterdir())
+
+
+def is_empty(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds nothing but the locks under :data:`STATE_DIR` (a writer that took
+    the folder's lock on a new folder made those).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = atomic_write(d / LOCKS / "folder.lock", ""); is_empty(d)
+    True
+    """
+    root, state = Path(folder), Path(folder) / STATE_DIR
+    if any(entry != state for entry in root.iterdir()):
+        return False
+    if not state.exists() and not state.is_symlink():
+        return True
+    locks = Path(LOCKS).name
+    return state.is_dir() and not state.is_symlink() and all(e.name == locks for e in state.iterdir())
+
+
 def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
     """Whether ``path`` (inside ``folder``) is a file of this layout, one paraamr may replace.
 
@@ -200,10 +242,11 @@ def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
     return len(parts) == 3 and parts[0] == DATA and parse_shard_name(parts[2]) is not None
 
 
-def remove_layout(folder: str | os.PathLike) -> int:
+def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
     """Delete every file of this layout in ``folder`` (card, summary, Table-2 row, plots paraamr
     wrote, shards, failure files, the state) and nothing else; return how many files were deleted.
     The locks under ``.paraamr/locks/`` stay: a lock file removed while held would stop locking.
+    ``state=False`` keeps the state too (a writer that staged its new parts there first).
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -221,7 +264,7 @@ def remove_layout(folder: str | os.PathLike) -> int:
         if path.is_file() or path.is_symlink():
             path.unlink()
             removed += 1
-    removed += remove_state(root)
+    removed += remove_state(root) if state else 0
     for sub in (DATA, FAILURES, PLOTS):  # folders this layout emptied
         top = root / sub
         for d in sorted(top.rglob("*"), reverse=True) if top.is_dir() and not top.is_symlink() else []:

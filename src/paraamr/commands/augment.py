@@ -126,15 +126,22 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
-    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together)."""
-    from paraamr.augment.folder import augment_card, check_output, write_folder
+    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together).
+    The output folder's lock is held from before any work to the end: a second run is refused."""
+    from paraamr.augment.folder import claim_output
+
+    _check_options(args)
+    output = args.output or f"augmented-{args.method}"
+    with claim_output(Path(output), args.overwrite):
+        return _run(args, output)
+
+
+def _run(args: argparse.Namespace, output: str) -> int:
+    from paraamr.augment.folder import augment_card, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.runner import augment, check_columns, detect_columns
     from paraamr.errors import InputError, about
 
-    _check_options(args)
-    output = args.output or f"augmented-{args.method}"
-    check_output(Path(output), args.overwrite)  # before any work
     language = None
     if args.method != "paraamr":  # a bad synonym file, before any work too
         from paraamr.augment.languages import setup
