@@ -255,13 +255,12 @@ def run(args: argparse.Namespace) -> int:
         return dry_run(record, args.output)
     push = None
     if args.push_to_hub:
-        from huggingface_hub.errors import HFValidationError
-        from huggingface_hub.utils import validate_repo_id
+        from paraamr.layout import check_name
 
         try:  # refused now, not after the run
-            validate_repo_id(args.push_to_hub)
-        except HFValidationError as err:
-            raise UsageError(f"--push-to-hub {args.push_to_hub!r}: not a repo id (org/name): {err}") from None
+            check_name("repo id", args.push_to_hub)
+        except ValueError as err:
+            raise UsageError(f"--push-to-hub: {err}") from None
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
     elif args.private or args.revision or args.token:
         raise UsageError("--private, --revision and --token go with --push-to-hub")

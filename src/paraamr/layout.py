@@ -45,6 +45,7 @@ __all__ = [
     "PARTS",
     "PLOTS",
     "PLOT_FILES",
+    "SPLIT_RULE",
     "STATE_DIR",
     "STATE_FILES",
     "SUMMARY",
@@ -136,14 +137,54 @@ def parse_size(size: int | str) -> int:
     return value
 
 
-def check_name(kind: str, name: str) -> str:
-    """``name`` when it can name a config or split folder of this layout, else ValueError.
+#: datasets' rule for a split name (``datasets.naming._split_re``), matched whole.
+SPLIT_RULE = r"\w+(\.\w+)*"
+#: Characters datasets refuses in a config name (``datasets.naming.INVALID_WINDOWS_CHARACTERS_IN_PATH``).
+CONFIG_BAD = "<>:/\\|?*"
 
-    >>> check_name("split", "train")
-    'train'
+
+def check_name(kind: str, name: str) -> str:
+    """``name`` when it follows the rules of a ``split`` name (datasets': letters, digits and
+    ``_``, in parts joined by ``.``), a ``config`` name (a file name without datasets' bad
+    characters ``<>:/\\|?*`` or control characters) or a Hub ``repo id`` (huggingface_hub's
+    ``validate_repo_id``); else ValueError, one line naming the rule.
+
+    >>> check_name("split", "train"), check_name("config", "pairs")
+    ('train', 'pairs')
+    >>> check_name("split", "../x")
+    Traceback (most recent call last):
+    ...
+    ValueError: split name '../x' breaks datasets' rule: letters, digits and _, in parts joined by '.'
+    >>> check_name("split", "train\\n")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: split name 'train\\n' breaks datasets' rule: ...
     """
-    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
-        raise ValueError(f"{kind} name {name!r} cannot be a file name (empty, '/', or leading '.')")
+    if not isinstance(name, str):
+        raise ValueError(f"{kind} name {name!r} is not a string")
+    if kind == "split":
+        if not re.fullmatch(SPLIT_RULE, name):
+            raise ValueError(
+                f"{kind} name {name!r} breaks datasets' rule: letters, digits and _, in parts joined by '.'"
+            )
+    elif kind == "repo id":
+        from huggingface_hub.errors import HFValidationError
+        from huggingface_hub.utils import validate_repo_id
+
+        try:
+            validate_repo_id(name)
+        except HFValidationError as err:
+            raise ValueError(f"{name!r} is not a Hub repo id (org/name): {err}") from None
+    elif (
+        not name
+        or name in (".", "..")
+        or name.startswith(".")
+        or any(c in CONFIG_BAD or not c.isprintable() for c in name)
+    ):
+        raise ValueError(
+            f"{kind} name {name!r} cannot name a folder: empty, a leading '.', a control "
+            f"character or one of datasets' bad characters {CONFIG_BAD}"
+        )
     return name
 
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from paraamr.errors import UsageError
-from paraamr.layout import MAX_SHARD_SIZE, parse_size
+from paraamr.layout import MAX_SHARD_SIZE, check_name, parse_size
 from paraamr.models import catalog
 from paraamr.records import split_names
 
@@ -98,6 +98,10 @@ class RecordSettings:
             raise UsageError("--min-similarity needs --similarity-model")
         if self.max_chars < 1:
             raise UsageError(f"--max-chars must be positive, got {self.max_chars}")
+        try:  # up front: a split name is a file name and a key of the card
+            check_name("split", self.split)
+        except ValueError as err:
+            raise UsageError(f"--split: {err}") from None
         if self.num_beams is not None and self.num_beams < 1:
             raise UsageError(f"--num-beams must be positive, got {self.num_beams}")
         for name in ("validation_fraction", "test_fraction"):

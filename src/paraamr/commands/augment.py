@@ -262,8 +262,18 @@ def _labelled(dataset) -> bool:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """Options that do not go with the method: a usage error (exit 2), before anything is read."""
+    """Options that do not go with the method, or names that break datasets' rules
+    (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
+    from paraamr.commands.push import check_repo_id
     from paraamr.errors import UsageError
+    from paraamr.layout import check_name
+
+    check_repo_id(args.push_to_hub)
+    for split in args.split or ():
+        try:
+            check_name("split", split)
+        except ValueError as err:
+            raise UsageError(f"--split: {err}") from None
 
     if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
         raise UsageError("--method paraamr needs exactly one of --paraphrases PATH and --generate")

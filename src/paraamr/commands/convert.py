@@ -74,11 +74,14 @@ def run(args: argparse.Namespace) -> int:
     """Convert (and push); print what was written."""
     import sys
 
+    from paraamr.commands.push import check_repo_id
     from paraamr.commands.stats import archive_limits
     from paraamr.errors import ParaAMRError
     from paraamr.sources import Skipped
 
     reading = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
+    check_repo_id(args.push_to_hub)
+    check_repo_id(args.repo_id, "--repo-id")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
     skipped = Skipped()
     if to == "jsonl" and args.push_to_hub:
