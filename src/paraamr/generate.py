@@ -138,6 +138,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     filt.add_argument(
         "--max-chars", type=int, **given, help=f"longer sources are failures (default {d.max_chars})"
     )
+    filt.add_argument(
+        "--max-amr-nodes",
+        type=int,
+        **given,
+        help=f"a graph (given or parsed) with more nodes is a failure, seen before it is parsed "
+        f"(default {d.max_amr_nodes})",
+    )
+    filt.add_argument(
+        "--max-amr-depth",
+        type=int,
+        **given,
+        help=f"a graph nested deeper is a failure, seen before it is parsed (default {d.max_amr_depth})",
+    )
     filt.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], **given, help="model dtype")
     filt.add_argument("--num-beams", type=int, **given, help="parser beams (default: the model's)")
     run = parser.add_argument_group("execution")

@@ -259,7 +259,12 @@ class Generator:
                 continue
             stage = "input" if it.row.amr is not None else "parse"
             try:
-                graph = amr.decode(it.graph_text, where=it.row.where or it.row.id)
+                graph = amr.decode(
+                    it.graph_text,
+                    where=it.row.where or it.row.id,
+                    max_nodes=s.max_amr_nodes,
+                    max_depth=s.max_amr_depth,
+                )
             except AMRError as err:
                 it.failure = Failure(stage, str(err))
                 continue
