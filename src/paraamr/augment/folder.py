@@ -71,12 +71,12 @@ def augment_card(
     ``repo_id`` names the Hub repo in the load snippet."""
     from huggingface_hub import DatasetCardData
 
-    from paraamr.card import code, configs, md, render, size_category
+    from paraamr.card import code, configs, cut, md, render, size_category
 
     present = [s for s, count in rows.items() if count]
     empty = [s for s, count in rows.items() if not count]
     data = DatasetCardData(
-        pretty_name=pretty_name or f"{source} augmented ({method})",
+        pretty_name=pretty_name or f"{cut(source)} augmented ({method})",
         license=license or "unknown",
         language=[language],
         size_categories=[size_category(sum(rows.values()))],
@@ -94,7 +94,10 @@ def augment_card(
         *([f"- Method: {code(method_signature)}"] if method_signature else []),
         *([f"- Language model: {code(signature)}"] if signature else []),
         *(
-            [f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {', '.join(empty)}"]
+            [
+                "- Splits without rows (not in `configs`, so `load_dataset` skips them): "
+                + ", ".join(map(md, empty))
+            ]
             if empty
             else []
         ),
