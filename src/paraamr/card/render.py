@@ -18,11 +18,15 @@ from paraamr import __version__, sources
 from paraamr.card.markdown import size_category
 from paraamr.card.sections import (
     CONFIGS,
+    contents,
     dataset_info,
     evaluation_text,
+    example_json,
     examples,
     examples_text,
+    libraries_text,
     license_texts,
+    shard_names,
     splits_text,
     stats_text,
 )
@@ -138,15 +142,27 @@ def _summary_text(stats: Mapping[str, Any] | None, what: str, release: bool) -> 
     )
 
 
-def _load_texts(repo_id: str | None, root: Path | None) -> tuple[str, str]:
-    """``(repo id or folder name in the snippets, the sentence under them)``."""
+def _usage_texts(
+    repo_id: str | None, root: Path | None, present: Mapping[str, Sequence[str]], splits: Sequence[str]
+) -> dict[str, str]:
+    """The Quick Start's fields: the repo id or folder name in the snippets, the sentence under
+    them, the split they load, and the pandas / Polars / huggingface_hub snippets."""
+    name = repo_id or (root.name if root is not None else "paraamr")
     if repo_id:
-        return repo_id, f"This dataset is published on the Hub as `{repo_id}`."
-    name = root.name if root is not None else "paraamr"
-    return name, (
-        f'Loads from the folder itself (`load_dataset("{name}")` in its parent folder). Once published '
-        f"(`paraamr push ORG/NAME {name}`), load it by its Hub id instead."
-    )
+        note = f"This dataset is published on the Hub as `{repo_id}`."
+    else:
+        note = (
+            f'Loads from the folder itself (`load_dataset("{name}")` in its parent folder). Once published '
+            f"(`paraamr push ORG/NAME {name}`), load it by its Hub id instead."
+        )
+    split = (present.get("default") or [*splits, "train"])[0]
+    shards = shard_names(root, present) if root is not None else None
+    return {
+        "repo_hint": name,
+        "load_note": note,
+        "first_split": split,
+        "libraries_text": libraries_text(repo_id, name, split, shards),
+    }
 
 
 def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos):
@@ -219,17 +235,13 @@ def render_card(
     size_text, statistics = _stats_texts(stats, plots)
     summary_text = _summary_text(stats, what, summary is None)
     summary_text += " " + splits_text(root, present, expected_splits(summary))
-    repo_hint, load_note = _load_texts(repo_id, root)
     records = list(example_records) if example_records is not None else (examples(root) if root else [])
-    return render(
-        TEMPLATE,
-        _card_data(summary, stats, license_id, pretty_name, present, infos),
+    fields = dict(
         pretty_name=pretty_name,
         summary_text=summary_text,
-        repo_hint=repo_hint,
-        load_note=load_note,
-        first_split=(present.get("default") or [*splits, "train"])[0],
+        **_usage_texts(repo_id, root, present, splits),
         examples_text=examples_text(records),
+        example_json=example_json(records),
         stats_text=statistics,
         evaluation_text=evaluation_text(evaluation),
         license_text=license_text,
@@ -243,6 +255,9 @@ def render_card(
         "the ParaAMR authors.",
         **origin,
     )
+    data = _card_data(summary, stats, license_id, pretty_name, present, infos)
+    headings = render(TEMPLATE, data, contents="", **fields)  # the table of contents lists these
+    return render(TEMPLATE, data, contents=contents(headings), **fields)
 
 
 def write_card(
