@@ -117,6 +117,19 @@ def test_lm_cuts_texts_with_the_runs_tokenizer(tmp_path):
         reda.augment(texts[0], 2, lm=NgramLM.train(texts))
 
 
+def test_python_api_trains_its_default_lm_with_redas_tokenizer():
+    """``augment(..., method="reda-ng")`` without ``lm=``: the LM it trains counts jieba words, so
+    Chinese REDA+NG runs from Python as from the command (it refused a whitespace LM before)."""
+    from datasets import Dataset
+
+    from paraamr.augment.runner import augment
+
+    data = Dataset.from_dict({"text_a": [a for a, _, _ in PAIRS], "text_b": [b for _, b, _ in PAIRS]})
+    reda = REDA(synonyms=cilin(), tokenizer=Jieba())
+    result = augment(data, method="reda-ng", n=2, reda=reda, columns=["text_a", "text_b"])
+    assert result.stats["added_rows"] > 0
+
+
 def _allowed_characters(text: str, source) -> set[str]:
     """The characters an edit of ``text`` may hold: its own and those of its words' synonyms."""
     allowed = set(text)
