@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dataset_samples import FOLDER_RECORDS
+from huggingface_hub import DatasetCard
 
 import paraamr
-from paraamr.card import write_card
+from paraamr.card import render_card, write_card
 from paraamr.cli import main
 from paraamr.dataset import ParaAMR
 from paraamr.records import PAIRS_SCHEMA, to_pairs
@@ -200,3 +201,34 @@ def test_bad_input_is_refused_in_one_line(folder):
     no_scores = datasets.Dataset.from_list([{"id": "a", "para_text": "x", "perplexity": 1.0}])
     with pytest.raises(ValueError, match="min_similarity: the paraphrases have no similarity scores"):
         paraamr.filter_records(no_scores, min_similarity=0.5)
+
+
+def test_filtered_configs_of_the_card_give_the_builders_pairs(hub, folder, tmp_path_factory, tmp_path):
+    """``write_card(thresholds=...)``: ``pairs-ppl{T}`` configs, read with datasets' Parquet filters."""
+    root = tmp_path / "paraamr"
+    shutil.copytree(folder, root)
+    write_card(root, summary=None, license="cc-by-4.0", repo_id="org/filtered", thresholds=[110, 85, 110])
+    names = datasets.get_dataset_config_names(str(root))
+    assert sorted(names) == ["default", "pairs", "pairs-ppl110", "pairs-ppl85"]
+    hub.add_dataset_repo("org/filtered", root)
+    for threshold in (110, 85):
+        expected = _builder_rows(tmp_path_factory, "pairs", {"max_perplexity": threshold}, data_dir=str(root))
+        config = f"pairs-ppl{threshold}"
+        local = datasets.load_dataset(str(root), config, cache_dir=str(tmp_path / "hf"))
+        assert _rows(local) == {s: rows for s, rows in expected.items() if s in local}, threshold
+        assert _rows(datasets.load_dataset("org/filtered", config)) == _rows(local)
+        assert _rows(datasets.load_dataset("org/filtered", config, streaming=True)) == _rows(local)
+    text = (root / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset("org/filtered", "pairs-ppl110", split="train")' in text
+    # validation's one pair has perplexity 115: datasets cannot load a split left without rows
+    assert "left out: `pairs-ppl110`/`validation`, `pairs-ppl85`/`validation`." in text
+    assert list(datasets.load_dataset(str(root), "pairs-ppl110", cache_dir=str(tmp_path / "hf"))) == ["train"]
+
+
+def test_filtered_configs_need_the_folder_and_numbers(folder):
+    with pytest.raises(ValueError, match="need the folder"):
+        render_card(summary=None, stats=None, license=None, thresholds=[110])
+    with pytest.raises(ValueError, match="must be a number >= 0, got '110'"):
+        render_card(summary=None, stats=None, license=None, folder=folder, thresholds=["110"])
+    text = render_card(summary=None, stats=None, license=None, folder=folder, thresholds=[10])
+    assert "No pair is within" in text and "pairs-ppl10" not in str(DatasetCard(text).data.configs)

@@ -29,6 +29,7 @@ from paraamr.card.sections import (
     shard_names,
     splits_text,
     stats_text,
+    threshold_splits,
 )
 from paraamr.card.settings import expected_splits, flat, method_text, record_settings
 from paraamr.errors import InputError
@@ -38,6 +39,7 @@ from paraamr.stats import compute_stats
 __all__ = [
     "TEMPLATE",
     "configs",
+    "filtered_configs",
     "render",
     "render_card",
     "template_text",
@@ -78,6 +80,43 @@ def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> l
         for config, splits in present.items()
         if splits
     ]
+
+
+def filtered_configs(splits: Mapping[float, Sequence[str]]) -> list[dict[str, Any]]:
+    """``pairs-ppl{T}`` configs, each with the splits that keep rows (:func:`threshold_splits`):
+    the ``pairs`` shards read with datasets' Parquet ``filters`` (perplexity <= T), so the Hub's
+    users pick a threshold by config, with no copy of the data. A threshold that keeps no row has
+    no config.
+
+    >>> [(c["config_name"], c["filters"]) for c in filtered_configs({110: ["train"], 85.5: ["train"], 5: []})]
+    [('pairs-ppl110', [['perplexity', '<=', 110.0]]), ('pairs-ppl85.5', [['perplexity', '<=', 85.5]])]
+    """
+    return [
+        {
+            "config_name": f"pairs-ppl{t:g}",
+            "data_files": [{"split": s, "path": data_files("pairs", s)} for s in names],
+            "filters": [["perplexity", "<=", float(t)]],
+        }
+        for t, names in splits.items()
+        if names
+    ]
+
+
+def _filtered_text(repo: str, filtered: Mapping[float, Sequence[str]], splits: Sequence[str]) -> str:
+    """The sentence that names the filtered configs, and the (config, split) pairs left out."""
+    kept = {t: names for t, names in filtered.items() if names}
+    if not filtered:
+        return ""
+    empty = [f"`pairs-ppl{t:g}`/`{s}`" for t, names in filtered.items() for s in splits if s not in names]
+    left_out = f" No rows, so left out: {', '.join(empty)}." if empty else ""
+    if not kept:
+        return "No pair is within the filtered configs' thresholds, so the card has none." + left_out
+    (first, first_splits), names = next(iter(kept.items())), ", ".join(f"`pairs-ppl{t:g}`" for t in kept)
+    return (
+        f"The configs {names} are `pairs` at those perplexity thresholds, filtered as they load "
+        "(datasets' Parquet `filters`: no copy of the data), for the Hub's viewer and "
+        f'`load_dataset("{repo}", "pairs-ppl{first:g}", split="{first_splits[0]}")`.{left_out}'
+    )
 
 
 def _release_origin() -> dict[str, str]:
@@ -165,7 +204,7 @@ def _usage_texts(
     }
 
 
-def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos):
+def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos, filtered=None):
     from huggingface_hub import DatasetCardData
 
     return DatasetCardData(
@@ -180,7 +219,7 @@ def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos
         task_categories=["text-generation", "sentence-similarity"],
         task_ids=[],
         tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity"],
-        configs=configs({c: present.get(c, []) for c in CONFIGS}),
+        configs=configs({c: present.get(c, []) for c in CONFIGS}) + filtered_configs(filtered or {}),
         **({"dataset_info": infos} if infos else {}),
     )
 
@@ -209,6 +248,7 @@ def render_card(
     evaluation: Mapping[str, Any] | None = None,
     plots: Sequence[str] = (),
     shard_size: str = "500MB",
+    thresholds: Sequence[float] = (),
 ) -> str:
     """The README.md text of a ParaAMR dataset folder.
 
@@ -219,7 +259,9 @@ def render_card(
     folder whose shards the card describes (configs, sizes, empty splits); without it, ``splits``
     names the splits. ``repo_id``: the Hub repository the load snippets name. ``plots``: image
     paths relative to the folder, shown under Statistics. ``evaluation``: ``{"row": {metric:
-    value}, "signatures": ...}`` (:func:`update_card_metrics`).
+    value}, "signatures": ...}`` (:func:`update_card_metrics`). ``thresholds``: perplexities of
+    the filtered ``pairs-ppl{T}`` configs to add (:func:`filtered_configs`; e.g. the paper's 120,
+    110, 85).
     """
     root = Path(folder) if folder is not None else None
     infos = dataset_info(root) if root is not None else None
@@ -255,7 +297,11 @@ def render_card(
         "the ParaAMR authors.",
         **origin,
     )
-    data = _card_data(summary, stats, license_id, pretty_name, present, infos)
+    if thresholds and root is None:
+        raise ValueError("render_card: filtered configs (thresholds) need the folder, to list their splits")
+    filtered = threshold_splits(root, present.get("pairs", []), thresholds) if thresholds else {}
+    fields["filtered_text"] = _filtered_text(fields["repo_hint"], filtered, present.get("pairs", []))
+    data = _card_data(summary, stats, license_id, pretty_name, present, infos, filtered)
     headings = render(TEMPLATE, data, contents="", **fields)  # the table of contents lists these
     return render(TEMPLATE, data, contents=contents(headings), **fields)
 
@@ -268,9 +314,11 @@ def write_card(
     repo_id: str | None = None,
     license_note: str | None = None,
     max_shard_size: str | int = "500MB",
+    thresholds: Sequence[float] = (),
 ) -> Path:
     """Compute the statistics of ``folder``'s shards (plots into ``plots/``) and write its card
-    (``README.md``) atomically; an ``evaluation.json`` beside it adds the Table-2 row."""
+    (``README.md``) atomically; an ``evaluation.json`` beside it adds the Table-2 row;
+    ``thresholds`` add filtered ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
     root = Path(folder)
     stats = compute_stats(root, plot_dir=root / PLOTS, overwrite=True)
     plots = [str(Path(p).relative_to(root)) for p in stats.pop("plots", [])]
@@ -288,6 +336,7 @@ def write_card(
         evaluation=evaluation,
         plots=plots,
         shard_size=str(max_shard_size) if isinstance(max_shard_size, str) else f"{max_shard_size:,} bytes",
+        thresholds=thresholds,
     )
     return atomic_write(root / CARD, text)
 

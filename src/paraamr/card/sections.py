@@ -35,6 +35,7 @@ __all__ = [
     "slug",
     "splits_text",
     "stats_text",
+    "threshold_splits",
 ]
 
 CONFIGS = ("default", "pairs")
@@ -356,3 +357,29 @@ def libraries_text(
         ),
     ]
     return "\n".join([*pandas, *parts, *hub])
+
+
+def threshold_splits(
+    folder: str | os.PathLike, splits: Sequence[str], thresholds: Sequence[float]
+) -> dict[float, list[str]]:
+    """``{T: the splits of pairs with a row of perplexity <= T}`` for each threshold (in order,
+    repeats once), read from the pairs shards' perplexity column."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    for t in thresholds:
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
+            raise ValueError(f"a threshold of a filtered config must be a number >= 0, got {t!r}")
+    shards = list_shards(folder, "pairs").get("pairs", {})
+    perplexity = {
+        split: [pq.read_table(p, columns=["perplexity"]).column(0) for p in shards.get(split, [])]
+        for split in splits
+    }
+    return {
+        float(t): [
+            split
+            for split, columns in perplexity.items()
+            if any(pc.any(pc.less_equal(c, float(t))).as_py() for c in columns)
+        ]
+        for t in dict.fromkeys(thresholds)
+    }
