@@ -149,24 +149,27 @@ class Filters:
         return table.filter(pa.array(counts >= self.min_paraphrases)) if self.min_paraphrases else table
 
     def pair_rows(self, table: pa.Table) -> np.ndarray:
-        """The indices of the rows of a ``pairs`` table kept, in kept order. Its sources must be
-        whole: with :attr:`grouped` filters a source is a run of rows of equal ``id``."""
+        """The indices of the rows of a ``pairs`` table kept, in kept order. With :attr:`grouped`
+        filters a source is all rows of one ``id``, wherever they are (shuffled rows too): its kept
+        rows come out together, where its first row was."""
         import numpy as np
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         _require(table.column_names, "pairs", ("id", "perplexity") if self.grouped else ("perplexity",))
-        n = len(table)
-        if self.grouped and n:
-            ids = pc.fill_null(table.column("id"), "\0").combine_chunks()
-            starts = pc.not_equal(ids.slice(1), ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-            parents = np.concatenate([[0], np.cumsum(starts)])
-        else:
-            parents = np.arange(n)
-        sources = int(parents[-1]) + 1 if n else 0
         scores = [table.column(c).combine_chunks() if c in table.column_names else None for c in _SCORES]
         self._check_scores(scores[1] is not None)
-        index, counts = self.keep(parents, *scores, sources)
-        return index[np.repeat(counts >= self.min_paraphrases, counts)] if self.min_paraphrases else index
+        if not (self.grouped and len(table)):
+            return self.keep(np.arange(len(table)), *scores, len(table))[0]
+        ids = pc.dictionary_encode(pc.fill_null(table.column("id").combine_chunks(), "\0"))
+        codes = ids.indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
+        order = np.argsort(codes, kind="stable")
+        take = pa.array(order)
+        scores = [None if c is None else c.take(take) for c in scores]
+        index, counts = self.keep(codes[order], *scores, len(ids.dictionary))
+        if self.min_paraphrases:
+            index = index[np.repeat(counts >= self.min_paraphrases, counts)]
+        return order[index]
 
     def pairs(self, table: pa.Table) -> pa.Table:
         """The rows of a ``pairs`` table kept (see :meth:`pair_rows`)."""
@@ -264,9 +267,10 @@ def filter_records(
 
     ``default`` (one row per source): each row's paraphrases are filtered in Arrow batches of
     ``batch_size`` (``map(batched=True)``); rows left with fewer than ``min_paraphrases`` go.
-    ``pairs`` (one row per pair): a source is a run of rows of equal ``id`` (as written);
+    ``pairs`` (one row per pair): a source is all rows of one ``id``, wherever they are;
     ``min_paraphrases``, ``max_paraphrases`` and ``order="perplexity"`` count, cut and sort each
-    source's rows over the whole dataset (a ``select`` of the rows kept). A streamed ``pairs``
+    source's rows over the whole dataset (a ``select`` of the rows kept: a source's rows come out
+    together, where its first row was; shuffled rows are fine). A streamed ``pairs``
     dataset takes only the per-row thresholds: the others raise ``ValueError``, as a source's rows
     may span batches, shards and workers (stream ``default`` instead).
     """

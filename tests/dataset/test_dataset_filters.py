@@ -169,6 +169,16 @@ def test_a_source_split_over_two_files_is_counted_whole(tmp_path):
     ]
 
 
+def test_shuffled_pairs_count_each_source_whole(folder, tmp_path):
+    pairs = datasets.load_dataset(str(folder), "pairs", split="train", cache_dir=str(tmp_path))
+    options = {"max_perplexity": 100, "min_paraphrases": 2, "max_paraphrases": 2, "order": "perplexity"}
+    expected = paraamr.filter_records(pairs, **options).to_list()
+    assert [r["para_text"] for r in expected] == ["The cat was sitting.", "A cat sat."]  # id-cat: 20.0, 80.0
+    for seed in range(5):
+        shuffled = paraamr.filter_records(pairs.shuffle(seed=seed), **options)
+        assert shuffled.to_list() == expected, seed
+
+
 def test_default_streamed_in_batches_of_one_keeps_the_format(folder):
     streamed = datasets.load_dataset(str(folder), split="train", streaming=True)
     kept = paraamr.filter_records(streamed, max_perplexity=100, min_paraphrases=2, batch_size=1)
