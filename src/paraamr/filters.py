@@ -93,7 +93,7 @@ class Filters:
     @property
     def active(self) -> bool:
         """Whether any filter is set (else every record is kept as it is)."""
-        return self != Filters()
+        return self.grouped or self.max_perplexity is not None or self.min_similarity is not None
 
     def keep(
         self, parents: np.ndarray, perplexity: pa.Array, similarity: pa.Array | None, sources: int
@@ -201,7 +201,8 @@ class Filters:
         parents = np.repeat(np.arange(len(paras)), lengths)
         flat = [para for ps in paras for para in ps]
         perplexity = pa.array([p.get("perplexity") for p in flat], pa.float64())
-        similarity = pa.array([p.get("similarity") for p in flat], pa.float64())
+        wanted = self.min_similarity is not None
+        similarity = pa.array([p.get("similarity") for p in flat], pa.float64()) if wanted else None
         index, counts = self.keep(parents, perplexity, similarity, len(paras))
         ends = np.cumsum(counts)
         for (key, record), end, count in zip(batch, ends.tolist(), counts.tolist(), strict=True):
