@@ -61,3 +61,10 @@ def test_env_imports_no_library_it_only_names():
 def test_a_missing_package_is_named_not_installed(monkeypatch):
     monkeypatch.setattr("paraamr.commands.env.PACKAGES", ("datasets", "no-such-distribution"))
     assert ("no-such-distribution version", "not installed") in facts()
+
+
+def test_a_cache_that_is_not_a_folder_is_said_so(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    printed = dict(facts(str(tmp_path / "afile")))
+    assert printed["model cache"] == f"{tmp_path / 'afile'} (not a folder)"
+    assert dict(facts(str(tmp_path / "new")))["model cache"] == f"{tmp_path / 'new'} (not there yet)"

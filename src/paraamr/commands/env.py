@@ -74,7 +74,9 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     rows += [("Python version", platform.python_version()), ("Platform", platform.platform())]
     rows += versions(PACKAGES)
     rows += _cuda()
-    rows.append(("model cache", str(cache_root(cache_dir))))
+    cache = cache_root(cache_dir)
+    state = "" if cache.is_dir() else " (not a folder)" if cache.exists() else " (not there yet)"
+    rows.append(("model cache", f"{cache}{state}"))
     rows.append(("Hub cache", _hub_cache()))
     for name in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "PARAAMR_CACHE", "PARAAMR_RELEASE_URL"):
         if os.environ.get(name):
