@@ -143,7 +143,8 @@ class Filters:
         parents = pc.list_parent_indices(paras).to_numpy(zero_copy_only=False)
         scores = self._scores(flat)
         index, counts = self.keep(parents, *scores, len(table))
-        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+        wide = pa.types.is_large_list(paras.type)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64 if wide else np.int32)
         kept = type(paras).from_arrays(pa.array(offsets), flat.take(pa.array(index)), type=paras.type)
         table = table.set_column(position, table.schema.field(position), kept)
         return table.filter(pa.array(counts >= self.min_paraphrases)) if self.min_paraphrases else table
@@ -161,7 +162,8 @@ class Filters:
         self._check_scores(scores[1] is not None)
         if not (self.grouped and len(table)):
             return self.keep(np.arange(len(table)), *scores, len(table))[0]
-        ids = pc.dictionary_encode(pc.fill_null(table.column("id").combine_chunks(), "\0"))
+        ids = table.column("id")  # large_string: millions of ids may pass string offsets' 2 GiB
+        ids = pc.dictionary_encode(pc.fill_null(ids.cast(pa.large_string()).combine_chunks(), "\0"))
         codes = ids.indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
         order = np.argsort(codes, kind="stable")
         take = pa.array(order)

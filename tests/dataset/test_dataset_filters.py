@@ -242,3 +242,20 @@ def test_filtered_configs_need_the_folder_and_numbers(folder):
         render_card(summary=None, stats=None, license=None, folder=folder, thresholds=["110"])
     text = render_card(summary=None, stats=None, license=None, folder=folder, thresholds=[10])
     assert "No pair is within" in text and "pairs-ppl10" not in str(DatasetCard(text).data.configs)
+
+
+def test_arrow_tables_with_large_lists_and_chunks():
+    para = pa.struct([("para_text", pa.string()), ("perplexity", pa.float64())])
+    paras = [[{"para_text": "x", "perplexity": 10.0}, {"para_text": "y", "perplexity": 200.0}], []]
+    table = pa.table({"paraphrases": pa.array(paras, pa.large_list(para))})
+    kept = paraamr.filters.Filters(max_perplexity=100).records(table)
+    assert kept.schema == table.schema and kept.to_pylist() == [
+        {"paraphrases": [paras[0][0]]},
+        {"paraphrases": []},
+    ]
+    pairs = pa.table({"id": pa.chunked_array([["a", "a"], ["b", "a"]]), "perplexity": [1.0, 2.0, 3.0, 4.0]})
+    assert paraamr.filters.Filters(min_paraphrases=3).pairs(pairs)["perplexity"].to_pylist() == [
+        1.0,
+        2.0,
+        4.0,
+    ]
