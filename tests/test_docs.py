@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import PAPER_AMR, PAPER_TEXT
+
+from paraamr.models.tiny import PAPER_AMR, PAPER_TEXT
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
