@@ -22,7 +22,8 @@ LAYERS: list[set[str]] = [
     {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
     | {"layout", "locks", "signals", "progress"},
     {"amr", "models"},
-    {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
+    {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"}
+    | {"filters"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
     | {"builder.run", "augment"},
