@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from paraamr.builder.rows import LongLine, bounded_lines, text_problem
 from paraamr.errors import InputError
 from paraamr.filters import Filters
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
+from paraamr.texts import LongLine, bounded_lines, text_problem
 
 #: The released subset (177,410 sources) of amazon-science/ParaAMR: a zip of one JSON lines file.
 RELEASE_URL = "https://github.com/amazon-science/ParaAMR/raw/main/ParaAMR_small.zip"
@@ -133,7 +133,7 @@ def _number(value: Any) -> bool:
 def parse_line(obj: Any, *, max_chars: int | None = None) -> dict[str, Any]:
     """The ``default`` record of one decoded JSON line; ``ValueError`` says what is wrong: a field
     of the wrong type, or a text (``text``, a ``para_text``) that cannot enter a dataset
-    (:func:`paraamr.builder.rows.text_problem`: a lone surrogate, a NUL, over ``max_chars``).
+    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``).
 
     >>> rec = parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello.", "perplexity": 3}]})
     >>> rec["id"], rec["paraphrases"][0]["perplexity"], rec["paraphrases"][0]["quality"]

@@ -105,9 +105,10 @@ def test_text_lines_longer_than_the_cap_are_failure_rows_read_in_flat_memory():
     import hashlib
     import io
 
-    from paraamr.builder import readers, rows
+    from paraamr import texts
+    from paraamr.builder import readers
 
-    line = b"y" * (rows.MAX_LINE_BYTES + 10)
+    line = b"y" * (texts.MAX_LINE_BYTES + 10)
     got = list(readers.read_lines(io.BytesIO(b"ok\n" + line + b"\r\nlast\n")))
     assert [r.text for r in got[::2]] == ["ok", "last"] and got[1].failure.stage == "input"
     assert got[1].id == hashlib.sha1(line).hexdigest()[:16]  # the id a short line would have

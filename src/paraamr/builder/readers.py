@@ -17,19 +17,10 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from paraamr.builder.rows import (
-    InputRow,
-    LongLine,
-    _strip_eol,
-    _value_row,
-    amr_row,
-    bounded_lines,
-    decode_bytes,
-    long_line_row,
-    raw_bytes,
-)
+from paraamr.builder.rows import InputRow, _value_row, amr_row, decode_bytes, long_line_row, raw_bytes
 from paraamr.errors import InputError
 from paraamr.failures import Failure
+from paraamr.texts import LongLine, bounded_lines, strip_eol
 
 #: Input formats by file suffix.
 FORMATS = {".txt": "txt", ".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
@@ -37,13 +28,13 @@ FORMATS = {".txt": "txt", ".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".p
 
 def read_lines(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
     """One row per line of bytes (``.txt`` input: one sentence a line; a binary stream is read in
-    memory flat in the size of a line, see :func:`~paraamr.builder.rows.bounded_lines`)."""
+    memory flat in the size of a line, see :func:`paraamr.texts.bounded_lines`)."""
     for number, line in enumerate(_lines(lines), 1):
         where = f"{name}:{number}"
         yield (
             long_line_row(line, where=where)
             if isinstance(line, LongLine)
-            else decode_bytes(_strip_eol(line), where=where)
+            else decode_bytes(strip_eol(line), where=where)
         )
 
 
@@ -71,7 +62,7 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
         if isinstance(line, LongLine):
             yield long_line_row(line, where=f"{name}:{number}")
             continue
-        raw = _strip_eol(line)
+        raw = strip_eol(line)
         row = decode_bytes(raw, where=f"{name}:{number}")
         if row.failure is not None:
             yield row

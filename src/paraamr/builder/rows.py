@@ -2,9 +2,10 @@
 partition of rows over processes and splits (by id, so repeats of a source meet in one process).
 
 Bytes that are not valid UTF-8 never raise: the row carries the text decoded with replacement
-characters, the raw bytes in ``raw_b64`` and an input failure. Text is checked once, here, where it
-enters (:func:`text_problem`): a lone surrogate (JSON's ``"\\ud800"``, which has no UTF-8) or a NUL
-character makes the row an input failure, with a writable text (surrogates as U+FFFD).
+characters, the raw bytes in ``raw_b64`` and an input failure. Text is checked once, here, where
+it enters (:func:`paraamr.texts.text_problem`): a lone surrogate (JSON's ``"\\ud800"``, which has
+no UTF-8) or a NUL character makes the row an input failure, with a writable text (surrogates as
+U+FFFD).
 
 >>> row = decode_bytes(b"I know.")
 >>> row.id, row.text, row.failure
@@ -24,30 +25,24 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from paraamr.failures import Failure
 from paraamr.records import text_id
+from paraamr.texts import MAX_LINE_BYTES, LongLine, printable, text_problem
 
 __all__ = [
-    "MAX_LINE_BYTES",
     "InputRow",
-    "LongLine",
     "amr_row",
-    "bounded_lines",
     "decode_bytes",
     "long_line_row",
     "owner",
-    "printable",
     "raw_bytes",
     "split_of",
-    "text_problem",
 ]
 
 _META = re.compile(r"^#\s*::(\S+)\s?(.*)$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -65,37 +60,6 @@ class InputRow:
 
 def _bytes_id(raw: bytes) -> str:
     return hashlib.sha1(raw).hexdigest()[:16]
-
-
-def text_problem(text: str, max_chars: int | None = None) -> str | None:
-    """Why ``text`` cannot enter a run, or None: a lone surrogate (no UTF-8 holds it: JSON input
-    can carry one as ``"\\ud800"``), a NUL character, or more than ``max_chars`` characters.
-
-    >>> text_problem("fine"), text_problem("a\\x00b"), text_problem("abcdef", max_chars=4)
-    (None, 'a NUL character at character 2', 'longer than --max-chars 4 (6 characters)')
-    """
-    if not text.isascii():
-        match = _SURROGATE.search(text)
-        if match:
-            return (
-                f"a lone surrogate (U+{ord(match.group()):04X}) at character {match.start() + 1}; "
-                "text cannot hold it"
-            )
-    nul = text.find("\x00")
-    if nul >= 0:
-        return f"a NUL character at character {nul + 1}"
-    if max_chars is not None and len(text) > max_chars:
-        return f"longer than --max-chars {max_chars} ({len(text)} characters)"
-    return None
-
-
-def printable(text: str) -> str:
-    """``text`` as a failure row can store it: lone surrogates become U+FFFD.
-
-    >>> printable("a\\ud800b")
-    'a\ufffdb'
-    """
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def raw_bytes(value: Any) -> bytes:
@@ -124,68 +88,11 @@ def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
     return InputRow(_bytes_id(raw), text, failure=problem and Failure("input", problem), where=where)
 
 
-#: Lines longer than this many bytes are read past, never held (a failure row, an invalid line).
-MAX_LINE_BYTES = 32 * 2**20
-
-
-@dataclass(frozen=True)
-class LongLine:
-    """A line over the cap of :func:`bounded_lines`: its ``size`` in bytes, the sha1 ``digest`` of
-    its bytes (line end stripped) and its first bytes (``head``)."""
-
-    size: int
-    digest: str
-    head: bytes
-
-
-def bounded_lines(stream: Any, max_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes | LongLine]:
-    """The lines of a binary stream (line ends kept), in memory flat in the size of a line: a line
-    over ``max_bytes`` (line end aside) comes as a :class:`LongLine`, hashed as it streams past.
-
-    >>> import io
-    >>> out = list(bounded_lines(io.BytesIO(b"ab\\n" + b"x" * 10 + b"\\r\\nlast"), max_bytes=4))
-    >>> out[0], out[1].size, out[1].digest == hashlib.sha1(b"x" * 10).hexdigest(), out[2]
-    (b'ab\\n', 10, True, b'last')
-    """
-    while True:
-        line = stream.readline(max_bytes + 2)
-        if not line:
-            return
-        if len(line) <= max_bytes or (line.endswith(b"\n") and len(_strip_eol(line)) <= max_bytes):
-            yield line
-            continue
-        digest, size, head = hashlib.sha1(), 0, line[:1024]
-        while line:
-            body = _strip_eol(line)
-            if len(body) < len(line) and line.endswith(b"\n"):
-                digest.update(body)
-                size += len(body)
-                break
-            # a "\r" at the end of a piece may start the line end: held back until the next piece
-            keep = b"\r" if line.endswith(b"\r") else b""
-            digest.update(line[: len(line) - len(keep)])
-            size += len(line) - len(keep)
-            more = stream.readline(1 << 20)
-            line = keep + more if more else b""
-            if not more and keep:
-                digest.update(keep)
-                size += len(keep)
-        yield LongLine(size, digest.hexdigest(), head)
-
-
 def long_line_row(line: LongLine, *, where: str) -> InputRow:
     """The failure row of a line over :data:`MAX_LINE_BYTES` (or the reader's cap)."""
     text = printable(line.head.decode("utf-8", errors="replace")) + "…"
     reason = f"a line of {line.size} bytes, over the cap of {MAX_LINE_BYTES} bytes a line"
     return InputRow(line.digest[:16], text, failure=Failure("input", reason), where=where)
-
-
-def _strip_eol(line: bytes) -> bytes:
-    if line.endswith(b"\n"):
-        line = line[:-1]
-    if line.endswith(b"\r"):
-        line = line[:-1]
-    return line
 
 
 def _value_row(value: Any, column: str, where: str, raw: bytes) -> InputRow:
