@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from paraamr.records import normalize
-from paraamr.sources import read_path, select
+from paraamr.sources import Limits, read_path, select
 
 
 class ParaphraseIndex:
@@ -77,10 +77,17 @@ class ParaphraseIndex:
 
     @classmethod
     def from_path(
-        cls, path: str | os.PathLike, *, keys: set[str] | None = None, max_perplexity: float | None = None
+        cls,
+        path: str | os.PathLike,
+        *,
+        keys: set[str] | None = None,
+        max_perplexity: float | None = None,
+        limits: Limits | None = None,
     ) -> ParaphraseIndex:
-        """An index of every record under ``path`` (all splits); see :func:`paraamr.sources.read_path`."""
-        records = (record for _split, record in read_path(path))
+        """An index of every record under ``path`` (all splits); see :func:`paraamr.sources.read_path`
+        (a malformed line, or one with text a dataset cannot hold, is refused naming the file and
+        line; ``limits`` caps what an archive may unpack)."""
+        records = (record for _split, record in read_path(path, limits=limits))
         return cls.from_records(records, keys=keys, max_perplexity=max_perplexity)
 
 

@@ -95,6 +95,9 @@ def register(subparsers) -> None:
         action="store_true",
         help="let a model folder run code other than amrlib's own inference classes",
     )
+    from paraamr.commands.stats import add_archive_options
+
+    add_archive_options(p)
     g = p.add_argument_group("reda / reda-ng methods")
     g.add_argument(
         "--draws", type=positive(), default=20, help="tries per operator behind the pool (default: 20)"
@@ -265,10 +268,12 @@ def _check_options(args: argparse.Namespace) -> None:
     """Options that do not go with the method, or names that break datasets' rules
     (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
     from paraamr.commands.push import check_repo_id
+    from paraamr.commands.stats import archive_limits
     from paraamr.errors import UsageError
     from paraamr.layout import check_name
 
     check_repo_id(args.push_to_hub)
+    archive_limits(args)
     for split in args.split or ():
         try:
             check_name("split", split)
@@ -319,8 +324,10 @@ def _paraphrases(args: argparse.Namespace, datasets, columns):
                 if problem(text, args.max_chars) is None:
                     texts.setdefault(normalize(text), text)
     if args.paraphrases:
+        from paraamr.commands.stats import archive_limits
+
         index = ParaphraseIndex.from_path(
-            args.paraphrases, keys=set(texts), max_perplexity=args.max_perplexity
+            args.paraphrases, keys=set(texts), max_perplexity=args.max_perplexity, limits=archive_limits(args)
         )
     else:
         from paraamr.augment.source import generate_index
