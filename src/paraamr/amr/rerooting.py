@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import penman
 from penman.models.amr import model as AMR_MODEL
@@ -267,34 +268,14 @@ def refocus(
     return _index(graph, where).render(focus_var, oneline=oneline, mod_as_domain=mod_as_domain)
 
 
-def variants(
-    graph: GraphInput,
-    *,
-    foci: str | int = "all",
-    seed: int = 0,
-    exclude: Collection[str] = DEFAULT_EXCLUDED,
-    heuristic: bool = False,
-    oneline: bool = False,
-    mod_as_domain: bool = False,
-    where: str = "<graph>",
-) -> list[Variant]:
-    """One :class:`Variant` per candidate focus (see :func:`candidate_foci` and :func:`refocus`).
+def variants(graph: GraphInput, **options: Any) -> list[Variant]:
+    """One :class:`Variant` per candidate focus (see :func:`candidate_foci` and :func:`refocus`):
+    :func:`iter_variants`' as a list; the options are its own.
 
     >>> [v.concept for v in variants("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")]
     ['boy', 'go']
     """
-    return list(
-        iter_variants(
-            graph,
-            foci=foci,
-            seed=seed,
-            exclude=exclude,
-            heuristic=heuristic,
-            oneline=oneline,
-            mod_as_domain=mod_as_domain,
-            where=where,
-        )
-    )
+    return list(iter_variants(graph, **options))
 
 
 def iter_variants(
@@ -308,9 +289,11 @@ def iter_variants(
     mod_as_domain: bool = False,
     where: str = "<graph>",
 ) -> Iterator[Variant]:
-    """The variants of :func:`variants`, each made when it is asked for: a caller that writes them
-    as they come holds one at a time (a graph of n nodes has up to n variants of n nodes each).
-    The graph is read (and refused: a bad graph, one over the size caps) before the first.
+    """One :class:`Variant` per candidate focus (:func:`candidate_foci` with ``foci``, ``seed``,
+    ``exclude``, ``heuristic``; rendered as :func:`refocus` with ``oneline``, ``mod_as_domain``),
+    each made when it is asked for: a caller that writes them as they come holds one at a time (a
+    graph of n nodes has up to n variants of n nodes each). The graph is read (and refused: a bad
+    graph, one over the size caps) before the first.
 
     >>> it = iter_variants("(d / dog :ARG0-of (b / bark-01))", oneline=True)
     >>> next(it).penman.splitlines()[-1]
