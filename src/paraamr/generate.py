@@ -281,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         try:  # refused now, not after the run
             check_name("repo id", args.push_to_hub)
         except ValueError as err:
-            raise UsageError(f"--push-to-hub: {err}") from None
+            raise UsageError(f"--push-to-hub {err}") from None
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
     elif args.private or args.revision or args.token:
         raise UsageError("--private, --revision and --token go with --push-to-hub")

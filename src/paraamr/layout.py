@@ -174,7 +174,7 @@ def check_name(kind: str, name: str) -> str:
         try:
             validate_repo_id(name)
         except HFValidationError as err:
-            raise ValueError(f"{name!r} is not a Hub repo id (org/name): {err}") from None
+            raise ValueError(f"{name!r}: not a repo id (org/name): {err}") from None
     elif (
         not name
         or name in (".", "..")

@@ -54,7 +54,7 @@ def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
         try:
             check_name("repo id", repo_id)
         except ValueError as err:
-            raise UsageError(f"{option}: {err}") from None
+            raise UsageError(f"{option} {err}") from None
 
 
 def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace) -> int:
