@@ -24,7 +24,8 @@ LAYERS: list[set[str]] = [
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
-    {"builder.stages", "builder.state", "builder.checks", "builder.summary", "builder.run", "augment"},
+    {"builder.stages", "builder.state", "builder.checks", "builder.summary", "builder.shards", "builder.run"}
+    | {"augment"},
     {"generate", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]

@@ -23,8 +23,9 @@ from typing import Any
 from paraamr.builder.checks import check_run, count_rows, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.pipeline import Stats
-from paraamr.builder.rows import owner, split_of
+from paraamr.builder.rows import split_of
 from paraamr.builder.settings import RecordSettings, RunSettings
+from paraamr.builder.shards import Shard, open_folder, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
 from paraamr.builder.state import RunFolder
 from paraamr.builder.summary import Push, finish
@@ -152,8 +153,8 @@ def _process(
     if state["done"]:
         return
     generator = make_generator(record, run)
-    n, rank = folder.num_processes, folder.rank
-    owned = (row for row in read_rows(record) if owner(row.id, n) == rank)
+    n = folder.num_processes
+    owned = (row for row in read_rows(record) if folder.owns(row.id))
     generator.mark_seen(row.id for row in islice(owned, state["consumed"]))
     outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
     main = state_obj.is_main_process
@@ -222,9 +223,12 @@ def execute(
     overwrite: bool = False,
     license: str | None = None,
     push: Push | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any] | None:
     """Run this process's share of the build into ``output``; the main process then writes the
-    summary and the card (and uploads the folder with ``push``) and returns the summary.
+    summary and the card (and uploads the folder with ``push``) and returns the summary. As
+    ``shard`` of a run cut into shards (:mod:`paraamr.builder.shards`), the main process instead
+    lets go of its lock and finalizes the run only when asked to and it is the last shard done.
 
     The main process checks everything (:func:`~paraamr.builder.checks.check_run`) before a model
     loads or a file is written; the others wait for its verdict and end with status 1, silently,
@@ -232,7 +236,7 @@ def execute(
     run = run or RunSettings()
     t0 = time.monotonic()
     rank, n = launch_info()
-    folder = RunFolder(output, rank=rank, num_processes=n)
+    folder = open_folder(output, rank=rank, num_processes=n, shard=shard)
     error: BaseException | None = None
     if rank == 0:
         warning = launch_warning()
@@ -269,7 +273,7 @@ def execute(
         if n > 1 and (run.device or "cpu") == "cpu":
             _share_cores(int(os.environ.get("LOCAL_WORLD_SIZE") or n))
         total: list = [None]
-        if state_obj.is_main_process and run.progress:
+        if state_obj.is_main_process and run.progress and shard is None:  # a shard's rows: not counted
             threading.Thread(target=count_rows, args=(record, total), daemon=True).start()
         _process(record, run, folder, state_obj, total=total)
         if not state_obj.is_main_process:
@@ -277,6 +281,8 @@ def execute(
         state_obj.wait_for_everyone()
         if not state_obj.is_main_process:
             return None
+        if shard is not None:
+            return shard_done(folder, push=push)
         return finish(folder, saved, run, time.monotonic() - t0, license=license, push=push)
     finally:
         folder.unlock()
