@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from paraamr import layout
@@ -36,42 +36,44 @@ def records(n: int, seed: int = 0) -> Iterator[dict]:
         yield {"id": text_id(text), "text": text, "amr": "(s / say-01)", "paraphrases": paras}
 
 
+def by_shard(rows: Iterable[dict], shards: int) -> Callable[[int], list[dict]]:
+    """The rows of each shard (:func:`paraamr.builder.rows.shard_of`), for :func:`write_run`."""
+    groups: dict[int, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(shard_of(row["id"], shards), []).append(row)
+    return lambda i: groups.get(i, [])
+
+
 def write_run(
     folder: str | Path,
-    rows: Iterable[dict],
+    rows_of: Callable[[int], Iterable[dict]],
     shards: int,
     *,
     commit_every: int = 10000,
     done: Iterable[int] | None = None,
 ) -> dict[int, int]:
-    """Write ``rows`` as the committed parts and states of ``shards`` one-process shards of a run
-    in ``folder`` (a part per ``commit_every`` rows of a shard, as a run commits them); the shards
-    in ``done`` (default: all) are done. Returns the rows of each shard."""
+    """Write ``rows_of(i)`` as the committed parts and state of shard ``i`` (one process) of a run
+    of ``shards`` shards in ``folder``, one shard after the other (a part per ``commit_every`` rows,
+    as a shard commits them); the shards in ``done`` (default: all) are done. Returns the rows of
+    each shard."""
     folder = Path(folder)
     done = set(range(shards) if done is None else done)
-    writers: dict[int, tuple[str, ShardWriter, ShardWriter]] = {}
-    counts = dict.fromkeys(range(shards), 0)
-    for record in rows:
-        i = shard_of(record["id"], shards)
-        if i not in writers:
-            w = layout.writer_id(0, 1, shard=(i, shards))
-            writers[i] = (
-                w,
-                ShardWriter(folder, "default", "train", DEFAULT_SCHEMA, writer=w),
-                ShardWriter(folder, "pairs", "train", PAIRS_SCHEMA, writer=w),
-            )
-        _, default, pairs = writers[i]
-        default.write(record)
-        pairs.write_rows(to_pairs(record))
-        counts[i] += 1
-        if counts[i] % commit_every == 0:
-            default.commit(), pairs.commit()
-    for i, (w, default, pairs) in writers.items():
-        stats = Stats(inputs=counts[i], records=counts[i])
+    counts = {}
+    for i in range(shards):
+        w = layout.writer_id(0, 1, shard=(i, shards))
+        default = ShardWriter(folder, "default", "train", DEFAULT_SCHEMA, writer=w)
+        pairs = ShardWriter(folder, "pairs", "train", PAIRS_SCHEMA, writer=w)
+        counts[i] = 0
+        for record in rows_of(i):
+            default.write(record)
+            pairs.write_rows(to_pairs(record))
+            counts[i] += 1
+            if counts[i] % commit_every == 0:
+                default.commit(), pairs.commit()
         state = {
             "consumed": counts[i],
             "next": {"default/train": default.commit(), "pairs/train": pairs.commit(), "failures": 0},
-            "stats": stats.as_dict(),
+            "stats": Stats(inputs=counts[i], records=counts[i]).as_dict(),
             "done": i in done,
         }
         layout.atomic_write(layout.state_path(folder, "state-{writer}.json", writer=w), json.dumps(state))

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from shard_runs import records, write_run
+from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
 from paraamr.builder.rows import owner
@@ -134,7 +134,7 @@ def test_two_claims_of_one_shard_are_refused_other_shards_share_the_folder(tmp_p
 def test_overwrite_with_shard_resets_that_shard_only(tmp_path):
     record = _record(tmp_path)
     out = tmp_path / "out"
-    write_run(out, records(200), 8, commit_every=5, done=[0, 1, 2, 4, 5, 6, 7])
+    write_run(out, by_shard(records(200), 8), 8, commit_every=5, done=[0, 1, 2, 4, 5, 6, 7])
     before = {p for p in out.rglob("*") if p.is_file()}
     mine = {p for p in before if "s00003-of-00008." in p.name}
     assert any("parts" in p.parts for p in mine) and any(p.name.startswith("state-") for p in mine)
@@ -151,7 +151,7 @@ def test_overwrite_with_shard_resets_that_shard_only(tmp_path):
 
 def test_finalize_refuses_until_every_shard_is_done_then_names_shards_over_the_run(tmp_path, capsys):
     out = tmp_path / "out"
-    counts = write_run(out, records(3000), 8, commit_every=50, done=[0, 1, 2, 3, 5, 6])
+    counts = write_run(out, by_shard(records(3000), 8), 8, commit_every=50, done=[0, 1, 2, 3, 5, 6])
     (out / ".paraamr" / "state-s00007-of-00008.00000-of-00001.json").unlink()
     with pytest.raises(InputError, match=r"2 of 8 shards not done \(missing: 7; unfinished: 4 \(0 of 1"):
         finalize_run(out)
@@ -159,7 +159,7 @@ def test_finalize_refuses_until_every_shard_is_done_then_names_shards_over_the_r
     assert printed[0].endswith("on Slurm: --array=4,7")
     assert printed[1:] == [f"generate.py --amr-input input.amr --shard {i}/8" for i in (4, 7)]
     assert sorted(p.name for p in out.iterdir()) == [".paraamr"]
-    write_run(out, (r for r in records(3000)), 8, commit_every=50)  # shards 4 and 7 run again: all done
+    write_run(out, by_shard(records(3000), 8), 8, commit_every=50)  # shards 4 and 7 run again: all done
     with contextlib.redirect_stderr(io.StringIO()):
         summary = finalize_run(out, max_shard_size="100KB")
     assert summary["counts"]["records"] == sum(counts.values()) == 3000 and summary["complete"]
@@ -177,7 +177,7 @@ def test_two_finalizers_at_once_finalize_once(tmp_path):
     """The race of ``--finalize auto`` (two shards that find every shard done at the same time):
     the folder's lock lets one in; the other waits, then finds the run finalized."""
     out = tmp_path / "out"
-    write_run(out, records(4000), 16, commit_every=20)
+    write_run(out, by_shard(records(4000), 16), 16, commit_every=20)
     code = (
         "import sys; from paraamr.builder.shards import finalize_run; "
         f"s = finalize_run({str(out)!r}, wait=120, again=False); print('FINALIZED' if s else 'SKIPPED')"
