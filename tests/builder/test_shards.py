@@ -117,6 +117,19 @@ def test_a_shard_refuses_another_shard_count_process_count_or_run(tmp_path):
         ShardFolder(plain, rank=0, num_processes=1, shard=Shard(0, 8)).check(record, None, overwrite=False)
 
 
+def test_shards_starting_at_once_with_other_settings_the_second_is_refused(tmp_path):
+    """Both find a new folder (no settings yet); the first to save them wins, the other refuses."""
+    a, b = _shard(tmp_path, 0), _shard(tmp_path, 1)
+    one, other = _record(tmp_path), _record(tmp_path, foci=2)
+    assert a.check(one, None, overwrite=False) == b.check(other, None, overwrite=False) == "new"
+    a.lock(alone=True), b.lock(alone=True)
+    a.reset(a.resume_record(one, None), overwrite=False)
+    with pytest.raises(InputError, match=r"a shard started with other settings .*--foci was 'all', now 2"):
+        b.reset(b.resume_record(other, None), overwrite=False)
+    a.unlock(), b.unlock()
+    assert json.loads(a.settings_path.read_text())["record"]["foci"] == "all"
+
+
 def test_two_claims_of_one_shard_are_refused_other_shards_share_the_folder(tmp_path):
     record = _record(tmp_path)
     a = _shard(tmp_path, 3, k=2)

@@ -181,18 +181,22 @@ class ShardFolder(RunFolder):
         """(This shard's main process, its lock held) save the run's settings unless a shard did
         (refused if one saved others meanwhile); with ``overwrite``, delete this shard's state
         and parts (any process count), and nothing of the other shards."""
+        current = self.read_settings() or self._save_settings(saved)
+        diffs = self.differences(current, RecordSettings.from_dict(saved["record"]), saved["input_identity"])
+        if diffs:
+            raise InputError(f"{self.path}: a shard started with other settings ({'; '.join(diffs)})")
+        if overwrite:
+            self._remove_shard()
+
+    def _save_settings(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """The run's settings: saved by the first shard to take the settings lock, read by the
+        others (shards starting at once on a new folder); written once, never replaced."""
         with _settings_lock(self.path):
             current = self.read_settings()
-            if current is not None:
-                record = RecordSettings.from_dict(saved["record"])
-                diffs = self.differences(current, record, saved["input_identity"])
-                if diffs:
-                    raise InputError(f"{self.path}: a shard started with other settings ({'; '.join(diffs)})")
-            if overwrite:
-                self._remove_shard()
             if current is None:
-                text = json.dumps({**self.spec.saved, **saved}, indent=1, sort_keys=True)
-                layout.atomic_write(self.settings_path, text)
+                current = {**self.spec.saved, **saved}
+                layout.atomic_write(self.settings_path, json.dumps(current, indent=1, sort_keys=True))
+        return current
 
     def _writers_of_shard(self) -> set[tuple[str, int]]:
         """``(writer, processes)`` of every writer of this shard with a state or progress file."""
@@ -218,7 +222,7 @@ class ShardFolder(RunFolder):
 
 
 @contextlib.contextmanager
-def _settings_lock(path: Path, wait: float = 30.0) -> Iterator[None]:
+def _settings_lock(path: Path, wait: float = 120.0) -> Iterator[None]:
     """Serialize the check-and-save of the run's settings between shards starting at once."""
     deadline = time.monotonic() + wait
     while True:
