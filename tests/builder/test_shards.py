@@ -206,3 +206,21 @@ def test_two_finalizers_at_once_finalize_once(tmp_path):
     assert sorted(o.strip() for o, _ in results) == ["FINALIZED", "SKIPPED"], results
     summary = json.loads((out / "summary.json").read_text())
     assert summary["counts"]["records"] == 4000 and not (out / layout.PARTS).exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--finalize", "auto"], "--finalize goes with --shard"),
+        (["--shard", "0/2", "--push-to-hub", "org/name"], "--push-to-hub with --shard needs --finalize auto"),
+        (["--shard", "0/2", "--input", "-"], "--input - (stdin) cannot be cut into shards"),
+    ],
+)
+def test_shard_options_that_do_not_go_together_are_usage_errors(tmp_path, capsys, argv, message):
+    from paraamr.generate import main
+
+    source = [] if "--input" in argv else ["--amr-input", str(tmp_path / "in.amr")]
+    assert main([*source, "--output", str(tmp_path / "out"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
