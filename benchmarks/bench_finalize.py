@@ -31,7 +31,6 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -127,27 +126,23 @@ def _mb(paths) -> float:
     return round(sum(p.stat().st_size for p in paths) / 1e6, 1)
 
 
-def run_phase(args: list[str]) -> dict:
-    """One phase in a child process: its result, wall seconds and peak RSS (MB)."""
+def run_phase(phase, *args) -> dict:
+    """``phase(*args)`` in a fresh process (spawned: nothing of this one's memory): its result,
+    wall seconds and the child's peak RSS (MB)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, "--phase", *args], capture_output=True, text=True)
-    if proc.returncode:
-        raise SystemExit(f"phase {args} failed:\n{proc.stderr[-3000:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        result = pool.submit(_measured, phase, *args).result()
     result["seconds"] = round(time.perf_counter() - start, 1)
     return result
 
 
-def _child(argv: list[str]) -> None:
-    name, *rest = argv
-    if name == "build":
-        result = phase_build(Path(rest[0]), int(rest[1]), int(rest[2]), int(rest[3]), rest[4] == "amr")
-    elif name == "paraamr":
-        result = phase_paraamr(Path(rest[0]), rest[1])
-    else:
-        result = phase_datasets(Path(rest[0]), Path(rest[1]), rest[2])
+def _measured(phase, *args) -> dict:
+    result = phase(*args)
     result["peak_rss_MB"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    print(json.dumps(result))
+    return result
 
 
 def main() -> None:
@@ -164,19 +159,10 @@ def main() -> None:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-finalize-"))
     run, base = work / "run", work / "datasets"
     load = [os.getloadavg()[0]]
-    built = run_phase(
-        [
-            "build",
-            str(run),
-            str(args.records),
-            str(args.shards),
-            str(args.commit_every),
-            "amr" if args.amr else "-",
-        ]
-    )
+    built = run_phase(phase_build, run, args.records, args.shards, args.commit_every, args.amr)
     print(f"built: {json.dumps(built)}", flush=True)
-    theirs = run_phase(["datasets", str(run), str(base), args.max_shard_size])
-    ours = run_phase(["paraamr", str(run), args.max_shard_size])
+    theirs = run_phase(phase_datasets, run, base, args.max_shard_size)
+    ours = run_phase(phase_paraamr, run, args.max_shard_size)
     load.append(os.getloadavg()[0])
     same = all(checksum(run, c) == checksum(base, c) for c in ("default", "pairs"))
     files = [p for p in run.rglob("*") if p.is_file() and ".paraamr" not in p.parts]
@@ -200,7 +186,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--phase"]:
-        _child(sys.argv[2:])
-    else:
-        main()
+    main()
