@@ -83,9 +83,9 @@ SHARD_HELP = (
 def shard_spec(text: str, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
     """An argparse ``type``: ``(I, N)`` of ``--shard I/N`` (0 <= I < N), or of ``--shard slurm``
     from the Slurm array task's variables: ``SLURM_ARRAY_TASK_ID`` and either ``_MIN``/``_MAX``
-    (``I = ID - MIN``, ``N = MAX - MIN + 1``: ``--array=1-8`` is shards 0..7 of 8) or ``_COUNT``
-    (``I = ID``). A stepped or listed array (``--array=0-14:2``, ``--array=1,5``), whose ids are
-    not one contiguous range, is refused.
+    (``I = (ID - MIN) / STEP``, ``N = (MAX - MIN) / STEP + 1``: ``--array=1-8`` is shards 0..7 of
+    8, and so is ``--array=0-14:2``) or ``_COUNT`` alone (``I = ID``). A listed array
+    (``--array=1,5,9``), whose ids are not evenly spaced, is refused.
 
     >>> shard_spec("3/8"), shard_spec("slurm", {"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1",
     ...                                           "SLURM_ARRAY_TASK_MAX": "8", "SLURM_ARRAY_TASK_COUNT": "8"})
@@ -110,10 +110,10 @@ def shard_spec(text: str, environ: Mapping[str, str] | None = None) -> tuple[int
 
 
 def _slurm_shard(env: Mapping[str, str]) -> tuple[int, int]:
-    names = ("ID", "MIN", "MAX", "COUNT")
+    names = ("ID", "MIN", "MAX", "COUNT", "STEP")
     raw = {k: env.get(f"SLURM_ARRAY_TASK_{k}") for k in names}
     try:
-        task, low, high, count = (None if raw[k] in (None, "") else int(raw[k]) for k in names)
+        task, low, high, count, step = (None if raw[k] in (None, "") else int(raw[k]) for k in names)
     except ValueError:
         found = ", ".join(f"SLURM_ARRAY_TASK_{k}={v}" for k, v in raw.items() if v is not None)
         raise argparse.ArgumentTypeError(f"--shard slurm: not numbers: {found}") from None
@@ -122,14 +122,15 @@ def _slurm_shard(env: Mapping[str, str]) -> tuple[int, int]:
             "--shard slurm: SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT (or _MIN and _MAX) is not "
             "set; is this a task of an array job (sbatch --array)? Else give --shard I/N"
         )
+    step = step or 1
     if low is not None and high is not None:
-        span = high - low + 1
-        if count is not None and count != span:
+        span = (high - low) // step + 1
+        if (count is not None and count != span) or (task - low) % step:
             raise argparse.ArgumentTypeError(
-                f"--shard slurm: the array's ids {low}..{high} are not one contiguous range of {count} "
-                "tasks (a stepped or listed --array); use --array=0-N-1 (a %limit is fine)"
+                f"--shard slurm: the array's ids {low}..{high} are not {count or span} evenly spaced tasks "
+                "(a listed --array); use --array=0-N-1 (a step or a %limit is fine)"
             )
-        index, n = task - low, span
+        index, n = (task - low) // step, span
     else:
         index, n = task, count
     if not 0 <= index < n:

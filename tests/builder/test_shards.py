@@ -50,7 +50,8 @@ def _parse_shard(monkeypatch, capsys, value: str, **env: str):
         ("8/8", {}, "I must be in 0..7"),
         ("3", {}, "is not I/N"),
         ("slurm", {}, "SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT"),
-        ("slurm", {"ID": "4", "MIN": "0", "MAX": "14", "COUNT": "8"}, "not one contiguous range"),  # 0-14:2
+        ("slurm", {"ID": "4", "MIN": "0", "MAX": "14", "COUNT": "8", "STEP": "2"}, (2, 8)),  # 0-14:2
+        ("slurm", {"ID": "5", "MIN": "1", "MAX": "9", "COUNT": "3"}, "not 3 evenly spaced tasks"),  # 1,5,9
         ("slurm", {"ID": "9", "COUNT": "8"}, "outside the array's 0..7"),
     ],
 )
