@@ -1200,6 +1200,16 @@ def round_two() -> list[Case]:
     )
     cases += rows("push", ("push",), [("bad-repo-id", ["a//b", "d"], DATASET, USAGE, "REPO_ID")])
     cases += rows(
+        "finalize",
+        ("finalize",),
+        [
+            ("missing", ["missing"], {}, ERR, "missing"),
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
+            ("user-folder", ["out"], USER_FOLDER, ERR, "out"),
+            ("a-dataset-not-a-run", ["d"], DATASET, ERR, "d"),
+        ],
+    )
+    cases += rows(
         "refocus",
         ("refocus",),
         [
