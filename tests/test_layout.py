@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
     {"builder.stages", "builder.state", "builder.checks", "builder.summary", "builder.run", "augment"},
-    {"generate", "metric_modules"},
+    {"generate", "evaluate", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]
 
