@@ -312,9 +312,9 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{args.path}: not the input the merged statistics were computed from")
         return _finish(args, stats, settings)
     try:
-        plan, settings, state = _prepare(args)
         if rank == 0:
             _check_outputs(args, world)
+        plan, settings, state = _prepare(args)
     except Exception:
         if rank != 0:
             raise SystemExit(1) from None  # the main process reports it

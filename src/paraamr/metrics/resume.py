@@ -78,12 +78,13 @@ class StateFolder:
         saved = self.start(settings)
         if saved is None:
             return
-        why = None
-        if saved.get("options") != settings["options"] or saved.get("chunks") != settings["chunks"]:
+        why = changed(saved.get("identity", {}), settings["identity"])
+        if why:
+            why = f"the input changed ({why})"
+        elif saved.get("options") != settings["options"] or saved.get("chunks") != settings["chunks"]:
             old = saved.get("options", {})
             differ = ", ".join(k for k, v in settings["options"].items() if old.get(k) != v) or "the chunks"
             why = f"other options ({differ})"
-        why = why or changed(saved.get("identity", {}), settings["identity"])
         if why:
             raise InputError(
                 f"{self.root} holds the statistics of another evaluation: {why}; give another --state-dir, "
