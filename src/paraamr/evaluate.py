@@ -103,7 +103,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     models.add_argument(
         "--similarity-model",
         default="all-MiniLM-L6-v2",
-        help="sentence-transformers model or SimCSE checkpoint",
+        help="sentence-transformers model or SimCSE checkpoint (default: %(default)s)",
     )
     models.add_argument(
         "--pooling",
@@ -120,7 +120,10 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     _scale_options(p.add_argument_group("at scale: resume, shards, merge"))
     out = p.add_argument_group("output")
     out.add_argument(
-        "--plots", metavar="DIR", default="paraamr-evaluate", help="folder of the PNG histograms"
+        "--plots",
+        metavar="DIR",
+        default="paraamr-evaluate",
+        help="folder of the PNG histograms (default: %(default)s)",
     )
     out.add_argument("--no-plots", action="store_true", help="write no histograms")
     out.add_argument("--overwrite", action="store_true", help="replace plot files that exist in --plots DIR")
@@ -180,7 +183,8 @@ def _scale_options(g: argparse._ArgumentGroup) -> None:
         nargs="+",
         metavar="DIR",
         default=None,
-        help="print the row of the statistics the shards committed in these state folders (PATH optional)",
+        help="print the row of the statistics the shards committed in these state folders (PATH optional: "
+        "given, it must be the input they scored)",
     )
 
 
@@ -347,15 +351,20 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
     None)``, or ``("error", message)`` in a run of several processes (one process: raised)."""
     from paraamr.layout import writer_id
     from paraamr.metrics.sample import owned
-    from paraamr.metrics.scale import Scorer, launch, score_share
+    from paraamr.metrics.scale import Scorer, launch, process_models, score_share
     from paraamr.report import describe
 
-    rank, world, local = launch()
+    rank, world, _ = launch()
     try:
         with contextlib.ExitStack() as stack:
             if state is not None:
                 stack.enter_context(state.lock(writer_id(rank, world, shard=args.shard)))
-            score = Scorer(_make_models(args, world, local), ted_height=height, max_chars=args.max_chars)
+            spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
+            make = process_models(
+                spec, processes=args.processes, cache_dir=args.cache_dir, device=args.device,
+                model=args.similarity_model, pooling=args.pooling, batch_size=args.batch_size,
+            )  # fmt: skip
+            score = Scorer(make, ted_height=height, max_chars=args.max_chars)
             stack.callback(score.close)
 
             def mine(k: int) -> bool:
@@ -370,33 +379,6 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
         if world == 1:
             raise
         return ("error", describe(err)[0])
-
-
-def _make_models(args: argparse.Namespace, world: int, local: int):
-    """``make()`` of the parser and the embedder of this process (its share of the machine's cores)."""
-
-    def make() -> tuple[Any, Any]:
-        import os
-
-        from paraamr.metrics.parsers import cpu_count, get_parser
-        from paraamr.models.embedder import Embedder
-
-        device = args.device
-        if world > 1:
-            import torch
-
-            torch.set_num_threads(max(1, cpu_count() // local))
-            if device is None and torch.cuda.is_available():
-                device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
-        spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
-        processes = args.processes or max(1, cpu_count() // local)
-        parser = get_parser(spec, processes=processes, cache_dir=args.cache_dir)
-        embedder = Embedder(
-            args.similarity_model, pooling=args.pooling, device=device, batch_size=args.batch_size
-        )
-        return parser, embedder
-
-    return make
 
 
 def _progress(args, plan, mine, rank: int, world: int, stack: contextlib.ExitStack):

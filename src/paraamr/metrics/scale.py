@@ -28,7 +28,7 @@ from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.stats import RowStats
 
-__all__ = ["Plan", "Scorer", "combine", "gather", "launch", "make_plan", "score_share"]
+__all__ = ["Plan", "Scorer", "combine", "gather", "launch", "make_plan", "process_models", "score_share"]
 
 
 @dataclass
@@ -153,6 +153,30 @@ class Scorer:
     def close(self) -> None:
         if self.models is not None:
             self.models[0].close()
+
+
+def process_models(parser: str, *, processes: int | None, cache_dir: Any, device: Any, **embedder: Any):
+    """``make()`` -> ``(parser, embedder)`` of this process: its share of the machine's cores among
+    the processes launched on it (torch threads, link-grammar processes unless ``processes``), and on
+    a GPU machine the GPU of its local rank (unless ``device``); ``embedder``: options of
+    :class:`~paraamr.models.embedder.Embedder` (``model``, ``pooling``, ``batch_size``)."""
+
+    def make() -> tuple[Any, Any]:
+        from paraamr.metrics.parsers import cpu_count, get_parser
+        from paraamr.models.embedder import Embedder
+
+        _, _, local = launch()
+        share, where = max(1, cpu_count() // local), device
+        if local > 1:
+            import torch
+
+            torch.set_num_threads(share)
+            if where is None and torch.cuda.is_available():
+                where = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+        made = get_parser(parser, processes=processes or share, cache_dir=cache_dir)
+        return made, Embedder(device=where, **embedder)
+
+    return make
 
 
 def combine(gathered: Sequence[tuple[str, Any]], expected: set[int]) -> RowStats:
