@@ -285,7 +285,7 @@ def _generator_settings(args: argparse.Namespace) -> dict:
         "seed": args.seed,
         "download": not args.no_download,
         "trust_remote_code": args.trust_remote_code,
-        "progress": False,
+        "progress": "none",
     }
 
 
