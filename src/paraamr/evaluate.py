@@ -21,13 +21,15 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from paraamr.errors import InputError, UsageError
 from paraamr.metrics.scoring import MAX_CHARS
 from paraamr.options import ArgumentParser, positive, shard_spec
+from paraamr.progress import add_progress_options
+from paraamr.signals import Interrupted, exit_with, handled
 
-__all__ = ["add_arguments", "build_parser", "main", "run"]
+__all__ = ["add_arguments", "build_parser", "entry", "main", "run"]
 
 #: ``owner/name``: read from the Hub when no such local path exists.
 HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
@@ -128,7 +130,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     out.add_argument("--no-plots", action="store_true", help="write no histograms")
     out.add_argument("--overwrite", action="store_true", help="replace plot files that exist in --plots DIR")
     out.add_argument("--json", action="store_true", help="print the row as JSON")
-    out.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_options(out)
     return p
 
 
@@ -242,19 +244,6 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
     return found
 
 
-def _changed(saved: dict[str, Any], now: dict[str, Any]) -> str | None:
-    """Why the input is not the one the state was computed from (None when it is)."""
-    from paraamr.builder.state import identity_changed
-
-    if set(saved) != set(now):
-        return f"its files were {', '.join(sorted(saved))}, now {', '.join(sorted(now))}"
-    for name in sorted(now):
-        why = None if name == "hub" else identity_changed(saved[name], now[name])
-        if why or (name == "hub" and saved[name] != now[name]):
-            return f"{name}: {why or 'another Hub dataset'}"
-    return None
-
-
 def _state(args: argparse.Namespace, settings: dict[str, Any]):
     """The state folder of this run (``--state-dir``, or one per run under ``--cache-dir``), its
     saved settings checked; None without either option."""
@@ -267,8 +256,10 @@ def _state(args: argparse.Namespace, settings: dict[str, Any]):
         folder = Path(args.cache_dir) / "evaluate" / key
     else:
         return None
+    from paraamr.builder.state import identity_changed
+
     state = StateFolder(folder)
-    state.open(settings, changed=_changed)
+    state.open(settings, changed=identity_changed)
     return state
 
 
@@ -309,10 +300,11 @@ def run(args: argparse.Namespace) -> int:
     rank, world, _ = launch()
     height = _check(args)
     if args.merge:
-        from paraamr.metrics.resume import merge_folders
+        from paraamr.builder.state import identity_changed
+        from paraamr.metrics.resume import files_changed, merge_folders
 
         stats, settings = merge_folders(args.merge)
-        if args.path and _changed(settings["identity"], _identity(args)):
+        if args.path and files_changed(settings["identity"], _identity(args), changed=identity_changed):
             raise InputError(f"{args.path}: not the input the merged statistics were computed from")
         return _finish(args, stats, settings)
     try:
@@ -323,7 +315,12 @@ def run(args: argparse.Namespace) -> int:
         if rank != 0:
             raise SystemExit(1) from None  # the main process reports it
         raise
-    outcome = _work(args, plan, state, height, settings)
+    try:
+        outcome = _work(args, plan, state, height, settings)
+    except Interrupted as err:
+        if rank != 0:
+            return err.status  # the main process says it, once
+        raise
     gathered = gather(outcome, rank=rank, processes=world)
     if gathered is None:
         return 0 if outcome[0] == "ok" else 1
@@ -364,17 +361,32 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
                 spec, processes=args.processes, cache_dir=args.cache_dir, device=args.device,
                 model=args.similarity_model, pooling=args.pooling, batch_size=args.batch_size,
             )  # fmt: skip
-            score = Scorer(make, ted_height=height, max_chars=args.max_chars)
-            stack.callback(score.close)
 
             def mine(k: int) -> bool:
                 return owned(k, rank=rank, processes=world, shard=args.shard)
 
-            bar = _progress(args, plan, mine, rank, world, stack)
+            shown = _progress(args, plan, mine, rank, world, stack)
+
+            def loaded() -> tuple:
+                shown.phase(f"loading models: parser {spec}, embedder {args.similarity_model}")
+                return make()
+
+            score = Scorer(loaded, ted_height=height, max_chars=args.max_chars)
+            stack.callback(score.close)
             stats = score_share(
-                plan, score, mine=mine, state=state, clusters=settings["clusters"], progress=bar
+                plan,
+                score,
+                mine=mine,
+                state=state,
+                clusters=settings["clusters"],
+                progress=lambda done, failures: shown.update(done, failures=failures),
             )
             return ("ok", None if stats is None else stats.to_dict())
+    except Interrupted as err:
+        if state is None:
+            raise err.with_detail("(nothing kept: --state-dir makes a run resumable)") from None
+        kept = f"{len(state.committed()):,} of {settings['chunks']:,} chunks committed in {state.folder}"
+        raise err.with_detail(f"({kept}; the same command resumes)") from None
     except Exception as err:
         if world == 1:
             raise
@@ -382,28 +394,21 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
 
 
 def _progress(args, plan, mine, rank: int, world: int, stack: contextlib.ExitStack):
-    """The main process's bar over its own pairs (None when there is none)."""
-    if rank != 0 or args.no_progress:
-        return None
-    from tqdm import tqdm
+    """The display of this process's pairs (:class:`paraamr.progress.Progress`; the main process's only)."""
+    from paraamr.progress import Progress
 
     total = sum(len(plan.chunk_pairs(k)[0]) for k in range(len(plan.chunks)) if mine(k))
     desc = "evaluate" if world == 1 else f"evaluate (process 0 of {world})"
-    bar = stack.enter_context(tqdm(total=total, unit="pair", desc=desc, file=sys.stderr, dynamic_ncols=True))
-    return bar.update
+    mode = args.progress if rank == 0 else "none"
+    return stack.enter_context(Progress(desc, total=total, unit="pairs", mode=mode))
 
 
 def _shard_summary(args: argparse.Namespace, stats: Any, state: Any) -> int:
-    i, n = args.shard
-    if args.json:
-        print(json.dumps({"shard": [i, n], "chunks": len(stats.chunks), "pairs": stats.pairs,
-                          "failures": len(stats.failures), "state_dir": str(state.folder)}))  # fmt: skip
-    else:
-        print(
-            f"shard {i}/{n}: {len(stats.chunks):,} chunks, {stats.pairs:,} pairs "
-            f"({len(stats.failures):,} failures) committed in {state.folder}; "
-            "when every shard is done: paraamr evaluate --merge DIR..."
-        )
+    from paraamr.metrics.report import shard_summary
+
+    summary = shard_summary(stats, shard=args.shard, folder=state.folder)
+    line = summary.pop("line")
+    print(json.dumps(summary) if args.json else line)
     return 0
 
 
@@ -466,8 +471,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
-    return run_command("evaluate", run, args, debug=debug or None, inputs=[args.path])
+    with handled("paraamr evaluate"):
+        return run_command("evaluate", run, args, debug=debug or None, inputs=[args.path])
+
+
+def entry() -> NoReturn:
+    """``python -m paraamr.evaluate``: :func:`main`, then the process ends (at once after an error or
+    a signal, when a thread may still be inside a model)."""
+    exit_with(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -143,21 +143,28 @@ def test_ctrl_c_and_kill_9_then_rerun_give_the_same_row(capsys, tmp_path, pairs_
     pairs, state = tmp_path / "pairs.tsv", tmp_path / "state"
     pairs.write_bytes(pairs_file.read_bytes())
     command = [sys.executable, "-m", "paraamr.evaluate", str(pairs), *OPTIONS, "--state-dir", str(state)]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = wait_for_chunks(state, 1, run)
+    # Ctrl-C in the middle of the first commit: the commit finishes, then the run ends with one line
+    paused = {**os.environ, "PARAAMR_TEST_PAUSE_AT": "commit"}
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=paused)
+    while "paraamr: paused at commit" not in run.stderr.readline():
+        assert run.poll() is None, run.stderr.read()[-2000:]
     run.send_signal(signal.SIGINT)
     out, err = run.communicate(timeout=60)
-    assert run.returncode == 130 and out == ""
-    assert err.splitlines()[-1] == "paraamr evaluate: interrupted" and "Traceback" not in err
+    chunks = json.loads((state / ".paraamr" / "evaluate" / "settings.json").read_text())["chunks"]
+    assert run.returncode == 130 and out == "" and "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        f"paraamr evaluate: interrupted (1 of {chunks} chunks committed in {state}; the same command resumes)"
+    )
+    first = len(list((state / ".paraamr" / "evaluate").glob("chunk-*.json")))
+    assert first == 1
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     killed_at = wait_for_chunks(state, first + 1, run)
     os.kill(run.pid, signal.SIGKILL)
     run.communicate(timeout=60)
-    chunks = json.loads((state / ".paraamr" / "evaluate" / "settings.json").read_text())["chunks"]
     committed = len(list((state / ".paraamr" / "evaluate").glob("chunk-*.json")))
     assert first < killed_at <= committed < chunks  # the kill came mid-run
     same_row(in_process(capsys, pairs, "--state-dir", state), one_process)
-    assert not list(state.rglob("*.tmp")) and not (state / ".paraamr" / "locks").exists()
+    assert not list(state.rglob("*.tmp")) and not list(state.rglob("*.lock"))  # nothing left behind
     with pairs.open("a", encoding="utf-8") as f:  # a changed input is refused
         f.write("One more source.\tOne more paraphrase.\n")
     assert main(["evaluate", str(pairs), *OPTIONS, "--state-dir", str(state)]) == 1

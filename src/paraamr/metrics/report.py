@@ -247,6 +247,23 @@ def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any) -> dict[str, Any]:
+    """What a ``--shard I/N`` run prints: its counts, and as ``line`` a sentence that says what next.
+
+    >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")["line"][:42]
+    'shard 1/3: 0 chunks, 0 pairs (0 failures) '
+    """
+    i, n = shard
+    chunks, failures = len(stats.chunks), len(stats.failures)
+    line = (
+        f"shard {i}/{n}: {chunks:,} chunk{'s' * (chunks != 1)}, {stats.pairs:,} pairs "
+        f"({failures:,} failures) committed in {folder}; "
+        "when every shard is done: paraamr evaluate --merge DIR..."
+    )
+    summary = {"shard": [i, n], "chunks": chunks, "pairs": stats.pairs, "failures": failures}
+    return {**summary, "state_dir": str(folder), "line": line}
+
+
 def plot_paths(plot_dir: str | os.PathLike) -> list[Path]:
     """The files :func:`plot_histograms` writes in ``plot_dir``: ``<measure>.png``."""
     return [Path(plot_dir) / f"{key}.png" for key, _ in MEASURES]

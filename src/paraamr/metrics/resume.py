@@ -36,7 +36,7 @@ from paraamr.errors import InputError
 from paraamr.locks import Lock, writer_lock
 from paraamr.metrics.stats import RowStats
 
-__all__ = ["StateFolder", "merge_folders"]
+__all__ = ["StateFolder", "files_changed", "merge_folders"]
 
 _CHUNK = re.compile(r"^chunk-(\d{6,})\.json$")
 
@@ -73,12 +73,13 @@ class StateFolder:
         return saved
 
     def open(self, settings: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None]) -> None:
-        """:meth:`start` with ``settings``; InputError when the folder holds another evaluation: other
-        ``options`` or chunks, or an input whose ``identity`` has ``changed(saved, now)``."""
+        """:meth:`start` with ``settings``; InputError when the folder holds another evaluation: an
+        input whose ``identity`` changed (:func:`files_changed` with ``changed``), other ``options``
+        or chunks."""
         saved = self.start(settings)
         if saved is None:
             return
-        why = changed(saved.get("identity", {}), settings["identity"])
+        why = files_changed(saved.get("identity", {}), settings["identity"], changed=changed)
         if why:
             why = f"the input changed ({why})"
         elif saved.get("options") != settings["options"] or saved.get("chunks") != settings["chunks"]:
@@ -118,6 +119,25 @@ class StateFolder:
     def clean(self, chunks: Iterable[int]) -> int:
         """Delete the temporary files a killed writer left beside its ``chunks``; how many."""
         return sum(layout.remove_temps(self.chunk_path(k)) for k in chunks)
+
+
+def files_changed(
+    saved: Mapping[str, Any], now: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None]
+) -> str | None:
+    """Why the input files ``{path: identity}`` (a ``hub`` entry: a Hub dataset) are not those the
+    state was computed from, with ``changed(saved, now)`` comparing one file's identities
+    (:func:`paraamr.builder.state.identity_changed`); None when they are.
+
+    >>> files_changed({"a": 1}, {"a": 2}, changed=lambda x, y: None if x == y else "it changed")
+    'a: it changed'
+    """
+    if set(saved) != set(now):
+        return f"its files were {', '.join(sorted(saved))}, now {', '.join(sorted(now))}"
+    for name in sorted(now):
+        why = changed(saved[name], now[name]) if name != "hub" else None
+        if why or (name == "hub" and saved[name] != now[name]):
+            return f"{name}: {why or 'another Hub dataset'}"
+    return None
 
 
 def _comparable(stats: RowStats) -> dict[str, Any]:

@@ -72,12 +72,16 @@ def score_share(
     mine: Callable[[int], bool],
     state: StateFolder | None = None,
     clusters: bool = False,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RowStats | None:
     """The statistics of the chunks ``mine(k)`` is true for: those ``state`` holds are read back,
     the others scored (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed
-    to ``state`` one by one; ``progress(pairs)`` after each chunk. None when no chunk is mine."""
+    to ``state`` one by one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
+    ``progress(pairs done, failures)`` after each chunk. None when no chunk is mine."""
+    from paraamr.signals import critical, pause_point
+
     total: RowStats | None = None
+    seen = 0
     chunks = [k for k in range(len(plan.chunks)) if mine(k)]
     done = set(state.committed()) if state is not None else set()
     if state is not None:
@@ -99,10 +103,13 @@ def score_share(
                 scored.timings,
             )
             if state is not None:
-                state.commit(k, stats)
+                with critical():
+                    pause_point("commit")  # tests: a signal at this exact moment
+                    state.commit(k, stats)
         total = stats if total is None else total.merge(stats)
+        seen += len(pairs)
         if progress is not None:
-            progress(len(pairs))
+            progress(seen, len(total.failures))
     return total
 
 
