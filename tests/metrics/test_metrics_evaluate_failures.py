@@ -24,8 +24,9 @@ BAD = [
     ("A NUL\x00 inside.", "input", "paraphrase: contains a NUL character"),
     ("\u200b\u200b\u200b", "input", "paraphrase: no visible character"),
     ("x" * 100_000, "input", "paraphrase: longer than --max-chars 3000 (100,000 characters)"),
-    ("word " * 300 + "end.", "parse", "paraphrase: ValueError: link-grammar"),  # 255+ words: no tree
-    ("abcdefghij" * 250 + ".", "parse", "paraphrase: RuntimeError: link-parser exited"),  # > 2,046 chars
+    # link-grammar refuses these (255+ words; a line over 2,046 bytes): the parser's own reason
+    ("word " * 300 + "end.", "parse", "paraphrase: "),
+    ("abcdefghij" * 250 + ".", "parse", "paraphrase: "),
 ]
 MEASURES = ("semantic_similarity", "bleu_diversity", "jaccard_diversity", "ted3", "tedf")
 
