@@ -141,73 +141,10 @@ def test_shard_spec_reads_slurm_arrays():
     stepped = {"SLURM_ARRAY_TASK_ID": "12", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "12"}
     assert shard_spec("slurm", {**stepped, "SLURM_ARRAY_TASK_STEP": "4"}) == (3, 4)
     for bad, message in (
-        ("3", "expected I/N"),
-        ("3/3", "shards count from 0"),
-        ("0/0", "at least 1 shard"),
-        ("slurm", "SLURM_ARRAY_TASK_ID is not set"),
+        ("3", "is not I/N"),
+        ("3/3", "shard 3 of 3: I must be in 0..2"),
+        ("0/0", "N >= 1"),
+        ("slurm", "SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT"),
     ):
         with pytest.raises(argparse.ArgumentTypeError, match=message):
             shard_spec(bad, {})
-
-
-def test_a_resumed_share_scores_only_the_chunks_not_committed(tmp_path):
-    from paraamr.layout import atomic_file
-    from paraamr.metrics.resume import StateFolder
-    from paraamr.metrics.scale import score_share
-    from paraamr.metrics.scoring import Scored
-
-    pairs = [Pair(f"line {i}", f"s{i // 2}", f"p{i}", index=i) for i in range(12)]
-    plan = make_plan(pairs, sample=None, seed=0, chunk_pairs=4)  # 3 chunks of 2 sources
-    calls = []
-
-    def score(chunk):
-        calls.append([p.index for p in chunk])
-        return Scored(pairs=chunk, scores={m: [float(p.index) for p in chunk] for m in MEASURES})
-
-    state = StateFolder(tmp_path)
-    state.start({"chunks": 3})
-    first = score_share(plan, score, mine=lambda k: k != 1, state=state)  # as if killed before chunk 1
-    with pytest.raises(RuntimeError), atomic_file(state.chunk_path(1)) as tmp:  # a kill mid-commit
-        tmp.write_text("{half")
-        raise RuntimeError
-    (state.root / ".chunk-000001.json.999-dead.tmp").write_text("{half")  # what kill -9 leaves
-    assert state.committed() == [0, 2] and first.pairs == 8
-    calls.clear()
-    again = score_share(plan, score, mine=lambda k: True, state=state)
-    assert calls == [[4, 5, 6, 7]] and not list(state.root.glob("*.tmp"))  # only chunk 1 scored
-    assert again.mean("ted3") == sum(range(12)) / 12 and again.chunks == {0, 1, 2}
-
-
-def test_the_same_writer_twice_is_refused(capsys, tmp_path):
-    from paraamr.cli import main
-    from paraamr.metrics.resume import StateFolder
-
-    pairs = tmp_path / "pairs.tsv"
-    pairs.write_text("I know it.\tIt is known.\n")
-    with StateFolder(tmp_path / "state").lock("00000-of-00001"):
-        assert main(["evaluate", str(pairs), "--state-dir", str(tmp_path / "state"), "--no-plots"]) == 1
-    assert "writer 00000-of-00001 is running already" in capsys.readouterr().err
-
-
-def test_corpus_bleu_has_an_interval_from_the_sources_summed_statistics():
-    from paraamr.metrics.report import row_of
-
-    rng = random.Random(3)
-    words = ["the", "a", "cat", "dog", "sat", "ran", "on", "under", "mat", "house"]
-    preds = [" ".join(rng.choices(words, k=rng.randint(2, 8))) for _ in range(60)]
-    refs = [" ".join(rng.choices(words, k=rng.randint(2, 8))) for _ in range(60)]
-    stats = RowStats(["rouge1"], clusters=True)
-    half = 30
-    for k, part in enumerate((slice(0, half), slice(half, None))):
-        ids = list(range(60))[part]
-        stats.merge(_chunk(k, ids, bleu_statistics(preds[part], refs[part])))
-    row = row_of(stats, seed=0)
-    assert row["bleu"] == sacrebleu.corpus_bleu(preds, [refs], lowercase=True).score
-    low, high = row["intervals"]["bleu"]
-    assert low < row["bleu"] < high and row["clusters"] == 20  # 3 pairs a source
-
-
-def _chunk(k: int, ids: list[int], bleu: list[list[int]]) -> RowStats:
-    stats = RowStats(["rouge1"], clusters=True)
-    stats.update({"rouge1": [float(i) for i in ids]}, chunk=k, bleu=bleu, clusters=[i // 3 for i in ids])
-    return stats
