@@ -111,3 +111,11 @@ def test_write_card_refuses_a_folder_another_process_is_writing(capsys, tmp_path
         holder.wait()
     err = capsys.readouterr().err
     assert f"paraamr evaluate: {folder}: being written (writer 00000-of-00001) by pid {holder.pid}" in err
+
+
+def test_no_pair_left_is_a_row_of_nothing_not_an_error(capsys, tmp_path):
+    path = tmp_path / "bad.tsv"
+    path.write_text("A source.\t\nAnother.\t\u200b\n")
+    status, result, _ = run_json(capsys, path, "--sample", "1")
+    assert status == 0 and result["pairs"] == 0 and len(result["failures"]) == 1
+    assert result["intervals"]["ted3"] == [pytest.approx(float("nan"), nan_ok=True)] * 2

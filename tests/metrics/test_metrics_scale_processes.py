@@ -148,6 +148,9 @@ def test_ctrl_c_and_kill_9_then_rerun_give_the_same_row(capsys, tmp_path, pairs_
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=paused)
     while "paraamr: paused at commit" not in run.stderr.readline():
         assert run.poll() is None, run.stderr.read()[-2000:]
+    # signals.pause_point reads its signal count after it says "paused": a signal sent at once may
+    # be counted before, and the pause then waits for another (reported); give it a moment
+    time.sleep(1.0)
     run.send_signal(signal.SIGINT)
     out, err = run.communicate(timeout=60)
     chunks = json.loads((state / ".paraamr" / "evaluate" / "settings.json").read_text())["chunks"]

@@ -169,10 +169,9 @@ def row_of(stats: RowStats, *, seed: int = 0, unit: str = "sources") -> dict[str
 
         from paraamr.metrics.sample import interval_signature, intervals
 
-        table = np.array([stats.clusters[k] for k in sorted(stats.clusters)], dtype=float).reshape(
-            len(stats.clusters), -1
-        )
         n = 1 + len(stats.measures)
+        width = n + (len(stats.bleu) if stats.bleu is not None else 0)
+        table = np.array([stats.clusters[k] for k in sorted(stats.clusters)], dtype=float).reshape(-1, width)
         extra = {"bleu": (slice(n, n + len(stats.bleu)), _bleu)} if stats.bleu is not None else None
         row["intervals"] = intervals(table, stats.measures, seed=seed, extra=extra)
         row["clusters"] = len(stats.clusters)
