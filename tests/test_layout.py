@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     | {"filters"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
-    | {"builder.run", "augment"},
+    | {"builder.shards", "builder.run", "augment"},
     {"generate", "evaluate", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]
