@@ -176,26 +176,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     filt.add_argument("--num-beams", type=int, **given, help="parser beams (default: the model's)")
     run = parser.add_argument_group("execution")
     run.add_argument("--device", help="device of the models (default: the process's accelerator, else cpu)")
-    run.add_argument(
-        "--parse-batch-size",
-        type=int,
-        default=r.parse_batch_size,
-        help="sentences a batch (default: %(default)s)",
-    )
-    run.add_argument(
-        "--realize-batch-size",
-        "--generate-batch-size",
-        dest="realize_batch_size",
-        type=int,
-        default=r.realize_batch_size,
-        help="graphs a batch (default: %(default)s)",
-    )
-    run.add_argument(
-        "--lm-batch-size",
-        type=int,
-        default=r.lm_batch_size,
-        help="paraphrases a batch (default: %(default)s)",
-    )
+    for stage, old_name, what in (
+        ("parse", None, "sentences"),
+        ("realize", "generate", "graphs"),
+        ("lm", None, "paraphrases"),
+    ):
+        names = [f"--{stage}-batch-size", *([f"--{old_name}-batch-size"] if old_name else [])]
+        dest = f"{stage}_batch_size"
+        run.add_argument(
+            *names,
+            dest=dest,
+            type=int,
+            default=getattr(r, dest),
+            help=f"{what} a batch (default: %(default)s)",
+        )
     run.add_argument(
         "--window", type=int, default=r.window, help="rows per processing window (default: %(default)s)"
     )
