@@ -55,7 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         choices=["txt", "jsonl", "json", "csv", "parquet"],
         help="format of --input (default: from the suffix)",
     )
-    src.add_argument("--text-column", default="text", help="text field of jsonl/json/csv/parquet/dataset")
+    src.add_argument(
+        "--text-column",
+        default="text",
+        help="text field of jsonl/json/csv/parquet/dataset (default: %(default)s)",
+    )
     src.add_argument("--dataset-config", help="config name of --dataset")
     src.add_argument("--dataset-split", help="split of --dataset to read (default: --split)")
     out = parser.add_argument_group("output")
@@ -114,9 +118,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     models.add_argument("--lm-model", **given, help=f"perplexity LM (default: {d.lm_model})")
     models.add_argument(
-        "--similarity-model", **given, help="score similarity to the source (e.g. all-MiniLM-L6-v2)"
+        "--similarity-model",
+        **given,
+        help="score similarity to the source with this embedder, e.g. all-MiniLM-L6-v2 (default: none)",
     )
-    models.add_argument("--quality-model", metavar="DIR", **given, help="paraphrase-quality model")
+    models.add_argument(
+        "--quality-model", metavar="DIR", **given, help="paraphrase-quality model (default: none, not scored)"
+    )
     models.add_argument(
         "--no-download", dest="download", action="store_false", help="never fetch a missing model"
     )
@@ -148,10 +156,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--max-relative-perplexity",
         type=optional_float,
         **given,
-        help="drop candidates above this ratio to the source's own perplexity",
+        help="drop candidates above this ratio to the source's own perplexity (default: none)",
     )
-    filt.add_argument("--min-similarity", type=float, **given, help="drop candidates below this similarity")
-    filt.add_argument("--min-quality", type=float, **given, help="drop candidates below this quality score")
+    filt.add_argument(
+        "--min-similarity", type=float, **given, help="drop candidates below this similarity (default: none)"
+    )
+    filt.add_argument(
+        "--min-quality", type=float, **given, help="drop candidates below this quality score (default: none)"
+    )
     filt.add_argument(
         "--max-chars", type=int, **given, help=f"longer sources are failures (default {d.max_chars})"
     )
@@ -168,20 +180,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         **given,
         help=f"a graph nested deeper is a failure, seen before it is parsed (default {d.max_amr_depth})",
     )
-    filt.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], **given, help="model dtype")
+    filt.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16", "float16"],
+        **given,
+        help="model dtype (default: float32 on the CPU, bfloat16 on a GPU that has it, else float16)",
+    )
     filt.add_argument("--num-beams", type=int, **given, help="parser beams (default: the model's)")
     run = parser.add_argument_group("execution")
     run.add_argument("--device", help="device of the models (default: the process's accelerator, else cpu)")
-    run.add_argument("--parse-batch-size", type=int, default=r.parse_batch_size)
+    for stage, old_name, what in (
+        ("parse", None, "sentences"),
+        ("realize", "generate", "graphs"),
+        ("lm", None, "paraphrases"),
+    ):
+        names = [f"--{stage}-batch-size", *([f"--{old_name}-batch-size"] if old_name else [])]
+        dest = f"{stage}_batch_size"
+        run.add_argument(
+            *names,
+            dest=dest,
+            type=int,
+            default=getattr(r, dest),
+            help=f"{what} a batch (default: %(default)s)",
+        )
     run.add_argument(
-        "--realize-batch-size",
-        "--generate-batch-size",
-        dest="realize_batch_size",
-        type=int,
-        default=r.realize_batch_size,
+        "--window", type=int, default=r.window, help="rows per processing window (default: %(default)s)"
     )
-    run.add_argument("--lm-batch-size", type=int, default=r.lm_batch_size)
-    run.add_argument("--window", type=int, default=r.window, help="rows per processing window")
     run.add_argument(
         "--no-pipeline",
         dest="pipelined",

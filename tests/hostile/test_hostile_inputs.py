@@ -738,6 +738,19 @@ def table() -> list[Case]:
         ],
     )
 
+    # finalize -------------------------------------------------------------------------------
+    cases += rows(
+        "finalize",
+        ("finalize",),
+        [
+            ("missing", ["missing"], {}, ERR, "missing"),
+            ("empty-folder", ["data"], {"data": None}, ERR, "data"),
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
+            ("not-a-run", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
+            ("broken-settings", ["data"], {"data/.paraamr/settings.json": b"{not json"}, ERR, "data"),
+        ],
+    )
+
     # quality train / score ------------------------------------------------------------------
     train = ("quality", "train", "--max-triplets", "4", "--epochs", "1", "--batch-size", "4", "--no-progress")
     good = {"in.txt": text_lines()}
@@ -1203,8 +1216,6 @@ def round_two() -> list[Case]:
         "finalize",
         ("finalize",),
         [
-            ("missing", ["missing"], {}, ERR, "missing"),
-            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
             ("user-folder", ["out"], USER_FOLDER, ERR, "out"),
             ("a-dataset-not-a-run", ["d"], DATASET, ERR, "d"),
         ],
