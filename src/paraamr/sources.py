@@ -32,7 +32,7 @@ from typing import IO, Any
 from paraamr.errors import InputError
 from paraamr.filters import Filters
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
-from paraamr.texts import LongLine, bounded_lines, text_problem
+from paraamr.texts import LongLine, bounded_lines, printable, text_problem
 
 #: The released subset (177,410 sources) of amazon-science/ParaAMR: a zip of one JSON lines file.
 RELEASE_URL = "https://github.com/amazon-science/ParaAMR/raw/main/ParaAMR_small.zip"
@@ -130,10 +130,11 @@ def _number(value: Any) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def parse_line(obj: Any, *, max_chars: int | None = None) -> dict[str, Any]:
+def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = True) -> dict[str, Any]:
     """The ``default`` record of one decoded JSON line; ``ValueError`` says what is wrong: a field
     of the wrong type, or a text (``text``, a ``para_text``) that cannot enter a dataset
-    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``).
+    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``) unless
+    ``check_texts`` is off (a reader that checks each text itself, pair by pair: ``evaluate``).
 
     >>> rec = parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello.", "perplexity": 3}]})
     >>> rec["id"], rec["paraphrases"][0]["perplexity"], rec["paraphrases"][0]["quality"]
@@ -149,7 +150,8 @@ def parse_line(obj: Any, *, max_chars: int | None = None) -> dict[str, Any]:
     """
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-    _check_string(obj, "text", "", max_chars, required=True)
+    limit = max_chars if check_texts else None
+    _check_string(obj, "text", "", limit, required=True, content=check_texts)
     paras = obj.get("paraphrases")
     if not isinstance(paras, list):
         raise ValueError(f'"paraphrases" must be a list, got {type(paras).__name__}')
@@ -159,7 +161,7 @@ def parse_line(obj: Any, *, max_chars: int | None = None) -> dict[str, Any]:
     for n, para in enumerate(paras, 1):
         if not isinstance(para, dict):
             raise ValueError(f"paraphrase {n}: expected a JSON object, got {type(para).__name__}")
-        _check_string(para, "para_text", f"paraphrase {n}: ", max_chars, required=True)
+        _check_string(para, "para_text", f"paraphrase {n}: ", limit, required=True, content=check_texts)
         for name in _OPTIONAL_STRINGS:
             _check_string(para, name, f"paraphrase {n}: ", None)
         for name in _NUMBER_FIELDS:
@@ -173,17 +175,25 @@ def parse_line(obj: Any, *, max_chars: int | None = None) -> dict[str, Any]:
                 row[name] = float(row[name])
         out.append(row)
     text = obj["text"]
-    return {"id": obj.get("id") or text_id(text), "text": text, "amr": obj.get("amr"), "paraphrases": out}
+    return {
+        "id": obj.get("id") or text_id(printable(text)),
+        "text": text,
+        "amr": obj.get("amr"),
+        "paraphrases": out,
+    }
 
 
-def _check_string(obj: dict, name: str, where: str, max_chars: int | None, *, required: bool = False) -> None:
-    """``obj[name]`` must be a string a dataset can hold (``None`` too, unless ``required``)."""
+def _check_string(
+    obj: dict, name: str, where: str, max_chars: int | None, *, required: bool = False, content: bool = True
+) -> None:
+    """``obj[name]`` must be a string (``None`` too, unless ``required``) a dataset can hold
+    (unless ``content`` is off)."""
     value = obj.get(name)
     if value is None and not required:
         return
     if not isinstance(value, str):
         raise ValueError(f'{where}"{name}" must be a string, got {type(value).__name__}')
-    problem = text_problem(value, max_chars)
+    problem = text_problem(value, max_chars) if content else None
     if problem is not None:
         raise ValueError(f'{where}"{name}": {problem}')
 
@@ -226,7 +236,7 @@ def _iter_jsonl(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, 
             continue
         try:
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            record = parse_line(json.loads(line), max_chars=read.max_chars)
+            record = parse_line(json.loads(line), max_chars=read.max_chars, check_texts=read.check_texts)
         except UnicodeDecodeError as err:
             message = f"{name}, line {number}: invalid UTF-8 at byte {err.start}"
         except (ValueError, OverflowError) as err:  # JSONDecodeError is a ValueError; float(10**400)
@@ -256,7 +266,7 @@ def _iter_parquet(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str
         )
     for key, record in _parquet_records(pf, pairs, read.batch_size):
         try:
-            parse_line(record, max_chars=read.max_chars)  # the checks of a JSON line
+            parse_line(record, max_chars=read.max_chars, check_texts=read.check_texts)  # a JSON line's checks
         except ValueError as err:
             _invalid(f"{name}, {key}: {err}", read.skip_invalid, read.skipped)
             continue
@@ -289,6 +299,7 @@ class _Reading:
     max_chars: int | None
     limits: Limits
     batch_size: int
+    check_texts: bool = True
 
 
 def iter_records(
@@ -301,6 +312,7 @@ def iter_records(
     batch_size: int = 1024,
     max_chars: int | None = None,
     limits: Limits | None = None,
+    check_texts: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(key, record)`` for each source sentence of a file, in file order.
 
@@ -309,7 +321,8 @@ def iter_records(
     malformed line raises :class:`~paraamr.errors.InputError` naming ``name`` (default: the path)
     and the line; with ``skip_invalid=True`` it is counted in ``skipped`` instead. So is a line
     whose ``text`` or a ``para_text`` is longer than ``max_chars`` characters or holds a lone
-    surrogate or a NUL, and a line longer than ``limits.max_line`` bytes (never held in memory).
+    surrogate or a NUL (unless ``check_texts`` is off: the caller checks each text itself), and
+    a line longer than ``limits.max_line`` bytes (never held in memory).
     A ``pairs`` Parquet file is regrouped into ``default`` records by runs of equal ``id``.
     Archives are opened one level deep and unpacked within ``limits`` (:class:`Limits`).
     """
@@ -319,6 +332,7 @@ def iter_records(
         max_chars,
         limits or Limits(),
         batch_size,
+        check_texts,
     )
     if isinstance(source, (str, os.PathLike)):
         name = name or os.fspath(source)
@@ -447,6 +461,7 @@ def read_path(
     skipped: Skipped | None = None,
     max_chars: int | None = None,
     limits: Limits | None = None,
+    check_texts: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(split, record)`` for every record under a local file or folder (see :func:`split_files`);
     the options are :func:`iter_records`'s."""

@@ -24,6 +24,7 @@ from typing import Any
 
 from paraamr import sources
 from paraamr.errors import InputError
+from paraamr.filters import Filters
 from paraamr.layout import PLOT_FILES, atomic_file
 
 #: Perplexity quantiles reported, by name.
@@ -65,8 +66,8 @@ def compute_stats(
     splits: dict[str, int] = {}
     para_tokens = source_tokens = missing = 0
     skipped = sources.Skipped()
-    for split, record in sources.read_path(path, skip_invalid=skip_invalid, skipped=skipped, limits=limits):
-        record = sources.select(record, max_perplexity=max_perplexity)
+    records = sources.read_path(path, skip_invalid=skip_invalid, skipped=skipped, limits=limits)
+    for split, record in Filters(max_perplexity=max_perplexity).iter_records(records):  # in batches
         splits[split] = splits.get(split, 0) + 1
         per_source.append(len(record["paraphrases"]))
         source_tokens += _tokens(record["text"])

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from paraamr.builder.rows import InputRow, _value_row, amr_row, decode_bytes, long_line_row, raw_bytes
+from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, raw_bytes, value_row
 from paraamr.errors import InputError
 from paraamr.failures import Failure
 from paraamr.texts import LongLine, bounded_lines, strip_eol
@@ -77,7 +77,7 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
             raise InputError(f"{name}: no column {column!r} in the first object (keys: {sorted(obj)})")
         first = False
         value = obj.get(column) if isinstance(obj, dict) else obj
-        yield _value_row(value, column, row.where, raw)
+        yield value_row(value, column, row.where, raw)
 
 
 def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
@@ -93,7 +93,7 @@ def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
     for number, value in enumerate(items, 1):
         value = value.get(column) if isinstance(value, dict) else value
         raw = raw_bytes(value)
-        yield _value_row(value, column, f"{path}:item {number}", raw)
+        yield value_row(value, column, f"{path}:item {number}", raw)
 
 
 def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
@@ -128,7 +128,7 @@ def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) ->
         for value in batch.column(0).to_pylist():
             number += 1
             raw = raw_bytes(value)
-            yield _value_row(value, column, f"{path}:row {number}", raw)
+            yield value_row(value, column, f"{path}:row {number}", raw)
 
 
 def read_dataset(
@@ -144,7 +144,7 @@ def read_dataset(
     for number, item in enumerate(ds, 1):
         value = item.get(column)
         raw = raw_bytes(value)
-        yield _value_row(value, column, f"{name}[{split}]:row {number}", raw)
+        yield value_row(value, column, f"{name}[{split}]:row {number}", raw)
 
 
 def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:

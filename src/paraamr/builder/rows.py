@@ -16,7 +16,7 @@ U+FFFD).
 ('caf\\ufffd', 'Y2Fm6Q==', 'input: invalid UTF-8 at byte 3')
 >>> owner(row.id, 2) in (0, 1)
 True
->>> str(_value_row("a\\ud800b", "text", "in.jsonl:2", b'{"text": "a\\\\ud800b"}').failure)
+>>> str(value_row("a\\ud800b", "text", "in.jsonl:2", b'{"text": "a\\\\ud800b"}').failure)
 'input: a lone surrogate (U+D800) at character 2; text cannot hold it'
 """
 
@@ -41,6 +41,7 @@ __all__ = [
     "owner",
     "raw_bytes",
     "split_of",
+    "value_row",
 ]
 
 _META = re.compile(r"^#\s*::(\S+)\s?(.*)$")
@@ -96,7 +97,9 @@ def long_line_row(line: LongLine, *, where: str) -> InputRow:
     return InputRow(line.digest[:16], text, failure=Failure("input", reason), where=where)
 
 
-def _value_row(value: Any, column: str, where: str, raw: bytes) -> InputRow:
+def value_row(value: Any, column: str, where: str, raw: bytes) -> InputRow:
+    """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``): a
+    failure row unless it is a text that can enter a run (:func:`paraamr.texts.text_problem`)."""
     if isinstance(value, str):
         problem = text_problem(value)
         if problem is None:
