@@ -1,8 +1,10 @@
 """``paraamr <command>``: argparse front end.
 
-Each module in :mod:`paraamr.commands` defines ``register(subparsers)``, which adds its subparser
-and sets ``func`` (called with the parsed namespace, returning the exit status). Command modules
-import heavy libraries inside their functions, so ``paraamr --help`` stays instant. Commands raise
+Each module in :mod:`paraamr.commands` is one command: ``add_arguments(parser)`` and ``run(args)``
+(the parsed namespace in, the exit status out), its help and description the first two paragraphs
+of its docstring (:func:`command_texts`); a command with subcommands defines
+``register(subparsers)``. Command modules import heavy libraries inside their functions, so
+``paraamr --help`` stays instant. Commands raise
 :class:`paraamr.errors.ParaAMRError` (or let any other error through): :func:`main` reports every
 error as one line on stderr through :func:`paraamr.report.run_command`; ``--debug`` (anywhere on
 the command line before ``--``) prints the traceback too. Ctrl-C, SIGTERM and SIGHUP end a
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -46,10 +49,34 @@ def build_parser() -> ArgumentParser:
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
             try:
-                importlib.import_module(f"{commands.__name__}.{info.name}").register(subparsers)
+                _register(subparsers, info.name, importlib.import_module(f"{commands.__name__}.{info.name}"))
             except Exception as err:  # one broken command must not take the others down
                 _unavailable(subparsers, info.name, err)
     return parser
+
+
+def command_texts(doc: str) -> tuple[str, str]:
+    """``(help, description)`` of a command from its module's docstring: the first paragraph is
+    ``USAGE: help.``, the second the description ``--help`` prints.
+
+    >>> command_texts('``paraamr stats PATH``: Table 1 of a corpus.\\n\\nPrint the ``instances``.\\n\\nMore.')
+    ('Table 1 of a corpus', 'Print the `instances`.')
+    """
+    paragraphs = [" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n")]
+    summary = paragraphs[0].split(": ", 1)[-1].removesuffix(".")
+    return summary.replace("``", "`"), paragraphs[1].replace("``", "`")
+
+
+def _register(subparsers: argparse._SubParsersAction, name: str, module: Any) -> None:
+    """Add the command of ``module``: its own ``register(subparsers)`` (commands with subcommands),
+    else a parser from its docstring (:func:`command_texts`), its ``add_arguments`` and ``run``."""
+    if hasattr(module, "register"):
+        module.register(subparsers)
+        return
+    summary, description = command_texts(module.__doc__)
+    parser = subparsers.add_parser(name, help=summary, description=description)
+    module.add_arguments(parser)
+    parser.set_defaults(func=module.run)
 
 
 def _unavailable(subparsers: argparse._SubParsersAction, name: str, err: Exception) -> None:

@@ -1,4 +1,9 @@
-"""``paraamr augment --dataset D --method paraamr|reda|reda-ng --n K``: augment a dataset."""
+"""``paraamr augment --dataset D --method paraamr|reda|reda-ng --n K``: augment a dataset with ParaAMR
+paraphrases, REDA or REDA+NG (Hub-ready output folder).
+
+Add up to K new versions of each text of a dataset (one text column, or a sentence pair crossed with
+the other side), labels kept, and write a Hub-ready folder: data/{split}-*.parquet, README.md (card)
+and failures/augment.jsonl for bad rows."""
 
 from __future__ import annotations
 
@@ -19,42 +24,35 @@ def _size(value: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def register(subparsers) -> None:
-    """Add the ``augment`` command."""
-    p = subparsers.add_parser(
-        "augment",
-        help="augment a dataset with ParaAMR paraphrases, REDA or REDA+NG (Hub-ready output folder)",
-        description="Add up to K new versions of each text of a dataset (one text column, or a sentence "
-        "pair crossed with the other side), labels kept, and write a Hub-ready folder: "
-        "data/{split}-*.parquet, README.md (card) and failures/augment.jsonl for bad rows.",
-    )
-    p.add_argument("--dataset", required=True, help="local file/folder or Hub dataset id")
-    p.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
-    p.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
-    p.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr augment``."""
+    parser.add_argument("--dataset", required=True, help="local file/folder or Hub dataset id")
+    parser.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
+    parser.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
+    parser.add_argument(
         "--n", type=positive(), default=2, help="new texts per text column and row (default: %(default)s)"
     )
-    p.add_argument(
+    parser.add_argument(
         "--split",
         action="append",
         default=None,
         help="split to augment (repeatable; default: train, else every split); others are copied",
     )
-    p.add_argument(
+    parser.add_argument(
         "--columns", nargs="+", default=None, help="the one or two text columns (default: guessed)"
     )
-    p.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
-    p.add_argument(
+    parser.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
+    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    parser.add_argument(
         "--max-shard-size",
         type=_size,
         default="500MB",
         help="largest shard, in Arrow bytes as push_to_hub counts them (default: %(default)s)",
     )
-    p.add_argument("--license", default=None, help="license id for the card (default: unknown)")
-    hub = p.add_argument_group("publishing")
+    parser.add_argument("--license", default=None, help="license id for the card (default: unknown)")
+    hub = parser.add_argument_group("publishing")
     hub.add_argument(
         "--push-to-hub", metavar="REPO_ID", default=None, help="upload the folder as this dataset repo"
     )
@@ -63,13 +61,13 @@ def register(subparsers) -> None:
     hub.add_argument(
         "--token", default=None, help="Hub token (default: HF_TOKEN or `hf auth login`'s); never printed"
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-chars",
         type=positive(),
         default=None,
         help="longer texts are kept but not augmented, and listed as failures (default: no limit)",
     )
-    g = p.add_argument_group("paraamr method")
+    g = parser.add_argument_group("paraamr method")
     g.add_argument("--paraphrases", default=None, help="ParaAMR release JSONL (.zip/.gz) or dataset folder")
     g.add_argument(
         "--max-perplexity",
@@ -97,8 +95,8 @@ def register(subparsers) -> None:
     )
     from paraamr.commands.stats import add_archive_options
 
-    add_archive_options(p)
-    g = p.add_argument_group("reda / reda-ng methods")
+    add_archive_options(parser)
+    g = parser.add_argument_group("reda / reda-ng methods")
     g.add_argument(
         "--draws", type=positive(), default=20, help="tries per operator behind the pool (default: 20)"
     )
@@ -124,7 +122,6 @@ def register(subparsers) -> None:
     )
     g.add_argument("--lm", default=None, help="n-gram LM saved with --save-lm (default: train on the data)")
     g.add_argument("--save-lm", default=None, help="write the n-gram LM used by reda-ng here (Parquet)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

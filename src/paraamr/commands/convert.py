@@ -1,4 +1,9 @@
-"""``paraamr convert INPUT OUTPUT``: release JSON lines <-> our Parquet dataset folder, lossless.
+"""``paraamr convert INPUT OUTPUT``: convert ParaAMR release JSON lines <-> a Parquet dataset folder
+(lossless).
+
+Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset folder) into OUTPUT: a
+dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when OUTPUT ends in
+.json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.
 
 To a folder: the ``default`` and ``pairs`` shards of each split (written by
 :class:`paraamr.builder.folder.ShardWriter`, named by :func:`~paraamr.builder.folder.finalize`) and
@@ -17,47 +22,44 @@ from paraamr.options import positive
 JSONL_SUFFIXES = (".json", ".jsonl", ".gz", ".zip")
 
 
-def register(subparsers) -> None:
-    """Add the ``convert`` command."""
-    p = subparsers.add_parser(
-        "convert",
-        help="convert ParaAMR release JSON lines <-> a Parquet dataset folder (lossless)",
-        description="Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset folder) "
-        "into OUTPUT: a dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when "
-        "OUTPUT ends in .json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.",
-    )
-    p.add_argument("input", metavar="INPUT")
-    p.add_argument("output", metavar="OUTPUT")
-    p.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr convert``."""
+    parser.add_argument("input", metavar="INPUT")
+    parser.add_argument("output", metavar="OUTPUT")
+    parser.add_argument(
         "--to",
         choices=("parquet", "jsonl"),
         default=None,
         help="output format (default: from OUTPUT's suffix; a folder otherwise)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--license",
         default="cc-by-nc-4.0",
         help="license id for the card (default: %(default)s, the release's)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-shard-size",
         default="500MB",
         help="largest shard, uncompressed, as datasets' push_to_hub counts it (default: %(default)s)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--all-fields", action="store_true", help="JSON lines: write every field, not only the release's"
     )
-    p.add_argument(
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace an existing OUTPUT file, or the shards and card of an OUTPUT folder (other files stay)",
     )
-    p.add_argument("--repo-id", help="the Hub repo the card's load snippets name (default: --push-to-hub's)")
+    parser.add_argument(
+        "--repo-id", help="the Hub repo the card's load snippets name (default: --push-to-hub's)"
+    )
     from paraamr.commands.push import add_hub_options
 
-    add_hub_options(p)
-    p.add_argument("--skip-invalid", action="store_true", help="count malformed lines instead of failing")
-    p.add_argument(
+    add_hub_options(parser)
+    parser.add_argument(
+        "--skip-invalid", action="store_true", help="count malformed lines instead of failing"
+    )
+    parser.add_argument(
         "--max-chars",
         type=positive(),
         default=None,
@@ -66,8 +68,7 @@ def register(subparsers) -> None:
     )
     from paraamr.commands.stats import add_archive_options
 
-    add_archive_options(p)
-    p.set_defaults(func=run)
+    add_archive_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,5 +1,7 @@
-"""``paraamr env`` (also ``python -m paraamr env``): the facts a bug report needs, one line each,
-to paste into an issue (as ``transformers env`` and ``accelerate env`` print theirs).
+"""``paraamr env`` (also ``python -m paraamr env``): print versions, CUDA, the model caches and the
+models on disk, for bug reports.
+
+print versions, CUDA, the model caches and the models on disk, for bug reports
 
 Versions come from the installed distributions' metadata (nothing is imported for them); only
 torch is imported, for CUDA, and only when it is installed.
@@ -17,20 +19,16 @@ import platform
 import sys
 from collections.abc import Iterable
 
-__all__ = ["PACKAGES", "facts", "register", "versions"]
+__all__ = ["PACKAGES", "add_arguments", "facts", "run", "versions"]
 
 #: The distributions whose versions are reported, in the printed order (Python and the platform
 #: come after paraamr).
 PACKAGES = ("datasets", "huggingface_hub", "transformers", "amrlib", "accelerate", "evaluate", "torch")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``env``."""
-    parser = subparsers.add_parser(
-        "env", help="print versions, CUDA, the model caches and the models on disk, for bug reports"
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr env``."""
     parser.add_argument("--cache-dir", help="model cache (default: $PARAAMR_CACHE or ~/.cache/paraamr)")
-    parser.set_defaults(func=_env)
 
 
 def versions(names: Iterable[str]) -> list[tuple[str, str]]:
@@ -93,7 +91,7 @@ def _hub_cache() -> str:
     return str(constants.HF_HUB_CACHE)
 
 
-def _env(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     for fact, value in facts(args.cache_dir):
         print(f"- {fact}: {value}")
     sys.stdout.flush()

@@ -1,4 +1,9 @@
-"""``paraamr finalize DIR``: finish a run cut into shards (``generate.py --shard I/N``).
+"""``paraamr finalize DIR``: finish a run cut into shards (generate.py --shard I/N): summary, shards,
+card, push.
+
+Finish a run whose shards ran independently (generate.py --shard I/N, a Slurm array): check every
+shard is done, then write the summary, name the shards over the whole run and write the card, under
+the folder's own lock; with --push-to-hub, upload the folder.
 
 Checks that every shard is done (naming each missing, unfinished or running one, and printing the
 command that runs it), then under the folder's own lock writes ``summary.json`` from the shards'
@@ -13,18 +18,11 @@ import argparse
 
 from paraamr.commands.push import add_hub_options
 
-__all__ = ["register"]
+__all__ = ["add_arguments", "run"]
 
 
-def register(subparsers) -> None:
-    """Add ``finalize`` to the ``paraamr`` command line."""
-    parser = subparsers.add_parser(
-        "finalize",
-        help="finish a run cut into shards (generate.py --shard I/N): summary, shards, card, push",
-        description="Finish a run whose shards ran independently (generate.py --shard I/N, a Slurm "
-        "array): check every shard is done, then write the summary, name the shards over the whole run "
-        "and write the card, under the folder's own lock; with --push-to-hub, upload the folder.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr finalize``."""
     parser.add_argument("folder", metavar="DIR", help="the run's output folder (--output of every shard)")
     parser.add_argument("--license", help="license of the card (default: the shards' --license)")
     parser.add_argument(
@@ -38,10 +36,9 @@ def register(subparsers) -> None:
         help="wait this long for the folder's lock (a shard letting go, another finalize) (default: 0)",
     )
     add_hub_options(parser)
-    parser.set_defaults(func=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from paraamr.builder.shards import finalize_run
     from paraamr.builder.summary import Push
     from paraamr.errors import UsageError

@@ -1,4 +1,8 @@
-"""``paraamr refocus [FILE|-]``: every re-rooted variant of PENMAN graphs, as PENMAN.
+"""``paraamr refocus [FILE|-]``: re-root AMR graphs at each candidate focus (PENMAN in, PENMAN out).
+
+Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin and write every re-
+rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a blank line. Bad
+graphs are reported on stderr by position and skipped (exit status 1).
 
 Reads blank-line separated graphs (metadata comments allowed), writes each variant as soon as it is
 made (one graph's variants are never all held), followed by a blank line, on stdout with its
@@ -37,54 +41,46 @@ def _foci(value: str) -> str | int:
     return count
 
 
-def register(subparsers) -> None:
-    """Add the ``refocus`` command."""
-    p = subparsers.add_parser(
-        "refocus",
-        help="re-root AMR graphs at each candidate focus (PENMAN in, PENMAN out)",
-        description="Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin and "
-        "write every re-rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a "
-        "blank line. Bad graphs are reported on stderr by position and skipped (exit status 1).",
-    )
-    p.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="PENMAN file (default: stdin)")
-    p.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr refocus``."""
+    parser.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="PENMAN file (default: stdin)")
+    parser.add_argument(
         "--foci",
         type=_foci,
         metavar="all|N",
         default="all",
         help="'all' candidate foci of each graph, or N of them at random (default: %(default)s)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random foci (default: %(default)s)")
-    p.add_argument("--oneline", action="store_true", help="write each graph on one line")
-    p.add_argument(
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random foci (default: %(default)s)")
+    parser.add_argument("--oneline", action="store_true", help="write each graph on one line")
+    parser.add_argument(
         "--exclude",
         default=None,
         metavar="CONCEPTS",
         help=f"comma-separated concepts never used as foci (default: {EXCLUDED_HELP}); '' keeps all",
     )
-    p.add_argument(
+    parser.add_argument(
         "--heuristic",
         action="store_true",
         help="amrlib's heuristic: only variables without incoming edges become foci",
     )
-    p.add_argument(
+    parser.add_argument(
         "--mod-as-domain",
         action="store_true",
         help="write an inverted :mod as :domain (penman then reads another role) instead of :mod-of",
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-amr-nodes",
         type=positive(),
         default=500,
         help="a graph with more nodes is refused, before it is parsed (default: %(default)s)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-amr-depth",
         type=positive(),
         default=100,
         help="a graph nested deeper is refused, before it is parsed (default: %(default)s)",
     )
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,11 +1,17 @@
-"""``paraamr stats PATH``: Table 1's columns, perplexity quantiles and PNG histograms of a corpus."""
+"""``paraamr stats PATH``: Table 1 statistics (+ perplexity quantiles, histograms) of a release file or
+a dataset folder.
+
+Print the number of instances (source sentences), the average number of paraphrases per source, the
+average paraphrase length in tokens (whitespace-separated words) and perplexity quantiles of PATH: a
+ParaAMR release file (JSON lines, zipped or not), our Parquet dataset folder or a folder of such
+files. Writes perplexity.png and paraphrases_per_source.png."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-__all__ = ["add_archive_options", "archive_limits", "register"]
+__all__ = ["add_archive_options", "add_arguments", "archive_limits", "run"]
 
 
 def add_archive_options(parser: argparse.ArgumentParser) -> None:
@@ -54,42 +60,35 @@ def archive_limits(args: argparse.Namespace):
     )
 
 
-def register(subparsers) -> None:
-    """Add the ``stats`` command."""
-    p = subparsers.add_parser(
-        "stats",
-        help="Table 1 statistics (+ perplexity quantiles, histograms) of a release file or a dataset folder",
-        description="Print the number of instances (source sentences), the average number of paraphrases "
-        "per source, the average paraphrase length in tokens (whitespace-separated words) and perplexity "
-        "quantiles of PATH: a ParaAMR release file (JSON lines, zipped or not), our Parquet dataset "
-        "folder or a folder of such files. Writes perplexity.png and paraphrases_per_source.png.",
-    )
-    p.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr stats``."""
+    parser.add_argument(
         "path", metavar="PATH", help="release file (.json/.jsonl/.zip/.gz), Parquet file or folder"
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-perplexity",
         type=float,
         default=None,
         help="count only paraphrases with perplexity <= this (as the loader's max_perplexity)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--plots",
         metavar="DIR",
         default="paraamr-stats",
         help="folder for the PNG histograms (default: %(default)s)",
     )
-    p.add_argument("--no-plots", action="store_true", help="write no histograms")
-    p.add_argument(
+    parser.add_argument("--no-plots", action="store_true", help="write no histograms")
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace the two PNGs of the same names in --plots (a link there is replaced, never "
         "written through; other files in DIR are never touched)",
     )
-    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
-    p.add_argument("--skip-invalid", action="store_true", help="count malformed lines instead of failing")
-    add_archive_options(p)
-    p.set_defaults(func=run)
+    parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    parser.add_argument(
+        "--skip-invalid", action="store_true", help="count malformed lines instead of failing"
+    )
+    add_archive_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
