@@ -5,7 +5,8 @@ and sets ``func`` (called with the parsed namespace, returning the exit status).
 import heavy libraries inside their functions, so ``paraamr --help`` stays instant. Commands raise
 :class:`paraamr.errors.ParaAMRError` (or let any other error through): :func:`main` reports every
 error as one line on stderr through :func:`paraamr.report.run_command`; ``--debug`` (anywhere on
-the command line) prints the traceback too.
+the command line before ``--``) prints the traceback too. Ctrl-C, SIGTERM and SIGHUP end a
+command with one line and their exit status (:mod:`paraamr.signals`).
 
 >>> build_parser().parse_args(["--debug", "stats", "corpus"]).command
 'stats'
@@ -18,13 +19,14 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from paraamr import __version__, commands
 from paraamr.options import ArgumentParser
 from paraamr.report import report, run_command
+from paraamr.signals import exit_with, handled
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "entry", "main"]
 
 #: Namespace attributes that hold a command's input paths (named in errors about file contents).
 INPUT_OPTIONS = ("input", "path", "file", "dataset", "amr_input", "folder", "paraphrases", "records")
@@ -92,15 +94,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    return run_command(
-        _command(args),
-        args.func,
-        args,
-        debug=debug,
-        inputs=_inputs(args),
-        secrets=[getattr(args, "token", None)],
-    )
+    with handled(f"paraamr {_command(args)}"):
+        return run_command(
+            _command(args),
+            args.func,
+            args,
+            debug=debug,
+            inputs=_inputs(args),
+            secrets=[getattr(args, "token", None)],
+        )
+
+
+def entry() -> NoReturn:
+    """The ``paraamr`` console script and ``python -m paraamr``: :func:`main`, then the process ends
+    (at once after an error or a signal, when a thread may still be inside a model)."""
+    exit_with(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

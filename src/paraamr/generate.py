@@ -21,13 +21,15 @@ import sys
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
 from paraamr.options import ArgumentParser, optional_float
+from paraamr.progress import add_progress_options
+from paraamr.signals import Interrupted, exit_with, handled
 
-__all__ = ["add_arguments", "build_parser", "dry_run", "main", "run", "settings_from_args"]
+__all__ = ["add_arguments", "build_parser", "dry_run", "entry", "main", "run", "settings_from_args"]
 
 _INPUTS = ("input", "input_format", "text_column", "dataset", "dataset_config", "dataset_split", "amr_input")
 _SPLITS = ("split", "validation_fraction", "test_fraction")
@@ -72,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         type=int,
         default=r.commit_every,
         metavar="N",
-        help="commit (make resumable) every N input rows, and every --commit-seconds (default: %(default)s)",
+        help="commit (make resumable) every N input rows of each process: windows end there, so a "
+        "kill or Ctrl-C loses at most N rows' work whatever --window is (default: %(default)s)",
     )
     out.add_argument("--license", help="license of the card (default: unknown)")
     out.add_argument(
@@ -159,9 +162,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="do not overlap CPU stages with model stages",
     )
     run.add_argument(
-        "--commit-seconds", type=float, default=r.commit_seconds, help="commit at least this often"
+        "--commit-seconds",
+        type=float,
+        default=r.commit_seconds,
+        metavar="S",
+        help="also commit at the end of the first window that ends S seconds after the last commit "
+        "(a window is at most --window rows: lower it for finer time-based commits; default: %(default)s)",
     )
-    run.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    add_progress_options(run)
     run.add_argument("--verbose", action="store_true", help="let the libraries log and draw their bars")
     run.add_argument("--dry-run", action="store_true", help="print the plan; load no model")
     return parser
@@ -246,7 +254,7 @@ def dry_run(record: RecordSettings, output: str | Path) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the generator for parsed options; return the exit status (errors are raised)."""
-    from paraamr.builder.run import Push, execute
+    from paraamr.builder.run import Push, execute, launch_info
 
     record, settings = settings_from_args(args)
     if not record.source:
@@ -265,7 +273,14 @@ def run(args: argparse.Namespace) -> int:
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
     elif args.private or args.revision or args.token:
         raise UsageError("--private, --revision and --token go with --push-to-hub")
-    execute(record, settings, output=args.output, overwrite=args.overwrite, license=args.license, push=push)
+    try:
+        execute(
+            record, settings, output=args.output, overwrite=args.overwrite, license=args.license, push=push
+        )
+    except Interrupted as err:
+        if launch_info()[0] != 0:
+            return err.status  # the main process says it, once
+        raise
     return 0
 
 
@@ -279,8 +294,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = [a for a in argv if a != "--debug"]
     args = build_parser().parse_args(argv)
     inputs = [v for v in (args.input, args.amr_input, args.dataset) if v not in (None, "-")]
-    return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
+    with handled("paraamr generate"):
+        return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
+
+
+def entry() -> NoReturn:
+    """``generate.py`` and ``python -m paraamr.generate``: :func:`main`, then the process ends (at
+    once after an error or a signal, when a thread may still be inside a model)."""
+    exit_with(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

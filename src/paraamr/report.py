@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from paraamr.errors import ParaAMRError
+from paraamr.signals import Interrupted
 
 __all__ = ["describe", "reason", "redact", "report", "run_command"]
 
@@ -148,6 +149,8 @@ def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
     input paths) name the file in errors about file contents that do not name it themselves.
     Errors of no known kind are reported as internal errors."""
     err = _innermost(err)
+    if isinstance(err, Interrupted):
+        return _one_line(str(err)), err.status
     if isinstance(err, KeyboardInterrupt):
         return "interrupted", 130
     known = _known(err)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from paraamr.errors import InputError
+from paraamr.filters import Filters
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
 
 #: The released subset (177,410 sources) of amazon-science/ParaAMR: a zip of one JSON lines file.
@@ -51,8 +52,6 @@ CITATION = (
 
 RECORD_FIELDS = tuple(DEFAULT_SCHEMA.names)
 PARAPHRASE_FIELDS = tuple(f.name for f in PARAPHRASE_TYPE)
-#: Orders of the paraphrases of a source (see :func:`select`).
-ORDERS = ("given", "perplexity")
 #: Suffixes of the files taken from a folder that is not a Parquet dataset folder.
 RELEASE_SUFFIXES = (".json", ".jsonl", ".zip", ".gz", ".parquet")
 
@@ -257,13 +256,15 @@ def select(
     min_paraphrases: int = 0,
     max_paraphrases: int | None = None,
     order: str = "given",
+    min_similarity: float | None = None,
 ) -> dict[str, Any] | None:
     """The record with the paraphrases a task keeps, or ``None`` when too few are left.
 
-    Keeps paraphrases with ``perplexity <= max_perplexity`` (a null perplexity fails any threshold);
-    ``order="perplexity"`` sorts them by perplexity, lowest first (stable, nulls last), ``"given"``
-    keeps the file's (generation) order; then the first ``max_paraphrases`` are kept; a source with
-    fewer than ``min_paraphrases`` left is dropped.
+    Keeps paraphrases with ``perplexity <= max_perplexity`` (and ``similarity >= min_similarity``;
+    a null score fails any threshold); ``order="perplexity"`` sorts them by perplexity, lowest
+    first (stable, nulls last), ``"given"`` keeps the file's (generation) order; then the first
+    ``max_paraphrases`` are kept; a source with fewer than ``min_paraphrases`` left is dropped.
+    One record at a time; :class:`paraamr.filters.Filters` filters many, in Arrow batches.
 
     >>> rec = {"id": "a", "text": "t", "amr": None, "paraphrases": [
     ...     {"para_text": "x", "perplexity": 125.0}, {"para_text": "y", "perplexity": 96.6},
@@ -275,18 +276,11 @@ def select(
     >>> select(rec, max_perplexity=95, min_paraphrases=2) is None
     True
     """
-    paras = record["paraphrases"]
-    if max_perplexity is not None:
-        paras = [p for p in paras if p["perplexity"] is not None and p["perplexity"] <= max_perplexity]
-    if order == "perplexity":
-        paras = sorted(paras, key=lambda p: (p["perplexity"] is None, p["perplexity"] or 0.0))
-    elif order != "given":
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-    if max_paraphrases is not None:
-        paras = paras[:max_paraphrases]
-    if len(paras) < min_paraphrases:
-        return None
-    return {**record, "paraphrases": paras}
+    rules = Filters(max_perplexity, min_similarity, min_paraphrases, max_paraphrases, order)
+    if not rules.active:
+        return {**record}
+    kept = next(rules.iter_records([(None, record)]), None)
+    return None if kept is None else kept[1]
 
 
 def split_files(path: str | os.PathLike) -> dict[str, list[str]]:

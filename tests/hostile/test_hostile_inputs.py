@@ -854,6 +854,16 @@ def table() -> list[Case]:
         ],
     )
 
+    # env ------------------------------------------------------------------------------------
+    cases += rows(
+        "env",
+        ("env",),
+        [
+            ("cache-is-a-file", ["--cache-dir", "afile"], {"afile": b"x"}, OK, None),
+            ("broken-pipe", [], {}, PIPE, None, {"how": "pipe"}),
+        ],
+    )
+
     # refocus --------------------------------------------------------------------------------
     many = AMR * 3000  # more than a pipe buffer of variants
     cases += rows(

@@ -40,8 +40,7 @@ MARK = "paraamr augment"
 
 METHOD_TEXT = {
     "paraamr": "ParaAMR paraphrases (AMR back-translation, Huang et al. 2023), most fluent first",
-    "reda": "REDA (Wang 2022): synonym replacement, random swap, insertion, deletion and mixes, "
-    "with WordNet synonyms",
+    "reda": "REDA (Wang 2022): synonym replacement, random swap, insertion, deletion and mixes",
     "reda-ng": "REDA+NG (Wang 2022): REDA outputs ranked by a 4-gram language model with stupid backoff",
 }
 
@@ -57,6 +56,8 @@ def augment_card(
     augmented_splits: Sequence[str],
     stats: Mapping[str, Mapping[str, int]],
     signature: str | None = None,
+    method_signature: str | None = None,
+    language: str = "en",
     pretty_name: str | None = None,
     license: str | None = None,
     labelled: bool = False,
@@ -76,7 +77,7 @@ def augment_card(
     data = DatasetCardData(
         pretty_name=pretty_name or f"{source} augmented ({method})",
         license=license or "unknown",
-        language=["en"],  # WordNet synonyms, the English n-gram tokenization, the English generator
+        language=[language],
         size_categories=[size_category(sum(rows.values()))],
         task_categories=["text-classification"] if labelled else [],
         tags=["data-augmentation", "paraamr", method],
@@ -89,6 +90,7 @@ def augment_card(
         f"- License: `{data.license}`"
         + (" (none was given: `--license`; the source's terms apply)" if license is None else ""),
         f"- Built with: paraamr {__version__} (`{MARK} --method {method} --n {n}`)",
+        *([f"- Method: {code(method_signature)}"] if method_signature else []),
         *([f"- Language model: {code(signature)}"] if signature else []),
         *(
             [f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {', '.join(empty)}"]

@@ -208,10 +208,16 @@ class Generator:
                 report(failure)
             yield from window.records
 
-    def windows(self, rows: Iterable[Any]) -> Iterator[Window]:
+    def windows(
+        self, rows: Iterable[Any], *, start: int = 0, cut_every: int | None = None
+    ) -> Iterator[Window]:
         """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
-        ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one."""
-        chunks = _chunks(rows, self.window)
+        ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one.
+
+        ``rows`` begin at position ``start`` of the whole stream; windows end at every multiple of
+        ``cut_every`` too (the commit interval), so a run resumed from a commit forms the very same
+        windows, and batches, as an uninterrupted one."""
+        chunks = _chunks(rows, self.window, start=start, every=cut_every)
         fronts = (
             _prefetch(self._front(c) for c in chunks) if self.pipelined else (self._front(c) for c in chunks)
         )
@@ -402,11 +408,19 @@ def _key(row_id: str) -> int | str:
     return row_id
 
 
-def _chunks(rows: Iterable[Any], size: int) -> Iterator[list]:
+def _chunks(rows: Iterable[Any], size: int, *, start: int = 0, every: int | None = None) -> Iterator[list]:
+    """Lists of at most ``size`` rows, also cut where the position (from ``start``) is a multiple
+    of ``every``.
+
+    >>> [len(c) for c in _chunks(range(10), 4, start=1, every=3)]
+    [2, 3, 3, 2]
+    """
     chunk: list = []
+    position = start
     for row in rows:
         chunk.append(row)
-        if len(chunk) >= size:
+        position += 1
+        if len(chunk) >= size or (every and position % every == 0):
             yield chunk
             chunk = []
     if chunk:

@@ -24,6 +24,7 @@ from typing import Any
 from paraamr.errors import UsageError
 from paraamr.layout import MAX_SHARD_SIZE, parse_size
 from paraamr.models import catalog
+from paraamr.progress import MODES
 from paraamr.records import split_names
 
 __all__ = ["ALIASES", "RecordSettings", "RunSettings", "split_settings"]
@@ -206,7 +207,7 @@ class RunSettings:
     commit_every: int = 10000
     commit_seconds: float = 600.0
     max_shard_size: int | str = MAX_SHARD_SIZE
-    progress: bool = True
+    progress: str = "auto"
     verbose: bool = False
     download: bool = True
     trust_remote_code: bool = False
@@ -217,6 +218,8 @@ class RunSettings:
                 raise UsageError(f"{_flag(name)} must be positive, got {getattr(self, name)}")
         if not self.commit_seconds > 0:
             raise UsageError(f"--commit-seconds must be positive, got {self.commit_seconds}")
+        if self.progress not in MODES:
+            raise UsageError(f"--progress must be one of {', '.join(MODES)}, got {self.progress!r}")
         if self.max_shard_size != MAX_SHARD_SIZE:  # (the default needs no datasets import)
             try:
                 parse_size(self.max_shard_size)

@@ -183,16 +183,19 @@ class RunFolder:
         """Commit: the state file is replaced atomically."""
         layout.atomic_write(self.state_path, json.dumps(state, sort_keys=True))
 
-    def save_progress(self, inputs: int) -> None:
-        """Rows this writer has handled so far (for the main process's bar; not a commit)."""
-        layout.atomic_write(self.progress_path, str(inputs), durable=False)
+    def save_progress(self, rows: float) -> None:
+        """Rows this writer has handled so far, a share of those in flight included (for the main
+        process's display; not a commit)."""
+        layout.atomic_write(self.progress_path, f"{rows:.1f}", durable=False)
 
-    def progress(self) -> int:
-        """Rows handled so far by every writer of the run."""
-        total = 0
+    def progress(self, *, skip: str | None = None) -> float:
+        """Rows handled so far by every writer of the run (but ``skip``)."""
+        total = 0.0
         for path in self.state_dir.glob(f"progress-*-of-{self.num_processes:05d}.json"):
+            if path.stem[len("progress-") :] == skip:
+                continue
             with contextlib.suppress(OSError, ValueError):  # being replaced right now
-                total += int(path.read_text() or 0)
+                total += float(path.read_text() or 0)
         return total
 
     def states(self) -> list[tuple[str, dict]]:

@@ -22,6 +22,7 @@ from paraamr.builder.settings import RunSettings
 from paraamr.builder.state import RunFolder
 from paraamr.card import write_card
 from paraamr.locks import folder_lock
+from paraamr.signals import pause_point
 
 __all__ = ["Push", "finish", "format_summary", "summarize"]
 
@@ -107,6 +108,7 @@ def finish(
         if finalize(folder.path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
             (folder.path / layout.EVALUATION).unlink(missing_ok=True)
         repo_id = push.repo_id if push is not None else None
+        pause_point("card")
         write_card(folder.path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
     print(format_summary(summary), file=sys.stderr)
     print(f"wrote {folder.path}", file=sys.stderr)

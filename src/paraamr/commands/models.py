@@ -64,16 +64,27 @@ def _size(n: int) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
+    rows = model_rows(args.cache_dir, args.kind)
+    width = max(len(r[0]) for r in rows)
+    kind_width = max(len(r[1]) for r in rows)
+    for name, kind, where, about in rows:
+        pad = " " * (width + kind_width + 4)
+        print(f"{name:<{width}}  {kind:<{kind_width}}  {about}\n{pad}on disk: {where}")
+    return 0
+
+
+def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, str]]:
+    """``(name, kind, where on disk or "-", about)`` of every known model of ``kind`` (default: all,
+    the fetched ones too): what ``paraamr models list`` and ``paraamr env`` show."""
     from paraamr.errors import ModelNotFoundError
     from paraamr.models import catalog
     from paraamr.models.resolve import cache_root, disk_size, resolve
 
     rows = []
-    kinds = (catalog.canonical_kind(args.kind),) if args.kind else catalog.KINDS
-    for kind in kinds:
-        for name in catalog.names(kind):
+    for each in (catalog.canonical_kind(kind),) if kind else catalog.KINDS:
+        for name in catalog.names(each):
             try:
-                path = resolve(name, kind, cache_dir=args.cache_dir)
+                path = resolve(name, each, cache_dir=cache_dir)
                 where = f"{path} ({_size(disk_size(path))})"
             except ModelNotFoundError:
                 where = "-"
@@ -81,22 +92,17 @@ def _list(args: argparse.Namespace) -> int:
             if known is not None:
                 about = f"{known.description}; download ~{_size(known.size * 1_000_000)}"
             else:
-                about = catalog.PACKAGED[(kind, name)].description
-            default = " [default]" if catalog.DEFAULTS[kind] == name else ""
-            rows.append((name, kind + default, where, about))
-    models = cache_root(args.cache_dir) / "models"
+                about = catalog.PACKAGED[(each, name)].description
+            default = " [default]" if catalog.DEFAULTS[each] == name else ""
+            rows.append((name, each + default, where, about))
+    models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
     for path in fetched:
         if path.is_dir() and not path.name.startswith(".") and path.name not in catalog.AMRLIB_MODELS:
             rows.append((path.name, "amrlib", f"{path} ({_size(disk_size(path))})", "fetched with --url"))
-    if not args.kind:
+    if not kind:
         rows += _hub_rows({r[0] for r in rows})
-    width = max(len(r[0]) for r in rows)
-    kind_width = max(len(r[1]) for r in rows)
-    for name, kind, where, about in rows:
-        pad = " " * (width + kind_width + 4)
-        print(f"{name:<{width}}  {kind:<{kind_width}}  {about}\n{pad}on disk: {where}")
-    return 0
+    return rows
 
 
 def _hub_rows(listed: set[str]) -> list[tuple[str, str, str, str]]:
