@@ -20,6 +20,7 @@ of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last hidden
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -143,8 +144,6 @@ class Embedder:
 
     def _pool_size(self, n: int) -> int:
         """Worker processes for an encode call of ``n`` texts (1: this process)."""
-        import os
-
         if self.device.type != "cpu":
             return 1
         if self.processes is not None:
@@ -237,7 +236,6 @@ class _PoolWorker:
     """A single-threaded embedding process: pickled lists of texts in, pickled arrays out."""
 
     def __init__(self, path: Path, pooling: str, batch_size: int) -> None:
-        import os
         import subprocess
         import sys
 
@@ -269,7 +267,6 @@ class _PoolWorker:
 
 def _serve_pool(path: str, pooling: str, batch_size: int) -> None:
     """A pool worker's loop (``python -m paraamr.models.embedder PATH POOLING BATCH_SIZE``)."""
-    import os
     import pickle
     import sys
 
