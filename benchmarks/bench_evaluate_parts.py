@@ -276,8 +276,10 @@ def report(rows: list[dict]) -> None:
         )
     speed = [r for r in rows if r["part"] == "speedup"]
     if speed:
-        print("\n| setting | baseline (library defaults) s | ours s | ratio | same values |")
-        print("|---|---:|---:|---:|---|")
+        print(
+            "\n| setting | baseline (library defaults) s | ours s | ratio | CPU s: baseline / ours | same |"
+        )
+        print("|---|---:|---:|---:|---:|---|")
         for r in speed:
             note = f" (max diff {r['max_abs_diff']:.1e})" if "max_abs_diff" in r else ""
             if "trees_changed" in r:
@@ -286,10 +288,12 @@ def report(rows: list[dict]) -> None:
                     f"TED-3 mean {r['ted3_mean'][0]:.3f} -> {r['ted3_mean'][1]:.3f}, TED-F "
                     f"{r['tedf_mean'][0]:.3f} -> {r['tedf_mean'][1]:.3f})"
                 )
-            print(
-                f"| {r['setting']} | {r['baseline_wall']:.1f} | {r['ours_wall']:.1f} | {r['ratio']:.2f}x | "
-                f"{'yes' if r['same'] else 'no'}{note} |"
-            )
+            cpu = ""
+            if "baseline_cpu" in r:
+                base, ours = r["baseline_cpu"], r["ours_cpu"]
+                cpu = f"{base:.1f} / {ours:.1f} = {base / ours:.2f}x"
+            times = f"{r['baseline_wall']:.1f} | {r['ours_wall']:.1f} | {r['ratio']:.2f}x"
+            print(f"| {r['setting']} | {times} | {cpu} | {'yes' if r['same'] else 'no'}{note} |")
     if "scaling" in last:
         s = last["scaling"]
         one, two = s["one"]["work_wall"], s["two"]["work_wall"]
