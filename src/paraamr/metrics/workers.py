@@ -1,7 +1,9 @@
-"""Supervised ``link-parser`` workers: a pool of long-lived processes, each fed several sentences
-ahead, every answer waited for with a deadline; a worker that crashes, hangs or closes its pipe is
-killed and restarted, and the sentence it was parsing comes back as a
-:class:`~paraamr.failures.Failure` while the others of the batch still get their answers.
+"""Supervised ``link-parser`` workers, restarted when they crash, hang or close their pipe.
+
+A pool of long-lived processes, each fed several sentences ahead, every answer waited for with a
+deadline; a worker that crashes, hangs or closes its pipe is killed and restarted, and the
+sentence it was parsing comes back as a :class:`~paraamr.failures.Failure` while the others of
+the batch still get their answers.
 
 Sentences link-grammar cannot take are refused before they reach a worker
 (:func:`link_grammar_problem`): a line over 2,046 bytes makes ``link-parser`` exit
