@@ -87,7 +87,8 @@ STATE_FILES = {
     "final/": "finalize: shards being staged",
     "finalize.json": "finalize: the plan of renames (crash-safe finalize)",
     "locks/": "every writer: the folder lock and one lock per writer, with their holders (paraamr.locks)",
-    "evaluate/": "evaluate --state-dir inside a folder: committed statistics per chunk (resume)",
+    "evaluate/": "evaluate --state-dir DIR (or per run under --cache-dir): settings.json (input identity, "
+    "options of the row), chunk-{k}.json (committed statistics of chunk k; resume, --merge)",
 }
 PARTS = f"{STATE_DIR}/parts"
 LOCKS = f"{STATE_DIR}/locks"

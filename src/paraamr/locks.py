@@ -46,7 +46,7 @@ from pathlib import Path
 from paraamr.errors import FolderLocked
 from paraamr.layout import LOCKS
 
-__all__ = ["FolderLock", "Lock", "busy_writers", "folder_lock", "holder", "writer_lock"]
+__all__ = ["FolderLock", "Lock", "busy_writers", "file_lock", "folder_lock", "holder", "writer_lock"]
 
 #: How long an acquire retries a lock held for a moment (another holder letting go).
 SETTLE_SECONDS = 1.0
@@ -112,8 +112,8 @@ class _Flock:
             if _try_lock(fd, fcntl.LOCK_EX) and self._current(fd):
                 self.path.unlink()
                 locks, state = self.path.parent, self.path.parent.parent
-                with contextlib.suppress(OSError):  # folders kept while the state holds more
-                    if os.listdir(state) == [locks.name] and not os.listdir(locks):
+                with contextlib.suppress(OSError):  # a folder's lock folders, kept while the state holds more
+                    if Path(state.name, locks.name) == Path(LOCKS) and os.listdir(state) == [locks.name]:
                         locks.rmdir()
                         state.rmdir()
         finally:
@@ -173,10 +173,10 @@ class Lock:
 
 
 class FolderLock:
-    """The folder's own lock (see :func:`folder_lock`)."""
+    """The folder's own lock (see :func:`folder_lock`), or a file's (:func:`file_lock`)."""
 
-    def __init__(self, hold: _Flock, suspended: list[_Flock]):
-        self._hold, self._suspended = hold, suspended
+    def __init__(self, hold: _Flock, suspended: list[_Flock] = ()):
+        self._hold, self._suspended = hold, list(suspended)
 
     def release(self) -> None:
         """Let the lock go; this process's writers take their shared holds back."""
@@ -252,3 +252,24 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
     hold.record(_record(command))
     busy_writers(folder)  # no writer holds a lock now: the files killed writers left are removed
     return FolderLock(hold, suspended)
+
+
+def file_lock(path: str | os.PathLike, *, command: str, wait: float = float("inf")) -> FolderLock:
+    """An exclusive lock on the file ``path`` outside any dataset folder (one download of a model
+    at a time), waiting up to ``wait`` seconds; removed by its last holder like the others.
+
+    >>> import tempfile
+    >>> lock_path = Path(tempfile.mkdtemp()) / "models" / ".tiny.lock"
+    >>> with file_lock(lock_path, command="models download"):
+    ...     holder(lock_path).endswith("paraamr models download")
+    True
+    >>> lock_path.exists()
+    False
+    """
+    path = Path(path)
+    try:
+        hold = _Flock(path, fcntl.LOCK_EX, wait)
+    except BlockingIOError:
+        raise FolderLocked(f"{path}: locked by {holder(path)}") from None
+    hold.record(_record(command))
+    return FolderLock(hold)

@@ -135,9 +135,9 @@ def pause_point(name: str) -> None:
     """When :data:`PAUSE_ENV` names this point, say so on stderr and wait for a (new) signal."""
     if name not in os.environ.get(PAUSE_ENV, "").split(","):
         return
+    seen = _state.count  # before saying so: a signal sent at once must not be missed
     sys.stderr.write(f"paraamr: paused at {name}\n")
     sys.stderr.flush()
-    seen = _state.count
     while _state.count == seen:
         time.sleep(0.02)
 

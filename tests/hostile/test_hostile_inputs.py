@@ -703,6 +703,19 @@ def table() -> list[Case]:
         ],
     )
 
+    # finalize -------------------------------------------------------------------------------
+    cases += rows(
+        "finalize",
+        ("finalize",),
+        [
+            ("missing", ["missing"], {}, ERR, "missing"),
+            ("empty-folder", ["data"], {"data": None}, ERR, "data"),
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
+            ("not-a-run", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
+            ("broken-settings", ["data"], {"data/.paraamr/settings.json": b"{not json"}, ERR, "data"),
+        ],
+    )
+
     # quality train / score ------------------------------------------------------------------
     train = ("quality", "train", "--max-triplets", "4", "--epochs", "1", "--batch-size", "4", "--no-progress")
     good = {"in.txt": text_lines()}

@@ -1,5 +1,6 @@
 """Input rows shared by the readers and the pipeline: ids, byte decoding, AMR metadata, and the
-partition of rows over processes and splits (by id, so repeats of a source meet in one process).
+partition of rows over shards, processes and splits (by id, so repeats of a source meet in one
+process).
 
 Bytes that are not valid UTF-8 never raise: the row carries the text decoded with replacement
 characters, the raw bytes in ``raw_b64`` and an input failure.
@@ -134,14 +135,30 @@ def _hash_fraction(key: str, salt: str) -> int:
     return int(hashlib.sha1(f"{salt}:{key}".encode()).hexdigest()[:15], 16)
 
 
-def owner(row_id: str, num_processes: int) -> int:
+def owner(row_id: str, num_processes: int, *, shards: int = 1) -> int:
     """The process (0-based) that handles the row with id ``row_id``: a hash of the id modulo the
-    process count, so repeats of a source always meet in one process.
+    process count, so repeats of a source always meet in one process. In a run cut into ``shards``
+    independent shards (:func:`shard_of`), the process within its shard: the hash divided by the
+    shard count, modulo the shard's own process count; so shard ``i`` of ``N`` run by ``k``
+    processes is the same cut as a run of ``N * k`` processes (process ``r`` of shard ``i`` handles
+    the rows of its process ``i + N * r``), and each shard may have its own ``k``.
 
     >>> owner("dff1f819b8599b45", 1)
     0
+    >>> ids = [f"{i:016x}" for i in range(200)]
+    >>> all(shard_of(i, 4) + 4 * owner(i, 3, shards=4) == owner(i, 12) for i in ids)
+    True
     """
-    return _hash_fraction(row_id, "process") % num_processes
+    return _hash_fraction(row_id, "process") // shards % num_processes
+
+
+def shard_of(row_id: str, shards: int) -> int:
+    """The shard (0-based, of ``shards``) the row with id ``row_id`` falls to (see :func:`owner`).
+
+    >>> shard_of("dff1f819b8599b45", 1)
+    0
+    """
+    return _hash_fraction(row_id, "process") % shards
 
 
 def split_of(row_id: str, *, validation: float = 0.0, test: float = 0.0, train: str = "train") -> str:

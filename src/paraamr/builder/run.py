@@ -23,8 +23,9 @@ from typing import Any
 from paraamr.builder.checks import check_run, count_rows, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.pipeline import Stats
-from paraamr.builder.rows import owner, split_of
+from paraamr.builder.rows import split_of
 from paraamr.builder.settings import RecordSettings, RunSettings
+from paraamr.builder.shards import Shard, open_folder, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
 from paraamr.builder.state import RunFolder
 from paraamr.builder.summary import Push, finish
@@ -188,8 +189,7 @@ def _model_stages(record: RecordSettings) -> list[str]:
 def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker: RunProgress) -> None:
     """The loop over windows; commits every ``commit_every`` rows (windows are cut there) and at the
     end of the first window after ``commit_seconds``; on a signal, the windows done are committed."""
-    n, rank = folder.num_processes, folder.rank
-    owned = (row for row in read_rows(record) if owner(row.id, n) == rank)
+    owned = (row for row in read_rows(record) if folder.owns(row.id))
     generator.mark_seen(row.id for row in islice(owned, state["consumed"]))
     outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
     spec, last_commit = record.as_dict(), time.monotonic()
@@ -241,9 +241,12 @@ def execute(
     overwrite: bool = False,
     license: str | None = None,
     push: Push | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any] | None:
     """Run this process's share of the build into ``output``; the main process then writes the
-    summary and the card (and uploads the folder with ``push``) and returns the summary.
+    summary and the card (and uploads the folder with ``push``) and returns the summary. As
+    ``shard`` of a run cut into shards (:mod:`paraamr.builder.shards`), the main process instead
+    lets go of its lock and finalizes the run only when asked to and it is the last shard done.
 
     The main process checks everything (:func:`~paraamr.builder.checks.check_run`) before a model
     loads or a file is written; the others wait for its verdict and end with status 1, silently,
@@ -251,7 +254,7 @@ def execute(
     run = run or RunSettings()
     t0 = time.monotonic()
     rank, n = launch_info()
-    folder = RunFolder(output, rank=rank, num_processes=n)
+    folder = open_folder(output, rank=rank, num_processes=n, shard=shard)
     error: BaseException | None = None
     if rank == 0:
         warning = launch_warning()
@@ -288,7 +291,7 @@ def execute(
         if n > 1 and (run.device or "cpu") == "cpu":
             _share_cores(int(os.environ.get("LOCAL_WORLD_SIZE") or n))
         total: list = [None]  # for the display and the line of an interruption
-        if state_obj.is_main_process:
+        if state_obj.is_main_process and shard is None:  # a shard's share of the rows is not counted
             threading.Thread(target=count_rows, args=(record, total), daemon=True).start()
         _process(record, run, folder, state_obj, total=total)
         if not state_obj.is_main_process:
@@ -297,6 +300,8 @@ def execute(
         if not state_obj.is_main_process:
             return None
         try:
+            if shard is not None:
+                return shard_done(folder, push=push)
             return finish(folder, saved, run, time.monotonic() - t0, license=license, push=push)
         except Interrupted as err:  # the records are all written; the summary, card or upload was not
             detail = "after every source, while writing the summary and card"

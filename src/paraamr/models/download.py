@@ -43,10 +43,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock
-
 from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.layout import atomic_dir
+from paraamr.locks import file_lock
 from paraamr.models.archive import model_dir, safe_extract
 from paraamr.models.catalog import AMRLIB_MODELS, OFFLINE_LM, PACKAGED, canonical_kind
 from paraamr.models.resolve import (
@@ -359,7 +358,7 @@ def fetch_release(
             root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ParaAMRError(f"cannot create the model cache {root}: {err}") from err
-        with FileLock(root / f".{name}.lock", thread_local=False):  # one download at a time
+        with file_lock(root / f".{name}.lock", command="models download"):  # one download at a time
             if not target.is_dir():  # not fetched by another process meanwhile
                 _fetch_into(url, md5, target, progress=progress, retries=retries, backoff=backoff)
     if tokenizer:
