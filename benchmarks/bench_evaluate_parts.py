@@ -246,6 +246,7 @@ def part_scaling(args, pairs) -> None:
         two=best[2],
         ratio=best[1]["work_wall"] / best[2]["work_wall"],
         ratio_with_startup=best[1]["overall_wall"] / best[2]["overall_wall"],
+        cpu_ratio=best[1]["shards"][0]["cpu"] / max(s["cpu"] for s in best[2]["shards"]),
         load_before=before,
         load_after=load(),
     )
@@ -300,6 +301,7 @@ def report(rows: list[dict]) -> None:
         print(
             f"\ntaskset scaling, {s['scaling_pairs']:,} pairs: 1 process {one:.1f} s, 2 processes {two:.1f} s"
             " "
-            f"(slowest): {s['ratio']:.2f}x (with start-up {s['ratio_with_startup']:.2f}x); "
+            f"(slowest): {s['ratio']:.2f}x (with start-up {s['ratio_with_startup']:.2f}x; CPU time of the "
+            f"slowest {s.get('cpu_ratio', float('nan')):.2f}x); "
             f"{s['load_before']} -> {s['load_after']}"
         )
