@@ -168,6 +168,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--max-chars", type=int, **given, help=f"longer sources are failures (default {d.max_chars})"
     )
     filt.add_argument(
+        "--max-amr-nodes",
+        type=int,
+        **given,
+        help=f"a graph (given or parsed) with more nodes is a failure, seen before it is parsed "
+        f"(default {d.max_amr_nodes})",
+    )
+    filt.add_argument(
+        "--max-amr-depth",
+        type=int,
+        **given,
+        help=f"a graph nested deeper is a failure, seen before it is parsed (default {d.max_amr_depth})",
+    )
+    filt.add_argument(
         "--dtype",
         choices=["float32", "bfloat16", "float16"],
         **given,
@@ -303,13 +316,12 @@ def run(args: argparse.Namespace) -> int:
         return dry_run(record, args.output, args.shard)
     push = None
     if args.push_to_hub:
-        from huggingface_hub.errors import HFValidationError
-        from huggingface_hub.utils import validate_repo_id
+        from paraamr.layout import check_name
 
         try:  # refused now, not after the run
-            validate_repo_id(args.push_to_hub)
-        except HFValidationError as err:
-            raise UsageError(f"--push-to-hub {args.push_to_hub!r}: not a repo id (org/name): {err}") from None
+            check_name("repo id", args.push_to_hub)
+        except ValueError as err:
+            raise UsageError(f"--push-to-hub {err}") from None
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
     elif args.private or args.revision or args.token:
         raise UsageError("--private, --revision and --token go with --push-to-hub")

@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from paraamr.builder.rows import InputRow, amr_row, decode_bytes
+from paraamr.builder.rows import amr_row, decode_bytes, value_row
 from paraamr.builder.settings import RecordSettings
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
-from paraamr.records import normalize, text_id
+from paraamr.records import normalize
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
 
@@ -185,11 +185,12 @@ class Generator:
     def generate(
         self, texts: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
     ) -> Iterator[dict]:
-        """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line)."""
+        """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line); a text that
+        cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file."""
         rows = (
             decode_bytes(t, where=f"<text {i}>")
             if isinstance(t, bytes)
-            else InputRow(text_id(t), t, where=f"<text {i}>")
+            else value_row(t, "text", f"<text {i}>", t.encode("utf-8", "surrogatepass"))
             for i, t in enumerate(texts, 1)
         )
         yield from self._records(rows, on_failure)
@@ -265,7 +266,12 @@ class Generator:
                 continue
             stage = "input" if it.row.amr is not None else "parse"
             try:
-                graph = amr.decode(it.graph_text, where=it.row.where or it.row.id)
+                graph = amr.decode(
+                    it.graph_text,
+                    where=it.row.where or it.row.id,
+                    max_nodes=s.max_amr_nodes,
+                    max_depth=s.max_amr_depth,
+                )
             except AMRError as err:
                 it.failure = Failure(stage, str(err))
                 continue

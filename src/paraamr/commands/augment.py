@@ -95,6 +95,9 @@ def register(subparsers) -> None:
         action="store_true",
         help="let a model folder run code other than amrlib's own inference classes",
     )
+    from paraamr.commands.stats import add_archive_options
+
+    add_archive_options(p)
     g = p.add_argument_group("reda / reda-ng methods")
     g.add_argument(
         "--draws", type=positive(), default=20, help="tries per operator behind the pool (default: 20)"
@@ -126,15 +129,22 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
-    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together)."""
-    from paraamr.augment.folder import augment_card, check_output, write_folder
+    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together).
+    The output folder's lock is held from before any work to the end: a second run is refused."""
+    from paraamr.augment.folder import claim_output
+
+    _check_options(args)
+    output = args.output or f"augmented-{args.method}"
+    with claim_output(Path(output), args.overwrite):
+        return _run(args, output)
+
+
+def _run(args: argparse.Namespace, output: str) -> int:
+    from paraamr.augment.folder import augment_card, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.runner import augment, check_columns, detect_columns
     from paraamr.errors import InputError, about
 
-    _check_options(args)
-    output = args.output or f"augmented-{args.method}"
-    check_output(Path(output), args.overwrite)  # before any work
     language = None
     if args.method != "paraamr":  # a bad synonym file, before any work too
         from paraamr.augment.languages import setup
@@ -255,8 +265,20 @@ def _labelled(dataset) -> bool:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """Options that do not go with the method: a usage error (exit 2), before anything is read."""
+    """Options that do not go with the method, or names that break datasets' rules
+    (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
+    from paraamr.commands.push import check_repo_id
+    from paraamr.commands.stats import archive_limits
     from paraamr.errors import UsageError
+    from paraamr.layout import check_name
+
+    check_repo_id(args.push_to_hub)
+    archive_limits(args)
+    for split in args.split or ():
+        try:
+            check_name("split", split)
+        except ValueError as err:
+            raise UsageError(f"--split: {err}") from None
 
     if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
         raise UsageError("--method paraamr needs exactly one of --paraphrases PATH and --generate")
@@ -302,8 +324,10 @@ def _paraphrases(args: argparse.Namespace, datasets, columns):
                 if problem(text, args.max_chars) is None:
                     texts.setdefault(normalize(text), text)
     if args.paraphrases:
+        from paraamr.commands.stats import archive_limits
+
         index = ParaphraseIndex.from_path(
-            args.paraphrases, keys=set(texts), max_perplexity=args.max_perplexity
+            args.paraphrases, keys=set(texts), max_perplexity=args.max_perplexity, limits=archive_limits(args)
         )
     else:
         from paraamr.augment.source import generate_index

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["add_hub_options", "push_with_options", "register"]
+__all__ = ["add_hub_options", "check_repo_id", "push_with_options", "register"]
 
 
 def register(subparsers) -> None:
@@ -44,6 +44,19 @@ def add_hub_options(parser: argparse.ArgumentParser) -> None:
     _options(parser)
 
 
+def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
+    """A usage error (exit 2) unless ``repo_id`` is None or a Hub repo id; call it when options are
+    read, before any work."""
+    from paraamr.errors import UsageError
+    from paraamr.layout import check_name
+
+    if repo_id is not None:
+        try:
+            check_name("repo id", repo_id)
+        except ValueError as err:
+            raise UsageError(f"{option} {err}") from None
+
+
 def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace) -> int:
     """Upload ``folder`` as the options in ``args`` say; print where it went; return the exit status."""
     from paraamr.builder.hub import push_folder
@@ -69,4 +82,5 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         repo_id, folder = folder, repo_id
+    check_repo_id(repo_id, "REPO_ID")
     return push_with_options(folder, repo_id, args)

@@ -1,11 +1,13 @@
 """``paraamr refocus [FILE|-]``: every re-rooted variant of PENMAN graphs, as PENMAN.
 
-Reads blank-line separated graphs (metadata comments allowed), writes each variant followed by a
-blank line on stdout with its source's metadata, ``# ::id`` (the graph's own, else the record id
-of its ``# ::snt``, else of its PENMAN lines as given; see ``paraamr.records.text_id``) and
-``# ::focus``. A bad graph is reported on stderr with its position and skipped; a closing line on
-stderr counts graphs read, graphs failed and variants written. Exit status: 0, 1 when a graph
-failed, 2 when the input cannot be opened.
+Reads blank-line separated graphs (metadata comments allowed), writes each variant as soon as it is
+made (one graph's variants are never all held), followed by a blank line, on stdout with its
+source's metadata, ``# ::id`` (the graph's own, else the record id of its ``# ::snt``, else of its
+PENMAN lines as given; see ``paraamr.records.text_id``) and ``# ::focus``. A graph over
+``--max-amr-nodes`` or ``--max-amr-depth`` (the per-graph caps: a graph of n nodes has up to n
+variants of n nodes each) is refused before it is parsed. A bad graph is reported on stderr with
+its position and skipped; a closing line on stderr counts graphs read, graphs failed and variants
+written. Exit status: 0, 1 when a graph failed, 2 when the input cannot be opened.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import contextlib
 import io
 import sys
 
+from paraamr.options import positive
+
 #: Listed in the help; the list itself is ``paraamr.amr.DEFAULT_EXCLUDED`` (kept light:
-#: ``paraamr --help`` does not import penman). A test checks that the two agree.
+#: ``paraamr --help`` does not import penman). A test checks that the two agree, and that the
+#: size caps' defaults are ``paraamr.amr.MAX_NODES`` and ``MAX_DEPTH``.
 EXCLUDED_HELP = "amr-unknown, and, multi-sentence, name, or"
 
 
@@ -67,6 +72,18 @@ def register(subparsers) -> None:
         action="store_true",
         help="write an inverted :mod as :domain (penman then reads another role) instead of :mod-of",
     )
+    p.add_argument(
+        "--max-amr-nodes",
+        type=positive(),
+        default=500,
+        help="a graph with more nodes is refused, before it is parsed (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-amr-depth",
+        type=positive(),
+        default=100,
+        help="a graph nested deeper is refused, before it is parsed (default: %(default)s)",
+    )
     p.set_defaults(func=run)
 
 
@@ -104,13 +121,13 @@ def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
         where = f"graph {position}"
         try:
             _check_utf8(block, where)
-            tree = amr.parse(block, where=where)
+            tree = amr.parse(block, where=where, max_nodes=args.max_amr_nodes, max_depth=args.max_amr_depth)
             if not tree.metadata.get("id"):
                 source = tree.metadata.get("snt") or "\n".join(
                     line for line in block.splitlines() if not line.lstrip().startswith("#")
                 )
                 tree.metadata = {"id": text_id(source), **tree.metadata}
-            variants = amr.variants(
+            variants = amr.iter_variants(
                 tree,
                 foci=args.foci,
                 seed=args.seed,
@@ -120,13 +137,12 @@ def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
                 mod_as_domain=args.mod_as_domain,
                 where=where,
             )
+            for variant in variants:  # written as made
+                sys.stdout.write(f"{variant.penman}\n\n")
+                written += 1
         except AMRError as e:
             failed += 1
             print(f"paraamr refocus: {e}", file=sys.stderr)
-            continue
-        for variant in variants:
-            sys.stdout.write(f"{variant.penman}\n\n")
-        written += len(variants)
     return read, failed, written
 
 

@@ -8,7 +8,7 @@ or that makes the stage raise, fails its pair alone (:func:`isolated` retries ha
 that raised), with the stage and the reason.
 
 >>> text_problem("fine"), text_problem("a\\x00b"), text_problem("\\u200b\\u200b")
-(None, 'contains a NUL character', 'no visible character')
+(None, 'a NUL character at character 2', 'no visible character')
 >>> text_problem("abc", max_chars=2)
 'longer than --max-chars 2 (3 characters)'
 >>> isolated(lambda xs: [1 / x for x in xs], [1, 0, 2], "demo")
@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paraamr import texts
 from paraamr.failures import Failure, is_failure
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.similarity import semantic_similarity
@@ -48,19 +49,14 @@ _SIDES = ("source", "paraphrase", "reference", "template")
 
 
 def text_problem(text: str, *, max_chars: int | None = MAX_CHARS) -> str | None:
-    """Why ``text`` cannot be scored, or None."""
+    """Why ``text`` cannot be scored, or None: what no text may hold
+    (:func:`paraamr.texts.text_problem`), or nothing to parse (empty, no visible character)."""
     if not text.strip():
         return "empty"
-    if "\x00" in text:
-        return "contains a NUL character"
-    surrogate = next((i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff"), None)
-    if surrogate is not None:
-        return f"contains a lone surrogate (U+{ord(text[surrogate]):04X} at character {surrogate})"
-    if max_chars is not None and len(text) > max_chars:
-        return f"longer than --max-chars {max_chars} ({len(text):,} characters)"
-    if not any(unicodedata.category(ch)[0] in "LMNPS" for ch in text):
+    problem = texts.text_problem(text, max_chars)
+    if problem is None and not any(unicodedata.category(ch)[0] in "LMNPS" for ch in text):
         return "no visible character"
-    return None
+    return problem
 
 
 def isolated(fn: Callable[[list], Sequence], items: Sequence, stage: str) -> list:
