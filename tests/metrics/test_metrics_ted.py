@@ -161,5 +161,5 @@ def test_ted_module_leaves_out_pairs_it_cannot_parse():
                                                      [(1, "prediction"), (2, "prediction"),
                                                       (3, "reference"), (4, "prediction"),
                                                       (5, "prediction")]]
-    assert "100,002 bytes" in lines[0] and "control character (U+0007" in lines[1]
+    assert "100,002 bytes" in lines[0] and "control character (U+0007)" in lines[1]
     assert "NUL" in lines[2] and "no visible character" in lines[3] and "254 words" in lines[4]

@@ -43,8 +43,8 @@ def test_refused_sentences_are_failures_and_the_rest_parse(expected):
         "x" * 3000: "over its limit of 2,046",
         "a\x00b": "NUL character",
         "\u200b\u200b \u2060": "no visible character",
-        "he\x1b[31m said hi": "control character (U+001B",
-        "\ud800 hi": "lone surrogate (U+D800",
+        "he\x1b[31m said hi": "control character (U+001B)",
+        "\ud800 hi": "lone surrogate (U+D800)",
         " ".join(["word"] * 300) + ".": "more than 254 words",  # link-parser's own message
     }
     with parsers.LinkGrammarParser(pos=None, processes=2) as parser:

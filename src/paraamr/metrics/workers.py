@@ -15,11 +15,11 @@ was printed for. With ``PARAAMR_DEBUG=1`` (``paraamr --debug``) every worker sta
 exit and restart is also written to stderr; without it they go to :mod:`logging` at DEBUG level.
 
 >>> link_grammar_problem("The cat sat."), link_grammar_problem("a\\x00b")
-(None, 'contains a NUL character (at character 1)')
+(None, 'a NUL character at character 2')
 >>> link_grammar_problem("\\u200b\\u200b"), link_grammar_problem("x" * 3000)
 ('no visible character', "3,002 bytes as link-parser's input line, over its limit of 2,046")
 >>> link_grammar_problem("bad \\x1b[31m escape")
-'contains a control character (U+001B at character 4)'
+'a control character (U+001B) at character 5'
 """
 
 from __future__ import annotations
@@ -53,14 +53,17 @@ logger = logging.getLogger(__name__)
 
 
 def link_grammar_problem(sentence: str) -> str | None:
-    """Why ``link-parser`` cannot take ``sentence`` (whitespace already collapsed), or None."""
+    """Why ``link-parser`` cannot take ``sentence`` (whitespace already collapsed), or None: what
+    :func:`paraamr.texts.text_problem` refuses everywhere (lone surrogates, NUL), control
+    characters, nothing visible, a line over :data:`MAX_LINE_BYTES`."""
+    from paraamr.texts import text_problem
+
+    problem = text_problem(sentence)
+    if problem is not None:
+        return problem
     for i, ch in enumerate(sentence):
-        if ch == "\x00":
-            return f"contains a NUL character (at character {i})"
-        if "\ud800" <= ch <= "\udfff":
-            return f"contains a lone surrogate (U+{ord(ch):04X} at character {i})"
         if unicodedata.category(ch) == "Cc":
-            return f"contains a control character (U+{ord(ch):04X} at character {i})"
+            return f"a control character (U+{ord(ch):04X}) at character {i + 1}"
     if not any(unicodedata.category(ch)[0] in "LMNPS" for ch in sentence):
         return "no visible character"
     size = len(sentence.encode("utf-8")) + 2  # a leading space (see LinkParserProcess.send), a newline
