@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -134,7 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry() -> NoReturn:
     """The ``paraamr`` console script and ``python -m paraamr``: :func:`main`, then the process ends
-    (at once after an error or a signal, when a thread may still be inside a model)."""
+    (at once after an error or a signal, when a thread may still be inside a model). ``--debug``
+    reaches the command's worker processes too (link-grammar's side of an error)."""
+    argv = sys.argv[1:]
+    if "--debug" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+        os.environ["PARAAMR_DEBUG"] = "1"
     exit_with(main())
 
 
