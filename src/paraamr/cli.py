@@ -27,8 +27,8 @@ from typing import Any, NoReturn
 
 from paraamr import __version__, commands
 from paraamr.options import ArgumentParser
-from paraamr.report import report, run_command
-from paraamr.signals import exit_with, handled
+from paraamr.report import report, run_command, run_process
+from paraamr.signals import handled
 
 __all__ = ["build_parser", "entry", "main"]
 
@@ -140,7 +140,7 @@ def entry() -> NoReturn:
     argv = sys.argv[1:]
     if "--debug" in argv[: argv.index("--") if "--" in argv else len(argv)]:
         os.environ["PARAAMR_DEBUG"] = "1"
-    exit_with(main())
+    run_process(main, next((a for a in argv if not a.startswith("-")), ""))  # the command, as typed
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
 from paraamr.options import SHARD_HELP, ArgumentParser, optional_float, shard_spec
 from paraamr.progress import add_progress_options
-from paraamr.signals import Interrupted, exit_with, handled
+from paraamr.signals import Interrupted, handled
 
 __all__ = ["add_arguments", "build_parser", "dry_run", "entry", "main", "run", "settings_from_args"]
 
@@ -385,7 +385,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> NoReturn:
     """``generate.py`` and ``python -m paraamr.generate``: :func:`main`, then the process ends (at
     once after an error or a signal, when a thread may still be inside a model)."""
-    exit_with(main())
+    from paraamr.report import run_process
+
+    run_process(main, "generate")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,14 @@ and failures/augment.jsonl for bad rows."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import optional_float, positive
+from paraamr.progress import Progress, add_progress_options, progress_mode
 
 
 def _size(value: str) -> int:
@@ -45,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    add_progress_options(parser)
     parser.add_argument(
         "--max-shard-size",
         type=_size,
@@ -147,7 +151,9 @@ def _run(args: argparse.Namespace, output: str) -> int:
         from paraamr.augment.languages import setup
 
         language = setup(args.language, args.tokenizer, args.synonyms)
-    splits = load_splits(args.dataset, args.dataset_config)
+    mode = progress_mode(args.progress)
+    with _library_bars(mode == "bar"):  # datasets' bars: only where the display is a bar
+        splits = load_splits(args.dataset, args.dataset_config)
     chosen = args.split or (["train"] if "train" in splits else list(splits))
     unknown = [s for s in chosen if s not in splits]
     if unknown:
@@ -161,21 +167,32 @@ def _run(args: argparse.Namespace, output: str) -> int:
     else:
         reda, lm = _reda(args, *language, [splits[s] for s in chosen], columns)
     out, stats, failures = {}, {}, []
+    display = Progress(  # lines in a log; a bar is datasets' own (it counts the rows of every process)
+        f"augment ({args.method})",
+        total=sum(len(splits[s]) for s in chosen),
+        unit="rows",
+        mode="log" if mode == "log" else "none",
+    )
     for split, data in splits.items():
         if split not in chosen:
             out[split] = data
             continue
-        result = augment(
-            data,
-            method=args.method,
-            n=args.n,
-            columns=columns,
-            seed=args.seed,
-            reda=reda,
-            lm=lm,
-            paraphrases=index,
-            num_proc=args.num_proc,
-            max_chars=args.max_chars,
+        with _library_bars(mode == "bar"):
+            result = augment(
+                data,
+                method=args.method,
+                n=args.n,
+                columns=columns,
+                seed=args.seed,
+                reda=reda,
+                lm=lm,
+                paraphrases=index,
+                num_proc=args.num_proc,
+                max_chars=args.max_chars,
+            )
+        display.update(
+            display.done + len(data),
+            added=sum(v["added_rows"] for v in stats.values()) + result.stats["added_rows"],
         )
         out[split], stats[split] = result.dataset, result.stats
         failures += [{"split": split, **f} for f in result.failures]
@@ -183,6 +200,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
             f"{split}: {result.stats['input_rows']} rows + {result.stats['added_rows']} added "
             f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)"
         )
+    display.close()
     for f in failures[:20]:
         print(
             f"bad row: {f['split']} index {f['index']}, column {f['column']}: {f['reason']}", file=sys.stderr
@@ -337,3 +355,16 @@ def _paraphrases(args: argparse.Namespace, datasets, columns):
             )
     print(f"paraphrases found for {len(index)} of {len(texts)} distinct texts")
     return index
+
+
+@contextlib.contextmanager
+def _library_bars(on: bool) -> Iterator[None]:
+    """``datasets``' progress bars on (or off) for the block, as they were afterwards."""
+    from datasets.utils import logging
+
+    before = logging.is_progress_bar_enabled()
+    (logging.enable_progress_bar if on else logging.disable_progress_bar)()
+    try:
+        yield
+    finally:
+        (logging.enable_progress_bar if before else logging.disable_progress_bar)()
