@@ -107,12 +107,10 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
 
 def _hub_rows(listed: set[str]) -> list[tuple[str, str, str, str]]:
     """Rows for the other model repos in huggingface_hub's cache (fetched Hub ids)."""
-    from huggingface_hub import scan_cache_dir
+    from paraamr.models.download import scan_hub_cache
 
-    try:
-        repos = scan_cache_dir().repos
-    except Exception:  # no Hub cache yet
-        return []
+    info = scan_hub_cache()
+    repos = info.repos if info is not None else ()
     return [
         (r.repo_id, "hub", f"{r.repo_path} ({_size(r.size_on_disk)})", "Hub model in huggingface_hub's cache")
         for r in sorted(repos, key=lambda r: r.repo_id)

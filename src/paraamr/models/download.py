@@ -42,6 +42,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.layout import atomic_dir
@@ -61,6 +62,9 @@ from paraamr.models.resolve import (
     tokenizer_id,
 )
 
+if TYPE_CHECKING:
+    from huggingface_hub import HFCacheInfo
+
 __all__ = [
     "ensure",
     "fetch_hub",
@@ -68,6 +72,7 @@ __all__ = [
     "fetch_tokenizer",
     "fetch_url",
     "remove",
+    "scan_hub_cache",
 ]
 
 
@@ -419,12 +424,20 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     return removed
 
 
-def _remove_hub(repo_id: str) -> list[Path]:
-    from huggingface_hub import scan_cache_dir
+def scan_hub_cache() -> HFCacheInfo | None:
+    """huggingface_hub's cache as it is configured now (``scan_cache_dir``'s default folder is the one
+    of the time it was imported), or None where there is no cache yet."""
+    from huggingface_hub import constants, scan_cache_dir
 
     try:
-        info = scan_cache_dir()
+        return scan_cache_dir(constants.HF_HUB_CACHE)
     except Exception:  # no Hub cache at all
+        return None
+
+
+def _remove_hub(repo_id: str) -> list[Path]:
+    info = scan_hub_cache()
+    if info is None:
         return []
     repos = [r for r in info.repos if r.repo_id == repo_id and r.repo_type == "model"]
     if not repos:
