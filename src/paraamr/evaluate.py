@@ -178,7 +178,7 @@ def _scale_options(g: argparse._ArgumentGroup) -> None:
         default=(0, 1),
         metavar="I/N|slurm",
         help="score shard I of N (from 0; 'slurm': the task of a Slurm job array) into --state-dir, with no "
-        "process group; then combine the shards' state folders with --merge",
+        "process group; then combine the shards' state folders with --merge (default: 0/1, all pairs)",
     )
     g.add_argument(
         "--merge",
