@@ -66,6 +66,10 @@ def words(text):
         (ops.role_swap, "The dogs chase the cat.", "The cat chases the dogs."),
         (ops.role_swap, "I've scheduled a concert next week.", "A concert has scheduled me next week."),
         (ops.role_swap, "I mistook her for the secretary.", "She mistook me for the secretary."),
+        # a possessive 's binds nothing: the phrase holding it moves (stop 21 skipped every one)
+        (ops.role_swap, "The dog chased John's cat.", "John's cat chased the dog."),
+        (ops.role_swap, "My sister's friend bought the old car.", "The old car bought my sister's friend."),
+        (ops.passive_voice, "The dog chased John's cat.", "John's cat was chased by the dog."),
         (ops.antonym, "The company hired forty engineers.", "The company fired forty engineers."),
         (ops.number_format, "It cost 1,500 dollars.", "It cost 1500 dollars."),
         (ops.number_format, "Five people came.", "5 people came."),
@@ -97,6 +101,8 @@ def test_fires_with_the_expected_sentence(op, text, expected):
         (ops.passive_voice, "They pelted each other with snowballs."),  # not "Each other was pelted"
         (ops.passive_voice, "He made a fool of himself."),  # not "A fool of himself was made by him"
         (ops.role_swap, "They conducted themselves well."),  # not "Themselves conducted them"
+        (ops.role_swap, "They helped each other."),  # a reciprocal, as the whole phrase
+        (ops.role_swap, "Let's watch a movie."),  # let's 's, as the whole phrase
         (ops.front_adverbial, "The dog chased the cat."),
         (ops.negated_antonym, "The soup is hot."),  # hot / cold have degrees between them
         (ops.negated_antonym, "She likes tea."),  # "does not dislike" says less
