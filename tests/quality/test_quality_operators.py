@@ -9,6 +9,7 @@ import pytest
 
 from paraamr.lexicon import synonyms
 from paraamr.quality import operators as ops
+from paraamr.records import normalize
 
 
 def run(op, text, seed=0):
@@ -255,6 +256,16 @@ def test_unit_change_stays_within_the_dimension():
     ).groups()
     assert unit != "hour" and article == ("an" if unit[0] in "aeiou" else "a")
     assert re.fullmatch(r"It costs [€£¥]20\.", run(ops.unit_change, "It costs $20."))
+
+
+def test_phrase_swap_trades_two_noun_phrases_of_the_same_number():
+    text = "The programmer fixed the bug that was causing the website to crash."
+    swapped = {run(ops.phrase_swap, text, seed) for seed in range(20)}
+    assert "The website fixed the bug that was causing the programmer to crash." in swapped
+    assert all(sorted(normalize(s).split()) == sorted(normalize(text).split()) for s in swapped)
+    assert run(ops.phrase_swap, "The dogs chased the cat.") is None  # plural with singular: agreement
+    assert run(ops.phrase_swap, "She likes him.") is None  # pronouns stay
+    assert run(ops.phrase_swap, "Which train goes to the airport?") is None  # no wh-phrase moves
 
 
 def test_paraamr_paraphrase_matches_normalized_sources():

@@ -38,9 +38,11 @@ import random
 from collections.abc import Iterable
 from pathlib import Path
 
+from paraamr.errors import InputError
+
 __all__ = [
     "DATA_DIR", "HELDOUT", "HELDOUT_SETS", "NATURAL_PAIRS", "SET_C", "TRAINING_FILES", "heldout",
-    "natural_pairs", "set_c_sources", "split_sources",
+    "natural_pairs", "read_pairs", "set_c_sources", "split_sources",
 ]  # fmt: skip
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -74,15 +76,36 @@ def heldout(name: str = "A") -> list[dict]:
 def natural_pairs(part: str | None = None) -> list[dict]:
     """The natural pairs as held-out rows (``text``, ``para_text``, ``label`` 0/1, ``kind``), in file
     order: all of them, those of the set-C sources (``"C"``) or those of the others (``"train"``)."""
-    with NATURAL_PAIRS.open(encoding="utf-8", newline="") as stream:
-        rows = [
-            {"text": r["source"], "para_text": r["candidate"], "label": int(r["label"]), "kind": r["kind"]}
-            for r in csv.DictReader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)
-        ]
+    rows = read_pairs(NATURAL_PAIRS)
     if part is None:
         return rows
     held = set_c_sources()
     return [r for r in rows if (r["text"] in held) == (part == "C")]
+
+
+def read_pairs(path: str | Path) -> list[dict]:
+    """Labelled pairs of a tab-separated file with the columns ``source``, ``candidate``, ``label``
+    (1 valid, 0 invalid) and ``kind``, as rows (``text``, ``para_text``, ``label``, ``kind``); a bad
+    row raises :class:`InputError` naming the file and line."""
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8", newline="") as stream:
+            reader = csv.DictReader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)
+            if reader.fieldnames != list(_COLUMNS):
+                raise InputError(f"{path}: the header must be {' '.join(_COLUMNS)} (tab-separated)")
+            return [_pair(row, path, number) for number, row in enumerate(reader, 2)]
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+
+
+_COLUMNS = ("source", "candidate", "label", "kind")
+
+
+def _pair(row: dict, path: Path, number: int) -> dict:
+    if any(not row.get(column) for column in _COLUMNS) or row["label"] not in ("0", "1") or None in row:
+        raise InputError(f"{path}:{number}: a row needs a source, a candidate, label 0 or 1 and a kind")
+    label = int(row["label"])
+    return {"text": row["source"], "para_text": row["candidate"], "label": label, "kind": row["kind"]}
 
 
 def set_c_sources() -> frozenset[str]:
