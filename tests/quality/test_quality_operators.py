@@ -265,6 +265,7 @@ def test_phrase_swap_trades_two_noun_phrases_of_the_same_number():
     assert all(sorted(normalize(s).split()) == sorted(normalize(text).split()) for s in swapped)
     assert run(ops.phrase_swap, "The dogs chased the cat.") is None  # plural with singular: agreement
     assert run(ops.phrase_swap, "She likes him.") is None  # pronouns stay
+    assert run(ops.phrase_swap, "We bought milk and bread.") is None  # conjuncts: the same meaning
     assert run(ops.phrase_swap, "Which train goes to the airport?") is None  # no wh-phrase moves
 
 

@@ -103,7 +103,7 @@ def register(subparsers) -> None:
         "--paired",
         action=argparse.BooleanOptionalAction,
         default=d.paired,
-        help="cross: a triplet's two pairs in one batch, with --logit-margin",
+        help="cross: a triplet's two pairs in one batch (default; --no-paired: shuffled apart)",
     )
     train.add_argument(
         "--logit-margin",

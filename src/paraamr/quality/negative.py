@@ -342,7 +342,7 @@ def role_swap(text: str, rng: random.Random) -> str | None:
 def phrase_swap(text: str, rng: random.Random) -> str | None:
     """Two noun phrases trade places, the words kept (``plants absorb carbon dioxide and release
     oxygen`` -> ``plants absorb oxygen and release carbon dioxide``): phrases headed by a noun, of
-    the same number, so no agreement changes (syntax)."""
+    the same number, so no agreement changes, and not two conjuncts of one coordination (syntax)."""
     doc = parse(text)
     if doc is None:
         return None
@@ -355,7 +355,9 @@ def phrase_swap(text: str, rng: random.Random) -> str | None:
         (a, b)
         for i, a in enumerate(chunks)
         for b in chunks[i + 1 :]
-        if normalize(a.text) != normalize(b.text) and is_plural(a.root) == is_plural(b.root)
+        if normalize(a.text) != normalize(b.text)
+        and is_plural(a.root) == is_plural(b.root)
+        and b.root not in a.root.conjuncts  # "milk and bread" -> "bread and milk" means the same
     ]
     if not pairs:
         return None

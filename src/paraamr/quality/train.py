@@ -6,9 +6,9 @@ Two modes share the triplets (ParaQD, §4):
   1 - cosine, margin α); a pair scores the cosine of its two embeddings.
 - ``cross``: a ``CrossEncoder`` initialized from the same MiniLM weights reads both sentences
   together (so it sees word order), trained with binary cross-entropy on the triplets as pairs:
-  (anchor, positive) is 1, (anchor, negative) is 0, each pair in a random order. With ``paired``
-  the two pairs of a triplet share a batch and :class:`~paraamr.quality.losses.PairedLoss` adds a
-  margin ``logit_margin`` between their logits.
+  (anchor, positive) is 1, (anchor, negative) is 0, each pair in a random order. The two pairs of
+  a triplet share a batch (``paired``, :class:`~paraamr.quality.losses.PairedLoss`), which may add
+  a margin ``logit_margin`` between their logits (off by default: docs/quality.md says why).
 
 A validation split of the triplets (whole anchors, ``validation`` of them) is held out of
 training; the model's raw scores on it pick the decision threshold (equal error rate) and a
@@ -101,7 +101,7 @@ class TrainSettings:
     max_minutes: float | None = None
     seed: int = 0
     threads: int | None = 2
-    paired: bool = False
+    paired: bool = True
     logit_margin: float = 0.0
 
     def resolved(self) -> TrainSettings:
