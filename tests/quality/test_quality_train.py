@@ -71,6 +71,8 @@ def test_cross_model_folder_has_card_summary_and_calibration(trained, triplets):
     assert info["operators"]["negative"]["natural_role_swap"] == 4  # 2 sources x 2 rewordings
     assert {"role_swap_of_positive", "phrase_swap_of_positive"} <= set(info["operators"]["negative"])
     assert info["validation"]["by_kind"] and 0 <= info["validation"]["macro_f1"] <= 1
+    # paired: one row a triplet, the hand-written natural ones twice (natural_repeat 2)
+    assert info["settings"]["natural_repeat"] == 2 and info["train_examples"] > info["train_triplets"]
     assert info["train_triplets"] + info["validation_triplets"] == len(triplets)
     cal = info["calibration"]
     assert cal["pairs"] == 2 * info["validation_triplets"] and cal["slope"] > 0
@@ -307,7 +309,9 @@ def test_paired_loss_is_cross_entropy_plus_the_hinge():
 
 
 def test_paired_training_runs_and_says_its_loss(triplets, tmp_path):
-    settings = TrainSettings(batch_size=8, threads=1, validation=0.2, paired=True, logit_margin=2.0)
+    settings = TrainSettings(
+        batch_size=8, threads=1, validation=0.2, paired=True, logit_margin=2.0, natural_repeat=1
+    )
     summary = train(triplets, tmp_path / "paired", settings, progress=False)
     assert summary["loss"].startswith("PairedLoss") and "2.0" in summary["loss"]
     assert summary["train_examples"] == summary["train_triplets"]  # one row a triplet

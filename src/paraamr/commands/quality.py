@@ -111,6 +111,12 @@ def register(subparsers) -> None:
         default=d.logit_margin,
         help=f"cross, --paired: hinge margin between the two logits (default: {d.logit_margin})",
     )
+    train.add_argument(
+        "--natural-repeat",
+        type=positive(int),
+        default=d.natural_repeat,
+        help=f"epochs' passes over the hand-written natural pairs' triplets (default: {d.natural_repeat})",
+    )
     train.add_argument("--seed", type=int, default=d.seed)
     train.add_argument("--threads", type=int, default=2, help="torch CPU threads (0: torch's default)")
     train.add_argument(
@@ -247,6 +253,7 @@ def run_train(args: argparse.Namespace) -> int:
         threads=args.threads or None,
         paired=args.paired,
         logit_margin=args.logit_margin,
+        natural_repeat=args.natural_repeat,
     )
     about = {"natural": natural} if natural else {}
     if _default_run(args, settings):

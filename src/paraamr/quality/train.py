@@ -86,6 +86,8 @@ class TrainSettings:
     saved). ``threads`` caps torch's CPU threads (None leaves torch's default). ``paired`` (cross)
     keeps a triplet's two pairs in one batch (``batch_size`` still counts pairs) and adds the hinge
     ``max(0, logit_margin - (logit(valid) - logit(invalid)))`` to the cross-entropy.
+    ``natural_repeat``: how many times each training triplet of a hand-written natural pair
+    (positive operator ``natural_<kind>``) is trained on in an epoch (validation keeps one of each).
     """
 
     mode: str = "cross"
@@ -103,6 +105,7 @@ class TrainSettings:
     threads: int | None = 2
     paired: bool = True
     logit_margin: float = 0.0
+    natural_repeat: int = 2
 
     def resolved(self) -> TrainSettings:
         """These settings with the mode's defaults filled in."""
@@ -126,6 +129,18 @@ def split_validation(
         set(anchors[: max(1, round(len(anchors) * fraction))]) if fraction > 0 and len(anchors) > 1 else set()
     )
     return [t for t in triplets if t.anchor not in held], [t for t in triplets if t.anchor in held]
+
+
+def repeated(triplets: Sequence[Triplet], times: int) -> list[Triplet]:
+    """``triplets`` with those of hand-written natural pairs (positive operator ``natural_<kind>``)
+    given ``times`` times (at least once), after the others.
+
+    >>> ts = [Triplet("a", "b", "c", "natural_voice", "n"), Triplet("a", "b", "d", "typo", "n")]
+    >>> [t.negative for t in repeated(ts, 3)]
+    ['c', 'd', 'c', 'c']
+    """
+    natural = [t for t in triplets if t.positive_op.startswith("natural_")]
+    return [*triplets, *natural * (max(1, times) - 1)]
 
 
 def validation_pairs(triplets: Sequence[Triplet]) -> tuple[list[str], list[str], list[int]]:
@@ -332,7 +347,7 @@ def train(
         )
     model, loss = _model_and_loss(settings, resolve_model(settings.base))
     trainable = _freeze(model, settings.freeze_layers)
-    dataset = _datasets(settings, train_set)
+    dataset = _datasets(settings, repeated(train_set, settings.natural_repeat))
     steps = math.ceil(len(dataset) / _rows_per_batch(settings)) * settings.epochs
     run = _fit(settings, model, loss, dataset, steps, progress)
     v_sources, v_paras, v_labels = validation_pairs(validation)
