@@ -164,7 +164,7 @@ def checksum(folder: Path, config: str) -> dict:
 def spread(folder: Path, config: str, target: int) -> dict:
     import pyarrow.parquet as pq
 
-    from paraamr.builder.folder import arrow_bytes, list_shards
+    from paraamr.layout import arrow_bytes, list_shards
 
     paths = list_shards(folder, config)[config]["train"]
     metas = [pq.ParquetFile(p).metadata for p in paths]
@@ -214,7 +214,7 @@ def main() -> None:
         print(json.dumps(result))
         return
 
-    from paraamr.builder.folder import parse_size
+    from paraamr.layout import parse_size
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-folder-"))
     n, size = args.records, args.max_shard_size

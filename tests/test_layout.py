@@ -1,7 +1,10 @@
-"""The import graph of ``src/paraamr`` has no upward arrow (see docs/dev/MAP.md).
+"""The import graph of ``src/paraamr`` has no upward arrow and no cycle between rooms (see
+docs/dev/MAP.md).
 
 Every ``import`` in the package is read with :mod:`ast`, function-level (lazy) imports included,
-so a heavy import moved inside a function still counts as an arrow.
+so a heavy import moved inside a function still counts as an arrow. A *room* is a subpackage or a
+top-level module of ``paraamr`` (``builder``, ``card``, ``metrics``, ...): arrows inside one room
+may point either way within its layers, but no two rooms may reach each other.
 """
 
 from __future__ import annotations
@@ -16,18 +19,19 @@ PACKAGE = SRC / "paraamr"
 
 #: Layers, lowest first: a module may import its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
-    {"errors", "failures", "records", "signature", "wordnet", "lexicon", "options"},
+    {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
+    | {"layout", "locks"},
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
-    {"builder.stages", "builder.run", "augment"},
+    {"builder.stages", "builder.state", "builder.checks", "builder.summary", "builder.run", "augment"},
     {"generate", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(SRC).with_suffix("").parts
+def _module_name(path: Path, src: Path = SRC) -> str:
+    parts = path.relative_to(src).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -47,9 +51,9 @@ def _level(unit: str) -> int:
     return next(i for i, layer in enumerate(LAYERS) if unit in layer)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _imports(path: Path, src: Path = SRC) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    module = _module_name(path)
+    module = _module_name(path, src)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
     for node in ast.walk(tree):
@@ -103,6 +107,58 @@ def test_no_upward_arrow():
 def test_named_arrows_absent(source, forbidden):
     present = {dst for _, src, dst in _arrows() if src == source}
     assert not present & forbidden
+
+
+def _room(module: str) -> str | None:
+    """The room of a ``paraamr...`` module name: its subpackage or top-level module."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "paraamr" and len(parts) > 1 else None
+
+
+def _room_arrows(src: Path = SRC) -> set[tuple[str, str]]:
+    """``(room, room)`` for every import from one room into another, under ``src/paraamr``."""
+    arrows = set()
+    for path in sorted((src / "paraamr").rglob("*.py")):
+        source = _room(_module_name(path, src))
+        for _, target in _imports(path, src):
+            room = _room(target)
+            if source and room and room != source and ((src / "paraamr" / room).is_dir() or (
+                src / "paraamr" / f"{room}.py"
+            ).is_file()):
+                arrows.add((source, room))
+    return arrows
+
+
+def _cycles(arrows: set[tuple[str, str]]) -> set[frozenset[str]]:
+    """The pairs of rooms that reach each other (directly or through other rooms)."""
+    reach = {a: {b for x, b in arrows if x == a} for a, _ in arrows}
+    changed = True
+    while changed:
+        changed = False
+        for seen in reach.values():
+            more = set().union(*(reach.get(r, set()) for r in seen)) - seen
+            if more:
+                seen |= more
+                changed = True
+    return {frozenset((a, b)) for a, seen in reach.items() for b in seen if a != b and a in reach.get(b, ())}
+
+
+def test_no_two_rooms_import_each_other():
+    cycles = _cycles(_room_arrows())
+    pairs = sorted(" <-> ".join(sorted(c)) for c in cycles)
+    assert not cycles, "rooms that import each other: " + ", ".join(pairs)
+
+
+def test_a_planted_cycle_between_rooms_is_found(tmp_path):
+    """The rule above can fail: two rooms (a package and a module) importing each other, one lazily."""
+    pkg = tmp_path / "paraamr"
+    (pkg / "alpha").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "alpha" / "__init__.py").write_text("")
+    (pkg / "alpha" / "one.py").write_text("from paraamr.beta import helper\n")
+    (pkg / "beta.py").write_text("def helper():\n    from paraamr.alpha import one\n")
+    (pkg / "gamma.py").write_text("import paraamr.beta\n")
+    assert _cycles(_room_arrows(tmp_path)) == {frozenset({"alpha", "beta"})}
 
 
 def test_layers_cover_every_module():

@@ -4,7 +4,7 @@ Each module in :mod:`paraamr.commands` defines ``register(subparsers)``, which a
 and sets ``func`` (called with the parsed namespace, returning the exit status). Command modules
 import heavy libraries inside their functions, so ``paraamr --help`` stays instant. Commands raise
 :class:`paraamr.errors.ParaAMRError` (or let any other error through): :func:`main` reports every
-error as one line on stderr through :func:`paraamr.errors.run_command`; ``--debug`` (anywhere on
+error as one line on stderr through :func:`paraamr.report.run_command`; ``--debug`` (anywhere on
 the command line) prints the traceback too.
 
 >>> build_parser().parse_args(["--debug", "stats", "corpus"]).command
@@ -18,35 +18,16 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from paraamr import __version__, commands
-from paraamr.errors import redact, report, run_command
+from paraamr.options import ArgumentParser
+from paraamr.report import report, run_command
 
-__all__ = ["ArgumentParser", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 #: Namespace attributes that hold a command's input paths (named in errors about file contents).
 INPUT_OPTIONS = ("input", "path", "file", "dataset", "amr_input", "folder", "paraphrases", "records")
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2.
-
-    Subparsers inherit the class. ``generate.py``'s parser uses it too.
-
-    >>> import contextlib, io
-    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
-    ...     try:
-    ...         ArgumentParser(prog="paraamr demo").parse_args(["--nope"])
-    ...     except SystemExit as stop:
-    ...         print(stop.code)
-    2
-    >>> err.getvalue()
-    'paraamr demo: unrecognized arguments: --nope (see paraamr demo --help)\\n'
-    """
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 
 def build_parser() -> ArgumentParser:
@@ -72,7 +53,7 @@ def build_parser() -> ArgumentParser:
 def _unavailable(subparsers: argparse._SubParsersAction, name: str, err: Exception) -> None:
     """Register ``name`` as a command that reports ``err`` (why it could not be loaded) when run."""
 
-    def fail(args: argparse.Namespace) -> int:
+    def fail(_args: argparse.Namespace) -> int:
         raise err
 
     if name not in subparsers.choices:

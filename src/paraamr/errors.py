@@ -1,52 +1,30 @@
-"""Errors of the package and the one error reporter of every entry point.
+"""Errors of the package: every error class, and :func:`about` to name a file in any error.
 
-Commands raise; they need not catch. :func:`run_command` (used by ``paraamr`` in
-:func:`paraamr.cli.main`, and by ``generate.py`` / ``python -m paraamr.generate``) turns any
-exception into ONE line on stderr, ``paraamr <command>: <message>``, naming the input and the
-problem, and returns the exit status: 1, 2 for usage errors (:class:`UsageError`, argparse), 130
-for Ctrl-C, 141 (quietly) for a closed pipe. The traceback is printed only with ``--debug`` (or
-``PARAAMR_DEBUG=1``). Tokens are redacted from every printed message (:func:`redact`).
+Commands raise them; the one reporter of every entry point (:mod:`paraamr.report`) turns each into
+one line naming the input and the problem, with the exit status :attr:`ParaAMRError.exit_status`.
 
->>> describe(InputError("data.jsonl: line 3: no 'text' field"))
-("data.jsonl: line 3: no 'text' field", 1)
->>> describe(FileNotFoundError(2, "No such file or directory", "in.txt"))
-('in.txt: no such file or directory', 1)
->>> describe(UnicodeDecodeError("utf-8", b"ab\\xff", 2, 3, "invalid start byte"), inputs=["x.txt"])
-('x.txt: not valid UTF-8 (byte 0xff at offset 2)', 1)
->>> redact("401 for Authorization: Bearer hf_abcdefghijklmnop")
-'401 for Authorization: Bearer ***'
+>>> err = InputError("data.jsonl: line 3: no 'text' field")
+>>> str(err), err.exit_status, UsageError("x").exit_status
+("data.jsonl: line 3: no 'text' field", 1, 2)
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
-import errno
-import json
-import os
-import re
-import sys
-import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = [
     "AMRError",
+    "ArchiveRefused",
+    "FolderLocked",
+    "HubError",
     "InputError",
     "ModelNotFoundError",
     "ParaAMRError",
     "UsageError",
     "about",
-    "describe",
-    "reason",
-    "redact",
-    "report",
-    "run_command",
 ]
-
-#: Longest message printed (a 100k-character input line must not become a 100k-character error).
-MAX_MESSAGE = 600
-
 
 class ParaAMRError(Exception):
     """Base class of the package's errors; ``str(err)`` is the whole one-line message."""
@@ -72,12 +50,26 @@ class UsageError(ParaAMRError, ValueError):
     exit_status = 2
 
 
+class FolderLocked(ParaAMRError):
+    """A folder another process is writing or owns (the message names its pid, host and command)."""
+
+
+class ArchiveRefused(ParaAMRError):
+    """An archive with a member that could write outside its folder (or is no plain file/folder)."""
+
+
+class HubError(ParaAMRError):
+    """An upload the Hub refused or that failed on the way; the message names the repo, never the token."""
+
+
 @contextlib.contextmanager
 def about(path: Any) -> Iterator[None]:
     """Name ``path`` in the message of any exception raised inside (unless it already names it).
 
     For code that calls libraries whose errors do not say which file they were reading:
 
+    >>> import json
+    >>> from paraamr.report import describe
     >>> try:
     ...     with about("rows.json"):
     ...         json.loads("{")
@@ -92,242 +84,3 @@ def about(path: Any) -> Iterator[None]:
             with contextlib.suppress(AttributeError, TypeError):
                 err._paraamr_about = str(path)  # type: ignore[attr-defined]
         raise
-
-
-_TOKEN_PATTERNS = tuple(
-    re.compile(pattern)
-    for pattern in (
-        r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic|token)\s+)?)[^\s,;'\"}]+",
-        r"(?i)\b(bearer\s+)[^\s,;'\"}]+",
-        r"()\bhf_[A-Za-z0-9]{8,}",
-        r"(?i)([?&](?:token|access_token|api_key)=)[^&\s'\"]+",
-    )
-)
-
-
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with Hub tokens, ``Authorization``/``Bearer`` values, the value of ``HF_TOKEN``
-    (and ``HUGGING_FACE_HUB_TOKEN``) and each of ``secrets`` replaced by ``***``.
-
-    >>> redact("token=hf_AbCdEf123456 sent", secrets=["s3cr3t"])
-    'token=*** sent'
-    >>> redact("header {'authorization': 'Bearer xyz'}")
-    "header {'authorization': 'Bearer ***'}"
-    """
-    values = [*secrets, os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")]
-    for value in sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True):
-        text = text.replace(value, "***")
-    for pattern in _TOKEN_PATTERNS:
-        text = pattern.sub(r"\1***", text)
-    return text
-
-
-def _one_line(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
-
-
-def _os_message(err: OSError) -> str:
-    name = err.filename
-    code = err.errno
-    if isinstance(err, IsADirectoryError):
-        problem = "is a folder, not a file"
-    elif isinstance(err, NotADirectoryError):
-        problem = "a part of the path is a file, not a folder"
-    elif isinstance(err, FileNotFoundError):
-        problem = "no such file or directory"
-    elif isinstance(err, FileExistsError):
-        problem = "already exists"
-    elif isinstance(err, PermissionError) or code in (errno.EACCES, errno.EPERM):
-        problem = "permission denied"
-    elif code == errno.ENOSPC:
-        problem = "no space left on device"
-    elif code == errno.EROFS:
-        problem = "read-only file system"
-    elif code == getattr(errno, "EDQUOT", None):
-        problem = "disk quota exceeded"
-    elif err.strerror:
-        problem = err.strerror[0].lower() + err.strerror[1:]
-    else:
-        return str(err)
-    if name is None:
-        return problem
-    where = os.fsdecode(name) if isinstance(name, (bytes, str)) else str(name)
-    if err.filename2 is not None:
-        where = f"{where} -> {os.fsdecode(err.filename2)}"
-    return f"{where}: {problem}"
-
-
-def _data_message(err: BaseException) -> str | None:
-    """The message of an error about the contents of an input file; None for other errors."""
-    import gzip
-    import zipfile
-    import zlib
-
-    module = type(err).__module__ or ""
-    if isinstance(err, UnicodeDecodeError):
-        byte = err.object[err.start : err.start + 1]
-        return f"not valid UTF-8 ({'byte 0x' + byte.hex() if byte else 'bytes'} at offset {err.start})"
-    if isinstance(err, json.JSONDecodeError):
-        return f"invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
-    if isinstance(err, csv.Error):
-        text = str(err)
-        if "field limit" in text:
-            return f"a CSV field is longer than the csv module's limit ({csv.field_size_limit()} characters)"
-        return f"malformed CSV: {text}"
-    if isinstance(err, gzip.BadGzipFile):
-        return f"not a valid gzip file ({err})"
-    if isinstance(err, zipfile.BadZipFile):
-        return f"not a valid zip archive, truncated or corrupt ({err})"
-    if isinstance(err, zlib.error):
-        return f"corrupt compressed data ({err})"
-    if isinstance(err, EOFError):
-        return f"truncated file: {err}" if str(err) else "truncated file (ended too early)"
-    if module.startswith("pyarrow"):
-        return str(err) or type(err).__name__  # pyarrow says what it could not parse, and where
-    return None
-
-
-def _cause(err: BaseException) -> BaseException | None:
-    """The underlying error of a wrapper that says little itself (datasets' generation errors)."""
-    module = type(err).__module__ or ""
-    if module.startswith("datasets") and not isinstance(err, OSError):
-        inner = err.__cause__ or err.__context__
-        if inner is not None and not isinstance(err, ParaAMRError):
-            return inner
-    return None
-
-
-def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
-    """``(message, exit status)`` of ``err``, one line, not yet redacted; ``inputs`` (the command's
-    input paths) name the file in errors about file contents that do not name it themselves.
-    Errors of no known kind are reported as internal errors."""
-    err = _innermost(err)
-    if isinstance(err, KeyboardInterrupt):
-        return "interrupted", 130
-    known = _known(err)
-    where = getattr(err, "_paraamr_about", None)
-    if known is None:
-        text = str(err)
-        message = f"internal error: {type(err).__name__}{': ' + text if text else ''}"
-        message += " (run with --debug for the traceback)"
-    else:
-        message = known
-        if where is None and _data_message(err) is not None:
-            named = [str(p) for p in inputs if p not in (None, "", "-")]
-            if named and not any(name in message for name in named):
-                where = ", ".join(named)
-    if where and where not in message:
-        message = f"{where}: {message}"
-    status = err.exit_status if isinstance(err, ParaAMRError) else 1
-    return _one_line(message), status
-
-
-def reason(err: BaseException) -> str:
-    """What went wrong, in one line, for an error known to be about an input (e.g. a library's
-    error while loading a file the user gave): like :func:`describe`, never "internal error".
-
-    >>> reason(ValueError("Couldn't cast array"))
-    "ValueError: Couldn't cast array"
-    """
-    err = _innermost(err)
-    known = _known(err)
-    if known is None:
-        text = str(err)
-        known = f"{type(err).__name__}: {text}" if text else type(err).__name__
-    return _one_line(known)
-
-
-def _innermost(err: BaseException) -> BaseException:
-    for _ in range(4):
-        inner = _cause(err)
-        if inner is None:
-            break
-        err = inner
-    return err
-
-
-def _known(err: BaseException) -> str | None:
-    """The message of an error of a known kind; None for others."""
-    if isinstance(err, ParaAMRError):
-        return str(err)
-    if isinstance(err, MemoryError):
-        return "out of memory"
-    if isinstance(err, RecursionError):
-        return "input nested too deeply (recursion limit)"
-    data = _data_message(err)
-    if data is not None:
-        return data
-    if isinstance(err, OSError):
-        return _os_message(err)
-    return None
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    with contextlib.suppress(Exception):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
-def report(
-    command: str,
-    err: BaseException,
-    *,
-    debug: bool | None = None,
-    inputs: Iterable[Any] = (),
-    secrets: Iterable[str | None] = (),
-) -> int:
-    """Print ``err`` as ``paraamr <command>: <message>`` on stderr (the traceback first when
-    ``debug``, default ``$PARAAMR_DEBUG``); return the exit status. A broken pipe prints nothing."""
-    if debug is None:
-        debug = os.environ.get("PARAAMR_DEBUG", "") not in ("", "0")
-    if isinstance(err, BrokenPipeError) and err.filename is None:
-        _quiet_stdout()
-        return 141
-    message, status = describe(err, inputs)
-    with contextlib.suppress(Exception):
-        if debug:
-            text = "".join(traceback.format_exception(err))
-            sys.stderr.write(redact(text, secrets))
-        prefix = f"paraamr {command}".rstrip()
-        sys.stderr.write(redact(f"{prefix}: {message}", secrets) + "\n")
-        sys.stderr.flush()
-    return status
-
-
-def run_command(
-    command: str,
-    func: Callable[..., int | None],
-    /,
-    *args: Any,
-    debug: bool | None = None,
-    inputs: Iterable[Any] = (),
-    secrets: Iterable[str | None] = (),
-) -> int:
-    """Call ``func(*args)`` and return its exit status (None counts as 0); whatever it raises is
-    reported by :func:`report` as one line naming ``command`` instead of a traceback.
-
-    Every entry point goes through this, e.g. ``generate.py``'s ``main``::
-
-        return run_command("generate", lambda: run(build_parser().parse_args(argv)))
-
-    ``SystemExit`` (argparse's usage errors) passes through with its status.
-
-    >>> run_command("demo", lambda: 3)
-    3
-    >>> import io, contextlib
-    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
-    ...     run_command("demo", open, "/no/such/file")
-    1
-    >>> err.getvalue()
-    'paraamr demo: /no/such/file: no such file or directory\\n'
-    """
-    try:
-        status = func(*args)
-        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
-        return int(status or 0)
-    except SystemExit:
-        raise
-    except BaseException as err:  # the one place that reports everything
-        return report(command, err, debug=debug, inputs=inputs, secrets=secrets)

@@ -21,11 +21,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
-from paraamr.options import optional_float
+from paraamr.options import ArgumentParser, optional_float
 
 __all__ = ["add_arguments", "build_parser", "dry_run", "main", "run", "settings_from_args"]
 
@@ -170,18 +170,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The option parser of ``generate.py``."""
     return add_arguments(
-        _ArgumentParser(prog="generate.py", description="Generate a ParaAMR-style paraphrase corpus folder.")
+        ArgumentParser(prog="generate.py", description="Generate a ParaAMR-style paraphrase corpus folder.")
     )
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """Usage errors on one line, exit 2, as ``paraamr``'s (:class:`paraamr.cli.ArgumentParser`, a
-    layer above this module)."""
-
-    def error(self, message: str) -> NoReturn:
-        from paraamr.errors import redact
-
-        self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 
 def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSettings]:
@@ -212,7 +202,8 @@ def dry_run(record: RecordSettings, output: str | Path) -> int:
     """Print the plan: input rows found, processes, models (and whether they are on disk), output;
     fetches, loads and writes nothing."""
     from paraamr.builder import readers
-    from paraamr.builder.run import RunFolder, launch_info, launch_warning
+    from paraamr.builder.run import launch_info, launch_warning
+    from paraamr.builder.state import RunFolder
     from paraamr.errors import ModelNotFoundError
     from paraamr.models.resolve import resolve
 
@@ -281,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``generate.py`` and ``python -m paraamr.generate``: errors are one line on stderr
     (``--debug`` for the traceback), by the main process only."""
-    from paraamr.errors import run_command
+    from paraamr.report import run_command
 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv

@@ -1,11 +1,36 @@
-"""Value types of command-line options shared by ``generate.py`` and the ``paraamr`` commands."""
+"""Command-line parsing shared by ``generate.py`` and the ``paraamr`` commands: the parser with
+one-line usage errors, and value types of options."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import NoReturn
 
-__all__ = ["optional_float", "positive"]
+from paraamr.report import redact
+
+__all__ = ["ArgumentParser", "optional_float", "positive"]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2.
+
+    Subparsers inherit the class. ``paraamr`` (:mod:`paraamr.cli`) and ``generate.py``
+    (:mod:`paraamr.generate`) both use it.
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     try:
+    ...         ArgumentParser(prog="paraamr demo").parse_args(["--nope"])
+    ...     except SystemExit as stop:
+    ...         print(stop.code)
+    2
+    >>> err.getvalue()
+    'paraamr demo: unrecognized arguments: --nope (see paraamr demo --help)\\n'
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 
 def positive(kind: type = int) -> Callable[[str], int | float]:

@@ -19,6 +19,21 @@ import pyarrow as pa
 _SPACES = re.compile(r"\s+")
 
 
+def split_names(
+    split: str = "train", validation_fraction: float = 0.0, test_fraction: float = 0.0
+) -> list[str]:
+    """The splits a run writes: ``split``, then ``validation`` and ``test`` when their fraction is
+    above 0 (rows go to each by id: :func:`paraamr.builder.rows.split_of`).
+
+    >>> split_names("train", test_fraction=0.1)
+    ['train', 'test']
+    """
+    names = [split]
+    names += ["validation"] if validation_fraction > 0 else []
+    names += ["test"] if test_fraction > 0 else []
+    return names
+
+
 def text_id(text: str) -> str:
     """The record id of a source text: ``sha1(text as UTF-8).hexdigest()[:16]``."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]

@@ -293,20 +293,20 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     """The files of each split under a local ``path``.
 
     A file is split ``train``. A dataset folder (ours: ``data/{config}/{split}-{i}-of-{n}.parquet``)
-    gives the splits of its ``default`` shards (:func:`paraamr.builder.folder.list_shards`; none
+    gives the splits of its ``default`` shards (:func:`paraamr.builder.layout.list_shards`; none
     when it has no records, as in a layout folder with no shards); another folder gives all its
     ``.json``, ``.jsonl``, ``.zip``, ``.gz`` and ``.parquet`` files (recursively, hidden ones
     skipped) as ``train``.
     """
-    from paraamr.builder import folder
+    from paraamr import layout
 
     root = Path(path)
     if root.is_file():
         return {"train": [str(root)]}
     if not root.is_dir():
         raise InputError(f"{root}: no such file or folder")
-    shards = folder.list_shards(root)
-    if shards or (root / folder.DATA).is_dir() or (root / folder.STATE_DIR).is_dir():
+    shards = layout.list_shards(root)
+    if shards or (root / layout.DATA).is_dir() or (root / layout.STATE_DIR).is_dir():
         return {split: [str(p) for p in paths] for split, paths in shards.get("default", {}).items()}
     files = sorted(
         str(p)

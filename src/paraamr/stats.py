@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import sources
-from paraamr.builder.folder import PLOT_FILES
 from paraamr.errors import InputError
+from paraamr.layout import PLOT_FILES
 
 #: Perplexity quantiles reported, by name.
 QUANTILES = {"min": 0.0, "p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "max": 1.0}

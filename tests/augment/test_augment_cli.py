@@ -11,8 +11,8 @@ from datasets import Dataset, load_dataset
 from huggingface_hub import DatasetCard
 from tinyargs import model_args
 
-from paraamr.builder.folder import data_files, failure_files, list_shards
 from paraamr.cli import main
+from paraamr.layout import data_files, failure_files, list_shards
 
 
 def load_folder(path):

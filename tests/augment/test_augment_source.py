@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr.augment.source import ParaphraseIndex
-from paraamr.builder.folder import shard_name
 from paraamr.errors import InputError
+from paraamr.layout import shard_name
 from paraamr.records import DEFAULT_SCHEMA, normalize, text_id
 
 RECORDS = [

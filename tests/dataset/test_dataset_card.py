@@ -7,6 +7,7 @@ import re
 import pytest
 from huggingface_hub import DatasetCard
 
+import paraamr
 from paraamr import card, sources
 from paraamr.stats import compute_stats
 
@@ -256,7 +257,7 @@ def test_root_card_is_a_link_to_the_package_template():
     root = Path(__file__).parents[2] / "dataset_card.md"
     assert (
         root.is_symlink()
-        and root.resolve() == (Path(card.__file__).parent / "data" / card.TEMPLATE).resolve()
+        and root.resolve() == (Path(paraamr.__file__).parent / "data" / card.TEMPLATE).resolve()
     )
     assert root.read_text(encoding="utf-8") == card.template_text()
 

@@ -9,6 +9,7 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
+from paraamr import layout
 from paraamr.builder import folder
 from paraamr.records import PAIRS_SCHEMA
 
@@ -26,7 +27,7 @@ def _rows(n: int, start: int = 0) -> list[dict]:
 
 
 def _read(root, config="pairs", split="train") -> list[str]:
-    paths = folder.list_shards(root).get(config, {}).get(split, [])
+    paths = layout.list_shards(root).get(config, {}).get(split, [])
     return [row["id"] for p in paths for row in pq.read_table(p).to_pylist()]
 
 
@@ -40,11 +41,11 @@ def test_any_split_name_is_parsed_back_and_matched_by_its_card_pattern_only(tmp_
         with folder.ShardWriter(tmp_path, "pairs", name, PAIRS_SCHEMA) as w:
             w.write_rows(_rows(3))
     folder.finalize(tmp_path)
-    shards = folder.list_shards(tmp_path)["pairs"]
+    shards = layout.list_shards(tmp_path)["pairs"]
     assert sorted(shards) == sorted([split, f"{split}-other"])
     assert [p.name for p in shards[split]] == [f"{split}-00000-of-00001.parquet"]
     rel = [str(p.relative_to(tmp_path)) for ps in shards.values() for p in ps]
-    assert [r for r in rel if fnmatch.fnmatchcase(r, folder.data_files("pairs", split))] == [
+    assert [r for r in rel if fnmatch.fnmatchcase(r, layout.data_files("pairs", split))] == [
         f"data/pairs/{split}-00000-of-00001.parquet"
     ]
 
@@ -68,8 +69,8 @@ def test_shards_are_sized_by_arrow_bytes_and_row_groups_bounded(tmp_path):
             w.write_rows(_rows(2500, start))
             w.commit()
     folder.finalize(tmp_path, max_shard_size=target, row_group_size=target // 3)
-    paths = folder.list_shards(tmp_path)["pairs"]["train"]
-    sizes = [folder.arrow_bytes(pq.ParquetFile(p).metadata) for p in paths]
+    paths = layout.list_shards(tmp_path)["pairs"]["train"]
+    sizes = [layout.arrow_bytes(pq.ParquetFile(p).metadata) for p in paths]
     assert len(paths) in (6, 7) and paths[0].name == f"train-00000-of-{len(paths):05d}.parquet"
     assert all(0.98 * target <= s <= 1.02 * target for s in sizes[:-1]), (target, sizes)
     for p in paths:
@@ -77,7 +78,7 @@ def test_shards_are_sized_by_arrow_bytes_and_row_groups_bounded(tmp_path):
         assert meta.num_row_groups >= 3 or p == paths[-1]
         assert all(meta.row_group(i).num_rows <= n for i in range(meta.num_row_groups))
     assert _read(tmp_path) == [f"{i:08d}" for i in range(n)]  # every row once, in order
-    info = folder.layout_info(tmp_path)["pairs"]["train"]
+    info = layout.layout_info(tmp_path)["pairs"]["train"]
     assert info["num_examples"] == n and info["num_bytes"] == sum(sizes)
     assert _files(tmp_path) == sorted(f"data/pairs/{p.name}" for p in paths)  # parts and staging gone
 
@@ -88,7 +89,7 @@ def test_full_parts_are_linked_not_rewritten(tmp_path):
     parts = w.parts
     inodes = [os.stat(p).st_ino for p in parts]
     folder.finalize(tmp_path, max_shard_size=20_000)
-    finals = folder.list_shards(tmp_path)["pairs"]["train"]
+    finals = layout.list_shards(tmp_path)["pairs"]["train"]
     assert [os.stat(p).st_ino for p in finals[: len(inodes) - 1]] == inodes[:-1]
 
 
@@ -97,9 +98,9 @@ def _two_processes_with_an_uncommitted_tail(root) -> None:
     temporary file written after it."""
     for rank in (0, 1):
         w = folder.ShardWriter(
-            root, "pairs", "train", PAIRS_SCHEMA, rank=rank, num_processes=2, max_shard_size=5000
+            root, "pairs", "train", PAIRS_SCHEMA, writer=layout.writer_id(rank, 2), max_shard_size=5000
         )
-        f = folder.FailureWriter(root, rank=rank, num_processes=2)
+        f = folder.FailureWriter(root, writer=layout.writer_id(rank, 2))
         w.write_rows(_rows(100, 1000 * rank))
         f.write({"id": f"fail-{rank}"})
         committed = {"pairs/train": w.commit(), "failures": f.commit()}
@@ -107,9 +108,9 @@ def _two_processes_with_an_uncommitted_tail(root) -> None:
         w.write_rows(_rows(50, 1000 * rank + 100))
         w.commit()  # after the last commit of the state: must be deleted on resume
         late = len(w.parts) - before
-        parts = root / folder.PARTS / "pairs" / "train"
+        parts = root / layout.PARTS / "pairs" / "train"
         (parts / f".0000{rank}-of-00002-00009.parquet.tmp").write_bytes(b"half")
-        removed = folder.clean_parts(root, rank=rank, num_processes=2, committed=committed)
+        removed = folder.clean_parts(root, writer=layout.writer_id(rank, 2), committed=committed)
         assert late >= 2 and removed == late + 1  # the late parts and the temporary file
 
 
@@ -119,7 +120,7 @@ def test_resume_deletes_uncommitted_parts_and_finalize_merges_processes_in_rank_
     written = folder.finalize(tmp_path)
     assert len(written["pairs"]["train"]) == 1
     assert _read(tmp_path) == [f"{i:08d}" for i in [*range(100), *range(1000, 1100)]]
-    (failures,) = folder.failure_files(tmp_path)
+    (failures,) = layout.failure_files(tmp_path)
     assert failures.name == "failures-00000-of-00001.jsonl"
     assert [json.loads(line)["id"] for line in failures.read_text().splitlines()] == ["fail-0", "fail-1"]
     assert not folder.pending(tmp_path) and folder.finalize(tmp_path) == {}  # done: a no-op
@@ -167,7 +168,7 @@ def test_a_split_with_shards_is_not_written_again(tmp_path):
     for _ in range(2):
         with folder.ShardWriter(tmp_path, "pairs", "train", PAIRS_SCHEMA) as w:
             w.write_rows(_rows(2))
-        if not folder.list_shards(tmp_path):
+        if not layout.list_shards(tmp_path):
             folder.finalize(tmp_path)
     with pytest.raises(ValueError, match="already has shards"):
         folder.finalize(tmp_path)
@@ -180,7 +181,7 @@ def test_remove_layout_deletes_only_the_layout(tmp_path):
     (tmp_path / "data" / "pairs" / "notes.txt").write_text("mine")
     (tmp_path / "keep.parquet").write_text("mine")
     (tmp_path / "evaluation.json").write_text("{}")
-    assert folder.remove_layout(tmp_path) == 2
+    assert layout.remove_layout(tmp_path) == 2
     assert _files(tmp_path) == ["data/pairs/notes.txt", "keep.parquet"]
 
 
@@ -195,6 +196,6 @@ def test_any_dataset_goes_through_write_table_and_loads_by_its_card_pattern(tmp_
     w.commit()
     written = folder.finalize(tmp_path, max_shard_size=10_000)
     assert len(written["default"]["train"]) > 2
-    files = {"train": str(tmp_path / folder.data_files("default", "train"))}
+    files = {"train": str(tmp_path / layout.data_files("default", "train"))}
     back = datasets.load_dataset("parquet", data_files=files, split="train", cache_dir=str(tmp_path / "c"))
     assert back.to_dict() == ds.to_dict()

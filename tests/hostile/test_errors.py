@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from paraamr import errors
+from paraamr import report as reporter
 from paraamr.cli import main
-from paraamr.errors import InputError, UsageError, describe, redact, report, run_command
+from paraamr.errors import InputError, UsageError
+from paraamr.report import describe, redact, report, run_command
 
 
 def raised(call):
@@ -97,7 +98,7 @@ def test_statuses_and_internal_errors():
     )
     assert status == 1
     message, _ = describe(ValueError("x" * 100_000))
-    assert len(message) <= errors.MAX_MESSAGE and "\n" not in message  # a 100k-character value stays short
+    assert len(message) <= reporter.MAX_MESSAGE and "\n" not in message  # a 100k-character value stays short
     assert describe(InputError("line one\nline two"))[0] == "line one line two"
 
 

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 import sacrebleu
 
-from paraamr.builder.folder import shard_name
 from paraamr.cli import main
+from paraamr.layout import shard_name
 from paraamr.records import DEFAULT_SCHEMA, text_id
 
 DATA = Path(__file__).parent / "data"

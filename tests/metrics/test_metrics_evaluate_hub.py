@@ -43,8 +43,8 @@ def test_hub_dataset_config_and_split_with_sample_warning(hub, capsys, tmp_path)
 
 
 def test_write_card_puts_the_row_into_the_folder_card(capsys, tmp_path):
-    from paraamr.builder.folder import shard_name
     from paraamr.card import write_card
+    from paraamr.layout import shard_name
     from paraamr.records import DEFAULT_SCHEMA
 
     folder = tmp_path / "corpus"

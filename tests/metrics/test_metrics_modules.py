@@ -1,9 +1,12 @@
-"""The evaluate modules: loading from the checkout and through paraamr.metric_path, their
-documented examples, and agreement with the pure functions they wrap."""
+"""The evaluate modules: loading from the checkout and through paraamr.metric_path, agreement with
+the pure functions they wrap, their options and keys under evaluate.combine, their Hub Spaces and
+quiet model loading. Their documented examples run in evaluate's own module test
+(test_metrics_module_evaluate.py)."""
 
 from __future__ import annotations
 
-import doctest
+import configparser
+import inspect
 import os
 from pathlib import Path
 
@@ -13,7 +16,7 @@ import paraamr
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 
 REPO = Path(__file__).resolve().parents[2]
-NAMES = ("semantic_similarity", "lexical_diversity", "ted_diversity")
+NAMES = ("semantic_similarity", "lexical_diversity", "ted_diversity", "paraphrase_quality")
 TREES = [
     line
     for line in (Path(__file__).parent / "data" / "corenlp_trees.txt").read_text().splitlines()
@@ -57,19 +60,6 @@ def test_loads_through_metric_path_from_elsewhere(evaluate, tmp_path, monkeypatc
     )
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_documented_examples_run(name, modules, evaluate, monkeypatch):
-    monkeypatch.chdir(REPO)
-    text = modules[name].inputs_description
-    assert "Examples:" in text and ">>>" in text
-    test = doctest.DocTestParser().get_doctest(
-        text, {"evaluate": evaluate}, f"{name}._KWARGS_DESCRIPTION", f"metrics/{name}/{name}.py", 0
-    )
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 3
-
-
 def test_lexical_module_matches_the_functions(modules):
     preds, refs = [TREES[0], "On the mat sat a cat."], ["The cat sat on the mat.", "The cat sat on the mat."]
     out = modules["lexical_diversity"].compute(predictions=preds, references=refs, jaccard_lowercase=False)
@@ -87,13 +77,13 @@ def test_similarity_module_caches_its_model(modules):
     second = metric.compute(predictions=["Penguins cannot fly."], references=source)
     assert len(metric._embedders) == 1 and next(iter(metric._embedders.values())) is embedder
     assert first["semantic_similarity"] > 50 > second["semantic_similarity"]
-    assert second["scores"] == [second["semantic_similarity"]]
+    assert second["semantic_similarity_scores"] == [second["semantic_similarity"]]
 
 
 def test_ted_module_on_trees_and_sentences(modules):
     metric = modules["ted_diversity"]
     out = metric.compute(predictions=TREES[1:4], references=TREES[:3], trees=True, normalize=True)
-    assert all(0 <= s <= 1 for s in out["tedf_scores"]) and "norm:max-nodes" in out["signature"]
+    assert all(0 <= s <= 1 for s in out["tedf_scores"]) and "norm:max-nodes" in out["ted_diversity_signature"]
     with pytest.raises(ValueError, match="pair 1 reference: malformed tree"):
         metric.compute(predictions=TREES[:2], references=[TREES[0], "(ROOT (S"], trees=True)
     out = metric.compute(predictions=["On the mat sat the cat."], references=["The cat sat on the mat."])
@@ -101,20 +91,31 @@ def test_ted_module_on_trees_and_sentences(modules):
     again = metric.compute(predictions=["The cat sat on the mat."], references=["On the mat sat the cat."])
     assert metric._parsers["link-grammar"] is parser and parser.calls == 2  # parsed once each
     assert out["tedf_scores"] == again["tedf_scores"] == [3]  # IN NP VP . vs NP VP(PP(IN NP)) .
-    assert out["ted3_scores"] == [1] and "scale:not-paper" in out["signature"]
+    assert out["ted3_scores"] == [1] and "scale:not-paper" in out["ted_diversity_signature"]
     bare = metric.compute(
         predictions=["On the mat sat the cat."],
         references=["The cat sat on the mat."],
         parser="link-grammar:no-pos",
     )
-    assert bare["tedf_scores"] == [1] and "tree:ROOT,no-POS" in bare["signature"]
+    assert bare["tedf_scores"] == [1] and "tree:ROOT,no-POS" in bare["ted_diversity_signature"]
     plain = metric.compute(
         predictions=TREES[1:3], references=TREES[:2], trees=True, convention="plain", parser=lambda s: 1 / 0
     )  # the parser is not used on trees
-    assert plain["signature"].startswith("convention:plain|")
+    assert plain["ted_diversity_signature"].startswith("convention:plain|")
 
 
-# --- Hub Spaces and evaluate.combine -------------------------------------------------------------
+# --- Hub Spaces ---------------------------------------------------------------------------------
+
+#: The front matter keys of evaluate's own Spaces: huggingface/evaluate metrics/bleu/README.md
+#: (commit a7dd338386a4fae9a1767e05eb9ef9479513d9e8).
+SPACE_KEYS = {"title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "pinned"}
+SPACE_KEYS |= {"tags", "description"}
+
+
+def _setup_cfg() -> configparser.ConfigParser:
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+    return config
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -122,16 +123,22 @@ def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     import runpy
 
     import yaml
+    from packaging.requirements import Requirement
 
     folder = Path(paraamr.metric_path(name))
     card = (folder / "README.md").read_text()
     assert card.startswith("---\n")
     meta = yaml.safe_load(card.split("---\n")[1])
+    assert set(meta) == SPACE_KEYS
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["pinned"] is False
-    assert {"title", "emoji", "colorFrom", "colorTo", "sdk_version", "description"} <= set(meta)
     assert {"evaluate", "metric"} <= set(meta["tags"])
-    requirements = (folder / "requirements.txt").read_text().split()
-    assert requirements[0].startswith("evaluate") and "paraamr" in requirements
+    lines = (folder / "requirements.txt").read_text().split("\n")
+    requirements = {r.name: str(r.specifier) for r in map(Requirement, filter(None, lines))}
+    install = map(Requirement, filter(None, _setup_cfg()["options"]["install_requires"].split("\n")))
+    evaluate_pin = next(str(r.specifier) for r in install if r.name == "evaluate")
+    version = _setup_cfg()["metadata"]["version"]
+    # the rest comes with paraamr
+    assert requirements == {"evaluate": evaluate_pin, "paraamr": f"=={version}"}
     launched = []
     monkeypatch.setattr(evaluate.utils, "launch_gradio_widget", launched.append)
     monkeypatch.chdir(folder)  # a Space runs app.py from its own folder
@@ -140,19 +147,77 @@ def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     assert isinstance(module, evaluate.EvaluationModule) and module.name == name
 
 
+# --- options and keys under evaluate.combine ----------------------------------------------------
+
+
+def _options(module) -> tuple[set[str], set[str]]:
+    """A module's own options (keyword or positional) and the siblings' it accepts (keyword-only)."""
+    parameters = list(inspect.signature(module._compute).parameters.values())[2:]  # after the inputs
+    own = {p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD}
+    return own, {p.name for p in parameters if p.kind is p.KEYWORD_ONLY}
+
+
+def test_every_module_accepts_every_option_and_no_kwargs(modules):
+    options = {name: _options(modules[name]) for name in NAMES}
+    everything = set().union(*(own for own, _ in options.values()))
+    assert len(everything) == 19  # 4 + 6 + 8 + 5 options; model, device, batch_size, targets shared
+    for name, (own, siblings) in options.items():
+        assert own | siblings == everything and not own & siblings, name
+        assert list(inspect.signature(modules[name]._compute).parameters)[:2] == ["predictions", "references"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sibling_options_are_ignored(name, modules):
+    """Every sibling option set to a value that fails wherever it is used changes nothing."""
+    metric = modules[name]
+    pair = {"predictions": ["On the mat sat the cat."], "references": ["The cat sat on the mat."]}
+    poisoned = {option: object() for option in _options(metric)[1]}
+    assert metric.compute(**pair, **poisoned) == metric.compute(**pair)
+
+
+def test_combine_keeps_every_key_of_every_module(modules, evaluate):
+    """No key collides: evaluate.combine prefixes none, so each module's keys stay its own."""
+    pair = {"predictions": ["On the mat sat the cat."], "references": ["The cat sat on the mat."]}
+    alone = {name: modules[name].compute(**pair) for name in NAMES}
+    combined = evaluate.combine([modules[name] for name in NAMES]).compute(**pair)
+    assert combined == {key: value for result in alone.values() for key, value in result.items()}
+    for name in ("semantic_similarity", "ted_diversity", "paraphrase_quality"):
+        assert f"{name}_signature" in alone[name]
+
+
 def test_combine_passes_each_module_its_options(modules, evaluate):
     combined = evaluate.combine([modules[name] for name in NAMES])
+    sources = ["The cat sat on the mat.", "The cat sat on the mat."]
     out = combined.compute(
-        predictions=["On the mat sat the cat."],
-        references=["The cat sat on the mat."],
+        predictions=["On the mat sat the cat.", "Penguins cannot fly."],
+        references=sources,
         parser="link-grammar:no-pos",  # ted_diversity's
         jaccard_lowercase=False,  # lexical_diversity's
-        targets=["The cat sat on the mat."],  # both
-        batch_size=8,  # semantic_similarity's
+        targets=sources,  # both
+        batch_size=8,  # semantic_similarity's and paraphrase_quality's
+        labels=[1, 0],  # paraphrase_quality's
     )
-    assert out["tedf"] == 1 and "tree:ROOT,no-POS" in out["ted_diversity_signature"]
-    assert out["rouge1"] == 100  # the same words
-    assert out["rouge2"] == pytest.approx(60)  # bigrams shared: on the, the mat, the cat (3 of 5 each)
-    assert out["ted_r"] == 1 and out["semantic_similarity"] > 80
-    with pytest.raises(TypeError, match="unknown keyword argument 'parsre'"):
+    assert out["tedf_scores"][0] == 1 and "tree:ROOT,no-POS" in out["ted_diversity_signature"]
+    assert "case:mixed" in out["jaccard_signature"]
+    assert out["rouge1_scores"][0] == 100  # the same words
+    assert out["rouge2_scores"][0] == pytest.approx(60)  # bigrams shared: on the, the mat, the cat (3 of 5)
+    assert out["ted_r_scores"][0] == 1 and out["semantic_similarity_scores"][0] > 80
+    assert out["separation"] > 0 and "threshold:0.5" in out["paraphrase_quality_signature"]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'parsre'"):
         combined.compute(predictions=["a"], references=["a"], parsre="link-grammar")
+
+
+# --- quiet loading -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["semantic_similarity", "paraphrase_quality"])
+def test_loading_a_model_prints_no_progress_bar(name, evaluate, capfd, caplog):
+    from transformers.utils import logging
+
+    metric = evaluate.load(paraamr.metric_path(name))  # a new instance: its model loads afresh
+    capfd.readouterr()
+    metric.compute(predictions=["A cat sat on the mat."], references=["The cat sat on the mat."])
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "it/s" not in err, err
+    assert not [r for r in caplog.records if r.name.startswith("sentence_transformers")]  # "Converting ..."
+    assert logging.is_progress_bar_enabled()  # put back as it was

@@ -19,10 +19,10 @@ import pytest
 from hubserver import HubServer, patch_clients
 
 from paraamr.cli import main
-from paraamr.errors import ModelNotFoundError, ParaAMRError
+from paraamr.errors import ArchiveRefused, ModelNotFoundError, ParaAMRError
 from paraamr.models import download as dl
 from paraamr.models.catalog import AMRLIB_MODELS
-from paraamr.models.download import ArchiveRefused, ensure, fetch_release, fetch_url, safe_extract
+from paraamr.models.download import ensure, fetch_release, fetch_url, safe_extract
 from paraamr.models.resolve import resolve
 from paraamr.models.tiny import PAPER_AMR, PAPER_TEXT
 

@@ -7,7 +7,7 @@ The layout is the project's one (:mod:`paraamr.builder.folder`), so ``load_datas
     data/default/{split}-{i:05d}-of-{n:05d}.parquet  the rows, shards named as push_to_hub names them
     failures/failures-{i:05d}-of-{n:05d}.jsonl       rows that could not be augmented (when any)
 
->>> text = render_card(method="reda", n=2, seed=0, source="glue/mrpc", columns=("sentence1", "sentence2"),
+>>> text = augment_card(method="reda", n=2, seed=0, source="glue/mrpc", columns=("sentence1", "sentence2"),
 ...                    rows={"train": 10, "test": 0}, augmented_splits=["train"],
 ...                    stats={"train": {"added_rows": 6}}, license="mit", labelled=True)
 >>> from huggingface_hub import DatasetCard
@@ -21,7 +21,6 @@ The layout is the project's one (:mod:`paraamr.builder.folder`), so ``load_datas
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,7 @@ from paraamr.errors import InputError
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["CONFIG", "MARK", "check_output", "render_card", "write_folder"]
+__all__ = ["CONFIG", "MARK", "augment_card", "check_output", "write_folder"]
 
 #: The one config of an augmented folder.
 CONFIG = "default"
@@ -41,13 +40,12 @@ MARK = "paraamr augment"
 
 METHOD_TEXT = {
     "paraamr": "ParaAMR paraphrases (AMR back-translation, Huang et al. 2023), most fluent first",
-    "reda": "REDA (Wang 2022): synonym replacement, random swap, insertion, deletion and mixes, "
-    "with WordNet synonyms",
+    "reda": "REDA (Wang 2022): synonym replacement, random swap, insertion, deletion and mixes",
     "reda-ng": "REDA+NG (Wang 2022): REDA outputs ranked by a 4-gram language model with stupid backoff",
 }
 
 
-def render_card(
+def augment_card(
     *,
     method: str,
     n: int,
@@ -58,77 +56,66 @@ def render_card(
     augmented_splits: Sequence[str],
     stats: Mapping[str, Mapping[str, int]],
     signature: str | None = None,
+    method_signature: str | None = None,
+    language: str = "en",
     pretty_name: str | None = None,
     license: str | None = None,
     labelled: bool = False,
     repo_id: str | None = None,
 ) -> str:
-    """The README.md of an augmented dataset folder: YAML ``configs:`` for every split with rows
-    (``datasets`` cannot load an empty one; those are named in the text), license (``None``:
-    ``unknown``), language, task categories (``text-classification`` when rows carry labels), size,
-    and how the rows were made. ``repo_id`` names the Hub repo in the load snippet."""
+    """The README.md of an augmented dataset folder (rendered by :func:`paraamr.card.render`):
+    YAML ``configs:`` for every split with rows (``datasets`` cannot load an empty one; those are
+    named in the text), license (``None``: ``unknown``), language, task categories
+    (``text-classification`` when rows carry labels), size, and how the rows were made.
+    ``repo_id`` names the Hub repo in the load snippet."""
     from huggingface_hub import DatasetCardData
 
-    from paraamr.builder.folder import data_files
-    from paraamr.card import size_category
+    from paraamr.card import code, configs, md, render, size_category
 
     present = [s for s, count in rows.items() if count]
     empty = [s for s, count in rows.items() if not count]
     data = DatasetCardData(
         pretty_name=pretty_name or f"{source} augmented ({method})",
         license=license or "unknown",
-        language=["en"],  # WordNet synonyms, the English n-gram tokenization, the English generator
+        language=[language],
         size_categories=[size_category(sum(rows.values()))],
         task_categories=["text-classification"] if labelled else [],
         tags=["data-augmentation", "paraamr", method],
-        configs=[
-            {
-                "config_name": CONFIG,
-                "data_files": [{"split": s, "path": data_files(CONFIG, s)} for s in present],
-            }
-        ],
+        configs=configs({CONFIG: present}, default=""),
     )
-    where = repo_id or "path/to/this/folder"
-    lines = [
-        "---",
-        data.to_yaml(),
-        "---",
-        "",
-        f"# {data.pretty_name}",
-        "",
-        f"`{source}` with up to {n} new version(s) of each text by {METHOD_TEXT[method]}.",
-        "Input rows come first, unchanged (`augmented` false); each added row copies its input row",
-        "(labels kept) with one text column replaced; `source_index` is the input row's index. In",
-        "sentence pairs each side is augmented and paired with the other, original side. Added rows",
-        "repeating a row already there were removed.",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        f'data = load_dataset("{where}")',
-        "```",
-        "",
-        f"- Text columns: {', '.join(f'`{c}`' for c in columns)}",
-        f"- Augmented splits: {', '.join(augmented_splits)} (other splits copied unchanged)",
+    facts = [
+        f"- Text columns: {', '.join(code(c) for c in columns)}",
+        f"- Augmented splits: {', '.join(md(s) for s in augmented_splits)} (other splits copied unchanged)",
         f"- Seed: {seed}",
         f"- License: `{data.license}`"
         + (" (none was given: `--license`; the source's terms apply)" if license is None else ""),
         f"- Built with: paraamr {__version__} (`{MARK} --method {method} --n {n}`)",
+        *([f"- Method: {code(method_signature)}"] if method_signature else []),
+        *([f"- Language model: {code(signature)}"] if signature else []),
+        *(
+            [f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {', '.join(empty)}"]
+            if empty
+            else []
+        ),
     ]
-    if signature:
-        lines.append(f"- Language model: `{signature}`")
-    if empty:
-        lines.append(
-            f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {', '.join(empty)}"
-        )
-    lines += ["", "| split | rows | added | repeats removed | bad rows |", "|---|---|---|---|---|"]
-    for split, count in rows.items():
-        s = stats.get(split, {})
-        lines.append(
-            f"| {split} | {count} | {s.get('added_rows', 0)} | {s.get('repeats_removed', 0)} "
-            f"| {s.get('bad_rows', 0)} |"
-        )
-    lines += ["", "Bad rows (empty, missing or over `--max-chars`): `failures/`.", ""]
-    return "\n".join(lines)
+    table = [
+        f"| {md(split)} | {count} | {stats.get(split, {}).get('added_rows', 0)} "
+        f"| {stats.get(split, {}).get('repeats_removed', 0)} | {stats.get(split, {}).get('bad_rows', 0)} |"
+        for split, count in rows.items()
+    ]
+    return render(
+        "augment_card.md",
+        data,
+        pretty_name=data.pretty_name,
+        summary_text=f"{code(source)} with up to {n} new version(s) of each text by {METHOD_TEXT[method]}. "
+        "Input rows come first, unchanged (`augmented` false); each added row copies its input row "
+        "(labels kept) with one text column replaced; `source_index` is the input row's index. In "
+        "sentence pairs each side is augmented and paired with the other, original side. Added rows "
+        "repeating a row already there were removed.",
+        repo_hint=repo_id or "path/to/this/folder",
+        facts="\n".join(facts),
+        rows_table="\n".join(table),
+    )
 
 
 def write_folder(
@@ -148,16 +135,14 @@ def write_folder(
     it may also be a folder this command wrote (its card says so) holding only the layout's files,
     which are then replaced. Any other file in it is never deleted: the folder is refused.
     """
-    from paraamr.builder.folder import CARD, MAX_SHARD_SIZE, STATE_DIR, FailureWriter, ShardWriter, finalize
+    from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
+    from paraamr.layout import CARD, MAX_SHARD_SIZE, atomic_dir, atomic_write, remove_state
 
     output = Path(output)
     check_output(output, overwrite)
-    tmp = output.parent / f".{output.name}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    try:
-        tmp.mkdir(parents=True)
-        size = max_shard_size or MAX_SHARD_SIZE
+    size = max_shard_size or MAX_SHARD_SIZE
+    # output holds only files this command wrote (checked above): replaced whole
+    with atomic_dir(output, replace=output.exists()) as tmp:
         for split, dataset in splits.items():
             if not len(dataset):
                 continue  # datasets cannot load a split without rows; the card names it
@@ -171,18 +156,8 @@ def write_folder(
                 failed.write(dict(failure))
             failed.commit()
         finalize(tmp, max_shard_size=size)
-        shutil.rmtree(tmp / STATE_DIR, ignore_errors=True)
-        (tmp / CARD).write_text(card, encoding="utf-8")
-        if output.exists():
-            old = output.parent / f".{output.name}.old"
-            output.rename(old)  # holds only files this command wrote (checked above)
-            tmp.rename(output)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(output)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        remove_state(tmp)
+        atomic_write(tmp / CARD, card)
     return output
 
 
@@ -211,7 +186,7 @@ def check_output(output: Path, overwrite: bool) -> None:
     ...
     paraamr.errors.InputError: /proc/version/out: cannot be written: /proc/version is a file, not a folder
     """
-    from paraamr.builder.folder import CARD, STATE_DIR, failure_files, list_shards
+    from paraamr.layout import CARD, STATE_DIR, failure_files, list_shards
 
     if output.exists() and not output.is_dir():
         raise InputError(f"{output}: exists and is not a folder (give a new folder as --output)")

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError, reason
+from paraamr.errors import InputError
+from paraamr.report import reason
 
 if TYPE_CHECKING:
     from datasets import DatasetDict

@@ -1,12 +1,14 @@
 """An n-gram language model with stupid backoff, for REDA+NG.
 
-Training counts every 1- to ``order``-gram of each line, tokenized as ``normalize(line).split()``
-and wrapped in ``<START>`` ... ``<END>``. The score of a word after a context is the relative
-frequency ``count(context + word) / count(context)`` of the longest context (up to ``order - 1``
-tokens) seen followed by the word, backing off to shorter contexts without discounting
-(``alpha = 1``; Brants et al. 2007 use 0.4), down to the unigram frequency ``count(word) / N``.
-A word never seen gets the frequency of a one-off unigram, ``1 / N``. The log-probability of a text
-is the sum of the natural-log scores of its tokens and of ``<END>``, each after its history.
+Training counts every 1- to ``order``-gram of each line, tokenized by the run's tokenizer
+(:mod:`paraamr.augment.languages`; by default ``normalize(line).split()``) and wrapped in
+``<START>`` ... ``<END>``; the signature's ``tok`` says which tokenizer. The score of a word
+after a context is the relative frequency ``count(context + word) / count(context)`` of the
+longest context (up to ``order - 1`` tokens) seen followed by the word, backing off to shorter
+contexts without discounting (``alpha = 1``; Brants et al. 2007 use 0.4), down to the unigram
+frequency ``count(word) / N``. A word never seen gets the frequency of a one-off unigram,
+``1 / N``. The log-probability of a text is the sum of the natural-log scores of its tokens and
+of ``<END>``, each after its history.
 
 For words seen in training, scores equal nltk's ``nltk.lm.StupidBackoff(alpha, order)`` fitted on
 the same padded lines (a test checks it); this implementation keeps plain dictionaries of tuples
@@ -33,26 +35,27 @@ import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from paraamr.augment.languages import TOKENIZERS, Tokenizer, Whitespace
 from paraamr.errors import InputError
-from paraamr.records import normalize
 
 START, END = "<START>", "<END>"
 _META_KEY = b"paraamr.ngram"
 
 
 def lm_tokens(text: str) -> list[str]:
-    """The LM's tokens of ``text``: ``normalize(text).split()``."""
-    return normalize(text).split()
+    """The default LM tokens of ``text`` (whitespace tokenizer): ``normalize(text).split()``."""
+    return Whitespace().lm_tokens(text)
 
 
 class NgramLM:
     """Counts of 1- to ``order``-grams and stupid-backoff scores over them (see the module doc)."""
 
-    def __init__(self, order: int = 4, *, alpha: float = 1.0) -> None:
+    def __init__(self, order: int = 4, *, alpha: float = 1.0, tokenizer: Tokenizer | None = None) -> None:
         if order < 1:
             raise ValueError(f"order must be at least 1, got {order}")
         self.order = order
         self.alpha = alpha
+        self.tokenizer = tokenizer or Whitespace()
         self.counts: dict[tuple[str, ...], int] = {}
         self.total = 0  # N: unigram tokens, <START> and <END> included
         self.lines = 0
@@ -60,18 +63,21 @@ class NgramLM:
         self._log_alpha = self._log_unknown = 0.0
 
     @classmethod
-    def train(cls, texts: Iterable[str], order: int = 4, *, alpha: float = 1.0) -> NgramLM:
-        """A model counted over ``texts`` (any iterable of strings, e.g. a dataset column)."""
-        lm = cls(order, alpha=alpha)
+    def train(
+        cls, texts: Iterable[str], order: int = 4, *, alpha: float = 1.0, tokenizer: Tokenizer | None = None
+    ) -> NgramLM:
+        """A model counted over ``texts`` (any iterable of strings, e.g. a dataset column), cut by
+        ``tokenizer`` (default: whitespace)."""
+        lm = cls(order, alpha=alpha, tokenizer=tokenizer)
         lm.update(texts)
         return lm
 
     def update(self, texts: Iterable[str]) -> None:
         """Add the n-grams of each text of ``texts`` (one line each; empty texts are skipped)."""
-        counts, order = self.counts, self.order
+        counts, order, cut = self.counts, self.order, self.tokenizer.lm_tokens
         self._table = None
         for text in texts:
-            tokens = lm_tokens(text)
+            tokens = cut(text)
             if not tokens:
                 continue
             padded = (START, *tokens, END)
@@ -98,12 +104,13 @@ class NgramLM:
         return weight * counts.get((word,), 1) / self.total
 
     def logprob(self, text: str | Sequence[str]) -> float:
-        """Natural-log probability of a text (string, or its LM tokens), ``<END>`` included.
+        """Natural-log probability of a text (string, cut by the LM's tokenizer, or its LM tokens),
+        ``<END>`` included.
 
         Same value as summing ``log(score(...))`` over the tokens, from a table of log scores built
         on first use, so each token costs at most ``order`` dictionary lookups.
         """
-        tokens = lm_tokens(text) if isinstance(text, str) else list(text)
+        tokens = self.tokenizer.lm_tokens(text) if isinstance(text, str) else list(text)
         if not self.total:
             raise ValueError("the n-gram LM has no counts: train it on some text first")
         table = self._table if self._table is not None else self._build_table()
@@ -135,7 +142,7 @@ class NgramLM:
     def signature(self) -> str:
         """What produced the scores, sacrebleu style."""
         return (
-            f"ngram|order:{self.order}|backoff:stupid|alpha:{self.alpha}|unk:1/N|tok:normalize+split"
+            f"ngram|order:{self.order}|backoff:stupid|alpha:{self.alpha}|unk:1/N|tok:{self.tokenizer.lm_name}"
             f"|lines:{self.lines}|tokens:{self.total}"
         )
 
@@ -145,6 +152,7 @@ class NgramLM:
         import pyarrow.parquet as pq
 
         meta = {"order": self.order, "alpha": self.alpha, "total": self.total, "lines": self.lines}
+        meta["tokenizer"] = self.tokenizer.key
         table = pa.table(
             {
                 "ngram": pa.array([list(gram) for gram in self.counts], pa.list_(pa.string())),
@@ -166,7 +174,12 @@ class NgramLM:
             meta = json.loads((table.schema.metadata or {})[_META_KEY])
         except (OSError, KeyError, ValueError) as err:
             raise InputError(f"{path}: not an n-gram LM saved by paraamr ({err})") from err
-        lm = cls(meta["order"], alpha=meta["alpha"])
+        kind = meta.get("tokenizer", "whitespace")  # models saved before tokenizers were plug-ins
+        if kind not in TOKENIZERS:
+            raise InputError(
+                f"{path}: n-gram LM of an unknown tokenizer {kind!r} (known: {', '.join(TOKENIZERS)})"
+            )
+        lm = cls(meta["order"], alpha=meta["alpha"], tokenizer=TOKENIZERS[kind]())
         lm.total, lm.lines = meta["total"], meta["lines"]
         grams = map(tuple, table.column("ngram").to_pylist())
         lm.counts = dict(zip(grams, table.column("count").to_pylist(), strict=True))

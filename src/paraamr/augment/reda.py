@@ -1,8 +1,10 @@
-"""REDA: revised easy data augmentation (Wang 2022), for English with WordNet synonyms.
+"""REDA: revised easy data augmentation (Wang 2022), for any language given as a tokenizer and a
+synonym source (:mod:`paraamr.augment.languages`; by default English: whitespace tokens and
+WordNet synonyms; Chinese: jieba and HIT Tongyici Cilin).
 
-Texts are split on whitespace and joined back with single spaces; nothing else is preprocessed
-(punctuation and stop words stay, and count towards the length ``L``). Operators, each drawn at
-random:
+Texts are split into tokens by the tokenizer (English: on whitespace) and edited tokens are joined
+back by it (English: single spaces; Chinese: no spaces); nothing else is preprocessed (punctuation
+and stop words stay, and count towards the length ``L``). Operators, each drawn at random:
 
 - ``SR`` replaces ``round(0.2 L)`` positions that have synonyms (fewer when fewer have), each
   position on its own: other occurrences of the same word are left alone;
@@ -21,7 +23,8 @@ word's casing. Outputs never repeat each other nor the input (compared by
 possible outputs. :meth:`REDA.augment` takes ``n`` of them, visiting the operators in a random
 order, one output each per round, in the order they were drawn; REDA+NG
 (:class:`paraamr.augment.ngram.NgramLM` via ``lm=``) visits them the same way but takes each
-operator's most probable outputs first.
+operator's most probable outputs first, scoring each edit by its tokens (never cut again).
+:meth:`REDA.signature` names the tokenizer and synonym source.
 
 >>> table = {"big": ("large",), "dog": ("hound",)}
 >>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()), seed=1)
@@ -34,6 +37,8 @@ operator's most probable outputs first.
 >>> outputs = reda.augment("The big dog barks .", 3)
 >>> len(outputs), "The big dog barks ." in outputs
 (3, False)
+>>> str(reda.signature())
+'reda|tok:whitespace|syn:python:<lambda>|draws:20|rates:SR=0.2,RS=0.2,RI=0.1,RD=0.1|seed:1'
 """
 
 from __future__ import annotations
@@ -43,8 +48,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from paraamr.augment.synonyms import match_case, split_affixes, synonyms
+from paraamr.augment.languages import Tokenizer, Whitespace
+from paraamr.augment.synonyms import WORDNET, match_case, source_name, split_affixes
 from paraamr.records import normalize
+from paraamr.signature import Signature
 
 if TYPE_CHECKING:
     from paraamr.augment.ngram import NgramLM
@@ -57,7 +64,7 @@ Tokens = list[str]
 
 
 def tokenize(text: str) -> Tokens:
-    """REDA's tokens: the whitespace-separated parts of ``text``."""
+    """REDA's English tokens: the whitespace-separated parts of ``text``."""
     return text.split()
 
 
@@ -67,28 +74,43 @@ def edit_counts(length: int, rates: dict[str, float] = RATES) -> dict[str, int]:
 
 
 class REDA:
-    """The REDA operators over one synonym lookup, seeded.
+    """The REDA operators over one tokenizer and one synonym lookup, seeded.
 
     ``synonyms(word) -> sequence of words`` defaults to WordNet
-    (:func:`paraamr.augment.synonyms.synonyms`); ``rates`` overrides :data:`RATES` per operator
-    (a rate of 0 turns an operator off); ``draws`` is the number of tries per operator behind
-    :meth:`pool`.
+    (:data:`paraamr.augment.synonyms.WORDNET`), ``tokenizer`` to whitespace tokens
+    (:class:`paraamr.augment.languages.Whitespace`); ``rates`` overrides :data:`RATES` per
+    operator (a rate of 0 turns an operator off); ``draws`` is the number of tries per operator
+    behind :meth:`pool`.
     """
 
     def __init__(
         self,
         *,
-        synonyms: Callable[[str], Sequence[str]] = synonyms,
+        synonyms: Callable[[str], Sequence[str]] = WORDNET,
+        tokenizer: Tokenizer | None = None,
         rates: dict[str, float] | None = None,
         draws: int = DEFAULT_DRAWS,
         seed: int = 0,
     ) -> None:
         self._synonyms = synonyms
+        self.tokenizer = tokenizer or Whitespace()
         self.rates = {**RATES, **(rates or {})}
         self.draws = draws
         self.seed = seed
         self._cache: dict[str, tuple[str, ...]] = {}
         self._last: tuple[tuple[str, ...], list[int]] = ((), [])
+
+    def signature(self, name: str = "reda") -> Signature:
+        """What makes the outputs: tokenizer, synonym source, draws, rates and seed."""
+        rates = ",".join(f"{op}={rate}" for op, rate in self.rates.items())
+        return Signature(
+            name,
+            tok=self.tokenizer.name,
+            syn=source_name(self._synonyms),
+            draws=self.draws,
+            rates=rates,
+            seed=self.seed,
+        )
 
     def token_synonyms(self, token: str) -> tuple[str, ...]:
         """Replacements of ``token`` for SR: its word's synonyms, cased and with its punctuation."""
@@ -198,24 +220,26 @@ class REDA:
         operator = {"SR": self.replace, "RS": self.swap, "RI": self.insert, "RD": self.delete}[op]
         return operator(tokens, n, rng)
 
-    def _stream(self, op: str, text: str, tokens: Tokens, n: int, draws: int) -> Iterator[tuple[str, str]]:
+    def _stream(
+        self, op: str, text: str, tokens: Tokens, n: int, draws: int
+    ) -> Iterator[tuple[str, str, Tokens]]:
         """Distinct outputs of ``op`` over ``draws`` tries, in the order drawn, each with its
-        :func:`normalize` key (computed once: on a long text it costs as much as an LM score);
-        never ``text``."""
+        :func:`normalize` key (computed once: on a long text it costs as much as an LM score) and
+        its tokens; never ``text``."""
         rng = random.Random(f"{self.seed}\x1f{op}\x1f{text}")
         seen = {normalize(text)}
         for _ in range(draws):
             out = self.mix(tokens, rng) if op == "RM" else self._apply(op, tokens, n, rng)
             if out is None:
                 return
-            candidate = " ".join(out)
+            candidate = self.tokenizer.join(out)
             key = normalize(candidate)
             if key not in seen:
                 seen.add(key)
-                yield candidate, key
+                yield candidate, key, out
 
-    def _streams(self, text: str, draws: int | None) -> dict[str, Iterator[tuple[str, str]]]:
-        tokens = tokenize(text)
+    def _streams(self, text: str, draws: int | None) -> dict[str, Iterator[tuple[str, str, Tokens]]]:
+        tokens = self.tokenizer.split(text)
         counts = edit_counts(len(tokens), self.rates)
         counts["RM"] = 1
         return {
@@ -226,7 +250,7 @@ class REDA:
 
     def pool(self, text: str, *, draws: int | None = None) -> dict[str, list[str]]:
         """Per operator that can act, its distinct outputs (never ``text``) over ``draws`` tries."""
-        pools = {op: [c for c, _ in stream] for op, stream in self._streams(text, draws).items()}
+        pools = {op: [c for c, _, _ in stream] for op, stream in self._streams(text, draws).items()}
         return {op: outputs for op, outputs in pools.items() if outputs}
 
     def augment(self, text: str, n: int, *, lm: NgramLM | None = None) -> list[str]:
@@ -234,22 +258,31 @@ class REDA:
 
         Operators are visited in a random order (seeded by the text), one output each per round.
         REDA takes each operator's outputs in the order drawn (stopping its draws early);
-        REDA+NG ranks each operator's whole pool by ``lm.logprob`` and takes the best first.
+        REDA+NG ranks each operator's whole pool by ``lm.logprob`` and takes the best first; the LM
+        must cut texts as this REDA does (a ValueError otherwise).
         """
+        if lm is not None and lm.tokenizer.lm_name != self.tokenizer.lm_name:
+            raise ValueError(
+                f"the n-gram LM tokenizes with {lm.tokenizer.lm_name}, REDA with {self.tokenizer.lm_name}: "
+                "train the LM with REDA's tokenizer"
+            )
         streams = self._streams(text, None)
         order = sorted(streams)
         random.Random(f"{self.seed}\x1forder\x1f{text}").shuffle(order)
-        queues: dict[str, Iterator[tuple[str, str]]] = {}
+        queues: dict[str, Iterator[tuple[str, str, Tokens]]] = {}
+        lm_tokens = self.tokenizer.lm_tokens_of
         for op in order:
             if lm is None:
                 queues[op] = streams[op]
-            else:  # the LM's tokens are the key's words (lm_tokens = normalize + split)
-                queues[op] = iter(sorted(streams[op], key=lambda item: -lm.logprob(item[1].split())))
+            else:  # scored by the edit's own tokens (English: the key's words), never cut again
+                queues[op] = iter(
+                    sorted(streams[op], key=lambda item: -lm.logprob(lm_tokens(item[2], item[1])))
+                )
         chosen: list[str] = []
         seen = {normalize(text)}
         while queues and len(chosen) < n:
             for op in list(queues):
-                for candidate, key in queues[op]:
+                for candidate, key, _ in queues[op]:
                     if key not in seen:
                         seen.add(key)
                         chosen.append(candidate)

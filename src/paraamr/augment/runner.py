@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from paraamr.augment.languages import Tokenizer
 from paraamr.augment.ngram import NgramLM
 from paraamr.augment.reda import REDA
 from paraamr.augment.source import ParaphraseIndex
@@ -192,7 +193,7 @@ def augment(
         reda = reda or REDA(seed=seed)
         reda.token_synonyms("warm")  # load WordNet once here, before any worker process forks
     if method == "reda-ng" and lm is None:
-        lm = train_lm([dataset], columns)
+        lm = train_lm([dataset], columns, tokenizer=reda.tokenizer)
     expander = Expander(columns, method, n, reda=reda, lm=lm, index=paraphrases, max_chars=max_chars)
     expanded = dataset.map(
         expander,
@@ -218,9 +219,16 @@ def augment(
     return Augmented(result, failures, stats)
 
 
-def train_lm(datasets: Sequence[Dataset], columns: Sequence[str], order: int = 4) -> NgramLM:
-    """An :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``."""
-    lm = NgramLM(order)
+def train_lm(
+    datasets: Sequence[Dataset],
+    columns: Sequence[str],
+    order: int = 4,
+    *,
+    tokenizer: Tokenizer | None = None,
+) -> NgramLM:
+    """An :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``, counting
+    the tokens of ``tokenizer`` (REDA's own: default whitespace)."""
+    lm = NgramLM(order, tokenizer=tokenizer)
     for dataset in datasets:
         for name in columns:
             lm.update(text for text in dataset[name] if isinstance(text, str))

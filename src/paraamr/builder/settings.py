@@ -21,9 +21,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from paraamr.builder.folder import MAX_SHARD_SIZE, parse_size
 from paraamr.errors import UsageError
+from paraamr.layout import MAX_SHARD_SIZE, parse_size
 from paraamr.models import catalog
+from paraamr.records import split_names
 
 __all__ = ["ALIASES", "RecordSettings", "RunSettings", "split_settings"]
 
@@ -184,10 +185,7 @@ class RecordSettings:
         >>> RecordSettings(test_fraction=0.1).splits()
         ['train', 'test']
         """
-        names = [self.split]
-        names += ["validation"] if self.validation_fraction > 0 else []
-        names += ["test"] if self.test_fraction > 0 else []
-        return names
+        return split_names(self.split, self.validation_fraction, self.test_fraction)
 
 
 @dataclass(frozen=True)

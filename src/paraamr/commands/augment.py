@@ -11,7 +11,7 @@ from paraamr.options import optional_float, positive
 
 
 def _size(value: str) -> int:
-    from paraamr.builder.folder import parse_size
+    from paraamr.layout import parse_size
 
     try:
         return parse_size(value)
@@ -99,6 +99,26 @@ def register(subparsers) -> None:
     g.add_argument(
         "--draws", type=positive(), default=20, help="tries per operator behind the pool (default: 20)"
     )
+    g.add_argument(
+        "--language",
+        choices=("en", "zh"),
+        default="en",
+        help="en: whitespace tokens + WordNet synonyms; zh: jieba + HIT Tongyici Cilin, tokens joined "
+        "without spaces (default: %(default)s; the card's language)",
+    )
+    g.add_argument(
+        "--tokenizer",
+        choices=("whitespace", "jieba"),
+        default=None,
+        help="how texts are cut into the tokens REDA edits and the LM counts (default: the language's)",
+    )
+    g.add_argument(
+        "--synonyms",
+        metavar="FILE",
+        default=None,
+        help="your synonym dictionary instead of the language's: one word and its synonyms per line "
+        "(tab- or space-separated), or JSON {word: [synonyms]}",
+    )
     g.add_argument("--lm", default=None, help="n-gram LM saved with --save-lm (default: train on the data)")
     g.add_argument("--save-lm", default=None, help="write the n-gram LM used by reda-ng here (Parquet)")
     p.set_defaults(func=run)
@@ -106,17 +126,20 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
-    line by :func:`paraamr.errors.run_command` (exit 1; 2 for options that do not go together)."""
-    from paraamr.augment.folder import check_output, render_card, write_folder
+    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together)."""
+    from paraamr.augment.folder import augment_card, check_output, write_folder
     from paraamr.augment.inputs import load_splits
-    from paraamr.augment.ngram import NgramLM
-    from paraamr.augment.reda import REDA
-    from paraamr.augment.runner import augment, check_columns, detect_columns, train_lm
+    from paraamr.augment.runner import augment, check_columns, detect_columns
     from paraamr.errors import InputError, about
 
     _check_options(args)
     output = args.output or f"augmented-{args.method}"
     check_output(Path(output), args.overwrite)  # before any work
+    language = None
+    if args.method != "paraamr":  # a bad synonym file, before any work too
+        from paraamr.augment.languages import setup
+
+        language = setup(args.language, args.tokenizer, args.synonyms)
     splits = load_splits(args.dataset, args.dataset_config)
     chosen = args.split or (["train"] if "train" in splits else list(splits))
     unknown = [s for s in chosen if s not in splits]
@@ -125,14 +148,11 @@ def run(args: argparse.Namespace) -> int:
     names = splits[chosen[0]].column_names
     with about(args.dataset):
         columns = check_columns(names, args.columns or detect_columns(names))
-    reda = REDA(seed=args.seed, draws=args.draws)
-    lm = index = None
-    if args.method == "reda-ng":
-        lm = NgramLM.load(args.lm) if args.lm else train_lm([splits[s] for s in chosen], columns)
-        if args.save_lm:
-            lm.save(args.save_lm)
-    elif args.method == "paraamr":
+    reda = lm = index = None
+    if args.method == "paraamr":
         index = _paraphrases(args, [splits[s] for s in chosen], columns)
+    else:
+        reda, lm = _reda(args, *language, [splits[s] for s in chosen], columns)
     out, stats, failures = {}, {}, []
     for split, data in splits.items():
         if split not in chosen:
@@ -162,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if len(failures) > 20:
         print(f"... and {len(failures) - 20} more under {output}/failures/", file=sys.stderr)
-    card = render_card(
+    card = augment_card(
         method=args.method,
         n=args.n,
         seed=args.seed,
@@ -172,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
         augmented_splits=chosen,
         stats=stats,
         signature=lm.signature() if lm else None,
+        method_signature=str(reda.signature(args.method)) if reda else None,
+        language=args.language,
         license=args.license,
         labelled=_labelled(splits[chosen[0]]),
         repo_id=args.push_to_hub,
@@ -195,6 +217,33 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
+    """REDA with the run's tokenizer and synonyms, and for reda-ng its n-gram LM (loaded, or
+    trained on the texts to augment). The whole input is segmented here, once, before any worker
+    process starts."""
+    from paraamr.augment.ngram import NgramLM
+    from paraamr.augment.reda import REDA
+    from paraamr.errors import InputError
+
+    reda = REDA(seed=args.seed, draws=args.draws, synonyms=synonyms, tokenizer=tokenizer)
+    texts = [text for data in datasets for col in columns for text in data[col] if isinstance(text, str)]
+    tokenizer.segment_all(texts)
+    if args.method != "reda-ng":
+        return reda, None
+    if args.lm:
+        lm = NgramLM.load(args.lm)
+        if lm.tokenizer.lm_name != tokenizer.lm_name:
+            raise InputError(
+                f"{args.lm}: this n-gram LM tokenizes with {lm.tokenizer.lm_name}, the run with "
+                f"{tokenizer.lm_name} (--language/--tokenizer)"
+            )
+    else:
+        lm = NgramLM.train(texts, tokenizer=tokenizer)
+    if args.save_lm:
+        lm.save(args.save_lm)
+    return reda, lm
+
+
 def _labelled(dataset) -> bool:
     """Whether rows carry a label (a ``label``/``labels`` column or a ClassLabel feature)."""
     from datasets import ClassLabel
@@ -211,6 +260,12 @@ def _check_options(args: argparse.Namespace) -> None:
 
     if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
         raise UsageError("--method paraamr needs exactly one of --paraphrases PATH and --generate")
+    if args.method == "paraamr" and args.language != "en":
+        raise UsageError(
+            f"--language {args.language}: only with --method reda or reda-ng (ParaAMR is English)"
+        )
+    if args.method == "paraamr" and (args.tokenizer or args.synonyms):
+        raise UsageError("--tokenizer, --synonyms: only with --method reda or reda-ng (not paraamr)")
     only = {"paraamr": ("paraphrases", "generate"), "reda-ng": ("lm", "save_lm")}
     for method, names in only.items():
         given = [n for n in names if getattr(args, n) and args.method != method]

@@ -136,11 +136,11 @@ def to_jsonl(
     import gzip
     import io
     import json
-    import os
     import zipfile
     from pathlib import Path
 
     from paraamr.errors import InputError
+    from paraamr.layout import atomic_file
     from paraamr.sources import read_path
 
     out = Path(output)
@@ -148,30 +148,24 @@ def to_jsonl(
         raise InputError(f"{output}: is a folder (JSON lines go to a file)")
     if out.exists() and not overwrite:
         raise InputError(f"{output}: exists (pass --overwrite to replace it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
     n = 0
-    try:
-        with open(tmp, "wb") as raw:
-            if out.suffix.lower() == ".zip":
-                archive = zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED)
-                sink = archive.open(f"{out.stem}.json", "w", force_zip64=True)
-            elif out.suffix.lower() == ".gz":
-                archive, sink = None, gzip.GzipFile(fileobj=raw, mode="wb")
-            else:
-                archive, sink = None, raw
-            text = io.TextIOWrapper(sink, encoding="utf-8", newline="\n")
-            for _split, record in read_path(input, skip_invalid=skip_invalid, skipped=skipped):
-                text.write(json.dumps(release_line(record, all_fields=all_fields), ensure_ascii=False) + "\n")
-                n += 1
-            text.flush()
-            if sink is not raw:
-                text.close()
-            if archive is not None:
-                archive.close()
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(out) as tmp, open(tmp, "wb") as raw:
+        if out.suffix.lower() == ".zip":
+            archive = zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED)
+            sink = archive.open(f"{out.stem}.json", "w", force_zip64=True)
+        elif out.suffix.lower() == ".gz":
+            archive, sink = None, gzip.GzipFile(fileobj=raw, mode="wb")
+        else:
+            archive, sink = None, raw
+        text = io.TextIOWrapper(sink, encoding="utf-8", newline="\n")
+        for _split, record in read_path(input, skip_invalid=skip_invalid, skipped=skipped):
+            text.write(json.dumps(release_line(record, all_fields=all_fields), ensure_ascii=False) + "\n")
+            n += 1
+        text.flush()
+        if sink is not raw:
+            text.close()
+        if archive is not None:
+            archive.close()
     return n
 
 
@@ -190,19 +184,20 @@ def to_folder(
     ``pairs`` shards of each split and a README.md card; return the number of records.
 
     A folder that is not empty is written only with ``overwrite``, which deletes the shards,
-    failure files and state of this layout (:func:`paraamr.builder.folder.remove_layout`) and
+    failure files and state of this layout (:func:`paraamr.layout.remove_layout`) and
     replaces README.md; other files stay."""
-    import shutil
     from pathlib import Path
 
+    from paraamr import layout
     from paraamr.builder import folder
     from paraamr.card import write_card
     from paraamr.errors import InputError
+    from paraamr.locks import folder_lock
     from paraamr.sources import split_files
 
     out = Path(output)
     try:
-        size = folder.parse_size(max_shard_size)
+        size = layout.parse_size(max_shard_size)
     except ValueError as err:
         raise InputError(f"--max-shard-size: {err}") from None
     if out.exists() and not out.is_dir():
@@ -216,18 +211,17 @@ def to_folder(
         if out.resolve() in (source, *source.parents):
             raise InputError(f"{output}: cannot overwrite the folder being read")
     splits = list(split_files(input))
-    if overwrite:
-        folder.remove_layout(out)
-    try:
-        n = _write_folder(input, out, splits, size, skip_invalid, skipped)
-        if not n:
-            raise InputError(f"{input}: no records to convert")
-        folder.finalize(out, max_shard_size=size)
-    except BaseException:
-        shutil.rmtree(out / folder.STATE_DIR, ignore_errors=True)  # never a folder with part of the records
-        raise
-    shutil.rmtree(out / folder.STATE_DIR, ignore_errors=True)
-    write_card(out, summary=None, license=license, repo_id=repo_id, max_shard_size=max_shard_size)
+    with folder_lock(out, command="convert"):
+        if overwrite:
+            layout.remove_layout(out)
+        try:
+            n = _write_folder(input, out, splits, size, skip_invalid, skipped)
+            if not n:
+                raise InputError(f"{input}: no records to convert")
+            folder.finalize(out, max_shard_size=size)
+        finally:
+            layout.remove_state(out)  # never a folder with part of the records
+        write_card(out, summary=None, license=license, repo_id=repo_id, max_shard_size=max_shard_size)
     return n
 
 

@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
             result = evaluate_pairs(
                 pairs, embedder=embedder, parser=parser, ted_height=height, progress=progress
             )
-    finally:  # errors go to paraamr.errors.report, which names the input and the problem
+    finally:  # errors go to paraamr.report.report, which names the input and the problem
         if parser is not None:
             parser.close()
     scores = result.pop("scores")

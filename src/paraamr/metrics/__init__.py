@@ -60,48 +60,6 @@ def check_texts(predictions: Sequence[object], references: Sequence[object]) -> 
                 raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
 
 
-#: The keyword arguments of each evaluate module in ``metric_modules/``: under
-#: ``evaluate.combine([...])`` every module receives all of them, and ignores its siblings'.
-MODULE_OPTIONS = {
-    "semantic_similarity": ("model", "pooling", "device", "batch_size"),
-    "lexical_diversity": (
-        "tokenize",
-        "lowercase",
-        "smooth_method",
-        "jaccard_tokenize",
-        "jaccard_lowercase",
-        "targets",
-    ),
-    "ted_diversity": (
-        "trees",
-        "parser",
-        "convention",
-        "normalize",
-        "targets",
-        "templates",
-        "height",
-        "cache_dir",
-    ),
-    "paraphrase_quality": ("model", "labels", "threshold", "batch_size"),
-}
-
-
-def check_sibling_options(module: str, options: Mapping[str, object]) -> None:
-    """TypeError unless every name in ``options`` is an option of another module of
-    :data:`MODULE_OPTIONS` (passed along by ``evaluate.combine``).
-
-    >>> check_sibling_options("lexical_diversity", {"parser": "link-grammar"})
-    >>> check_sibling_options("lexical_diversity", {"parsre": "link-grammar"})
-    Traceback (most recent call last):
-    ...
-    TypeError: lexical_diversity: unknown keyword argument 'parsre'
-    """
-    known = {name for others in MODULE_OPTIONS.values() for name in others}
-    for name in options:
-        if name not in known:
-            raise TypeError(f"{module}: unknown keyword argument {name!r}")
-
-
 def pair_metric_info(description: str, citation: str, inputs_description: str, urls: Sequence[str]):
     """The ``evaluate.MetricInfo`` of a metric over string pairs (``predictions``: paraphrases,
     ``references``: their sources), shared by the modules in ``metrics/``."""

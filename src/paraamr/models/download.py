@@ -44,7 +44,10 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from paraamr.errors import ModelNotFoundError, ParaAMRError
+from filelock import FileLock
+
+from paraamr.errors import ArchiveRefused, ModelNotFoundError, ParaAMRError
+from paraamr.layout import atomic_dir
 from paraamr.models.catalog import AMRLIB_MODELS, OFFLINE_LM, PACKAGED, canonical_kind
 from paraamr.models.resolve import (
     OTHER_FORMATS,
@@ -60,7 +63,6 @@ from paraamr.models.resolve import (
 )
 
 __all__ = [
-    "ArchiveRefused",
     "ensure",
     "fetch_hub",
     "fetch_release",
@@ -73,10 +75,6 @@ __all__ = [
 #: Files every amrlib model dir must hold after extraction (plus one weights file).
 _REQUIRED = ("amrlib_meta.json", "config.json")
 _WEIGHTS = ("pytorch_model.bin", "model.safetensors", "model.pt")
-
-
-class ArchiveRefused(ParaAMRError):
-    """An archive with a member that could write outside its folder (or is no plain file/folder)."""
 
 
 class _Transient(Exception):
@@ -181,8 +179,7 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
     target = tokenizer_dir(repo_id, cache_dir=cache_dir)
     if target.is_dir():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".partial-") as tmp:
+    with atomic_dir(target, exist_ok=True) as tmp:  # another process may finish first
         try:
             with _bars(True):
                 snapshot_download(
@@ -193,10 +190,7 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
                 f"tokenizer {repo_id!r} could not be fetched from the Hub into {target} "
                 f"({type(err).__name__}: {err})"
             ) from err
-        shutil.rmtree(Path(tmp) / ".cache", ignore_errors=True)
-        Path(tmp).chmod(0o755)  # mkdtemp made it private
-        with contextlib.suppress(OSError):  # another process put it there first
-            os.replace(tmp, target)
+        shutil.rmtree(tmp / ".cache", ignore_errors=True)
     return target
 
 
@@ -371,7 +365,7 @@ def safe_extract(archive: str | Path, dest: str | Path) -> None:
     >>> safe_extract(archive, archive.parent / "out")
     Traceback (most recent call last):
     ...
-    paraamr.models.download.ArchiveRefused: archive x.tar.gz refused: member 'model/evil' is a symbolic ...
+    paraamr.errors.ArchiveRefused: archive x.tar.gz refused: member 'model/evil' is a symbolic ...
     """
     archive, dest = Path(archive), Path(dest)
     try:
@@ -403,20 +397,6 @@ def _model_dir(archive: Path, dest: Path) -> Path:
     if missing:
         raise ParaAMRError(f"archive {archive.name} lacks {', '.join(missing)} in {model.name}/")
     return model
-
-
-@contextlib.contextmanager
-def _locked(lock: Path) -> Iterator[None]:
-    """An OS lock on ``lock`` (one process downloads a model at a time; released when it dies)."""
-    import fcntl
-
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def fetch_release(
@@ -456,7 +436,7 @@ def fetch_release(
             root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ParaAMRError(f"cannot create the model cache {root}: {err}") from err
-        with _locked(root / f".{name}.lock"):
+        with FileLock(root / f".{name}.lock", thread_local=False):  # one download at a time
             if not target.is_dir():  # not fetched by another process meanwhile
                 _fetch_into(url, md5, target, progress=progress, retries=retries, backoff=backoff)
     if tokenizer:
@@ -478,7 +458,7 @@ def _fetch_into(
         part.unlink()
         raise ParaAMRError(f"download of {url} is corrupt: md5 {got}, expected {md5} (deleted; run again)")
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".partial-{target.name}-") as tmp:
-        try:
+        try:  # extracted beside the target; the model folder in it is then renamed into place
             safe_extract(part, Path(tmp) / "x")
             model = _model_dir(part, Path(tmp) / "x")
         except ParaAMRError:

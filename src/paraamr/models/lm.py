@@ -33,6 +33,7 @@ from typing import Any
 
 from paraamr import __version__
 from paraamr.failures import Failure
+from paraamr.layout import atomic_dir
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.download import ensure
@@ -49,12 +50,9 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
 
     Reading a GGUF file through transformers takes minutes on a small CPU (its metadata is parsed
     in Python three times: config, tokenizer, weights); the converted copy loads in seconds. It is
-    keyed by the file's content (:func:`_fingerprint`), written to a temporary dir and renamed.
+    keyed by the file's content (:func:`_fingerprint`), written to a temporary dir and renamed
+    (:func:`paraamr.layout.atomic_dir`).
     """
-    import os
-    import shutil
-    import tempfile
-
     import torch
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -62,9 +60,7 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
     target = cache_root(cache_dir) / "gguf" / f"{gguf.stem}-{_fingerprint(gguf)}"
     if target.is_dir():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".partial-"))
-    try:
+    with atomic_dir(target, exist_ok=True) as tmp:  # another process may finish first
         where = {"pretrained_model_name_or_path": gguf.parent, "gguf_file": gguf.name}
         AutoTokenizer.from_pretrained(**where).save_pretrained(tmp)
         model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
@@ -74,13 +70,6 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
             del config.quantization_config
         config.save_pretrained(tmp)
         save_model(model, str(tmp / "model.safetensors"))  # dedups the tied embeddings
-        tmp.chmod(0o755)  # mkdtemp made it private
-        os.replace(tmp, target)
-    except OSError:
-        if not target.is_dir():  # not just another process finishing first
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 

@@ -2,7 +2,8 @@
 
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, check_sibling_options, mean, pair_metric_info
+from paraamr.metric_modules import check_per_pair
+from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.reference import reference_scores
 
@@ -42,21 +43,25 @@ Args:
     targets (list of str, optional): a reference paraphrase per pair: adds bleu, rouge1, rouge2,
         rougeL, meteor (means, ×100), their per-pair lists (except BLEU, a corpus score) and
         signatures.
+    Under evaluate.combine the other paraamr modules' options (model, pooling, device, batch_size,
+    trees, parser, convention, normalize, templates, height, cache_dir, labels, threshold) are
+    accepted and ignored.
 Returns:
     bleu_diversity (float): mean 1-BLEU ×100 (Table 2's "1-BLEU").
     jaccard_diversity (float): mean 1-∩/∪ ×100 (Table 2's "1-∩/∪").
     bleu_diversity_scores, jaccard_diversity_scores (list of float): one per pair.
     bleu_signature, jaccard_signature (str): how each was computed.
 Examples:
-    >>> metric = evaluate.load("metrics/lexical_diversity")
+    >>> import paraamr
+    >>> metric = evaluate.load(paraamr.metric_path("lexical_diversity"))
     >>> results = metric.compute(predictions=["The cat sat on the mat.", "On the mat sat a cat."],
     ...                          references=["The cat sat on the mat.", "The cat sat on the mat."])
     >>> [round(s, 2) for s in results["bleu_diversity_scores"]]
     [0.0, 83.48]
     >>> [round(s, 2) for s in results["jaccard_diversity_scores"]]
     [0.0, 14.29]
-    >>> results["bleu_signature"]
-    'nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:...|paraamr:...'
+    >>> results["bleu_signature"]  # doctest: +ELLIPSIS
+    'nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:[...]|paraamr:[...]'
 """
 
 
@@ -78,9 +83,12 @@ class LexicalDiversity(evaluate.Metric):
         jaccard_tokenize="13a",
         jaccard_lowercase=True,
         targets=None,
-        **siblings,
+        *,  # the other modules' options, which evaluate.combine passes to every module: ignored
+        model=None, pooling=None, device=None, batch_size=None,
+        trees=None, parser=None, convention=None, normalize=None, templates=None, height=None, cache_dir=None,
+        labels=None, threshold=None,
     ):
-        check_sibling_options("lexical_diversity", siblings)
+        check_per_pair(self, "targets", targets, predictions)
         bleu, bleu_signature = bleu_diversity(
             predictions, references, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
         )

@@ -2,6 +2,7 @@
 
 import evaluate
 
+from paraamr.metric_modules import check_per_pair, quiet_loading
 from paraamr.metrics import pair_metric_info
 from paraamr.quality import DEFAULT_MODEL, QualityScorer
 from paraamr.quality.evaluation import classify, separation
@@ -39,21 +40,28 @@ Args:
     labels (list of int, optional): 1 for a valid paraphrase, 0 for an invalid one.
     threshold (float): a pair is predicted valid when its score is at least this (default 0.5).
     batch_size (int): sentences per forward pass (default 64).
+    device (str, optional): torch device; default CUDA when available, else CPU.
+    Under evaluate.combine the other paraamr modules' options (pooling, tokenize, lowercase,
+    smooth_method, jaccard_tokenize, jaccard_lowercase, targets, trees, parser, convention,
+    normalize, templates, height, cache_dir) are accepted and ignored.
 Returns:
     paraphrase_quality (float): the mean score, ×100.
-    scores (list of float): one score ×100 per pair (in [0, 100] for a trained model).
+    paraphrase_quality_scores (list of float): one score ×100 per pair (in [0, 100] for a trained
+        model).
     separation, accuracy, precision_macro, recall_macro, f1_macro, precision_weighted,
         recall_weighted, f1_weighted (float, ×100): only when labels are given.
-    signature (str): model, mode, raw score, calibration, version, threshold and scale.
+    paraphrase_quality_signature (str): model, mode, raw score, calibration, version, threshold
+        and scale.
 Examples:
-    >>> metric = evaluate.load("metrics/paraphrase_quality")
+    >>> import paraamr
+    >>> metric = evaluate.load(paraamr.metric_path("paraphrase_quality"))
     >>> results = metric.compute(
     ...     predictions=["Five apples were eaten by John.", "Penguins cannot fly."],
     ...     references=["John ate five apples.", "John ate five apples."], labels=[1, 0])
-    >>> [s > 50 for s in results["scores"]], results["f1_weighted"]
+    >>> [s > 50 for s in results["paraphrase_quality_scores"]], results["f1_weighted"]
     ([True, False], 100.0)
-    >>> results["signature"]
-    'quality|model:paraamr-quality|mode:cross|raw:logit|calib:sigmoid@...|version:...|threshold:0.5|scale:x100'
+    >>> results["paraphrase_quality_signature"]  # doctest: +ELLIPSIS
+    'quality|model:paraamr-quality|mode:cross|raw:logit|calib:sigmoid@[...]|version:[...]|threshold:0.5|scale:x100'
 """
 
 
@@ -65,24 +73,40 @@ class ParaphraseQuality(evaluate.Metric):
         urls = ["https://github.com/paraamr/paraamr/blob/main/docs/quality.md"]
         return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
-    def _scorer(self, model, batch_size):
+    def _scorer(self, model, batch_size, device):
         cache = self.__dict__.setdefault("_scorers", {})
-        key = (str(model), batch_size)
+        key = (str(model), batch_size, None if device is None else str(device))
         if key not in cache:
-            cache[key] = QualityScorer(model, batch_size=batch_size)
+            scorer = QualityScorer(model, batch_size=batch_size, device=device)
+            with quiet_loading():
+                scorer.model  # noqa: B018  (loaded on first use: here, quietly)
+            cache[key] = scorer
         return cache[key]
 
     def _compute(
-        self, predictions, references, model=DEFAULT_MODEL, labels=None, threshold=0.5, batch_size=64
+        self,
+        predictions,
+        references,
+        model=DEFAULT_MODEL,
+        labels=None,
+        threshold=0.5,
+        batch_size=64,
+        device=None,
+        *,  # the other modules' options, which evaluate.combine passes to every module: ignored
+        pooling=None, tokenize=None, lowercase=None, smooth_method=None, jaccard_tokenize=None,
+        jaccard_lowercase=None, targets=None, trees=None, parser=None, convention=None, normalize=None,
+        templates=None, height=None, cache_dir=None,
     ):
-        scorer = self._scorer(model, batch_size)
+        check_per_pair(self, "labels", labels, predictions)
+        scorer = self._scorer(model, batch_size, device)
         scores = scorer.score(references, predictions)
         result = {
             "paraphrase_quality": 100 * sum(scores) / len(scores) if scores else float("nan"),
-            "scores": [100 * s for s in scores],
+            "paraphrase_quality_scores": [100 * s for s in scores],
         }
         if labels is not None:
             figures = {"separation": separation(scores, labels), **classify(scores, labels, threshold)}
             result |= {k: 100 * v for k, v in figures.items() if k != "threshold"}
-        result["signature"] = str(scorer.signature.extend(threshold=threshold, scale="x100"))
+        signature = scorer.signature.extend(threshold=threshold, scale="x100")
+        result["paraphrase_quality_signature"] = str(signature)
         return result

@@ -2,7 +2,8 @@
 
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, check_sibling_options, mean, pair_metric_info
+from paraamr.metric_modules import quiet_loading
+from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
 
@@ -37,21 +38,25 @@ Args:
         "cls_before_pooler" or "mean".
     device (str, optional): torch device; default CUDA when available, else CPU.
     batch_size (int): sentences per forward pass (default 64).
+    Under evaluate.combine the other paraamr modules' options (tokenize, lowercase, smooth_method,
+    jaccard_tokenize, jaccard_lowercase, targets, trees, parser, convention, normalize, templates,
+    height, cache_dir, labels, threshold) are accepted and ignored.
 Returns:
     semantic_similarity (float): the mean score, ×100.
-    scores (list of float): one cosine ×100 per pair, in [-100, 100].
-    signature (str): model, pooling, library versions, scale.
+    semantic_similarity_scores (list of float): one cosine ×100 per pair, in [-100, 100].
+    semantic_similarity_signature (str): model, pooling, library versions, scale.
 Examples:
-    >>> metric = evaluate.load("metrics/semantic_similarity")
+    >>> import paraamr
+    >>> metric = evaluate.load(paraamr.metric_path("semantic_similarity"))
     >>> results = metric.compute(
     ...     predictions=["A cat was sitting on the mat.", "The stock market fell sharply."],
     ...     references=["The cat sat on the mat.", "I like green tea."])
-    >>> [round(s) for s in results["scores"]]
+    >>> [round(s) for s in results["semantic_similarity_scores"]]
     [95, -1]
     >>> round(results["semantic_similarity"], 1)
     47.1
-    >>> results["signature"]
-    'model:all-MiniLM-L6-v2|pooling:mean|lib:sentence-transformers:...|scale:x100|paraamr:...'
+    >>> results["semantic_similarity_signature"]  # doctest: +ELLIPSIS
+    'model:all-MiniLM-L6-v2|pooling:mean|lib:sentence-transformers:[...]|scale:x100|paraamr:[...]'
 """
 
 
@@ -67,7 +72,8 @@ class SemanticSimilarity(evaluate.Metric):
         cache = self.__dict__.setdefault("_embedders", {})
         key = (str(model), pooling, None if device is None else str(device), batch_size)
         if key not in cache:
-            cache[key] = Embedder(model, pooling=pooling, device=device, batch_size=batch_size)
+            with quiet_loading():
+                cache[key] = Embedder(model, pooling=pooling, device=device, batch_size=batch_size)
         return cache[key]
 
     def _compute(
@@ -78,13 +84,15 @@ class SemanticSimilarity(evaluate.Metric):
         pooling=None,
         device=None,
         batch_size=64,
-        **siblings,
+        *,  # the other modules' options, which evaluate.combine passes to every module: ignored
+        tokenize=None, lowercase=None, smooth_method=None, jaccard_tokenize=None, jaccard_lowercase=None,
+        targets=None, trees=None, parser=None, convention=None, normalize=None, templates=None, height=None,
+        cache_dir=None, labels=None, threshold=None,
     ):
-        check_sibling_options("semantic_similarity", siblings)
         embedder = self._embedder(model, pooling, device, batch_size)
         scores, signature = semantic_similarity(predictions, references, embedder=embedder)
         return {
             "semantic_similarity": mean(scores),
-            "scores": scores,
-            "signature": str(signature),
+            "semantic_similarity_scores": scores,
+            "semantic_similarity_signature": str(signature),
         }

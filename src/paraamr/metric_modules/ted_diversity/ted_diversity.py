@@ -2,7 +2,8 @@
 
 import evaluate
 
-from paraamr.metrics import PARAAMR_CITATION, check_pairs, check_sibling_options, mean, pair_metric_info
+from paraamr.metric_modules import check_per_pair
+from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
 
@@ -47,27 +48,32 @@ Args:
     height (int or None): the height of TED-R/TED-E (default 5; None: full trees, which is what
         AESOP's eval.py computes, as its distance trims only at height 3).
     cache_dir (str, optional): keep parses on disk there across runs.
+    Under evaluate.combine the other paraamr modules' options (model, pooling, device, batch_size,
+    tokenize, lowercase, smooth_method, jaccard_tokenize, jaccard_lowercase, labels, threshold) are
+    accepted and ignored.
 Returns:
     ted3, tedf (float): mean TED-3 and TED-F.
     ted3_scores, tedf_scores (list): one distance per pair.
     ted_r, ted_e (float), ted_r_scores, ted_e_scores (list): with targets / templates.
-    signature (str): convention, normalization, parser, distance library and versions.
+    ted_diversity_signature (str): convention, normalization, parser, distance library, versions.
+    reference_signature (str): the same for TED-R / TED-E, with targets / templates.
 Raises:
     ValueError naming the pair for a malformed tree.
 Examples:
-    >>> metric = evaluate.load("metrics/ted_diversity")
+    >>> import paraamr
+    >>> metric = evaluate.load(paraamr.metric_path("ted_diversity"))
     >>> source = "(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"
     >>> paraphrase = "(ROOT (S (SBAR (IN that)) (NP (PRP I)) (VP (VBP know)) (. .)))"
     >>> results = metric.compute(predictions=[paraphrase], references=[source], trees=True)
     >>> results["ted3_scores"], results["tedf_scores"]
     ([1], [4])
-    >>> results["signature"]
-    'convention:aesop|heights:3,full|norm:no|backend:...|parser:given-trees|paraamr:...'
+    >>> results["ted_diversity_signature"]  # doctest: +ELLIPSIS
+    'convention:aesop|heights:3,full|norm:no|backend:[...]|parser:given-trees|paraamr:[...]'
     >>> results = metric.compute(predictions=["It is known to me."], references=["I know it."])
     >>> results["ted3"], results["tedf"]
     (0.0, 5.0)
-    >>> results["signature"]
-    'convention:aesop|...|parser:link-grammar:...|tree:ROOT+POS:spacy:...|scale:not-paper|paraamr:...'
+    >>> results["ted_diversity_signature"]  # doctest: +ELLIPSIS
+    'convention:aesop|[...]|parser:link-grammar:[...]|tree:ROOT+POS:spacy:[...]|scale:not-paper|paraamr:[...]'
 """
 
 
@@ -98,13 +104,15 @@ class TedDiversity(evaluate.Metric):
         templates=None,
         height=5,
         cache_dir=None,
-        **siblings,
+        *,  # the other modules' options, which evaluate.combine passes to every module: ignored
+        model=None, pooling=None, device=None, batch_size=None,
+        tokenize=None, lowercase=None, smooth_method=None, jaccard_tokenize=None, jaccard_lowercase=None,
+        labels=None, threshold=None,
     ):
-        check_sibling_options("ted_diversity", siblings)
         sides = {"predictions": list(predictions), "references": list(references)}
         for name, texts in (("targets", targets), ("templates", templates)):
             if texts is not None:
-                check_pairs(predictions, texts)
+                check_per_pair(self, name, texts, predictions)
                 sides[name] = list(texts)
         if trees:
             parser_signature = "parser:given-trees"
@@ -117,7 +125,7 @@ class TedDiversity(evaluate.Metric):
         preds = sides["predictions"]
         ted3, tedf = distance_table(preds, sides["references"], heights=(3, None), **options)
         result = {"ted3": mean(ted3), "tedf": mean(tedf), "ted3_scores": ted3, "tedf_scores": tedf}
-        result["signature"] = str(ted_signature(**options, trees=parser_signature))
+        result["ted_diversity_signature"] = str(ted_signature(**options, trees=parser_signature))
         for key, name in (("ted_r", "targets"), ("ted_e", "templates")):
             if name in sides:
                 result[f"{key}_scores"] = distances(preds, sides[name], height=height, **options)

@@ -16,7 +16,7 @@ import pytest
 from tinyargs import model_args
 
 from paraamr.builder import readers
-from paraamr.builder.run import RunFolder
+from paraamr.builder.state import RunFolder
 from paraamr.generate import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,7 +141,7 @@ def test_a_second_run_on_a_locked_folder_refuses_naming_the_holder(small_run, ti
         [
             sys.executable,
             "-c",
-            "import sys, time; from paraamr.builder.run import RunFolder; "
+            "import sys, time; from paraamr.builder.state import RunFolder; "
             f"f = RunFolder({str(out)!r}, rank=1, num_processes=2); f.lock(); print('locked', flush=True); "
             "time.sleep(60)",
         ],

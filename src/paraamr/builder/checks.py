@@ -1,0 +1,133 @@
+"""Everything a run checks before a model loads or a file is written.
+
+The main process of a run checks the input (paths, format, its first row), the output folder
+(resume state, locks, foreign files) and that every model is on disk (fetched when missing and
+online), so that an error is printed once, at once, and nothing is left half-written.
+
+>>> from paraamr.builder.settings import RecordSettings
+>>> input_file(RecordSettings(input="-")) is None, input_file(RecordSettings(amr_input="g.amr"))
+(True, 'g.amr')
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from paraamr.builder import readers
+from paraamr.builder.settings import RecordSettings
+from paraamr.builder.state import RunFolder, input_identity
+from paraamr.errors import InputError, ModelNotFoundError, UsageError
+from paraamr.models.download import ensure
+
+__all__ = ["check_run", "count_rows", "input_file", "read_rows"]
+
+
+def read_rows(r: RecordSettings) -> Iterator:
+    """All input rows of a run, in order (see :mod:`paraamr.builder.readers`)."""
+    if r.amr_input:
+        return readers.read_input(r.amr_input, fmt="amr")
+    if r.dataset:
+        return readers.read_dataset(
+            r.dataset, split=r.dataset_split or r.split, column=r.text_column, config=r.dataset_config
+        )
+    return readers.read_input(r.input, column=r.text_column, fmt=r.input_format)
+
+
+def input_file(record: RecordSettings) -> str | None:
+    """The input file of a run (None for stdin and datasets)."""
+    path = record.amr_input or record.input
+    return None if path in (None, "-") else path
+
+
+def _check_input(record: RecordSettings, num_processes: int) -> None:
+    """Input problems found without reading more than a file's first row."""
+    if not record.source:
+        raise UsageError("give one of --input, --dataset, --amr-input")
+    if record.input == "-" and num_processes > 1:
+        raise UsageError("--input - (stdin) needs a single process")
+    path = input_file(record)
+    if path is None:
+        if record.input == "-":
+            readers.input_format("-", record.input_format)
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path}: is a directory, not an input file")
+    if not p.is_file():
+        raise InputError(f"{path}: no such file")
+    if not os.access(p, os.R_OK):
+        raise InputError(f"{path}: not readable")
+    fmt = "amr" if record.amr_input else readers.input_format(path, record.input_format)
+    if fmt != "amr":
+        next(iter(readers.read_input(path, column=record.text_column, fmt=fmt)), None)
+
+
+def _check_models(
+    record: RecordSettings, *, download: bool = True, trust_remote_code: bool = False
+) -> dict[str, str]:
+    """``{kind: path}`` of every model the records need, fetched when missing and the machine is
+    online unless ``download`` is off (:func:`paraamr.models.download.ensure`), amrlib folders
+    checked to name only amrlib's own code (unless ``trust_remote_code``); one error naming each
+    missing model."""
+    found, missing = {}, []
+    for kind, name in record.models().items():
+        try:
+            found[kind] = str(ensure(name, kind, download=download, trust_remote_code=trust_remote_code))
+        except ModelNotFoundError as err:
+            missing.append(str(err))
+    if len(missing) == 1:
+        raise ModelNotFoundError(missing[0])
+    if missing:
+        raise ModelNotFoundError(_models_missing(missing))
+    return found
+
+
+def _models_missing(messages: list[str]) -> str:
+    """Several missing-model messages as one line: without the paths looked at, the shared reason once.
+
+    >>> _models_missing(["a is not on disk (looked at /x); fetch it with: get a (offline)",
+    ...                  "b is not on disk (looked at /y); fetch it with: get b (offline)"])
+    'models missing: a is not on disk; fetch it with: get a; b is not on disk; fetch it with: get b (offline)'
+    """
+    short = [re.sub(r" \(looked at [^)]*\)", "", m) for m in messages]
+    why = {re.search(r" \([^()]*\)$", m).group(0) if re.search(r" \([^()]*\)$", m) else "" for m in short}
+    tail = why.pop() if len(why) == 1 else ""
+    return "models missing: " + "; ".join(m.removesuffix(tail) for m in short) + tail
+
+
+def check_run(
+    record: RecordSettings,
+    folder: RunFolder,
+    *,
+    overwrite: bool = False,
+    models: bool = True,
+    download: bool = True,
+    trust_remote_code: bool = False,
+) -> tuple[dict[str, Any], str]:
+    """Everything checked before a model loads or a file is written: the input (paths, format, its
+    first row), the output folder (resume state, lock, foreign files) and, with ``models``, that each
+    model is on disk (fetched when missing and online). Returns the run's resume record
+    (``record``, ``num_processes``, ``input_identity``) and ``new``/``resume``/``overwrite``."""
+    _check_input(record, folder.num_processes)
+    path = input_file(record)
+    identity = input_identity(path) if path else None
+    mode = folder.check(record, identity, overwrite=overwrite)
+    if models:
+        _check_models(record, download=download, trust_remote_code=trust_remote_code)
+    saved = {"record": record.as_dict(), "num_processes": folder.num_processes, "input_identity": identity}
+    return saved, mode
+
+
+def count_rows(record: RecordSettings, out: list) -> None:
+    """Count the input rows (cheaply; None for stdin and datasets) into ``out[0]``."""
+    path = input_file(record)
+    try:
+        if path is not None:
+            fmt = "amr" if record.amr_input else readers.input_format(path, record.input_format)
+            out[0] = readers.count_rows(path, fmt=fmt)
+    except Exception:  # a bar without a total is no reason to stop
+        out[0] = None

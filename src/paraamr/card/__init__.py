@@ -1,0 +1,51 @@
+"""The Hub dataset card (README.md) of a ParaAMR folder, rendered from the template in the package.
+
+The template is ``paraamr/data/dataset_card.md`` (the repository's ``dataset_card.md`` links to
+it), a Jinja template in the sections of the Hugging Face dataset card. :func:`write_card` writes a
+folder's card from its shards (configs, sizes, three example records, the statistics and their
+plots under ``plots/``), its ``summary.json`` settings (only those that define the records; models
+by name and content hash, never a local path) and, once ``paraamr evaluate DIR --write-card`` ran,
+its Table-2 row (:func:`update_card_metrics`). :func:`render` renders every card of the package
+(the augmented folders' too).
+
+>>> text = render_card(summary=None, stats=None, license="cc-by-nc-4.0", splits=["train"])
+>>> from huggingface_hub import DatasetCard
+>>> data = DatasetCard(text).data
+>>> data.license, [c["config_name"] for c in data.configs], data.configs[1]["data_files"][0]["path"]
+('cc-by-nc-4.0', ['default', 'pairs'], 'data/pairs/train-?????-of-?????.parquet')
+>>> "{{" in text or "More Information Needed" in text
+False
+"""
+
+from paraamr.card.markdown import code, cut, md, number, size_category
+from paraamr.card.render import (
+    TEMPLATE,
+    configs,
+    render,
+    render_card,
+    template_text,
+    update_card_metrics,
+    write_card,
+)
+from paraamr.card.sections import CONFIGS, dataset_info, examples
+from paraamr.card.settings import expected_splits, record_settings
+
+__all__ = [
+    "CONFIGS",
+    "TEMPLATE",
+    "code",
+    "configs",
+    "cut",
+    "dataset_info",
+    "examples",
+    "expected_splits",
+    "md",
+    "number",
+    "record_settings",
+    "render",
+    "render_card",
+    "size_category",
+    "template_text",
+    "update_card_metrics",
+    "write_card",
+]

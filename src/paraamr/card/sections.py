@@ -1,0 +1,198 @@
+"""The parts of a ParaAMR card computed from a folder: sizes (``dataset_info``), splits, example
+records, the statistics (Table 1), the Table-2 row, the license.
+
+>>> print(stats_text({"instances": 2, "pairs": 3, "avg_paraphrases": 1.5, "avg_paraphrase_tokens": 4.0,
+...     "avg_source_tokens": 5.0, "sources_without_paraphrases": 0, "tokens": "words",
+...     "perplexity": {"min": 1.0, "p50": 2.0, "max": 3.0, "mean": 2.0, "missing": 0}}).splitlines()[4])
+| 2 | 1.50 | 4.00 | 3 | 5.00 | 0 |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from paraamr import sources
+from paraamr.card.markdown import code, md
+from paraamr.layout import layout_info, list_shards
+from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA
+
+__all__ = [
+    "CONFIGS",
+    "dataset_info",
+    "evaluation_text",
+    "examples",
+    "examples_text",
+    "license_texts",
+    "splits_text",
+    "stats_text",
+]
+
+CONFIGS = ("default", "pairs")
+_SCHEMAS = {"default": DEFAULT_SCHEMA, "pairs": PAIRS_SCHEMA}
+
+
+def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
+    """The card's ``dataset_info``: features, and rows and bytes per config and split of ``folder``
+    as ``datasets`` computes them (``num_bytes``: Arrow bytes; ``download_size``: Parquet files);
+    splits without rows are left out.
+
+    Besides telling readers the sizes, it keys datasets' cache: a local folder whose card has
+    ``configs:`` is cached under a hash of the card's configs and ``dataset_info`` alone, so
+    without these figures ``load_dataset(folder)`` kept serving an earlier run's rows after a
+    new run wrote the same folder.
+    """
+    from datasets import Features
+
+    infos = []
+    info = layout_info(folder)
+    for config in CONFIGS:
+        splits = info.get(config, {})
+        entries = [
+            {"name": split, "num_bytes": s["num_bytes"], "num_examples": s["num_examples"]}
+            for split, s in splits.items()
+            if s["num_examples"]
+        ]
+        if entries:
+            infos.append(
+                {
+                    "config_name": config,
+                    "features": Features.from_arrow_schema(_SCHEMAS[config])._to_yaml_list(),
+                    "splits": entries,
+                    "download_size": sum(s["download_size"] for s in splits.values()),
+                    "dataset_size": sum(e["num_bytes"] for e in entries),
+                }
+            )
+    return infos
+
+
+def examples(folder: str | os.PathLike, n: int = 3, *, max_chars: int = 200) -> list[dict[str, Any]]:
+    """The first ``n`` records of ``folder`` (first split) that have paraphrases, preferring sources
+    of at most ``max_chars`` characters; reads only as far as it must."""
+    shards = list_shards(folder, "default").get("default", {})
+    picked: list[dict[str, Any]] = []
+    long: list[dict[str, Any]] = []
+    for paths in shards.values():
+        for path in paths:
+            for _key, record in sources.iter_records(path, batch_size=256):
+                if record["paraphrases"]:
+                    (picked if len(record["text"]) <= max_chars else long).append(record)
+                    if len(picked) >= n:
+                        return picked
+        break  # the first split is enough
+    return (picked + long)[:n]
+
+
+def _example_table(record: Mapping[str, Any], shown: int) -> list[str]:
+    paras = record["paraphrases"]
+    foci = any(p.get("focus") for p in paras)  # the release has none: no empty column
+    lines = [
+        "| focus | paraphrase | perplexity |" if foci else "| paraphrase | perplexity |",
+        "|---|---|---:|" if foci else "|---|---:|",
+    ]
+    for p in paras[:shown]:
+        focus = (code(p["focus"]) if p.get("focus") else "–") + " | " if foci else ""
+        ppl = "–" if p.get("perplexity") is None else f"{p['perplexity']:.1f}"
+        lines.append(f"| {focus}{md(p['para_text'])} | {ppl} |")
+    if len(paras) > shown:
+        lines.append(f"| {'| ' if foci else ''}*… and {len(paras) - shown} more* | |")
+    return lines
+
+
+def examples_text(records: Sequence[Mapping[str, Any]], shown: int = 5) -> str:
+    """The card's examples: each source and a table of its first ``shown`` paraphrases."""
+    if not records:
+        return "No record of this folder has a paraphrase yet."
+    blocks = [
+        "\n".join([f"**{i}.** {md(record['text'])}", "", *_example_table(record, shown)])
+        for i, record in enumerate(records, 1)
+    ]
+    return "\n\n".join(blocks)
+
+
+def evaluation_text(evaluation: Mapping[str, Any] | None) -> str:
+    """The Table-2 row (metrics on the paper's ×100 scale) and its signatures, or how to get it."""
+    if not evaluation:
+        return "Not evaluated yet: `paraamr evaluate DIR --write-card` adds Table 2's row of the paper here."
+    row = evaluation["row"]
+    head = "| " + " | ".join(md(k) for k in row) + " |"
+    rule = "|" + "---:|" * len(row)
+    values = "| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else md(v) for v in row.values()) + " |"
+    sigs = evaluation.get("signatures") or {}
+    sig_lines = [
+        f"- {code(s)}" if isinstance(sigs, list) else f"- {md(k)}: {code(s)}"
+        for k, s in (enumerate(sigs) if isinstance(sigs, list) else sigs.items())
+    ]
+    note = (
+        evaluation.get("note")
+        or "Computed with `paraamr evaluate` (scores ×100, as in Table 2 of the paper)."
+    )
+    return "\n".join(
+        [note, "", head, rule, values, *(["", "Signatures:", "", *sig_lines] if sig_lines else [])]
+    )
+
+
+def stats_text(stats: Mapping[str, Any]) -> str:
+    """Table 1's columns as one row, then the perplexity quantiles as one row."""
+    ppl = stats["perplexity"]
+    names = [k for k in ("min", "p5", "p25", "p50", "p75", "p95", "max", "mean") if k in ppl]
+    cell = lambda v: "n/a" if v is None else f"{v:.1f}"  # noqa: E731
+    filtered = f"; perplexity <= {stats['max_perplexity']:g}" if stats.get("max_perplexity") else ""
+    return "\n".join(
+        [
+            "Computed with `paraamr stats` over the shards "
+            f"(tokens: {stats.get('tokens', 'words')}{filtered}); the first three columns are Table 1's.",
+            "",
+            "| instances | paraphrases per source | paraphrase length (tokens) | pairs "
+            "| source length (tokens) | sources without paraphrases |",
+            "|---:|---:|---:|---:|---:|---:|",
+            f"| {stats['instances']:,} | {stats['avg_paraphrases']:.2f} "
+            f"| {stats['avg_paraphrase_tokens']:.2f} | {stats['pairs']:,} "
+            f"| {stats['avg_source_tokens']:.2f} | {stats['sources_without_paraphrases']:,} |",
+            "",
+            "| perplexity | " + " | ".join(names) + " | without |",
+            "|---|" + "---:|" * (len(names) + 1),
+            "| | " + " | ".join(cell(ppl[k]) for k in names) + f" | {ppl['missing']:,} |",
+        ]
+    )
+
+
+def splits_text(folder: Path | None, present: Mapping[str, Sequence[str]], expected: Sequence[str]) -> str:
+    """The configs and splits with rows, and those without (left out of ``configs:``)."""
+    parts = [
+        f"`{config}`: " + ", ".join(f"`{s}`" for s in present[config])
+        for config in CONFIGS
+        if present.get(config)
+    ]
+    text = ("Splits: " + "; ".join(parts) + ".") if parts else "This folder holds no records."
+    if folder is None:
+        return text
+    known = {split for splits in layout_info(folder).values() for split in splits}
+    names = list(dict.fromkeys([*expected, *sorted(known)]))
+    empty = [f"`{c}`/`{s}`" for c in CONFIGS for s in names if s not in (present.get(c) or [])]
+    if empty:
+        text += (
+            " Empty, so left out of the card's `configs:` (`datasets` cannot load a split without rows): "
+            + ", ".join(empty)
+            + "."
+        )
+    return text
+
+
+def license_texts(license: str | None, note: str | None) -> tuple[str, str]:
+    """``(YAML value, sentence)`` of a card's license (``None``: unknown).
+
+    >>> license_texts("mit", None)
+    ('mit', '`mit`')
+    """
+    if license is None:
+        return "unknown", (
+            "unknown: no license was given when this folder was written (`--license`); the "
+            "terms of the source texts and of the models used apply. The original ParaAMR "
+            "release is licensed CC BY-NC 4.0."
+        )
+    if license == "other":
+        return "other", f"other: {note or 'terms not stated in this card; ask the curators.'}"
+    return license, f"`{license}`" + (f": {note}" if note else "")

@@ -1,0 +1,168 @@
+"""What a card says of a run's settings: the models (by name, or local ones by content hash), the
+settings that define the records, and the method in prose. Never a local path.
+
+>>> record_settings({"settings": {"lm_model": "gpt2", "max_perplexity": 120.0, "input": "/home/me/in.txt",
+...     "batch_size": 8}})
+[('perplexity LM', '`gpt2`'), ('max_perplexity', '120'), ('input', '`in.txt`')]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from paraamr.card.markdown import code, number
+from paraamr.models import catalog
+from paraamr.records import split_names
+
+__all__ = ["content_hash", "expected_splits", "flat", "method_text", "model_name", "record_settings"]
+
+#: Settings that define the records, in the order the card lists them (the rest: summary.json).
+MODELS = {
+    "parser_model": ("parser", "AMR parser"),
+    "realizer_model": ("realizer", "AMR-to-text realizer"),
+    "generator_model": ("realizer", "AMR-to-text realizer"),
+    "lm_model": ("lm", "perplexity LM"),
+    "similarity_model": ("embedder", "similarity embedder"),
+    "quality_model": ("quality", "quality model"),
+}
+RECORD_SETTINGS = (
+    "max_perplexity",
+    "max_relative_perplexity",
+    "min_similarity",
+    "min_quality",
+    "foci",
+    "heuristic",
+    "mod_as_domain",
+    "max_chars",
+    "num_beams",
+    "dtype",
+    "seed",
+    "input",
+    "amr_input",
+    "dataset",
+    "dataset_config",
+    "dataset_split",
+    "text_column",
+    "split",
+    "validation_fraction",
+    "test_fraction",
+)
+_INPUTS = ("input", "amr_input")
+
+
+def flat(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a summary: its ``settings`` mapping over its top level (old summaries nest
+    the input names at the top)."""
+    out = {k: v for k, v in summary.items() if not isinstance(v, Mapping)}
+    out.update(summary.get("settings") or {})
+    return out
+
+
+def expected_splits(summary: Mapping[str, Any] | None) -> list[str]:
+    """The splits a run's settings ask for (:func:`paraamr.records.split_names`).
+
+    >>> expected_splits({"settings": {"split": "train", "validation_fraction": 0.1, "test_fraction": 0.0}})
+    ['train', 'validation']
+    """
+    if not summary:
+        return []
+    s = flat(summary)
+    fractions = (s.get("validation_fraction") or 0, s.get("test_fraction") or 0)
+    return split_names(s.get("split") or "train", *fractions)
+
+
+def content_hash(path: Path) -> str:
+    """sha256 of a file, or of a folder's files (relative names and contents, in name order).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); _ = (d / "w.bin").write_bytes(b"x")
+    >>> content_hash(d) == content_hash(d) and len(content_hash(d))
+    64
+    """
+    digest = hashlib.sha256()
+    paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for p in paths:
+        digest.update(str(p.relative_to(path) if p != path else p.name).encode() + b"\0")
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def model_name(value: Any, base: Path | None) -> str:
+    """A model as the card names it: registry name or Hub id as given (with the release's
+    published md5 where the catalog has one); a local folder or file by its name and content hash."""
+    if not isinstance(value, str):
+        return number(value)
+    local = Path(value) if os.path.isabs(value) else (base / value if base is not None else Path(value))
+    if local.exists():
+        return f"{code(local.resolve().name)} (local, sha256 `{content_hash(local)[:16]}`)"
+    if os.path.isabs(value) or value.startswith(("./", "../", "~")):
+        return f"{code(Path(value).name)} (local, no longer on disk)"
+    release = catalog.AMRLIB_MODELS.get(value)
+    if release is not None and release.md5:
+        return f"{code(value)} (amrlib release v{release.version}, md5 `{release.md5}`)"
+    return code(value)
+
+
+def record_settings(
+    summary: Mapping[str, Any], base: str | os.PathLike | None = None
+) -> list[tuple[str, str]]:
+    """``(setting, value)`` rows of the settings that define the records: models by name (local
+    ones by name and content hash, found relative to ``base``), thresholds, foci, seed, inputs by
+    file name."""
+    settings = flat(summary)
+    base = Path(base) if base is not None else None
+    rows = [
+        (label, model_name(settings[key], base)) for key, (_, label) in MODELS.items() if settings.get(key)
+    ]
+    for key in RECORD_SETTINGS:
+        if key not in settings or (settings[key] is None and key != "max_perplexity"):
+            continue
+        value = settings[key]
+        if key in _INPUTS and isinstance(value, str):
+            rows.append((key, "standard input" if value == "-" else code(Path(value).name)))
+        else:
+            rows.append((key, code(value) if isinstance(value, str) else number(value)))
+    return rows
+
+
+def method_text(settings: Mapping[str, Any], base: Path | None) -> str:
+    """How the records were made, in prose, from a run's settings (:func:`flat`)."""
+    get = settings.get
+
+    def model(key: str) -> str:
+        name = get(key) or (get("generator_model") if key == "realizer_model" else None)
+        return model_name(name, base) if name else "the default model"
+
+    if get("amr_input"):
+        parts = ["AMR graphs were read from the input (no parser was run)."]
+    else:
+        parts = [f"Source sentences were parsed into AMR graphs with {model('parser_model')}."]
+    foci = get("foci")
+    foci_text = "every other concept" if foci in (None, "all") else f"up to {foci} other concepts"
+    parts.append(
+        f"Each graph was re-rooted at {foci_text}, incoming edges inverted, and each re-rooted graph "
+        f"was realized as a sentence with {model('realizer_model')}; the perplexity of each "
+        f"paraphrase was computed with {model('lm_model')}."
+    )
+    threshold = get("max_perplexity")
+    parts.append(
+        f"Paraphrases with perplexity above {number(threshold)} were dropped."
+        if threshold is not None
+        else "No perplexity threshold was applied."
+    )
+    for key, kept, what in (
+        ("similarity_model", "min_similarity", "Similarity to the source"),
+        ("quality_model", "min_quality", "Paraphrase quality"),
+    ):
+        if get(key):
+            cut = get(kept)
+            dropped = f"; paraphrases below {number(cut)} were dropped." if cut is not None else "."
+            parts.append(f"{what} was scored with {model(key)}{dropped}")
+    parts.append("The settings that define the records (the rest of the run is in `summary.json`):")
+    return " ".join(parts)

@@ -1,0 +1,402 @@
+"""THE dataset-folder layout, and the one atomic writer every writer of the package uses.
+
+A dataset folder is a Hub dataset repository::
+
+    README.md                                          the card (:mod:`paraamr.card`)
+    summary.json                                       the run's settings and counts
+    evaluation.json                                    Table 2's row (``paraamr evaluate DIR --write-card``)
+    plots/*.png                                        the statistics' histograms, shown in the card
+    data/{config}/{split}-{i:05d}-of-{n:05d}.parquet   shards, named as ``datasets``' push_to_hub names them
+    failures/failures-{i:05d}-of-{n:05d}.jsonl         rows that did not become records
+    .paraamr/                                          state (hidden: never uploaded nor loaded)
+
+Every file a command keeps under ``.paraamr/`` is named here (:data:`STATE_FILES`), so a reset
+(:func:`remove_layout`, what ``--overwrite`` removes) knows them all and removes nothing else.
+
+>>> shard_name("train", 0, 2), parse_shard_name("my-split-00001-of-00002.parquet")
+('train-00000-of-00002.parquet', ('my-split', 1, 2))
+>>> data_files("pairs", "train")
+'data/pairs/train-?????-of-?????.parquet'
+>>> writer_id(1, 2), writer_id(3, 4, shard=(5, 8))
+('00001-of-00002', 's00005-of-00008.00003-of-00004')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob as _glob
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CARD",
+    "DATA",
+    "EVALUATION",
+    "FAILURES",
+    "LOCKS",
+    "MAX_ROW_GROUP_SIZE",
+    "MAX_SHARD_SIZE",
+    "OWN_FILES",
+    "PARTS",
+    "PLOTS",
+    "PLOT_FILES",
+    "STATE_DIR",
+    "STATE_FILES",
+    "SUMMARY",
+    "arrow_bytes",
+    "atomic_dir",
+    "atomic_file",
+    "atomic_write",
+    "check_name",
+    "data_files",
+    "failure_files",
+    "is_layout_path",
+    "layout_info",
+    "list_shards",
+    "parse_shard_name",
+    "parse_size",
+    "remove_layout",
+    "remove_state",
+    "remove_temps",
+    "shard_name",
+    "state_path",
+    "writer_id",
+]
+
+DATA, FAILURES, PLOTS = "data", "failures", "plots"
+CARD, SUMMARY, EVALUATION = "README.md", "summary.json", "evaluation.json"
+#: The statistics' histograms under ``plots/`` (``paraamr stats``, the card).
+PLOT_FILES = ("perplexity.png", "paraphrases_per_source.png")
+#: Files at the top of a folder that paraamr writes (besides data/, failures/, plots/ and the state).
+OWN_FILES = (CARD, SUMMARY, EVALUATION)
+#: State: hidden, so never uploaded nor loaded.
+STATE_DIR = ".paraamr"
+#: Every file and folder a command keeps under :data:`STATE_DIR`: name pattern -> what it is.
+#: ``{writer}`` is a :func:`writer_id`. :func:`state_path` builds the paths.
+STATE_FILES = {
+    "settings.json": "generate: the run's record settings, processes and input identity (resume)",
+    "state-{writer}.json": "generate: a writer's committed state (rows consumed, next part numbers, counts)",
+    "progress-{writer}.json": "generate: rows one writer has handled so far (progress, not a commit)",
+    "parts/{config}/{split}/{writer}-{k}.parquet": "generate, convert, augment: committed shard parts",
+    "parts/failures/{writer}-{k}.jsonl": "generate, convert, augment: committed failure parts",
+    "final/": "finalize: shards being staged",
+    "finalize.json": "finalize: the plan of renames (crash-safe finalize)",
+    "locks/": "every writer: the folder lock and one lock per writer, with their holders (paraamr.locks)",
+    "evaluate/": "evaluate --state-dir inside a folder: committed statistics per chunk (resume)",
+}
+PARTS = f"{STATE_DIR}/parts"
+LOCKS = f"{STATE_DIR}/locks"
+#: push_to_hub's default shard size (uncompressed Arrow bytes) and the viewer's row-group bound.
+MAX_SHARD_SIZE = "500MB"
+MAX_ROW_GROUP_SIZE = "100MB"
+_NBYTES = b"paraamr:nbytes"
+_SHARD = re.compile(r"^(?P<split>.+)-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.parquet$")
+_FAILURE = re.compile(r"^failures-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.jsonl$")
+
+
+def writer_id(rank: int = 0, num_processes: int = 1, *, shard: tuple[int, int] = (0, 1)) -> str:
+    """The name of one writer of a run: process ``rank`` of ``num_processes`` (of shard ``i`` of
+    ``n`` when the run is cut into independent shards); names its state files, parts and lock."""
+    name = f"{rank:05d}-of-{num_processes:05d}"
+    return name if shard == (0, 1) else f"s{shard[0]:05d}-of-{shard[1]:05d}.{name}"
+
+
+def state_path(folder: str | os.PathLike, name: str, **fields: Any) -> Path:
+    """The path of one state file of :data:`STATE_FILES` in ``folder``.
+
+    >>> state_path("d", "state-{writer}.json", writer="00000-of-00001").as_posix()
+    'd/.paraamr/state-00000-of-00001.json'
+    """
+    if name not in STATE_FILES:
+        raise KeyError(f"{name!r} is not a state file of the layout (paraamr.layout.STATE_FILES)")
+    return Path(folder) / STATE_DIR / name.format(**fields).rstrip("/")
+
+
+def parse_size(size: int | str) -> int:
+    """Bytes of ``500MB``, ``1GiB`` or an int, as ``datasets`` reads ``max_shard_size``.
+
+    >>> parse_size("500MB"), parse_size(1024)
+    (500000000, 1024)
+    """
+    from datasets.utils.py_utils import convert_file_size_to_int
+
+    try:
+        value = convert_file_size_to_int(size)
+    except ValueError as err:
+        raise ValueError(f"not a size: {size!r} (e.g. 500MB, 1GB, 2GiB)") from err
+    if value < 1:
+        raise ValueError(f"a size must be positive, got {size!r}")
+    return value
+
+
+def check_name(kind: str, name: str) -> str:
+    """``name`` when it can name a config or split folder of this layout, else ValueError.
+
+    >>> check_name("split", "train")
+    'train'
+    """
+    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        raise ValueError(f"{kind} name {name!r} cannot be a file name (empty, '/', or leading '.')")
+    return name
+
+
+def shard_name(split: str, index: int, count: int) -> str:
+    """The file name of shard ``index`` of ``count`` of ``split`` (push_to_hub's)."""
+    return f"{split}-{index:05d}-of-{count:05d}.parquet"
+
+
+def parse_shard_name(name: str) -> tuple[str, int, int] | None:
+    """``(split, index, count)`` of a shard file name, or None; a ``-`` in the split is kept."""
+    m = _SHARD.match(name)
+    return (m["split"], int(m["index"]), int(m["count"])) if m else None
+
+
+def data_files(config: str, split: str) -> str:
+    """The card's ``data_files`` pattern of one (config, split): matches its shards and no others."""
+    return f"{DATA}/{config}/{_glob.escape(split)}-?????-of-?????.parquet"
+
+
+def list_shards(folder: str | os.PathLike, config: str | None = None) -> dict[str, dict[str, list[Path]]]:
+    """``{config: {split: [shard paths in order]}}`` of a folder's final shards (one config or all)."""
+    root = Path(folder) / DATA
+    out: dict[str, dict[str, list[tuple[int, Path]]]] = {}
+    configs = [root / config] if config is not None else sorted(p for p in root.glob("*") if p.is_dir())
+    for cdir in configs:
+        for path in sorted(cdir.glob("*.parquet")):
+            parsed = parse_shard_name(path.name)
+            if parsed:
+                out.setdefault(cdir.name, {}).setdefault(parsed[0], []).append((parsed[1], path))
+    return {c: {s: [p for _, p in sorted(v)] for s, v in splits.items()} for c, splits in out.items()}
+
+
+def failure_files(folder: str | os.PathLike) -> list[Path]:
+    """The folder's failure files, in order."""
+    return sorted(p for p in (Path(folder) / FAILURES).glob("*.jsonl") if _FAILURE.match(p.name))
+
+
+def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
+    """Whether ``path`` (inside ``folder``) is a file of this layout, one paraamr may replace.
+
+    >>> [is_layout_path("d", p) for p in ("d/README.md", "d/data/pairs/x-y-00000-of-00001.parquet",
+    ...     "d/data/pairs/mine.parquet", "d/failures/failures-00000-of-00002.jsonl", "d/notes.txt")]
+    [True, True, False, True, False]
+    """
+    parts = Path(os.path.relpath(path, folder)).parts
+    if not parts or parts[0] == "..":
+        return False
+    if parts[0] == STATE_DIR:
+        return True
+    if len(parts) == 1:
+        return parts[0] in OWN_FILES
+    if len(parts) == 2 and parts[0] == PLOTS:
+        return parts[1] in PLOT_FILES
+    if len(parts) == 2 and parts[0] == FAILURES:
+        return bool(_FAILURE.match(parts[1]))
+    return len(parts) == 3 and parts[0] == DATA and parse_shard_name(parts[2]) is not None
+
+
+def remove_layout(folder: str | os.PathLike) -> int:
+    """Delete every file of this layout in ``folder`` (card, summary, Table-2 row, plots paraamr
+    wrote, shards, failure files, the state) and nothing else; return how many files were deleted.
+    The locks under ``.paraamr/locks/`` stay: a lock file removed while held would stop locking.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> names = ("README.md", "evaluation.json", "notes.txt", ".paraamr/settings.json", ".paraamr/locks/x")
+    >>> for name in names:
+    ...     _ = atomic_write(d / name, "x")
+    >>> remove_layout(d), sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file())
+    (3, ['.paraamr/locks/x', 'notes.txt'])
+    """
+    root = Path(folder)
+    shards = [p for splits in list_shards(root).values() for paths in splits.values() for p in paths]
+    own = [root / name for name in OWN_FILES] + [root / PLOTS / name for name in PLOT_FILES]
+    removed = 0
+    for path in [*own, *shards, *failure_files(root)]:
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+            removed += 1
+    removed += remove_state(root)
+    for sub in (DATA, FAILURES, PLOTS):  # folders this layout emptied
+        top = root / sub
+        for d in sorted(top.rglob("*"), reverse=True) if top.is_dir() and not top.is_symlink() else []:
+            if d.is_dir() and not d.is_symlink() and not any(d.iterdir()):
+                d.rmdir()
+        if top.is_dir() and not top.is_symlink() and not any(top.iterdir()):
+            top.rmdir()
+    return removed
+
+
+def remove_state(folder: str | os.PathLike) -> int:
+    """Delete the state under ``folder/.paraamr/`` but the locks; return how many files were deleted."""
+    state = Path(folder) / STATE_DIR
+    removed = 0
+    for entry in sorted(state.iterdir()) if state.is_dir() and not state.is_symlink() else []:
+        if entry.name == Path(LOCKS).name:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            removed += sum(1 for p in entry.rglob("*") if not p.is_dir())
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+            removed += 1
+    return removed
+
+
+def arrow_bytes(meta) -> int:
+    """Uncompressed Arrow bytes of a shard (recorded by the writer; Parquet's own count otherwise)."""
+    recorded = (meta.metadata or {}).get(_NBYTES)
+    if recorded is not None:
+        return int(recorded)
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+
+
+def layout_info(folder: str | os.PathLike) -> dict[str, Any]:
+    """Rows and bytes of every (config, split) of ``folder`` from the shards' Parquet metadata:
+    ``{config: {split: {"num_examples", "num_bytes" (uncompressed), "download_size" (files)}}}``."""
+    import pyarrow.parquet as pq
+
+    out: dict[str, Any] = {}
+    for config, splits in list_shards(folder).items():
+        for split, paths in splits.items():
+            rows = nbytes = size = 0
+            for path in paths:
+                meta = pq.ParquetFile(path).metadata
+                rows += meta.num_rows
+                nbytes += arrow_bytes(meta)
+                size += path.stat().st_size
+            out.setdefault(config, {})[split] = {
+                "num_examples": rows,
+                "num_bytes": nbytes,
+                "download_size": size,
+            }
+    return out
+
+
+# -- atomic writes ------------------------------------------------------------------------------
+def _temp_name(path: Path, suffix: str = ".tmp") -> Path:
+    """A hidden name beside ``path``, unique to this call (two writers never share one)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
+
+
+def remove_temps(path: str | os.PathLike) -> int:
+    """Delete the temporary files :func:`atomic_file` left beside ``path`` (a writer killed while
+    writing it); return how many. Call it only where no other process is writing ``path``.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "state.json"
+    >>> _ = _temp_name(p).write_text("half")
+    >>> remove_temps(p), list(p.parent.iterdir())
+    (1, [])
+    """
+    path = Path(path)
+    stale = list(path.parent.glob(f".{_glob.escape(path.name)}.*.tmp")) if path.parent.is_dir() else []
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return len(stale)
+
+
+def _sync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (where the platform can)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Path]:
+    """A file made atomically: yields a temporary path beside ``path`` (unique to the call) to
+    write, by any means (a Parquet writer, a stream); when the block ends without an error the
+    file is flushed to disk and renamed over ``path``, else it is removed. Readers see the old
+    file or the new one, never a part; a crash leaves at most a hidden temporary file. A symbolic
+    link at ``path`` is replaced by the file, never written through. Creates missing parent folders.
+    ``durable=False`` skips the flushes to disk (files that are no commit, such as progress counts).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "x.txt"
+    >>> with atomic_file(p) as tmp:
+    ...     _ = tmp.write_text("new")
+    ...     p.exists()
+    False
+    >>> p.read_text()
+    'new'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_name(path)
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    try:
+        yield tmp
+        if durable:
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        _sync_dir(path.parent)
+
+
+def atomic_write(
+    path: str | os.PathLike, data: str | bytes, *, encoding: str = "utf-8", durable: bool = True
+) -> Path:
+    """Write ``data`` (text in ``encoding``, or bytes) to ``path`` through :func:`atomic_file`.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "a" / "x.json"
+    >>> atomic_write(p, '{"n": 1}').read_text(), [q.name for q in p.parent.iterdir()]
+    ('{"n": 1}', ['x.json'])
+    """
+    with atomic_file(path, durable=durable) as tmp:
+        tmp.write_bytes(data.encode(encoding) if isinstance(data, str) else data)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool = False) -> Iterator[Path]:
+    """A new folder made atomically: yields a temporary folder beside ``path`` (unique to the
+    call) to fill; when the block ends without an error it becomes ``path``, else it is removed.
+
+    ``path`` must not exist, unless ``replace``: then the old folder is moved aside, the new one
+    renamed in, and the old one deleted (a crash in between leaves it as a hidden sibling); or
+    ``exist_ok``: a folder that another process put at ``path`` meanwhile wins, and ours is dropped
+    (caches, where any finished copy will do).
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "model"
+    >>> with atomic_dir(target) as tmp:
+    ...     _ = (tmp / "w.bin").write_bytes(b"x")
+    >>> [p.name for p in target.iterdir()], [p.name for p in target.parent.iterdir()]
+    (['w.bin'], ['model'])
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_name(path)
+    tmp.mkdir()
+    try:
+        yield tmp
+        if replace and (path.exists() or path.is_symlink()):
+            old = _temp_name(path, ".old")
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+        elif exist_ok and path.is_dir():
+            shutil.rmtree(tmp)
+        else:
+            os.rename(tmp, path)  # fails on an existing non-empty folder: never merged into
+        _sync_dir(path.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
