@@ -21,7 +21,7 @@ def triplets():
 
 
 def test_each_rewording_meets_its_sources_negative(triplets):
-    hand = [t for t in triplets if t.negative_op.startswith("natural_") and t.positive_op != "natural_pair"]
+    hand = [t for t in triplets if t.negative_op.startswith("natural_")]
     expected = {(r["text"], p["para_text"], r["para_text"]) for r in ROWS if r["label"] == 0
                 for p in ROWS if p["text"] == r["text"] and p["label"] == 1}  # fmt: skip
     assert {(t.anchor, t.positive, t.negative) for t in hand} == expected and len(hand) == 8
@@ -31,7 +31,7 @@ def test_each_rewording_meets_its_sources_negative(triplets):
 
 def test_negatives_made_from_the_rewording_keep_its_order(triplets):
     """A role swap of the passive rewording is a passive too: word order alone cannot tell it."""
-    made = [t for t in triplets if t.negative_op.endswith("_of_positive") and t.anchor == t.origin]
+    made = [t for t in triplets if t.negative_op.endswith("_of_positive")]
     assert Counter(t.negative_op for t in made).keys() == {"role_swap_of_positive", "phrase_swap_of_positive"}
     for t in made:
         assert normalize(t.negative) not in {normalize(t.anchor), normalize(t.positive)}
@@ -40,33 +40,6 @@ def test_negatives_made_from_the_rewording_keep_its_order(triplets):
     assert any(t.positive == voice and t.negative == "The neighbors' dog was barked at by the mail carrier "
                "every morning last week." for t in made)  # fmt: skip
     assert len({(t.positive, t.negative) for t in made}) == len(made)  # none made twice
-
-
-def test_the_two_rewordings_of_a_source_are_a_pair_of_its_own(triplets):
-    pairs = [t for t in triplets if t.positive_op == "natural_pair"]
-    rewordings = {
-        s: [r["para_text"] for r in ROWS if r["text"] == s and r["label"] == 1]
-        for s in {r["text"] for r in ROWS}
-    }
-    assert {(t.source, t.anchor, t.positive) for t in pairs} == {
-        (s, p[0], p[1]) for s, p in rewordings.items()
-    }
-    assert all(t.origin == t.source != t.anchor for t in pairs)
-    # with the source's negative and the negatives made from the second rewording
-    made = {
-        (t.positive, t.negative)
-        for t in triplets
-        if t.negative_op.endswith("_of_positive") and t.anchor == t.origin
-    }
-    for t in pairs:
-        assert t.negative_op.startswith("natural_") or (t.positive, t.negative) in made
-    from paraamr.quality.train import split_validation
-
-    train_, val = split_validation(triplets, 0.5, seed=0)
-    assert {t.origin for t in train_}.isdisjoint({t.origin for t in val})  # a source on one side
-    assert {t.anchor for t in val if t.positive_op == "natural_pair"} <= {t.anchor for t in val} - {
-        t.anchor for t in train_
-    }
 
 
 def test_natural_training_adds_operator_negatives_with_rewordings():

@@ -68,7 +68,7 @@ def test_cross_model_folder_has_card_summary_and_calibration(trained, triplets):
     assert info["mode"] == "cross" and info["triplets"] == len(triplets) > N
     assert info["natural"] == {"file": "tiny_natural.tsv", "sources": 4}
     assert "command" not in info  # not the default run
-    assert info["operators"]["negative"]["natural_role_swap"] == 6  # 2 sources x (2 rewordings + the pair)
+    assert info["operators"]["negative"]["natural_role_swap"] == 4  # 2 sources x 2 rewordings
     assert {"role_swap_of_positive", "phrase_swap_of_positive"} <= set(info["operators"]["negative"])
     assert info["validation"]["by_kind"] and 0 <= info["validation"]["macro_f1"] <= 1
     # paired: one row a triplet, the hand-written natural ones twice (natural_repeat 2)
@@ -269,7 +269,7 @@ def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
     assert not made & c_texts
     train_sources = {r["text"] for r in natural_pairs("train")}
     natural = [t for t in triplets if t.positive_op.startswith("natural")]
-    assert len(natural) > 1000 and {t.origin for t in natural} <= train_sources
+    assert len(natural) > 1000 and {t.anchor for t in natural} <= train_sources
     assert sum(t.positive_op == "natural" for t in triplets) == 40
 
 

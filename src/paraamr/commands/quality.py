@@ -22,9 +22,9 @@ from paraamr.options import positive
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
 TRAIN_MAX_CHARS = 1000
 #: Default ``--max-triplets``: sized so the default run trains in minutes on 2 cores.
-DEFAULT_TRIPLETS = 3500
+DEFAULT_TRIPLETS = 5000
 #: Default ``--natural-operator-triplets``: operator negatives of the natural sources.
-DEFAULT_NATURAL_OPERATOR_TRIPLETS = 500
+DEFAULT_NATURAL_OPERATOR_TRIPLETS = 1000
 
 
 def register(subparsers) -> None:

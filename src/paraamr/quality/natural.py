@@ -3,15 +3,12 @@
 Rule edits change one or two words, so a model trained on them alone learns "few edits, same
 order: valid" and scores natural rewordings (a passive, a clause moved, a sentence rebuilt) low.
 The natural pairs (:func:`paraamr.quality.data.natural_pairs`: per source, two rewordings and one
-subtle meaning change) give four kinds of triplet:
+subtle meaning change) give three kinds of triplet, all anchored on the source:
 
 - each rewording with the source's own hand-written negative (``natural_<kind>`` operators);
 - each rewording with a negative made from the rewording itself: its roles swapped
   (``role_swap_of_positive``) or two of its noun phrases traded (``phrase_swap_of_positive``), so
   the positive and the negative share their word order and only the meaning tells them apart;
-- the two rewordings of a source as anchor and positive (``natural_pair``: they mean the same
-  and differ more than either differs from the source), with the source's negative and those
-  made from the second rewording (``source`` keeps them on the source's side of the split);
 - the operators' negatives of the source, each paired with one of its rewordings
   (:func:`natural_positives` as the ``natural`` positive operator of
   :func:`~paraamr.quality.triplets.build_triplets`).
@@ -26,9 +23,9 @@ never enter training or calibration.
 ...      "kind": "entity"},
 ... ]
 >>> for t in natural_triplets(rows):
-...     print(t.anchor == t.origin, t.positive_op, t.negative_op, t.negative)
-True natural_voice natural_entity The dog chased the cow.
-True natural_voice role_swap_of_positive The dog was chased by the cat.
+...     print(t.positive_op, t.negative_op, t.negative)
+natural_voice natural_entity The dog chased the cow.
+natural_voice role_swap_of_positive The dog was chased by the cat.
 >>> natural_positives(rows)
 {'The dog chased the cat.': ['The cat was chased by the dog.']}
 """
@@ -75,27 +72,17 @@ def natural_triplets(
     triplets: list[Triplet] = []
     with parsed(p for group in groups.values() for p, _ in group[1]):
         for source, group in groups.items():
-            made: list[tuple[str, str]] = []  # (negative, operator) made from the last rewording
             for positive, kind in group[1]:
-                made = _made_from(positive, source, derived, random.Random(f"{seed}:{source}:{positive}"))
-                negatives = [(n, f"natural_{nk}") for n, nk in group[0]] + made
-                triplets += [Triplet(source, positive, n, f"natural_{kind}", op) for n, op in negatives]
-            if len(group[1]) > 1:  # the first rewording against the last, with the last's negatives
-                first, last = group[1][0][0], group[1][-1][0]
-                negatives = [(n, f"natural_{nk}") for n, nk in group[0]] + made
-                triplets += [Triplet(first, last, n, "natural_pair", op, source) for n, op in negatives]
+                pos_op = f"natural_{kind}"
+                triplets += [Triplet(source, positive, n, pos_op, f"natural_{nk}") for n, nk in group[0]]
+                rng = random.Random(f"{seed}:{source}:{positive}")
+                made = {normalize(source)}
+                for name, op in derived.items():
+                    negative = op(positive, rng)
+                    if negative and normalize(negative) not in made:  # not the source, not made twice
+                        made.add(normalize(negative))
+                        triplets.append(Triplet(source, positive, negative, pos_op, f"{name}_of_positive"))
     return triplets
-
-
-def _made_from(positive: str, source: str, derived: Mapping[str, Operator], rng: random.Random):
-    """The negatives ``derived`` makes from a rewording, none equal to the source or made twice."""
-    made, seen = [], {normalize(source)}
-    for name, op in derived.items():
-        negative = op(positive, rng)
-        if negative and normalize(negative) not in seen:
-            seen.add(normalize(negative))
-            made.append((negative, f"{name}_of_positive"))
-    return made
 
 
 def natural_training(

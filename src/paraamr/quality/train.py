@@ -116,21 +116,19 @@ class TrainSettings:
 def split_validation(
     triplets: Sequence[Triplet], fraction: float, seed: int = 0
 ) -> tuple[list[Triplet], list[Triplet]]:
-    """``(train, validation)``: the triplets of a ``fraction`` of the sentences they were made from
-    (:attr:`Triplet.origin`: the anchor, or the natural source of two rewordings), drawn with
-    ``seed``.
+    """``(train, validation)``: the triplets of a ``fraction`` of the anchors, drawn with ``seed``.
 
     >>> ts = [Triplet(a, a + "!", a + "?", "p", "n") for a in "abcdefghij"]
     >>> train_, val = split_validation(ts, 0.2)
     >>> len(train_), len(val), {t.anchor for t in val} & {t.anchor for t in train_}
     (8, 2, set())
     """
-    origins = sorted({t.origin for t in triplets})
-    random.Random(seed).shuffle(origins)
+    anchors = sorted({t.anchor for t in triplets})
+    random.Random(seed).shuffle(anchors)
     held = (
-        set(origins[: max(1, round(len(origins) * fraction))]) if fraction > 0 and len(origins) > 1 else set()
+        set(anchors[: max(1, round(len(anchors) * fraction))]) if fraction > 0 and len(anchors) > 1 else set()
     )
-    return [t for t in triplets if t.origin not in held], [t for t in triplets if t.origin in held]
+    return [t for t in triplets if t.anchor not in held], [t for t in triplets if t.anchor in held]
 
 
 def repeated(triplets: Sequence[Triplet], times: int) -> list[Triplet]:

@@ -33,24 +33,13 @@ from paraamr.records import normalize
 
 @dataclass(frozen=True)
 class Triplet:
-    """One training example: ``positive`` keeps the meaning of ``anchor``, ``negative`` changes it.
-
-    ``source`` is the sentence the triplet was made from, when that is not the anchor (a natural
-    source whose two rewordings are anchor and positive): triplets of one source stay on one side
-    of the validation split.
-    """
+    """One training example: ``positive`` keeps the meaning of ``anchor``, ``negative`` changes it."""
 
     anchor: str
     positive: str
     negative: str
     positive_op: str
     negative_op: str
-    source: str | None = None
-
-    @property
-    def origin(self) -> str:
-        """The sentence the triplet was made from: ``source``, else the anchor."""
-        return self.source or self.anchor
 
 
 def build_triplets(
