@@ -151,6 +151,9 @@ def test_delta_folder_scores_like_the_full_model(trained, tmp_path):
         QualityScorer(trained).raw(*texts), abs=0.02
     )
     assert (tmp_path / "delta" / DELTA_FILE).is_file()
+    card = (tmp_path / "delta" / "README.md").read_text()
+    assert card.startswith("---") and card.count("## How this model was trained") == 1
+    assert "`tiny_natural.tsv`: " in card  # the natural pairs are named among the inputs
 
 
 def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):

@@ -29,10 +29,14 @@ def _how(summary: dict) -> str:
     if summary["mode"] == "bi":
         return f"fine-tuned with triplet loss, distance 1 − cosine, margin α = {s['margin']} (ParaQD)"
     if s.get("paired"):
+        hinge = (
+            f" plus the hinge max(0, {s['logit_margin']} − (logit(positive) − logit(negative)))"
+            if s.get("logit_margin")
+            else ""
+        )
         return (
-            "a cross-encoder reading both sentences; the (anchor, positive) = 1 and (anchor, negative) = 0 "
-            "pairs of a triplet in one batch, binary cross-entropy plus the hinge max(0, "
-            f"{s['logit_margin']} − (logit(positive) − logit(negative)))"
+            "a cross-encoder reading both sentences; binary cross-entropy on (anchor, positive) = 1 and "
+            f"(anchor, negative) = 0, the two pairs of a triplet in one batch{hinge}"
         )
     return (
         "a cross-encoder reading both sentences, binary cross-entropy on (anchor, positive) = 1 "
@@ -79,6 +83,12 @@ def _validation(figures: dict) -> str:
     return text + "; lowest AUC " + ", ".join(f"{kind} {auc:.3f}" for auc, kind in lowest) + "."
 
 
+def _inputs(summary: dict) -> list[str]:
+    """The files the triplets came from: the sentences, records and natural pairs."""
+    natural = summary.get("natural", {}).get("file")
+    return [*summary["sources"], *([natural] if natural else [])]
+
+
 def training_note(summary: dict) -> str:
     """The model card section on how the model was trained (Markdown)."""
     s, ops, cal = summary["settings"], summary["operators"], summary["calibration"]
@@ -89,10 +99,15 @@ def training_note(summary: dict) -> str:
         f"- Mode `{summary['mode']}`: `{s['base']}` {_how(summary)}; max length {s['max_length']} tokens, "
         f"frozen layers {s['freeze_layers']} (-1 none, 0 embeddings, k embeddings + k layers).",
         f"- {summary['triplets']} (anchor, positive, negative) triplets from "
-        f"{', '.join(f'`{x}`' for x in summary['sources']) or 'the given sentences'}: "
+        f"{', '.join(f'`{x}`' for x in _inputs(summary)) or 'the given sentences'}: "
         f"{summary['train_triplets']} for training, {summary['validation_triplets']} (other sentences) "
         f"for validation; {s['epochs']} epoch(s), batch {s['batch_size']}, learning rate "
-        f"{s['learning_rate']}, seed {s['seed']}; {summary['steps_done']} of {summary['steps']} steps.",
+        f"{s['learning_rate']}, seed {s['seed']}; {summary['steps_done']} of {summary['steps']} steps"
+        + (
+            f"; the hand-written natural pairs' triplets {s['natural_repeat']} times an epoch."
+            if summary.get("natural") and s.get("natural_repeat", 1) > 1
+            else "."
+        ),
         "- Positives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["positive"].items()) + ".",
         "- Negatives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["negative"].items()) + ".",
         f"- Calibrated on the {cal['pairs']} validation pairs: raw threshold {cal['threshold']} "

@@ -439,6 +439,10 @@ def validation_figures(validation: Sequence[Triplet], scores: Sequence[float]) -
     return figures
 
 
+#: Where the training note starts in a card.
+_NOTE_HEADING = "\n## How this model was trained"
+
+
 def _save(model, output: Path, summary: dict) -> None:
     """The model, its summary (:data:`INFO_FILE`) and its card (the training note appended)."""
     model.save(str(output))
@@ -450,7 +454,8 @@ def _save(model, output: Path, summary: dict) -> None:
 
 def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True) -> int:
     """Write to ``output`` only the weights of a trained model that differ from its base (float16
-    when ``half``), with its ``config.json``, card and training summary (``delta_of``: the base);
+    when ``half``), with its ``config.json``, card (the training note written anew from the
+    summary) and training summary (``delta_of``: the base);
     :class:`~paraamr.quality.scorer.QualityScorer` rebuilds the model from the installed base.
     Returns the bytes of the weights file. This is how the default model ships in a few MB.
     """
@@ -468,9 +473,11 @@ def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True
     }
     output.mkdir(parents=True, exist_ok=True)
     save_file(changed, str(output / DELTA_FILE))
-    for name in ("config.json", "README.md"):
-        if (model_dir / name).is_file():
-            (output / name).write_bytes((model_dir / name).read_bytes())
+    if (model_dir / "config.json").is_file():
+        (output / "config.json").write_bytes((model_dir / "config.json").read_bytes())
+    card = model_dir / "README.md"
+    head = card.read_text(encoding="utf-8").split(_NOTE_HEADING)[0] if card.is_file() else ""
+    (output / "README.md").write_text(head.rstrip("\n") + "\n\n" + training_note(info), encoding="utf-8")
     info["delta_of"] = info["base_model"]
     info["delta_dtype"] = "float16" if half else "float32"
     (output / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
