@@ -1,3 +1,3 @@
-from paraamr.generate import main  # accelerate launch generate.py ... (see --help)
+from paraamr.generate import entry  # accelerate launch generate.py ... (see --help)
 
-raise SystemExit(main())
+entry()

@@ -1,46 +1,70 @@
-"""`paraamr evaluate` throughput: pairs/s end to end and per stage, against the per-pair loop.
+"""`paraamr evaluate` at corpus scale: the real 193,869-pair run end to end, each stage's time and
+bound, the speed-ups of the parse and embed stages against the libraries' defaults, and scaling.
 
-Ours: :func:`paraamr.metrics.report.evaluate_pairs` (each distinct sentence parsed once by
-link-grammar in one process per core with the POS layer, embedded once in length-sorted batches,
-TED through the distance table). Baseline: the straightforward loop AESOP's scripts follow
-(tests/metrics/metrics_per_pair_loop.py: for each pair parse both sides, embed both, score; one
-link-grammar process, no cache), doing the same work with the same models; its values are
-compared with ours on the pairs it scores.
+Corpus (``corpus()``, deterministic, offline): ParaAMR-subset-sized and shaped. Sources are the
+distinct WordNet 3.0 usage examples of at least ``--min-words`` words (real English; 29,643 of
+5 words or more), capitalized with a period, in a fixed shuffled order (seed 0) so that any
+prefix is a fair sample; each gets 7 distinct rule-made paraphrases (as ParaAMR's ~6.9 per
+source): a clause or PP fronted, a WordNet synonym, a word dropped, and framings ("It is true
+that ...", "Apparently, ...", ...); the first ``--pairs`` pairs (default 193,869, i.e. 27,696
+sources) are used. Every paraphrase is a distinct sentence, so 1.14 distinct sentences a pair.
 
-Pairs (synthetic but shaped like ParaAMR's): sources are distinct WordNet usage examples of at
-least ``--min-words`` words (offline, real English); each gets ``--per-source`` paraphrases made by
-rule (a PP or adverbial fronted, a clause wrapped in "It is true that" / "People say that", a
-content word replaced by a WordNet synonym, a word dropped, a clause cleft): every paraphrase is
-a distinct sentence, so only sources recur (as in ParaAMR, where each source has several).
+Parts (``--part``, several allowed; results appended as JSON lines to ``--out`` so parts run
+apart combine with ``--report``):
 
-Methodology (issue 17): torch threads pinned (``--threads``, printed); a warm-up of both sides on
-other pairs; ``--repeats`` rounds alternating baseline and ours, each with a fresh parser (no
-parse reaches the next round); best and median of pairs/s; wall and CPU time (this process and
-its link-grammar children); load average before and after. The baseline runs on a random
-``--loop-pairs`` subsample (it costs the same per pair whatever the size) and is extrapolated;
-193,869 pairs (Table 2) are extrapolated from ours' best rate.
+- ``e2e``: :func:`paraamr.metrics.report.evaluate_pairs` as ``paraamr evaluate`` calls it (parser
+  and embedder defaults), wall and CPU time, its own per-stage timings.
+- ``bounds``: each stage alone on all cores, on the same sentences: parse (link-grammar + POS
+  layer, one call), tree build (:func:`read_tree` of every tree), TED (TED-3 + TED-F on the read
+  trees), embed (every distinct sentence), BLEU (1-BLEU + 1-∩/∪); ``--bounds-every K`` measures
+  them on every K-th source's pairs and scales by the sentence (or pair) count (said in the table).
+- ``speedups``: on the first ``--speed-pairs`` pairs, each setting against the library defaults a
+  competent user writes, outputs compared: link-grammar one sentence at a time per process (its
+  defaults) vs ``ahead`` sentences queued; spaCy's full default pipeline vs the tagger alone;
+  the parse stage both ways; sentence-transformers' ``encode`` defaults (batch 32, torch's threads)
+  vs :class:`Embedder` (one single-threaded process per core); link-parser ``-limit=100`` as an
+  option (speed and what it changes); start-up of each piece.
+- ``scaling``: N = 1 and 2 processes pinned one core each with ``taskset``, each evaluating its
+  share of the sources (all pairs of a source in one process; one link-grammar process and one
+  torch thread each); ratio of the slowest process's time.
 
-Run: ``python benchmarks/bench_evaluate.py [--pairs 20000] [--loop-pairs 300] [--repeats 3]``.
+Run in parts on a shared machine, e.g. ``nice -n 5 python benchmarks/bench_evaluate.py --pairs
+3000 --part e2e bounds speedups scaling --out /tmp/b.jsonl``; the full run is the default
+``--pairs``. Times are wall seconds with CPU seconds (this process and its children) and the load
+average before and after each part.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
-import resource
-import statistics
 import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import cpu_seconds, load
+
 PAPER_PAIRS = 193_869
+PER_SOURCE = 7
 CONNECTIVES = (" because ", " when ", " after ", " before ", " while ", " if ", " although ")
 PREPOSITIONS = (" in ", " on ", " at ", " for ", " with ", " from ", " during ", " by ")
+FRAMES = (
+    "It is true that {}.",
+    "People say that {}.",
+    "What happened is that {}.",
+    "Apparently, {}.",
+    "{}, as it happens.",
+    "In fact, {}.",
+    "We know that {}.",
+)
 
 
-def sources(limit: int, min_words: int) -> list[str]:
-    """Distinct WordNet usage examples of at least ``min_words`` words, capitalized, with a period."""
+def sources(limit: int, min_words: int, *, seed: int = 0) -> list[str]:
+    """``limit`` distinct WordNet usage examples of at least ``min_words`` words, capitalized with a
+    period, in a fixed shuffled order (``seed``; None keeps WordNet's order)."""
     from paraamr.wordnet import wordnet
 
     seen: dict[str, None] = {}
@@ -49,9 +73,10 @@ def sources(limit: int, min_words: int) -> list[str]:
             if len(example.split()) >= min_words and "`" not in example:
                 text = example.strip().rstrip(".!?;")
                 seen.setdefault(text[:1].upper() + text[1:] + ".", None)
-        if len(seen) >= limit:
-            break
-    return list(seen)[:limit]
+    found = list(seen)
+    if seed is not None:
+        random.Random(seed).shuffle(found)
+    return found[:limit]
 
 
 def _lower_first(text: str) -> str:
@@ -61,14 +86,13 @@ def _lower_first(text: str) -> str:
 def _synonym(words: list[str], rng: random.Random) -> list[str] | None:
     from paraamr.wordnet import wordnet
 
-    wn = wordnet()
     order = list(range(1, len(words)))
     rng.shuffle(order)
     for i in order:
         word = words[i].strip(",.;:")
         if len(word) < 4 or not word.isalpha():
             continue
-        for synset in wn.synsets(word.lower())[:2]:
+        for synset in wordnet().synsets(word.lower())[:2]:
             for lemma in synset.lemma_names():
                 if lemma.lower() != word.lower() and "_" not in lemma:
                     return [*words[:i], words[i].replace(word, lemma), *words[i + 1 :]]
@@ -90,154 +114,187 @@ def paraphrases(source: str, k: int, rng: random.Random) -> list[str]:
         if at > len(body) // 3:
             out[f"{body[at + 1 :].capitalize()}, {_lower_first(body[:at])}."] = None
             break
-    out[f"It is true that {_lower_first(body)}."] = None
     swapped = _synonym(words, rng)
     if swapped:
         out[" ".join(swapped) + "."] = None
     if len(words) > 4:
         drop = rng.randrange(1, len(words) - 1)
         out[" ".join(words[:drop] + words[drop + 1 :]) + "."] = None
-    out[f"People say that {_lower_first(body)}."] = None
-    out[f"What happened is that {_lower_first(body)}."] = None
-    out[f"Apparently, {_lower_first(body)}."] = None
-    out[f"{body}, as it happens."] = None
+    for frame in FRAMES:
+        out[frame.format(body if frame.startswith("{") else _lower_first(body))] = None
     out.pop(source, None)
     return list(out)[:k]
 
 
-def corpus(n_pairs: int, per_source: int, min_words: int, seed: int = 0) -> list[tuple[str, str]]:
-    """``n_pairs`` (source, paraphrase) pairs, ``per_source`` (at most) per source."""
-    rng = random.Random(seed)
+def corpus(n_pairs: int, min_words: int = 5, per_source: int = PER_SOURCE) -> list[tuple[str, str]]:
+    """The first ``n_pairs`` (source, paraphrase) pairs, ``per_source`` per source."""
+    rng = random.Random(0)
     pairs: list[tuple[str, str]] = []
-    for source in sources(n_pairs, min_words):
+    for source in sources(-(-n_pairs // per_source) + 1, min_words):
         pairs += [(source, p) for p in paraphrases(source, per_source, rng)]
         if len(pairs) >= n_pairs:
-            break
-    if len(pairs) < n_pairs:
-        raise SystemExit(f"only {len(pairs)} pairs from WordNet examples of >= {min_words} words")
-    return pairs[:n_pairs]
+            return pairs[:n_pairs]
+    raise SystemExit(f"only {len(pairs)} pairs from WordNet examples of >= {min_words} words")
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and its ended children (link-grammar processes once closed)."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+def distinct(pairs: list[tuple[str, str]]) -> list[str]:
+    """Each distinct sentence once (what the parser and the embedder see), sources first."""
+    from paraamr.metrics.parsers import sentence_key
+
+    return list(dict.fromkeys(sentence_key(s) for pair in pairs for s in pair))
 
 
-def run_loop(pairs, embedder):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "metrics"))
-    from metrics_per_pair_loop import per_pair_loop, uncached
-
-    from paraamr.metrics.parsers import LinkGrammarParser
-
-    parser = LinkGrammarParser(processes=1)
+def timed(fn):
+    """``(fn(), wall seconds, CPU seconds of this process and its waited-for children)``."""
     wall, cpu = time.perf_counter(), cpu_seconds()
-    try:
-        scores = per_pair_loop(pairs, embedder=embedder, parse=uncached(parser))
-    finally:
-        parser.close()
-    return scores, time.perf_counter() - wall, cpu_seconds() - cpu, {}
+    out = fn()
+    return out, time.perf_counter() - wall, cpu_seconds() - cpu
 
 
-def run_ours(pairs, embedder, processes):
+def record(args, part: str, **fields) -> dict:
+    row = {"part": part, "pairs": args.pairs, "time": time.strftime("%Y-%m-%d %H:%M:%S"), **fields}
+    if args.out:
+        with open(args.out, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def part_e2e(args, pairs) -> None:
     from paraamr.metrics.parsers import LinkGrammarParser
     from paraamr.metrics.report import Pair, evaluate_pairs
+    from paraamr.models.embedder import Embedder
 
+    before = load()
+    def start():  # workers, spaCy and the model loaded, as before any corpus-sized run
+        parser, embedder = LinkGrammarParser(), Embedder(device="cpu")
+        parser.parse(["Warm the workers up."])
+        embedder.encode(["Warm the model up."])
+        return parser, embedder
+
+    (parser, embedder), start_wall, _ = timed(start)
     items = [Pair(str(i), s, p) for i, (s, p) in enumerate(pairs)]
-    parser = LinkGrammarParser(processes=processes)
-    wall, cpu = time.perf_counter(), cpu_seconds()
-    try:
-        result = evaluate_pairs(items, embedder=embedder, parser=parser)
-    finally:
-        parser.close()
-    result["distinct_per_pair"] = result["distinct_sentences"] / len(pairs)
-    return result, time.perf_counter() - wall, cpu_seconds() - cpu, result["timings"]
+
+    def run():  # the workers closed inside, so that their CPU time is counted
+        with parser:
+            return evaluate_pairs(items, embedder=embedder, parser=parser)
+
+    result, wall, cpu = timed(run)
+    means = {
+        k: result[k] for k in ("semantic_similarity", "bleu_diversity", "jaccard_diversity", "ted3", "tedf")
+    }
+    record(
+        args,
+        "e2e",
+        wall=wall,
+        cpu=cpu,
+        load_start=start_wall,
+        stages=result["timings"],
+        distinct=result["distinct_sentences"],
+        failures=len(result["failures"]),
+        means=means,
+        load_before=before,
+        load_after=load(),
+    )
+
+
+def part_bounds(args, pairs) -> None:
+    """Each stage alone on all cores (see the module docstring)."""
+    from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+    from paraamr.metrics.parsers import LinkGrammarParser, cpu_count, sentence_key
+    from paraamr.metrics.ted import distance_table
+    from paraamr.metrics.trees import read_tree
+    from paraamr.models.embedder import Embedder
+
+    before = load()
+    every = args.bounds_every
+    kept_sources = set(dict.fromkeys(s for s, _ in pairs).keys())
+    if every > 1:
+        kept_sources = set(list(dict.fromkeys(s for s, _ in pairs))[::every])
+    sub = [p for p in pairs if p[0] in kept_sources]
+    sentences = distinct(sub)
+    scale = {"sentences": len(distinct(pairs)) / len(sentences), "pairs": len(pairs) / len(sub)}
+    stages = {}
+    parser = LinkGrammarParser()
+    parser.parse(["Warm the workers up."])
+
+    def parse():  # the workers closed inside, so that their CPU time is counted
+        with parser:
+            return parser.parse(sentences)
+
+    trees, wall, cpu = timed(parse)
+    stages["parse"] = (wall, cpu, "sentences")
+    by_key = dict(zip(sentences, trees, strict=True))
+    read, wall, cpu = timed(lambda: {k: read_tree(t) for k, t in by_key.items() if isinstance(t, str)})
+    stages["trees"] = (wall, cpu, "sentences")
+    ok = [(s, p) for s, p in sub if sentence_key(s) in read and sentence_key(p) in read]
+    _, wall, cpu = timed(
+        lambda: distance_table(
+            [read[sentence_key(p)] for _, p in ok], [read[sentence_key(s)] for s, _ in ok], heights=(3, None)
+        )
+    )
+    stages["ted"] = (wall, cpu, "pairs")
+    embedder = Embedder(device="cpu")
+    embedder.encode(sentences[:64])
+    _, wall, cpu = timed(lambda: embedder.encode(sentences))
+    stages["embed"] = (wall, cpu, "sentences")
+    preds, srcs = [p for _, p in sub], [s for s, _ in sub]
+    _, wall, cpu = timed(lambda: (bleu_diversity(preds, srcs), jaccard_diversity(preds, srcs)))
+    stages["bleu"] = (wall, cpu, "pairs")
+    scaled = {
+        k: {"wall": w * scale[u], "cpu": c * scale[u], "measured_wall": w} for k, (w, c, u) in stages.items()
+    }
+    record(
+        args,
+        "bounds",
+        every=every,
+        measured_pairs=len(sub),
+        measured_sentences=len(sentences),
+        cores=cpu_count(),
+        embed_processes=embedder._pool_size(len(sentences)),
+        stages=scaled,
+        load_before=before,
+        load_after=load(),
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", type=int, default=20_000)
-    ap.add_argument("--loop-pairs", type=int, default=300, help="baseline subsample (extrapolated)")
-    ap.add_argument("--per-source", type=int, default=6, help="paraphrases per source")
-    ap.add_argument("--min-words", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (pinned)")
-    ap.add_argument("--processes", type=int, default=None, help="link-grammar processes (default: cores)")
+    ap.add_argument("--pairs", type=int, default=PAPER_PAIRS, help="first N pairs of the corpus")
+    ap.add_argument("--min-words", type=int, default=5)
+    ap.add_argument(
+        "--part",
+        nargs="+",
+        default=["e2e", "bounds"],
+        choices=("e2e", "bounds", "speedups", "scaling", "shard"),
+    )
+    ap.add_argument("--bounds-every", type=int, default=1, help="bounds on every K-th source (scaled)")
+    ap.add_argument("--speed-pairs", type=int, default=2000)
+    ap.add_argument("--scaling-pairs", type=int, default=1400)
+    ap.add_argument("--shard", default="0/1", help="(internal, part shard) I/N")
+    ap.add_argument("--out", default=None, help="append each part's results to this JSON lines file")
+    ap.add_argument(
+        "--report", nargs="*", default=None, metavar="FILE", help="print the tables of these results"
+    )
     args = ap.parse_args()
+    from bench_evaluate_parts import part_scaling, part_shard, part_speedups, report
 
-    import torch
-
-    from paraamr.metrics.parsers import cpu_count
-    from paraamr.models.embedder import Embedder
-
-    torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
-    all_pairs = corpus(args.pairs + 40, args.per_source, args.min_words)
-    warm, pairs = all_pairs[:40], all_pairs[40:]
-    sample_at = sorted(random.Random(1).sample(range(len(pairs)), min(args.loop_pairs, len(pairs))))
-    loop_pairs = [pairs[i] for i in sample_at]
-    embedder = Embedder("all-MiniLM-L6-v2", device="cpu")
-    processes = args.processes or cpu_count()
-    print(
-        f"{len(pairs):,} pairs ({len({s for s, _ in pairs}):,} sources, "
-        f"{sum(len(p.split()) for _, p in pairs) / len(pairs):.1f} words a paraphrase); baseline on "
-        f"{len(loop_pairs)}; torch threads {torch.get_num_threads()}, link-grammar processes "
-        f"{processes}, cores {cpu_count()}; load average before {load_before[0]:.2f}"
-    )
-    run_loop(warm[:10], embedder)  # warm-up on other pairs: models, spaCy, link-grammar dictionaries
-    run_ours(warm[10:], embedder, processes)
-    rates: dict[str, list[float]] = {"loop": [], "ours": []}
-    cpu: dict[str, list[float]] = {"loop": [], "ours": []}
-    stages: list[dict[str, float]] = []
-    for round_ in range(args.repeats):
-        loop_scores, wall, cpu_s, _ = run_loop(loop_pairs, embedder)
-        rates["loop"].append(len(loop_pairs) / wall)
-        cpu["loop"].append(cpu_s / len(loop_pairs))
-        result, wall, cpu_s, timings = run_ours(pairs, embedder, processes)
-        rates["ours"].append(len(pairs) / wall)
-        cpu["ours"].append(cpu_s / len(pairs))
-        stages.append(timings)
+    if args.report is not None:
+        report([json.loads(line) for f in args.report for line in Path(f).read_text().splitlines() if line])
+        return 0
+    pairs = corpus(args.pairs, args.min_words)
+    if "shard" not in args.part:
         print(
-            f"round {round_ + 1}: loop {rates['loop'][-1]:.1f} pairs/s, ours {rates['ours'][-1]:.1f} "
-            f"pairs/s ({wall:.0f} s), load {os.getloadavg()[0]:.2f}"
+            f"{len(pairs):,} pairs, {len({s for s, _ in pairs}):,} sources, "
+            f"{sum(len(s.split()) for s, _ in pairs) / len(pairs):.1f} / "
+            f"{sum(len(p.split()) for _, p in pairs) / len(pairs):.1f} words a source / paraphrase; "
+            f"{os.cpu_count()} cores; {load()}",
+            flush=True,
         )
-    diffs = {
-        key: max(abs(result["scores"][key][i] - loop_scores[key][k]) for k, i in enumerate(sample_at))
-        for key in loop_scores
-    }
-    print(f"\nvalues, ours vs loop on its {len(loop_pairs)} pairs (max |difference|):")
-    print("  " + ", ".join(f"{k} {v:.2g}" for k, v in diffs.items()))
-    best = {k: max(v) for k, v in rates.items()}
-    median = {k: statistics.median(v) for k, v in rates.items()}
-    print("\n| | loop (AESOP-style) | ours | ratio |\n|---|---|---|---|")
-    print(
-        f"| pairs/s, best of {args.repeats} | {best['loop']:.1f} | {best['ours']:.1f} | "
-        f"{best['ours'] / best['loop']:.1f}x |"
-    )
-    print(
-        f"| pairs/s, median | {median['loop']:.1f} | {median['ours']:.1f} | "
-        f"{median['ours'] / median['loop']:.1f}x |"
-    )
-    cpu_loop, cpu_ours = min(cpu["loop"]), min(cpu["ours"])
-    print(
-        f"| CPU ms a pair, best | {1000 * cpu_loop:.1f} | {1000 * cpu_ours:.1f} | "
-        f"{cpu_loop / cpu_ours:.1f}x |"
-    )
-    fastest = max(range(args.repeats), key=lambda r: rates["ours"][r])
-    print(
-        "\nours per stage (fastest round): "
-        + ", ".join(
-            f"{stage} {len(pairs) / s:,.0f} pairs/s ({s:.1f} s)" for stage, s in stages[fastest].items()
-        )
-    )
-    print(f"distinct sentences parsed per pair: {result['distinct_per_pair']:.2f} (loop: 2)")
-    minutes = PAPER_PAIRS / best["ours"] / 60
-    loop_hours = PAPER_PAIRS / best["loop"] / 3600
-    print(
-        f"\n{PAPER_PAIRS:,} pairs (Table 2), EXTRAPOLATED from the best measured rates: ours "
-        f"{minutes:.0f} min, loop {loop_hours:.1f} h"
-    )
-    print(f"load average after {os.getloadavg()[0]:.2f} (before {load_before[0]:.2f})")
+    parts = {"e2e": part_e2e, "bounds": part_bounds, "speedups": part_speedups, "scaling": part_scaling}
+    parts["shard"] = part_shard
+    for name in args.part:
+        parts[name](args, pairs)
     return 0
 
 

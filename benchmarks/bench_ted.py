@@ -3,9 +3,10 @@ never repeat, at 20,000 pairs and at the paper's 193,869.
 
 Trees: link-grammar parses with the POS layer (``paraamr evaluate``'s default trees) of
 ``--sentences`` distinct WordNet usage examples of at least ``--min-words`` words (offline, real
-English). Pairs: each tree with its neighbours in length order at offsets 1, 2, 3, ...
-(paraphrase-like: similar lengths); every (tree, tree) pair occurs once, so no pair's distance
-can be served from another pair's (issue 17: the earlier version cycled through 2,000 pairs).
+English; ``bench_evaluate.sources`` in WordNet's order). Pairs: each tree with its neighbours in
+length order at offsets 1, 2, 3, ... (paraphrase-like: similar lengths); every (tree, tree) pair
+occurs once, so no pair's distance can be served from another pair's (issue 17: the earlier
+version cycled through 2,000 pairs).
 Equal height-3 shapes still share one computation, as they do in a real corpus.
 
 Baseline: AESOP's steps with nltk + zss (tests/metrics/metrics_aesop_reference.py; slightly
@@ -29,19 +30,6 @@ import time
 from pathlib import Path
 
 PAPER_PAIRS = 193_869
-
-
-def wordnet_sentences(limit: int, min_words: int) -> list[str]:
-    from paraamr.wordnet import wordnet
-
-    seen: dict[str, None] = {}
-    for synset in wordnet().all_synsets():
-        for example in synset.examples():
-            if len(example.split()) >= min_words:
-                seen.setdefault(example[:1].upper() + example[1:] + ".", None)
-        if len(seen) >= limit:
-            break
-    return list(seen)[:limit]
 
 
 def distinct_pairs(trees: list[str], n: int) -> list[tuple[str, str]]:
@@ -84,8 +72,11 @@ def main() -> int:
     from paraamr.metrics.parsers import LinkGrammarParser
     from paraamr.metrics.ted import backend, distance_table
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_evaluate import sources
+
     load_before = os.getloadavg()
-    sentences = wordnet_sentences(args.sentences, args.min_words)
+    sentences = sources(args.sentences, args.min_words, seed=None)
     with LinkGrammarParser() as parser:
         trees, parse_s, _ = timed(lambda: parser.parse(sentences))
         tree_source = parser.signature["tree"]

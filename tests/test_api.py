@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,28 @@ def test_import_paraamr_loads_no_heavy_library():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_dir_shows_only_the_public_names_and_the_submodules():
+    package = Path(paraamr.__file__).parent
+    submodules = {
+        p.stem
+        for p in package.iterdir()
+        if not p.name.startswith("_") and (p.suffix == ".py" or (p / "__init__.py").is_file())
+    }
+    assert dir(paraamr) == sorted({*paraamr.__all__, *submodules})
+    assert not {"Any", "Path", "importlib", "version", "PackageNotFoundError"} & set(dir(paraamr))
+
+
+def test_every_name_dir_shows_is_an_attribute_and_dir_imports_nothing():
+    code = (
+        "import sys, paraamr; before = set(sys.modules); names = dir(paraamr); "
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('paraamr')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
+    for name in dir(paraamr):
+        assert getattr(paraamr, name) is not None, name
+    assert paraamr.card is importlib.import_module("paraamr.card")

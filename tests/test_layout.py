@@ -20,12 +20,14 @@ PACKAGE = SRC / "paraamr"
 #: Layers, lowest first: a module may import its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
     {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
-    | {"layout", "locks"},
+    | {"layout", "locks", "signals", "progress", "texts"},
     {"amr", "models"},
-    {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"},
+    {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"}
+    | {"filters"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
-    {"builder.stages", "builder.state", "builder.checks", "builder.summary", "builder.run", "augment"},
-    {"generate", "metric_modules"},
+    {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
+    | {"builder.shards", "builder.run", "augment"},
+    {"generate", "evaluate", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]
 
@@ -122,9 +124,12 @@ def _room_arrows(src: Path = SRC) -> set[tuple[str, str]]:
         source = _room(_module_name(path, src))
         for _, target in _imports(path, src):
             room = _room(target)
-            if source and room and room != source and ((src / "paraamr" / room).is_dir() or (
-                src / "paraamr" / f"{room}.py"
-            ).is_file()):
+            if (
+                source
+                and room
+                and room != source
+                and ((src / "paraamr" / room).is_dir() or (src / "paraamr" / f"{room}.py").is_file())
+            ):
                 arrows.add((source, room))
     return arrows
 
@@ -164,3 +169,79 @@ def test_a_planted_cycle_between_rooms_is_found(tmp_path):
 def test_layers_cover_every_module():
     units = {_unit(_module_name(p)) for p in PACKAGE.rglob("*.py")} - {None}
     assert units <= set().union(*LAYERS)
+
+
+# -- docs/dev/MAP.md's module table: module -> what it is -> its tests ----------------------------
+ROOT = SRC.parent
+MAP = ROOT / "docs" / "dev" / "MAP.md"
+MAP_MARKS = (
+    "<!-- module table: written by `python tests/test_layout.py`; a test checks it is current -->",
+    "<!-- /module table -->",
+)
+
+
+def _summary(path: Path) -> str:
+    """The first sentence of a module's docstring, on one line, safe in a table cell."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    cut = first.find(". ")
+    return (first[: cut + 1] if cut > 0 else first).replace("|", "\\|")
+
+
+def _tests_of() -> dict[str, set[str]]:
+    """``{module: {test files}}``: the test files that import a module (or a name in it), and, for
+    a command module, those that run that command through ``paraamr.cli``."""
+    found: dict[str, set[str]] = {}
+    for test in sorted((ROOT / "tests").rglob("*.py")):
+        text = test.read_text(encoding="utf-8")
+        where = str(test.relative_to(ROOT))
+        for _, target in _imports(test, ROOT / "tests"):
+            found.setdefault(target, set()).add(where)
+        if "paraamr.cli" in text or "-m paraamr" in text or '"-m", "paraamr"' in text:
+            for command in (PACKAGE / "commands").glob("*.py"):
+                if f'"{command.stem}"' in text:
+                    found.setdefault(f"paraamr.commands.{command.stem}", set()).add(where)
+    return found
+
+
+def module_table() -> str:
+    """The table of every module of the package: what it is, where its tests are."""
+    tests = _tests_of()
+    rows = ["| module | what it is | tests |", "| --- | --- | --- |"]
+    for path in sorted(PACKAGE.rglob("*.py")):
+        found = sorted(tests.get(_module_name(path), set()))
+        if ">>> " in path.read_text(encoding="utf-8"):
+            found.insert(0, "doctests")
+        cell = ", ".join(f"`{t.removeprefix('tests/')}`" if t != "doctests" else t for t in found) or "–"
+        rows.append(f"| `{path.relative_to(PACKAGE)}` | {_summary(path)} | {cell} |")
+    return "\n".join(rows)
+
+
+def _map_with_table(text: str) -> str:
+    start, end = MAP_MARKS
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{module_table()}\n{end}{tail}"
+
+
+#: The most lines a module may have (one concern per module; issue 25).
+MAX_LINES = 500
+
+
+def test_no_module_is_over_500_lines():
+    sizes = {
+        str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in PACKAGE.rglob("*.py")
+    }
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def test_module_table_of_the_map_is_current():
+    """docs/dev/MAP.md lists every module with its size, what it is and its tests (regenerate it
+    with ``python tests/test_layout.py``)."""
+    text = MAP.read_text(encoding="utf-8")
+    assert text == _map_with_table(text), "docs/dev/MAP.md is stale: run `python tests/test_layout.py`"
+
+
+if __name__ == "__main__":
+    MAP.write_text(_map_with_table(MAP.read_text(encoding="utf-8")), encoding="utf-8")

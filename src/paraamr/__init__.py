@@ -9,6 +9,8 @@ and evaluate load only when a name that needs them is touched).
 120.0
 >>> paraamr.Signature
 <class 'paraamr.signature.Signature'>
+>>> "filter_records" in dir(paraamr), "Path" in dir(paraamr), "card" in dir(paraamr)
+(True, False, True)
 >>> paraamr.metric_path("no_such_metric")
 Traceback (most recent call last):
 ...
@@ -49,6 +51,7 @@ _HOMES = {
     # loading and measuring
     "ParaAMR": "paraamr.dataset",
     "ParaAMRConfig": "paraamr.dataset",
+    "filter_records": "paraamr.filters",
     "Signature": "paraamr.signature",
     # errors
     "ParaAMRError": "paraamr.errors",
@@ -63,6 +66,8 @@ __all__ = ["__version__", "metric_path", *_HOMES]
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
+        if name in _submodules():  # ``paraamr.card`` without importing it first
+            return importlib.import_module(f"paraamr.{name}")
         raise AttributeError(f"module 'paraamr' has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
     globals()[name] = value  # once imported, a plain attribute
@@ -70,7 +75,14 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+    """The public names: ``__all__`` and the submodules (not this module's own imports)."""
+    return sorted({*__all__, *_submodules()})
+
+
+def _submodules() -> set[str]:
+    from pkgutil import iter_modules
+
+    return {m.name for m in iter_modules(__path__) if not m.name.startswith("_")}
 
 
 def metric_path(name: str) -> str:

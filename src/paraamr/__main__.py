@@ -1,7 +1,5 @@
 """``python -m paraamr``."""
 
-import sys
+from paraamr.cli import entry
 
-from paraamr.cli import main
-
-sys.exit(main())
+entry()

@@ -3,8 +3,8 @@
 Configs: ``default`` (one row per source, ``paraphrases`` a list of structs) and ``pairs`` (one row
 per source–paraphrase pair); features come from :data:`paraamr.records.DEFAULT_SCHEMA` and
 :data:`~paraamr.records.PAIRS_SCHEMA`. Parameters (:class:`ParaAMRConfig`): ``max_perplexity``,
-``min_paraphrases``, ``max_paraphrases``, ``order``, ``skip_invalid`` (see
-:func:`paraamr.sources.select`). Data: ``data_files`` (the release zip or JSON lines, zipped or
+``min_similarity``, ``min_paraphrases``, ``max_paraphrases``, ``order``, ``skip_invalid`` (see
+:class:`paraamr.filters.Filters`). Data: ``data_files`` (the release zip or JSON lines, zipped or
 not, or Parquet shards), else ``data_dir`` (a folder written by ``paraamr generate``/``convert``,
 splits from its shard names, or a folder of release files), else the release zip downloaded from
 :data:`paraamr.sources.RELEASE_URL`.
@@ -32,6 +32,7 @@ import datasets
 from datasets.utils.file_utils import xopen
 
 from paraamr import sources
+from paraamr.filters import Filters
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 
 logger = logging.getLogger(__name__)
@@ -50,9 +51,12 @@ class ParaAMRConfig(datasets.BuilderConfig):
 
     ``max_perplexity``: keep paraphrases with perplexity <= it (None keeps all; the paper uses 120,
     110 for sentence embeddings and few-shot, 85 for syntactically controlled generation).
+    ``min_similarity``: keep paraphrases with similarity >= it (unscored ones fail it).
     ``min_paraphrases``: drop sources left with fewer. ``max_paraphrases``: keep at most that many
     per source, the first in ``order`` (``"given"``: generation order; ``"perplexity"``: sorted,
-    lowest first). ``skip_invalid``: count and log malformed lines instead of raising.
+    lowest first). ``skip_invalid``: count and log malformed lines instead of raising. The filters
+    are :class:`paraamr.filters.Filters`, as :func:`paraamr.filter_records` applies them to what
+    ``load_dataset`` loaded.
     """
 
     max_perplexity: float | None = None
@@ -60,33 +64,30 @@ class ParaAMRConfig(datasets.BuilderConfig):
     max_paraphrases: int | None = None
     order: str = "given"
     skip_invalid: bool = False
+    min_similarity: float | None = None
 
     def __post_init__(self):
         super().__post_init__()
         self.validate()
 
+    def filters(self) -> Filters:
+        """The filters of this config (:class:`paraamr.filters.Filters`); ``ValueError`` on a
+        parameter out of range."""
+        try:
+            return Filters(
+                self.max_perplexity,
+                self.min_similarity,
+                self.min_paraphrases,
+                self.max_paraphrases,
+                self.order,
+            )
+        except ValueError as err:
+            raise ValueError(f"ParaAMR: {err}") from None
+
     def validate(self) -> None:
         """Raise ``ValueError`` on a parameter out of range (datasets sets config kwargs after
         ``__init__``, so the builder calls this again)."""
-        ppl = self.max_perplexity
-        if ppl is not None and (isinstance(ppl, bool) or not isinstance(ppl, (int, float)) or not ppl >= 0):
-            raise ValueError(f"ParaAMR: max_perplexity must be a number >= 0 or None, got {ppl!r}")
-        if not isinstance(self.min_paraphrases, int) or self.min_paraphrases < 0:
-            raise ValueError(
-                f"ParaAMR: min_paraphrases must be an integer >= 0, got {self.min_paraphrases!r}"
-            )
-        if self.max_paraphrases is not None:
-            if not isinstance(self.max_paraphrases, int) or self.max_paraphrases < 1:
-                raise ValueError(
-                    f"ParaAMR: max_paraphrases must be an integer >= 1 or None, got {self.max_paraphrases!r}"
-                )
-            if self.min_paraphrases > self.max_paraphrases:
-                raise ValueError(
-                    f"ParaAMR: min_paraphrases ({self.min_paraphrases}) is more than max_paraphrases "
-                    f"({self.max_paraphrases}): no source could be kept"
-                )
-        if self.order not in sources.ORDERS:
-            raise ValueError(f"ParaAMR: order must be one of {sources.ORDERS}, got {self.order!r}")
+        self.filters()
 
 
 class ParaAMR(datasets.GeneratorBasedBuilder):
@@ -145,21 +146,14 @@ class ParaAMR(datasets.GeneratorBasedBuilder):
 
     def _generate_examples(self, files):
         config = self.config
+        rules = config.filters()
         opener = functools.partial(xopen, download_config=getattr(self, "_download_config", None))
         for index, file in enumerate(files):
             skipped = sources.Skipped()
-            for key, record in sources.iter_records(
+            records = sources.iter_records(
                 file, opener=opener, skip_invalid=config.skip_invalid, skipped=skipped
-            ):
-                kept = sources.select(
-                    record,
-                    max_perplexity=config.max_perplexity,
-                    min_paraphrases=config.min_paraphrases,
-                    max_paraphrases=config.max_paraphrases,
-                    order=config.order,
-                )
-                if kept is None:
-                    continue
+            )
+            for key, kept in rules.iter_records(records):
                 if config.name == "pairs":
                     for n, pair in enumerate(to_pairs(kept)):
                         yield f"{index}:{key}:{n}", pair

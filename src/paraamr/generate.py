@@ -17,17 +17,20 @@ This module only parses options into settings (:class:`~paraamr.builder.settings
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
-from paraamr.options import ArgumentParser, optional_float
+from paraamr.options import SHARD_HELP, ArgumentParser, optional_float, shard_spec
+from paraamr.progress import add_progress_options
+from paraamr.signals import Interrupted, handled
 
-__all__ = ["add_arguments", "build_parser", "dry_run", "main", "run", "settings_from_args"]
+__all__ = ["add_arguments", "build_parser", "dry_run", "entry", "main", "run", "settings_from_args"]
 
 _INPUTS = ("input", "input_format", "text_column", "dataset", "dataset_config", "dataset_split", "amr_input")
 _SPLITS = ("split", "validation_fraction", "test_fraction")
@@ -52,7 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         choices=["txt", "jsonl", "json", "csv", "parquet"],
         help="format of --input (default: from the suffix)",
     )
-    src.add_argument("--text-column", default="text", help="text field of jsonl/json/csv/parquet/dataset")
+    src.add_argument(
+        "--text-column",
+        default="text",
+        help="text field of jsonl/json/csv/parquet/dataset (default: %(default)s)",
+    )
     src.add_argument("--dataset-config", help="config name of --dataset")
     src.add_argument("--dataset-split", help="split of --dataset to read (default: --split)")
     out = parser.add_argument_group("output")
@@ -72,11 +79,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         type=int,
         default=r.commit_every,
         metavar="N",
-        help="commit (make resumable) every N input rows, and every --commit-seconds (default: %(default)s)",
+        help="commit (make resumable) every N input rows of each process: windows end there, so a "
+        "kill or Ctrl-C loses at most N rows' work whatever --window is (default: %(default)s)",
     )
     out.add_argument("--license", help="license of the card (default: unknown)")
     out.add_argument(
-        "--overwrite", action="store_true", help="start over, deleting an earlier run's files in DIR"
+        "--overwrite",
+        action="store_true",
+        help="start over, deleting an earlier run's files in DIR (with --shard: this shard's only)",
+    )
+    cluster = parser.add_argument_group(
+        "cluster (independent shards, e.g. a Slurm array; see docs/generate.md)"
+    )
+    cluster.add_argument("--shard", metavar="I/N|slurm", type=shard_spec, help=SHARD_HELP)
+    cluster.add_argument(
+        "--finalize",
+        choices=["no", "auto"],
+        default="no",
+        help="with --shard: 'auto' lets the last shard to finish write the summary, shards and card "
+        "(and push); 'no' (default) leaves that to `paraamr finalize DIR`",
     )
     hub = parser.add_argument_group("publish")
     hub.add_argument(
@@ -97,9 +118,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     models.add_argument("--lm-model", **given, help=f"perplexity LM (default: {d.lm_model})")
     models.add_argument(
-        "--similarity-model", **given, help="score similarity to the source (e.g. all-MiniLM-L6-v2)"
+        "--similarity-model",
+        **given,
+        help="score similarity to the source with this embedder, e.g. all-MiniLM-L6-v2 (default: none)",
     )
-    models.add_argument("--quality-model", metavar="DIR", **given, help="paraphrase-quality model")
+    models.add_argument(
+        "--quality-model", metavar="DIR", **given, help="paraphrase-quality model (default: none, not scored)"
+    )
     models.add_argument(
         "--no-download", dest="download", action="store_false", help="never fetch a missing model"
     )
@@ -131,27 +156,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--max-relative-perplexity",
         type=optional_float,
         **given,
-        help="drop candidates above this ratio to the source's own perplexity",
+        help="drop candidates above this ratio to the source's own perplexity (default: none)",
     )
-    filt.add_argument("--min-similarity", type=float, **given, help="drop candidates below this similarity")
-    filt.add_argument("--min-quality", type=float, **given, help="drop candidates below this quality score")
+    filt.add_argument(
+        "--min-similarity", type=float, **given, help="drop candidates below this similarity (default: none)"
+    )
+    filt.add_argument(
+        "--min-quality", type=float, **given, help="drop candidates below this quality score (default: none)"
+    )
     filt.add_argument(
         "--max-chars", type=int, **given, help=f"longer sources are failures (default {d.max_chars})"
     )
-    filt.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], **given, help="model dtype")
+    filt.add_argument(
+        "--max-amr-nodes",
+        type=int,
+        **given,
+        help=f"a graph (given or parsed) with more nodes is a failure, seen before it is parsed "
+        f"(default {d.max_amr_nodes})",
+    )
+    filt.add_argument(
+        "--max-amr-depth",
+        type=int,
+        **given,
+        help=f"a graph nested deeper is a failure, seen before it is parsed (default {d.max_amr_depth})",
+    )
+    filt.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16", "float16"],
+        **given,
+        help="model dtype (default: float32 on the CPU, bfloat16 on a GPU that has it, else float16)",
+    )
     filt.add_argument("--num-beams", type=int, **given, help="parser beams (default: the model's)")
     run = parser.add_argument_group("execution")
     run.add_argument("--device", help="device of the models (default: the process's accelerator, else cpu)")
-    run.add_argument("--parse-batch-size", type=int, default=r.parse_batch_size)
+    for stage, old_name, what in (
+        ("parse", None, "sentences"),
+        ("realize", "generate", "graphs"),
+        ("lm", None, "paraphrases"),
+    ):
+        names = [f"--{stage}-batch-size", *([f"--{old_name}-batch-size"] if old_name else [])]
+        dest = f"{stage}_batch_size"
+        run.add_argument(
+            *names,
+            dest=dest,
+            type=int,
+            default=getattr(r, dest),
+            help=f"{what} a batch (default: %(default)s)",
+        )
     run.add_argument(
-        "--realize-batch-size",
-        "--generate-batch-size",
-        dest="realize_batch_size",
-        type=int,
-        default=r.realize_batch_size,
+        "--window", type=int, default=r.window, help="rows per processing window (default: %(default)s)"
     )
-    run.add_argument("--lm-batch-size", type=int, default=r.lm_batch_size)
-    run.add_argument("--window", type=int, default=r.window, help="rows per processing window")
     run.add_argument(
         "--no-pipeline",
         dest="pipelined",
@@ -159,9 +213,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="do not overlap CPU stages with model stages",
     )
     run.add_argument(
-        "--commit-seconds", type=float, default=r.commit_seconds, help="commit at least this often"
+        "--commit-seconds",
+        type=float,
+        default=r.commit_seconds,
+        metavar="S",
+        help="also commit at the end of the first window that ends S seconds after the last commit "
+        "(a window is at most --window rows: lower it for finer time-based commits; default: %(default)s)",
     )
-    run.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    add_progress_options(run)
     run.add_argument("--verbose", action="store_true", help="let the libraries log and draw their bars")
     run.add_argument("--dry-run", action="store_true", help="print the plan; load no model")
     return parser
@@ -198,9 +257,9 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
     return record, run
 
 
-def dry_run(record: RecordSettings, output: str | Path) -> int:
-    """Print the plan: input rows found, processes, models (and whether they are on disk), output;
-    fetches, loads and writes nothing."""
+def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] | None = None) -> int:
+    """Print the plan: input rows found, processes (and shard), models (and whether they are on
+    disk), output; fetches, loads and writes nothing."""
     from paraamr.builder import readers
     from paraamr.builder.run import launch_info, launch_warning
     from paraamr.builder.state import RunFolder
@@ -223,6 +282,8 @@ def dry_run(record: RecordSettings, output: str | Path) -> int:
         found = f"{readers.count_rows(path, fmt='amr' if record.amr_input else record.input_format)} rows"
     print(f"input:     {record.source}: {found}")
     print(f"processes: {n}")
+    if shard is not None:
+        print(f"shard:     {shard[0]} of {shard[1]} (the rows whose id falls to it; no rendezvous)")
     missing = []
     for kind, name in record.models().items():
         try:
@@ -246,27 +307,64 @@ def dry_run(record: RecordSettings, output: str | Path) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the generator for parsed options; return the exit status (errors are raised)."""
-    from paraamr.builder.run import Push, execute
+    from paraamr.builder.run import Push, execute, launch_info
 
     record, settings = settings_from_args(args)
     if not record.source:
         raise UsageError("give one of --input, --dataset, --amr-input")
     if args.dry_run:
-        return dry_run(record, args.output)
+        return dry_run(record, args.output, args.shard)
     push = None
     if args.push_to_hub:
-        from huggingface_hub.errors import HFValidationError
-        from huggingface_hub.utils import validate_repo_id
+        from paraamr.layout import check_name
 
         try:  # refused now, not after the run
-            validate_repo_id(args.push_to_hub)
-        except HFValidationError as err:
-            raise UsageError(f"--push-to-hub {args.push_to_hub!r}: not a repo id (org/name): {err}") from None
+            check_name("repo id", args.push_to_hub)
+        except ValueError as err:
+            raise UsageError(f"--push-to-hub {err}") from None
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
     elif args.private or args.revision or args.token:
         raise UsageError("--private, --revision and --token go with --push-to-hub")
-    execute(record, settings, output=args.output, overwrite=args.overwrite, license=args.license, push=push)
+    shard = _shard(args, record, settings, push)
+    try:
+        execute(
+            record,
+            settings,
+            output=args.output,
+            overwrite=args.overwrite,
+            license=args.license,
+            push=push,
+            shard=shard,
+        )
+    except Interrupted as err:
+        if launch_info()[0] != 0:
+            return err.status  # the main process says it, once
+        raise
     return 0
+
+
+def _shard(args: argparse.Namespace, record: RecordSettings, settings: RunSettings, push: Any):
+    """This invocation's :class:`~paraamr.builder.shards.Shard` (None without ``--shard``)."""
+    from paraamr.builder.shards import Shard, shard_command
+
+    if args.shard is None:
+        if args.finalize != "no":
+            raise UsageError("--finalize goes with --shard (a run in one piece finalizes itself)")
+        return None
+    if record.input == "-":
+        raise UsageError("--input - (stdin) cannot be cut into shards: every shard reads the whole input")
+    if push is not None and args.finalize != "auto":
+        raise UsageError(
+            "--push-to-hub with --shard needs --finalize auto (the last shard uploads), "
+            "or push at the end with `paraamr finalize DIR --push-to-hub REPO_ID`"
+        )
+    saved = {
+        "command": shard_command(getattr(args, "argv", None) or [Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "cwd": os.getcwd(),
+        "run": settings.as_dict(),
+        "license": args.license,
+    }
+    return Shard(*args.shard, finalize=args.finalize == "auto", saved=saved)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -278,9 +376,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     args = build_parser().parse_args(argv)
+    args.argv = ["generate.py", *argv]  # a shard's command, for `paraamr finalize` to name
     inputs = [v for v in (args.input, args.amr_input, args.dataset) if v not in (None, "-")]
-    return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
+    with handled("paraamr generate"):
+        return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
+
+
+def entry() -> NoReturn:
+    """``generate.py`` and ``python -m paraamr.generate``: :func:`main`, then the process ends (at
+    once after an error or a signal, when a thread may still be inside a model)."""
+    from paraamr.report import run_process
+
+    run_process(main, "generate")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -45,6 +45,7 @@ __all__ = [
     "PARTS",
     "PLOTS",
     "PLOT_FILES",
+    "SPLIT_RULE",
     "STATE_DIR",
     "STATE_FILES",
     "SUMMARY",
@@ -55,6 +56,8 @@ __all__ = [
     "check_name",
     "data_files",
     "failure_files",
+    "holds_dataset",
+    "is_empty",
     "is_layout_path",
     "layout_info",
     "list_shards",
@@ -87,7 +90,8 @@ STATE_FILES = {
     "final/": "finalize: shards being staged",
     "finalize.json": "finalize: the plan of renames (crash-safe finalize)",
     "locks/": "every writer: the folder lock and one lock per writer, with their holders (paraamr.locks)",
-    "evaluate/": "evaluate --state-dir inside a folder: committed statistics per chunk (resume)",
+    "evaluate/": "evaluate --state-dir DIR (or per run under --cache-dir): settings.json (input identity, "
+    "options of the row), chunk-{k}.json (committed statistics of chunk k; resume, --merge)",
 }
 PARTS = f"{STATE_DIR}/parts"
 LOCKS = f"{STATE_DIR}/locks"
@@ -134,14 +138,54 @@ def parse_size(size: int | str) -> int:
     return value
 
 
-def check_name(kind: str, name: str) -> str:
-    """``name`` when it can name a config or split folder of this layout, else ValueError.
+#: datasets' rule for a split name (``datasets.naming._split_re``), matched whole.
+SPLIT_RULE = r"\w+(\.\w+)*"
+#: Characters datasets refuses in a config name (``datasets.naming.INVALID_WINDOWS_CHARACTERS_IN_PATH``).
+CONFIG_BAD = "<>:/\\|?*"
 
-    >>> check_name("split", "train")
-    'train'
+
+def check_name(kind: str, name: str) -> str:
+    """``name`` when it follows the rules of a ``split`` name (datasets': letters, digits and
+    ``_``, in parts joined by ``.``), a ``config`` name (a file name without datasets' bad
+    characters ``<>:/\\|?*`` or control characters) or a Hub ``repo id`` (huggingface_hub's
+    ``validate_repo_id``); else ValueError, one line naming the rule.
+
+    >>> check_name("split", "train"), check_name("config", "pairs")
+    ('train', 'pairs')
+    >>> check_name("split", "../x")
+    Traceback (most recent call last):
+    ...
+    ValueError: split name '../x' breaks datasets' rule: letters, digits and _, in parts joined by '.'
+    >>> check_name("split", "train\\n")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: split name 'train\\n' breaks datasets' rule: ...
     """
-    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
-        raise ValueError(f"{kind} name {name!r} cannot be a file name (empty, '/', or leading '.')")
+    if not isinstance(name, str):
+        raise ValueError(f"{kind} name {name!r} is not a string")
+    if kind == "split":
+        if not re.fullmatch(SPLIT_RULE, name):
+            raise ValueError(
+                f"{kind} name {name!r} breaks datasets' rule: letters, digits and _, in parts joined by '.'"
+            )
+    elif kind == "repo id":
+        from huggingface_hub.errors import HFValidationError
+        from huggingface_hub.utils import validate_repo_id
+
+        try:
+            validate_repo_id(name)
+        except HFValidationError as err:
+            raise ValueError(f"{name!r}: not a repo id (org/name): {err}") from None
+    elif (
+        not name
+        or name in (".", "..")
+        or name.startswith(".")
+        or any(c in CONFIG_BAD or not c.isprintable() for c in name)
+    ):
+        raise ValueError(
+            f"{kind} name {name!r} cannot name a folder: empty, a leading '.', a control "
+            f"character or one of datasets' bad characters {CONFIG_BAD}"
+        )
     return name
 
 
@@ -179,6 +223,46 @@ def failure_files(folder: str | os.PathLike) -> list[Path]:
     return sorted(p for p in (Path(folder) / FAILURES).glob("*.jsonl") if _FAILURE.match(p.name))
 
 
+def holds_dataset(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds a dataset of this layout, or a run writing one: shards, failure
+    files, a summary, or a command's state under :data:`STATE_DIR` (its locks aside). A README.md
+    alone is no dataset (a user's folder may have one): ``--overwrite`` replaces only a folder for
+    which this is true (``generate`` asks more: a run of its own).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = atomic_write(d / CARD, "# my notes"); holds_dataset(d)
+    False
+    >>> _ = atomic_write(d / DATA / "default" / shard_name("train", 0, 1), b"PAR1"); holds_dataset(d)
+    True
+    """
+    root = Path(folder)
+    if list_shards(root) or failure_files(root) or (root / SUMMARY).is_file():
+        return True
+    state = root / STATE_DIR
+    if not state.is_dir() or state.is_symlink():
+        return False
+    return any(entry.name != Path(LOCKS).name for entry in state.iterdir())
+
+
+def is_empty(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds nothing but the locks under :data:`STATE_DIR` (a writer that took
+    the folder's lock on a new folder made those).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = atomic_write(d / LOCKS / "folder.lock", ""); is_empty(d)
+    True
+    """
+    root, state = Path(folder), Path(folder) / STATE_DIR
+    if any(entry != state for entry in root.iterdir()):
+        return False
+    if not state.exists() and not state.is_symlink():
+        return True
+    locks = Path(LOCKS).name
+    return state.is_dir() and not state.is_symlink() and all(e.name == locks for e in state.iterdir())
+
+
 def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
     """Whether ``path`` (inside ``folder``) is a file of this layout, one paraamr may replace.
 
@@ -200,10 +284,11 @@ def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
     return len(parts) == 3 and parts[0] == DATA and parse_shard_name(parts[2]) is not None
 
 
-def remove_layout(folder: str | os.PathLike) -> int:
+def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
     """Delete every file of this layout in ``folder`` (card, summary, Table-2 row, plots paraamr
     wrote, shards, failure files, the state) and nothing else; return how many files were deleted.
     The locks under ``.paraamr/locks/`` stay: a lock file removed while held would stop locking.
+    ``state=False`` keeps the state too (a writer that staged its new parts there first).
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -221,7 +306,7 @@ def remove_layout(folder: str | os.PathLike) -> int:
         if path.is_file() or path.is_symlink():
             path.unlink()
             removed += 1
-    removed += remove_state(root)
+    removed += remove_state(root) if state else 0
     for sub in (DATA, FAILURES, PLOTS):  # folders this layout emptied
         top = root / sub
         for d in sorted(top.rglob("*"), reverse=True) if top.is_dir() and not top.is_symlink() else []:

@@ -13,10 +13,10 @@ holds ``folder.lock`` exclusively. A lock file says who holds it, and the last h
 removes it, so a finished command leaves no lock behind (an acquirer that finds the file it locked
 removed meanwhile tries again, so a removal never lets two in).
 
-Why not :mod:`filelock` (measured in ``benchmarks/bench_locks.py``): its native lock is exclusive
-only (its shared :class:`filelock.ReadWriteLock` keeps its state in SQLite, which network file
-systems do not lock reliably), it never removes its files (every folder a command touched would
-keep them), and an acquire + release costs about 20 times as long.
+Why not :mod:`filelock` (``benchmarks/bench_locks.py``): its native lock is exclusive only (its
+shared :class:`filelock.ReadWriteLock` keeps its state in SQLite, which network file systems do
+not lock reliably), and it never removes its files, so every folder a command touched would keep
+them (a failed ``convert`` into a new folder must leave nothing behind).
 
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
@@ -46,7 +46,7 @@ from pathlib import Path
 from paraamr.errors import FolderLocked
 from paraamr.layout import LOCKS
 
-__all__ = ["FolderLock", "Lock", "busy_writers", "folder_lock", "holder", "writer_lock"]
+__all__ = ["FolderLock", "Lock", "busy_writers", "file_lock", "folder_lock", "holder", "writer_lock"]
 
 #: How long an acquire retries a lock held for a moment (another holder letting go).
 SETTLE_SECONDS = 1.0
@@ -70,30 +70,24 @@ class _Flock:
         deadline = time.monotonic() + wait
         while True:
             fd = self._open()
-            if fd is not None and self._lock(fd):
+            if _try_lock(fd, self.mode):
                 if self._current(fd):
                     self.fd = fd
                     return
                 os.close(fd)
                 continue  # removed or replaced by its last holder: lock the new one
-            if fd is not None:
-                os.close(fd)
+            os.close(fd)
             if time.monotonic() >= deadline:
                 raise BlockingIOError(errno.EAGAIN, "held", str(self.path))
             time.sleep(0.02)
 
-    def _open(self) -> int | None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):  # its folder removed by a last holder meanwhile
-            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
-        return None
-
-    def _lock(self, fd: int) -> bool:
-        try:
-            fcntl.flock(fd, self.mode | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
+    def _open(self) -> int:
+        """The lock file, created (and its folders) when missing; a last holder may remove the
+        folders at the same moment, so this tries again until the file is open."""
+        while True:
+            with contextlib.suppress(FileNotFoundError, FileExistsError):  # a rmdir came between
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
 
     def _current(self, fd: int) -> bool:
         try:
@@ -105,8 +99,9 @@ class _Flock:
 
     def record(self, text: str) -> None:
         """Say who holds it (exclusive holds only)."""
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, text.encode(), 0)
+        data = text.encode()
+        os.pwrite(self.fd, data, 0)
+        os.ftruncate(self.fd, len(data))  # after the write: ext4 flushes a file truncated to 0 on close
 
     def release(self) -> None:
         """Let go; the last holder removes the file (and the lock folders it emptied)."""
@@ -114,20 +109,24 @@ class _Flock:
             return
         fd, self.fd = self.fd, -1
         try:
-            if self._lock_exclusive(fd) and self._current(fd):
+            if _try_lock(fd, fcntl.LOCK_EX) and self._current(fd):
                 self.path.unlink()
-                for folder in (self.path.parent, self.path.parent.parent):
-                    with contextlib.suppress(OSError):
-                        folder.rmdir()  # only when empty
+                locks, state = self.path.parent, self.path.parent.parent
+                with contextlib.suppress(OSError):  # a folder's lock folders, kept while the state holds more
+                    if Path(state.name, locks.name) == Path(LOCKS) and os.listdir(state) == [locks.name]:
+                        locks.rmdir()
+                        state.rmdir()
         finally:
             os.close(fd)
 
-    def _lock_exclusive(self, fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
+
+def _try_lock(fd: int, mode: int) -> bool:
+    """``flock`` in ``mode`` without waiting; False when another holder is in the way."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _record(command: str) -> str:
@@ -174,10 +173,10 @@ class Lock:
 
 
 class FolderLock:
-    """The folder's own lock (see :func:`folder_lock`)."""
+    """The folder's own lock (see :func:`folder_lock`), or a file's (:func:`file_lock`)."""
 
-    def __init__(self, hold: _Flock, suspended: list[_Flock]):
-        self._hold, self._suspended = hold, suspended
+    def __init__(self, hold: _Flock, suspended: list[_Flock] = ()):
+        self._hold, self._suspended = hold, list(suspended)
 
     def release(self) -> None:
         """Let the lock go; this process's writers take their shared holds back."""
@@ -251,4 +250,26 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
             raise FolderLocked(f"{folder}: being written (writer {busy[0][0]}) by {busy[0][1]}") from None
         raise FolderLocked(f"{folder}: locked by {holder(path)}") from None
     hold.record(_record(command))
+    busy_writers(folder)  # no writer holds a lock now: the files killed writers left are removed
     return FolderLock(hold, suspended)
+
+
+def file_lock(path: str | os.PathLike, *, command: str, wait: float = float("inf")) -> FolderLock:
+    """An exclusive lock on the file ``path`` outside any dataset folder (one download of a model
+    at a time), waiting up to ``wait`` seconds; removed by its last holder like the others.
+
+    >>> import tempfile
+    >>> lock_path = Path(tempfile.mkdtemp()) / "models" / ".tiny.lock"
+    >>> with file_lock(lock_path, command="models download"):
+    ...     holder(lock_path).endswith("paraamr models download")
+    True
+    >>> lock_path.exists()
+    False
+    """
+    path = Path(path)
+    try:
+        hold = _Flock(path, fcntl.LOCK_EX, wait)
+    except BlockingIOError:
+        raise FolderLocked(f"{path}: locked by {holder(path)}") from None
+    hold.record(_record(command))
+    return FolderLock(hold)

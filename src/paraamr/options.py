@@ -1,15 +1,16 @@
 """Command-line parsing shared by ``generate.py`` and the ``paraamr`` commands: the parser with
-one-line usage errors, and value types of options."""
+one-line usage errors, and value types of options (``--shard I/N`` or ``slurm``: :func:`shard_spec`)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from typing import NoReturn
 
 from paraamr.report import redact
 
-__all__ = ["ArgumentParser", "optional_float", "positive"]
+__all__ = ["SHARD_HELP", "ArgumentParser", "optional_float", "positive", "shard_spec"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -70,3 +71,71 @@ def optional_float(text: str) -> float | None:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'none'") from None
+
+
+#: What ``--shard`` takes, for the options' help.
+SHARD_HELP = (
+    "I/N: this invocation is shard I (0..N-1) of N independent shards of the run, by id; "
+    "'slurm': I and N from the Slurm array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT or _MIN/_MAX)"
+)
+
+
+def shard_spec(text: str, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """An argparse ``type``: ``(I, N)`` of ``--shard I/N`` (0 <= I < N), or of ``--shard slurm``
+    from the Slurm array task's variables: ``SLURM_ARRAY_TASK_ID`` and either ``_MIN``/``_MAX``
+    (``I = (ID - MIN) / STEP``, ``N = (MAX - MIN) / STEP + 1``: ``--array=1-8`` is shards 0..7 of
+    8, and so is ``--array=0-14:2``) or ``_COUNT`` alone (``I = ID``). A listed array
+    (``--array=1,5,9``), whose ids are not evenly spaced, is refused.
+
+    >>> shard_spec("3/8"), shard_spec("slurm", {"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1",
+    ...                                           "SLURM_ARRAY_TASK_MAX": "8", "SLURM_ARRAY_TASK_COUNT": "8"})
+    ((3, 8), (3, 8))
+    >>> shard_spec("8/8")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: shard 8 of 8: I must be in 0..7
+    """
+    if text.strip().lower() == "slurm":
+        return _slurm_shard(os.environ if environ is None else environ)
+    index, sep, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N (e.g. 0/8) or 'slurm'") from None
+    if not sep or n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N with N >= 1 (e.g. 0/8) or 'slurm'")
+    if not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"shard {i} of {n}: I must be in 0..{n - 1}")
+    return i, n
+
+
+def _slurm_shard(env: Mapping[str, str]) -> tuple[int, int]:
+    names = ("ID", "MIN", "MAX", "COUNT", "STEP")
+    raw = {k: env.get(f"SLURM_ARRAY_TASK_{k}") for k in names}
+    try:
+        task, low, high, count, step = (None if raw[k] in (None, "") else int(raw[k]) for k in names)
+    except ValueError:
+        found = ", ".join(f"SLURM_ARRAY_TASK_{k}={v}" for k, v in raw.items() if v is not None)
+        raise argparse.ArgumentTypeError(f"--shard slurm: not numbers: {found}") from None
+    if task is None or (count is None and (low is None or high is None)):
+        raise argparse.ArgumentTypeError(
+            "--shard slurm: SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT (or _MIN and _MAX) is not "
+            "set; is this a task of an array job (sbatch --array)? Else give --shard I/N"
+        )
+    step = step or 1
+    if low is not None and high is not None:
+        span = (high - low) // step + 1
+        if (count is not None and count != span) or (task - low) % step:
+            raise argparse.ArgumentTypeError(
+                f"--shard slurm: the array's ids {low}..{high} are not {count or span} evenly spaced tasks "
+                "(a listed --array); use --array=0-N-1 (a step or a %limit is fine)"
+            )
+        index, n = (task - low) // step, span
+    else:
+        index, n = task, count
+    if not 0 <= index < n:
+        raise argparse.ArgumentTypeError(
+            f"--shard slurm: SLURM_ARRAY_TASK_ID {task} is outside the array's 0..{n - 1} "
+            "(an array that does not start at 0 needs SLURM_ARRAY_TASK_MIN and _MAX)"
+        )
+    return index, n

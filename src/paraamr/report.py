@@ -29,11 +29,12 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from paraamr.errors import ParaAMRError
+from paraamr.signals import Interrupted, exit_with, handled
 
-__all__ = ["describe", "reason", "redact", "report", "run_command"]
+__all__ = ["describe", "reason", "redact", "report", "run_command", "run_process"]
 
 #: Longest message printed (a 100k-character input line must not become a 100k-character error).
 MAX_MESSAGE = 600
@@ -148,6 +149,8 @@ def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
     input paths) name the file in errors about file contents that do not name it themselves.
     Errors of no known kind are reported as internal errors."""
     err = _innermost(err)
+    if isinstance(err, Interrupted):
+        return _one_line(str(err)), err.status
     if isinstance(err, KeyboardInterrupt):
         return "interrupted", 130
     known = _known(err)
@@ -276,3 +279,15 @@ def run_command(
         raise
     except BaseException as err:  # the one place that reports everything
         return report(command, err, debug=debug, inputs=inputs, secrets=secrets)
+
+
+def run_process(main: Callable[[], int], command: str) -> NoReturn:
+    """A console script's whole life: the signals handled from its first step (a Ctrl-C while it
+    parses its options is one line too, as is one while it works), ``main()``'s exit status, then
+    :func:`paraamr.signals.exit_with`."""
+    with handled(f"paraamr {command}".rstrip()):
+        try:
+            status = main()
+        except KeyboardInterrupt as err:  # before the command's own reporter took over
+            status = report(command, err)
+    exit_with(status)

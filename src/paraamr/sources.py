@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from paraamr.errors import InputError
+from paraamr.filters import Filters
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
+from paraamr.texts import LongLine, bounded_lines, printable, text_problem
 
 #: The released subset (177,410 sources) of amazon-science/ParaAMR: a zip of one JSON lines file.
 RELEASE_URL = "https://github.com/amazon-science/ParaAMR/raw/main/ParaAMR_small.zip"
@@ -51,11 +53,10 @@ CITATION = (
 
 RECORD_FIELDS = tuple(DEFAULT_SCHEMA.names)
 PARAPHRASE_FIELDS = tuple(f.name for f in PARAPHRASE_TYPE)
-#: Orders of the paraphrases of a source (see :func:`select`).
-ORDERS = ("given", "perplexity")
 #: Suffixes of the files taken from a folder that is not a Parquet dataset folder.
 RELEASE_SUFFIXES = (".json", ".jsonl", ".zip", ".gz", ".parquet")
 
+GZIP_MAGIC = b"\x1f\x8b"
 _OPTIONAL_STRINGS = ("focus", "amr")
 _NUMBER_FIELDS = ("perplexity", "similarity", "quality")
 
@@ -74,12 +75,66 @@ class Skipped:
             self.messages.append(message)
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What reading may unpack: at most ``max_bytes`` in all (``--max-unpacked``), at most
+    ``max_ratio`` times the archive's own size once past ``grace`` bytes (``--max-unpack-ratio``;
+    a 1 MB gzip of a 1 GB line is 1000 times), and lines of at most ``max_line`` bytes
+    (``--max-line-bytes``; a longer one is read past, never held). Release JSON lines pack about
+    3 times (``tests/dataset/data/release_sample.jsonl``, gzip -6: 3.2).
+
+    >>> Limits().max_ratio, Limits().max_line
+    (100.0, 33554432)
+    """
+
+    max_bytes: int = 64 * 10**9
+    max_ratio: float = 100.0
+    max_line: int = 32 * 2**20
+    grace: int = 16 * 2**20
+
+    def check(self, name: str, unpacked: int, packed: int) -> None:
+        """Refuse ``name`` once it has unpacked ``unpacked`` bytes from ``packed``, past a limit."""
+        if unpacked > self.max_bytes:
+            raise InputError(
+                f"{name}: unpacks to more than {self.max_bytes:,} bytes (--max-unpacked raises the cap)"
+            )
+        if unpacked > self.grace and unpacked > self.max_ratio * max(packed, 1):
+            raise InputError(
+                f"{name}: unpacks to more than {self.max_ratio:g} times its {packed:,} bytes, "
+                "a decompression bomb? (--max-unpack-ratio raises the cap)"
+            )
+
+
+class Unpacked:
+    """A decompressed stream (gzip) whose reads count what it unpacks, refused past ``limits``."""
+
+    def __init__(self, stream: IO[bytes], name: str, packed: int, limits: Limits) -> None:
+        self.stream, self.name, self.packed, self.limits = stream, name, packed, limits
+        self.unpacked = 0
+
+    def _counted(self, data: bytes) -> bytes:
+        self.unpacked += len(data)
+        self.limits.check(self.name, self.unpacked, self.packed)
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        """At most ``size`` unpacked bytes (all when -1: mind the limits)."""
+        return self._counted(self.stream.read(size))
+
+    def readline(self, size: int = -1) -> bytes:
+        """One line, or its first ``size`` bytes."""
+        return self._counted(self.stream.readline(size))
+
+
 def _number(value: Any) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def parse_line(obj: Any) -> dict[str, Any]:
-    """The ``default`` record of one decoded JSON line; ``ValueError`` says what is wrong.
+def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = True) -> dict[str, Any]:
+    """The ``default`` record of one decoded JSON line; ``ValueError`` says what is wrong: a field
+    of the wrong type, or a text (``text``, a ``para_text``) that cannot enter a dataset
+    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``) unless
+    ``check_texts`` is off (a reader that checks each text itself, pair by pair: ``evaluate``).
 
     >>> rec = parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello.", "perplexity": 3}]})
     >>> rec["id"], rec["paraphrases"][0]["perplexity"], rec["paraphrases"][0]["quality"]
@@ -88,31 +143,27 @@ def parse_line(obj: Any) -> dict[str, Any]:
     Traceback (most recent call last):
     ...
     ValueError: paraphrase 1: "para_text" must be a string, got NoneType
+    >>> parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello \\ud800"}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: paraphrase 1: "para_text": a lone surrogate (U+D800) at character 7; text cannot hold it
     """
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-    text = obj.get("text")
-    if not isinstance(text, str):
-        raise ValueError(f'"text" must be a string, got {type(text).__name__}')
+    limit = max_chars if check_texts else None
+    _check_string(obj, "text", "", limit, required=True, content=check_texts)
     paras = obj.get("paraphrases")
     if not isinstance(paras, list):
         raise ValueError(f'"paraphrases" must be a list, got {type(paras).__name__}')
     for name in ("id", "amr"):
-        if obj.get(name) is not None and not isinstance(obj[name], str):
-            raise ValueError(f'"{name}" must be a string, got {type(obj[name]).__name__}')
+        _check_string(obj, name, "", None)
     out = []
     for n, para in enumerate(paras, 1):
         if not isinstance(para, dict):
             raise ValueError(f"paraphrase {n}: expected a JSON object, got {type(para).__name__}")
-        if not isinstance(para.get("para_text"), str):
-            raise ValueError(
-                f'paraphrase {n}: "para_text" must be a string, got {type(para.get("para_text")).__name__}'
-            )
+        _check_string(para, "para_text", f"paraphrase {n}: ", limit, required=True, content=check_texts)
         for name in _OPTIONAL_STRINGS:
-            if para.get(name) is not None and not isinstance(para[name], str):
-                raise ValueError(
-                    f'paraphrase {n}: "{name}" must be a string, got {type(para[name]).__name__}'
-                )
+            _check_string(para, name, f"paraphrase {n}: ", None)
         for name in _NUMBER_FIELDS:
             if not _number(para.get(name)):
                 raise ValueError(
@@ -123,7 +174,28 @@ def parse_line(obj: Any) -> dict[str, Any]:
             if row[name] is not None:
                 row[name] = float(row[name])
         out.append(row)
-    return {"id": obj.get("id") or text_id(text), "text": text, "amr": obj.get("amr"), "paraphrases": out}
+    text = obj["text"]
+    return {
+        "id": obj.get("id") or text_id(printable(text)),
+        "text": text,
+        "amr": obj.get("amr"),
+        "paraphrases": out,
+    }
+
+
+def _check_string(
+    obj: dict, name: str, where: str, max_chars: int | None, *, required: bool = False, content: bool = True
+) -> None:
+    """``obj[name]`` must be a string (``None`` too, unless ``required``) a dataset can hold
+    (unless ``content`` is off)."""
+    value = obj.get(name)
+    if value is None and not required:
+        return
+    if not isinstance(value, str):
+        raise ValueError(f'{where}"{name}" must be a string, got {type(value).__name__}')
+    problem = text_problem(value, max_chars) if content else None
+    if problem is not None:
+        raise ValueError(f'{where}"{name}": {problem}')
 
 
 def _complete(record: dict[str, Any]) -> dict[str, Any]:
@@ -144,13 +216,27 @@ def _from_pairs(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return _complete(record)
 
 
-def _iter_jsonl(f: IO[bytes], name: str, skip_invalid: bool, skipped: Skipped) -> Iterator[tuple[str, dict]]:
-    for number, raw in enumerate(f, 1):
+def _invalid(message: str, skip_invalid: bool, skipped: Skipped) -> None:
+    """Refuse a malformed line, or count it (``skip_invalid``)."""
+    if not skip_invalid:
+        raise InputError(message)
+    skipped.add(message)
+
+
+def _iter_jsonl(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, dict]]:
+    for number, raw in enumerate(bounded_lines(f, read.limits.max_line), 1):
+        if isinstance(raw, LongLine):
+            message = (
+                f"{name}, line {number}: longer than {read.limits.max_line} bytes "
+                f"({raw.size}; --max-line-bytes raises the cap)"
+            )
+            _invalid(message, read.skip_invalid, read.skipped)
+            continue
         if not raw.strip():
             continue
         try:
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            record = parse_line(json.loads(line))
+            record = parse_line(json.loads(line), max_chars=read.max_chars, check_texts=read.check_texts)
         except UnicodeDecodeError as err:
             message = f"{name}, line {number}: invalid UTF-8 at byte {err.start}"
         except (ValueError, OverflowError) as err:  # JSONDecodeError is a ValueError; float(10**400)
@@ -158,12 +244,10 @@ def _iter_jsonl(f: IO[bytes], name: str, skip_invalid: bool, skipped: Skipped) -
         else:
             yield f"line {number}", record
             continue
-        if not skip_invalid:
-            raise InputError(message)
-        skipped.add(message)
+        _invalid(message, read.skip_invalid, read.skipped)
 
 
-def _iter_parquet(f: IO[bytes], name: str, batch_size: int) -> Iterator[tuple[str, dict]]:
+def _iter_parquet(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, dict]]:
     import pyarrow.parquet as pq
 
     try:
@@ -180,6 +264,16 @@ def _iter_parquet(f: IO[bytes], name: str, batch_size: int) -> Iterator[tuple[st
             f"{name}: not a ParaAMR Parquet file: expected the columns of the default config "
             f"({', '.join(DEFAULT_SCHEMA.names)}) or of pairs ({', '.join(PAIRS_SCHEMA.names)}), got {names}"
         )
+    for key, record in _parquet_records(pf, pairs, read.batch_size):
+        try:
+            parse_line(record, max_chars=read.max_chars, check_texts=read.check_texts)  # a JSON line's checks
+        except ValueError as err:
+            _invalid(f"{name}, {key}: {err}", read.skip_invalid, read.skipped)
+            continue
+        yield key, record
+
+
+def _parquet_records(pf, pairs: bool, batch_size: int) -> Iterator[tuple[str, dict]]:
     number = 0
     group: list[dict] = []
     for batch in pf.iter_batches(batch_size=batch_size):
@@ -196,6 +290,18 @@ def _iter_parquet(f: IO[bytes], name: str, batch_size: int) -> Iterator[tuple[st
         yield f"row {number - len(group) + 1}", _from_pairs(group)
 
 
+@dataclass
+class _Reading:
+    """How one call of :func:`iter_records` reads: its options, and what it has unpacked so far."""
+
+    skip_invalid: bool
+    skipped: Skipped
+    max_chars: int | None
+    limits: Limits
+    batch_size: int
+    check_texts: bool = True
+
+
 def iter_records(
     source: str | os.PathLike | IO[bytes],
     *,
@@ -204,50 +310,81 @@ def iter_records(
     skip_invalid: bool = False,
     skipped: Skipped | None = None,
     batch_size: int = 1024,
+    max_chars: int | None = None,
+    limits: Limits | None = None,
+    check_texts: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(key, record)`` for each source sentence of a file, in file order.
 
     ``source`` is a path or URL (opened with ``opener(source, "rb")``) or a binary file object; the
     key names the place (``"line 3"``, ``"row 7"``, ``"member.json, line 3"``) and is stable. A
     malformed line raises :class:`~paraamr.errors.InputError` naming ``name`` (default: the path)
-    and the line; with ``skip_invalid=True`` it is counted in ``skipped`` instead. A ``pairs``
-    Parquet file is regrouped into ``default`` records by runs of equal ``id``.
+    and the line; with ``skip_invalid=True`` it is counted in ``skipped`` instead. So is a line
+    whose ``text`` or a ``para_text`` is longer than ``max_chars`` characters or holds a lone
+    surrogate or a NUL (unless ``check_texts`` is off: the caller checks each text itself), and
+    a line longer than ``limits.max_line`` bytes (never held in memory).
+    A ``pairs`` Parquet file is regrouped into ``default`` records by runs of equal ``id``.
+    Archives are opened one level deep and unpacked within ``limits`` (:class:`Limits`).
     """
-    skipped = skipped if skipped is not None else Skipped()
+    read = _Reading(
+        skip_invalid,
+        skipped if skipped is not None else Skipped(),
+        max_chars,
+        limits or Limits(),
+        batch_size,
+        check_texts,
+    )
     if isinstance(source, (str, os.PathLike)):
         name = name or os.fspath(source)
         with opener(os.fspath(source), "rb") as f:
-            yield from iter_records(
-                f, name=name, skip_invalid=skip_invalid, skipped=skipped, batch_size=batch_size
-            )
+            yield from _iter_source(f, name, read)
         return
-    name = name or getattr(source, "name", "<input>")
+    yield from _iter_source(source, name or getattr(source, "name", "<input>"), read)
+
+
+def _iter_source(source: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, dict]]:
     head = source.read(4)
+    size = source.seek(0, os.SEEK_END)
     source.seek(0)
     if head.startswith(b"PK\x03\x04"):
-        with zipfile.ZipFile(source) as archive:
-            members = sorted(
-                m.filename
-                for m in archive.infolist()
-                if not m.is_dir() and not any(part.startswith((".", "__")) for part in m.filename.split("/"))
-            )
-            for member in members:
-                with archive.open(member) as f:
-                    for key, record in iter_records(
-                        f,
-                        name=f"{name}:{member}",
-                        skip_invalid=skip_invalid,
-                        skipped=skipped,
-                        batch_size=batch_size,
-                    ):
-                        yield f"{member}, {key}", record
-    elif head.startswith(b"\x1f\x8b"):
+        yield from _iter_zip(source, name, size, read)
+    elif head.startswith(GZIP_MAGIC):
         with gzip.open(source, "rb") as f:
-            yield from _iter_jsonl(f, name, skip_invalid, skipped)
+            yield from _iter_jsonl(Unpacked(f, name, size, read.limits), name, read)
     elif head == b"PAR1":
-        yield from _iter_parquet(source, name, batch_size)
+        yield from _iter_parquet(source, name, read)
     else:
-        yield from _iter_jsonl(source, name, skip_invalid, skipped)
+        yield from _iter_jsonl(source, name, read)
+
+
+def _iter_zip(source: IO[bytes], name: str, size: int, read: _Reading) -> Iterator[tuple[str, dict]]:
+    """The members of a zip archive in name order (hidden and ``__MACOSX`` ones skipped), each a
+    JSON lines or Parquet file: an archive inside is refused, never opened."""
+    with zipfile.ZipFile(source) as archive:
+        members = sorted(
+            (m for m in archive.infolist() if not m.is_dir() and not _hidden(m.filename)),
+            key=lambda m: m.filename,
+        )
+        unpacked = 0
+        for member in members:
+            where = f"{name}:{member.filename}"
+            unpacked += member.file_size  # zipfile never unpacks more than a member declares
+            read.limits.check(name, unpacked, size)  # so a bomb is refused before it is opened
+            with archive.open(member) as f:
+                head = f.read(4)
+            if head.startswith((b"PK\x03\x04", GZIP_MAGIC)):
+                raise InputError(
+                    f"{where}: an archive inside an archive (only one level is opened: "
+                    "the release is a zip of JSON lines)"
+                )
+            with archive.open(member) as f:
+                records = _iter_parquet(f, where, read) if head == b"PAR1" else _iter_jsonl(f, where, read)
+                for key, record in records:
+                    yield f"{member.filename}, {key}", record
+
+
+def _hidden(filename: str) -> bool:
+    return any(part.startswith((".", "__")) for part in filename.split("/"))
 
 
 def select(
@@ -257,13 +394,15 @@ def select(
     min_paraphrases: int = 0,
     max_paraphrases: int | None = None,
     order: str = "given",
+    min_similarity: float | None = None,
 ) -> dict[str, Any] | None:
     """The record with the paraphrases a task keeps, or ``None`` when too few are left.
 
-    Keeps paraphrases with ``perplexity <= max_perplexity`` (a null perplexity fails any threshold);
-    ``order="perplexity"`` sorts them by perplexity, lowest first (stable, nulls last), ``"given"``
-    keeps the file's (generation) order; then the first ``max_paraphrases`` are kept; a source with
-    fewer than ``min_paraphrases`` left is dropped.
+    Keeps paraphrases with ``perplexity <= max_perplexity`` (and ``similarity >= min_similarity``;
+    a null score fails any threshold); ``order="perplexity"`` sorts them by perplexity, lowest
+    first (stable, nulls last), ``"given"`` keeps the file's (generation) order; then the first
+    ``max_paraphrases`` are kept; a source with fewer than ``min_paraphrases`` left is dropped.
+    One record at a time; :class:`paraamr.filters.Filters` filters many, in Arrow batches.
 
     >>> rec = {"id": "a", "text": "t", "amr": None, "paraphrases": [
     ...     {"para_text": "x", "perplexity": 125.0}, {"para_text": "y", "perplexity": 96.6},
@@ -275,18 +414,11 @@ def select(
     >>> select(rec, max_perplexity=95, min_paraphrases=2) is None
     True
     """
-    paras = record["paraphrases"]
-    if max_perplexity is not None:
-        paras = [p for p in paras if p["perplexity"] is not None and p["perplexity"] <= max_perplexity]
-    if order == "perplexity":
-        paras = sorted(paras, key=lambda p: (p["perplexity"] is None, p["perplexity"] or 0.0))
-    elif order != "given":
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-    if max_paraphrases is not None:
-        paras = paras[:max_paraphrases]
-    if len(paras) < min_paraphrases:
-        return None
-    return {**record, "paraphrases": paras}
+    rules = Filters(max_perplexity, min_similarity, min_paraphrases, max_paraphrases, order)
+    if not rules.active:
+        return {**record}
+    kept = next(rules.iter_records([(None, record)]), None)
+    return None if kept is None else kept[1]
 
 
 def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
@@ -323,10 +455,19 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
 
 
 def read_path(
-    path: str | os.PathLike, *, skip_invalid: bool = False, skipped: Skipped | None = None
+    path: str | os.PathLike,
+    *,
+    skip_invalid: bool = False,
+    skipped: Skipped | None = None,
+    max_chars: int | None = None,
+    limits: Limits | None = None,
+    check_texts: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(split, record)`` for every record under a local file or folder (see :func:`split_files`)."""
+    """``(split, record)`` for every record under a local file or folder (see :func:`split_files`);
+    the options are :func:`iter_records`'s."""
     for split, files in split_files(path).items():
         for file in files:
-            for _key, record in iter_records(file, skip_invalid=skip_invalid, skipped=skipped):
+            for _key, record in iter_records(
+                file, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
+            ):
                 yield split, record

@@ -24,7 +24,8 @@ from typing import Any
 
 from paraamr import sources
 from paraamr.errors import InputError
-from paraamr.layout import PLOT_FILES
+from paraamr.filters import Filters
+from paraamr.layout import PLOT_FILES, atomic_file
 
 #: Perplexity quantiles reported, by name.
 QUANTILES = {"min": 0.0, "p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "max": 1.0}
@@ -44,6 +45,7 @@ def compute_stats(
     skip_invalid: bool = False,
     plot_dir: str | os.PathLike | None = None,
     overwrite: bool = False,
+    limits: sources.Limits | None = None,
 ) -> dict[str, Any]:
     """Statistics of every record under ``path`` (file or folder, see :func:`paraamr.sources.split_files`).
 
@@ -52,19 +54,20 @@ def compute_stats(
     ``missing``), ``splits`` (instances per split), ``tokens`` (how tokens are counted),
     ``max_perplexity``, ``skipped_lines``; with ``plot_dir``, ``plots`` (the PNG paths written:
     perplexity and paraphrases-per-source histograms; PNGs already there are refused unless
-    ``overwrite``, before anything is read). ``max_perplexity`` filters as the loader does.
+    ``overwrite``, before anything is read). ``max_perplexity`` filters as the loader does;
+    ``limits`` caps what gz/zip input may unpack (:class:`paraamr.sources.Limits`).
     """
     import numpy as np
 
-    if plot_dir is not None and not overwrite:
-        _check_plots(plot_dir)
+    if plot_dir is not None:
+        _check_plots(plot_dir, overwrite)
     perplexities = array("d")
     per_source = array("l")
     splits: dict[str, int] = {}
     para_tokens = source_tokens = missing = 0
     skipped = sources.Skipped()
-    for split, record in sources.read_path(path, skip_invalid=skip_invalid, skipped=skipped):
-        record = sources.select(record, max_perplexity=max_perplexity)
+    records = sources.read_path(path, skip_invalid=skip_invalid, skipped=skipped, limits=limits)
+    for split, record in Filters(max_perplexity=max_perplexity).iter_records(records):  # in batches
         splits[split] = splits.get(split, 0) + 1
         per_source.append(len(record["paraphrases"]))
         source_tokens += _tokens(record["text"])
@@ -102,11 +105,16 @@ def compute_stats(
 PLOT_NAMES = PLOT_FILES
 
 
-def _check_plots(plot_dir: str | os.PathLike) -> None:
-    """Refuse to replace PNGs of the same names (``paraamr stats --overwrite`` replaces them)."""
-    there = [name for name in PLOT_NAMES if (Path(plot_dir) / name).exists()]
-    if there:
-        raise InputError(f"{Path(plot_dir) / there[0]}: exists (pass --overwrite to replace the plots)")
+def _check_plots(plot_dir: str | os.PathLike, overwrite: bool) -> None:
+    """Refuse to replace files of the plots' names unless ``overwrite`` (a symbolic link there, even
+    a broken one, counts as a file: it is replaced, never written through), and never a folder.
+    The plot folder is no dataset folder: nothing else in it is looked at or touched."""
+    for name in PLOT_NAMES:
+        path = Path(plot_dir) / name
+        if path.is_dir() and not path.is_symlink():
+            raise InputError(f"{path}: is a folder, not a plot file")
+        if not overwrite and (path.exists() or path.is_symlink()):
+            raise InputError(f"{path}: exists (pass --overwrite to replace the plots)")
 
 
 def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> list[Path]:
@@ -144,8 +152,7 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     ax.set_ylabel("paraphrases")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
-    fig.savefig(paths[0])
-    plt.close(fig)
+    _save(fig, paths[0])
 
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
     top = int(per_source.max()) if len(per_source) else 0
@@ -157,9 +164,19 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     ax.set_ylabel("sources")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
-    fig.savefig(paths[1])
-    plt.close(fig)
+    _save(fig, paths[1])
     return paths
+
+
+def _save(fig, path: Path) -> None:
+    """Write a figure as PNG through the layout's atomic writer (a link at ``path`` is replaced)."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_file(path) as tmp:
+            fig.savefig(tmp, format="png")
+    finally:
+        plt.close(fig)
 
 
 def format_stats(stats: dict[str, Any]) -> str:

@@ -268,5 +268,7 @@ def test_disconnected_and_empty_graph_objects():
 
 def test_too_deep_is_an_error_not_a_crash():
     deep = "(a / x" + "".join(f" :ARG0 (b{i} / y" for i in range(3000)) + ")" * 3001
-    [failure] = amr.refocus_batch([deep])
-    assert failure.reason == "graph 1: graph too deep"
+    [failure] = amr.refocus_batch([deep])  # refused by the size caps, before penman reads it
+    assert failure.reason == "graph 1: nested more than 100 deep (--max-amr-depth 100)"
+    with pytest.raises(amr.AMRError, match="graph too deep"):  # caps lifted: Python's stack
+        amr.decode(deep, max_nodes=None, max_depth=None)

@@ -4,6 +4,10 @@ the n-gram LM saved and reused, other splits copied, clear errors."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 import uuid
 
 import pytest
@@ -213,3 +217,27 @@ def test_generator_options_reach_the_run_settings():
     )
     record, run = split_settings(**_generator_settings(args))
     assert not run.download and run.trust_remote_code and record.realizer_model == "g"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_augment_with_one_line_and_leaves_the_output_as_it_was(tmp_path, sig, status):
+    """Ctrl-C or SIGTERM while ``paraamr augment`` works (here: a second after it starts, while it
+    loads or augments): one line, the signal's exit status, no traceback, the output not written."""
+    rows = [{"sentence1": f"The man number {i} said many things .", "sentence2": f"A dog ran {i} times ."}
+            for i in range(3000)]  # fmt: skip
+    data = tmp_path / "big.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    argv = [sys.executable, "-m", "paraamr", "augment", "--dataset", str(data), "--method", "reda-ng"]
+    proc = subprocess.Popen(
+        [*argv, "--n", "4", "--output", str(tmp_path / "out")], stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == status, err
+    lines = [line for line in err.splitlines() if line.startswith("paraamr augment:")]
+    assert len(lines) == 1 and lines[0].startswith(
+        f"paraamr augment: {'interrupted' if status == 130 else 'terminated'}"
+    )
+    assert "Traceback" not in err and not (tmp_path / "out").exists()

@@ -213,3 +213,23 @@ def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_
     assert sorted(f["id"] for f in failures) == ["g-bad", "g1"]
     shards = [pq.read_table(f).num_rows for f in (out / "data" / "default").glob("*.parquet")]
     assert sum(shards) == 6
+
+
+def test_python_api_turns_a_text_no_file_could_hold_into_a_failure():
+    """``Generator.generate`` checks each text as a file's rows are checked: a lone surrogate (a
+    ``str`` no UTF-8 holds) is a failure row naming it, never a crash, and the other text goes on."""
+    from paraamr.builder.pipeline import Generator, Stages
+    from paraamr.builder.settings import RecordSettings
+
+    class Stub:
+        def parse(self, texts):
+            return ["(s / say-01 :ARG0 (m / man))" for _ in texts]
+
+        def realize(self, graphs):
+            return ["The man said." for _ in graphs]
+
+    gen = Generator(Stages(parser=Stub(), realizer=Stub()), RecordSettings(), window=4)
+    records = list(gen.generate(["The man spoke.", "A lone \ud800 surrogate."]))
+    assert [r["text"] for r in records] == ["The man spoke."]
+    (failure,) = gen.failures
+    assert failure["stage"] == "input" and failure["reason"].startswith("a lone surrogate (U+D800)")

@@ -5,6 +5,7 @@ under ``torchrun``, runs killed with SIGKILL and resumed, hostile input, the fol
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -113,7 +114,8 @@ def two_proc(tiny_models, hostile, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("two") / "out"
     log = out.parent / "log.txt"
     models = [a for a in _models(tiny_models) if a != "--no-progress"]  # the bar: see the test below
-    proc = _torchrun(["--input", str(hostile), "--output", str(out), *CHUNKS, *models], log)
+    args = ["--input", str(hostile), "--output", str(out), *CHUNKS, *models, "--progress", "bar"]
+    proc = _torchrun(args, log)
     assert proc.wait(timeout=400) == 0, log.read_text()[-3000:]
     return out
 
@@ -121,6 +123,19 @@ def two_proc(tiny_models, hostile, tmp_path_factory) -> Path:
 def test_the_progress_bar_counts_the_rows_of_both_processes(two_proc):
     log = (two_proc.parent / "log.txt").read_text()
     assert "generate (2 processes)" in log and f"{len(HOSTILE)}/{len(HOSTILE)} [" in log and "100%" in log
+
+
+def test_a_log_gets_lines_of_both_processes_not_a_bar(tiny_models, hostile, tmp_path):
+    """Where stderr is no terminal (a log, Slurm, CI), ``--progress auto`` writes plain lines: the
+    models first, then counts summed over both processes, and no line twice in a row."""
+    out, log = tmp_path / "out", tmp_path / "log.txt"
+    models = [a for a in _models(tiny_models) if a != "--no-progress"]
+    proc = _torchrun(["--input", str(hostile), "--output", str(out), *CHUNKS, *models], log)
+    assert proc.wait(timeout=400) == 0, log.read_text()[-3000:]
+    lines = [line for line in log.read_text().splitlines() if line.startswith("generate (2 processes): ")]
+    assert lines[0].startswith("generate (2 processes): loading models: parser ")
+    assert lines[-1].startswith(f"generate (2 processes): {len(HOSTILE)}/{len(HOSTILE)} src (100%)")
+    assert "\r" not in log.read_text() and all(a != b for a, b in itertools.pairwise(lines))
 
 
 def test_two_processes_give_the_records_of_one(one_proc, two_proc):

@@ -87,7 +87,12 @@ def test_convert_never_replaces_user_files_and_overwrite_deletes_only_its_own(
     assert (
         "pass --overwrite" in capsys.readouterr().err and (folder / "README.md").read_text() == "# my notes\n"
     )
-    assert main(["convert", str(release_jsonl), str(folder), "--overwrite"]) == 0
+    assert main(["convert", str(release_jsonl), str(folder), "--overwrite"]) == 1  # no dataset (issue 28)
+    assert (
+        "holds no dataset" in capsys.readouterr().err and (folder / "README.md").read_text() == "# my notes\n"
+    )
+    (folder / "README.md").unlink()
+    assert main(["convert", str(release_jsonl), str(folder)]) == 0
     (folder / "data" / "mine.csv").write_text("a,b\n")
     (folder / "notes.txt").write_text("keep")
     stale = folder / "data" / "default" / "train-00000-of-00001.parquet"

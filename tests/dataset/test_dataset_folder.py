@@ -35,14 +35,14 @@ def _files(root) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
-@pytest.mark.parametrize("split", ["train", "my-split", "a-00001-of-00002", "x.y"])
+@pytest.mark.parametrize("split", ["train", "my_split", "a_00001_of_00002", "x.y"])
 def test_any_split_name_is_parsed_back_and_matched_by_its_card_pattern_only(tmp_path, split):
-    for name in (split, f"{split}-other"):
+    for name in (split, f"{split}_other"):  # datasets' rule: no "-" in a split name (issue 28)
         with folder.ShardWriter(tmp_path, "pairs", name, PAIRS_SCHEMA) as w:
             w.write_rows(_rows(3))
     folder.finalize(tmp_path)
     shards = layout.list_shards(tmp_path)["pairs"]
-    assert sorted(shards) == sorted([split, f"{split}-other"])
+    assert sorted(shards) == sorted([split, f"{split}_other"])
     assert [p.name for p in shards[split]] == [f"{split}-00000-of-00001.parquet"]
     rel = [str(p.relative_to(tmp_path)) for ps in shards.values() for p in ps]
     assert [r for r in rel if fnmatch.fnmatchcase(r, layout.data_files("pairs", split))] == [
@@ -51,9 +51,12 @@ def test_any_split_name_is_parsed_back_and_matched_by_its_card_pattern_only(tmp_
 
 
 def test_bad_names_are_refused(tmp_path):
-    for bad in ("", "a/b", ".hidden", ".."):
-        with pytest.raises(ValueError, match="cannot be a file name"):
+    for bad in ("", "a/b", ".hidden", "..", "my-split", "a\nb", "../x"):
+        with pytest.raises(ValueError, match="breaks datasets' rule"):
             folder.ShardWriter(tmp_path, "pairs", bad, PAIRS_SCHEMA)
+    for bad in ("", "a/b", ".hidden", "..", "a\nb", "a:b"):
+        with pytest.raises(ValueError, match="cannot name a folder"):
+            folder.ShardWriter(tmp_path, bad, "train", PAIRS_SCHEMA)
 
 
 def test_shards_are_sized_by_arrow_bytes_and_row_groups_bounded(tmp_path):

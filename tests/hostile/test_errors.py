@@ -172,10 +172,10 @@ def test_cli_debug_anywhere_shows_the_traceback(tmp_path, capsys):
 def test_a_command_that_does_not_import_leaves_the_others_working(monkeypatch, capsys):
     import paraamr.commands.stats as stats
 
-    def broken(subparsers):
+    def broken(parser):
         raise ImportError("cannot import name 'thing' from 'paraamr.somewhere'")
 
-    monkeypatch.setattr(stats, "register", broken)
+    monkeypatch.setattr(stats, "add_arguments", broken)
     assert main(["stats", "anything", "--no-plots"]) == 1
     assert capsys.readouterr().err == (
         "paraamr stats: internal error: ImportError: cannot import name 'thing' from 'paraamr.somewhere' "

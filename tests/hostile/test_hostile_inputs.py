@@ -102,6 +102,41 @@ PAIRS_TSV = b"The cat sat on the mat .\tA cat was sitting on the mat .\nA dog ra
 SCORE_ROWS = jsonl([{"text": t, "para_text": t.replace(".", "!")} for t in SENTENCES])
 AUGMENT_ROWS = jsonl([{"text": t, "label": i} for i, t in enumerate(SENTENCES)])
 
+# issue 28: text a dataset cannot hold, bombs, nested archives, oversize graphs
+SURROGATE_ROWS = (
+    b'{"text": "The cat sat ."}\n{"text": "A lone \\ud800 surrogate ."}\n{"text": "A dog ran ."}\n'
+)
+NUL_ROWS = b'{"text": "The cat sat ."}\n{"text": "A NUL \\u0000 here ."}\n{"text": "A dog ran ."}\n'
+SURROGATE_PARA = release() + (
+    b'{"text": "A bird flew .", "paraphrases": [{"para_text": "A bird \\ud800 flew .", "perplexity": 2}]}\n'
+)
+#: 20 MB on one line in a 20 KB gzip: past the 16 MiB grace at 1,000 times its size.
+BOMB = gz(b'{"text": "' + b"x" * 20_000_000 + b'", "paraphrases": []}\n')
+NESTED_ZIP = zipped("inner.zip", zipped("in.json", release()))
+
+
+def deep_amr(depth: int) -> bytes:
+    chain = "".join(f"(a{i} / x :ARG0 " for i in range(depth - 1)) + "(z / end)" + ")" * (depth - 1)
+    return AMR + b"\n# ::snt too deep\n" + chain.encode() + b"\n\n(c / cat :mod (b / big))\n"
+
+
+def wide_amr(nodes: int) -> bytes:
+    star = "(r / root " + " ".join(f":op{i} (n{i} / thing)" for i in range(1, nodes)) + ")"
+    return AMR + b"\n# ::snt too wide\n" + star.encode() + b"\n\n(c / cat :mod (b / big))\n"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link to ``target`` (relative to the link's folder), made in a case's folder."""
+
+    target: str
+
+
+DATASET = {
+    "d/README.md": b"---\nlicense: mit\n---\n# d\n",
+    "d/data/default/train-00000-of-00001.parquet": b"x",
+}
+
 # --- the table --------------------------------------------------------------------------------
 
 
@@ -703,6 +738,19 @@ def table() -> list[Case]:
         ],
     )
 
+    # finalize -------------------------------------------------------------------------------
+    cases += rows(
+        "finalize",
+        ("finalize",),
+        [
+            ("missing", ["missing"], {}, ERR, "missing"),
+            ("empty-folder", ["data"], {"data": None}, ERR, "data"),
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
+            ("not-a-run", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
+            ("broken-settings", ["data"], {"data/.paraamr/settings.json": b"{not json"}, ERR, "data"),
+        ],
+    )
+
     # quality train / score ------------------------------------------------------------------
     train = ("quality", "train", "--max-triplets", "4", "--epochs", "1", "--batch-size", "4", "--no-progress")
     good = {"in.txt": text_lines()}
@@ -854,6 +902,16 @@ def table() -> list[Case]:
         ],
     )
 
+    # env ------------------------------------------------------------------------------------
+    cases += rows(
+        "env",
+        ("env",),
+        [
+            ("cache-is-a-file", ["--cache-dir", "afile"], {"afile": b"x"}, OK, None),
+            ("broken-pipe", [], {}, PIPE, None, {"how": "pipe"}),
+        ],
+    )
+
     # refocus --------------------------------------------------------------------------------
     many = AMR * 3000  # more than a pipe buffer of variants
     cases += rows(
@@ -883,6 +941,312 @@ def table() -> list[Case]:
             ("long-line", ["in.amr"], {"in.amr": b"(x / " + b"y" * 100_000 + b")\n"}, OK, None),
             ("foci-negative", ["in.amr", "--foci", "-1"], {"in.amr": AMR}, USAGE, "--foci"),
             ("broken-pipe", ["in.amr"], {"in.amr": many}, PIPE, None, {"how": "pipe"}),
+        ],
+    )
+    return cases + round_two()
+
+
+def round_two() -> list[Case]:
+    """Issue 28's cases (text a dataset cannot hold, symlinks, bombs, oversize graphs, names,
+    folders that hold no dataset), and more of the same kinds."""
+    models = ("--parser-model", "{parser}", "--generator-model", "{realizer}", "--lm-model", "{lm}")
+    gen = ("generate", *models, "--no-progress")
+    good = {"in.txt": text_lines()}
+    cases = rows(
+        "generate",
+        gen,
+        [
+            (
+                "lone-surrogate",
+                ["--input", "in.jsonl", "--output", "out"],
+                {"in.jsonl": SURROGATE_ROWS},
+                OK,
+                None,
+            ),
+            ("nul-in-text", ["--input", "in.jsonl", "--output", "out"], {"in.jsonl": NUL_ROWS}, OK, None),
+            (
+                "amr-950-deep",
+                ["--amr-input", "in.amr", "--output", "out"],
+                {"in.amr": deep_amr(950)},
+                OK,
+                None,
+            ),
+            (
+                "amr-2000-nodes",
+                ["--amr-input", "in.amr", "--output", "out"],
+                {"in.amr": wide_amr(2000)},
+                OK,
+                None,
+            ),
+            (
+                "max-amr-depth-past-the-stack",
+                ["--amr-input", "in.amr", "--output", "out", "--max-amr-depth", "950"],
+                {"in.amr": AMR},
+                USAGE,
+                "--max-amr-depth",
+            ),
+            (
+                "max-amr-nodes-zero",
+                ["--input", "in.txt", "--output", "out", "--max-amr-nodes", "0"],
+                good,
+                USAGE,
+                "--max-amr-nodes",
+            ),
+            (
+                "split-newline",
+                ["--input", "in.txt", "--output", "out", "--split", "a\nb"],
+                good,
+                USAGE,
+                "--split",
+            ),
+            (
+                "split-dotdot",
+                ["--input", "in.txt", "--output", "out", "--split", "../x"],
+                good,
+                USAGE,
+                "--split",
+            ),
+            (
+                "push-to-hub-bad-id",
+                ["--input", "in.txt", "--output", "out", "--push-to-hub", "a//b"],
+                good,
+                USAGE,
+                "--push-to-hub",
+            ),
+        ],
+    )
+    good = {"in.jsonl": release()}
+    cases += rows(
+        "convert",
+        ("convert",),
+        [
+            (
+                "surrogate-para-text",
+                ["in.jsonl", "out"],
+                {"in.jsonl": SURROGATE_PARA},
+                ERR,
+                "in.jsonl, line 121",
+            ),
+            (
+                "surrogate-para-text-skip",
+                ["in.jsonl", "out", "--skip-invalid"],
+                {"in.jsonl": SURROGATE_PARA},
+                OK,
+                None,
+            ),
+            (
+                "surrogate-to-jsonl",
+                ["in.jsonl", "o.jsonl"],
+                {"in.jsonl": SURROGATE_PARA},
+                ERR,
+                "in.jsonl, line 121",
+            ),
+            (
+                "nul-in-text",
+                ["in.jsonl", "out"],
+                {"in.jsonl": NUL_ROWS.replace(b'."}', b'.", "paraphrases": []}')},
+                ERR,
+                "line 2",
+            ),
+            ("max-chars", ["in.jsonl", "out", "--max-chars", "10"], good, ERR, "--max-chars 10"),
+            ("max-chars-zero", ["in.jsonl", "out", "--max-chars", "0"], good, USAGE, "--max-chars"),
+            (
+                "overwrite-readme-only",
+                ["in.jsonl", "out", "--overwrite"],
+                {**good, "out/README.md": b"# mine\n"},
+                ERR,
+                "holds no dataset",
+            ),
+            (
+                "gzip-bomb",
+                ["in.jsonl.gz", "out"],
+                {"in.jsonl.gz": BOMB},
+                ERR,
+                "in.jsonl.gz: unpacks to more than 100 times",
+            ),
+            (
+                "gzip-bomb-skip-invalid",
+                ["in.jsonl.gz", "out", "--skip-invalid"],
+                {"in.jsonl.gz": BOMB},
+                ERR,
+                "in.jsonl.gz",
+            ),
+            (
+                "gzip-long-line",
+                ["in.jsonl.gz", "out", "--max-line-bytes", "1MB", "--max-unpack-ratio", "10000"],
+                {"in.jsonl.gz": BOMB},
+                ERR,
+                "longer than 1000000 bytes",
+            ),
+            (
+                "nested-zip",
+                ["in.zip", "out"],
+                {"in.zip": NESTED_ZIP},
+                ERR,
+                "inner.zip: an archive inside an archive",
+            ),
+            (
+                "unpack-ratio-zero",
+                ["in.jsonl", "out", "--max-unpack-ratio", "0"],
+                good,
+                USAGE,
+                "--max-unpack-ratio",
+            ),
+            (
+                "max-unpacked-junk",
+                ["in.jsonl", "out", "--max-unpacked", "lots"],
+                good,
+                USAGE,
+                "--max-unpacked",
+            ),
+            ("repo-id-bad", ["in.jsonl", "out", "--push-to-hub", "a//b"], good, USAGE, "--push-to-hub"),
+        ],
+    )
+    nop = ["--no-plots"]
+    secret = {"secret.png": b"my secret\n"}
+    cases += rows(
+        "stats",
+        ("stats",),
+        [
+            (
+                "gzip-bomb",
+                ["in.jsonl.gz", *nop],
+                {"in.jsonl.gz": BOMB},
+                ERR,
+                "in.jsonl.gz: unpacks to more than",
+            ),
+            ("nested-zip", ["in.zip", *nop], {"in.zip": NESTED_ZIP}, ERR, "inner.zip"),
+            (
+                "surrogate-para-text",
+                ["in.jsonl", *nop],
+                {"in.jsonl": SURROGATE_PARA},
+                ERR,
+                "in.jsonl, line 121",
+            ),
+            (
+                "plots-symlink",
+                ["in.jsonl", "--plots", "plots"],
+                {**good, **secret, "plots/perplexity.png": Link("../secret.png")},
+                ERR,
+                "plots/perplexity.png: exists",
+            ),
+            (
+                "plots-symlink-overwrite",
+                ["in.jsonl", "--plots", "plots", "--overwrite"],
+                {**good, **secret, "plots/perplexity.png": Link("../secret.png")},
+                OK,
+                None,
+            ),
+            (
+                "plots-broken-symlink",
+                ["in.jsonl", "--plots", "plots"],
+                {**good, "plots/perplexity.png": Link("../elsewhere.png")},
+                ERR,
+                "plots/perplexity.png: exists",
+            ),
+            (
+                "plots-name-is-a-folder",
+                ["in.jsonl", "--plots", "plots", "--overwrite"],
+                {**good, "plots/perplexity.png": None},
+                ERR,
+                "is a folder",
+            ),
+        ],
+    )
+    aug = (
+        "augment",
+        "--method",
+        "reda",
+        "--n",
+        "1",
+        "--seed",
+        "0",
+        "--dataset",
+        "in.jsonl",
+        "--output",
+        "out",
+    )
+    para = ("--method", "paraamr", "--paraphrases", "p.jsonl")
+    good = {"in.jsonl": AUGMENT_ROWS}
+    cases += rows(
+        "augment",
+        aug,
+        [
+            ("paraphrases-surrogate", para, {**good, "p.jsonl": SURROGATE_PARA}, ERR, "p.jsonl, line 121"),
+            ("overwrite-user-folder", ["--overwrite"], {**good, **USER_FOLDER}, ERR, "out"),
+            (
+                "overwrite-readme-only",
+                ["--overwrite"],
+                {**good, "out/README.md": b"# paraamr augment\n"},
+                ERR,
+                "out",
+            ),
+            ("split-newline", ["--split", "a\nb"], good, USAGE, "--split"),
+            (
+                "paraphrases-gzip-bomb",
+                [*para[:3], "p.jsonl.gz"],
+                {**good, "p.jsonl.gz": BOMB},
+                ERR,
+                "p.jsonl.gz",
+            ),
+        ],
+    )
+    cases += rows(
+        "push",
+        ("push", "org/name"),
+        [
+            (
+                "outward-link",
+                ["d"],
+                {**DATASET, "secret.txt": b"secret\n", "d/notes.txt": Link("../secret.txt")},
+                ERR,
+                "d/notes.txt",
+            ),
+            (
+                "outward-folder-link",
+                ["d"],
+                {**DATASET, "s/x.txt": b"secret\n", "d/more": Link("../s")},
+                ERR,
+                "d/more",
+            ),
+        ],
+    )
+    cases += rows("push", ("push",), [("bad-repo-id", ["a//b", "d"], DATASET, USAGE, "REPO_ID")])
+    cases += rows(
+        "finalize",
+        ("finalize",),
+        [
+            ("user-folder", ["out"], USER_FOLDER, ERR, "out"),
+            ("a-dataset-not-a-run", ["d"], DATASET, ERR, "d"),
+        ],
+    )
+    cases += rows(
+        "refocus",
+        ("refocus",),
+        [
+            (
+                "amr-950-deep",
+                ["in.amr"],
+                {"in.amr": deep_amr(950)},
+                ERR,
+                "graph 3: nested more than 100",
+                {"single": False},
+            ),
+            (
+                "amr-2000-nodes",
+                ["in.amr"],
+                {"in.amr": wide_amr(2000)},
+                ERR,
+                "graph 3: more than 500 nodes",
+                {"single": False},
+            ),
+            (
+                "max-amr-nodes-zero",
+                ["in.amr", "--max-amr-nodes", "0"],
+                {"in.amr": AMR},
+                USAGE,
+                "--max-amr-nodes",
+            ),
         ],
     )
     return cases
@@ -1040,6 +1404,9 @@ def test_hostile_input(case: Case, tmp_path, monkeypatch, capfd, request, mounts
         path = case_dir / name
         if content is None:
             path.mkdir(parents=True, exist_ok=True)
+        elif isinstance(content, Link):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(content.target)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content)

@@ -84,17 +84,26 @@ def test_same_row_from_a_folder_and_a_two_column_file(capsys, dataset_folder):
         assert folder[key] == pytest.approx(release[key]) and tsv[key] == pytest.approx(release[key]), key
 
 
-def test_markdown_row_and_sample(capsys):
+def test_markdown_row_and_sample_of_sources_with_intervals(capsys):
     args = ["--sample", "4", "--seed", "1", "--no-plots"]
     assert main(["evaluate", str(RELEASE), *args, "--no-progress"]) == 0
     out = capsys.readouterr().out.splitlines()
+    records = [json.loads(line) for line in RELEASE.read_text().splitlines()]
     assert out[0] == "| pairs | Semantic similarity | 1-BLEU | 1-∩/∪ | TED-3 | TED-F |"
-    assert out[2].startswith("| 4 | ")
-    assert any(line.startswith("ted: convention:aesop|") for line in out)
     first, second = run_json(capsys, RELEASE, *args), run_json(capsys, RELEASE, *args)
+    # 4 sources drawn, each with all its paraphrases
+    assert out[2].startswith(f"| {first['pairs']} | ") and first["clusters"] == 4 < len(records)
+    assert out[3].startswith("| 95% CI | ") and any(
+        line.startswith("95% CI: cluster bootstrap over the 4 sources") for line in out
+    )
+    assert any(line.startswith("ted: convention:aesop|") for line in out)
+    assert "bootstrap:cluster:sources" in first["signatures"]["interval"]
+    for key in MEASURES:
+        low, high = first["intervals"][key]
+        assert low <= first[key] <= high, key
     assert set(first.pop("timings")) == {"parse", "embed", "lexical", "ted"}
     second.pop("timings")
-    assert first["pairs"] == 4 and first == second
+    assert first == second
 
 
 def test_empty_paraphrase_is_a_failure_row(capsys, tmp_path):
@@ -102,7 +111,15 @@ def test_empty_paraphrase_is_a_failure_row(capsys, tmp_path):
     path.write_text("text,para_text\nI know it.,It is known to me.\nThe cat sat.,\n")
     result = run_json(capsys, path, "--no-plots")
     assert result["pairs"] == 1
-    assert result["failures"] == [{"where": f"{path}, line 3", "reason": "empty source or paraphrase"}]
+    assert result["failures"] == [
+        {
+            "index": 1,
+            "where": f"{path}, line 3",
+            "id": text_id("The cat sat."),
+            "stage": "input",
+            "reason": "paraphrase: empty",
+        }
+    ]
 
 
 def test_bad_two_column_file_names_the_line(capsys, tmp_path):

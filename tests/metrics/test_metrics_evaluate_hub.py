@@ -32,7 +32,8 @@ def test_hub_dataset_config_and_split_with_sample_warning(hub, capsys, tmp_path)
     assert main(args) == 0
     out = capsys.readouterr()
     result = json.loads(out.out)
-    assert f"--sample 999 exceeds the {len(PAIRS)} pairs of org/sample" in out.err
+    sources = len({s for s, _ in PAIRS})  # several paraphrases a source: --sample draws sources
+    assert f"--sample 999 exceeds the {sources} sources of org/sample" in out.err
     golden, _ = bleu_diversity([p for _, p in PAIRS], [s for s, _ in PAIRS])
     assert result["pairs"] == len(PAIRS) and result["bleu_diversity"] == pytest.approx(
         sum(golden) / len(golden)

@@ -214,6 +214,7 @@ def test_combine_passes_each_module_its_options(modules, evaluate):
 def test_loading_a_model_prints_no_progress_bar(name, evaluate, capfd, caplog):
     from transformers.utils import logging
 
+    logging.enable_progress_bar()  # as a fresh process has it (an in-process run before may have quieted it)
     metric = evaluate.load(paraamr.metric_path(name))  # a new instance: its model loads afresh
     capfd.readouterr()
     metric.compute(predictions=["A cat sat on the mat."], references=["The cat sat on the mat."])

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import pytest
 
+from paraamr.failures import Failure
 from paraamr.metrics import parsers
 from paraamr.metrics.trees import read_tree
 
@@ -63,7 +64,7 @@ def test_pos_layer_gives_the_ptb_shape():
 def test_processes_give_the_trees_of_one_process(link_grammar):
     one = parsers.LinkGrammarParser(pos=None, processes=1).parse(SENTENCES)
     assert link_grammar.parse(SENTENCES) == one
-    assert len(link_grammar._pool) == 2 and all(p.alive() for p in link_grammar._pool)
+    assert len(link_grammar.workers.workers) == 2 and all(p.alive() for p in link_grammar.workers.workers)
 
 
 def test_cache_keys_and_disk_cache(tmp_path):
@@ -117,8 +118,7 @@ def test_link_grammar_odd_sentences(link_grammar):
     assert bang.startswith("(ROOT (S")  # parsed as a sentence, not run as a link-parser command
     assert "{?}" not in unknown and "[?]" not in unknown
     assert "-LRB-" in brackets and "-RRB-" in brackets
-    with pytest.raises(ValueError, match="empty sentence"):
-        link_grammar.parse(["   "])
+    assert link_grammar.parse(["   "]) == [Failure("parse", "empty sentence")]
 
 
 def test_link_grammar_output_cleaning():

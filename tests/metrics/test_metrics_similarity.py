@@ -142,3 +142,33 @@ def test_embedder_errors(tmp_path):
         Embedder(str(tmp_path / "nowhere" / "model"))
     with pytest.raises(ValueError, match="pair 0 prediction"):
         semantic_similarity([None], ["a"], embedder=None)
+
+
+def test_process_pool_gives_the_vectors_of_one_process(minilm, monkeypatch):
+    """Large encode calls on a CPU run in one single-threaded process per core: the same vectors
+    up to batch composition (values within 1e-4, in practice ~1e-7); the workers end with it."""
+    import psutil
+
+    from paraamr.models import embedder as module
+
+    texts = [f"{a} ({i})" for i in range(700) for a, _ in PARAPHRASES[:1]] + [b for _, b in PARAPHRASES]
+    monkeypatch.setattr(module, "POOL_CHUNK", 256)  # three tasks for two workers
+    pooled = Embedder(processes=2)
+    children = set(psutil.Process().children())
+    vectors = pooled.encode(texts)
+    assert np.abs(vectors - minilm.encode(texts)).max() < 1e-4
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert set(psutil.Process().children()) == children  # no worker left running
+
+
+def test_pool_size(minilm, monkeypatch):
+    from paraamr.models import embedder as module
+
+    monkeypatch.setattr(module.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert minilm._pool_size(module.POOL_MIN_TEXTS - 1) == 1  # a small call: this process
+    assert minilm._pool_size(module.POOL_MIN_TEXTS) == 3  # one per core
+    monkeypatch.setenv("WORLD_SIZE", "2")  # one rank of several: the ranks share the cores
+    assert minilm._pool_size(module.POOL_MIN_TEXTS) == 1
+    monkeypatch.setattr(minilm, "processes", 2)  # as Embedder(processes=2)
+    assert minilm._pool_size(10) == 1 and minilm._pool_size(5000) == 2

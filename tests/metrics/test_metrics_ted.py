@@ -137,3 +137,29 @@ def test_ted_signature():
     assert sig["convention"] == "aesop" and sig["norm"] == "max-nodes" and sig["heights"] == "3,full"
     assert sig["backend"].startswith("x-ted:0.")
     assert list(sig)[-3:] == ["parser", "tree", "paraamr"] and sig["tree"] == "t"
+
+
+def test_ted_module_leaves_out_pairs_it_cannot_parse():
+    """Control characters, a 100,000-character paraphrase, only invisible characters and too many
+    words: one line per pair left out, the other pairs scored as alone (issue 28, item 10)."""
+    import evaluate
+
+    import paraamr
+
+    metric = evaluate.load(paraamr.metric_path("ted_diversity"))
+    good = ("On the mat sat the cat.", "The cat sat on the mat.")
+    predictions = [good[0], "x" * 100_000, "tab\tand \x07bell", good[0], "\u200b", " ".join(["w"] * 300)]
+    references = [good[1], good[1], good[1], "nul \x00 here", good[1], good[1]]
+    out = metric.compute(predictions=predictions, references=references, parser="link-grammar:no-pos")
+    alone = metric.compute(predictions=[good[0]], references=[good[1]], parser="link-grammar:no-pos")
+    assert out["ted3_scores"] == alone["ted3_scores"] + [None] * 5
+    assert out["tedf_scores"] == alone["tedf_scores"] + [None] * 5
+    assert (out["ted3"], out["tedf"]) == (alone["ted3"], alone["tedf"])
+    assert alone["ted_diversity_failures"] == []
+    lines = out["ted_diversity_failures"]
+    assert [line.split(":")[0] for line in lines] == [f"pair {i} {side}" for i, side in
+                                                     [(1, "prediction"), (2, "prediction"),
+                                                      (3, "reference"), (4, "prediction"),
+                                                      (5, "prediction")]]
+    assert "100,002 bytes" in lines[0] and "control character (U+0007)" in lines[1]
+    assert "NUL" in lines[2] and "no visible character" in lines[3] and "254 words" in lines[4]

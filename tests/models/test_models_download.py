@@ -8,7 +8,9 @@ import http.server
 import io
 import json
 import os
+import signal
 import socket
+import subprocess
 import sys
 import tarfile
 import threading
@@ -21,8 +23,9 @@ from hubserver import HubServer, patch_clients
 from paraamr.cli import main
 from paraamr.errors import ArchiveRefused, ModelNotFoundError, ParaAMRError
 from paraamr.models import download as dl
+from paraamr.models.archive import safe_extract
 from paraamr.models.catalog import AMRLIB_MODELS
-from paraamr.models.download import ensure, fetch_release, fetch_url, safe_extract
+from paraamr.models.download import ensure, fetch_release, fetch_url
 from paraamr.models.resolve import resolve
 from paraamr.models.tiny import PAPER_AMR, PAPER_TEXT
 
@@ -46,7 +49,8 @@ def _tarball(model_dir: Path, top: str, *, drop: tuple[str, ...] = (), meta: dic
 class _Server:
     """A loopback release host: ``/NAME`` serves ``files[NAME]``, honouring ``Range`` (206) unless
     ``ignore_range``; ``cut[NAME] = n`` makes the next GET send n bytes and drop the connection;
-    ``fail[NAME] = k`` answers the next k GETs with 503; ``delay`` seconds before each answer.
+    ``fail[NAME] = k`` answers the next k GETs with 503; ``delay`` seconds before each answer;
+    ``stall[NAME] = n`` sends n bytes, then holds the connection open until ``release`` is set.
     ``requests`` logs (path, Range header)."""
 
     def __init__(self, files: dict[str, bytes]):
@@ -55,6 +59,8 @@ class _Server:
         self.fail: dict[str, int] = {}
         self.ignore_range = False
         self.delay = 0.0
+        self.stall: dict[str, int] = {}
+        self.release = threading.Event()
         self.requests: list[tuple[str, str | None]] = []
         owner = self
 
@@ -80,6 +86,12 @@ class _Server:
                 self.send_header("Content-Length", str(len(data) - start))
                 self.end_headers()
                 body = data[start:]
+                if name in owner.stall:
+                    self.wfile.write(body[: owner.stall.pop(name)])
+                    self.wfile.flush()
+                    owner.release.wait(60)
+                    self.close_connection = True
+                    return
                 if name in owner.cut:
                     self.wfile.write(body[: owner.cut.pop(name)])
                     self.wfile.flush()
@@ -190,6 +202,47 @@ def test_download_cut_off_for_good_resumes_on_the_next_run(tmp_path, server, no_
     assert server.requests == [("/tiny.tar.gz", f"bytes={half}-")]
     assert _models(tmp_path) == ["tiny"] and _partials(tmp_path) == []
     assert json.loads((tmp_path / "models" / "tiny" / "amrlib_meta.json").read_text())["model_type"] == "stog"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("sig", "status", "word"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")]
+)
+def test_a_signal_mid_download_stops_with_one_line_and_the_next_run_resumes(
+    tmp_path, server, sig, status, word
+):
+    """``paraamr models download`` stopped by SIGTERM (Slurm, ``timeout``) or Ctrl-C mid-transfer:
+    one line, the signal's exit status, the bytes received kept for the next run, no lock held."""
+    url = f"{server.url}/tiny.tar.gz"
+    half = len(server.files["tiny.tar.gz"]) // 2
+    server.stall["tiny.tar.gz"] = half
+    server.release.clear()
+    argv = [sys.executable, "-m", "paraamr", "models", "download", "tiny", "--url", url]
+    argv += ["--cache-dir", str(tmp_path)]
+    proc = subprocess.Popen([*argv, "--quiet"], stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 120
+        while not (
+            _partials(tmp_path) and (tmp_path / "models" / _partials(tmp_path)[0]).stat().st_size == half
+        ):
+            assert proc.poll() is None and time.monotonic() < end, (
+                proc.stderr.read() if proc.poll() else "slow"
+            )
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        err = proc.communicate(timeout=60)[1]
+    finally:
+        server.release.set()
+    assert proc.returncode == status, err
+    assert err.strip().splitlines() == [
+        f"paraamr models download: {word}" + (" (SIGTERM)" if sig == signal.SIGTERM else "")
+    ]
+    [partial] = _partials(tmp_path)
+    assert (tmp_path / "models" / partial).stat().st_size == half  # kept, for the next run
+    server.requests.clear()
+    assert subprocess.run([*argv, "--quiet"], capture_output=True).returncode == 0  # the lock was let go
+    assert server.requests == [("/tiny.tar.gz", f"bytes={half}-")]
+    assert _models(tmp_path) == ["tiny"] and _partials(tmp_path) == []
 
 
 def test_server_ignoring_range_and_5xx_are_survived(tmp_path, server, no_sleep):

@@ -35,17 +35,21 @@ roles.
 """
 
 from paraamr.amr.foci import DEFAULT_EXCLUDED, candidate_foci
-from paraamr.amr.reading import GraphInput, decode, parse, read_graphs
-from paraamr.amr.rerooting import Variant, refocus, refocus_batch, variants
+from paraamr.amr.reading import MAX_DEPTH, MAX_NODES, GraphInput, check_size, decode, parse, read_graphs
+from paraamr.amr.rerooting import Variant, iter_variants, refocus, refocus_batch, variants
 from paraamr.errors import AMRError
 
 __all__ = [
     "DEFAULT_EXCLUDED",
+    "MAX_DEPTH",
+    "MAX_NODES",
     "AMRError",
     "GraphInput",
     "Variant",
     "candidate_foci",
+    "check_size",
     "decode",
+    "iter_variants",
     "parse",
     "read_graphs",
     "refocus",

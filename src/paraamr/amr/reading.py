@@ -21,7 +21,12 @@ from penman.models.amr import model as AMR_MODEL
 
 from paraamr.errors import AMRError
 
-__all__ = ["GraphInput", "decode", "parse", "read_graphs"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "parse", "read_graphs"]
+
+#: Default caps on one graph (``--max-amr-nodes``, ``--max-amr-depth``): far above sentence AMRs
+#: (tens of nodes, a dozen deep), below what stalls the realizer or meets Python's recursion limit.
+MAX_NODES = 500
+MAX_DEPTH = 100
 
 _INSTANCE = AMR_MODEL.concept_role
 
@@ -50,8 +55,50 @@ def _describe(where: str, graph_id: str | None) -> str:
     return f"graph {graph_id}" if where == "<graph>" else f"{where} (id {graph_id})"
 
 
-def parse(text: str, *, where: str = "<graph>") -> penman.Tree:
-    """penman's tree of one PENMAN graph (layout and metadata as written), checked for syntax.
+#: What :func:`check_size` looks at: a string (skipped), a comment to the end of its line (skipped),
+#: a parenthesis.
+_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|#[^\n]*|[()]')
+
+
+def check_size(
+    text: str, *, max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH, where: str = "<graph>"
+) -> None:
+    """Refuse a graph of more than ``max_nodes`` nodes or nested deeper than ``max_depth``, seen in
+    one scan of its text (strings and comments skipped) that stops at the first limit passed:
+    before anything parses it. None: no limit.
+
+    >>> check_size("(a / b :ARG0 (c / d :ARG1 (e / f)))", max_depth=2)
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.AMRError: <graph>: nested more than 2 deep (--max-amr-depth 2)
+    >>> check_size('# ::snt ((((\\n(a / b :name (n / name :op1 "((("))', max_nodes=2, max_depth=2)
+    """
+    nodes_cap = float("inf") if max_nodes is None else max_nodes
+    depth_cap = float("inf") if max_depth is None else max_depth
+    if text.count("(") <= min(nodes_cap, depth_cap):
+        return  # no more parentheses than either cap: the usual graph costs one count
+    nodes = depth = 0
+    for match in _NESTING.finditer(text):
+        if match.group() == ")":
+            depth -= 1
+            continue
+        if match.group() != "(":
+            continue
+        nodes, depth = nodes + 1, depth + 1
+        if nodes > nodes_cap:
+            problem = f"more than {max_nodes} nodes (--max-amr-nodes {max_nodes})"
+        elif depth > depth_cap:
+            problem = f"nested more than {max_depth} deep (--max-amr-depth {max_depth})"
+        else:
+            continue
+        raise AMRError(f"{_describe_text(text, where)}: {problem}")
+
+
+def parse(
+    text: str, *, where: str = "<graph>", max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH
+) -> penman.Tree:
+    """penman's tree of one PENMAN graph (layout and metadata as written), checked for syntax and
+    size (:func:`check_size`, before anything else reads it).
 
     The fastest input of :func:`variants` and :func:`refocus`. Raises
     :class:`~paraamr.errors.AMRError` naming ``where`` (or the graph's ``# ::id``) and the cause.
@@ -65,6 +112,7 @@ def parse(text: str, *, where: str = "<graph>") -> penman.Tree:
     """
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
         raise AMRError(f"{_describe_text(text, where)}: empty graph (no PENMAN after the metadata)")
+    check_size(text, max_nodes=max_nodes, max_depth=max_depth, where=where)
     fast = _fast_tree(text)
     if fast is not None:
         return fast
@@ -192,11 +240,14 @@ def _describe_text(text: str, where: str) -> str:
     return _describe(where, match.group(1) if match else None)
 
 
-def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
+def decode(
+    text: str, *, where: str = "<graph>", max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH
+) -> penman.Graph:
     """Decode and validate one PENMAN graph (metadata comments allowed) with penman's AMR model.
 
     Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
-    PENMAN, no graph at all, more than one graph, a variable defined twice. The graph remembers
+    PENMAN, no graph at all, more than one graph, a variable defined twice, a graph over
+    ``max_nodes`` or ``max_depth`` (:func:`check_size`). The graph remembers
     the tree it was read from, so :func:`variants` of it does not lay it out again (unless its
     triples or top are changed in between; metadata edits are fine).
 
@@ -207,12 +258,14 @@ def decode(text: str, *, where: str = "<graph>") -> penman.Graph:
     ...
     paraamr.errors.AMRError: graph 7: not valid PENMAN: Unexpected end of input (line 1, column 28)
     """
-    tree = parse(text, where=where)
+    tree = parse(text, where=where, max_nodes=max_nodes, max_depth=max_depth)
     _Structure(tree, where)  # validates: one definition per variable
     try:
         graph = penman.layout.interpret(tree, AMR_MODEL)
     except PenmanError as e:
         raise AMRError(f"{_describe(where, tree.metadata.get('id'))}: not valid PENMAN: {e}") from e
+    except RecursionError:  # deeper than Python's stack, with --max-amr-depth raised that far
+        raise AMRError(f"{_describe(where, tree.metadata.get('id'))}: graph too deep") from None
     graph._paraamr_source = tree, list(graph.triples), graph.top  # spares penman's layout later
     return graph
 

@@ -20,8 +20,9 @@ indented layout is penman's default one. penman decodes every output back to the
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import penman
 from penman.models.amr import model as AMR_MODEL
@@ -31,7 +32,7 @@ from paraamr.amr.reading import GraphInput, _read, _split_alignment, _Structure
 from paraamr.errors import AMRError
 from paraamr.failures import Failure
 
-__all__ = ["Variant", "refocus", "refocus_batch", "variants"]
+__all__ = ["Variant", "iter_variants", "refocus", "refocus_batch", "variants"]
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,17 @@ def refocus(
     return _index(graph, where).render(focus_var, oneline=oneline, mod_as_domain=mod_as_domain)
 
 
-def variants(
+def variants(graph: GraphInput, **options: Any) -> list[Variant]:
+    """One :class:`Variant` per candidate focus (see :func:`candidate_foci` and :func:`refocus`):
+    :func:`iter_variants`' as a list; the options are its own.
+
+    >>> [v.concept for v in variants("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")]
+    ['boy', 'go']
+    """
+    return list(iter_variants(graph, **options))
+
+
+def iter_variants(
     graph: GraphInput,
     *,
     foci: str | int = "all",
@@ -277,17 +288,23 @@ def variants(
     oneline: bool = False,
     mod_as_domain: bool = False,
     where: str = "<graph>",
-) -> list[Variant]:
-    """One :class:`Variant` per candidate focus (see :func:`candidate_foci` and :func:`refocus`).
+) -> Iterator[Variant]:
+    """One :class:`Variant` per candidate focus (:func:`candidate_foci` with ``foci``, ``seed``,
+    ``exclude``, ``heuristic``; rendered as :func:`refocus` with ``oneline``, ``mod_as_domain``),
+    each made when it is asked for: a caller that writes them as they come holds one at a time (a
+    graph of n nodes has up to n variants of n nodes each). The graph is read (and refused: a bad
+    graph, one over the size caps) before the first.
 
-    >>> [v.concept for v in variants("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")]
-    ['boy', 'go']
+    >>> it = iter_variants("(d / dog :ARG0-of (b / bark-01))", oneline=True)
+    >>> next(it).penman.splitlines()[-1]
+    '(b / bark-01 :ARG0 (d / dog))'
     """
     index = _index(graph, where)
-    return [
+    chosen = _candidates(index, foci, seed, exclude, heuristic)
+    return (
         Variant(v, index.concept(v), index.render(v, oneline=oneline, mod_as_domain=mod_as_domain))
-        for v in _candidates(index, foci, seed, exclude, heuristic)
-    ]
+        for v in chosen
+    )
 
 
 def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] | Failure]:

@@ -20,8 +20,9 @@ The layout is the project's one (:mod:`paraamr.builder.folder`), so ``load_datas
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from paraamr.errors import InputError
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["CONFIG", "MARK", "augment_card", "check_output", "write_folder"]
+__all__ = ["CONFIG", "MARK", "augment_card", "check_output", "claim_output", "write_folder"]
 
 #: The one config of an augmented folder.
 CONFIG = "default"
@@ -70,12 +71,12 @@ def augment_card(
     ``repo_id`` names the Hub repo in the load snippet."""
     from huggingface_hub import DatasetCardData
 
-    from paraamr.card import code, configs, md, render, size_category
+    from paraamr.card import code, configs, cut, md, render, size_category
 
     present = [s for s, count in rows.items() if count]
     empty = [s for s, count in rows.items() if not count]
     data = DatasetCardData(
-        pretty_name=pretty_name or f"{source} augmented ({method})",
+        pretty_name=pretty_name or f"{cut(source)} augmented ({method})",
         license=license or "unknown",
         language=[language],
         size_categories=[size_category(sum(rows.values()))],
@@ -93,7 +94,10 @@ def augment_card(
         *([f"- Method: {code(method_signature)}"] if method_signature else []),
         *([f"- Language model: {code(signature)}"] if signature else []),
         *(
-            [f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {', '.join(empty)}"]
+            [
+                "- Splits without rows (not in `configs`, so `load_dataset` skips them): "
+                + ", ".join(map(md, empty))
+            ]
             if empty
             else []
         ),
@@ -118,6 +122,34 @@ def augment_card(
     )
 
 
+@contextlib.contextmanager
+def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
+    """Hold ``output``'s own lock (:func:`paraamr.locks.folder_lock`) for a whole run: a second
+    writer is refused at once, naming this one. The folder is checked (:func:`check_output`)
+    before and again under the lock. A run that fails leaves it as it was: its staged parts go,
+    and a folder it created is removed again."""
+    from paraamr.layout import remove_state
+    from paraamr.locks import folder_lock
+
+    output = Path(output)
+    check_output(output, overwrite)
+    created, held = not output.exists(), False
+    try:
+        with folder_lock(output, command="augment"):
+            held = True
+            check_output(output, overwrite)  # another run may have written it meanwhile
+            try:
+                yield output
+            except BaseException:
+                remove_state(output)  # the parts staged by write_folder
+                raise
+    except BaseException:
+        if held and created:
+            with contextlib.suppress(OSError):
+                output.rmdir()  # only when empty: the lock files went with the lock
+        raise
+
+
 def write_folder(
     splits: Mapping[str, Dataset],
     output: str | os.PathLike,
@@ -129,35 +161,37 @@ def write_folder(
 ) -> Path:
     """Write ``splits`` as the shards of config ``default`` under ``output``, ``failures`` as its
     failure files and ``card`` as README.md, through the layout writers; returns the folder.
+    Call it inside :func:`claim_output` (the folder's lock held, the folder checked).
 
-    Everything is written to a hidden sibling folder first and moved in place at the end, so a
-    failed run leaves ``output`` as it was. ``output`` must be missing or empty; with ``overwrite``
-    it may also be a folder this command wrote (its card says so) holding only the layout's files,
-    which are then replaced. Any other file in it is never deleted: the folder is refused.
+    Shards and failures are staged under the folder's own state first (``.paraamr/parts``); only
+    then, with ``overwrite``, are the files of the earlier output removed and the new ones moved
+    in (:func:`paraamr.builder.folder.finalize`), so a run that fails before leaves ``output``
+    as it was. ``output`` must be missing or empty; with ``overwrite`` it may also be a folder
+    this command wrote (its card says so) holding only the layout's files. Any other file in it
+    is never deleted: the folder is refused.
     """
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
-    from paraamr.layout import CARD, MAX_SHARD_SIZE, atomic_dir, atomic_write, remove_state
+    from paraamr.layout import CARD, MAX_SHARD_SIZE, atomic_write, remove_layout, remove_state
 
     output = Path(output)
-    check_output(output, overwrite)
     size = max_shard_size or MAX_SHARD_SIZE
-    # output holds only files this command wrote (checked above): replaced whole
-    with atomic_dir(output, replace=output.exists()) as tmp:
-        for split, dataset in splits.items():
-            if not len(dataset):
-                continue  # datasets cannot load a split without rows; the card names it
-            schema = dataset.features.arrow_schema
-            with ShardWriter(tmp, CONFIG, split, schema, max_shard_size=size) as writer:
-                for table in dataset.with_format("arrow").iter(batch_size=1000):
-                    writer.write_table(table)
-        if failures:
-            failed = FailureWriter(tmp)
-            for failure in failures:
-                failed.write(dict(failure))
-            failed.commit()
-        finalize(tmp, max_shard_size=size)
-        remove_state(tmp)
-        atomic_write(tmp / CARD, card)
+    for split, dataset in splits.items():
+        if not len(dataset):
+            continue  # datasets cannot load a split without rows; the card names it
+        schema = dataset.features.arrow_schema
+        with ShardWriter(output, CONFIG, split, schema, max_shard_size=size) as writer:
+            for table in dataset.with_format("arrow").iter(batch_size=1000):
+                writer.write_table(table)
+    if failures:
+        failed = FailureWriter(output)
+        for failure in failures:
+            failed.write(dict(failure))
+        failed.commit()
+    if overwrite:
+        remove_layout(output, state=False)  # checked: only files of an earlier augment output
+    finalize(output, max_shard_size=size)
+    remove_state(output)
+    atomic_write(output / CARD, card)
     return output
 
 
@@ -186,14 +220,11 @@ def check_output(output: Path, overwrite: bool) -> None:
     ...
     paraamr.errors.InputError: /proc/version/out: cannot be written: /proc/version is a file, not a folder
     """
-    from paraamr.layout import CARD, STATE_DIR, failure_files, list_shards
+    from paraamr.layout import CARD, STATE_DIR, failure_files, holds_dataset, is_empty, list_shards
 
     if output.exists() and not output.is_dir():
         raise InputError(f"{output}: exists and is not a folder (give a new folder as --output)")
-    if not output.exists():
-        _check_writable(output)
-        return
-    if not any(output.iterdir()):
+    if not output.exists() or is_empty(output):
         _check_writable(output)
         return
     if not overwrite:
@@ -207,6 +238,6 @@ def check_output(output: Path, overwrite: bool) -> None:
         if p.is_file() and p not in ours and STATE_DIR not in p.relative_to(output).parts
     )
     written_by_us = card.is_file() and MARK in card.read_text(encoding="utf-8", errors="replace")
-    if others or not written_by_us:
+    if others or not written_by_us or not holds_dataset(output):
         what = f"holds files augment did not write ({', '.join(others[:3])})" if others else "not augment's"
         raise InputError(f"{output}: {what}; --overwrite replaces only an earlier augment output")

@@ -1,7 +1,7 @@
 """ParaAMR paraphrases of given texts, looked up by :func:`paraamr.records.normalize`.
 
 A :class:`ParaphraseIndex` maps normalized source texts to their paraphrases, most fluent first
-(ascending perplexity, nulls last, via :func:`paraamr.sources.select`), without repeats and never
+(ascending perplexity, nulls last, by :class:`paraamr.filters.Filters`), without repeats and never
 the source itself. Build it from
 
 - anything :func:`paraamr.sources.read_path` reads: a ParaAMR release JSONL (plain, gzip or zip),
@@ -28,8 +28,9 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from paraamr.filters import Filters
 from paraamr.records import normalize
-from paraamr.sources import read_path, select
+from paraamr.sources import Limits, read_path
 
 
 class ParaphraseIndex:
@@ -67,20 +68,28 @@ class ParaphraseIndex:
     ) -> ParaphraseIndex:
         """An index of records, each one's paraphrases by ascending perplexity (nulls last)."""
         index = cls()
-        for record in records:
-            if keys is not None and normalize(record["text"]) not in keys:
-                continue
-            record = {**record, "paraphrases": record.get("paraphrases") or []}
-            kept = select(record, max_perplexity=max_perplexity, order="perplexity")
-            index.add(record["text"], (para["para_text"] for para in kept["paraphrases"]))
+        wanted = (
+            (None, {**record, "paraphrases": record.get("paraphrases") or []})
+            for record in records
+            if keys is None or normalize(record["text"]) in keys
+        )
+        for _, kept in Filters(max_perplexity=max_perplexity, order="perplexity").iter_records(wanted):
+            index.add(kept["text"], (para["para_text"] for para in kept["paraphrases"]))
         return index
 
     @classmethod
     def from_path(
-        cls, path: str | os.PathLike, *, keys: set[str] | None = None, max_perplexity: float | None = None
+        cls,
+        path: str | os.PathLike,
+        *,
+        keys: set[str] | None = None,
+        max_perplexity: float | None = None,
+        limits: Limits | None = None,
     ) -> ParaphraseIndex:
-        """An index of every record under ``path`` (all splits); see :func:`paraamr.sources.read_path`."""
-        records = (record for _split, record in read_path(path))
+        """An index of every record under ``path`` (all splits); see :func:`paraamr.sources.read_path`
+        (a malformed line, or one with text a dataset cannot hold, is refused naming the file and
+        line; ``limits`` caps what an archive may unpack)."""
+        records = (record for _split, record in read_path(path, limits=limits))
         return cls.from_records(records, keys=keys, max_perplexity=max_perplexity)
 
 

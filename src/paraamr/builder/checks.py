@@ -111,15 +111,14 @@ def check_run(
     """Everything checked before a model loads or a file is written: the input (paths, format, its
     first row), the output folder (resume state, lock, foreign files) and, with ``models``, that each
     model is on disk (fetched when missing and online). Returns the run's resume record
-    (``record``, ``num_processes``, ``input_identity``) and ``new``/``resume``/``overwrite``."""
+    (:meth:`RunFolder.resume_record`) and ``new``/``resume``/``overwrite``."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
     identity = input_identity(path) if path else None
     mode = folder.check(record, identity, overwrite=overwrite)
     if models:
         _check_models(record, download=download, trust_remote_code=trust_remote_code)
-    saved = {"record": record.as_dict(), "num_processes": folder.num_processes, "input_identity": identity}
-    return saved, mode
+    return folder.resume_record(record, identity), mode
 
 
 def count_rows(record: RecordSettings, out: list) -> None:

@@ -14,12 +14,12 @@ finishes the job.
 >>> from paraamr.layout import list_shards
 >>> from paraamr.records import PAIRS_SCHEMA
 >>> d = tempfile.mkdtemp()
->>> with ShardWriter(d, "pairs", "my-split", PAIRS_SCHEMA) as w:
+>>> with ShardWriter(d, "pairs", "my_split", PAIRS_SCHEMA) as w:
 ...     w.write({"id": "0", "text": "t", "para_text": "p"})
->>> finalize(d)["pairs"]["my-split"]
-['data/pairs/my-split-00000-of-00001.parquet']
+>>> finalize(d)["pairs"]["my_split"]
+['data/pairs/my_split-00000-of-00001.parquet']
 >>> {c: {s: len(p) for s, p in v.items()} for c, v in list_shards(d).items()}
-{'pairs': {'my-split': 1}}
+{'pairs': {'my_split': 1}}
 """
 
 from __future__ import annotations

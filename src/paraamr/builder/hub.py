@@ -4,7 +4,8 @@ The folder is already a Hub dataset repository (:mod:`paraamr.builder.folder`): 
 card, ``summary.json``, ``plots/``, ``data/`` shards and ``failures/`` go up unchanged; hidden files
 and folders (the resume state under ``.paraamr/``, temporary files) are left out. The token comes
 from the argument or the usual places (``HF_TOKEN``, ``hf auth login``) and is never printed:
-errors carry the server's text with tokens redacted.
+errors carry the server's text with tokens redacted. A symbolic link in the folder that resolves
+outside it (a ``notes.txt`` pointing at a secret) stops the push before anything is sent.
 
 A large folder goes up with huggingface_hub's ``upload_large_folder`` where the installed version
 has it (many commits, resumable); otherwise ``upload_folder`` makes one commit, and running the same
@@ -28,7 +29,7 @@ from typing import Any
 from paraamr.errors import HubError, InputError, ParaAMRError
 from paraamr.report import redact
 
-__all__ = ["IGNORED", "LARGE_FOLDER", "check_folder", "push_folder"]
+__all__ = ["IGNORED", "LARGE_FOLDER", "check_folder", "check_links", "push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
@@ -50,6 +51,33 @@ def check_folder(folder: str | os.PathLike) -> Path:
             "is the run finished?)"
         )
     return path
+
+
+def check_links(folder: str | os.PathLike) -> None:
+    """Refuse a folder with a symbolic link (file or folder, broken or not, hidden ones aside:
+    they are never uploaded) that resolves outside it: the upload would send the target's content.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> (d / "notes.txt").symlink_to("/etc/hostname")
+    >>> check_links(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: .../notes.txt: a symbolic link to /etc/hostname, outside the folder: ...
+    """
+    root = Path(folder).resolve()
+    for top, dirs, files in os.walk(folder):  # links to folders are not followed
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in [*dirs, *files]:
+            link = Path(top) / name
+            if name.startswith(".") or not link.is_symlink():
+                continue
+            target = link.resolve()
+            if not target.is_relative_to(root):
+                raise InputError(
+                    f"{link}: a symbolic link to {target}, outside the folder: refusing to upload "
+                    "anything (replace the link by a copy, or remove it)"
+                )
 
 
 def _visible_files(path: Path) -> list[Path]:
@@ -75,6 +103,7 @@ def push_folder(
     from huggingface_hub import HfApi
 
     path = check_folder(folder)
+    check_links(path)
     api = HfApi(token=token)
     files = _visible_files(path)
     large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES

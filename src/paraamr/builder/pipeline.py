@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from paraamr.builder.rows import InputRow, amr_row, decode_bytes
+from paraamr.builder.rows import amr_row, decode_bytes, value_row
 from paraamr.builder.settings import RecordSettings
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
-from paraamr.records import normalize, text_id
+from paraamr.records import normalize
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
 
@@ -185,11 +185,12 @@ class Generator:
     def generate(
         self, texts: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
     ) -> Iterator[dict]:
-        """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line)."""
+        """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line); a text that
+        cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file."""
         rows = (
             decode_bytes(t, where=f"<text {i}>")
             if isinstance(t, bytes)
-            else InputRow(text_id(t), t, where=f"<text {i}>")
+            else value_row(t, "text", f"<text {i}>", t.encode("utf-8", "surrogatepass"))
             for i, t in enumerate(texts, 1)
         )
         yield from self._records(rows, on_failure)
@@ -208,10 +209,16 @@ class Generator:
                 report(failure)
             yield from window.records
 
-    def windows(self, rows: Iterable[Any]) -> Iterator[Window]:
+    def windows(
+        self, rows: Iterable[Any], *, start: int = 0, cut_every: int | None = None
+    ) -> Iterator[Window]:
         """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
-        ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one."""
-        chunks = _chunks(rows, self.window)
+        ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one.
+
+        ``rows`` begin at position ``start`` of the whole stream; windows end at every multiple of
+        ``cut_every`` too (the commit interval), so a run resumed from a commit forms the very same
+        windows, and batches, as an uninterrupted one."""
+        chunks = _chunks(rows, self.window, start=start, every=cut_every)
         fronts = (
             _prefetch(self._front(c) for c in chunks) if self.pipelined else (self._front(c) for c in chunks)
         )
@@ -259,7 +266,12 @@ class Generator:
                 continue
             stage = "input" if it.row.amr is not None else "parse"
             try:
-                graph = amr.decode(it.graph_text, where=it.row.where or it.row.id)
+                graph = amr.decode(
+                    it.graph_text,
+                    where=it.row.where or it.row.id,
+                    max_nodes=s.max_amr_nodes,
+                    max_depth=s.max_amr_depth,
+                )
             except AMRError as err:
                 it.failure = Failure(stage, str(err))
                 continue
@@ -402,11 +414,19 @@ def _key(row_id: str) -> int | str:
     return row_id
 
 
-def _chunks(rows: Iterable[Any], size: int) -> Iterator[list]:
+def _chunks(rows: Iterable[Any], size: int, *, start: int = 0, every: int | None = None) -> Iterator[list]:
+    """Lists of at most ``size`` rows, also cut where the position (from ``start``) is a multiple
+    of ``every``.
+
+    >>> [len(c) for c in _chunks(range(10), 4, start=1, every=3)]
+    [2, 3, 3, 2]
+    """
     chunk: list = []
+    position = start
     for row in rows:
         chunk.append(row)
-        if len(chunk) >= size:
+        position += 1
+        if len(chunk) >= size or (every and position % every == 0):
             yield chunk
             chunk = []
     if chunk:

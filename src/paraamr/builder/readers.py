@@ -17,18 +17,29 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from paraamr.builder.rows import InputRow, _strip_eol, _value_row, amr_row, decode_bytes
+from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, raw_bytes, value_row
 from paraamr.errors import InputError
 from paraamr.failures import Failure
+from paraamr.texts import LongLine, bounded_lines, strip_eol
 
 #: Input formats by file suffix.
 FORMATS = {".txt": "txt", ".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
 def read_lines(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
-    """One row per line of bytes (``.txt`` input: one sentence a line)."""
-    for number, line in enumerate(lines, 1):
-        yield decode_bytes(_strip_eol(line), where=f"{name}:{number}")
+    """One row per line of bytes (``.txt`` input: one sentence a line; a binary stream is read in
+    memory flat in the size of a line, see :func:`paraamr.texts.bounded_lines`)."""
+    for number, line in enumerate(_lines(lines), 1):
+        where = f"{name}:{number}"
+        yield (
+            long_line_row(line, where=where)
+            if isinstance(line, LongLine)
+            else decode_bytes(strip_eol(line), where=where)
+        )
+
+
+def _lines(lines: Iterable[bytes]) -> Iterable[bytes | LongLine]:
+    return bounded_lines(lines) if hasattr(lines, "readline") else lines
 
 
 def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<input>") -> Iterator[InputRow]:
@@ -47,8 +58,11 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
     paraamr.errors.InputError: in.jsonl: no column 'text' in the first object (keys: ['sentence'])
     """
     first = True
-    for number, line in enumerate(lines, 1):
-        raw = _strip_eol(line)
+    for number, line in enumerate(_lines(lines), 1):
+        if isinstance(line, LongLine):
+            yield long_line_row(line, where=f"{name}:{number}")
+            continue
+        raw = strip_eol(line)
         row = decode_bytes(raw, where=f"{name}:{number}")
         if row.failure is not None:
             yield row
@@ -63,7 +77,7 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
             raise InputError(f"{name}: no column {column!r} in the first object (keys: {sorted(obj)})")
         first = False
         value = obj.get(column) if isinstance(obj, dict) else obj
-        yield _value_row(value, column, row.where, raw)
+        yield value_row(value, column, row.where, raw)
 
 
 def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
@@ -78,8 +92,8 @@ def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
         raise InputError(f"{path}: not a JSON array ({err})") from err
     for number, value in enumerate(items, 1):
         value = value.get(column) if isinstance(value, dict) else value
-        raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
-        yield _value_row(value, column, f"{path}:item {number}", raw)
+        raw = raw_bytes(value)
+        yield value_row(value, column, f"{path}:item {number}", raw)
 
 
 def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
@@ -113,8 +127,8 @@ def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) ->
     for batch in f.iter_batches(batch_size=batch_size, columns=[column]):
         for value in batch.column(0).to_pylist():
             number += 1
-            raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
-            yield _value_row(value, column, f"{path}:row {number}", raw)
+            raw = raw_bytes(value)
+            yield value_row(value, column, f"{path}:row {number}", raw)
 
 
 def read_dataset(
@@ -129,8 +143,8 @@ def read_dataset(
         raise InputError(f"dataset {name!r} (split {split!r}): cannot be loaded: {err}") from err
     for number, item in enumerate(ds, 1):
         value = item.get(column)
-        raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
-        yield _value_row(value, column, f"{name}[{split}]:row {number}", raw)
+        raw = raw_bytes(value)
+        yield value_row(value, column, f"{name}[{split}]:row {number}", raw)
 
 
 def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:

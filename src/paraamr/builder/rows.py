@@ -1,8 +1,12 @@
 """Input rows shared by the readers and the pipeline: ids, byte decoding, AMR metadata, and the
-partition of rows over processes and splits (by id, so repeats of a source meet in one process).
+partition of rows over shards, processes and splits (by id, so repeats of a source meet in one
+process).
 
 Bytes that are not valid UTF-8 never raise: the row carries the text decoded with replacement
-characters, the raw bytes in ``raw_b64`` and an input failure.
+characters, the raw bytes in ``raw_b64`` and an input failure. Text is checked once, here, where
+it enters (:func:`paraamr.texts.text_problem`): a lone surrogate (JSON's ``"\\ud800"``, which has
+no UTF-8) or a NUL character makes the row an input failure, with a writable text (surrogates as
+U+FFFD).
 
 >>> row = decode_bytes(b"I know.")
 >>> row.id, row.text, row.failure
@@ -12,6 +16,8 @@ characters, the raw bytes in ``raw_b64`` and an input failure.
 ('caf\\ufffd', 'Y2Fm6Q==', 'input: invalid UTF-8 at byte 3')
 >>> owner(row.id, 2) in (0, 1)
 True
+>>> str(value_row("a\\ud800b", "text", "in.jsonl:2", b'{"text": "a\\\\ud800b"}').failure)
+'input: a lone surrogate (U+D800) at character 2; text cannot hold it'
 """
 
 from __future__ import annotations
@@ -25,6 +31,18 @@ from typing import Any
 
 from paraamr.failures import Failure
 from paraamr.records import text_id
+from paraamr.texts import MAX_LINE_BYTES, LongLine, printable, text_problem
+
+__all__ = [
+    "InputRow",
+    "amr_row",
+    "decode_bytes",
+    "long_line_row",
+    "owner",
+    "raw_bytes",
+    "split_of",
+    "value_row",
+]
 
 _META = re.compile(r"^#\s*::(\S+)\s?(.*)$")
 
@@ -46,6 +64,11 @@ def _bytes_id(raw: bytes) -> str:
     return hashlib.sha1(raw).hexdigest()[:16]
 
 
+def raw_bytes(value: Any) -> bytes:
+    """Stable bytes of a decoded value (the id of a row that has no text of its own); never raises."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8", errors="surrogatepass")
+
+
 def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
     """An :class:`InputRow` for one line of bytes (line end already stripped); id = sha1 of the bytes,
     which is ``text_id(text)`` whenever the bytes are valid UTF-8.
@@ -54,7 +77,7 @@ def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
     Failure(stage='input', reason='invalid UTF-8 at byte 0')
     """
     try:
-        return InputRow(_bytes_id(raw), raw.decode("utf-8"), where=where)
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         return InputRow(
             _bytes_id(raw),
@@ -63,19 +86,25 @@ def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
             failure=Failure("input", f"invalid UTF-8 at byte {err.start}"),
             where=where,
         )
+    problem = text_problem(text)
+    return InputRow(_bytes_id(raw), text, failure=problem and Failure("input", problem), where=where)
 
 
-def _strip_eol(line: bytes) -> bytes:
-    if line.endswith(b"\n"):
-        line = line[:-1]
-    if line.endswith(b"\r"):
-        line = line[:-1]
-    return line
+def long_line_row(line: LongLine, *, where: str) -> InputRow:
+    """The failure row of a line over :data:`MAX_LINE_BYTES` (or the reader's cap)."""
+    text = printable(line.head.decode("utf-8", errors="replace")) + "…"
+    reason = f"a line of {line.size} bytes, over the cap of {MAX_LINE_BYTES} bytes a line"
+    return InputRow(line.digest[:16], text, failure=Failure("input", reason), where=where)
 
 
-def _value_row(value: Any, column: str, where: str, raw: bytes) -> InputRow:
+def value_row(value: Any, column: str, where: str, raw: bytes) -> InputRow:
+    """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``): a
+    failure row unless it is a text that can enter a run (:func:`paraamr.texts.text_problem`)."""
     if isinstance(value, str):
-        return InputRow(text_id(value), value, where=where)
+        problem = text_problem(value)
+        if problem is None:
+            return InputRow(text_id(value), value, where=where)
+        return InputRow(_bytes_id(raw), printable(value), failure=Failure("input", problem), where=where)
     text = "" if value is None else json.dumps(value, ensure_ascii=False)
     kind = "missing" if value is None else f"not a string ({type(value).__name__})"
     return InputRow(_bytes_id(raw), text, failure=Failure("input", f"column {column!r} {kind}"), where=where)
@@ -103,6 +132,10 @@ def amr_row(block: str, *, where: str = "") -> InputRow:
             body.append(line)
     graph = "\n".join(body).strip()
     snt = meta.get("snt")
+    problem = text_problem(block)
+    if problem is not None:  # a graph given as a str from Python (a file's bad bytes are caught before)
+        rid = meta.get("id") or _bytes_id(block.encode("utf-8", errors="surrogatepass"))
+        return InputRow(printable(rid), printable(snt or ""), failure=Failure("input", problem), where=where)
     rid = meta.get("id") or text_id(snt if snt is not None else graph)
     junk = _after_graph(graph)
     failure = Failure("input", f"text after the graph: {junk[:40]!r}") if junk else None
@@ -134,14 +167,30 @@ def _hash_fraction(key: str, salt: str) -> int:
     return int(hashlib.sha1(f"{salt}:{key}".encode()).hexdigest()[:15], 16)
 
 
-def owner(row_id: str, num_processes: int) -> int:
+def owner(row_id: str, num_processes: int, *, shards: int = 1) -> int:
     """The process (0-based) that handles the row with id ``row_id``: a hash of the id modulo the
-    process count, so repeats of a source always meet in one process.
+    process count, so repeats of a source always meet in one process. In a run cut into ``shards``
+    independent shards (:func:`shard_of`), the process within its shard: the hash divided by the
+    shard count, modulo the shard's own process count; so shard ``i`` of ``N`` run by ``k``
+    processes is the same cut as a run of ``N * k`` processes (process ``r`` of shard ``i`` handles
+    the rows of its process ``i + N * r``), and each shard may have its own ``k``.
 
     >>> owner("dff1f819b8599b45", 1)
     0
+    >>> ids = [f"{i:016x}" for i in range(200)]
+    >>> all(shard_of(i, 4) + 4 * owner(i, 3, shards=4) == owner(i, 12) for i in ids)
+    True
     """
-    return _hash_fraction(row_id, "process") % num_processes
+    return _hash_fraction(row_id, "process") // shards % num_processes
+
+
+def shard_of(row_id: str, shards: int) -> int:
+    """The shard (0-based, of ``shards``) the row with id ``row_id`` falls to (see :func:`owner`).
+
+    >>> shard_of("dff1f819b8599b45", 1)
+    0
+    """
+    return _hash_fraction(row_id, "process") % shards
 
 
 def split_of(row_id: str, *, validation: float = 0.0, test: float = 0.0, train: str = "train") -> str:

@@ -23,12 +23,17 @@ from typing import Any
 from paraamr.builder.checks import check_run, count_rows, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.pipeline import Stats
-from paraamr.builder.rows import owner, split_of
+from paraamr.builder.rows import split_of
 from paraamr.builder.settings import RecordSettings, RunSettings
+from paraamr.builder.shards import Shard, open_folder, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
 from paraamr.builder.state import RunFolder
 from paraamr.builder.summary import Push, finish
+from paraamr.builder.tracking import RunProgress, model_line
+from paraamr.models.base import batch_listener
+from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
+from paraamr.signals import Interrupted, critical, pause_point
 
 __all__ = ["Push", "execute", "launch_info", "launch_warning"]
 
@@ -142,68 +147,82 @@ def _process(
     *,
     total: list,
 ) -> None:
-    """One process's share: owned rows after the committed ones, windows, commits."""
-    from tqdm.auto import tqdm
-
+    """One process's share: owned rows after the committed ones, windows, commits. A signal
+    (:mod:`paraamr.signals`) drops the window in flight, commits the windows before it and stops
+    with :class:`~paraamr.signals.Interrupted` saying how far the run got."""
     state = folder.load_state()
     folder.clean(state)
     stats = Stats.from_dict(state["stats"])
-    folder.save_progress(stats.inputs)
-    if state["done"]:
-        return
-    generator = make_generator(record, run)
-    n, rank = folder.num_processes, folder.rank
-    owned = (row for row in read_rows(record) if owner(row.id, n) == rank)
+    main = state_obj.is_main_process
+    tracker = RunProgress(
+        folder,
+        stats,
+        mode=progress_mode(run.progress),
+        main=main,
+        window=min(run.window, run.commit_every),  # windows end at commits too
+        stages=len(_model_stages(record)),
+        total=total,
+    )
+    try:
+        if not state["done"]:
+            tracker.phase(model_line(record.models()))
+            pause_point("models")
+            generator = make_generator(record, run)
+            _windows(record, run, folder, generator, state, stats, tracker)
+        # the others may still run: keep the display moving until every process is done
+        while main and tracker.display.mode != "none" and folder.num_processes > 1 and not _all_done(folder):
+            tracker.show()
+            time.sleep(0.5)
+    except Interrupted as err:
+        done = int(folder.progress(skip=folder.writer) + stats.inputs)
+        of = f" of {total[0]:,}" if total[0] is not None else ""
+        raise err.with_detail(f"after {done:,}{of} sources; run the same command to resume") from None
+    finally:
+        tracker.close()
+
+
+def _model_stages(record: RecordSettings) -> list[str]:
+    """The stages that batch a window's work through :func:`~paraamr.models.base.run_batched`."""
+    return [*([] if record.amr_input else ["parse"]), "realize", *(["perplexity"] if record.lm_model else [])]
+
+
+def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker: RunProgress) -> None:
+    """The loop over windows; commits every ``commit_every`` rows (windows are cut there) and at the
+    end of the first window after ``commit_seconds``; on a signal, the windows done are committed."""
+    owned = (row for row in read_rows(record) if folder.owns(row.id))
     generator.mark_seen(row.id for row in islice(owned, state["consumed"]))
     outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
-    main = state_obj.is_main_process
-    bar = tqdm(
-        desc=f"generate ({n} processes)" if n > 1 else "generate",
-        unit=" src",
-        total=total[0],
-        initial=folder.progress() if main else 0,
-        disable=not main or not run.progress,
-        dynamic_ncols=True,
-    )
-    started, last_commit = time.monotonic(), time.monotonic()
-    paras0, spec = stats.paraphrases, record.as_dict()
+    spec, last_commit = record.as_dict(), time.monotonic()
 
-    def commit(final: bool = False) -> None:
-        state["next"] = outputs.flush()
-        state["stats"] = stats.as_dict()
-        state["done"] = final
-        folder.save_state(state)
+    def commit(final: bool = False, moment: str = "commit") -> None:
+        with critical():
+            state["next"] = outputs.flush()
+            state["stats"] = stats.as_dict()
+            state["done"] = final
+            pause_point(moment)
+            folder.save_state(state)
 
-    def show() -> None:
-        if bar.total is None and total[0] is not None:
-            bar.total = total[0]
-        bar.n = folder.progress()
-        elapsed = max(time.monotonic() - started, 1e-9)
-        bar.set_postfix(
-            para_per_s=f"{(stats.paraphrases - paras0) / elapsed:.1f}",
-            failures=sum(stats.failures.values()),
-            refresh=False,
-        )
-        bar.refresh()
+    def on_batch(stage: str, items: int, call_items: int) -> None:
+        tracker.on_batch(stage, items, call_items)
+        if stage == "realize":
+            pause_point("window")
 
-    for window in generator.windows(owned):
-        outputs.write(window, spec)
-        stats.merge(window.stats)
-        state["consumed"] += window.rows
-        folder.save_progress(stats.inputs)
-        if main and run.progress:
-            show()
-        if outputs.buffered >= run.commit_every or time.monotonic() - last_commit > run.commit_seconds:
-            commit()
-            last_commit = time.monotonic()
+    try:
+        with batch_listener(on_batch):
+            for window in generator.windows(owned, start=state["consumed"], cut_every=run.commit_every):
+                with critical():  # a window is written whole, or not at all
+                    outputs.write(window, spec)
+                    stats.merge(window.stats)
+                    state["consumed"] += window.rows
+                tracker.window_done(window.rows)
+                due = time.monotonic() - last_commit > run.commit_seconds
+                if outputs.buffered >= run.commit_every or due:
+                    commit()
+                    last_commit = time.monotonic()
+    except Interrupted:  # the windows written since the last commit are committed; the one in flight dropped
+        commit(moment="last-commit")
+        raise
     commit(final=True)
-    # the others may still run: keep the bar moving until every process is done
-    while main and run.progress and n > 1 and not _all_done(folder):
-        show()
-        time.sleep(0.5)
-    if main and run.progress:
-        show()
-    bar.close()
 
 
 def _all_done(folder: RunFolder) -> bool:
@@ -222,9 +241,12 @@ def execute(
     overwrite: bool = False,
     license: str | None = None,
     push: Push | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any] | None:
     """Run this process's share of the build into ``output``; the main process then writes the
-    summary and the card (and uploads the folder with ``push``) and returns the summary.
+    summary and the card (and uploads the folder with ``push``) and returns the summary. As
+    ``shard`` of a run cut into shards (:mod:`paraamr.builder.shards`), the main process instead
+    lets go of its lock and finalizes the run only when asked to and it is the last shard done.
 
     The main process checks everything (:func:`~paraamr.builder.checks.check_run`) before a model
     loads or a file is written; the others wait for its verdict and end with status 1, silently,
@@ -232,7 +254,7 @@ def execute(
     run = run or RunSettings()
     t0 = time.monotonic()
     rank, n = launch_info()
-    folder = RunFolder(output, rank=rank, num_processes=n)
+    folder = open_folder(output, rank=rank, num_processes=n, shard=shard)
     error: BaseException | None = None
     if rank == 0:
         warning = launch_warning()
@@ -268,8 +290,8 @@ def execute(
             run = run.replace(device=str(state_obj.device))
         if n > 1 and (run.device or "cpu") == "cpu":
             _share_cores(int(os.environ.get("LOCAL_WORLD_SIZE") or n))
-        total: list = [None]
-        if state_obj.is_main_process and run.progress:
+        total: list = [None]  # for the display and the line of an interruption
+        if state_obj.is_main_process and shard is None:  # a shard's share of the rows is not counted
             threading.Thread(target=count_rows, args=(record, total), daemon=True).start()
         _process(record, run, folder, state_obj, total=total)
         if not state_obj.is_main_process:
@@ -277,6 +299,12 @@ def execute(
         state_obj.wait_for_everyone()
         if not state_obj.is_main_process:
             return None
-        return finish(folder, saved, run, time.monotonic() - t0, license=license, push=push)
+        try:
+            if shard is not None:
+                return shard_done(folder, push=push)
+            return finish(folder, saved, run, time.monotonic() - t0, license=license, push=push)
+        except Interrupted as err:  # the records are all written; the summary, card or upload was not
+            detail = "after every source, while writing the summary and card"
+            raise err.with_detail(f"{detail}; run the same command to resume") from None
     finally:
         folder.unlock()

@@ -21,9 +21,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from paraamr.amr.reading import MAX_DEPTH, MAX_NODES
 from paraamr.errors import UsageError
-from paraamr.layout import MAX_SHARD_SIZE, parse_size
+from paraamr.layout import MAX_SHARD_SIZE, check_name, parse_size
 from paraamr.models import catalog
+from paraamr.progress import MODES
 from paraamr.records import split_names
 
 __all__ = ["ALIASES", "RecordSettings", "RunSettings", "split_settings"]
@@ -35,6 +37,9 @@ ALIASES = {
     "rows_per_shard": "commit_every",  # it never sized shards: it is the commit interval
 }
 
+#: The largest ``--max-amr-depth``: a 400-deep graph goes through every stage (measured), a 950-deep
+#: one meets Python's recursion limit in penman's reader.
+DEEPEST = 400
 _FLOATS = ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality")
 
 
@@ -65,6 +70,8 @@ class RecordSettings:
     heuristic: bool = False
     mod_as_domain: bool = False
     max_chars: int = 1000
+    max_amr_nodes: int = MAX_NODES
+    max_amr_depth: int = MAX_DEPTH
     num_beams: int | None = None
     dtype: str | None = None
     input: str | None = None
@@ -98,6 +105,17 @@ class RecordSettings:
             raise UsageError("--min-similarity needs --similarity-model")
         if self.max_chars < 1:
             raise UsageError(f"--max-chars must be positive, got {self.max_chars}")
+        if self.max_amr_nodes < 1:
+            raise UsageError(f"--max-amr-nodes must be positive, got {self.max_amr_nodes}")
+        if not 1 <= self.max_amr_depth <= DEEPEST:
+            raise UsageError(
+                f"--max-amr-depth must be in 1..{DEEPEST} (deeper graphs meet Python's recursion "
+                f"limit in penman, which the realizer reads with), got {self.max_amr_depth}"
+            )
+        try:  # up front: a split name is a file name and a key of the card
+            check_name("split", self.split)
+        except ValueError as err:
+            raise UsageError(f"--split: {err}") from None
         if self.num_beams is not None and self.num_beams < 1:
             raise UsageError(f"--num-beams must be positive, got {self.num_beams}")
         for name in ("validation_fraction", "test_fraction"):
@@ -206,7 +224,7 @@ class RunSettings:
     commit_every: int = 10000
     commit_seconds: float = 600.0
     max_shard_size: int | str = MAX_SHARD_SIZE
-    progress: bool = True
+    progress: str = "auto"
     verbose: bool = False
     download: bool = True
     trust_remote_code: bool = False
@@ -217,6 +235,8 @@ class RunSettings:
                 raise UsageError(f"{_flag(name)} must be positive, got {getattr(self, name)}")
         if not self.commit_seconds > 0:
             raise UsageError(f"--commit-seconds must be positive, got {self.commit_seconds}")
+        if self.progress not in MODES:
+            raise UsageError(f"--progress must be one of {', '.join(MODES)}, got {self.progress!r}")
         if self.max_shard_size != MAX_SHARD_SIZE:  # (the default needs no datasets import)
             try:
                 parse_size(self.max_shard_size)

@@ -20,6 +20,7 @@ from typing import Any
 from paraamr import layout
 from paraamr.builder.folder import clean_parts
 from paraamr.builder.pipeline import Stats
+from paraamr.builder.rows import owner, shard_of
 from paraamr.builder.settings import RecordSettings
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
@@ -76,23 +77,37 @@ def identity_changed(saved: dict[str, Any] | None, now: dict[str, Any] | None) -
 
 
 class RunFolder:
-    """The output folder of a run and this writer's resume state (``DIR/.paraamr/``).
+    """The output folder of a run and this writer's resume state (``DIR/.paraamr/``): process
+    ``rank`` of ``num_processes``, of shard ``shard = (i, N)`` of a run cut into independent shards
+    (:mod:`paraamr.builder.shards`; ``(0, 1)``: a run in one piece).
 
     >>> import tempfile
     >>> f = RunFolder(tempfile.mkdtemp(), rank=1, num_processes=2)
     >>> f.writer, f.state_path.name
     ('00001-of-00002', 'state-00001-of-00002.json')
+    >>> RunFolder("d", rank=0, num_processes=1, shard=(3, 8)).writer
+    's00003-of-00008.00000-of-00001'
     """
 
-    def __init__(self, folder: str | Path, *, rank: int, num_processes: int):
+    def __init__(self, folder: str | Path, *, rank: int, num_processes: int, shard: tuple[int, int] = (0, 1)):
         self.path = Path(folder)
-        self.rank, self.num_processes = rank, num_processes
-        self.writer = layout.writer_id(rank, num_processes)
+        self.rank, self.num_processes, self.shard = rank, num_processes, shard
+        self.writer = layout.writer_id(rank, num_processes, shard=shard)
+        #: The state files of this run's (or shard's) writers: ``state-{writers}.json``.
+        head, _, tail = layout.writer_id(0, num_processes, shard=shard).rpartition("00000-of-")
+        self.writers = f"{head}[0-9]*-of-{tail}"
         self.state_dir = self.path / layout.STATE_DIR
         self.state_path = layout.state_path(self.path, "state-{writer}.json", writer=self.writer)
         self.progress_path = layout.state_path(self.path, "progress-{writer}.json", writer=self.writer)
         self.settings_path = layout.state_path(self.path, "settings.json")
         self._lock = None
+
+    def owns(self, row_id: str) -> bool:
+        """Whether this writer handles the row with id ``row_id`` (:func:`~paraamr.builder.rows.owner`)."""
+        index, shards = self.shard
+        if shards > 1 and shard_of(row_id, shards) != index:
+            return False
+        return owner(row_id, self.num_processes, shards=shards) == self.rank
 
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``num_processes``, ``input_identity``), or None."""
@@ -124,18 +139,39 @@ class RunFolder:
             return "overwrite"
         if "record" not in saved:
             raise InputError(f"{self.path} holds a run of an older paraamr; pass --overwrite to start over")
-        diffs = RecordSettings.from_dict(saved["record"]).differences(record)
-        if saved.get("num_processes") != self.num_processes:
-            diffs.append(f"processes were {saved.get('num_processes')}, now {self.num_processes}")
-        changed = identity_changed(saved.get("input_identity"), identity)
-        if changed:
-            diffs.append(f"the input changed: {changed}")
+        diffs = self.differences(saved, record, identity)
         if diffs:
             raise InputError(
                 f"{self.path} holds a run with other settings ({'; '.join(diffs)}); "
                 "pass --overwrite to start over"
             )
         return "resume"
+
+    def differences(
+        self, saved: dict[str, Any], record: RecordSettings, identity: dict[str, Any] | None
+    ) -> list[str]:
+        """What differs between the saved run and this one: record settings, the cut into processes
+        (:meth:`layout_differences`), the input."""
+        diffs = RecordSettings.from_dict(saved["record"]).differences(record)
+        diffs += self.layout_differences(saved)
+        changed = identity_changed(saved.get("input_identity"), identity)
+        if changed:
+            diffs.append(f"the input changed: {changed}")
+        return diffs
+
+    def layout_differences(self, saved: dict[str, Any]) -> list[str]:
+        """A changed cut of the run: its process count, or shards where there were none."""
+        if "shards" in saved:
+            return [
+                f"the run is cut into {saved['shards']} shards (--shard I/{saved['shards']}), now no --shard"
+            ]
+        if saved.get("num_processes") != self.num_processes:
+            return [f"processes were {saved.get('num_processes')}, now {self.num_processes}"]
+        return []
+
+    def resume_record(self, record: RecordSettings, identity: dict[str, Any] | None) -> dict[str, Any]:
+        """The run's settings as saved for resuming: ``record``, ``num_processes``, input identity."""
+        return {"record": record.as_dict(), "num_processes": self.num_processes, "input_identity": identity}
 
     def check_lock(self, *, skip_own: bool = False) -> None:
         """Raise :class:`~paraamr.errors.FolderLocked` when a writer of a run holds its lock."""
@@ -183,22 +219,25 @@ class RunFolder:
         """Commit: the state file is replaced atomically."""
         layout.atomic_write(self.state_path, json.dumps(state, sort_keys=True))
 
-    def save_progress(self, inputs: int) -> None:
-        """Rows this writer has handled so far (for the main process's bar; not a commit)."""
-        layout.atomic_write(self.progress_path, str(inputs), durable=False)
+    def save_progress(self, rows: float) -> None:
+        """Rows this writer has handled so far, a share of those in flight included (for the main
+        process's display; not a commit)."""
+        layout.atomic_write(self.progress_path, f"{rows:.1f}", durable=False)
 
-    def progress(self) -> int:
-        """Rows handled so far by every writer of the run."""
-        total = 0
-        for path in self.state_dir.glob(f"progress-*-of-{self.num_processes:05d}.json"):
+    def progress(self, *, skip: str | None = None) -> float:
+        """Rows handled so far by every writer of the run or shard (but ``skip``)."""
+        total = 0.0
+        for path in self.state_dir.glob(f"progress-{self.writers}.json"):
+            if path.stem[len("progress-") :] == skip:
+                continue
             with contextlib.suppress(OSError, ValueError):  # being replaced right now
-                total += int(path.read_text() or 0)
+                total += float(path.read_text() or 0)
         return total
 
     def states(self) -> list[tuple[str, dict]]:
-        """``(writer, committed state)`` of every writer of the run that committed, by writer."""
+        """``(writer, committed state)`` of each writer of the run (or shard) that committed, by writer."""
         out = []
-        for path in sorted(self.state_dir.glob(f"state-*-of-{self.num_processes:05d}.json")):
+        for path in sorted(self.state_dir.glob(f"state-{self.writers}.json")):
             out.append((path.stem[len("state-") :], json.loads(path.read_text())))
         return out
 

@@ -1,7 +1,8 @@
 """The end of a run: its summary (settings, counts, time), the card, and the upload.
 
-Once every writer of a run is done, the main process merges the writers' committed counts into
-``summary.json``, names the shards (:func:`paraamr.builder.folder.finalize`), writes the card
+Once every writer of a run is done, the main process (or ``paraamr finalize`` for a run cut into
+shards, :mod:`paraamr.builder.shards`) merges the writers' committed counts into ``summary.json``,
+names the shards (:func:`paraamr.builder.folder.finalize`), writes the card
 (:func:`paraamr.card.write_card`) and, with ``--push-to-hub``, uploads the folder.
 """
 
@@ -22,8 +23,9 @@ from paraamr.builder.settings import RunSettings
 from paraamr.builder.state import RunFolder
 from paraamr.card import write_card
 from paraamr.locks import folder_lock
+from paraamr.signals import pause_point
 
-__all__ = ["Push", "finish", "format_summary", "summarize"]
+__all__ = ["Push", "finish", "format_summary", "publish", "summarize", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -43,16 +45,18 @@ def _portable(value: Any, base: Path) -> Any:
     return value
 
 
-def summarize(folder: RunFolder, saved: dict[str, Any], run: RunSettings, seconds: float) -> dict[str, Any]:
-    """The run summary: settings (local paths relative to the folder), counts of all processes (from
-    their state files), time."""
+def summarize(
+    path: Path, states: list[tuple[str, dict]], saved: dict[str, Any], run: RunSettings, seconds: float
+) -> dict[str, Any]:
+    """The run summary: settings (local paths relative to the folder ``path``), counts of all
+    writers (their committed ``states``, :meth:`RunFolder.states`), time."""
     total, per_process = Stats(), []
-    for writer, state in folder.states():
+    for writer, state in states:
         total.merge(Stats.from_dict(state["stats"]))
         per_process.append({"process": writer, "done": state["done"], **state["stats"]})
     counts = total.as_dict()
-    settings = {k: _portable(v, folder.path) for k, v in saved["record"].items()}
-    run_info = {"num_processes": saved["num_processes"], "input_identity": saved["input_identity"]}
+    settings = {k: _portable(v, path) for k, v in saved["record"].items()}
+    run_info = {k: saved[k] for k in ("num_processes", "shards", "input_identity") if k in saved}
     return {
         "settings": {**settings, **run.as_dict()},
         "run": run_info,
@@ -85,6 +89,41 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def write_outputs(
+    path: Path,
+    states: list[tuple[str, dict]],
+    saved: dict[str, Any],
+    run: RunSettings,
+    seconds: float,
+    *,
+    license: str | None = None,
+    repo_id: str | None = None,
+) -> dict[str, Any]:
+    """(The caller holds the folder's own lock; every writer is done) write ``summary.json`` from
+    the writers' committed ``states``, name the shards (crash-safe, a no-op once done) and write the
+    card for ``repo_id`` (its load snippets name it). Returns the summary."""
+    for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
+        layout.remove_temps(path / name)  # an earlier finish killed mid-write
+    summary = summarize(path, states, saved, run, seconds)
+    layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
+    size = summary["settings"]["max_shard_size"]
+    if finalize(path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
+        (path / layout.EVALUATION).unlink(missing_ok=True)
+    pause_point("card")
+    write_card(path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
+    return summary
+
+
+def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str, Any]:
+    """Print the summary and, with ``push``, upload the folder (after the folder's lock is let go)."""
+    print(format_summary(summary), file=sys.stderr)
+    print(f"wrote {path}", file=sys.stderr)
+    if push is not None:
+        url = push_folder(path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
+        print(f"pushed {path} to {push.repo_id}: {url}", file=sys.stderr)
+    return summary
+
+
 def finish(
     folder: RunFolder,
     saved: dict[str, Any],
@@ -95,24 +134,11 @@ def finish(
     push: Push | None = None,
 ) -> dict[str, Any]:
     """(Main process, every other writer done and its lock let go) under the folder's own lock,
-    write ``summary.json``, name the shards (crash-safe, a no-op once done) and write the card for
-    the repo a push goes to (its load snippets name it); then print the summary and upload the
-    folder with ``push``. Returns the summary."""
+    :func:`write_outputs`; then print the summary and upload the folder with ``push``. Returns the
+    summary."""
     with folder_lock(folder.path, command="generate (finish)"):
-        for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
-            layout.remove_temps(folder.path / name)  # an earlier finish killed mid-write
-        summary = summarize(folder, saved, run, seconds)
-        layout.atomic_write(folder.path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
-        size = summary["settings"]["max_shard_size"]
-        if finalize(folder.path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
-            (folder.path / layout.EVALUATION).unlink(missing_ok=True)
         repo_id = push.repo_id if push is not None else None
-        write_card(folder.path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
-    print(format_summary(summary), file=sys.stderr)
-    print(f"wrote {folder.path}", file=sys.stderr)
-    if push is not None:
-        url = push_folder(
-            folder.path, push.repo_id, private=push.private, revision=push.revision, token=push.token
+        summary = write_outputs(
+            folder.path, folder.states(), saved, run, seconds, license=license, repo_id=repo_id
         )
-        print(f"pushed {folder.path} to {push.repo_id}: {url}", file=sys.stderr)
-    return summary
+    return publish(folder.path, summary, push)

@@ -18,13 +18,18 @@ from paraamr import __version__, sources
 from paraamr.card.markdown import size_category
 from paraamr.card.sections import (
     CONFIGS,
+    contents,
     dataset_info,
     evaluation_text,
+    example_json,
     examples,
     examples_text,
+    libraries_text,
     license_texts,
+    shard_names,
     splits_text,
     stats_text,
+    threshold_splits,
 )
 from paraamr.card.settings import expected_splits, flat, method_text, record_settings
 from paraamr.errors import InputError
@@ -34,6 +39,7 @@ from paraamr.stats import compute_stats
 __all__ = [
     "TEMPLATE",
     "configs",
+    "filtered_configs",
     "render",
     "render_card",
     "template_text",
@@ -74,6 +80,43 @@ def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> l
         for config, splits in present.items()
         if splits
     ]
+
+
+def filtered_configs(splits: Mapping[float, Sequence[str]]) -> list[dict[str, Any]]:
+    """``pairs-ppl{T}`` configs, each with the splits that keep rows (:func:`threshold_splits`):
+    the ``pairs`` shards read with datasets' Parquet ``filters`` (perplexity <= T), so the Hub's
+    users pick a threshold by config, with no copy of the data. A threshold that keeps no row has
+    no config.
+
+    >>> [(c["config_name"], c["filters"]) for c in filtered_configs({110: ["train"], 85.5: ["train"], 5: []})]
+    [('pairs-ppl110', [['perplexity', '<=', 110.0]]), ('pairs-ppl85.5', [['perplexity', '<=', 85.5]])]
+    """
+    return [
+        {
+            "config_name": f"pairs-ppl{t:g}",
+            "data_files": [{"split": s, "path": data_files("pairs", s)} for s in names],
+            "filters": [["perplexity", "<=", float(t)]],
+        }
+        for t, names in splits.items()
+        if names
+    ]
+
+
+def _filtered_text(repo: str, filtered: Mapping[float, Sequence[str]], splits: Sequence[str]) -> str:
+    """The sentence that names the filtered configs, and the (config, split) pairs left out."""
+    kept = {t: names for t, names in filtered.items() if names}
+    if not filtered:
+        return ""
+    empty = [f"`pairs-ppl{t:g}`/`{s}`" for t, names in filtered.items() for s in splits if s not in names]
+    left_out = f" No rows, so left out: {', '.join(empty)}." if empty else ""
+    if not kept:
+        return "No pair is within the filtered configs' thresholds, so the card has none." + left_out
+    (first, first_splits), names = next(iter(kept.items())), ", ".join(f"`pairs-ppl{t:g}`" for t in kept)
+    return (
+        f"The configs {names} are `pairs` at those perplexity thresholds, filtered as they load "
+        "(datasets' Parquet `filters`: no copy of the data), for the Hub's viewer and "
+        f'`load_dataset("{repo}", "pairs-ppl{first:g}", split="{first_splits[0]}")`.{left_out}'
+    )
 
 
 def _release_origin() -> dict[str, str]:
@@ -138,18 +181,30 @@ def _summary_text(stats: Mapping[str, Any] | None, what: str, release: bool) -> 
     )
 
 
-def _load_texts(repo_id: str | None, root: Path | None) -> tuple[str, str]:
-    """``(repo id or folder name in the snippets, the sentence under them)``."""
+def _usage_texts(
+    repo_id: str | None, root: Path | None, present: Mapping[str, Sequence[str]], splits: Sequence[str]
+) -> dict[str, str]:
+    """The Quick Start's fields: the repo id or folder name in the snippets, the sentence under
+    them, the split they load, and the pandas / Polars / huggingface_hub snippets."""
+    name = repo_id or (root.name if root is not None else "paraamr")
     if repo_id:
-        return repo_id, f"This dataset is published on the Hub as `{repo_id}`."
-    name = root.name if root is not None else "paraamr"
-    return name, (
-        f'Loads from the folder itself (`load_dataset("{name}")` in its parent folder). Once published '
-        f"(`paraamr push ORG/NAME {name}`), load it by its Hub id instead."
-    )
+        note = f"This dataset is published on the Hub as `{repo_id}`."
+    else:
+        note = (
+            f'Loads from the folder itself (`load_dataset("{name}")` in its parent folder). Once published '
+            f"(`paraamr push ORG/NAME {name}`), load it by its Hub id instead."
+        )
+    split = (present.get("default") or [*splits, "train"])[0]
+    shards = shard_names(root, present) if root is not None else None
+    return {
+        "repo_hint": name,
+        "load_note": note,
+        "first_split": split,
+        "libraries_text": libraries_text(repo_id, name, split, shards),
+    }
 
 
-def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos):
+def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos, filtered=None):
     from huggingface_hub import DatasetCardData
 
     return DatasetCardData(
@@ -164,7 +219,7 @@ def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos
         task_categories=["text-generation", "sentence-similarity"],
         task_ids=[],
         tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity"],
-        configs=configs({c: present.get(c, []) for c in CONFIGS}),
+        configs=configs({c: present.get(c, []) for c in CONFIGS}) + filtered_configs(filtered or {}),
         **({"dataset_info": infos} if infos else {}),
     )
 
@@ -193,6 +248,7 @@ def render_card(
     evaluation: Mapping[str, Any] | None = None,
     plots: Sequence[str] = (),
     shard_size: str = "500MB",
+    thresholds: Sequence[float] = (),
 ) -> str:
     """The README.md text of a ParaAMR dataset folder.
 
@@ -203,7 +259,9 @@ def render_card(
     folder whose shards the card describes (configs, sizes, empty splits); without it, ``splits``
     names the splits. ``repo_id``: the Hub repository the load snippets name. ``plots``: image
     paths relative to the folder, shown under Statistics. ``evaluation``: ``{"row": {metric:
-    value}, "signatures": ...}`` (:func:`update_card_metrics`).
+    value}, "signatures": ...}`` (:func:`update_card_metrics`). ``thresholds``: perplexities of
+    the filtered ``pairs-ppl{T}`` configs to add (:func:`filtered_configs`; e.g. the paper's 120,
+    110, 85).
     """
     root = Path(folder) if folder is not None else None
     infos = dataset_info(root) if root is not None else None
@@ -219,17 +277,13 @@ def render_card(
     size_text, statistics = _stats_texts(stats, plots)
     summary_text = _summary_text(stats, what, summary is None)
     summary_text += " " + splits_text(root, present, expected_splits(summary))
-    repo_hint, load_note = _load_texts(repo_id, root)
     records = list(example_records) if example_records is not None else (examples(root) if root else [])
-    return render(
-        TEMPLATE,
-        _card_data(summary, stats, license_id, pretty_name, present, infos),
+    fields = dict(
         pretty_name=pretty_name,
         summary_text=summary_text,
-        repo_hint=repo_hint,
-        load_note=load_note,
-        first_split=(present.get("default") or [*splits, "train"])[0],
+        **_usage_texts(repo_id, root, present, splits),
         examples_text=examples_text(records),
+        example_json=example_json(records),
         stats_text=statistics,
         evaluation_text=evaluation_text(evaluation),
         license_text=license_text,
@@ -243,6 +297,13 @@ def render_card(
         "the ParaAMR authors.",
         **origin,
     )
+    if thresholds and root is None:
+        raise ValueError("render_card: filtered configs (thresholds) need the folder, to list their splits")
+    filtered = threshold_splits(root, present.get("pairs", []), thresholds) if thresholds else {}
+    fields["filtered_text"] = _filtered_text(fields["repo_hint"], filtered, present.get("pairs", []))
+    data = _card_data(summary, stats, license_id, pretty_name, present, infos, filtered)
+    headings = render(TEMPLATE, data, contents="", **fields)  # the table of contents lists these
+    return render(TEMPLATE, data, contents=contents(headings), **fields)
 
 
 def write_card(
@@ -253,9 +314,11 @@ def write_card(
     repo_id: str | None = None,
     license_note: str | None = None,
     max_shard_size: str | int = "500MB",
+    thresholds: Sequence[float] = (),
 ) -> Path:
     """Compute the statistics of ``folder``'s shards (plots into ``plots/``) and write its card
-    (``README.md``) atomically; an ``evaluation.json`` beside it adds the Table-2 row."""
+    (``README.md``) atomically; an ``evaluation.json`` beside it adds the Table-2 row;
+    ``thresholds`` add filtered ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
     root = Path(folder)
     stats = compute_stats(root, plot_dir=root / PLOTS, overwrite=True)
     plots = [str(Path(p).relative_to(root)) for p in stats.pop("plots", [])]
@@ -273,6 +336,7 @@ def write_card(
         evaluation=evaluation,
         plots=plots,
         shard_size=str(max_shard_size) if isinstance(max_shard_size, str) else f"{max_shard_size:,} bytes",
+        thresholds=thresholds,
     )
     return atomic_write(root / CARD, text)
 

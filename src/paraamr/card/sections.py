@@ -9,25 +9,33 @@ records, the statistics (Table 1), the Table-2 row, the license.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from paraamr import sources
-from paraamr.card.markdown import code, md
-from paraamr.layout import layout_info, list_shards
-from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA
+from paraamr.card.markdown import code, cut, md
+from paraamr.layout import data_files, layout_info, list_shards
+from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, to_pairs
 
 __all__ = [
     "CONFIGS",
+    "contents",
     "dataset_info",
     "evaluation_text",
+    "example_json",
     "examples",
     "examples_text",
+    "libraries_text",
     "license_texts",
+    "shard_names",
+    "slug",
     "splits_text",
     "stats_text",
+    "threshold_splits",
 ]
 
 CONFIGS = ("default", "pairs")
@@ -196,3 +204,182 @@ def license_texts(license: str | None, note: str | None) -> tuple[str, str]:
     if license == "other":
         return "other", f"other: {note or 'terms not stated in this card; ask the curators.'}"
     return license, f"`{license}`" + (f": {note}" if note else "")
+
+
+def slug(heading: str) -> str:
+    """The anchor the Hub (and GitHub) gives a heading.
+
+    >>> slug("Who are the source data producers?"), slug("Bias, Risks, and Limitations")
+    ('who-are-the-source-data-producers', 'bias-risks-and-limitations')
+    """
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def contents(text: str) -> str:
+    """A table of contents of a card: its ``##`` and ``###`` headings (not those in code blocks),
+    each a link to its anchor (:func:`slug`), the table itself left out.
+
+    >>> print(contents("# T\\n## Quick Start\\n```python\\n## not a heading\\n```\\n### pandas"))
+    - [Quick Start](#quick-start)
+        - [pandas](#pandas)
+    """
+    lines, fence = [], None
+    for line in text.split("\n---\n", 1)[-1].splitlines():
+        run = re.match(r"^(`{3,})", line)
+        if run and fence is None:
+            fence = run.group(1)
+        elif fence is not None and line.strip().startswith(fence) and not line.strip().strip("`"):
+            fence = None
+        heading = re.match(r"^(#{2,3}) (.+?)\s*$", line) if fence is None else None
+        if heading and heading.group(2) != "Table of Contents":
+            indent = "    " * (len(heading.group(1)) - 2)  # 4 spaces nest in every Markdown
+            lines.append(f"{indent}- [{heading.group(2)}](#{slug(heading.group(2))})")
+    return "\n".join(lines)
+
+
+def _cut_values(value: Any, limit: int) -> Any:
+    if isinstance(value, str):
+        return cut(value, limit)
+    if isinstance(value, Mapping):
+        return {k: _cut_values(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_values(v, limit) for v in value]
+    return value
+
+
+def _json_block(row: Mapping[str, Any], limit: int) -> str:
+    text = json.dumps(_cut_values(row, limit), indent=2, ensure_ascii=False)
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+    return f"{fence}json\n{text}\n{fence}"
+
+
+def example_json(records: Sequence[Mapping[str, Any]], *, paraphrases: int = 2, limit: int = 160) -> str:
+    """The first example record as one row of each config, in JSON: ``default`` with its first
+    ``paraphrases`` paraphrases, then its first ``pairs`` row; strings cut to ``limit`` characters."""
+    record = next((r for r in records if r["paraphrases"]), None)
+    if record is None:
+        return "No record of this folder has a paraphrase yet."
+    fields = [f.name for f in PARAPHRASE_TYPE]
+    paras = [{name: p.get(name) for name in fields} for p in record["paraphrases"]]
+    row = {name: record.get(name) for name in DEFAULT_SCHEMA.names} | {"paraphrases": paras[:paraphrases]}
+    pair = next(to_pairs({**record, "paraphrases": paras}))
+    shown = f"the first {paraphrases} of its" if len(paras) > paraphrases else "its"
+    shown += f" {len(paras)} paraphrase" + ("s" if len(paras) > 1 else "")
+    return "\n".join(
+        [
+            f"The first record as a row of `default` ({shown}; long texts cut, marked …):",
+            "",
+            _json_block(row, limit),
+            "",
+            "and its first row in `pairs`:",
+            "",
+            _json_block(pair, limit),
+        ]
+    )
+
+
+def shard_names(
+    folder: str | os.PathLike, present: Mapping[str, Sequence[str]]
+) -> dict[str, dict[str, list[str]]]:
+    """``{config: {split: [shard path in the repository]}}`` of the splits with rows."""
+    shards = list_shards(folder)
+    return {
+        config: {split: [f"data/{config}/{Path(p).name}" for p in shards[config][split]] for split in splits}
+        for config, splits in present.items()
+        if config in shards
+    }
+
+
+def _dict_text(values: Mapping[str, str]) -> str:
+    """A dict literal on one line, or one item a line when it has several."""
+    if len(values) < 2:
+        return json.dumps(values)
+    return "{\n" + "".join(f"    {json.dumps(k)}: {json.dumps(v)},\n" for k, v in values.items()) + "}"
+
+
+def _python(*lines: str) -> list[str]:
+    return ["```python", *lines, "```"]
+
+
+def libraries_text(
+    repo_id: str | None, name: str, split: str, shards: Mapping[str, Mapping[str, Sequence[str]]] | None
+) -> str:
+    """Usage with pandas, Polars and ``hf_hub_download``, as the Hub's dataset pages show it: Hub
+    paths (``hf://datasets/...``) with a repository id, else paths in the folder ``name``; pandas
+    and ``hf_hub_download`` name shards, so they need ``shards`` (:func:`shard_names`)."""
+    prefix = f"hf://datasets/{repo_id}/" if repo_id else f"{name}/"
+    where = "" if repo_id else f" (run in the folder above `{name}`)"
+    pairs = shards is None or split in shards.get("pairs", {})
+    parts = [
+        "### Polars",
+        "",
+        f"Every shard of a split, by the card's pattern{where}:",
+        "",
+        *_python(
+            "import polars as pl",
+            "",
+            f'df = pl.read_parquet("{prefix}{data_files("pairs" if pairs else "default", split)}")',
+            *(['df_110 = df.filter(pl.col("perplexity") <= 110)'] if pairs else []),
+        ),
+    ]
+    if not shards or split not in shards.get("default", {}) or split not in shards.get("pairs", {}):
+        return "\n".join(parts)
+    first = {s: paths[0] for s, paths in shards["default"].items()}
+    several = [f"`{s}` has {len(p)}" for s, p in shards["default"].items() if len(p) > 1]
+    more = f"; {', '.join(several)}: Polars and `datasets` read them all" if several else ""
+    pandas = [
+        "### pandas",
+        "",
+        f"The first shard of each split, as the Hub shows it{where}{more}:",
+        "",
+        *_python(
+            "import pandas as pd",
+            "",
+            f"splits = {_dict_text(first)}",
+            f'df = pd.read_parquet("{prefix}" + splits["{split}"])',
+        ),
+        "",
+    ]
+    published = "" if repo_id else f"Once published (`paraamr push ORG/NAME {name}`), one"
+    hub = [
+        "",
+        "### One shard with huggingface_hub",
+        "",
+        f"{published or 'One'} shard downloads into huggingface_hub's cache:",
+        "",
+        *_python(
+            "import pyarrow.parquet as pq",
+            "from huggingface_hub import hf_hub_download",
+            "",
+            f'path = hf_hub_download("{repo_id or "ORG/NAME"}", "{shards["pairs"][split][0]}", '
+            'repo_type="dataset")',
+            "table = pq.read_table(path)",
+        ),
+    ]
+    return "\n".join([*pandas, *parts, *hub])
+
+
+def threshold_splits(
+    folder: str | os.PathLike, splits: Sequence[str], thresholds: Sequence[float]
+) -> dict[float, list[str]]:
+    """``{T: the splits of pairs with a row of perplexity <= T}`` for each threshold (in order,
+    repeats once), read from the pairs shards' perplexity column."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    for t in thresholds:
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
+            raise ValueError(f"a threshold of a filtered config must be a number >= 0, got {t!r}")
+    shards = list_shards(folder, "pairs").get("pairs", {})
+    perplexity = {
+        split: [pq.read_table(p, columns=["perplexity"]).column(0) for p in shards.get(split, [])]
+        for split in splits
+    }
+    return {
+        float(t): [
+            split
+            for split, columns in perplexity.items()
+            if any(pc.any(pc.less_equal(c, float(t))).as_py() for c in columns)
+        ]
+        for t in dict.fromkeys(thresholds)
+    }

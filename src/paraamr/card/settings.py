@@ -38,6 +38,8 @@ RECORD_SETTINGS = (
     "heuristic",
     "mod_as_domain",
     "max_chars",
+    "max_amr_nodes",
+    "max_amr_depth",
     "num_beams",
     "dtype",
     "seed",

@@ -1,13 +1,21 @@
-"""``paraamr augment --dataset D --method paraamr|reda|reda-ng --n K``: augment a dataset."""
+"""``paraamr augment --dataset D --method paraamr|reda|reda-ng --n K``: augment a dataset with ParaAMR
+paraphrases, REDA or REDA+NG (Hub-ready output folder).
+
+Add up to K new versions of each text of a dataset (one text column, or a sentence pair crossed with
+the other side), labels kept, and write a Hub-ready folder: data/{split}-*.parquet, README.md (card)
+and failures/augment.jsonl for bad rows."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import optional_float, positive
+from paraamr.progress import Progress, add_progress_options, progress_mode
 
 
 def _size(value: str) -> int:
@@ -19,42 +27,36 @@ def _size(value: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def register(subparsers) -> None:
-    """Add the ``augment`` command."""
-    p = subparsers.add_parser(
-        "augment",
-        help="augment a dataset with ParaAMR paraphrases, REDA or REDA+NG (Hub-ready output folder)",
-        description="Add up to K new versions of each text of a dataset (one text column, or a sentence "
-        "pair crossed with the other side), labels kept, and write a Hub-ready folder: "
-        "data/{split}-*.parquet, README.md (card) and failures/augment.jsonl for bad rows.",
-    )
-    p.add_argument("--dataset", required=True, help="local file/folder or Hub dataset id")
-    p.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
-    p.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
-    p.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr augment``."""
+    parser.add_argument("--dataset", required=True, help="local file/folder or Hub dataset id")
+    parser.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
+    parser.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
+    parser.add_argument(
         "--n", type=positive(), default=2, help="new texts per text column and row (default: %(default)s)"
     )
-    p.add_argument(
+    parser.add_argument(
         "--split",
         action="append",
         default=None,
         help="split to augment (repeatable; default: train, else every split); others are copied",
     )
-    p.add_argument(
+    parser.add_argument(
         "--columns", nargs="+", default=None, help="the one or two text columns (default: guessed)"
     )
-    p.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
-    p.add_argument(
+    parser.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
+    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    add_progress_options(parser)
+    parser.add_argument(
         "--max-shard-size",
         type=_size,
         default="500MB",
         help="largest shard, in Arrow bytes as push_to_hub counts them (default: %(default)s)",
     )
-    p.add_argument("--license", default=None, help="license id for the card (default: unknown)")
-    hub = p.add_argument_group("publishing")
+    parser.add_argument("--license", default=None, help="license id for the card (default: unknown)")
+    hub = parser.add_argument_group("publishing")
     hub.add_argument(
         "--push-to-hub", metavar="REPO_ID", default=None, help="upload the folder as this dataset repo"
     )
@@ -63,13 +65,13 @@ def register(subparsers) -> None:
     hub.add_argument(
         "--token", default=None, help="Hub token (default: HF_TOKEN or `hf auth login`'s); never printed"
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-chars",
         type=positive(),
         default=None,
         help="longer texts are kept but not augmented, and listed as failures (default: no limit)",
     )
-    g = p.add_argument_group("paraamr method")
+    g = parser.add_argument_group("paraamr method")
     g.add_argument("--paraphrases", default=None, help="ParaAMR release JSONL (.zip/.gz) or dataset folder")
     g.add_argument(
         "--max-perplexity",
@@ -95,7 +97,10 @@ def register(subparsers) -> None:
         action="store_true",
         help="let a model folder run code other than amrlib's own inference classes",
     )
-    g = p.add_argument_group("reda / reda-ng methods")
+    from paraamr.commands.stats import add_archive_options
+
+    add_archive_options(parser)
+    g = parser.add_argument_group("reda / reda-ng methods")
     g.add_argument(
         "--draws", type=positive(), default=20, help="tries per operator behind the pool (default: 20)"
     )
@@ -121,26 +126,34 @@ def register(subparsers) -> None:
     )
     g.add_argument("--lm", default=None, help="n-gram LM saved with --save-lm (default: train on the data)")
     g.add_argument("--save-lm", default=None, help="write the n-gram LM used by reda-ng here (Parquet)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
-    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together)."""
-    from paraamr.augment.folder import augment_card, check_output, write_folder
+    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together).
+    The output folder's lock is held from before any work to the end: a second run is refused."""
+    from paraamr.augment.folder import claim_output
+
+    _check_options(args)
+    output = args.output or f"augmented-{args.method}"
+    with claim_output(Path(output), args.overwrite):
+        return _run(args, output)
+
+
+def _run(args: argparse.Namespace, output: str) -> int:
+    from paraamr.augment.folder import augment_card, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.runner import augment, check_columns, detect_columns
     from paraamr.errors import InputError, about
 
-    _check_options(args)
-    output = args.output or f"augmented-{args.method}"
-    check_output(Path(output), args.overwrite)  # before any work
     language = None
     if args.method != "paraamr":  # a bad synonym file, before any work too
         from paraamr.augment.languages import setup
 
         language = setup(args.language, args.tokenizer, args.synonyms)
-    splits = load_splits(args.dataset, args.dataset_config)
+    mode = progress_mode(args.progress)
+    with _library_bars(mode == "bar"):  # datasets' bars: only where the display is a bar
+        splits = load_splits(args.dataset, args.dataset_config)
     chosen = args.split or (["train"] if "train" in splits else list(splits))
     unknown = [s for s in chosen if s not in splits]
     if unknown:
@@ -154,21 +167,32 @@ def run(args: argparse.Namespace) -> int:
     else:
         reda, lm = _reda(args, *language, [splits[s] for s in chosen], columns)
     out, stats, failures = {}, {}, []
+    display = Progress(  # lines in a log; a bar is datasets' own (it counts the rows of every process)
+        f"augment ({args.method})",
+        total=sum(len(splits[s]) for s in chosen),
+        unit="rows",
+        mode="log" if mode == "log" else "none",
+    )
     for split, data in splits.items():
         if split not in chosen:
             out[split] = data
             continue
-        result = augment(
-            data,
-            method=args.method,
-            n=args.n,
-            columns=columns,
-            seed=args.seed,
-            reda=reda,
-            lm=lm,
-            paraphrases=index,
-            num_proc=args.num_proc,
-            max_chars=args.max_chars,
+        with _library_bars(mode == "bar"):
+            result = augment(
+                data,
+                method=args.method,
+                n=args.n,
+                columns=columns,
+                seed=args.seed,
+                reda=reda,
+                lm=lm,
+                paraphrases=index,
+                num_proc=args.num_proc,
+                max_chars=args.max_chars,
+            )
+        display.update(
+            display.done + len(data),
+            added=sum(v["added_rows"] for v in stats.values()) + result.stats["added_rows"],
         )
         out[split], stats[split] = result.dataset, result.stats
         failures += [{"split": split, **f} for f in result.failures]
@@ -176,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
             f"{split}: {result.stats['input_rows']} rows + {result.stats['added_rows']} added "
             f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)"
         )
+    display.close()
     for f in failures[:20]:
         print(
             f"bad row: {f['split']} index {f['index']}, column {f['column']}: {f['reason']}", file=sys.stderr
@@ -255,8 +280,20 @@ def _labelled(dataset) -> bool:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """Options that do not go with the method: a usage error (exit 2), before anything is read."""
+    """Options that do not go with the method, or names that break datasets' rules
+    (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
+    from paraamr.commands.push import check_repo_id
+    from paraamr.commands.stats import archive_limits
     from paraamr.errors import UsageError
+    from paraamr.layout import check_name
+
+    check_repo_id(args.push_to_hub)
+    archive_limits(args)
+    for split in args.split or ():
+        try:
+            check_name("split", split)
+        except ValueError as err:
+            raise UsageError(f"--split: {err}") from None
 
     if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
         raise UsageError("--method paraamr needs exactly one of --paraphrases PATH and --generate")
@@ -285,7 +322,7 @@ def _generator_settings(args: argparse.Namespace) -> dict:
         "seed": args.seed,
         "download": not args.no_download,
         "trust_remote_code": args.trust_remote_code,
-        "progress": False,
+        "progress": "none",
     }
 
 
@@ -302,8 +339,10 @@ def _paraphrases(args: argparse.Namespace, datasets, columns):
                 if problem(text, args.max_chars) is None:
                     texts.setdefault(normalize(text), text)
     if args.paraphrases:
+        from paraamr.commands.stats import archive_limits
+
         index = ParaphraseIndex.from_path(
-            args.paraphrases, keys=set(texts), max_perplexity=args.max_perplexity
+            args.paraphrases, keys=set(texts), max_perplexity=args.max_perplexity, limits=archive_limits(args)
         )
     else:
         from paraamr.augment.source import generate_index
@@ -316,3 +355,16 @@ def _paraphrases(args: argparse.Namespace, datasets, columns):
             )
     print(f"paraphrases found for {len(index)} of {len(texts)} distinct texts")
     return index
+
+
+@contextlib.contextmanager
+def _library_bars(on: bool) -> Iterator[None]:
+    """``datasets``' progress bars on (or off) for the block, as they were afterwards."""
+    from datasets.utils import logging
+
+    before = logging.is_progress_bar_enabled()
+    (logging.enable_progress_bar if on else logging.disable_progress_bar)()
+    try:
+        yield
+    finally:
+        (logging.enable_progress_bar if before else logging.disable_progress_bar)()

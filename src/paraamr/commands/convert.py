@@ -1,4 +1,9 @@
-"""``paraamr convert INPUT OUTPUT``: release JSON lines <-> our Parquet dataset folder, lossless.
+"""``paraamr convert INPUT OUTPUT``: convert ParaAMR release JSON lines <-> a Parquet dataset folder
+(lossless).
+
+Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset folder) into OUTPUT: a
+dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when OUTPUT ends in
+.json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.
 
 To a folder: the ``default`` and ``pairs`` shards of each split (written by
 :class:`paraamr.builder.folder.ShardWriter`, named by :func:`~paraamr.builder.folder.finalize`) and
@@ -12,59 +17,72 @@ from __future__ import annotations
 
 import argparse
 
+from paraamr.options import positive
+
 JSONL_SUFFIXES = (".json", ".jsonl", ".gz", ".zip")
 
 
-def register(subparsers) -> None:
-    """Add the ``convert`` command."""
-    p = subparsers.add_parser(
-        "convert",
-        help="convert ParaAMR release JSON lines <-> a Parquet dataset folder (lossless)",
-        description="Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset folder) "
-        "into OUTPUT: a dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when "
-        "OUTPUT ends in .json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.",
-    )
-    p.add_argument("input", metavar="INPUT")
-    p.add_argument("output", metavar="OUTPUT")
-    p.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr convert``."""
+    parser.add_argument("input", metavar="INPUT")
+    parser.add_argument("output", metavar="OUTPUT")
+    parser.add_argument(
         "--to",
         choices=("parquet", "jsonl"),
         default=None,
         help="output format (default: from OUTPUT's suffix; a folder otherwise)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--license",
         default="cc-by-nc-4.0",
         help="license id for the card (default: %(default)s, the release's)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-shard-size",
         default="500MB",
         help="largest shard, uncompressed, as datasets' push_to_hub counts it (default: %(default)s)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--all-fields", action="store_true", help="JSON lines: write every field, not only the release's"
     )
-    p.add_argument(
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace an existing OUTPUT file, or the shards and card of an OUTPUT folder (other files stay)",
     )
-    p.add_argument("--repo-id", help="the Hub repo the card's load snippets name (default: --push-to-hub's)")
+    parser.add_argument(
+        "--repo-id", help="the Hub repo the card's load snippets name (default: --push-to-hub's)"
+    )
     from paraamr.commands.push import add_hub_options
 
-    add_hub_options(p)
-    p.add_argument("--skip-invalid", action="store_true", help="count malformed lines instead of failing")
-    p.set_defaults(func=run)
+    add_hub_options(parser)
+    parser.add_argument(
+        "--skip-invalid", action="store_true", help="count malformed lines instead of failing"
+    )
+    parser.add_argument(
+        "--max-chars",
+        type=positive(),
+        default=None,
+        help="a line whose text or a paraphrase is longer is invalid: refused, or counted with "
+        "--skip-invalid (default: no limit). A lone surrogate or a NUL in a text always is.",
+    )
+    from paraamr.commands.stats import add_archive_options
+
+    add_archive_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Convert (and push); print what was written."""
     import sys
 
+    from paraamr.commands.push import check_repo_id
+    from paraamr.commands.stats import archive_limits
     from paraamr.errors import ParaAMRError
     from paraamr.sources import Skipped
 
+    reading = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
+    check_repo_id(args.push_to_hub)
+    check_repo_id(args.repo_id, "--repo-id")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
     skipped = Skipped()
     if to == "jsonl" and args.push_to_hub:
@@ -81,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 skip_invalid=args.skip_invalid,
                 skipped=skipped,
                 overwrite=args.overwrite,
+                **reading,
             )
         else:
             n = to_folder(
@@ -92,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 skip_invalid=args.skip_invalid,
                 skipped=skipped,
                 repo_id=args.repo_id or args.push_to_hub,
+                **reading,
             )
     except ParaAMRError as err:
         print(f"paraamr convert: {err}", file=sys.stderr)
@@ -129,10 +149,13 @@ def to_jsonl(
     skip_invalid: bool = False,
     skipped=None,
     overwrite: bool = False,
+    max_chars: int | None = None,
+    limits=None,
 ) -> int:
     """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
     ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records. An existing
-    ``output`` is replaced only with ``overwrite``."""
+    ``output`` is replaced only with ``overwrite``. ``max_chars`` and ``limits`` are
+    :func:`paraamr.sources.iter_records`'s."""
     import gzip
     import io
     import json
@@ -158,7 +181,10 @@ def to_jsonl(
         else:
             archive, sink = None, raw
         text = io.TextIOWrapper(sink, encoding="utf-8", newline="\n")
-        for _split, record in read_path(input, skip_invalid=skip_invalid, skipped=skipped):
+        records = read_path(
+            input, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
+        )
+        for _split, record in records:
             text.write(json.dumps(release_line(record, all_fields=all_fields), ensure_ascii=False) + "\n")
             n += 1
         text.flush()
@@ -179,13 +205,17 @@ def to_folder(
     skip_invalid: bool = False,
     skipped=None,
     repo_id: str | None = None,
+    max_chars: int | None = None,
+    limits=None,
 ) -> int:
     """Write every record under ``input`` as a dataset folder at ``output``: ``default`` and
     ``pairs`` shards of each split and a README.md card; return the number of records.
 
-    A folder that is not empty is written only with ``overwrite``, which deletes the shards,
-    failure files and state of this layout (:func:`paraamr.layout.remove_layout`) and
-    replaces README.md; other files stay."""
+    The folder is written under its lock (:func:`paraamr.locks.folder_lock`: a second writer is
+    refused, naming the first). A folder that is not empty is written only with ``overwrite``, and
+    only when it holds a dataset (:func:`paraamr.layout.holds_dataset`); then the shards, failure
+    files and state of this layout are deleted (:func:`paraamr.layout.remove_layout`) and README.md
+    replaced; other files stay. ``max_chars`` and ``limits`` are :func:`paraamr.sources.iter_records`'s."""
     from pathlib import Path
 
     from paraamr import layout
@@ -202,22 +232,20 @@ def to_folder(
         raise InputError(f"--max-shard-size: {err}") from None
     if out.exists() and not out.is_dir():
         raise InputError(f"{output}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()):
-        if not overwrite:
-            raise InputError(
-                f"{output}: exists and is not empty (pass --overwrite to replace its shards and card)"
-            )
-        source = Path(input).resolve()
-        if out.resolve() in (source, *source.parents):
-            raise InputError(f"{output}: cannot overwrite the folder being read")
+    _check_folder(out, overwrite)  # at once, and again under the lock
+    source = Path(input).resolve()
+    if overwrite and out.resolve() in (source, *source.parents):
+        raise InputError(f"{output}: cannot overwrite the folder being read")
     splits = list(split_files(input))
     with folder_lock(out, command="convert"):
-        if overwrite:
-            layout.remove_layout(out)
+        _check_folder(out, overwrite)  # another writer may have finished meanwhile
         try:
-            n = _write_folder(input, out, splits, size, skip_invalid, skipped)
+            reading = {"skipped": skipped, "max_chars": max_chars, "limits": limits}
+            n = _write_folder(input, out, splits, size, {"skip_invalid": skip_invalid, **reading})
             if not n:
                 raise InputError(f"{input}: no records to convert")
+            if overwrite:  # the new parts are staged: only now does the old dataset go
+                layout.remove_layout(out, state=False)
             folder.finalize(out, max_shard_size=size)
         finally:
             layout.remove_state(out)  # never a folder with part of the records
@@ -225,7 +253,24 @@ def to_folder(
     return n
 
 
-def _write_folder(input, out, splits, max_shard_size, skip_invalid, skipped) -> int:
+def _check_folder(out, overwrite: bool) -> None:
+    """Refuse an output folder with anything in it (the locks aside), unless ``overwrite`` and it
+    holds a dataset."""
+    from paraamr import layout
+    from paraamr.errors import InputError
+
+    if not out.is_dir() or layout.is_empty(out):
+        return
+    if not overwrite:
+        raise InputError(f"{out}: exists and is not empty (pass --overwrite to replace its shards and card)")
+    if not layout.holds_dataset(out):
+        raise InputError(
+            f"{out}: holds no dataset (no shards, failures, summary or state; a README.md alone is "
+            "none): refusing to replace its files even with --overwrite; give an empty or new folder"
+        )
+
+
+def _write_folder(input, out, splits, max_shard_size, reading: dict) -> int:
     from paraamr.builder.folder import ShardWriter
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
     from paraamr.sources import read_path
@@ -238,7 +283,7 @@ def _write_folder(input, out, splits, max_shard_size, skip_invalid, skipped) -> 
         )
         for split in splits
     }
-    for split, record in read_path(input, skip_invalid=skip_invalid, skipped=skipped):
+    for split, record in read_path(input, **reading):
         default, pairs = writers[split]
         default.write(record)
         pairs.write_rows(to_pairs(record))

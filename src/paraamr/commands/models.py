@@ -64,33 +64,7 @@ def _size(n: int) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from paraamr.errors import ModelNotFoundError
-    from paraamr.models import catalog
-    from paraamr.models.resolve import cache_root, disk_size, resolve
-
-    rows = []
-    kinds = (catalog.canonical_kind(args.kind),) if args.kind else catalog.KINDS
-    for kind in kinds:
-        for name in catalog.names(kind):
-            try:
-                path = resolve(name, kind, cache_dir=args.cache_dir)
-                where = f"{path} ({_size(disk_size(path))})"
-            except ModelNotFoundError:
-                where = "-"
-            known = catalog.AMRLIB_MODELS.get(name) or catalog.HUB_MODELS.get(name)
-            if known is not None:
-                about = f"{known.description}; download ~{_size(known.size * 1_000_000)}"
-            else:
-                about = catalog.PACKAGED[(kind, name)].description
-            default = " [default]" if catalog.DEFAULTS[kind] == name else ""
-            rows.append((name, kind + default, where, about))
-    models = cache_root(args.cache_dir) / "models"
-    fetched = sorted(models.iterdir()) if models.is_dir() else []
-    for path in fetched:
-        if path.is_dir() and not path.name.startswith(".") and path.name not in catalog.AMRLIB_MODELS:
-            rows.append((path.name, "amrlib", f"{path} ({_size(disk_size(path))})", "fetched with --url"))
-    if not args.kind:
-        rows += _hub_rows({r[0] for r in rows})
+    rows = model_rows(args.cache_dir, args.kind)
     width = max(len(r[0]) for r in rows)
     kind_width = max(len(r[1]) for r in rows)
     for name, kind, where, about in rows:
@@ -99,14 +73,44 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, str]]:
+    """``(name, kind, where on disk or "-", about)`` of every known model of ``kind`` (default: all,
+    the fetched ones too): what ``paraamr models list`` and ``paraamr env`` show."""
+    from paraamr.errors import ModelNotFoundError
+    from paraamr.models import catalog
+    from paraamr.models.resolve import cache_root, disk_size, resolve
+
+    rows = []
+    for each in (catalog.canonical_kind(kind),) if kind else catalog.KINDS:
+        for name in catalog.names(each):
+            try:
+                path = resolve(name, each, cache_dir=cache_dir)
+                where = f"{path} ({_size(disk_size(path))})"
+            except ModelNotFoundError:
+                where = "-"
+            known = catalog.AMRLIB_MODELS.get(name) or catalog.HUB_MODELS.get(name)
+            if known is not None:
+                about = f"{known.description}; download ~{_size(known.size * 1_000_000)}"
+            else:
+                about = catalog.PACKAGED[(each, name)].description
+            default = " [default]" if catalog.DEFAULTS[each] == name else ""
+            rows.append((name, each + default, where, about))
+    models = cache_root(cache_dir) / "models"
+    fetched = sorted(models.iterdir()) if models.is_dir() else []
+    for path in fetched:
+        if path.is_dir() and not path.name.startswith(".") and path.name not in catalog.AMRLIB_MODELS:
+            rows.append((path.name, "amrlib", f"{path} ({_size(disk_size(path))})", "fetched with --url"))
+    if not kind:
+        rows += _hub_rows({r[0] for r in rows})
+    return rows
+
+
 def _hub_rows(listed: set[str]) -> list[tuple[str, str, str, str]]:
     """Rows for the other model repos in huggingface_hub's cache (fetched Hub ids)."""
-    from huggingface_hub import scan_cache_dir
+    from paraamr.models.download import scan_hub_cache
 
-    try:
-        repos = scan_cache_dir().repos
-    except Exception:  # no Hub cache yet
-        return []
+    info = scan_hub_cache()
+    repos = info.repos if info is not None else ()
     return [
         (r.repo_id, "hub", f"{r.repo_path} ({_size(r.size_on_disk)})", "Hub model in huggingface_hub's cache")
         for r in sorted(repos, key=lambda r: r.repo_id)

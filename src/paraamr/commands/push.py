@@ -1,4 +1,8 @@
-"""``paraamr push REPO_ID DIR``: upload a dataset folder to the Hugging Face Hub (``hf upload``'s order).
+"""``paraamr push REPO_ID DIR``: upload a dataset folder to the Hugging Face Hub.
+
+Upload a dataset folder (as written by `paraamr generate` or `convert`) to the Hub as the dataset
+repo REPO_ID (created when missing). Log in first with `hf auth login` (or set HF_TOKEN);
+HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded.
 
 The old order (``DIR REPO_ID``) is still accepted, with a deprecation warning. The token is
 ``--token``, else ``HF_TOKEN``, else the one saved by ``hf auth login``; it is never printed.
@@ -11,23 +15,15 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["add_hub_options", "push_with_options", "register"]
+__all__ = ["add_arguments", "add_hub_options", "check_repo_id", "push_with_options", "run"]
 
 
-def register(subparsers) -> None:
-    """Add ``push`` to the ``paraamr`` command line."""
-    parser = subparsers.add_parser(
-        "push",
-        help="upload a dataset folder to the Hugging Face Hub",
-        description="Upload a dataset folder (as written by `paraamr generate` or `convert`) to the Hub "
-        "as the dataset repo REPO_ID (created when missing). Log in first with `hf auth login` (or set "
-        "HF_TOKEN); HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr push``."""
     parser.add_argument("repo_id", metavar="REPO_ID", help="org/name")
     parser.add_argument("folder", metavar="PATH", help="the dataset folder")
     _options(parser)
     parser.add_argument("--message", "--commit-message", dest="message", help="commit message")
-    parser.set_defaults(func=_run)
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +38,19 @@ def add_hub_options(parser: argparse.ArgumentParser) -> None:
         "--push-to-hub", metavar="REPO_ID", help="upload the finished folder to this Hub dataset repo"
     )
     _options(parser)
+
+
+def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
+    """A usage error (exit 2) unless ``repo_id`` is None or a Hub repo id; call it when options are
+    read, before any work."""
+    from paraamr.errors import UsageError
+    from paraamr.layout import check_name
+
+    if repo_id is not None:
+        try:
+            check_name("repo id", repo_id)
+        except ValueError as err:
+            raise UsageError(f"{option} {err}") from None
 
 
 def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace) -> int:
@@ -60,7 +69,7 @@ def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     repo_id, folder = args.repo_id, args.folder
     if Path(repo_id).is_dir() and not Path(folder).is_dir():
         print(
@@ -69,4 +78,5 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         repo_id, folder = folder, repo_id
+    check_repo_id(repo_id, "REPO_ID")
     return push_with_options(folder, repo_id, args)

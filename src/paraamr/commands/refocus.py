@@ -1,11 +1,17 @@
-"""``paraamr refocus [FILE|-]``: every re-rooted variant of PENMAN graphs, as PENMAN.
+"""``paraamr refocus [FILE|-]``: re-root AMR graphs at each candidate focus (PENMAN in, PENMAN out).
 
-Reads blank-line separated graphs (metadata comments allowed), writes each variant followed by a
-blank line on stdout with its source's metadata, ``# ::id`` (the graph's own, else the record id
-of its ``# ::snt``, else of its PENMAN lines as given; see ``paraamr.records.text_id``) and
-``# ::focus``. A bad graph is reported on stderr with its position and skipped; a closing line on
-stderr counts graphs read, graphs failed and variants written. Exit status: 0, 1 when a graph
-failed, 2 when the input cannot be opened.
+Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin and write every re-
+rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a blank line. Bad
+graphs are reported on stderr by position and skipped (exit status 1).
+
+Reads blank-line separated graphs (metadata comments allowed), writes each variant as soon as it is
+made (one graph's variants are never all held), followed by a blank line, on stdout with its
+source's metadata, ``# ::id`` (the graph's own, else the record id of its ``# ::snt``, else of its
+PENMAN lines as given; see ``paraamr.records.text_id``) and ``# ::focus``. A graph over
+``--max-amr-nodes`` or ``--max-amr-depth`` (the per-graph caps: a graph of n nodes has up to n
+variants of n nodes each) is refused before it is parsed. A bad graph is reported on stderr with
+its position and skipped; a closing line on stderr counts graphs read, graphs failed and variants
+written. Exit status: 0, 1 when a graph failed, 2 when the input cannot be opened.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ import contextlib
 import io
 import sys
 
+from paraamr.options import positive
+
 #: Listed in the help; the list itself is ``paraamr.amr.DEFAULT_EXCLUDED`` (kept light:
-#: ``paraamr --help`` does not import penman). A test checks that the two agree.
+#: ``paraamr --help`` does not import penman). A test checks that the two agree, and that the
+#: size caps' defaults are ``paraamr.amr.MAX_NODES`` and ``MAX_DEPTH``.
 EXCLUDED_HELP = "amr-unknown, and, multi-sentence, name, or"
 
 
@@ -32,42 +41,46 @@ def _foci(value: str) -> str | int:
     return count
 
 
-def register(subparsers) -> None:
-    """Add the ``refocus`` command."""
-    p = subparsers.add_parser(
-        "refocus",
-        help="re-root AMR graphs at each candidate focus (PENMAN in, PENMAN out)",
-        description="Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin and "
-        "write every re-rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a "
-        "blank line. Bad graphs are reported on stderr by position and skipped (exit status 1).",
-    )
-    p.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="PENMAN file (default: stdin)")
-    p.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr refocus``."""
+    parser.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="PENMAN file (default: stdin)")
+    parser.add_argument(
         "--foci",
         type=_foci,
         metavar="all|N",
         default="all",
         help="'all' candidate foci of each graph, or N of them at random (default: %(default)s)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random foci (default: %(default)s)")
-    p.add_argument("--oneline", action="store_true", help="write each graph on one line")
-    p.add_argument(
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random foci (default: %(default)s)")
+    parser.add_argument("--oneline", action="store_true", help="write each graph on one line")
+    parser.add_argument(
         "--exclude",
         default=None,
         metavar="CONCEPTS",
         help=f"comma-separated concepts never used as foci (default: {EXCLUDED_HELP}); '' keeps all",
     )
-    p.add_argument(
+    parser.add_argument(
         "--heuristic",
         action="store_true",
         help="amrlib's heuristic: only variables without incoming edges become foci",
     )
-    p.add_argument(
+    parser.add_argument(
         "--mod-as-domain",
         action="store_true",
         help="write an inverted :mod as :domain (penman then reads another role) instead of :mod-of",
     )
-    p.set_defaults(func=run)
+    parser.add_argument(
+        "--max-amr-nodes",
+        type=positive(),
+        default=500,
+        help="a graph with more nodes is refused, before it is parsed (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-amr-depth",
+        type=positive(),
+        default=100,
+        help="a graph nested deeper is refused, before it is parsed (default: %(default)s)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,13 +117,13 @@ def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
         where = f"graph {position}"
         try:
             _check_utf8(block, where)
-            tree = amr.parse(block, where=where)
+            tree = amr.parse(block, where=where, max_nodes=args.max_amr_nodes, max_depth=args.max_amr_depth)
             if not tree.metadata.get("id"):
                 source = tree.metadata.get("snt") or "\n".join(
                     line for line in block.splitlines() if not line.lstrip().startswith("#")
                 )
                 tree.metadata = {"id": text_id(source), **tree.metadata}
-            variants = amr.variants(
+            variants = amr.iter_variants(
                 tree,
                 foci=args.foci,
                 seed=args.seed,
@@ -120,13 +133,12 @@ def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
                 mod_as_domain=args.mod_as_domain,
                 where=where,
             )
+            for variant in variants:  # written as made
+                sys.stdout.write(f"{variant.penman}\n\n")
+                written += 1
         except AMRError as e:
             failed += 1
             print(f"paraamr refocus: {e}", file=sys.stderr)
-            continue
-        for variant in variants:
-            sys.stdout.write(f"{variant.penman}\n\n")
-        written += len(variants)
     return read, failed, written
 
 

@@ -1,41 +1,94 @@
-"""``paraamr stats PATH``: Table 1's columns, perplexity quantiles and PNG histograms of a corpus."""
+"""``paraamr stats PATH``: Table 1 statistics (+ perplexity quantiles, histograms) of a release file or
+a dataset folder.
+
+Print the number of instances (source sentences), the average number of paraphrases per source, the
+average paraphrase length in tokens (whitespace-separated words) and perplexity quantiles of PATH: a
+ParaAMR release file (JSON lines, zipped or not), our Parquet dataset folder or a folder of such
+files. Writes perplexity.png and paraphrases_per_source.png."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+__all__ = ["add_archive_options", "add_arguments", "archive_limits", "run"]
 
-def register(subparsers) -> None:
-    """Add the ``stats`` command."""
-    p = subparsers.add_parser(
-        "stats",
-        help="Table 1 statistics (+ perplexity quantiles, histograms) of a release file or a dataset folder",
-        description="Print the number of instances (source sentences), the average number of paraphrases "
-        "per source, the average paraphrase length in tokens (whitespace-separated words) and perplexity "
-        "quantiles of PATH: a ParaAMR release file (JSON lines, zipped or not), our Parquet dataset "
-        "folder or a folder of such files. Writes perplexity.png and paraphrases_per_source.png.",
+
+def add_archive_options(parser: argparse.ArgumentParser) -> None:
+    """The limits on what reading gz/zip input may unpack (:class:`paraamr.sources.Limits`)."""
+    g = parser.add_argument_group(
+        "archive limits", "gz and zip input is unpacked as it streams, one archive level deep"
     )
-    p.add_argument(
+    g.add_argument(
+        "--max-unpacked",
+        metavar="SIZE",
+        default="64GB",
+        help="refuse input that unpacks to more than this in all (default: %(default)s)",
+    )
+    g.add_argument(
+        "--max-unpack-ratio",
+        metavar="N",
+        type=float,
+        default=100.0,
+        help="refuse an archive that unpacks to more than N times its size, past 16 MiB: a "
+        "decompression bomb (default: %(default)g; release JSON lines pack about 3 times)",
+    )
+    g.add_argument(
+        "--max-line-bytes",
+        metavar="SIZE",
+        default="32MiB",
+        help="a longer JSON line is invalid, read past without being held (default: %(default)s)",
+    )
+
+
+def archive_limits(args: argparse.Namespace):
+    """The :class:`paraamr.sources.Limits` of the options; a bad value is a usage error (exit 2)."""
+    from paraamr.errors import UsageError
+    from paraamr.layout import parse_size
+    from paraamr.sources import Limits
+
+    sizes = {}
+    for flag, value in (("--max-unpacked", args.max_unpacked), ("--max-line-bytes", args.max_line_bytes)):
+        try:
+            sizes[flag] = parse_size(value)
+        except ValueError as err:
+            raise UsageError(f"{flag}: {err}") from None
+    if not args.max_unpack_ratio > 0:
+        raise UsageError(f"--max-unpack-ratio must be positive, got {args.max_unpack_ratio:g}")
+    return Limits(
+        max_bytes=sizes["--max-unpacked"], max_ratio=args.max_unpack_ratio, max_line=sizes["--max-line-bytes"]
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr stats``."""
+    parser.add_argument(
         "path", metavar="PATH", help="release file (.json/.jsonl/.zip/.gz), Parquet file or folder"
     )
-    p.add_argument(
+    parser.add_argument(
         "--max-perplexity",
         type=float,
         default=None,
         help="count only paraphrases with perplexity <= this (as the loader's max_perplexity)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--plots",
         metavar="DIR",
         default="paraamr-stats",
         help="folder for the PNG histograms (default: %(default)s)",
     )
-    p.add_argument("--no-plots", action="store_true", help="write no histograms")
-    p.add_argument("--overwrite", action="store_true", help="replace PNGs of the same names in --plots")
-    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
-    p.add_argument("--skip-invalid", action="store_true", help="count malformed lines instead of failing")
-    p.set_defaults(func=run)
+    parser.add_argument("--no-plots", action="store_true", help="write no histograms")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the two PNGs of the same names in --plots (a link there is replaced, never "
+        "written through; other files in DIR are never touched)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    parser.add_argument(
+        "--skip-invalid", action="store_true", help="count malformed lines instead of failing"
+    )
+    add_archive_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.errors import ParaAMRError
     from paraamr.stats import compute_stats, format_stats
 
+    limits = archive_limits(args)  # a usage error (exit 2) before anything is read
     try:
         stats = compute_stats(
             args.path,
@@ -52,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
             skip_invalid=args.skip_invalid,
             plot_dir=None if args.no_plots else args.plots,
             overwrite=args.overwrite,
+            limits=limits,
         )
     except ParaAMRError as err:
         print(f"paraamr stats: {err}", file=sys.stderr)

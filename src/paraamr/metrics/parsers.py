@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import shutil
 import sqlite3
@@ -50,6 +49,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
+from paraamr.failures import Failure
 from paraamr.signature import Signature
 
 _SPACES = re.compile(r"\s+")
@@ -128,7 +128,7 @@ class TreeParser:
     name = "parser"
 
     def __init__(self, *, cache_dir: str | os.PathLike | None = None) -> None:
-        self._cache: dict[str, str] = {}
+        self._cache: dict[str, str | Failure] = {}
         self.disk = TreeCache(cache_dir) if cache_dir is not None else None
         self.calls = 0  # sentences actually parsed (in neither cache)
 
@@ -137,8 +137,10 @@ class TreeParser:
         """How trees are made: parser, version, settings."""
         return Signature(parser=self.name)
 
-    def parse(self, sentences: Sequence[str]) -> list[str]:
-        """One PTB bracket string per sentence, in order."""
+    def parse(self, sentences: Sequence[str]) -> list[str | Failure]:
+        """One PTB bracket string per sentence, in order; a sentence that cannot be parsed (empty,
+        refused, or its parser failed on it) gets a :class:`~paraamr.failures.Failure` instead,
+        and the others still get their trees. Failures are kept in memory, never on disk."""
         for i, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
                 raise ValueError(f"sentence {i}: expected str, got {type(sentence).__name__}")
@@ -147,21 +149,26 @@ class TreeParser:
         if todo and self.disk is not None:
             self._cache.update(self.disk.get(self.signature, todo))
             todo = [k for k in todo if k not in self._cache]
+        refused = {k: Failure("parse", why) for k in todo if (why := self.problem(k))}
+        self._cache.update(refused)
+        todo = [k for k in todo if k not in refused]
         if todo:
-            for i, key in enumerate(todo):
-                if not key:
-                    raise ValueError(f"{self.name}: cannot parse an empty sentence (distinct sentence {i})")
             trees = self._parse_batch(todo)
             if len(trees) != len(todo):
                 raise RuntimeError(f"{self.name}: {len(trees)} trees for {len(todo)} sentences")
             self._cache.update(zip(todo, trees, strict=True))
             if self.disk is not None:
-                self.disk.put(self.signature, zip(todo, trees, strict=True))
+                good = [(k, t) for k, t in zip(todo, trees, strict=True) if isinstance(t, str)]
+                self.disk.put(self.signature, good)
             self.calls += len(todo)
         return [self._cache[k] for k in keys]
 
-    def _parse_batch(self, sentences: list[str]) -> list[str]:
-        """Trees of distinct, non-empty, whitespace-collapsed sentences."""
+    def problem(self, sentence: str) -> str | None:
+        """Why this parser cannot take ``sentence`` (a :func:`sentence_key`), or None."""
+        return "empty sentence" if not sentence else None
+
+    def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
+        """Trees (or failures) of distinct, whitespace-collapsed sentences :meth:`problem` accepts."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -182,8 +189,14 @@ class CallableParser(TreeParser):
         self.fn = fn
         self.name = f"callable:{name or getattr(fn, '__name__', type(fn).__name__)}"
 
-    def _parse_batch(self, sentences: list[str]) -> list[str]:
-        return [self.fn(s) for s in sentences]
+    def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
+        return [self._one(s) for s in sentences]
+
+    def _one(self, sentence: str) -> str | Failure:
+        try:
+            return self.fn(sentence)
+        except Exception as err:  # one sentence's failure, not the batch's
+            return Failure("parse", f"{self.name}: {type(err).__name__}: {err}")
 
 
 def clean_link_grammar_word(word: str) -> str:
@@ -218,66 +231,15 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
     return f"(ROOT {text})"
 
 
-class _LinkParserProcess:
-    """One ``link-parser`` process answering a sentence a line (not thread-safe: one per thread)."""
-
-    #: A command whose reply marks the end of each answer: link-parser answers every input line.
-    _SENTINEL = "!width=4321"
-    _SENTINEL_REPLY = "width set to 4321"
-
-    def __init__(self, command: list[str]) -> None:
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            bufsize=1,
-        )
-        self.ask("")  # skip the start-up messages
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def ask(self, line: str) -> str:
-        process = self.process
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(f"{line}\n{self._SENTINEL}\n" if line else f"{self._SENTINEL}\n")
-        process.stdin.flush()
-        lines = []
-        while True:
-            reply = process.stdout.readline()
-            if not reply:
-                status = process.poll()
-                raise RuntimeError(f"link-parser exited (status {status}) while parsing {line[:100]!r}")
-            if reply.strip() == self._SENTINEL_REPLY:
-                return "".join(lines)
-            lines.append(reply)
-
-    def tree(self, sentence: str) -> str:
-        # a leading space keeps a sentence starting with "!" from being read as a command
-        where = f"link-grammar on {sentence[:80]!r}"
-        return link_grammar_tree(self.ask(" " + sentence), where=where)
-
-    def close(self) -> None:
-        process = self.process
-        if process.poll() is None:
-            process.stdin.close()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 class LinkGrammarParser(TreeParser):
-    """``processes`` long-lived ``link-parser`` processes (default: one per core), started on first
-    use and ended by :meth:`close` (or on exit); with ``pos="spacy"`` (default) Penn preterminals
-    are inserted (:mod:`paraamr.metrics.pos`), ``pos=None`` keeps link-grammar's bare trees.
-    ``limit``: link-parser's ``-limit`` (linkages considered; None: its default, 1000; lower is
-    faster and may change trees)."""
+    """``processes`` long-lived, supervised ``link-parser`` processes (default: one per core;
+    :class:`~paraamr.metrics.workers.WorkerPool`), started on first use and ended by :meth:`close`
+    (or on exit); with ``pos="spacy"`` (default) Penn preterminals are inserted
+    (:mod:`paraamr.metrics.pos`), ``pos=None`` keeps link-grammar's bare trees. ``limit``:
+    link-parser's ``-limit`` (linkages considered; None: its default, 1000; lower is faster and
+    may change trees). ``timeout``: seconds one sentence may take before its worker is killed and
+    restarted and the sentence fails; ``ahead``: sentences queued in each worker (the same trees
+    whatever its value; 1 waits for each answer before sending the next sentence)."""
 
     def __init__(
         self,
@@ -287,6 +249,8 @@ class LinkGrammarParser(TreeParser):
         processes: int | None = None,
         pos: str | None = "spacy",
         limit: int | None = None,
+        timeout: float = 120,
+        ahead: int = 8,
         cache_dir: str | os.PathLike | None = None,
     ) -> None:
         path = shutil.which(executable)
@@ -313,9 +277,16 @@ class LinkGrammarParser(TreeParser):
         if limit is not None:
             command.append(f"-limit={limit}")
         stdbuf = shutil.which("stdbuf")  # line-buffered output, else answers wait for the next line
-        self._command = [stdbuf, "-oL", *command] if stdbuf else command
+        from paraamr.metrics.workers import WorkerPool
+
         self._lock = threading.Lock()
-        self._pool: list[_LinkParserProcess] = []
+        self.workers = WorkerPool(
+            [stdbuf, "-oL", *command] if stdbuf else command,
+            size=self.processes,
+            read=_read_answer,
+            timeout=timeout,
+            ahead=ahead,
+        )
         super().__init__(cache_dir=cache_dir)
 
     @property
@@ -329,51 +300,40 @@ class LinkGrammarParser(TreeParser):
     @property
     def _process(self) -> subprocess.Popen | None:
         """The first link-parser process (None before the first parse)."""
-        return self._pool[0].process if self._pool else None
+        return self.workers.workers[0].process if self.workers.workers else None
 
-    def _workers(self, n: int) -> list[_LinkParserProcess]:
-        self._pool = [p for p in self._pool if p.alive()]
-        while len(self._pool) < n:
-            self._pool.append(_LinkParserProcess(self._command))
-        return self._pool[:n]
+    def problem(self, sentence: str) -> str | None:
+        from paraamr.metrics.workers import link_grammar_problem
 
-    def _parse_batch(self, sentences: list[str]) -> list[str]:
-        trees: list[str] = [""] * len(sentences)
-        with self._lock:
-            workers = self._workers(min(self.processes, len(sentences)))
-            todo: queue.SimpleQueue[int] = queue.SimpleQueue()
-            for i in range(len(sentences)):
-                todo.put(i)
+        return super().problem(sentence) or link_grammar_problem(sentence)
 
-            def work(process: _LinkParserProcess) -> None:
-                while True:
-                    try:
-                        i = todo.get_nowait()
-                    except queue.Empty:
-                        return
-                    trees[i] = process.tree(sentences[i])
-
-            with ThreadPoolExecutor(len(workers)) as pool:
-                running = [pool.submit(work, w) for w in workers]
-                tags = self.tagger.tag(sentences) if self.tagger is not None else None  # meanwhile
-                for future in running:
-                    future.result()
+    def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
+        with self._lock, ThreadPoolExecutor(1) as pool:
+            running = pool.submit(self.workers.run, sentences)
+            tags = self.tagger.tag(sentences) if self.tagger is not None else None  # meanwhile
+            trees = running.result()
         if tags is None:
             return trees
         from paraamr.metrics.pos import add_preterminals
 
-        return [add_preterminals(t, s, k) for t, s, k in zip(trees, sentences, tags, strict=True)]
+        return [
+            add_preterminals(t, s, k) if isinstance(t, str) else t
+            for t, s, k in zip(trees, sentences, tags, strict=True)
+        ]
 
     def close(self) -> None:
         """End the link-parser processes."""
         with self._lock:
-            pool, self._pool = self._pool, []
-        for process in pool:
-            process.close()
+            self.workers.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # interpreter shutdown
             self.close()
+
+
+def _read_answer(sentence: str, output: str, messages: list[str]) -> str:
+    """The tree of a link-parser answer (ValueError when it holds none)."""
+    return link_grammar_tree(output, where=f"link-grammar on {sentence[:80]!r}")
 
 
 def _link_grammar_version(path: str) -> str:

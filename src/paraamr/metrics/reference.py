@@ -36,19 +36,62 @@ from paraamr.metrics import check_texts, signature
 from paraamr.metrics.ted import distances, ted_signature
 from paraamr.signature import Signature
 
-__all__ = ["corpus_bleu", "meteor", "reference_scores", "rouge"]
+__all__ = [
+    "bleu_from_statistics",
+    "bleu_statistics",
+    "corpus_bleu",
+    "meteor",
+    "reference_pair_scores",
+    "reference_scores",
+    "rouge",
+    "summed",
+]
+
+
+def _bleu(tokenize: str, lowercase: bool):
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(tokenize=tokenize, lowercase=lowercase)
+
+
+def bleu_statistics(
+    predictions: Sequence[str], references: Sequence[str], *, tokenize: str = "13a", lowercase: bool = True
+) -> list[list[int]]:
+    """sacrebleu's sufficient statistics of corpus BLEU for each pair (hypothesis length, reference
+    length, then n-gram matches and totals for n = 1..4): corpus BLEU of any set of pairs is
+    :func:`bleu_from_statistics` of their sum."""
+    check_texts(predictions, references)
+    if not predictions:
+        return []
+    stats = _bleu(tokenize, lowercase)._extract_corpus_statistics(list(predictions), [list(references)])
+    return [[int(x) for x in row] for row in stats]
+
+
+def summed(stats: Sequence[Sequence[int]]) -> list[int]:
+    """The sum of per-pair :func:`bleu_statistics` (zeros for no pairs).
+
+    >>> summed([[3, 3, 2, 1, 0, 0, 3, 2, 1, 0], [1, 1, 1, 0, 0, 0, 1, 0, 0, 0]])
+    [4, 4, 3, 1, 0, 0, 4, 2, 1, 0]
+    """
+    return [sum(col) for col in zip(*stats, strict=True)] if stats else [0] * 10
+
+
+def bleu_from_statistics(
+    stats: Sequence[float], *, tokenize: str = "13a", lowercase: bool = True
+) -> tuple[float, Signature]:
+    """Corpus BLEU from summed :func:`bleu_statistics`, and its signature."""
+    bleu = _bleu(tokenize, lowercase)
+    bleu._extract_corpus_statistics([""], [[""]])  # sets nrefs, which sacrebleu's signature needs
+    score = bleu._compute_score_from_stats([int(x) for x in stats]).score
+    return score, signature(bleu.get_signature().format())
 
 
 def corpus_bleu(
     predictions: Sequence[str], references: Sequence[str], *, tokenize: str = "13a", lowercase: bool = True
 ) -> tuple[float, Signature]:
     """Corpus BLEU of ``predictions`` against one reference each (sacrebleu), and its signature."""
-    from sacrebleu.metrics import BLEU
-
-    check_texts(predictions, references)
-    bleu = BLEU(tokenize=tokenize, lowercase=lowercase)
-    score = bleu.corpus_score(list(predictions), [list(references)])
-    return score.score, signature(bleu.get_signature().format())
+    stats = bleu_statistics(predictions, references, tokenize=tokenize, lowercase=lowercase)
+    return bleu_from_statistics(summed(stats), tokenize=tokenize, lowercase=lowercase)
 
 
 @cache
@@ -92,7 +135,7 @@ def meteor(predictions: Sequence[str], references: Sequence[str]) -> tuple[list[
     )
 
 
-def reference_scores(
+def reference_pair_scores(
     predictions: Sequence[str],
     references: Sequence[str],
     *,
@@ -102,17 +145,20 @@ def reference_scores(
     height: int | None = 5,
     parser_signature: Signature | str = "parser:given-trees",
     tokenize: str = "13a",
-) -> tuple[dict[str, Any], dict[str, Signature]]:
-    """AESOP's measures of ``predictions`` against ``references`` (see the module docstring):
-    per-pair lists ``rouge1``, ``rouge2``, ``rougeL``, ``meteor`` (and ``ted_r`` with
-    ``ref_trees``, ``ted_e`` with ``template_trees``; both need ``pred_trees``), the corpus
-    ``bleu``; and the signatures by measure."""
-    bleu, bleu_sig = corpus_bleu(predictions, references, tokenize=tokenize)
-    scores: dict[str, Any] = {"bleu": bleu}
+) -> tuple[dict[str, list], dict[str, Signature]]:
+    """AESOP's measures of each pair (see the module docstring): lists ``rouge1``, ``rouge2``,
+    ``rougeL``, ``meteor`` (and ``ted_r`` with ``ref_trees``, ``ted_e`` with ``template_trees``;
+    both need ``pred_trees``) and ``bleu_stats`` (:func:`bleu_statistics`); the signatures by
+    measure. Every list adds up over any set of pairs."""
+    scores: dict[str, list] = {"bleu_stats": bleu_statistics(predictions, references, tokenize=tokenize)}
     rouges, rouge_sig = rouge(predictions, references)
     scores |= rouges
     scores["meteor"], meteor_sig = meteor(predictions, references)
-    sigs = {"bleu": bleu_sig, "rouge": rouge_sig, "meteor": meteor_sig}
+    sigs = {
+        "bleu": bleu_from_statistics([0] * 10, tokenize=tokenize)[1],
+        "rouge": rouge_sig,
+        "meteor": meteor_sig,
+    }
     for key, others in (("ted_r", ref_trees), ("ted_e", template_trees)):
         if others is not None:
             if pred_trees is None:
@@ -122,4 +168,16 @@ def reference_scores(
         sigs["ted_reference"] = ted_signature(
             convention="aesop", normalize=False, heights=(height,), trees=parser_signature
         )
+    return scores, sigs
+
+
+def reference_scores(
+    predictions: Sequence[str], references: Sequence[str], **options: Any
+) -> tuple[dict[str, Any], dict[str, Signature]]:
+    """:func:`reference_pair_scores` (same options) with the corpus ``bleu`` of all pairs in place of
+    the per-pair ``bleu_stats``."""
+    scores, sigs = reference_pair_scores(predictions, references, **options)
+    scores["bleu"] = bleu_from_statistics(
+        summed(scores.pop("bleu_stats")), tokenize=options.get("tokenize", "13a")
+    )[0]
     return scores, sigs

@@ -3,13 +3,14 @@
 Pairs (source, paraphrase) come from a ParaAMR release file, one of our dataset folders (both
 read by :func:`paraamr.sources.read_path`) or a two-column file (``.tsv``/``.txt``: tab-separated;
 ``.csv``): source first, paraphrase second, an optional header row ``source,paraphrase`` or
-``text,para_text``. A pair with an empty side cannot be parsed: it is left out and reported as a
-failure row (``{"where", "reason"}``), never dropped silently.
+``text,para_text``. A pair that cannot be scored is left out and reported as a failure row
+(``{"index", "where", "id", "stage", "reason"}``; :mod:`paraamr.metrics.scoring`), never dropped
+silently. The row is computed from statistics that add up (:mod:`paraamr.metrics.stats`).
 
 >>> import io
 >>> pairs = read_two_columns(io.StringIO("source\\tparaphrase\\nI know it.\\tIt is known.\\n"), name="x.tsv")
->>> pairs
-[Pair(where='x.tsv, line 2', source='I know it.', paraphrase='It is known.', reference=None, template=None)]
+>>> pairs[0].where, pairs[0].source, pairs[0].paraphrase, pairs[0].index
+('x.tsv, line 2', 'I know it.', 'It is known.', 0)
 >>> format_row({"pairs": 1, "semantic_similarity": 80.0, "bleu_diversity": 70.0, "jaccard_diversity": 60.0,
 ...             "ted3": 1.0, "tedf": 4.0}).splitlines()[2]
 '| 1 | 80.00 | 70.00 | 60.00 | 1.00 | 4.00 |'
@@ -18,30 +19,19 @@ failure row (``{"where", "reason"}``), never dropped silently.
 from __future__ import annotations
 
 import csv
+import math
 import os
-import random
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
 from paraamr.errors import InputError
-from paraamr.metrics import mean
-from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
-from paraamr.metrics.similarity import semantic_similarity
-from paraamr.metrics.ted import distance_table, ted_signature
-from paraamr.signature import Signature
+from paraamr.metrics.scoring import MAX_CHARS, MEASURES, score_pairs
+from paraamr.metrics.stats import RowStats
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
-#: The measures of the row: key, column title.
-MEASURES = (
-    ("semantic_similarity", "Semantic similarity"),
-    ("bleu_diversity", "1-BLEU"),
-    ("jaccard_diversity", "1-∩/∪"),
-    ("ted3", "TED-3"),
-    ("tedf", "TED-F"),
-)
 
 
 @dataclass(frozen=True)
@@ -53,6 +43,8 @@ class Pair:
     paraphrase: str
     reference: str | None = None
     template: str | None = None
+    index: int = 0  # position in the input's pairs
+    id: str | None = None  # the record's id, when the input has records
 
 
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
@@ -67,7 +59,7 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
             )
         if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
             continue
-        pairs.append(Pair(f"{name}, line {number}", row[0], row[1]))
+        pairs.append(Pair(f"{name}, line {number}", row[0], row[1], index=len(pairs)))
     return pairs
 
 
@@ -78,12 +70,17 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
         with open(path, encoding="utf-8", newline="") as f:
             delimiter = "," if path.suffix.lower() == ".csv" else "\t"
             return read_two_columns(f, name=str(path), delimiter=delimiter)
-    from paraamr.sources import read_path
+    from paraamr.sources import iter_records, split_files
 
     pairs = []
-    for split, record in read_path(path):
-        for k, para in enumerate(record["paraphrases"]):
-            pairs.append(Pair(f"{split} {record['id']} paraphrase {k}", record["text"], para["para_text"]))
+    for files in split_files(path).values():
+        for file in files:
+            for key, record in iter_records(file, check_texts=False):  # each text: scoring.text_problem
+                for k, para in enumerate(record["paraphrases"]):
+                    where = f"{file}, {key}, paraphrase {k}"
+                    pairs.append(
+                        Pair(where, record["text"], para["para_text"], index=len(pairs), id=record["id"])
+                    )
     return pairs
 
 
@@ -102,11 +99,13 @@ def pairs_of_rows(rows: Iterable[dict[str, Any]], *, name: str) -> list[Pair]:
     ``paraphrases[].para_text`` (``default``, as the release)."""
     pairs = []
     for i, row in enumerate(rows):
+        ident = row.get("id")
         if "para_text" in row:
-            pairs.append(Pair(f"{name} row {i}", row["text"], row["para_text"]))
+            pairs.append(Pair(f"{name} row {i}", row["text"], row["para_text"], index=len(pairs), id=ident))
         elif "paraphrases" in row:
             for k, para in enumerate(row["paraphrases"]):
-                pairs.append(Pair(f"{name} row {i} paraphrase {k}", row["text"], para["para_text"]))
+                where = f"{name} row {i} paraphrase {k}"
+                pairs.append(Pair(where, row["text"], para["para_text"], index=len(pairs), id=ident))
         else:
             raise InputError(
                 f"{name}: expected columns text and para_text or paraphrases, got {', '.join(row)}"
@@ -132,8 +131,6 @@ def with_references(
     pairs: Sequence[Pair], references: str | os.PathLike | None, templates: str | os.PathLike | None = None
 ) -> list[Pair]:
     """``pairs`` with the reference (and template) of each from one-per-line files, in order."""
-    from dataclasses import replace
-
     extra: dict[str, list[str]] = {}
     for field, path in (("reference", references), ("template", templates)):
         if path is not None:
@@ -142,136 +139,6 @@ def with_references(
                 raise InputError(f"{path}: {len(lines)} lines for {len(pairs)} pairs (one {field} per pair)")
             extra[field] = lines
     return [replace(p, **{k: v[i] for k, v in extra.items()}) for i, p in enumerate(pairs)]
-
-
-def sample(pairs: Sequence[Pair], n: int | None, *, seed: int = 0) -> list[Pair]:
-    """``n`` pairs drawn without replacement (in input order), or all when ``n`` is None or larger."""
-    if n is None or n >= len(pairs):
-        return list(pairs)
-    if n < 0:
-        raise ValueError(f"sample size must be positive, got {n}")
-    keep = sorted(random.Random(seed).sample(range(len(pairs)), n))
-    return [pairs[i] for i in keep]
-
-
-def _timed(timings: dict[str, float], stage: str):
-    """A context manager adding the wall time of its block to ``timings[stage]``."""
-    import contextlib
-    import time
-
-    @contextlib.contextmanager
-    def timer():
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
-
-    return timer()
-
-
-def parse_distinct(
-    sentences: Sequence[str],
-    parser: Any,
-    *,
-    chunk_size: int = 2048,
-    progress: Callable[[int, int], None] | None = None,
-) -> dict[str, str]:
-    """The tree of each distinct sentence (by :func:`~paraamr.metrics.parsers.sentence_key`),
-    parsed ``chunk_size`` at a time (each chunk reaches the on-disk cache before the next starts);
-    ``progress(done, total)`` after each chunk."""
-    from paraamr.metrics.parsers import sentence_key
-
-    distinct = list(dict.fromkeys(sentence_key(s) for s in sentences))
-    trees: dict[str, str] = {}
-    for start in range(0, len(distinct), chunk_size):
-        chunk = distinct[start : start + chunk_size]
-        trees.update(zip(chunk, parser.parse(chunk), strict=True))
-        if progress is not None:
-            progress(len(trees), len(distinct))
-    return trees
-
-
-def evaluate_pairs(
-    pairs: Sequence[Pair],
-    *,
-    embedder: Any,
-    parser: Any,
-    ted_height: int | None = 5,
-    progress: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
-    """The Table-2 row of ``pairs``: means, per-pair scores, failures, signatures and the seconds
-    each stage took (``timings``); with references (:attr:`Pair.reference`) also AESOP's
-    measures against them (:mod:`paraamr.metrics.reference`; TED-R/TED-E at ``ted_height``).
-
-    Each distinct sentence is parsed once (:func:`parse_distinct`) and embedded once (length-sorted
-    batches); TED goes through :func:`~paraamr.metrics.ted.distance_table`. ``embedder``: an
-    :class:`~paraamr.models.embedder.Embedder`; ``parser``: a
-    :class:`~paraamr.metrics.parsers.TreeParser`; ``progress(done, total)``: distinct sentences parsed.
-    """
-    from paraamr.metrics.parsers import sentence_key
-
-    failures = [{"where": p.where, "reason": reason} for p in pairs if (reason := _unusable(p))]
-    kept = [p for p in pairs if not _unusable(p)]
-    preds, srcs = [p.paraphrase for p in kept], [p.source for p in kept]
-    refs = [p.reference for p in kept if p.reference is not None]
-    temps = [p.template for p in kept if p.template is not None]
-    timings: dict[str, float] = {}
-    with _timed(timings, "parse"):
-        trees = parse_distinct(srcs + preds + refs + temps, parser, progress=progress)
-    scores: dict[str, list[float]] = {}
-    signatures: dict[str, Signature] = {}
-    with _timed(timings, "embed"):
-        scores["semantic_similarity"], signatures["semantic_similarity"] = semantic_similarity(
-            preds, srcs, embedder=embedder
-        )
-    with _timed(timings, "lexical"):
-        scores["bleu_diversity"], signatures["bleu_diversity"] = bleu_diversity(preds, srcs)
-        scores["jaccard_diversity"], signatures["jaccard_diversity"] = jaccard_diversity(preds, srcs)
-    pred_trees = [trees[sentence_key(s)] for s in preds]
-    with _timed(timings, "ted"):
-        scores["ted3"], scores["tedf"] = distance_table(
-            pred_trees, [trees[sentence_key(s)] for s in srcs], heights=(3, None)
-        )
-    signatures["ted"] = ted_signature(convention="aesop", normalize=False, trees=parser.signature)
-    measures = [key for key, _ in MEASURES]
-    if refs:
-        from paraamr.metrics.reference import reference_scores
-
-        with _timed(timings, "reference"):
-            extra, extra_signatures = reference_scores(
-                preds,
-                refs,
-                pred_trees=pred_trees,
-                ref_trees=[trees[sentence_key(s)] for s in refs],
-                template_trees=[trees[sentence_key(s)] for s in temps] if temps else None,
-                height=ted_height,
-                parser_signature=parser.signature,
-            )
-        scores |= {k: v for k, v in extra.items() if isinstance(v, list)}
-        signatures |= extra_signatures
-        measures += [k for k in extra if isinstance(extra[k], list)]
-    return {
-        "pairs": len(kept),
-        **{key: mean(scores[key]) for key in measures},
-        **({"bleu": extra["bleu"]} if refs else {}),
-        "scores": scores,
-        "failures": failures,
-        "signatures": {key: str(sig) for key, sig in signatures.items()},
-        "distinct_sentences": len(trees),
-        "timings": timings,
-    }
-
-
-def _unusable(pair: Pair) -> str | None:
-    """Why ``pair`` cannot be scored (an empty side), or None."""
-    if not pair.source.strip() or not pair.paraphrase.strip():
-        return "empty source or paraphrase"
-    for side in ("reference", "template"):
-        text = getattr(pair, side)
-        if text is not None and not text.strip():
-            return f"empty {side}"
-    return None
 
 
 #: AESOP's measures against references and templates: key, column title.
@@ -286,23 +153,138 @@ REFERENCE_MEASURES = (
 )
 
 
+def row_of(stats: RowStats, *, seed: int = 0, unit: str = "sources") -> dict[str, Any]:
+    """The row of merged statistics: pairs, each measure's mean (corpus ``bleu`` with references),
+    failure rows, signatures, seconds per stage; with clusters (a sample) also ``intervals``
+    (:func:`~paraamr.metrics.sample.intervals`) and their signature."""
+    from paraamr.metrics import signature
+
+    row: dict[str, Any] = {"pairs": stats.pairs, **{m: stats.mean(m) for m in stats.measures}}
+    if stats.bleu is not None:
+        row["bleu"] = _bleu(stats.bleu)
+    row["failures"] = stats.failures
+    row["signatures"] = dict(stats.signatures)
+    if stats.clusters is not None:
+        import numpy as np
+
+        from paraamr.metrics.sample import interval_signature, intervals
+
+        n = 1 + len(stats.measures)
+        width = n + (len(stats.bleu) if stats.bleu is not None else 0)
+        table = np.array([stats.clusters[k] for k in sorted(stats.clusters)], dtype=float).reshape(-1, width)
+        extra = {"bleu": (slice(n, n + len(stats.bleu)), _bleu)} if stats.bleu is not None else None
+        row["intervals"] = intervals(table, stats.measures, seed=seed, extra=extra)
+        row["clusters"] = len(stats.clusters)
+        row["signatures"]["interval"] = str(signature(interval_signature(unit, seed)))
+    row["timings"] = stats.timings
+    return row
+
+
+def _bleu(stats: Sequence[float]) -> float:
+    from paraamr.metrics.reference import bleu_from_statistics
+
+    return bleu_from_statistics(stats)[0]
+
+
+def evaluate_pairs(
+    pairs: Sequence[Pair],
+    *,
+    embedder: Any,
+    parser: Any,
+    ted_height: int | None = 5,
+    max_chars: int | None = MAX_CHARS,
+    progress=None,
+) -> dict[str, Any]:
+    """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs`, then
+    :func:`row_of`), with the per-pair values (``scores``) and ``distinct_sentences``."""
+    scored = score_pairs(
+        pairs, embedder=embedder, parser=parser, ted_height=ted_height, max_chars=max_chars, progress=progress
+    )
+    stats = RowStats(list(scored.scores))
+    stats.update(scored.scores, chunk=0, bleu=scored.bleu)
+    stats.failures, stats.signatures, stats.timings = scored.failures, scored.signatures, scored.timings
+    return {**row_of(stats), "scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
+
+
 def format_row(result: dict[str, Any]) -> str:
     """The row as a Markdown table (Table 2's columns, ×100 scale for the first three), and AESOP's
-    measures in a second table when there are references."""
+    measures in a second table when there are references; with ``intervals``, a second line of
+    each table gives them (``lo–hi``)."""
     lines = []
+    intervals = result.get("intervals") or {}
     for measures in (MEASURES, tuple((k, t) for k, t in REFERENCE_MEASURES if k in result)):
         if measures:
             lines += [
                 "| pairs | " + " | ".join(title for _, title in measures) + " |",
                 "|" + "---|" * (len(measures) + 1),
                 f"| {result['pairs']:,} | " + " | ".join(f"{result[k]:.2f}" for k, _ in measures) + " |",
-                "",
             ]
+            if intervals:
+                cells = (f"{intervals[k][0]:.2f}–{intervals[k][1]:.2f}" for k, _ in measures)
+                lines.append("| 95% CI | " + " | ".join(cells) + " |")
+            lines.append("")
     return "\n".join(lines[:-1])
 
 
-def plot_histograms(scores: dict[str, Iterable[float]], plot_dir: str | os.PathLike) -> list[Path]:
-    """One PNG histogram per measure (``<key>.png``) in ``plot_dir``; their paths."""
+def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
+    """What ``paraamr evaluate`` prints: the row (:func:`format_row`), the signatures, the scale, how
+    the intervals were computed (of ``sources`` sources in the input), the files written."""
+    from paraamr.metrics.sample import RESAMPLES
+
+    lines = [format_row(result), "", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
+    lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
+    if "intervals" in result:
+        of = f" of {sources:,} sources" if sources is not None else ""
+        lines.append(
+            f"95% CI: cluster bootstrap over the {result['clusters']:,} {result.get('unit', 'sources')} "
+            f"drawn{of} "
+            f"({RESAMPLES:,} resamples, percentile, seed {result.get('seed', 0)})"
+        )
+    lines += [f"wrote {path}" for path in result.get("plots", [])]
+    if "card" in result:
+        lines.append(f"wrote the row into {result['card']}")
+    return "\n".join(lines)
+
+
+def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any) -> dict[str, Any]:
+    """What a ``--shard I/N`` run prints: its counts, and as ``line`` a sentence that says what next.
+
+    >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")["line"][:42]
+    'shard 1/3: 0 chunks, 0 pairs (0 failures) '
+    """
+    i, n = shard
+    chunks, failures = len(stats.chunks), len(stats.failures)
+    line = (
+        f"shard {i}/{n}: {chunks:,} chunk{'s' * (chunks != 1)}, {stats.pairs:,} pairs "
+        f"({failures:,} failures) committed in {folder}; "
+        "when every shard is done: paraamr evaluate --merge DIR..."
+    )
+    summary = {"shard": [i, n], "chunks": chunks, "pairs": stats.pairs, "failures": failures}
+    return {**summary, "state_dir": str(folder), "line": line}
+
+
+def plot_paths(plot_dir: str | os.PathLike) -> list[Path]:
+    """The files :func:`plot_histograms` writes in ``plot_dir``: ``<measure>.png``."""
+    return [Path(plot_dir) / f"{key}.png" for key, _ in MEASURES]
+
+
+def check_plots(plot_dir: str | os.PathLike, *, overwrite: bool) -> None:
+    """InputError when a plot file exists in ``plot_dir`` and ``overwrite`` is off (asked before
+    a run, not after it)."""
+    found = [p for p in plot_paths(plot_dir) if p.exists() or p.is_symlink()]
+    if found and not overwrite:
+        raise InputError(
+            f"{found[0]} exists ({len(found)} of the plots): pass --overwrite to replace them, "
+            "or choose another --plots folder (or --no-plots)"
+        )
+    if Path(plot_dir).exists() and not Path(plot_dir).is_dir():
+        raise InputError(f"--plots {plot_dir}: not a folder")
+
+
+def plot_histograms(stats: RowStats, plot_dir: str | os.PathLike) -> list[Path]:
+    """One PNG histogram per measure (:func:`plot_paths`) from the statistics' 1-unit bins, each
+    file replaced atomically (a symbolic link in its place is replaced, never written through);
+    their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -310,26 +292,29 @@ def plot_histograms(scores: dict[str, Iterable[float]], plot_dir: str | os.PathL
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    out = Path(plot_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from paraamr.layout import atomic_file
+
     paths = []
-    for key, title in MEASURES:
-        values = np.asarray(list(scores[key]), dtype=float)
+    for (key, title), path in zip(MEASURES, plot_paths(plot_dir), strict=True):
+        counts = stats.histograms[key]
         fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
-        if len(values):
-            discrete = key.startswith("ted")
-            bins = np.arange(-0.5, values.max() + 1.5, 1.0) if discrete and values.max() < 80 else 40
-            ax.hist(values, bins=bins, color="#4c72b0", rwidth=0.9 if discrete else None)
-            ax.axvline(values.mean(), color="#c44e52", linestyle="--", linewidth=1)
-            ax.set_title(f"{title}: mean {values.mean():.2f} over {len(values):,} pairs", fontsize=9)
+        if counts:
+            lo, hi = min(counts), max(counts)
+            step = max(1, math.ceil((hi - lo + 1) / 80))
+            offset = -0.5 if key.startswith("ted") else 0.0
+            edges = np.arange(lo, hi + step + 1, step) + offset
+            ax.hist(list(counts), bins=edges, weights=list(counts.values()), color="#4c72b0", rwidth=0.9)
+            mean = stats.mean(key)
+            ax.axvline(mean, color="#c44e52", linestyle="--", linewidth=1)
+            ax.set_title(f"{title}: mean {mean:.2f} over {stats.pairs:,} pairs", fontsize=9)
         else:
             ax.set_title(f"{title} (no pairs)", fontsize=9)
-        ax.set_xlabel(title + ("" if key.startswith("ted") else " (×100)"))
+        ax.set_xlabel(title + ("" if key.startswith("ted") else " (×100, 1-unit bins)"))
         ax.set_ylabel("pairs")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         fig.tight_layout()
-        path = out / f"{key}.png"
-        fig.savefig(path)
+        with atomic_file(path, durable=False) as tmp:
+            fig.savefig(tmp, format="png")
         plt.close(fig)
         paths.append(path)
     return paths

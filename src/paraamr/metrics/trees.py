@@ -16,6 +16,10 @@ spaces; only one tree per string.
 (1, 2, 3, 4, 3, 4, 3)
 >>> read_tree("( (S (NP x)))").labels
 ('', 'S', 'NP')
+>>> read_tree(Failure("parse", "no visible character"), where="pair 2 reference")
+Traceback (most recent call last):
+...
+ValueError: pair 2 reference: no tree (parse: no visible character)
 >>> read_tree("(S (NP x)", where="pair 3 prediction")
 Traceback (most recent call last):
 ...
@@ -26,6 +30,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from paraamr.failures import Failure
 
 #: A bracket with its label (possibly empty, after optional spaces), or a closing bracket; words
 #: between them are skipped by the scan and checked for only outside the tree.
@@ -50,6 +56,8 @@ def _short(text: str, limit: int = 80) -> str:
 
 def read_tree(text: str, *, where: str = "tree") -> Tree:
     """The :class:`Tree` of the PTB bracket string ``text``; ValueError naming ``where`` if malformed."""
+    if isinstance(text, Failure):  # a parser's per-sentence failure
+        raise ValueError(f"{where}: no tree ({text})")
     if not isinstance(text, str):
         raise ValueError(f"{where}: a tree must be a bracket string, got {type(text).__name__}")
     labels: list[str] = []

@@ -19,13 +19,19 @@ and retried, down to one item, which then fails alone; the other items never get
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from paraamr.failures import Failure
 
 logger = logging.getLogger(__name__)
+#: Callbacks told of each finished batch, from any thread: ``fn(stage, items in the batch, items
+#: in the call)`` (progress displays; :func:`batch_listener`).
+_LISTENERS: list[Callable[[str, int, int], None]] = []
+_LISTENERS_LOCK = threading.Lock()
 
 _DTYPES = {
     "fp32": "float32",
@@ -150,4 +156,32 @@ def run_batched(
 
     for batch in batches:
         run(list(batch))
+        _notify(stage, len(batch), len(items))
     return results
+
+
+@contextlib.contextmanager
+def batch_listener(fn: Callable[[str, int, int], None]) -> Iterator[None]:
+    """Call ``fn(stage, batch_items, call_items)`` after each batch any stage runs through
+    :func:`run_batched` (in any thread) while the block runs: progress per batch, not per call.
+
+    >>> seen = []
+    >>> with batch_listener(lambda *a: seen.append(a)):
+    ...     _ = run_batched([1, 2, 3], lambda b: b, [[0, 1], [2]], stage="demo")
+    >>> seen
+    [('demo', 2, 3), ('demo', 1, 3)]
+    """
+    with _LISTENERS_LOCK:
+        _LISTENERS.append(fn)
+    try:
+        yield
+    finally:
+        with _LISTENERS_LOCK:
+            _LISTENERS.remove(fn)
+
+
+def _notify(stage: str, n: int, total: int) -> None:
+    with _LISTENERS_LOCK:
+        listeners = list(_LISTENERS)
+    for fn in listeners:
+        fn(stage, n, total)

@@ -8,8 +8,8 @@ fetched, with a progress bar on stderr as ``from_pretrained`` shows one:
   :func:`~paraamr.models.catalog.release_url` to ``<cache>/models/.downloads/`` with HTTP ``Range``
   resume (a download cut off midway, in this call or an earlier one, continues where it stopped)
   and retries with exponential backoff; it is checked (length, published md5), extracted by
-  :func:`safe_extract` and renamed into place, so a model dir is there whole or not at all. Its
-  base tokenizer (the tarballs ship none) comes from the Hub;
+  :func:`~paraamr.models.archive.safe_extract` and renamed into place, so a model dir is there
+  whole or not at all. Its base tokenizer (the tarballs ship none) comes from the Hub;
 - a Hub id goes through huggingface_hub (``HF_ENDPOINT``, its cache, its progress bars), weights in
   one format only (safetensors when the repo has them).
 
@@ -36,18 +36,18 @@ import re
 import shutil
 import socket
 import sys
-import tarfile
 import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from filelock import FileLock
-
-from paraamr.errors import ArchiveRefused, ModelNotFoundError, ParaAMRError
+from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.layout import atomic_dir
+from paraamr.locks import file_lock
+from paraamr.models.archive import model_dir, safe_extract
 from paraamr.models.catalog import AMRLIB_MODELS, OFFLINE_LM, PACKAGED, canonical_kind
 from paraamr.models.resolve import (
     OTHER_FORMATS,
@@ -62,6 +62,9 @@ from paraamr.models.resolve import (
     tokenizer_id,
 )
 
+if TYPE_CHECKING:
+    from huggingface_hub import HFCacheInfo
+
 __all__ = [
     "ensure",
     "fetch_hub",
@@ -69,12 +72,9 @@ __all__ = [
     "fetch_tokenizer",
     "fetch_url",
     "remove",
-    "safe_extract",
+    "scan_hub_cache",
 ]
 
-#: Files every amrlib model dir must hold after extraction (plus one weights file).
-_REQUIRED = ("amrlib_meta.json", "config.json")
-_WEIGHTS = ("pytorch_model.bin", "model.safetensors", "model.pt")
 
 
 class _Transient(Exception):
@@ -326,79 +326,6 @@ def _md5(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _check_member(member: tarfile.TarInfo, root: str) -> None:
-    """Refuse a member that is not a plain file or folder, or would land outside ``root``."""
-    name = member.name
-    pure = PurePosixPath(name.replace("\\", "/"))
-    if pure.is_absolute() or re.match(r"^[A-Za-z]:", name):
-        raise ArchiveRefused(f"member {name!r} has an absolute path")
-    if ".." in pure.parts:
-        raise ArchiveRefused(f"member {name!r} climbs out of the folder (..)")
-    if member.issym() or member.islnk():
-        raise ArchiveRefused(
-            f"member {name!r} is a {'symbolic' if member.issym() else 'hard'} link to {member.linkname!r} "
-            "(model archives hold only files and folders)"
-        )
-    if not (member.isfile() or member.isdir()):
-        raise ArchiveRefused(f"member {name!r} is a device, FIFO or other special file")
-    target = os.path.realpath(os.path.join(root, name))
-    if os.path.commonpath([root, target]) != root:
-        raise ArchiveRefused(f"member {name!r} resolves to {target}, outside the folder")
-
-
-def safe_extract(archive: str | Path, dest: str | Path) -> None:
-    """Extract gzipped tar ``archive`` into the new folder ``dest``, refusing it whole — before
-    anything is written — when any member is a link (symbolic or hard), a device or other special
-    file, has an absolute path or ``..``, or resolves outside ``dest``; on top of that ``tarfile``'s
-    ``data`` filter applies. Raises :class:`ArchiveRefused` (saying which member and why) or
-    :class:`~paraamr.errors.ParaAMRError` for an archive that is corrupt or incomplete.
-
-    Checking the members ourselves closes the ``data`` filter's bypasses on Python versions that
-    have them (CVE-2025-4517 and relatives: links chained so the filter's path check is fooled).
-
-    >>> import io, tempfile
-    >>> buf = io.BytesIO()
-    >>> with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-    ...     link = tarfile.TarInfo("model/evil"); link.type = tarfile.SYMTYPE; link.linkname = "/etc"
-    ...     tar.addfile(link)
-    >>> archive = Path(tempfile.mkdtemp()) / "x.tar.gz"; _ = archive.write_bytes(buf.getvalue())
-    >>> safe_extract(archive, archive.parent / "out")
-    Traceback (most recent call last):
-    ...
-    paraamr.errors.ArchiveRefused: archive x.tar.gz refused: member 'model/evil' is a symbolic ...
-    """
-    archive, dest = Path(archive), Path(dest)
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            members = tar.getmembers()  # reads to the end: a truncated gzip fails here
-            dest.mkdir(parents=True, exist_ok=True)
-            root = os.path.realpath(dest)
-            for member in members:
-                try:
-                    _check_member(member, root)
-                except ArchiveRefused as err:
-                    raise ArchiveRefused(f"archive {archive.name} refused: {err}") from None
-            tar.extractall(dest, members=members, filter="data")
-    except ArchiveRefused:
-        raise
-    except (tarfile.TarError, EOFError, OSError) as err:
-        raise ParaAMRError(f"archive {archive.name} is corrupt or incomplete: {err}") from err
-
-
-def _model_dir(archive: Path, dest: Path) -> Path:
-    """The archive's single top folder in ``dest``, checked for the files amrlib needs."""
-    tops = [p for p in dest.iterdir() if p.is_dir()]
-    if len(tops) != 1:
-        raise ParaAMRError(f"archive {archive.name} should hold one model folder, found {len(tops)}")
-    model = tops[0]
-    missing = [f for f in _REQUIRED if not (model / f).is_file()]
-    if not any((model / f).is_file() for f in _WEIGHTS):
-        missing.append(" or ".join(_WEIGHTS))
-    if missing:
-        raise ParaAMRError(f"archive {archive.name} lacks {', '.join(missing)} in {model.name}/")
-    return model
-
-
 def fetch_release(
     name: str,
     *,
@@ -436,7 +363,7 @@ def fetch_release(
             root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ParaAMRError(f"cannot create the model cache {root}: {err}") from err
-        with FileLock(root / f".{name}.lock", thread_local=False):  # one download at a time
+        with file_lock(root / f".{name}.lock", command="models download"):  # one download at a time
             if not target.is_dir():  # not fetched by another process meanwhile
                 _fetch_into(url, md5, target, progress=progress, retries=retries, backoff=backoff)
     if tokenizer:
@@ -460,7 +387,7 @@ def _fetch_into(
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".partial-{target.name}-") as tmp:
         try:  # extracted beside the target; the model folder in it is then renamed into place
             safe_extract(part, Path(tmp) / "x")
-            model = _model_dir(part, Path(tmp) / "x")
+            model = model_dir(part, Path(tmp) / "x")
         except ParaAMRError:
             part.unlink()  # complete but unusable: never resume it
             raise
@@ -497,12 +424,20 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     return removed
 
 
-def _remove_hub(repo_id: str) -> list[Path]:
-    from huggingface_hub import scan_cache_dir
+def scan_hub_cache() -> HFCacheInfo | None:
+    """huggingface_hub's cache as it is configured now (``scan_cache_dir``'s default folder is the one
+    of the time it was imported), or None where there is no cache yet."""
+    from huggingface_hub import constants, scan_cache_dir
 
     try:
-        info = scan_cache_dir()
+        return scan_cache_dir(constants.HF_HUB_CACHE)
     except Exception:  # no Hub cache at all
+        return None
+
+
+def _remove_hub(repo_id: str) -> list[Path]:
+    info = scan_hub_cache()
+    if info is None:
         return []
     repos = [r for r in info.repos if r.repo_id == repo_id and r.repo_type == "model"]
     if not repos:

@@ -20,6 +20,7 @@ of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last hidden
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -36,6 +37,11 @@ POOLINGS = ("cls", "cls_before_pooler", "mean")
 
 #: SimCSE's ``tool.py`` truncates at 128 tokens.
 SIMCSE_MAX_LENGTH = 128
+#: With ``processes=None`` on a CPU, an :meth:`Embedder.encode` call of at least this many texts
+#: runs in one single-threaded process per core (a pool's start-up, ~10 s, pays off from here).
+POOL_MIN_TEXTS = 20_000
+#: Texts a pool task encodes (consecutive in length order, so its batches pad little).
+POOL_CHUNK = 1024
 
 
 class Embedder:
@@ -44,7 +50,11 @@ class Embedder:
     ``model``: name or path (see the module docstring); ``pooling``: None (the model's own, or
     SimCSE's rule), or one of :data:`POOLINGS` (a sentence-transformers dir asked for a pooling
     other than its own is run as a plain transformers encoder with that pooling); ``device``:
-    None -> CUDA when available, else CPU; ``download``: fetch a missing Hub model (default True).
+    None -> CUDA when available, else CPU; ``download``: fetch a missing Hub model (default True);
+    ``processes``: on a CPU, encode in that many single-threaded worker processes (texts dealt in
+    length order); None: one per core for calls of :data:`POOL_MIN_TEXTS` texts or more when this
+    process is not one rank of several (``WORLD_SIZE``), else in this process. Values differ from
+    one process's by batch composition only (~1e-7).
     """
 
     def __init__(
@@ -55,6 +65,7 @@ class Embedder:
         device: Any = None,
         batch_size: int = BATCH_SIZES["embedder"],
         download: bool = True,
+        processes: int | None = None,
     ) -> None:
         from paraamr.models.download import ensure
 
@@ -62,6 +73,9 @@ class Embedder:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if processes is not None and processes < 1:
+            raise ValueError(f"processes must be at least 1, got {processes}")
+        self.processes = processes
         self.model_name = str(model)
         self.path = ensure(model, "embedder", download=download)
         self.device = resolve_device(device)
@@ -114,6 +128,9 @@ class Embedder:
                 raise TypeError(f"text {i} is {type(text).__name__}, not str")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        workers = self._pool_size(len(texts))
+        if workers > 1:
+            return self._encode_pool(texts, workers)
         if self._st is not None:
             vectors = self._st.encode(
                 texts,
@@ -124,6 +141,53 @@ class Embedder:
             )
             return np.asarray(vectors, dtype=np.float32)
         return self._encode_hf(texts)
+
+    def _pool_size(self, n: int) -> int:
+        """Worker processes for an encode call of ``n`` texts (1: this process)."""
+        if self.device.type != "cpu":
+            return 1
+        if self.processes is not None:
+            return min(self.processes, -(-n // POOL_CHUNK))
+        ranks = int(os.environ.get("WORLD_SIZE", "1") or 1)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return cores if n >= POOL_MIN_TEXTS and ranks == 1 else 1
+
+    def _encode_pool(self, texts: list[str], workers: int) -> np.ndarray:
+        """:meth:`encode` in ``workers`` single-threaded processes (``python -m
+        paraamr.models.embedder``), each taking the next chunk of :data:`POOL_CHUNK` texts of
+        neighbouring lengths as it finishes one."""
+        import threading
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        chunks = iter([order[k : k + POOL_CHUNK] for k in range(0, len(order), POOL_CHUNK)])
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        take = threading.Lock()
+        errors: list[BaseException] = []
+
+        def serve(worker: _PoolWorker) -> None:
+            try:
+                while True:
+                    with take:
+                        chunk = next(chunks, None)
+                    if chunk is None:
+                        return
+                    out[chunk] = worker.encode([texts[i] for i in chunk])
+            except BaseException as err:
+                errors.append(err)
+
+        pool = [_PoolWorker(self.path, self.pooling, self.batch_size) for _ in range(workers)]
+        try:
+            threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in pool]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            for worker in pool:
+                worker.close()
+        if errors:
+            raise errors[0]
+        return out
 
     def _encode_hf(self, texts: list[str]) -> np.ndarray:
         import torch
@@ -168,6 +232,61 @@ class Embedder:
         return [float(min(1.0, max(-1.0, c))) for c in cos]
 
 
+class _PoolWorker:
+    """A single-threaded embedding process: pickled lists of texts in, pickled arrays out."""
+
+    def __init__(self, path: Path, pooling: str, batch_size: int) -> None:
+        import subprocess
+        import sys
+
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        env["TOKENIZERS_PARALLELISM"] = "false"
+        command = [sys.executable, "-m", "paraamr.models.embedder", str(path), pooling, str(batch_size)]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import pickle
+
+        assert self.process.stdin is not None and self.process.stdout is not None
+        pickle.dump(texts, self.process.stdin)
+        self.process.stdin.flush()
+        try:
+            return pickle.load(self.process.stdout)
+        except EOFError:
+            raise RuntimeError(f"embedding worker exited with status {self.process.wait()}") from None
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except Exception:
+            self.process.kill()
+            self.process.wait()
+
+
+def _serve_pool(path: str, pooling: str, batch_size: int) -> None:
+    """A pool worker's loop (``python -m paraamr.models.embedder PATH POOLING BATCH_SIZE``)."""
+    import pickle
+    import sys
+
+    import torch
+    from transformers.utils import logging
+
+    stdin, stdout = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the answers
+    torch.set_num_threads(1)
+    logging.disable_progress_bar()
+    embedder = Embedder(path, pooling=pooling, device="cpu", batch_size=batch_size, processes=1)
+    while True:
+        try:
+            texts = pickle.load(stdin)
+        except EOFError:
+            return
+        pickle.dump(embedder.encode(texts), stdout)
+        stdout.flush()
+
+
 def _sentence_transformers_pooling(path: Path) -> str | None:
     """The pooling of a sentence-transformers dir (``mean``, ``cls``, ...), None for other dirs."""
     import json
@@ -186,3 +305,9 @@ def _sentence_transformers_pooling(path: Path) -> str | None:
                 mode = next((k for k, v in settings.items() if k.startswith("pooling_mode_") and v), "")
                 return mode.removeprefix("pooling_mode_") or "mean"
     return "mean"
+
+
+if __name__ == "__main__":
+    import sys
+
+    _serve_pool(sys.argv[1], sys.argv[2], int(sys.argv[3]))

@@ -2,6 +2,7 @@
 
 import evaluate
 
+from paraamr.failures import is_failure
 from paraamr.metric_modules import check_per_pair
 from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
 from paraamr.metrics.parsers import get_parser
@@ -53,12 +54,15 @@ Args:
     accepted and ignored.
 Returns:
     ted3, tedf (float): mean TED-3 and TED-F.
-    ted3_scores, tedf_scores (list): one distance per pair.
+    ted3_scores, tedf_scores (list): one distance per pair; None for a pair with a sentence the
+        parser could not parse (the means are over the other pairs).
     ted_r, ted_e (float), ted_r_scores, ted_e_scores (list): with targets / templates.
+    ted_diversity_failures (list of str): one line per pair left out, naming the pair, the side
+        and the reason (a sentence over link-grammar's 2,046-byte line, control characters, ...).
     ted_diversity_signature (str): convention, normalization, parser, distance library, versions.
     reference_signature (str): the same for TED-R / TED-E, with targets / templates.
 Raises:
-    ValueError naming the pair for a malformed tree.
+    ValueError naming the pair for a malformed tree given with trees=True.
 Examples:
     >>> import paraamr
     >>> metric = evaluate.load(paraamr.metric_path("ted_diversity"))
@@ -114,6 +118,7 @@ class TedDiversity(evaluate.Metric):
             if texts is not None:
                 check_per_pair(self, name, texts, predictions)
                 sides[name] = list(texts)
+        failures: dict[int, str] = {}
         if trees:
             parser_signature = "parser:given-trees"
         else:
@@ -121,16 +126,40 @@ class TedDiversity(evaluate.Metric):
             parsed = iter(tree_parser.parse([s for texts in sides.values() for s in texts]))
             sides = {name: [next(parsed) for _ in texts] for name, texts in sides.items()}
             parser_signature = tree_parser.signature
+            failures = _failed_pairs(sides)
+        ok = [i for i in range(len(sides["predictions"])) if i not in failures]
+        kept = {name: [texts[i] for i in ok] for name, texts in sides.items()}
         options = {"convention": convention, "normalize": normalize}
-        preds = sides["predictions"]
-        ted3, tedf = distance_table(preds, sides["references"], heights=(3, None), **options)
-        result = {"ted3": mean(ted3), "tedf": mean(tedf), "ted3_scores": ted3, "tedf_scores": tedf}
+        preds = kept["predictions"]
+        ted3, tedf = distance_table(preds, kept["references"], heights=(3, None), **options)
+        result = {"ted3": mean(ted3), "tedf": mean(tedf)}
+        result |= {"ted3_scores": _spread(ted3, ok, sides), "tedf_scores": _spread(tedf, ok, sides)}
         result["ted_diversity_signature"] = str(ted_signature(**options, trees=parser_signature))
         for key, name in (("ted_r", "targets"), ("ted_e", "templates")):
             if name in sides:
-                result[f"{key}_scores"] = distances(preds, sides[name], height=height, **options)
-                result[key] = mean(result[f"{key}_scores"])
+                scores = distances(preds, kept[name], height=height, **options)
+                result[f"{key}_scores"] = _spread(scores, ok, sides)
+                result[key] = mean(scores)
+        result["ted_diversity_failures"] = [f"pair {i} {why}" for i, why in sorted(failures.items())]
         if len(sides) > 2:
             signature = ted_signature(**options, heights=(height,), trees=parser_signature)
             result["reference_signature"] = str(signature)
         return result
+
+
+def _failed_pairs(sides):
+    """``{pair index: "<side>: <failure>"}`` for each pair with a sentence that got no tree."""
+    failed = {}
+    for name, trees in sides.items():
+        for i, tree in enumerate(trees):
+            if is_failure(tree) and i not in failed:
+                failed[i] = f"{name.removesuffix('s')}: {tree}"
+    return failed
+
+
+def _spread(scores, ok, sides):
+    """Per-pair ``scores`` of the pairs ``ok`` back in place among all pairs, None for the rest."""
+    out = [None] * len(sides["predictions"])
+    for i, score in zip(ok, scores, strict=True):
+        out[i] = score
+    return out

@@ -1,0 +1,98 @@
+"""``paraamr env`` (also ``python -m paraamr env``): print versions, CUDA, the model caches and the
+models on disk, for bug reports.
+
+print versions, CUDA, the model caches and the models on disk, for bug reports
+
+Versions come from the installed distributions' metadata (nothing is imported for them); only
+torch is imported, for CUDA, and only when it is installed.
+
+>>> facts = dict(versions(("paraamr", "no-such-package")))
+>>> facts["no-such-package version"]
+'not installed'
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from collections.abc import Iterable
+
+__all__ = ["PACKAGES", "add_arguments", "facts", "run", "versions"]
+
+#: The distributions whose versions are reported, in the printed order (Python and the platform
+#: come after paraamr).
+PACKAGES = ("datasets", "huggingface_hub", "transformers", "amrlib", "accelerate", "evaluate", "torch")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``paraamr env``."""
+    parser.add_argument("--cache-dir", help="model cache (default: $PARAAMR_CACHE or ~/.cache/paraamr)")
+
+
+def versions(names: Iterable[str]) -> list[tuple[str, str]]:
+    """``(f"{name} version", version or "not installed")`` of each distribution."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for name in names:
+        try:
+            out.append((f"{name} version", version(name)))
+        except PackageNotFoundError:
+            out.append((f"{name} version", "not installed"))
+    return out
+
+
+def _cuda() -> list[tuple[str, str]]:
+    """CUDA as torch sees it (torch imported only here)."""
+    try:
+        import torch
+    except ImportError:
+        return [("CUDA available", "unknown (torch not installed)")]
+    available = torch.cuda.is_available()
+    rows = [
+        ("CUDA available", str(available)),
+        ("CUDA version (torch built with)", torch.version.cuda or "none (a CPU build)"),
+    ]
+    if available:
+        names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        rows.append(("GPUs", f"{len(names)}: {', '.join(names)}"))
+    return rows
+
+
+def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
+    """Every ``(fact, value)`` that ``paraamr env`` prints, in order."""
+    from paraamr import __file__ as package_file
+    from paraamr.commands.models import model_rows
+    from paraamr.models.resolve import cache_root
+
+    rows = versions(["paraamr"])
+    rows[0] = (rows[0][0], f"{rows[0][1]} ({os.path.dirname(package_file)})")
+    rows += [("Python version", platform.python_version()), ("Platform", platform.platform())]
+    rows += versions(PACKAGES)
+    rows += _cuda()
+    cache = cache_root(cache_dir)
+    state = "" if cache.is_dir() else " (not a folder)" if cache.exists() else " (not there yet)"
+    rows.append(("model cache", f"{cache}{state}"))
+    rows.append(("Hub cache", _hub_cache()))
+    for name in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "PARAAMR_CACHE", "PARAAMR_RELEASE_URL"):
+        if os.environ.get(name):
+            rows.append((name, os.environ[name]))
+    on_disk = [
+        (f"model {name} ({kind})", where) for name, kind, where, _ in model_rows(cache_dir) if where != "-"
+    ]
+    return rows + (on_disk or [("models on disk", "none")])
+
+
+def _hub_cache() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
+
+
+def run(args: argparse.Namespace) -> int:
+    for fact, value in facts(args.cache_dir):
+        print(f"- {fact}: {value}")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,323 @@
+"""Filters of ParaAMR records, vectorized with Arrow: one implementation behind the ``ParaAMR``
+builder (:mod:`paraamr.dataset`), :func:`paraamr.sources.select` and :func:`filter_records`, which
+filters what ``datasets`` loaded (``Dataset``, ``DatasetDict``, ``IterableDataset``, both configs).
+
+The paper keeps paraphrases of perplexity at most 120 in general, 110 for sentence embeddings and
+few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_THRESHOLDS`).
+
+>>> import datasets
+>>> ds = datasets.Dataset.from_list([
+...     {"id": "a", "text": "t", "paraphrases": [{"para_text": "x", "perplexity": 125.0},
+...                                               {"para_text": "y", "perplexity": 96.5}]},
+...     {"id": "b", "text": "u", "paraphrases": [{"para_text": "z", "perplexity": 130.0}]}])
+>>> [[p["para_text"] for p in row["paraphrases"]] for row in filter_records(ds, max_perplexity=120)]
+[['y'], []]
+>>> list(filter_records(ds, max_perplexity=120, min_paraphrases=1)["id"])
+['a']
+>>> pairs = datasets.Dataset.from_list([{"id": "a", "para_text": "x", "perplexity": 125.0},
+...     {"id": "a", "para_text": "y", "perplexity": 96.5}, {"id": "b", "para_text": "z", "perplexity": 90.0}])
+>>> list(filter_records(pairs, max_perplexity=120, min_paraphrases=1)["para_text"])
+['y', 'z']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+__all__ = ["ORDERS", "PAPER_THRESHOLDS", "Filters", "filter_records"]
+
+#: Orders of a source's paraphrases (see :class:`Filters`).
+ORDERS = ("given", "perplexity")
+#: The paper's perplexity thresholds: in general; sentence embeddings and few-shot; controlled generation.
+PAPER_THRESHOLDS = (120, 110, 85)
+
+Data = TypeVar("Data")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which paraphrases of a source are kept, in which order, and which sources.
+
+    ``max_perplexity``: keep paraphrases with perplexity <= it; ``min_similarity``: keep those with
+    similarity >= it (compared as stored, float32); a null score fails any threshold. ``order``:
+    ``"given"`` keeps the file's (generation) order, ``"perplexity"`` sorts by perplexity, lowest
+    first (stable, nulls last); then the first ``max_paraphrases`` are kept; a source left with
+    fewer than ``min_paraphrases`` is dropped (the default 0 keeps sources left with none).
+
+    >>> Filters(max_perplexity=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_perplexity must be a number >= 0 or None, got -1
+    """
+
+    max_perplexity: float | None = None
+    min_similarity: float | None = None
+    min_paraphrases: int = 0
+    max_paraphrases: int | None = None
+    order: str = "given"
+
+    def __post_init__(self) -> None:
+        ppl, sim = self.max_perplexity, self.min_similarity
+        if ppl is not None and not (_number(ppl) and ppl >= 0):
+            raise ValueError(f"max_perplexity must be a number >= 0 or None, got {ppl!r}")
+        if sim is not None and not (_number(sim) and -1 <= sim <= 1):
+            raise ValueError(f"min_similarity must be a number in [-1, 1] or None, got {sim!r}")
+        low, high = self.min_paraphrases, self.max_paraphrases
+        if isinstance(low, bool) or not isinstance(low, int) or low < 0:
+            raise ValueError(f"min_paraphrases must be an integer >= 0, got {low!r}")
+        if high is not None:
+            if isinstance(high, bool) or not isinstance(high, int) or high < 1:
+                raise ValueError(f"max_paraphrases must be an integer >= 1 or None, got {high!r}")
+            if low > high:
+                raise ValueError(
+                    f"min_paraphrases ({low}) is more than max_paraphrases ({high}): no source could be kept"
+                )
+        if self.order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {self.order!r}")
+
+    @property
+    def grouped(self) -> bool:
+        """Whether a source's paraphrases must be seen together (in ``pairs``: its rows)."""
+        return self.min_paraphrases > 0 or self.max_paraphrases is not None or self.order != "given"
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter is set (else every record is kept as it is)."""
+        return self.grouped or self.max_perplexity is not None or self.min_similarity is not None
+
+    def keep(
+        self, parents: np.ndarray, perplexity: pa.Array, similarity: pa.Array | None, sources: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The core: ``(indices, counts)`` of paraphrases given flat, ``parents[i]`` the source of the
+        i-th (non-decreasing, in ``range(sources)``): the indices kept, each source's in kept order,
+        and how many each source keeps (sources below ``min_paraphrases`` are not applied here).
+
+        >>> import numpy as np, pyarrow as pa
+        >>> Filters(max_perplexity=100, order="perplexity").keep(
+        ...     np.array([0, 0, 0, 1]), pa.array([90.0, 120.0, 80.0, None]), None, 3)
+        (array([2, 0]), array([2, 0, 0]))
+        """
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        mask = np.ones(len(parents), dtype=bool)
+        if self.max_perplexity is not None:
+            mask &= _true(pc.less_equal(perplexity, pa.scalar(float(self.max_perplexity))))
+        if self.min_similarity is not None:
+            scores = pc.cast(similarity, pa.float64())  # the stored float32 value, exactly
+            mask &= _true(pc.greater_equal(scores, pa.scalar(float(self.min_similarity))))
+        index = np.flatnonzero(mask)
+        if self.order == "perplexity":
+            values = perplexity.take(pa.array(index))
+            nulls = values.is_null().to_numpy(zero_copy_only=False)
+            numbers = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False)
+            index = index[np.lexsort((numbers, nulls, parents[index]))]  # stable: ties keep their order
+        counts = np.bincount(parents[index], minlength=sources)
+        if self.max_paraphrases is not None and len(index):
+            rank = np.arange(len(index)) - np.repeat(np.cumsum(counts) - counts, counts)
+            index = index[rank < self.max_paraphrases]
+            counts = np.minimum(counts, self.max_paraphrases)
+        return index, counts
+
+    def records(self, table: pa.Table) -> pa.Table:
+        """The rows of a ``default`` table (one per source) kept, their paraphrases filtered."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        _require(table.column_names, "default", ("paraphrases",))
+        position = table.column_names.index("paraphrases")
+        paras = table.column(position).combine_chunks()
+        flat = paras.flatten()
+        parents = pc.list_parent_indices(paras).to_numpy(zero_copy_only=False)
+        scores = self._scores(flat)
+        index, counts = self.keep(parents, *scores, len(table))
+        wide = pa.types.is_large_list(paras.type)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64 if wide else np.int32)
+        kept = type(paras).from_arrays(pa.array(offsets), flat.take(pa.array(index)), type=paras.type)
+        table = table.set_column(position, table.schema.field(position), kept)
+        return table.filter(pa.array(counts >= self.min_paraphrases)) if self.min_paraphrases else table
+
+    def pair_rows(self, table: pa.Table) -> np.ndarray:
+        """The indices of the rows of a ``pairs`` table kept, in kept order. With :attr:`grouped`
+        filters a source is all rows of one ``id``, wherever they are (shuffled rows too): its kept
+        rows come out together, where its first row was."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        _require(table.column_names, "pairs", ("id", "perplexity") if self.grouped else ("perplexity",))
+        scores = [table.column(c).combine_chunks() if c in table.column_names else None for c in _SCORES]
+        self._check_scores(scores[1] is not None)
+        if not (self.grouped and len(table)):
+            return self.keep(np.arange(len(table)), *scores, len(table))[0]
+        ids = table.column("id")  # large_string: millions of ids may pass string offsets' 2 GiB
+        ids = pc.dictionary_encode(pc.fill_null(ids.cast(pa.large_string()).combine_chunks(), "\0"))
+        codes = ids.indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
+        order = np.argsort(codes, kind="stable")
+        take = pa.array(order)
+        scores = [None if c is None else c.take(take) for c in scores]
+        index, counts = self.keep(codes[order], *scores, len(ids.dictionary))
+        if self.min_paraphrases:
+            index = index[np.repeat(counts >= self.min_paraphrases, counts)]
+        return order[index]
+
+    def pairs(self, table: pa.Table) -> pa.Table:
+        """The rows of a ``pairs`` table kept (see :meth:`pair_rows`)."""
+        return table.take(self.pair_rows(table))
+
+    def iter_records(
+        self, items: Iterable[tuple[Any, dict[str, Any]]], batch_size: int = 1000
+    ) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """``(key, record)`` of each ``default`` record (a dict) kept, its paraphrases filtered, read
+        in batches of ``batch_size``; other fields are passed through as they are."""
+        if not self.active:
+            yield from items
+            return
+        batch: list[tuple[Any, dict[str, Any]]] = []
+        for item in items:
+            batch.append(item)
+            if len(batch) >= batch_size:
+                yield from self._kept_batch(batch)
+                batch = []
+        if batch:
+            yield from self._kept_batch(batch)
+
+    def _kept_batch(self, batch: list[tuple[Any, dict[str, Any]]]) -> Iterator[tuple[Any, dict[str, Any]]]:
+        import numpy as np
+        import pyarrow as pa
+
+        paras = [record["paraphrases"] or [] for _key, record in batch]
+        lengths = np.fromiter((len(p) for p in paras), dtype=np.int64, count=len(paras))
+        parents = np.repeat(np.arange(len(paras)), lengths)
+        flat = [para for ps in paras for para in ps]
+        perplexity = pa.array([p.get("perplexity") for p in flat], pa.float64())
+        wanted = self.min_similarity is not None
+        similarity = pa.array([p.get("similarity") for p in flat], pa.float64()) if wanted else None
+        index, counts = self.keep(parents, perplexity, similarity, len(paras))
+        ends = np.cumsum(counts)
+        for (key, record), end, count in zip(batch, ends.tolist(), counts.tolist(), strict=True):
+            if count >= self.min_paraphrases:
+                yield key, {**record, "paraphrases": [flat[i] for i in index[end - count : end].tolist()]}
+
+    def _scores(self, flat: pa.Array) -> tuple[pa.Array, pa.Array | None]:
+        import pyarrow.compute as pc
+
+        names = set(flat.type.names) if hasattr(flat.type, "names") else set()
+        if "perplexity" not in names:
+            raise ValueError(f"paraphrases have no perplexity field (fields: {sorted(names)})")
+        self._check_scores("similarity" in names)
+        similarity = pc.struct_field(flat, "similarity") if "similarity" in names else None
+        return pc.struct_field(flat, "perplexity"), similarity
+
+    def _check_scores(self, has_similarity: bool) -> None:
+        if self.min_similarity is not None and not has_similarity:
+            raise ValueError("min_similarity: the paraphrases have no similarity scores")
+
+
+_SCORES = ("perplexity", "similarity")
+
+
+def _true(mask: pa.Array) -> np.ndarray:
+    """A boolean Arrow array as numpy, nulls false."""
+    import pyarrow.compute as pc
+
+    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+
+
+def _require(names: list[str], config: str, needed: Iterable[str]) -> None:
+    missing = [name for name in needed if name not in names]
+    if missing:
+        raise ValueError(f"not a ParaAMR {config!r} table: no column {', '.join(missing)} (columns: {names})")
+
+
+def _config(names: list[str] | None) -> str:
+    """``default`` or ``pairs``, from a dataset's column names."""
+    if names and "paraphrases" in names:
+        return "default"
+    if names and "para_text" in names:
+        return "pairs"
+    raise ValueError(
+        "filter_records: not a ParaAMR dataset: expected a 'paraphrases' column (config default) or "
+        f"'para_text' (config pairs), got columns {names}"
+    )
+
+
+def filter_records(
+    data: Data,
+    *,
+    max_perplexity: float | None = None,
+    min_paraphrases: int = 0,
+    min_similarity: float | None = None,
+    max_paraphrases: int | None = None,
+    order: str = "given",
+    batch_size: int = 1000,
+) -> Data:
+    """``data`` (a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
+    ``IterableDatasetDict`` of config ``default`` or ``pairs``) filtered as the ``ParaAMR`` builder
+    filters on the same options (see :class:`Filters`).
+
+    ``default`` (one row per source): each row's paraphrases are filtered in Arrow batches of
+    ``batch_size`` (``map(batched=True)``); rows left with fewer than ``min_paraphrases`` go.
+    ``pairs`` (one row per pair): a source is all rows of one ``id``, wherever they are;
+    ``min_paraphrases``, ``max_paraphrases`` and ``order="perplexity"`` count, cut and sort each
+    source's rows over the whole dataset (a ``select`` of the rows kept: a source's rows come out
+    together, where its first row was; shuffled rows are fine). A streamed ``pairs``
+    dataset takes only the per-row thresholds: the others raise ``ValueError``, as a source's rows
+    may span batches, shards and workers (stream ``default`` instead).
+    """
+    import datasets
+
+    rules = Filters(max_perplexity, min_similarity, min_paraphrases, max_paraphrases, order)
+    if isinstance(data, (datasets.DatasetDict, datasets.IterableDatasetDict)):
+        return type(data)({split: _filter(ds, rules, batch_size) for split, ds in data.items()})
+    return _filter(data, rules, batch_size)
+
+
+def _filter(ds: Data, rules: Filters, batch_size: int) -> Data:
+    import datasets
+
+    if not isinstance(ds, (datasets.Dataset, datasets.IterableDataset)):
+        raise TypeError(
+            f"filter_records: expected a datasets Dataset or IterableDataset, got {type(ds).__name__}"
+        )
+    config = _config(ds.column_names)
+    if isinstance(ds, datasets.Dataset):
+        if config == "pairs":
+            columns = [c for c in ("id", *_SCORES) if c in ds.column_names]
+            return ds.select(rules.pair_rows(ds.with_format("arrow", columns=columns)[:]))
+        form = ds.format
+        kept = ds.with_format("arrow").map(
+            rules.records, batched=True, batch_size=batch_size, features=ds.features, desc="filter_records"
+        )
+        return kept.with_format(
+            form["type"], form["columns"], form["output_all_columns"], **form["format_kwargs"]
+        )
+    if config == "pairs" and rules.grouped:
+        unset = Filters()
+        given = [
+            f"{name}={getattr(rules, name)!r}"
+            for name in ("min_paraphrases", "max_paraphrases", "order")
+            if getattr(rules, name) != getattr(unset, name)
+        ]
+        raise ValueError(
+            f"filter_records: {', '.join(given)} need all rows of a "
+            "source together, which a streamed 'pairs' dataset cannot promise (they may span batches, "
+            "shards and workers): stream the 'default' config (one row per source) or load 'pairs' "
+            "without streaming"
+        )
+    form = ds._formatting.format_type if ds._formatting else None
+    method = rules.records if config == "default" else rules.pairs
+    kept = ds.with_format("arrow").map(method, batched=True, batch_size=batch_size, features=ds.features)
+    return kept.with_format(form)

@@ -1,0 +1,158 @@
+"""Sources, samples, chunks and confidence intervals of a row.
+
+The unit of everything here is the **source**: the pairs of one source sentence are not
+independent (ParaAMR has ~7 paraphrases a source), so a sample draws sources with all their
+pairs, a chunk (the unit of work, of commits and of the partition over processes, nodes and
+shards) holds whole sources, and intervals come from a cluster bootstrap over sources
+(:func:`intervals`, scipy's bootstrap resampling clusters, the statistic a ratio of sums). When
+every source has one pair, a source is a pair.
+
+>>> groups = source_groups(["a", "b", "a", "c"])
+>>> groups
+[[0, 2], [1], [3]]
+>>> plan = chunk_plan(groups, chunk_pairs=2)
+>>> plan
+[[0], [1, 2]]
+>>> [owned(k, rank=0, processes=2) for k in range(4)], [owned(k, shard=(1, 2)) for k in range(4)]
+([True, False, True, False], [False, True, False, True])
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Hashable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "CONFIDENCE",
+    "RESAMPLES",
+    "chunk_plan",
+    "draw",
+    "interval_signature",
+    "intervals",
+    "owned",
+    "source_groups",
+]
+
+#: The bootstrap's resamples and confidence level.
+RESAMPLES = 1000
+CONFIDENCE = 0.95
+
+
+def source_groups(sources: Sequence[Hashable]) -> list[list[int]]:
+    """The indices of the pairs of each distinct source, sources in order of first appearance."""
+    groups: dict[Hashable, list[int]] = {}
+    for i, source in enumerate(sources):
+        groups.setdefault(source, []).append(i)
+    return list(groups.values())
+
+
+def draw(groups: Sequence[Sequence[int]], n: int | None, *, seed: int = 0) -> tuple[list[list[int]], str]:
+    """``n`` sources (groups) drawn without replacement, kept in input order, and the unit drawn:
+    ``"sources"`` when some source has several pairs, else ``"pairs"`` (each group one pair). All
+    groups when ``n`` is None or not smaller.
+
+    >>> draw([[0, 1], [2], [3, 4]], 2, seed=1)
+    ([[0, 1], [3, 4]], 'sources')
+    """
+    unit = "sources" if any(len(g) > 1 for g in groups) else "pairs"
+    if n is None or n >= len(groups):
+        return [list(g) for g in groups], unit
+    if n < 1:
+        raise ValueError(f"sample size must be positive, got {n}")
+    keep = sorted(random.Random(seed).sample(range(len(groups)), n))
+    return [list(groups[i]) for i in keep], unit
+
+
+def chunk_plan(groups: Sequence[Sequence[int]], *, chunk_pairs: int) -> list[list[int]]:
+    """Consecutive groups (by their position in ``groups``) cut into chunks of at least
+    ``chunk_pairs`` pairs (the last may have fewer): the same plan whatever runs it."""
+    plan: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for g, group in enumerate(groups):
+        current.append(g)
+        size += len(group)
+        if size >= chunk_pairs:
+            plan.append(current)
+            current, size = [], 0
+    if current:
+        plan.append(current)
+    return plan
+
+
+def owned(chunk: int, *, rank: int = 0, processes: int = 1, shard: tuple[int, int] = (0, 1)) -> bool:
+    """Whether process ``rank`` of ``processes`` in shard ``shard`` = (i, n) handles ``chunk``:
+    chunks go round-robin to shards, then each shard's chunks round-robin to its processes."""
+    i, n = shard
+    return chunk % n == i and (chunk // n) % processes == rank
+
+
+def interval_signature(unit: str, seed: int) -> dict[str, str]:
+    """The fields that say how an interval was computed (for a :class:`~paraamr.signature.Signature`).
+
+    >>> interval_signature("sources", 0)["bootstrap"]
+    'cluster:sources'
+    """
+    return {
+        "ci": f"{CONFIDENCE:.0%}",
+        "bootstrap": f"cluster:{unit}",
+        "method": "percentile",
+        "resamples": str(RESAMPLES),
+        "seed": str(seed),
+    }
+
+
+def intervals(
+    table: np.ndarray,
+    columns: Sequence[str],
+    *,
+    seed: int,
+    extra: dict[str, tuple[slice, Callable[[np.ndarray], float]]] | None = None,
+) -> dict[str, tuple[float, float]]:
+    """95% percentile intervals of each mean by a cluster bootstrap (:func:`scipy.stats.bootstrap`,
+    the clusters resampled with replacement, the statistic ``sum of sums / sum of counts``).
+
+    ``table``: one row per cluster, column 0 its pair count, then its sum of each of ``columns``;
+    ``extra``: ``name -> (columns of the table, statistic of their summed values)`` for measures that
+    are no mean (corpus BLEU from summed n-gram statistics). The same ``seed`` gives the same
+    resamples for every measure.
+
+    >>> table = np.array([[2, 10.0], [1, 8.0], [3, 9.0], [2, 2.0]])
+    >>> lo, hi = intervals(table, ["x"], seed=0)["x"]
+    >>> bool(lo <= table[:, 1].sum() / table[:, 0].sum() <= hi)
+    True
+    """
+    from scipy.stats import bootstrap
+
+    table = np.asarray(table, dtype=float)
+    batch = max(1, 2_000_000 // max(1, len(table)))
+
+    def run(data: tuple[np.ndarray, ...], statistic) -> tuple[float, float]:
+        if len(table) < 2:
+            return (float("nan"), float("nan"))
+        found = bootstrap(
+            data,
+            statistic,
+            paired=True,
+            vectorized=True,
+            n_resamples=RESAMPLES,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            batch=batch,
+            rng=np.random.default_rng(seed),
+        )
+        return float(found.confidence_interval.low), float(found.confidence_interval.high)
+
+    out = {}
+    for j, name in enumerate(columns, start=1):
+        out[name] = run((table[:, 0], table[:, j]), lambda c, s, axis=-1: s.sum(axis) / c.sum(axis))
+    for name, (cols, statistic) in (extra or {}).items():
+
+        def summed(*parts, axis=-1, statistic=statistic):
+            totals = np.stack([p.sum(axis) for p in parts], axis=-1)
+            return np.apply_along_axis(statistic, -1, totals)
+
+        out[name] = run(tuple(table[:, c] for c in range(cols.start, cols.stop)), summed)
+    return out

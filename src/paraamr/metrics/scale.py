@@ -1,0 +1,205 @@
+"""Table 2 at scale: the pairs cut into chunks of whole sources, each process's share of them, the
+commits, and the reduce of the statistics to the main process.
+
+The plan (:func:`make_plan`) depends only on the input and the options (``--sample``, ``--seed``,
+``--chunk-pairs``), never on how the work is split: chunk ``k`` goes to shard ``k mod N`` of
+``--shard I/N`` runs and, within a shard, round-robin to the processes of an ``accelerate launch``
+or ``torchrun`` (:func:`~paraamr.metrics.sample.owned`). All pairs of a source are in one chunk,
+so each distinct sentence of a process is parsed and embedded once (the parser keeps its trees
+across chunks), and every chunk is scored the same way whoever scores it: one process, N processes,
+N nodes and N shards give the same statistics, which add up exactly
+(:mod:`paraamr.metrics.stats`). Processes exchange only statistics (``gather_object`` over gloo).
+
+>>> from paraamr.metrics.report import Pair
+>>> pairs = [Pair("x", s, p, index=i) for i, (s, p) in enumerate(["ab", "ac", "bc", "ad"])]
+>>> plan = make_plan(pairs, sample=None, seed=0, chunk_pairs=2)
+>>> plan.unit, plan.chunks, [p.index for p in plan.chunk_pairs(1)[0]], plan.chunk_pairs(1)[1]
+('sources', [[0], [1]], [2], [1])
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from paraamr.metrics.resume import StateFolder
+from paraamr.metrics.sample import chunk_plan, draw, source_groups
+from paraamr.metrics.stats import RowStats
+
+__all__ = ["Plan", "Scorer", "combine", "gather", "launch", "make_plan", "process_models", "score_share"]
+
+
+@dataclass
+class Plan:
+    """The pairs to score, their sources (``groups``: pair indices per source), the chunks (group
+    indices per chunk), the unit of the sample (``sources`` or ``pairs``) and the input's sources."""
+
+    pairs: list[Any]
+    groups: list[list[int]]
+    chunks: list[list[int]]
+    unit: str
+    sources: int
+
+    def chunk_pairs(self, chunk: int) -> tuple[list[Any], list[int]]:
+        """The pairs of ``chunk``, in input order, and the source (cluster) of each."""
+        members = sorted((i, g) for g in self.chunks[chunk] for i in self.groups[g])
+        return [self.pairs[i] for i, _ in members], [g for _, g in members]
+
+
+def make_plan(pairs: Sequence[Any], *, sample: int | None, seed: int, chunk_pairs: int) -> Plan:
+    """The plan of ``pairs``: ``sample`` sources drawn (or pairs, when each source has one pair;
+    all when None), cut into chunks of at least ``chunk_pairs`` pairs."""
+    groups = source_groups([p.source for p in pairs])
+    drawn, unit = draw(groups, sample, seed=seed)
+    kept = [i for group in drawn for i in group]
+    position = {i: j for j, i in enumerate(sorted(kept))}
+    new_groups = [[position[i] for i in group] for group in drawn]
+    return Plan(
+        pairs=[pairs[i] for i in sorted(kept)],
+        groups=new_groups,
+        chunks=chunk_plan(new_groups, chunk_pairs=chunk_pairs),
+        unit=unit,
+        sources=len(groups),
+    )
+
+
+def score_share(
+    plan: Plan,
+    score: Callable[[list[Any]], Any],
+    *,
+    mine: Callable[[int], bool],
+    state: StateFolder | None = None,
+    clusters: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> RowStats | None:
+    """The statistics of the chunks ``mine(k)`` is true for: those ``state`` holds are read back,
+    the others scored (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed
+    to ``state`` one by one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
+    ``progress(pairs done, failures)`` after each chunk. None when no chunk is mine."""
+    from paraamr.signals import critical, pause_point
+
+    total: RowStats | None = None
+    seen = 0
+    chunks = [k for k in range(len(plan.chunks)) if mine(k)]
+    done = set(state.committed()) if state is not None else set()
+    if state is not None:
+        state.clean(k for k in chunks if k not in done)
+    for k in chunks:
+        pairs, cluster = plan.chunk_pairs(k)
+        stats = state.load(k) if k in done else None
+        if stats is None:
+            scored = score(pairs)
+            stats = RowStats(list(scored.scores), clusters=clusters)
+            kept = {p.index for p in scored.pairs}
+            chunk_clusters = [c for p, c in zip(pairs, cluster, strict=True) if p.index in kept]
+            stats.update(
+                scored.scores, chunk=k, bleu=scored.bleu, clusters=chunk_clusters if clusters else None
+            )
+            stats.failures, stats.signatures, stats.timings = (
+                scored.failures,
+                scored.signatures,
+                scored.timings,
+            )
+            if state is not None:
+                with critical():
+                    pause_point("commit")  # tests: a signal at this exact moment
+                    state.commit(k, stats)
+        total = stats if total is None else total.merge(stats)
+        seen += len(pairs)
+        if progress is not None:
+            progress(seen, len(total.failures))
+    return total
+
+
+def launch() -> tuple[int, int, int]:
+    """``(rank, processes, processes on this machine)`` from the launcher's environment
+    (``accelerate launch`` and ``torchrun`` set ``RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``)."""
+    world = int(os.environ.get("WORLD_SIZE", 1))
+    return int(os.environ.get("RANK", 0)), world, int(os.environ.get("LOCAL_WORLD_SIZE", world))
+
+
+def gather(item: Any, *, rank: int, processes: int) -> list[Any] | None:
+    """Every process's ``item`` on process 0, in rank order (None on the others); one process:
+    ``[item]``. Starts (and ends) the process group (gloo, the launcher's rendezvous)."""
+    if processes == 1:
+        return [item]
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    started = not dist.is_initialized()
+    if started:
+        dist.init_process_group("gloo", timeout=timedelta(days=7))
+    try:
+        out: list[Any] | None = [None] * processes if rank == 0 else None
+        dist.gather_object(item, out, dst=0)
+        return out
+    finally:
+        if started:
+            dist.destroy_process_group()
+
+
+class Scorer:
+    """``scorer(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`, the parser and the embedder
+    made on first use by ``make()`` -> ``(parser, embedder)`` (a resumed run whose chunks are all
+    committed loads no model); :meth:`close` ends the parser."""
+
+    def __init__(self, make: Callable[[], tuple[Any, Any]], **options: Any) -> None:
+        self.make, self.options, self.models = make, options, None
+
+    def __call__(self, pairs: list[Any]) -> Any:
+        from paraamr.metrics.scoring import score_pairs
+
+        if self.models is None:
+            self.models = self.make()
+        parser, embedder = self.models
+        return score_pairs(pairs, embedder=embedder, parser=parser, **self.options)
+
+    def close(self) -> None:
+        if self.models is not None:
+            self.models[0].close()
+
+
+def process_models(parser: str, *, processes: int | None, cache_dir: Any, device: Any, **embedder: Any):
+    """``make()`` -> ``(parser, embedder)`` of this process: its share of the machine's cores among
+    the processes launched on it (torch threads, link-grammar processes unless ``processes``), and on
+    a GPU machine the GPU of its local rank (unless ``device``); ``embedder``: options of
+    :class:`~paraamr.models.embedder.Embedder` (``model``, ``pooling``, ``batch_size``)."""
+
+    def make() -> tuple[Any, Any]:
+        from paraamr.metrics.parsers import cpu_count, get_parser
+        from paraamr.models.embedder import Embedder
+
+        _, _, local = launch()
+        share, where = max(1, cpu_count() // local), device
+        if local > 1:
+            import torch
+
+            torch.set_num_threads(share)
+            if where is None and torch.cuda.is_available():
+                where = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+        made = get_parser(parser, processes=processes or share, cache_dir=cache_dir)
+        return made, Embedder(device=where, **embedder)
+
+    return make
+
+
+def combine(gathered: Sequence[tuple[str, Any]], expected: set[int]) -> RowStats:
+    """The statistics of the processes (``("ok", RowStats dict or None)`` or ``("error", message)``
+    each, in rank order) merged; a process's error is raised, naming it, as is a chunk missing
+    from ``expected``."""
+    from paraamr.errors import ParaAMRError
+
+    merged = None
+    for rank, (status, payload) in enumerate(gathered):
+        if status != "ok":
+            raise ParaAMRError(f"process {rank} of {len(gathered)}: {payload}")
+        if payload is not None:
+            stats = RowStats.from_dict(payload)
+            merged = stats if merged is None else merged.merge(stats)
+    if merged is None or merged.chunks != expected:
+        found = sorted(merged.chunks) if merged else []
+        raise ParaAMRError(f"the processes scored chunks {found}, not {sorted(expected)}")
+    return merged

@@ -1,0 +1,262 @@
+"""Scoring pairs: the per-pair values of every measure of the row, and a failure row for each pair
+that cannot be scored (the rest go on).
+
+A text is checked where it enters (:func:`text_problem`: empty, NUL, a lone surrogate, no visible
+character, longer than ``max_chars``); then each stage (parse, embed, TED, AESOP's measures) runs
+over the pairs still standing. A stage item that comes back as a :class:`~paraamr.failures.Failure`,
+or that makes the stage raise, fails its pair alone (:func:`isolated` retries halves of a batch
+that raised), with the stage and the reason.
+
+>>> text_problem("fine"), text_problem("a\\x00b"), text_problem("\\u200b\\u200b")
+(None, 'a NUL character at character 2', 'no visible character')
+>>> text_problem("abc", max_chars=2)
+'longer than --max-chars 2 (3 characters)'
+>>> isolated(lambda xs: [1 / x for x in xs], [1, 0, 2], "demo")
+[1.0, Failure(stage='demo', reason='ZeroDivisionError: division by zero'), 0.5]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from paraamr import texts
+from paraamr.failures import Failure, is_failure
+from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+from paraamr.metrics.similarity import semantic_similarity
+from paraamr.metrics.ted import distance_table, ted_signature
+from paraamr.records import text_id
+from paraamr.report import reason
+
+__all__ = ["MAX_CHARS", "MEASURES", "Scored", "isolated", "parse_distinct", "score_pairs", "text_problem"]
+
+#: Longest text scored by default (``--max-chars``): link-grammar refuses sentences over ~2,046
+#: characters.
+MAX_CHARS = 2000
+#: The measures of Table 2: key, column title.
+MEASURES = (
+    ("semantic_similarity", "Semantic similarity"),
+    ("bleu_diversity", "1-BLEU"),
+    ("jaccard_diversity", "1-∩/∪"),
+    ("ted3", "TED-3"),
+    ("tedf", "TED-F"),
+)
+_SIDES = ("source", "paraphrase", "reference", "template")
+
+
+def text_problem(text: str, *, max_chars: int | None = MAX_CHARS) -> str | None:
+    """Why ``text`` cannot be scored, or None: what no text may hold
+    (:func:`paraamr.texts.text_problem`), or nothing to parse (empty, no visible character)."""
+    if not text.strip():
+        return "empty"
+    problem = texts.text_problem(text, max_chars)
+    if problem is None and not any(unicodedata.category(ch)[0] in "LMNPS" for ch in text):
+        return "no visible character"
+    return problem
+
+
+def isolated(fn: Callable[[list], Sequence], items: Sequence, stage: str) -> list:
+    """``fn(items)``; when it raises, the halves are retried, down to single items, each of which
+    that still raises becomes a :class:`Failure` of ``stage`` (Ctrl-C is never caught)."""
+    items = list(items)
+    try:
+        out = list(fn(items))
+    except Exception as err:
+        if len(items) <= 1:
+            return [Failure(stage, reason(err))] * len(items)
+        mid = len(items) // 2
+        return isolated(fn, items[:mid], stage) + isolated(fn, items[mid:], stage)
+    if len(out) != len(items):
+        raise RuntimeError(f"{stage}: {len(out)} results for {len(items)} items")
+    return out
+
+
+@contextlib.contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Add the wall time of the block to ``timings[stage]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+
+
+def parse_distinct(
+    sentences: Sequence[str],
+    parser: Any,
+    *,
+    chunk_size: int = 2048,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The tree (or :class:`Failure`) of each distinct sentence (by
+    :func:`~paraamr.metrics.parsers.sentence_key`), parsed ``chunk_size`` at a time (each chunk
+    reaches the parser's on-disk cache before the next starts); ``progress(done, total)`` after each."""
+    from paraamr.metrics.parsers import sentence_key
+
+    distinct = list(dict.fromkeys(sentence_key(s) for s in sentences))
+    trees: dict[str, Any] = {}
+    for start in range(0, len(distinct), chunk_size):
+        chunk = distinct[start : start + chunk_size]
+        trees.update(zip(chunk, isolated(parser.parse, chunk, "parse"), strict=True))
+        if progress is not None:
+            progress(len(trees), len(distinct))
+    return trees
+
+
+@dataclass
+class Scored:
+    """The pairs scored (in order), each measure's value per pair, sacrebleu's corpus statistics
+    per pair (with references), the failure rows, the signatures and the seconds per stage."""
+
+    pairs: list[Any] = field(default_factory=list)
+    scores: dict[str, list[float]] = field(default_factory=dict)
+    bleu: list[list[int]] | None = None
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    signatures: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    distinct_sentences: int = 0
+
+
+def _failure_row(pair: Any, failure: Failure) -> dict[str, Any]:
+    try:
+        row_id = pair.id or text_id(pair.source)
+    except UnicodeEncodeError:  # a lone surrogate in the source
+        row_id = None
+    return {
+        "index": pair.index,
+        "where": pair.where,
+        "id": row_id,
+        "stage": failure.stage,
+        "reason": failure.reason,
+    }
+
+
+class _Run:
+    """The pairs still standing and their values, stage after stage (each stage a function of the
+    live pairs' indices)."""
+
+    def __init__(self, pairs: Sequence[Any], max_chars: int | None):
+        self.pairs = list(pairs)
+        self.failed: dict[int, Failure] = {}
+        for i in range(len(self.pairs)):
+            why = next(
+                (f"{s}: {w}" for s, t in self.sides(i) if (w := text_problem(t, max_chars=max_chars))), None
+            )
+            if why:
+                self.failed[i] = Failure("input", why)
+        self.values: dict[str, dict[int, Any]] = {}
+        self.trees: dict[int, dict[str, str]] = {}
+
+    def sides(self, i: int) -> list[tuple[str, str]]:
+        """``(side, text)`` of pair ``i``'s texts (source, paraphrase, reference, template)."""
+        return [(s, t) for s in _SIDES if (t := getattr(self.pairs[i], s)) is not None]
+
+    @property
+    def live(self) -> list[int]:
+        return [i for i in range(len(self.pairs)) if i not in self.failed]
+
+    def take_trees(self, trees: dict[str, Any]) -> None:
+        """Each live pair's trees by side; a pair with a sentence the parser failed fails."""
+        from paraamr.metrics.parsers import sentence_key
+
+        for i in self.live:
+            found = {side: trees[sentence_key(text)] for side, text in self.sides(i)}
+            bad = next(((side, t) for side, t in found.items() if is_failure(t)), None)
+            if bad:
+                self.failed[i] = Failure(bad[1].stage, f"{bad[0]}: {bad[1].reason}")
+            else:
+                self.trees[i] = found
+
+    def stage(self, name: str, fn: Callable[[list[int]], Sequence], keys: Sequence[str]) -> None:
+        """Run ``fn`` over the live pairs' indices: a tuple of ``keys``' values per pair, or a Failure."""
+        live = self.live
+        for i, result in zip(live, isolated(fn, live, name), strict=True):
+            if is_failure(result):
+                self.failed[i] = result
+            else:
+                for key, value in zip(keys, result, strict=True):
+                    self.values.setdefault(key, {})[i] = value
+
+
+def score_pairs(
+    pairs: Sequence[Any],
+    *,
+    embedder: Any,
+    parser: Any,
+    ted_height: int | None = 5,
+    max_chars: int | None = MAX_CHARS,
+    progress: Callable[[int, int], None] | None = None,
+) -> Scored:
+    """Score ``pairs`` (:class:`~paraamr.metrics.report.Pair`): Table 2's measures, and AESOP's
+    against references and templates when the pairs have them (TED-R/TED-E at ``ted_height``).
+    Each distinct sentence is parsed once and embedded once; ``progress(done, total)``: distinct
+    sentences parsed."""
+    run, out, sig = _Run(pairs, max_chars), Scored(), {}
+    with _timed(out.timings, "parse"):
+        trees = parse_distinct([t for i in run.live for _, t in run.sides(i)], parser, progress=progress)
+        run.take_trees(trees)
+    out.distinct_sentences = len(trees)
+    p, tree = run.pairs, run.trees
+
+    def similarity(live: list[int]) -> list[tuple[float]]:
+        preds, srcs = [p[i].paraphrase for i in live], [p[i].source for i in live]
+        scores, sig["semantic_similarity"] = semantic_similarity(preds, srcs, embedder=embedder)
+        return [(s,) for s in scores]
+
+    def ted(live: list[int]) -> list[tuple[int, int]]:
+        preds, srcs = [tree[i]["paraphrase"] for i in live], [tree[i]["source"] for i in live]
+        return list(zip(*distance_table(preds, srcs, heights=(3, None)), strict=True)) if live else []
+
+    with _timed(out.timings, "embed"):
+        run.stage("embed", similarity, ["semantic_similarity"])
+    with _timed(out.timings, "ted"):
+        run.stage("ted", ted, ["ted3", "tedf"])
+    sig["ted"] = ted_signature(convention="aesop", normalize=False, trees=parser.signature)
+    measures = [key for key, _ in MEASURES]
+    if any(pair.reference is not None for pair in p):
+        with _timed(out.timings, "reference"):
+            measures += _reference_stage(run, sig, ted_height, parser.signature)
+    live = run.live
+    with _timed(out.timings, "lexical"):
+        preds, srcs = [p[i].paraphrase for i in live], [p[i].source for i in live]
+        for key, fn in (("bleu_diversity", bleu_diversity), ("jaccard_diversity", jaccard_diversity)):
+            values, sig[key] = fn(preds, srcs)
+            run.values[key] = dict(zip(live, values, strict=True))
+    out.pairs = [p[i] for i in live]
+    out.scores = {m: [run.values[m][i] for i in live] for m in measures}
+    if "bleu_stats" in run.values:
+        out.bleu = [run.values["bleu_stats"][i] for i in live]
+    out.failures = [_failure_row(p[i], f) for i, f in sorted(run.failed.items())]
+    out.signatures = {key: str(value) for key, value in sig.items()}
+    return out
+
+
+def _reference_stage(run: _Run, sig: dict[str, Any], height: int | None, parser_signature: Any) -> list[str]:
+    """AESOP's measures of the live pairs against their references (and templates); their keys."""
+    from paraamr.metrics.reference import reference_pair_scores
+
+    p, tree = run.pairs, run.trees
+    templates = any(pair.template is not None for pair in p)
+    keys = ["rouge1", "rouge2", "rougeL", "meteor", "ted_r", *(["ted_e"] if templates else []), "bleu_stats"]
+
+    def reference(live: list[int]) -> list[tuple]:
+        found, signatures = reference_pair_scores(
+            [p[i].paraphrase for i in live],
+            [p[i].reference for i in live],
+            pred_trees=[tree[i]["paraphrase"] for i in live],
+            ref_trees=[tree[i]["reference"] for i in live],
+            template_trees=[tree[i]["template"] for i in live] if templates else None,
+            height=height,
+            parser_signature=parser_signature,
+        )
+        sig.update(signatures)
+        return list(zip(*(found[k] for k in keys), strict=True))
+
+    run.stage("reference", reference, keys)
+    if "bleu" not in sig:
+        reference([])  # no pair left: the signatures all the same
+    return keys[:-1]

@@ -1,0 +1,324 @@
+"""Supervised ``link-parser`` workers, restarted when they crash, hang or close their pipe.
+
+A pool of long-lived processes, each fed several sentences ahead, every answer waited for with a
+deadline; a worker that crashes, hangs or closes its pipe is killed and restarted, and the
+sentence it was parsing comes back as a :class:`~paraamr.failures.Failure` while the others of
+the batch still get their answers.
+
+Sentences link-grammar cannot take are refused before they reach a worker
+(:func:`link_grammar_problem`): a line over 2,046 bytes makes ``link-parser`` exit
+("Input line too long"), NUL ends its line early, control characters become garbage words,
+a lone surrogate cannot be written as UTF-8, and a sentence of only invisible characters has no
+words. What a worker prints on stderr ("link-grammar: Error: sentence too long, contains more
+than 254 words") is merged into its answers, so each message is the reason of the sentence it
+was printed for. With ``PARAAMR_DEBUG=1`` (``paraamr --debug``) every worker start, message,
+exit and restart is also written to stderr; without it they go to :mod:`logging` at DEBUG level.
+
+>>> link_grammar_problem("The cat sat."), link_grammar_problem("a\\x00b")
+(None, 'a NUL character at character 2')
+>>> link_grammar_problem("\\u200b\\u200b"), link_grammar_problem("x" * 3000)
+('no visible character', "3,002 bytes as link-parser's input line, over its limit of 2,046")
+>>> link_grammar_problem("bad \\x1b[31m escape")
+'a control character (U+001B) at character 5'
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import os
+import queue
+import select
+import subprocess
+import sys
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+
+from paraamr.failures import Failure
+
+__all__ = ["MAX_LINE_BYTES", "LinkParserProcess", "WorkerPool", "link_grammar_problem"]
+
+#: The longest input line ``link-parser`` reads (bytes, with its newline); a longer one ends it.
+MAX_LINE_BYTES = 2046
+#: A command whose reply marks the end of each answer: link-parser answers every input line.
+SENTINEL = b"!width=4321\n"
+SENTINEL_REPLY = b"width set to 4321"
+#: Its diagnostics (stderr, merged into stdout) start with this.
+MESSAGE = b"link-grammar:"
+
+logger = logging.getLogger(__name__)
+
+
+def link_grammar_problem(sentence: str) -> str | None:
+    """Why ``link-parser`` cannot take ``sentence`` (whitespace already collapsed), or None: what
+    :func:`paraamr.texts.text_problem` refuses everywhere (lone surrogates, NUL), control
+    characters, nothing visible, a line over :data:`MAX_LINE_BYTES`."""
+    from paraamr.texts import text_problem
+
+    problem = text_problem(sentence)
+    if problem is not None:
+        return problem
+    for i, ch in enumerate(sentence):
+        if unicodedata.category(ch) == "Cc":
+            return f"a control character (U+{ord(ch):04X}) at character {i + 1}"
+    if not any(unicodedata.category(ch)[0] in "LMNPS" for ch in sentence):
+        return "no visible character"
+    size = len(sentence.encode("utf-8")) + 2  # a leading space (see LinkParserProcess.send), a newline
+    if size > MAX_LINE_BYTES:
+        return f"{size:,} bytes as link-parser's input line, over its limit of {MAX_LINE_BYTES:,}"
+    return None
+
+
+def _debug(message: str) -> None:
+    logger.debug(message)
+    if os.environ.get("PARAAMR_DEBUG", "") not in ("", "0"):
+        try:
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):  # stderr closed: the log has it
+            pass
+
+
+def _short(sentence: str) -> str:
+    return repr(sentence if len(sentence) <= 60 else sentence[:57] + "...")
+
+
+class LinkParserProcess:
+    """One ``link-parser`` process, its stderr merged into its stdout (not thread-safe).
+
+    :meth:`send` writes a sentence line and a sentinel; :meth:`answer` reads up to the next
+    sentinel reply, by ``deadline`` (a :func:`time.monotonic` value), and returns the output and
+    link-grammar's messages, or raises :class:`WorkerDied` / :class:`WorkerTimeout`.
+    """
+
+    def __init__(self, command: Sequence[str], *, start_timeout: float = 120) -> None:
+        self.process = subprocess.Popen(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0
+        )
+        self.pid = self.process.pid
+        assert self.process.stdout is not None
+        self._fd = self.process.stdout.fileno()
+        os.set_blocking(self._fd, False)
+        self._buffer = bytearray()
+        self._send_line(b"")  # the start-up messages end with the first sentinel reply
+        try:
+            _, messages = self.answer(time.monotonic() + start_timeout)
+        except WorkerError as err:
+            self.kill()
+            raise OSError(f"link-parser did not start ({err}): {' '.join(command)}") from None
+        _debug(f"link-grammar worker {self.pid}: started ({' '.join(command)})")
+        for message in messages:
+            _debug(f"link-grammar worker {self.pid}: {message}")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _send_line(self, line: bytes) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(line + SENTINEL if line else SENTINEL)
+            stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):  # died or closed its stdin: the reader sees
+            pass  # end of file and says why
+
+    def send(self, sentence: str) -> None:
+        """Ask for ``sentence``'s parse (a leading space keeps ``!...`` from being a command)."""
+        self._send_line(b" " + sentence.encode("utf-8") + b"\n")
+
+    def answer(self, deadline: float) -> tuple[str, list[str]]:
+        """The output of the next answer and link-grammar's messages in it."""
+        while True:
+            end = self._reply_end()
+            if end is not None:
+                chunk = bytes(self._buffer[: end - len(SENTINEL_REPLY) - 1])
+                del self._buffer[:end]
+                return _split_messages(chunk)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerTimeout("no answer in time")
+            ready, _, _ = select.select([self._fd], [], [], left)
+            if not ready:
+                continue
+            try:
+                data = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not data:
+                raise WorkerDied(self._exit_status(), _split_messages(bytes(self._buffer))[1])
+            self._buffer += data
+
+    def _reply_end(self) -> int | None:
+        """The end of the first line of the buffer that is the sentinel's reply, or None."""
+        line = SENTINEL_REPLY + b"\n"
+        if self._buffer.startswith(line):
+            return len(line)
+        at = self._buffer.find(b"\n" + line)
+        return None if at < 0 else at + 1 + len(line)
+
+    def _exit_status(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # closed its output but runs on
+            self.kill()
+            return "closed its output"
+        if code < 0:
+            import signal
+
+            return f"killed by {signal.Signals(-code).name}"
+        return f"exited with status {code}"
+
+    def kill(self) -> None:
+        """End the process now."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self._close_pipes()
+
+    def close(self) -> None:
+        """End the process gracefully (end of input), killing it after 5 s."""
+        if self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    def _close_pipes(self) -> None:
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+def _split_messages(chunk: bytes) -> tuple[str, list[str]]:
+    """(output without link-grammar's message lines, those messages)."""
+    out, messages = [], []
+    for line in chunk.decode("utf-8", errors="replace").splitlines(keepends=True):
+        if line.encode("utf-8").startswith(MESSAGE):
+            messages.append(line.strip())
+        else:
+            out.append(line)
+    return "".join(out), messages
+
+
+class WorkerError(Exception):
+    """A worker gave no answer."""
+
+
+class WorkerDied(WorkerError):
+    def __init__(self, status: str, messages: list[str]) -> None:
+        said = f"; it said: {' / '.join(messages)}" if messages else ""
+        super().__init__(f"link-parser {status}{said}")
+
+
+class WorkerTimeout(WorkerError):
+    pass
+
+
+class WorkerPool:
+    """``size`` supervised workers answering sentences in parallel, ``ahead`` sentences queued in
+    each, ``timeout`` seconds at most for one sentence; ``read(sentence, output, messages)`` makes
+    the value of an answer (a tree) or raises ValueError (then the sentence fails with its
+    message). :attr:`restarts` counts the workers replaced."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        size: int,
+        read: Callable[[str, str, list[str]], str],
+        timeout: float = 120,
+        ahead: int = 8,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        self.command = list(command)
+        self.size = size
+        self.read = read
+        self.timeout = timeout
+        self.ahead = max(1, ahead)
+        self.restarts = 0
+        self.workers: list[LinkParserProcess] = []
+
+    def _start(self, n: int) -> list[LinkParserProcess]:
+        self.workers = [w for w in self.workers if w.alive()]
+        while len(self.workers) < n:
+            self.workers.append(LinkParserProcess(self.command))
+        return self.workers[:n]
+
+    def run(self, sentences: Sequence[str]) -> list[str | Failure]:
+        """One tree or :class:`Failure` per sentence, in order."""
+        results: list[str | Failure] = [Failure("parse", "not parsed")] * len(sentences)
+        if not sentences:
+            return results
+        todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for i in range(len(sentences)):
+            todo.put(i)
+        workers = self._start(min(self.size, len(sentences)))
+        errors: list[BaseException] = []
+
+        def work(slot: int) -> None:
+            try:
+                self._serve(slot, sentences, todo, results)
+            except BaseException as err:  # re-raised in the caller's thread
+                errors.append(err)
+
+        threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(len(workers))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        return results
+
+    def _serve(self, slot: int, sentences: Sequence[str], todo: queue.SimpleQueue, results: list) -> None:
+        """Worker ``slot``'s loop: keep ``ahead`` sentences in flight, take answers in order."""
+        flight: collections.deque[int] = collections.deque()
+        since = time.monotonic()  # when the head of ``flight`` became the one being parsed
+        while True:
+            while len(flight) < self.ahead:
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    break
+                self.workers[slot].send(sentences[i])
+                flight.append(i)
+            if not flight:
+                return
+            worker = self.workers[slot]
+            try:
+                output, messages = worker.answer(since + self.timeout)
+            except WorkerError as err:
+                i = flight.popleft()
+                reason = str(err) if isinstance(err, WorkerDied) else f"no answer within {self.timeout:g} s"
+                results[i] = Failure("parse", f"link-grammar: {reason}")
+                _debug(f"link-grammar worker {worker.pid}: {reason} on {_short(sentences[i])}; restarting")
+                worker.kill()
+                self.workers[slot] = LinkParserProcess(self.command)
+                self.restarts += 1
+                for k in flight:  # sent to the dead worker: ask the new one
+                    self.workers[slot].send(sentences[k])
+                since = time.monotonic()
+                continue
+            since = time.monotonic()
+            i = flight.popleft()
+            for message in messages:
+                _debug(f"link-grammar worker {worker.pid}: {message} (on {_short(sentences[i])})")
+            try:
+                results[i] = self.read(sentences[i], output, messages)
+            except ValueError as err:
+                said = "; ".join(m.removeprefix("link-grammar: ") for m in messages)
+                results[i] = Failure("parse", f"link-grammar: {said or err}")
+
+    def close(self) -> None:
+        """End every worker."""
+        workers, self.workers = self.workers, []
+        for worker in workers:
+            worker.close()

@@ -1,0 +1,162 @@
+"""Stopping a long command cleanly: Ctrl-C (SIGINT), SIGTERM (Slurm, Kubernetes, ``timeout``) and
+SIGHUP end the command with one line and the exit status of the signal (130, 143, 129).
+
+Inside :func:`handled`, the first signal raises :class:`Interrupted` (a ``KeyboardInterrupt``) in
+the main thread at the next Python instruction, except inside a :func:`critical` block (a commit),
+whose end it waits for. The command then commits or drops its work in flight and lets the error
+go up to the reporter (:mod:`paraamr.report`), which prints it as one line. A second signal exits
+at once, with one line, whatever the command is doing (:func:`os._exit`: no cleanup that could
+hang or abort).
+
+Background threads that may be inside native code (a model's forward pass in the pipeline's
+prefetch thread) must never meet the interpreter's shutdown: a daemon thread still inside torch
+then makes torch's thread pool call ``std::terminate`` (exit 134, "terminate called without an
+active exception"). :func:`exit_process` ends such a process at once once its work is saved.
+
+>>> with handled():
+...     try:
+...         os.kill(os.getpid(), signal.SIGTERM)
+...         time.sleep(1)
+...     except Interrupted as err:
+...         print(err.status, err)
+143 terminated (SIGTERM)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import NoReturn
+
+__all__ = ["Interrupted", "critical", "exit_process", "exit_with", "handled", "interrupted", "pause_point"]
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: Test hook: a point named here (or in a comma-separated list) makes the process say so on
+#: stderr and wait for a signal, so that
+#: tests interrupt it at an exact moment (``models``, ``window``, ``commit``, ``card``, and
+#: ``last-commit``, the commit after a first signal). Unset in runs.
+PAUSE_ENV = "PARAAMR_TEST_PAUSE_AT"
+_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal asked the command to stop; ``status`` is 128 + the signal number."""
+
+    def __init__(self, signum: int = signal.SIGINT, detail: str | None = None):
+        self.signum, self.detail = signum, detail
+        super().__init__(self.message)
+
+    @property
+    def status(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def message(self) -> str:
+        word = _WORDS.get(self.signum, "stopped")
+        name = "" if self.signum == signal.SIGINT else f" ({signal.Signals(self.signum).name})"
+        return f"{word}{' ' + self.detail if self.detail else ''}{name}"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def with_detail(self, detail: str) -> Interrupted:
+        """The same interruption, saying how far the command got."""
+        return Interrupted(self.signum, detail)
+
+
+class _State:
+    received: int | None = None  # the first signal, once one came
+    count = 0  # signals received
+    depth = 0  # open critical() blocks
+    pending = False  # a signal came inside a critical block
+    command = "paraamr"
+
+
+_state = _State()
+
+
+def interrupted() -> int | None:
+    """The signal that asked this process to stop, or None."""
+    return _state.received
+
+
+def _handler(signum: int, frame) -> None:
+    _state.count += 1
+    if _state.received is not None:  # the second one: out now
+        word = _WORDS.get(signum, "stopped")
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"\n{_state.command}: {word} again; exiting now (the last commit stands)\n")
+            sys.stderr.flush()
+        os._exit(128 + signum)
+    _state.received = signum
+    if _state.depth:
+        _state.pending = True
+        return
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def handled(command: str = "paraamr") -> Iterator[None]:
+    """Install the handlers of :data:`SIGNALS` for the block (main thread only; elsewhere the
+    block runs as it is); ``command`` names the process in the line of a second signal."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.getsignal(s) for s in SIGNALS}
+    _state.received, _state.depth, _state.pending, _state.command = None, 0, False, command
+    for s in SIGNALS:
+        signal.signal(s, _handler)
+    try:
+        yield
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def critical() -> Iterator[None]:
+    """A block a first signal does not cut (a commit): its :class:`Interrupted` comes at the end."""
+    _state.depth += 1
+    try:
+        yield
+    finally:
+        _state.depth -= 1
+        if not _state.depth and _state.pending:
+            _state.pending = False
+            raise Interrupted(_state.received or signal.SIGINT)
+
+
+def pause_point(name: str) -> None:
+    """When :data:`PAUSE_ENV` names this point, say so on stderr and wait for a (new) signal."""
+    if name not in os.environ.get(PAUSE_ENV, "").split(","):
+        return
+    seen = _state.count  # before saying so: a signal sent at once must not be missed
+    sys.stderr.write(f"paraamr: paused at {name}\n")
+    sys.stderr.flush()
+    while _state.count == seen:
+        time.sleep(0.02)
+
+
+def exit_with(status: int) -> NoReturn:
+    """End the process with ``status``: the console scripts' last call (``sys.exit`` when the command
+    succeeded; after an error or a signal, :func:`exit_process` first)."""
+    if status:
+        exit_process(status)
+    sys.exit(status)
+
+
+def exit_process(status: int) -> None:
+    """End the process with ``status`` now when other threads still run (they may be inside
+    native code that cannot meet the interpreter's shutdown), after flushing stdout and stderr;
+    return otherwise. Only for a process's last step: never inside a library or a test."""
+    if threading.active_count() <= 1:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)

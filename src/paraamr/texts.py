@@ -1,0 +1,111 @@
+"""Text where it enters a command: the checks every text passes once (:func:`text_problem`:
+lone surrogates, NUL, length) and lines of bytes read in memory flat in their size
+(:func:`bounded_lines`).
+
+A lone surrogate (``"\\ud800"`` in JSON) is a ``str`` that no UTF-8 holds: it cannot be hashed,
+written to Parquet or to a failure file, so it is refused where it enters, not where it breaks.
+
+>>> text_problem("a\\ud800b"), printable("a\\ud800b") == "a\\ufffdb"
+('a lone surrogate (U+D800) at character 2; text cannot hold it', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MAX_LINE_BYTES", "LongLine", "bounded_lines", "printable", "strip_eol", "text_problem"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_problem(text: str, max_chars: int | None = None) -> str | None:
+    """Why ``text`` cannot enter a run, or None: a lone surrogate (no UTF-8 holds it: JSON input
+    can carry one as ``"\\ud800"``), a NUL character, or more than ``max_chars`` characters.
+
+    >>> text_problem("fine"), text_problem("a\\x00b"), text_problem("abcdef", max_chars=4)
+    (None, 'a NUL character at character 2', 'longer than --max-chars 4 (6 characters)')
+    """
+    if not text.isascii():
+        match = _SURROGATE.search(text)
+        if match:
+            return (
+                f"a lone surrogate (U+{ord(match.group()):04X}) at character {match.start() + 1}; "
+                "text cannot hold it"
+            )
+    nul = text.find("\x00")
+    if nul >= 0:
+        return f"a NUL character at character {nul + 1}"
+    if max_chars is not None and len(text) > max_chars:
+        return f"longer than --max-chars {max_chars} ({len(text)} characters)"
+    return None
+
+
+def printable(text: str) -> str:
+    """``text`` as a failure row can store it: lone surrogates become U+FFFD.
+
+    >>> printable("a\\ud800b")
+    'a\ufffdb'
+    """
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+#: Lines longer than this many bytes are read past, never held (a failure row, an invalid line).
+MAX_LINE_BYTES = 32 * 2**20
+
+
+@dataclass(frozen=True)
+class LongLine:
+    """A line over the cap of :func:`bounded_lines`: its ``size`` in bytes, the sha1 ``digest`` of
+    its bytes (line end stripped) and its first bytes (``head``)."""
+
+    size: int
+    digest: str
+    head: bytes
+
+
+def bounded_lines(stream: Any, max_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes | LongLine]:
+    """The lines of a binary stream (line ends kept), in memory flat in the size of a line: a line
+    over ``max_bytes`` (line end aside) comes as a :class:`LongLine`, hashed as it streams past.
+
+    >>> import io
+    >>> out = list(bounded_lines(io.BytesIO(b"ab\\n" + b"x" * 10 + b"\\r\\nlast"), max_bytes=4))
+    >>> out[0], out[1].size, out[1].digest == hashlib.sha1(b"x" * 10).hexdigest(), out[2]
+    (b'ab\\n', 10, True, b'last')
+    """
+    while True:
+        line = stream.readline(max_bytes + 2)
+        if not line:
+            return
+        if len(line) <= max_bytes or (line.endswith(b"\n") and len(strip_eol(line)) <= max_bytes):
+            yield line
+            continue
+        digest, size, head = hashlib.sha1(), 0, line[:1024]
+        while line:
+            body = strip_eol(line)
+            if len(body) < len(line) and line.endswith(b"\n"):
+                digest.update(body)
+                size += len(body)
+                break
+            # a "\r" at the end of a piece may start the line end: held back until the next piece
+            keep = b"\r" if line.endswith(b"\r") else b""
+            digest.update(line[: len(line) - len(keep)])
+            size += len(line) - len(keep)
+            more = stream.readline(1 << 20)
+            line = keep + more if more else b""
+            if not more and keep:
+                digest.update(keep)
+                size += len(keep)
+        yield LongLine(size, digest.hexdigest(), head)
+
+
+def strip_eol(line: bytes) -> bytes:
+    """``line`` without its line end (``\\n`` or ``\\r\\n``)."""
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    return line

@@ -1,0 +1,227 @@
+"""Shards without models (issue 27): ``--shard`` and the Slurm array variables, the partition of
+shards x processes, what a shard refuses (another N, another process count, another run's
+settings, a shard running already) and what ``--overwrite`` resets, and finalize on synthetic
+runs: refused while a shard is not done, two finalizers at once, the shards named over the run."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from shard_runs import by_shard, records, write_run
+
+from paraamr import layout
+from paraamr.builder.rows import owner
+from paraamr.builder.settings import RecordSettings
+from paraamr.builder.shards import Shard, ShardFolder, finalize_run, run_statuses
+from paraamr.builder.state import RunFolder
+from paraamr.errors import FolderLocked, InputError
+from paraamr.generate import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+SLURM = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX")
+
+
+def _parse_shard(monkeypatch, capsys, value: str, **env: str):
+    for name in SLURM:
+        monkeypatch.delenv(name, raising=False)
+    for name, v in env.items():
+        monkeypatch.setenv(f"SLURM_ARRAY_TASK_{name}", v)
+    try:
+        return build_parser().parse_args(["--amr-input", "x", "--shard", value]).shard
+    except SystemExit as stop:
+        err = capsys.readouterr().err
+        assert stop.code == 2 and len(err.strip().splitlines()) == 1, err
+        return err
+
+
+@pytest.mark.parametrize(
+    ("value", "env", "expected"),
+    [
+        ("3/8", {}, (3, 8)),
+        ("slurm", {"ID": "3", "COUNT": "8"}, (3, 8)),  # --array=0-7
+        ("slurm", {"ID": "4", "MIN": "1", "MAX": "8"}, (3, 8)),  # --array=1-8
+        ("slurm", {"ID": "12", "MIN": "10", "MAX": "17", "COUNT": "8"}, (2, 8)),  # --array=10-17%2
+        ("8/8", {}, "I must be in 0..7"),
+        ("3", {}, "is not I/N"),
+        ("slurm", {}, "SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT"),
+        ("slurm", {"ID": "4", "MIN": "0", "MAX": "14", "COUNT": "8", "STEP": "2"}, (2, 8)),  # 0-14:2
+        ("slurm", {"ID": "5", "MIN": "1", "MAX": "9", "COUNT": "3"}, "not 3 evenly spaced tasks"),  # 1,5,9
+        ("slurm", {"ID": "9", "COUNT": "8"}, "outside the array's 0..7"),
+    ],
+)
+def test_shard_option_reads_i_of_n_and_the_slurm_array(monkeypatch, capsys, value, env, expected):
+    got = _parse_shard(monkeypatch, capsys, value, **env)
+    assert got == expected if isinstance(expected, tuple) else expected in got
+
+
+def test_shards_times_processes_cut_every_id_once_and_keep_repeats_together():
+    """Four shards run by 1, 2, 3 and 1 processes: each id has exactly one writer, and the writer
+    is the one of a run of N*k processes when every shard uses k (the documented equivalence)."""
+    ids = [rec["id"] for rec in records(600)]
+    ks = {0: 1, 1: 2, 2: 3, 3: 1}
+    folders = [RunFolder("d", rank=r, num_processes=k, shard=(i, 4)) for i, k in ks.items() for r in range(k)]
+    owners = {row_id: [f.writer for f in folders if f.owns(row_id)] for row_id in ids}
+    assert all(len(w) == 1 for w in owners.values())
+    assert len({w[0] for w in owners.values()}) == len(folders)  # no writer left without rows
+    same_k = [RunFolder("d", rank=r, num_processes=2, shard=(i, 4)) for i in range(4) for r in range(2)]
+    for row_id in ids:
+        (f,) = [f for f in same_k if f.owns(row_id)]
+        assert owner(row_id, 8) == f.shard[0] + 4 * f.rank
+
+
+def _record(tmp_path: Path, **changes) -> RecordSettings:
+    return RecordSettings(amr_input=str(tmp_path / "input.amr"), max_perplexity=None, **changes)
+
+
+def _shard(tmp_path: Path, i: int, n: int = 8, k: int = 1, rank: int = 0) -> ShardFolder:
+    return ShardFolder(tmp_path / "out", rank=rank, num_processes=k, shard=Shard(i, n))
+
+
+def _start(folder: ShardFolder, record: RecordSettings, *, overwrite: bool = False) -> str:
+    """What a shard's main process does before its rows: check, lock, save the settings."""
+    mode = folder.check(record, None, overwrite=overwrite)
+    folder.lock(alone=True)
+    folder.reset(folder.resume_record(record, None), overwrite=mode == "overwrite")
+    return mode
+
+
+def _state(folder: RunFolder, done: bool = False) -> None:
+    folder.save_state({**folder.load_state(), "consumed": 1, "done": done})
+
+
+def test_a_shard_refuses_another_shard_count_process_count_or_run(tmp_path):
+    record = _record(tmp_path)
+    first = _shard(tmp_path, 3)
+    assert _start(first, record) == "new"
+    _state(first)
+    first.unlock()
+    with pytest.raises(InputError, match=r"shards were 8 \(--shard I/8\), now 4"):
+        _shard(tmp_path, 1, n=4).check(record, None, overwrite=False)
+    with pytest.raises(InputError, match="shard 3/8 ran with 1 processes, now 2; pass --overwrite"):
+        _shard(tmp_path, 3, k=2).check(record, None, overwrite=False)
+    assert _shard(tmp_path, 4, k=2).check(record, None, overwrite=False) == "resume"  # its own k
+    with pytest.raises(InputError, match="--foci was 'all', now 2"):
+        _shard(tmp_path, 5).check(_record(tmp_path, foci=2), None, overwrite=False)
+    with pytest.raises(InputError, match=r"cut into 8 shards .*now no --shard"):
+        RunFolder(tmp_path / "out", rank=0, num_processes=1).check(record, None, overwrite=False)
+    plain = tmp_path / "plain"
+    RunFolder(plain, rank=0, num_processes=2).reset(
+        {"record": record.as_dict(), "num_processes": 2}, overwrite=False
+    )
+    with pytest.raises(InputError, match=r"not cut into shards \(2 processes\), now shard 0/8"):
+        ShardFolder(plain, rank=0, num_processes=1, shard=Shard(0, 8)).check(record, None, overwrite=False)
+
+
+def test_shards_starting_at_once_with_other_settings_the_second_is_refused(tmp_path):
+    """Both find a new folder (no settings yet); the first to save them wins, the other refuses."""
+    a, b = _shard(tmp_path, 0), _shard(tmp_path, 1)
+    one, other = _record(tmp_path), _record(tmp_path, foci=2)
+    assert a.check(one, None, overwrite=False) == b.check(other, None, overwrite=False) == "new"
+    a.lock(alone=True), b.lock(alone=True)
+    a.reset(a.resume_record(one, None), overwrite=False)
+    with pytest.raises(InputError, match=r"a shard started with other settings .*--foci was 'all', now 2"):
+        b.reset(b.resume_record(other, None), overwrite=False)
+    a.unlock(), b.unlock()
+    assert json.loads(a.settings_path.read_text())["record"]["foci"] == "all"
+
+
+def test_two_claims_of_one_shard_are_refused_other_shards_share_the_folder(tmp_path):
+    record = _record(tmp_path)
+    a = _shard(tmp_path, 3, k=2)
+    _start(a, record)
+    b = _shard(tmp_path, 4)
+    assert _start(b, record) == "resume"  # another shard: welcome while shard 3 runs
+    for k in (2, 1):  # the same shard, also under another process count
+        with pytest.raises(FolderLocked, match=r"shard 3/8 is running already \(pid \d+ on host"):
+            _start(_shard(tmp_path, 3, k=k), record)
+    with pytest.raises(FolderLocked, match="another run is writing this folder"):
+        RunFolder(tmp_path / "out", rank=0, num_processes=1).check_lock()
+    a.unlock(), b.unlock()
+
+
+def test_overwrite_with_shard_resets_that_shard_only(tmp_path):
+    record = _record(tmp_path)
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(200), 8), 8, commit_every=5, done=[0, 1, 2, 4, 5, 6, 7])
+    before = {p for p in out.rglob("*") if p.is_file()}
+    mine = {p for p in before if "s00003-of-00008." in p.name}
+    assert any("parts" in p.parts for p in mine) and any(p.name.startswith("state-") for p in mine)
+    folder = _shard(tmp_path, 3, k=2)  # started over with another process count
+    with pytest.raises(InputError, match="ran with 1 processes, now 2"):
+        folder.check(record, None, overwrite=False)
+    assert _start(folder, record, overwrite=True) == "overwrite"
+    folder.unlock()
+    assert {p for p in out.rglob("*") if p.is_file()} == before - mine  # the other shards untouched
+    assert [s.state for s in run_statuses(out)[1]] == ["done"] * 3 + ["missing"] + ["done"] * 4
+    with pytest.raises(InputError, match=r"other shards use other settings .*--foci"):
+        _shard(tmp_path, 3).check(_record(tmp_path, foci=2), None, overwrite=True)
+
+
+def test_finalize_refuses_until_every_shard_is_done_then_names_shards_over_the_run(tmp_path, capsys):
+    out = tmp_path / "out"
+    counts = write_run(out, by_shard(records(3000), 8), 8, commit_every=50, done=[0, 1, 2, 3, 5, 6])
+    (out / ".paraamr" / "state-s00007-of-00008.00000-of-00001.json").unlink()
+    with pytest.raises(InputError, match=r"2 of 8 shards not done \(missing: 7; unfinished: 4 \(0 of 1"):
+        finalize_run(out)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].endswith("on Slurm: --array=4,7")
+    assert printed[1:] == [f"generate.py --amr-input input.amr --shard {i}/8" for i in (4, 7)]
+    assert sorted(p.name for p in out.iterdir()) == [".paraamr"]
+    write_run(out, by_shard(records(3000), 8), 8, commit_every=50)  # shards 4 and 7 run again: all done
+    with contextlib.redirect_stderr(io.StringIO()):
+        summary = finalize_run(out, max_shard_size="100KB")
+    assert summary["counts"]["records"] == sum(counts.values()) == 3000 and summary["complete"]
+    shards = sorted(p.name for p in (out / "data" / "pairs").iterdir())
+    assert len(shards) > 1 and shards == [
+        f"train-{i:05d}-of-{len(shards):05d}.parquet" for i in range(len(shards))
+    ]
+    from datasets import load_dataset
+
+    ids = load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))["id"]
+    assert sorted(ids) == sorted(r["id"] for r in records(3000))  # each record once
+
+
+def test_two_finalizers_at_once_finalize_once(tmp_path):
+    """The race of ``--finalize auto`` (two shards that find every shard done at the same time):
+    the folder's lock lets one in; the other waits, then finds the run finalized."""
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(4000), 16), 16, commit_every=20)
+    code = (
+        "import sys; from paraamr.builder.shards import finalize_run; "
+        f"s = finalize_run({str(out)!r}, wait=120, again=False); print('FINALIZED' if s else 'SKIPPED')"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    assert sorted(o.strip() for o, _ in results) == ["FINALIZED", "SKIPPED"], results
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"]["records"] == 4000 and not (out / layout.PARTS).exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--finalize", "auto"], "--finalize goes with --shard"),
+        (["--shard", "0/2", "--push-to-hub", "org/name"], "--push-to-hub with --shard needs --finalize auto"),
+        (["--shard", "0/2", "--input", "-"], "--input - (stdin) cannot be cut into shards"),
+    ],
+)
+def test_shard_options_that_do_not_go_together_are_usage_errors(tmp_path, capsys, argv, message):
+    from paraamr.generate import main
+
+    source = [] if "--input" in argv else ["--amr-input", str(tmp_path / "in.amr")]
+    assert main([*source, "--output", str(tmp_path / "out"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

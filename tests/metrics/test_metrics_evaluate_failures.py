@@ -1,0 +1,121 @@
+"""``paraamr evaluate`` with pairs it cannot score (issue 28): each becomes a failure row naming the
+file and line, the record's id, the stage and the reason, and the other pairs give the row they give
+alone; never "internal error", never a silent exit. Plots never replace a file without
+``--overwrite`` and never write through a link; ``--write-card`` takes the folder's own lock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paraamr.cli import main
+from paraamr.records import text_id
+
+GOOD = [
+    ("The cat sat on the mat.", "On the mat sat the cat."),
+    ("He left early because he was tired.", "Because he was tired, he left early."),
+    ("He left early because he was tired.", "Being tired, he left early."),
+]
+#: (paraphrase, stage, reason start) of pairs that cannot be scored.
+BAD = [
+    ("A lone \ud800 surrogate.", "input", "paraphrase: a lone surrogate (U+D800) at character 8"),
+    ("A NUL\x00 inside.", "input", "paraphrase: a NUL character at character 6"),
+    ("\u200b\u200b\u200b", "input", "paraphrase: no visible character"),
+    ("x" * 100_000, "input", "paraphrase: longer than --max-chars 3000 (100000 characters)"),
+    # link-grammar refuses these (255+ words; a line over 2,046 bytes): the parser's own reason
+    ("word " * 300 + "end.", "parse", "paraphrase: "),
+    ("abcdefghij" * 250 + ".", "parse", "paraphrase: "),
+]
+MEASURES = ("semantic_similarity", "bleu_diversity", "jaccard_diversity", "ted3", "tedf")
+
+
+def release(path: Path, pairs) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for source, para in pairs:
+            f.write(
+                json.dumps({"text": source, "paraphrases": [{"para_text": para, "perplexity": 1.0}]}) + "\n"
+            )
+    return path
+
+
+def run_json(capsys, *args) -> tuple[int, dict, str]:
+    status = main(["evaluate", *map(str, args), "--json", "--no-progress", "--no-plots"])
+    out = capsys.readouterr()
+    return status, json.loads(out.out) if out.out.strip() else {}, out.err
+
+
+def test_unscorable_pairs_are_failure_rows_and_the_rest_goes_on(capsys, tmp_path):
+    mixed = [GOOD[0], *((GOOD[1][0], bad) for bad, _, _ in BAD), *GOOD[1:]]
+    path = release(tmp_path / "mixed.jsonl", mixed)
+    status, result, err = run_json(capsys, path, "--max-chars", 3000)
+    assert status == 0 and "internal error" not in err
+    assert len(result["failures"]) == len(BAD)
+    found = [(f["stage"], f["reason"]) for f in result["failures"]]
+    assert [(stage, why[: len(r)]) for (stage, why), (_, _, r) in zip(found, BAD, strict=True)] == [
+        (stage, reason) for _, stage, reason in BAD
+    ]
+    for line, failure in enumerate(result["failures"], start=2):
+        assert failure["where"] == f"{path}, line {line}, paraphrase 0"
+        assert failure["id"] == text_id(GOOD[1][0]) and failure["index"] == line - 1
+        assert f"left out {path}, line {line}, paraphrase 0: {failure['stage']}: " in err
+    _, alone, _ = run_json(capsys, release(tmp_path / "good.jsonl", GOOD))
+    assert result["pairs"] == alone["pairs"] == len(GOOD)
+    for key in MEASURES:
+        assert result[key] == pytest.approx(alone[key], abs=1e-4 if key == "semantic_similarity" else 0), key
+
+
+def test_default_max_chars_keeps_long_texts_from_the_parser(capsys, tmp_path):
+    path = release(tmp_path / "long.jsonl", [GOOD[0], ("A long one.", "y" * 2500)])
+    status, result, _ = run_json(capsys, path)
+    assert status == 0 and result["pairs"] == 1
+    assert result["failures"][0]["reason"] == "paraphrase: longer than --max-chars 2000 (2500 characters)"
+
+
+def test_plots_never_replace_a_file_without_overwrite_nor_write_through_a_link(capsys, tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{s}\t{p}\n" for s, p in GOOD))
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("keep me")
+    (plots / "ted3.png").symlink_to(secret)
+    (plots / "mine.png").write_bytes(b"my own plot")
+    args = ["evaluate", str(pairs), "--plots", str(plots), "--no-progress"]
+    assert main(args) == 1  # refused before the run, not after it
+    assert "ted3.png exists (1 of the plots): pass --overwrite" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+    assert secret.read_text() == "keep me" and not (plots / "ted3.png").is_symlink()
+    assert (plots / "ted3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (plots / "mine.png").read_bytes() == b"my own plot"  # a file it does not name stays
+    assert sorted(p.name for p in plots.iterdir()) == sorted([*(f"{m}.png" for m in MEASURES), "mine.png"])
+
+
+def test_write_card_refuses_a_folder_another_process_is_writing(capsys, tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    code = (
+        "import sys, time; from paraamr.locks import writer_lock; "
+        "lock = writer_lock(sys.argv[1], '00000-of-00001'); print('held', flush=True); time.sleep(120)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, str(folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"  # a generator writing the folder
+        assert main(["evaluate", str(folder), "--write-card", "--no-plots", "--no-progress"]) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert f"paraamr evaluate: {folder}: being written (writer 00000-of-00001) by pid {holder.pid}" in err
+
+
+def test_no_pair_left_is_a_row_of_nothing_not_an_error(capsys, tmp_path):
+    path = tmp_path / "bad.tsv"
+    path.write_text("A source.\t\nAnother.\t\u200b\n")
+    status, result, _ = run_json(capsys, path, "--sample", "1")
+    assert status == 0 and result["pairs"] == 0 and len(result["failures"]) == 1
+    assert result["intervals"]["ted3"] == [pytest.approx(float("nan"), nan_ok=True)] * 2
