@@ -31,7 +31,7 @@ def test_scores_are_the_scorer_cosines_x100(metric):
     assert result["separation"] == pytest.approx(100 * (valid - expected[1]), abs=1e-3)
     assert result["f1_weighted"] == 100.0 and result["accuracy"] == 100.0
     assert result["paraphrase_quality_signature"].startswith(
-        "quality|model:all-MiniLM-L6-v2|mode:bi|raw:cos|calib:none|version:"
+        "quality|model:all-MiniLM-L6-v2|mode:bi|raw:cos|calib:none|copy:1|version:"
     )
     assert result["paraphrase_quality_signature"].endswith("|threshold:0.5|scale:x100")
 
@@ -43,3 +43,13 @@ def test_threshold_and_no_labels(metric):
     assert result["recall_macro"] == 50.0  # every pair predicted invalid
     plain = metric.compute(predictions=PARAS, references=SOURCES, model="all-MiniLM-L6-v2")
     assert "separation" not in plain and len(plain["paraphrase_quality_scores"]) == 3
+
+
+def test_an_exact_copy_scores_one_with_every_model(metric):
+    """A copy keeps the meaning: 100 through the module, with the shipped model and the base (the
+    stop-19 model scored such copies about 60)."""
+    sources = ["The shop closes at noon.", "John ate five apples."]
+    copies = ["the shop  closes at noon.", "John ate five apples."]
+    for model in ("paraamr-quality", "all-MiniLM-L6-v2"):
+        result = metric.compute(predictions=copies, references=sources, model=model)
+        assert result["paraphrase_quality_scores"] == [100.0, 100.0]

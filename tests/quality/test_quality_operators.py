@@ -9,6 +9,7 @@ import pytest
 
 from paraamr.lexicon import synonyms
 from paraamr.quality import operators as ops
+from paraamr.records import normalize
 
 
 def run(op, text, seed=0):
@@ -66,6 +67,10 @@ def words(text):
         (ops.role_swap, "The dogs chase the cat.", "The cat chases the dogs."),
         (ops.role_swap, "I've scheduled a concert next week.", "A concert has scheduled me next week."),
         (ops.role_swap, "I mistook her for the secretary.", "She mistook me for the secretary."),
+        # a possessive 's binds nothing: the phrase holding it moves (stop 21 skipped every one)
+        (ops.role_swap, "The dog chased John's cat.", "John's cat chased the dog."),
+        (ops.role_swap, "My sister's friend bought the old car.", "The old car bought my sister's friend."),
+        (ops.passive_voice, "The dog chased John's cat.", "John's cat was chased by the dog."),
         (ops.antonym, "The company hired forty engineers.", "The company fired forty engineers."),
         (ops.number_format, "It cost 1,500 dollars.", "It cost 1500 dollars."),
         (ops.number_format, "Five people came.", "5 people came."),
@@ -97,6 +102,8 @@ def test_fires_with_the_expected_sentence(op, text, expected):
         (ops.passive_voice, "They pelted each other with snowballs."),  # not "Each other was pelted"
         (ops.passive_voice, "He made a fool of himself."),  # not "A fool of himself was made by him"
         (ops.role_swap, "They conducted themselves well."),  # not "Themselves conducted them"
+        (ops.role_swap, "They helped each other."),  # a reciprocal, as the whole phrase
+        (ops.role_swap, "Let's watch a movie."),  # let's 's, as the whole phrase
         (ops.front_adverbial, "The dog chased the cat."),
         (ops.negated_antonym, "The soup is hot."),  # hot / cold have degrees between them
         (ops.negated_antonym, "She likes tea."),  # "does not dislike" says less
@@ -249,6 +256,17 @@ def test_unit_change_stays_within_the_dimension():
     ).groups()
     assert unit != "hour" and article == ("an" if unit[0] in "aeiou" else "a")
     assert re.fullmatch(r"It costs [€£¥]20\.", run(ops.unit_change, "It costs $20."))
+
+
+def test_phrase_swap_trades_two_noun_phrases_of_the_same_number():
+    text = "The programmer fixed the bug that was causing the website to crash."
+    swapped = {run(ops.phrase_swap, text, seed) for seed in range(20)}
+    assert "The website fixed the bug that was causing the programmer to crash." in swapped
+    assert all(sorted(normalize(s).split()) == sorted(normalize(text).split()) for s in swapped)
+    assert run(ops.phrase_swap, "The dogs chased the cat.") is None  # plural with singular: agreement
+    assert run(ops.phrase_swap, "She likes him.") is None  # pronouns stay
+    assert run(ops.phrase_swap, "We bought milk and bread.") is None  # conjuncts: the same meaning
+    assert run(ops.phrase_swap, "Which train goes to the airport?") is None  # no wh-phrase moves
 
 
 def test_paraamr_paraphrase_matches_normalized_sources():

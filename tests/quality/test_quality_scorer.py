@@ -45,4 +45,14 @@ def test_signature_names_model(base):
 
     sig = Signature.parse(str(base.signature))
     assert sig.name == "quality" and sig["model"] == "all-MiniLM-L6-v2"
-    assert (sig["mode"], sig["raw"], sig["calib"]) == ("bi", "cos", "none")
+    assert (sig["mode"], sig["raw"], sig["calib"], sig["copy"]) == ("bi", "cos", "none", "1")
+
+
+def test_copies_score_one_and_skip_the_model(base, monkeypatch):
+    sources = ["John ate five apples.", "The meeting starts at noon.", "He left."]
+    paras = ["john  ate five apples.", "The meeting starts at noon!", "He left."]
+    expected = base.score(sources[1:2], paras[1:2])[0]
+    seen = []
+    monkeypatch.setattr(base, "raw", lambda s, p: seen.append(list(p)) or [expected] * len(p))
+    assert base.score(sources, paras) == [1.0, expected, 1.0]
+    assert seen == [["The meeting starts at noon!"]]  # only the pair that is no copy ran

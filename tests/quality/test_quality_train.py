@@ -1,27 +1,34 @@
-"""Training on a tiny sample through the CLI and the library, both modes; calibration, time limit,
-long lines, the small shipped form (delta) and one-line errors."""
+"""Training on a tiny sample through the CLI and the library, both modes; natural pairs, the paired
+loss, calibration, time limit, long lines, the small shipped form (delta) and one-line errors."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from paraamr.cli import main
+from paraamr.cli import build_parser, main
+from paraamr.commands.quality import _default_run, _triplets
 from paraamr.quality import QualityScorer
+from paraamr.quality.data import natural_pairs, read_pairs, set_c_sources
 from paraamr.quality.evaluation import triplet_figures
+from paraamr.quality.natural import natural_training
 from paraamr.quality.scorer import DELTA_FILE, calibrated
 from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
 from paraamr.quality.triplets import build_triplets, read_sentences
+from paraamr.records import normalize
 
 DATA = Path(__file__).parent / "data"
 TINY = DATA / "tiny_sentences.txt"
+#: Four training sources of the bundled natural pairs (none of set C).
+TINY_NATURAL = DATA / "tiny_natural.tsv"
 SETTINGS = TrainSettings(
     mode="cross", batch_size=8, learning_rate=1e-4, epochs=1, seed=0, threads=1, validation=0.2
 )
 N = 24
+#: Operator negatives of the tiny natural sources.
+NATURAL_OPS = 4
 PAIRS = [
     {"text": "The dog chased the cat.", "para_text": "The cat was chased by the dog.", "label": 1},
     {"text": "The dog chased the cat.", "para_text": "The dog did not chase the cat.", "label": 0},
@@ -42,7 +49,8 @@ def trained(long_input):
     out = long_input.parent / "model"
     argv = ["quality", "train", "--input", str(long_input), "--output", str(out), "--max-triplets", str(N),
             "--mode", "cross", "--batch-size", "8", "--lr", "1e-4", "--seed", "0", "--threads", "1",
-            "--validation", "0.2", "--epochs", "1", "--no-progress",
+            "--validation", "0.2", "--epochs", "1", "--no-progress", "--natural", str(TINY_NATURAL),
+            "--natural-operator-triplets", str(NATURAL_OPS),
             "--save-triplets", str(out.parent / "triplets.jsonl")]  # fmt: skip
     assert main(argv) == 0
     return out
@@ -50,13 +58,22 @@ def trained(long_input):
 
 @pytest.fixture(scope="module")
 def triplets():
-    return build_triplets(read_sentences(TINY), seed=0, max_triplets=N)
+    """The CLI's triplets: the operators' of the tiny sentences, then those of the natural pairs."""
+    ops = build_triplets(read_sentences(TINY), seed=0, max_triplets=N)
+    return ops + natural_training(read_pairs(TINY_NATURAL), seed=0, operator_triplets=NATURAL_OPS)
 
 
 def test_cross_model_folder_has_card_summary_and_calibration(trained, triplets):
     info = json.loads((trained / INFO_FILE).read_text())
-    assert info["mode"] == "cross" and info["triplets"] == N
-    assert info["train_triplets"] + info["validation_triplets"] == N
+    assert info["mode"] == "cross" and info["triplets"] == len(triplets) > N
+    assert info["natural"] == {"file": "tiny_natural.tsv", "sources": 4}
+    assert "command" not in info  # not the default run
+    assert info["operators"]["negative"]["natural_role_swap"] == 4  # 2 sources x 2 rewordings
+    assert {"role_swap_of_positive", "phrase_swap_of_positive"} <= set(info["operators"]["negative"])
+    assert info["validation"]["by_kind"] and 0 <= info["validation"]["macro_f1"] <= 1
+    # paired: one row a triplet, the hand-written natural ones twice (natural_repeat 2)
+    assert info["settings"]["natural_repeat"] == 2 and info["train_examples"] > info["train_triplets"]
+    assert info["train_triplets"] + info["validation_triplets"] == len(triplets)
     cal = info["calibration"]
     assert cal["pairs"] == 2 * info["validation_triplets"] and cal["slope"] > 0
     card = (trained / "README.md").read_text()
@@ -89,6 +106,7 @@ def test_same_seed_same_model(trained, triplets, tmp_path):
     """The library run with the CLI's settings and triplets reproduces the CLI's model."""
     saved = [json.loads(line) for line in (trained.parent / "triplets.jsonl").read_text().splitlines()]
     assert [t["negative"] for t in saved] == [t.negative for t in triplets]
+    assert sum(t["positive_op"] == "natural" for t in saved) == NATURAL_OPS
     train(triplets, tmp_path / "again", SETTINGS, progress=False, sources=[TINY])
     texts = ([p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS])
     assert QualityScorer(trained).raw(*texts) == pytest.approx(
@@ -133,6 +151,9 @@ def test_delta_folder_scores_like_the_full_model(trained, tmp_path):
         QualityScorer(trained).raw(*texts), abs=0.02
     )
     assert (tmp_path / "delta" / DELTA_FILE).is_file()
+    card = (tmp_path / "delta" / "README.md").read_text()
+    assert card.startswith("---") and card.count("## How this model was trained") == 1
+    assert "`tiny_natural.tsv`: " in card  # the natural pairs are named among the inputs
 
 
 def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
@@ -183,6 +204,9 @@ def test_score_long_text_in_seconds_or_refused(tmp_path, capsys):
         (["train", "--input", "{empty}", "--output", "{out}"], "no sentences to train on"),
         (["train", "--input", "{good}", "--output", "{user}"], "folder is not empty; pass --overwrite"),
         (["train", "--input", "{good}", "--output", "{latin}"], "is a file, not a folder"),
+        (["train", "--input", "{good}", "--natural", "{tsv}", "--output", "{out}"], r"bad\.tsv:3: a row"),
+        (["train", "--input", "{good}", "--natural", "{good}", "--output", "{out}"], "the header must be"),
+        (["train", "--natural-operator-triplets", "-1", "--output", "{out}"], "must be 0 or more"),
         (
             ["train", "--input", "{good}", "--output", "{out}", "--validation", "1.5"],
             "must be between 0 and 1",
@@ -194,12 +218,13 @@ def test_errors_are_one_line(argv, message, tmp_path, capsys):
     (tmp_path / "latin.txt").write_bytes(b"caf\xe9\n")
     (tmp_path / "good.jsonl").write_text(json.dumps(PAIRS[0]) + "\n")
     (tmp_path / "empty.txt").write_text("# nothing\n\n")
+    (tmp_path / "bad.tsv").write_text("source\tcandidate\tlabel\tkind\na\tb\t1\tvoice\na\tc\tyes\tnoun\n")
     (tmp_path / "dir").mkdir()
     user = tmp_path / "user"
     user.mkdir()
     (user / "README.md").write_text("mine")
     files = {"missing": "nope.jsonl", "bad": "bad.jsonl", "latin": "latin.txt", "good": "good.jsonl",
-             "empty": "empty.txt", "dir": "dir", "out": "out", "user": "user"}  # fmt: skip
+             "empty": "empty.txt", "dir": "dir", "out": "out", "user": "user", "tsv": "bad.tsv"}  # fmt: skip
     names = {key: str(tmp_path / name) for key, name in files.items()}
     status = main(["quality", *(a.format(**names) for a in argv)])
     err = capsys.readouterr().err
@@ -223,7 +248,7 @@ def test_calibrate_and_split_validation():
     ts = build_triplets(read_sentences(TINY), seed=0, max_triplets=N)
     train_, val = split_validation(ts, 0.5, seed=1)
     assert {t.anchor for t in train_}.isdisjoint({t.anchor for t in val}) and len(train_) + len(val) == N
-    assert np.isclose(len({t.anchor for t in val}), 3)
+    assert len({t.anchor for t in val}) == round(len({t.anchor for t in ts}) * 0.5) > 0
 
 
 def test_training_on_nothing_is_a_clear_error(tmp_path):
@@ -231,3 +256,67 @@ def test_training_on_nothing_is_a_clear_error(tmp_path):
 
     with pytest.raises(InputError, match="no triplets"):
         train([], tmp_path / "m", SETTINGS)
+
+
+def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
+    """The default natural pairs are the training part: no text of a set-C pair, nor anything made
+    from one, is in a triplet; the card's facts list set C."""
+    argv = ["quality", "train", "--input", str(TINY), "--output", str(tmp_path), "--max-triplets", "10",
+            "--natural-operator-triplets", "40", "--no-progress"]  # fmt: skip
+    args = build_parser().parse_args(argv)
+    triplets, about = _triplets(args, list(read_sentences(TINY)))
+    held = set_c_sources()
+    assert about["held_out"] == sorted(held) and about["sources"] == 467 - len(held)
+    c_texts = {normalize(r[f]) for r in natural_pairs("C") for f in ("text", "para_text")}
+    made = {normalize(getattr(t, f)) for t in triplets for f in ("anchor", "positive", "negative")}
+    assert not made & c_texts
+    train_sources = {r["text"] for r in natural_pairs("train")}
+    natural = [t for t in triplets if t.positive_op.startswith("natural")]
+    assert len(natural) > 1000 and {t.anchor for t in natural} <= train_sources
+    assert sum(t.positive_op == "natural" for t in triplets) == 40
+
+
+def test_only_the_defaults_are_called_the_default_command():
+    def default(*extra):
+        args = build_parser().parse_args(["quality", "train", "--output", "x", *extra])
+        settings = TrainSettings(threads=args.threads, paired=args.paired, logit_margin=args.logit_margin)
+        return _default_run(args, settings)
+
+    assert default() and default("--no-progress")
+    assert not default("--max-triplets", "10") and not default("--no-natural")
+    assert not default("--natural", str(TINY_NATURAL))
+
+
+def test_paired_loss_is_cross_entropy_plus_the_hinge():
+    import torch
+    from torch.nn.functional import binary_cross_entropy_with_logits
+
+    from paraamr.quality.losses import PairedLoss, hinge
+    from paraamr.quality.scorer import load_model, resolve_model
+
+    model = load_model(resolve_model("all-MiniLM-L6-v2"), "cross", max_length=32)
+    loss = PairedLoss(model, margin=5.0)
+    columns = [["The dog ran.", "A cat sat."], ["The dog ran!", "A cat sat down."],
+               ["The dog ran.", "A cat sat."], ["The cat ran.", "A dog sat."]]  # fmt: skip
+    torch.manual_seed(0)
+    model.eval()
+    with torch.no_grad():
+        parts = loss(columns)
+        pairs = list(zip(columns[0] + columns[2], columns[1] + columns[3], strict=True))
+        logits = torch.tensor(model.predict(pairs, activation_fn=torch.nn.Identity()))
+    bce = binary_cross_entropy_with_logits(logits, torch.tensor([1.0, 1.0, 0.0, 0.0]))
+    assert float(parts["bce"]) == pytest.approx(float(bce), abs=1e-4)
+    assert float(parts["margin"]) == pytest.approx(float(hinge(logits[:2], logits[2:], 5.0)), abs=1e-4)
+    assert float(parts["margin"]) > 0  # an untrained head: no pair beats its negative by 5
+    assert set(PairedLoss(model, margin=0.0)(columns)) == {"bce"}
+
+
+def test_paired_training_runs_and_says_its_loss(triplets, tmp_path):
+    settings = TrainSettings(
+        batch_size=8, threads=1, validation=0.2, paired=True, logit_margin=2.0, natural_repeat=1
+    )
+    summary = train(triplets, tmp_path / "paired", settings, progress=False)
+    assert summary["loss"].startswith("PairedLoss") and "2.0" in summary["loss"]
+    assert summary["train_examples"] == summary["train_triplets"]  # one row a triplet
+    assert summary["steps"] == -(-summary["train_triplets"] // 4)  # 8 pairs a step: 4 triplets
+    assert "hinge" in (tmp_path / "paired" / "README.md").read_text()

@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr.errors import InputError
-from paraamr.quality.data import HELDOUT_SETS, TRAINING_FILES, heldout
 from paraamr.quality.triplets import Triplet, _in_turns, build_triplets, read_paraphrases, read_sentences
 from paraamr.records import normalize
 
@@ -95,28 +94,3 @@ def test_read_errors_name_the_place(tmp_path):
     latin.write_bytes(b"caf\xe9\n")
     with pytest.raises(InputError, match=r"latin\.txt: not UTF-8"):
         list(read_sentences(latin))
-
-
-@pytest.mark.parametrize("name", sorted(HELDOUT_SETS))
-def test_heldout_set_is_large_balanced_and_disjoint_from_training(name):
-    rows = heldout(name)
-    assert len(rows) >= 200
-    assert {r["label"] for r in rows} == {0, 1}
-    assert abs(sum(r["label"] for r in rows) - len(rows) / 2) <= len(rows) * 0.1
-    bad = Counter(r["kind"] for r in rows if r["label"] == 0)
-    good = Counter(r["kind"] for r in rows if r["label"] == 1)
-    kinds = {"role", "scramble", "antonym", "date_time", "unit", "noun", "number", "negation", "entity"}
-    assert set(bad) == kinds and min(bad.values()) >= 7
-    assert set(good) == {"paraphrase", "typo", "surface", "contraction", "number_format"}
-    assert good["paraphrase"] >= 50 and good["typo"] >= 10
-    assert len({(r["text"], r["para_text"]) for r in rows}) == len(rows)
-    held = {normalize(r[f]) for r in rows for f in ("text", "para_text")}
-    for path, least in zip(TRAINING_FILES, (250, 5000), strict=True):
-        training = {normalize(s) for s in read_sentences(path)}
-        assert len(training) >= least
-        assert not training & held, f"{HELDOUT_SETS[name]} shares sentences with {path}"
-
-
-def test_heldout_sets_share_no_sentence():
-    a, b = ({normalize(r[f]) for r in heldout(name) for f in ("text", "para_text")} for name in "AB")
-    assert not a & b

@@ -1,8 +1,9 @@
 """``paraamr quality train|score``: train a paraphrase-quality model, score pairs with it.
 
 ``train`` builds (anchor, positive, negative) triplets from plain sentences (plus ParaAMR records)
-and trains a cross-encoder (default) or a bi-encoder from all-MiniLM-L6-v2, calibrated on a
-validation split; ``score`` adds a ``quality`` score to each pair of a JSON-lines file (``text``
+and from the bundled natural pairs (their training part: set C stays out), and trains a
+cross-encoder (default) or a bi-encoder from all-MiniLM-L6-v2, calibrated on a validation split;
+``score`` adds a ``quality`` score to each pair of a JSON-lines file (``text``
 and ``para_text`` fields, as in the ``pairs`` config) and, when the rows carry a ``label``, prints
 the separation and P/R/F1 to stderr. Errors are raised as :class:`~paraamr.errors.ParaAMRError`
 and printed as one line by the CLI's reporter.
@@ -21,7 +22,9 @@ from paraamr.options import positive
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
 TRAIN_MAX_CHARS = 1000
 #: Default ``--max-triplets``: sized so the default run trains in minutes on 2 cores.
-DEFAULT_TRIPLETS = 8000
+DEFAULT_TRIPLETS = 5000
+#: Default ``--natural-operator-triplets``: operator negatives of the natural sources.
+DEFAULT_NATURAL_OPERATOR_TRIPLETS = 1000
 
 
 def register(subparsers) -> None:
@@ -49,6 +52,22 @@ def register(subparsers) -> None:
         default=[],
         help="ParaAMR records (JSON lines or a dataset folder): paraphrases become positives",
     )
+    natural = train.add_mutually_exclusive_group()
+    natural.add_argument(
+        "--natural",
+        type=Path,
+        default=None,
+        help="labelled pairs to train on (TSV: source, candidate, label, kind; default: the bundled "
+        "natural pairs but set C)",
+    )
+    natural.add_argument("--no-natural", action="store_true", help="train on no natural pairs")
+    train.add_argument(
+        "--natural-operator-triplets",
+        type=int,
+        default=DEFAULT_NATURAL_OPERATOR_TRIPLETS,
+        help="operator negatives of the natural sources, each with one of their rewordings "
+        f"(default: {DEFAULT_NATURAL_OPERATOR_TRIPLETS})",
+    )
     train.add_argument("--output", type=Path, required=True, help="folder for the trained model")
     train.add_argument("--overwrite", action="store_true", help="replace a model already in --output")
     train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
@@ -68,7 +87,7 @@ def register(subparsers) -> None:
         "--max-triplets",
         type=positive(int),
         default=DEFAULT_TRIPLETS,
-        help=f"cap on the number of triplets (default: {DEFAULT_TRIPLETS})",
+        help=f"cap on the operator triplets of --input and --records (default: {DEFAULT_TRIPLETS})",
     )
     train.add_argument(
         "--validation", type=float, default=d.validation, help="share of sentences held out for calibration"
@@ -79,6 +98,24 @@ def register(subparsers) -> None:
         type=positive(int),
         default=TRAIN_MAX_CHARS,
         help="longer sentences are skipped, each a row in OUTPUT/failures.jsonl",
+    )
+    train.add_argument(
+        "--paired",
+        action=argparse.BooleanOptionalAction,
+        default=d.paired,
+        help="cross: a triplet's two pairs in one batch (default; --no-paired: shuffled apart)",
+    )
+    train.add_argument(
+        "--logit-margin",
+        type=float,
+        default=d.logit_margin,
+        help=f"cross, --paired: hinge margin between the two logits (default: {d.logit_margin})",
+    )
+    train.add_argument(
+        "--natural-repeat",
+        type=positive(int),
+        default=d.natural_repeat,
+        help=f"epochs' passes over the hand-written natural pairs' triplets (default: {d.natural_repeat})",
     )
     train.add_argument("--seed", type=int, default=d.seed)
     train.add_argument("--threads", type=int, default=2, help="torch CPU threads (0: torch's default)")
@@ -118,16 +155,10 @@ def _check_output(output: Path, overwrite: bool) -> None:
         )
 
 
-def run_train(args: argparse.Namespace) -> int:
-    """Build triplets from ``--input`` (and ``--records``) and train the model in ``--output``."""
-    from paraamr.quality.train import INFO_FILE, TrainSettings, train
-    from paraamr.quality.triplets import build_triplets, read_paraphrases, read_sentences, write_triplets
+def _read_sentences(args: argparse.Namespace) -> tuple[list[str], list[dict]]:
+    """The sentences of ``--input`` and a failure row for each one longer than ``--max-chars``."""
+    from paraamr.quality.triplets import read_sentences
 
-    if not 0 < args.validation < 1:
-        raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
-    if args.freeze_layers is not None and args.freeze_layers < -1:
-        raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
-    _check_output(args.output, args.overwrite)
     sentences, failures = [], []
     for path in args.input:
         for sentence in read_sentences(path):
@@ -138,22 +169,73 @@ def run_train(args: argparse.Namespace) -> int:
                 )
             else:
                 sentences.append(sentence)
+    return sentences, failures
+
+
+def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dict]:
+    """The operator triplets of ``sentences`` and ``--records`` plus those of the natural pairs'
+    training part, and what the card says of the natural pairs."""
+    from paraamr.quality.data import NATURAL_PAIRS, SET_C, natural_pairs, read_pairs, set_c_sources
+    from paraamr.quality.natural import natural_training
+    from paraamr.quality.triplets import build_triplets, read_paraphrases
+
+    rows = read_pairs(args.natural) if args.natural else [] if args.no_natural else natural_pairs("train")
     paraphrases: dict[str, list[str]] = {}
     for path in args.records:
         for key, paras in read_paraphrases(path).items():
             if len(key) <= args.max_chars:
                 paraphrases.setdefault(key, []).extend(p for p in paras if len(p) <= args.max_chars)
-    sentences += list(paraphrases)  # the records' sources are anchors too
+    sentences = sentences + list(paraphrases)  # the records' sources are anchors too
     if not sentences:
         raise InputError(f"{', '.join(map(str, args.input))}: no sentences to train on")
+    progress = not args.no_progress
     triplets = build_triplets(
-        sentences,
-        seed=args.seed,
-        max_triplets=args.max_triplets,
-        paraphrases=paraphrases,
-        progress=not args.no_progress,
+        sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases, progress=progress
     )
-    print(f"{len(triplets)} triplets from {len(sentences)} sentences", file=sys.stderr)
+    if not rows:
+        return triplets, {}
+    triplets += natural_training(
+        rows, seed=args.seed, operator_triplets=args.natural_operator_triplets, progress=progress
+    )
+    about = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
+    if args.natural is None:
+        about |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
+    return triplets, about
+
+
+def _default_run(args: argparse.Namespace, settings) -> bool:
+    """Whether ``args`` are the defaults of ``paraamr quality train`` (but --output and progress)."""
+    from paraamr.quality.data import TRAINING_FILES
+    from paraamr.quality.train import TrainSettings
+
+    return (
+        list(args.input) == list(TRAINING_FILES)
+        and not args.records
+        and not args.no_natural
+        and args.natural is None
+        and args.max_triplets == DEFAULT_TRIPLETS
+        and args.natural_operator_triplets == DEFAULT_NATURAL_OPERATOR_TRIPLETS
+        and args.max_chars == TRAIN_MAX_CHARS
+        and settings == TrainSettings()
+    )
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Build triplets from ``--input`` (and ``--records``, and the natural pairs) and train the
+    model in ``--output``."""
+    from paraamr.quality.train import INFO_FILE, TrainSettings, train
+    from paraamr.quality.triplets import write_triplets
+
+    if not 0 < args.validation < 1:
+        raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
+    if args.freeze_layers is not None and args.freeze_layers < -1:
+        raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
+    if args.natural_operator_triplets < 0:
+        raise UsageError(f"--natural-operator-triplets {args.natural_operator_triplets}: must be 0 or more")
+    _check_output(args.output, args.overwrite)
+    sentences, failures = _read_sentences(args)
+    triplets, natural = _triplets(args, sentences)
+    print(f"{len(triplets)} triplets from {len(sentences)} sentences and the natural pairs", file=sys.stderr)
     if args.save_triplets:
         write_triplets(triplets, args.save_triplets)
     settings = TrainSettings(
@@ -169,10 +251,16 @@ def run_train(args: argparse.Namespace) -> int:
         max_minutes=args.max_minutes,
         seed=args.seed,
         threads=args.threads or None,
+        paired=args.paired,
+        logit_margin=args.logit_margin,
+        natural_repeat=args.natural_repeat,
     )
-    summary = train(
-        triplets, args.output, settings, progress=not args.no_progress, sources=[*args.input, *args.records]
-    )
+    about = {"natural": natural} if natural else {}
+    if _default_run(args, settings):
+        about["command"] = "paraamr quality train --output DIR"
+    sources = [*args.input, *args.records]
+    progress = not args.no_progress
+    summary = train(triplets, args.output, settings, progress=progress, sources=sources, about=about)
     if failures:
         with (args.output / "failures.jsonl").open("w", encoding="utf-8") as stream:
             stream.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in failures)

@@ -1,29 +1,49 @@
-"""The data shipped with :mod:`paraamr.quality`: training sentences and the held-out labelled set.
+"""The data shipped with :mod:`paraamr.quality`: training sentences, natural pairs, held-out sets.
 
 ``sentences.txt`` holds plain English sentences written for paraamr and ``wordnet_sentences.txt``
 WordNet 3.0's usage examples that are whole sentences (``scripts/wordnet_sentences.py``, with
-WordNet's license): the default input of ``paraamr quality train``. The held-out sets
-``heldout.jsonl`` (set A) and ``heldout_b.jsonl`` (set B) hold hand-written (source, paraphrase)
-pairs labelled 1 (valid) or 0 (invalid), with the kind of change (``paraphrase``, ``typo``,
-``number_format``, ``surface``, ``contraction`` for valid pairs; ``antonym``, ``noun``, ``role``,
-``date_time``, ``unit``, ``scramble``, ``negation``, ``number``, ``entity`` for invalid ones).
-Neither is used for training or calibration, and no sentence of them occurs in the training
-sentences. Set A guided the choice of the training recipe; set B, written later by someone who
-never saw a model's scores, only measures finished models, so its figures carry no such bias.
+WordNet's license): the default input of ``paraamr quality train``. ``natural_pairs.tsv`` holds
+1,401 hand-written (source, candidate, label, kind) rows over 467 sources, written for paraamr:
+for each source two natural rewordings of different kinds (``voice``, ``reorder``,
+``restructure``, ``synonym``, ``mixed``, ``contraction``) and one subtle meaning change
+(``role_swap``, ``shuffle``, ``quantity``, ``negation``, ``entity``, ``partial``). A fixed quarter
+of its sources, stratified by the kind of their meaning change (:func:`split_sources`), is held
+out as set C and listed in ``natural_set_c.txt``; the others are training data.
+
+The held-out sets hold (source, paraphrase) pairs labelled 1 (valid) or 0 (invalid), with the
+kind of change: ``heldout.jsonl`` (set A) and ``heldout_b.jsonl`` (set B) are hand-written
+everyday English (``paraphrase``, ``typo``, ``number_format``, ``surface``, ``contraction`` for
+valid pairs; ``antonym``, ``noun``, ``role``, ``date_time``, ``unit``, ``scramble``,
+``negation``, ``number``, ``entity`` for invalid ones); set C is the natural pairs of the set-C
+sources. None is used for training or calibration, and no sentence of them occurs in the training
+sentences. Set A guided the choice of the training recipe; sets B and C only measure finished
+models.
 
 >>> rows = heldout()
 >>> len(rows) >= 200, sorted(rows[0])
 (True, ['kind', 'label', 'para_text', 'text'])
->>> sorted(HELDOUT_SETS), len(heldout("B")) >= 200
-(['A', 'B'], True)
+>>> sorted(HELDOUT_SETS), len(heldout("B")) >= 200, len(heldout("C"))
+(['A', 'B', 'C'], True, 351)
 >>> [path.name for path in TRAINING_FILES]
 ['sentences.txt', 'wordnet_sentences.txt']
+>>> len(natural_pairs()), len(natural_pairs("train")), len(set_c_sources())
+(1401, 1050, 117)
 """
 
 from __future__ import annotations
 
+import csv
 import json
+import random
+from collections.abc import Iterable
 from pathlib import Path
+
+from paraamr.errors import InputError
+
+__all__ = [
+    "DATA_DIR", "HELDOUT", "HELDOUT_SETS", "NATURAL_PAIRS", "SET_C", "TRAINING_FILES", "heldout",
+    "natural_pairs", "read_pairs", "set_c_sources", "split_sources",
+]  # fmt: skip
 
 DATA_DIR = Path(__file__).parent / "data"
 #: Plain sentences for ``paraamr quality train --input`` (one a line, ``#`` comments).
@@ -32,13 +52,84 @@ TRAINING_SENTENCES = DATA_DIR / "sentences.txt"
 WORDNET_SENTENCES = DATA_DIR / "wordnet_sentences.txt"
 #: The default ``--input`` of ``paraamr quality train``.
 TRAINING_FILES = (TRAINING_SENTENCES, WORDNET_SENTENCES)
+#: Hand-written natural pairs (tab-separated: ``source``, ``candidate``, ``label``, ``kind``).
+NATURAL_PAIRS = DATA_DIR / "natural_pairs.tsv"
+#: The sources of the natural pairs held out as set C (one a line, ``#`` comments).
+SET_C = DATA_DIR / "natural_set_c.txt"
 #: The held-out labelled pairs (JSON lines: ``text``, ``para_text``, ``label``, ``kind``).
 HELDOUT = DATA_DIR / "heldout.jsonl"
-#: The held-out sets by name: A guided the recipe, B only measures finished models.
-HELDOUT_SETS = {"A": HELDOUT, "B": DATA_DIR / "heldout_b.jsonl"}
+#: The held-out sets by name and file: A guided the recipe, B and C only measure finished models
+#: (C is the rows of :data:`NATURAL_PAIRS` whose source is in :data:`SET_C`).
+HELDOUT_SETS = {"A": HELDOUT, "B": DATA_DIR / "heldout_b.jsonl", "C": NATURAL_PAIRS}
+#: The share of the natural sources in set C, and the seed that drew them (:func:`split_sources`).
+SET_C_SHARE, SET_C_SEED = 0.25, 0
 
 
 def heldout(name: str = "A") -> list[dict]:
     """The pairs of held-out set ``name`` (:data:`HELDOUT_SETS`), in file order."""
+    if name == "C":
+        return natural_pairs("C")
     with HELDOUT_SETS[name].open(encoding="utf-8") as stream:
         return [json.loads(line) for line in stream if line.strip()]
+
+
+def natural_pairs(part: str | None = None) -> list[dict]:
+    """The natural pairs as held-out rows (``text``, ``para_text``, ``label`` 0/1, ``kind``), in file
+    order: all of them, those of the set-C sources (``"C"``) or those of the others (``"train"``)."""
+    rows = read_pairs(NATURAL_PAIRS)
+    if part is None:
+        return rows
+    held = set_c_sources()
+    return [r for r in rows if (r["text"] in held) == (part == "C")]
+
+
+def read_pairs(path: str | Path) -> list[dict]:
+    """Labelled pairs of a tab-separated file with the columns ``source``, ``candidate``, ``label``
+    (1 valid, 0 invalid) and ``kind``, as rows (``text``, ``para_text``, ``label``, ``kind``); a bad
+    row raises :class:`InputError` naming the file and line."""
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8", newline="") as stream:
+            reader = csv.DictReader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)
+            if reader.fieldnames != list(_COLUMNS):
+                raise InputError(f"{path}: the header must be {' '.join(_COLUMNS)} (tab-separated)")
+            return [_pair(row, path, number) for number, row in enumerate(reader, 2)]
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+
+
+_COLUMNS = ("source", "candidate", "label", "kind")
+
+
+def _pair(row: dict, path: Path, number: int) -> dict:
+    if any(not row.get(column) for column in _COLUMNS) or row["label"] not in ("0", "1") or None in row:
+        raise InputError(f"{path}:{number}: a row needs a source, a candidate, label 0 or 1 and a kind")
+    label = int(row["label"])
+    return {"text": row["source"], "para_text": row["candidate"], "label": label, "kind": row["kind"]}
+
+
+def set_c_sources() -> frozenset[str]:
+    """The sources of set C, as recorded in :data:`SET_C`."""
+    lines = SET_C.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line.strip() and not line.startswith("#"))
+
+
+def split_sources(rows: Iterable[dict], share: float = SET_C_SHARE, seed: int = SET_C_SEED) -> list[str]:
+    """A ``share`` of the sources of ``rows`` drawn within each kind of their invalid pair (rounded
+    per kind), sorted: how :data:`SET_C` was drawn from the natural pairs.
+
+    >>> rows = [{"text": f"s{i}", "label": 0, "kind": "ab"[i % 2]} for i in range(8)]
+    >>> split_sources(rows, 0.5)
+    ['s0', 's1', 's3', 's4']
+    """
+    by_kind: dict[str, list[str]] = {}
+    for row in rows:
+        if row["label"] == 0:
+            by_kind.setdefault(row["kind"], []).append(row["text"])
+    rng = random.Random(seed)
+    chosen: list[str] = []
+    for _kind, sources in sorted(by_kind.items()):
+        ordered = sorted(set(sources))
+        rng.shuffle(ordered)
+        chosen += ordered[: round(len(ordered) * share)]
+    return sorted(chosen)

