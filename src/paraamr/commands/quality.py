@@ -71,12 +71,24 @@ def register(subparsers) -> None:
     train.add_argument("--output", type=Path, required=True, help="folder for the trained model")
     train.add_argument("--overwrite", action="store_true", help="replace a model already in --output")
     train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
-    train.add_argument("--base", default=d.base, help="encoder to start from (name or folder)")
-    train.add_argument("--margin", type=positive(float), default=d.margin, help="triplet margin α (bi)")
+    train.add_argument(
+        "--base", default=d.base, help="encoder to start from, a name or folder (default: %(default)s)"
+    )
+    train.add_argument(
+        "--margin",
+        type=positive(float),
+        default=d.margin,
+        help="triplet margin α, bi mode (default: %(default)s)",
+    )
     train.add_argument("--epochs", type=positive(int), default=None, help="default: 1")
     train.add_argument("--batch-size", type=positive(int), default=None, help="default: 32 (cross), 16 (bi)")
     train.add_argument("--lr", type=positive(float), default=None, help="default: 1e-4 (cross), 5e-5 (bi)")
-    train.add_argument("--max-length", type=positive(int), default=d.max_length, help="tokens per input")
+    train.add_argument(
+        "--max-length",
+        type=positive(int),
+        default=d.max_length,
+        help="tokens per input (default: %(default)s)",
+    )
     train.add_argument(
         "--freeze-layers",
         type=int,
@@ -90,14 +102,22 @@ def register(subparsers) -> None:
         help=f"cap on the operator triplets of --input and --records (default: {DEFAULT_TRIPLETS})",
     )
     train.add_argument(
-        "--validation", type=float, default=d.validation, help="share of sentences held out for calibration"
+        "--validation",
+        type=float,
+        default=d.validation,
+        help="share of sentences held out for calibration (default: %(default)s)",
     )
-    train.add_argument("--max-minutes", type=positive(float), default=None, help="stop training after this")
+    train.add_argument(
+        "--max-minutes",
+        type=positive(float),
+        default=None,
+        help="stop training after this many minutes (default: no limit)",
+    )
     train.add_argument(
         "--max-chars",
         type=positive(int),
         default=TRAIN_MAX_CHARS,
-        help="longer sentences are skipped, each a row in OUTPUT/failures.jsonl",
+        help="longer sentences are skipped, each a row in OUTPUT/failures.jsonl (default: %(default)s)",
     )
     train.add_argument(
         "--paired",
@@ -131,11 +151,19 @@ def register(subparsers) -> None:
         default=DEFAULT_MODEL,
         help=f"a trained model folder, {DEFAULT_MODEL!r} (shipped, default) or {BASE_MODEL!r} (untuned)",
     )
-    score.add_argument("--input", default="-", help="JSON lines with text and para_text ('-': stdin)")
-    score.add_argument("--output", default="-", help="where the rows go, with 'quality' added ('-': stdout)")
+    score.add_argument(
+        "--input", default="-", help="JSON lines with text and para_text (default: '-', stdin)"
+    )
+    score.add_argument(
+        "--output", default="-", help="where the rows go, with 'quality' added (default: '-', stdout)"
+    )
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
-    score.add_argument("--threshold", type=float, default=0.5, help="valid when quality >= threshold")
-    score.add_argument("--batch-size", type=positive(int), default=64)
+    score.add_argument(
+        "--threshold", type=float, default=0.5, help="valid when quality >= threshold (default: %(default)s)"
+    )
+    score.add_argument(
+        "--batch-size", type=positive(int), default=64, help="pairs per batch (default: %(default)s)"
+    )
     score.add_argument(
         "--max-chars",
         type=positive(int),
