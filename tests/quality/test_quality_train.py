@@ -190,6 +190,27 @@ def test_score_long_text_in_seconds_or_refused(tmp_path, capsys):
     assert isinstance(rows[1]["quality"], float)
 
 
+def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path):
+    """A lone surrogate (JSON can carry one) or a NUL is a failure row naming the field and the
+    position; the other rows are scored (before, the tokenizer's TypeError ended the run)."""
+    src = tmp_path / "hostile.jsonl"
+    src.write_text(
+        '{"text": "a\\ud800b", "para_text": "x y"}\n'
+        + json.dumps(PAIRS[0])
+        + "\n"
+        + json.dumps({"text": "The dog ran.", "para_text": "The dog\x00 ran."})
+        + "\n"
+    )
+    out = tmp_path / "out.jsonl"
+    argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", str(src), "--output", str(out)]
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["quality"] is None for r in rows] == [True, False, True]
+    assert rows[0]["failure"] == "text: a lone surrogate (U+D800) at character 2; text cannot hold it"
+    assert rows[0]["text"] == "a\ufffdb"  # written as UTF-8 can hold it
+    assert rows[2]["failure"] == "para_text: a NUL character at character 8"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

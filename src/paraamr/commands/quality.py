@@ -18,6 +18,7 @@ from pathlib import Path
 
 from paraamr.errors import InputError, UsageError
 from paraamr.options import positive
+from paraamr.texts import printable, text_problem
 
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
 TRAIN_MAX_CHARS = 1000
@@ -168,7 +169,8 @@ def register(subparsers) -> None:
         "--max-chars",
         type=positive(int),
         default=None,
-        help="rows with a longer text are not scored: quality null and a 'failure' field",
+        help="rows with a longer text are not scored (nor those with a NUL or a lone surrogate): quality "
+        "null and a 'failure' field (default: no limit)",
     )
     score.set_defaults(func=run_score)
 
@@ -184,19 +186,25 @@ def _check_output(output: Path, overwrite: bool) -> None:
 
 
 def _read_sentences(args: argparse.Namespace) -> tuple[list[str], list[dict]]:
-    """The sentences of ``--input`` and a failure row for each one longer than ``--max-chars``."""
+    """The sentences of ``--input`` and a failure row for each one that cannot be trained on
+    (:func:`paraamr.texts.text_problem`: longer than ``--max-chars``, a NUL character)."""
     from paraamr.quality.triplets import read_sentences
 
     sentences, failures = [], []
     for path in args.input:
         for sentence in read_sentences(path):
-            if len(sentence) > args.max_chars:
-                reason = f"longer than --max-chars {args.max_chars}"
-                failures.append(
-                    {"input": str(path), "text": sentence[:200], "chars": len(sentence), "reason": reason}
-                )
-            else:
+            problem = text_problem(sentence, args.max_chars)
+            if problem is None:
                 sentences.append(sentence)
+            else:
+                failures.append(
+                    {
+                        "input": str(path),
+                        "text": printable(sentence[:200]),
+                        "chars": len(sentence),
+                        "reason": problem,
+                    }
+                )
     return sentences, failures
 
 
@@ -305,6 +313,15 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pair_problem(row: dict, max_chars: int | None) -> str | None:
+    """Why a row of ``quality score`` cannot be scored (its field named), or None."""
+    for field in ("text", "para_text"):
+        problem = text_problem(row[field], max_chars)
+        if problem is not None:
+            return f"{field}: {problem}"
+    return None
+
+
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
     from paraamr.quality import QualityScorer
@@ -322,10 +339,8 @@ def run_score(args: argparse.Namespace) -> int:
         raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
     except IsADirectoryError as err:
         raise InputError(f"{name}: is a folder, not a JSON-lines file") from err
-    limit = args.max_chars
-    keep = [
-        i for i, r in enumerate(rows) if limit is None or max(len(r["text"]), len(r["para_text"])) <= limit
-    ]
+    problems = [_pair_problem(row, args.max_chars) for row in rows]
+    keep = [i for i, problem in enumerate(problems) if problem is None]
     scorer = QualityScorer(args.model, batch_size=args.batch_size)
     values = scorer.score([rows[i]["text"] for i in keep], [rows[i]["para_text"] for i in keep])
     scores: list[float | None] = [None] * len(rows)
@@ -333,9 +348,14 @@ def run_score(args: argparse.Namespace) -> int:
         scores[i] = round(value, 6)
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
     try:
-        for row, value in zip(rows, scores, strict=True):
-            extra = {} if value is not None else {"failure": f"longer than --max-chars {limit}"}
-            out.write(json.dumps({**row, "quality": value, **extra}, ensure_ascii=False) + "\n")
+        for row, value, problem in zip(rows, scores, problems, strict=True):
+            if problem is None:
+                out.write(json.dumps({**row, "quality": value}, ensure_ascii=False) + "\n")
+            else:
+                printed = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}
+                out.write(
+                    json.dumps({**printed, "quality": None, "failure": problem}, ensure_ascii=False) + "\n"
+                )
     finally:
         if out is not sys.stdout:
             out.close()
