@@ -160,7 +160,8 @@ def write_folder(
     overwrite: bool = False,
 ) -> Path:
     """Write ``splits`` as the shards of config ``default`` under ``output``, ``failures`` as its
-    failure files and ``card`` as README.md, through the layout writers; returns the folder.
+    failure files and ``card`` as README.md (with the shards' ``dataset_info``), through the
+    layout writers; returns the folder.
     Call it inside :func:`claim_output` (the folder's lock held, the folder checked).
 
     Shards and failures are staged under the folder's own state first (``.paraamr/parts``); only
@@ -171,6 +172,7 @@ def write_folder(
     is never deleted: the folder is refused.
     """
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
+    from paraamr.card import with_dataset_info
     from paraamr.layout import CARD, MAX_SHARD_SIZE, atomic_write, remove_layout, remove_state
 
     output = Path(output)
@@ -191,7 +193,7 @@ def write_folder(
         remove_layout(output, state=False)  # checked: only files of an earlier augment output
     finalize(output, max_shard_size=size)
     remove_state(output)
-    atomic_write(output / CARD, card)
+    atomic_write(output / CARD, with_dataset_info(card, output))
     return output
 
 
