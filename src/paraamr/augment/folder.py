@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from paraamr import __version__
 from paraamr.errors import InputError
+from paraamr.outputs import check_writable
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -197,21 +198,6 @@ def write_folder(
     return output
 
 
-def _check_writable(output: Path) -> None:
-    """The nearest existing folder at or above ``output`` must take new files."""
-    import errno
-
-    base = output
-    while not base.exists() and base != base.parent:
-        base = base.parent
-    if not base.is_dir():
-        raise InputError(f"{output}: cannot be written: {base} is a file, not a folder")
-    if not os.access(base, os.W_OK):  # also false on a read-only file system, even for root
-        raise InputError(f"{output}: cannot be written: {base} is read-only")
-    if os.statvfs(base).f_bavail == 0:
-        raise InputError(f"{output}: cannot be written: {os.strerror(errno.ENOSPC).lower()} ({base})")
-
-
 def check_output(output: Path, overwrite: bool) -> None:
     """Refuse an ``output`` that cannot be written (under a file, read-only, on a full disk) or
     whose files this command would replace without leave to (see :func:`write_folder`); the
@@ -227,7 +213,7 @@ def check_output(output: Path, overwrite: bool) -> None:
     if output.exists() and not output.is_dir():
         raise InputError(f"{output}: exists and is not a folder (give a new folder as --output)")
     if not output.exists() or is_empty(output):
-        _check_writable(output)
+        check_writable(output)
         return
     if not overwrite:
         raise InputError(f"{output}: exists and is not empty (pass --overwrite to replace an earlier output)")
