@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 from paraamr.errors import InputError, UsageError
 from paraamr.metrics.scoring import MAX_CHARS
-from paraamr.options import ArgumentParser, positive, shard_spec
+from paraamr.options import ArgumentParser, add_plot_options, positive, shard_spec
 from paraamr.progress import add_progress_options
 from paraamr.signals import Interrupted, exit_with, handled
 
@@ -121,14 +121,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     _scale_options(p.add_argument_group("at scale: resume, shards, merge"))
     out = p.add_argument_group("output")
-    out.add_argument(
-        "--plots",
-        metavar="DIR",
-        default="paraamr-evaluate",
-        help="folder of the PNG histograms (default: %(default)s)",
-    )
-    out.add_argument("--no-plots", action="store_true", help="write no histograms")
-    out.add_argument("--overwrite", action="store_true", help="replace plot files that exist in --plots DIR")
+    add_plot_options(out, "paraamr-evaluate")
     out.add_argument("--json", action="store_true", help="print the row as JSON")
     add_progress_options(out)
     return p

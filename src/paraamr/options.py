@@ -10,7 +10,7 @@ from typing import NoReturn
 
 from paraamr.report import redact
 
-__all__ = ["SHARD_HELP", "ArgumentParser", "optional_float", "positive", "shard_spec"]
+__all__ = ["SHARD_HELP", "ArgumentParser", "add_plot_options", "optional_float", "positive", "shard_spec"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -57,6 +57,21 @@ def positive(kind: type = int) -> Callable[[str], int | float]:
         return value
 
     return parse
+
+
+def add_plot_options(group: argparse._ActionsContainer, folder: str) -> None:
+    """``--plots DIR`` (default ``folder``), ``--no-plots`` and ``--overwrite`` for a command that
+    writes PNG histograms (``stats``, ``evaluate``)."""
+    group.add_argument(
+        "--plots", metavar="DIR", default=folder, help="folder for the PNG histograms (default: %(default)s)"
+    )
+    group.add_argument("--no-plots", action="store_true", help="write no histograms")
+    group.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the PNGs of the same names in --plots (a link there is replaced, never written "
+        "through; other files in DIR are never touched)",
+    )
 
 
 def optional_float(text: str) -> float | None:

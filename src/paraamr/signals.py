@@ -33,7 +33,16 @@ import time
 from collections.abc import Iterator
 from typing import NoReturn
 
-__all__ = ["Interrupted", "critical", "exit_process", "exit_with", "handled", "interrupted", "pause_point"]
+__all__ = [
+    "Interrupted",
+    "check",
+    "critical",
+    "exit_process",
+    "exit_with",
+    "handled",
+    "interrupted",
+    "pause_point",
+]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: Test hook: a point named here (or in a comma-separated list) makes the process say so on
@@ -85,6 +94,17 @@ def interrupted() -> int | None:
     return _state.received
 
 
+def check() -> None:
+    """Raise :class:`Interrupted` when a signal came and the command goes on as if none had: the
+    handler's exception is dropped where Python cannot raise it (inside a weakref callback or
+    ``__del__``, where a handler may run; :func:`handled` keeps Python from printing it).
+    Call it only on a command's way forward (before a window, a chunk, the output's commit),
+    never on its way out after it caught :class:`Interrupted`; inside a :func:`critical` block the
+    block's end raises it."""
+    if _state.received is not None and not _state.depth:
+        raise Interrupted(_state.received)
+
+
 def _handler(signum: int, frame) -> None:
     _state.count += 1
     if _state.received is not None:  # the second one: out now
@@ -108,12 +128,20 @@ def handled(command: str = "paraamr") -> Iterator[None]:
         yield
         return
     before = {s: signal.getsignal(s) for s in SIGNALS}
+    hook = sys.unraisablehook
     _state.received, _state.depth, _state.pending, _state.command = None, 0, False, command
+
+    def unraisable(info) -> None:  # an Interrupted Python had to drop: check() raises it later
+        if not isinstance(info.exc_value, Interrupted):
+            hook(info)
+
     for s in SIGNALS:
         signal.signal(s, _handler)
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for s, h in before.items():
             signal.signal(s, h)
 

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 from datasets import Dataset, load_dataset
@@ -17,16 +16,6 @@ from tinyargs import model_args
 
 from paraamr.cli import main
 from paraamr.layout import data_files, failure_files, list_shards
-
-
-def load_folder(path):
-    """load_dataset of a local folder through a uniquely named link to it: datasets 5 keys a local
-    folder's cache by its name and card configs, so a folder named like an earlier one (``out``)
-    can be served the earlier one's rows, even with download_mode="force_redownload"."""
-    link = path.parent / f"aug-{uuid.uuid4().hex}"
-    link.symlink_to(path, target_is_directory=True)
-    return load_dataset(str(link))
-
 
 ROWS = [
     {
@@ -58,7 +47,7 @@ def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     err = capsys.readouterr().err
     assert "bad row: train index 1, column sentence2: empty text" in err
     assert "bad row: train index 3, column sentence1: missing text" in err
-    loaded = load_folder(out)
+    loaded = load_dataset(str(out))
     train = loaded["train"]
     assert set(train.column_names) == {"sentence1", "sentence2", "label", "augmented", "source_index"}
     assert [r["source_index"] for r in train if not r["augmented"]] == [0, 1, 2, 3]
@@ -79,7 +68,7 @@ def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     assert main([*argv, "--lm", str(tmp_path / "lm.parquet")]) == 1
     assert "--overwrite" in capsys.readouterr().err
     assert main([*argv, "--lm", str(tmp_path / "lm.parquet"), "--overwrite"]) == 0
-    assert list(load_folder(out)["train"]) == list(train)
+    assert list(load_dataset(str(out))["train"]) == list(train)
 
 
 def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
@@ -117,11 +106,11 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
         str(release),
     ]
     assert main(argv) == 0
-    loaded = load_folder(out)
+    loaded = load_dataset(str(out))
     assert list(loaded["train"]["text"]) == ["He left.", "He departed.", "She stayed."]  # perplexity <= 110
     assert list(loaded["validation"]["text"]) == ["He left."]  # copied, not augmented
     assert main([*argv, "--max-perplexity", "inf", "--overwrite"]) == 0
-    assert list(load_folder(out)["train"]["text"]) == [
+    assert list(load_dataset(str(out))["train"]["text"]) == [
         "He left.",
         "He departed.",
         "He went away.",
@@ -162,10 +151,30 @@ def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     found = int(printed.split("paraphrases found for ")[1].split(" of ")[0])
-    train = load_folder(out)["train"]
+    train = load_dataset(str(out))["train"]
     assert train[0]["premise"] == "The cat sat on the mat." and found >= 1
     added = [r for r in train if r["augmented"]]
     assert added and all(r["label"] == 0 for r in added)
+
+
+def test_two_outputs_of_one_name_load_their_own_rows(tmp_path, mrpc):
+    """datasets caches a local folder under its name and its card's YAML, not its path or files
+    (huggingface/datasets#2956): two folders named ``out`` loaded through one cache got the first
+    one's rows. The card's ``dataset_info`` (sizes of the shards) keys them apart."""
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({**ROWS[0], "sentence1": "A quite different sentence ."}) + "\n")
+    outputs = []
+    for name, source in (("a", mrpc), ("b", other)):
+        out = tmp_path / name / "out"
+        argv = ["augment", "--dataset", str(source), "--method", "reda", "--n", "1", "--output", str(out)]
+        assert main([*argv, "--no-progress"]) == 0
+        outputs.append(out)
+    cache = str(tmp_path / "hf-cache")
+    for out in outputs:
+        loaded = load_dataset(str(out), cache_dir=cache)["train"].to_list()
+        assert loaded == Dataset.from_parquet(str(out / data_files("default", "train"))).to_list()
+    info = DatasetCard.load(outputs[1] / "README.md").data.dataset_info
+    assert [(e["name"], e["num_examples"]) for e in info["splits"]] == [("train", len(loaded))]
 
 
 def test_overwrite_replaces_only_an_earlier_augment_output(tmp_path, mrpc, capsys):
@@ -200,7 +209,7 @@ def test_push_to_hub_uploads_the_folder_and_load_dataset_reads_it(tmp_path, mrpc
     assert uploaded == local
     assert 'load_dataset("org/mrpc-reda")' in uploaded["README.md"].decode()
     loaded = load_dataset("org/mrpc-reda", split="train")
-    assert loaded.to_list() == load_folder(out)["train"].to_list()
+    assert loaded.to_list() == load_dataset(str(out))["train"].to_list()
 
 
 def test_generator_options_reach_the_run_settings():

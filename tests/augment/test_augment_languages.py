@@ -9,8 +9,8 @@ from collections import Counter
 
 import jieba
 import pytest
+from datasets import load_dataset
 from huggingface_hub import DatasetCard
-from test_augment_cli import load_folder
 
 from paraamr.augment.languages import LANGUAGES, Jieba, Whitespace, setup, tokenizer
 from paraamr.augment.ngram import NgramLM
@@ -147,7 +147,7 @@ def test_chinese_pairs_end_to_end(tmp_path, pairs_tsv, capsys, monkeypatch):
     assert main([*argv, "--output", str(out), "--save-lm", str(tmp_path / "lm.parquet")]) == 0
     texts = {t for a, b, _ in PAIRS for t in (a, b)}
     assert all(calls[text] == 1 for text in texts)  # the whole input segmented once per run
-    train = load_folder(out)["train"]
+    train = load_dataset(str(out))["train"]
     rows = list(train)
     originals = [r for r in rows if not r["augmented"]]
     assert [(r["text_a"], r["text_b"], r["label"]) for r in originals] == PAIRS
@@ -185,7 +185,7 @@ def test_user_synonyms_through_the_command(tmp_path, pairs_tsv, capsys):
     out = tmp_path / "out"
     argv = ["augment", "--language", "zh", "--method", "reda", "--dataset", str(pairs_tsv), "--n", "4"]
     assert main([*argv, "--synonyms", str(syn), "--output", str(out)]) == 0
-    added = [r for r in load_folder(out)["train"] if r["augmented"]]
+    added = [r for r in load_dataset(str(out))["train"] if r["augmented"]]
     new_texts = [r["text_a"] if r["text_a"] != PAIRS[r["source_index"]][0] else r["text_b"] for r in added]
     assert any("瘦身" in t or "实惠" in t or "电话机" in t for t in new_texts)
     allowed = set("".join(t for a, b, _ in PAIRS for t in (a, b))) | set("电话机瘦身实惠有趣英文")

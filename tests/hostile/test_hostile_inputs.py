@@ -752,7 +752,18 @@ def table() -> list[Case]:
     )
 
     # quality train / score ------------------------------------------------------------------
-    train = ("quality", "train", "--max-triplets", "4", "--epochs", "1", "--batch-size", "4", "--no-progress")
+    train = (
+        "quality",
+        "train",
+        "--max-triplets",
+        "4",
+        "--no-natural",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "4",
+        "--no-progress",
+    )
     good = {"in.txt": text_lines()}
     cases += rows(
         "quality train",

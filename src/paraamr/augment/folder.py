@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from paraamr import __version__
 from paraamr.errors import InputError
+from paraamr.outputs import check_writable
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -160,7 +161,8 @@ def write_folder(
     overwrite: bool = False,
 ) -> Path:
     """Write ``splits`` as the shards of config ``default`` under ``output``, ``failures`` as its
-    failure files and ``card`` as README.md, through the layout writers; returns the folder.
+    failure files and ``card`` as README.md (with the shards' ``dataset_info``), through the
+    layout writers; returns the folder.
     Call it inside :func:`claim_output` (the folder's lock held, the folder checked).
 
     Shards and failures are staged under the folder's own state first (``.paraamr/parts``); only
@@ -171,6 +173,7 @@ def write_folder(
     is never deleted: the folder is refused.
     """
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
+    from paraamr.card import with_dataset_info
     from paraamr.layout import CARD, MAX_SHARD_SIZE, atomic_write, remove_layout, remove_state
 
     output = Path(output)
@@ -191,23 +194,8 @@ def write_folder(
         remove_layout(output, state=False)  # checked: only files of an earlier augment output
     finalize(output, max_shard_size=size)
     remove_state(output)
-    atomic_write(output / CARD, card)
+    atomic_write(output / CARD, with_dataset_info(card, output))
     return output
-
-
-def _check_writable(output: Path) -> None:
-    """The nearest existing folder at or above ``output`` must take new files."""
-    import errno
-
-    base = output
-    while not base.exists() and base != base.parent:
-        base = base.parent
-    if not base.is_dir():
-        raise InputError(f"{output}: cannot be written: {base} is a file, not a folder")
-    if not os.access(base, os.W_OK):  # also false on a read-only file system, even for root
-        raise InputError(f"{output}: cannot be written: {base} is read-only")
-    if os.statvfs(base).f_bavail == 0:
-        raise InputError(f"{output}: cannot be written: {os.strerror(errno.ENOSPC).lower()} ({base})")
 
 
 def check_output(output: Path, overwrite: bool) -> None:
@@ -225,7 +213,7 @@ def check_output(output: Path, overwrite: bool) -> None:
     if output.exists() and not output.is_dir():
         raise InputError(f"{output}: exists and is not a folder (give a new folder as --output)")
     if not output.exists() or is_empty(output):
-        _check_writable(output)
+        check_writable(output)
         return
     if not overwrite:
         raise InputError(f"{output}: exists and is not empty (pass --overwrite to replace an earlier output)")

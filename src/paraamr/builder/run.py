@@ -33,7 +33,7 @@ from paraamr.builder.tracking import RunProgress, model_line
 from paraamr.models.base import batch_listener
 from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
-from paraamr.signals import Interrupted, critical, pause_point
+from paraamr.signals import Interrupted, check, critical, pause_point
 
 __all__ = ["Push", "execute", "launch_info", "launch_warning"]
 
@@ -210,6 +210,7 @@ def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker:
     try:
         with batch_listener(on_batch):
             for window in generator.windows(owned, start=state["consumed"], cut_every=run.commit_every):
+                check()  # a signal whose exception Python dropped stops the run here
                 with critical():  # a window is written whole, or not at all
                     outputs.write(window, spec)
                     stats.merge(window.stats)
@@ -219,6 +220,7 @@ def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker:
                 if outputs.buffered >= run.commit_every or due:
                     commit()
                     last_commit = time.monotonic()
+            check()
     except Interrupted:  # the windows written since the last commit are committed; the one in flight dropped
         commit(moment="last-commit")
         raise

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from paraamr.builder.rows import owner, shard_of
 from paraamr.builder.settings import RecordSettings
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
+from paraamr.outputs import check_writable
 
 __all__ = ["FULL_HASH_BYTES", "RunFolder", "identity_changed", "input_identity"]
 
@@ -118,13 +118,9 @@ class RunFolder:
         (``new``, ``resume`` or ``overwrite``). Writes nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a folder")
+        check_writable(self.path)
         if not self.path.exists():
-            parent = next(p for p in self.path.absolute().parents if p.exists())
-            if not os.access(parent, os.W_OK):
-                raise InputError(f"{self.path}: cannot be created ({parent} is not writable)")
             return "new"
-        if not os.access(self.path, os.W_OK):
-            raise InputError(f"{self.path}: not writable")
         self.check_lock()
         saved = self.read_settings()
         if saved is None:

@@ -27,7 +27,7 @@ from paraamr.card.render import (
     update_card_metrics,
     write_card,
 )
-from paraamr.card.sections import CONFIGS, dataset_info, examples
+from paraamr.card.sections import CONFIGS, dataset_info, examples, with_dataset_info
 from paraamr.card.settings import expected_splits, record_settings
 
 __all__ = [
@@ -47,5 +47,6 @@ __all__ = [
     "size_category",
     "template_text",
     "update_card_metrics",
+    "with_dataset_info",
     "write_card",
 ]

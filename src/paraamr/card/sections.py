@@ -19,7 +19,7 @@ from typing import Any
 from paraamr import sources
 from paraamr.card.markdown import code, cut, md
 from paraamr.layout import data_files, layout_info, list_shards
-from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, to_pairs
+from paraamr.records import DEFAULT_SCHEMA, PARAPHRASE_TYPE, to_pairs
 
 __all__ = [
     "CONFIGS",
@@ -36,44 +36,59 @@ __all__ = [
     "splits_text",
     "stats_text",
     "threshold_splits",
+    "with_dataset_info",
 ]
 
 CONFIGS = ("default", "pairs")
-_SCHEMAS = {"default": DEFAULT_SCHEMA, "pairs": PAIRS_SCHEMA}
 
 
 def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
-    """The card's ``dataset_info``: features, and rows and bytes per config and split of ``folder``
-    as ``datasets`` computes them (``num_bytes``: Arrow bytes; ``download_size``: Parquet files);
-    splits without rows are left out.
+    """The card's ``dataset_info``: features (from each config's first shard), and rows and bytes
+    per config and split of ``folder`` as ``datasets`` computes them (``num_bytes``: Arrow bytes;
+    ``download_size``: Parquet files); splits without rows are left out.
 
     Besides telling readers the sizes, it keys datasets' cache: a local folder whose card has
-    ``configs:`` is cached under a hash of the card's configs and ``dataset_info`` alone, so
-    without these figures ``load_dataset(folder)`` kept serving an earlier run's rows after a
-    new run wrote the same folder.
+    ``configs:`` is cached under a hash of the card's configs and ``dataset_info`` alone (the
+    folder's name, not its path or files), so without these figures ``load_dataset(folder)`` kept
+    serving an earlier run's rows after a new run wrote the same folder, or another folder of
+    the same name.
     """
+    import pyarrow.parquet as pq
     from datasets import Features
 
     infos = []
-    info = layout_info(folder)
-    for config in CONFIGS:
-        splits = info.get(config, {})
+    shards = list_shards(folder)
+    for config, splits in layout_info(folder).items():
         entries = [
             {"name": split, "num_bytes": s["num_bytes"], "num_examples": s["num_examples"]}
             for split, s in splits.items()
             if s["num_examples"]
         ]
         if entries:
+            first = next(iter(shards[config].values()))[0]
             infos.append(
                 {
                     "config_name": config,
-                    "features": Features.from_arrow_schema(_SCHEMAS[config])._to_yaml_list(),
+                    "features": Features.from_arrow_schema(pq.read_schema(first))._to_yaml_list(),
                     "splits": entries,
                     "download_size": sum(s["download_size"] for s in splits.values()),
                     "dataset_size": sum(e["num_bytes"] for e in entries),
                 }
             )
     return infos
+
+
+def with_dataset_info(card: str, folder: str | os.PathLike) -> str:
+    """``card`` (a README.md) with its YAML ``dataset_info`` set from ``folder``'s shards
+    (:func:`dataset_info`): for cards written before the shards."""
+    from huggingface_hub import DatasetCard
+
+    infos = dataset_info(folder)
+    if not infos:
+        return card  # no split has rows: nothing datasets could load
+    parsed = DatasetCard(card)
+    parsed.data.dataset_info = infos[0] if len(infos) == 1 else infos
+    return str(parsed)
 
 
 def examples(folder: str | os.PathLike, n: int = 3, *, max_chars: int = 200) -> list[dict[str, Any]]:

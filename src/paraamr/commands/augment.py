@@ -16,6 +16,7 @@ from pathlib import Path
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import optional_float, positive
 from paraamr.progress import Progress, add_progress_options, progress_mode
+from paraamr.signals import check
 
 
 def _size(value: str) -> int:
@@ -177,6 +178,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         if split not in chosen:
             out[split] = data
             continue
+        check()  # a signal Python dropped (datasets' weakref callbacks) stops the run here
         with _library_bars(mode == "bar"):
             result = augment(
                 data,
@@ -207,6 +209,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         )
     if len(failures) > 20:
         print(f"... and {len(failures) - 20} more under {output}/failures/", file=sys.stderr)
+    check()  # ... or here, before anything is written
     card = augment_card(
         method=args.method,
         n=args.n,

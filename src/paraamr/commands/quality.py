@@ -18,6 +18,7 @@ from pathlib import Path
 
 from paraamr.errors import InputError, UsageError
 from paraamr.options import positive
+from paraamr.outputs import check_writable
 from paraamr.texts import printable, text_problem
 
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
@@ -179,6 +180,7 @@ def _check_output(output: Path, overwrite: bool) -> None:
     """Refuse to write a model into a folder that holds files, unless ``overwrite``."""
     if output.exists() and not output.is_dir():
         raise InputError(f"--output {output}: is a file, not a folder")
+    check_writable(output)
     if output.is_dir() and any(output.iterdir()) and not overwrite:
         raise InputError(
             f"--output {output}: folder is not empty; pass --overwrite to replace the model in it"

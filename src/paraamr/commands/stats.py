@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from paraamr.options import add_plot_options
+
 __all__ = ["add_archive_options", "add_arguments", "archive_limits", "run"]
 
 
@@ -71,19 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="count only paraphrases with perplexity <= this (as the loader's max_perplexity)",
     )
-    parser.add_argument(
-        "--plots",
-        metavar="DIR",
-        default="paraamr-stats",
-        help="folder for the PNG histograms (default: %(default)s)",
-    )
-    parser.add_argument("--no-plots", action="store_true", help="write no histograms")
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the two PNGs of the same names in --plots (a link there is replaced, never "
-        "written through; other files in DIR are never touched)",
-    )
+    add_plot_options(parser, "paraamr-stats")
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     parser.add_argument(
         "--skip-invalid", action="store_true", help="count malformed lines instead of failing"

@@ -78,7 +78,7 @@ def score_share(
     the others scored (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed
     to ``state`` one by one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
     ``progress(pairs done, failures)`` after each chunk. None when no chunk is mine."""
-    from paraamr.signals import critical, pause_point
+    from paraamr.signals import check, critical, pause_point
 
     total: RowStats | None = None
     seen = 0
@@ -103,6 +103,7 @@ def score_share(
                 scored.timings,
             )
             if state is not None:
+                check()  # a signal whose exception Python dropped stops before this commit
                 with critical():
                     pause_point("commit")  # tests: a signal at this exact moment
                     state.commit(k, stats)

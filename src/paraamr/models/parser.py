@@ -37,9 +37,9 @@ from typing import Any
 
 from paraamr.errors import ParaAMRError
 from paraamr.failures import Failure
-from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.models.base import length_batches, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
-from paraamr.models.download import ensure
+from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import amrlib_meta, base_tokenizer
 
 __all__ = ["Parser"]
@@ -60,7 +60,7 @@ def _check_spring(meta: dict, model: Any) -> None:
         )
 
 
-class Parser:
+class Parser(AmrlibModel):
     """amrlib stog parser; ``parse(sentences)`` -> per sentence PENMAN (with ``# ::snt``) or Failure.
 
     Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
@@ -72,6 +72,8 @@ class Parser:
     ``stats`` counts parsed, failed and clipped sentences over the parser's lifetime;
     ``inference`` is amrlib's inference object.
     """
+
+    kind, clip_policies = "parser", ("flag", "fail")
 
     def __init__(
         self,
@@ -88,19 +90,19 @@ class Parser:
     ) -> None:
         import amrlib
 
-        if on_clip not in ("flag", "fail"):
-            raise ValueError(f"on_clip must be 'flag' or 'fail', got {on_clip!r}")
-        path = ensure(
-            model, "parser", cache_dir=cache_dir, download=download, trust_remote_code=trust_remote_code
+        path = self.locate(
+            model,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            num_beams=num_beams,
+            on_clip=on_clip,
+            cache_dir=cache_dir,
+            download=download,
+            trust_remote_code=trust_remote_code,
         )
         meta = amrlib_meta(path, "parser", trust_remote_code=trust_remote_code)
         _check_spring(meta, model)
-        self.model_name = str(model)
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
-        self.batch_size = batch_size
-        self.num_beams = num_beams
-        self.on_clip = on_clip
         kwargs = {"device": str(self.device), "batch_size": batch_size, "num_beams": num_beams}
         if "parse_spring" not in meta.get("inference_module", ""):
             kwargs["tok_name_or_path"] = str(base_tokenizer(path, cache_dir=cache_dir))

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.failures import Failure
-from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
+from paraamr.models.base import length_batches, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
-from paraamr.models.download import ensure
+from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import base_tokenizer
 
 __all__ = ["SPACY_MODELS", "Realization", "Realizer"]
@@ -62,7 +62,7 @@ def _spacy_model(name: str | None) -> str | None:
     return next((m for m in SPACY_MODELS if spacy.util.is_package(m)), None)
 
 
-class Realizer:
+class Realizer(AmrlibModel):
     """amrlib gtos realizer; ``realize(graphs)`` -> per graph a sentence or a Failure.
 
     Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
@@ -73,6 +73,8 @@ class Realizer:
     model on first use), ``trust_remote_code=False`` (refuse a folder whose ``amrlib_meta.json``
     names other code than amrlib's own realizers).
     """
+
+    kind, clip_policies = "realizer", ("keep", "fail")
 
     def __init__(
         self,
@@ -91,17 +93,17 @@ class Realizer:
     ) -> None:
         import amrlib
 
-        if on_clip not in ("keep", "fail"):
-            raise ValueError(f"on_clip must be 'keep' or 'fail', got {on_clip!r}")
-        path = ensure(
-            model, "realizer", cache_dir=cache_dir, download=download, trust_remote_code=trust_remote_code
+        path = self.locate(
+            model,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            num_beams=num_beams,
+            on_clip=on_clip,
+            cache_dir=cache_dir,
+            download=download,
+            trust_remote_code=trust_remote_code,
         )
-        self.model_name = str(model)
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
-        self.batch_size = batch_size
-        self.num_beams = num_beams
-        self.on_clip = on_clip
         self.spacy_model = _spacy_model(spacy_model) if use_tense else None
         if use_tense and self.spacy_model is None:
             logger.warning(

@@ -1,0 +1,33 @@
+"""Where a command may write: an output path checked before any work, so a run that could never
+save its result stops in milliseconds with one line, not at the end of an hour.
+
+>>> check_writable("/proc/version/out")
+Traceback (most recent call last):
+...
+paraamr.errors.InputError: /proc/version/out: cannot be written: /proc/version is a file, not a folder
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from paraamr.errors import InputError
+
+__all__ = ["check_writable"]
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Refuse ``path`` (a file or folder to create or fill) when the nearest existing folder at or
+    above it is a file, read-only (also for root, on a read-only file system) or on a full disk."""
+    path = Path(path)
+    base = path
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise InputError(f"{path}: cannot be written: {base} is a file, not a folder")
+    if not os.access(base, os.W_OK):
+        raise InputError(f"{path}: cannot be written: {base} is read-only")
+    if os.statvfs(base).f_bavail == 0:
+        raise InputError(f"{path}: cannot be written: {os.strerror(errno.ENOSPC).lower()} ({base})")
