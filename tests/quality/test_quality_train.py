@@ -190,7 +190,7 @@ def test_score_long_text_in_seconds_or_refused(tmp_path, capsys):
     assert isinstance(rows[1]["quality"], float)
 
 
-def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path):
+def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capfd):
     """A lone surrogate (JSON can carry one) or a NUL is a failure row naming the field and the
     position; the other rows are scored (before, the tokenizer's TypeError ended the run)."""
     src = tmp_path / "hostile.jsonl"
@@ -209,6 +209,8 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path):
     assert rows[0]["failure"] == "text: a lone surrogate (U+D800) at character 2; text cannot hold it"
     assert rows[0]["text"] == "a\ufffdb"  # written as UTF-8 can hold it
     assert rows[2]["failure"] == "para_text: a NUL character at character 8"
+    err = capfd.readouterr().err  # the model loads quietly: no library bar or conversion notice
+    assert "Loading weights" not in err and "Converting" not in err, err
 
 
 @pytest.mark.parametrize(

@@ -129,10 +129,16 @@ def load_model(path: str | Path, mode: str, *, max_length: int | None = None, ca
     ``bi``: a ``SentenceTransformer``; ``cross``: a ``CrossEncoder`` with one output (a base encoder
     folder gets a new, untrained classifier head).
     """
+    import logging as std_logging
+
     from transformers.utils import logging
 
-    verbosity = logging.get_verbosity()
+    verbosity, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    st_logger = std_logging.getLogger("sentence_transformers")
+    st_level = st_logger.level
     logging.set_verbosity_error()
+    logging.disable_progress_bar()  # transformers' "Loading weights" bar
+    st_logger.setLevel(std_logging.ERROR)  # "Converting SentenceTransformer model ... to CrossEncoder"
     try:
         if mode == "bi":
             from sentence_transformers import SentenceTransformer
@@ -150,6 +156,9 @@ def load_model(path: str | Path, mode: str, *, max_length: int | None = None, ca
         raise ModelNotFoundError(f"{path}: cannot load a {mode} quality model ({err})") from err
     finally:
         logging.set_verbosity(verbosity)
+        if bars:
+            logging.enable_progress_bar()
+        st_logger.setLevel(st_level)
 
 
 def raw_scores(model, mode: str, sources: Sequence[str], paraphrases: Sequence[str], batch_size: int = 64):
