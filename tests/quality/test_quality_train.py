@@ -200,12 +200,14 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         + "\n"
         + json.dumps({"text": "The dog ran.", "para_text": "The dog\x00 ran."})
         + "\n"
+        + '{"text": "He left.", "para_text": "He went away.", "note": "\\udc80"}\n'  # another field
     )
     out = tmp_path / "out.jsonl"
     argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", str(src), "--output", str(out)]
     assert main(argv) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [r["quality"] is None for r in rows] == [True, False, True]
+    assert [r["quality"] is None for r in rows] == [True, False, True, False]
+    assert rows[3]["note"] == "\ufffd" and "failure" not in rows[3]  # scored, written as UTF-8 can
     assert rows[0]["failure"] == "text: a lone surrogate (U+D800) at character 2; text cannot hold it"
     assert rows[0]["text"] == "a\ufffdb"  # written as UTF-8 can hold it
     assert rows[2]["failure"] == "para_text: a NUL character at character 8"

@@ -210,12 +210,12 @@ def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker:
     try:
         with batch_listener(on_batch):
             for window in generator.windows(owned, start=state["consumed"], cut_every=run.commit_every):
-                check()  # a signal whose exception Python dropped stops the run here
                 with critical():  # a window is written whole, or not at all
                     outputs.write(window, spec)
                     stats.merge(window.stats)
                     state["consumed"] += window.rows
                 tracker.window_done(window.rows)
+                check()  # a signal whose exception Python dropped stops here, the window done kept
                 due = time.monotonic() - last_commit > run.commit_seconds
                 if outputs.buffered >= run.commit_every or due:
                     commit()

@@ -351,13 +351,9 @@ def run_score(args: argparse.Namespace) -> int:
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for row, value, problem in zip(rows, scores, problems, strict=True):
-            if problem is None:
-                out.write(json.dumps({**row, "quality": value}, ensure_ascii=False) + "\n")
-            else:
-                printed = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}
-                out.write(
-                    json.dumps({**printed, "quality": None, "failure": problem}, ensure_ascii=False) + "\n"
-                )
+            printed = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}  # any field
+            extra = {} if problem is None else {"failure": problem}
+            out.write(json.dumps({**printed, "quality": value, **extra}, ensure_ascii=False) + "\n")
     finally:
         if out is not sys.stdout:
             out.close()

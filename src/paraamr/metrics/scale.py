@@ -103,7 +103,6 @@ def score_share(
                 scored.timings,
             )
             if state is not None:
-                check()  # a signal whose exception Python dropped stops before this commit
                 with critical():
                     pause_point("commit")  # tests: a signal at this exact moment
                     state.commit(k, stats)
@@ -111,6 +110,7 @@ def score_share(
         seen += len(pairs)
         if progress is not None:
             progress(seen, len(total.failures))
+        check()  # a signal whose exception Python dropped stops here, the chunk scored kept
     return total
 
 
