@@ -11,9 +11,8 @@ import pytest
 from paraamr.cli import build_parser, main
 from paraamr.commands.quality import _default_run, _triplets
 from paraamr.quality import QualityScorer
-from paraamr.quality.data import natural_pairs, read_pairs, set_c_sources
+from paraamr.quality.data import natural_pairs, set_c_sources
 from paraamr.quality.evaluation import triplet_figures
-from paraamr.quality.natural import natural_training
 from paraamr.quality.scorer import DELTA_FILE, calibrated
 from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
 from paraamr.quality.triplets import build_triplets, read_sentences
@@ -43,14 +42,18 @@ def long_input(tmp_path_factory):
     return path
 
 
+#: ``quality train`` options of the tiny runs (but --input and --output).
+TINY_ARGS = ["--max-triplets", str(N), "--natural", str(TINY_NATURAL), "--natural-operator-triplets",
+             str(NATURAL_OPS), "--seed", "0"]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def trained(long_input):
     """A cross-encoder trained by ``paraamr quality train`` on 24 triplets."""
     out = long_input.parent / "model"
-    argv = ["quality", "train", "--input", str(long_input), "--output", str(out), "--max-triplets", str(N),
-            "--mode", "cross", "--batch-size", "8", "--lr", "1e-4", "--seed", "0", "--threads", "1",
-            "--validation", "0.2", "--epochs", "1", "--no-progress", "--natural", str(TINY_NATURAL),
-            "--natural-operator-triplets", str(NATURAL_OPS),
+    argv = ["quality", "train", "--input", str(long_input), "--output", str(out), *TINY_ARGS,
+            "--mode", "cross", "--batch-size", "8", "--lr", "1e-4", "--threads", "1",
+            "--validation", "0.2", "--epochs", "1", "--no-progress",
             "--save-triplets", str(out.parent / "triplets.jsonl")]  # fmt: skip
     assert main(argv) == 0
     return out
@@ -58,15 +61,22 @@ def trained(long_input):
 
 @pytest.fixture(scope="module")
 def triplets():
-    """The CLI's triplets: the operators' of the tiny sentences, then those of the natural pairs."""
-    ops = build_triplets(read_sentences(TINY), seed=0, max_triplets=N)
-    return ops + natural_training(read_pairs(TINY_NATURAL), seed=0, operator_triplets=NATURAL_OPS)
+    """The CLI's triplets: the operators' of the tiny sentences (synonyms gated), then those of
+    the natural pairs."""
+    args = build_parser().parse_args(["quality", "train", "--input", str(TINY), "--output", "x", *TINY_ARGS])
+    return _triplets(args, list(read_sentences(TINY)))[0]
 
 
 def test_cross_model_folder_has_card_summary_and_calibration(trained, triplets):
     info = json.loads((trained / INFO_FILE).read_text())
     assert info["mode"] == "cross" and info["triplets"] == len(triplets) > N
     assert info["natural"] == {"file": "tiny_natural.tsv", "sources": 4}
+    gate = info["synonym_gate"]
+    assert gate["min_similarity"] == 0.9 and gate["kept"] > 0 and gate["dropped"] > 0
+    assert (
+        "Synonym positives kept only where `all-MiniLM-L6-v2` gives them a cosine of 0.9"
+        in (trained / "README.md").read_text()
+    )
     assert "command" not in info  # not the default run
     assert info["operators"]["negative"]["natural_role_swap"] == 4  # 2 sources x 2 rewordings
     assert {"role_swap_of_positive", "phrase_swap_of_positive"} <= set(info["operators"]["negative"])
@@ -291,7 +301,7 @@ def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
     args = build_parser().parse_args(argv)
     triplets, about = _triplets(args, list(read_sentences(TINY)))
     held = set_c_sources()
-    assert about["held_out"] == sorted(held) and about["sources"] == 467 - len(held)
+    assert about["natural"]["held_out"] == sorted(held) and about["natural"]["sources"] == 467 - len(held)
     c_texts = {normalize(r[f]) for r in natural_pairs("C") for f in ("text", "para_text")}
     made = {normalize(getattr(t, f)) for t in triplets for f in ("anchor", "positive", "negative")}
     assert not made & c_texts
@@ -309,7 +319,27 @@ def test_only_the_defaults_are_called_the_default_command():
 
     assert default() and default("--no-progress")
     assert not default("--max-triplets", "10") and not default("--no-natural")
-    assert not default("--natural", str(TINY_NATURAL))
+    assert not default("--natural", str(TINY_NATURAL)) and not default("--synonym-min-similarity", "0")
+
+
+def test_synonym_positives_are_those_the_base_encoder_finds_close(triplets):
+    """Every synonym positive the CLI trains on has a cosine of 0.9 or more with its anchor under
+    all-MiniLM-L6-v2 (computed here apart, with sentence-transformers); ungated, some are below."""
+    from sentence_transformers import SentenceTransformer
+
+    from paraamr.quality.scorer import resolve_model
+
+    encoder = SentenceTransformer(str(resolve_model("all-MiniLM-L6-v2")), device="cpu")
+
+    def cosines(ts):
+        a = encoder.encode([t.anchor for t in ts], normalize_embeddings=True)
+        b = encoder.encode([t.positive for t in ts], normalize_embeddings=True)
+        return (a * b).sum(axis=1)
+
+    gated = [t for t in triplets if t.positive_op == "synonym"]
+    ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op == "synonym"]
+    assert gated and min(cosines(gated)) >= 0.9 - 1e-4
+    assert min(cosines(ungated)) < 0.9
 
 
 def test_paired_loss_is_cross_entropy_plus_the_hinge():

@@ -32,6 +32,7 @@ DEFAULT_NATURAL_OPERATOR_TRIPLETS = 1000
 def register(subparsers) -> None:
     """Add ``quality`` with its ``train`` and ``score`` subcommands."""
     from paraamr.quality.data import TRAINING_FILES
+    from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY
     from paraamr.quality.scorer import BASE_MODEL, DEFAULT_MODEL
     from paraamr.quality.train import MODES, TrainSettings
 
@@ -69,6 +70,13 @@ def register(subparsers) -> None:
         default=DEFAULT_NATURAL_OPERATOR_TRIPLETS,
         help="operator negatives of the natural sources, each with one of their rewordings "
         f"(default: {DEFAULT_NATURAL_OPERATOR_TRIPLETS})",
+    )
+    train.add_argument(
+        "--synonym-min-similarity",
+        type=float,
+        default=SYNONYM_MIN_SIMILARITY,
+        help="keep a synonym positive only where all-MiniLM-L6-v2 gives it this cosine with its "
+        "sentence or more; 0 keeps all (default: %(default)s)",
     )
     train.add_argument("--output", type=Path, required=True, help="folder for the trained model")
     train.add_argument("--overwrite", action="store_true", help="replace a model already in --output")
@@ -211,10 +219,13 @@ def _read_sentences(args: argparse.Namespace) -> tuple[list[str], list[dict]]:
 
 
 def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dict]:
-    """The operator triplets of ``sentences`` and ``--records`` plus those of the natural pairs'
-    training part, and what the card says of the natural pairs."""
+    """The operator triplets of ``sentences`` and ``--records`` (synonyms gated) plus those of the
+    natural pairs' training part, and what the card says of the gate and the natural pairs."""
     from paraamr.quality.data import NATURAL_PAIRS, SET_C, natural_pairs, read_pairs, set_c_sources
+    from paraamr.quality.gate import SimilarityGate, encoder
     from paraamr.quality.natural import natural_training
+    from paraamr.quality.operators import POSITIVE
+    from paraamr.quality.scorer import BASE_MODEL
     from paraamr.quality.triplets import build_triplets, read_paraphrases
 
     rows = read_pairs(args.natural) if args.natural else [] if args.no_natural else natural_pairs("train")
@@ -227,23 +238,32 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     if not sentences:
         raise InputError(f"{', '.join(map(str, args.input))}: no sentences to train on")
     progress = not args.no_progress
+    positives, about = dict(POSITIVE), {}
+    if args.synonym_min_similarity > 0:
+        gate = SimilarityGate(encoder(BASE_MODEL), args.synonym_min_similarity)
+        gate.prime(sentences)
+        positives["synonym"] = gate.gated(positives["synonym"])
     triplets = build_triplets(
-        sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases, progress=progress
-    )
+        sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases,
+        positives=positives, progress=progress,
+    )  # fmt: skip
+    if args.synonym_min_similarity > 0:
+        about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
     if not rows:
-        return triplets, {}
+        return triplets, about
     triplets += natural_training(
         rows, seed=args.seed, operator_triplets=args.natural_operator_triplets, progress=progress
     )
-    about = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
+    natural = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
     if args.natural is None:
-        about |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
-    return triplets, about
+        natural |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
+    return triplets, about | {"natural": natural}
 
 
 def _default_run(args: argparse.Namespace, settings) -> bool:
     """Whether ``args`` are the defaults of ``paraamr quality train`` (but --output and progress)."""
     from paraamr.quality.data import TRAINING_FILES
+    from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY
     from paraamr.quality.train import TrainSettings
 
     return (
@@ -253,6 +273,7 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
         and args.natural is None
         and args.max_triplets == DEFAULT_TRIPLETS
         and args.natural_operator_triplets == DEFAULT_NATURAL_OPERATOR_TRIPLETS
+        and args.synonym_min_similarity == SYNONYM_MIN_SIMILARITY
         and args.max_chars == TRAIN_MAX_CHARS
         and settings == TrainSettings()
     )
@@ -272,7 +293,7 @@ def run_train(args: argparse.Namespace) -> int:
         raise UsageError(f"--natural-operator-triplets {args.natural_operator_triplets}: must be 0 or more")
     _check_output(args.output, args.overwrite)
     sentences, failures = _read_sentences(args)
-    triplets, natural = _triplets(args, sentences)
+    triplets, about = _triplets(args, sentences)
     print(f"{len(triplets)} triplets from {len(sentences)} sentences and the natural pairs", file=sys.stderr)
     if args.save_triplets:
         write_triplets(triplets, args.save_triplets)
@@ -293,7 +314,6 @@ def run_train(args: argparse.Namespace) -> int:
         logit_margin=args.logit_margin,
         natural_repeat=args.natural_repeat,
     )
-    about = {"natural": natural} if natural else {}
     if _default_run(args, settings):
         about["command"] = "paraamr quality train --output DIR"
     sources = [*args.input, *args.records]

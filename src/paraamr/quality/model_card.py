@@ -1,8 +1,8 @@
 """The section a trained quality model's card (``README.md``) ends with: how it was trained.
 
 It is written from the training summary (``paraamr_quality.json``): mode, loss, triplets and
-operators, the natural pairs and the sources held out of them (set C, listed in full), the
-calibration, the figures on the validation pairs and the time.
+operators (and the synonyms' similarity gate), the natural pairs and the sources held out of them
+(set C, listed in full), the calibration, the figures on the validation pairs and the time.
 
 >>> summary = {"mode": "cross", "loss": "BinaryCrossEntropyLoss", "settings": {"base": "b", "margin": 0.5,
 ...     "epochs": 1, "batch_size": 16, "learning_rate": 2e-05, "seed": 0, "max_length": 64,
@@ -11,12 +11,15 @@ calibration, the figures on the validation pairs and the time.
 ...     0.1, "slope": 2.0, "macro_f1": 1.0, "pairs": 2, "method": "m"}, "steps_done": 1, "steps": 1,
 ...     "operators": {"positive": {"typo": 3}, "negative": {"number": 3}}, "sources": ["s.txt"],
 ...     "paraamr_version": "0.1.0", "command": "paraamr quality train --output DIR",
-...     "natural": {"file": "n.tsv", "sources": 2, "held_out_file": "c.txt", "held_out": ["A b."]}}
+...     "natural": {"file": "n.tsv", "sources": 2, "held_out_file": "c.txt", "held_out": ["A b."]},
+...     "synonym_gate": {"model": "m", "min_similarity": 0.9, "kept": 5, "dropped": 4}}
 >>> note = training_note(summary)
 >>> note.splitlines()[0]
 '## How this model was trained (paraamr quality train)'
 >>> "- Trained by the default command, `paraamr quality train --output DIR`" in note, "- A b." in note
 (True, True)
+>>> "0.9 or more with their sentence: 5 kept, 4 dropped" in note
+True
 """
 
 from __future__ import annotations
@@ -89,6 +92,15 @@ def _inputs(summary: dict) -> list[str]:
     return [*summary["sources"], *([natural] if natural else [])]
 
 
+def _gate(gate: dict) -> str:
+    return (
+        f"- Synonym positives kept only where `{gate['model']}` gives them a cosine of "
+        f"{gate['min_similarity']} or more with their sentence: {gate['kept']} kept, {gate['dropped']} "
+        "dropped while the triplets were drawn (WordNet's first sense of a word is often not its sense "
+        "in the sentence)."
+    )
+
+
 def training_note(summary: dict) -> str:
     """The model card section on how the model was trained (Markdown)."""
     s, ops, cal = summary["settings"], summary["operators"], summary["calibration"]
@@ -109,6 +121,7 @@ def training_note(summary: dict) -> str:
             else "."
         ),
         "- Positives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["positive"].items()) + ".",
+        *([_gate(summary["synonym_gate"])] if summary.get("synonym_gate") else []),
         "- Negatives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["negative"].items()) + ".",
         f"- Calibrated on the {cal['pairs']} validation pairs: raw threshold {cal['threshold']} "
         f"(equal error rate; macro F1 there {cal['macro_f1']}), slope {cal['slope']}; scores are "

@@ -18,7 +18,7 @@ sentence-transformers model (``SentenceTransformer`` or ``CrossEncoder``) with a
 (``README.md``) saying how it was trained and the same facts as JSON in ``paraamr_quality.json``.
 
 >>> TrainSettings().mode, TrainSettings().base, TrainSettings().max_length
-('cross', 'all-MiniLM-L6-v2', 64)
+('cross', 'all-MiniLM-L6-v2', 128)
 >>> TrainSettings(mode="bi").resolved().learning_rate, TrainSettings().resolved().batch_size
 (5e-05, 32)
 """
@@ -97,7 +97,7 @@ class TrainSettings:
     batch_size: int | None = None
     learning_rate: float | None = None
     warmup_ratio: float = 0.1
-    max_length: int = 64
+    max_length: int = 128
     freeze_layers: int | None = None
     validation: float = 0.15
     max_minutes: float | None = None
