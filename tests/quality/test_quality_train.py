@@ -13,6 +13,7 @@ from paraamr.commands.quality import _default_run, _triplets
 from paraamr.quality import QualityScorer
 from paraamr.quality.data import natural_pairs, set_c_sources
 from paraamr.quality.evaluation import triplet_figures
+from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY
 from paraamr.quality.scorer import DELTA_FILE, calibrated
 from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
 from paraamr.quality.triplets import build_triplets, read_sentences
@@ -72,7 +73,7 @@ def test_cross_model_folder_has_card_summary_and_calibration(trained, triplets):
     assert info["mode"] == "cross" and info["triplets"] == len(triplets) > N
     assert info["natural"] == {"file": "tiny_natural.tsv", "sources": 4}
     gate = info["synonym_gate"]
-    assert gate["min_similarity"] == 0.9 and gate["kept"] > 0 and gate["dropped"] > 0
+    assert gate["min_similarity"] == SYNONYM_MIN_SIMILARITY == 0.9 and gate["kept"] and gate["dropped"]
     assert (
         "Synonym positives kept only where `all-MiniLM-L6-v2` gives them a cosine of 0.9"
         in (trained / "README.md").read_text()
@@ -338,8 +339,8 @@ def test_synonym_positives_are_those_the_base_encoder_finds_close(triplets):
 
     gated = [t for t in triplets if t.positive_op == "synonym"]
     ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op == "synonym"]
-    assert gated and min(cosines(gated)) >= 0.9 - 1e-4
-    assert min(cosines(ungated)) < 0.9
+    assert gated and min(cosines(gated)) >= SYNONYM_MIN_SIMILARITY - 1e-4
+    assert min(cosines(ungated)) < SYNONYM_MIN_SIMILARITY
 
 
 def test_paired_loss_is_cross_entropy_plus_the_hinge():
