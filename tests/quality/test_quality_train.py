@@ -243,6 +243,7 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         (["train", "--input", "{good}", "--natural", "{tsv}", "--output", "{out}"], r"bad\.tsv:3: a row"),
         (["train", "--input", "{good}", "--natural", "{good}", "--output", "{out}"], "the header must be"),
         (["train", "--natural-operator-triplets", "-1", "--output", "{out}"], "must be 0 or more"),
+        (["train", "--synonym-min-similarity", "1.5", "--output", "{out}"], "must be between 0 and 1"),
         (
             ["train", "--input", "{good}", "--output", "{out}", "--validation", "1.5"],
             "must be between 0 and 1",

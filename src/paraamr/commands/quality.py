@@ -239,15 +239,16 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
         raise InputError(f"{', '.join(map(str, args.input))}: no sentences to train on")
     progress = not args.no_progress
     positives, about = dict(POSITIVE), {}
-    if args.synonym_min_similarity > 0:
-        gate = SimilarityGate(encoder(BASE_MODEL), args.synonym_min_similarity)
+    minimum = args.synonym_min_similarity
+    gate = SimilarityGate(encoder(BASE_MODEL), minimum) if minimum else None
+    if gate:
         gate.prime(sentences)
         positives["synonym"] = gate.gated(positives["synonym"])
     triplets = build_triplets(
         sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases,
         positives=positives, progress=progress,
     )  # fmt: skip
-    if args.synonym_min_similarity > 0:
+    if gate:
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
     if not rows:
         return triplets, about
@@ -291,6 +292,8 @@ def run_train(args: argparse.Namespace) -> int:
         raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
     if args.natural_operator_triplets < 0:
         raise UsageError(f"--natural-operator-triplets {args.natural_operator_triplets}: must be 0 or more")
+    if not 0 <= args.synonym_min_similarity <= 1:
+        raise UsageError(f"--synonym-min-similarity {args.synonym_min_similarity}: must be between 0 and 1")
     _check_output(args.output, args.overwrite)
     sentences, failures = _read_sentences(args)
     triplets, about = _triplets(args, sentences)
