@@ -222,10 +222,10 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     """The operator triplets of ``sentences`` and ``--records`` (synonyms gated) plus those of the
     natural pairs' training part, and what the card says of the gate and the natural pairs."""
     from paraamr.quality.data import NATURAL_PAIRS, SET_C, natural_pairs, read_pairs, set_c_sources
-    from paraamr.quality.gate import SimilarityGate, encoder
+    from paraamr.quality.gate import SimilarityGate
     from paraamr.quality.natural import natural_training
     from paraamr.quality.operators import POSITIVE
-    from paraamr.quality.scorer import BASE_MODEL
+    from paraamr.quality.scorer import BASE_MODEL, QualityScorer
     from paraamr.quality.triplets import build_triplets, read_paraphrases
 
     rows = read_pairs(args.natural) if args.natural else [] if args.no_natural else natural_pairs("train")
@@ -240,7 +240,7 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     progress = not args.no_progress
     positives, about = dict(POSITIVE), {}
     minimum = args.synonym_min_similarity
-    gate = SimilarityGate(encoder(BASE_MODEL), minimum) if minimum else None
+    gate = SimilarityGate(QualityScorer(BASE_MODEL).encode, minimum) if minimum else None
     if gate:
         gate.prime(sentences)
         positives["synonym"] = gate.gated(positives["synonym"])

@@ -20,13 +20,13 @@ cosine of its embedding and its input's reaches ``minimum``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from paraamr.quality.edits import Operator
 
-__all__ = ["SYNONYM_MIN_SIMILARITY", "SimilarityGate", "encoder"]
+__all__ = ["SYNONYM_MIN_SIMILARITY", "SimilarityGate"]
 
 #: Default cosine an operator's output needs with its input under all-MiniLM-L6-v2 (``quality
 #: train --synonym-min-similarity``): about half of the synonym operator's outputs reach it.
@@ -34,8 +34,9 @@ SYNONYM_MIN_SIMILARITY = 0.9
 
 
 class SimilarityGate:
-    """Gate operators by the cosine of ``encode``'s embeddings (``encode(texts) -> array``, rows
-    normalized or not) of an output and its input; embeddings are cached by text."""
+    """Gate operators by the cosine of ``encode``'s embeddings (``encode(texts) -> array`` of
+    L2-normalized rows, as :meth:`~paraamr.quality.scorer.QualityScorer.encode` gives) of an output
+    and its input; embeddings are cached by text."""
 
     def __init__(self, encode: Callable[[list[str]], np.ndarray], minimum: float) -> None:
         self.encode = encode
@@ -47,7 +48,7 @@ class SimilarityGate:
         """Embed ``texts`` not seen yet in one batch (the anchors, before the operators run)."""
         new = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if new:
-            for text, vector in zip(new, self._unit(self.encode(new)), strict=True):
+            for text, vector in zip(new, self.encode(new), strict=True):
                 self._cache[text] = vector
 
     def similarity(self, a: str, b: str) -> float:
@@ -67,21 +68,3 @@ class SimilarityGate:
             return out if keep else None
 
         return gated_op
-
-    @staticmethod
-    def _unit(vectors: Sequence) -> np.ndarray:
-        array = np.asarray(vectors, dtype=np.float32)
-        return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12)
-
-
-def encoder(model: str, *, batch_size: int = 64) -> Callable[[list[str]], np.ndarray]:
-    """``encode(texts)`` with the sentence-transformers model ``model`` (a name or folder; fetched
-    once into the Hub cache like the scorer's base model)."""
-    from paraamr.quality.scorer import load_model, resolve_model
-
-    sentence_model = load_model(resolve_model(model), "bi")
-
-    def encode(texts: list[str]) -> np.ndarray:
-        return sentence_model.encode(texts, batch_size=batch_size, show_progress_bar=False)
-
-    return encode
