@@ -19,7 +19,9 @@ AUC of ``role_swap`` and ``shuffle`` (sets A and B's ``role`` and ``scramble``),
 with at least 25 pairs, and of the smaller kinds pooled as ``other``; then each trained model's
 training size and time (CPU seconds next to wall: the machine may be shared). The base model's
 separation is on its own cosine scale, so compare AUC and F1 across models, μs only between
-calibrated models. (An exact copy scores 1 with every model, by rule: no set holds one.)
+calibrated models. (An exact copy scores 1 with every model, by rule: no set holds one.) The 95%
+intervals of μs and of macro F1 at 0.5 come from a bootstrap over sources (a source's pairs drawn
+together): the sets are small, and a difference inside them may be chance.
 
 Run: ``python benchmarks/bench_quality.py [--model NAME=DIR ...] [--train MODE ...] [--set A|B|C]
 [--threads 1]``.
@@ -44,7 +46,14 @@ GOALS = {"f1": 0.85, "auc": 0.8, "separation": 0.5}
 
 def evaluate_model(model: str | Path, rows: list[dict]) -> dict:
     from paraamr.quality import QualityScorer
-    from paraamr.quality.evaluation import best_threshold, by_kind, classify, pooled_kinds, separation
+    from paraamr.quality.evaluation import (
+        best_threshold,
+        by_kind,
+        classify,
+        intervals_by_source,
+        pooled_kinds,
+        separation,
+    )
 
     scorer = QualityScorer(model)
     scorer.score(["warm up"], ["warm up"])
@@ -58,6 +67,7 @@ def evaluate_model(model: str | Path, rows: list[dict]) -> dict:
         "separation": separation(scores, labels),
         "at_0.5": classify(scores, labels, 0.5),
         "at_best": classify(scores, labels, threshold),
+        "intervals": intervals_by_source(scores, labels, [r["text"] for r in rows]),
         "kinds": by_kind(scores, labels, kinds),
         "goal_kinds": by_kind(scores, labels, pooled_kinds(kinds, labels)),
         "pairs_per_s": len(rows) / seconds,
@@ -103,6 +113,9 @@ def print_set(name: str, rows: list[dict], results: dict[str, dict]) -> None:
     lines.append(("pairs / CPU s", lambda r: r["pairs_per_cpu_s"]))
     for label, get in lines:
         print(f"{label:<26}" + "".join(f"{get(results[n]):>{width}.3f}" for n in names))
+    for key, label in (("separation", "μs"), ("f1_macro", "f1_macro at 0.5")):
+        cells = ["[{:.3f}, {:.3f}]".format(*results[n]["intervals"][key]) for n in names]
+        print(f"{label + ', 95% CI':<26}" + "".join(f"{c:>{width}}" for c in cells))
     print("per kind: mean score (AUC against the valid pairs, invalid kinds)")
     for kind, first in results[names[0]]["kinds"].items():
         cells = []

@@ -1,5 +1,5 @@
 """Figures of a paraphrase-quality scorer (ParaQD, §5): separation, P/R/F1 at a threshold, triplet
-loss, AUC by kind (small kinds pooled).
+loss, AUC by kind (small kinds pooled), 95% intervals by source.
 
 Labels are 1 for a valid paraphrase and 0 for an invalid one; a pair is predicted valid when its
 score is at least ``threshold`` (0.5 in ParaQD). Figures are on the natural scale (the evaluate
@@ -150,3 +150,53 @@ def pooled_kinds(kinds: Sequence[str], labels: Sequence[int], least: int = 25) -
     named = [_SAME_KIND.get(kind, kind) if label == 0 else "valid" for kind, label in pairs]
     counts = Counter(named)
     return [k if k in ORDER_KINDS or k == "valid" or counts[k] >= least else "other" for k in named]
+
+
+def intervals_by_source(
+    scores: Sequence[float],
+    labels: Sequence[int],
+    sources: Sequence[str],
+    threshold: float = 0.5,
+    *,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """95% intervals of the macro F1 at ``threshold`` and of the separation, by a cluster bootstrap
+    over ``sources`` (:func:`paraamr.metrics.sample.intervals`): the pairs of one source are drawn
+    together, since they are not independent.
+
+    >>> scores, labels = [0.9, 0.2, 0.8, 0.6, 0.7, 0.4, 0.3, 0.1], [1, 0, 1, 0, 1, 0, 1, 0]
+    >>> found = intervals_by_source(scores, labels, list("aabbccdd"))
+    >>> lo, hi = found["f1_macro"]
+    >>> bool(lo <= classify(scores, labels)["f1_macro"] <= hi), bool(lo < hi)
+    (True, True)
+    """
+    from paraamr.metrics.sample import intervals, source_groups
+
+    scores_, labels_ = _check(scores, labels)
+    if len(sources) != len(scores_):
+        raise InputError(f"{len(scores_)} scores but {len(sources)} sources")
+    valid, accepted = labels_ == 1, scores_ >= threshold
+    columns = (  # per pair: 1, then TP FP FN TN, then valid count and score, invalid count and score
+        np.ones(len(scores_)), valid & accepted, ~valid & accepted, valid & ~accepted, ~valid & ~accepted,
+        valid, np.where(valid, scores_, 0.0), ~valid, np.where(valid, 0.0, scores_),
+    )  # fmt: skip
+    per_pair = np.column_stack(columns).astype(float)
+    table = np.array([per_pair[group].sum(axis=0) for group in source_groups(sources)])
+    extra = {"f1_macro": (slice(1, 5), _macro_f1), "separation": (slice(5, 9), _separation)}
+    return intervals(table, [], seed=seed, extra=extra)
+
+
+def _macro_f1(counts: np.ndarray) -> float:
+    """Macro F1 of ``[TP, FP, FN, TN]`` (valid the positive class; 0 for a class never seen or predicted)."""
+    tp, fp, fn, tn = counts
+    return (_f1(2 * tp, fp + fn) + _f1(2 * tn, fp + fn)) / 2
+
+
+def _f1(twice_hits: float, misses: float) -> float:
+    return twice_hits / (twice_hits + misses) if twice_hits + misses else 0.0
+
+
+def _separation(sums: np.ndarray) -> float:
+    """μs of ``[valid pairs, their score sum, invalid pairs, their score sum]`` (nan without both)."""
+    n_valid, valid, n_invalid, invalid = sums
+    return valid / n_valid - invalid / n_invalid if n_valid and n_invalid else float("nan")
