@@ -20,8 +20,8 @@ with at least 25 pairs, and of the smaller kinds pooled as ``other``; then each 
 training size and time (CPU seconds next to wall: the machine may be shared). The base model's
 separation is on its own cosine scale, so compare AUC and F1 across models, μs only between
 calibrated models. (An exact copy scores 1 with every model, by rule: no set holds one.) The 95%
-intervals of μs and of macro F1 at 0.5 come from a bootstrap over sources (a source's pairs drawn
-together): the sets are small, and a difference inside them may be chance.
+intervals of μs, of macro F1 at 0.5 and of the goal AUCs come from a bootstrap over sources (a
+source's pairs drawn together): the sets are small, and a difference inside them may be chance.
 
 Run: ``python benchmarks/bench_quality.py [--model NAME=DIR ...] [--train MODE ...] [--set A|B|C]
 [--threads 1]``.
@@ -67,7 +67,9 @@ def evaluate_model(model: str | Path, rows: list[dict]) -> dict:
         "separation": separation(scores, labels),
         "at_0.5": classify(scores, labels, 0.5),
         "at_best": classify(scores, labels, threshold),
-        "intervals": intervals_by_source(scores, labels, [r["text"] for r in rows]),
+        "intervals": intervals_by_source(
+            scores, labels, [r["text"] for r in rows], kinds=pooled_kinds(kinds, labels)
+        ),
         "kinds": by_kind(scores, labels, kinds),
         "goal_kinds": by_kind(scores, labels, pooled_kinds(kinds, labels)),
         "pairs_per_s": len(rows) / seconds,
@@ -131,6 +133,8 @@ def print_set(name: str, rows: list[dict], results: dict[str, dict]) -> None:
         if "auc" in first:
             cells = [f"{results[n]['goal_kinds'][kind]['auc']:.3f}" for n in names]
             print(f"  {kind + ' (' + str(first['n']) + ')':<24}" + "".join(f"{c:>{width}}" for c in cells))
+            cells = ["[{:.2f}, {:.2f}]".format(*results[n]["intervals"][f"auc {kind}"]) for n in names]
+            print(f"  {'  95% CI':<24}" + "".join(f"{c:>{width}}" for c in cells))
     met = [n for n in names if meets_goals(results[n])]
     print(f"meets every goal of set {name}: {', '.join(met) or 'none'}")
 

@@ -47,3 +47,22 @@ def test_the_threshold_is_the_one_the_interval_is_of(pairs):
 def test_sources_must_match_the_scores():
     with pytest.raises(InputError, match="3 scores but 2 sources"):
         intervals_by_source([0.1, 0.9, 0.5], [0, 1, 1], ["a", "b"])
+
+
+def test_auc_intervals_of_each_invalid_kind(pairs):
+    """Each interval holds scikit-learn's AUC of the whole set; a kind below every valid pair has
+    AUC 1 in every resample, and equal scores 0.5 (the AUC's definition, ties counting half)."""
+    from paraamr.quality.evaluation import by_kind
+
+    scores, labels, sources = pairs
+    kinds = np.where(labels == 1, "valid", np.where(np.arange(len(labels)) % 2, "odd", "even")).tolist()
+    found = intervals_by_source(scores, labels, sources, kinds=kinds)
+    assert {k for k in found if k.startswith("auc")} == {"auc even", "auc odd"}
+    whole = by_kind(scores, labels, kinds)
+    for kind in ("even", "odd"):
+        lo, hi = found[f"auc {kind}"]
+        assert lo < whole[kind]["auc"] < hi
+    below = np.where(labels == 1, 0.6 + 0.4 * scores, 0.5 * scores)
+    assert intervals_by_source(below, labels, sources, kinds=kinds)["auc odd"] == (1.0, 1.0)
+    flat = intervals_by_source(np.full(len(labels), 0.5), labels, sources, kinds=kinds)
+    assert flat["auc even"] == (0.5, 0.5)

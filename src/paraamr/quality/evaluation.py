@@ -158,17 +158,23 @@ def intervals_by_source(
     sources: Sequence[str],
     threshold: float = 0.5,
     *,
+    kinds: Sequence[str] | None = None,
     seed: int = 0,
 ) -> dict[str, tuple[float, float]]:
-    """95% intervals of the macro F1 at ``threshold`` and of the separation, by a cluster bootstrap
-    over ``sources`` (:func:`paraamr.metrics.sample.intervals`): the pairs of one source are drawn
-    together, since they are not independent.
+    """95% intervals of the macro F1 at ``threshold``, of the separation and, given ``kinds``, of the
+    AUC of the valid pairs against each invalid kind (``"auc KIND"``, as :func:`by_kind`), by a
+    cluster bootstrap over ``sources`` (:func:`paraamr.metrics.sample.intervals`; for the AUCs, the
+    same number of resamples and level, percentile intervals of the resamples that hold the kind):
+    the pairs of one source are drawn together, since they are not independent.
 
     >>> scores, labels = [0.9, 0.2, 0.8, 0.6, 0.7, 0.4, 0.3, 0.1], [1, 0, 1, 0, 1, 0, 1, 0]
-    >>> found = intervals_by_source(scores, labels, list("aabbccdd"))
+    >>> found = intervals_by_source(scores, labels, list("aabbccdd"), kinds=["ok", "bad"] * 4)
     >>> lo, hi = found["f1_macro"]
     >>> bool(lo <= classify(scores, labels)["f1_macro"] <= hi), bool(lo < hi)
     (True, True)
+    >>> lo, hi = found["auc bad"]
+    >>> bool(lo <= by_kind(scores, labels, ["ok", "bad"] * 4)["bad"]["auc"] <= hi)
+    True
     """
     from paraamr.metrics.sample import intervals, source_groups
 
@@ -181,9 +187,38 @@ def intervals_by_source(
         valid, np.where(valid, scores_, 0.0), ~valid, np.where(valid, 0.0, scores_),
     )  # fmt: skip
     per_pair = np.column_stack(columns).astype(float)
-    table = np.array([per_pair[group].sum(axis=0) for group in source_groups(sources)])
+    groups = source_groups(sources)
+    table = np.array([per_pair[group].sum(axis=0) for group in groups])
     extra = {"f1_macro": (slice(1, 5), _macro_f1), "separation": (slice(5, 9), _separation)}
-    return intervals(table, [], seed=seed, extra=extra)
+    found = intervals(table, [], seed=seed, extra=extra)
+    if kinds is not None:
+        kinds_ = np.asarray(kinds)
+        for kind in sorted(set(kinds_[~valid].tolist())):
+            found[f"auc {kind}"] = _auc_interval(scores_, valid, kinds_ == kind, groups, seed)
+    return found
+
+
+def _auc_interval(
+    scores: np.ndarray, valid: np.ndarray, kind: np.ndarray, groups: list[list[int]], seed: int
+) -> tuple[float, float]:
+    """The percentile interval of the AUC of the ``valid`` pairs against the ``kind`` pairs over
+    resamples of the sources (``groups`` of pair indices); resamples without both are left out."""
+    from scipy.stats import rankdata
+
+    from paraamr.metrics.sample import CONFIDENCE, RESAMPLES
+
+    rng, values = np.random.default_rng(seed), []
+    for _ in range(RESAMPLES if len(groups) > 1 else 0):
+        index = np.concatenate([groups[g] for g in rng.integers(0, len(groups), len(groups))])
+        good, bad = scores[index][valid[index]], scores[index][kind[index]]
+        if len(good) and len(bad):  # the Mann-Whitney U of the valid pairs over n_good * n_bad
+            ranks = rankdata(np.r_[good, bad])[: len(good)].sum()
+            values.append((ranks - len(good) * (len(good) + 1) / 2) / (len(good) * len(bad)))
+    if not values:
+        return (float("nan"), float("nan"))
+    tail = 50 * (1 - CONFIDENCE)
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return float(lo), float(hi)
 
 
 def _macro_f1(counts: np.ndarray) -> float:
