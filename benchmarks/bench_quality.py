@@ -63,15 +63,14 @@ def evaluate_model(model: str | Path, rows: list[dict]) -> dict:
     labels = [r["label"] for r in rows]
     kinds = [r["kind"] for r in rows]
     threshold, _ = best_threshold(scores, labels)
+    goal_kinds = pooled_kinds(kinds, labels)
     return {
         "separation": separation(scores, labels),
         "at_0.5": classify(scores, labels, 0.5),
         "at_best": classify(scores, labels, threshold),
-        "intervals": intervals_by_source(
-            scores, labels, [r["text"] for r in rows], kinds=pooled_kinds(kinds, labels)
-        ),
+        "intervals": intervals_by_source(scores, labels, [r["text"] for r in rows], kinds=goal_kinds),
         "kinds": by_kind(scores, labels, kinds),
-        "goal_kinds": by_kind(scores, labels, pooled_kinds(kinds, labels)),
+        "goal_kinds": by_kind(scores, labels, goal_kinds),
         "pairs_per_s": len(rows) / seconds,
         "pairs_per_cpu_s": len(rows) / max(cpu_seconds, 1e-9),
         "signature": str(scorer.signature),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from paraamr.errors import InputError
-from paraamr.quality.evaluation import classify, intervals_by_source, separation
+from paraamr.quality.evaluation import by_kind, classify, intervals_by_source, separation
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,6 @@ def test_sources_must_match_the_scores():
 def test_auc_intervals_of_each_invalid_kind(pairs):
     """Each interval holds scikit-learn's AUC of the whole set; a kind below every valid pair has
     AUC 1 in every resample, and equal scores 0.5 (the AUC's definition, ties counting half)."""
-    from paraamr.quality.evaluation import by_kind
-
     scores, labels, sources = pairs
     kinds = np.where(labels == 1, "valid", np.where(np.arange(len(labels)) % 2, "odd", "even")).tolist()
     found = intervals_by_source(scores, labels, sources, kinds=kinds)
