@@ -185,6 +185,30 @@ def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     assert "--overwrite" in capsys.readouterr().err
 
 
+def test_score_figures_carry_95_intervals_by_source(trained, tmp_path, capsys):
+    sentences = ["The dog chased the cat.", "Anna gave Tom a book.", "The shop opens at nine."]
+    rows = [
+        {"text": text, "para_text": para, "label": label}
+        for text in sentences
+        for para, label in ((text.replace(".", "!"), 1), (text.replace("The", "No"), 0))
+    ]
+    src = tmp_path / "pairs.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["quality", "score", "--model", str(trained), "--input", str(src), "--output", "-"]) == 0
+    err = capsys.readouterr().err
+    figures = json.loads(next(line for line in err.splitlines() if line.startswith('{"separation"')))
+    for name in ("separation", "f1_macro"):
+        lo, hi = figures["interval_95"][name]
+        assert lo <= figures[name] <= hi
+    how = "|ci:95%|bootstrap:cluster:sources|method:percentile|resamples:1000|seed:0|"
+    assert how in figures["signature"]
+    # one source: no interval (null, valid JSON), the figures still printed
+    src.write_text("".join(json.dumps(r) + "\n" for r in PAIRS))
+    assert main(["quality", "score", "--model", str(trained), "--input", str(src), "--output", "-"]) == 0
+    line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith('{"separation"'))
+    assert json.loads(line, parse_constant=pytest.fail)["interval_95"]["f1_macro"] == [None, None]
+
+
 def test_score_long_text_in_seconds_or_refused(tmp_path, capsys):
     long_text = "word " * 20_000
     src = tmp_path / "long.jsonl"

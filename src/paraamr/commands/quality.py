@@ -5,7 +5,8 @@ and from the bundled natural pairs (their training part: set C stays out), and t
 cross-encoder (default) or a bi-encoder from all-MiniLM-L6-v2, calibrated on a validation split;
 ``score`` adds a ``quality`` score to each pair of a JSON-lines file (``text``
 and ``para_text`` fields, as in the ``pairs`` config) and, when the rows carry a ``label``, prints
-the separation and P/R/F1 to stderr. Errors are raised as :class:`~paraamr.errors.ParaAMRError`
+the separation and P/R/F1 to stderr, with 95% intervals of the separation and macro F1 (a bootstrap
+over sources). Errors are raised as :class:`~paraamr.errors.ParaAMRError`
 and printed as one line by the CLI's reporter.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -349,8 +351,9 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
+    from paraamr.metrics.sample import interval_signature
     from paraamr.quality import QualityScorer
-    from paraamr.quality.evaluation import classify, separation
+    from paraamr.quality.evaluation import classify, intervals_by_source, separation
     from paraamr.quality.triplets import json_lines
 
     if args.output != "-" and Path(args.output).exists() and not args.overwrite:
@@ -384,6 +387,13 @@ def run_score(args: argparse.Namespace) -> int:
     if labelled and len(labelled) == len(rows):
         values_, labels = zip(*labelled, strict=True)
         figures = {"separation": separation(values_, labels), **classify(values_, labels, args.threshold)}
-        figures["signature"] = str(scorer.signature.extend(threshold=args.threshold, scale=1))
+        found = intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold)
+        figures["interval_95"] = {  # null where one source gives no interval
+            name: [None if math.isnan(x) else x for x in found[name]] for name in ("separation", "f1_macro")
+        }
+        signature = scorer.signature.extend(
+            interval_signature("sources", 0), threshold=args.threshold, scale=1
+        )
+        figures["signature"] = str(signature)
         print(json.dumps(figures), file=sys.stderr)
     return 0
