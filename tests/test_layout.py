@@ -20,13 +20,13 @@ PACKAGE = SRC / "paraamr"
 #: Layers, lowest first: a module may import its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
     {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
-    | {"layout", "locks", "signals", "progress", "texts", "outputs"},
+    | {"layout", "locks", "signals", "progress", "texts", "outputs", "extras"},
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"}
     | {"filters"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
-    | {"builder.shards", "builder.run", "augment"},
+    | {"builder.shards", "builder.status", "builder.run", "augment"},
     {"generate", "evaluate", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
 from paraamr.errors import ParaAMRError
+from paraamr.extras import install_hint
 from paraamr.signals import Interrupted, exit_with, handled
 
 __all__ = ["describe", "reason", "redact", "report", "run_command", "run_process"]
@@ -234,6 +235,9 @@ def report(
         _quiet_stdout()
         return 141
     message, status = describe(err, inputs)
+    inner = _innermost(err)
+    if isinstance(inner, ModuleNotFoundError):
+        message = install_hint(inner, command) or message
     with contextlib.suppress(Exception):
         if debug:
             text = "".join(traceback.format_exception(err))

@@ -158,7 +158,9 @@ def test_overwrite_with_shard_resets_that_shard_only(tmp_path):
     assert _start(folder, record, overwrite=True) == "overwrite"
     folder.unlock()
     assert {p for p in out.rglob("*") if p.is_file()} == before - mine  # the other shards untouched
-    assert [s.state for s in run_statuses(out)[1]] == ["done"] * 3 + ["missing"] + ["done"] * 4
+    status = run_statuses(out)
+    assert [(s.index, s.state) for s in status.statuses] == [(i, "done") for i in (0, 1, 2, 4, 5, 6, 7)]
+    assert status.missing() == [(3, 3)]
     with pytest.raises(InputError, match=r"other shards use other settings .*--foci"):
         _shard(tmp_path, 3).check(_record(tmp_path, foci=2), None, overwrite=True)
 

@@ -116,7 +116,7 @@ def _kill_after_first_commit(cluster: Cluster, victims: list[int]) -> dict[int, 
         for i, proc in list(procs.items()):
             state = cluster.state(i)
             if state and state["consumed"] >= 1:
-                seen[i] = run_statuses(cluster.out)[1][i].state
+                seen[i] = next(s.state for s in run_statuses(cluster.out).statuses if s.index == i)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 del procs[i]

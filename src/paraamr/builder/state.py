@@ -32,6 +32,22 @@ FULL_HASH_BYTES = 64 << 20
 _EDGE_BYTES = 1 << 20
 
 
+def _read_state(path: Path) -> dict:
+    """A state file of the run (replaced whole at each commit, so one that does not parse was cut
+    short or changed by hand): its content, else a one-line error naming it and the way out."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        data = err
+    if not isinstance(data, dict):
+        why = str(data) if isinstance(data, Exception) else "not a JSON object"
+        raise InputError(
+            f"{path}: the run's state is unreadable ({why}); run the same command with --overwrite to "
+            "build this run (with --shard: this shard) again"
+        )
+    return data
+
+
 def input_identity(path: str | Path) -> dict[str, Any]:
     """What identifies an input file's content: size, mtime and sha1 of the whole file when it is
     small (<= :data:`FULL_HASH_BYTES`), else of its first and last MiB.
@@ -111,7 +127,7 @@ class RunFolder:
 
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``num_processes``, ``input_identity``), or None."""
-        return json.loads(self.settings_path.read_text()) if self.settings_path.is_file() else None
+        return _read_state(self.settings_path) if self.settings_path.is_file() else None
 
     def check(self, record: RecordSettings, identity: dict[str, Any] | None, *, overwrite: bool) -> str:
         """Refuse to mix runs or to touch files that are not ours; return what will happen
@@ -208,7 +224,7 @@ class RunFolder:
     def load_state(self) -> dict:
         """This writer's committed state (fresh when none)."""
         if self.state_path.is_file():
-            return json.loads(self.state_path.read_text())
+            return _read_state(self.state_path)
         return {"consumed": 0, "next": {}, "stats": Stats().as_dict(), "done": False}
 
     def save_state(self, state: dict) -> None:
@@ -234,7 +250,7 @@ class RunFolder:
         """``(writer, committed state)`` of each writer of the run (or shard) that committed, by writer."""
         out = []
         for path in sorted(self.state_dir.glob(f"state-{self.writers}.json")):
-            out.append((path.stem[len("state-") :], json.loads(path.read_text())))
+            out.append((path.stem[len("state-") :], _read_state(path)))
         return out
 
     def clean(self, state: dict) -> int:

@@ -8,6 +8,7 @@ names the shards (:func:`paraamr.builder.folder.finalize`), writes the card
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -16,16 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
-from paraamr.builder.folder import finalize
+from paraamr.builder.folder import check_committed, finalize
 from paraamr.builder.hub import push_folder
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.settings import RunSettings
 from paraamr.builder.state import RunFolder
 from paraamr.card import write_card
+from paraamr.errors import InputError
 from paraamr.locks import folder_lock
 from paraamr.signals import pause_point
 
-__all__ = ["Push", "finish", "format_summary", "publish", "summarize", "write_outputs"]
+__all__ = ["Push", "finish", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ def write_outputs(
     card for ``repo_id`` (its load snippets name it). Returns the summary."""
     for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
         layout.remove_temps(path / name)  # an earlier finish killed mid-write
+    _pushed_path(path).unlink(missing_ok=True)  # what is written now is not uploaded yet
     summary = summarize(path, states, saved, run, seconds)
     layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
     size = summary["settings"]["max_shard_size"]
@@ -114,12 +117,34 @@ def write_outputs(
     return summary
 
 
+def _pushed_path(path: Path) -> Path:
+    return layout.state_path(path, "pushed.json")
+
+
+def _push_key(push: Push) -> str:
+    return f"{push.repo_id}@{push.revision or 'main'}"
+
+
+def pushed(path: Path, push: Push) -> bool:
+    """Whether the finished folder ``path`` was uploaded to ``push``'s repo and revision since it
+    was last finished (a requeued task redoes an upload that failed)."""
+    try:
+        return _push_key(push) in json.loads(_pushed_path(path).read_text())
+    except (OSError, ValueError, TypeError):
+        return False
+
+
 def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str, Any]:
-    """Print the summary and, with ``push``, upload the folder (after the folder's lock is let go)."""
+    """Print the summary and, with ``push``, upload the folder (after the folder's lock is let go)
+    and record the upload (:func:`pushed`)."""
     print(format_summary(summary), file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
     if push is not None:
         url = push_folder(path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
+        done = {}
+        with contextlib.suppress(OSError, ValueError):
+            done = dict(json.loads(_pushed_path(path).read_text()))
+        layout.atomic_write(_pushed_path(path), json.dumps({**done, _push_key(push): url}))
         print(f"pushed {path} to {push.repo_id}: {url}", file=sys.stderr)
     return summary
 
@@ -137,8 +162,16 @@ def finish(
     :func:`write_outputs`; then print the summary and upload the folder with ``push``. Returns the
     summary."""
     with folder_lock(folder.path, command="generate (finish)"):
+        states = folder.states()
+        problems = check_committed(folder.path, states)
+        if problems:
+            first = next(iter(problems.values()))
+            raise InputError(
+                f"{folder.path}: the committed files do not match the run's counts ({first[0]}); nothing "
+                "was finalized: run the same command with --overwrite to build it again"
+            )
         repo_id = push.repo_id if push is not None else None
         summary = write_outputs(
-            folder.path, folder.states(), saved, run, seconds, license=license, repo_id=repo_id
+            folder.path, states, saved, run, seconds, license=license, repo_id=repo_id
         )
     return publish(folder.path, summary, push)
