@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
     | {"builder.shards", "builder.status", "builder.run", "augment"},
-    {"generate", "evaluate", "metric_modules"},
+    {"generate", "evaluate", "executors", "metric_modules"},
     {"commands", "cli", "__main__"},
 ]
 

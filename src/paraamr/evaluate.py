@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from paraamr.errors import InputError, UsageError
+from paraamr.extras import require
 from paraamr.metrics.scoring import MAX_CHARS
 from paraamr.options import ArgumentParser, add_plot_options, positive, shard_spec
 from paraamr.progress import add_progress_options
@@ -287,6 +288,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate for parsed options; return the exit status (errors are raised)."""
+    require("metrics")
     from paraamr.metrics.sample import owned
     from paraamr.metrics.scale import combine, gather, launch
 

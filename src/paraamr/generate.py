@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
+from paraamr.extras import require
 from paraamr.options import SHARD_HELP, ArgumentParser, optional_float, shard_spec
 from paraamr.progress import add_progress_options
 from paraamr.signals import Interrupted, handled
@@ -99,6 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="with --shard: 'auto' lets the last shard to finish write the summary, shards and card "
         "(and push); 'no' (default) leaves that to `paraamr finalize DIR`",
     )
+    add_executor_options(parser)
     hub = parser.add_argument_group("publish")
     hub.add_argument(
         "--push-to-hub", metavar="REPO_ID", help="upload the finished folder to this dataset repo"
@@ -305,8 +307,29 @@ def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] |
     return 0
 
 
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """The options that hand a generate run to a datatrove executor."""
+    group = parser.add_argument_group(
+        "executors (datatrove: the run cut into tasks, each --shard I/TASKS; see docs/scale.md)"
+    )
+    group.add_argument(
+        "--executor",
+        choices=("none", "local", "slurm"),
+        default="none",
+        help="'local': the tasks on this machine, --workers at a time; 'slurm': a Slurm job array of the "
+        "tasks and a finalize job after it; 'none' (default): this process (or launcher) runs the whole run",
+    )
+    group.add_argument("--tasks", type=int, metavar="T", help="number of tasks (default: --workers)")
+    group.add_argument("--workers", type=int, default=1, metavar="K", help="tasks at once (default: 1)")
+    group.add_argument("--slurm-partition", metavar="P", help="Slurm partition (for --executor slurm)")
+    group.add_argument("--slurm-time", default="24:00:00", metavar="T", help="time limit per task")
+    group.add_argument("--slurm-cpus", type=int, default=4, metavar="N", help="CPUs per task (default: 4)")
+    group.add_argument("--slurm-gpus", type=int, default=0, metavar="N", help="GPUs per task (default: 0)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the generator for parsed options; return the exit status (errors are raised)."""
+    require("generate")
     from paraamr.builder.run import Push, execute, launch_info
 
     record, settings = settings_from_args(args)
@@ -325,6 +348,11 @@ def run(args: argparse.Namespace) -> int:
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
     elif args.private or args.revision or args.token:
         raise UsageError("--private, --revision and --token go with --push-to-hub")
+    if args.executor != "none":
+        require("cluster")
+        from paraamr.executors import launch
+
+        return launch(args, record, settings, run, push)
     shard = _shard(args, record, settings, push)
     try:
         execute(

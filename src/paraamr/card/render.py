@@ -7,6 +7,7 @@ dataset card, rendered with :class:`huggingface_hub.DatasetCard` (:func:`render`
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -316,11 +317,13 @@ def write_card(
     max_shard_size: str | int = "500MB",
     thresholds: Sequence[float] = (),
 ) -> Path:
-    """Compute the statistics of ``folder``'s shards (plots into ``plots/``) and write its card
-    (``README.md``) atomically; an ``evaluation.json`` beside it adds the Table-2 row;
-    ``thresholds`` add filtered ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
+    """Compute the statistics of ``folder``'s shards (plots into ``plots/`` where matplotlib, the
+    ``plots`` extra, is installed) and write its card (``README.md``) atomically; an
+    ``evaluation.json`` beside it adds the Table-2 row; ``thresholds`` add filtered
+    ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
     root = Path(folder)
-    stats = compute_stats(root, plot_dir=root / PLOTS, overwrite=True)
+    plot_dir = root / PLOTS if importlib.util.find_spec("matplotlib") else None
+    stats = compute_stats(root, plot_dir=plot_dir, overwrite=True)
     plots = [str(Path(p).relative_to(root)) for p in stats.pop("plots", [])]
     evaluation_path = root / EVALUATION
     evaluation = (

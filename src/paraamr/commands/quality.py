@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from paraamr.errors import InputError, UsageError
+from paraamr.extras import require
 from paraamr.options import positive
 from paraamr.outputs import check_writable
 from paraamr.texts import printable, text_problem
@@ -285,6 +286,7 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
 def run_train(args: argparse.Namespace) -> int:
     """Build triplets from ``--input`` (and ``--records``, and the natural pairs) and train the
     model in ``--output``."""
+    require("quality")
     from paraamr.quality.train import INFO_FILE, TrainSettings, train
     from paraamr.quality.triplets import write_triplets
 
@@ -351,6 +353,7 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
+    require("quality")
     from paraamr.metrics.sample import interval_signature
     from paraamr.quality import QualityScorer
     from paraamr.quality.evaluation import classify, intervals_by_source, separation
