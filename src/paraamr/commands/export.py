@@ -1,0 +1,142 @@
+"""``paraamr export simcse|scpn PATH OUTPUT``: a corpus as the training file of one of the paper's uses.
+
+``simcse`` writes (source, paraphrase, random negative from another source) rows at perplexity <= 110
+as SimCSE's supervised CSV (sent0,sent1,hard_neg); ``scpn`` writes (source, target parse of the
+paraphrase, paraphrase) rows at perplexity <= 85 (source,target_parse,paraphrase). PATH is a release
+file, a dataset folder or a Hub dataset id; rows are streamed. Both files load with
+load_dataset("csv", data_files=OUTPUT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from paraamr.options import optional_float, positive
+
+
+def register(subparsers) -> None:
+    """Add ``export`` with its ``simcse`` and ``scpn`` subcommands."""
+    from paraamr.commands.stats import add_archive_options
+
+    parser = subparsers.add_parser(
+        "export",
+        help="a corpus as the training file of one of the paper's uses (SimCSE, SCPN)",
+        description=" ".join(__doc__.split("\n\n")[1].split()).replace("``", "`"),
+    )
+    sub = parser.add_subparsers(dest="export_command", metavar="SUBCOMMAND", required=True)
+    simcse = sub.add_parser(
+        "simcse",
+        help="(source, paraphrase, random negative) rows as SimCSE's CSV: sent0,sent1,hard_neg",
+        description="Rows of (source, paraphrase, a source of another record drawn at random) for "
+        "SimCSE's supervised training, at the paper's perplexity threshold for sentence embeddings.",
+    )
+    scpn = sub.add_parser(
+        "scpn",
+        help="(source, target parse, paraphrase) rows for syntactically controlled generation",
+        description="Rows of (source, constituency parse of the paraphrase without its words, "
+        "paraphrase) for SCPN, at the paper's perplexity threshold for controlled generation.",
+    )
+    for name, p in (("simcse", simcse), ("scpn", scpn)):
+        p.add_argument("path", metavar="PATH", help="release file, dataset folder or Hub dataset id")
+        p.add_argument("output", metavar="OUTPUT", help="the CSV file to write")
+        p.add_argument(
+            "--max-perplexity",
+            type=optional_float,
+            default=110.0 if name == "simcse" else 85.0,
+            help="keep paraphrases at or below this perplexity (default: %(default)s, the paper's for "
+            + ("sentence embeddings" if name == "simcse" else "controlled generation")
+            + "; 'none' keeps all)",
+        )
+        p.add_argument("--config", default=None, help="config of a Hub dataset (default: its default)")
+        p.add_argument(
+            "--split", action="append", default=None, help="split to export (repeatable; default: all)"
+        )
+        p.add_argument("--overwrite", action="store_true", help="replace OUTPUT (and its failures file)")
+        add_archive_options(p)
+        p.set_defaults(func=run)
+    simcse.add_argument(
+        "--seed", type=int, default=0, help="seed of the random negatives (default: %(default)s)"
+    )
+    g = scpn.add_argument_group("parser")
+    g.add_argument(
+        "--parser",
+        default="link-grammar",
+        help="link-grammar (offline), corenlp, or a CoreNLP server URL (default: %(default)s)",
+    )
+    g.add_argument(
+        "--no-pos", action="store_true", help="link-grammar trees without spaCy's part-of-speech layer"
+    )
+    g.add_argument(
+        "--processes",
+        type=positive(),
+        default=None,
+        help="link-grammar processes / concurrent CoreNLP requests (default: this machine's cores)",
+    )
+    g.add_argument("--cache-dir", default=None, help="keep parses in this folder across runs")
+    g.add_argument(
+        "--batch-size", type=positive(), default=256, help="pairs parsed at a time (default: %(default)s)"
+    )
+
+
+def failures_path(output: str | Path) -> Path:
+    """Where the pairs that could not be written go: ``OUTPUT.failures.jsonl``."""
+    output = Path(output)
+    return output.with_name(output.name + ".failures.jsonl")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the output, stream the rows into it, write the failures, say what was written."""
+    from paraamr import exports
+    from paraamr.commands.stats import archive_limits
+    from paraamr.layout import atomic_write
+
+    limits = archive_limits(args)
+    output, failed = Path(args.output), failures_path(args.output)
+    _check_output(args, output, failed)
+    items = exports.records(args.path, config=args.config, splits=args.split, limits=limits)
+    counts: dict[str, int] = {}
+    failures: list[dict[str, str]] = []
+    if args.export_command == "simcse":
+        rows = exports.simcse_rows(items, max_perplexity=args.max_perplexity, seed=args.seed, counts=counts)
+        written = exports.write_csv(rows, output, exports.SIMCSE_COLUMNS, failures=failures)
+    else:
+        from paraamr.metrics.parsers import get_parser
+
+        spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
+        with get_parser(spec, processes=args.processes, cache_dir=args.cache_dir) as parser:
+            rows = exports.scpn_rows(
+                items, parser, max_perplexity=args.max_perplexity, batch_size=args.batch_size, counts=counts
+            )
+            written = exports.write_csv(rows, output, exports.SCPN_COLUMNS, failures=failures)
+    if failures:
+        atomic_write(failed, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures))
+    else:
+        failed.unlink(missing_ok=True)  # an earlier run's, replaced with --overwrite
+    above = counts.get("pairs", 0) - counts.get("kept", 0)
+    threshold = "no threshold" if args.max_perplexity is None else f"perplexity <= {args.max_perplexity:g}"
+    print(
+        f"wrote {written:,} rows to {output} ({threshold}: {above:,} of {counts.get('pairs', 0):,} pairs "
+        f"left out; {len(failures):,} failures" + (f" in {failed})" if failures else ")")
+    )
+    for failure in failures[:5]:
+        print(f"failure: {failure['where']}: {failure['stage']}: {failure['reason']}", file=sys.stderr)
+    return 0
+
+
+def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
+    """Refuse, before any work, an output that is a folder, would be replaced without
+    ``--overwrite``, is the input, or cannot be written."""
+    from paraamr.errors import InputError
+    from paraamr.outputs import check_writable
+
+    if output.is_dir():
+        raise InputError(f"{output}: is a folder (OUTPUT is the CSV file to write)")
+    if Path(args.path).exists() and output.resolve() == Path(args.path).resolve():
+        raise InputError(f"{output}: is the input")
+    for path in (output, failed):
+        if path.exists() and not args.overwrite:
+            raise InputError(f"{path}: exists (pass --overwrite to replace it)")
+    check_writable(output.parent)  # the file is replaced by a rename there
