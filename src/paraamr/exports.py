@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import random
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -266,12 +266,19 @@ def _missing_in_csv(values: Sequence[str]) -> str | None:
 
 
 def write_csv(
-    rows: Iterable[Row], output: str | Path, columns: Sequence[str], *, failures: list[dict[str, str]]
+    rows: Iterable[Row],
+    output: str | Path,
+    columns: Sequence[str],
+    *,
+    failures: list[dict[str, str]],
+    empty: Callable[[], str] | None = None,
 ) -> int:
     """Write ``rows``' values under the header ``columns`` as CSV (UTF-8, quoted where needed) to
     ``output`` atomically (:func:`paraamr.layout.atomic_file`: a run that stops leaves no part);
     rows without values, and rows with a value a CSV reader would read as missing, are appended
-    to ``failures``. Returns the rows written."""
+    to ``failures``. Returns the rows written. With no row to write, ``empty`` (when given) makes
+    the message of an :class:`InputError` and nothing is written (``datasets`` cannot load a CSV
+    file without rows)."""
     from paraamr.layout import atomic_file
 
     written = 0
@@ -290,4 +297,6 @@ def write_csv(
                 continue
             writer.writerow(row.values)
             written += 1
+        if not written and empty is not None:
+            raise InputError(empty())
     return written

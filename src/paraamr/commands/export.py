@@ -91,17 +91,31 @@ def run(args: argparse.Namespace) -> int:
     """Check the output, stream the rows into it, write the failures, say what was written."""
     from paraamr import exports
     from paraamr.commands.stats import archive_limits
+    from paraamr.errors import UsageError
     from paraamr.layout import atomic_write
 
     limits = archive_limits(args)
+    if args.max_perplexity is not None and not args.max_perplexity >= 0:
+        raise UsageError(f"--max-perplexity {args.max_perplexity}: must be a number >= 0 or 'none'")
     output, failed = Path(args.output), failures_path(args.output)
     _check_output(args, output, failed)
     items = exports.records(args.path, config=args.config, splits=args.split, limits=limits)
     counts: dict[str, int] = {}
     failures: list[dict[str, str]] = []
+    threshold = "no threshold" if args.max_perplexity is None else f"perplexity <= {args.max_perplexity:g}"
+
+    def left_out() -> str:
+        pairs = counts.get("pairs", 0)
+        return f"{threshold}: {pairs - counts.get('kept', 0):,} of {pairs:,} pairs left out"
+
+    def empty() -> str:
+        first = f": {failures[0]['stage']}: {failures[0]['reason']}" if failures else ""
+        why = f"{left_out()}; {len(failures):,} failures{first}"
+        return f"{args.path}: no pairs to write ({why}); nothing written"
+
     if args.export_command == "simcse":
         rows = exports.simcse_rows(items, max_perplexity=args.max_perplexity, seed=args.seed, counts=counts)
-        written = exports.write_csv(rows, output, exports.SIMCSE_COLUMNS, failures=failures)
+        written = exports.write_csv(rows, output, exports.SIMCSE_COLUMNS, failures=failures, empty=empty)
     else:
         from paraamr.metrics.parsers import get_parser
 
@@ -110,16 +124,14 @@ def run(args: argparse.Namespace) -> int:
             rows = exports.scpn_rows(
                 items, parser, max_perplexity=args.max_perplexity, batch_size=args.batch_size, counts=counts
             )
-            written = exports.write_csv(rows, output, exports.SCPN_COLUMNS, failures=failures)
+            written = exports.write_csv(rows, output, exports.SCPN_COLUMNS, failures=failures, empty=empty)
     if failures:
         atomic_write(failed, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures))
     else:
         failed.unlink(missing_ok=True)  # an earlier run's, replaced with --overwrite
-    above = counts.get("pairs", 0) - counts.get("kept", 0)
-    threshold = "no threshold" if args.max_perplexity is None else f"perplexity <= {args.max_perplexity:g}"
     print(
-        f"wrote {written:,} rows to {output} ({threshold}: {above:,} of {counts.get('pairs', 0):,} pairs "
-        f"left out; {len(failures):,} failures" + (f" in {failed})" if failures else ")")
+        f"wrote {written:,} rows to {output} ({left_out()}; {len(failures):,} failures"
+        + (f" in {failed})" if failures else ")")
     )
     for failure in failures[:5]:
         print(f"failure: {failure['where']}: {failure['stage']}: {failure['reason']}", file=sys.stderr)
@@ -139,4 +151,4 @@ def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
     for path in (output, failed):
         if path.exists() and not args.overwrite:
             raise InputError(f"{path}: exists (pass --overwrite to replace it)")
-    check_writable(output.parent)  # the file is replaced by a rename there
+    check_writable(output.parent if output.exists() else output)  # replaced by a rename in its folder
