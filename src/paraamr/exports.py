@@ -270,15 +270,15 @@ def write_csv(
     output: str | Path,
     columns: Sequence[str],
     *,
-    failures: list[dict[str, str]],
+    failures: Any,
     empty: Callable[[], str] | None = None,
 ) -> int:
     """Write ``rows``' values under the header ``columns`` as CSV (UTF-8, quoted where needed) to
     ``output`` atomically (:func:`paraamr.layout.atomic_file`: a run that stops leaves no part);
-    rows without values, and rows with a value a CSV reader would read as missing, are appended
-    to ``failures``. Returns the rows written. With no row to write, ``empty`` (when given) makes
-    the message of an :class:`InputError` and nothing is written (``datasets`` cannot load a CSV
-    file without rows)."""
+    rows without values, and rows with a value a CSV reader would read as missing, go to
+    ``failures.append`` (a list, or a writer of them). Returns the rows written. With no row to
+    write, ``empty`` (when given) makes the message of an :class:`InputError` and nothing is
+    written (``datasets`` cannot load a CSV file without rows)."""
     from paraamr.layout import atomic_file
 
     written = 0

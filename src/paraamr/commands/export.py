@@ -10,11 +10,13 @@ load_dataset("csv", data_files=OUTPUT).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 
 from paraamr.options import optional_float, positive
+from paraamr.progress import Progress, add_progress_options
 
 
 def register(subparsers) -> None:
@@ -56,6 +58,7 @@ def register(subparsers) -> None:
         )
         p.add_argument("--overwrite", action="store_true", help="replace OUTPUT (and its failures file)")
         add_archive_options(p)
+        add_progress_options(p)
         p.set_defaults(func=run)
     simcse.add_argument(
         "--seed", type=int, default=0, help="seed of the random negatives (default: %(default)s)"
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from paraamr import exports
     from paraamr.commands.stats import archive_limits
     from paraamr.errors import UsageError
-    from paraamr.layout import atomic_write
+    from paraamr.layout import atomic_file
 
     limits = archive_limits(args)
     if args.max_perplexity is not None and not args.max_perplexity >= 0:
@@ -101,41 +104,71 @@ def run(args: argparse.Namespace) -> int:
     _check_output(args, output, failed)
     items = exports.records(args.path, config=args.config, splits=args.split, limits=limits)
     counts: dict[str, int] = {}
-    failures: list[dict[str, str]] = []
     threshold = "no threshold" if args.max_perplexity is None else f"perplexity <= {args.max_perplexity:g}"
 
     def left_out() -> str:
         pairs = counts.get("pairs", 0)
         return f"{threshold}: {pairs - counts.get('kept', 0):,} of {pairs:,} pairs left out"
 
-    def empty() -> str:
-        first = f": {failures[0]['stage']}: {failures[0]['reason']}" if failures else ""
-        why = f"{left_out()}; {len(failures):,} failures{first}"
-        return f"{args.path}: no pairs to write ({why}); nothing written"
+    with contextlib.ExitStack() as stack:
+        failures = _Failures(stack.enter_context(open(stack.enter_context(atomic_file(failed)), "w")))
 
-    if args.export_command == "simcse":
-        rows = exports.simcse_rows(items, max_perplexity=args.max_perplexity, seed=args.seed, counts=counts)
-        written = exports.write_csv(rows, output, exports.SIMCSE_COLUMNS, failures=failures, empty=empty)
-    else:
-        from paraamr.metrics.parsers import get_parser
+        def empty() -> str:
+            why = f"{left_out()}; {failures.count:,} failures{failures.first}"
+            return f"{args.path}: no pairs to write ({why}); nothing written"
 
-        spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
-        with get_parser(spec, processes=args.processes, cache_dir=args.cache_dir) as parser:
+        shown = stack.enter_context(
+            Progress(f"export {args.export_command}", unit="pairs", mode=args.progress)
+        )
+        if args.export_command == "simcse":
+            rows = exports.simcse_rows(
+                items, max_perplexity=args.max_perplexity, seed=args.seed, counts=counts
+            )
+            columns = exports.SIMCSE_COLUMNS
+        else:
+            from paraamr.metrics.parsers import get_parser
+
+            spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
+            parser = get_parser(spec, processes=args.processes, cache_dir=args.cache_dir)
+            stack.callback(parser.close)
             rows = exports.scpn_rows(
                 items, parser, max_perplexity=args.max_perplexity, batch_size=args.batch_size, counts=counts
             )
-            written = exports.write_csv(rows, output, exports.SCPN_COLUMNS, failures=failures, empty=empty)
-    if failures:
-        atomic_write(failed, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures))
-    else:
-        failed.unlink(missing_ok=True)  # an earlier run's, replaced with --overwrite
+            columns = exports.SCPN_COLUMNS
+        written = exports.write_csv(_shown(rows, shown), output, columns, failures=failures, empty=empty)
+    if not failures.count:
+        failed.unlink()  # none: no file (an earlier run's went with --overwrite)
     print(
-        f"wrote {written:,} rows to {output} ({left_out()}; {len(failures):,} failures"
-        + (f" in {failed})" if failures else ")")
+        f"wrote {written:,} rows to {output} ({left_out()}; {failures.count:,} failures"
+        + (f" in {failed})" if failures.count else ")")
     )
-    for failure in failures[:5]:
-        print(f"failure: {failure['where']}: {failure['stage']}: {failure['reason']}", file=sys.stderr)
     return 0
+
+
+class _Failures:
+    """The failure rows, written as JSON lines as they come (never held), the first five also
+    printed on stderr; ``count`` and ``first`` (the first one's stage and reason) for messages."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.count, self.first = stream, 0, ""
+
+    def append(self, failure: dict[str, str]) -> None:
+        self.stream.write(json.dumps(failure, ensure_ascii=False) + "\n")
+        self.count += 1
+        if self.count == 1:
+            self.first = f": {failure['stage']}: {failure['reason']}"
+        if self.count <= 5:
+            print(f"failure: {failure['where']}: {failure['stage']}: {failure['reason']}", file=sys.stderr)
+
+
+def _shown(rows, shown: Progress):
+    """``rows``, passed on as they are, counted on the display every 256 (and at the end)."""
+    done = 0
+    for done, row in enumerate(rows, start=1):
+        if done % 256 == 0:
+            shown.update(done)
+        yield row
+    shown.update(done)
 
 
 def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
