@@ -258,6 +258,4 @@ def read_corpus(path: str | os.PathLike) -> Iterator[str]:
                 try:
                     yield line.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError as err:
-                    raise InputError(
-                        f"{file}, line {number}: not valid UTF-8 (byte {err.start})"
-                    ) from None
+                    raise InputError(f"{file}, line {number}: not valid UTF-8 (byte {err.start})") from None
