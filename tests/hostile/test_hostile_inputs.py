@@ -1023,6 +1023,13 @@ def table() -> list[Case]:
             ),
             ("none-kept", ["scpn", "in.jsonl", "o.csv", "--max-perplexity", "1"], good, ERR, "in.jsonl"),
             (
+                "corenlp-down",
+                ["scpn", "in.jsonl", "o.csv", "--parser", "http://127.0.0.1:9"],
+                good,
+                ERR,
+                "127.0.0.1:9",
+            ),
+            (
                 "scpn-long-paraphrase",
                 ["scpn", "in.jsonl", "o.csv", "--parser", "link-grammar:no-pos"],
                 {"in.jsonl": long_para + release(repeat=1)},
