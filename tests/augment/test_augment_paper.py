@@ -190,3 +190,16 @@ def test_in_sample_is_the_signature_of_train_lm():
 
     lm = train_lm([Dataset.from_dict({"t": ["a b"]})], ["t"])
     assert lm.source == IN_SAMPLE
+
+
+def test_a_corpus_lm_keeps_no_segmentation_per_line():
+    """Training on a corpus streams: jieba's segmentations of its lines are not kept (they are
+    for the texts REDA edits), and the counts are those of the kept path."""
+    from paraamr.augment.languages import tokenizer
+
+    lines = ["苹果手机怎么截图", "今天天气很好", "我想买一部手机"]
+    tok = tokenizer("jieba")
+    streamed = NgramLM.train(iter(lines), tokenizer=tok, once=True)
+    assert tok._texts == {}
+    kept = NgramLM.train(lines, tokenizer=tokenizer("jieba"))
+    assert streamed.counts == kept.counts and streamed.total == kept.total

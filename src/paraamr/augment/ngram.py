@@ -89,16 +89,21 @@ class NgramLM:
         alpha: float = 1.0,
         tokenizer: Tokenizer | None = None,
         source: str | None = None,
+        once: bool = False,
     ) -> NgramLM:
         """A model counted over ``texts`` (any iterable of strings, e.g. a dataset column, or
-        :func:`read_corpus`'s lines), cut by ``tokenizer`` (default: whitespace)."""
+        :func:`read_corpus`'s lines), cut by ``tokenizer`` (default: whitespace); ``once``: see
+        :meth:`update`."""
         lm = cls(order, alpha=alpha, tokenizer=tokenizer, source=source)
-        lm.update(texts)
+        lm.update(texts, once=once)
         return lm
 
-    def update(self, texts: Iterable[str]) -> None:
-        """Add the n-grams of each text of ``texts`` (one line each; empty texts are skipped)."""
-        counts, order, cut = self.counts, self.order, self.tokenizer.lm_tokens
+    def update(self, texts: Iterable[str], *, once: bool = False) -> None:
+        """Add the n-grams of each text of ``texts`` (one line each; empty texts are skipped).
+        ``once``: texts seen only here (a corpus), cut without keeping their segmentation
+        (:meth:`~paraamr.augment.languages.Tokenizer.lm_tokens_once`)."""
+        counts, order = self.counts, self.order
+        cut = self.tokenizer.lm_tokens_once if once else self.tokenizer.lm_tokens
         self._table = None
         for text in texts:
             tokens = cut(text)

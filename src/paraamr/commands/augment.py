@@ -311,7 +311,8 @@ def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
         told = f"loaded from {path}" + ("" if args.lm else " (installed)")
     elif args.lm_corpus:
         name = re.sub(r"[|:\s]", "_", Path(args.lm_corpus).resolve().name)
-        lm = NgramLM.train(read_corpus(args.lm_corpus), tokenizer=tokenizer, source=f"corpus:{name}")
+        corpus = read_corpus(args.lm_corpus)
+        lm = NgramLM.train(corpus, tokenizer=tokenizer, source=f"corpus:{name}", once=True)
         told = f"trained on {args.lm_corpus} ({lm.lines:,} lines, {lm.total:,} tokens)"
     else:
         lm = NgramLM.train(texts, tokenizer=tokenizer, source=IN_SAMPLE)
