@@ -158,6 +158,8 @@ def test_output_is_never_replaced_without_overwrite_and_bad_input_is_one_line(re
         (["export", "simcse", str(release), str(release), "--overwrite"], "is the input"),
         (["export", "simcse", str(release), str(new), "--split", "test"], "no split test (splits: train)"),
     ]
+    assert main(["export", "simcse", str(release), str(new), "--config", "pairs"]) == 2
+    assert "--config pairs: only for a Hub dataset" in capsys.readouterr().err
     for argv, expected in cases:
         assert main(argv) == 1, argv
         lines = capsys.readouterr().err.splitlines()  # a progress line may come first, never an error

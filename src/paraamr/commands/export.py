@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
     limits = archive_limits(args)
     if args.max_perplexity is not None and not args.max_perplexity >= 0:
         raise UsageError(f"--max-perplexity {args.max_perplexity}: must be a number >= 0 or 'none'")
+    if args.config and Path(args.path).exists():
+        raise UsageError(f"--config {args.config}: only for a Hub dataset ({args.path} is a local path)")
     output, failed = Path(args.output), failures_path(args.output)
     _check_output(args, output, failed)
     items = exports.records(args.path, config=args.config, splits=args.split, limits=limits)
