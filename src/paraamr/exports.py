@@ -10,7 +10,7 @@
 Each keeps the paraphrases at or below the paper's perplexity threshold for that use by default
 (:data:`THRESHOLDS`: 110 and 85; a null perplexity fails any threshold, as in
 :class:`paraamr.filters.Filters`). Records come from :func:`records` (a local release file or
-dataset folder through :func:`paraamr.sources.read_path`, or a Hub dataset through
+dataset folder through :mod:`paraamr.sources`, or a Hub dataset through
 ``datasets.load_dataset(..., streaming=True)``), one at a time: memory stays flat in the corpus
 size. A pair that cannot be written comes out as a failure (``{"where", "text", "para_text",
 "stage", "reason"}``), never dropped silently.
@@ -90,23 +90,22 @@ def records(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(where, record)`` of each source of ``spec``, streamed, in the ``default`` shape.
 
-    A local file or folder is read by :func:`paraamr.sources.read_path` (release JSON lines, zipped
-    or not, Parquet, our dataset folders; ``limits`` caps what an archive may unpack); any other
+    A local file or folder is read by :mod:`paraamr.sources` (release JSON lines, zipped or not,
+    Parquet, our dataset folders; ``limits`` caps what an archive may unpack); any other
     name is a Hub dataset, streamed by ``datasets.load_dataset`` (``config``; its ``default`` rows
     or its ``pairs`` rows, each a record of one paraphrase). ``splits`` keeps those splits (all by
     default); a split that is not there is an error naming the ones that are.
     """
-    from paraamr.sources import RELEASE_SUFFIXES, parse_line, read_path, split_files
+    from paraamr.sources import RELEASE_SUFFIXES, iter_records, parse_line, split_files
 
     path = Path(spec)
     if path.exists():
-        found = list(split_files(path))
-        _check_splits(spec, splits, found)
-        counts: dict[str, int] = {}
-        for split, record in read_path(path, limits=limits):
-            counts[split] = counts.get(split, 0) + 1
-            if splits is None or split in splits:
-                yield f"{spec} ({split}) record {counts[split]}", record
+        files = split_files(path)
+        _check_splits(spec, splits, list(files))
+        for split in splits or list(files):
+            for file in files[split]:
+                for key, record in iter_records(file, limits=limits):
+                    yield f"{file}, {key}", record
         return
     if spec.startswith(("/", "./", "../", "~")) or path.suffix.lower() in (*RELEASE_SUFFIXES, ".csv", ".tsv"):
         raise InputError(f"{spec}: no such file or folder")
