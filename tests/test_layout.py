@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"}
     | {"filters"},
-    {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
+    {"builder.pipeline", "quality", "card", "dataset", "builder.hub", "exports"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
     | {"builder.shards", "builder.status", "builder.run", "augment"},
     {"generate", "evaluate", "executors", "metric_modules"},

@@ -322,7 +322,9 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--tasks", type=int, metavar="T", help="number of tasks (default: --workers)")
     group.add_argument("--workers", type=int, default=1, metavar="K", help="tasks at once (default: 1)")
     group.add_argument("--slurm-partition", metavar="P", help="Slurm partition (for --executor slurm)")
-    group.add_argument("--slurm-time", default="24:00:00", metavar="T", help="time limit per task")
+    group.add_argument(
+        "--slurm-time", default="24:00:00", metavar="T", help="time limit per task (default: %(default)s)"
+    )
     group.add_argument("--slurm-cpus", type=int, default=4, metavar="N", help="CPUs per task (default: 4)")
     group.add_argument("--slurm-gpus", type=int, default=0, metavar="N", help="GPUs per task (default: 0)")
 

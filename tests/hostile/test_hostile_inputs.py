@@ -954,6 +954,90 @@ def table() -> list[Case]:
             ("broken-pipe", ["in.amr"], {"in.amr": many}, PIPE, None, {"how": "pipe"}),
         ],
     )
+
+    # export ---------------------------------------------------------------------------------
+    good = {"in.jsonl": release()}
+    long_para = jsonl([{"text": "Long .", "paraphrases": [{"para_text": LONG_TEXT, "perplexity": 1.0}]}])
+    cases += rows(
+        "export",
+        ("export",),
+        [
+            ("missing", ["simcse", "missing.jsonl", "out.csv"], {}, ERR, "missing.jsonl"),
+            ("empty", ["simcse", "in.jsonl", "out.csv"], {"in.jsonl": b""}, ERR, "in.jsonl"),
+            ("directory", ["simcse", "data", "out.csv"], {"data": None}, ERR, "data"),
+            (
+                "invalid-utf8",
+                ["simcse", "in.jsonl", "out.csv"],
+                {"in.jsonl": bad_utf8(release())},
+                ERR,
+                "in.jsonl",
+            ),
+            (
+                "garbage-parquet",
+                ["simcse", "in.parquet", "out.csv"],
+                {"in.parquet": GARBAGE},
+                ERR,
+                "in.parquet",
+            ),
+            (
+                "malformed-json",
+                ["simcse", "in.jsonl", "out.csv"],
+                {"in.jsonl": b'{"text": "a"\n'},
+                ERR,
+                "in.jsonl",
+            ),
+            ("surrogate", ["simcse", "in.jsonl", "out.csv"], {"in.jsonl": SURROGATE_PARA}, ERR, "in.jsonl"),
+            ("nested-zip", ["simcse", "in.zip", "out.csv"], {"in.zip": NESTED_ZIP}, ERR, "in.zip"),
+            ("bomb", ["simcse", "in.gz", "out.csv"], {"in.gz": BOMB}, ERR, "in.gz"),
+            (
+                "hub-offline",
+                ["simcse", "no-such-org/no-such-data", "out.csv"],
+                {},
+                ERR,
+                "no-such-org/no-such-data",
+            ),
+            (
+                "output-user-file",
+                ["simcse", "in.jsonl", "out.csv"],
+                {**good, "out.csv": b"mine\n"},
+                ERR,
+                "out.csv",
+            ),
+            ("output-folder", ["simcse", "in.jsonl", "out"], {**good, "out": None}, ERR, "out"),
+            (
+                "output-under-file",
+                ["simcse", "in.jsonl", "afile/out.csv"],
+                {**good, "afile": b"x"},
+                ERR,
+                "afile",
+            ),
+            ("output-read-only", ["simcse", "in.jsonl", "{ro}/out.csv"], good, ERR, "out.csv"),
+            ("output-disk-full", ["simcse", "in.jsonl", "{full}/export.csv"], good, ERR, "export.csv"),
+            ("output-is-input", ["simcse", "in.jsonl", "in.jsonl", "--overwrite"], good, ERR, "in.jsonl"),
+            (
+                "ppl-negative",
+                ["simcse", "in.jsonl", "o.csv", "--max-perplexity", "-1"],
+                good,
+                USAGE,
+                "--max-perplexity",
+            ),
+            ("none-kept", ["scpn", "in.jsonl", "o.csv", "--max-perplexity", "1"], good, ERR, "in.jsonl"),
+            (
+                "corenlp-down",
+                ["scpn", "in.jsonl", "o.csv", "--parser", "http://127.0.0.1:9"],
+                good,
+                ERR,
+                "127.0.0.1:9",
+            ),
+            (
+                "scpn-long-paraphrase",
+                ["scpn", "in.jsonl", "o.csv", "--parser", "link-grammar:no-pos"],
+                {"in.jsonl": long_para + release(repeat=1)},
+                OK,
+                None,
+            ),
+        ],
+    )
     return cases + round_two()
 
 

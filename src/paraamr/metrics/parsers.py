@@ -163,6 +163,11 @@ class TreeParser:
             self.calls += len(todo)
         return [self._cache[k] for k in keys]
 
+    def clear(self) -> None:
+        """Forget the parses kept in memory (a long stream parsed batch by batch stays flat; the
+        disk cache, when there is one, keeps them)."""
+        self._cache.clear()
+
     def problem(self, sentence: str) -> str | None:
         """Why this parser cannot take ``sentence`` (a :func:`sentence_key`), or None."""
         return "empty sentence" if not sentence else None
