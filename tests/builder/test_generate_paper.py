@@ -128,3 +128,13 @@ def test_tagged_without_a_spacy_model_is_refused_before_anything_is_written(
     assert main(args) == 1
     assert "--tagging tagged needs a spaCy English model" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_preset_takes_local_copies_of_its_models(tmp_path):
+    copy = tmp_path / "gpt2-copy"
+    copy.mkdir()
+    parse = build_parser().parse_args
+    paper = settings_from_args(parse(["--preset", "paper", "--input", "x", "--lm-model", str(copy)]))[0]
+    assert paper == RecordSettings.paper(input=paper.input, lm_model=str(copy))
+    with pytest.raises(UsageError, match="--preset paper sets --lm-model gpt2"):  # not on disk: a Hub id
+        settings_from_args(parse(["--preset", "paper", "--input", "x", "--lm-model", str(tmp_path / "none")]))

@@ -5,12 +5,14 @@ release format and back keeps every paraphrase and perplexity."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_generate_chain import GRAPHS, tiny  # noqa: F401 (the trained tiny generator, a fixture)
 
 from paraamr import filter_records
 from paraamr.cli import main as cli
+from paraamr.filters import PAPER_USES
 from paraamr.generate import main
 
 
@@ -88,3 +90,27 @@ def test_a_default_run_keeps_every_candidate_and_filters_like_a_filtered_run(mod
     assert [
         (r["text"], [(p["para_text"], p["perplexity"]) for p in r["paraphrases"]]) for r in again
     ] == strip
+
+
+RELEASE_SAMPLE = Path(__file__).parents[1] / "dataset" / "data" / "release_sample.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("use", "kept"), [("general", 8), ("embeddings", 7), ("few-shot", 7), ("controlled", 4)]
+)
+def test_the_builder_and_filter_records_name_the_papers_thresholds(use, kept, tmp_path):
+    """``use=`` is the paper's threshold of that use, in the builder's config and in
+    ``filter_records``; ``kept`` counted by hand from the release sample's perplexities."""
+    from paraamr.dataset import ParaAMR
+
+    def load(**config):
+        builder = ParaAMR(data_files=str(RELEASE_SAMPLE), cache_dir=str(tmp_path / use), **config)
+        builder.download_and_prepare()
+        return builder.as_dataset(split="train")
+
+    by_use, everything = load(use=use), load()
+    assert sum(len(r["paraphrases"]) for r in by_use) == kept
+    assert by_use.to_list() == filter_records(everything, use=use).to_list()
+    assert by_use.to_list() == filter_records(everything, max_perplexity=PAPER_USES[use]).to_list()
+    with pytest.raises(ValueError, match="give max_perplexity or use, not both"):
+        filter_records(everything, use=use, max_perplexity=100)
