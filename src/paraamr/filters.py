@@ -3,7 +3,9 @@ builder (:mod:`paraamr.dataset`), :func:`paraamr.sources.select` and :func:`filt
 filters what ``datasets`` loaded (``Dataset``, ``DatasetDict``, ``IterableDataset``, both configs).
 
 The paper keeps paraphrases of perplexity at most 120 in general, 110 for sentence embeddings and
-few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_THRESHOLDS`).
+few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_THRESHOLDS`), where
+the data is used: the release, like ``paraamr generate`` by default, keeps every paraphrase with its
+perplexity. ``use=`` names those thresholds (:data:`PAPER_USES`).
 
 >>> import datasets
 >>> ds = datasets.Dataset.from_list([
@@ -14,6 +16,8 @@ few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_
 [['y'], []]
 >>> list(filter_records(ds, max_perplexity=120, min_paraphrases=1)["id"])
 ['a']
+>>> [[p["para_text"] for p in row["paraphrases"]] for row in filter_records(ds, use="controlled")]
+[[], []]
 >>> pairs = datasets.Dataset.from_list([{"id": "a", "para_text": "x", "perplexity": 125.0},
 ...     {"id": "a", "para_text": "y", "perplexity": 96.5}, {"id": "b", "para_text": "z", "perplexity": 90.0}])
 >>> list(filter_records(pairs, max_perplexity=120, min_paraphrases=1)["para_text"])
@@ -30,18 +34,39 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-__all__ = ["ORDERS", "PAPER_THRESHOLDS", "Filters", "filter_records"]
+__all__ = ["ORDERS", "PAPER_THRESHOLDS", "PAPER_USES", "Filters", "filter_records", "perplexity_limit"]
 
 #: Orders of a source's paraphrases (see :class:`Filters`).
 ORDERS = ("given", "perplexity")
 #: The paper's perplexity thresholds: in general; sentence embeddings and few-shot; controlled generation.
 PAPER_THRESHOLDS = (120, 110, 85)
+#: The paper's threshold of each use (``use=``): paraphrases in general, sentence embeddings
+#: (SimCSE), few-shot augmentation, syntactically controlled generation.
+PAPER_USES = {"general": 120.0, "embeddings": 110.0, "few-shot": 110.0, "controlled": 85.0}
 
 Data = TypeVar("Data")
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def perplexity_limit(max_perplexity: float | None = None, use: str | None = None) -> float | None:
+    """The perplexity threshold of ``max_perplexity`` or of the paper's ``use`` (one of
+    :data:`PAPER_USES`), not both.
+
+    >>> perplexity_limit(use="embeddings"), perplexity_limit(90), perplexity_limit()
+    (110.0, 90, None)
+    """
+    if use is None:
+        return max_perplexity
+    if use not in PAPER_USES:
+        raise ValueError(f"use must be one of {', '.join(PAPER_USES)} (the paper's thresholds), got {use!r}")
+    if max_perplexity is not None:
+        raise ValueError(
+            f"give max_perplexity or use, not both (use={use!r} is max_perplexity={PAPER_USES[use]:g})"
+        )
+    return PAPER_USES[use]
 
 
 @dataclass(frozen=True)
@@ -258,6 +283,7 @@ def filter_records(
     data: Data,
     *,
     max_perplexity: float | None = None,
+    use: str | None = None,
     min_paraphrases: int = 0,
     min_similarity: float | None = None,
     max_paraphrases: int | None = None,
@@ -266,7 +292,9 @@ def filter_records(
 ) -> Data:
     """``data`` (a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
     ``IterableDatasetDict`` of config ``default`` or ``pairs``) filtered as the ``ParaAMR`` builder
-    filters on the same options (see :class:`Filters`).
+    filters on the same options (see :class:`Filters`). ``use`` is the paper's threshold of a use
+    instead of ``max_perplexity`` (:data:`PAPER_USES`: ``"general"`` 120, ``"embeddings"`` and
+    ``"few-shot"`` 110, ``"controlled"`` 85).
 
     ``default`` (one row per source): each row's paraphrases are filtered in Arrow batches of
     ``batch_size`` (``map(batched=True)``); rows left with fewer than ``min_paraphrases`` go.
@@ -279,7 +307,8 @@ def filter_records(
     """
     import datasets
 
-    rules = Filters(max_perplexity, min_similarity, min_paraphrases, max_paraphrases, order)
+    limit = perplexity_limit(max_perplexity, use)
+    rules = Filters(limit, min_similarity, min_paraphrases, max_paraphrases, order)
     if isinstance(data, (datasets.DatasetDict, datasets.IterableDatasetDict)):
         return type(data)({split: _filter(ds, rules, batch_size) for split, ds in data.items()})
     return _filter(data, rules, batch_size)

@@ -24,7 +24,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn
 
-from paraamr.builder.settings import RecordSettings, RunSettings
+from paraamr.amr import FOCI_RULES, LINEARIZATIONS
+from paraamr.builder.settings import TAGGINGS, RecordSettings, RunSettings
 from paraamr.errors import UsageError
 from paraamr.extras import require
 from paraamr.options import SHARD_HELP, ArgumentParser, optional_float, shard_spec
@@ -149,10 +150,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--mod-as-domain", action="store_true", **given, help="write an inverted :mod as :domain"
     )
     filt.add_argument(
+        "--foci-rule",
+        choices=list(FOCI_RULES),
+        **given,
+        help=f"which nodes may be foci: every-node (the paper's: all but the root) or skip-structural "
+        f"(also not {', '.join(sorted(FOCI_RULES['skip-structural']))}; default: {d.foci_rule})",
+    )
+    filt.add_argument(
+        "--linearization",
+        choices=LINEARIZATIONS,
+        **given,
+        help="how a re-rooted graph is written: penman (penman.encode, the paper's) or paraamr "
+        f"(ours: each node defined at its first mention, faster; default: {d.linearization})",
+    )
+    filt.add_argument(
+        "--tagging",
+        choices=TAGGINGS,
+        **given,
+        help="realizer input: tagged with the source sentence's POS tags (needs a spaCy English model) "
+        "or untagged (the graph alone, as the paper); auto (default): tagged when a spaCy model is "
+        "installed. Recorded; a resume with the other is refused",
+    )
+    filt.add_argument(
         "--max-perplexity",
         type=optional_float,
         **given,
-        help=f"drop candidates above this perplexity (default {d.max_perplexity:g}; 'none' keeps all)",
+        help="drop candidates above this perplexity at generation, a space saver (default: none: every "
+        "candidate is kept with its perplexity, as in the ParaAMR release; the paper filters at 120 / "
+        "110 / 85 where the data is used)",
     )
     filt.add_argument(
         "--max-relative-perplexity",
@@ -245,18 +270,28 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
     given = {n: getattr(args, n) for n in _RECORD_OPTIONS if hasattr(args, n)}
     if getattr(args, "preset", None) == "paper":
         paper = RecordSettings.paper(**inputs)
-        clash = [k for k, v in given.items() if v != getattr(paper, k)]
+        clash = [k for k, v in given.items() if v != getattr(paper, k) and not _paper_allows(k, v)]
         if clash:
             raise UsageError(
                 "--preset paper sets "
                 + ", ".join(f"--{k.replace('_', '-')} {getattr(paper, k)}" for k in clash)
                 + "; drop those options"
             )
-        record = paper
+        record = RecordSettings.paper(**inputs, **given)
     else:
         record = RecordSettings(**inputs, **given)
     run = RunSettings(**{f.name: getattr(args, f.name) for f in fields(RunSettings) if hasattr(args, f.name)})
     return record, run
+
+
+def _paper_allows(name: str, value: Any) -> bool:
+    """Whether ``--preset paper`` takes option ``name`` with ``value``: a ``--max-perplexity`` (a
+    space saver) and a model option naming a local folder or file (a copy of the preset's model, for
+    offline use)."""
+    if name == "max_perplexity":
+        return True
+    local = isinstance(value, str) and Path(value).expanduser().exists()
+    return name in ("parser_model", "realizer_model", "lm_model") and local
 
 
 def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] | None = None) -> int:
@@ -296,8 +331,9 @@ def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] |
         print(f"{kind + ':':<10} {name}{note}")
     print(
         f"filters:   max perplexity {record.max_perplexity}, relative {record.max_relative_perplexity}, "
-        f"foci {record.foci} (seed {record.seed})"
+        f"foci {record.foci} (seed {record.seed}, rule {record.foci_rule})"
     )
+    print(f"method:    linearization {record.linearization}, realizer input {record.tagging}")
     print(
         f"output:    {folder.path}  splits {', '.join(record.splits())}"
         + ("  (resumes an earlier run)" if folder.settings_path.is_file() else "")

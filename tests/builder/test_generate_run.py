@@ -353,16 +353,22 @@ def test_preset_paper_is_a_record_settings_value():
 
     paper = parse("--preset", "paper")
     assert paper == RecordSettings.paper(input=paper.input)
-    # the paper's values (Huang et al. 2023, section 3), stated here independently of the code
+    # the paper's values (Huang et al. 2023, section 3), stated here independently of the code:
+    # every candidate kept with its perplexity (as the release), every node a focus, penman's
+    # linearization, the graph alone as the realizer's input
     assert (paper.realizer_model, paper.lm_model, paper.max_perplexity, paper.foci) == (
         "generate_t5wtense",
         "gpt2",
-        120.0,
+        None,
         "all",
     )
+    assert (paper.foci_rule, paper.linearization, paper.tagging) == ("every-node", "penman", "untagged")
     assert parse("--preset", "paper", "--lm-model", "gpt2") == paper  # the same value is no clash
     with pytest.raises(UsageError, match="--preset paper sets --lm-model gpt2"):
         parse("--preset", "paper", "--lm-model", "smollm2")
+    with pytest.raises(UsageError, match="--preset paper sets --foci-rule every-node"):
+        parse("--preset", "paper", "--foci-rule", "skip-structural")
+    assert parse("--preset", "paper", "--max-perplexity", "120").max_perplexity == 120.0  # a space saver
 
 
 def test_resume_compares_every_record_setting_and_no_run_setting():
@@ -379,6 +385,10 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
         "dtype": "float16",
         "amr_input": "g.amr",
         "foci": 2,
+        "max_perplexity": 50.0,
+        "foci_rule": "every-node",
+        "linearization": "penman",
+        "tagging": "untagged" if base.tagging == "tagged" else "tagged",
     }
     for f in fields(RecordSettings):
         if f.name in ("input", "dataset", "min_similarity", "min_quality"):

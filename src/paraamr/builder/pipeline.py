@@ -32,7 +32,9 @@ __all__ = ["Generator", "Stages", "Stats", "Window"]
 @dataclass
 class Stats:
     """Counts of one run: inputs, records, failures by stage, candidates dropped by reason, seconds by
-    stage. ``merge`` adds another run's counts (the summary of several processes)."""
+    stage, candidates realized from a ``tagged`` or ``untagged`` input (a realizer with
+    ``realize_items``; a graph without ``# ::snt`` goes in untagged whatever ``--tagging`` says).
+    ``merge`` adds another run's counts (the summary of several processes)."""
 
     inputs: int = 0
     records: int = 0
@@ -41,6 +43,7 @@ class Stats:
     failures: Counter = field(default_factory=Counter)
     dropped: Counter = field(default_factory=Counter)
     seconds: Counter = field(default_factory=Counter)
+    realized: Counter = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counts."""
@@ -53,6 +56,7 @@ class Stats:
             "failures_by_stage": dict(self.failures),
             "dropped_by_reason": dict(self.dropped),
             "seconds_by_stage": {k: round(v, 3) for k, v in self.seconds.items()},
+            "realized_by_input": dict(self.realized),
         }
 
     @classmethod
@@ -66,6 +70,7 @@ class Stats:
             Counter(d["failures_by_stage"]),
             Counter(d["dropped_by_reason"]),
             Counter(d["seconds_by_stage"]),
+            Counter(d.get("realized_by_input", {})),  # absent in states of older runs
         )
 
     def merge(self, other: Stats) -> None:
@@ -77,6 +82,7 @@ class Stats:
         self.failures.update(other.failures)
         self.dropped.update(other.dropped)
         self.seconds.update(other.seconds)
+        self.realized.update(other.realized)
 
 
 @dataclass
@@ -280,9 +286,11 @@ class Generator:
                     graph,
                     foci=s.foci,
                     seed=s.seed,
+                    exclude=amr.FOCI_RULES[s.foci_rule],
                     heuristic=s.heuristic,
                     oneline=True,
                     mod_as_domain=s.mod_as_domain,
+                    linearization=s.linearization,
                 )
             except AMRError as err:
                 it.failure = Failure("refocus", str(err))
@@ -296,7 +304,7 @@ class Generator:
         cands = [(it, v) for it in live for v in it.variants]
         stats.candidates += len(cands)
         t0 = time.perf_counter()
-        texts = _call(m.realizer.realize, [v.penman for _, v in cands])
+        texts = self._realize([v.penman for _, v in cands], stats)
         stats.seconds["realize"] += time.perf_counter() - t0
         kept: dict[int, list[dict]] = {id(it): [] for it in live}
         seen_norm: dict[int, set[str]] = {id(it): {normalize(it.row.text)} for it in live}
@@ -349,6 +357,21 @@ class Generator:
             records.append({"id": it.row.id, "text": it.row.text, "amr": it.graph_text, "paraphrases": paras})
         stats.records = len(records)
         return Window(len(items), records, failures, stats)
+
+    def _realize(self, graphs: list[str], stats: Stats) -> list:
+        """The realizer's sentence (or Failure) per graph; how many went in tagged is counted when
+        the realizer says (``realize_items``)."""
+        items = getattr(self.stages.realizer, "realize_items", None)
+        if items is None:
+            return _call(self.stages.realizer.realize, graphs)
+        out = []
+        for item in _call(items, graphs):
+            if is_failure(item):
+                out.append(item)
+                continue
+            stats.realized["tagged" if item.tagged else "untagged"] += 1
+            out.append(item.text)
+        return out
 
     def _perplexity(self, live: list[_Item], pending: list, stats: Stats) -> list:
         s = self.settings

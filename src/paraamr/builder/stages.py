@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.settings import RecordSettings, RunSettings, split_settings
+from paraamr.builder.settings import RecordSettings, RunSettings, no_spacy_model, split_settings
 
 __all__ = ["load_stages", "make_generator", "quiet_libraries"]
 
@@ -68,9 +68,12 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     if stages.get("realizer") is None:
         from paraamr.models.realizer import Realizer
 
+        tagged = record.tagging == "tagged"
         stages["realizer"] = Realizer(
-            record.realizer_model, **common, **amrlib, batch_size=run.realize_batch_size
+            record.realizer_model, **common, **amrlib, batch_size=run.realize_batch_size, use_tense=tagged
         )
+        if tagged and not stages["realizer"].use_tense:
+            raise no_spacy_model()
     if stages.get("lm") is None:
         from paraamr.models.lm import PerplexityScorer
 
