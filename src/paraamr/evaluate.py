@@ -36,7 +36,7 @@ HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 #: Options the row depends on (a state folder refuses others than those it started with).
 _ROW_OPTIONS = (
     "config", "split", "sample", "seed", "chunk_pairs", "max_chars", "parser", "no_pos",
-    "similarity_model", "pooling", "batch_size", "ted_height",
+    "similarity_model", "pooling", "batch_size", "ted_height", "ted_convention",
 )  # fmt: skip
 
 
@@ -100,6 +100,13 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=None,
         help="keep parses in DIR across runs (keyed by parser signature and sentence), and the resume state "
         "(DIR/evaluate/<run>) unless --state-dir",
+    )
+    models.add_argument(
+        "--ted-convention",
+        default="paper",
+        choices=("paper", "aesop", "plain"),
+        help="trees of TED-3/TED-F: paper (heights from the clause, words kept: Table 2's scale), aesop "
+        "(AESOP's eval_utils: words dropped, S merged, heights from ROOT) or plain (default: %(default)s)",
     )
     _reference_options(models)
     models.add_argument(
@@ -364,7 +371,9 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
                 shown.phase(f"loading models: parser {spec}, embedder {args.similarity_model}")
                 return make()
 
-            score = Scorer(loaded, ted_height=height, max_chars=args.max_chars)
+            score = Scorer(
+                loaded, ted_height=height, ted_convention=args.ted_convention, max_chars=args.max_chars
+            )
             stack.callback(score.close)
             stats = score_share(
                 plan,

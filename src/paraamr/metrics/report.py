@@ -29,6 +29,7 @@ from typing import IO, Any
 from paraamr.errors import InputError
 from paraamr.metrics.scoring import MAX_CHARS, MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
+from paraamr.metrics.ted import DEFAULT_CONVENTION
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
@@ -192,14 +193,16 @@ def evaluate_pairs(
     embedder: Any,
     parser: Any,
     ted_height: int | None = 5,
+    ted_convention: str = DEFAULT_CONVENTION,
     max_chars: int | None = MAX_CHARS,
     progress=None,
 ) -> dict[str, Any]:
     """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs`, then
     :func:`row_of`), with the per-pair values (``scores``) and ``distinct_sentences``."""
     scored = score_pairs(
-        pairs, embedder=embedder, parser=parser, ted_height=ted_height, max_chars=max_chars, progress=progress
-    )
+        pairs, embedder=embedder, parser=parser, ted_height=ted_height, ted_convention=ted_convention,
+        max_chars=max_chars, progress=progress,
+    )  # fmt: skip
     stats = RowStats(list(scored.scores))
     stats.update(scored.scores, chunk=0, bleu=scored.bleu)
     stats.failures, stats.signatures, stats.timings = scored.failures, scored.signatures, scored.timings
