@@ -426,7 +426,8 @@ def _finish(args: argparse.Namespace, stats: Any, settings: dict[str, Any]) -> i
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
     options = settings["options"]
     result["signatures"]["protocol"] = str(protocol_signature(
-        similarity_model=options["similarity_model"], ted_convention=options.get("ted_convention", "aesop"),
+        similarity_model=options["similarity_model"], pooling=options["pooling"],
+        ted_convention=options.get("ted_convention", "aesop"),
         parser_signature=result["signatures"].get("ted", "parser:none"), corpora=1,
         max_perplexity=options.get("max_perplexity"),
     ))  # fmt: skip

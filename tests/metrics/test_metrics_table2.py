@@ -99,6 +99,9 @@ def test_several_corpora_refuse_single_corpus_options(capsys, tmp_path):
     a, b = write_tsv(tmp_path / "a.tsv", A), write_release(tmp_path / "b.jsonl", B)
     assert main(["evaluate", str(a), str(b), "--state-dir", str(tmp_path / "st")]) == 2
     assert "--state-dir takes one corpus" in capsys.readouterr().err
+    c = write_tsv(tmp_path / "c.tsv", [("Prices rose sharply last year.", "Last year, prices rose.")])
+    assert main(["evaluate", str(a), str(c), "--no-progress"]) == 1
+    assert f"no source is in all 2 inputs ({a}, {c})" in capsys.readouterr().err
 
 
 def test_paranmt_and_parabank_pair_files(tmp_path):

@@ -48,6 +48,7 @@ __all__ = [
     "read_corpus",
     "restrict",
     "run_corpora",
+    "shared_pairs",
 ]
 
 #: The paper's similarity model (supervised SimCSE, RoBERTa-large; pooler output).
@@ -131,13 +132,14 @@ def protocol_signature(
     parser_signature: Signature | str,
     corpora: int,
     max_perplexity: float | None,
+    pooling: str | None = None,
 ) -> Signature:
     """How a row was computed against Table 2's protocol: ``table2:paper`` when the similarity
-    model, the TED convention and the parser (CoreNLP) are the paper's, else ``table2:not-paper``
-    with what ``differs``; which sources (``all``, or ``common-of-N`` corpora) and the perplexity
-    limit."""
+    model (with its pooler output: ``pooling`` None or ``cls``), the TED convention and the parser
+    (CoreNLP) are the paper's, else ``table2:not-paper`` with what ``differs``; which sources
+    (``all``, or ``common-of-N`` corpora) and the perplexity limit."""
     differs = []
-    if similarity_model != PAPER_SIMILARITY:
+    if similarity_model != PAPER_SIMILARITY or pooling not in (None, "cls"):
         differs.append("similarity-model")
     if ted_convention != "paper":
         differs.append("ted-convention")
@@ -149,6 +151,30 @@ def protocol_signature(
     fields["sources"] = f"common-of-{corpora}" if corpora > 1 else "all"
     fields["max-ppl"] = "none" if max_perplexity is None else f"{max_perplexity:g}"
     return Signature(**fields)
+
+
+def shared_pairs(
+    corpora: Sequence[tuple[str, Sequence[Pair]]],
+    *,
+    max_perplexity: float | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> tuple[list[tuple[str, list[Pair], dict[str, int]]], int]:
+    """Each named corpus's pairs of the sources all of them share after the perplexity filter
+    (``sample``: that many shared sources drawn with ``seed``, the same for every corpus), with its
+    ``selection`` counts; and the number of shared sources. InputError when none is shared."""
+    filtered = []
+    for name, pairs in corpora:
+        kept, counts = filter_perplexity(pairs, max_perplexity)
+        filtered.append((name, kept, {"input_pairs": len(pairs), **counts}))
+    keys = common_sources(kept for _, kept, _ in filtered)
+    if not keys:
+        from paraamr.errors import InputError
+
+        raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
+    if sample is not None and sample < len(keys):
+        keys = set(random.Random(seed).sample(sorted(keys), sample))
+    return [(name, restrict(kept, keys), selection) for name, kept, selection in filtered], len(keys)
 
 
 def evaluate_corpora(
@@ -163,23 +189,15 @@ def evaluate_corpora(
     max_chars: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """One row per named corpus of ``corpora`` over the sources all of them share (after the
-    perplexity filter; ``sample``: that many shared sources drawn with ``seed``, the same for every
-    corpus), each with its ``sources``, ``pairs``, measures, failures, ``selection`` counts; the
-    shared ``signatures`` (with ``protocol``)."""
-    filtered = []
-    for name, pairs in corpora:
-        kept, counts = filter_perplexity(pairs, max_perplexity)
-        filtered.append((name, kept, {"input_pairs": len(pairs), **counts}))
-    keys = common_sources(kept for _, kept, _ in filtered)
-    if sample is not None and sample < len(keys):
-        keys = set(random.Random(seed).sample(sorted(keys), sample))
+    """One row per named corpus of ``corpora`` over the sources all of them share
+    (:func:`shared_pairs`), each with its ``sources``, ``pairs``, measures, failures and
+    ``selection`` counts; the shared ``signatures`` (with ``protocol``)."""
+    selected, shared = shared_pairs(corpora, max_perplexity=max_perplexity, sample=sample, seed=seed)
     rows, signatures = [], {}
     options = {} if max_chars is None else {"max_chars": max_chars}
-    for name, kept, selection in filtered:
-        pairs = restrict(kept, keys)
+    for name, pairs, selection in selected:
         if progress is not None:
-            progress(f"scoring {name}: {len(pairs):,} pairs of {len(keys):,} shared sources")
+            progress(f"scoring {name}: {len(pairs):,} pairs of {shared:,} shared sources")
         row = evaluate_pairs(
             pairs, embedder=embedder, parser=parser, ted_convention=ted_convention, **options
         )
@@ -189,11 +207,11 @@ def evaluate_corpora(
         rows.append({"input": name, "sources": sources, **row, "selection": selection})
     signatures["protocol"] = str(
         protocol_signature(
-            similarity_model=embedder.model_name, ted_convention=ted_convention,
+            similarity_model=embedder.model_name, pooling=embedder.pooling, ted_convention=ted_convention,
             parser_signature=parser.signature, corpora=len(corpora), max_perplexity=max_perplexity,
         )
     )  # fmt: skip
-    return {"corpora": rows, "common_sources": len(keys), "signatures": signatures}
+    return {"corpora": rows, "common_sources": shared, "signatures": signatures}
 
 
 def format_corpora(result: dict[str, Any]) -> str:
@@ -241,6 +259,7 @@ def run_corpora(args: Any, world: int, *, local: Callable[[str], bool]) -> int:
             raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
     read = {"config": args.config, "split": args.split}
     corpora = [(path, read_corpus(path, **read, local=local(path))) for path in args.path]
+    shared_pairs(corpora, max_perplexity=args.max_perplexity)  # refused before the models load
     spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
     make = process_models(
         spec, processes=args.processes, cache_dir=args.cache_dir, device=args.device,
