@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 from paraamr.errors import InputError, UsageError
 from paraamr.extras import require
 from paraamr.metrics.scoring import MAX_CHARS
+from paraamr.metrics.table2 import Paths, add_table2_options
 from paraamr.options import ArgumentParser, add_plot_options, positive, shard_spec
 from paraamr.progress import add_progress_options
 from paraamr.signals import Interrupted, exit_with, handled
@@ -37,7 +38,7 @@ HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 #: Options the row depends on (a state folder refuses others than those it started with).
 _ROW_OPTIONS = (
     "config", "split", "sample", "seed", "chunk_pairs", "max_chars", "parser", "no_pos",
-    "similarity_model", "pooling", "batch_size", "ted_height",
+    "similarity_model", "pooling", "batch_size", "ted_height", "ted_convention", "max_perplexity",
 )  # fmt: skip
 
 
@@ -46,8 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument(
         "path",
         metavar="PATH",
-        nargs="?",
-        help="release file, dataset folder, two-column file or Hub dataset id",
+        nargs="*",
+        action=Paths,
+        help="release file, dataset folder, pair file (two columns, ParaNMT's or ParaBank's layout) or Hub "
+        "dataset id; several: one row each over the sources all of them share (Table 2's protocol)",
     )
     p.add_argument("--config", default=None, help="config of a Hub dataset (default: its default)")
     p.add_argument("--split", default="train", help="split of a Hub dataset (default: %(default)s)")
@@ -102,6 +105,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="keep parses in DIR across runs (keyed by parser signature and sentence), and the resume state "
         "(DIR/evaluate/<run>) unless --state-dir",
     )
+    add_table2_options(p, models)
     _reference_options(models)
     models.add_argument(
         "--similarity-model",
@@ -259,13 +263,12 @@ def _state(args: argparse.Namespace, settings: dict[str, Any]):
 
 def _prepare(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     """The plan of the pairs, the settings of the row, and the state folder (None without one)."""
-    from paraamr.metrics.report import read_hub_pairs, read_pairs, with_references
+    from paraamr.metrics.report import with_references
     from paraamr.metrics.scale import make_plan
+    from paraamr.metrics.table2 import filter_perplexity, read_corpus
 
-    pairs = read_pairs(args.path) if _local(args) else read_hub_pairs(args.path, args.config, args.split)
-    if not pairs:
-        raise InputError(f"{args.path}: no pairs to evaluate")
-    pairs = with_references(pairs, args.references, args.templates)
+    pairs = read_corpus(args.path, config=args.config, split=args.split, local=_local(args))
+    pairs = with_references(filter_perplexity(pairs, args.max_perplexity)[0], args.references, args.templates)
     plan = make_plan(pairs, sample=args.sample, seed=args.seed, chunk_pairs=args.chunk_pairs)
     if args.sample is not None and args.sample > len(plan.groups):
         print(
@@ -293,6 +296,14 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.metrics.scale import combine, gather, launch
 
     rank, world, _ = launch()
+    if args.preset is not None:
+        from paraamr.metrics.table2 import apply_preset
+
+        apply_preset(args, build_parser().parse_args([]))
+    if isinstance(args.path, list):
+        from paraamr.metrics.table2 import run_corpora
+
+        return run_corpora(args, world, local=lambda path: _local(argparse.Namespace(path=path)))
     height = _check(args)
     if args.merge:
         from paraamr.builder.state import identity_changed
@@ -366,7 +377,9 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
                 shown.phase(f"loading models: parser {spec}, embedder {args.similarity_model}")
                 return make()
 
-            score = Scorer(loaded, ted_height=height, max_chars=args.max_chars)
+            score = Scorer(
+                loaded, ted_height=height, ted_convention=args.ted_convention, max_chars=args.max_chars
+            )
             stack.callback(score.close)
             stats = score_share(
                 plan,
@@ -410,15 +423,22 @@ def _shard_summary(args: argparse.Namespace, stats: Any, state: Any) -> int:
 def _finish(args: argparse.Namespace, stats: Any, settings: dict[str, Any]) -> int:
     """Print the row (and write plots, the card) from the merged statistics."""
     from paraamr.metrics.report import check_plots, describe, plot_histograms, row_of
+    from paraamr.metrics.table2 import protocol_signature
 
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
+    options = settings["options"]
+    result["signatures"]["protocol"] = str(protocol_signature(
+        similarity_model=options["similarity_model"], pooling=options["pooling"],
+        ted_convention=options.get("ted_convention", "aesop"),
+        parser_signature=result["signatures"].get("ted", "parser:none"), corpora=1,
+        max_perplexity=options.get("max_perplexity"),
+    ))  # fmt: skip
     if args.write_card:
         result["card"] = str(_write_card(args, result, settings))
     if not args.no_plots:
         if args.merge:
             check_plots(args.plots, overwrite=args.overwrite)
         result["plots"] = [str(p) for p in plot_histograms(stats, args.plots)]
-    options = settings["options"]
     result.update(
         input=options["input"], sample=options["sample"], seed=options["seed"], unit=settings["unit"]
     )
@@ -441,11 +461,8 @@ def _write_card(args: argparse.Namespace, result: dict[str, Any], settings: dict
     from paraamr.metrics.report import card_row
 
     options = settings["options"]
-    drawn = (
-        f", {options['sample']:,} {settings['unit']} drawn with seed {options['seed']}"
-        if options["sample"]
-        else ""
-    )
+    drawn = f", {options['sample']:,} {settings['unit']} drawn with seed {options['seed']}"
+    drawn = drawn if options["sample"] else ""
     note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
     note += " (scores ×100, TED unnormalized)."
     if "intervals" in result:
@@ -466,8 +483,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
+    inputs = args.path if isinstance(args.path, list) else [args.path]
     with handled("paraamr evaluate"):
-        return run_command("evaluate", run, args, debug=debug or None, inputs=[args.path])
+        return run_command("evaluate", run, args, debug=debug or None, inputs=inputs)
 
 
 def entry() -> NoReturn:

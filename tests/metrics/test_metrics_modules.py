@@ -86,9 +86,14 @@ def test_ted_module_on_trees_and_sentences(modules):
     assert all(0 <= s <= 1 for s in out["tedf_scores"]) and "norm:max-nodes" in out["ted_diversity_signature"]
     with pytest.raises(ValueError, match="pair 1 reference: malformed tree"):
         metric.compute(predictions=TREES[:2], references=[TREES[0], "(ROOT (S"], trees=True)
-    out = metric.compute(predictions=["On the mat sat the cat."], references=["The cat sat on the mat."])
+    aesop = {"convention": "aesop"}  # the hand-counted distances below are AESOP's trees
+    out = metric.compute(
+        predictions=["On the mat sat the cat."], references=["The cat sat on the mat."], **aesop
+    )
     parser = metric._parsers["link-grammar"]
-    again = metric.compute(predictions=["The cat sat on the mat."], references=["On the mat sat the cat."])
+    again = metric.compute(
+        predictions=["The cat sat on the mat."], references=["On the mat sat the cat."], **aesop
+    )
     assert metric._parsers["link-grammar"] is parser and parser.calls == 2  # parsed once each
     assert out["tedf_scores"] == again["tedf_scores"] == [3]  # IN NP VP . vs NP VP(PP(IN NP)) .
     assert out["ted3_scores"] == [1] and "scale:not-paper" in out["ted_diversity_signature"]
@@ -96,6 +101,7 @@ def test_ted_module_on_trees_and_sentences(modules):
         predictions=["On the mat sat the cat."],
         references=["The cat sat on the mat."],
         parser="link-grammar:no-pos",
+        **aesop,
     )
     assert bare["tedf_scores"] == [1] and "tree:ROOT,no-POS" in bare["ted_diversity_signature"]
     plain = metric.compute(
@@ -192,6 +198,7 @@ def test_combine_passes_each_module_its_options(modules, evaluate):
         predictions=["On the mat sat the cat.", "Penguins cannot fly."],
         references=sources,
         parser="link-grammar:no-pos",  # ted_diversity's
+        convention="aesop",  # ted_diversity's
         jaccard_lowercase=False,  # lexical_diversity's
         targets=sources,  # both
         batch_size=8,  # semantic_similarity's and paraphrase_quality's
