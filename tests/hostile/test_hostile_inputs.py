@@ -1223,7 +1223,7 @@ def round_two() -> list[Case]:
                 ["in.jsonl", "--plots", "plots"],
                 {**good, **secret, "plots/perplexity.png": Link("../secret.png")},
                 ERR,
-                "plots/perplexity.png: exists",
+                "plots/perplexity.png exists",
             ),
             (
                 "plots-symlink-overwrite",
@@ -1237,7 +1237,7 @@ def round_two() -> list[Case]:
                 ["in.jsonl", "--plots", "plots"],
                 {**good, "plots/perplexity.png": Link("../elsewhere.png")},
                 ERR,
-                "plots/perplexity.png: exists",
+                "plots/perplexity.png exists",
             ),
             (
                 "plots-name-is-a-folder",

@@ -38,6 +38,7 @@ from paraamr.errors import InputError
 from paraamr.metrics.scoring import MAX_CHARS, MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.metrics.ted import DEFAULT_CONVENTION
+from paraamr.plots import check_plot_files, figure
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
@@ -330,50 +331,28 @@ def plot_paths(plot_dir: str | os.PathLike) -> list[Path]:
 def check_plots(plot_dir: str | os.PathLike, *, overwrite: bool) -> None:
     """InputError when a plot file exists in ``plot_dir`` and ``overwrite`` is off (asked before
     a run, not after it)."""
-    found = [p for p in plot_paths(plot_dir) if p.exists() or p.is_symlink()]
-    if found and not overwrite:
-        raise InputError(
-            f"{found[0]} exists ({len(found)} of the plots): pass --overwrite to replace them, "
-            "or choose another --plots folder (or --no-plots)"
-        )
-    if Path(plot_dir).exists() and not Path(plot_dir).is_dir():
-        raise InputError(f"--plots {plot_dir}: not a folder")
+    check_plot_files(plot_paths(plot_dir), overwrite=overwrite)
 
 
 def plot_histograms(stats: RowStats, plot_dir: str | os.PathLike) -> list[Path]:
     """One PNG histogram per measure (:func:`plot_paths`) from the statistics' 1-unit bins, each
     file replaced atomically (a symbolic link in its place is replaced, never written through);
     their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
-    from matplotlib.ticker import MaxNLocator
-
-    from paraamr.layout import atomic_file
 
     paths = []
     for (key, title), path in zip(MEASURES, plot_paths(plot_dir), strict=True):
         counts = stats.histograms[key]
-        fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
-        if counts:
-            lo, hi = min(counts), max(counts)
-            step = max(1, math.ceil((hi - lo + 1) / 80))
-            offset = -0.5 if key.startswith("ted") else 0.0
-            edges = np.arange(lo, hi + step + 1, step) + offset
-            ax.hist(list(counts), bins=edges, weights=list(counts.values()), color="#4c72b0", rwidth=0.9)
-            mean = stats.mean(key)
-            ax.axvline(mean, color="#c44e52", linestyle="--", linewidth=1)
-            ax.set_title(f"{title}: mean {mean:.2f} over {stats.pairs:,} pairs", fontsize=9)
-        else:
-            ax.set_title(f"{title} (no pairs)", fontsize=9)
-        ax.set_xlabel(title + ("" if key.startswith("ted") else " (×100, 1-unit bins)"))
-        ax.set_ylabel("pairs")
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        fig.tight_layout()
-        with atomic_file(path, durable=False) as tmp:
-            fig.savefig(tmp, format="png")
-        plt.close(fig)
+        mean = stats.mean(key) if counts else None
+        heading = f"{title}: mean {mean:.2f} over {stats.pairs:,} pairs" if counts else f"{title} (no pairs)"
+        xlabel = title + ("" if key.startswith("ted") else " (×100, 1-unit bins)")
+        with figure(path, heading, xlabel, "pairs") as ax:
+            if counts:
+                lo, hi = min(counts), max(counts)
+                step = max(1, math.ceil((hi - lo + 1) / 80))
+                offset = -0.5 if key.startswith("ted") else 0.0
+                edges = np.arange(lo, hi + step + 1, step) + offset
+                ax.hist(list(counts), bins=edges, weights=list(counts.values()), color="#4c72b0", rwidth=0.9)
+                ax.axvline(mean, color="#c44e52", linestyle="--", linewidth=1)
         paths.append(path)
     return paths
