@@ -36,7 +36,7 @@ HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 #: Options the row depends on (a state folder refuses others than those it started with).
 _ROW_OPTIONS = (
     "config", "split", "sample", "seed", "chunk_pairs", "max_chars", "parser", "no_pos",
-    "similarity_model", "pooling", "batch_size", "ted_height",
+    "similarity_model", "pooling", "batch_size", "ted_height", "backend", "compute_type",
 )  # fmt: skip
 
 
@@ -118,6 +118,18 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     models.add_argument(
         "--batch-size", type=positive(), default=64, help="embedder batch size (default: %(default)s)"
+    )
+    models.add_argument(
+        "--backend",
+        default="auto",
+        choices=("auto", "transformers", "ctranslate2"),
+        help="embedder engine (default auto: ctranslate2 when installed, else transformers)",
+    )
+    models.add_argument(
+        "--compute-type",
+        default="auto",
+        choices=("auto", "int8", "float32", "float16", "bfloat16", "int8_float16"),
+        help="ctranslate2 compute type (default auto: float32, the same embeddings; int8 drifts)",
     )
     _scale_options(p.add_argument_group("at scale: resume, shards, merge"))
     out = p.add_argument_group("output")
@@ -353,6 +365,7 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
             make = process_models(
                 spec, processes=args.processes, cache_dir=args.cache_dir, device=args.device,
                 model=args.similarity_model, pooling=args.pooling, batch_size=args.batch_size,
+                backend=args.backend, compute_type=args.compute_type,
             )  # fmt: skip
 
             def mine(k: int) -> bool:

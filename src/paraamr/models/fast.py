@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import logging
 import os
 from collections.abc import Sequence
@@ -67,7 +66,12 @@ _WEIGHTS = (".safetensors", ".bin", ".json", ".pt")
 @functools.cache
 def ctranslate2_installed() -> bool:
     """True when ``ctranslate2`` can be imported; logs once that the fast path is off when not."""
-    found = importlib.util.find_spec("ctranslate2") is not None
+    try:
+        import ctranslate2  # noqa: F401
+    except ImportError:
+        found = False
+    else:
+        found = True
     if not found:
         logger.warning("ctranslate2 is not installed: the fast path is off (pip install ctranslate2)")
     return found
@@ -282,8 +286,8 @@ class Seq2SeqModel:
     (``input_ids``, ``attention_mask``, ``max_length``, ``num_beams``, ``num_return_sequences``,
     ``early_stopping``), answered by CTranslate2 with the settings the transformers model's
     ``generation_config`` would apply (forced BOS / EOS, ``no_repeat_ngram_size``, length and
-    repetition penalties, ``min_length``, sampling). Returns per sequence its token ids (decoder
-    start token first, as transformers does)."""
+    repetition penalties, ``min_length``, suppressed tokens and bad words, sampling). Returns per
+    sequence its token ids (decoder start token first, as transformers does)."""
 
     def __init__(self, model: Any, path: Path, device: Any, compute_type: str) -> None:
         self.config = model.config
@@ -323,6 +327,7 @@ class Seq2SeqModel:
         ]
         prefix = [[str(forced_bos)] for _ in rows] if forced_bos is not None else None
         sample = bool(gen.do_sample)
+        banned = [[t] for t in gen.suppress_tokens or ()] + list(gen.bad_words_ids or ())
         results = self.translator.translate_batch(
             source,
             target_prefix=prefix,
@@ -334,6 +339,7 @@ class Seq2SeqModel:
             max_decoding_length=max_length - 1,  # transformers counts the decoder start token
             min_decoding_length=max(0, (gen.min_length or 0) - 1),
             max_input_length=0,
+            suppress_sequences=[_tokens(s) for s in banned] or None,
             return_end_token=True,
             sampling_topk=(gen.top_k or 0) if sample else 1,
             sampling_topp=(gen.top_p or 1.0) if sample else 1.0,
