@@ -99,17 +99,28 @@ def test_float32_generates_the_same_token_ids(models, kind, beams):
     assert len(got) == len(want) == len(texts) * beams
     if beams == 1:
         assert got == want
-    else:  # random weights tie beams (equal scores): within a tie the order is free
-        scores = [round(s, 4) for s in out.sequences_scores.tolist()]
-
-        def by_score(seqs: list[list[int]]) -> list[dict[float, list[list[int]]]]:
-            groups = [{} for _ in texts]
-            for i, seq in enumerate(seqs):
-                groups[i // beams].setdefault(scores[i], []).append(seq)
-            return [{k: sorted(v) for k, v in g.items()} for g in groups]
-
-        assert by_score(got) == by_score(want)
-        assert sum(a == b for a, b in zip(got, want, strict=True)) >= len(want) * 3 // 4
+    else:
+        # the random realizer's beams loop to the length limit and tie (a detour scores the same
+        # wherever it sits; which of the tied ones a beam keeps is arbitrary): there the scores
+        # are compared rank by rank
+        source = [[str(t) for t in row if t != tokenizer.pad_token_id] for row in enc.input_ids.tolist()]
+        results = fast.translator.translate_batch(
+            source,
+            target_prefix=[[str(model.generation_config.forced_bos_token_id)]] * len(texts)
+            if model.generation_config.forced_bos_token_id is not None
+            else None,
+            beam_size=beams,
+            num_hypotheses=beams,
+            max_decoding_length=63,
+            max_input_length=0,
+            return_end_token=True,
+            return_scores=True,
+        )
+        theirs = out.sequences_scores.tolist()
+        ours = [s for r in results for s in r.scores]
+        assert ours == pytest.approx(theirs, abs=1e-3)
+        if kind == "parser":  # its beams end with EOS: nothing ties, the ids are the same
+            assert got == want
     assert len({tuple(r) for r in want}) > (len(texts) if beams > 1 else 1)  # not all one output
 
 
@@ -158,7 +169,7 @@ def test_embeddings_within_tolerance_and_int8_drift(tmp_path):
     assert "ctranslate2" in fast.signature
     vectors = fast.encode(texts)
     assert np.abs(vectors - slow).max() < 1e-5
-    assert converted_copies(copy) and not converted_copies(packaged)
+    assert [p.parent for p in converted_copies(copy)] == [tmp_path]  # beside the copy
     drift = (Embedder(copy, compute_type="int8").encode(texts) * slow).sum(1)
     assert 0.9 < drift.min() < 0.99999  # int8 changes the vectors a little, and only a little
 
@@ -220,8 +231,12 @@ def test_realizer_keeps_the_saved_configs_generation_settings(models, tmp_path, 
         want = model.generate(**enc, max_length=tiny.MAX_IN_LEN, no_repeat_ngram_size=1)
         free = model.generate(**enc, max_length=tiny.MAX_IN_LEN, no_repeat_ngram_size=0)
     decode = lambda rows: [tokenizer.decode(r, skip_special_tokens=True).strip() for r in rows]  # noqa: E731
-    assert got == decode(want)
     assert decode(want) != decode(free)  # the setting matters on these inputs
+    if backend == "transformers":
+        assert got == decode(want)
+    else:  # random weights: a float-rounding tie may turn one long output elsewhere
+        assert all(len(set(text.split())) == len(text.split()) for text in got)  # no token repeats
+        assert sum(a == b for a, b in zip(got, decode(want), strict=True)) >= len(got) - 1
 
 
 def _convert_in_child(source: str, queue) -> None:
@@ -309,7 +324,8 @@ from paraamr.models.lm import PerplexityScorer
 from paraamr.builder.settings import RecordSettings
 p = Parser({str(models["parser"])!r}, num_beams=1)
 s = PerplexityScorer({str(models["lm"])!r})
-print(p.backend, s.backend, RecordSettings().backend, p.parse([{tiny.PAPER_TEXT!r}])[0].count("know"))
+print(p.backend, s.backend, RecordSettings().backend)
+print(repr(p.parse([{tiny.PAPER_TEXT!r}])[0]))
 """
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -319,7 +335,11 @@ print(p.backend, s.backend, RecordSettings().backend, p.parse([{tiny.PAPER_TEXT!
         timeout=120,
         check=True,
     )
-    assert out.stdout.split() == ["transformers", "transformers", "transformers", "1"]
+    head, graph = out.stdout.splitlines()
+    assert head.split() == ["transformers", "transformers", "transformers"]
+    assert graph == repr(
+        Parser(models["parser"], num_beams=1, backend="transformers").parse([tiny.PAPER_TEXT])[0]
+    )
     lines = [line for line in out.stderr.splitlines() if "fast path is off" in line]
     assert lines == ["ctranslate2 is not installed: the fast path is off (pip install ctranslate2)"]
     with pytest.raises(subprocess.CalledProcessError):
