@@ -1,6 +1,6 @@
 """Each model stage on each inference backend, at the real model sizes (random weights, forced lengths).
 
-    nice -n 10 python benchmarks/bench_stages.py                 # real sizes, 2 threads (~15 min)
+    nice -n 10 python benchmarks/bench_stages.py                 # real sizes, 2 threads (~35 min shared)
     nice -n 10 python benchmarks/bench_stages.py --small         # the same code on small configs
 
 Models (built here, ``bench_gpu.build_models``: make_tiny's tokenizers and amrlib metadata, random

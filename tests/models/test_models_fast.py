@@ -349,3 +349,19 @@ print(repr(p.parse([{tiny.PAPER_TEXT!r}])[0]))
             check=True,
             timeout=120,
         )
+
+
+def test_models_list_and_rm_know_the_converted_copies(models, tmp_path, monkeypatch, capsys):
+    from paraamr.cli import main
+    from paraamr.commands.models import converted_copies_of, model_rows
+
+    source = tmp_path / "lm"
+    shutil.copytree(models["lm"], source)
+    copy = converted(source)
+    assert converted_copies_of(source) == [copy]
+    cache = tmp_path / "cache"
+    rows = model_rows(str(cache), "lm")  # the catalog's LMs: none converted in this cache
+    assert not any("CTranslate2" in r[3] for r in rows)
+    assert main(["models", "rm", str(source), "--kind", "lm", "--cache-dir", str(cache)]) == 0
+    assert f"removed {copy}" in capsys.readouterr().out
+    assert not copy.exists() and source.is_dir()  # a local model folder itself is the user's
