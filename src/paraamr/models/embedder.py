@@ -121,7 +121,7 @@ class Embedder:
                 return None
         try:
             target = converted(self.path, tokenizer)
-        except ValueError as err:  # no CTranslate2 converter for this architecture
+        except Exception as err:  # no converter for this architecture, or its conversion failed
             logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", model, err)
             self.backend = "transformers"
             return None

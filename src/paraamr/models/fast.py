@@ -194,8 +194,13 @@ def _convert(source: Path, output: Path, tokenizer: Any) -> None:
 
             kwargs["dtype"] = torch.float32
             model = super().load_model(model_class, model_name_or_path, **kwargs)
-            if model.config.model_type == "bart" and not hasattr(model.config, "normalize_before"):
-                model.config.normalize_before = False  # BART is post-norm; transformers 5 dropped the field
+            config = model.config
+            # fields transformers 5 no longer writes, which CTranslate2's loaders read
+            if config.model_type == "bart" and not hasattr(config, "normalize_before"):
+                config.normalize_before = False  # BART is post-norm
+            encoders = ("bert", "roberta", "xlm-roberta", "distilbert")
+            if config.model_type in encoders and getattr(config, "position_embedding_type", None) is None:
+                config.position_embedding_type = "absolute"  # the only kind transformers 5 has
             self.config = model.config
             return model
 
