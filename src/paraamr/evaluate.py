@@ -39,6 +39,7 @@ HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 _ROW_OPTIONS = (
     "config", "split", "sample", "seed", "chunk_pairs", "max_chars", "parser", "no_pos",
     "similarity_model", "pooling", "batch_size", "ted_height", "ted_convention", "max_perplexity",
+    "backend", "compute_type",
 )  # fmt: skip
 
 
@@ -123,6 +124,18 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     models.add_argument(
         "--batch-size", type=positive(), default=64, help="embedder batch size (default: %(default)s)"
+    )
+    models.add_argument(
+        "--backend",
+        default="auto",
+        choices=("auto", "transformers", "ctranslate2"),
+        help="embedder engine (default auto: ctranslate2 when installed, else transformers)",
+    )
+    models.add_argument(
+        "--compute-type",
+        default="auto",
+        choices=("auto", "int8", "float32", "float16", "bfloat16", "int8_float16"),
+        help="ctranslate2 compute type (default auto: float32, the same embeddings; int8 drifts)",
     )
     _scale_options(p.add_argument_group("at scale: resume, shards, merge"))
     out = p.add_argument_group("output")
@@ -212,11 +225,10 @@ def _check(args: argparse.Namespace) -> int | None:
     if args.merge and args.shard != (0, 1):
         raise UsageError("--merge combines shards; it is no shard itself")
     if args.ted_height == "full":
-        return None
-    try:
+        return None  # the whole tree
+    with contextlib.suppress(ValueError):
         return int(args.ted_height)
-    except ValueError:
-        raise UsageError(f"--ted-height: expected a number or 'full', got {args.ted_height!r}") from None
+    raise UsageError(f"--ted-height: expected a number or 'full', got {args.ted_height!r}")
 
 
 def _local(args: argparse.Namespace) -> bool:
@@ -366,6 +378,7 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
             make = process_models(
                 spec, processes=args.processes, cache_dir=args.cache_dir, device=args.device,
                 model=args.similarity_model, pooling=args.pooling, batch_size=args.batch_size,
+                backend=args.backend, compute_type=args.compute_type,
             )  # fmt: skip
 
             def mine(k: int) -> bool:
@@ -458,19 +471,9 @@ def _write_card(args: argparse.Namespace, result: dict[str, Any], settings: dict
     """The row into PATH's card, under the folder's own lock."""
     from paraamr.card import update_card_metrics
     from paraamr.locks import folder_lock
-    from paraamr.metrics.report import card_row
+    from paraamr.metrics.report import card_note, card_row
 
-    options = settings["options"]
-    drawn = f", {options['sample']:,} {settings['unit']} drawn with seed {options['seed']}"
-    drawn = drawn if options["sample"] else ""
-    note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
-    note += " (scores ×100, TED unnormalized)."
-    if "intervals" in result:
-        note += (
-            " 95% intervals (cluster bootstrap over sources): "
-            + ", ".join(f"{k} {lo:.2f}–{hi:.2f}" for k, (lo, hi) in result["intervals"].items())
-            + "."
-        )
+    note = card_note(result, settings)
     with folder_lock(args.path, command="evaluate --write-card"):
         return update_card_metrics(args.path, card_row(result), result["signatures"], note=note)
 
@@ -481,11 +484,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from paraamr.report import run_command
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
     inputs = args.path if isinstance(args.path, list) else [args.path]
     with handled("paraamr evaluate"):
-        return run_command("evaluate", run, args, debug=debug or None, inputs=inputs)
+        return run_command("evaluate", run, args, debug="--debug" in argv or None, inputs=inputs)
 
 
 def entry() -> NoReturn:

@@ -213,6 +213,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         **given,
         help="model dtype (default: float32 on the CPU, bfloat16 on a GPU that has it, else float16)",
     )
+    filt.add_argument(
+        "--backend",
+        choices=["auto", "transformers", "ctranslate2"],
+        **given,
+        help="inference engine of the models (default auto: ctranslate2 when installed, else transformers)",
+    )
+    filt.add_argument(
+        "--compute-type",
+        choices=["auto", "int8", "float32", "float16", "bfloat16", "int8_float16"],
+        **given,
+        help="ctranslate2 compute type (default auto: float32 on the CPU, the same outputs as "
+        "transformers; bfloat16 or float16 on a GPU; int8 changes outputs a little, see docs/models.md)",
+    )
     filt.add_argument("--num-beams", type=int, **given, help="parser beams (default: the model's)")
     run = parser.add_argument_group("execution")
     run.add_argument("--device", help="device of the models (default: the process's accelerator, else cpu)")

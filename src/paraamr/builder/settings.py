@@ -92,11 +92,12 @@ def _flag(name: str) -> str:
 class RecordSettings:
     """The settings that change the records: models, filters, foci, seed, inputs and splits.
 
-    ``dtype`` and ``num_beams`` are here too: they change what the models output, and so are the
-    steps of the method: ``foci_rule`` (:data:`paraamr.amr.FOCI_RULES`), ``linearization``
-    (:data:`paraamr.amr.LINEARIZATIONS`) and ``tagging`` (:data:`TAGGINGS`; ``auto`` is resolved
-    here, to ``tagged`` where a spaCy English model is installed, so a run records what it did and a
-    resume on a machine without one is refused). Inputs are one of
+    ``dtype``, ``num_beams``, ``backend`` and ``compute_type`` are here too: they change what the
+    models output (``backend="auto"`` is stored as the backend it picks, so a run never mixes
+    them), and so are the steps of the method: ``foci_rule`` (:data:`paraamr.amr.FOCI_RULES`),
+    ``linearization`` (:data:`paraamr.amr.LINEARIZATIONS`) and ``tagging`` (:data:`TAGGINGS`;
+    ``auto`` is resolved here, to ``tagged`` where a spaCy English model is installed, so a run
+    records what it did and a resume on a machine without one is refused). Inputs are one of
     ``input`` (a file or ``-``), ``dataset`` (a ``datasets`` name) or ``amr_input`` (PENMAN graphs);
     the in-process API (:class:`paraamr.builder.pipeline.Generator`) leaves them unset.
     """
@@ -122,6 +123,8 @@ class RecordSettings:
     max_amr_depth: int = MAX_DEPTH
     num_beams: int | None = None
     dtype: str | None = None
+    backend: str = "auto"
+    compute_type: str = "auto"
     input: str | None = None
     input_format: str | None = None
     text_column: str = "text"
@@ -156,6 +159,10 @@ class RecordSettings:
             set_(self, "tagging", "tagged" if spacy_installed() else "untagged")
         if self.mod_as_domain and self.linearization != "paraamr":
             raise UsageError("--mod-as-domain needs --linearization paraamr (penman writes :mod-of)")
+        if self.backend == "auto":
+            from paraamr.models.fast import ctranslate2_installed
+
+            set_(self, "backend", "ctranslate2" if ctranslate2_installed() else "transformers")
         if self.min_quality is not None and self.quality_model is None:
             raise UsageError("--min-quality needs --quality-model")
         if self.min_similarity is not None and self.similarity_model is None:
@@ -221,6 +228,7 @@ class RecordSettings:
         """The inverse of :meth:`as_dict` (unknown keys ignored, aliases mapped)."""
         names = {f.name for f in fields(cls)}
         values = {ALIASES.get(k, k): v for k, v in values.items()}
+        values.setdefault("backend", "transformers")  # saved before there was a choice
         return cls(**{k: v for k, v in values.items() if k in names})
 
     def differences(self, other: RecordSettings) -> list[str]:

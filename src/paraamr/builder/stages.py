@@ -56,6 +56,7 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     run = run or RunSettings()
     quiet_libraries(run.verbose)
     common = {"device": run.device, "dtype": record.dtype, "download": run.download}
+    common.update(backend=record.backend, compute_type=record.compute_type)
     amrlib = {"trust_remote_code": run.trust_remote_code}
     stages = dict(given)
     if record.needs("parser") and stages.get("parser") is None:
@@ -81,7 +82,9 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     if record.needs("embedder") and stages.get("embedder") is None:
         from paraamr.models.embedder import Embedder
 
-        stages["embedder"] = Embedder(record.similarity_model, device=run.device, download=run.download)
+        stages["embedder"] = Embedder(
+            record.similarity_model, device=run.device, download=run.download, backend=record.backend
+        )
     if record.needs("quality") and stages.get("quality") is None:
         from paraamr.quality import QualityScorer
 

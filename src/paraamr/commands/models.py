@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 _KINDS = ("parser", "realizer", "generator", "lm", "embedder", "quality")
 
@@ -40,8 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", choices=_KINDS, required=True)
     p.set_defaults(func=_path)
 
-    p = sub.add_parser("rm", parents=[cache], help="delete a model from the caches to free space")
-    p.add_argument("name", help="amrlib release or --url name, Hub id, or smollm2 (its float32 copy)")
+    p = sub.add_parser("rm", parents=[cache], help="delete a model and its converted copies to free space")
+    p.add_argument(
+        "name",
+        help="amrlib release or --url name, Hub id, or a packaged model (its float32 and CTranslate2 copies)",
+    )
     p.add_argument("--kind", choices=_KINDS, help="only the model of this kind")
     p.set_defaults(func=_rm)
 
@@ -83,9 +87,11 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     rows = []
     for each in (catalog.canonical_kind(kind),) if kind else catalog.KINDS:
         for name in catalog.names(each):
+            copies = []
             try:
                 path = resolve(name, each, cache_dir=cache_dir)
                 where = f"{path} ({_size(disk_size(path))})"
+                copies = converted_copies_of(path, cache_dir)
             except ModelNotFoundError:
                 where = "-"
             known = catalog.AMRLIB_MODELS.get(name) or catalog.HUB_MODELS.get(name)
@@ -95,6 +101,10 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
                 about = catalog.PACKAGED[(each, name)].description
             default = " [default]" if catalog.DEFAULTS[each] == name else ""
             rows.append((name, each + default, where, about))
+            for copy in copies:
+                rows.append(
+                    (name, each, f"{copy} ({_size(disk_size(copy))})", "CTranslate2 copy (made on first use)")
+                )
     models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
     for path in fetched:
@@ -103,6 +113,16 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     if not kind:
         rows += _hub_rows({r[0] for r in rows})
     return rows
+
+
+def converted_copies_of(path: Path, cache_dir: str | None = None) -> list[Path]:
+    """The CTranslate2 copies of the model at ``path`` (of its float32 copy, for a GGUF file)."""
+    from paraamr.models.fast import CT2_SUFFIX, converted_copies
+    from paraamr.models.resolve import cache_root
+
+    if path.is_file():  # a packaged GGUF file: its float32 copies are what converts
+        return sorted(cache_root(cache_dir).glob(f"gguf/.{path.stem}-*{CT2_SUFFIX}*"))
+    return converted_copies(path, cache_dir)
 
 
 def _hub_rows(listed: set[str]) -> list[tuple[str, str, str, str]]:
@@ -147,11 +167,22 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from paraamr.errors import ModelNotFoundError
-    from paraamr.models.download import remove
-    from paraamr.models.resolve import cache_root
+    import shutil
 
-    removed = remove(args.name, kind=args.kind, cache_dir=args.cache_dir)
+    from paraamr.errors import ModelNotFoundError
+    from paraamr.models import catalog
+    from paraamr.models.download import remove
+    from paraamr.models.resolve import cache_root, resolve
+
+    copies = []
+    for kind in (catalog.canonical_kind(args.kind),) if args.kind else catalog.KINDS:
+        try:
+            copies += converted_copies_of(resolve(args.name, kind, cache_dir=args.cache_dir), args.cache_dir)
+        except ModelNotFoundError:
+            continue
+    for copy in dict.fromkeys(copies):
+        shutil.rmtree(copy, ignore_errors=True)
+    removed = [*dict.fromkeys(copies), *remove(args.name, kind=args.kind, cache_dir=args.cache_dir)]
     if not removed:
         raise ModelNotFoundError(
             f"nothing to remove for model {args.name!r} "

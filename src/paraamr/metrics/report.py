@@ -266,6 +266,19 @@ def evaluate_pairs(
     return {**row_of(stats), "scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
 
 
+def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The note under the row in a card: how many pairs, drawn how, on which scale, the intervals."""
+    options = settings["options"]
+    drawn = f", {options['sample']:,} {settings['unit']} drawn with seed {options['seed']}"
+    drawn = drawn if options["sample"] else ""
+    note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
+    note += " (scores ×100, TED unnormalized)."
+    if "intervals" in result:
+        spans = ", ".join(f"{k} {lo:.2f}–{hi:.2f}" for k, (lo, hi) in result["intervals"].items())
+        note += f" 95% intervals (cluster bootstrap over sources): {spans}."
+    return note
+
+
 def format_row(result: dict[str, Any]) -> str:
     """The row as a Markdown table (Table 2's columns, ×100 scale for the first three), and AESOP's
     measures in a second table when there are references; with ``intervals``, a second line of
