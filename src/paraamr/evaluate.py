@@ -121,7 +121,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     _scale_options(p.add_argument_group("at scale: resume, shards, merge"))
     out = p.add_argument_group("output")
-    add_plot_options(out, "paraamr-evaluate")
+    add_plot_options(out)
     out.add_argument("--json", action="store_true", help="print the row as JSON")
     add_progress_options(out)
     return p
@@ -328,7 +328,7 @@ def _check_outputs(args: argparse.Namespace, world: int) -> None:
     another process owns."""
     from paraamr.metrics.report import check_plots
 
-    if not args.no_plots and args.shard == (0, 1):
+    if args.plots and args.shard == (0, 1):
         check_plots(args.plots, overwrite=args.overwrite)
     if args.write_card and world == 1:
         from paraamr.locks import folder_lock
@@ -412,7 +412,7 @@ def _finish(args: argparse.Namespace, stats: Any, settings: dict[str, Any]) -> i
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
     if args.write_card:
         result["card"] = str(_write_card(args, result, settings))
-    if not args.no_plots:
+    if args.plots:
         if args.merge:
             check_plots(args.plots, overwrite=args.overwrite)
         result["plots"] = [str(p) for p in plot_histograms(stats, args.plots)]

@@ -275,7 +275,7 @@ def check_plots(plot_dir: str | os.PathLike, *, overwrite: bool) -> None:
     if found and not overwrite:
         raise InputError(
             f"{found[0]} exists ({len(found)} of the plots): pass --overwrite to replace them, "
-            "or choose another --plots folder (or --no-plots)"
+            "or choose another --plots folder"
         )
     if Path(plot_dir).exists() and not Path(plot_dir).is_dir():
         raise InputError(f"--plots {plot_dir}: not a folder")
