@@ -257,10 +257,22 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
     return record, run
 
 
-def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] | None = None) -> int:
+#: What ``--dry-run`` says of the output folder, by :func:`~paraamr.builder.checks.check_run`'s mode.
+_MODE_NOTE = {"new": "", "resume": "  (resumes an earlier run)", "overwrite": "  (replaces an earlier run)"}
+
+
+def dry_run(
+    record: RecordSettings,
+    output: str | Path,
+    shard: tuple[int, int] | None = None,
+    *,
+    overwrite: bool = False,
+) -> int:
     """Print the plan: input rows found, processes (and shard), models (and whether they are on
-    disk), output; fetches, loads and writes nothing."""
+    disk), output; fetches, loads and writes nothing. Runs the run's own checks of the input and
+    the output folder (:func:`~paraamr.builder.checks.check_run`): refused here as it would be there."""
     from paraamr.builder import readers
+    from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_info, launch_warning
     from paraamr.builder.state import RunFolder
     from paraamr.errors import ModelNotFoundError
@@ -270,6 +282,7 @@ def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] |
     if rank != 0:
         return 0
     folder = RunFolder(output, rank=0, num_processes=n)
+    _, mode = check_run(record, folder, overwrite=overwrite, models=False)
     warning = launch_warning()
     if warning:
         print(f"paraamr generate: warning: {warning}", file=sys.stderr)
@@ -298,7 +311,7 @@ def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] |
     )
     print(
         f"output:    {folder.path}  splits {', '.join(record.splits())}"
-        + ("  (resumes an earlier run)" if folder.settings_path.is_file() else "")
+        + _MODE_NOTE[mode]
     )
     for message in missing:
         print(message, file=sys.stderr)
@@ -313,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
     if not record.source:
         raise UsageError("give one of --input, --dataset, --amr-input")
     if args.dry_run:
-        return dry_run(record, args.output, args.shard)
+        return dry_run(record, args.output, args.shard, overwrite=args.overwrite)
     push = None
     if args.push_to_hub:
         from paraamr.layout import check_name
