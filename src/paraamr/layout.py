@@ -145,6 +145,10 @@ SPLIT_RULE = r"\w+(\.\w+)*"
 CONFIG_BAD = "<>:/\\|?*"
 
 
+#: Suffixes of data files: a dataset spec ending so is a local path, not a Hub id.
+_FILE_SUFFIXES = (".txt", ".json", ".jsonl", ".csv", ".tsv", ".parquet", ".zip", ".gz", ".amr")
+
+
 def missing_local(spec: str) -> str | None:
     """The one-line problem of a dataset ``spec`` that looks like a local path (``./x``, ``/x``,
     ``~/x``, ``a/b/c``, ``x.jsonl``, or ``a/b`` where the folder ``a`` is here) but is not there;
@@ -161,7 +165,7 @@ def missing_local(spec: str) -> str | None:
         spec.startswith(("/", ".", "~"))
         or len(parts) > 2
         or "\\" in spec
-        or path.suffix.lower() in (".txt", ".json", ".jsonl", ".csv", ".tsv", ".parquet", ".zip", ".gz", ".amr")
+        or path.suffix.lower() in _FILE_SUFFIXES
         or (len(parts) == 2 and Path(parts[0]).is_dir())
     )
     if not local:

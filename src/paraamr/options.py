@@ -63,7 +63,7 @@ def add_plot_options(group: argparse._ActionsContainer) -> None:
     """``--plots DIR``, ``--no-plots`` and ``--overwrite`` for a command that can write PNG
     histograms (``stats``, ``evaluate``): nothing is written unless ``--plots`` names a folder."""
     group.add_argument(
-        "--plots", metavar="DIR", default=None, help="write the PNG histograms into DIR (default: none written)"
+        "--plots", metavar="DIR", default=None, help="write the PNG histograms into DIR (default: none)"
     )
     group.add_argument(
         "--no-plots", dest="plots", action="store_const", const=None, help="write no histograms (the default)"
