@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
 from paraamr.options import SHARD_HELP, ArgumentParser, optional_float, shard_spec
-from paraamr.progress import add_progress_options
+from paraamr.progress import add_progress_options, quieted, silence_library_bars
 from paraamr.signals import Interrupted, handled
 
 __all__ = ["add_arguments", "build_parser", "dry_run", "entry", "main", "run", "settings_from_args"]
@@ -391,8 +391,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = ["generate.py", *argv]  # a shard's command, for `paraamr finalize` to name
     inputs = [v for v in (args.input, args.amr_input, args.dataset) if v not in (None, "-")]
+    silence_library_bars()
     with handled("paraamr generate"):
-        return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
+        return run_command(
+            "generate", _quietly, args, debug=debug or None, inputs=inputs, secrets=[args.token]
+        )
+
+
+def _quietly(args: argparse.Namespace) -> int:
+    with quieted(args):  # errors are reported outside, on the real stderr
+        return run(args)
 
 
 def entry() -> NoReturn:
