@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import logging
 import os
 import sys
@@ -82,9 +83,9 @@ def add_quiet_option(parser: argparse._ActionsContainer) -> None:
 
 @contextlib.contextmanager
 def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
-    """``-q``: within the block, nothing on stderr (warnings, summaries, library bars and logs
-    below ERROR) and, unless ``keep_stdout`` (a command whose output is its result), nothing on
-    stdout. An error raised out of the block is reported after it (:func:`paraamr.report.report`).
+    """``-q``: within the block, nothing on stderr but the house's error lines (no warnings,
+    summaries, library bars or logs below ERROR) and, unless ``keep_stdout`` (a command whose
+    output is its result), nothing on stdout. An error raised out of the block is reported after it (:func:`paraamr.report.report`).
 
     >>> with quiet_output():
     ...     print("a summary")
@@ -101,10 +102,9 @@ def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
     try:
         with warnings.catch_warnings(), contextlib.ExitStack() as stack:
             warnings.simplefilter("ignore")
-            sink = stack.enter_context(open(os.devnull, "w"))
-            stack.enter_context(contextlib.redirect_stderr(sink))
+            stack.enter_context(contextlib.redirect_stderr(_ErrorsOnly(sys.stderr)))
             if not keep_stdout:
-                stack.enter_context(contextlib.redirect_stdout(sink))
+                stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
             yield
     finally:
         logging.disable(previous)
@@ -118,6 +118,28 @@ def quieted(args: argparse.Namespace, *, keep_stdout: bool = False) -> contextli
     if hasattr(args, "progress"):
         args.progress = "none"
     return quiet_output(keep_stdout)
+
+
+class _ErrorsOnly(io.TextIOBase):
+    """A stderr that lets through only the house's error lines (``paraamr CMD: problem``, not
+    ``paraamr CMD: warning: ...``), whoever prints them; the rest (summaries, warnings, library
+    output) goes nowhere."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream, self._line = stream, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self._line = (self._line + text).split("\n")
+        for line in lines:
+            if line.startswith("paraamr ") and ": warning: " not in line:
+                self.stream.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def silence_library_bars() -> None:
@@ -185,8 +207,10 @@ def _links(pid: int) -> set[str]:
 
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else (
-        f"{seconds // 60}:{seconds % 60:02d}"
+    return (
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        if seconds >= 3600
+        else (f"{seconds // 60}:{seconds % 60:02d}")
     )
 
 
