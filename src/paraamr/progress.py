@@ -85,7 +85,8 @@ def add_quiet_option(parser: argparse._ActionsContainer) -> None:
 def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
     """``-q``: within the block, nothing on stderr but the house's error lines (no warnings,
     summaries, library bars or logs below ERROR) and, unless ``keep_stdout`` (a command whose
-    output is its result), nothing on stdout. An error raised out of the block is reported after it (:func:`paraamr.report.report`).
+    output is its result), nothing on stdout. An error raised out of the block is reported after
+    it (:func:`paraamr.report.report`).
 
     >>> with quiet_output():
     ...     print("a summary")
@@ -104,7 +105,8 @@ def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
             warnings.simplefilter("ignore")
             stack.enter_context(contextlib.redirect_stderr(_ErrorsOnly(sys.stderr)))
             if not keep_stdout:
-                stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
+                sink = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115
+                stack.enter_context(contextlib.redirect_stdout(sink))
             yield
     finally:
         logging.disable(previous)
