@@ -105,7 +105,7 @@ def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
             warnings.simplefilter("ignore")
             stack.enter_context(contextlib.redirect_stderr(_ErrorsOnly(sys.stderr)))
             if not keep_stdout:
-                sink = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115
+                sink = stack.enter_context(open(os.devnull, "w"))
                 stack.enter_context(contextlib.redirect_stdout(sink))
             yield
     finally:
