@@ -366,9 +366,14 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
 
             score = Scorer(loaded, ted_height=height, max_chars=args.max_chars)
             stack.callback(score.close)
+
+            def scored(pairs: list) -> Any:  # the display moves per parser batch within a chunk
+                base = shown.done
+                return score(pairs, lambda done, of: shown.update(base + len(pairs) * done / max(of, 1)))
+
             stats = score_share(
                 plan,
-                score,
+                scored,
                 mine=mine,
                 state=state,
                 clusters=settings["clusters"],
