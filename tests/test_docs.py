@@ -6,8 +6,8 @@ PATH has the identical block, runnable). A ``python`` block marked runnable runs
 blocks of a file run in order, as a reader follows it, in one sandbox folder per file (offline, no
 model cache of the machine) holding only what the repository ships: ``examples/`` (every input
 a block reads is there) and ``generate.py``. Absolute ``/tmp/`` paths in a block are moved into the
-sandbox, so parallel runs of the suite do not share them; ``paraamr`` is ``python -m paraamr`` of this checkout.
-Every ``paraamr push A B`` in the docs puts the repo id first.
+sandbox, so parallel runs of the suite do not share them; ``paraamr`` is ``python -m paraamr`` of
+this checkout. Every ``paraamr push A B`` in the docs puts the repo id first.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Hub Space of the lexical_diversity evaluate module: a gradio app over it (paraamr.metric_modules.space)."""
+"""The Hub Space of the lexical_diversity evaluate module (paraamr.metric_modules.space)."""
 
 from pathlib import Path
 
