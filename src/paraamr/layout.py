@@ -61,7 +61,6 @@ __all__ = [
     "is_layout_path",
     "layout_info",
     "list_shards",
-    "missing_local",
     "parse_shard_name",
     "parse_size",
     "remove_layout",
@@ -143,39 +142,6 @@ def parse_size(size: int | str) -> int:
 SPLIT_RULE = r"\w+(\.\w+)*"
 #: Characters datasets refuses in a config name (``datasets.naming.INVALID_WINDOWS_CHARACTERS_IN_PATH``).
 CONFIG_BAD = "<>:/\\|?*"
-
-
-#: Suffixes of data files: a dataset spec ending so is a local path, not a Hub id.
-_FILE_SUFFIXES = (".txt", ".json", ".jsonl", ".csv", ".tsv", ".parquet", ".zip", ".gz", ".amr")
-
-
-def missing_local(spec: str) -> str | None:
-    """The one-line problem of a dataset ``spec`` that looks like a local path (``./x``, ``/x``,
-    ``~/x``, ``a/b/c``, ``x.jsonl``, or ``a/b`` where the folder ``a`` is here) but is not there;
-    None when it is there or looks like a Hub id (``ORG/NAME``), which only the Hub can answer.
-
-    >>> missing_local("./no-such-run"), missing_local("org/name")
-    ('./no-such-run: no such file or folder here (a Hub dataset id is ORG/NAME)', None)
-    """
-    path = Path(spec).expanduser()
-    if path.exists():
-        return None
-    parts = spec.replace("\\", "/").split("/")
-    local = (
-        spec.startswith(("/", ".", "~"))
-        or len(parts) > 2
-        or "\\" in spec
-        or path.suffix.lower() in _FILE_SUFFIXES
-        or (len(parts) == 2 and Path(parts[0]).is_dir())
-    )
-    if not local:
-        return None
-    near = path.parent if str(path.parent) not in ("", ".") else Path(".")
-    hint = ""
-    if near.is_dir() and near != Path("."):
-        names = sorted(p.name for p in near.iterdir() if not p.name.startswith("."))[:5]
-        hint = f"; {near}/ holds {', '.join(names)}" if names else f"; {near}/ is empty"
-    return f"{spec}: no such file or folder here{hint} (a Hub dataset id is ORG/NAME)"
 
 
 def check_name(kind: str, name: str) -> str:

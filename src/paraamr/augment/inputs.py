@@ -13,8 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError
-from paraamr.layout import missing_local
+from paraamr.errors import InputError, missing_local
 from paraamr.report import reason
 
 if TYPE_CHECKING:

@@ -137,7 +137,7 @@ def read_dataset(
     """A local or Hub dataset through ``datasets.load_dataset(..., streaming=True)``."""
     import datasets
 
-    from paraamr.layout import missing_local
+    from paraamr.errors import missing_local
 
     problem = missing_local(name)
     if problem:
