@@ -357,7 +357,7 @@ class Progress:
         if self.total:
             left = max(self.total - self.done, 0) / rate if rate > 0 else None
             eta = _clock(left) if left is not None else "?"
-            done += f"/{int(self.total):,} {self.unit} ({100 * self.done / self.total:.0f}%)"
+            done += f"/{int(self.total):,} {self.unit} ({100 * int(self.done) // int(self.total)}%)"
             done += f", {rate:,.1f} {self.unit}/s, ETA {eta}"
         else:
             done += f" {self.unit}, {rate:,.1f} {self.unit}/s"
