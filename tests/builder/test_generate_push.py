@@ -136,3 +136,19 @@ def test_push_writes_the_folders_card_for_the_repo(tmp_path, hub):
     data = DatasetCard(text).data
     assert data.license == "cc-by-nc-4.0" and "arxiv:2305.16585" in data.tags
     assert "quality score in [0, 1]" in text and 'eprint = "2305.16585"' in text
+
+
+def test_finalize_push_to_hub_writes_the_card_for_the_repo(tmp_path, hub, monkeypatch):
+    """``paraamr finalize DIR --push-to-hub REPO`` (a run cut into shards, written by the shard
+    writers) uploads a card whose snippets load the repo id, not the folder."""
+    from shard_runs import by_shard, records, write_run
+
+    from paraamr.cli import main
+
+    out = tmp_path / "run"
+    write_run(out, by_shard(records(40), 2), 2, commit_every=10)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert main(["finalize", str(out), "--push-to-hub", "me/sharded"]) == 0
+    text = _uploaded(hub, "me/sharded")["README.md"].decode()
+    assert text == (out / "README.md").read_text()
+    assert 'load_dataset("me/sharded", split="train")' in text and "Once published" not in text
