@@ -321,12 +321,7 @@ def write_card(
     ``thresholds`` add filtered ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
     root = Path(folder)
     if not list_shards(root):  # a card would list no config (``configs: []``): nothing would load
-        inputs = (summary or {}).get("counts", {}).get("inputs")
-        every = f"all {inputs:,} input rows" if isinstance(inputs, int) else "every input row"
-        raise InputError(
-            f"{root}: no records: {every} failed (the reasons are in {root / FAILURES}/); "
-            "no card is written, as there is nothing to load"
-        )
+        raise InputError(_no_records(root, summary))
     stats = compute_stats(root, plot_dir=root / PLOTS, overwrite=True)
     plots = [str(Path(p).relative_to(root)) for p in stats.pop("plots", [])]
     evaluation_path = root / EVALUATION
@@ -346,6 +341,24 @@ def write_card(
         thresholds=thresholds,
     )
     return atomic_write(root / CARD, text)
+
+
+def _no_records(root: Path, summary: Mapping[str, Any] | None) -> str:
+    """Why a folder without records gets no card, naming the run's input."""
+    settings = (summary or {}).get("settings", {})
+    given = next((settings[k] for k in ("input", "amr_input", "dataset") if settings.get(k)), None)
+    source = "the input"
+    if given is not None:  # local paths are kept relative to the folder
+        local = not settings.get("dataset") and not os.path.isabs(given) and given != "-"
+        source = os.path.relpath(os.path.normpath(root / given)) if local else given
+    inputs = (summary or {}).get("counts", {}).get("inputs")
+    if inputs == 0:
+        return f"{source}: no input rows, so no records: no card is written for {root} (nothing to load)"
+    every = f"all {inputs:,} rows" if isinstance(inputs, int) else "every row"
+    return (
+        f"{source}: {every} failed, so {root} has no records (the reasons are in {root / FAILURES}/); "
+        "no card is written, as there is nothing to load"
+    )
 
 
 def card_for_repo(folder: str | os.PathLike, repo_id: str) -> bool:
