@@ -60,7 +60,7 @@ def build_parser() -> ArgumentParser:
 
 #: Commands whose standard output is their result: ``-q`` keeps it (and silences the rest).
 RESULT_COMMANDS = frozenset(
-    {"stats", "evaluate", "env", "refocus", "quality score", "models list", "models path"}
+    {"stats", "evaluate", "env", "refocus", "quality score", "models list", "models path", "models download"}
 )
 
 
