@@ -139,7 +139,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     _scale_options(p.add_argument_group("at scale: resume, shards, merge"))
     out = p.add_argument_group("output")
-    add_plot_options(out, "paraamr-evaluate")
+    add_plot_options(out)
     out.add_argument("--json", action="store_true", help="print the row as JSON")
     add_progress_options(out)
     return p
@@ -353,7 +353,7 @@ def _check_outputs(args: argparse.Namespace, world: int) -> None:
     another process owns."""
     from paraamr.metrics.report import check_plots
 
-    if not args.no_plots and args.shard == (0, 1):
+    if args.plots and args.shard == (0, 1):
         check_plots(args.plots, overwrite=args.overwrite)
     if args.write_card and world == 1:
         from paraamr.locks import folder_lock
@@ -394,9 +394,14 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
                 loaded, ted_height=height, ted_convention=args.ted_convention, max_chars=args.max_chars
             )
             stack.callback(score.close)
+
+            def scored(pairs: list) -> Any:  # the display moves per parser batch within a chunk
+                base = shown.done
+                return score(pairs, lambda done, of: shown.update(base + len(pairs) * done / max(of, 1)))
+
             stats = score_share(
                 plan,
-                score,
+                scored,
                 mine=mine,
                 state=state,
                 clusters=settings["clusters"],
@@ -448,7 +453,7 @@ def _finish(args: argparse.Namespace, stats: Any, settings: dict[str, Any]) -> i
     ))  # fmt: skip
     if args.write_card:
         result["card"] = str(_write_card(args, result, settings))
-    if not args.no_plots:
+    if args.plots:
         if args.merge:
             check_plots(args.plots, overwrite=args.overwrite)
         result["plots"] = [str(p) for p in plot_histograms(stats, args.plots)]

@@ -289,32 +289,64 @@ def filter_records(
     max_paraphrases: int | None = None,
     order: str = "given",
     batch_size: int = 1000,
+    num_proc: int | None = None,
+    desc: str | None = "filter_records",
 ) -> Data:
-    """``data`` (a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
-    ``IterableDatasetDict`` of config ``default`` or ``pairs``) filtered as the ``ParaAMR`` builder
-    filters on the same options (see :class:`Filters`). ``use`` is the paper's threshold of a use
-    instead of ``max_perplexity`` (:data:`PAPER_USES`: ``"general"`` 120, ``"embeddings"`` and
-    ``"few-shot"`` 110, ``"controlled"`` 85).
+    """Filter a loaded ParaAMR dataset as ``load_dataset("paraamr", max_perplexity=...)`` would
+    (the same rules, :class:`Filters`), like ``Dataset.filter`` for paraphrases.
 
-    ``default`` (one row per source): each row's paraphrases are filtered in Arrow batches of
-    ``batch_size`` (``map(batched=True)``); rows left with fewer than ``min_paraphrases`` go.
-    ``pairs`` (one row per pair): a source is all rows of one ``id``, wherever they are;
-    ``min_paraphrases``, ``max_paraphrases`` and ``order="perplexity"`` count, cut and sort each
-    source's rows over the whole dataset (a ``select`` of the rows kept: a source's rows come out
-    together, where its first row was; shuffled rows are fine). A streamed ``pairs``
-    dataset takes only the per-row thresholds: the others raise ``ValueError``, as a source's rows
-    may span batches, shards and workers (stream ``default`` instead).
+    Config ``default`` (one row per source): each row's paraphrases are filtered, Arrow batch by
+    batch; rows left with fewer than ``min_paraphrases`` paraphrases go. Config ``pairs`` (one row
+    per pair): a source is all rows of one ``id``, wherever they are; ``min_paraphrases``,
+    ``max_paraphrases`` and ``order="perplexity"`` count, cut and sort each source's rows over the
+    whole dataset (its rows come out together, where its first row was).
+
+    Args:
+        data: a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
+            ``IterableDatasetDict`` of config ``default`` or ``pairs``.
+        max_perplexity: keep paraphrases of perplexity at most this (the paper uses 120, 110, 85).
+        use: the paper's threshold of a use instead of ``max_perplexity`` (:data:`PAPER_USES`:
+            ``"general"`` 120, ``"embeddings"`` and ``"few-shot"`` 110, ``"controlled"`` 85).
+        min_paraphrases: drop a source left with fewer paraphrases (0 keeps every source).
+        min_similarity: keep paraphrases whose similarity to the source is at least this, in [-1, 1].
+        max_paraphrases: keep at most this many paraphrases per source, after ``order``.
+        order: ``"given"`` (generation order) or ``"perplexity"`` (lowest first).
+        batch_size: rows per Arrow batch (config ``default``).
+        num_proc: processes for the work, as in ``Dataset.filter`` (config ``default`` of a
+            ``Dataset``; a streamed dataset filters lazily, in the reading process).
+        desc: the progress bar's label, as in ``Dataset.filter`` (``None``: datasets' own).
+
+    Returns:
+        The same kind of object as ``data``, with the same columns and format. A streamed
+        ``pairs`` dataset takes only the per-row thresholds (``max_perplexity``,
+        ``min_similarity``); the others raise ``ValueError``, as a source's rows may span batches,
+        shards and workers (stream ``default`` instead).
+
+    Example:
+
+    ```py
+    >>> import datasets
+    >>> from paraamr import filter_records
+    >>> ds = datasets.Dataset.from_list([{"id": "a", "text": "He left.", "paraphrases": [
+    ...     {"para_text": "He went away.", "perplexity": 60.0},
+    ...     {"para_text": "Left, he.", "perplexity": 300.0}]}])
+    >>> kept = filter_records(ds, max_perplexity=120, num_proc=1, desc="ppl <= 120")
+    >>> [p["para_text"] for p in kept[0]["paraphrases"]]
+    ['He went away.']
+
+    ```
     """
     import datasets
 
     limit = perplexity_limit(max_perplexity, use)
     rules = Filters(limit, min_similarity, min_paraphrases, max_paraphrases, order)
+    options = {"batch_size": batch_size, "num_proc": num_proc, "desc": desc}
     if isinstance(data, (datasets.DatasetDict, datasets.IterableDatasetDict)):
-        return type(data)({split: _filter(ds, rules, batch_size) for split, ds in data.items()})
-    return _filter(data, rules, batch_size)
+        return type(data)({split: _filter(ds, rules, **options) for split, ds in data.items()})
+    return _filter(data, rules, **options)
 
 
-def _filter(ds: Data, rules: Filters, batch_size: int) -> Data:
+def _filter(ds: Data, rules: Filters, *, batch_size: int, num_proc: int | None, desc: str | None) -> Data:
     import datasets
 
     if not isinstance(ds, (datasets.Dataset, datasets.IterableDataset)):
@@ -328,7 +360,12 @@ def _filter(ds: Data, rules: Filters, batch_size: int) -> Data:
             return ds.select(rules.pair_rows(ds.with_format("arrow", columns=columns)[:]))
         form = ds.format
         kept = ds.with_format("arrow").map(
-            rules.records, batched=True, batch_size=batch_size, features=ds.features, desc="filter_records"
+            rules.records,
+            batched=True,
+            batch_size=batch_size,
+            features=ds.features,
+            num_proc=num_proc,
+            desc=desc,
         )
         return kept.with_format(
             form["type"], form["columns"], form["output_all_columns"], **form["format_kwargs"]

@@ -29,7 +29,7 @@ from paraamr.builder.settings import TAGGINGS, RecordSettings, RunSettings
 from paraamr.errors import UsageError
 from paraamr.extras import require
 from paraamr.options import SHARD_HELP, ArgumentParser, optional_float, shard_spec
-from paraamr.progress import add_progress_options
+from paraamr.progress import add_progress_options, quieted, silence_library_bars
 from paraamr.signals import Interrupted, handled
 
 __all__ = ["add_arguments", "build_parser", "dry_run", "entry", "main", "run", "settings_from_args"]
@@ -307,10 +307,22 @@ def _paper_allows(name: str, value: Any) -> bool:
     return name in ("parser_model", "realizer_model", "lm_model") and local
 
 
-def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] | None = None) -> int:
+#: What ``--dry-run`` says of the output folder, by :func:`~paraamr.builder.checks.check_run`'s mode.
+_MODE_NOTE = {"new": "", "resume": "  (resumes an earlier run)", "overwrite": "  (replaces an earlier run)"}
+
+
+def dry_run(
+    record: RecordSettings,
+    output: str | Path,
+    shard: tuple[int, int] | None = None,
+    *,
+    overwrite: bool = False,
+) -> int:
     """Print the plan: input rows found, processes (and shard), models (and whether they are on
-    disk), output; fetches, loads and writes nothing."""
+    disk), output; fetches, loads and writes nothing. Runs the run's own checks of the input and
+    the output folder (:func:`~paraamr.builder.checks.check_run`): refused here as it would be there."""
     from paraamr.builder import readers
+    from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_info, launch_warning
     from paraamr.builder.state import RunFolder
     from paraamr.errors import ModelNotFoundError
@@ -320,6 +332,7 @@ def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] |
     if rank != 0:
         return 0
     folder = RunFolder(output, rank=0, num_processes=n)
+    _, mode = check_run(record, folder, overwrite=overwrite, models=False)
     warning = launch_warning()
     if warning:
         print(f"paraamr generate: warning: {warning}", file=sys.stderr)
@@ -349,7 +362,7 @@ def dry_run(record: RecordSettings, output: str | Path, shard: tuple[int, int] |
     print(f"method:    linearization {record.linearization}, realizer input {record.tagging}")
     print(
         f"output:    {folder.path}  splits {', '.join(record.splits())}"
-        + ("  (resumes an earlier run)" if folder.settings_path.is_file() else "")
+        + _MODE_NOTE[mode]
     )
     for message in missing:
         print(message, file=sys.stderr)
@@ -387,7 +400,7 @@ def run(args: argparse.Namespace) -> int:
     if not record.source:
         raise UsageError("give one of --input, --dataset, --amr-input")
     if args.dry_run:
-        return dry_run(record, args.output, args.shard)
+        return dry_run(record, args.output, args.shard, overwrite=args.overwrite)
     push = None
     if args.push_to_hub:
         from paraamr.layout import check_name
@@ -457,8 +470,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = ["generate.py", *argv]  # a shard's command, for `paraamr finalize` to name
     inputs = [v for v in (args.input, args.amr_input, args.dataset) if v not in (None, "-")]
+    silence_library_bars()
     with handled("paraamr generate"):
-        return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
+        return run_command(
+            "generate", _quietly, args, debug=debug or None, inputs=inputs, secrets=[args.token]
+        )
+
+
+def _quietly(args: argparse.Namespace) -> int:
+    with quieted(args):  # errors are reported outside, on the real stderr
+        return run(args)
 
 
 def entry() -> NoReturn:

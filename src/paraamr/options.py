@@ -59,13 +59,15 @@ def positive(kind: type = int) -> Callable[[str], int | float]:
     return parse
 
 
-def add_plot_options(group: argparse._ActionsContainer, folder: str) -> None:
-    """``--plots DIR`` (default ``folder``), ``--no-plots`` and ``--overwrite`` for a command that
-    writes PNG histograms (``stats``, ``evaluate``)."""
+def add_plot_options(group: argparse._ActionsContainer) -> None:
+    """``--plots DIR``, ``--no-plots`` and ``--overwrite`` for a command that can write PNG
+    histograms (``stats``, ``evaluate``): nothing is written unless ``--plots`` names a folder."""
     group.add_argument(
-        "--plots", metavar="DIR", default=folder, help="folder for the PNG histograms (default: %(default)s)"
+        "--plots", metavar="DIR", default=None, help="write the PNG histograms into DIR (default: none)"
     )
-    group.add_argument("--no-plots", action="store_true", help="write no histograms")
+    group.add_argument(
+        "--no-plots", dest="plots", action="store_const", const=None, help="write no histograms (the default)"
+    )
     group.add_argument(
         "--overwrite",
         action="store_true",

@@ -75,8 +75,18 @@ def _one_line(text: str) -> str:
 
 
 def _os_message(err: OSError) -> str:
+    """``PATH: problem`` for an error the OS raised; an OSError raised with a message of its own
+    (``FileNotFoundError("link-parser is not on PATH: install ...")``) keeps that message.
+
+    >>> _os_message(FileNotFoundError(2, "No such file or directory", "in.txt"))
+    'in.txt: no such file or directory'
+    >>> _os_message(FileNotFoundError("'link-parser' is not on PATH: install link-grammar"))
+    "'link-parser' is not on PATH: install link-grammar"
+    """
     name = err.filename
     code = err.errno
+    if code is None and name is None and err.args:
+        return str(err)
     if isinstance(err, IsADirectoryError):
         problem = "is a folder, not a file"
     elif isinstance(err, NotADirectoryError):

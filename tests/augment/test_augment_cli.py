@@ -127,7 +127,7 @@ def test_clear_errors(tmp_path, mrpc, capsys):
     assert main([*base, "--method", "reda", "--split", "test"]) == 1
     assert "no split ['test']" in capsys.readouterr().err
     assert main(["augment", "--dataset", "no-such-org/no-such-dataset", "--method", "reda"]) == 1
-    assert "huggingface-cli download" in capsys.readouterr().err
+    assert "hf download --repo-type dataset" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -145,12 +145,62 @@ def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     version = _setup_cfg()["metadata"]["version"]
     # the rest comes with paraamr
     assert requirements == {"evaluate": evaluate_pin, "paraamr": f"=={version}"}
-    launched = []
-    monkeypatch.setattr(evaluate.utils, "launch_gradio_widget", launched.append)
+    gradio = pytest.importorskip("gradio")  # a Space's own (sdk: gradio); not a dependency of paraamr
+    assert meta["sdk_version"] == gradio.__version__  # the gradio this app is tested with
+    apps = []
+    monkeypatch.setattr(gradio.Interface, "launch", lambda app, **_: apps.append(app))  # started: next test
     monkeypatch.chdir(folder)  # a Space runs app.py from its own folder
     runpy.run_path(str(folder / "app.py"), run_name="__main__")
-    (module,) = launched
-    assert isinstance(module, evaluate.EvaluationModule) and module.name == name
+    (app,) = apps
+    assert app.title == f"Metric: {name}" and "## How to Use" in app.article and "---" not in app.article[:3]
+    how = app.article.split("## How to Use")[1].split("### Inputs")[0]
+    code = how.split("```python\n")[1].split("```")[0]
+    assert not any(
+        line.startswith("#") for line in code.splitlines()
+    )  # no line a renderer takes as a heading
+    assert f'evaluate.load(paraamr.metric_path("{name}"))' in code
+
+
+@pytest.mark.slow
+def test_a_space_answers_a_request_on_loopback(evaluate, tmp_path):
+    """The lexical_diversity Space's app.py started as a Space starts it (gradio on 127.0.0.1, a
+    free port), asked through gradio_client; its answer is the module's own result. Stopped after."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("gradio")
+    from gradio_client import Client
+
+    folder = Path(paraamr.metric_path("lexical_diversity"))
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
+    env.update(GRADIO_ANALYTICS_ENABLED="False", PYTHONPATH=str(Path(paraamr.__file__).parents[1]))
+    log = (tmp_path / "app.log").open("w")
+    app = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+                break
+            except Exception:
+                assert app.poll() is None and time.monotonic() < deadline, (tmp_path / "app.log").read_text()
+                time.sleep(1)
+        pairs = [["A cat was sitting on the mat.", "The cat sat on the mat."], ["It rained.", "Rain fell."]]
+        got = client.predict({"headers": ["predictions", "references"], "data": pairs}, api_name="/compute")
+    finally:
+        app.terminate()
+        app.wait(timeout=30)
+        log.close()
+    want = evaluate.load(str(folder)).compute(
+        predictions=[p for p, _ in pairs], references=[r for _, r in pairs]
+    )
+    assert got["bleu_diversity_scores"] == pytest.approx(want["bleu_diversity_scores"])
+    assert got["jaccard_diversity"] == pytest.approx(want["jaccard_diversity"]) and len(pairs) == 2
 
 
 # --- options and keys under evaluate.combine ----------------------------------------------------

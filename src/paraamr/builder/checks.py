@@ -50,6 +50,9 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
     if record.input == "-" and num_processes > 1:
         raise UsageError("--input - (stdin) needs a single process")
     path = input_file(record)
+    if record.dataset:  # found (a local path checked here first), with its text column
+        next(iter(read_rows(record)), None)
+        return
     if path is None:
         if record.input == "-":
             readers.input_format("-", record.input_format)

@@ -152,7 +152,9 @@ class Generator:
     Failures are reported through the generator: every input that does not become a record is
     passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``
     when given, else appended to :attr:`failures`. :attr:`stats` holds the counts so far (inputs =
-    records + failures). A repeat of a source already seen is a failure with reason ``duplicate``.
+    records + failures). Within one ``generate`` / ``generate_from_amr`` call, a repeat of a source
+    (same ``id``) is a failure with reason ``duplicate`` (``dedup=False`` keeps every repeat); a new
+    call starts afresh, so running the same cell twice gives the same records twice.
 
     >>> class Upper:  # any object with the batch method is a stage
     ...     def realize(self, graphs):
@@ -189,62 +191,87 @@ class Generator:
 
     # -- public API -----------------------------------------------------------------------------
     def generate(
-        self, texts: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
+        self,
+        texts: Iterable[str],
+        *,
+        on_failure: Callable[[dict], None] | None = None,
+        dedup: bool = True,
     ) -> Iterator[dict]:
         """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line); a text that
-        cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file."""
+        cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file.
+
+        Args:
+            texts: the source sentences.
+            on_failure: called with each failure row; by default they go to :attr:`failures`.
+            dedup: a repeat of a sentence earlier in ``texts`` becomes a ``duplicate`` failure
+                (default); ``False`` gives each repeat its own record. Earlier calls never count.
+        """
         rows = (
             decode_bytes(t, where=f"<text {i}>")
             if isinstance(t, bytes)
             else value_row(t, "text", f"<text {i}>", t.encode("utf-8", "surrogatepass"))
             for i, t in enumerate(texts, 1)
         )
-        yield from self._records(rows, on_failure)
+        yield from self._records(rows, on_failure, dedup)
 
     def generate_from_amr(
-        self, graphs: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
+        self,
+        graphs: Iterable[str],
+        *,
+        on_failure: Callable[[dict], None] | None = None,
+        dedup: bool = True,
     ) -> Iterator[dict]:
-        """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``."""
+        """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``;
+        ``on_failure`` and ``dedup`` as in :meth:`generate` (a repeat is a graph of the same id)."""
         rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
-        yield from self._records(rows, on_failure)
+        yield from self._records(rows, on_failure, dedup)
 
-    def _records(self, rows, on_failure) -> Iterator[dict]:
+    def _records(self, rows, on_failure, dedup: bool) -> Iterator[dict]:
         report = on_failure or self.failures.append
-        for window in self.windows(rows):
+        for window in self.windows(rows, seen=set() if dedup else None):
             for failure in window.failures:
                 report(failure)
             yield from window.records
 
     def windows(
-        self, rows: Iterable[Any], *, start: int = 0, cut_every: int | None = None
+        self,
+        rows: Iterable[Any],
+        *,
+        start: int = 0,
+        cut_every: int | None = None,
+        seen: set | bool | None = True,
     ) -> Iterator[Window]:
         """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
         ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one.
 
         ``rows`` begin at position ``start`` of the whole stream; windows end at every multiple of
         ``cut_every`` too (the commit interval), so a run resumed from a commit forms the very same
-        windows, and batches, as an uninterrupted one."""
+        windows, and batches, as an uninterrupted one. Repeats of an id are ``duplicate`` failures:
+        against the ids of :meth:`mark_seen` and of every earlier ``windows`` call (``seen=True``, a
+        run's), against the given set (``seen``, a fresh one per ``generate`` call), or never (None)."""
+        seen = self._seen if seen is True else seen
         chunks = _chunks(rows, self.window, start=start, every=cut_every)
-        fronts = (
-            _prefetch(self._front(c) for c in chunks) if self.pipelined else (self._front(c) for c in chunks)
-        )
+        fronts = (self._front(c, seen) for c in chunks)
+        if self.pipelined:
+            fronts = _prefetch(fronts)
         for items, stats in fronts:
             window = self._back(items, stats)
             self.stats.merge(window.stats)
             yield window
 
     # -- stages ---------------------------------------------------------------------------------
-    def _front(self, rows: list) -> tuple[list[_Item], Stats]:
+    def _front(self, rows: list, seen: set | None) -> tuple[list[_Item], Stats]:
         """Dedup, input checks, parse, decode and re-focus one window."""
         from paraamr import amr
 
         s, stats = self.settings, Stats(inputs=len(rows))
         items = [_Item(row, failure=row.failure) for row in rows]
         for item in items:
-            key = _key(item.row.id)
-            if item.failure is None and key in self._seen:
-                item.failure = Failure("input", "duplicate")
-            self._seen.add(key)
+            if seen is not None:
+                key = _key(item.row.id)
+                if item.failure is None and key in seen:
+                    item.failure = Failure("input", "duplicate")
+                seen.add(key)
             if item.failure is None and item.row.amr is None:
                 if not item.row.text.strip():
                     item.failure = Failure("input", "empty or whitespace-only")

@@ -160,7 +160,7 @@ def _process(
         mode=progress_mode(run.progress),
         main=main,
         window=min(run.window, run.commit_every),  # windows end at commits too
-        stages=len(_model_stages(record)),
+        stages=_model_stages(record),
         total=total,
     )
     try:
@@ -168,6 +168,7 @@ def _process(
             tracker.phase(model_line(record.models()))
             pause_point("models")
             generator = make_generator(record, run)
+            tracker.phase("reading input")
             _windows(record, run, folder, generator, state, stats, tracker)
         # the others may still run: keep the display moving until every process is done
         while main and tracker.display.mode != "none" and folder.num_processes > 1 and not _all_done(folder):
@@ -191,6 +192,7 @@ def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker:
     end of the first window after ``commit_seconds``; on a signal, the windows done are committed."""
     owned = (row for row in read_rows(record) if folder.owns(row.id))
     generator.mark_seen(row.id for row in islice(owned, state["consumed"]))
+    owned = tracker.taken(owned)
     outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
     spec, last_commit = record.as_dict(), time.monotonic()
 

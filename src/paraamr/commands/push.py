@@ -2,7 +2,8 @@
 
 Upload a dataset folder (as written by `paraamr generate` or `convert`) to the Hub as the dataset
 repo REPO_ID (created when missing). Log in first with `hf auth login` (or set HF_TOKEN);
-HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded.
+HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded. The folder's
+card is written again for REPO_ID first, so its snippets load the repo, not the folder.
 
 The old order (``DIR REPO_ID``) is still accepted, with a deprecation warning. The token is
 ``--token``, else ``HF_TOKEN``, else the one saved by ``hf auth login``; it is never printed.
@@ -79,4 +80,10 @@ def run(args: argparse.Namespace) -> int:
         )
         repo_id, folder = folder, repo_id
     check_repo_id(repo_id, "REPO_ID")
+    from paraamr.builder.hub import check_folder
+    from paraamr.card import card_for_repo
+    from paraamr.locks import folder_lock
+
+    with folder_lock(check_folder(folder), command="push"):  # no run writes the folder meanwhile
+        card_for_repo(folder, repo_id)
     return push_with_options(folder, repo_id, args)

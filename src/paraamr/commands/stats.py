@@ -4,7 +4,7 @@ a dataset folder.
 Print the number of instances (source sentences), the average number of paraphrases per source, the
 average paraphrase length in tokens (whitespace-separated words) and perplexity quantiles of PATH: a
 ParaAMR release file (JSON lines, zipped or not), our Parquet dataset folder or a folder of such
-files. Writes perplexity.png and paraphrases_per_source.png."""
+files. Writes nothing; with ``--plots DIR``, perplexity.png and paraphrases_per_source.png there."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="count only paraphrases with perplexity <= this (as the loader's max_perplexity)",
     )
-    add_plot_options(parser, "paraamr-stats")
+    add_plot_options(parser)
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     parser.add_argument(
         "--skip-invalid", action="store_true", help="count malformed lines instead of failing"
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             args.path,
             max_perplexity=args.max_perplexity,
             skip_invalid=args.skip_invalid,
-            plot_dir=None if args.no_plots else args.plots,
+            plot_dir=args.plots,
             overwrite=args.overwrite,
             limits=limits,
         )

@@ -89,7 +89,7 @@ def parse_distinct(
     sentences: Sequence[str],
     parser: Any,
     *,
-    chunk_size: int = 2048,
+    chunk_size: int = 256,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The tree (or :class:`Failure`) of each distinct sentence (by
