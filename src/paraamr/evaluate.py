@@ -27,6 +27,7 @@ from paraamr.errors import InputError, UsageError
 from paraamr.metrics.scoring import MAX_CHARS
 from paraamr.options import ArgumentParser, add_plot_options, positive, shard_spec
 from paraamr.progress import add_progress_options
+from paraamr.report import json_text
 from paraamr.signals import Interrupted, exit_with, handled
 
 __all__ = ["add_arguments", "build_parser", "entry", "main", "run"]
@@ -401,7 +402,7 @@ def _shard_summary(args: argparse.Namespace, stats: Any, state: Any) -> int:
 
     summary = shard_summary(stats, shard=args.shard, folder=state.folder)
     line = summary.pop("line")
-    print(json.dumps(summary) if args.json else line)
+    print(json_text(summary) if args.json else line)
     return 0
 
 
@@ -421,7 +422,7 @@ def _finish(args: argparse.Namespace, stats: Any, settings: dict[str, Any]) -> i
         input=options["input"], sample=options["sample"], seed=options["seed"], unit=settings["unit"]
     )
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(json_text(result, indent=2, ensure_ascii=False))
     else:
         print(describe(result, sources=settings["sources"]))
     for failure in result["failures"]:

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from paraamr.options import check_number
+
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
@@ -38,10 +40,6 @@ ORDERS = ("given", "perplexity")
 PAPER_THRESHOLDS = (120, 110, 85)
 
 Data = TypeVar("Data")
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ class Filters:
     >>> Filters(max_perplexity=-1)
     Traceback (most recent call last):
     ...
-    ValueError: max_perplexity must be a number >= 0 or None, got -1
+    ValueError: max_perplexity must be a finite number >= 0 or None, got -1
     """
 
     max_perplexity: float | None = None
@@ -67,21 +65,22 @@ class Filters:
     order: str = "given"
 
     def __post_init__(self) -> None:
-        ppl, sim = self.max_perplexity, self.min_similarity
-        if ppl is not None and not (_number(ppl) and ppl >= 0):
-            raise ValueError(f"max_perplexity must be a number >= 0 or None, got {ppl!r}")
-        if sim is not None and not (_number(sim) and -1 <= sim <= 1):
-            raise ValueError(f"min_similarity must be a number in [-1, 1] or None, got {sim!r}")
+        # numpy scalars (a value read from a dataset) are numbers too: stored as Python numbers
+        values = {
+            "max_perplexity": check_number(self.max_perplexity, "max_perplexity", low=0, none=True),
+            "min_similarity": check_number(self.min_similarity, "min_similarity", low=-1, high=1, none=True),
+            "min_paraphrases": check_number(self.min_paraphrases, "min_paraphrases", kind=int, low=0),
+            "max_paraphrases": check_number(
+                self.max_paraphrases, "max_paraphrases", kind=int, low=1, none=True
+            ),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
         low, high = self.min_paraphrases, self.max_paraphrases
-        if isinstance(low, bool) or not isinstance(low, int) or low < 0:
-            raise ValueError(f"min_paraphrases must be an integer >= 0, got {low!r}")
-        if high is not None:
-            if isinstance(high, bool) or not isinstance(high, int) or high < 1:
-                raise ValueError(f"max_paraphrases must be an integer >= 1 or None, got {high!r}")
-            if low > high:
-                raise ValueError(
-                    f"min_paraphrases ({low}) is more than max_paraphrases ({high}): no source could be kept"
-                )
+        if high is not None and low > high:
+            raise ValueError(
+                f"min_paraphrases ({low}) is more than max_paraphrases ({high}): no source could be kept"
+            )
         if self.order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {self.order!r}")
 
@@ -280,6 +279,7 @@ def filter_records(
     import datasets
 
     rules = Filters(max_perplexity, min_similarity, min_paraphrases, max_paraphrases, order)
+    batch_size = check_number(batch_size, "batch_size", kind=int, above=0)
     if isinstance(data, (datasets.DatasetDict, datasets.IterableDatasetDict)):
         return type(data)({split: _filter(ds, rules, batch_size) for split, ds in data.items()})
     return _filter(data, rules, batch_size)

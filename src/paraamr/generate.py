@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
-from paraamr.options import SHARD_HELP, ArgumentParser, optional_float, shard_spec
+from paraamr.options import SHARD_HELP, ArgumentParser, number, optional_float, positive, shard_spec
 from paraamr.progress import add_progress_options
 from paraamr.signals import Interrupted, handled
 
@@ -65,8 +65,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     out = parser.add_argument_group("output")
     out.add_argument("--output", default="paraamr", metavar="DIR", help="output folder (default: ./paraamr)")
     out.add_argument("--split", default="train", help="name of the split written (default: train)")
-    out.add_argument("--validation-fraction", type=float, default=0.0, help="fraction to 'validation', by id")
-    out.add_argument("--test-fraction", type=float, default=0.0, help="fraction to 'test', by id")
+    out.add_argument(
+        "--validation-fraction",
+        type=number(float, low=0, high=1),
+        default=0.0,
+        help="fraction to 'validation', by id",
+    )
+    out.add_argument(
+        "--test-fraction", type=number(float, low=0, high=1), default=0.0, help="fraction to 'test', by id"
+    )
     out.add_argument(
         "--max-shard-size",
         default=r.max_shard_size,
@@ -76,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     out.add_argument(
         "--commit-every",
         "--rows-per-shard",  # its old, misleading name
-        type=int,
+        type=positive(),
         default=r.commit_every,
         metavar="N",
         help="commit (make resumable) every N input rows of each process: windows end there, so a "
@@ -159,13 +166,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="drop candidates above this ratio to the source's own perplexity (default: none)",
     )
     filt.add_argument(
-        "--min-similarity", type=float, **given, help="drop candidates below this similarity (default: none)"
+        "--min-similarity",
+        type=number(float, low=-1, high=1),
+        **given,
+        help="drop candidates below this similarity (default: none)",
     )
     filt.add_argument(
-        "--min-quality", type=float, **given, help="drop candidates below this quality score (default: none)"
+        "--min-quality",
+        type=number(float, low=-1, high=1),
+        **given,
+        help="drop candidates below this quality score (default: none)",
     )
     filt.add_argument(
-        "--max-chars", type=int, **given, help=f"longer sources are failures (default {d.max_chars})"
+        "--max-chars", type=positive(), **given, help=f"longer sources are failures (default {d.max_chars})"
     )
     filt.add_argument(
         "--max-amr-nodes",
@@ -186,7 +199,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         **given,
         help="model dtype (default: float32 on the CPU, bfloat16 on a GPU that has it, else float16)",
     )
-    filt.add_argument("--num-beams", type=int, **given, help="parser beams (default: the model's)")
+    filt.add_argument("--num-beams", type=positive(), **given, help="parser beams (default: the model's)")
     run = parser.add_argument_group("execution")
     run.add_argument("--device", help="device of the models (default: the process's accelerator, else cpu)")
     for stage, old_name, what in (
@@ -199,12 +212,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         run.add_argument(
             *names,
             dest=dest,
-            type=int,
+            type=positive(),
             default=getattr(r, dest),
             help=f"{what} a batch (default: %(default)s)",
         )
     run.add_argument(
-        "--window", type=int, default=r.window, help="rows per processing window (default: %(default)s)"
+        "--window",
+        type=positive(),
+        default=r.window,
+        help="rows per processing window (default: %(default)s)",
     )
     run.add_argument(
         "--no-pipeline",
@@ -214,7 +230,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--commit-seconds",
-        type=float,
+        type=positive(float),
         default=r.commit_seconds,
         metavar="S",
         help="also commit at the end of the first window that ends S seconds after the last commit "

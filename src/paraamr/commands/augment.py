@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    parser.add_argument("--num-proc", type=positive(), default=None, help="processes for datasets.map")
     add_progress_options(parser)
     parser.add_argument(
         "--max-shard-size",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 
 from paraamr.commands.push import add_hub_options
+from paraamr.options import number
 
 __all__ = ["add_arguments", "run"]
 
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--wait",
-        type=float,
+        type=number(float, low=0),
         default=0.0,
         metavar="SECONDS",
         help="wait this long for the folder's lock (a shard letting go, another finalize) (default: 0)",

@@ -9,9 +9,9 @@ files. Writes perplexity.png and paraphrases_per_source.png."""
 from __future__ import annotations
 
 import argparse
-import json
 
-from paraamr.options import add_plot_options
+from paraamr.options import add_plot_options, number
+from paraamr.report import json_text
 
 __all__ = ["add_archive_options", "add_arguments", "archive_limits", "run"]
 
@@ -30,7 +30,7 @@ def add_archive_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--max-unpack-ratio",
         metavar="N",
-        type=float,
+        type=number(float, low=1),
         default=100.0,
         help="refuse an archive that unpacks to more than N times its size, past 16 MiB: a "
         "decompression bomb (default: %(default)g; release JSON lines pack about 3 times)",
@@ -69,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-perplexity",
-        type=float,
+        type=number(float, low=0),
         default=None,
         help="count only paraphrases with perplexity <= this (as the loader's max_perplexity)",
     )
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"paraamr stats: {err}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps(stats, indent=2))
+        print(json_text(stats, indent=2))
     else:
         print(format_stats(stats))
         print(f"\ntokens: {stats['tokens']}")
