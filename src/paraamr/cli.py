@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from paraamr import __version__, commands
+from paraamr.network import with_hub_bounds
 from paraamr.options import ArgumentParser
 from paraamr.report import report, run_command, run_process
 from paraamr.signals import handled
@@ -125,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with handled(f"paraamr {_command(args)}"):
         return run_command(
             _command(args),
-            args.func,
+            with_hub_bounds(args.func),
             args,
             debug=debug,
             inputs=_inputs(args),

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.errors import UsageError
+from paraamr.network import HELP as HUB_HELP
 from paraamr.options import SHARD_HELP, ArgumentParser, number, optional_float, positive, shard_spec
 from paraamr.progress import add_progress_options
 from paraamr.signals import Interrupted, handled
@@ -108,7 +109,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     hub = parser.add_argument_group("publish")
     hub.add_argument(
-        "--push-to-hub", metavar="REPO_ID", help="upload the finished folder to this dataset repo"
+        "--push-to-hub",
+        metavar="REPO_ID",
+        help=f"upload the finished folder to this dataset repo ({HUB_HELP})",
     )
     hub.add_argument("--private", action="store_true", help="create the repo private")
     hub.add_argument("--revision", help="branch to upload to (created when missing)")
@@ -386,6 +389,7 @@ def _shard(args: argparse.Namespace, record: RecordSettings, settings: RunSettin
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``generate.py`` and ``python -m paraamr.generate``: errors are one line on stderr
     (``--debug`` for the traceback), by the main process only."""
+    from paraamr.network import with_hub_bounds
     from paraamr.report import run_command
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -395,7 +399,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = ["generate.py", *argv]  # a shard's command, for `paraamr finalize` to name
     inputs = [v for v in (args.input, args.amr_input, args.dataset) if v not in (None, "-")]
     with handled("paraamr generate"):
-        return run_command("generate", run, args, debug=debug or None, inputs=inputs, secrets=[args.token])
+        return run_command(
+            "generate", with_hub_bounds(run), args, debug=debug or None, inputs=inputs, secrets=[args.token]
+        )
 
 
 def entry() -> NoReturn:

@@ -42,8 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from paraamr.builder.shards import finalize_run
     from paraamr.builder.summary import Push
+    from paraamr.commands.push import check_repo_id
     from paraamr.errors import UsageError
 
+    check_repo_id(args.push_to_hub)  # before any work: a finalize takes minutes to hours
     push = None
     if args.push_to_hub:
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)

@@ -147,10 +147,18 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from paraamr.errors import ModelNotFoundError
+    from paraamr.errors import ModelNotFoundError, UsageError
+    from paraamr.models import catalog
     from paraamr.models.download import remove
     from paraamr.models.resolve import cache_root
 
+    known = [k for k in catalog.KINDS if args.name in catalog.names(k)]  # a Hub id: any kind
+    if not known and (cache_root(args.cache_dir) / "models" / args.name).is_dir():
+        known = ["parser", "realizer"]  # fetched with --url: an amrlib model
+    if args.kind and known and catalog.canonical_kind(args.kind) not in known:
+        raise UsageError(
+            f"model {args.name!r} is a {' and '.join(known)} model, not --kind {args.kind}; nothing removed"
+        )
     removed = remove(args.name, kind=args.kind, cache_dir=args.cache_dir)
     if not removed:
         raise ModelNotFoundError(
