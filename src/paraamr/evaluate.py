@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import json
 import re
 import sys
 from collections.abc import Sequence
@@ -241,13 +239,12 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
 def _state(args: argparse.Namespace, settings: dict[str, Any]):
     """The state folder of this run (``--state-dir``, or one per run under ``--cache-dir``), its
     saved settings checked; None without either option."""
-    from paraamr.metrics.resume import StateFolder
+    from paraamr.metrics.resume import StateFolder, cache_key
 
     if args.state_dir:
         folder = Path(args.state_dir)
     elif args.cache_dir:
-        key = hashlib.sha1(json.dumps(settings["options"], sort_keys=True).encode()).hexdigest()[:16]
-        folder = Path(args.cache_dir) / "evaluate" / key
+        folder = Path(args.cache_dir) / "evaluate" / cache_key(settings)
     else:
         return None
     from paraamr.builder.state import identity_changed
