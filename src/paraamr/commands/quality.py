@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import sys
 from pathlib import Path
 
@@ -112,7 +113,9 @@ def register(subparsers) -> None:
         "--max-triplets",
         type=positive(int),
         default=DEFAULT_TRIPLETS,
-        help=f"cap on the operator triplets of --input and --records (default: {DEFAULT_TRIPLETS})",
+        help="cap on the operator triplets of --input and --records, and apart from them on the natural "
+        "pairs' triplets (their operator triplets first capped at it, then a seeded sample of all of "
+        f"them when more); at most twice it in all (default: {DEFAULT_TRIPLETS})",
     )
     train.add_argument(
         "--validation",
@@ -260,9 +263,13 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
     if not rows:
         return triplets, about
-    triplets += natural_training(
-        rows, seed=args.seed, operator_triplets=args.natural_operator_triplets, progress=progress
+    cap = args.max_triplets  # bounds the natural pairs' triplets too
+    found = natural_training(
+        rows, seed=args.seed, operator_triplets=min(args.natural_operator_triplets, cap), progress=progress
     )
+    if len(found) > cap:  # a seeded sample, in their order
+        found = [found[i] for i in sorted(random.Random(args.seed).sample(range(len(found)), cap))]
+    triplets += found
     natural = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
     if args.natural is None:
         natural |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
