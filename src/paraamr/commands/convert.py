@@ -259,9 +259,11 @@ def to_folder(
             finally:
                 layout.remove_state(out)  # never a folder with part of the records
             write_card(out, summary=None, license=license, repo_id=repo_id, max_shard_size=max_shard_size)
-        except BaseException:
+        except BaseException as err:
             if new is not None:  # it was not there and we hold its lock: ours, and half-written
                 shutil.rmtree(new, ignore_errors=True)
+            if isinstance(err, OSError) and err.filename is None:  # a write's error names no file
+                err.filename = str(out)
             raise
     return n
 

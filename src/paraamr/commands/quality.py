@@ -404,9 +404,12 @@ def run_score(args: argparse.Namespace) -> int:
             "separation": separation(values_, labels) if both else None,
             **classify(values_, labels, args.threshold),
         }
-        found = intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold)
-        figures["interval_95"] = {  # null where one source gives no interval
-            name: [None if math.isnan(x) else x for x in found[name]] for name in ("separation", "f1_macro")
+        found = (
+            intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold) if both else {}
+        )
+        figures["interval_95"] = {  # null where one source (or one class) gives no interval
+            name: [None if math.isnan(x) else x for x in found.get(name, (math.nan, math.nan))]
+            for name in ("separation", "f1_macro")
         }
         signature = scorer.signature.extend(
             interval_signature("sources", 0), threshold=args.threshold, scale=1
