@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from paraamr.network import HELP as HUB_HELP
+
 _KINDS = ("parser", "realizer", "generator", "lm", "embedder", "quality")
 
 
@@ -26,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "download",
         parents=[cache],
         help="fetch an amrlib release (and its base tokenizer) or a Hub model into the cache",
+        description="Fetch an amrlib release (and its base tokenizer) or a Hub model into the cache. "
+        f"{HUB_HELP}; a release tarball is fetched with a 60 s timeout and 3 retries.",
     )
     p.add_argument("name", help="amrlib release name (see `paraamr models list`) or Hub id")
     p.add_argument("--kind", choices=_KINDS, help="kind of a Hub model (default: lm)")
