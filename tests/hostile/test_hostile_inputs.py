@@ -1436,6 +1436,8 @@ def round_three() -> list[Case]:
                 "settings.json: not an evaluation state",
             ),
             ("chunk-pairs-nan", ["--chunk-pairs", "nan"], {"in.tsv": PAIRS_TSV}, USAGE, "--chunk-pairs"),
+            # one source: no interval, printed as null (before: NaN, which is not JSON)
+            ("sample-one-json", ["--sample", "1", "--json"], {"in.tsv": PAIRS_TSV}, OK, None),
         ],
     )
     score = ("quality", "score", "--input", "in.jsonl", "--output", "o.jsonl")
