@@ -1296,7 +1296,6 @@ def round_three() -> list[Case]:
                 ("validation-fraction", "nan", "nan"),
                 ("commit-seconds", "nan", "nan"),
                 ("commit-seconds", "inf", "inf"),
-                ("window", "zero", "0"),
                 ("lm-batch-size", "negative", "-4"),
                 ("num-beams", "zero", "0"),
             )
@@ -1398,7 +1397,6 @@ def round_three() -> list[Case]:
                 USAGE,
                 "--max-unpack-ratio",
             ),
-            ("max-chars-zero", ["in.jsonl", "o", "--max-chars", "0"], good, USAGE, "--max-chars"),
         ],
     )
     cases += rows(

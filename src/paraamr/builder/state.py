@@ -109,6 +109,8 @@ def identity_changed(saved: dict[str, Any] | None, now: dict[str, Any] | None) -
     >>> identity_changed({"files": {"a.csv": {"size": 4, "sha1": "a"}}}, {"files": {}})
     'a.csv was removed'
     """
+    if saved is None and now is not None and ("files" in now or "hub" in now):
+        return None  # a --dataset run of a paraamr that kept no identity for it: cannot be checked
     if saved == now or saved is None or now is None:
         return None if saved == now else "the input's identity was not recorded"
     if "files" in saved or "files" in now:
