@@ -169,7 +169,7 @@ def to_jsonl(
     from paraamr.sources import read_path
 
     out = Path(output)
-    check_writable(out)  # a file where a folder should be, read-only, a full disk: before reading
+    check_writable(out.parent)  # a file where a folder should be, read-only, a full disk: before reading
     if out.is_dir():
         raise InputError(f"{output}: is a folder (JSON lines go to a file)")
     if out.exists() and not overwrite:
@@ -232,13 +232,13 @@ def to_folder(
     from paraamr.sources import split_files
 
     out = Path(output)
-    check_writable(out)
     try:
         size = layout.parse_size(max_shard_size)
     except ValueError as err:
         raise InputError(f"--max-shard-size: {err}") from None
     if out.exists() and not out.is_dir():
         raise InputError(f"{output}: exists and is not a folder")
+    check_writable(out)
     _check_folder(out, overwrite)  # at once, and again under the lock
     source = Path(input).resolve()
     if overwrite and out.resolve() in (source, *source.parents):
