@@ -142,8 +142,9 @@ def number(
             ) from None
         try:
             return check_number(value, kind=kind, low=low, high=high, above=above)
-        except ValueError as err:  # the text as given, not as parsed
-            raise argparse.ArgumentTypeError(f"{str(err).rpartition(', got ')[0]}, got {text}") from None
+        except ValueError as err:  # the text as given, not as parsed; 'none' for no limit
+            what = str(err).rpartition(", got ")[0] + (" or 'none' (no limit)" if none else "")
+            raise argparse.ArgumentTypeError(f"{what}, got {text}") from None
 
     return parse
 

@@ -114,7 +114,7 @@ def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp
     [
         (["--max-chars", "-1"], "argument --max-chars: must be an integer > 0, got -1"),
         (["--window", "0"], "argument --window: must be an integer > 0, got 0"),
-        (["--max-perplexity", "nan"], "argument --max-perplexity: must be a finite number >= 0, got nan"),
+        (["--max-perplexity", "nan"], "must be a finite number >= 0 or 'none' (no limit), got nan"),
         (["--foci", "two"], "--foci must be 'all' or a positive integer"),
         (["--min-similarity", "0.5"], "--min-similarity needs --similarity-model"),
         (["--token", "hf_x"], "--private, --revision and --token go with --push-to-hub"),

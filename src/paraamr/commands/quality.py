@@ -77,7 +77,7 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--synonym-min-similarity",
-        type=number(float, low=-1, high=1),
+        type=number(float, low=0, high=1),
         default=SYNONYM_MIN_SIMILARITY,
         help="keep a synonym positive only where all-MiniLM-L6-v2 gives it this cosine with its "
         "sentence or more; 0 keeps all (default: %(default)s)",
