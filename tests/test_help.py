@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from paraamr.cli import build_parser
-from paraamr.generate import build_parser as generate_parser
+from paraamr.commands.generate import build_parser as generate_parser
 
 _SWITCHES = (
     argparse._HelpAction,

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from paraamr import __version__, commands
+from paraamr.network import with_hub_bounds
 from paraamr.options import ArgumentParser
 from paraamr.progress import add_quiet_option, quieted, silence_library_bars
 from paraamr.report import report, run_command, run_process
@@ -144,13 +145,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    args.argv = ["paraamr", *argv]  # the command as a user runs it again (a shard's, for finalize)
     command = _command(args)
     if command != "push":  # (push keeps huggingface_hub's upload display)
         silence_library_bars()
     with handled(f"paraamr {command}"):
         return run_command(
             command,
-            _quietly,
+            with_hub_bounds(_quietly),
             args,
             debug=debug,
             inputs=_inputs(args),
@@ -165,14 +167,16 @@ def _quietly(args: argparse.Namespace) -> int | None:
         return args.func(args)
 
 
-def entry() -> NoReturn:
-    """The ``paraamr`` console script and ``python -m paraamr``: :func:`main`, then the process ends
-    (at once after an error or a signal, when a thread may still be inside a model). ``--debug``
-    reaches the command's worker processes too (link-grammar's side of an error)."""
-    argv = sys.argv[1:]
+def entry(command: str | None = None) -> NoReturn:
+    """The ``paraamr`` console script and ``python -m paraamr`` (and, with ``command``, the shims
+    ``generate.py``, ``python -m paraamr.generate`` and ``python -m paraamr.evaluate``, each
+    ``paraamr COMMAND``): :func:`main`, then the process ends (at once after an error or a signal,
+    when a thread may still be inside a model). ``--debug`` reaches the command's worker processes
+    too (link-grammar's side of an error)."""
+    argv = [command, *sys.argv[1:]] if command else sys.argv[1:]
     if "--debug" in argv[: argv.index("--") if "--" in argv else len(argv)]:
         os.environ["PARAAMR_DEBUG"] = "1"
-    run_process(main, next((a for a in argv if not a.startswith("-")), ""))  # the command, as typed
+    run_process(lambda: main(argv), next((a for a in argv if not a.startswith("-")), ""))  # as typed
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ class ParaphraseDocuments(PipelineStep):
 
 class GenerateTask(PipelineStep):
     """One task of a generate run: ``--shard RANK/TASKS`` of its command (``args``, the parsed
-    options, run by ``run``: :func:`paraamr.generate.run`); raises when the shard fails, so that
+    options, run by ``run``: :func:`paraamr.commands.generate.run`); raises when the shard fails, so that
     datatrove leaves the task incomplete."""
 
     name = "🦜 ParaAMR generate (one task)"

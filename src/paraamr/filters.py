@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from paraamr.options import check_number
+
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
@@ -45,10 +47,6 @@ PAPER_THRESHOLDS = (120, 110, 85)
 PAPER_USES = {"general": 120.0, "embeddings": 110.0, "few-shot": 110.0, "controlled": 85.0}
 
 Data = TypeVar("Data")
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def perplexity_limit(max_perplexity: float | None = None, use: str | None = None) -> float | None:
@@ -82,7 +80,7 @@ class Filters:
     >>> Filters(max_perplexity=-1)
     Traceback (most recent call last):
     ...
-    ValueError: max_perplexity must be a number >= 0 or None, got -1
+    ValueError: max_perplexity must be a finite number >= 0 or None, got -1
     """
 
     max_perplexity: float | None = None
@@ -92,21 +90,22 @@ class Filters:
     order: str = "given"
 
     def __post_init__(self) -> None:
-        ppl, sim = self.max_perplexity, self.min_similarity
-        if ppl is not None and not (_number(ppl) and ppl >= 0):
-            raise ValueError(f"max_perplexity must be a number >= 0 or None, got {ppl!r}")
-        if sim is not None and not (_number(sim) and -1 <= sim <= 1):
-            raise ValueError(f"min_similarity must be a number in [-1, 1] or None, got {sim!r}")
+        # numpy scalars (a value read from a dataset) are numbers too: stored as Python numbers
+        values = {
+            "max_perplexity": check_number(self.max_perplexity, "max_perplexity", low=0, none=True),
+            "min_similarity": check_number(self.min_similarity, "min_similarity", low=-1, high=1, none=True),
+            "min_paraphrases": check_number(self.min_paraphrases, "min_paraphrases", kind=int, low=0),
+            "max_paraphrases": check_number(
+                self.max_paraphrases, "max_paraphrases", kind=int, low=1, none=True
+            ),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
         low, high = self.min_paraphrases, self.max_paraphrases
-        if isinstance(low, bool) or not isinstance(low, int) or low < 0:
-            raise ValueError(f"min_paraphrases must be an integer >= 0, got {low!r}")
-        if high is not None:
-            if isinstance(high, bool) or not isinstance(high, int) or high < 1:
-                raise ValueError(f"max_paraphrases must be an integer >= 1 or None, got {high!r}")
-            if low > high:
-                raise ValueError(
-                    f"min_paraphrases ({low}) is more than max_paraphrases ({high}): no source could be kept"
-                )
+        if high is not None and low > high:
+            raise ValueError(
+                f"min_paraphrases ({low}) is more than max_paraphrases ({high}): no source could be kept"
+            )
         if self.order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {self.order!r}")
 
@@ -340,6 +339,7 @@ def filter_records(
 
     limit = perplexity_limit(max_perplexity, use)
     rules = Filters(limit, min_similarity, min_paraphrases, max_paraphrases, order)
+    batch_size = check_number(batch_size, "batch_size", kind=int, above=0)
     options = {"batch_size": batch_size, "num_proc": num_proc, "desc": desc}
     if isinstance(data, (datasets.DatasetDict, datasets.IterableDatasetDict)):
         return type(data)({split: _filter(ds, rules, **options) for split, ds in data.items()})

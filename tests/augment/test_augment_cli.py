@@ -109,7 +109,7 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
     loaded = load_dataset(str(out))
     assert list(loaded["train"]["text"]) == ["He left.", "He departed.", "She stayed."]  # perplexity <= 110
     assert list(loaded["validation"]["text"]) == ["He left."]  # copied, not augmented
-    assert main([*argv, "--max-perplexity", "inf", "--overwrite"]) == 0
+    assert main([*argv, "--max-perplexity", "none", "--overwrite"]) == 0
     assert list(load_dataset(str(out))["train"]["text"]) == [
         "He left.",
         "He departed.",

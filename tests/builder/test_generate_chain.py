@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from entries import generate as main
 
 from paraamr.builder.pipeline import Generator, Stages
 from paraamr.builder.settings import RecordSettings
 from paraamr.builder.stages import load_stages
-from paraamr.generate import main
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
 

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from entries import generate as main
 from tinyargs import model_args
 
 from paraamr.builder import readers
 from paraamr.builder.state import RunFolder
-from paraamr.generate import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = [f"the man said {i} things to the woman ." for i in range(6)]
@@ -112,8 +112,9 @@ def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--max-chars", "-1"], "--max-chars must be positive, got -1"),
-        (["--window", "0"], "--window must be positive, got 0"),
+        (["--max-chars", "-1"], "argument --max-chars: must be an integer > 0, got -1"),
+        (["--window", "0"], "argument --window: must be an integer > 0, got 0"),
+        (["--max-perplexity", "nan"], "must be a finite number >= 0 or 'none' (no limit), got nan"),
         (["--foci", "two"], "--foci must be 'all' or a positive integer"),
         (["--min-similarity", "0.5"], "--min-similarity needs --similarity-model"),
         (["--token", "hf_x"], "--private, --revision and --token go with --push-to-hub"),
@@ -121,7 +122,11 @@ def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp
     ],
 )
 def test_option_values_are_usage_errors(sentences, tmp_path, capsys, argv, message):
-    assert main(["--input", str(sentences), "--output", str(tmp_path / "out"), *argv]) == 2
+    try:
+        code = main(["--input", str(sentences), "--output", str(tmp_path / "out"), *argv])
+    except SystemExit as stop:  # refused by the option's type, as argparse refuses
+        code = stop.code
+    assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "hf_x" not in err
     assert not (tmp_path / "out").exists()

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from entries import generate as main
 from test_generate_chain import GRAPHS, tiny  # noqa: F401 (the trained tiny generator, a fixture)
 
 from paraamr import filter_records
 from paraamr.cli import main as cli
 from paraamr.filters import PAPER_USES
-from paraamr.generate import main
 
 
 @pytest.fixture(scope="module")

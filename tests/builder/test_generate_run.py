@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from entries import generate as main
 from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
 from paraamr.builder.rows import owner
-from paraamr.generate import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_TEXT = "I know for them to approve this price, they'll need statistical documentation."
@@ -345,8 +345,8 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
 
 def test_preset_paper_is_a_record_settings_value():
     from paraamr.builder.settings import RecordSettings
+    from paraamr.commands.generate import build_parser, settings_from_args
     from paraamr.errors import UsageError
-    from paraamr.generate import build_parser, settings_from_args
 
     def parse(*argv):
         return settings_from_args(build_parser().parse_args(["--input", "x", *argv]))[0]

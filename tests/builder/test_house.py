@@ -57,7 +57,7 @@ def test_a_trust_remote_code_reaches_the_model_check(tiny_models, tmp_path):
 
 
 def _run(*argv: str) -> int:
-    from paraamr.generate import main
+    from entries import generate as main
 
     with contextlib.redirect_stderr(io.StringIO()):
         return main(list(argv))

@@ -20,8 +20,8 @@ from paraamr.builder.rows import owner
 from paraamr.builder.settings import RecordSettings
 from paraamr.builder.shards import Shard, ShardFolder, finalize_run, run_statuses
 from paraamr.builder.state import RunFolder
+from paraamr.commands.generate import build_parser
 from paraamr.errors import FolderLocked, InputError
-from paraamr.generate import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 SLURM = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX")
@@ -220,7 +220,7 @@ def test_two_finalizers_at_once_finalize_once(tmp_path):
     ],
 )
 def test_shard_options_that_do_not_go_together_are_usage_errors(tmp_path, capsys, argv, message):
-    from paraamr.generate import main
+    from entries import generate as main
 
     source = [] if "--input" in argv else ["--amr-input", str(tmp_path / "in.amr")]
     assert main([*source, "--output", str(tmp_path / "out"), *argv]) == 2

@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from entries import generate
 from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
 from paraamr.builder.rows import shard_of
 from paraamr.builder.shards import run_statuses
 from paraamr.cli import main as paraamr
-from paraamr.generate import main as generate
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 8

@@ -64,7 +64,7 @@ def parquet_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def generated(tiny_models, tmp_path_factory) -> Path:
     """A folder written by paraamr.generate with the tiny random models (train and validation)."""
-    from paraamr.generate import main
+    from entries import generate as main
 
     root = tmp_path_factory.mktemp("generated")
     (root / "in.txt").write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from paraamr.cli import main
-from paraamr.evaluate import build_parser
+from paraamr.commands.evaluate import build_parser
 from paraamr.metrics.report import read_pairs
 from paraamr.metrics.table2 import PAPER_SIMILARITY, apply_preset
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from paraamr.builder import readers
 from paraamr.builder.settings import RecordSettings, check_tagging
-from paraamr.builder.state import RunFolder, input_identity
+from paraamr.builder.state import RunFolder, dataset_identity, input_identity
 from paraamr.errors import InputError, ModelNotFoundError, UsageError
 from paraamr.models.download import ensure
 
@@ -118,7 +118,7 @@ def check_run(
     (:meth:`RunFolder.resume_record`) and ``new``/``resume``/``overwrite``."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
-    identity = input_identity(path) if path else None
+    identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
     mode = folder.check(record, identity, overwrite=overwrite)
     if models:
         _check_models(record, download=download, trust_remote_code=trust_remote_code)

@@ -7,7 +7,6 @@ stage gets all its inputs at once and batches them by length; the CPU half of th
 parsing, decoding and re-rooting graphs) runs in a background thread while the model stages of the
 current one run (``pipelined``). Window boundaries depend only on the stream of rows, so a
 resumed run forms the very same batches as an uninterrupted one.
-
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from paraamr.builder.counts import Stats
 from paraamr.builder.rows import amr_row, decode_bytes, value_row
 from paraamr.builder.settings import RecordSettings
 from paraamr.errors import AMRError
@@ -27,62 +26,6 @@ from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
-
-
-@dataclass
-class Stats:
-    """Counts of one run: inputs, records, failures by stage, candidates dropped by reason, seconds by
-    stage, candidates realized from a ``tagged`` or ``untagged`` input (a realizer with
-    ``realize_items``; a graph without ``# ::snt`` goes in untagged whatever ``--tagging`` says).
-    ``merge`` adds another run's counts (the summary of several processes)."""
-
-    inputs: int = 0
-    records: int = 0
-    candidates: int = 0
-    paraphrases: int = 0
-    failures: Counter = field(default_factory=Counter)
-    dropped: Counter = field(default_factory=Counter)
-    seconds: Counter = field(default_factory=Counter)
-    realized: Counter = field(default_factory=Counter)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready counts."""
-        return {
-            "inputs": self.inputs,
-            "records": self.records,
-            "failures": sum(self.failures.values()),
-            "candidates": self.candidates,
-            "paraphrases": self.paraphrases,
-            "failures_by_stage": dict(self.failures),
-            "dropped_by_reason": dict(self.dropped),
-            "seconds_by_stage": {k: round(v, 3) for k, v in self.seconds.items()},
-            "realized_by_input": dict(self.realized),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Stats:
-        """The inverse of :meth:`as_dict`."""
-        return cls(
-            d["inputs"],
-            d["records"],
-            d["candidates"],
-            d["paraphrases"],
-            Counter(d["failures_by_stage"]),
-            Counter(d["dropped_by_reason"]),
-            Counter(d["seconds_by_stage"]),
-            Counter(d.get("realized_by_input", {})),  # absent in states of older runs
-        )
-
-    def merge(self, other: Stats) -> None:
-        """Add ``other``'s counts to these."""
-        self.inputs += other.inputs
-        self.records += other.records
-        self.candidates += other.candidates
-        self.paraphrases += other.paraphrases
-        self.failures.update(other.failures)
-        self.dropped.update(other.dropped)
-        self.seconds.update(other.seconds)
-        self.realized.update(other.realized)
 
 
 @dataclass

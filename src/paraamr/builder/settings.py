@@ -27,6 +27,7 @@ from paraamr.amr.rerooting import LINEARIZATIONS
 from paraamr.errors import ModelNotFoundError, UsageError
 from paraamr.layout import MAX_SHARD_SIZE, check_name, parse_size
 from paraamr.models import catalog
+from paraamr.options import check_number
 from paraamr.progress import MODES
 from paraamr.records import split_names
 
@@ -52,7 +53,13 @@ ALIASES = {
 #: The largest ``--max-amr-depth``: a 400-deep graph goes through every stage (measured), a 950-deep
 #: one meets Python's recursion limit in penman's reader.
 DEEPEST = 400
-_FLOATS = ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality")
+#: The record settings' thresholds and their ranges (:func:`paraamr.options.check_number`).
+_FLOATS = {
+    "max_perplexity": {"low": 0},
+    "max_relative_perplexity": {"low": 0},
+    "min_similarity": {"low": -1, "high": 1},
+    "min_quality": {"low": -1, "high": 1},
+}
 #: Realizer inputs (``--tagging``): tagged with the source sentence's POS tags (amrlib's tense
 #: tags, from spaCy) or the graph alone; ``auto`` becomes one of them when the settings are made.
 TAGGINGS = ("auto", "tagged", "untagged")
@@ -138,10 +145,11 @@ class RecordSettings:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalise once, here
-        for name in _FLOATS:
-            value = getattr(self, name)
-            if value is not None:
-                set_(self, name, float(value))
+        for name, bounds in _FLOATS.items():
+            try:
+                set_(self, name, check_number(getattr(self, name), _flag(name), none=True, **bounds))
+            except ValueError as err:
+                raise UsageError(str(err)) from None
         foci = self.foci
         if isinstance(foci, str) and foci != "all":
             if not foci.isdigit():

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
+from paraamr.network import HELP as HUB_HELP
 from paraamr.options import optional_float, positive
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.signals import check
@@ -55,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    parser.add_argument("--num-proc", type=positive(), default=None, help="processes for datasets.map")
     add_progress_options(parser)
     parser.add_argument(
         "--max-shard-size",
@@ -66,7 +67,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--license", default=None, help="license id for the card (default: unknown)")
     hub = parser.add_argument_group("publishing")
     hub.add_argument(
-        "--push-to-hub", metavar="REPO_ID", default=None, help="upload the folder as this dataset repo"
+        "--push-to-hub",
+        metavar="REPO_ID",
+        default=None,
+        help=f"upload the folder as this dataset repo ({HUB_HELP})",
     )
     hub.add_argument("--private", action="store_true", help="create the repo private")
     hub.add_argument("--revision", default=None, help="branch to push to (created when missing)")

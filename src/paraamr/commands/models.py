@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from paraamr.network import HELP as HUB_HELP
+
 _KINDS = ("parser", "realizer", "generator", "lm", "embedder", "quality")
 
 
@@ -27,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "download",
         parents=[cache],
         help="fetch an amrlib release (and its base tokenizer) or a Hub model into the cache",
+        description="Fetch an amrlib release (and its base tokenizer) or a Hub model into the cache. "
+        f"{HUB_HELP}; a release tarball is fetched with a 60 s timeout and 3 retries.",
     )
     p.add_argument("name", help="amrlib release name (see `paraamr models list`) or Hub id")
     p.add_argument("--kind", choices=_KINDS, help="kind of a Hub model (default: lm)")
@@ -169,11 +173,18 @@ def _path(args: argparse.Namespace) -> int:
 def _rm(args: argparse.Namespace) -> int:
     import shutil
 
-    from paraamr.errors import ModelNotFoundError
+    from paraamr.errors import ModelNotFoundError, UsageError
     from paraamr.models import catalog
     from paraamr.models.download import remove
     from paraamr.models.resolve import cache_root, resolve
 
+    known = [k for k in catalog.KINDS if args.name in catalog.names(k)]  # a Hub id: any kind
+    if not known and (cache_root(args.cache_dir) / "models" / args.name).is_dir():
+        known = ["parser", "realizer"]  # fetched with --url: an amrlib model
+    if args.kind and known and catalog.canonical_kind(args.kind) not in known:
+        raise UsageError(
+            f"model {args.name!r} is a {' and '.join(known)} model, not --kind {args.kind}; nothing removed"
+        )
     copies = []
     for kind in (catalog.canonical_kind(args.kind),) if args.kind else catalog.KINDS:
         try:

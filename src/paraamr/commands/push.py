@@ -3,7 +3,9 @@
 Upload a dataset folder (as written by `paraamr generate` or `convert`) to the Hub as the dataset
 repo REPO_ID (created when missing). Log in first with `hf auth login` (or set HF_TOKEN);
 HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded. The folder's
-card is written again for REPO_ID first, so its snippets load the repo, not the folder.
+card is written again for REPO_ID first, so its snippets load the repo, not the folder. Hub requests
+give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; transfers are retried up to
+5 times), so a Hub that stops answering ends the push with an error.
 
 The old order (``DIR REPO_ID``) is still accepted, with a deprecation warning. The token is
 ``--token``, else ``HF_TOKEN``, else the one saved by ``hf auth login``; it is never printed.
@@ -15,6 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from paraamr.network import HELP as HUB_HELP
 
 __all__ = ["add_arguments", "add_hub_options", "check_repo_id", "push_with_options", "run"]
 
@@ -36,7 +40,9 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def add_hub_options(parser: argparse.ArgumentParser) -> None:
     """``--push-to-hub REPO_ID`` with ``--private``, ``--revision`` and ``--token``."""
     parser.add_argument(
-        "--push-to-hub", metavar="REPO_ID", help="upload the finished folder to this Hub dataset repo"
+        "--push-to-hub",
+        metavar="REPO_ID",
+        help=f"upload the finished folder to this Hub dataset repo (the id is checked first; {HUB_HELP})",
     )
     _options(parser)
 

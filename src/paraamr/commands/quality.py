@@ -15,13 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import sys
 from pathlib import Path
 
 from paraamr.errors import InputError, UsageError
 from paraamr.extras import require
-from paraamr.options import positive
+from paraamr.options import number, positive
 from paraamr.outputs import check_writable
+from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
 
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
@@ -69,14 +71,14 @@ def register(subparsers) -> None:
     natural.add_argument("--no-natural", action="store_true", help="train on no natural pairs")
     train.add_argument(
         "--natural-operator-triplets",
-        type=int,
+        type=number(int, low=0),
         default=DEFAULT_NATURAL_OPERATOR_TRIPLETS,
         help="operator negatives of the natural sources, each with one of their rewordings "
         f"(default: {DEFAULT_NATURAL_OPERATOR_TRIPLETS})",
     )
     train.add_argument(
         "--synonym-min-similarity",
-        type=float,
+        type=number(float, low=0, high=1),
         default=SYNONYM_MIN_SIMILARITY,
         help="keep a synonym positive only where all-MiniLM-L6-v2 gives it this cosine with its "
         "sentence or more; 0 keeps all (default: %(default)s)",
@@ -104,7 +106,7 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--freeze-layers",
-        type=int,
+        type=number(int, low=-1),
         default=None,
         help="-1: train all; 0: freeze the embeddings (default, cross); k: also the first k layers (bi: 3)",
     )
@@ -112,11 +114,13 @@ def register(subparsers) -> None:
         "--max-triplets",
         type=positive(int),
         default=DEFAULT_TRIPLETS,
-        help=f"cap on the operator triplets of --input and --records (default: {DEFAULT_TRIPLETS})",
+        help="cap on the operator triplets of --input and --records, and apart from them on the natural "
+        "pairs' triplets (their operator triplets first capped at it, then a seeded sample of all of "
+        f"them when more); at most twice it in all (default: {DEFAULT_TRIPLETS})",
     )
     train.add_argument(
         "--validation",
-        type=float,
+        type=number(float, low=0, high=1),
         default=d.validation,
         help="share of sentences held out for calibration (default: %(default)s)",
     )
@@ -140,7 +144,7 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--logit-margin",
-        type=float,
+        type=number(float, low=0),
         default=d.logit_margin,
         help=f"cross, --paired: hinge margin between the two logits (default: {d.logit_margin})",
     )
@@ -151,7 +155,9 @@ def register(subparsers) -> None:
         help=f"epochs' passes over the hand-written natural pairs' triplets (default: {d.natural_repeat})",
     )
     train.add_argument("--seed", type=int, default=d.seed)
-    train.add_argument("--threads", type=int, default=2, help="torch CPU threads (0: torch's default)")
+    train.add_argument(
+        "--threads", type=number(int, low=0), default=2, help="torch CPU threads (0: torch's default)"
+    )
     train.add_argument(
         "--save-triplets", type=Path, default=None, help="also write the triplets (JSON lines)"
     )
@@ -172,7 +178,10 @@ def register(subparsers) -> None:
     )
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     score.add_argument(
-        "--threshold", type=float, default=0.5, help="valid when quality >= threshold (default: %(default)s)"
+        "--threshold",
+        type=number(float, low=-1, high=1),
+        default=0.5,
+        help="valid when quality >= threshold (default: %(default)s)",
     )
     score.add_argument(
         "--batch-size", type=positive(int), default=64, help="pairs per batch (default: %(default)s)"
@@ -255,9 +264,13 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
     if not rows:
         return triplets, about
-    triplets += natural_training(
-        rows, seed=args.seed, operator_triplets=args.natural_operator_triplets, progress=progress
+    cap = args.max_triplets  # bounds the natural pairs' triplets too
+    found = natural_training(
+        rows, seed=args.seed, operator_triplets=min(args.natural_operator_triplets, cap), progress=progress
     )
+    if len(found) > cap:  # a seeded sample, in their order
+        found = [found[i] for i in sorted(random.Random(args.seed).sample(range(len(found)), cap))]
+    triplets += found
     natural = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
     if args.natural is None:
         natural |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
@@ -389,14 +402,21 @@ def run_score(args: argparse.Namespace) -> int:
     labelled = [(s, r["label"]) for s, r in zip(scores, rows, strict=True) if "label" in r and s is not None]
     if labelled and len(labelled) == len(rows):
         values_, labels = zip(*labelled, strict=True)
-        figures = {"separation": separation(values_, labels), **classify(values_, labels, args.threshold)}
-        found = intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold)
-        figures["interval_95"] = {  # null where one source gives no interval
-            name: [None if math.isnan(x) else x for x in found[name]] for name in ("separation", "f1_macro")
+        both = len(set(labels)) == 2  # one class (or one row): no separation, null; not an error
+        figures = {
+            "separation": separation(values_, labels) if both else None,
+            **classify(values_, labels, args.threshold),
+        }
+        found = (
+            intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold) if both else {}
+        )
+        figures["interval_95"] = {  # null where one source (or one class) gives no interval
+            name: [None if math.isnan(x) else x for x in found.get(name, (math.nan, math.nan))]
+            for name in ("separation", "f1_macro")
         }
         signature = scorer.signature.extend(
             interval_signature("sources", 0), threshold=args.threshold, scale=1
         )
         figures["signature"] = str(signature)
-        print(json.dumps(figures), file=sys.stderr)
+        print(json_text(figures), file=sys.stderr)
     return 0

@@ -63,18 +63,20 @@ CT2_SUFFIX = ".ct2-"
 _WEIGHTS = (".safetensors", ".bin", ".json", ".pt")
 
 
-@functools.cache
 def ctranslate2_installed() -> bool:
-    """True when ``ctranslate2`` can be imported; logs once that the fast path is off when not."""
-    try:
-        import ctranslate2  # noqa: F401
-    except ImportError:
-        found = False
-    else:
-        found = True
-    if not found:
-        logger.warning("ctranslate2 is not installed: the fast path is off (pip install ctranslate2)")
-    return found
+    """True when ``ctranslate2`` is installed (looked up, not imported: settings ask it at once)."""
+    import importlib.util
+    import sys
+
+    if "ctranslate2" in sys.modules:  # imported already, or blocked (None)
+        return sys.modules["ctranslate2"] is not None
+    return importlib.util.find_spec("ctranslate2") is not None
+
+
+@functools.cache
+def _fast_path_off() -> None:
+    """Say once, when a model stage loads, that the fast path is off."""
+    logger.warning("ctranslate2 is not installed: the fast path is off (pip install ctranslate2)")
 
 
 def resolve_backend(
@@ -90,6 +92,8 @@ def resolve_backend(
         raise ValueError(f"unknown compute type {compute_type!r}; expected one of {', '.join(COMPUTE_TYPES)}")
     if backend == "auto":
         backend = "ctranslate2" if ctranslate2_installed() else "transformers"
+        if backend == "transformers":
+            _fast_path_off()
     elif backend == "ctranslate2" and not ctranslate2_installed():
         raise ValueError("backend 'ctranslate2' needs the ctranslate2 package (pip install ctranslate2)")
     if backend == "transformers":
