@@ -222,7 +222,7 @@ def test_generator_options_reach_the_run_settings():
     record, run = split_settings(**_generator_settings(build_parser().parse_args(argv)))
     assert run.download and not run.trust_remote_code
     args = build_parser().parse_args(
-        [*argv, "--no-download", "--trust-remote-code", "--generator-model", "g"]
+        [*argv, "--no-download", "--trust-remote-code", "--realizer-model", "g"]
     )
     record, run = split_settings(**_generator_settings(args))
     assert not run.download and run.trust_remote_code and record.realizer_model == "g"

@@ -186,7 +186,7 @@ def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_
         str(out),
         "--parser-model",
         "/nonexistent/not/needed",
-        "--generator-model",
+        "--realizer-model",
         str(tiny["generator"]),
         "--lm-model",
         str(tiny["lm"]),

@@ -80,11 +80,12 @@ def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, hub):
     assert hub.log == []
 
 
-def test_push_accepts_the_old_order_with_a_deprecation_warning(tmp_path, hub):
-    proc = _push(hub, str(_folder(tmp_path)), "me/corpus")
-    assert proc.returncode == 0, proc.stderr
-    assert "deprecated" in proc.stderr and "paraamr push me/corpus" in proc.stderr
-    assert "README.md" in _uploaded(hub, "me/corpus")
+def test_push_with_the_folder_first_names_the_command_in_the_right_order(tmp_path, hub):
+    folder = _folder(tmp_path)
+    proc = _push(hub, str(folder), "me/corpus")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"REPO_ID comes first, as in `hf upload`: paraamr push me/corpus {folder}" in proc.stderr
+    assert hub.log == []  # nothing sent
 
 
 def test_convert_push_to_hub_then_load_dataset_by_its_hub_id(tmp_path, hub):

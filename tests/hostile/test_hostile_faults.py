@@ -120,7 +120,7 @@ def _generate(tiny_models, *argv: str) -> list[str]:
     models = [
         "--parser-model",
         str(tiny_models["parser"]),
-        "--generator-model",
+        "--realizer-model",
         str(tiny_models["generator"]),
     ]
     return ["generate", *models, "--lm-model", str(tiny_models["lm"]), "--no-progress", *argv]

@@ -544,7 +544,7 @@ def table() -> list[Case]:
     models = (
         "--parser-model",
         "{parser}",
-        "--generator-model",
+        "--realizer-model",
         "{realizer}",
         "--lm-model",
         "{lm}",
@@ -1046,7 +1046,7 @@ def table() -> list[Case]:
 def round_two() -> list[Case]:
     """Issue 28's cases (text a dataset cannot hold, symlinks, bombs, oversize graphs, names,
     folders that hold no dataset), and more of the same kinds."""
-    models = ("--parser-model", "{parser}", "--generator-model", "{realizer}", "--lm-model", "{lm}")
+    models = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
     gen = ("generate", *models, "--no-progress")
     good = {"in.txt": text_lines()}
     cases = rows(
@@ -1363,7 +1363,7 @@ def round_three() -> list[Case]:
     a run read before it is finalized, output left by a failed command, a password printed), and
     more of the same kinds. The cases that need a fault (a silent Hub, an edited input between
     two runs, a full disk mid-write) are in ``test_hostile_faults.py``."""
-    models = ("--parser-model", "{parser}", "--generator-model", "{realizer}", "--lm-model", "{lm}")
+    models = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
     gen = ("generate", *models, "--no-progress", "--input", "in.txt", "--output", "out")
     good = {"in.txt": text_lines()}
     cases = rows(

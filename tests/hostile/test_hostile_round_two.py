@@ -63,7 +63,7 @@ def test_generate_makes_a_lone_surrogate_and_a_nul_failure_rows_and_a_rerun_gets
     argv = ["generate", "--input", str(data), "--output", str(out), "--no-progress", "--commit-every", "1"]
     for option, kind in (
         ("--parser-model", "parser"),
-        ("--generator-model", "generator"),
+        ("--realizer-model", "generator"),
         ("--lm-model", "lm"),
     ):
         argv += [option, str(tiny_models[kind])]

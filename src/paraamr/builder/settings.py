@@ -12,7 +12,7 @@ Model defaults and batch sizes come from :mod:`paraamr.models.catalog`, the one 
 ['--max-perplexity was None, now 50.0', "--foci was 'all', now 2"]
 >>> RunSettings().lm_batch_size == catalog.BATCH_SIZES["lm"]
 True
->>> split_settings(generator_model="g", window=8)[0].realizer_model
+>>> split_settings(realizer_model="g", window=8)[0].realizer_model
 'g'
 """
 
@@ -32,7 +32,6 @@ from paraamr.progress import MODES
 from paraamr.records import split_names
 
 __all__ = [
-    "ALIASES",
     "PAPER",
     "TAGGINGS",
     "RecordSettings",
@@ -42,13 +41,6 @@ __all__ = [
     "spacy_installed",
     "split_settings",
 ]
-
-#: Old setting names still accepted (``--generator-model`` is ``--realizer-model``).
-ALIASES = {
-    "generator_model": "realizer_model",
-    "generate_batch_size": "realize_batch_size",
-    "rows_per_shard": "commit_every",  # it never sized shards: it is the commit interval
-}
 
 #: The largest ``--max-amr-depth``: a 400-deep graph goes through every stage (measured), a 950-deep
 #: one meets Python's recursion limit in penman's reader.
@@ -224,8 +216,8 @@ class RecordSettings:
         return self.input or self.amr_input or self.dataset
 
     def replace(self, **changes: Any) -> RecordSettings:
-        """A copy with ``changes`` (aliases such as ``generator_model`` accepted)."""
-        return replace(self, **{ALIASES.get(k, k): v for k, v in changes.items()})
+        """A copy with ``changes``."""
+        return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
         """Every field, JSON-ready (what the resume state and the summary hold)."""
@@ -233,9 +225,9 @@ class RecordSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RecordSettings:
-        """The inverse of :meth:`as_dict` (unknown keys ignored, aliases mapped)."""
+        """The inverse of :meth:`as_dict` (unknown keys ignored)."""
         names = {f.name for f in fields(cls)}
-        values = {ALIASES.get(k, k): v for k, v in values.items()}
+        values = dict(values)
         values.setdefault("backend", "transformers")  # saved before there was a choice
         return cls(**{k: v for k, v in values.items() if k in names})
 
@@ -347,12 +339,11 @@ _RUN = {f.name for f in fields(RunSettings)}
 
 def split_settings(**values: Any) -> tuple[RecordSettings, RunSettings]:
     """Settings given by field name, flat (as the Python API and ``augment`` take them), split into
-    the two kinds; the old names of :data:`ALIASES` are still accepted.
+    the two kinds.
 
     >>> split_settings(lm_model="smollm2", lm_batch_size=8, max_perplexity=None)[1].lm_batch_size
     8
     """
-    values = {ALIASES.get(k, k): v for k, v in values.items()}
     unknown = sorted(set(values) - _RECORD - _RUN)
     if unknown:
         raise TypeError(f"unknown settings: {', '.join(unknown)}")

@@ -24,7 +24,6 @@ __all__ = ["content_hash", "expected_splits", "flat", "method_text", "model_name
 MODELS = {
     "parser_model": ("parser", "AMR parser"),
     "realizer_model": ("realizer", "AMR-to-text realizer"),
-    "generator_model": ("realizer", "AMR-to-text realizer"),
     "lm_model": ("lm", "perplexity LM"),
     "similarity_model": ("embedder", "similarity embedder"),
     "quality_model": ("quality", "quality model"),
@@ -141,7 +140,7 @@ def method_text(settings: Mapping[str, Any], base: Path | None) -> str:
     get = settings.get
 
     def model(key: str) -> str:
-        name = get(key) or (get("generator_model") if key == "realizer_model" else None)
+        name = get(key)
         return model_name(name, base) if name else "the default model"
 
     if get("amr_input"):

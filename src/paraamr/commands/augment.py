@@ -95,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--generate", action="store_true", help="generate paraphrases on the fly instead")
     g.add_argument("--parser-model", default=DEFAULTS["parser"], help="default: %(default)s")
     g.add_argument(
-        "--realizer-model", "--generator-model", default=DEFAULTS["realizer"], help="default: %(default)s"
+        "--realizer-model", default=DEFAULTS["realizer"], help="default: %(default)s"
     )
     g.add_argument("--lm-model", default=DEFAULTS["lm"], help="perplexity LM of the generator (%(default)s)")
     g.add_argument("--device", default=None)

@@ -12,7 +12,7 @@ This module only parses options into settings (:class:`~paraamr.builder.settings
 (50.0, 3, 'gpt2', 256)
 >>> parse = lambda *argv: settings_from_args(build_parser().parse_args(["--input", "x", *argv]))[0]
 >>> parse("--max-perplexity", "none").max_perplexity
->>> parse("--generator-model", "g").realizer_model  # the old name of --realizer-model
+>>> parse("--realizer-model", "g").realizer_model
 'g'
 """
 
@@ -86,7 +86,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--commit-every",
-        "--rows-per-shard",  # its old, misleading name
         type=positive(),
         default=r.commit_every,
         metavar="N",
@@ -125,8 +124,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     models.add_argument("--parser-model", **given, help=f"default: {d.parser_model}")
     models.add_argument(
         "--realizer-model",
-        "--generator-model",
-        dest="realizer_model",
         **given,
         help=f"AMR-to-text model (default: {d.realizer_model})",
     )
