@@ -32,13 +32,12 @@ import json
 import logging
 import os
 import random
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _timing import interleave, load, machine, pin_threads
+from _timing import done, interleave, machine, pin_threads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -257,10 +256,7 @@ def main() -> int:
                 "baseline; "
                 f"{args.sources:,} sources: {hours:,.0f} hours of {threads} threads"
             )
-    print(f"after: {load()}")
-    if not args.workdir:
-        shutil.rmtree(root, ignore_errors=True)
-    return 0
+    return done(args.workdir, root)
 
 
 if __name__ == "__main__":

@@ -92,19 +92,8 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    argv = [
-        "augment",
-        "--dataset",
-        str(data),
-        "--method",
-        "paraamr",
-        "--n",
-        "3",
-        "--output",
-        str(out),
-        "--paraphrases",
-        str(release),
-    ]
+    argv = ["augment", "--dataset", str(data), "--method", "paraamr", "--n", "3", "--output", str(out)]
+    argv += ["--paraphrases", str(release)]
     assert main(argv) == 0
     loaded = load_dataset(str(out))
     assert list(loaded["train"]["text"]) == ["He left.", "He departed.", "She stayed."]  # perplexity <= 110
@@ -135,19 +124,8 @@ def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
     data = tmp_path / "rte.csv"
     data.write_text("premise,hypothesis,label\nThe cat sat on the mat.,A cat sat.,0\n", encoding="utf-8")
     out = tmp_path / "out"
-    argv = [
-        "augment",
-        "--dataset",
-        str(data),
-        "--method",
-        "paraamr",
-        "--generate",
-        "--n",
-        "2",
-        "--output",
-        str(out),
-        *model_args(tiny_models),
-    ]
+    argv = ["augment", "--dataset", str(data), "--method", "paraamr", "--generate", "--n", "2"]
+    argv += ["--output", str(out), *model_args(tiny_models)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     found = int(printed.split("paraphrases found for ")[1].split(" of ")[0])

@@ -76,18 +76,9 @@ def small_run(tiny_models, tmp_path_factory) -> tuple[Path, Path, str]:
 
 def test_a_typo_in_input_is_refused_before_models_load_and_leaves_nothing(tiny_models, tmp_path):
     out = tmp_path / "out"
+    argv = ["generate.py", "--input", str(tmp_path / "typo.txt"), "--output", str(out), *_models(tiny_models)]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "generate.py",
-            "--input",
-            str(tmp_path / "typo.txt"),
-            "--output",
-            str(out),
-            *_models(tiny_models),
-        ],
+        [sys.executable, "-X", "importtime", *argv],
         cwd=ROOT,
         capture_output=True,
         text=True,

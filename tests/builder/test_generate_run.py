@@ -292,17 +292,9 @@ def test_missing_models_stop_at_once_naming_each_and_the_fetch_command(tmp_path)
         "HF_HUB_OFFLINE": "1",
         "HF_HUB_CACHE": str(tmp_path / "hub"),
     }
+    argv = ["generate.py", "--input", "examples/sentences.txt", "--output", str(tmp_path / "out")]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "generate.py",
-            "--input",
-            "examples/sentences.txt",
-            "--output",
-            str(tmp_path / "out"),
-        ],
+        [sys.executable, "-X", "importtime", *argv],
         cwd=ROOT,
         env=env,
         capture_output=True,

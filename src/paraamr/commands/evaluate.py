@@ -26,6 +26,7 @@ from typing import Any
 
 from paraamr.errors import InputError, UsageError
 from paraamr.extras import require
+from paraamr.metrics.parsers import add_parser_options
 from paraamr.metrics.scoring import MAX_CHARS
 from paraamr.metrics.table2 import Paths, add_table2_options
 from paraamr.options import ArgumentParser, add_plot_options, positive, shard_spec
@@ -82,31 +83,10 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "sentences over ~2,046 characters)",
     )
     models = p.add_argument_group("parser and embedder")
-    models.add_argument(
-        "--parser",
-        default="link-grammar",
-        help="link-grammar (offline; not the paper's scale), corenlp, or a CoreNLP server URL "
-        "(default: %(default)s)",
-    )
-    models.add_argument(
-        "--no-pos",
-        action="store_true",
-        help="link-grammar trees without the part-of-speech layer (spaCy's Penn tags)",
-    )
-    models.add_argument(
-        "--processes",
-        type=positive(),
-        default=None,
-        metavar="N",
-        help="link-grammar processes / concurrent CoreNLP requests (default: this machine's cores over its "
-        "launched processes)",
-    )
-    models.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        default=None,
-        help="keep parses in DIR across runs (keyed by parser signature and sentence), and the resume state "
-        "(DIR/evaluate/<run>) unless --state-dir",
+    add_parser_options(
+        models,
+        cache="keep parses in DIR across runs (keyed by parser signature and sentence), and the resume "
+        "state (DIR/evaluate/<run>) unless --state-dir",
     )
     add_table2_options(p, models)
     _reference_options(models)

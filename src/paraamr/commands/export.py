@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from paraamr.metrics.parsers import add_parser_options
 from paraamr.options import optional_float, positive
 from paraamr.progress import Progress, add_progress_options
 
@@ -64,21 +65,7 @@ def register(subparsers) -> None:
         "--seed", type=int, default=0, help="seed of the random negatives (default: %(default)s)"
     )
     g = scpn.add_argument_group("parser")
-    g.add_argument(
-        "--parser",
-        default="link-grammar",
-        help="link-grammar (offline), corenlp, or a CoreNLP server URL (default: %(default)s)",
-    )
-    g.add_argument(
-        "--no-pos", action="store_true", help="link-grammar trees without spaCy's part-of-speech layer"
-    )
-    g.add_argument(
-        "--processes",
-        type=positive(),
-        default=None,
-        help="link-grammar processes / concurrent CoreNLP requests (default: this machine's cores)",
-    )
-    g.add_argument("--cache-dir", default=None, help="keep parses in this folder across runs")
+    add_parser_options(g, cache="keep parses in this folder across runs")
     g.add_argument(
         "--batch-size", type=positive(), default=256, help="pairs parsed at a time (default: %(default)s)"
     )

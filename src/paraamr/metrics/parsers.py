@@ -69,6 +69,30 @@ _LOWER_I = re.compile(r"(?<![\w'’.-])i(?=(?:['’](?:m|d|ll|ve))?(?![\w'’-])
 CASES = ("upper-i", None)
 
 
+
+def add_parser_options(group: Any, *, cache: str) -> None:
+    """The constituency parser's options of a command (``paraamr evaluate``, ``export scpn``):
+    ``--parser``, ``--no-pos``, ``--processes``, ``--cache-dir`` (``cache``: what it keeps)."""
+    from paraamr.options import positive
+
+    group.add_argument(
+        "--parser",
+        default="link-grammar",
+        help="link-grammar (offline), corenlp, or a CoreNLP server URL (default: %(default)s)",
+    )
+    group.add_argument(
+        "--no-pos", action="store_true", help="link-grammar trees without spaCy's part-of-speech layer"
+    )
+    group.add_argument(
+        "--processes",
+        type=positive(),
+        default=None,
+        metavar="N",
+        help="link-grammar processes / concurrent CoreNLP requests (default: this machine's cores over its "
+        "launched processes)",
+    )
+    group.add_argument("--cache-dir", metavar="DIR", default=None, help=cache)
+
 def upper_i(sentence: str) -> str:
     """``sentence`` with each lowercase pronoun ``i`` written ``I`` (same length)."""
     return _LOWER_I.sub("I", sentence)

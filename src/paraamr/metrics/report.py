@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from paraamr.errors import InputError
-from paraamr.metrics.scoring import MAX_CHARS, MEASURES, score_pairs
+from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
-from paraamr.metrics.ted import DEFAULT_CONVENTION
 from paraamr.plots import check_plot_files, figure
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
@@ -244,22 +243,11 @@ def _bleu(stats: Sequence[float]) -> float:
     return bleu_from_statistics(stats)[0]
 
 
-def evaluate_pairs(
-    pairs: Sequence[Pair],
-    *,
-    embedder: Any,
-    parser: Any,
-    ted_height: int | None = 5,
-    ted_convention: str = DEFAULT_CONVENTION,
-    max_chars: int | None = MAX_CHARS,
-    progress=None,
-) -> dict[str, Any]:
-    """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs`, then
-    :func:`row_of`), with the per-pair values (``scores``) and ``distinct_sentences``."""
-    scored = score_pairs(
-        pairs, embedder=embedder, parser=parser, ted_height=ted_height, ted_convention=ted_convention,
-        max_chars=max_chars, progress=progress,
-    )  # fmt: skip
+def evaluate_pairs(pairs: Sequence[Pair], **options: Any) -> dict[str, Any]:
+    """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs` with its
+    ``options``: ``embedder``, ``parser``, ``ted_height``, ...; then :func:`row_of`), with the
+    per-pair values (``scores``) and ``distinct_sentences``."""
+    scored = score_pairs(pairs, **options)
     stats = RowStats(list(scored.scores))
     stats.update(scored.scores, chunk=0, bleu=scored.bleu)
     stats.failures, stats.signatures, stats.timings = scored.failures, scored.signatures, scored.timings
