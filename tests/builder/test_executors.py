@@ -42,7 +42,8 @@ def _generate(tmp_path: Path, tiny: dict, out: Path, *extra: str, path: str | No
 
 
 def _content(out: Path) -> tuple[dict, dict, list]:
-    """Records and pairs by id, failures by (id, reason), and the summary's counts."""
+    """Records and pairs by id, failures by (id, reason), and the summary's counts; perplexities
+    to 6 significant digits (batches of other sizes move float32 sums in their last bits)."""
     import pyarrow.parquet as pq
 
     def rows(config: str) -> list[dict]:
@@ -51,6 +52,9 @@ def _content(out: Path) -> tuple[dict, dict, list]:
         ]
 
     records = {r["id"]: r for r in rows("default")}
+    for record in records.values():
+        for para in record["paraphrases"]:
+            para["perplexity"] = float(f"{para['perplexity']:.6g}")
     pairs = sorted((r["id"], r["para_text"], r["focus"]) for r in rows("pairs"))
     failures = sorted(
         (f["id"], f["reason"]) for p in (out / "failures").glob("*.jsonl") for f in map(json.loads, p.open())

@@ -86,7 +86,8 @@ def test_b_overwrite_removes_the_earlier_runs_table2_row_and_plots(tiny_models, 
 
 
 def test_c_generate_and_paraamr_share_one_argument_parser():
-    from paraamr import cli, generate
+    from paraamr import cli
+    from paraamr.commands import generate
     from paraamr.options import ArgumentParser
 
     assert type(generate.build_parser()) is ArgumentParser
