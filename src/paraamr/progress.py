@@ -146,11 +146,13 @@ class _ErrorsOnly(io.TextIOBase):
 
 def silence_library_bars() -> None:
     """No progress bars of transformers and huggingface_hub ("Loading weights", "Fetching files"):
-    a command shows one display of its own (:class:`Progress`); set before they are imported
-    (they read ``HF_HUB_DISABLE_PROGRESS_BARS`` then), and switched off where they already are."""
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    if "huggingface_hub" in sys.modules:
-        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    a command shows one display of its own (:class:`Progress`). Switched off in huggingface_hub's
+    own state (transformers reads it when it is imported), not by ``HF_HUB_DISABLE_PROGRESS_BARS``,
+    which would also silence a model's download, whose bar
+    :func:`paraamr.models.download.fetch_release` turns on while it runs."""
+    from huggingface_hub.utils import disable_progress_bars
+
+    disable_progress_bars()
     if "transformers" in sys.modules:
         sys.modules["transformers"].utils.logging.disable_progress_bar()
 

@@ -328,7 +328,7 @@ def test_an_unknown_option_is_one_line_exit_2(capsys):
     err = capsys.readouterr().err
     assert (
         stop.value.code == 2
-        and err == "generate.py: unrecognized arguments: --nope (see generate.py --help)\n"
+        and err == "paraamr generate: unrecognized arguments: --nope (see paraamr generate --help)\n"
     )
 
 

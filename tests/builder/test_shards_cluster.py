@@ -209,7 +209,7 @@ def test_finalize_refuses_while_shards_are_not_done(cluster):
     assert "4 of 8 shards not done" in stderr and "unfinished: " in stderr and "missing: " in stderr
     commands = [line.split() for line in stdout.splitlines() if not line.startswith("#")]
     assert sorted(c[c.index("--shard") + 1] for c in commands) == [f"{i}/{N}" for i in sorted(victims + last)]
-    assert all(c[0] == "generate.py" and "--overwrite" not in c for c in commands)  # ready to paste
+    assert all(c[:2] == ["paraamr", "generate"] and "--overwrite" not in c for c in commands)  # to paste
     assert cluster["early_files"] == [".paraamr"]  # nothing written
 
 

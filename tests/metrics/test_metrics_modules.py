@@ -139,12 +139,17 @@ def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["pinned"] is False
     assert {"evaluate", "metric"} <= set(meta["tags"])
     lines = (folder / "requirements.txt").read_text().split("\n")
-    requirements = {r.name: str(r.specifier) for r in map(Requirement, filter(None, lines))}
-    install = map(Requirement, filter(None, _setup_cfg()["options"]["install_requires"].split("\n")))
-    evaluate_pin = next(str(r.specifier) for r in install if r.name == "evaluate")
+    requirements = {r.name: r for r in map(Requirement, filter(None, lines))}
+    extras = _setup_cfg()["options.extras_require"]
+    metrics = map(Requirement, filter(None, extras["metrics"].split("\n")))
+    evaluate_pin = next(str(r.specifier) for r in metrics if r.name == "evaluate")
     version = _setup_cfg()["metadata"]["version"]
-    # the rest comes with paraamr
-    assert requirements == {"evaluate": evaluate_pin, "paraamr": f"=={version}"}
+    # the rest comes with paraamr and the extras its measure needs
+    assert set(requirements) == {"evaluate", "paraamr"}
+    assert str(requirements["evaluate"].specifier) == evaluate_pin
+    assert str(requirements["paraamr"].specifier) == f"=={version}"
+    wanted = {"metrics", "quality"} if name == "paraphrase_quality" else {"metrics"}
+    assert requirements["paraamr"].extras == wanted
     gradio = pytest.importorskip("gradio")  # a Space's own (sdk: gradio); not a dependency of paraamr
     assert meta["sdk_version"] == gradio.__version__  # the gradio this app is tested with
     apps = []

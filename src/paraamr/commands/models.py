@@ -179,7 +179,8 @@ def _rm(args: argparse.Namespace) -> int:
     from paraamr.models.resolve import cache_root, resolve
 
     known = [k for k in catalog.KINDS if args.name in catalog.names(k)]  # a Hub id: any kind
-    if not known and (cache_root(args.cache_dir) / "models" / args.name).is_dir():
+    fetched = "/" not in args.name and (cache_root(args.cache_dir) / "models" / args.name).is_dir()
+    if not known and fetched:
         known = ["parser", "realizer"]  # fetched with --url: an amrlib model
     if args.kind and known and catalog.canonical_kind(args.kind) not in known:
         raise UsageError(

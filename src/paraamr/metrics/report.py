@@ -257,13 +257,14 @@ def evaluate_pairs(pairs: Sequence[Pair], **options: Any) -> dict[str, Any]:
 def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
     """The note under the row in a card: how many pairs, drawn how, on which scale, the intervals."""
     options = settings["options"]
-    drawn = f", {options['sample']:,} {settings['unit']} drawn with seed {options['seed']}"
-    drawn = drawn if options["sample"] else ""
+    sample = options["sample"]
+    drawn = f", {sample:,} {settings['unit']} drawn with seed {options['seed']}" if sample else ""
     note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
     note += " (scores ×100, TED unnormalized)."
-    if "intervals" in result:
-        spans = ", ".join(f"{k} {lo:.2f}–{hi:.2f}" for k, (lo, hi) in result["intervals"].items())
-        note += f" 95% intervals (cluster bootstrap over sources): {spans}."
+    intervals = (result.get("intervals") or {}).items()
+    spans = [f"{k} {lo:.2f}–{hi:.2f}" for k, (lo, hi) in intervals if lo is not None]
+    if spans:  # none from a single source
+        note += f" 95% intervals (cluster bootstrap over sources): {', '.join(spans)}."
     return note
 
 
@@ -281,7 +282,10 @@ def format_row(result: dict[str, Any]) -> str:
                 f"| {result['pairs']:,} | " + " | ".join(f"{result[k]:.2f}" for k, _ in measures) + " |",
             ]
             if intervals:
-                cells = (f"{intervals[k][0]:.2f}–{intervals[k][1]:.2f}" for k, _ in measures)
+                cells = (
+                    "n/a" if intervals[k][0] is None else f"{intervals[k][0]:.2f}–{intervals[k][1]:.2f}"
+                    for k, _ in measures
+                )
                 lines.append("| 95% CI | " + " | ".join(cells) + " |")
             lines.append("")
     return "\n".join(lines[:-1])
