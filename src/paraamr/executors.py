@@ -111,9 +111,9 @@ class GenerateTask(PipelineStep):
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         """Run shard ``rank`` of ``world_size``, its share of the cores when tasks run side by side."""
         if self.workers > 1:
-            import torch
+            from paraamr.builder.run import share_cores
 
-            torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // self.workers))
+            share_cores(self.workers)
         args = copy.copy(self.args)
         args.shard = (rank, world_size)
         status = self.generate(args)

@@ -275,15 +275,15 @@ def test_processes_on_one_cpu_share_its_cores():
     MKL_NUM_THREADS made 2 processes on 2 cores 3.5x slower); fewer threads asked for stay."""
     import torch
 
-    from paraamr.builder.run import _share_cores
+    from paraamr.builder.run import share_cores
 
     before, cores = torch.get_num_threads(), os.cpu_count() or 1
     try:
         torch.set_num_threads(cores)
-        _share_cores(cores)
+        share_cores(cores)
         assert torch.get_num_threads() == 1
         torch.set_num_threads(1)
-        _share_cores(1)
+        share_cores(1)
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)

@@ -8,7 +8,6 @@ names the shards (:func:`paraamr.builder.folder.finalize`), writes the card
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -125,13 +124,19 @@ def _push_key(push: Push) -> str:
     return f"{push.repo_id}@{push.revision or 'main'}"
 
 
+def _uploads(path: Path) -> dict[str, str]:
+    """The uploads recorded for the finished folder ``path``: ``repo@revision`` -> commit URL."""
+    try:
+        done = json.loads(_pushed_path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return done if isinstance(done, dict) else {}
+
+
 def pushed(path: Path, push: Push) -> bool:
     """Whether the finished folder ``path`` was uploaded to ``push``'s repo and revision since it
     was last finished (a requeued task redoes an upload that failed)."""
-    try:
-        return _push_key(push) in json.loads(_pushed_path(path).read_text())
-    except (OSError, ValueError, TypeError):
-        return False
+    return _push_key(push) in _uploads(path)
 
 
 def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str, Any]:
@@ -141,10 +146,7 @@ def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str,
     print(f"wrote {path}", file=sys.stderr)
     if push is not None:
         url = push_folder(path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
-        done = {}
-        with contextlib.suppress(OSError, ValueError):
-            done = dict(json.loads(_pushed_path(path).read_text()))
-        layout.atomic_write(_pushed_path(path), json.dumps({**done, _push_key(push): url}))
+        layout.atomic_write(_pushed_path(path), json.dumps({**_uploads(path), _push_key(push): url}))
         print(f"pushed {path} to {push.repo_id}: {url}", file=sys.stderr)
     return summary
 
