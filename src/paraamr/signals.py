@@ -13,6 +13,7 @@ prefetch thread) must never meet the interpreter's shutdown: a daemon thread sti
 then makes torch's thread pool call ``std::terminate`` (exit 134, "terminate called without an
 active exception"). :func:`exit_process` ends such a process at once once its work is saved.
 
+>>> import time
 >>> with handled():
 ...     try:
 ...         os.kill(os.getpid(), signal.SIGTERM)
@@ -29,7 +30,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from typing import NoReturn
 
@@ -41,15 +41,9 @@ __all__ = [
     "exit_with",
     "handled",
     "interrupted",
-    "pause_point",
 ]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-#: Test hook: a point named here (or in a comma-separated list) makes the process say so on
-#: stderr and wait for a signal, so that
-#: tests interrupt it at an exact moment (``models``, ``window``, ``commit``, ``card``, and
-#: ``last-commit``, the commit after a first signal). Unset in runs.
-PAUSE_ENV = "PARAAMR_TEST_PAUSE_AT"
 _WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 
 
@@ -157,17 +151,6 @@ def critical() -> Iterator[None]:
         if not _state.depth and _state.pending:
             _state.pending = False
             raise Interrupted(_state.received or signal.SIGINT)
-
-
-def pause_point(name: str) -> None:
-    """When :data:`PAUSE_ENV` names this point, say so on stderr and wait for a (new) signal."""
-    if name not in os.environ.get(PAUSE_ENV, "").split(","):
-        return
-    seen = _state.count  # before saying so: a signal sent at once must not be missed
-    sys.stderr.write(f"paraamr: paused at {name}\n")
-    sys.stderr.flush()
-    while _state.count == seen:
-        time.sleep(0.02)
 
 
 def exit_with(status: int) -> NoReturn:

@@ -24,7 +24,6 @@ from paraamr.builder.state import RunFolder
 from paraamr.card import write_card
 from paraamr.errors import InputError
 from paraamr.locks import folder_lock
-from paraamr.signals import pause_point
 
 __all__ = ["Push", "finish", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
 
@@ -111,7 +110,6 @@ def write_outputs(
     size = summary["settings"]["max_shard_size"]
     if finalize(path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
         (path / layout.EVALUATION).unlink(missing_ok=True)
-    pause_point("card")
     write_card(path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
     return summary
 
