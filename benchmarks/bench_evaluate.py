@@ -201,10 +201,11 @@ def part_e2e(args, pairs) -> None:
 def part_bounds(args, pairs) -> None:
     """Each stage alone on all cores (see the module docstring)."""
     from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
-    from paraamr.metrics.parsers import LinkGrammarParser, cpu_count, sentence_key
+    from paraamr.metrics.parsers import LinkGrammarParser, sentence_key
     from paraamr.metrics.ted import distance_table
     from paraamr.metrics.trees import read_tree
     from paraamr.models.embedder import Embedder
+    from paraamr.tasks import core_share
 
     before = load()
     every = args.bounds_every
@@ -252,7 +253,7 @@ def part_bounds(args, pairs) -> None:
         every=every,
         measured_pairs=len(sub),
         measured_sentences=len(sentences),
-        cores=cpu_count(),
+        cores=core_share(),
         embed_processes=embedder._pool_size(len(sentences)),
         stages=scaled,
         load_before=before,

@@ -150,11 +150,11 @@ def part_speedups(args, pairs) -> None:
 def _embed_speedups(args, sentences, Embedder, np) -> None:
     from sentence_transformers import SentenceTransformer
 
-    from paraamr.metrics.parsers import cpu_count
+    from paraamr.tasks import core_share
 
     path = str(Embedder(device="cpu").path)
     (model, _, _), start, _ = timed(lambda: (SentenceTransformer(path, device="cpu"), 0, 0))
-    ours = Embedder(device="cpu", processes=cpu_count())
+    ours = Embedder(device="cpu", processes=core_share())
     result = _best(
         {
             "sentence-transformers defaults": lambda: model.encode(sentences, normalize_embeddings=True),
@@ -164,7 +164,7 @@ def _embed_speedups(args, sentences, Embedder, np) -> None:
     diff = float(np.abs(result["sentence-transformers defaults"]["value"] - result["ours"]["value"]).max())
     _speed_row(
         args,
-        f"embed: {cpu_count()} single-threaded processes, batches of {ours.batch_size} (start-up included)",
+        f"embed: {core_share()} single-threaded processes, batches of {ours.batch_size} (start-up included)",
         result,
         "sentence-transformers defaults",
         "ours",

@@ -111,7 +111,7 @@ class GenerateTask(PipelineStep):
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         """Run shard ``rank`` of ``world_size``, its share of the cores when tasks run side by side."""
         if self.workers > 1:
-            from paraamr.builder.run import share_cores
+            from paraamr.tasks import share_cores
 
             share_cores(self.workers)
         args = copy.copy(self.args)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,13 +23,18 @@ __all__ = ["MAX_LINE_BYTES", "LongLine", "bounded_lines", "printable", "strip_eo
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def text_problem(text: str, max_chars: int | None = None) -> str | None:
+def text_problem(text: str, max_chars: int | None = None, *, visible: bool = False) -> str | None:
     """Why ``text`` cannot enter a run, or None: a lone surrogate (no UTF-8 holds it: JSON input
-    can carry one as ``"\\ud800"``), a NUL character, or more than ``max_chars`` characters.
+    can carry one as ``"\\ud800"``), a NUL character, or more than ``max_chars`` characters; with
+    ``visible`` (a text to parse and score) also an empty text or one with no visible character.
 
     >>> text_problem("fine"), text_problem("a\\x00b"), text_problem("abcdef", max_chars=4)
     (None, 'a NUL character at character 2', 'longer than --max-chars 4 (6 characters)')
+    >>> text_problem("\\u200b\\u200b"), text_problem("\\u200b\\u200b", visible=True)
+    (None, 'no visible character')
     """
+    if visible and not text.strip():
+        return "empty"
     if not text.isascii():
         match = _SURROGATE.search(text)
         if match:
@@ -41,6 +47,8 @@ def text_problem(text: str, max_chars: int | None = None) -> str | None:
         return f"a NUL character at character {nul + 1}"
     if max_chars is not None and len(text) > max_chars:
         return f"longer than --max-chars {max_chars} ({len(text)} characters)"
+    if visible and not any(unicodedata.category(ch)[0] in "LMNPS" for ch in text):
+        return "no visible character"
     return None
 
 

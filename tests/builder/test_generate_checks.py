@@ -275,7 +275,7 @@ def test_processes_on_one_cpu_share_its_cores():
     MKL_NUM_THREADS made 2 processes on 2 cores 3.5x slower); fewer threads asked for stay."""
     import torch
 
-    from paraamr.builder.run import share_cores
+    from paraamr.tasks import share_cores
 
     before, cores = torch.get_num_threads(), os.cpu_count() or 1
     try:

@@ -15,9 +15,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from entries import generate as main
+from oracle import assert_same
+from oracle import failures as read_failures
+from oracle import records as read_records
 from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
@@ -60,39 +62,6 @@ def _torchrun(args: list[str], log: Path, **kw) -> subprocess.Popen:
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     return subprocess.Popen(cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, cwd=ROOT, **kw)
-
-
-def _records(folder: Path, config: str = "default") -> list[dict]:
-    files = sorted((folder / "data" / config).glob("*.parquet"))
-    return [row for f in files for row in pq.read_table(f).to_pylist()]
-
-
-def _failures(folder: Path) -> list[dict]:
-    return [json.loads(line) for f in sorted((folder / "failures").glob("*.jsonl")) for line in f.open()]
-
-
-def _comparable(folder: Path) -> tuple[dict, list, list]:
-    """Records by id without perplexities, failures sorted, perplexities in id order (compared with a
-    tolerance: batches differ between process counts, so float sums differ in the last bits)."""
-    records, ppl = {}, []
-    for r in sorted(_records(folder), key=lambda r: r["id"]):
-        assert r["id"] not in records, f"duplicate record {r['id']}"
-        records[r["id"]] = (
-            r["text"],
-            r["amr"],
-            [(p["para_text"], p["focus"], p["amr"]) for p in r["paraphrases"]],
-        )
-        ppl += [p["perplexity"] for p in r["paraphrases"]]
-    failures = sorted((f["id"], f["stage"], f["reason"], f["raw_b64"]) for f in _failures(folder))
-    return records, failures, ppl
-
-
-def _assert_same(a: Path, b: Path) -> None:
-    records_a, failures_a, ppl_a = _comparable(a)
-    records_b, failures_b, ppl_b = _comparable(b)
-    assert records_a == records_b
-    assert failures_a == failures_b
-    assert ppl_a == pytest.approx(ppl_b, rel=1e-4)
 
 
 @pytest.fixture(scope="module")
@@ -139,9 +108,8 @@ def test_a_log_gets_lines_of_both_processes_not_a_bar(tiny_models, hostile, tmp_
 
 
 def test_two_processes_give_the_records_of_one(one_proc, two_proc):
-    _assert_same(one_proc, two_proc)
-    records = _comparable(one_proc)[0]
-    assert any(paras for _, _, paras in records.values())  # the paper sentence parses to a real graph
+    records = assert_same(one_proc, two_proc).records
+    assert any(r["paraphrases"] for r in records.values())  # the paper sentence parses to a real graph
 
 
 def test_each_process_handles_only_its_slice(hostile, two_proc):
@@ -157,15 +125,16 @@ def test_counts_reconcile_and_hostile_lines_are_failures(hostile, two_proc):
     counts = summary["counts"]
     assert counts["inputs"] == len(HOSTILE) == counts["records"] + counts["failures"]
     assert summary["reconciles"] and summary["complete"]
-    assert counts["records"] == len(_records(two_proc)) and counts["failures"] == len(_failures(two_proc))
+    assert counts["records"] == len(read_records(two_proc))
+    assert counts["failures"] == len(read_failures(two_proc))
     assert summary["settings"]["max_perplexity"] is None and summary["run"]["num_processes"] == 2
-    by_reason = Counter((f["stage"], f["reason"].split(" (")[0]) for f in _failures(two_proc))
+    by_reason = Counter((f["stage"], f["reason"].split(" (")[0]) for f in read_failures(two_proc))
     assert by_reason[("input", "duplicate")] == 2  # the dog line and the paper sentence, once each
     assert by_reason[("input", "empty or whitespace-only")] == 2
     assert by_reason[("input", "longer than 1000 characters")] == 1
-    (bad,) = [f for f in _failures(two_proc) if f["raw_b64"]]
+    (bad,) = [f for f in read_failures(two_proc) if f["raw_b64"]]
     assert "invalid UTF-8" in bad["reason"] and "\ufffd" in bad["text"]
-    texts = {r["text"] for r in _records(two_proc)} | {f["text"] for f in _failures(two_proc)}
+    texts = {r["text"] for r in read_records(two_proc)} | {f["text"] for f in read_failures(two_proc)}
     assert "ctrl\x00\x07\x1b chars in the line" in texts and "Ceci n'est pas anglais. 这不是英语。" in texts
 
 
@@ -176,7 +145,7 @@ def test_load_dataset_reads_both_configs(two_proc, tmp_path):
     cache = str(tmp_path / "hf-cache")
     default = load_dataset(str(two_proc), split="train", cache_dir=cache)
     pairs = load_dataset(str(two_proc), "pairs", split="train", cache_dir=cache)
-    records = _records(two_proc)
+    records = read_records(two_proc)
     assert sorted(default["id"]) == sorted(r["id"] for r in records)
     assert len(pairs) == sum(len(r["paraphrases"]) for r in records)
     card = (two_proc / "README.md").read_text()
@@ -225,14 +194,7 @@ def test_kill_9_and_resume_equals_an_uninterrupted_run(tiny_models, hostile, two
         assert not all(done) or len(done) < 2  # really interrupted
     proc = _torchrun(args, tmp_path / "log.txt")
     assert proc.wait(timeout=400) == 0, (tmp_path / "log.txt").read_text()[-3000:]
-    records, failures, ppl = _comparable(out)
-    expected = _comparable(two_proc)
-    assert (records, failures) == expected[:2] and ppl == expected[2]  # same windows: bit for bit
-    counts, expected_counts = (
-        json.loads((d / "summary.json").read_text())["counts"] for d in (out, two_proc)
-    )
-    counts.pop("seconds_by_stage"), expected_counts.pop("seconds_by_stage")
-    assert counts == expected_counts
+    assert_same(out, two_proc, exact=True)  # same windows: bit for bit
     assert not list(out.rglob("*.tmp"))
 
 
@@ -250,7 +212,7 @@ def test_max_shard_size_cuts_the_finished_shards(tiny_models, hostile, one_proc,
     assert len(shards) > 1 and shards == [
         f"train-{i:05d}-of-{len(shards):05d}.parquet" for i in range(len(shards))
     ]
-    assert _comparable(out)[:2] == _comparable(one_proc)[:2]  # the same records, cut differently
+    assert_same(out, one_proc)  # the same records, cut differently
     assert json.loads((out / "summary.json").read_text())["settings"]["max_shard_size"] == "1KB"
 
 

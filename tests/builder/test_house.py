@@ -96,7 +96,7 @@ def test_d_cpu_processes_share_the_cores_they_may_use():
     """Under ``taskset`` (or cgroups, or Slurm) a process may use fewer cores than the machine has:
     its torch threads are its share of those, not of ``os.cpu_count()``."""
     code = (
-        "import torch; from paraamr.builder.run import share_cores; "
+        "import torch; from paraamr.tasks import share_cores; "
         "torch.set_num_threads(8); share_cores(1); print(torch.get_num_threads())"
     )
     out = subprocess.run(

@@ -23,9 +23,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from entries import generate
+from oracle import failures as read_failures
+from oracle import records as read_records
 from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
@@ -164,18 +165,10 @@ def cluster(tiny_models, graphs, tmp_path_factory) -> dict:
     return seen
 
 
-def _records(folder: Path) -> list[dict]:
-    return [
-        r
-        for f in sorted((folder / "data" / "default").glob("*.parquet"))
-        for r in pq.read_table(f).to_pylist()
-    ]
-
-
 def _by_id(folder: Path) -> tuple[dict, dict]:
     """``{id: (text, amr, paraphrases without perplexity)}`` and ``{id: perplexities}``."""
     content, ppl = {}, {}
-    for r in _records(folder):
+    for r in read_records(folder):
         assert r["id"] not in content, f"record {r['id']} twice"
         paras = r["paraphrases"]
         content[r["id"]] = (r["text"], r["amr"], [(p["para_text"], p["focus"], p["amr"]) for p in paras])
@@ -184,8 +177,7 @@ def _by_id(folder: Path) -> tuple[dict, dict]:
 
 
 def _failures(folder: Path) -> list[tuple]:
-    rows = [json.loads(line) for f in sorted((folder / "failures").glob("*.jsonl")) for line in f.open()]
-    return sorted((f["id"], f["stage"], f["reason"]) for f in rows)
+    return sorted((f["id"], f["stage"], f["reason"]) for f in read_failures(folder))
 
 
 def test_killed_shards_were_running_and_unfinished(cluster):

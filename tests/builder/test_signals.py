@@ -1,5 +1,5 @@
 """Ctrl-C and SIGTERM at every moment of a run (issue 26): a real ``generate.py`` in a pseudo-terminal
-gets the signal where the test hook ``PARAAMR_TEST_PAUSE_AT`` holds it (model loading, mid-window,
+gets the signal where ``tests/support/pause`` holds it (model loading, mid-window,
 during a commit, during the card); each time one line, the signal's exit status, no traceback, no
 abort, and the rerun's records equal to an uninterrupted run's. Then the same through torchrun."""
 
@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 import psutil
-import pyarrow.parquet as pq
 import pytest
+from oracle import assert_same
+from pausing import pause_env
 from tinyargs import model_args
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,20 +43,11 @@ def _args(tiny_models, graphs: Path, out: Path) -> list[str]:
     return ["--amr-input", str(graphs), "--output", str(out), *RUN, *model_args(tiny_models)]
 
 
-def _records(folder: Path) -> list[dict]:
-    rows = [
-        r
-        for f in sorted((folder / "data" / "default").glob("*.parquet"))
-        for r in pq.read_table(f).to_pylist()
-    ]
-    return sorted(rows, key=lambda r: r["id"])
-
-
 @pytest.fixture(scope="module")
-def uninterrupted(tiny_models, graphs, tmp_path_factory) -> list[dict]:
+def uninterrupted(tiny_models, graphs, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("whole") / "out"
     subprocess.run([sys.executable, str(ROOT / "generate.py"), *_args(tiny_models, graphs, out)], check=True)
-    return _records(out)
+    return out
 
 
 class Terminal:
@@ -63,9 +55,7 @@ class Terminal:
     ``ctrl_c()`` types Ctrl-C, as a person would."""
 
     def __init__(self, argv: list[str], pause: str | None, cwd: Path):
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-        if pause:
-            env["PARAAMR_TEST_PAUSE_AT"] = pause
+        env = pause_env(pause or "", {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: the pty's session leader
             os.chdir(cwd)
@@ -164,12 +154,12 @@ def test_a_signal_at_any_moment_stops_cleanly_and_the_rerun_completes(
         text=True,
     )
     assert rerun.returncode == 0, rerun.stderr[-2000:]
-    assert _records(out) == uninterrupted  # records compared, not counted
+    assert_same(out, uninterrupted)  # records, pairs, failures and counts compared
     assert not list(out.rglob("*.tmp"))
 
 
 def _torchrun(argv: list[str], pause: str, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PARAAMR_TEST_PAUSE_AT": pause}
+    env = pause_env(pause, {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     return subprocess.Popen(
         [*cmd, str(ROOT / "generate.py"), *argv],
@@ -209,7 +199,7 @@ def test_ctrl_c_to_torchrun_stops_both_ranks_with_one_line(tiny_models, graphs, 
     assert "terminate called" not in text and "Fatal Python error" not in text
     rerun = _torchrun(_args(tiny_models, graphs, out), "none", log)
     assert rerun.wait(timeout=300) == 0, log.read_text(errors="replace")[-3000:]
-    assert _records(out) == uninterrupted
+    assert_same(out, uninterrupted)
 
 
 def test_torchrun_killed_leaves_workers_that_hold_the_folder_until_they_are_stopped(
@@ -243,4 +233,4 @@ def test_torchrun_killed_leaves_workers_that_hold_the_folder_until_they_are_stop
     assert "terminate called" not in text and "Fatal Python error" not in text
     rerun = _torchrun(_args(tiny_models, graphs, out), "none", log)
     assert rerun.wait(timeout=300) == 0, log.read_text(errors="replace")[-3000:]
-    assert _records(out) == uninterrupted
+    assert_same(out, uninterrupted)

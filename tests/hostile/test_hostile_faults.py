@@ -165,7 +165,7 @@ def test_a_dataset_folder_edited_between_two_shards_is_refused(tmp_path, tiny_mo
 
 
 def test_hub_dataset_identity_is_its_revision_and_a_new_one_is_a_change():
-    from paraamr.builder.state import identity_changed
+    from paraamr.tasks import identity_changed
 
     old, new = {"hub": "org/d", "revision": "a" * 40}, {"hub": "org/d", "revision": "b" * 40}
     assert identity_changed(old, new) == "the Hub dataset's revision was aaaaaaaaaaaa, now bbbbbbbbbbbb"

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pausing import pause_env
 
 from paraamr.cli import main
 from paraamr.metrics.report import format_row
@@ -144,11 +145,11 @@ def test_ctrl_c_and_kill_9_then_rerun_give_the_same_row(capsys, tmp_path, pairs_
     pairs.write_bytes(pairs_file.read_bytes())
     command = [sys.executable, "-m", "paraamr.evaluate", str(pairs), *OPTIONS, "--state-dir", str(state)]
     # Ctrl-C in the middle of the first commit: the commit finishes, then the run ends with one line
-    paused = {**os.environ, "PARAAMR_TEST_PAUSE_AT": "commit"}
+    paused = pause_env("chunk")
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=paused)
-    while "paraamr: paused at commit" not in run.stderr.readline():
+    while "paraamr: paused at chunk" not in run.stderr.readline():
         assert run.poll() is None, run.stderr.read()[-2000:]
-    # signals.pause_point reads its signal count after it says "paused": a signal sent at once may
+    # the pause reads its signal count after it says "paused": a signal sent at once may
     # be counted before, and the pause then waits for another (reported); give it a moment
     time.sleep(1.0)
     run.send_signal(signal.SIGINT)

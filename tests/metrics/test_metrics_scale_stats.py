@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from paraamr.metrics.reference import bleu_from_statistics, bleu_statistics, corpus_bleu, summed
 from paraamr.metrics.report import Pair
-from paraamr.metrics.sample import owned
 from paraamr.metrics.scale import combine, make_plan
 from paraamr.metrics.stats import ExactSum, RowStats
 from paraamr.options import shard_spec
+from paraamr.tasks import owned
 
 MEASURES = ("semantic_similarity", "ted3")
 

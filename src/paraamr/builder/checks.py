@@ -19,9 +19,10 @@ from typing import Any
 
 from paraamr.builder import readers
 from paraamr.builder.settings import RecordSettings, check_tagging
-from paraamr.builder.state import RunFolder, dataset_identity, input_identity
+from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError, ModelNotFoundError, UsageError
 from paraamr.models.download import ensure
+from paraamr.tasks import dataset_identity, input_identity
 
 __all__ = ["check_run", "count_rows", "input_file", "read_rows"]
 

@@ -33,9 +33,10 @@ from paraamr.builder.tracking import RunProgress, model_line
 from paraamr.models.base import batch_listener
 from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
-from paraamr.signals import Interrupted, check, critical, pause_point
+from paraamr.signals import Interrupted, check, critical
+from paraamr.tasks import launch, share_cores
 
-__all__ = ["Push", "execute", "launch_info", "launch_warning", "share_cores"]
+__all__ = ["Push", "execute", "launch_warning"]
 
 
 class _Outputs:
@@ -93,12 +94,6 @@ def _state():
     return PartialState(cpu=cpu, timeout=timedelta(days=7))
 
 
-def launch_info() -> tuple[int, int]:
-    """``(rank, number of processes)`` of this process, from the launcher's environment (torchrun and
-    ``accelerate launch`` set ``RANK`` and ``WORLD_SIZE``), without importing torch."""
-    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-
-
 def launch_warning(environ: dict[str, str] | None = None) -> str | None:
     """What to say when ``accelerate launch`` was asked for several processes but started one:
     with ``--cpu`` it runs a single process and only sets ``MASTER_ADDR`` (no ``WORLD_SIZE``).
@@ -117,17 +112,6 @@ def launch_warning(environ: dict[str, str] | None = None) -> str | None:
         "one); for N processes on the CPU use `accelerate launch --multi_gpu --num_processes N ...` "
         "(works without a GPU) or `torchrun --nproc_per_node N ...`"
     )
-
-
-def share_cores(local_processes: int) -> None:
-    """Several processes on one machine's CPU: torch's threads (OpenMP and MKL alike) in each at
-    most its share of the cores. torchrun sets only ``OMP_NUM_THREADS``; an ``MKL_NUM_THREADS`` left
-    at the core count oversubscribed the cores (2 processes on 2 cores: 72 s instead of 20 s). The
-    cores are those this process may run on (taskset, cgroups, Slurm), not the machine's."""
-    import torch
-
-    share = max(1, len(os.sched_getaffinity(0)) // local_processes)
-    torch.set_num_threads(min(torch.get_num_threads(), share))  # sets MKL's count too
 
 
 def _verdict(error: BaseException | None) -> bool:
@@ -166,7 +150,6 @@ def _process(
     try:
         if not state["done"]:
             tracker.phase(model_line(record.models()))
-            pause_point("models")
             generator = make_generator(record, run)
             tracker.phase("reading input")
             _windows(record, run, folder, generator, state, stats, tracker)
@@ -196,21 +179,15 @@ def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker:
     outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
     spec, last_commit = record.as_dict(), time.monotonic()
 
-    def commit(final: bool = False, moment: str = "commit") -> None:
+    def commit(final: bool = False) -> None:
         with critical():
             state["next"] = outputs.flush()
             state["stats"] = stats.as_dict()
             state["done"] = final
-            pause_point(moment)
             folder.save_state(state)
 
-    def on_batch(stage: str, items: int, call_items: int) -> None:
-        tracker.on_batch(stage, items, call_items)
-        if stage == "realize":
-            pause_point("window")
-
     try:
-        with batch_listener(on_batch):
+        with batch_listener(tracker.on_batch):
             for window in generator.windows(owned, start=state["consumed"], cut_every=run.commit_every):
                 with critical():  # a window is written whole, or not at all
                     outputs.write(window, spec)
@@ -224,7 +201,7 @@ def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker:
                     last_commit = time.monotonic()
             check()
     except Interrupted:  # the windows written since the last commit are committed; the one in flight dropped
-        commit(moment="last-commit")
+        commit()
         raise
     commit(final=True)
 
@@ -257,7 +234,8 @@ def execute(
     when it fails."""
     run = run or RunSettings()
     t0 = time.monotonic()
-    rank, n = launch_info()
+    where = launch()
+    rank, n = where.rank, where.processes
     folder = open_folder(output, rank=rank, num_processes=n, shard=shard)
     error: BaseException | None = None
     if rank == 0:
@@ -293,7 +271,7 @@ def execute(
         if run.device is None and state_obj.device.type != "cpu":
             run = run.replace(device=str(state_obj.device))
         if n > 1 and (run.device or "cpu") == "cpu":
-            share_cores(int(os.environ.get("LOCAL_WORLD_SIZE") or n))
+            share_cores(where.local)
         total: list = [None]  # for the display and the line of an interruption
         if state_obj.is_main_process and shard is None:  # a shard's share of the rows is not counted
             threading.Thread(target=count_rows, args=(record, total), daemon=True).start()

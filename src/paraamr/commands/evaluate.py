@@ -218,9 +218,9 @@ def _local(args: argparse.Namespace) -> bool:
 
 
 def _identity(args: argparse.Namespace) -> dict[str, Any]:
-    """What identifies the input: each file's identity (:func:`paraamr.builder.state.input_identity`)."""
-    from paraamr.builder.state import input_identity
+    """What identifies the input: each file's identity (:func:`paraamr.tasks.input_identity`)."""
     from paraamr.sources import split_files
+    from paraamr.tasks import input_identity
 
     if not _local(args):
         found: dict[str, Any] = {"hub": {"repo": args.path, "config": args.config, "split": args.split}}
@@ -247,7 +247,7 @@ def _state(args: argparse.Namespace, settings: dict[str, Any]):
         folder = Path(args.cache_dir) / "evaluate" / cache_key(settings)
     else:
         return None
-    from paraamr.builder.state import identity_changed
+    from paraamr.tasks import identity_changed
 
     state = StateFolder(folder)
     state.open(settings, changed=identity_changed)
@@ -285,10 +285,11 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 def run(args: argparse.Namespace) -> int:
     """Evaluate for parsed options; return the exit status (errors are raised)."""
     require("metrics")
-    from paraamr.metrics.sample import owned
-    from paraamr.metrics.scale import combine, gather, launch
+    from paraamr.metrics.scale import combine
+    from paraamr.tasks import gather, launch, owned
 
-    rank, world, _ = launch()
+    where = launch()
+    rank, world = where.rank, where.processes
     if args.preset is not None:
         from paraamr.metrics.table2 import apply_preset
 
@@ -299,8 +300,8 @@ def run(args: argparse.Namespace) -> int:
         return run_corpora(args, world, local=lambda path: _local(argparse.Namespace(path=path)))
     height = _check(args)
     if args.merge:
-        from paraamr.builder.state import identity_changed
         from paraamr.metrics.resume import files_changed, merge_folders
+        from paraamr.tasks import identity_changed
 
         stats, settings = merge_folders(args.merge)
         if args.path and files_changed(settings["identity"], _identity(args), changed=identity_changed):
@@ -320,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
         if rank != 0:
             return err.status  # the main process says it, once
         raise
-    gathered = gather(outcome, rank=rank, processes=world)
+    gathered = gather(outcome, where)
     if gathered is None:
         return 0 if outcome[0] == "ok" else 1
     stats = combine(gathered, {k for k in range(settings["chunks"]) if owned(k, shard=args.shard)})
@@ -346,11 +347,12 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
     """This process's share (:func:`paraamr.metrics.scale.score_share`) as ``("ok", stats dict or
     None)``, or ``("error", message)`` in a run of several processes (one process: raised)."""
     from paraamr.layout import writer_id
-    from paraamr.metrics.sample import owned
-    from paraamr.metrics.scale import Scorer, launch, process_models, score_share
+    from paraamr.metrics.scale import Scorer, process_models, score_share
     from paraamr.report import describe
+    from paraamr.tasks import launch, owned
 
-    rank, world, _ = launch()
+    where = launch()
+    rank, world = where.rank, where.processes
     try:
         with contextlib.ExitStack() as stack:
             if state is not None:
@@ -392,7 +394,7 @@ def _work(args: argparse.Namespace, plan: Any, state: Any, height: int | None, s
     except Interrupted as err:
         if state is None:
             raise err.with_detail("(nothing kept: --state-dir makes a run resumable)") from None
-        kept = f"{len(state.committed()):,} of {settings['chunks']:,} chunks committed in {state.folder}"
+        kept = f"{len(state.completed()):,} of {settings['chunks']:,} chunks committed in {state.folder}"
         raise err.with_detail(f"({kept}; the same command resumes)") from None
     except Exception as err:
         if world == 1:

@@ -340,12 +340,14 @@ def dry_run(
     the output folder (:func:`~paraamr.builder.checks.check_run`): refused here as it would be there."""
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
-    from paraamr.builder.run import launch_info, launch_warning
+    from paraamr.builder.run import launch_warning
     from paraamr.builder.state import RunFolder
     from paraamr.errors import ModelNotFoundError
     from paraamr.models.resolve import resolve
+    from paraamr.tasks import launch
 
-    rank, n = launch_info()
+    where = launch()
+    rank, n = where.rank, where.processes
     if rank != 0:
         return 0
     folder = RunFolder(output, rank=0, num_processes=n)
@@ -411,7 +413,8 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the generator for parsed options; return the exit status (errors are raised)."""
     require("generate")
-    from paraamr.builder.run import Push, execute, launch_info
+    from paraamr.builder.run import Push, execute
+    from paraamr.tasks import launch
 
     record, settings = settings_from_args(args)
     if not record.source:
@@ -446,7 +449,7 @@ def run(args: argparse.Namespace) -> int:
             shard=shard,
         )
     except Interrupted as err:
-        if launch_info()[0] != 0:
+        if not launch().main:
             return err.status  # the main process says it, once
         raise
     return 0

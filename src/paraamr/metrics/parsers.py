@@ -56,6 +56,7 @@ from typing import Any, ClassVar
 
 from paraamr.failures import Failure
 from paraamr.signature import Signature
+from paraamr.tasks import core_share
 
 _SPACES = re.compile(r"\s+")
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
@@ -105,14 +106,6 @@ def sentence_key(sentence: str) -> str:
     'I know it.'
     """
     return _SPACES.sub(" ", sentence).strip()
-
-
-def cpu_count() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 class TreeCache:
@@ -313,7 +306,7 @@ class LinkGrammarParser(TreeParser):
         self.language = language
         self.version = _link_grammar_version(path)
         self.name = f"link-grammar:{self.version}"
-        self.processes = processes or cpu_count()
+        self.processes = processes or core_share()
         self.limit = limit
         self.tagger = None
         if pos == "spacy":
@@ -417,7 +410,7 @@ class CoreNLPParser(TreeParser):
         self.url = url.rstrip("/")
         self.batch_size = batch_size
         self.timeout = timeout
-        self.workers = workers or cpu_count()
+        self.workers = workers or core_share()
         self.name = "corenlp"
 
     @property

@@ -125,7 +125,7 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
     pairs = []
     for files in split_files(path).values():
         for file in files:
-            for key, record in iter_records(file, check_texts=False):  # each text: scoring.text_problem
+            for key, record in iter_records(file, check_texts=False):  # each text: texts.text_problem
                 for k, para in enumerate(record["paraphrases"]):
                     where = f"{file}, {key}, paraphrase {k}"
                     pairs.append(

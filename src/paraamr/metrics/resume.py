@@ -1,24 +1,19 @@
-"""The resume state of an evaluation: committed statistics per chunk, in a state folder.
+"""The resume state of an evaluation: its chunks as the completed tasks of a
+:class:`~paraamr.tasks.TaskFolder` under ``DIR/.paraamr/evaluate/``.
 
-A state folder ``DIR`` keeps, under ``DIR/.paraamr/evaluate/`` (``evaluate/`` of
-:data:`paraamr.layout.STATE_FILES`; hidden, so a dataset folder can hold it), ``settings.json``
-(what the row depends on: the input's identity and the options) and one ``chunk-{k:06d}.json`` per
-committed chunk (:class:`~paraamr.metrics.stats.RowStats` of its pairs), each written atomically
-(:func:`paraamr.layout.atomic_write`). A chunk is committed whole or not at all, so a run killed at
-any moment and started again computes only the chunks that are missing and gives the same row.
-Chunks do not depend on how the work is split (processes, nodes, shards), so a state folder may be
-resumed with another split, shared by shards, or merged with other state folders
-(:func:`merge_folders`). Each writer (a process of a run, of a shard) holds its lock
-(:func:`paraamr.locks.writer_lock`) while it runs.
+``settings.json`` holds what the row depends on (the input's identity and the options) and one
+``chunk-{k:06d}.json`` per committed chunk (:class:`~paraamr.metrics.stats.RowStats` of its pairs).
+A run killed at any moment and started again computes only the chunks that are missing and gives
+the same row. Chunks do not depend on how the work is split (processes, nodes, shards), so a state
+folder may be resumed with another split, shared by shards, or merged with other state folders
+(:func:`merge_folders`).
 
 >>> import tempfile
 >>> from paraamr.metrics.stats import RowStats
 >>> state = StateFolder(tempfile.mkdtemp())
->>> state.start({"options": {"seed": 0}}) is None  # nothing saved before
-True
 >>> stats = RowStats(["x"]); stats.update({"x": [1.0, 2.0]}, chunk=3)
 >>> _ = state.commit(3, stats)
->>> state.committed(), state.load(3).mean("x")
+>>> state.completed(), state.stats(3).mean("x")
 ([3], 1.5)
 """
 
@@ -26,62 +21,27 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr import layout
 from paraamr.errors import InputError
-from paraamr.locks import Lock, writer_lock
 from paraamr.metrics.stats import RowStats
+from paraamr.tasks import TaskFolder
 
 __all__ = ["StateFolder", "cache_key", "files_changed", "merge_folders"]
 
-_CHUNK = re.compile(r"^chunk-(\d{6,})\.json$")
 
-
-class StateFolder:
-    """The evaluation state under ``folder/.paraamr/evaluate/``."""
+class StateFolder(TaskFolder):
+    """The evaluation state under ``folder/.paraamr/evaluate/``: chunks of pairs as tasks."""
 
     def __init__(self, folder: str | os.PathLike) -> None:
-        self.folder = Path(folder)
-        self.root = layout.state_path(self.folder, "evaluate/")
-
-    @property
-    def settings_path(self) -> Path:
-        return self.root / "settings.json"
-
-    def chunk_path(self, chunk: int) -> Path:
-        return self.root / f"chunk-{chunk:06d}.json"
-
-    def saved(self) -> dict[str, Any] | None:
-        """The saved settings, or None."""
-        try:
-            saved = json.loads(self.settings_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as err:
-            raise InputError(f"{self.settings_path}: unreadable evaluation state ({err})") from err
-        if not isinstance(saved, dict):  # never overwritten: it may be someone's file
-            raise InputError(
-                f"{self.settings_path}: not an evaluation state (an object) but {json.dumps(saved)[:40]}; "
-                f"delete {self.root} to start over"
-            )
-        return saved
-
-    def start(self, settings: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The saved settings (the caller compares them), after saving ``settings`` when there were
-        none. Several processes may start at once: they write the same settings."""
-        saved = self.saved()
-        if saved is None:
-            layout.atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
-        return saved
+        super().__init__(folder, "evaluate", unit="chunk")
 
     def open(self, settings: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None]) -> None:
-        """:meth:`start` with ``settings``; InputError when the folder holds another evaluation: an
-        input whose ``identity`` changed (:func:`files_changed` with ``changed``), other ``options``
-        or chunks."""
+        """:meth:`~paraamr.tasks.TaskFolder.start` with ``settings``; InputError when the folder holds
+        another evaluation: an input whose ``identity`` changed (:func:`files_changed` with
+        ``changed``), other ``options`` or chunks."""
         saved = self.start(settings)
         if saved is None:
             return
@@ -98,33 +58,17 @@ class StateFolder:
                 f"or delete {self.root} to start over"
             )
 
-    def lock(self, writer: str) -> Lock:
-        """This writer's lock (refused while another process holds it)."""
-        return writer_lock(self.folder, writer, command="evaluate")
-
-    def committed(self) -> list[int]:
-        """The chunks committed, in order."""
-        if not self.root.is_dir():
-            return []
-        return sorted(int(m[1]) for p in self.root.iterdir() if (m := _CHUNK.match(p.name)))
-
-    def load(self, chunk: int) -> RowStats | None:
+    def stats(self, chunk: int) -> RowStats | None:
         """The committed statistics of ``chunk``, or None."""
-        path = self.chunk_path(chunk)
+        data = self.load(chunk)
         try:
-            return RowStats.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise InputError(f"{path}: unreadable committed statistics ({err})") from err
+            return None if data is None else RowStats.from_dict(data)
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(f"{self.path(chunk)}: unreadable committed statistics ({err})") from err
 
-    def commit(self, chunk: int, stats: RowStats) -> Path:
+    def commit(self, chunk: int, stats: RowStats) -> Path:  # type: ignore[override]
         """Write the statistics of ``chunk`` (atomically: all of it, or nothing)."""
-        return layout.atomic_write(self.chunk_path(chunk), json.dumps(stats.to_dict(), ensure_ascii=False))
-
-    def clean(self, chunks: Iterable[int]) -> int:
-        """Delete the temporary files a killed writer left beside its ``chunks``; how many."""
-        return sum(layout.remove_temps(self.chunk_path(k)) for k in chunks)
+        return super().commit(chunk, stats.to_dict())
 
 
 def cache_key(settings: Mapping[str, Any]) -> str:
@@ -146,7 +90,7 @@ def files_changed(
 ) -> str | None:
     """Why the input files ``{path: identity}`` (a ``hub`` entry: a Hub dataset) are not those the
     state was computed from, with ``changed(saved, now)`` comparing one file's identities
-    (:func:`paraamr.builder.state.identity_changed`); None when they are.
+    (:func:`paraamr.tasks.identity_changed`); None when they are.
 
     >>> files_changed({"a": 1}, {"a": 2}, changed=lambda x, y: None if x == y else "it changed")
     'a: it changed'
@@ -182,8 +126,8 @@ def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[
         elif saved != settings:
             differ = sorted(k for k in {*saved, *settings} if saved.get(k) != settings.get(k))
             raise InputError(f"{folder}: another evaluation than {folders[0]} ({', '.join(differ)} differ)")
-        for chunk in state.committed():
-            stats = state.load(chunk)
+        for chunk in state.completed():
+            stats = state.stats(chunk)
             if chunk in found and _comparable(found[chunk][0]) != _comparable(stats):
                 raise InputError(f"chunk {chunk} differs between {found[chunk][1]} and {folder}")
             found.setdefault(chunk, (stats, Path(folder)))

@@ -13,8 +13,6 @@ every source has one pair, a source is a pair.
 >>> plan = chunk_plan(groups, chunk_pairs=2)
 >>> plan
 [[0], [1, 2]]
->>> [owned(k, rank=0, processes=2) for k in range(4)], [owned(k, shard=(1, 2)) for k in range(4)]
-([True, False, True, False], [False, True, False, True])
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ __all__ = [
     "draw",
     "interval_signature",
     "intervals",
-    "owned",
     "source_groups",
 ]
 
@@ -80,13 +77,6 @@ def chunk_plan(groups: Sequence[Sequence[int]], *, chunk_pairs: int) -> list[lis
     if current:
         plan.append(current)
     return plan
-
-
-def owned(chunk: int, *, rank: int = 0, processes: int = 1, shard: tuple[int, int] = (0, 1)) -> bool:
-    """Whether process ``rank`` of ``processes`` in shard ``shard`` = (i, n) handles ``chunk``:
-    chunks go round-robin to shards, then each shard's chunks round-robin to its processes."""
-    i, n = shard
-    return chunk % n == i and (chunk // n) % processes == rank
 
 
 def interval_signature(unit: str, seed: int) -> dict[str, str]:

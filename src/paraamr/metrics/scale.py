@@ -4,7 +4,7 @@ commits, and the reduce of the statistics to the main process.
 The plan (:func:`make_plan`) depends only on the input and the options (``--sample``, ``--seed``,
 ``--chunk-pairs``), never on how the work is split: chunk ``k`` goes to shard ``k mod N`` of
 ``--shard I/N`` runs and, within a shard, round-robin to the processes of an ``accelerate launch``
-or ``torchrun`` (:func:`~paraamr.metrics.sample.owned`). All pairs of a source are in one chunk,
+or ``torchrun`` (:func:`paraamr.tasks.owned`). All pairs of a source are in one chunk,
 so each distinct sentence of a process is parsed and embedded once (the parser keeps its trees
 across chunks), and every chunk is scored the same way whoever scores it: one process, N processes,
 N nodes and N shards give the same statistics, which add up exactly
@@ -27,8 +27,9 @@ from typing import Any
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.stats import RowStats
+from paraamr.tasks import core_share, launch, share_cores
 
-__all__ = ["Plan", "Scorer", "combine", "gather", "launch", "make_plan", "process_models", "score_share"]
+__all__ = ["Plan", "Scorer", "combine", "make_plan", "process_models", "score_share"]
 
 
 @dataclass
@@ -78,17 +79,17 @@ def score_share(
     the others scored (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed
     to ``state`` one by one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
     ``progress(pairs done, failures)`` after each chunk. None when no chunk is mine."""
-    from paraamr.signals import check, critical, pause_point
+    from paraamr.signals import check, critical
 
     total: RowStats | None = None
     seen = 0
     chunks = [k for k in range(len(plan.chunks)) if mine(k)]
-    done = set(state.committed()) if state is not None else set()
+    done = set(state.completed()) if state is not None else set()
     if state is not None:
         state.clean(k for k in chunks if k not in done)
     for k in chunks:
         pairs, cluster = plan.chunk_pairs(k)
-        stats = state.load(k) if k in done else None
+        stats = state.stats(k) if k in done else None
         if stats is None:
             scored = score(pairs)
             stats = RowStats(list(scored.scores), clusters=clusters)
@@ -104,7 +105,6 @@ def score_share(
             )
             if state is not None:
                 with critical():
-                    pause_point("commit")  # tests: a signal at this exact moment
                     state.commit(k, stats)
         total = stats if total is None else total.merge(stats)
         seen += len(pairs)
@@ -112,34 +112,6 @@ def score_share(
             progress(seen, len(total.failures))
         check()  # a signal whose exception Python dropped stops here, the chunk scored kept
     return total
-
-
-def launch() -> tuple[int, int, int]:
-    """``(rank, processes, processes on this machine)`` from the launcher's environment
-    (``accelerate launch`` and ``torchrun`` set ``RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``)."""
-    world = int(os.environ.get("WORLD_SIZE", 1))
-    return int(os.environ.get("RANK", 0)), world, int(os.environ.get("LOCAL_WORLD_SIZE", world))
-
-
-def gather(item: Any, *, rank: int, processes: int) -> list[Any] | None:
-    """Every process's ``item`` on process 0, in rank order (None on the others); one process:
-    ``[item]``. Starts (and ends) the process group (gloo, the launcher's rendezvous)."""
-    if processes == 1:
-        return [item]
-    from datetime import timedelta
-
-    import torch.distributed as dist
-
-    started = not dist.is_initialized()
-    if started:
-        dist.init_process_group("gloo", timeout=timedelta(days=7))
-    try:
-        out: list[Any] | None = [None] * processes if rank == 0 else None
-        dist.gather_object(item, out, dst=0)
-        return out
-    finally:
-        if started:
-            dist.destroy_process_group()
 
 
 class Scorer:
@@ -171,15 +143,15 @@ def process_models(parser: str, *, processes: int | None, cache_dir: Any, device
     :class:`~paraamr.models.embedder.Embedder` (``model``, ``pooling``, ``batch_size``)."""
 
     def make() -> tuple[Any, Any]:
-        from paraamr.metrics.parsers import cpu_count, get_parser
+        from paraamr.metrics.parsers import get_parser
         from paraamr.models.embedder import Embedder
 
-        _, _, local = launch()
-        share, where = max(1, cpu_count() // local), device
+        local = launch().local
+        share, where = core_share(local), device
         if local > 1:
             import torch
 
-            torch.set_num_threads(share)
+            share_cores(local)
             if where is None and torch.cuda.is_available():
                 where = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
         made = get_parser(parser, processes=processes or share, cache_dir=cache_dir)

@@ -1,16 +1,12 @@
 """Scoring pairs: the per-pair values of every measure of the row, and a failure row for each pair
 that cannot be scored (the rest go on).
 
-A text is checked where it enters (:func:`text_problem`: empty, NUL, a lone surrogate, no visible
-character, longer than ``max_chars``); then each stage (parse, embed, TED, AESOP's measures) runs
-over the pairs still standing. A stage item that comes back as a :class:`~paraamr.failures.Failure`,
-or that makes the stage raise, fails its pair alone (:func:`isolated` retries halves of a batch
-that raised), with the stage and the reason.
+A text is checked where it enters (:func:`paraamr.texts.text_problem` with ``visible=True``:
+empty, NUL, a lone surrogate, no visible character, longer than ``max_chars``); then each stage
+(parse, embed, TED, AESOP's measures) runs over the pairs still standing. A stage item that comes
+back as a :class:`~paraamr.failures.Failure`, or that makes the stage raise, fails its pair alone
+(:func:`isolated` retries halves of a batch that raised), with the stage and the reason.
 
->>> text_problem("fine"), text_problem("a\\x00b"), text_problem("\\u200b\\u200b")
-(None, 'a NUL character at character 2', 'no visible character')
->>> text_problem("abc", max_chars=2)
-'longer than --max-chars 2 (3 characters)'
 >>> isolated(lambda xs: [1 / x for x in xs], [1, 0, 2], "demo")
 [1.0, Failure(stage='demo', reason='ZeroDivisionError: division by zero'), 0.5]
 """
@@ -19,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +25,8 @@ from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.metrics.ted import DEFAULT_CONVENTION, distance_table, ted_signature
 from paraamr.records import text_id
-from paraamr.report import reason
 
-__all__ = ["MAX_CHARS", "MEASURES", "Scored", "isolated", "parse_distinct", "score_pairs", "text_problem"]
+__all__ = ["MAX_CHARS", "MEASURES", "Scored", "isolated", "parse_distinct", "score_pairs"]
 
 #: Longest text scored by default (``--max-chars``): link-grammar refuses sentences over ~2,046
 #: characters.
@@ -48,31 +42,12 @@ MEASURES = (
 _SIDES = ("source", "paraphrase", "reference", "template")
 
 
-def text_problem(text: str, *, max_chars: int | None = MAX_CHARS) -> str | None:
-    """Why ``text`` cannot be scored, or None: what no text may hold
-    (:func:`paraamr.texts.text_problem`), or nothing to parse (empty, no visible character)."""
-    if not text.strip():
-        return "empty"
-    problem = texts.text_problem(text, max_chars)
-    if problem is None and not any(unicodedata.category(ch)[0] in "LMNPS" for ch in text):
-        return "no visible character"
-    return problem
-
-
 def isolated(fn: Callable[[list], Sequence], items: Sequence, stage: str) -> list:
-    """``fn(items)``; when it raises, the halves are retried, down to single items, each of which
-    that still raises becomes a :class:`Failure` of ``stage`` (Ctrl-C is never caught)."""
-    items = list(items)
-    try:
-        out = list(fn(items))
-    except Exception as err:
-        if len(items) <= 1:
-            return [Failure(stage, reason(err))] * len(items)
-        mid = len(items) // 2
-        return isolated(fn, items[:mid], stage) + isolated(fn, items[mid:], stage)
-    if len(out) != len(items):
-        raise RuntimeError(f"{stage}: {len(out)} results for {len(items)} items")
-    return out
+    """``fn(items)`` in one batch; when it raises, halves are retried down to single items
+    (:func:`paraamr.models.base.run_batched`), each that still raises a Failure of ``stage``."""
+    from paraamr.models.base import run_batched
+
+    return run_batched(items, fn, [range(len(items))], stage=stage)
 
 
 @contextlib.contextmanager
@@ -143,9 +118,8 @@ class _Run:
         self.pairs = list(pairs)
         self.failed: dict[int, Failure] = {}
         for i in range(len(self.pairs)):
-            why = next(
-                (f"{s}: {w}" for s, t in self.sides(i) if (w := text_problem(t, max_chars=max_chars))), None
-            )
+            problems = ((side, texts.text_problem(t, max_chars, visible=True)) for side, t in self.sides(i))
+            why = next((f"{side}: {w}" for side, w in problems if w), None)
             if why:
                 self.failed[i] = Failure("input", why)
         self.values: dict[str, dict[int, Any]] = {}

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from paraamr.failures import Failure
+from paraamr.report import reason
 
 logger = logging.getLogger(__name__)
 #: Callbacks told of each finished batch, from any thread: ``fn(stage, items in the batch, items
@@ -138,7 +139,7 @@ def run_batched(
             if oom:
                 _free_memory()
             if len(indices) == 1:
-                why = "out of memory even alone" if oom else f"{type(err).__name__}: {err}"
+                why = "out of memory even alone" if oom else reason(err)
                 results[indices[0]] = Failure(stage, why)
                 return
             logger.warning(

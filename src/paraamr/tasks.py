@@ -1,0 +1,298 @@
+"""What every run of tasks shares: where a process stands in a launch, its share of the cores, which
+tasks are its own, the statistics it hands to the main process, and the folder of completed tasks.
+
+A launch (``accelerate launch``, ``torchrun``, a Slurm array cut by ``--shard I/N``) is described by
+the launcher's environment alone (:func:`launch`), so a process knows its place without importing
+torch. Task ``k`` of a run cut into ``--shard I/N`` pieces belongs to piece ``k mod N`` and, within
+it, round-robin to the processes (:func:`owned`): the cut depends only on the task's number, never on
+timing. A completed task is one file of statistics in a :class:`TaskFolder`, written whole or not at
+all; a task whose file is missing is done again from the start.
+
+>>> launch({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2"})
+Launch(rank=1, processes=4, local=2)
+>>> [k for k in range(8) if owned(k, rank=1, processes=2, shard=(0, 2))]
+[2, 6]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paraamr import layout
+from paraamr.errors import InputError
+from paraamr.locks import Lock, writer_lock
+
+__all__ = [
+    "FULL_HASH_BYTES",
+    "Launch",
+    "TaskFolder",
+    "core_share",
+    "dataset_identity",
+    "gather",
+    "identity_changed",
+    "input_identity",
+    "launch",
+    "owned",
+    "share_cores",
+]
+
+#: Inputs up to this size are hashed whole for their identity; larger ones by head, tail and size.
+FULL_HASH_BYTES = 64 << 20
+_EDGE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Launch:
+    """This process's place: ``rank`` of ``processes``, ``local`` of them on this machine."""
+
+    rank: int = 0
+    processes: int = 1
+    local: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def launch(environ: Mapping[str, str] | None = None) -> Launch:
+    """This process's :class:`Launch` from the launcher's environment (``accelerate launch`` and
+    ``torchrun`` set ``RANK``, ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``; none: one process)."""
+    env = os.environ if environ is None else environ
+    world = int(env.get("WORLD_SIZE", 1))
+    return Launch(int(env.get("RANK", 0)), world, int(env.get("LOCAL_WORLD_SIZE") or world))
+
+
+def owned(task: int, *, rank: int = 0, processes: int = 1, shard: tuple[int, int] = (0, 1)) -> bool:
+    """Whether process ``rank`` of ``processes`` in shard ``shard = (i, n)`` runs ``task``: tasks go
+    round-robin to shards, then each shard's tasks round-robin to its processes."""
+    i, n = shard
+    return task % n == i and (task // n) % processes == rank
+
+
+def core_share(local: int = 1) -> int:
+    """The cores each of ``local`` processes on this machine may use: those this process may run on
+    (taskset, cgroups, Slurm), not the machine's, divided among them."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, local))
+
+
+def share_cores(local: int) -> None:
+    """Several processes on one machine's CPU: torch's threads (OpenMP and MKL alike) in each at
+    most its :func:`core_share`. torchrun sets only ``OMP_NUM_THREADS``; an ``MKL_NUM_THREADS`` left
+    at the core count oversubscribed the cores (2 processes on 2 cores: 72 s instead of 20 s)."""
+    import torch
+
+    torch.set_num_threads(min(torch.get_num_threads(), core_share(local)))  # sets MKL's count too
+
+
+def gather(item: Any, where: Launch) -> list[Any] | None:
+    """Every process's ``item`` on process 0, in rank order (None on the others); one process:
+    ``[item]``. Starts (and ends) a process group (gloo, the launcher's rendezvous) unless one runs."""
+    if where.processes == 1:
+        return [item]
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    started = not dist.is_initialized()
+    if started:
+        dist.init_process_group("gloo", timeout=timedelta(days=7))
+    try:
+        out: list[Any] | None = [None] * where.processes if where.main else None
+        dist.gather_object(item, out, dst=0)
+        return out
+    finally:
+        if started:
+            dist.destroy_process_group()
+
+
+class TaskFolder:
+    """The completed tasks of a run under ``folder/.paraamr/{name}/``: ``settings.json`` (what every
+    task depends on) and one ``{unit}-{k:06d}.json`` per completed task (its statistics), each
+    written atomically, so a task is done exactly when its file exists. Each writer (a process of a
+    run, of a shard) holds its lock while it runs.
+
+    >>> import tempfile
+    >>> tasks = TaskFolder(tempfile.mkdtemp(), "evaluate", unit="chunk")
+    >>> tasks.start({"seed": 0}) is None  # nothing saved before
+    True
+    >>> _ = tasks.commit(3, {"pairs": 2})
+    >>> tasks.completed(), tasks.load(3), tasks.path(3).name
+    ([3], {'pairs': 2}, 'chunk-000003.json')
+    """
+
+    def __init__(self, folder: str | os.PathLike, name: str, *, unit: str = "task") -> None:
+        self.folder = Path(folder)
+        self.root = layout.state_path(self.folder, f"{name}/")
+        self.name, self.unit = name, unit
+        self._pattern = re.compile(rf"^{re.escape(unit)}-(\d{{6,}})\.json$")
+
+    @property
+    def settings_path(self) -> Path:
+        return self.root / "settings.json"
+
+    def path(self, task: int) -> Path:
+        return self.root / f"{self.unit}-{task:06d}.json"
+
+    def saved(self) -> dict[str, Any] | None:
+        """The saved settings, or None."""
+        try:
+            saved = json.loads(self.settings_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as err:
+            raise InputError(f"{self.settings_path}: unreadable {self.name} state ({err})") from err
+        if not isinstance(saved, dict):  # never overwritten: it may be someone's file
+            raise InputError(
+                f"{self.settings_path}: not a {self.name} state (an object) but {json.dumps(saved)[:40]}; "
+                f"delete {self.root} to start over"
+            )
+        return saved
+
+    def start(self, settings: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The saved settings (the caller compares them), after saving ``settings`` when there were
+        none. Several processes may start at once: they write the same settings."""
+        saved = self.saved()
+        if saved is None:
+            layout.atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
+        return saved
+
+    def lock(self, writer: str) -> Lock:
+        """This writer's lock (refused while another process holds it)."""
+        return writer_lock(self.folder, writer, command=self.name)
+
+    def completed(self) -> list[int]:
+        """The completed tasks, in order."""
+        if not self.root.is_dir():
+            return []
+        return sorted(int(m[1]) for p in self.root.iterdir() if (m := self._pattern.match(p.name)))
+
+    def load(self, task: int) -> dict[str, Any] | None:
+        """The statistics of a completed ``task``, or None."""
+        path = self.path(task)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as err:
+            raise InputError(f"{path}: unreadable statistics of a completed {self.unit} ({err})") from err
+
+    def commit(self, task: int, stats: Mapping[str, Any]) -> Path:
+        """Mark ``task`` completed with its statistics (atomically: all of it, or nothing)."""
+        return layout.atomic_write(self.path(task), json.dumps(stats, ensure_ascii=False))
+
+    def clean(self, tasks: Iterable[int]) -> int:
+        """Delete the temporary files a killed writer left beside its ``tasks``; how many."""
+        return sum(layout.remove_temps(self.path(k)) for k in tasks)
+
+
+def input_identity(path: str | Path) -> dict[str, Any]:
+    """What identifies an input file's content: size, mtime and sha1 of the whole file when it is
+    small (<= :data:`FULL_HASH_BYTES`), else of its first and last MiB.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "in.txt"
+    >>> _ = p.write_text("a\\nb\\n")
+    >>> ident = input_identity(p)
+    >>> ident["size"], ident["sha1"]  # sha1sum of the same bytes
+    (4, '05dec960e24d918b8a73a1c53bcbbaac2ee5c2e0')
+    """
+    import hashlib
+
+    path = Path(path)
+    st = path.stat()
+    digest = hashlib.sha1()
+    with open(path, "rb") as f:
+        if st.st_size <= FULL_HASH_BYTES:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+            return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha1": digest.hexdigest()}
+        digest.update(f.read(_EDGE_BYTES))
+        f.seek(st.st_size - _EDGE_BYTES)
+        digest.update(f.read(_EDGE_BYTES))
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges_sha1": digest.hexdigest()}
+
+
+def dataset_identity(name: str) -> dict[str, Any]:
+    """What identifies a ``--dataset``: a local folder by each visible file's identity
+    (:func:`input_identity`, by path inside it), a local file by its own, a Hub dataset by the
+    revision (commit sha) it resolves to now (None when offline: then it cannot be checked).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "train.jsonl").write_text("a\\n")
+    >>> sorted(dataset_identity(str(d))["files"])
+    ['train.jsonl']
+    """
+    path = Path(name)
+    if path.is_file():
+        return input_identity(path)
+    if path.is_dir():
+        files = {}
+        for top, dirs, names in os.walk(path):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]  # .cache, a run's state
+            for file in (n for n in names if not n.startswith(".")):
+                files[(Path(top) / file).relative_to(path).as_posix()] = input_identity(Path(top) / file)
+        return {"files": dict(sorted(files.items()))}
+    return {"hub": name, "revision": _hub_revision(name)}
+
+
+def _hub_revision(name: str) -> str | None:
+    """The commit a Hub dataset resolves to now; None offline or when the Hub cannot say (the load
+    that follows reports why)."""
+    from huggingface_hub import HfApi, constants
+
+    from paraamr.network import bound_hub_requests, hub_timeout
+
+    if constants.HF_HUB_OFFLINE:
+        return None
+    bound_hub_requests()
+    try:
+        return HfApi().dataset_info(name, timeout=hub_timeout()).sha
+    except Exception:  # not a Hub dataset, no network: the load says what is wrong
+        return None
+
+
+def identity_changed(saved: dict[str, Any] | None, now: dict[str, Any] | None) -> str | None:
+    """Why the input is not the one a run started with (None when it is): a file, a dataset folder
+    (:func:`dataset_identity`: a file added, removed or changed), a Hub dataset's revision.
+
+    >>> identity_changed({"size": 4, "sha1": "a"}, {"size": 5, "sha1": "b"})
+    'its size was 4 bytes, now 5'
+    >>> identity_changed({"files": {"a.csv": {"size": 4, "sha1": "a"}}}, {"files": {}})
+    'a.csv was removed'
+    """
+    if saved is None and now is not None and ("files" in now or "hub" in now):
+        return None  # a --dataset run of a paraamr that kept no identity for it: cannot be checked
+    if saved == now or saved is None or now is None:
+        return None if saved == now else "the input's identity was not recorded"
+    if "files" in saved or "files" in now:
+        old, new = saved.get("files", {}), now.get("files", {})
+        for name in sorted(old.keys() | new.keys()):
+            if name not in old or name not in new:
+                return f"{name} was {'added' if name in new else 'removed'}"
+            changed = identity_changed(old[name], new[name])
+            if changed:
+                return f"{name}: {changed}"
+        return None
+    if "revision" in saved or "revision" in now:
+        was, is_ = saved.get("revision"), now.get("revision")
+        if was and is_ and was != is_:  # offline (None): cannot be checked
+            return f"the Hub dataset's revision was {was[:12]}, now {is_[:12]}"
+        return None
+    if saved.get("size") != now.get("size"):
+        return f"its size was {saved.get('size')} bytes, now {now.get('size')}"
+    if "sha1" in saved and "sha1" in now:
+        return None if saved["sha1"] == now["sha1"] else "its content changed (sha1)"
+    if saved.get("edges_sha1") != now.get("edges_sha1"):
+        return "its content changed (first or last MiB)"
+    return "it was modified (mtime) since the run started"
