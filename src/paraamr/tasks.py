@@ -16,10 +16,11 @@ Launch(rank=1, processes=4, local=2)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "FULL_HASH_BYTES",
     "Launch",
     "TaskFolder",
+    "broadcast",
     "core_share",
     "dataset_identity",
     "gather",
@@ -94,11 +96,10 @@ def share_cores(local: int) -> None:
     torch.set_num_threads(min(torch.get_num_threads(), core_share(local)))  # sets MKL's count too
 
 
-def gather(item: Any, where: Launch) -> list[Any] | None:
-    """Every process's ``item`` on process 0, in rank order (None on the others); one process:
-    ``[item]``. Starts (and ends) a process group (gloo, the launcher's rendezvous) unless one runs."""
-    if where.processes == 1:
-        return [item]
+@contextlib.contextmanager
+def _group() -> Iterator[Any]:
+    """``torch.distributed``, with a process group: the running one (accelerate's), else one started
+    here (gloo, the launcher's rendezvous) and ended after the block."""
     from datetime import timedelta
 
     import torch.distributed as dist
@@ -107,12 +108,31 @@ def gather(item: Any, where: Launch) -> list[Any] | None:
     if started:
         dist.init_process_group("gloo", timeout=timedelta(days=7))
     try:
-        out: list[Any] | None = [None] * where.processes if where.main else None
-        dist.gather_object(item, out, dst=0)
-        return out
+        yield dist
     finally:
         if started:
             dist.destroy_process_group()
+
+
+def gather(item: Any, where: Launch) -> list[Any] | None:
+    """Every process's ``item`` on process 0, in rank order (None on the others); one process:
+    ``[item]``."""
+    if where.processes == 1:
+        return [item]
+    with _group() as dist:
+        out: list[Any] | None = [None] * where.processes if where.main else None
+        dist.gather_object(item, out, dst=0)
+        return out
+
+
+def broadcast(item: Any, where: Launch) -> Any:
+    """Process 0's ``item``, on every process (one process: ``item``)."""
+    if where.processes == 1:
+        return item
+    with _group() as dist:
+        box = [item]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
 
 
 class TaskFolder:

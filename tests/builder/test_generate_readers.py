@@ -92,8 +92,8 @@ def test_amr_input_ids(tmp_path):
 
 def test_partition_and_splits_are_deterministic_and_balanced():
     ids = [text_id(f"sentence {i}") for i in range(4000)]
-    owners = [rows.owner(i, 3) for i in ids]
-    assert owners == [rows.owner(i, 3) for i in ids]
+    owners = [rows.row_task(i) % 3 for i in ids]
+    assert owners == [rows.row_task(i) % 3 for i in ids]
     assert all(1200 < owners.count(k) < 1470 for k in range(3))
     splits = [rows.split_of(i, validation=0.1, test=0.05) for i in ids]
     assert 300 < splits.count("validation") < 500 and 130 < splits.count("test") < 270

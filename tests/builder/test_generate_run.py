@@ -23,7 +23,8 @@ from oracle import records as read_records
 from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
-from paraamr.builder.rows import owner
+from paraamr.builder.rows import row_task
+from paraamr.tasks import owned
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_TEXT = "I know for them to approve this price, they'll need statistical documentation."
@@ -116,7 +117,7 @@ def test_each_process_handles_only_its_slice(hostile, two_proc):
     ids = [row.id for row in read_input(hostile)]
     for rank in (0, 1):
         state = json.loads((two_proc / ".paraamr" / f"state-{rank:05d}-of-00002.json").read_text())
-        mine = [i for i in ids if owner(i, 2) == rank]
+        mine = [i for i in ids if owned(row_task(i), rank=rank, processes=2)]
         assert state["done"] and state["stats"]["inputs"] == len(mine) > 0
 
 

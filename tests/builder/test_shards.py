@@ -16,7 +16,7 @@ import pytest
 from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
-from paraamr.builder.rows import owner
+from paraamr.builder.rows import row_task
 from paraamr.builder.settings import RecordSettings
 from paraamr.builder.shards import Shard, ShardFolder, finalize_run, run_statuses
 from paraamr.builder.state import RunFolder
@@ -72,7 +72,7 @@ def test_shards_times_processes_cut_every_id_once_and_keep_repeats_together():
     same_k = [RunFolder("d", rank=r, num_processes=2, shard=(i, 4)) for i in range(4) for r in range(2)]
     for row_id in ids:
         (f,) = [f for f in same_k if f.owns(row_id)]
-        assert owner(row_id, 8) == f.shard[0] + 4 * f.rank
+        assert row_task(row_id) % 8 == f.shard[0] + 4 * f.rank
 
 
 def _record(tmp_path: Path, **changes) -> RecordSettings:

@@ -14,7 +14,7 @@ U+FFFD).
 >>> bad = decode_bytes(b"caf\\xe9")
 >>> bad.text, bad.raw_b64, str(bad.failure)
 ('caf\\ufffd', 'Y2Fm6Q==', 'input: invalid UTF-8 at byte 3')
->>> owner(row.id, 2) in (0, 1)
+>>> row_task(row.id) == row_task(decode_bytes(b'I know.').id)  # repeats meet in one task
 True
 >>> str(value_row("a\\ud800b", "text", "in.jsonl:2", b'{"text": "a\\\\ud800b"}').failure)
 'input: a lone surrogate (U+D800) at character 2; text cannot hold it'
@@ -38,8 +38,8 @@ __all__ = [
     "amr_row",
     "decode_bytes",
     "long_line_row",
-    "owner",
     "raw_bytes",
+    "row_task",
     "split_of",
     "value_row",
 ]
@@ -167,30 +167,28 @@ def _hash_fraction(key: str, salt: str) -> int:
     return int(hashlib.sha1(f"{salt}:{key}".encode()).hexdigest()[:15], 16)
 
 
-def owner(row_id: str, num_processes: int, *, shards: int = 1) -> int:
-    """The process (0-based) that handles the row with id ``row_id``: a hash of the id modulo the
-    process count, so repeats of a source always meet in one process. In a run cut into ``shards``
-    independent shards (:func:`shard_of`), the process within its shard: the hash divided by the
-    shard count, modulo the shard's own process count; so shard ``i`` of ``N`` run by ``k``
-    processes is the same cut as a run of ``N * k`` processes (process ``r`` of shard ``i`` handles
-    the rows of its process ``i + N * r``), and each shard may have its own ``k``.
+def row_task(row_id: str) -> int:
+    """The task number of the row with id ``row_id``: a hash of the id, so repeats of a source
+    always meet in one task. :func:`paraamr.tasks.owned` cuts the tasks as it cuts evaluate's
+    chunks: task ``k`` to shard ``k mod N`` of ``--shard I/N``, then to process ``(k // N) mod P``
+    of the shard's ``P``; so shard ``i`` of ``N`` run by ``P`` processes is the same cut as a run of
+    ``N * P`` processes, and each shard may have its own ``P``.
 
-    >>> owner("dff1f819b8599b45", 1)
-    0
-    >>> ids = [f"{i:016x}" for i in range(200)]
-    >>> all(shard_of(i, 4) + 4 * owner(i, 3, shards=4) == owner(i, 12) for i in ids)
+    >>> from paraamr.tasks import owned
+    >>> ks = [row_task(f"{i:016x}") for i in range(200)]  # shard 1 of 4 by 3 processes = 12 processes
+    >>> [owned(k, rank=2, processes=3, shard=(1, 4)) for k in ks] == [k % 12 == 1 + 4 * 2 for k in ks]
     True
     """
-    return _hash_fraction(row_id, "process") // shards % num_processes
+    return _hash_fraction(row_id, "process")
 
 
 def shard_of(row_id: str, shards: int) -> int:
-    """The shard (0-based, of ``shards``) the row with id ``row_id`` falls to (see :func:`owner`).
+    """The shard (0-based, of ``shards``) the row with id ``row_id`` falls to (see :func:`row_task`).
 
     >>> shard_of("dff1f819b8599b45", 1)
     0
     """
-    return _hash_fraction(row_id, "process") % shards
+    return row_task(row_id) % shards
 
 
 def split_of(row_id: str, *, validation: float = 0.0, test: float = 0.0, train: str = "train") -> str:

@@ -34,7 +34,7 @@ from paraamr.models.base import batch_listener
 from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 from paraamr.signals import Interrupted, check, critical
-from paraamr.tasks import launch, share_cores
+from paraamr.tasks import broadcast, launch, share_cores
 
 __all__ = ["Push", "execute", "launch_warning"]
 
@@ -112,15 +112,6 @@ def launch_warning(environ: dict[str, str] | None = None) -> str | None:
         "one); for N processes on the CPU use `accelerate launch --multi_gpu --num_processes N ...` "
         "(works without a GPU) or `torchrun --nproc_per_node N ...`"
     )
-
-
-def _verdict(error: BaseException | None) -> bool:
-    """(Several processes) share the main process's verdict; True when the run may go on."""
-    import torch.distributed as dist
-
-    message = [None if error is None else str(error) or type(error).__name__]
-    dist.broadcast_object_list(message, src=0)
-    return message[0] is None
 
 
 def _process(
@@ -259,10 +250,10 @@ def execute(
     quiet_libraries(run.verbose)
     state_obj = _state()
     if n > 1:
-        go = _verdict(error)
+        verdict = broadcast(None if error is None else str(error) or type(error).__name__, where)
         if error is not None:
             raise error
-        if not go:
+        if verdict is not None:
             raise SystemExit(1)  # the main process reports it
         if rank != 0:
             folder.lock()

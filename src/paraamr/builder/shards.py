@@ -6,7 +6,7 @@ parts and resume state into the shared folder under its own writer names
 (:func:`paraamr.layout.writer_id` with ``shard=(I, N)``), with no process group and no barrier
 between shards. A shard may itself be a launch of ``k`` processes (``accelerate launch`` /
 ``torchrun``); shard ``I`` of ``N`` run by ``k`` processes is the cut of a run of ``N * k``
-processes (:func:`paraamr.builder.rows.owner`), and each shard may use its own ``k``.
+processes (:func:`paraamr.builder.rows.row_task`), and each shard may use its own ``k``.
 
 The run's settings (record settings, input identity and ``N``) are saved once, by the first shard
 to start, and every later shard must match them; a shard's process count is kept per shard. Two

@@ -19,12 +19,12 @@ from typing import Any
 from paraamr import layout
 from paraamr.builder.folder import clean_parts
 from paraamr.builder.pipeline import Stats
-from paraamr.builder.rows import owner, shard_of
+from paraamr.builder.rows import row_task
 from paraamr.builder.settings import RecordSettings
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
-from paraamr.tasks import identity_changed
+from paraamr.tasks import identity_changed, owned
 
 __all__ = ["RunFolder"]
 
@@ -71,11 +71,8 @@ class RunFolder:
         self._lock = None
 
     def owns(self, row_id: str) -> bool:
-        """Whether this writer handles the row with id ``row_id`` (:func:`~paraamr.builder.rows.owner`)."""
-        index, shards = self.shard
-        if shards > 1 and shard_of(row_id, shards) != index:
-            return False
-        return owner(row_id, self.num_processes, shards=shards) == self.rank
+        """Whether this writer handles the row with id ``row_id`` (:func:`~paraamr.builder.rows.row_task`)."""
+        return owned(row_task(row_id), rank=self.rank, processes=self.num_processes, shard=self.shard)
 
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``num_processes``, ``input_identity``), or None."""
