@@ -13,9 +13,9 @@ from entries import generate as main
 from penman.models.amr import model
 
 from paraamr import amr
-from paraamr.builder import settings as settings_module
+from paraamr import settings as settings_module
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.settings import RecordSettings
+from paraamr.settings import RecordSettings
 from paraamr.commands.generate import build_parser, settings_from_args
 from paraamr.errors import UsageError
 

@@ -336,7 +336,7 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
 
 
 def test_preset_paper_is_a_record_settings_value():
-    from paraamr.builder.settings import RecordSettings
+    from paraamr.settings import RecordSettings
     from paraamr.commands.generate import build_parser, settings_from_args
     from paraamr.errors import UsageError
 
@@ -368,7 +368,7 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
     any list to update; run settings (batch sizes, window, ...) never refuse a resume."""
     from dataclasses import fields
 
-    from paraamr.builder.settings import RecordSettings, RunSettings
+    from paraamr.settings import RecordSettings, RunSettings
 
     base = RecordSettings()
     special = {

@@ -17,7 +17,7 @@ import pytest
 from tinyargs import model_args
 
 from paraamr.builder.checks import check_run
-from paraamr.builder.settings import RecordSettings
+from paraamr.settings import RecordSettings
 from paraamr.builder.state import RunFolder
 from paraamr.errors import ParaAMRError
 

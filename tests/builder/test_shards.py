@@ -17,7 +17,7 @@ from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
 from paraamr.builder.rows import owner
-from paraamr.builder.settings import RecordSettings
+from paraamr.settings import RecordSettings
 from paraamr.builder.shards import Shard, ShardFolder, finalize_run, run_statuses
 from paraamr.builder.state import RunFolder
 from paraamr.commands.generate import build_parser

@@ -20,7 +20,7 @@ from typing import Any
 
 from paraamr.builder.counts import Stats
 from paraamr.builder.rows import amr_row, decode_bytes, value_row
-from paraamr.builder.settings import RecordSettings
+from paraamr.settings import RecordSettings
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
@@ -90,7 +90,7 @@ class Generator:
     in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
 
     It receives its model ``stages`` (a :class:`Stages`, or a dict of them) and the
-    :class:`~paraamr.builder.settings.RecordSettings` whose filters and foci it applies; it reads no
+    :class:`~paraamr.settings.RecordSettings` whose filters and foci it applies; it reads no
     files and loads no models (:func:`paraamr.builder.stages.make_generator` builds one from settings).
     Failures are reported through the generator: every input that does not become a record is
     passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``

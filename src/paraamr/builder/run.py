@@ -24,7 +24,7 @@ from paraamr.builder.checks import check_run, count_rows, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.rows import split_of
-from paraamr.builder.settings import RecordSettings, RunSettings
+from paraamr.settings import RecordSettings, RunSettings
 from paraamr.builder.shards import Shard, open_folder, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
 from paraamr.builder.state import RunFolder
