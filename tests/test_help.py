@@ -3,8 +3,8 @@
 The walk covers ``paraamr`` and all its subcommands (nested ones too) and ``generate.py``. An
 option needs its default in the help text when argparse holds one (anything but None, False or an
 empty list) or holds ``SUPPRESS`` (``generate.py``'s settings with a ``--preset paper`` value, whose
-defaults come from the settings objects: the help must say them in words). Switches (``store_true`` and the like) are
-off unless given, which argparse already says by their form.
+defaults come from the settings objects: the help must say them in words). Switches
+(``store_true`` and the like) are off unless given, which argparse already says by their form.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ __all__ = [
     "add_settings",
     "check_number",
     "check_settings",
+    "given_settings",
     "number",
     "option_flag",
     "optional_float",
@@ -187,9 +188,9 @@ def add_plot_options(group: argparse._ActionsContainer) -> None:
 
 
 def setting(default: Any, help: str | None = None, *, group: str | None = None, **meta: Any) -> Any:
-    """A dataclass field whose metadata is the one declaration of a setting. With ``help`` and
-    ``group`` it is an option (:func:`add_settings`; ``%(default)s`` in ``help`` is the field's
-    default); ``flag`` names it (else ``--field-name``); ``choices``, ``metavar`` and ``type`` go to
+    """A dataclass field whose metadata is the one declaration of a setting. With a ``group`` it is
+    an option (:func:`add_settings`; ``%(default)s`` in ``help`` is the field's default); ``flag``
+    names it (else ``--field-name``); ``choices``, ``metavar``, ``nargs`` and ``type`` go to
     argparse; ``number`` (:func:`check_number`'s keywords) is both its argparse type and its check
     (:func:`check_settings`); ``add(group)`` adds its options instead. Other keys are read by the
     settings' users (``label``, ``model``, ``path``, ``paper``).
@@ -229,7 +230,7 @@ def add_settings(groups: Mapping[str, argparse._ActionsContainer], cls: type) ->
         if "add" in meta:
             meta["add"](group)
             continue
-        kwargs = {k: meta[k] for k in ("choices", "metavar", "type") if k in meta}
+        kwargs = {k: meta[k] for k in ("choices", "metavar", "nargs", "type") if k in meta}
         if "number" in meta:
             kwargs["type"] = number(**meta["number"])
         if isinstance(f.default, bool):
@@ -237,6 +238,12 @@ def add_settings(groups: Mapping[str, argparse._ActionsContainer], cls: type) ->
         help = meta["help"].replace("%(default)s", str(f.default))
         default = argparse.SUPPRESS if "paper" in meta else f.default
         group.add_argument(option_flag(f), dest=f.name, default=default, help=help, **kwargs)
+
+
+def given_settings(cls: type, args: argparse.Namespace) -> dict[str, Any]:
+    """The fields of the dataclass ``cls`` in the parsed options ``args``, by name (an option absent
+    unless given is left out where it was not)."""
+    return {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
 
 
 def check_settings(settings: Any) -> None:

@@ -13,8 +13,8 @@ import pytest
 from entries import generate as main
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.settings import RecordSettings
 from paraamr.builder.stages import load_stages
+from paraamr.settings import RecordSettings
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.builder import readers
-from paraamr.settings import RecordSettings, check_tagging
 from paraamr.builder.state import RunFolder, dataset_identity, input_identity
 from paraamr.errors import InputError, ModelNotFoundError, UsageError
 from paraamr.models.download import ensure
+from paraamr.settings import RecordSettings, check_tagging
 
 __all__ = ["check_run", "count_rows", "input_file", "read_rows"]
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from paraamr.builder.counts import Stats
 from paraamr.builder.rows import amr_row, decode_bytes, value_row
-from paraamr.settings import RecordSettings
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
+from paraamr.settings import RecordSettings
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
 

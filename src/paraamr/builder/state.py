@@ -21,10 +21,10 @@ from paraamr import layout
 from paraamr.builder.folder import clean_parts
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.rows import owner, shard_of
-from paraamr.settings import RecordSettings
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
+from paraamr.settings import RecordSettings
 
 __all__ = ["FULL_HASH_BYTES", "RunFolder", "dataset_identity", "identity_changed", "input_identity"]
 

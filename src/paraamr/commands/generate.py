@@ -29,7 +29,7 @@ from typing import Any
 from paraamr.errors import UsageError
 from paraamr.extras import require
 from paraamr.network import HELP as HUB_HELP
-from paraamr.options import SHARD_HELP, ArgumentParser, add_settings, shard_spec
+from paraamr.options import SHARD_HELP, ArgumentParser, add_settings, given_settings, shard_spec
 from paraamr.settings import PAPER, RecordSettings, RunSettings
 from paraamr.signals import Interrupted
 
@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSettings]:
     """The settings of parsed options (local paths made absolute): ``--preset paper`` is
     :meth:`RecordSettings.paper`, and an option given with another value than the paper's is refused."""
-    values = {f.name: getattr(args, f.name) for f in fields(RecordSettings) if hasattr(args, f.name)}
+    values = given_settings(RecordSettings, args)
     for f in fields(RecordSettings):
         if f.metadata.get("path") and values.get(f.name) not in (None, "-"):
             values[f.name] = str(Path(values[f.name]).resolve())
@@ -123,8 +123,7 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
         record = RecordSettings.paper(**values)
     else:
         record = RecordSettings(**values)
-    run = RunSettings(**{f.name: getattr(args, f.name) for f in fields(RunSettings) if hasattr(args, f.name)})
-    return record, run
+    return record, RunSettings(**given_settings(RunSettings, args))
 
 
 def _paper_allows(name: str, value: Any) -> bool:
