@@ -56,9 +56,9 @@ DEEPEST = 400
 #: Realizer inputs (``--tagging``): tagged with the source sentence's POS tags (amrlib's tense
 #: tags, from spaCy) or the graph alone; ``auto`` becomes one of them when the settings are made.
 TAGGINGS = ("auto", "tagged", "untagged")
-_POSITIVE = {"kind": int, "above": 0}
+_POSITIVE, _FRACTION = {"kind": int, "above": 0}, {"low": 0, "high": 1}
 _filter, _input = partial(setting, group="filters"), partial(setting, group="input")
-_execution = partial(setting, group="execution")
+_execution, _output = partial(setting, group="execution"), partial(setting, group="output")
 
 
 def spacy_installed() -> bool:
@@ -122,110 +122,68 @@ class MethodSettings(_Checked):
     a resume on a machine without one is refused).
     """
 
+    # fmt: off
     parser_model: str = _model(
-        "parser",
-        "AMR parser",
-        "default: %(default)s",
-        catalog.DEFAULTS["parser"],
-        paper="parse_xfm_bart_large",
-    )
+        "parser", "AMR parser", "default: %(default)s", catalog.DEFAULTS["parser"],
+        paper="parse_xfm_bart_large")
     realizer_model: str = _model(
-        "realizer",
-        "AMR-to-text realizer",
-        "AMR-to-text model (default: %(default)s)",
-        catalog.DEFAULTS["realizer"],
-        paper="generate_t5wtense",
-    )
+        "realizer", "AMR-to-text realizer", "AMR-to-text model (default: %(default)s)",
+        catalog.DEFAULTS["realizer"], paper="generate_t5wtense")
     lm_model: str = _model(
-        "lm", "perplexity LM", "perplexity LM (default: %(default)s)", catalog.DEFAULTS["lm"], paper="gpt2"
-    )
+        "lm", "perplexity LM", "perplexity LM (default: %(default)s)", catalog.DEFAULTS["lm"], paper="gpt2")
     similarity_model: str | None = _model(
-        "embedder",
-        "similarity embedder",
-        "score similarity to the source with this embedder, e.g. all-MiniLM-L6-v2 (default: none)",
-    )
+        "embedder", "similarity embedder",
+        "score similarity to the source with this embedder, e.g. all-MiniLM-L6-v2 (default: none)")
     quality_model: str | None = _model(
-        "quality", "quality model", "paraphrase-quality model (default: none, not scored)", metavar="DIR"
-    )
+        "quality", "quality model", "paraphrase-quality model (default: none, not scored)", metavar="DIR")
     foci: str | int = _filter("all", "'all' (default) or k foci per graph, chosen with --seed", paper="all")
     seed: int = _filter(0, "default: %(default)s", type=int)
     heuristic: bool = _filter(
-        False, "only foci without incoming edges (amrlib's heuristic)", flag="--heuristic-foci"
-    )
+        False, "only foci without incoming edges (amrlib's heuristic)", flag="--heuristic-foci")
     mod_as_domain: bool = _filter(False, "write an inverted :mod as :domain")
     foci_rule: str = _filter(
-        "skip-structural",
-        "which nodes may be foci: every-node (the paper's: all but the root) or skip-structural (also not "
-        f"{', '.join(sorted(FOCI_RULES['skip-structural']))}; default: %(default)s)",
-        choices=tuple(FOCI_RULES),
-        paper="every-node",
-    )
+        "skip-structural", "which nodes may be foci: every-node (the paper's: all but the root) or skip-"
+        f"structural (also not {', '.join(sorted(FOCI_RULES['skip-structural']))}; default: %(default)s)",
+        choices=tuple(FOCI_RULES), paper="every-node")
     linearization: str = _filter(
-        "paraamr",
-        "how a re-rooted graph is written: penman (penman.encode, the paper's) or paraamr (ours: each node "
-        "defined at its first mention, faster; default: %(default)s)",
-        choices=LINEARIZATIONS,
-        paper="penman",
-    )
+        "paraamr", "how a re-rooted graph is written: penman (penman.encode, the paper's) or paraamr (ours: "
+        "each node defined at its first mention, faster; default: %(default)s)",
+        choices=LINEARIZATIONS, paper="penman")
     tagging: str = _filter(
-        "auto",
-        "realizer input: tagged with the source sentence's POS tags (needs a spaCy English model) or "
-        "untagged (the graph alone, as the paper); auto (default): tagged when a spaCy model is "
-        "installed. Recorded; a resume with the other is refused",
-        choices=TAGGINGS,
-        paper="untagged",
-    )
+        "auto", "realizer input: tagged with the source sentence's POS tags (needs a spaCy English model) "
+        "or untagged (the graph alone, as the paper); auto (default): tagged when a spaCy model is "
+        "installed. Recorded; a resume with the other is refused", choices=TAGGINGS, paper="untagged")
     max_perplexity: float | None = _filter(
-        None,
-        "drop candidates above this perplexity at generation, a space saver (default: none: every "
-        "candidate is kept with its perplexity, as in the ParaAMR release; the paper filters at 120 / "
-        "110 / 85 where the data is used)",
-        number={"low": 0, "none": True},
-        paper=None,
-    )
+        None, "drop candidates above this perplexity at generation, a space saver (default: none: every "
+        "candidate is kept with its perplexity, as in the ParaAMR release; the paper filters at 120 / 110 / "
+        "85 where the data is used)", number={"low": 0, "none": True}, paper=None)
     max_relative_perplexity: float | None = _filter(
-        None,
-        "drop candidates above this ratio to the source's own perplexity (default: none)",
-        number={"low": 0, "none": True},
-    )
+        None, "drop candidates above this ratio to the source's own perplexity (default: none)",
+        number={"low": 0, "none": True})
     min_similarity: float | None = _filter(
-        None, "drop candidates below this similarity (default: none)", number={"low": -1, "high": 1}
-    )
+        None, "drop candidates below this similarity (default: none)", number={"low": -1, "high": 1})
     min_quality: float | None = _filter(
-        None,
-        "drop candidates below this quality score (default: none)",
-        number={"low": -1, "high": 1},
-    )
+        None, "drop candidates below this quality score (default: none)", number={"low": -1, "high": 1})
     max_chars: int = _filter(1000, "longer sources are failures (default %(default)s)", number=_POSITIVE)
     max_amr_nodes: int = _filter(
-        MAX_NODES,
-        "a graph (given or parsed) with more nodes is a failure, seen before it is parsed "
-        "(default %(default)s)",
-        number=_POSITIVE,
-    )
+        MAX_NODES, "a graph (given or parsed) with more nodes is a failure, seen before it is parsed "
+        "(default %(default)s)", number=_POSITIVE)
     max_amr_depth: int = _filter(
-        MAX_DEPTH,
-        f"a graph nested deeper is a failure, seen before it is parsed (default %(default)s; at most "
-        f"{DEEPEST}: deeper graphs meet Python's recursion limit in penman, which the realizer reads with)",
-        number={"kind": int, "low": 1, "high": DEEPEST},
-    )
+        MAX_DEPTH, "a graph nested deeper is a failure, seen before it is parsed (default %(default)s; at "
+        f"most {DEEPEST}: deeper graphs meet Python's recursion limit in penman, which the realizer reads "
+        "with)", number={"kind": int, "low": 1, "high": DEEPEST})
     dtype: str | None = _filter(
-        None,
-        "model dtype (default: float32 on the CPU, bfloat16 on a GPU that has it, else float16)",
-        choices=("float32", "bfloat16", "float16"),
-    )
+        None, "model dtype (default: float32 on the CPU, bfloat16 on a GPU that has it, else float16)",
+        choices=("float32", "bfloat16", "float16"))
     backend: str = _filter(
-        "auto",
-        "inference engine of the models (default auto: ctranslate2 when installed, else transformers)",
-        choices=("auto", "transformers", "ctranslate2"),
-    )
+        "auto", "inference engine of the models (default auto: ctranslate2 when installed, else "
+        "transformers)", choices=("auto", "transformers", "ctranslate2"))
     compute_type: str = _filter(
-        "auto",
-        "ctranslate2 compute type (default auto: float32 on the CPU, the same outputs as transformers; "
-        "bfloat16 or float16 on a GPU; int8 changes outputs a little, see docs/models.md)",
-        choices=("auto", "int8", "float32", "float16", "bfloat16", "int8_float16"),
-    )
+        "auto", "ctranslate2 compute type (default auto: float32 on the CPU, the same outputs as "
+        "transformers; bfloat16 or float16 on a GPU; int8 changes outputs a little, see docs/models.md)",
+        choices=("auto", "int8", "float32", "float16", "bfloat16", "int8_float16"))
     num_beams: int | None = _filter(None, "parser beams (default: the model's)", number=_POSITIVE)
+    # fmt: on
 
     def _check(self) -> None:
         set_ = object.__setattr__  # frozen: normalise once, here
@@ -257,24 +215,20 @@ class InputSettings(_Checked):
     name) or ``amr_input`` (PENMAN graphs); the in-process API
     (:class:`paraamr.builder.pipeline.Generator`) leaves them unset."""
 
+    # fmt: off
     input: str | None = _input(
-        None,
-        "sentences: .txt (one a line; - is stdin), .jsonl, .json, .csv or .parquet",
-        metavar="PATH|-",
-        path=True,
-    )
+        None, "sentences: .txt (one a line; - is stdin), .jsonl, .json, .csv or .parquet", metavar="PATH|-",
+        path=True)
     dataset: str | None = _input(None, "a local or Hub dataset (datasets.load_dataset)", metavar="NAME")
     amr_input: str | None = _input(
-        None, "PENMAN AMR graphs (the parser is skipped)", metavar="PATH", path=True
-    )
+        None, "PENMAN AMR graphs (the parser is skipped)", metavar="PATH", path=True)
     input_format: str | None = _input(
-        None,
-        "format of --input (default: from the suffix)",
-        choices=("txt", "jsonl", "json", "csv", "parquet"),
-    )
+        None, "format of --input (default: from the suffix)",
+        choices=("txt", "jsonl", "json", "csv", "parquet"))
     text_column: str = _input("text", "text field of jsonl/json/csv/parquet/dataset (default: %(default)s)")
     dataset_config: str | None = _input(None, "config name of --dataset")
     dataset_split: str | None = _input(None, "split of --dataset to read (default: --split)")
+    # fmt: on
 
     def _check(self) -> None:
         given = [f"--{n.replace('_', '-')}" for n in ("input", "dataset", "amr_input") if getattr(self, n)]
@@ -292,13 +246,9 @@ class SplitSettings(_Checked):
     """How the output is split: the split written, and the fractions sent to ``validation`` and
     ``test`` by id."""
 
-    split: str = setting("train", "name of the split written (default: train)", group="output")
-    validation_fraction: float = setting(
-        0.0, "fraction to 'validation', by id", group="output", number={"low": 0, "high": 1}
-    )
-    test_fraction: float = setting(
-        0.0, "fraction to 'test', by id", group="output", number={"low": 0, "high": 1}
-    )
+    split: str = _output("train", "name of the split written (default: train)")
+    validation_fraction: float = _output(0.0, "fraction to 'validation', by id", number=_FRACTION)
+    test_fraction: float = _output(0.0, "fraction to 'test', by id", number=_FRACTION)
 
     def _check(self) -> None:
         try:  # up front: a split name is a file name and a key of the card
@@ -401,27 +351,19 @@ class RunSettings(_Checked):
     lm_batch_size: int = _batch(catalog.BATCH_SIZES["lm"], "paraphrases a batch (default: %(default)s)")
     window: int = _batch(256, "rows per processing window (default: %(default)s)")
     pipelined: bool = _execution(True, "do not overlap CPU stages with model stages", flag="--no-pipeline")
-    max_shard_size: int | str = setting(
-        MAX_SHARD_SIZE,
-        "size of the finished Parquet shards, as push_to_hub's (default: %(default)s)",
-        group="output",
-        metavar="SIZE",
-    )
-    commit_every: int = setting(
-        10000,
-        "commit (make resumable) every N input rows of each process: windows end there, so a kill or "
-        "Ctrl-C loses at most N rows' work whatever --window is (default: %(default)s)",
-        group="output",
-        metavar="N",
-        number=_POSITIVE,
-    )
+    # fmt: off
+    max_shard_size: int | str = _output(
+        MAX_SHARD_SIZE, "size of the finished Parquet shards, as push_to_hub's (default: %(default)s)",
+        metavar="SIZE")
+    commit_every: int = _output(
+        10000, "commit (make resumable) every N input rows of each process: windows end there, so a kill or "
+        "Ctrl-C loses at most N rows' work whatever --window is (default: %(default)s)", metavar="N",
+        number=_POSITIVE)
     commit_seconds: float = _execution(
-        600.0,
-        "also commit at the end of the first window that ends S seconds after the last commit (a window "
-        "is at most --window rows: lower it for finer time-based commits; default: %(default)s)",
-        metavar="S",
-        number={"above": 0},
-    )
+        600.0, "also commit at the end of the first window that ends S seconds after the last commit (a "
+        "window is at most --window rows: lower it for finer time-based commits; default: %(default)s)",
+        metavar="S", number={"above": 0})
+    # fmt: on
     progress: str = _execution("auto", add=add_progress_options, choices=MODES)
     verbose: bool = _execution(False, "let the libraries log and draw their bars")
     download: bool = setting(True, "never fetch a missing model", group="models", flag="--no-download")

@@ -32,6 +32,7 @@ _CACHE = (
     "(DIR/evaluate/<run>) unless --state-dir"
 )
 _main, _models = partial(setting, group="main"), partial(setting, group="models")
+_scale, _POSITIVE = partial(setting, group="scale"), {"kind": int, "above": 0}
 
 
 @dataclass(frozen=True)
@@ -40,132 +41,74 @@ class EvaluateSettings:
     the row's options, where its state is kept, and what it prints and writes. ``preset="paper"``
     sets the fields with a ``paper`` value that were left at their defaults."""
 
+    # fmt: off
     path: str | list[str] | None = None
     config: str | None = _main(None, "config of a Hub dataset (default: its default)", row=True)
     split: str = _main("train", "split of a Hub dataset (default: %(default)s)", row=True)
     write_card: bool = _main(False, "put the row and its signatures into the card of PATH (a dataset folder)")
     sample: int | None = _main(
-        None,
-        "evaluate N SOURCES drawn at random, each with all its pairs (N pairs when every source has one "
-        "paraphrase), and print each measure's 95%% interval (cluster bootstrap over sources)",
-        metavar="N",
-        number={"kind": int, "above": 0},
-        row=True,
-    )
+        None, "evaluate N SOURCES drawn at random, each with all its pairs (N pairs when every source has "
+        "one paraphrase), and print each measure's 95%% interval (cluster bootstrap over sources)",
+        metavar="N", number=_POSITIVE, row=True)
     seed: int = _main(0, "seed of --sample and its bootstrap (default: %(default)s)", type=int, row=True)
     max_chars: int = _main(
-        MAX_CHARS,
-        "a pair with a longer text is a failure row (default: %(default)s; link-grammar refuses sentences "
-        "over ~2,046 characters)",
-        metavar="N",
-        number={"kind": int, "above": 0},
-        row=True,
-    )
+        MAX_CHARS, "a pair with a longer text is a failure row (default: %(default)s; link-grammar refuses "
+        "sentences over ~2,046 characters)", metavar="N", number=_POSITIVE, row=True)
     parser: str = _models("link-grammar", add=partial(add_parser_options, cache=_CACHE), row=True)
     no_pos: bool = setting(False, row=True)
     processes: int | None = None
     cache_dir: str | None = None
     preset: str | None = _main(
-        None,
-        "paper: SimCSE similarity (princeton-nlp/sup-simcse-roberta-large, fetched on first use) and the "
-        "paper's TED convention, where those options are not given",
-        choices=("paper",),
-    )
+        None, "paper: SimCSE similarity (princeton-nlp/sup-simcse-roberta-large, fetched on first use) and "
+        "the paper's TED convention, where those options are not given", choices=("paper",))
     max_perplexity: float | None = _main(
-        None,
-        "leave out paraphrases of perplexity over X (the paper: 120; pairs without one are kept)",
-        metavar="X",
-        number={"low": 0, "none": True},
-        row=True,
-    )
+        None, "leave out paraphrases of perplexity over X (the paper: 120; pairs without one are kept)",
+        metavar="X", number={"low": 0, "none": True}, row=True)
     ted_convention: str = _models(
-        "paper",
-        "trees of TED-3/TED-F: paper (heights from the clause, words kept: Table 2's scale), aesop "
+        "paper", "trees of TED-3/TED-F: paper (heights from the clause, words kept: Table 2's scale), aesop "
         "(AESOP's eval_utils: words dropped, S merged, heights from ROOT) or plain (default: %(default)s)",
-        choices=("paper", "aesop", "plain"),
-        paper="paper",
-        row=True,
-    )
+        choices=("paper", "aesop", "plain"), paper="paper", row=True)
     references: str | None = _models(
-        None,
-        "one reference paraphrase per line, one per pair in input order: adds AESOP's BLEU, ROUGE-1/2/L, "
-        "METEOR and TED-R",
-        metavar="FILE",
-    )
+        None, "one reference paraphrase per line, one per pair in input order: adds AESOP's BLEU, "
+        "ROUGE-1/2/L, METEOR and TED-R", metavar="FILE")
     templates: str | None = _models(
-        None,
-        "one syntactic template (exemplar sentence) per line, one per pair: adds TED-E (needs --references)",
-        metavar="FILE",
-    )
+        None, "one syntactic template (exemplar sentence) per line, one per pair: adds TED-E (needs "
+        "--references)", metavar="FILE")
     ted_height: str = _models(
-        "5",
-        "height of TED-R/TED-E, or 'full' (AESOP's eval.py compares full trees; default: %(default)s)",
-        metavar="H",
-        row=True,
-    )
+        "5", "height of TED-R/TED-E, or 'full' (AESOP's eval.py compares full trees; default: %(default)s)",
+        metavar="H", row=True)
     similarity_model: str = _models(
-        "all-MiniLM-L6-v2",
-        "sentence-transformers model or SimCSE checkpoint (default: %(default)s)",
-        paper=PAPER_SIMILARITY,
-        row=True,
-    )
+        "all-MiniLM-L6-v2", "sentence-transformers model or SimCSE checkpoint (default: %(default)s)",
+        paper=PAPER_SIMILARITY, row=True)
     pooling: str | None = _models(
-        None,
-        "embedding pooling (default: the model's own; SimCSE's rule for other encoders)",
-        choices=("cls", "cls_before_pooler", "mean"),
-        row=True,
-    )
+        None, "embedding pooling (default: the model's own; SimCSE's rule for other encoders)",
+        choices=("cls", "cls_before_pooler", "mean"), row=True)
     device: str | None = _models(None, "torch device of the embedder (default: cuda if available)")
-    batch_size: int = _models(
-        64, "embedder batch size (default: %(default)s)", number={"kind": int, "above": 0}, row=True
-    )
+    batch_size: int = _models(64, "embedder batch size (default: %(default)s)", number=_POSITIVE, row=True)
     backend: str = _models(
-        "auto",
-        "embedder engine (default auto: ctranslate2 when installed, else transformers)",
-        choices=("auto", "transformers", "ctranslate2"),
-        row=True,
-    )
+        "auto", "embedder engine (default auto: ctranslate2 when installed, else transformers)",
+        choices=("auto", "transformers", "ctranslate2"), row=True)
     compute_type: str = _models(
-        "auto",
-        "ctranslate2 compute type (default auto: float32, the same embeddings; int8 drifts)",
-        choices=("auto", "int8", "float32", "float16", "bfloat16", "int8_float16"),
-        row=True,
-    )
-    state_dir: str | None = setting(
-        None,
-        "commit the statistics of each chunk in DIR/.paraamr/evaluate/; a killed run started again resumes "
-        "there and gives the same row (a changed input is refused)",
-        group="scale",
-        metavar="DIR",
-    )
-    chunk_pairs: int = setting(
-        1000,
-        "pairs of a chunk (whole sources), the unit of work and of commits (default: %(default)s)",
-        group="scale",
-        metavar="N",
-        number={"kind": int, "above": 0},
-        row=True,
-    )
-    shard: tuple[int, int] = setting(
-        (0, 1),
-        "score shard I of N (from 0; 'slurm': the task of a Slurm job array) into --state-dir, with no "
-        "process group; then combine the shards' state folders with --merge (default: 0/1, all pairs)",
-        group="scale",
-        type=shard_spec,
-        metavar="I/N|slurm",
-    )
-    merge: Sequence[str] | None = setting(
-        None,
-        "print the row of the statistics the shards committed in these state folders (PATH optional: "
-        "given, it must be the input they scored)",
-        group="scale",
-        nargs="+",
-        metavar="DIR",
-    )
+        "auto", "ctranslate2 compute type (default auto: float32, the same embeddings; int8 drifts)",
+        choices=("auto", "int8", "float32", "float16", "bfloat16", "int8_float16"), row=True)
+    state_dir: str | None = _scale(
+        None, "commit the statistics of each chunk in DIR/.paraamr/evaluate/; a killed run started again "
+        "resumes there and gives the same row (a changed input is refused)", metavar="DIR")
+    chunk_pairs: int = _scale(
+        1000, "pairs of a chunk (whole sources), the unit of work and of commits (default: %(default)s)",
+        metavar="N", number=_POSITIVE, row=True)
+    shard: tuple[int, int] = _scale(
+        (0, 1), "score shard I of N (from 0; 'slurm': the task of a Slurm job array) into --state-dir, with "
+        "no process group; then combine the shards' state folders with --merge (default: 0/1, all pairs)",
+        type=shard_spec, metavar="I/N|slurm")
+    merge: Sequence[str] | None = _scale(
+        None, "print the row of the statistics the shards committed in these state folders (PATH optional: "
+        "given, it must be the input they scored)", nargs="+", metavar="DIR")
     plots: str | None = setting(None, group="output", add=add_plot_options)
     overwrite: bool = False
     json: bool = setting(False, "print the row as JSON", group="output")
     progress: str = setting("auto", group="output", add=add_progress_options, choices=MODES)
+    # fmt: on
 
     def __post_init__(self) -> None:
         check_settings(self)
