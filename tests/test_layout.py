@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
     | {"layout", "locks", "signals", "progress", "texts", "outputs", "extras", "plots", "network", "tasks"},
     {"amr", "models"},
-    {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"}
+    {"builder.rows", "builder.readers", "builder.folder", "settings", "metrics", "stats", "sources"}
     | {"filters", "builder.counts"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub", "exports"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}

@@ -34,8 +34,8 @@ _METRICS_DIR = Path(__file__).parent / "metric_modules"
 #: Public name -> the module that defines it (imported by :func:`__getattr__` on first use).
 _HOMES = {
     # making a corpus: settings, the stages and the pipeline that runs them
-    "RecordSettings": "paraamr.builder.settings",
-    "RunSettings": "paraamr.builder.settings",
+    "RecordSettings": "paraamr.settings",
+    "RunSettings": "paraamr.settings",
     "Generator": "paraamr.builder.pipeline",
     "Stages": "paraamr.builder.pipeline",
     "load_stages": "paraamr.builder.stages",

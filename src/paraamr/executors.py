@@ -59,9 +59,9 @@ class ParaphraseDocuments(PipelineStep):
     def run(self, data: Iterable[Document], rank: int = 0, world_size: int = 1) -> Iterator[Document]:
         """Paraphrase ``data`` batch by batch; the models load once, on the first batch."""
         from paraamr.builder.pipeline import Generator
-        from paraamr.builder.settings import RecordSettings
         from paraamr.builder.stages import make_generator
         from paraamr.records import text_id
+        from paraamr.settings import RecordSettings
 
         if self.settings or self.stages is None:
             generator = make_generator(stages=self.stages, **self.settings)

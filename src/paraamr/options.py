@@ -1,5 +1,6 @@
 """Command-line parsing shared by ``generate.py`` and the ``paraamr`` commands: the parser with
-one-line usage errors, and value types of options (``--shard I/N`` or ``slurm``: :func:`shard_spec`).
+one-line usage errors, value types of options (``--shard I/N`` or ``slurm``: :func:`shard_spec`), and
+settings declared once as dataclass fields (:func:`setting`) that become options (:func:`add_settings`).
 
 Every numeric option, and every numeric argument of the Python API (``filter_records``), is checked
 by :func:`check_number`: a finite number (``nan`` and ``inf`` are refused), an integer where one is
@@ -12,18 +13,25 @@ import math
 import numbers
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import Field, field, fields
 from typing import Any, NoReturn
 
+from paraamr.errors import UsageError
 from paraamr.report import redact
 
 __all__ = [
     "SHARD_HELP",
     "ArgumentParser",
     "add_plot_options",
+    "add_settings",
     "check_number",
+    "check_settings",
+    "given_settings",
     "number",
+    "option_flag",
     "optional_float",
     "positive",
+    "setting",
     "shard_spec",
 ]
 
@@ -177,6 +185,81 @@ def add_plot_options(group: argparse._ActionsContainer) -> None:
         help="replace the PNGs of the same names in --plots (a link there is replaced, never written "
         "through; other files in DIR are never touched)",
     )
+
+
+def setting(default: Any, help: str | None = None, *, group: str | None = None, **meta: Any) -> Any:
+    """A dataclass field whose metadata is the one declaration of a setting. With a ``group`` it is
+    an option (:func:`add_settings`; ``%(default)s`` in ``help`` is the field's default); ``flag``
+    names it (else ``--field-name``); ``choices``, ``metavar``, ``nargs`` and ``type`` go to
+    argparse; ``number`` (:func:`check_number`'s keywords) is both its argparse type and its check
+    (:func:`check_settings`); ``add(group)`` adds its options instead. Other keys are read by the
+    settings' users (``label``, ``model``, ``path``, ``paper``).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class S:
+    ...     batch_size: int = setting(8, "pairs a batch (default: %(default)s)", group="run",
+    ...                               number={"kind": int, "above": 0})
+    >>> parser = ArgumentParser(prog="demo")
+    >>> add_settings({"run": parser}, S)
+    >>> S(**vars(parser.parse_args(["--batch-size", "3"])))
+    S(batch_size=3)
+    >>> check_settings(S(batch_size=0))
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.UsageError: --batch-size must be an integer > 0, got 0
+    """
+    return field(default=default, metadata={"help": help, "group": group, **meta})
+
+
+def option_flag(f: Field) -> str:
+    """The option of a settings field: its ``flag``, else ``--`` and its name with dashes."""
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+def add_settings(groups: Mapping[str, argparse._ActionsContainer], cls: type) -> None:
+    """An option, ``dest`` the field's name, for each field of the dataclass ``cls`` whose ``group``
+    (:func:`setting`) is a key of ``groups``, in that group: a bool is a switch (``store_true``, or
+    ``store_false`` where it is on by default); a field with a ``paper`` value is absent unless
+    given, so that a preset tells what was given from a default."""
+    for f in fields(cls):
+        meta = f.metadata
+        if meta.get("group") not in groups:
+            continue
+        group = groups[meta["group"]]
+        if "add" in meta:
+            meta["add"](group)
+            continue
+        kwargs = {k: meta[k] for k in ("choices", "metavar", "nargs", "type") if k in meta}
+        if "number" in meta:
+            kwargs["type"] = number(**meta["number"])
+        if isinstance(f.default, bool):
+            kwargs["action"] = "store_false" if f.default else "store_true"
+        help = meta["help"].replace("%(default)s", str(f.default))
+        default = argparse.SUPPRESS if "paper" in meta else f.default
+        group.add_argument(option_flag(f), dest=f.name, default=default, help=help, **kwargs)
+
+
+def given_settings(cls: type, args: argparse.Namespace) -> dict[str, Any]:
+    """The fields of the dataclass ``cls`` in the parsed options ``args``, by name (an option absent
+    unless given is left out where it was not)."""
+    return {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
+
+
+def check_settings(settings: Any) -> None:
+    """Check each field of the dataclass ``settings`` declared with a ``number`` (made a Python
+    int or float, in place, frozen or not) or ``choices`` (None passes where it is the default):
+    else UsageError naming the option."""
+    for f in fields(settings):
+        value, flag, choices = getattr(settings, f.name), option_flag(f), f.metadata.get("choices")
+        if "number" in f.metadata:
+            try:
+                value = check_number(value, flag, **{"none": f.default is None, **f.metadata["number"]})
+            except ValueError as err:
+                raise UsageError(str(err)) from None
+            object.__setattr__(settings, f.name, value)
+        if choices and value not in choices and not (value is None and f.default is None):
+            raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {value!r}")
 
 
 #: ``--max-perplexity``'s type: a finite number >= 0, or ``none``/``off`` for no limit.

@@ -192,9 +192,9 @@ def test_push_to_hub_uploads_the_folder_and_load_dataset_reads_it(tmp_path, mrpc
 
 def test_generator_options_reach_the_run_settings():
     """--no-download / --trust-remote-code / --realizer-model go to the generator's settings."""
-    from paraamr.builder.settings import split_settings
     from paraamr.cli import build_parser
     from paraamr.commands.augment import _generator_settings
+    from paraamr.settings import split_settings
 
     argv = ["augment", "--dataset", "d.jsonl", "--method", "paraamr", "--generate"]
     record, run = split_settings(**_generator_settings(build_parser().parse_args(argv)))

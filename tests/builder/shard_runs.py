@@ -13,8 +13,8 @@ from paraamr import layout
 from paraamr.builder.folder import ShardWriter
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.rows import shard_of
-from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id, to_pairs
+from paraamr.settings import RecordSettings, RunSettings
 
 WORDS = ("the", "a", "man", "woman", "boy", "girl", "said", "wants", "know", "need", "go", "thing", "they")
 

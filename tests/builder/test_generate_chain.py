@@ -13,8 +13,8 @@ import pytest
 from entries import generate as main
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.settings import RecordSettings
 from paraamr.builder.stages import load_stages
+from paraamr.settings import RecordSettings
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
 
@@ -204,7 +204,7 @@ def test_python_api_turns_a_text_no_file_could_hold_into_a_failure():
     """``Generator.generate`` checks each text as a file's rows are checked: a lone surrogate (a
     ``str`` no UTF-8 holds) is a failure row naming it, never a crash, and the other text goes on."""
     from paraamr.builder.pipeline import Generator, Stages
-    from paraamr.builder.settings import RecordSettings
+    from paraamr.settings import RecordSettings
 
     class Stub:
         def parse(self, texts):

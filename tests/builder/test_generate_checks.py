@@ -353,8 +353,8 @@ def test_a_model_folder_naming_foreign_code_is_refused_before_anything_loads(
 def test_the_pipeline_runs_any_stage_objects_one_batch_per_window():
     """Item 1 of issue 11: the pipeline receives its stages; each gets a window's inputs at once."""
     from paraamr.builder.pipeline import Generator, Stages
-    from paraamr.builder.settings import RecordSettings
     from paraamr.failures import Failure
+    from paraamr.settings import RecordSettings
 
     calls: dict[str, list[int]] = {"parse": [], "realize": [], "perplexity": []}
 

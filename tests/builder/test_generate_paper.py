@@ -13,11 +13,11 @@ from entries import generate as main
 from penman.models.amr import model
 
 from paraamr import amr
-from paraamr.builder import settings as settings_module
+from paraamr import settings as settings_module
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.settings import RecordSettings
 from paraamr.commands.generate import build_parser, settings_from_args
 from paraamr.errors import UsageError
+from paraamr.settings import RecordSettings
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
 #: A graph with each structural concept off the root: a name, a coordination, a question's gap.

@@ -299,9 +299,9 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
 
 
 def test_preset_paper_is_a_record_settings_value():
-    from paraamr.builder.settings import RecordSettings
     from paraamr.commands.generate import build_parser, settings_from_args
     from paraamr.errors import UsageError
+    from paraamr.settings import RecordSettings
 
     def parse(*argv):
         return settings_from_args(build_parser().parse_args(["--input", "x", *argv]))[0]
@@ -331,7 +331,8 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
     any list to update; run settings (batch sizes, window, ...) never refuse a resume."""
     from dataclasses import fields
 
-    from paraamr.builder.settings import RecordSettings, RunSettings
+    from paraamr.options import option_flag
+    from paraamr.settings import RecordSettings, RunSettings
 
     base = RecordSettings()
     special = {
@@ -344,6 +345,9 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
         "foci_rule": "every-node",
         "linearization": "penman",
         "tagging": "untagged" if base.tagging == "tagged" else "tagged",
+        "backend": "transformers" if base.backend == "ctranslate2" else "ctranslate2",
+        "compute_type": "int8",
+        "input_format": "csv",
     }
     for f in fields(RecordSettings):
         if f.name in ("input", "dataset", "min_similarity", "min_quality"):
@@ -352,6 +356,6 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
         value = special.get(f.name) or {bool: True, int: 7, float: 0.25}.get(type(default), "other")
         changed = base.replace(**{f.name: value})
         assert (
-            base.differences(changed) and f"--{f.name.replace('_', '-')} was" in base.differences(changed)[0]
+            base.differences(changed) and f"{option_flag(f)} was" in base.differences(changed)[0]
         )
     assert not set(f.name for f in fields(RunSettings)) & set(f.name for f in fields(RecordSettings))

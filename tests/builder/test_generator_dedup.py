@@ -4,7 +4,7 @@ twice gives its records twice), and keeps every repeat with ``dedup=False``."""
 from __future__ import annotations
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.settings import RecordSettings
+from paraamr.settings import RecordSettings
 
 GRAPHS = [
     "# ::id a\n(w / want-01 :ARG0 (b / boy))",

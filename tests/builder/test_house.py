@@ -17,9 +17,9 @@ import pytest
 from tinyargs import model_args
 
 from paraamr.builder.checks import check_run
-from paraamr.builder.settings import RecordSettings
 from paraamr.builder.state import RunFolder
 from paraamr.errors import ParaAMRError
+from paraamr.settings import RecordSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPHS = [

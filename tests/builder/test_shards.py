@@ -17,11 +17,11 @@ from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
 from paraamr.builder.rows import row_task
-from paraamr.builder.settings import RecordSettings
 from paraamr.builder.shards import Shard, ShardFolder, finalize_run, run_statuses
 from paraamr.builder.state import RunFolder
 from paraamr.commands.generate import build_parser
 from paraamr.errors import FolderLocked, InputError
+from paraamr.settings import RecordSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 SLURM = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX")

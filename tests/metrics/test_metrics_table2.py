@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from paraamr.cli import main
-from paraamr.commands.evaluate import build_parser
+from paraamr.commands.evaluate import build_parser, settings_from_args
 from paraamr.metrics.report import read_pairs
-from paraamr.metrics.table2 import PAPER_SIMILARITY, apply_preset
+from paraamr.metrics.settings import PAPER_SIMILARITY
 
 MEASURES = ("semantic_similarity", "bleu_diversity", "jaccard_diversity", "ted3", "tedf")
 #: Corpus A (a two-column file): sources 1-3; corpus B (release format, lowercased): sources 2-4.
@@ -128,13 +128,14 @@ def test_paranmt_and_parabank_pair_files(tmp_path):
 
 
 def test_preset_paper_sets_what_was_not_given():
-    defaults = build_parser().parse_args([])
-    args = build_parser().parse_args(["a.tsv", "--preset", "paper"])
-    apply_preset(args, defaults)
-    assert (args.similarity_model, args.ted_convention) == (PAPER_SIMILARITY, "paper")
-    args = build_parser().parse_args(["a.tsv", "--preset", "paper", "--ted-convention", "aesop"])
-    apply_preset(args, defaults)
-    assert (args.similarity_model, args.ted_convention) == (PAPER_SIMILARITY, "aesop")
+    def parse(*argv: str):
+        return settings_from_args(build_parser().parse_args(["a.tsv", *argv]))
+
+    paper = parse("--preset", "paper")
+    assert (paper.similarity_model, paper.ted_convention) == (PAPER_SIMILARITY, "paper")
+    paper = parse("--preset", "paper", "--ted-convention", "aesop")
+    assert (paper.similarity_model, paper.ted_convention) == (PAPER_SIMILARITY, "aesop")
+    assert parse().similarity_model == "all-MiniLM-L6-v2"
 
 
 @pytest.mark.slow

@@ -303,7 +303,7 @@ def test_backend_and_compute_type_choices():
 
 
 def test_settings_record_the_backend():
-    from paraamr.builder.settings import RecordSettings
+    from paraamr.settings import RecordSettings
 
     assert RecordSettings().backend == "ctranslate2"  # auto, stored as what it picked
     old = RecordSettings.from_dict({"parser_model": "x"})  # a run saved before the choice existed
@@ -321,7 +321,7 @@ sys.modules["ctranslate2"] = None
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 from paraamr.models.parser import Parser
 from paraamr.models.lm import PerplexityScorer
-from paraamr.builder.settings import RecordSettings
+from paraamr.settings import RecordSettings
 p = Parser({str(models["parser"])!r}, num_beams=1)
 s = PerplexityScorer({str(models["lm"])!r})
 print(p.backend, s.backend, RecordSettings().backend)

@@ -100,7 +100,7 @@ def generate_index(
 
     ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built by
     :func:`paraamr.builder.stages.make_generator` from ``settings`` (by field name, see
-    :func:`paraamr.builder.settings.split_settings`: ``parser_model``, ``realizer_model``,
+    :func:`paraamr.settings.split_settings`: ``parser_model``, ``realizer_model``,
     ``lm_model``, ``max_perplexity``, ``device``, ``download``, ...).
     """
     if generator is None:

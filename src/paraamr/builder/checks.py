@@ -4,7 +4,7 @@ The main process of a run checks the input (paths, format, its first row), the o
 (resume state, locks, foreign files) and that every model is on disk (fetched when missing and
 online), so that an error is printed once, at once, and nothing is left half-written.
 
->>> from paraamr.builder.settings import RecordSettings, check_tagging
+>>> from paraamr.settings import RecordSettings, check_tagging
 >>> input_file(RecordSettings(input="-")) is None, input_file(RecordSettings(amr_input="g.amr"))
 (True, 'g.amr')
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.builder import readers
-from paraamr.builder.settings import RecordSettings, check_tagging
 from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError, ModelNotFoundError, UsageError
 from paraamr.models.download import ensure
+from paraamr.settings import RecordSettings, check_tagging
 from paraamr.tasks import dataset_identity, input_identity
 
 __all__ = ["check_run", "count_rows", "input_file", "read_rows"]

@@ -20,10 +20,10 @@ from typing import Any
 
 from paraamr.builder.counts import Stats
 from paraamr.builder.rows import amr_row, decode_bytes, value_row
-from paraamr.builder.settings import RecordSettings
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
+from paraamr.settings import MethodSettings
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
 
@@ -90,7 +90,7 @@ class Generator:
     in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
 
     It receives its model ``stages`` (a :class:`Stages`, or a dict of them) and the
-    :class:`~paraamr.builder.settings.RecordSettings` whose filters and foci it applies; it reads no
+    :class:`~paraamr.settings.MethodSettings` whose filters and foci it applies; it reads no
     files and loads no models (:func:`paraamr.builder.stages.make_generator` builds one from settings).
     Failures are reported through the generator: every input that does not become a record is
     passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``
@@ -102,7 +102,7 @@ class Generator:
     >>> class Upper:  # any object with the batch method is a stage
     ...     def realize(self, graphs):
     ...         return [g.split("/")[1].split()[0].upper() + "!" for g in graphs]
-    >>> gen = Generator(Stages(realizer=Upper()), RecordSettings(), window=2)
+    >>> gen = Generator(Stages(realizer=Upper()), MethodSettings(), window=2)
     >>> [(p["focus"], p["para_text"]) for r in gen.generate_from_amr(["(w / want-01 :ARG0 (b / boy))"])
     ...  for p in r["paraphrases"]]
     [('boy', 'BOY!')]
@@ -113,13 +113,13 @@ class Generator:
     def __init__(
         self,
         stages: Stages | dict[str, Any],
-        settings: RecordSettings | None = None,
+        settings: MethodSettings | None = None,
         *,
         window: int = 256,
         pipelined: bool = True,
     ):
         self.stages = stages if isinstance(stages, Stages) else Stages(**stages)
-        self.settings = settings if settings is not None else RecordSettings()
+        self.settings = settings if settings is not None else MethodSettings()
         if window < 1:
             raise ValueError(f"window must be positive, got {window}")
         self.window, self.pipelined = window, pipelined

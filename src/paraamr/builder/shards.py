@@ -34,12 +34,12 @@ from typing import Any
 
 from paraamr import layout
 from paraamr.builder.folder import check_committed, pending
-from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.builder.state import RunFolder
 from paraamr.builder.status import RunStatus, ShardStatus, not_done, parse_writer, run_statuses, span
 from paraamr.builder.summary import Push, publish, pushed, write_outputs
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
+from paraamr.settings import RecordSettings, RunSettings
 
 __all__ = [
     "AUTO_WAIT",

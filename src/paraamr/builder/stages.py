@@ -2,8 +2,8 @@
 
 :func:`make_generator` is the in-process generator (notebooks, ``augment``, tests): settings in, a
 :class:`~paraamr.builder.pipeline.Generator` with its models loaded out. :func:`load_stages` loads
-the stages a :class:`~paraamr.builder.settings.RecordSettings` needs, with a
-:class:`~paraamr.builder.settings.RunSettings`' device and batch sizes; :mod:`paraamr.builder.run`
+the stages a :class:`~paraamr.settings.RecordSettings` needs, with a
+:class:`~paraamr.settings.RunSettings`' device and batch sizes; :mod:`paraamr.builder.run`
 uses both for each process of a run.
 
 >>> make_generator(RecordSettings(), parser_model="x")
@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.settings import RecordSettings, RunSettings, no_spacy_model, split_settings
+from paraamr.settings import RecordSettings, RunSettings, no_spacy_model, split_settings
 
 __all__ = ["load_stages", "make_generator", "quiet_libraries"]
 
@@ -101,7 +101,7 @@ def make_generator(
 ) -> Generator:
     """A :class:`~paraamr.builder.pipeline.Generator` with the models of the settings loaded: either
     ``record``/``run`` objects or flat ``settings`` by field name (``parser_model=...,
-    max_perplexity=None, device="cuda"``; see :func:`~paraamr.builder.settings.split_settings`).
+    max_perplexity=None, device="cuda"``; see :func:`~paraamr.settings.split_settings`).
     ``stages`` hands over models already loaded (the others are loaded here)."""
     if settings:
         if record is not None or run is not None:

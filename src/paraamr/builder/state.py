@@ -20,10 +20,10 @@ from paraamr import layout
 from paraamr.builder.folder import clean_parts
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.rows import row_task
-from paraamr.builder.settings import RecordSettings
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
+from paraamr.settings import RecordSettings
 from paraamr.tasks import identity_changed, owned
 
 __all__ = ["RunFolder"]

@@ -19,11 +19,11 @@ from paraamr import layout
 from paraamr.builder.folder import check_committed, finalize
 from paraamr.builder.hub import push_folder
 from paraamr.builder.pipeline import Stats
-from paraamr.builder.settings import RunSettings
 from paraamr.builder.state import RunFolder
 from paraamr.card import write_card
 from paraamr.errors import InputError
 from paraamr.locks import folder_lock
+from paraamr.settings import RunSettings
 
 __all__ = ["Push", "finish", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
 

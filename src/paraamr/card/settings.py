@@ -11,52 +11,16 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from paraamr.card.markdown import code, number
 from paraamr.models import catalog
 from paraamr.records import split_names
+from paraamr.settings import RecordSettings
 
 __all__ = ["content_hash", "expected_splits", "flat", "method_text", "model_name", "record_settings"]
-
-#: Settings that define the records, in the order the card lists them (the rest: summary.json).
-MODELS = {
-    "parser_model": ("parser", "AMR parser"),
-    "realizer_model": ("realizer", "AMR-to-text realizer"),
-    "lm_model": ("lm", "perplexity LM"),
-    "similarity_model": ("embedder", "similarity embedder"),
-    "quality_model": ("quality", "quality model"),
-}
-RECORD_SETTINGS = (
-    "max_perplexity",
-    "max_relative_perplexity",
-    "min_similarity",
-    "min_quality",
-    "foci",
-    "foci_rule",
-    "heuristic",
-    "mod_as_domain",
-    "linearization",
-    "tagging",
-    "max_chars",
-    "max_amr_nodes",
-    "max_amr_depth",
-    "num_beams",
-    "dtype",
-    "seed",
-    "input",
-    "amr_input",
-    "dataset",
-    "dataset_config",
-    "dataset_split",
-    "text_column",
-    "split",
-    "validation_fraction",
-    "test_fraction",
-)
-_INPUTS = ("input", "amr_input")
-
 
 def flat(summary: Mapping[str, Any]) -> dict[str, Any]:
     """The settings of a summary: its ``settings`` mapping over its top level (old summaries nest
@@ -118,17 +82,17 @@ def record_settings(
 ) -> list[tuple[str, str]]:
     """``(setting, value)`` rows of the settings that define the records: models by name (local
     ones by name and content hash, found relative to ``base``), thresholds, foci, seed, inputs by
-    file name."""
+    file name: every field of :class:`~paraamr.settings.RecordSettings` the summary holds."""
     settings = flat(summary)
     base = Path(base) if base is not None else None
-    rows = [
-        (label, model_name(settings[key], base)) for key, (_, label) in MODELS.items() if settings.get(key)
-    ]
-    for key in RECORD_SETTINGS:
-        if key not in settings or (settings[key] is None and key != "max_perplexity"):
+    rows = []
+    for f in fields(RecordSettings):  # in the fields' order; a None only where it means no limit
+        key, value = f.name, settings.get(f.name)
+        if key not in settings or (value is None and key != "max_perplexity"):
             continue
-        value = settings[key]
-        if key in _INPUTS and isinstance(value, str):
+        if "model" in f.metadata:
+            rows += [(f.metadata["label"], model_name(value, base))] if value else []
+        elif f.metadata.get("path") and isinstance(value, str):
             rows.append((key, "standard input" if value == "-" else code(Path(value).name)))
         else:
             rows.append((key, code(value) if isinstance(value, str) else number(value)))

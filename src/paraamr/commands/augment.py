@@ -392,7 +392,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _generator_settings(args: argparse.Namespace) -> dict:
-    """The generator's settings by field name (:func:`paraamr.builder.settings.split_settings`)."""
+    """The generator's settings by field name (:func:`paraamr.settings.split_settings`)."""
     return {
         "parser_model": args.parser_model,
         "realizer_model": args.realizer_model,

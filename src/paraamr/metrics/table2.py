@@ -23,7 +23,6 @@ lowercased, ParaBank is not); each corpus keeps all its pairs of a shared source
 
 from __future__ import annotations
 
-import argparse
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -31,15 +30,11 @@ from typing import Any
 
 from paraamr.metrics.report import Pair, evaluate_pairs
 from paraamr.metrics.scoring import MEASURES
+from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
 from paraamr.records import normalize
 from paraamr.signature import Signature
 
 __all__ = [
-    "PAPER_SIMILARITY",
-    "PRESETS",
-    "Paths",
-    "add_table2_options",
-    "apply_preset",
     "common_sources",
     "evaluate_corpora",
     "filter_perplexity",
@@ -50,53 +45,6 @@ __all__ = [
     "run_corpora",
     "shared_pairs",
 ]
-
-#: The paper's similarity model (supervised SimCSE, RoBERTa-large; pooler output).
-PAPER_SIMILARITY = "princeton-nlp/sup-simcse-roberta-large"
-#: ``--preset NAME``: the options it sets (where they were left at their defaults).
-PRESETS = {"paper": {"similarity_model": PAPER_SIMILARITY, "ted_convention": "paper"}}
-
-
-class Paths(argparse.Action):
-    """PATH...: None for none, the path for one, a list for several."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        setattr(namespace, self.dest, None if not values else values[0] if len(values) == 1 else list(values))
-
-
-def add_table2_options(p: argparse.ArgumentParser, models: argparse._ArgumentGroup) -> None:
-    """``--preset``, ``--max-perplexity`` (on ``p``) and ``--ted-convention`` (in ``models``)."""
-    from paraamr.options import optional_float
-
-    p.add_argument(
-        "--preset",
-        choices=sorted(PRESETS),
-        default=None,
-        help="paper: SimCSE similarity (princeton-nlp/sup-simcse-roberta-large, fetched on first use) and "
-        "the paper's TED convention, where those options are not given",
-    )
-    p.add_argument(
-        "--max-perplexity",
-        type=optional_float,
-        default=None,
-        metavar="X",
-        help="leave out paraphrases of perplexity over X (the paper: 120; pairs without one are kept)",
-    )
-    models.add_argument(
-        "--ted-convention",
-        default="paper",
-        choices=("paper", "aesop", "plain"),
-        help="trees of TED-3/TED-F: paper (heights from the clause, words kept: Table 2's scale), aesop "
-        "(AESOP's eval_utils: words dropped, S merged, heights from ROOT) or plain (default: %(default)s)",
-    )
-
-
-def apply_preset(args: argparse.Namespace, defaults: argparse.Namespace) -> None:
-    """The options of ``args.preset`` (:data:`PRESETS`) still at their ``defaults``, set to the preset's."""
-    for key, value in PRESETS[args.preset].items():
-        if getattr(args, key) == getattr(defaults, key):
-            setattr(args, key, value)
-
 
 def filter_perplexity(
     pairs: Sequence[Pair], max_perplexity: float | None
@@ -240,7 +188,7 @@ def read_corpus(path: str, *, config: str | None, split: str, local: bool) -> li
     return pairs
 
 
-def run_corpora(args: Any, world: int, *, local: Callable[[str], bool]) -> int:
+def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]) -> int:
     """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
     process (:func:`evaluate_corpora`); ``local(path)``: whether ``path`` is read from disk."""
     import json
@@ -250,32 +198,31 @@ def run_corpora(args: Any, world: int, *, local: Callable[[str], bool]) -> int:
     from paraamr.metrics.scale import process_models
 
     single = {
-        "--shard": args.shard != (0, 1), "--merge": args.merge, "--state-dir": args.state_dir,
-        "--write-card": args.write_card, "--references": args.references, "--templates": args.templates,
+        "--shard": s.shard != (0, 1), "--merge": s.merge, "--state-dir": s.state_dir,
+        "--write-card": s.write_card, "--references": s.references, "--templates": s.templates,
         "several processes": world > 1,
     }  # fmt: skip
     for name, given in single.items():
         if given:
             raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
-    read = {"config": args.config, "split": args.split}
-    corpora = [(path, read_corpus(path, **read, local=local(path))) for path in args.path]
-    shared_pairs(corpora, max_perplexity=args.max_perplexity)  # refused before the models load
-    spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
+    read = {"config": s.config, "split": s.split}
+    corpora = [(path, read_corpus(path, **read, local=local(path))) for path in s.path]
+    shared_pairs(corpora, max_perplexity=s.max_perplexity)  # refused before the models load
     make = process_models(
-        spec, processes=args.processes, cache_dir=args.cache_dir, device=args.device,
-        model=args.similarity_model, pooling=args.pooling, batch_size=args.batch_size,
+        s.parser_spec, processes=s.processes, cache_dir=s.cache_dir, device=s.device,
+        model=s.similarity_model, pooling=s.pooling, batch_size=s.batch_size,
     )  # fmt: skip
     parser, embedder = make()
-    say = None if args.progress == "none" else (lambda line: print(line, file=sys.stderr))
+    say = None if s.progress == "none" else (lambda line: print(line, file=sys.stderr))
     try:
         result = evaluate_corpora(
-            corpora, parser=parser, embedder=embedder, max_perplexity=args.max_perplexity,
-            sample=args.sample, seed=args.seed, ted_convention=args.ted_convention,
-            max_chars=args.max_chars, progress=say,
+            corpora, parser=parser, embedder=embedder, max_perplexity=s.max_perplexity,
+            sample=s.sample, seed=s.seed, ted_convention=s.ted_convention,
+            max_chars=s.max_chars, progress=say,
         )  # fmt: skip
     finally:
         parser.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else format_corpora(result))
+    print(json.dumps(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
     for row in result["corpora"]:
         for failure in row["failures"]:
             where, stage, reason = failure["where"], failure["stage"], failure["reason"]
