@@ -36,6 +36,7 @@ __all__ = [
     "broadcast",
     "core_share",
     "dataset_identity",
+    "file_digest",
     "gather",
     "identity_changed",
     "input_identity",
@@ -215,31 +216,36 @@ class TaskFolder:
         return sum(layout.remove_temps(self.path(k)) for k in tasks)
 
 
-def input_identity(path: str | Path) -> dict[str, Any]:
-    """What identifies an input file's content: size, mtime and sha1 of the whole file when it is
-    small (<= :data:`FULL_HASH_BYTES`), else of its first and last MiB.
+def file_digest(path: str | Path) -> dict[str, Any]:
+    """What identifies a file's content: its size and the sha1 of the whole file when it is small
+    (<= :data:`FULL_HASH_BYTES`), else of its first and last MiB (enough to tell two model or input
+    files apart without reading gigabytes).
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "in.txt"
     >>> _ = p.write_text("a\\nb\\n")
-    >>> ident = input_identity(p)
-    >>> ident["size"], ident["sha1"]  # sha1sum of the same bytes
-    (4, '05dec960e24d918b8a73a1c53bcbbaac2ee5c2e0')
+    >>> file_digest(p)  # sha1sum of the same bytes
+    {'size': 4, 'sha1': '05dec960e24d918b8a73a1c53bcbbaac2ee5c2e0'}
     """
     import hashlib
 
     path = Path(path)
-    st = path.stat()
+    size = path.stat().st_size
     digest = hashlib.sha1()
     with open(path, "rb") as f:
-        if st.st_size <= FULL_HASH_BYTES:
+        if size <= FULL_HASH_BYTES:
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
-            return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha1": digest.hexdigest()}
+            return {"size": size, "sha1": digest.hexdigest()}
         digest.update(f.read(_EDGE_BYTES))
-        f.seek(st.st_size - _EDGE_BYTES)
+        f.seek(size - _EDGE_BYTES)
         digest.update(f.read(_EDGE_BYTES))
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges_sha1": digest.hexdigest()}
+    return {"size": size, "edges_sha1": digest.hexdigest()}
+
+
+def input_identity(path: str | Path) -> dict[str, Any]:
+    """What identifies an input file: its :func:`file_digest` and modification time."""
+    return {**file_digest(path), "mtime_ns": Path(path).stat().st_mtime_ns}
 
 
 def dataset_identity(name: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from typing import Any
 
 from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
+from paraamr.tasks import file_digest
 
 __all__ = [
     "BACKENDS",
@@ -116,9 +118,8 @@ def resolve_backend(
     return backend, compute_type
 
 
-def fingerprint(path: Path, block: int = 1 << 20) -> str:
-    """A key of the content of file ``path``: blake2b of its size, first and last MiB (enough to
-    tell two model files apart without reading gigabytes at every load).
+def fingerprint(path: Path) -> str:
+    """A short key of the content of file ``path`` (:func:`paraamr.tasks.file_digest`).
 
     >>> import tempfile
     >>> a, b = Path(tempfile.mkdtemp()) / "a", Path(tempfile.mkdtemp()) / "b"
@@ -129,13 +130,8 @@ def fingerprint(path: Path, block: int = 1 << 20) -> str:
     >>> fingerprint(a) == fingerprint(b)
     False
     """
-    size = path.stat().st_size
-    digest = hashlib.blake2b(str(size).encode(), digest_size=8)
-    with path.open("rb") as f:
-        digest.update(f.read(block))
-        f.seek(max(0, size - block))
-        digest.update(f.read(block))
-    return digest.hexdigest()
+    key = json.dumps(file_digest(path), sort_keys=True)
+    return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
 
 
 def _model_digest(source: Path) -> str:
