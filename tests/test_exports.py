@@ -18,7 +18,7 @@ from paraamr.metrics.parsers import CallableParser
 from paraamr.metrics.trees import read_tree
 from paraamr.records import normalize
 
-RELEASE = Path(__file__).parents[1] / "dataset" / "data" / "release_sample.jsonl"
+RELEASE = Path(__file__).parent / "dataset" / "data" / "release_sample.jsonl"
 RECORDS = [json.loads(line) for line in RELEASE.read_text(encoding="utf-8").splitlines()]
 
 

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from tinyargs import model_args
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 GRAPHS = [
     f"# ::id g{i}\n# ::snt the man said {i} things .\n"
     f"(s / say-01 :ARG0 (m / man) :ARG1 (t / thing :quant {i}) :ARG2 (w / woman))"

@@ -9,7 +9,7 @@ import penman
 import pytest
 from amr_checks import PAPER_AMR, PAPER_AT_Z3, PAPER_AT_Z4, PAPER_TEXT
 from penman.models.amr import model
-from test_amr_graphs import GRAPHS
+from test_rerooting import GRAPHS
 
 from paraamr import amr
 

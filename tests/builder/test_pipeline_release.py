@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from entries import generate as main
-from test_generate_chain import GRAPHS, tiny  # noqa: F401 (the trained tiny generator, a fixture)
+from test_pipeline_chain import GRAPHS, tiny  # noqa: F401 (the trained tiny generator, a fixture)
 
 from paraamr import filter_records
 from paraamr.cli import main as cli

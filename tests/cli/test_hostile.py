@@ -15,7 +15,7 @@ a subprocess for broken pipes and possible hangs) and checks:
 - every file that existed before the run is still there, byte for byte.
 
 Read-only and full-disk rows mount small tmpfs folders (root only; elsewhere those rows are
-skipped, saying so). The counts by command are printed at the end (tests/hostile/conftest.py).
+skipped, saying so). The counts by command are printed at the end (tests/support/hostile_report.py).
 """
 
 from __future__ import annotations

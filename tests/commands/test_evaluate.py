@@ -14,7 +14,7 @@ from paraamr.cli import main
 from paraamr.layout import shard_name
 from paraamr.records import DEFAULT_SCHEMA, text_id
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "metrics" / "data"
 RELEASE = DATA / "release_sample.jsonl"
 MEASURES = ("semantic_similarity", "bleu_diversity", "jaccard_diversity", "ted3", "tedf")
 

@@ -13,7 +13,7 @@ import pytest
 from paraamr.cli import main
 from paraamr.metrics.lexical import bleu_diversity
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "metrics" / "data"
 PAIRS = [line.split("\t") for line in (DATA / "pairs_sample.tsv").read_text().splitlines()[1:]]
 ARGS = ["--no-plots", "--no-progress", "--json", "--parser", "link-grammar:no-pos"]
 

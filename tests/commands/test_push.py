@@ -1,7 +1,7 @@
 """``paraamr push`` and ``convert --push-to-hub`` against the loopback Hub (``hub`` fixture,
 ``tests/support/hubserver.py``): the real huggingface_hub creates the repo, uploads and commits; the
 server keeps every commit, so the tests assert the files that arrive, byte for byte. (A server that
-echoes the token in its errors: tests/hostile/test_errors.py.)"""
+echoes the token in its errors: tests/cli/test_errors.py.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The evaluate modules: loading from the checkout and through paraamr.metric_path, agreement with
 the pure functions they wrap, their options and keys under evaluate.combine, their Hub Spaces and
 quiet model loading. Their documented examples run in evaluate's own module test
-(test_metrics_module_evaluate.py)."""
+(test_modules_evaluate.py)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,8 @@ from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("semantic_similarity", "lexical_diversity", "ted_diversity", "paraphrase_quality")
-TREES = [
-    line
-    for line in (Path(__file__).parent / "data" / "corenlp_trees.txt").read_text().splitlines()
-    if line.startswith("(")
-]
+CORENLP_TREES = Path(__file__).parents[1] / "metrics" / "data" / "corenlp_trees.txt"
+TREES = [line for line in CORENLP_TREES.read_text().splitlines() if line.startswith("(")]
 
 
 @pytest.fixture(scope="module")

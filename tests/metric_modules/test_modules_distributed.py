@@ -7,7 +7,7 @@ evaluate gathers only the inputs (``predictions``, ``references``); keyword opti
 ``_compute`` from process 0 alone, so per-pair options (``targets``, ``templates``, ``labels``)
 are given there for every pair, in process order.
 
-``python test_metrics_module_distributed.py RANK EXPERIMENT CACHE_DIR OUT`` is one process.
+``python test_modules_distributed.py RANK EXPERIMENT CACHE_DIR OUT`` is one process.
 """
 
 from __future__ import annotations

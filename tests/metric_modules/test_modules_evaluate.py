@@ -14,7 +14,7 @@ does, asserts that ``_compute`` takes no ``**kwargs``, runs the module's doctest
 directives, ``doctest.ELLIPSIS_MARKER = "[...]"``, ``evaluate.load(x)`` redirected to
 ``load("metrics/" + x)``) and asserts no failure and more than one example.
 
-``python tests/metrics/test_metrics_module_evaluate.py NAME...``, run in a folder holding
+``python tests/metric_modules/test_modules_evaluate.py NAME...``, run in a folder holding
 ``metrics/NAME/``, does the same outside pytest (the wheel test runs it in a fresh venv).
 """
 

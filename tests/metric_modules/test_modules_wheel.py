@@ -7,7 +7,7 @@ with ``--system-site-packages``: paraamr's dependencies (torch, transformers, sp
 several GB from the index, too much for a test, so they come from the interpreter that runs the
 tests, while paraamr itself comes only from the wheel (asserted: the venv's copy shadows any other,
 and ``PYTHONPATH`` is cleared). There, each module folder's ``requirements.txt`` resolves with no
-index but the wheel's folder, and evaluate's own module test (``test_metrics_module_evaluate.py``)
+index but the wheel's folder, and evaluate's own module test (``test_modules_evaluate.py``)
 passes on the four installed folders, loaded with ``evaluate.load(path)``.
 """
 
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_metrics_module_evaluate import NAMES
+from test_modules_evaluate import NAMES
 from wheel_build import build_wheel, run
 
 
@@ -65,7 +65,7 @@ def test_evaluate_module_test_passes_on_the_installed_modules(venv, tmp_path):
     python, _, env = venv
     installed = run(python, "-c", "import paraamr; print(paraamr.metric_path('ted_diversity'))", env=env)
     (tmp_path / "metrics").symlink_to(Path(installed.strip()).parent)  # as evaluate's repository has it
-    test = Path(__file__).with_name("test_metrics_module_evaluate.py")
+    test = Path(__file__).with_name("test_modules_evaluate.py")
     out = run(python, test, *NAMES, cwd=tmp_path, env=env)
     assert [line for line in out.splitlines() if line.startswith("test_load passed")] == [
         f"test_load passed: {name}" for name in NAMES

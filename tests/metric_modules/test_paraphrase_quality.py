@@ -1,5 +1,5 @@
 """The evaluate module ``paraphrase_quality``, loaded from the package (its doctest runs under
-evaluate's own settings in tests/metrics/test_metrics_module_evaluate.py)."""
+evaluate's own settings in tests/metric_modules/test_modules_evaluate.py)."""
 
 from __future__ import annotations
 

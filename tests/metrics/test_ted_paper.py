@@ -17,8 +17,8 @@ from statistics import mean
 import pytest
 import zss
 from nltk import Tree as NltkTree
-from test_metrics_fidelity import DOCS, gold_pairs
-from test_metrics_ted import corenlp_trees, random_tree
+from test_ted import corenlp_trees, random_tree
+from test_ted_fidelity import DOCS, gold_pairs
 
 from paraamr.metrics import ted
 from paraamr.metrics.parsers import LinkGrammarParser, upper_i

@@ -1,6 +1,6 @@
-"""Fixtures of the dataset tests: the release-format sample (plain, zipped, gzipped), a Parquet
-dataset folder in our schema written with the generator's ShardWriter, and a folder written by the
-generator itself (tiny random models)."""
+"""Fixtures of the dataset, card and convert tests (a plugin of tests/conftest.py): the
+release-format sample (plain, zipped, gzipped), a Parquet dataset folder in our schema written with
+the generator's ShardWriter, and a folder written by the generator itself (tiny random models)."""
 
 from __future__ import annotations
 

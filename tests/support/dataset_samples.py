@@ -1,11 +1,11 @@
-"""Sample data of the dataset tests (the fixtures are in conftest.py, which tests never import by
-name: every area's conftest module is called ``conftest``)."""
+"""Sample data of the dataset tests (the fixtures are in dataset_fixtures.py, a plugin of
+tests/conftest.py); the files are in tests/dataset/data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "dataset" / "data"
 #: Six sources in the release format (the first is the release README's example, with a
 #: paraphrase of perplexity 125 > 120); 11 paraphrases. Counts by hand are in the tests.
 RELEASE = DATA / "release_sample.jsonl"

@@ -1,4 +1,5 @@
-"""The hostile-input table's counts by command, printed at the end of the run (issue 14 item 6)."""
+"""The hostile-input table's counts by command, printed at the end of the run (issue 14 item 6); a plugin
+of tests/conftest.py, for tests/cli/test_hostile.py."""
 
 from __future__ import annotations
 
