@@ -1,12 +1,17 @@
 """What a run checks before anything heavy, and what it refuses: typo'd inputs leave nothing behind
 and are reported once (also under two processes), the folder lock, the input's identity on resume,
 ``--overwrite`` touching only the project's own files, the launch trap of ``accelerate launch
---cpu``, the progress bar's total, input rows that are failures, and a summary without local paths."""
+--cpu``, the progress bar's total, input rows that are failures, a summary without local paths,
+``--trust-remote-code`` reaching the model check, and ``--overwrite`` removing the earlier run's
+Table-2 row and plots."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -17,7 +22,10 @@ from entries import generate as main
 from tinyargs import model_args
 
 from paraamr.builder import readers
+from paraamr.builder.checks import check_run
+from paraamr.builder.settings import RecordSettings
 from paraamr.builder.state import RunFolder
+from paraamr.errors import ParaAMRError
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = [f"the man said {i} things to the woman ." for i in range(6)]
@@ -387,3 +395,57 @@ def test_the_pipeline_runs_any_stage_objects_one_batch_per_window():
     assert all(p["perplexity"] == len(p["para_text"]) for r in records for p in r["paraphrases"])
     with pytest.raises(ValueError, match="needs a parser stage"):
         list(Generator(Stages(Realizer()), window=2).generate(["text"]))
+
+
+def _foreign_parser(tiny_models, tmp_path) -> Path:
+    """The tiny parser whose ``amrlib_meta.json`` names code that is not amrlib's own."""
+    folder = tmp_path / "parser"
+    shutil.copytree(tiny_models["parser"], folder)
+    meta_path = folder / "amrlib_meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["inference_module"] = "my_lab.parsers"
+    meta_path.write_text(json.dumps(meta))
+    return folder
+
+
+def test_trust_remote_code_reaches_the_model_check(tiny_models, tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text("The man spoke.\n")
+    record = RecordSettings(
+        input=str(text),
+        parser_model=str(_foreign_parser(tiny_models, tmp_path)),
+        realizer_model=str(tiny_models["generator"]),
+        lm_model=str(tiny_models["lm"]),
+        max_perplexity=None,
+    )
+    folder = RunFolder(tmp_path / "out", rank=0, num_processes=1)
+    with pytest.raises(ParaAMRError, match=r"my_lab\.parsers.*--trust-remote-code"):
+        check_run(record, folder)
+    saved, mode = check_run(record, folder, trust_remote_code=True)  # the opt-in is honoured
+    assert mode == "new" and saved["record"]["parser_model"] == record.parser_model
+
+
+def _run(*argv: str) -> int:
+    from entries import generate as main
+
+    with contextlib.redirect_stderr(io.StringIO()):
+        return main(list(argv))
+
+
+def test_overwrite_removes_the_earlier_runs_table2_row_and_plots(tiny_models, tmp_path):
+    graphs = _write_graphs(tmp_path / "in.amr")
+    out = tmp_path / "out"
+    args = ["--amr-input", str(graphs), "--output", str(out), "--no-progress", *model_args(tiny_models)]
+    assert _run(*args) == 0
+    from paraamr.card import update_card_metrics
+
+    update_card_metrics(out, {"1-BLEU": 12.34}, {"bleu": "bleu|v:1"})
+    plots = sorted(p.name for p in (out / "plots").glob("*.png"))
+    assert (out / "evaluation.json").is_file() and plots
+    # the new run has no record at all (every graph is refused): it fails, and leaves nothing of the
+    # earlier run that would speak for it (no Table-2 row, no card, no plot)
+    graphs.write_text("(s / say-01 :ARG0 (m / man)\n\n(broken\n")
+    assert _run(*args, "--overwrite") == 1
+    assert json.loads((out / "summary.json").read_text())["counts"]["records"] == 0
+    assert not (out / "evaluation.json").exists() and not (out / "README.md").exists()
+    assert not [name for name in plots if (out / "plots" / name).exists()]

@@ -1,6 +1,7 @@
 """End-to-end runs of ``generate.py`` on tiny random models: one process in-process, two CPU processes
 under ``torchrun``, runs killed with SIGKILL and resumed, hostile input, the folder read back with
-``load_dataset``. The expensive runs are module fixtures shared between assertions."""
+``load_dataset``, and CPU processes sharing the cores they may use. The expensive runs are module
+fixtures shared between assertions."""
 
 from __future__ import annotations
 
@@ -392,3 +393,16 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
             base.differences(changed) and f"--{f.name.replace('_', '-')} was" in base.differences(changed)[0]
         )
     assert not set(f.name for f in fields(RunSettings)) & set(f.name for f in fields(RecordSettings))
+
+
+def test_cpu_processes_share_the_cores_they_may_use():
+    """Under ``taskset`` (or cgroups, or Slurm) a process may use fewer cores than the machine has:
+    its torch threads are its share of those, not of ``os.cpu_count()``."""
+    code = (
+        "import torch; from paraamr.builder.run import share_cores; "
+        "torch.set_num_threads(8); share_cores(1); print(torch.get_num_threads())"
+    )
+    out = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "1"
