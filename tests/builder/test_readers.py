@@ -106,3 +106,17 @@ def test_shard_writer_leaves_nothing_on_error(tmp_path):
         w.write({"id": "1", "text": "t", "paraphrases": []})
         raise RuntimeError("killed")
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_text_lines_longer_than_the_cap_are_failure_rows_read_in_flat_memory():
+    import hashlib
+    import io
+
+    from paraamr import texts
+    from paraamr.builder import readers
+
+    line = b"y" * (texts.MAX_LINE_BYTES + 10)
+    got = list(readers.read_lines(io.BytesIO(b"ok\n" + line + b"\r\nlast\n")))
+    assert [r.text for r in got[::2]] == ["ok", "last"] and got[1].failure.stage == "input"
+    assert got[1].id == hashlib.sha1(line).hexdigest()[:16]  # the id a short line would have
+    assert len(got[1].text) < 2000 and "over the cap" in got[1].failure.reason

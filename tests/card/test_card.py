@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from dataset_samples import release_bytes
 from huggingface_hub import DatasetCard
 
 import paraamr
 from paraamr import card, sources
+from paraamr.cli import main
 from paraamr.stats import compute_stats
 
 SECTIONS = [
@@ -292,3 +295,31 @@ def test_reloading_a_rewritten_folder_gives_the_new_rows(tmp_path):
     assert again["text"] == ["Three.", "Four.", "Five."]
     info = DatasetCard((folder / "README.md").read_text(encoding="utf-8")).data.dataset_info
     assert [i["splits"][0]["num_examples"] for i in info] == [3, 3]
+
+
+def test_cards_stay_small_with_a_huge_line(tmp_path, monkeypatch):
+    huge = "word " * 1_000_000  # 5 MB on one line
+    line = (
+        json.dumps({"text": huge, "paraphrases": [{"para_text": huge, "perplexity": 3.0}]}).encode() + b"\n"
+    )
+    (tmp_path / "in.jsonl").write_bytes(line + release_bytes(3))
+    assert main(["convert", str(tmp_path / "in.jsonl"), str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c" / "README.md").stat().st_size < 64_000
+    rows = [{"text": huge, "label": 0}, {"text": "Hi .", "label": 1}]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "augment",
+        "--dataset",
+        "a.jsonl",
+        "--method",
+        "reda",
+        "--n",
+        "1",
+        "--output",
+        "a",
+        "--max-chars",
+        "100",
+    ]
+    assert main(argv) == 0
+    assert (tmp_path / "a" / "README.md").stat().st_size < 64_000

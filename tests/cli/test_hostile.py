@@ -1040,10 +1040,10 @@ def table() -> list[Case]:
             ),
         ],
     )
-    return cases + round_two() + round_three()
+    return cases + limit_cases() + value_and_state_cases()
 
 
-def round_two() -> list[Case]:
+def limit_cases() -> list[Case]:
     """Issue 28's cases (text a dataset cannot hold, symlinks, bombs, oversize graphs, names,
     folders that hold no dataset), and more of the same kinds."""
     models = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
@@ -1357,7 +1357,7 @@ UNFINISHED = {
 SECRET = "s3cretPassw0rd"
 
 
-def round_three() -> list[Case]:
+def value_and_state_cases() -> list[Case]:
     """Issue 41's cases that one command shows (numbers that are not numbers, a repo id refused
     after the work, a model of another kind removed, dictionaries with text a dataset cannot hold,
     a run read before it is finalized, output left by a failed command, a password printed), and

@@ -2,7 +2,7 @@
 socket on loopback), an input edited between a run and its resume or between two shards, a disk
 that fills up mid-write (a small tmpfs), an evaluation cache over an edited input, numbers from
 numpy and a triplet cap. The one-command cases are rows of the hostile table
-(``test_hostile_inputs.py``, :func:`round_three`)."""
+(``test_hostile.py``, :func:`value_and_state_cases`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Issue 28 beyond one line on stderr: what the failure rows hold, that nothing reaches the Hub,
-that two writers of one folder never both succeed, memory under a decompression bomb, refocus
-streaming, cards that stay small. The one-line errors of these cases are rows of the hostile
-table (``test_hostile_inputs.py``, :func:`round_two`)."""
+"""What hostile input leaves beyond one line on stderr: what the failure rows hold, that nothing
+reaches the Hub, that two writers of one folder never both succeed, memory under a decompression
+bomb. The one-line errors of these cases are rows of the hostile table (``test_hostile.py``,
+:func:`limit_cases`); the cases of one module are with its tests (the readers' line cap, the
+sources' zip members, refocus streaming, cards with a huge line)."""
 
 from __future__ import annotations
 
@@ -14,20 +15,12 @@ import zlib
 from pathlib import Path
 
 import psutil
-import pytest
+from dataset_samples import release_bytes
 
 from paraamr.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = ["The cat sat on the mat .", "A dog ran in the park .", "She reads a good book ."]
-
-
-def release_lines(n: int, extra: bytes = b"") -> bytes:
-    rows = [
-        {"text": f"{SENTENCES[i % 3]} {i}", "paraphrases": [{"para_text": f"again {i}", "perplexity": 20.0}]}
-        for i in range(n)
-    ]
-    return "".join(json.dumps(r) + "\n" for r in rows).encode() + extra
 
 
 def env() -> dict[str, str]:
@@ -86,7 +79,7 @@ def test_generate_makes_a_lone_surrogate_and_a_nul_failure_rows_and_a_rerun_gets
 def test_convert_names_the_paraphrase_with_and_without_skip_invalid(tmp_path, capsys):
     """Before: "internal error: UnicodeEncodeError" even with --skip-invalid."""
     bad = b'{"text": "A bird .", "paraphrases": [{"para_text": "A \\ud800 bird .", "perplexity": 2}]}\n'
-    (tmp_path / "in.jsonl").write_bytes(release_lines(4, bad))
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(4, bad))
     assert main(["convert", str(tmp_path / "in.jsonl"), str(tmp_path / "a")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.endswith(
@@ -101,25 +94,11 @@ def test_convert_names_the_paraphrase_with_and_without_skip_invalid(tmp_path, ca
     assert datasets.load_dataset(str(tmp_path / "b"), split="train").num_rows == 4
 
 
-def test_text_lines_longer_than_the_cap_are_failure_rows_read_in_flat_memory():
-    import hashlib
-    import io
-
-    from paraamr import texts
-    from paraamr.builder import readers
-
-    line = b"y" * (texts.MAX_LINE_BYTES + 10)
-    got = list(readers.read_lines(io.BytesIO(b"ok\n" + line + b"\r\nlast\n")))
-    assert [r.text for r in got[::2]] == ["ok", "last"] and got[1].failure.stage == "input"
-    assert got[1].id == hashlib.sha1(line).hexdigest()[:16]  # the id a short line would have
-    assert len(got[1].text) < 2000 and "over the cap" in got[1].failure.reason
-
-
 # --- item 3: symlinks -----------------------------------------------------------------------
 
 
 def _dataset(tmp_path: Path) -> Path:
-    (tmp_path / "in.jsonl").write_bytes(release_lines(6))
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(6))
     folder = tmp_path / "corpus"
     assert main(["convert", str(tmp_path / "in.jsonl"), str(folder)]) == 0
     return folder
@@ -142,7 +121,7 @@ def test_push_with_an_outward_link_uploads_nothing(tmp_path, hub, capsys):
 
 
 def test_stats_overwrite_replaces_a_plot_link_never_its_target(tmp_path, capsys):
-    (tmp_path / "in.jsonl").write_bytes(release_lines(6))
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(6))
     (tmp_path / "mine.png").write_bytes(b"my picture")
     plots = tmp_path / "plots"
     plots.mkdir()
@@ -167,7 +146,7 @@ def test_stats_overwrite_replaces_a_plot_link_never_its_target(tmp_path, capsys)
 def test_convert_into_a_folder_another_writer_holds_is_refused_naming_it(tmp_path, capsys):
     from paraamr.locks import folder_lock
 
-    (tmp_path / "in.jsonl").write_bytes(release_lines(6))
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(6))
     with folder_lock(tmp_path / "out", command="test"):
         assert main(["convert", str(tmp_path / "in.jsonl"), str(tmp_path / "out")]) == 1
     assert f"locked by pid {os.getpid()} on host " in capsys.readouterr().err
@@ -175,7 +154,7 @@ def test_convert_into_a_folder_another_writer_holds_is_refused_naming_it(tmp_pat
 
 def test_two_converts_into_one_new_folder_never_both_write(tmp_path):
     """Before: both printed "wrote", and the folder lacked the default config."""
-    (tmp_path / "in.jsonl").write_bytes(release_lines(30000))
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(30000))
     runs = [paraamr("convert", "in.jsonl", "out", cwd=tmp_path) for _ in range(2)]
     done = [(p.wait(timeout=300), *p.communicate()) for p in runs]
     codes = sorted(code for code, _, _ in done)
@@ -254,86 +233,3 @@ def test_stats_on_a_1mb_gzip_of_a_1gb_line_is_refused_in_flat_memory(tmp_path):
         else:
             assert proc.returncode == 1 and "unpacks to more than 100 times" in err, err
         print(f"stats {' '.join(extra) or '(defaults)'}: peak RSS {peak / 2**20:.0f} MiB")
-
-
-def test_zip_members_are_refused_by_their_declared_size_before_they_are_opened(tmp_path):
-    import zipfile
-
-    from paraamr import sources
-    from paraamr.errors import InputError
-
-    archive = tmp_path / "in.zip"
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("a.jsonl", release_lines(3))
-        z.writestr("b.jsonl", b"\n" * 30_000_000)  # 30 MB of blank lines in 30 KB
-    with pytest.raises(InputError, match=r"in.zip: unpacks to more than 100 times"):
-        list(sources.iter_records(archive))
-    assert len(list(sources.iter_records(archive, limits=sources.Limits(max_ratio=10**6)))) == 3
-
-
-# --- item 8: oversize graphs ----------------------------------------------------------------
-
-
-def test_refocus_writes_variants_as_it_makes_them(tmp_path):
-    """Before: every variant of a 20,000-node graph was held (out of memory, nothing written)."""
-    star = "(r / root " + " ".join(f":op{i} (n{i} / thing)" for i in range(1, 20000)) + ")"
-    (tmp_path / "huge.amr").write_text(f"# ::id huge\n{star}\n\n(c / cat :mod (b / big))\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "paraamr", "refocus", "huge.amr"],
-        cwd=tmp_path,
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 1 and done.stdout.count("# ::focus") == 1  # the next graph's
-    assert "graph 1 (id huge): more than 500 nodes (--max-amr-nodes 500)" in done.stderr
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paraamr", "refocus", "huge.amr", "--max-amr-nodes", "20000"],
-        cwd=tmp_path,
-        env=env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        first = b""
-        while b"\n\n" not in first:
-            first += proc.stdout.read1(1 << 16)
-        time.sleep(2)
-        rss = psutil.Process(proc.pid).memory_info().rss
-        assert proc.poll() is None and first.startswith(b"# ::id huge")  # written while making more
-        assert rss < 400 * 2**20, rss
-    finally:
-        proc.kill()
-        proc.communicate()
-
-
-# --- item 9: cards embed cut texts ----------------------------------------------------------
-
-
-def test_cards_stay_small_with_a_huge_line(tmp_path, monkeypatch):
-    huge = "word " * 1_000_000  # 5 MB on one line
-    line = (
-        json.dumps({"text": huge, "paraphrases": [{"para_text": huge, "perplexity": 3.0}]}).encode() + b"\n"
-    )
-    (tmp_path / "in.jsonl").write_bytes(line + release_lines(3))
-    assert main(["convert", str(tmp_path / "in.jsonl"), str(tmp_path / "c")]) == 0
-    assert (tmp_path / "c" / "README.md").stat().st_size < 64_000
-    rows = [{"text": huge, "label": 0}, {"text": "Hi .", "label": 1}]
-    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    monkeypatch.chdir(tmp_path)
-    argv = [
-        "augment",
-        "--dataset",
-        "a.jsonl",
-        "--method",
-        "reda",
-        "--n",
-        "1",
-        "--output",
-        "a",
-        "--max-chars",
-        "100",
-    ]
-    assert main(argv) == 0
-    assert (tmp_path / "a" / "README.md").stat().st_size < 64_000

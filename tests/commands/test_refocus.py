@@ -6,8 +6,10 @@ import io
 import random
 import subprocess
 import sys
+import time
 
 import penman
+import psutil
 import pytest
 from amr_checks import PAPER_AMR, PAPER_TEXT, assert_invariants
 from amr_graphs import random_penman
@@ -115,3 +117,35 @@ def test_a_closed_pipe_ends_it_quietly(tmp_path):
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141, stderr  # 128 + SIGPIPE, as a shell reports `head`'s writer
     assert stderr == ""
+
+
+def test_refocus_writes_variants_as_it_makes_them(tmp_path):
+    """Before: every variant of a 20,000-node graph was held (out of memory, nothing written)."""
+    star = "(r / root " + " ".join(f":op{i} (n{i} / thing)" for i in range(1, 20000)) + ")"
+    (tmp_path / "huge.amr").write_text(f"# ::id huge\n{star}\n\n(c / cat :mod (b / big))\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "paraamr", "refocus", "huge.amr"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and done.stdout.count("# ::focus") == 1  # the next graph's
+    assert "graph 1 (id huge): more than 500 nodes (--max-amr-nodes 500)" in done.stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paraamr", "refocus", "huge.amr", "--max-amr-nodes", "20000"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        first = b""
+        while b"\n\n" not in first:
+            first += proc.stdout.read1(1 << 16)
+        time.sleep(2)
+        rss = psutil.Process(proc.pid).memory_info().rss
+        assert proc.poll() is None and first.startswith(b"# ::id huge")  # written while making more
+        assert rss < 400 * 2**20, rss
+    finally:
+        proc.kill()
+        proc.communicate()

@@ -7,7 +7,7 @@ import json
 import zipfile
 
 import pytest
-from dataset_samples import FOLDER_RECORDS
+from dataset_samples import FOLDER_RECORDS, release_bytes
 
 from paraamr import sources
 from paraamr.errors import InputError
@@ -133,3 +133,18 @@ def test_select_orders_and_bounds():
     assert sources.select(record, max_perplexity=10, min_paraphrases=2) is None
     with pytest.raises(ValueError, match="order must be one of"):
         sources.select(record, order="random")
+
+
+def test_zip_members_are_refused_by_their_declared_size_before_they_are_opened(tmp_path):
+    import zipfile
+
+    from paraamr import sources
+    from paraamr.errors import InputError
+
+    archive = tmp_path / "in.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.jsonl", release_bytes(3))
+        z.writestr("b.jsonl", b"\n" * 30_000_000)  # 30 MB of blank lines in 30 KB
+    with pytest.raises(InputError, match=r"in.zip: unpacks to more than 100 times"):
+        list(sources.iter_records(archive))
+    assert len(list(sources.iter_records(archive, limits=sources.Limits(max_ratio=10**6)))) == 3

@@ -3,6 +3,7 @@ tests/conftest.py); the files are in tests/dataset/data."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 DATA = Path(__file__).parents[1] / "dataset" / "data"
@@ -64,3 +65,18 @@ SENTENCES = [
     "Dogs bark at night.",
     "I know they will need documents.",
 ]
+
+#: Sentences of :func:`release_bytes`.
+RELEASE_SENTENCES = ["The cat sat on the mat .", "A dog ran in the park .", "She reads a good book ."]
+
+
+def release_bytes(n: int, extra: bytes = b"") -> bytes:
+    """``n`` sources of release JSON lines (one paraphrase each), then ``extra``."""
+    rows = [
+        {
+            "text": f"{RELEASE_SENTENCES[i % 3]} {i}",
+            "paraphrases": [{"para_text": f"again {i}", "perplexity": 20.0}],
+        }
+        for i in range(n)
+    ]
+    return "".join(json.dumps(r) + "\n" for r in rows).encode() + extra
