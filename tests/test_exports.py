@@ -169,6 +169,7 @@ def test_output_is_never_replaced_without_overwrite_and_bad_input_is_one_line(re
         assert not new.exists() and not list(tmp_path.glob(".*tmp"))
 
 
+@pytest.mark.slow
 def test_from_a_hub_dataset_in_both_configs(release, tmp_path, hub, capsys):
     folder = tmp_path / "folder"
     assert main(["convert", str(release), str(folder)]) == 0

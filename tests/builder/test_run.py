@@ -121,11 +121,13 @@ def two_proc(tiny_models, hostile, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_progress_bar_counts_the_rows_of_both_processes(two_proc):
     log = (two_proc.parent / "log.txt").read_text()
     assert "generate (2 processes)" in log and f"{len(HOSTILE)}/{len(HOSTILE)} [" in log and "100%" in log
 
 
+@pytest.mark.slow
 def test_a_log_gets_lines_of_both_processes_not_a_bar(tiny_models, hostile, tmp_path):
     """Where stderr is no terminal (a log, Slurm, CI), ``--progress auto`` writes plain lines: the
     models first, then counts summed over both processes, and no line twice in a row."""
@@ -139,12 +141,14 @@ def test_a_log_gets_lines_of_both_processes_not_a_bar(tiny_models, hostile, tmp_
     assert "\r" not in log.read_text() and all(a != b for a, b in itertools.pairwise(lines))
 
 
+@pytest.mark.slow
 def test_two_processes_give_the_records_of_one(one_proc, two_proc):
     _assert_same(one_proc, two_proc)
     records = _comparable(one_proc)[0]
     assert any(paras for _, _, paras in records.values())  # the paper sentence parses to a real graph
 
 
+@pytest.mark.slow
 def test_each_process_handles_only_its_slice(hostile, two_proc):
     ids = [row.id for row in read_input(hostile)]
     for rank in (0, 1):
@@ -153,6 +157,7 @@ def test_each_process_handles_only_its_slice(hostile, two_proc):
         assert state["done"] and state["stats"]["inputs"] == len(mine) > 0
 
 
+@pytest.mark.slow
 def test_counts_reconcile_and_hostile_lines_are_failures(hostile, two_proc):
     summary = json.loads((two_proc / "summary.json").read_text())
     counts = summary["counts"]
@@ -170,6 +175,7 @@ def test_counts_reconcile_and_hostile_lines_are_failures(hostile, two_proc):
     assert "ctrl\x00\x07\x1b chars in the line" in texts and "Ceci n'est pas anglais. 这不是英语。" in texts
 
 
+@pytest.mark.slow
 def test_load_dataset_reads_both_configs(two_proc, tmp_path):
     from datasets import load_dataset
 
@@ -208,6 +214,7 @@ def _wait_for(predicate, proc: subprocess.Popen, timeout: float = 400) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_kill_9_and_resume_equals_an_uninterrupted_run(tiny_models, hostile, two_proc, tmp_path):
     out = tmp_path / "out"
     args = ["--input", str(hostile), "--output", str(out), *CHUNKS, *_models(tiny_models)]

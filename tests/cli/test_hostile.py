@@ -1609,9 +1609,13 @@ def value_and_state_cases() -> list[Case]:
 CASES = table()
 
 
+#: Rows that take over 10 s on 2 cores.
+SLOW = {"quality train|long-line"}
+
+
 def _params():
     for case in CASES:
-        yield pytest.param(case, id=case.id)
+        yield pytest.param(case, id=case.id, marks=pytest.mark.slow if case.id in SLOW else ())
 
 
 # --- running ----------------------------------------------------------------------------------

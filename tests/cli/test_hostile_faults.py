@@ -132,6 +132,7 @@ def _dataset_folder(path: Path, texts: list[str]) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_dataset_folder_edited_before_a_resume_is_refused(tmp_path, tiny_models, capsys):
     """Before: ``"input_identity": null``; a resume after the edit skipped rows by count, exit 0."""
     data = _dataset_folder(tmp_path / "ds", SENTENCES)

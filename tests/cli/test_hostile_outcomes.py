@@ -15,6 +15,7 @@ import zlib
 from pathlib import Path
 
 import psutil
+import pytest
 from dataset_samples import release_bytes
 
 from paraamr.cli import main
@@ -172,6 +173,7 @@ def _augment(seed: int, *extra: str) -> list[str]:
     return [*base, "--output", "out", *extra]
 
 
+@pytest.mark.slow
 def test_two_augment_overwrite_runs_never_both_succeed(tmp_path):
     """Before: one result silently lost, or "Parquet file size is 4 bytes" blaming the input."""
     rows = [{"text": f"{SENTENCES[i % 3]} number {i}", "label": i % 2} for i in range(3000)]
@@ -205,6 +207,7 @@ def test_a_failed_augment_overwrite_leaves_the_output_as_it_was(tmp_path, capsys
 # --- item 7: bombs --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_stats_on_a_1mb_gzip_of_a_1gb_line_is_refused_in_flat_memory(tmp_path):
     """The issue's measure: refused, or under 300 MB. Before: about 2.3 GB."""
     bomb = tmp_path / "bomb.jsonl.gz"

@@ -138,6 +138,7 @@ def test_min_similarity_against_hand_counts(folder, tmp_path):
     assert list(both["train"]["para_text"]) == ["The cat was sitting."]  # 20.0 and 0.9375
 
 
+@pytest.mark.slow
 def test_loaded_from_the_hub_and_streamed_equal_the_builder(hub, folder, converted, tmp_path_factory):
     hub.add_dataset_repo("org/paraamr", folder)
     hub.add_dataset_repo("org/paraamr-small", converted)
@@ -213,6 +214,7 @@ def test_bad_input_is_refused_in_one_line(folder):
         paraamr.filter_records(no_scores, min_similarity=0.5)
 
 
+@pytest.mark.slow
 def test_filtered_configs_of_the_card_give_the_builders_pairs(hub, folder, tmp_path_factory, tmp_path):
     """``write_card(thresholds=...)``: ``pairs-ppl{T}`` configs, read with datasets' Parquet filters."""
     root = tmp_path / "paraamr"

@@ -135,6 +135,7 @@ def test_select_orders_and_bounds():
         sources.select(record, order="random")
 
 
+@pytest.mark.slow
 def test_zip_members_are_refused_by_their_declared_size_before_they_are_opened(tmp_path):
     import zipfile
 

@@ -144,6 +144,7 @@ def test_embedder_errors(tmp_path):
         semantic_similarity([None], ["a"], embedder=None)
 
 
+@pytest.mark.slow
 def test_process_pool_gives_the_vectors_of_one_process(minilm, monkeypatch):
     """Large encode calls on a CPU run in one single-threaded process per core: the same vectors
     up to batch composition (values within 1e-4, in practice ~1e-7); the workers end with it."""

@@ -64,6 +64,7 @@ def paper_reference(
     return zss.simple_distance(a, b, label_dist=lambda x, y: 0 if x == y else 1)
 
 
+@pytest.mark.slow
 def test_paper_convention_equals_an_nltk_zss_computation_of_its_definition():
     trees = corenlp_trees()
     pairs = list(itertools.permutations(trees, 2))
@@ -98,6 +99,7 @@ VARIANTS = {
 }
 
 
+@pytest.mark.slow
 def test_gold_trees_ratio_is_near_the_papers_band_in_paper_convention_only():
     pairs = gold_pairs()
     preds, refs = [p["paraphrase_tree"] for p in pairs], [p["source_tree"] for p in pairs]

@@ -250,6 +250,7 @@ def _convert_in_child(source: str, queue) -> None:
     queue.put((str(converted(source, AutoTokenizer.from_pretrained(source))), len(calls)))
 
 
+@pytest.mark.slow
 def test_conversion_once_beside_the_model_keyed_by_digest(models, tmp_path):
     source = tmp_path / "lm"
     shutil.copytree(models["lm"], source)
@@ -313,6 +314,7 @@ def test_settings_record_the_backend():
     ]
 
 
+@pytest.mark.slow
 def test_without_ctranslate2_everything_runs_on_transformers(models):
     """A process where ctranslate2 cannot be imported: one line says so, outputs as before."""
     code = f"""
