@@ -170,7 +170,7 @@ def main() -> None:
     data = Dataset.from_dict({"sentence": texts, "label": [i % 2 for i in range(len(texts))]})
     print(f"{len(texts)} sentences, {sum(len(t.split()) for t in texts) / len(texts):.1f} tokens on average")
 
-    # -- n-gram LM: ours against nltk.lm (same scores: tests/augment/test_augment_ngram.py) --
+    # -- n-gram LM: ours against nltk.lm (same scores: tests/augment/test_ngram.py) --
     lm, t_train = timed(lambda: train_lm([data], ("sentence",)))
     padded = [[START, *lm_tokens(t), END] for t in texts]
 

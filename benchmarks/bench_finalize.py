@@ -3,7 +3,7 @@
 A synthetic run (no models) of ``--records`` sources (default 1,000,000) in ``--shards`` shards
 (default 64), written as ``generate.py --shard I/N`` writes it: per shard, committed parts of both
 configs every ``--commit-every`` records (default 10,000, the generator's), a done state, the run's
-settings (``tests/builder/shard_runs.py``). Records are ``bench_folder.py``'s (release-like text,
+settings (``tests/support/shard_runs.py``). Records are ``bench_folder.py``'s (release-like text,
 0-14 paraphrases, ~7 on average) with, unless ``--no-amr``, AMR strings on the source and each
 paraphrase as the generator writes them (2.1 characters of PENMAN per character of sentence, the
 ratio of the hand-written graphs in ``tests/builder/data/graphs.amr``).
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "tests" / "builder")]
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests" / "support")]
 
 #: Characters of PENMAN per character of sentence (tests/builder/data/graphs.amr: 2.10).
 AMR_RATIO = 2.1

@@ -7,7 +7,7 @@ the same run: for every graph and focus, each side's text must decode (penman) t
 triples with the focus as top (ours always; penman's encoder sometimes writes a node before its concept, which
 decodes to an extra instance-less triple: counted apart); byte-identical texts are counted too.
 
-Graphs are generated AMR-like (``tests/amr/amr_graphs.py``: one re-entrancy and one attribute
+Graphs are generated AMR-like (``tests/support/amr_graphs.py``: one re-entrancy and one attribute
 per 8 variables, local re-entrancies) at 10, 25, 50, 100 and 200 variables; the cost of
 all-foci re-rooting grows with the square of the size, so the ratio depends on it. Timing
 (``benchmarks/_timing.py``): one thread, a warm-up on other graphs, both sides interleaved
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from _timing import interleave, load, machine, pin_threads
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "amr"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 #: Graphs per size at ``--scale 1``: about the same naive time per size on one core.
 GRAPHS = {10: 300, 25: 100, 50: 30, 100: 8, 200: 3}

@@ -7,6 +7,9 @@ import os
 
 import pytest
 
+#: Fixtures every area shares, kept in tests/support/ (on ``pythonpath``).
+pytest_plugins = ["dataset_fixtures", "hostile_report"]
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 

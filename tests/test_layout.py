@@ -4,12 +4,15 @@ docs/dev/MAP.md).
 Every ``import`` in the package is read with :mod:`ast`, function-level (lazy) imports included,
 so a heavy import moved inside a function still counts as an arrow. A *room* is a subpackage or a
 top-level module of ``paraamr`` (``builder``, ``card``, ``metrics``, ...): arrows inside one room
-may point either way within its layers, but no two rooms may reach each other.
+may point either way within its layers, but no two rooms may reach each other. And no unused
+parameter in the builder, the layout, the locks or the entry point (ruff's ARG rules).
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -245,3 +248,16 @@ def test_module_table_of_the_map_is_current():
 
 if __name__ == "__main__":
     MAP.write_text(_map_with_table(MAP.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def test_the_builder_has_no_unused_parameter():
+    """ruff's flake8-unused-arguments rules over the builder, the layout, the locks and the entry
+    points (interface-bound parameters elsewhere are named ``_x`` or kept for their callers)."""
+    paths = ["src/paraamr/builder", "src/paraamr/layout.py", "src/paraamr/locks.py", "src/paraamr/cli.py"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--select", "ARG", "--no-cache", *paths],
+        cwd=SRC.parent,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout

@@ -189,6 +189,7 @@ def test_finalize_refuses_until_every_shard_is_done_then_names_shards_over_the_r
     assert sorted(ids) == sorted(r["id"] for r in records(3000))  # each record once
 
 
+@pytest.mark.slow
 def test_two_finalizers_at_once_finalize_once(tmp_path):
     """The race of ``--finalize auto`` (two shards that find every shard done at the same time):
     the folder's lock lets one in; the other waits, then finds the run finalized."""

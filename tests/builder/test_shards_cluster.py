@@ -34,6 +34,9 @@ from paraamr.builder.rows import shard_of
 from paraamr.builder.shards import run_statuses
 from paraamr.cli import main as paraamr
 
+#: Every test reads the eight-shard cluster run (module fixture ``cluster``, minutes on 2 cores).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 N = 8
 #: The order is random; the seed is printed with any failure (set PARAAMR_SHARD_SEED to replay).

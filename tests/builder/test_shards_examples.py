@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from tinyargs import model_args
 
+#: Each test runs a whole two-task array (40-50 s on 2 cores).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 GRAPHS = [
     f"# ::id g{i}\n(s / say-01 :ARG0 (m / man) :ARG1 (t / thing :quant {i}) :ARG2 (w / woman))"

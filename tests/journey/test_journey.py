@@ -91,6 +91,7 @@ def journey(tiny_models, tmp_path_factory):
         yield Journey(hub, published, work, env, cut, partial, run, hub.ranges[before:])
 
 
+@pytest.mark.slow
 def test_a_download_cut_off_midway_stops_cleanly_and_resumes_on_the_next_run(journey):
     cut, size = journey.cut, journey.published.sizes["parse_xfm_bart_large"]
     assert cut.returncode == 1, cut.stderr
@@ -102,6 +103,7 @@ def test_a_download_cut_off_midway_stops_cleanly_and_resumes_on_the_next_run(jou
     assert int(resumed[0][6:-1]) == max(n for _, n in journey.partial)  # from where the last run stopped
 
 
+@pytest.mark.slow
 def test_the_first_run_fetches_every_default_model(journey):
     assert journey.run.returncode == 0, journey.run.stderr
     cache = Path(journey.env["PARAAMR_CACHE"])
@@ -115,6 +117,7 @@ def test_the_first_run_fetches_every_default_model(journey):
     assert "model_parse_xfm_bart_large-v0_1_0.tar.gz" in journey.run.stderr  # its progress bar, resumed
 
 
+@pytest.mark.slow
 def test_the_pushed_repo_is_the_folder_with_a_card_naming_it(journey):
     assert journey.run.returncode == 0, journey.run.stderr
     assert f"to {REPO_ID}: {journey.hub.url}/datasets/{REPO_ID}" in journey.run.stderr  # where it went
@@ -133,6 +136,7 @@ def _sorted(rows) -> list[dict]:
     return sorted(rows, key=lambda r: (r["id"], r.get("para_text") or ""))
 
 
+@pytest.mark.slow
 def test_load_dataset_by_hub_id_returns_exactly_the_records_written(journey, monkeypatch, tmp_path):
     import pyarrow.parquet as pq
     from hubserver import patch_clients
@@ -154,6 +158,7 @@ def test_load_dataset_by_hub_id_returns_exactly_the_records_written(journey, mon
     assert journey.hub.requests("GET", f"/datasets/{REPO_ID}/resolve/")
 
 
+@pytest.mark.slow
 def test_evaluate_accepts_the_hub_id(journey):
     assert journey.run.returncode == 0, journey.run.stderr
     before = len(journey.hub.log)

@@ -1,5 +1,5 @@
 """The AESOP tree edit distance computation, written out with nltk and zss (the libraries AESOP
-uses): the baseline of tests/metrics/test_metrics_ted.py and benchmarks/bench_ted.py.
+uses): the baseline of tests/metrics/test_ted.py and benchmarks/bench_ted.py.
 
 PlusLabNLP/AESOP evaluation/eval_utils.py: deleaf, trim to height 3 (TED-3 only), build a zss
 tree under an artificial "S" root merging S/empty-labelled constituents, unit-cost distance.

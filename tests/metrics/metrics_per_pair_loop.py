@@ -1,6 +1,6 @@
 """The straightforward per-pair loop AESOP's scripts follow: for each (source, paraphrase) pair,
 parse both sides, embed both, score. The baseline of benchmarks/bench_evaluate.py and of the
-equal-values test in tests/metrics/test_metrics_throughput.py.
+equal-values test in tests/metrics/test_report.py.
 
 Each sentence goes to the parser and the embedder again wherever it recurs (no cache, one
 link-grammar process, one spaCy call per sentence for the POS layer, two sentences per embedder

@@ -1,0 +1,122 @@
+"""Input readers, id partitioning, deterministic splits and shard writers (builder rows, readers, folder)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from paraamr.builder import folder, readers, rows
+from paraamr.errors import InputError
+from paraamr.records import DEFAULT_SCHEMA, text_id
+
+HOSTILE = [
+    b"A plain sentence.",
+    b"",
+    b"   \t ",
+    b"x" * 100_000,
+    b"ctrl\x00\x07\x1bchars",
+    b"caf\xe9 \xff",
+    "Ceci n'est pas une phrase anglaise. 这不是英语。".encode(),
+    b"A plain sentence.",
+]
+
+
+def test_txt_lines_keep_bytes_and_ids(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"\r\n".join(HOSTILE[:3]) + b"\n" + b"\n".join(HOSTILE[3:]))  # mixed line ends
+    rows = list(readers.read_input(path))
+    assert len(rows) == len(HOSTILE)
+    for row, raw in zip(rows, HOSTILE, strict=True):
+        assert row.id == hashlib.sha1(raw).hexdigest()[:16]  # DESIGN.md: sha1 of the text as given
+    assert rows[0].text == "A plain sentence." and rows[0].id == text_id("A plain sentence.")
+    bad = rows[5]
+    assert bad.failure.stage == "input" and "invalid UTF-8" in bad.failure.reason
+    assert base64.b64decode(bad.raw_b64) == HOSTILE[5] and "\ufffd" in bad.text
+    assert str(rows[4].failure) == "input: a NUL character at character 5"  # checked where text enters
+    assert [r.failure for i, r in enumerate(rows) if i not in (4, 5)] == [None] * (len(HOSTILE) - 2)
+    assert rows[3].where == f"{path}:4"
+
+
+def test_jsonl_json_csv_parquet_give_the_same_rows(tmp_path):
+    texts = ["One.", "Two, with a comma.", 'Three "quoted".', "Ünïcödé."]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"sentence": t}) + "\n" for t in texts))
+    (tmp_path / "a.json").write_text(json.dumps([{"sentence": t} for t in texts]))
+    import csv
+
+    with open(tmp_path / "a.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["n", "sentence"])
+        w.writerows([i, t] for i, t in enumerate(texts))
+    pq.write_table(pa.table({"sentence": texts}), tmp_path / "a.parquet", row_group_size=2)
+    for suffix in ("jsonl", "json", "csv", "parquet"):
+        rows = list(readers.read_input(tmp_path / f"a.{suffix}", column="sentence"))
+        assert [(r.id, r.text, r.failure) for r in rows] == [(text_id(t), t, None) for t in texts], suffix
+    with pytest.raises(InputError, match="no column 'text'"):
+        list(readers.read_input(tmp_path / "a.csv"))
+
+
+def test_jsonl_bad_lines_become_failures(tmp_path):
+    path = tmp_path / "b.jsonl"
+    path.write_bytes(b'{"text": "ok"}\n{not json\n{"text": 7}\n{"other": 1}\n\xff\xfe\n')
+    rows = list(readers.read_input(path))
+    assert [r.failure and r.failure.stage for r in rows] == [None, "input", "input", "input", "input"]
+    assert "invalid JSON" in rows[1].failure.reason and "not a string" in rows[2].failure.reason
+    assert "missing" in rows[3].failure.reason and rows[4].raw_b64 is not None
+    assert len({r.id for r in rows}) == 5
+
+
+def test_unknown_format_and_missing_file(tmp_path):
+    with pytest.raises(InputError, match="unknown input format"):
+        list(readers.read_input(tmp_path / "x.docx"))
+    with pytest.raises(InputError, match="no such file"):
+        list(readers.read_input(tmp_path / "x.txt"))
+
+
+def test_amr_input_ids(tmp_path):
+    path = tmp_path / "g.amr"
+    path.write_text(
+        "# AMR release header\n\n# ::id g1\n# ::snt The boy wants.\n"
+        "(w / want-01 :ARG0 (b / boy))\n\n# ::snt Dogs bark.\n"
+        "(b / bark-01 :ARG0 (d / dog))\n\n(x / xx)\n"
+    )
+    rows = list(readers.read_input(path, fmt="amr"))
+    assert [r.id for r in rows] == ["g1", text_id("Dogs bark."), text_id("(x / xx)")]
+    assert [r.text for r in rows] == ["The boy wants.", "Dogs bark.", ""]
+    assert rows[0].amr.startswith("# ::id g1") and rows[2].where.endswith(":graph 3")
+
+
+def test_partition_and_splits_are_deterministic_and_balanced():
+    ids = [text_id(f"sentence {i}") for i in range(4000)]
+    owners = [rows.row_task(i) % 3 for i in ids]
+    assert owners == [rows.row_task(i) % 3 for i in ids]
+    assert all(1200 < owners.count(k) < 1470 for k in range(3))
+    splits = [rows.split_of(i, validation=0.1, test=0.05) for i in ids]
+    assert 300 < splits.count("validation") < 500 and 130 < splits.count("test") < 270
+    assert rows.split_of(ids[0], validation=0.1, test=0.05) == splits[0]
+    assert {rows.split_of(i, train="all") for i in ids} == {"all"}
+
+
+def test_shard_writer_leaves_nothing_on_error(tmp_path):
+    with pytest.raises(RuntimeError), folder.ShardWriter(tmp_path, "default", "train", DEFAULT_SCHEMA) as w:
+        w.write({"id": "1", "text": "t", "paraphrases": []})
+        raise RuntimeError("killed")
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_text_lines_longer_than_the_cap_are_failure_rows_read_in_flat_memory():
+    import hashlib
+    import io
+
+    from paraamr import texts
+    from paraamr.builder import readers
+
+    line = b"y" * (texts.MAX_LINE_BYTES + 10)
+    got = list(readers.read_lines(io.BytesIO(b"ok\n" + line + b"\r\nlast\n")))
+    assert [r.text for r in got[::2]] == ["ok", "last"] and got[1].failure.stage == "input"
+    assert got[1].id == hashlib.sha1(line).hexdigest()[:16]  # the id a short line would have
+    assert len(got[1].text) < 2000 and "over the cap" in got[1].failure.reason

@@ -1,0 +1,129 @@
+"""``paraamr evaluate``: the Table-2 row of a release file, a dataset folder and a two-column file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import sacrebleu
+
+from paraamr.cli import main
+from paraamr.layout import shard_name
+from paraamr.records import DEFAULT_SCHEMA, text_id
+
+DATA = Path(__file__).parents[1] / "metrics" / "data"
+RELEASE = DATA / "release_sample.jsonl"
+MEASURES = ("semantic_similarity", "bleu_diversity", "jaccard_diversity", "ted3", "tedf")
+
+
+def run_json(capsys, *args) -> dict:
+    assert main(["evaluate", *map(str, args), "--json", "--no-progress"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def release_pairs() -> list[tuple[str, str]]:
+    records = [json.loads(line) for line in RELEASE.read_text().splitlines()]
+    return [(r["text"], p["para_text"]) for r in records for p in r["paraphrases"]]
+
+
+@pytest.fixture(scope="module")
+def dataset_folder(tmp_path_factory) -> Path:
+    """The release sample as one of our generated folders (data/default/*.parquet)."""
+    root = tmp_path_factory.mktemp("generated")
+    rows = []
+    for line in RELEASE.read_text().splitlines():
+        record = json.loads(line)
+        paras = [
+            {
+                "para_text": p["para_text"],
+                "perplexity": p["perplexity"],
+                "focus": "know-01",
+                "amr": "(k / know-01)",
+                "similarity": None,
+                "quality": None,
+            }
+            for p in record["paraphrases"]
+        ]
+        rows.append(
+            {
+                "id": text_id(record["text"]),
+                "text": record["text"],
+                "amr": "(k / know-01)",
+                "paraphrases": paras,
+            }
+        )
+    (root / "data" / "default").mkdir(parents=True)
+    table = pa.Table.from_pylist(rows, schema=DEFAULT_SCHEMA)
+    pq.write_table(table, root / "data" / "default" / shard_name("train", 0, 1))
+    return root
+
+
+def test_release_file_row_and_histograms(capsys, tmp_path):
+    result = run_json(capsys, RELEASE, "--plots", tmp_path / "plots")
+    pairs = release_pairs()
+    assert result["pairs"] == len(pairs) == 11 and result["failures"] == []
+    golden_bleu = sum(100 - sacrebleu.sentence_bleu(p, [s]).score for s, p in pairs) / len(pairs)  # sacrebleu
+    assert result["bleu_diversity"] == pytest.approx(golden_bleu)
+    assert result["semantic_similarity"] > 60 and 0 < result["jaccard_diversity"] < 100
+    assert result["tedf"] > result["ted3"] >= 0
+    assert "scale:not-paper" in result["signatures"]["ted"]
+    assert result["signatures"]["semantic_similarity"].startswith("model:all-MiniLM-L6-v2|pooling:mean")
+    assert [Path(p).name for p in result["plots"]] == [f"{m}.png" for m in MEASURES]
+    for path in result["plots"]:
+        assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_same_row_from_a_folder_and_a_two_column_file(capsys, dataset_folder):
+    folder = run_json(capsys, dataset_folder, "--no-plots")
+    tsv = run_json(capsys, DATA / "pairs_sample.tsv", "--no-plots")
+    release = run_json(capsys, RELEASE, "--no-plots")
+    for key in ("pairs", *MEASURES):
+        assert folder[key] == pytest.approx(release[key]) and tsv[key] == pytest.approx(release[key]), key
+
+
+def test_markdown_row_and_sample_of_sources_with_intervals(capsys):
+    args = ["--sample", "4", "--seed", "1", "--no-plots"]
+    assert main(["evaluate", str(RELEASE), *args, "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    records = [json.loads(line) for line in RELEASE.read_text().splitlines()]
+    assert out[0] == "| pairs | Semantic similarity | 1-BLEU | 1-∩/∪ | TED-3 | TED-F |"
+    first, second = run_json(capsys, RELEASE, *args), run_json(capsys, RELEASE, *args)
+    # 4 sources drawn, each with all its paraphrases
+    assert out[2].startswith(f"| {first['pairs']} | ") and first["clusters"] == 4 < len(records)
+    assert out[3].startswith("| 95% CI | ") and any(
+        line.startswith("95% CI: cluster bootstrap over the 4 sources") for line in out
+    )
+    assert any(line.startswith("ted: convention:paper|levels:from-clause|leaves:lowercased|") for line in out)
+    assert "bootstrap:cluster:sources" in first["signatures"]["interval"]
+    for key in MEASURES:
+        low, high = first["intervals"][key]
+        assert low <= first[key] <= high, key
+    assert set(first.pop("timings")) == {"parse", "embed", "lexical", "ted"}
+    second.pop("timings")
+    assert first == second
+
+
+def test_empty_paraphrase_is_a_failure_row(capsys, tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text("text,para_text\nI know it.,It is known to me.\nThe cat sat.,\n")
+    result = run_json(capsys, path, "--no-plots")
+    assert result["pairs"] == 1
+    assert result["failures"] == [
+        {
+            "index": 1,
+            "where": f"{path}, line 3",
+            "id": text_id("The cat sat."),
+            "stage": "input",
+            "reason": "paraphrase: empty",
+        }
+    ]
+
+
+def test_bad_two_column_file_names_the_line(capsys, tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("a\tb\nc\td\te\n")
+    assert main(["evaluate", str(path), "--no-plots", "--no-progress"]) == 1
+    assert f"{path}, line 2: expected 2 columns" in capsys.readouterr().err

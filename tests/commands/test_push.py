@@ -1,0 +1,155 @@
+"""``paraamr push`` and ``convert --push-to-hub`` against the loopback Hub (``hub`` fixture,
+``tests/support/hubserver.py``): the real huggingface_hub creates the repo, uploads and commits; the
+server keeps every commit, so the tests assert the files that arrive, byte for byte. (A server that
+echoes the token in its errors: tests/cli/test_errors.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TOKEN = "hf_loopbackSECRETtoken123"
+#: The release-format sample of the dataset tests (6 sources, 11 paraphrases).
+RELEASE = Path(__file__).parents[1] / "dataset" / "data" / "release_sample.jsonl"
+
+
+def _folder(tmp_path: Path) -> Path:
+    from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
+    from paraamr.records import DEFAULT_SCHEMA
+
+    out = tmp_path / "run"
+    with ShardWriter(out, "default", "train", DEFAULT_SCHEMA) as w:
+        w.write({"id": "a", "text": "t", "amr": "(a / b)", "paraphrases": []})
+    failures = FailureWriter(out)
+    failures.write({"id": "x"})
+    failures.commit()
+    finalize(out)
+    (out / "README.md").write_text("---\nconfigs: []\n---\n# card\n")
+    (out / ".paraamr").mkdir(exist_ok=True)
+    (out / ".paraamr" / "settings.json").write_text("{}")
+    (out / "data" / "default" / ".train-00001-of-00002.parquet.tmp").write_bytes(b"partial")
+    return out
+
+
+def _push(hub, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **hub.env, "HF_TOKEN": TOKEN}
+    return subprocess.run(
+        [sys.executable, "-m", "paraamr", "push", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def _uploaded(hub, repo_id: str, revision: str = "main") -> dict[str, bytes]:
+    files = hub.dataset(repo_id).files(revision)
+    files.pop(".gitattributes", None)  # made by the Hub when it creates a repo
+    return files
+
+
+def test_push_delivers_the_folder_without_resume_state(tmp_path, hub):
+    out = _folder(tmp_path)
+    proc = _push(hub, "me/corpus", str(out), "--private", "--message", "first")
+    assert proc.returncode == 0, proc.stderr
+    assert TOKEN not in proc.stdout + proc.stderr
+    repo = hub.dataset("me/corpus")
+    assert repo.private and repo.history[-1].message == "first"
+    files = _uploaded(hub, "me/corpus")
+    assert sorted(files) == [
+        "README.md",
+        "data/default/train-00000-of-00001.parquet",
+        "failures/failures-00000-of-00001.jsonl",
+    ]  # not .paraamr/ (resume state), not temporary shards
+    assert all(content == (out / name).read_bytes() for name, content in files.items())
+    assert repo.history[-1].oid in proc.stdout  # the commit URL
+    assert hub.requests("POST", "validate-yaml")  # the card was checked
+    assert {auth for _, _, auth in hub.log} == {f"Bearer {TOKEN}"}
+
+
+def test_push_to_a_revision_creates_the_branch(tmp_path, hub):
+    proc = _push(hub, "me/corpus", str(_folder(tmp_path)), "--revision", "v2")
+    assert proc.returncode == 0, proc.stderr
+    assert hub.requests("POST", "/branch/v2")
+    assert "README.md" in _uploaded(hub, "me/corpus", "v2")
+
+
+def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, hub):
+    (tmp_path / "empty").mkdir()
+    proc = _push(hub, "me/corpus", str(tmp_path / "empty"))
+    assert proc.returncode == 1 and "not a dataset folder" in proc.stderr
+    assert hub.log == []
+
+
+def test_push_with_the_folder_first_names_the_command_in_the_right_order(tmp_path, hub):
+    folder = _folder(tmp_path)
+    proc = _push(hub, str(folder), "me/corpus")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"REPO_ID comes first, as in `hf upload`: paraamr push me/corpus {folder}" in proc.stderr
+    assert hub.log == []  # nothing sent
+
+
+def test_convert_push_to_hub_then_load_dataset_by_its_hub_id(tmp_path, hub):
+    """The real huggingface_hub uploads and the real datasets loads back, through the loopback Hub."""
+    import datasets
+    from huggingface_hub import DatasetCard
+
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert main(["convert", str(RELEASE), str(folder), "--push-to-hub", "me/paraamr-small", "--private"]) == 0
+    uploaded = _uploaded(hub, "me/paraamr-small")
+    local = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert uploaded == local and "plots/perplexity.png" in uploaded
+    text = uploaded["README.md"].decode()
+    assert 'load_dataset("me/paraamr-small", "pairs", split="train")' in text
+    assert DatasetCard(text).data.license == "cc-by-nc-4.0"
+    cache = str(tmp_path / "cache")
+    remote = datasets.load_dataset("me/paraamr-small", "pairs", split="train", cache_dir=cache)
+    here = datasets.load_dataset(str(folder), "pairs", split="train", cache_dir=cache)
+    assert remote.to_list() == here.to_list() and remote.num_rows == 11
+    streamed = datasets.load_dataset("me/paraamr-small", split="train", streaming=True)
+    assert [r["text"] for r in streamed] == [
+        json.loads(line)["text"] for line in RELEASE.read_text().splitlines()
+    ]
+
+
+def test_push_writes_the_folders_card_for_the_repo(tmp_path, hub):
+    """A folder converted without --push-to-hub has a card for the folder; ``paraamr push`` writes
+    it again for the repo (its snippets load the repo id), keeping its license, then uploads it."""
+    from huggingface_hub import DatasetCard
+
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert (
+        main(["convert", str(RELEASE), str(folder), "--license", "cc-by-nc-4.0", "--max-shard-size", "2MB"])
+        == 0
+    )
+    before = (folder / "README.md").read_text()
+    assert 'load_dataset("release"' in before and "Once published" in before
+    proc = _push(hub, "me/corpus", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    text = _uploaded(hub, "me/corpus")["README.md"].decode()
+    assert text == (folder / "README.md").read_text()
+    assert 'load_dataset("me/corpus", "pairs", split="train")' in text and "Once published" not in text
+    assert "This dataset is published on the Hub as `me/corpus`." in text
+    assert 'load_dataset("release"' not in text and "each at most 2MB of Arrow data" in text
+    data = DatasetCard(text).data
+    assert data.license == "cc-by-nc-4.0" and "arxiv:2305.16585" in data.tags
+    assert "quality score in [0, 1]" in text and 'eprint = "2305.16585"' in text
+
+
+def test_finalize_push_to_hub_writes_the_card_for_the_repo(tmp_path, hub, monkeypatch):
+    """``paraamr finalize DIR --push-to-hub REPO`` (a run cut into shards, written by the shard
+    writers) uploads a card whose snippets load the repo id, not the folder."""
+    from shard_runs import by_shard, records, write_run
+
+    from paraamr.cli import main
+
+    out = tmp_path / "run"
+    write_run(out, by_shard(records(40), 2), 2, commit_every=10)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert main(["finalize", str(out), "--push-to-hub", "me/sharded"]) == 0
+    text = _uploaded(hub, "me/sharded")["README.md"].decode()
+    assert text == (out / "README.md").read_text()
+    assert 'load_dataset("me/sharded", split="train")' in text and "Once published" not in text

@@ -1,0 +1,151 @@
+"""The one reader of release JSON lines and Parquet folders, and the paraphrase filter."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+from dataset_samples import FOLDER_RECORDS, release_bytes
+
+from paraamr import sources
+from paraamr.errors import InputError
+from paraamr.records import text_id
+
+
+def _records(path, **kw):
+    return [record for _key, record in sources.iter_records(path, **kw)]
+
+
+def test_release_lines_are_read_with_every_field_filled(release_jsonl, release_lines):
+    records = _records(release_jsonl)
+    assert [r["text"] for r in records] == [line["text"] for line in release_lines]
+    assert [r["id"] for r in records] == [text_id(line["text"]) for line in release_lines]
+    first = records[0]
+    assert first["amr"] is None
+    assert first["paraphrases"][0] == {
+        "para_text": "all these men can confirm that cheryl wasn't here when harry was killed.",
+        "perplexity": 125.02737280513969,
+        "focus": None,
+        "amr": None,
+        "similarity": None,
+        "quality": None,
+    }
+    assert records[3]["paraphrases"] == []
+
+
+def test_zip_gz_and_plain_give_the_same_records(release_jsonl, release_zip, release_gz):
+    plain = _records(release_jsonl)
+    assert _records(release_zip) == plain  # the __MACOSX member is skipped
+    assert _records(release_gz) == plain
+    keys = [key for key, _ in sources.iter_records(release_zip)]
+    assert keys[0] == "ParaAMR_small.json, line 1" and len(set(keys)) == len(keys)
+
+
+def test_parquet_default_and_pairs_shards_read_back_as_written(parquet_folder):
+    splits = sources.split_files(parquet_folder)
+    assert list(splits) == ["train", "validation"]
+    assert [p.rsplit("/", 1)[1] for p in splits["train"]] == [
+        "train-00000-of-00002.parquet",
+        "train-00001-of-00002.parquet",
+    ]
+    assert [r for _s, r in sources.read_path(parquet_folder)] == FOLDER_RECORDS["train"] + FOLDER_RECORDS[
+        "validation"
+    ]
+    # pairs shards are regrouped into records by runs of equal id (a source without pairs is absent)
+    pairs = sorted((parquet_folder / "data" / "pairs").glob("train-*.parquet"))
+    regrouped = [r for p in pairs for r in _records(p)]
+    assert regrouped == [r for r in FOLDER_RECORDS["train"] if r["paraphrases"]]
+
+
+def test_malformed_lines_name_file_and_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    good = json.dumps({"text": "a", "paraphrases": []})
+    bad.write_bytes(
+        "\n".join(
+            [
+                good,
+                "{not json",
+                good,
+                json.dumps({"text": "b", "paraphrases": [{"perplexity": 3}]}),
+                json.dumps({"text": "c", "paraphrases": [{"para_text": "d", "perplexity": "high"}]}),
+            ]
+        ).encode()
+        + b"\n\xff\xfe\n"
+    )
+    with pytest.raises(InputError, match=r"bad\.jsonl, line 2: Expecting property name"):
+        _records(bad)
+    skipped = sources.Skipped()
+    kept = _records(bad, skip_invalid=True, skipped=skipped)
+    assert [r["text"] for r in kept] == ["a", "a"]
+    assert skipped.count == 4
+    assert skipped.messages[1].endswith('line 4: paraphrase 1: "para_text" must be a string, got NoneType')
+    assert skipped.messages[2].endswith('line 5: paraphrase 1: "perplexity" must be a number, got str')
+    assert skipped.messages[3].endswith("line 6: invalid UTF-8 at byte 0")
+
+
+def test_malformed_line_inside_a_zip_names_the_member(tmp_path):
+    path = tmp_path / "r.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("r.json", '{"text": "a", "paraphrases": []}\n[1]\n')
+    with pytest.raises(InputError, match=r"r\.zip:r\.json, line 2: expected a JSON object, got list"):
+        _records(path)
+
+
+def test_a_parquet_file_of_another_schema_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"sentence": ["x"]}), tmp_path / "other.parquet")
+    with pytest.raises(InputError, match=r"other\.parquet: not a ParaAMR Parquet file"):
+        _records(tmp_path / "other.parquet")
+
+
+def test_a_folder_without_data_files_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(InputError, match="no data files"):
+        sources.split_files(tmp_path)
+
+
+def test_select_orders_and_bounds():
+    record = next(
+        sources.iter_records(
+            io.BytesIO(
+                json.dumps(
+                    {
+                        "text": "t",
+                        "paraphrases": [
+                            {"para_text": "a", "perplexity": 50.0},
+                            {"para_text": "b", "perplexity": None},
+                            {"para_text": "c", "perplexity": 10.0},
+                        ],
+                    }
+                ).encode()
+            )
+        )
+    )[1]
+    texts = lambda r: [p["para_text"] for p in r["paraphrases"]]  # noqa: E731
+    assert texts(sources.select(record)) == ["a", "b", "c"]
+    assert texts(sources.select(record, order="perplexity")) == ["c", "a", "b"]  # nulls last
+    assert texts(sources.select(record, max_perplexity=1000)) == ["a", "c"]  # null fails any threshold
+    assert texts(sources.select(record, max_paraphrases=1)) == ["a"]
+    assert sources.select(record, max_perplexity=10, min_paraphrases=2) is None
+    with pytest.raises(ValueError, match="order must be one of"):
+        sources.select(record, order="random")
+
+
+@pytest.mark.slow
+def test_zip_members_are_refused_by_their_declared_size_before_they_are_opened(tmp_path):
+    import zipfile
+
+    from paraamr import sources
+    from paraamr.errors import InputError
+
+    archive = tmp_path / "in.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.jsonl", release_bytes(3))
+        z.writestr("b.jsonl", b"\n" * 30_000_000)  # 30 MB of blank lines in 30 KB
+    with pytest.raises(InputError, match=r"in.zip: unpacks to more than 100 times"):
+        list(sources.iter_records(archive))
+    assert len(list(sources.iter_records(archive, limits=sources.Limits(max_ratio=10**6)))) == 3

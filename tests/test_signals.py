@@ -1,0 +1,236 @@
+"""Ctrl-C and SIGTERM at every moment of a run (issue 26): a real ``generate.py`` in a pseudo-terminal
+gets the signal where ``tests/support/pause`` holds it (model loading, mid-window,
+during a commit, during the card); each time one line, the signal's exit status, no traceback, no
+abort, and the rerun's records equal to an uninterrupted run's. Then the same through torchrun."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from oracle import assert_same
+from pausing import pause_env
+from tinyargs import model_args
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHS = [
+    f"# ::id g{i}\n# ::snt the man said {i} things .\n"
+    f"(s / say-01 :ARG0 (m / man) :ARG1 (t / thing :quant {i}) :ARG2 (w / woman))"
+    for i in range(8)
+]
+RUN = ["--window", "2", "--commit-every", "2", "--progress", "log"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("signals") / "in.amr"
+    path.write_text("\n\n".join(GRAPHS) + "\n")
+    return path
+
+
+def _args(tiny_models, graphs: Path, out: Path) -> list[str]:
+    return ["--amr-input", str(graphs), "--output", str(out), *RUN, *model_args(tiny_models)]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tiny_models, graphs, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("whole") / "out"
+    subprocess.run([sys.executable, str(ROOT / "generate.py"), *_args(tiny_models, graphs, out)], check=True)
+    return out
+
+
+class Terminal:
+    """``generate.py`` in a pseudo-terminal (its own session, the pty its controlling terminal):
+    ``ctrl_c()`` types Ctrl-C, as a person would."""
+
+    def __init__(self, argv: list[str], pause: str | None, cwd: Path):
+        env = pause_env(pause or "", {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the pty's session leader
+            os.chdir(cwd)
+            os.execve(sys.executable, [sys.executable, str(ROOT / "generate.py"), *argv], env)
+        self.output = b""
+
+    def read_until(self, text: str, timeout: float = 240) -> None:
+        end = time.monotonic() + timeout
+        while text.encode() not in self.output:
+            assert time.monotonic() < end, self.output.decode(errors="replace")[-2000:]
+            if select.select([self.fd], [], [], 0.1)[0]:
+                try:
+                    self.output += os.read(self.fd, 65536)
+                except OSError:  # the child is gone
+                    break
+        assert text.encode() in self.output, self.output.decode(errors="replace")[-2000:]
+
+    def ctrl_c(self) -> None:
+        os.write(self.fd, b"\x03")
+
+    def wait(self, timeout: float = 120) -> tuple[int, str]:
+        end = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                break
+            assert time.monotonic() < end, "the run did not stop"
+            if select.select([self.fd], [], [], 0.1)[0]:
+                with contextlib.suppress(OSError):
+                    self.output += os.read(self.fd, 65536)
+        while True:  # what is left in the pty
+            try:
+                chunk = os.read(self.fd, 65536) if select.select([self.fd], [], [], 0.2)[0] else b""
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            self.output += chunk
+        os.close(self.fd)
+        code = os.waitstatus_to_exitcode(status)
+        return code, self.output.decode(errors="replace").replace("\r\n", "\n")
+
+
+def _one_line(text: str) -> list[str]:
+    """The lines of the reporter (the terminal echoes Ctrl-C as ``^C`` before them)."""
+    lines = (line.removeprefix("^C") for line in text.splitlines())
+    return [line for line in lines if line.startswith("paraamr generate:")]
+
+
+def _clean(text: str, code: int, expected: int) -> None:
+    assert code == expected, text[-2000:]
+    for bad in ("Traceback", "terminate called", "Fatal Python error", "Aborted", "core dumped"):
+        assert bad not in text, text[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("pause", "how", "status"),
+    [
+        ("models", "ctrl-c", 130),
+        ("window", "ctrl-c", 130),
+        ("commit", "ctrl-c", 130),
+        ("card", "ctrl-c", 130),
+        ("window", "sigterm", 143),
+        ("window,last-commit", "twice", 130),
+    ],
+)
+def test_a_signal_at_any_moment_stops_cleanly_and_the_rerun_completes(
+    tiny_models, graphs, uninterrupted, tmp_path, pause, how, status
+):
+    out = tmp_path / "out"
+    term = Terminal(_args(tiny_models, graphs, out), pause, tmp_path)
+    if how == "twice":  # the first Ctrl-C mid-window; the second while the run commits what it did
+        term.read_until("paused at window")
+        term.ctrl_c()
+        pause = "last-commit"
+    term.read_until(f"paused at {pause}")
+    if how == "sigterm":
+        os.kill(term.pid, signal.SIGTERM)
+    else:
+        term.ctrl_c()
+    code, text = term.wait()
+    _clean(text, code, status)
+    lines = _one_line(text)
+    if how == "twice":
+        assert lines == ["paraamr generate: interrupted again; exiting now (the last commit stands)"], text
+    else:
+        word = "terminated" if how == "sigterm" else "interrupted"
+        assert len(lines) == 1 and lines[0].startswith(f"paraamr generate: {word} "), text
+        assert lines[0].endswith(
+            "; run the same command to resume" + (" (SIGTERM)" if how == "sigterm" else "")
+        )
+    assert not list(tmp_path.glob("core*"))
+    rerun = subprocess.run(
+        [sys.executable, str(ROOT / "generate.py"), *_args(tiny_models, graphs, out)],
+        capture_output=True,
+        text=True,
+    )
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert_same(out, uninterrupted)  # records, pairs, failures and counts compared
+    assert not list(out.rglob("*.tmp"))
+
+
+def _torchrun(argv: list[str], pause: str, log: Path) -> subprocess.Popen:
+    env = pause_env(pause, {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    return subprocess.Popen(
+        [*cmd, str(ROOT / "generate.py"), *argv],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _wait_paused(log: Path, proc: subprocess.Popen, count: int = 2, timeout: float = 300) -> None:
+    end = time.monotonic() + timeout
+    while log.read_text(errors="replace").count("paused at window") < count:
+        assert proc.poll() is None and time.monotonic() < end, log.read_text(errors="replace")[-3000:]
+        time.sleep(0.1)
+
+
+def _workers(proc: subprocess.Popen) -> list[psutil.Process]:
+    return [
+        p for p in psutil.Process(proc.pid).children(recursive=True) if "generate.py" in " ".join(p.cmdline())
+    ]
+
+
+def test_ctrl_c_to_torchrun_stops_both_ranks_with_one_line(tiny_models, graphs, uninterrupted, tmp_path):
+    out, log = tmp_path / "out", tmp_path / "log.txt"
+    proc = _torchrun(_args(tiny_models, graphs, out), "window", log)
+    _wait_paused(log, proc)
+    workers = _workers(proc)
+    assert len(workers) == 2
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the launcher's group; torchrun stops its workers
+    proc.wait(timeout=120)
+    _, alive = psutil.wait_procs(workers, timeout=60)
+    text = log.read_text(errors="replace")
+    assert not alive, text[-3000:]
+    lines = _one_line(text)
+    assert len(lines) == 1 and "; run the same command to resume" in lines[0], text[-3000:]
+    assert "terminate called" not in text and "Fatal Python error" not in text
+    rerun = _torchrun(_args(tiny_models, graphs, out), "none", log)
+    assert rerun.wait(timeout=300) == 0, log.read_text(errors="replace")[-3000:]
+    assert_same(out, uninterrupted)
+
+
+def test_torchrun_killed_leaves_workers_that_hold_the_folder_until_they_are_stopped(
+    tiny_models, graphs, uninterrupted, tmp_path
+):
+    """torchrun's workers run in sessions of their own: SIGKILL to torchrun's group orphans them.
+    While they live, a new run is refused (their locks); SIGTERM ends them cleanly (one line, their
+    windows committed), and the run then completes with the uninterrupted run's records."""
+    out, log = tmp_path / "out", tmp_path / "log.txt"
+    proc = _torchrun(_args(tiny_models, graphs, out), "window", log)
+    _wait_paused(log, proc)
+    workers = _workers(proc)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert all(w.is_running() for w in workers)  # orphaned, not stopped
+    second = subprocess.run(
+        [sys.executable, str(ROOT / "generate.py"), *_args(tiny_models, graphs, out)],
+        capture_output=True,
+        text=True,
+    )
+    assert second.returncode == 1 and "another run is writing this folder (pid " in second.stderr, (
+        second.stderr
+    )
+    for worker in workers:
+        worker.send_signal(signal.SIGTERM)
+    _, alive = psutil.wait_procs(workers, timeout=60)  # (not our children: no exit status to read)
+    text = log.read_text(errors="replace")
+    assert not alive, text[-3000:]
+    lines = _one_line(text)  # rank 0 says it, once; rank 1 ends silently
+    assert len(lines) == 1 and lines[0].startswith("paraamr generate: terminated after "), text[-3000:]
+    assert "terminate called" not in text and "Fatal Python error" not in text
+    rerun = _torchrun(_args(tiny_models, graphs, out), "none", log)
+    assert rerun.wait(timeout=300) == 0, log.read_text(errors="replace")[-3000:]
+    assert_same(out, uninterrupted)
