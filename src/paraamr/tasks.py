@@ -137,10 +137,11 @@ def broadcast(item: Any, where: Launch) -> Any:
 
 
 class TaskFolder:
-    """The completed tasks of a run under ``folder/.paraamr/{name}/``: ``settings.json`` (what every
-    task depends on) and one ``{unit}-{k:06d}.json`` per completed task (its statistics), each
-    written atomically, so a task is done exactly when its file exists. Each writer (a process of a
-    run, of a shard) holds its lock while it runs.
+    """The completed tasks of a run under ``folder/.paraamr/{name}/`` (``what`` it is, for messages:
+    "an evaluation"): ``settings.json`` (what every task depends on) and one
+    ``{unit}-{k:06d}.json`` per completed task (its statistics), each written atomically, so a task
+    is done exactly when its file exists. Each writer (a process of a run, of a shard) holds its
+    lock while it runs.
 
     >>> import tempfile
     >>> tasks = TaskFolder(tempfile.mkdtemp(), "evaluate", unit="chunk")
@@ -151,10 +152,10 @@ class TaskFolder:
     ([3], {'pairs': 2}, 'chunk-000003.json')
     """
 
-    def __init__(self, folder: str | os.PathLike, name: str, *, unit: str = "task") -> None:
+    def __init__(self, folder: str | os.PathLike, name: str, *, unit: str = "task", what: str = "a run"):
         self.folder = Path(folder)
         self.root = layout.state_path(self.folder, f"{name}/")
-        self.name, self.unit = name, unit
+        self.name, self.unit, self.what = name, unit, what
         self._pattern = re.compile(rf"^{re.escape(unit)}-(\d{{6,}})\.json$")
 
     @property
@@ -171,10 +172,10 @@ class TaskFolder:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as err:
-            raise InputError(f"{self.settings_path}: unreadable {self.name} state ({err})") from err
+            raise InputError(f"{self.settings_path}: unreadable state of {self.what} ({err})") from err
         if not isinstance(saved, dict):  # never overwritten: it may be someone's file
             raise InputError(
-                f"{self.settings_path}: not a {self.name} state (an object) but {json.dumps(saved)[:40]}; "
+                f"{self.settings_path}: not {self.what} state (an object) but {json.dumps(saved)[:40]}; "
                 f"delete {self.root} to start over"
             )
         return saved

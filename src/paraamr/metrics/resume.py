@@ -36,7 +36,7 @@ class StateFolder(TaskFolder):
     """The evaluation state under ``folder/.paraamr/evaluate/``: chunks of pairs as tasks."""
 
     def __init__(self, folder: str | os.PathLike) -> None:
-        super().__init__(folder, "evaluate", unit="chunk")
+        super().__init__(folder, "evaluate", unit="chunk", what="an evaluation")
 
     def open(self, settings: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None]) -> None:
         """:meth:`~paraamr.tasks.TaskFolder.start` with ``settings``; InputError when the folder holds
