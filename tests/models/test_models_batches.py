@@ -21,13 +21,13 @@ from paraamr.models.lm import PerplexityScorer
 from paraamr.models.parser import Parser
 from paraamr.models.realizer import Realizer
 
-SENTENCES = [
+SENTENCES = [  # the tiny parser makes a graph of the 2nd, 4th and 6th only
     "i see a dog",
     tiny.PAPER_TEXT,
-    "the boy want to go to the city",
     "he said",
+    "I know this price.",
     "he said she thought they ran . the dog saw a cat",
-    "the girl",
+    "I know for them to approve this price.",
 ]
 GRAPHS = [
     "(s / see-01 :ARG0 (i / i) :ARG1 (d / dog))",
@@ -91,7 +91,7 @@ def test_footprint_of_bart_large_with_four_beams():
 
 def _fit(count: int, cost: Footprint, tokens: int) -> int:
     """Free bytes under which ``count`` items of ``tokens`` tokens just fit."""
-    return math.ceil(count * cost(tokens) / FILL_FRACTION)
+    return math.ceil(count * cost(tokens) / FILL_FRACTION) + 1  # + 1: float rounding
 
 
 def _recorded_generate(stage) -> list[int]:
@@ -116,7 +116,9 @@ def test_parser_fills_the_device_and_keeps_the_input_order(tiny_models, free):
     big, big_sizes = _sizes(lambda: parser.parse(SENTENCES))
     assert big_sizes == [4, 2] and calls == big_sizes  # amrlib runs each batch in one call
     assert big == cpu
-    assert [g.splitlines()[0] for g in big] == [f"# ::snt {s}" for s in SENTENCES]  # input order
+    parsed = [i for i, g in enumerate(big) if isinstance(g, str)]
+    assert parsed == [1, 3, 5]  # in input order: each graph in its sentence's place
+    assert all(big[i].startswith(f"# ::snt {SENTENCES[i]}\n") for i in parsed)
     lengths = [len(ids) for ids in parser.inference.tokenizer(SENTENCES)["input_ids"]]
     config = parser.inference.model.config
     cost = footprint(
@@ -151,9 +153,9 @@ def test_realizer_and_perplexity_fill_the_device(tiny_models, free):
     filled, sizes = _sizes(lambda: scorer.perplexity(texts))
     assert sizes == [5, 4]
     assert filled[6] == cpu[6]  # the empty text's Failure, in its place
-    assert [round(v, 4) for i, v in enumerate(filled) if i != 6] == [
-        round(v, 4) for i, v in enumerate(cpu) if i != 6
-    ]
+    assert [v for i, v in enumerate(filled) if i != 6] == pytest.approx(
+        [v for i, v in enumerate(cpu) if i != 6]
+    )
     assert filled[:3] == pytest.approx(filled[7:], rel=1e-5)  # the same text, the same value
     longest = 1 + max(len(ids) for ids in scorer.tokenizer(texts, add_special_tokens=False)["input_ids"])
     cost = footprint(scorer.config, element=4, max_len=scorer.max_length, logits=True)
