@@ -168,7 +168,7 @@ def footprint(
 
     >>> from types import SimpleNamespace
     >>> gpt2 = SimpleNamespace(n_embd=768, n_layer=12, n_head=12, vocab_size=50257)
-    >>> footprint(gpt2, element=4, max_len=1024, logits=True)  # 4 (2 768 12 + 4 768 + 3072 + 12 1024) + 8 50257
+    >>> footprint(gpt2, element=4, max_len=1024, logits=True)  # 4(2·768·12+4·768+3072+12·1024)+8·50257
     Footprint(per_token=549512, fixed=0)
     """
     d = _size(config, "d_model", "hidden_size", "n_embd")
