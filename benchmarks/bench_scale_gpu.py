@@ -19,7 +19,15 @@ CTranslate2 in each of ``--ct2-types`` (default float16, bfloat16, int8_float16)
 batches and at the larger ``--big-batches`` (a GPU's memory holds far more than 16 sentences x 4
 beams), output lengths forced the same way (``min_decoding_length = max_decoding_length``).
 
-    python benchmarks/bench_scale_gpu.py [--sources 15543606] [--foci 6] [--no-ct2]
+Then the batches the stages choose on a GPU (``paraamr.models.base.device_batches``: sizes from
+the free memory and the inputs' lengths, longest first, at most ``--max-batch-size``), on
+``--auto-items`` inputs of varied lengths per stage (a quarter of them for the parse; parse: 8-40
+tokens, realize: 80-240, perplexity: 20-60), in the first of ``--ct2-types``: items/s beside the
+same inputs in the CPU default batches (16, 32, 64, also length-sorted), the batch sizes chosen,
+and the device memory held after the run against the free memory it sized for (``--only-auto``:
+this part alone).
+
+    python benchmarks/bench_scale_gpu.py [--sources 15543606] [--foci 6] [--no-ct2] [--only-auto]
 """
 
 from __future__ import annotations
@@ -132,6 +140,98 @@ def _ct2_rates(
     return out
 
 
+def _auto_batches(models: dict, args, kind: str, device: str = "cuda") -> list[dict]:
+    """The stages' own GPU batching (free memory, lengths, ``--max-batch-size``) against the CPU
+    default batches, on the same inputs of varied lengths, with CTranslate2 in ``kind``."""
+    import random
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from paraamr.models.base import device_batches, element_bytes, footprint, free_bytes, length_batches
+    from paraamr.models.fast import converted, load_generator, load_translator
+
+    root = Path(tempfile.mkdtemp(prefix="bench-auto-"))
+    rng = random.Random(0)
+    rows = []
+    # stage: (input lengths, forced output length, beams, the output limit the stage sizes for, CPU batch)
+    plan = {
+        "parse": ((8, 40), args.parse_len, 4, args.parse_max_out, 16),
+        "realize": ((80, 240), args.gen_len, 1, args.gen_len, 32),
+        "perplexity": ((20, 60), 0, 1, 0, 64),
+    }
+    for stage, ((low, high), out, beams, limit, cpu_batch) in plan.items():
+        model = models[stage]
+        model.save_pretrained(root / stage)
+        path = converted(root / stage)
+        engine = (load_translator if out else load_generator)(path, device, kind)
+        vocab = model.config.vocab_size
+        items = [
+            [str(rng.randrange(10, vocab - 1)) for _ in range(rng.randint(low, high))]
+            for _ in range(args.auto_items // (4 if stage == "parse" else 1))
+        ]
+        lengths = [len(x) for x in items]
+        cost = footprint(
+            model.config,
+            element=element_bytes(kind, None),
+            beams=beams,
+            out_len=limit,
+            max_len=high,
+            logits=not out,
+        )
+
+        def run(batches, engine=engine, items=items, out=out, beams=beams) -> float:
+            for batch in batches:
+                chunk = [items[i] for i in batch]
+                if out:
+                    engine.translate_batch(
+                        chunk,
+                        beam_size=beams,
+                        min_decoding_length=out,
+                        max_decoding_length=out,
+                        max_input_length=0,
+                    )
+                else:
+                    engine.score_batch(chunk, max_input_length=0)
+            return len(items)
+
+        free = free_bytes(device)
+        auto = device_batches(
+            lengths, device=device, batch_size=cpu_batch, max_batch_size=args.max_batch_size, cost=cost
+        )
+        fixed = length_batches(lengths, batch_size=cpu_batch)
+        rates = {
+            name: len(items) / _best(lambda b=b: run(b), args.auto_rounds)
+            for name, b in (("auto", auto), ("fixed", fixed))
+        }
+        torch.cuda.synchronize()
+        used = free - (free_bytes(device) or 0)
+        row = {
+            "stage": stage,
+            "compute_type": kind,
+            "items": len(items),
+            "auto_items_per_s": rates["auto"],
+            "fixed_items_per_s": rates["fixed"],
+            "fixed_batch": cpu_batch,
+            "auto_batches": len(auto),
+            "auto_batch_sizes": sorted({len(b) for b in auto}),
+            "free_mib_before": free >> 20,
+            "held_mib_after": used >> 20,
+            "estimate_mib_largest_batch": max(len(b) * cost(lengths[b[0]]) for b in auto) >> 20,
+        }
+        sizes = row["auto_batch_sizes"]
+        print(
+            f"auto {kind:10} {stage:10} {rates['auto']:9.1f} items/s in {len(auto)} batches of "
+            f"{sizes[0]}-{sizes[-1]} (fixed {cpu_batch}: {rates['fixed']:.1f}/s, "
+            f"{rates['auto'] / rates['fixed']:.2f}x); free before {row['free_mib_before']} MiB, held after "
+            f"{row['held_mib_after']} MiB, largest batch estimated {row['estimate_mib_largest_batch']} MiB",
+            flush=True,
+        )
+        rows.append(row)
+        del engine
+    return rows
+
+
 def main() -> None:
     import torch
 
@@ -147,6 +247,20 @@ def main() -> None:
     ap.add_argument(
         "--big-batches", default="16,64,256", help="CTranslate2 batches (parse; realize the same)"
     )
+    ap.add_argument(
+        "--auto-items",
+        type=int,
+        default=2048,
+        help="inputs per stage for the GPU batching (parse: a quarter)",
+    )
+    ap.add_argument(
+        "--auto-rounds", type=int, default=1, help="timed rounds of the GPU batching (after a warm-up)"
+    )
+    ap.add_argument("--only-auto", action="store_true", help="measure the GPU batching only")
+    ap.add_argument("--max-batch-size", type=int, default=256, help="cap of the GPU batching (items)")
+    ap.add_argument(
+        "--parse-max-out", type=int, default=512, help="the parser's output limit the batching sizes for"
+    )
     args = ap.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     print(
@@ -154,7 +268,7 @@ def main() -> None:
         flush=True,
     )
     rows = {}
-    for name in ("bfloat16", "float32"):
+    for name in () if args.only_auto else ("bfloat16", "float32"):
         m = _models(getattr(torch, name), device)
         rate = {
             "parse (batch 32, 1 beam: amrlib's published setting)": _generate(
@@ -181,7 +295,7 @@ def main() -> None:
         print(
             f"{name:9} seconds per source ({args.foci} candidates): {per_source:.4f}; GPU-hours: {hours:,.0f}"
         )
-    ct2 = {}
+    ct2, auto = {}, []
     try:
         import ctranslate2
 
@@ -195,7 +309,7 @@ def main() -> None:
     else:
         models = {k: m.float() for k, m in _models(torch.float32, "cpu").items()}
         batches = [int(b) for b in args.big_batches.split(",")]
-        ct2 = _ct2_rates(models, args, args.ct2_types.split(","), batches)
+        ct2 = {} if args.only_auto else _ct2_rates(models, args, args.ct2_types.split(","), batches)
         for kind, rates in ct2.items():
             for stage, r in rates.items():
                 print(f"ct2 {kind:13} {stage:30} {r:9.1f} items/s", flush=True)
@@ -209,7 +323,8 @@ def main() -> None:
                 f"ct2 {kind:13} best batches: {per_source:.4f} s a source; GPU-hours: {hours:,.0f}",
                 flush=True,
             )
-    print(json.dumps({"args": vars(args), "items_per_s": rows, "ctranslate2": ct2}))
+        auto = _auto_batches(models, args, args.ct2_types.split(",")[0])
+    print(json.dumps({"args": vars(args), "items_per_s": rows, "ctranslate2": ct2, "auto_batches": auto}))
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ realizer T5-base, ``--parse-len`` -> ``--gen-len`` tokens, greedy; the LM GPT-2 
 Sides, every one through the project's own stage classes (:class:`Parser`, :class:`Realizer`,
 :class:`PerplexityScorer`, :class:`Embedder`) on the same items: ``transformers float32`` (the
 baseline: today's path), ``ctranslate2 float32`` (the default on a CPU: the same outputs) and
-``ctranslate2 int8`` (opt-in). ``--amrlib`` adds amrlib's own list APIs at their defaults
-(``parse_sents``: batch 12, 4 beams; ``generate``: batch 32) and plain sentence-transformers
-``encode`` for the embeddings.
+``ctranslate2 int8`` (opt-in; ``--compute-types`` picks). ``--amrlib`` adds amrlib's own list
+APIs at their defaults (``parse_sents``: batch 12, 4 beams; ``generate``: batch 32) and plain
+sentence-transformers ``encode`` for the embeddings.
 
 Timing (``benchmarks/_timing.py``): the sides interleaved per stage (order rotated each round) after
 a warm-up on other items, median of ``--rounds``, load average before and after. Equivalence beside
@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -108,15 +109,16 @@ def workload(n: int, foci: int, src_len: int, seed: int = 0) -> dict[str, list[s
     return {"parse": sents, "realize": graphs, "perplexity": texts, "embed": texts}
 
 
-def stage_sides(stage: str, dirs: dict, batches: dict, amrlib: bool) -> tuple[dict, dict]:
-    """Per side of ``stage``, the callable over items and, for generation stages, its id record."""
+def stage_sides(stage: str, dirs: dict, batches: dict, amrlib: bool, sides_wanted=SIDES) -> tuple[dict, dict]:
+    """Per side of ``stage`` (of ``sides_wanted``), the callable over items and, for generation
+    stages, its id record."""
     from paraamr.models.embedder import Embedder
     from paraamr.models.lm import PerplexityScorer
     from paraamr.models.parser import Parser
     from paraamr.models.realizer import Realizer
 
     sides, records = {}, {}
-    for backend, compute in SIDES:
+    for backend, compute in sides_wanted:
         name = f"{backend} {compute}"
         common = {"backend": backend, "compute_type": compute, "device": "cpu"}
         if stage == "parse":
@@ -170,10 +172,16 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per stage (default 2)")
     ap.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     ap.add_argument("--amrlib", action="store_true", help="add amrlib's and sentence-transformers' defaults")
+    ap.add_argument(
+        "--compute-types",
+        default="float32,int8",
+        help="compute types of the CTranslate2 sides (default float32,int8)",
+    )
     ap.add_argument("--workdir", help="where to build the model dirs (kept; default: a temporary folder)")
     args = ap.parse_args()
     threads = pin_threads(args.threads)
     print(machine(threads))
+    sides_wanted = [SIDES[0], *(("ctranslate2", c) for c in args.compute_types.split(","))]
 
     from bench_gpu import LARGE, SMALL, build_models
 
@@ -204,7 +212,8 @@ def main() -> int:
         f"realize {parse_len}-token graphs -> {gen_len} tokens, GPT-2 on {gen_len}-token texts; batches "
         f"{batches}; {args.rounds} rounds; models ready in {time.perf_counter() - t0:.0f} s"
     )
-    print(f"{'stage':<11}{'side':<30}{'items':>6}{'items/s':>9}{'median s':>10}{'ratio':>8}  equivalence")
+    head = f"{'stage':<11}{'side':<30}{'items':>6}{'items/s':>9}{'median s':>10}{'ratio':>8}"
+    print(f"{head}{'CPU s':>8}{'ratio':>7}  equivalence (CPU s: median CPU seconds of the side's process)")
     rates: dict[str, dict[str, float]] = {}
     for stage in args.stages.split(","):
         n = n_items[stage]
@@ -212,7 +221,7 @@ def main() -> int:
         items = workload(sources, args.foci, args.src_len)[stage][:n]
         warm = workload(1, 2, 8, seed=1)[stage][:1]
         t1 = time.perf_counter()
-        sides, records = stage_sides(stage, dirs, batches, args.amrlib)
+        sides, records = stage_sides(stage, dirs, batches, args.amrlib, sides_wanted)
         loaded = time.perf_counter() - t1
         timings, outputs = interleave(
             {name: (lambda f=f, x=items: f(x)) for name, f in sides.items()},
@@ -236,13 +245,16 @@ def main() -> int:
             else:
                 check = "outputs not compared (another call shape)"
             ratio = timings[base].median / t.median
-            print(f"{stage:<11}{name:<30}{n:>6}{n / t.median:>9.3f}{t.median:>10.2f}{ratio:>7.2f}x  {check}")
+            cpu = statistics.median(t.cpu)
+            cpu_ratio = statistics.median(timings[base].cpu) / cpu
+            row = f"{stage:<11}{name:<30}{n:>6}{n / t.median:>9.3f}{t.median:>10.2f}{ratio:>7.2f}x"
+            print(f"{row}{cpu:>8.2f}{cpu_ratio:>6.2f}x  {check}")
         del sides, records
     if {"parse", "realize", "perplexity"} <= set(rates):
         print(f"per source: 1 parse + {args.foci} realizations + {args.foci} perplexities")
         base = f"{SIDES[0][0]} {SIDES[0][1]}"
         cost = {}
-        for backend, compute in SIDES:
+        for backend, compute in sides_wanted:
             name = f"{backend} {compute}"
             cost[name] = (
                 1 / rates["parse"][name]

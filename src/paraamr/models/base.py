@@ -1,9 +1,13 @@
 """Shared machinery of the model stages: device/dtype choice, batching by length, OOM split-and-retry.
 
-Every stage turns items into values in batches of similar length (:func:`length_batches`), and
+Every stage turns items into values in batches of similar length (:func:`device_batches`), and
 runs each batch through :func:`run_batched`, which returns per item its value or a
 :class:`~paraamr.failures.Failure`: a batch that runs out of memory (or raises) is split in two
 and retried, down to one item, which then fails alone; the other items never get lost.
+
+On a CPU a batch holds the stage's ``batch_size`` items. On a CUDA device the batches fill the
+device: their size comes from the free memory (:func:`free_bytes`) and the bytes an item of each
+length takes (:func:`footprint`), at most ``max_batch_size`` items, longest first.
 
 >>> length_batches([3, 10, 1, 7], batch_size=2)
 [[1, 3], [0, 2]]
@@ -15,6 +19,8 @@ and retried, down to one item, which then fails alone; the other items never get
 ...     return [2 * x for x in batch]
 >>> run_batched([1, 13, 2, 3], double, [[0, 1, 2, 3]], stage="demo")
 [2, Failure(stage='demo', reason='ValueError: unlucky'), 4, 6]
+>>> fill_batches([3, 10, 1, 7], per_token=100, fixed=0, free=2_000, max_batch_size=8)  # 1,400 B usable
+[[1], [3, 0], [2]]
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from paraamr.failures import Failure
@@ -95,6 +102,129 @@ def length_batches(
                 batch.append(i)
                 continue
         batches.append([i])
+    return batches
+
+
+#: Share of the free device memory the batches of a stage may fill (the rest: the allocator's
+#: slack and whatever the estimate of :func:`footprint` misses; a batch that still runs out of
+#: memory is split by :func:`run_batched`).
+FILL_FRACTION = 0.7
+
+
+def free_bytes(device: Any) -> int | None:
+    """Bytes free on CUDA ``device`` (the driver's free memory plus what torch holds cached and
+    unused); None for any other device."""
+    import torch
+
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    free, _total = torch.cuda.mem_get_info(device)
+    return int(free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device))
+
+
+def element_bytes(compute_type: str, dtype: Any) -> int:
+    """Bytes of an activation value: 2 for a 16-bit compute type, else 4 (CTranslate2's int8 keeps
+    float32 activations); ``auto`` (transformers): the torch ``dtype``'s.
+
+    >>> import torch
+    >>> element_bytes("int8_float16", None), element_bytes("int8", None)
+    (2, 4)
+    >>> element_bytes("auto", torch.bfloat16)
+    2
+    """
+    if compute_type == "auto":
+        return int(dtype.itemsize)
+    return 2 if "16" in compute_type else 4
+
+
+def _size(config: Any, *names: str, default: int = 0) -> int:
+    """The first of ``names`` that ``config`` sets (the field names differ between architectures)."""
+    return int(next((v for v in (getattr(config, n, None) for n in names) if v), default))
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Bytes one item of a batch takes on the device: ``fixed + per_token * input tokens``."""
+
+    per_token: int
+    fixed: int = 0
+
+    def __call__(self, tokens: int) -> int:
+        return self.fixed + self.per_token * tokens
+
+
+def footprint(
+    config: Any, *, element: int, beams: int = 1, out_len: int = 0, max_len: int = 512, logits: bool = False
+) -> Footprint:
+    """An upper estimate of the device memory one item takes, from the model's ``config``.
+
+    ``element``: bytes of a value in the compute type; ``max_len``: the longest input (attention
+    scores grow with it). Per input token: the layer activations (hidden states, query / key /
+    value / output projections, the feed-forward layer, one row of attention scores per head); an
+    encoder-decoder (``out_len`` > 0) adds, per beam, the encoder output and the decoder's cached
+    cross-attention keys and values per token, and as a fixed part the cached self-attention keys
+    and values of ``out_len`` output tokens and two float32 vocabulary-wide rows of scores per
+    beam; ``logits`` (a perplexity) adds two float32 vocabulary rows per input token.
+
+    >>> from types import SimpleNamespace
+    >>> gpt2 = SimpleNamespace(n_embd=768, n_layer=12, n_head=12, vocab_size=50257)
+    >>> footprint(gpt2, element=4, max_len=1024, logits=True)  # 4(2·768·12+4·768+3072+12·1024)+8·50257
+    Footprint(per_token=549512, fixed=0)
+    """
+    d = _size(config, "d_model", "hidden_size", "n_embd")
+    layers = _size(config, "decoder_layers", "num_decoder_layers", "num_hidden_layers", "n_layer")
+    ffn = _size(config, "encoder_ffn_dim", "d_ff", "intermediate_size", "n_inner", default=4 * d)
+    heads = _size(config, "encoder_attention_heads", "num_heads", "num_attention_heads", "n_head", default=1)
+    vocab = _size(config, "vocab_size")
+    per_token = element * (2 * d * layers + 4 * d + ffn + heads * max_len)
+    fixed = 0
+    if out_len:
+        per_token += element * beams * d * (1 + 2 * layers)
+        fixed = element * beams * out_len * 2 * d * layers + beams * vocab * 4 * 2
+    if logits:
+        per_token += vocab * 4 * 2
+    return Footprint(per_token, fixed)
+
+
+def fill_batches(
+    lengths: Sequence[int],
+    *,
+    per_token: int,
+    fixed: int,
+    free: int,
+    max_batch_size: int,
+    fraction: float = FILL_FRACTION,
+) -> list[list[int]]:
+    """:func:`length_batches` sized by memory: longest first, each batch at most ``max_batch_size``
+    items whose padded bytes (``fixed + per_token * longest`` per item) fit in ``fraction`` of
+    ``free`` bytes (an item that does not fit alone goes alone)."""
+    costs = [fixed + per_token * n for n in lengths]
+    return length_batches(costs, batch_size=max_batch_size, max_tokens=max(1, int(free * fraction)))
+
+
+def device_batches(
+    lengths: Sequence[int],
+    *,
+    device: Any,
+    batch_size: int,
+    max_batch_size: int,
+    cost: Footprint | Callable[[], Footprint],
+    max_tokens: int | None = None,
+) -> list[list[int]]:
+    """The batches of a stage on ``device``: on a CUDA device :func:`fill_batches` with the free
+    memory now and ``cost`` (a :class:`Footprint`, or a function making it, called only there); on
+    any other device :func:`length_batches` with ``batch_size`` and ``max_tokens``, as always."""
+    free = free_bytes(device)
+    if free is None:
+        return length_batches(lengths, batch_size=batch_size, max_tokens=max_tokens)
+    item = cost if isinstance(cost, Footprint) else cost()
+    batches = fill_batches(
+        lengths, per_token=item.per_token, fixed=item.fixed, free=free, max_batch_size=max_batch_size
+    )
+    if batches:
+        most = max(len(b) for b in batches)
+        logger.debug("%d batches of at most %d items (%d MiB free)", len(batches), most, free >> 20)
     return batches
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "HUB_MODELS",
     "KINDS",
     "KIND_ALIASES",
+    "MAX_BATCH_SIZES",
     "OFFLINE_LM",
     "PACKAGED",
     "HubModel",
@@ -59,6 +60,9 @@ DEFAULTS = {
 OFFLINE_LM = "smollm2"
 #: Default items per batch of each stage (sentences, graphs, texts, texts, pairs).
 BATCH_SIZES = {"parser": 16, "realizer": 32, "lm": 64, "embedder": 64, "quality": 64}
+#: On a CUDA device, batches are sized by the free memory, up to these many items (the default of
+#: each stage's ``max_batch_size``).
+MAX_BATCH_SIZES = {"parser": 256, "realizer": 512, "lm": 1024, "embedder": 1024}
 
 _GITHUB_RELEASES = "https://github.com/bjascob/amrlib-models/releases/download"
 

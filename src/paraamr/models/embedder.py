@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from paraamr.models.base import length_batches, resolve_device
-from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
+from paraamr.models.base import device_batches, element_bytes, footprint, resolve_device
+from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.fast import converted, load_encoder, resolve_backend
 
 __all__ = ["POOLINGS", "Embedder"]
@@ -59,6 +59,8 @@ class Embedder:
     (:mod:`paraamr.models.fast`): CTranslate2 when installed and the architecture converts (BERT,
     RoBERTa...; else transformers, said in the log), float32 on every device (metric embeddings
     stay exact unless a compute type is asked for); the tokenizer and pooling stay the model's.
+    On a CUDA device batches are sized by the free memory, up to ``max_batch_size`` texts (None:
+    :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`).
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class Embedder:
         processes: int | None = None,
         backend: str = "auto",
         compute_type: str = "auto",
+        max_batch_size: int | None = None,
     ) -> None:
         from paraamr.models.download import ensure
 
@@ -87,6 +90,7 @@ class Embedder:
         self.device = resolve_device(device)
         self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device, exact=True)
         self.batch_size = batch_size
+        self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["embedder"]
         st_pooling = _sentence_transformers_pooling(self.path)
         is_st = st_pooling is not None
         self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=is_st)
@@ -154,12 +158,27 @@ class Embedder:
         if self._st is not None:
             dimension = getattr(self._st, "get_embedding_dimension", None)  # sentence-transformers >= 6
             return int((dimension or self._st.get_sentence_embedding_dimension)())
-        return int(self._hf.config.hidden_size if self._hf is not None else self._ct2_hidden_size())
+        return int(self._config().hidden_size)
 
-    def _ct2_hidden_size(self) -> int:
+    def _config(self) -> Any:
+        if self._hf is not None:
+            return self._hf.config
         from transformers import AutoConfig
 
-        return int(AutoConfig.from_pretrained(str(self.path)).hidden_size)
+        return AutoConfig.from_pretrained(str(self.path))
+
+    def _batches(self, texts: list[str]) -> list[list[int]]:
+        """Batches of ``texts`` by length (characters, at least the tokens): ``batch_size`` texts
+        on a CPU, as many as the free memory holds on a CUDA device (up to ``max_batch_size``)."""
+
+        def cost():
+            most = self._st.max_seq_length if self._st is not None else SIMCSE_MAX_LENGTH
+            element = element_bytes(self.compute_type, np.dtype(np.float32))
+            return footprint(self._config(), element=element, max_len=most)
+
+        size, most = self.batch_size, self.max_batch_size
+        lengths = [len(t) for t in texts]
+        return device_batches(lengths, device=self.device, batch_size=size, max_batch_size=most, cost=cost)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One L2-normalized float32 row per text, in order (shape ``(len(texts), dim)``)."""
@@ -175,15 +194,22 @@ class Embedder:
         if workers > 1:
             return self._encode_pool(texts, workers)
         if self._st is not None:
-            vectors = self._st.encode(
-                texts,
-                batch_size=self.batch_size,
+            return self._encode_st(texts)
+        return self._encode_hf(texts)
+
+    def _encode_st(self, texts: list[str]) -> np.ndarray:
+        """:meth:`encode` through sentence-transformers, one call per batch of :meth:`_batches` (on
+        a CPU the batches sentence-transformers would make itself: by length, ``batch_size``)."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for batch in self._batches(texts):
+            out[batch] = self._st.encode(
+                [texts[i] for i in batch],
+                batch_size=len(batch),
                 convert_to_numpy=True,
                 normalize_embeddings=True,
                 show_progress_bar=False,
             )
-            return np.asarray(vectors, dtype=np.float32)
-        return self._encode_hf(texts)
+        return out
 
     def _pool_size(self, n: int) -> int:
         """Worker processes for an encode call of ``n`` texts (1: this process)."""
@@ -236,7 +262,7 @@ class Embedder:
         import torch
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in length_batches([len(t) for t in texts], batch_size=self.batch_size):
+        for batch in self._batches(texts):
             inputs = self._tokenizer(
                 [texts[i] for i in batch],
                 padding=True,
@@ -264,7 +290,7 @@ class Embedder:
     def _encode_ct2(self, texts: list[str]) -> np.ndarray:
         """:meth:`encode` through CTranslate2: the model's own tokenizer and truncation, its pooling."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in length_batches([len(t) for t in texts], batch_size=self.batch_size):
+        for batch in self._batches(texts):
             chunk = [texts[i] for i in batch]
             if self._st is not None:
                 prepare = getattr(self._st, "preprocess", None) or self._st.tokenize  # ST >= 6: preprocess
@@ -272,9 +298,9 @@ class Embedder:
             else:
                 features = self._tokenizer(chunk, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH)
             mask = np.asarray(features["attention_mask"], dtype=np.float32)
-            lengths = mask.sum(1).astype(int)
+            lengths = mask.sum(1).astype(int).tolist()
             ids, types = (
-                None if m is None else [list(map(int, r[:n])) for r, n in zip(m, lengths, strict=True)]
+                None if m is None else [r[:n] for r, n in zip(np.asarray(m).tolist(), lengths, strict=True)]
                 for m in (features["input_ids"], features.get("token_type_ids"))
             )
             output = self._ct2.forward_batch(ids, token_type_ids=types)

@@ -252,34 +252,29 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def load_translator(path: Path, device: Any, compute_type: str):
-    """A ``ctranslate2.Translator`` over the converted ``path``."""
+def _engine(name: str, path: Path, device: Any, compute_type: str):
+    """A ``ctranslate2.<name>`` (Translator, Generator or Encoder) over the converted ``path``."""
     import ctranslate2
 
     kind, index = _ct2_device(device)
-    return ctranslate2.Translator(
+    return getattr(ctranslate2, name)(
         str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
     )
+
+
+def load_translator(path: Path, device: Any, compute_type: str):
+    """A ``ctranslate2.Translator`` (encoder-decoder) over the converted ``path``."""
+    return _engine("Translator", path, device, compute_type)
 
 
 def load_generator(path: Path, device: Any, compute_type: str):
     """A ``ctranslate2.Generator`` (decoder-only LM) over the converted ``path``."""
-    import ctranslate2
-
-    kind, index = _ct2_device(device)
-    return ctranslate2.Generator(
-        str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
-    )
+    return _engine("Generator", path, device, compute_type)
 
 
 def load_encoder(path: Path, device: Any, compute_type: str):
     """A ``ctranslate2.Encoder`` over the converted ``path``."""
-    import ctranslate2
-
-    kind, index = _ct2_device(device)
-    return ctranslate2.Encoder(
-        str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
-    )
+    return _engine("Encoder", path, device, compute_type)
 
 
 def _tokens(ids: Sequence[int]) -> list[str]:

@@ -35,8 +35,15 @@ from typing import Any
 from paraamr import __version__
 from paraamr.failures import Failure
 from paraamr.layout import atomic_dir
-from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
-from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
+from paraamr.models.base import (
+    device_batches,
+    element_bytes,
+    footprint,
+    resolve_device,
+    resolve_dtype,
+    run_batched,
+)
+from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.download import ensure
 from paraamr.models.fast import converted, fingerprint, load_generator, resolve_backend, score_sequences
 from paraamr.models.resolve import cache_root
@@ -102,7 +109,9 @@ class PerplexityScorer:
     ``add_start_token=True`` (False: the first token is not scored, and a one-token text fails),
     ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing Hub LM on first use),
     ``backend="auto"`` and ``compute_type="auto"`` (:mod:`paraamr.models.fast`: CTranslate2 when
-    installed, float32 on a CPU). ``stats`` counts scored and failed texts.
+    installed, float32 on a CPU), ``max_batch_size=None`` (on a CUDA device batches are sized by
+    the free memory, up to this many texts, ``max_tokens`` aside; None:
+    :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``stats`` counts scored and failed texts.
     """
 
     def __init__(
@@ -120,6 +129,7 @@ class PerplexityScorer:
         download: bool = True,
         backend: str = "auto",
         compute_type: str = "auto",
+        max_batch_size: int | None = None,
     ) -> None:
         path = ensure(model, "lm", cache_dir=cache_dir, download=download)
         self.model_name = str(model)
@@ -146,7 +156,9 @@ class PerplexityScorer:
         for attr in ("final_logit_softcapping", "logit_scale"):
             if getattr(config, attr, None):
                 raise ValueError(f"LM {self.model_name!r} post-processes its logits ({attr}); not supported")
+        self.config = config
         self.batch_size = batch_size
+        self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["lm"]
         self.max_tokens = max_tokens
         self.max_length = max_length or getattr(config, "max_position_embeddings", None) or config.n_positions
         self.truncate = truncate
@@ -217,7 +229,15 @@ class PerplexityScorer:
         todo = [i for i, e in enumerate(encoded) if not isinstance(e, Failure)]
         seqs = [encoded[i] for i in todo]
         lengths = [len(s) for s in seqs]
-        batches = length_batches(lengths, batch_size=self.batch_size, max_tokens=self.max_tokens)
+        element = element_bytes(self.compute_type, self.dtype)
+        batches = device_batches(
+            lengths,
+            device=self.device,
+            batch_size=self.batch_size,
+            max_batch_size=self.max_batch_size,
+            max_tokens=self.max_tokens,
+            cost=lambda: footprint(self.config, element=element, max_len=self.max_length, logits=True),
+        )
         results: list[Any] = list(encoded)
         for i, value in zip(todo, run_batched(seqs, self._score_batch, batches, stage=STAGE), strict=True):
             results[i] = value

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from paraamr.models.base import resolve_device, resolve_dtype
+from paraamr.models.base import device_batches, element_bytes, footprint, resolve_device, resolve_dtype
+from paraamr.models.catalog import MAX_BATCH_SIZES
 from paraamr.models.download import ensure
 from paraamr.models.fast import Seq2SeqModel, converted, resolve_backend
 
@@ -22,11 +23,13 @@ __all__ = ["AmrlibModel"]
 
 class AmrlibModel:
     """Base of :class:`~paraamr.models.parser.Parser` and :class:`~paraamr.models.realizer.Realizer`:
-    ``kind`` (the catalog's kind) and ``clip_policies`` (the ``on_clip`` values it takes) are set by
-    the subclass."""
+    ``kind`` (the catalog's kind), ``clip_policies`` (the ``on_clip`` values it takes) and
+    ``length_limits`` (the names of amrlib's longest input and output attributes) are set by the
+    subclass."""
 
     kind: str
     clip_policies: tuple[str, ...]
+    length_limits: tuple[str, str]
 
     def check_clip_policy(self, on_clip: str) -> None:
         """Refuse an ``on_clip`` this model does not know."""
@@ -48,6 +51,7 @@ class AmrlibModel:
         trust_remote_code: bool,
         backend: str = "auto",
         compute_type: str = "auto",
+        max_batch_size: int | None = None,
     ) -> Path:
         """Check the options, set the shared attributes and return the model's folder (fetched
         when missing and ``download``)."""
@@ -63,9 +67,23 @@ class AmrlibModel:
         self.cache_dir = cache_dir
         self.dtype = resolve_dtype(dtype, self.device)
         self.batch_size = batch_size
+        self.max_batch_size = max_batch_size or MAX_BATCH_SIZES[self.kind]
         self.num_beams = num_beams
         self.on_clip = on_clip
         return path
+
+    def batches(self, lengths: list[int]) -> list[list[int]]:
+        """Batches (indices, longest first) of inputs of ``lengths`` tokens: ``batch_size`` items
+        on a CPU; on a CUDA device as many as the free memory holds, at most ``max_batch_size``."""
+
+        def cost():
+            in_len, out_len = (getattr(self.inference, name) for name in self.length_limits)
+            element = element_bytes(self.compute_type, self.dtype)
+            config = self.inference.model.config
+            return footprint(config, element=element, beams=self.num_beams, out_len=out_len, max_len=in_len)
+
+        size, most = self.batch_size, self.max_batch_size
+        return device_batches(lengths, device=self.device, batch_size=size, max_batch_size=most, cost=cost)
 
     def load_backend(self, path: Path) -> None:
         """Put the chosen backend under amrlib's ``inference`` object: the transformers model in

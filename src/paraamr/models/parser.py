@@ -37,7 +37,7 @@ from typing import Any
 
 from paraamr.errors import ParaAMRError
 from paraamr.failures import Failure
-from paraamr.models.base import length_batches, run_batched
+from paraamr.models.base import run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import amrlib_meta, base_tokenizer
@@ -70,12 +70,15 @@ class Parser(AmrlibModel):
     ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing model),
     ``trust_remote_code=False`` (refuse a folder naming other code than amrlib's parsers),
     ``backend="auto"`` and ``compute_type="auto"`` (:mod:`paraamr.models.fast`: CTranslate2 when
-    installed, float32 on a CPU; only the model call changes, amrlib's processing stays).
+    installed, float32 on a CPU; only the model call changes, amrlib's processing stays),
+    ``max_batch_size=None`` (on a CUDA device batches are sized by the free memory, up to this
+    many sentences; None: :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`).
     ``stats`` counts parsed, failed and clipped sentences over the parser's lifetime;
     ``inference`` is amrlib's inference object.
     """
 
     kind, clip_policies = "parser", ("flag", "fail")
+    length_limits = ("max_sent_len", "max_graph_len")  # amrlib's longest input and output
 
     def __init__(
         self,
@@ -91,6 +94,7 @@ class Parser(AmrlibModel):
         trust_remote_code: bool = False,
         backend: str = "auto",
         compute_type: str = "auto",
+        max_batch_size: int | None = None,
     ) -> None:
         import amrlib
 
@@ -106,6 +110,7 @@ class Parser(AmrlibModel):
             trust_remote_code=trust_remote_code,
             backend=backend,
             compute_type=compute_type,
+            max_batch_size=max_batch_size,
         )
         meta = amrlib_meta(path, "parser", trust_remote_code=trust_remote_code)
         _check_spring(meta, model)
@@ -121,6 +126,7 @@ class Parser(AmrlibModel):
         self.stats = {"parsed": 0, "failed": 0, "clipped": 0}
 
     def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
+        self.inference.batch_size = len(sentences)  # amrlib runs the batch as it comes
         graphs = self.inference.parse_sents(sentences, add_metadata=True)
         why = f"no beam deserialized into a graph (num_beams={self.num_beams})"
         return [Failure(STAGE, why) if g is None else g for g in graphs]
@@ -142,7 +148,7 @@ class Parser(AmrlibModel):
         limit = getattr(self.inference, "max_sent_len", None)
         tokenizer = self.inference.tokenizer
         lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
-        batches = length_batches(lengths, batch_size=self.batch_size)
+        batches = self.batches(lengths)
         parsed = run_batched(texts, self._parse_batch, batches, stage=STAGE)
         for i, n, graph in zip(todo, lengths, parsed, strict=True):
             if limit is not None and n > limit and not isinstance(graph, Failure):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.failures import Failure
-from paraamr.models.base import length_batches, run_batched
+from paraamr.models.base import run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import base_tokenizer
@@ -72,10 +72,13 @@ class Realizer(AmrlibModel):
     ("keep" or "fail"), ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing
     model on first use), ``trust_remote_code=False`` (refuse a folder whose ``amrlib_meta.json``
     names other code than amrlib's own realizers), ``backend="auto"`` and ``compute_type="auto"``
-    (:mod:`paraamr.models.fast`: CTranslate2 when installed, float32 on a CPU).
+    (:mod:`paraamr.models.fast`: CTranslate2 when installed, float32 on a CPU),
+    ``max_batch_size=None`` (on a CUDA device batches are sized by the free memory, up to this
+    many graphs; None: :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`).
     """
 
     kind, clip_policies = "realizer", ("keep", "fail")
+    length_limits = ("max_graph_len", "max_sent_len")  # amrlib's longest input and output
 
     def __init__(
         self,
@@ -93,6 +96,7 @@ class Realizer(AmrlibModel):
         trust_remote_code: bool = False,
         backend: str = "auto",
         compute_type: str = "auto",
+        max_batch_size: int | None = None,
     ) -> None:
         import amrlib
 
@@ -108,6 +112,7 @@ class Realizer(AmrlibModel):
             trust_remote_code=trust_remote_code,
             backend=backend,
             compute_type=compute_type,
+            max_batch_size=max_batch_size,
         )
         self.spacy_model = _spacy_model(spacy_model) if use_tense else None
         if use_tense and self.spacy_model is None:
@@ -164,6 +169,7 @@ class Realizer(AmrlibModel):
         return ModelInputHelper.gstring_to_oneline(graph), False
 
     def _realize_batch(self, inputs: list[str]) -> list[tuple[str, bool]]:
+        self.inference.batch_size = len(inputs)  # amrlib runs the batch as it comes
         sents, clips = self.inference.generate(inputs, disable_progress=True, use_tense=False)
         return list(zip(sents, clips, strict=True))
 
@@ -174,7 +180,7 @@ class Realizer(AmrlibModel):
         texts = [prepared[i][0] for i in todo]
         tokenizer = self.inference.tokenizer
         lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
-        batches = length_batches(lengths, batch_size=self.batch_size)
+        batches = self.batches(lengths)
         outs = run_batched(texts, self._realize_batch, batches, stage=STAGE)
         results: list[Realization | Failure] = list(prepared)
         for i, out in zip(todo, outs, strict=True):
