@@ -349,6 +349,10 @@ class RunSettings(_Checked):
     parse_batch_size: int = _batch(catalog.BATCH_SIZES["parser"], "sentences a batch (default: %(default)s)")
     realize_batch_size: int = _batch(catalog.BATCH_SIZES["realizer"], "graphs a batch (default: %(default)s)")
     lm_batch_size: int = _batch(catalog.BATCH_SIZES["lm"], "paraphrases a batch (default: %(default)s)")
+    max_batch_size: int | None = _execution(
+        None, "on a CUDA device, batches are sized from its free memory and sequence lengths, up to N "
+        "items (default: each stage's own cap); the batch sizes above are for the CPU", metavar="N",
+        number=_POSITIVE)
     window: int = _batch(256, "rows per processing window (default: %(default)s)")
     pipelined: bool = _execution(True, "do not overlap CPU stages with model stages", flag="--no-pipeline")
     # fmt: off

@@ -14,6 +14,7 @@ from entries import generate as main
 
 from paraamr.builder.pipeline import Generator, Stages
 from paraamr.builder.stages import load_stages
+from paraamr.models.catalog import MAX_BATCH_SIZES
 from paraamr.settings import RecordSettings
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
@@ -218,3 +219,14 @@ def test_python_api_turns_a_text_no_file_could_hold_into_a_failure():
     assert [r["text"] for r in records] == ["The man spoke."]
     (failure,) = gen.failures
     assert failure["stage"] == "input" and failure["reason"].startswith("a lone surrogate (U+D800)")
+
+
+def test_max_batch_size_reaches_every_model_stage(tiny):
+    """``--max-batch-size`` (RunSettings) is the cap of each stage's device-filling batches."""
+    from paraamr.settings import RunSettings
+
+    models = {"parser_model": tiny["parser"], "realizer_model": tiny["generator"], "lm_model": tiny["lm"]}
+    record = RecordSettings(**{k: str(v) for k, v in models.items()}, input="-")
+    loaded = load_stages(record, RunSettings(max_batch_size=7))
+    assert [s.max_batch_size for s in (loaded.parser, loaded.realizer, loaded.lm)] == [7, 7, 7]
+    assert load_stages(_settings(tiny)).realizer.max_batch_size == MAX_BATCH_SIZES["realizer"]

@@ -56,6 +56,7 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     run = run or RunSettings()
     quiet_libraries(run.verbose)
     common = {"device": run.device, "dtype": record.dtype, "download": run.download}
+    common["max_batch_size"] = run.max_batch_size
     common.update(backend=record.backend, compute_type=record.compute_type)
     amrlib = {"trust_remote_code": run.trust_remote_code}
     stages = dict(given)
@@ -83,7 +84,11 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
         from paraamr.models.embedder import Embedder
 
         stages["embedder"] = Embedder(
-            record.similarity_model, device=run.device, download=run.download, backend=record.backend
+            record.similarity_model,
+            device=run.device,
+            download=run.download,
+            backend=record.backend,
+            max_batch_size=run.max_batch_size,
         )
     if record.needs("quality") and stages.get("quality") is None:
         from paraamr.quality import QualityScorer
