@@ -167,6 +167,30 @@ def test_delta_folder_scores_like_the_full_model(trained, tmp_path):
     assert "`tiny_natural.tsv`: " in card  # the natural pairs are named among the inputs
 
 
+def test_raw_score_is_the_logit_plus_the_weighted_mpnet_cosine(trained):
+    """Computed apart: the cross-encoder's logit (sentence-transformers) plus the summary's weight
+    times all-mpnet-base-v2's cosine of the two texts (sentence-transformers' cos_sim)."""
+    import torch
+    from sentence_transformers import SentenceTransformer, util
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from paraamr.quality.mpnet import mpnet_dir
+
+    info = json.loads((trained / INFO_FILE).read_text())
+    assert info["cosine"]["model"] == "all-mpnet-base-v2" and info["cosine"]["weight"] > 0
+    sources, paras = [p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS]
+    cross = CrossEncoder(str(trained), num_labels=1, max_length=128, device="cpu")
+    logits = cross.predict(list(zip(sources, paras, strict=True)), activation_fn=torch.nn.Identity())
+    encoder = SentenceTransformer(str(mpnet_dir()), device="cpu")
+    cos = [
+        float(util.cos_sim(encoder.encode(a), encoder.encode(b))) for a, b in zip(sources, paras, strict=True)
+    ]
+    expected = [float(x) + info["cosine"]["weight"] * c for x, c in zip(logits, cos, strict=True)]
+    scorer = QualityScorer(trained)
+    assert scorer.raw(sources, paras) == pytest.approx(expected, abs=1e-4)
+    assert f"raw:logit+{info['cosine']['weight']:g}*cos(all-mpnet-base-v2)" in str(scorer.signature)
+
+
 def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     src = tmp_path / "pairs.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in PAIRS))
@@ -346,6 +370,7 @@ def test_only_the_defaults_are_called_the_default_command():
     assert default() and default("--no-progress")
     assert not default("--max-triplets", "10") and not default("--no-natural")
     assert not default("--natural", str(TINY_NATURAL)) and not default("--synonym-min-similarity", "0")
+    assert not default("--unrelated-triplets", "0")
 
 
 def test_synonym_positives_are_those_the_base_encoder_finds_close(triplets):

@@ -29,6 +29,8 @@ TRAIN_MAX_CHARS = 1000
 DEFAULT_TRIPLETS = 5000
 #: Default ``--natural-operator-triplets``: operator negatives of the natural sources.
 DEFAULT_NATURAL_OPERATOR_TRIPLETS = 1000
+#: Default ``--unrelated-triplets``: triplets whose negative is another sentence of the input.
+DEFAULT_UNRELATED_TRIPLETS = 500
 
 
 def register(subparsers) -> None:
@@ -72,6 +74,19 @@ def register(subparsers) -> None:
         default=DEFAULT_NATURAL_OPERATOR_TRIPLETS,
         help="operator negatives of the natural sources, each with one of their rewordings "
         f"(default: {DEFAULT_NATURAL_OPERATOR_TRIPLETS})",
+    )
+    train.add_argument(
+        "--unrelated-triplets",
+        type=int,
+        default=DEFAULT_UNRELATED_TRIPLETS,
+        help="triplets whose negative is an unrelated training sentence of about the anchor's length "
+        f"(default: {DEFAULT_UNRELATED_TRIPLETS})",
+    )
+    train.add_argument(
+        "--cosine-model",
+        default=d.cosine_model,
+        help="cross: a sentence encoder whose cosine, weighted on the validation pairs, is added to the "
+        "logit; 'none' for none (default: %(default)s)",
     )
     train.add_argument(
         "--synonym-min-similarity",
@@ -161,7 +176,8 @@ def register(subparsers) -> None:
     score.add_argument(
         "--model",
         default=DEFAULT_MODEL,
-        help=f"a trained model folder, {DEFAULT_MODEL!r} (shipped, default) or {BASE_MODEL!r} (untuned)",
+        help=f"a trained model folder, {DEFAULT_MODEL!r} (shipped, default), {BASE_MODEL!r} or "
+        "'all-mpnet-base-v2' (untuned: raw cosines)",
     )
     score.add_argument(
         "--input", default="-", help="JSON lines with text and para_text (default: '-', stdin)"
@@ -228,7 +244,7 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     from paraamr.quality.natural import natural_training
     from paraamr.quality.operators import POSITIVE
     from paraamr.quality.scorer import BASE_MODEL, QualityScorer
-    from paraamr.quality.triplets import build_triplets, read_paraphrases
+    from paraamr.quality.triplets import build_triplets, read_paraphrases, unrelated_triplets
 
     rows = read_pairs(args.natural) if args.natural else [] if args.no_natural else natural_pairs("train")
     paraphrases: dict[str, list[str]] = {}
@@ -245,18 +261,22 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     gate = SimilarityGate(QualityScorer(BASE_MODEL).encode, minimum) if minimum else None
     if gate:
         gate.prime(sentences)
-        positives["synonym"] = gate.gated(positives["synonym"])
+        for name in ("synonym", "phrase_synonym"):
+            positives[name] = gate.gated(positives[name])
     triplets = build_triplets(
         sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases,
         positives=positives, progress=progress,
     )  # fmt: skip
     if gate:
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
+    if rows:
+        triplets += natural_training(
+            rows, seed=args.seed, operator_triplets=args.natural_operator_triplets, progress=progress
+        )
+    pool = sentences + [r["text"] for r in rows]
+    triplets += unrelated_triplets(triplets, pool, args.unrelated_triplets, seed=args.seed)
     if not rows:
         return triplets, about
-    triplets += natural_training(
-        rows, seed=args.seed, operator_triplets=args.natural_operator_triplets, progress=progress
-    )
     natural = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
     if args.natural is None:
         natural |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
@@ -277,6 +297,7 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
         and args.max_triplets == DEFAULT_TRIPLETS
         and args.natural_operator_triplets == DEFAULT_NATURAL_OPERATOR_TRIPLETS
         and args.synonym_min_similarity == SYNONYM_MIN_SIMILARITY
+        and args.unrelated_triplets == DEFAULT_UNRELATED_TRIPLETS
         and args.max_chars == TRAIN_MAX_CHARS
         and settings == TrainSettings()
     )
@@ -292,6 +313,8 @@ def run_train(args: argparse.Namespace) -> int:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
     if args.freeze_layers is not None and args.freeze_layers < -1:
         raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
+    if args.unrelated_triplets < 0:
+        raise UsageError(f"--unrelated-triplets {args.unrelated_triplets}: must be 0 or more")
     if args.natural_operator_triplets < 0:
         raise UsageError(f"--natural-operator-triplets {args.natural_operator_triplets}: must be 0 or more")
     if not 0 <= args.synonym_min_similarity <= 1:
@@ -318,6 +341,7 @@ def run_train(args: argparse.Namespace) -> int:
         paired=args.paired,
         logit_margin=args.logit_margin,
         natural_repeat=args.natural_repeat,
+        cosine_model=None if args.cosine_model.lower() == "none" else args.cosine_model,
     )
     if _default_run(args, settings):
         about["command"] = "paraamr quality train --output DIR"

@@ -21,12 +21,14 @@ from paraamr.quality.negative import (
     date_time,
     deletion,
     entity_swap,
+    fragment,
     negation,
     noun_swap,
     number_change,
     phrase_swap,
     role_swap,
     scramble,
+    topic_shift,
     unit_change,
 )
 from paraamr.quality.positive import (
@@ -38,6 +40,7 @@ from paraamr.quality.positive import (
     paraamr_paraphrase,
     particle_shift,
     passive_voice,
+    phrase_synonym,
     punctuation_case,
     synonym,
     typo,
@@ -53,6 +56,7 @@ __all__ = [
     "dative_shift",
     "deletion",
     "entity_swap",
+    "fragment",
     "front_adverbial",
     "negated_antonym",
     "negation",
@@ -63,10 +67,12 @@ __all__ = [
     "particle_shift",
     "passive_voice",
     "phrase_swap",
+    "phrase_synonym",
     "punctuation_case",
     "role_swap",
     "scramble",
     "synonym",
+    "topic_shift",
     "typo",
     "unit_change",
 ]
@@ -74,6 +80,7 @@ __all__ = [
 #: Meaning-preserving operators by name (ParaAMR paraphrases join them via :func:`paraamr_paraphrase`).
 POSITIVE: dict[str, Operator] = {
     "synonym": synonym,
+    "phrase_synonym": phrase_synonym,
     "contraction": contraction,
     "punctuation_case": punctuation_case,
     "passive_voice": passive_voice,
@@ -97,4 +104,6 @@ NEGATIVE: dict[str, Operator] = {
     "unit": unit_change,
     "date_time": date_time,
     "scramble": scramble,
+    "fragment": fragment,
+    "topic_shift": topic_shift,
 }

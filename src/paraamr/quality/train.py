@@ -40,6 +40,7 @@ from paraamr import __version__
 from paraamr.errors import InputError
 from paraamr.quality.evaluation import by_kind, classify, equal_error_threshold, separation
 from paraamr.quality.model_card import training_note
+from paraamr.quality.mpnet import MPNET, cosines
 from paraamr.quality.scorer import (
     BASE_MODEL,
     DELTA_FILE,
@@ -56,6 +57,7 @@ __all__ = [
     "MODES",
     "TrainSettings",
     "calibrate",
+    "cosine_weight",
     "export_delta",
     "split_validation",
     "train",
@@ -88,6 +90,8 @@ class TrainSettings:
     ``max(0, logit_margin - (logit(valid) - logit(invalid)))`` to the cross-entropy.
     ``natural_repeat``: how many times each training triplet of a hand-written natural pair
     (positive operator ``natural_<kind>``) is trained on in an epoch (validation keeps one of each).
+    ``cosine_model`` (cross; None: none): a sentence encoder whose cosine is added to the logit,
+    weighted by :func:`cosine_weight` on the validation pairs, before calibration.
     """
 
     mode: str = "cross"
@@ -106,6 +110,7 @@ class TrainSettings:
     paired: bool = True
     logit_margin: float = 0.0
     natural_repeat: int = 2
+    cosine_model: str | None = MPNET
 
     def resolved(self) -> TrainSettings:
         """These settings with the mode's defaults filled in."""
@@ -186,6 +191,25 @@ def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
         "slope": round(max(float(model.coef_[0, 0]), MIN_SLOPE), 6),
         "macro_f1": round(f1, 6),
         "pairs": len(labels_),
+    }
+
+
+def cosine_weight(logits: Sequence[float], cos: Sequence[float], labels: Sequence[int]) -> dict:
+    """How much a second encoder's cosine weighs against the cross-encoder's logit: ``w_cos /
+    w_logit`` of a logistic regression of the labels on both (scikit-learn, C=100), at least 0.
+
+    >>> cosine_weight([0, 0, 1, 1, 0, 1], [0.1, 0.9, 0.8, 0.2, 0.0, 0.95], [0, 0, 1, 1, 0, 1])["weight"] > 0
+    True
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    features = np.column_stack([np.asarray(logits, dtype=float), np.asarray(cos, dtype=float)])
+    fit = LogisticRegression(C=100.0, max_iter=1000).fit(features, np.asarray(labels, dtype=int))
+    w_logit, w_cos = (float(w) for w in fit.coef_[0])
+    weight = max(0.0, w_cos / w_logit) if w_logit > 0 else 0.0
+    return {
+        "weight": round(weight, 6),
+        "method": "w_cos / w_logit of a logistic regression on the validation pairs",
     }
 
 
@@ -352,6 +376,12 @@ def train(
     run = _fit(settings, model, loss, dataset, steps, progress)
     v_sources, v_paras, v_labels = validation_pairs(validation)
     raw = raw_scores(model, settings.mode, v_sources, v_paras)
+    cosine = None
+    if settings.mode == "cross" and settings.cosine_model:
+        encoder = load_model(resolve_model(settings.cosine_model), "bi")
+        cos = cosines(encoder, v_sources, v_paras)
+        cosine = {"model": settings.cosine_model, **cosine_weight(raw, cos, v_labels)}
+        raw = [r + cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]
     calibration = calibrate(raw, v_labels)
     summary = {
         "paraamr_version": __version__,
@@ -368,6 +398,7 @@ def train(
         "operators": operator_counts(triplets),
         "sources": [Path(s).name for s in sources],
         **(about or {}),
+        **({"cosine": cosine} if cosine else {}),
         "calibration": calibration,
         "validation": validation_figures(validation, calibrated(raw, calibration)),
         **run,

@@ -114,14 +114,56 @@ def _in_turns(by_kind: Mapping[str, list[Triplet]], seed: int, total: int | None
 
 
 #: Relative weight of a positive against the others (1): less for those that apply to almost every
-#: sentence, the near-trivial casing (MiniLM is uncased) and typos; more for synonyms, the one
-#: positive that replaces words, as most negatives do.
-_WEIGHT = {"punctuation_case": 0.25, "typo": 0.5, "synonym": 2.0}
+#: sentence, the near-trivial casing (MiniLM is uncased) and typos; more for synonyms, the
+#: positives that replace words, as most negatives do.
+_WEIGHT = {"punctuation_case": 0.25, "typo": 0.5, "synonym": 2.0, "phrase_synonym": 2.0}
 
 
 def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Random) -> tuple[str, str]:
     weights = [_WEIGHT.get(name, 1.0) / (1 + used[name]) for name, _ in options]
     return rng.choices(options, weights=weights)[0]
+
+
+def unrelated_pairs(
+    sentences: Sequence[str], pool: Sequence[str], *, seed: int = 0, band: float = 0.25
+) -> list[tuple[str, str]]:
+    """Each of ``sentences`` with a sentence of ``pool`` other than itself and of about as many
+    words (within ``band`` of its count, at least 2 words either way, so length does not give the
+    pair away), drawn with ``seed``; a sentence with no such partner is left out.
+
+    >>> unrelated_pairs(["the cat sat on the mat"], ["prices rose again in May", "hi"])
+    [('the cat sat on the mat', 'prices rose again in May')]
+    """
+    rng = random.Random(f"unrelated:{seed}")
+    by_length: dict[int, list[str]] = {}
+    for sentence in dict.fromkeys(pool):
+        by_length.setdefault(len(sentence.split()), []).append(sentence)
+    pairs = []
+    for sentence in sentences:
+        n = len(sentence.split())
+        spread = max(2, round(n * band))
+        near = [s for k in range(n - spread, n + spread + 1) for s in by_length.get(k, ()) if s != sentence]
+        if near:
+            pairs.append((sentence, rng.choice(near)))
+    return pairs
+
+
+def unrelated_triplets(
+    triplets: Sequence[Triplet], pool: Sequence[str], count: int, *, seed: int = 0
+) -> list[Triplet]:
+    """``count`` triplets whose negative is an unrelated sentence (negative operator ``unrelated``):
+    the anchor and positive of one of ``triplets`` (a different anchor each, drawn with ``seed``)
+    and, as the negative, the anchor's :func:`unrelated_pairs` partner from ``pool``.
+
+    >>> ts = [Triplet("the cat sat on the mat", "a cat sat on the mat", "the dog sat", "p", "n")]
+    >>> [t.negative for t in unrelated_triplets(ts, ["prices rose again in May", "hi"], 1)]
+    ['prices rose again in May']
+    """
+    firsts = list({t.anchor: t for t in triplets}.values())
+    firsts = random.Random(f"unrelated-anchors:{seed}").sample(firsts, len(firsts))
+    partner = dict(unrelated_pairs([t.anchor for t in firsts], pool, seed=seed))
+    chosen = [t for t in firsts if t.anchor in partner][:count]
+    return [Triplet(t.anchor, t.positive, partner[t.anchor], t.positive_op, "unrelated") for t in chosen]
 
 
 def operator_counts(triplets: Iterable[Triplet]) -> dict[str, dict[str, int]]:
