@@ -103,7 +103,9 @@ def test_calibrated_scores_put_the_threshold_at_one_half(trained):
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert calibrated([scorer.calibration["threshold"]], scorer.calibration) == [0.5]
     assert str(scorer.signature).startswith(f"quality|model:{trained.name}@")
-    assert "|mode:cross|raw:logit|calib:sigmoid@" in str(scorer.signature)
+    assert "|mode:cross|raw:logit+" in str(
+        scorer.signature
+    ) and "*cos(all-mpnet-base-v2)|calib:sigmoid@" in str(scorer.signature)
 
 
 def test_long_line_is_a_failure_row_not_a_hang(trained):
@@ -117,7 +119,8 @@ def test_same_seed_same_model(trained, triplets, tmp_path):
     """The library run with the CLI's settings and triplets reproduces the CLI's model."""
     saved = [json.loads(line) for line in (trained.parent / "triplets.jsonl").read_text().splitlines()]
     assert [t["negative"] for t in saved] == [t.negative for t in triplets]
-    assert sum(t["positive_op"] == "natural" for t in saved) == NATURAL_OPS
+    operators = [(t["positive_op"], t["negative_op"]) for t in saved]
+    assert sum(pos == "natural" and neg != "unrelated" for pos, neg in operators) == NATURAL_OPS
     train(triplets, tmp_path / "again", SETTINGS, progress=False, sources=[TINY])
     texts = ([p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS])
     assert QualityScorer(trained).raw(*texts) == pytest.approx(
@@ -358,7 +361,7 @@ def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
     train_sources = {r["text"] for r in natural_pairs("train")}
     natural = [t for t in triplets if t.positive_op.startswith("natural")]
     assert len(natural) > 1000 and {t.anchor for t in natural} <= train_sources
-    assert sum(t.positive_op == "natural" for t in triplets) == 40
+    assert sum(t.positive_op == "natural" and t.negative_op != "unrelated" for t in triplets) == 40
 
 
 def test_only_the_defaults_are_called_the_default_command():
@@ -373,9 +376,10 @@ def test_only_the_defaults_are_called_the_default_command():
     assert not default("--unrelated-triplets", "0")
 
 
-def test_synonym_positives_are_those_the_base_encoder_finds_close(triplets):
-    """Every synonym positive the CLI trains on has a cosine of 0.9 or more with its anchor under
-    all-MiniLM-L6-v2 (computed here apart, with sentence-transformers); ungated, some are below."""
+def test_synonym_positives_are_those_the_base_encoder_finds_close():
+    """Every synonym (or phrase synonym) positive the CLI trains on has a cosine of 0.9 or more with
+    its anchor under all-MiniLM-L6-v2 (computed here apart, with sentence-transformers); ungated,
+    some are below."""
     from sentence_transformers import SentenceTransformer
 
     from paraamr.quality.scorer import resolve_model
@@ -387,8 +391,11 @@ def test_synonym_positives_are_those_the_base_encoder_finds_close(triplets):
         b = encoder.encode([t.positive for t in ts], normalize_embeddings=True)
         return (a * b).sum(axis=1)
 
-    gated = [t for t in triplets if t.positive_op == "synonym"]
-    ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op == "synonym"]
+    kinds = ("synonym", "phrase_synonym")
+    argv = ["quality", "train", "--input", str(TINY), "--output", "x", "--no-natural"]
+    args = build_parser().parse_args(argv)
+    gated = [t for t in _triplets(args, list(read_sentences(TINY)))[0] if t.positive_op in kinds]
+    ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op in kinds]
     assert gated and min(cosines(gated)) >= SYNONYM_MIN_SIMILARITY - 1e-4
     assert min(cosines(ungated)) < SYNONYM_MIN_SIMILARITY
 
