@@ -56,7 +56,7 @@ def contrast_rows(seed: int = 0) -> list[dict]:
     import random
 
     from paraamr.quality.data import HELDOUT_SETS, heldout
-    from paraamr.quality.negative import fragment, topic_shift
+    from paraamr.quality.phrases import fragment, topic_shift
     from paraamr.quality.triplets import unrelated_pairs
 
     sources = {name: list(dict.fromkeys(r["text"] for r in heldout(name))) for name in HELDOUT_SETS}

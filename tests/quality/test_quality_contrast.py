@@ -12,8 +12,7 @@ from paraamr.cli import build_parser
 from paraamr.commands.quality import _triplets
 from paraamr.lexicon import synonyms
 from paraamr.quality.mpnet import install_from_packages
-from paraamr.quality.negative import fragment, topic_shift
-from paraamr.quality.positive import phrase_synonym
+from paraamr.quality.phrases import fragment, phrase_synonym, topic_shift
 from paraamr.quality.triplets import read_sentences, unrelated_pairs
 
 DATA = Path(__file__).parent / "data"

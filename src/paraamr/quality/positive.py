@@ -1,7 +1,7 @@
 """Meaning-preserving (positive) operators: each ``op(text, rng) -> str | None`` keeps the meaning.
 
-``synonym`` (syntax; WordNet first-sense synonym), ``phrase_synonym`` (syntax; a word -> a
-multi-word synonym), ``contraction`` (contract or expand one safe
+``synonym`` (syntax; WordNet first-sense synonym; ``phrase_synonym`` is in
+:mod:`paraamr.quality.phrases`), ``contraction`` (contract or expand one safe
 contraction), ``punctuation_case`` (final period, casing), ``passive_voice`` (syntax; active S-V-O
 to passive), ``front_adverbial`` (syntax; move a time, place or clause modifier between the front
 and the end), ``dative_shift`` (syntax; ``gave her a book`` <-> ``gave a book to her``),
@@ -75,9 +75,9 @@ __all__ = [
     "paraamr_paraphrase",
     "particle_shift",
     "passive_voice",
-    "phrase_synonym",
     "punctuation_case",
     "synonym",
+    "synonym_candidates",
     "typo",
 ]
 
@@ -92,24 +92,14 @@ def synonym(text: str, rng: random.Random) -> str | None:
     doc = parse(text)
     if doc is None:
         return None
-    candidates = _synonym_candidates(doc, phrases=False)
+    candidates = synonym_candidates(doc, phrases=False)
     return replace_word(doc, candidates, rng, text, meaning=False, count=rng.choice((1, 2)))
-
-
-def phrase_synonym(text: str, rng: random.Random) -> str | None:
-    """Replace one content word by a multi-word WordNet synonym of its first sense (syntax):
-    ``died`` -> ``passed away``, ``cancelled`` -> ``called off`` (a verb's first word, a noun's last
-    word inflected like the word replaced); none with a placeholder (``oneself``, ``someone``)."""
-    doc = parse(text)
-    if doc is None:
-        return None
-    return replace_word(doc, _synonym_candidates(doc, phrases=True), rng, text, meaning=False)
 
 
 _PLACEHOLDERS = {"oneself", "someone", "something", "one's", "somebody"}
 
 
-def _synonym_candidates(doc, *, phrases: bool) -> list:
+def synonym_candidates(doc, *, phrases: bool) -> list:
     """``(token, [forms])`` of the content words that have first-sense, SemCor-attested synonyms
     (single words, or phrases when ``phrases``), each form inflected like the token."""
     candidates = []

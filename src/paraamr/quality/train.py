@@ -40,7 +40,7 @@ from paraamr import __version__
 from paraamr.errors import InputError
 from paraamr.quality.evaluation import by_kind, classify, equal_error_threshold, separation
 from paraamr.quality.model_card import training_note
-from paraamr.quality.mpnet import MPNET, cosines
+from paraamr.quality.mpnet import MPNET, cosine_weight, cosines
 from paraamr.quality.scorer import (
     BASE_MODEL,
     DELTA_FILE,
@@ -57,7 +57,6 @@ __all__ = [
     "MODES",
     "TrainSettings",
     "calibrate",
-    "cosine_weight",
     "export_delta",
     "split_validation",
     "train",
@@ -191,25 +190,6 @@ def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
         "slope": round(max(float(model.coef_[0, 0]), MIN_SLOPE), 6),
         "macro_f1": round(f1, 6),
         "pairs": len(labels_),
-    }
-
-
-def cosine_weight(logits: Sequence[float], cos: Sequence[float], labels: Sequence[int]) -> dict:
-    """How much a second encoder's cosine weighs against the cross-encoder's logit: ``w_cos /
-    w_logit`` of a logistic regression of the labels on both (scikit-learn, C=100), at least 0.
-
-    >>> cosine_weight([0, 0, 1, 1, 0, 1], [0.1, 0.9, 0.8, 0.2, 0.0, 0.95], [0, 0, 1, 1, 0, 1])["weight"] > 0
-    True
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    features = np.column_stack([np.asarray(logits, dtype=float), np.asarray(cos, dtype=float)])
-    fit = LogisticRegression(C=100.0, max_iter=1000).fit(features, np.asarray(labels, dtype=int))
-    w_logit, w_cos = (float(w) for w in fit.coef_[0])
-    weight = max(0.0, w_cos / w_logit) if w_logit > 0 else 0.0
-    return {
-        "weight": round(weight, 6),
-        "method": "w_cos / w_logit of a logistic regression on the validation pairs",
     }
 
 
