@@ -1,3 +1,3 @@
-from paraamr.generate import entry  # accelerate launch generate.py ... (see --help)
+from paraamr.cli import entry  # accelerate launch generate.py ... (paraamr generate, see --help)
 
-entry()
+entry("generate")

@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 __all__ = ["Timing", "cpu_seconds", "interleave", "load", "machine", "pin_threads"]
@@ -125,3 +126,14 @@ def interleave(
             times[name].cpu.append(cpu_seconds() - c0)
             outputs.setdefault(name, out)
     return times, outputs
+
+
+def done(workdir: str | None, root: Path) -> int:
+    """The end of a benchmark's ``main``: the load after it, its temporary ``root`` removed (kept
+    when the user gave ``--workdir``); exit status 0."""
+    import shutil
+
+    print(f"after: {load()}")
+    if not workdir:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0

@@ -225,7 +225,9 @@ def part_bounds(args, pairs) -> None:
     trees, wall, cpu = timed(parse)
     stages["parse"] = (wall, cpu, "sentences")
     by_key = dict(zip(sentences, trees, strict=True))
-    read, wall, cpu = timed(lambda: {k: read_tree(t) for k, t in by_key.items() if isinstance(t, str)})
+    read, wall, cpu = timed(
+        lambda: {k: read_tree(t, leaves=True) for k, t in by_key.items() if isinstance(t, str)}
+    )  # with the words: the default convention's trees
     stages["trees"] = (wall, cpu, "sentences")
     ok = [(s, p) for s, p in sub if sentence_key(s) in read and sentence_key(p) in read]
     _, wall, cpu = timed(

@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import interleave, load, machine, pin_threads
+from _timing import done, interleave, machine, pin_threads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -321,10 +321,7 @@ def main() -> int:
             f"{'end to end':<11}{name:<26}{n / total[name]:>9.2f}{total[name]:>9.2f}{'':>18}"
             f"{total[base] / total[name]:>7.2f}x  (sources/s)"
         )
-    print(f"after: {load()}")
-    if not args.workdir:
-        shutil.rmtree(root, ignore_errors=True)
-    return 0
+    return done(args.workdir, root)
 
 
 if __name__ == "__main__":

@@ -285,7 +285,7 @@ def rss(args) -> None:
         str(work / "out"),
         "--parser-model",
         str(tiny / "parser"),
-        "--generator-model",
+        "--realizer-model",
         str(tiny / "generator"),
         "--lm-model",
         str(tiny / "lm"),

@@ -13,7 +13,13 @@ tokens), so random weights cost what trained ones do:
 Best of ``--rounds`` after a warm-up, ``cuda.synchronize`` around each clock read; bfloat16 and
 float32. Then seconds per source with ``--foci`` candidates, and GPU-hours for ``--sources``.
 
-    python benchmarks/bench_scale_gpu.py [--sources 15543606] [--foci 6]
+When ``ctranslate2`` is importable with CUDA, the same models are converted as the generator
+converts them (``paraamr.models.fast``: float32 copy, token ids as vocabulary) and measured with
+CTranslate2 in each of ``--ct2-types`` (default float16, bfloat16, int8_float16), at the same
+batches and at the larger ``--big-batches`` (a GPU's memory holds far more than 16 sentences x 4
+beams), output lengths forced the same way (``min_decoding_length = max_decoding_length``).
+
+    python benchmarks/bench_scale_gpu.py [--sources 15543606] [--foci 6] [--no-ct2]
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from bench_gpu import LARGE
 
@@ -80,6 +89,49 @@ def _score(model, batch: int, length: int, rounds: int) -> float:
         return batch / _best(lambda: model(input_ids=ids, labels=ids).loss.item(), rounds)
 
 
+def _ct2_rates(
+    models: dict, args, types: list[str], batches: list[int], device: str = "cuda"
+) -> dict[str, dict[str, float]]:
+    """items/s of CTranslate2 per compute type and batch, on the float32 ``models`` converted once."""
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from paraamr.models.fast import converted, load_generator, load_translator
+
+    root = Path(tempfile.mkdtemp(prefix="bench-ct2-"))
+    dirs = {}
+    for stage, model in models.items():
+        model.save_pretrained(root / stage)
+        dirs[stage] = converted(root / stage)
+    vocab = {stage: model.config.vocab_size for stage, model in models.items()}
+    gen = torch.Generator().manual_seed(0)
+
+    def tokens(stage: str, batch: int, length: int) -> list[list[str]]:
+        ids = torch.randint(10, vocab[stage] - 1, (batch, length), generator=gen)
+        return [[str(i) for i in row] for row in ids.tolist()]
+
+    out: dict[str, dict[str, float]] = {}
+    for kind in types:
+        rates = out.setdefault(kind, {})
+        translators = {s: load_translator(dirs[s], device, kind) for s in ("parse", "realize")}
+        lm = load_generator(dirs["perplexity"], device, kind)
+        for batch in batches:
+            for stage, src, length, beams in (
+                ("parse", args.src_len, args.parse_len, 4),
+                ("realize", args.parse_len, args.gen_len, 1),
+            ):
+                source = tokens(stage, batch, src)
+                run = lambda t=translators[stage], x=source, n=length, b=beams: t.translate_batch(  # noqa: E731
+                    x, beam_size=b, min_decoding_length=n, max_decoding_length=n, max_input_length=0
+                )
+                rates[f"{stage} batch {batch}"] = batch / _best(run, args.rounds)
+            texts = tokens("perplexity", 4 * batch, args.gen_len + 1)
+            rates[f"perplexity batch {4 * batch}"] = (
+                4 * batch / _best(lambda x=texts, g=lm: g.score_batch(x, max_input_length=0), args.rounds)
+            )
+    return out
+
+
 def main() -> None:
     import torch
 
@@ -90,6 +142,11 @@ def main() -> None:
     ap.add_argument("--foci", type=int, default=6, help="candidates per source (bench_gpu's 6)")
     ap.add_argument("--sources", type=int, default=15_543_606, help="sources (ParaAMR's README: 15,543,606)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-ct2", action="store_true", help="transformers only")
+    ap.add_argument("--ct2-types", default="float16,bfloat16,int8_float16", help="CTranslate2 compute types")
+    ap.add_argument(
+        "--big-batches", default="16,64,256", help="CTranslate2 batches (parse; realize the same)"
+    )
     args = ap.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     print(
@@ -124,7 +181,35 @@ def main() -> None:
         print(
             f"{name:9} seconds per source ({args.foci} candidates): {per_source:.4f}; GPU-hours: {hours:,.0f}"
         )
-    print(json.dumps({"args": vars(args), "items_per_s": rows}))
+    ct2 = {}
+    try:
+        import ctranslate2
+
+        usable = ctranslate2.get_cuda_device_count() > 0 and device == "cuda"
+    except ImportError:
+        usable = False
+    if args.no_ct2 or not usable:
+        print(
+            "# CTranslate2: not measured (" + ("--no-ct2" if args.no_ct2 else "not installed with CUDA") + ")"
+        )
+    else:
+        models = {k: m.float() for k, m in _models(torch.float32, "cpu").items()}
+        batches = [int(b) for b in args.big_batches.split(",")]
+        ct2 = _ct2_rates(models, args, args.ct2_types.split(","), batches)
+        for kind, rates in ct2.items():
+            for stage, r in rates.items():
+                print(f"ct2 {kind:13} {stage:30} {r:9.1f} items/s", flush=True)
+            best = {
+                s: max(r for k, r in rates.items() if k.startswith(s))
+                for s in ("parse", "realize", "perplexity")
+            }
+            per_source = 1 / best["parse"] + args.foci * (1 / best["realize"] + 1 / best["perplexity"])
+            hours = per_source * args.sources / 3600
+            print(
+                f"ct2 {kind:13} best batches: {per_source:.4f} s a source; GPU-hours: {hours:,.0f}",
+                flush=True,
+            )
+    print(json.dumps({"args": vars(args), "items_per_s": rows, "ctranslate2": ct2}))
 
 
 if __name__ == "__main__":

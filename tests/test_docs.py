@@ -4,11 +4,10 @@ Every fenced ``bash`` block is marked on the line before it: ``<!-- runnable -->
 ``<!-- not runnable: REASON -->`` (a reason is required; "the same block runs in PATH" is checked:
 PATH has the identical block, runnable). A ``python`` block marked runnable runs too. The runnable
 blocks of a file run in order, as a reader follows it, in one sandbox folder per file (offline, no
-model cache of the machine) holding the inputs the docs name: ``examples/``, ``generate.py``,
-``sentences.txt``, ``graphs.amr``, ``ParaAMR_small.zip`` (the release sample), ``pairs.jsonl`` and
-``mrpc_train.jsonl``. Absolute ``/tmp/`` paths in a block are moved into the sandbox, so parallel
-runs of the suite do not share them; ``paraamr`` is ``python -m paraamr`` of this checkout.
-Every ``paraamr push A B`` in the docs puts the repo id first.
+model cache of the machine) holding only what the repository ships: ``examples/`` (every input
+a block reads is there) and ``generate.py``. Absolute ``/tmp/`` paths in a block are moved into the
+sandbox, so parallel runs of the suite do not share them; ``paraamr`` is ``python -m paraamr`` of
+this checkout. Every ``paraamr push A B`` in the docs puts the repo id first.
 """
 
 from __future__ import annotations
@@ -18,13 +17,10 @@ import re
 import shutil
 import subprocess
 import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from paraamr.models.tiny import PAPER_AMR, PAPER_TEXT
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -107,28 +103,11 @@ def test_paraamr_push_takes_the_repo_id_first():
 
 
 @pytest.fixture
-def sandbox(tmp_path, release_sample):
-    """A folder with the inputs the docs name (see the module docstring), and its environment."""
+def sandbox(tmp_path):
+    """A folder with what the repository ships for the docs (see the module docstring), and its
+    environment."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     shutil.copy(ROOT / "generate.py", tmp_path / "generate.py")
-    shutil.copy(ROOT / "examples" / "sentences.txt", tmp_path / "sentences.txt")
-    (tmp_path / "graphs.amr").write_text(
-        f"# ::snt {PAPER_TEXT}\n{PAPER_AMR}\n\n# ::snt The boy wants to go.\n"
-        "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))\n",
-        encoding="utf-8",
-    )
-    with zipfile.ZipFile(tmp_path / "ParaAMR_small.zip", "w") as archive:
-        archive.write(release_sample, "ParaAMR_small.json")
-    (tmp_path / "pairs.jsonl").write_text(
-        '{"text": "She sold the house.", "para_text": "The house was sold by her.", "label": 1}\n'
-        '{"text": "Dogs bark.", "para_text": "Cats meow.", "label": 0}\n',
-        encoding="utf-8",
-    )
-    (tmp_path / "mrpc_train.jsonl").write_text(
-        '{"sentence1": "The cat sat on the mat.", "sentence2": "A cat was sitting on the mat.", "label": 1}\n'
-        '{"sentence1": "He sold his car.", "sentence2": "She bought a house.", "label": 0}\n',
-        encoding="utf-8",
-    )
     (tmp_path / "tmp").mkdir()
     bin_dir = tmp_path / "bin"  # `paraamr` of this checkout, whichever console script is installed
     bin_dir.mkdir()
@@ -145,9 +124,11 @@ def sandbox(tmp_path, release_sample):
     return tmp_path, env
 
 
-@pytest.fixture
-def release_sample() -> Path:
-    return ROOT / "tests" / "dataset" / "data" / "release_sample.jsonl"
+def test_every_example_a_block_names_is_shipped():
+    """The runnable blocks read their inputs from ``examples/`` (the sandbox holds nothing else)."""
+    named = {m for b in ALL if b.mark == "runnable" for m in re.findall(r"examples/[\w./-]*\w", b.text)}
+    assert {"examples/sentences.txt", "examples/graphs.amr", "examples/ParaAMR_small.zip"} <= named
+    assert [name for name in sorted(named) if not (ROOT / name).exists()] == []
 
 
 @pytest.mark.slow

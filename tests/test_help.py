@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from paraamr.cli import build_parser
-from paraamr.generate import build_parser as generate_parser
+from paraamr.commands.generate import build_parser as generate_parser
 
 _SWITCHES = (
     argparse._HelpAction,
@@ -68,7 +68,7 @@ def test_the_walk_reaches_every_command():
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["paraamr", "generate", "--help"], "(default 120"),  # a settings default, said in words
+        (["paraamr", "generate", "--help"], "default: paraamr)"),  # a settings default, said in words
         (["paraamr", "evaluate", "--help"], "default: 0/1"),
     ],
 )

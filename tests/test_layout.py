@@ -20,15 +20,15 @@ PACKAGE = SRC / "paraamr"
 #: Layers, lowest first: a module may import its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
     {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
-    | {"layout", "locks", "signals", "progress", "texts", "outputs"},
+    | {"layout", "locks", "signals", "progress", "texts", "outputs", "extras", "plots", "network"},
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "builder.settings", "metrics", "stats", "sources"}
-    | {"filters"},
-    {"builder.pipeline", "quality", "card", "dataset", "builder.hub"},
+    | {"filters", "builder.counts"},
+    {"builder.pipeline", "quality", "card", "dataset", "builder.hub", "exports"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
-    | {"builder.shards", "builder.run", "augment"},
-    {"generate", "evaluate", "metric_modules"},
-    {"commands", "cli", "__main__"},
+    | {"builder.shards", "builder.status", "builder.run", "augment"},
+    {"executors", "metric_modules"},
+    {"commands", "cli", "__main__", "generate", "evaluate"},
 ]
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import submitit
 
-from paraamr.generate import main as generate
+from paraamr.cli import main as paraamr
 
 
 class ShardJob(submitit.helpers.Checkpointable):
@@ -28,7 +28,7 @@ class ShardJob(submitit.helpers.Checkpointable):
     makes the shard go on after its last commit."""
 
     def __call__(self, options: list[str], index: int, count: int) -> int:
-        status = generate([*options, "--shard", f"{index}/{count}", "--finalize", "auto"])
+        status = paraamr(["generate", *options, "--shard", f"{index}/{count}", "--finalize", "auto"])
         if status:
             raise RuntimeError(f"shard {index}/{count} ended with status {status} (see its log)")
         return status

@@ -5,8 +5,8 @@ first use, so ``import paraamr`` and ``paraamr --help`` stay instant (torch, tra
 and evaluate load only when a name that needs them is touched).
 
 >>> import paraamr
->>> paraamr.RecordSettings.paper().max_perplexity
-120.0
+>>> paraamr.RecordSettings.paper().linearization
+'penman'
 >>> paraamr.Signature
 <class 'paraamr.signature.Signature'>
 >>> "filter_records" in dir(paraamr), "Path" in dir(paraamr), "card" in dir(paraamr)

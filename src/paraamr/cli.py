@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from paraamr import __version__, commands
+from paraamr.network import with_hub_bounds
 from paraamr.options import ArgumentParser
+from paraamr.progress import add_quiet_option, quieted, silence_library_bars
 from paraamr.report import report, run_command, run_process
 from paraamr.signals import handled
 
@@ -53,7 +55,28 @@ def build_parser() -> ArgumentParser:
                 _register(subparsers, info.name, importlib.import_module(f"{commands.__name__}.{info.name}"))
             except Exception as err:  # one broken command must not take the others down
                 _unavailable(subparsers, info.name, err)
+    _add_quiet(subparsers)
     return parser
+
+
+#: Commands whose standard output is their result: ``-q`` keeps it (and silences the rest).
+RESULT_COMMANDS = frozenset(
+    {"stats", "evaluate", "env", "refocus", "quality score", "models list", "models path", "models download"}
+)
+
+
+def _add_quiet(subparsers: argparse._SubParsersAction) -> None:
+    """``-q/--quiet`` on every command and subcommand that has no ``-q`` of its own."""
+    for parser in subparsers.choices.values():
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in nested:
+            _add_quiet(action)
+        if nested or "-q" in parser._option_string_actions:
+            continue
+        if "--quiet" in parser._option_string_actions:  # the command's own --quiet: -q names it too
+            parser.add_argument("-q", dest="quiet", action="store_true", help=argparse.SUPPRESS)
+        else:
+            add_quiet_option(parser)
 
 
 def command_texts(doc: str) -> tuple[str, str]:
@@ -122,10 +145,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    with handled(f"paraamr {_command(args)}"):
+    args.argv = ["paraamr", *argv]  # the command as a user runs it again (a shard's, for finalize)
+    command = _command(args)
+    if command != "push":  # (push keeps huggingface_hub's upload display)
+        silence_library_bars()
+    with handled(f"paraamr {command}"):
         return run_command(
-            _command(args),
-            args.func,
+            command,
+            with_hub_bounds(_quietly),
             args,
             debug=debug,
             inputs=_inputs(args),
@@ -133,14 +160,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
 
-def entry() -> NoReturn:
-    """The ``paraamr`` console script and ``python -m paraamr``: :func:`main`, then the process ends
-    (at once after an error or a signal, when a thread may still be inside a model). ``--debug``
-    reaches the command's worker processes too (link-grammar's side of an error)."""
-    argv = sys.argv[1:]
+def _quietly(args: argparse.Namespace) -> int | None:
+    """The command, under ``-q`` quieted (:func:`paraamr.progress.quieted`); its errors are
+    reported outside, on the real stderr."""
+    with quieted(args, keep_stdout=_command(args) in RESULT_COMMANDS):
+        return args.func(args)
+
+
+def entry(command: str | None = None) -> NoReturn:
+    """The ``paraamr`` console script and ``python -m paraamr`` (and, with ``command``, the shims
+    ``generate.py``, ``python -m paraamr.generate`` and ``python -m paraamr.evaluate``, each
+    ``paraamr COMMAND``): :func:`main`, then the process ends (at once after an error or a signal,
+    when a thread may still be inside a model). ``--debug`` reaches the command's worker processes
+    too (link-grammar's side of an error)."""
+    argv = [command, *sys.argv[1:]] if command else sys.argv[1:]
     if "--debug" in argv[: argv.index("--") if "--" in argv else len(argv)]:
         os.environ["PARAAMR_DEBUG"] = "1"
-    run_process(main, next((a for a in argv if not a.startswith("-")), ""))  # the command, as typed
+    run_process(lambda: main(argv), next((a for a in argv if not a.startswith("-")), ""))  # as typed
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Configs: ``default`` (one row per source, ``paraphrases`` a list of structs) and ``pairs`` (one row
 per source–paraphrase pair); features come from :data:`paraamr.records.DEFAULT_SCHEMA` and
-:data:`~paraamr.records.PAIRS_SCHEMA`. Parameters (:class:`ParaAMRConfig`): ``max_perplexity``,
+:data:`~paraamr.records.PAIRS_SCHEMA`. Parameters (:class:`ParaAMRConfig`): ``max_perplexity`` or
+``use`` (the paper's threshold of a use),
 ``min_similarity``, ``min_paraphrases``, ``max_paraphrases``, ``order``, ``skip_invalid`` (see
 :class:`paraamr.filters.Filters`). Data: ``data_files`` (the release zip or JSON lines, zipped or
 not, or Parquet shards), else ``data_dir`` (a folder written by ``paraamr generate``/``convert``,
@@ -16,6 +17,8 @@ trust_remote_code=True, ...)``:
 'pairs'
 >>> ParaAMRConfig(name="default", max_perplexity=120, min_paraphrases=1).max_perplexity
 120
+>>> ParaAMRConfig(name="pairs", use="embeddings").filters().max_perplexity  # the paper's SimCSE data
+110.0
 >>> ParaAMRConfig(name="default", min_paraphrases=3, max_paraphrases=2)
 Traceback (most recent call last):
 ...
@@ -32,7 +35,7 @@ import datasets
 from datasets.utils.file_utils import xopen
 
 from paraamr import sources
-from paraamr.filters import Filters
+from paraamr.filters import Filters, perplexity_limit
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 
 logger = logging.getLogger(__name__)
@@ -49,8 +52,11 @@ re-rooted graph is realized back to text; the GPT-2 perplexity of each paraphras
 class ParaAMRConfig(datasets.BuilderConfig):
     """A ParaAMR config: ``name`` is ``default`` or ``pairs``; the rest filters paraphrases.
 
-    ``max_perplexity``: keep paraphrases with perplexity <= it (None keeps all; the paper uses 120,
-    110 for sentence embeddings and few-shot, 85 for syntactically controlled generation).
+    ``max_perplexity``: keep paraphrases with perplexity <= it (None keeps all, as the release and
+    ``paraamr generate`` store them; the paper uses 120, 110 for sentence embeddings and few-shot,
+    85 for syntactically controlled generation). ``use``: the paper's threshold of a use instead
+    (``"general"``, ``"embeddings"``, ``"few-shot"``, ``"controlled"``:
+    :data:`paraamr.filters.PAPER_USES`).
     ``min_similarity``: keep paraphrases with similarity >= it (unscored ones fail it).
     ``min_paraphrases``: drop sources left with fewer. ``max_paraphrases``: keep at most that many
     per source, the first in ``order`` (``"given"``: generation order; ``"perplexity"``: sorted,
@@ -60,6 +66,7 @@ class ParaAMRConfig(datasets.BuilderConfig):
     """
 
     max_perplexity: float | None = None
+    use: str | None = None
     min_paraphrases: int = 0
     max_paraphrases: int | None = None
     order: str = "given"
@@ -75,7 +82,7 @@ class ParaAMRConfig(datasets.BuilderConfig):
         parameter out of range."""
         try:
             return Filters(
-                self.max_perplexity,
+                perplexity_limit(self.max_perplexity, self.use),
                 self.min_similarity,
                 self.min_paraphrases,
                 self.max_paraphrases,

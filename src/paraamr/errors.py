@@ -1,4 +1,5 @@
-"""Errors of the package: every error class, and :func:`about` to name a file in any error.
+"""Errors of the package: every error class, :func:`about` to name a file in any error, and
+:func:`missing_local` to name a local path that is not there.
 
 Commands raise them; the one reporter of every entry point (:mod:`paraamr.report`) turns each into
 one line naming the input and the problem, with the exit status :attr:`ParaAMRError.exit_status`.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -24,7 +26,9 @@ __all__ = [
     "ParaAMRError",
     "UsageError",
     "about",
+    "missing_local",
 ]
+
 
 class ParaAMRError(Exception):
     """Base class of the package's errors; ``str(err)`` is the whole one-line message."""
@@ -84,3 +88,36 @@ def about(path: Any) -> Iterator[None]:
             with contextlib.suppress(AttributeError, TypeError):
                 err._paraamr_about = str(path)  # type: ignore[attr-defined]
         raise
+
+
+#: Suffixes of data files: a dataset spec ending so is a local path, not a Hub id.
+_FILE_SUFFIXES = (".txt", ".json", ".jsonl", ".csv", ".tsv", ".parquet", ".zip", ".gz", ".amr")
+
+
+def missing_local(spec: str) -> str | None:
+    """The one-line problem of a dataset ``spec`` that looks like a local path (``./x``, ``/x``,
+    ``~/x``, ``a/b/c``, ``x.jsonl``, or ``a/b`` where the folder ``a`` is here) but is not there;
+    None when it is there or looks like a Hub id (``ORG/NAME``), which only the Hub can answer.
+
+    >>> missing_local("./no-such-run"), missing_local("org/name")
+    ('./no-such-run: no such file or folder here (a Hub dataset id is ORG/NAME)', None)
+    """
+    path = Path(spec).expanduser()
+    if path.exists():
+        return None
+    parts = spec.replace("\\", "/").split("/")
+    local = (
+        spec.startswith(("/", ".", "~"))
+        or len(parts) > 2
+        or "\\" in spec
+        or path.suffix.lower() in _FILE_SUFFIXES
+        or (len(parts) == 2 and Path(parts[0]).is_dir())
+    )
+    if not local:
+        return None
+    near = path.parent if str(path.parent) not in ("", ".") else Path(".")
+    hint = ""
+    if near.is_dir() and near != Path("."):
+        names = sorted(p.name for p in near.iterdir() if not p.name.startswith("."))[:5]
+        hint = f"; {near}/ holds {', '.join(names)}" if names else f"; {near}/ is empty"
+    return f"{spec}: no such file or folder here{hint} (a Hub dataset id is ORG/NAME)"

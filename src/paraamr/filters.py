@@ -3,7 +3,9 @@ builder (:mod:`paraamr.dataset`), :func:`paraamr.sources.select` and :func:`filt
 filters what ``datasets`` loaded (``Dataset``, ``DatasetDict``, ``IterableDataset``, both configs).
 
 The paper keeps paraphrases of perplexity at most 120 in general, 110 for sentence embeddings and
-few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_THRESHOLDS`).
+few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_THRESHOLDS`), where
+the data is used: the release, like ``paraamr generate`` by default, keeps every paraphrase with its
+perplexity. ``use=`` names those thresholds (:data:`PAPER_USES`).
 
 >>> import datasets
 >>> ds = datasets.Dataset.from_list([
@@ -14,6 +16,8 @@ few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_
 [['y'], []]
 >>> list(filter_records(ds, max_perplexity=120, min_paraphrases=1)["id"])
 ['a']
+>>> [[p["para_text"] for p in row["paraphrases"]] for row in filter_records(ds, use="controlled")]
+[[], []]
 >>> pairs = datasets.Dataset.from_list([{"id": "a", "para_text": "x", "perplexity": 125.0},
 ...     {"id": "a", "para_text": "y", "perplexity": 96.5}, {"id": "b", "para_text": "z", "perplexity": 90.0}])
 >>> list(filter_records(pairs, max_perplexity=120, min_paraphrases=1)["para_text"])
@@ -26,22 +30,41 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from paraamr.options import check_number
+
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-__all__ = ["ORDERS", "PAPER_THRESHOLDS", "Filters", "filter_records"]
+__all__ = ["ORDERS", "PAPER_THRESHOLDS", "PAPER_USES", "Filters", "filter_records", "perplexity_limit"]
 
 #: Orders of a source's paraphrases (see :class:`Filters`).
 ORDERS = ("given", "perplexity")
 #: The paper's perplexity thresholds: in general; sentence embeddings and few-shot; controlled generation.
 PAPER_THRESHOLDS = (120, 110, 85)
+#: The paper's threshold of each use (``use=``): paraphrases in general, sentence embeddings
+#: (SimCSE), few-shot augmentation, syntactically controlled generation.
+PAPER_USES = {"general": 120.0, "embeddings": 110.0, "few-shot": 110.0, "controlled": 85.0}
 
 Data = TypeVar("Data")
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def perplexity_limit(max_perplexity: float | None = None, use: str | None = None) -> float | None:
+    """The perplexity threshold of ``max_perplexity`` or of the paper's ``use`` (one of
+    :data:`PAPER_USES`), not both.
+
+    >>> perplexity_limit(use="embeddings"), perplexity_limit(90), perplexity_limit()
+    (110.0, 90, None)
+    """
+    if use is None:
+        return max_perplexity
+    if use not in PAPER_USES:
+        raise ValueError(f"use must be one of {', '.join(PAPER_USES)} (the paper's thresholds), got {use!r}")
+    if max_perplexity is not None:
+        raise ValueError(
+            f"give max_perplexity or use, not both (use={use!r} is max_perplexity={PAPER_USES[use]:g})"
+        )
+    return PAPER_USES[use]
 
 
 @dataclass(frozen=True)
@@ -57,7 +80,7 @@ class Filters:
     >>> Filters(max_perplexity=-1)
     Traceback (most recent call last):
     ...
-    ValueError: max_perplexity must be a number >= 0 or None, got -1
+    ValueError: max_perplexity must be a finite number >= 0 or None, got -1
     """
 
     max_perplexity: float | None = None
@@ -67,21 +90,22 @@ class Filters:
     order: str = "given"
 
     def __post_init__(self) -> None:
-        ppl, sim = self.max_perplexity, self.min_similarity
-        if ppl is not None and not (_number(ppl) and ppl >= 0):
-            raise ValueError(f"max_perplexity must be a number >= 0 or None, got {ppl!r}")
-        if sim is not None and not (_number(sim) and -1 <= sim <= 1):
-            raise ValueError(f"min_similarity must be a number in [-1, 1] or None, got {sim!r}")
+        # numpy scalars (a value read from a dataset) are numbers too: stored as Python numbers
+        values = {
+            "max_perplexity": check_number(self.max_perplexity, "max_perplexity", low=0, none=True),
+            "min_similarity": check_number(self.min_similarity, "min_similarity", low=-1, high=1, none=True),
+            "min_paraphrases": check_number(self.min_paraphrases, "min_paraphrases", kind=int, low=0),
+            "max_paraphrases": check_number(
+                self.max_paraphrases, "max_paraphrases", kind=int, low=1, none=True
+            ),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
         low, high = self.min_paraphrases, self.max_paraphrases
-        if isinstance(low, bool) or not isinstance(low, int) or low < 0:
-            raise ValueError(f"min_paraphrases must be an integer >= 0, got {low!r}")
-        if high is not None:
-            if isinstance(high, bool) or not isinstance(high, int) or high < 1:
-                raise ValueError(f"max_paraphrases must be an integer >= 1 or None, got {high!r}")
-            if low > high:
-                raise ValueError(
-                    f"min_paraphrases ({low}) is more than max_paraphrases ({high}): no source could be kept"
-                )
+        if high is not None and low > high:
+            raise ValueError(
+                f"min_paraphrases ({low}) is more than max_paraphrases ({high}): no source could be kept"
+            )
         if self.order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {self.order!r}")
 
@@ -258,34 +282,71 @@ def filter_records(
     data: Data,
     *,
     max_perplexity: float | None = None,
+    use: str | None = None,
     min_paraphrases: int = 0,
     min_similarity: float | None = None,
     max_paraphrases: int | None = None,
     order: str = "given",
     batch_size: int = 1000,
+    num_proc: int | None = None,
+    desc: str | None = "filter_records",
 ) -> Data:
-    """``data`` (a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
-    ``IterableDatasetDict`` of config ``default`` or ``pairs``) filtered as the ``ParaAMR`` builder
-    filters on the same options (see :class:`Filters`).
+    """Filter a loaded ParaAMR dataset as ``load_dataset("paraamr", max_perplexity=...)`` would
+    (the same rules, :class:`Filters`), like ``Dataset.filter`` for paraphrases.
 
-    ``default`` (one row per source): each row's paraphrases are filtered in Arrow batches of
-    ``batch_size`` (``map(batched=True)``); rows left with fewer than ``min_paraphrases`` go.
-    ``pairs`` (one row per pair): a source is all rows of one ``id``, wherever they are;
-    ``min_paraphrases``, ``max_paraphrases`` and ``order="perplexity"`` count, cut and sort each
-    source's rows over the whole dataset (a ``select`` of the rows kept: a source's rows come out
-    together, where its first row was; shuffled rows are fine). A streamed ``pairs``
-    dataset takes only the per-row thresholds: the others raise ``ValueError``, as a source's rows
-    may span batches, shards and workers (stream ``default`` instead).
+    Config ``default`` (one row per source): each row's paraphrases are filtered, Arrow batch by
+    batch; rows left with fewer than ``min_paraphrases`` paraphrases go. Config ``pairs`` (one row
+    per pair): a source is all rows of one ``id``, wherever they are; ``min_paraphrases``,
+    ``max_paraphrases`` and ``order="perplexity"`` count, cut and sort each source's rows over the
+    whole dataset (its rows come out together, where its first row was).
+
+    Args:
+        data: a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
+            ``IterableDatasetDict`` of config ``default`` or ``pairs``.
+        max_perplexity: keep paraphrases of perplexity at most this (the paper uses 120, 110, 85).
+        use: the paper's threshold of a use instead of ``max_perplexity`` (:data:`PAPER_USES`:
+            ``"general"`` 120, ``"embeddings"`` and ``"few-shot"`` 110, ``"controlled"`` 85).
+        min_paraphrases: drop a source left with fewer paraphrases (0 keeps every source).
+        min_similarity: keep paraphrases whose similarity to the source is at least this, in [-1, 1].
+        max_paraphrases: keep at most this many paraphrases per source, after ``order``.
+        order: ``"given"`` (generation order) or ``"perplexity"`` (lowest first).
+        batch_size: rows per Arrow batch (config ``default``).
+        num_proc: processes for the work, as in ``Dataset.filter`` (config ``default`` of a
+            ``Dataset``; a streamed dataset filters lazily, in the reading process).
+        desc: the progress bar's label, as in ``Dataset.filter`` (``None``: datasets' own).
+
+    Returns:
+        The same kind of object as ``data``, with the same columns and format. A streamed
+        ``pairs`` dataset takes only the per-row thresholds (``max_perplexity``,
+        ``min_similarity``); the others raise ``ValueError``, as a source's rows may span batches,
+        shards and workers (stream ``default`` instead).
+
+    Example:
+
+    ```py
+    >>> import datasets
+    >>> from paraamr import filter_records
+    >>> ds = datasets.Dataset.from_list([{"id": "a", "text": "He left.", "paraphrases": [
+    ...     {"para_text": "He went away.", "perplexity": 60.0},
+    ...     {"para_text": "Left, he.", "perplexity": 300.0}]}])
+    >>> kept = filter_records(ds, max_perplexity=120, num_proc=1, desc="ppl <= 120")
+    >>> [p["para_text"] for p in kept[0]["paraphrases"]]
+    ['He went away.']
+
+    ```
     """
     import datasets
 
-    rules = Filters(max_perplexity, min_similarity, min_paraphrases, max_paraphrases, order)
+    limit = perplexity_limit(max_perplexity, use)
+    rules = Filters(limit, min_similarity, min_paraphrases, max_paraphrases, order)
+    batch_size = check_number(batch_size, "batch_size", kind=int, above=0)
+    options = {"batch_size": batch_size, "num_proc": num_proc, "desc": desc}
     if isinstance(data, (datasets.DatasetDict, datasets.IterableDatasetDict)):
-        return type(data)({split: _filter(ds, rules, batch_size) for split, ds in data.items()})
-    return _filter(data, rules, batch_size)
+        return type(data)({split: _filter(ds, rules, **options) for split, ds in data.items()})
+    return _filter(data, rules, **options)
 
 
-def _filter(ds: Data, rules: Filters, batch_size: int) -> Data:
+def _filter(ds: Data, rules: Filters, *, batch_size: int, num_proc: int | None, desc: str | None) -> Data:
     import datasets
 
     if not isinstance(ds, (datasets.Dataset, datasets.IterableDataset)):
@@ -299,7 +360,12 @@ def _filter(ds: Data, rules: Filters, batch_size: int) -> Data:
             return ds.select(rules.pair_rows(ds.with_format("arrow", columns=columns)[:]))
         form = ds.format
         kept = ds.with_format("arrow").map(
-            rules.records, batched=True, batch_size=batch_size, features=ds.features, desc="filter_records"
+            rules.records,
+            batched=True,
+            batch_size=batch_size,
+            features=ds.features,
+            num_proc=num_proc,
+            desc=desc,
         )
         return kept.with_format(
             form["type"], form["columns"], form["output_all_columns"], **form["format_kwargs"]

@@ -89,6 +89,7 @@ STATE_FILES = {
     "parts/failures/{writer}-{k}.jsonl": "generate, convert, augment: committed failure parts",
     "final/": "finalize: shards being staged",
     "finalize.json": "finalize: the plan of renames (crash-safe finalize)",
+    "pushed.json": "generate, finalize: the repos (and revisions) the finished folder was uploaded to",
     "locks/": "every writer: the folder lock and one lock per writer, with their holders (paraamr.locks)",
     "evaluate/": "evaluate --state-dir DIR (or per run under --cache-dir): settings.json (input identity, "
     "options of the row), chunk-{k}.json (committed statistics of chunk k; resume, --merge)",

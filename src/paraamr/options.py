@@ -1,23 +1,38 @@
 """Command-line parsing shared by ``generate.py`` and the ``paraamr`` commands: the parser with
-one-line usage errors, and value types of options (``--shard I/N`` or ``slurm``: :func:`shard_spec`)."""
+one-line usage errors, and value types of options (``--shard I/N`` or ``slurm``: :func:`shard_spec`).
+
+Every numeric option, and every numeric argument of the Python API (``filter_records``), is checked
+by :func:`check_number`: a finite number (``nan`` and ``inf`` are refused), an integer where one is
+meant, inside the option's range; :func:`number` is its argparse ``type``."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import numbers
 import os
 from collections.abc import Callable, Mapping
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from paraamr.report import redact
 
-__all__ = ["SHARD_HELP", "ArgumentParser", "add_plot_options", "optional_float", "positive", "shard_spec"]
+__all__ = [
+    "SHARD_HELP",
+    "ArgumentParser",
+    "add_plot_options",
+    "check_number",
+    "number",
+    "optional_float",
+    "positive",
+    "shard_spec",
+]
 
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2.
 
     Subparsers inherit the class. ``paraamr`` (:mod:`paraamr.cli`) and ``generate.py``
-    (:mod:`paraamr.generate`) both use it.
+    (:mod:`paraamr.commands.generate`) both use it.
 
     >>> import contextlib, io
     >>> with contextlib.redirect_stderr(io.StringIO()) as err:
@@ -34,38 +49,128 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 
+def check_number(
+    value: Any,
+    name: str | None = None,
+    *,
+    kind: type = float,
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+    none: bool = False,
+) -> int | float | None:
+    """``value`` as a Python ``kind`` (``int`` or ``float``; numpy scalars are numbers too, bools are
+    not), checked: finite, an integer for ``int``, ``>= low``, ``<= high``, ``> above``; None passes
+    when ``none``. Else ``ValueError`` naming ``name`` and the range.
+
+    >>> import numpy as np
+    >>> check_number(np.float32(110), "max_perplexity", low=0), check_number(None, "x", none=True)
+    (110.0, None)
+    >>> check_number(float("nan"), "max_perplexity", low=0, none=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_perplexity must be a finite number >= 0 or None, got nan
+    >>> check_number(2.5, "batch_size", kind=int, above=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch_size must be an integer > 0, got 2.5
+    """
+    if value is None and none:
+        return None
+    given, whole = value, kind is int
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok:
+        ok = math.isfinite(value) and (
+            not whole or isinstance(value, numbers.Integral) or float(value).is_integer()
+        )
+    if ok:
+        value = int(value) if whole else float(value)
+        ok = (
+            (low is None or value >= low)
+            and (high is None or value <= high)
+            and (above is None or value > above)
+        )
+    if ok:
+        return value
+    what = ("an integer" if whole else "a finite number") + _range(low, high, above)
+    return _refuse(f"{name + ' ' if name else ''}must be {what}{' or None' if none else ''}, got {given!r}")
+
+
+def _range(low: float | None, high: float | None, above: float | None) -> str:
+    """`` in [0, 1]``, `` >= 0``, `` > 0``, `` <= 1`` or nothing."""
+    if low is not None and high is not None:
+        return f" in [{low:g}, {high:g}]"
+    parts = [
+        f"{sign} {bound:g}" for sign, bound in ((">=", low), (">", above), ("<=", high)) if bound is not None
+    ]
+    return "".join(f" {p}" for p in parts)
+
+
+def _refuse(message: str) -> NoReturn:
+    raise ValueError(message)
+
+
+def number(
+    kind: type = float,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+    none: bool = False,
+) -> Callable[[str], int | float | None]:
+    """An argparse ``type``: a number of ``kind`` checked by :func:`check_number` (finite, in range;
+    with ``none``, ``none``/``off`` give None: no limit), else argparse's one-line error naming the
+    option.
+
+    >>> number(float, low=0)("1.5"), number(float, low=0, none=True)("none")
+    (1.5, None)
+    >>> number(float, low=0)("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number >= 0, got nan
+    """
+
+    def parse(text: str) -> int | float | None:
+        if none and text.strip().lower() in ("none", "off"):
+            return None
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {what}" + (" or 'none'" if none else "")
+            ) from None
+        try:
+            return check_number(value, kind=kind, low=low, high=high, above=above)
+        except ValueError as err:  # the text as given, not as parsed; 'none' for no limit
+            what = str(err).rpartition(", got ")[0] + (" or 'none' (no limit)" if none else "")
+            raise argparse.ArgumentTypeError(f"{what}, got {text}") from None
+
+    return parse
+
+
 def positive(kind: type = int) -> Callable[[str], int | float]:
-    """An argparse ``type``: a number of ``kind`` above zero, else argparse's one-line error naming
-    the option.
+    """An argparse ``type``: a finite number of ``kind`` above zero (:func:`number`).
 
     >>> positive()("3"), positive(float)("0.5")
     (3, 0.5)
     >>> positive()("0")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: must be above 0, got 0
+    argparse.ArgumentTypeError: must be an integer > 0, got 0
     """
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            what = "an integer" if kind is int else "a number"
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-        return value
-
-    return parse
+    return number(kind, above=0)
 
 
-def add_plot_options(group: argparse._ActionsContainer, folder: str) -> None:
-    """``--plots DIR`` (default ``folder``), ``--no-plots`` and ``--overwrite`` for a command that
-    writes PNG histograms (``stats``, ``evaluate``)."""
+def add_plot_options(group: argparse._ActionsContainer) -> None:
+    """``--plots DIR``, ``--no-plots`` and ``--overwrite`` for a command that can write PNG
+    histograms (``stats``, ``evaluate``): nothing is written unless ``--plots`` names a folder."""
     group.add_argument(
-        "--plots", metavar="DIR", default=folder, help="folder for the PNG histograms (default: %(default)s)"
+        "--plots", metavar="DIR", default=None, help="write the PNG histograms into DIR (default: none)"
     )
-    group.add_argument("--no-plots", action="store_true", help="write no histograms")
+    group.add_argument(
+        "--no-plots", dest="plots", action="store_const", const=None, help="write no histograms (the default)"
+    )
     group.add_argument(
         "--overwrite",
         action="store_true",
@@ -74,18 +179,8 @@ def add_plot_options(group: argparse._ActionsContainer, folder: str) -> None:
     )
 
 
-def optional_float(text: str) -> float | None:
-    """A number, or ``none``/``off`` for no limit (``--max-perplexity none``).
-
-    >>> optional_float("120"), optional_float("none")
-    (120.0, None)
-    """
-    if text.lower() in ("none", "off"):
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'none'") from None
+#: ``--max-perplexity``'s type: a finite number >= 0, or ``none``/``off`` for no limit.
+optional_float = number(float, low=0, none=True)
 
 
 #: What ``--shard`` takes, for the options' help.

@@ -25,12 +25,27 @@ generate: 1,234/3,000 src (41%), ... src/s, ETA ..., failures 2
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import logging
+import os
 import sys
 import threading
 import time
+import warnings
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-__all__ = ["MODES", "Progress", "add_progress_options", "progress_mode"]
+__all__ = [
+    "MODES",
+    "Progress",
+    "add_progress_options",
+    "add_quiet_option",
+    "progress_mode",
+    "quiet_output",
+    "quieted",
+    "silence_library_bars",
+]
 
 MODES = ("auto", "bar", "log", "none")
 #: Seconds between two lines in ``log`` mode.
@@ -38,24 +53,108 @@ LOG_INTERVAL = 30.0
 
 
 def add_progress_options(parser: argparse.ArgumentParser) -> None:
-    """``--progress {auto,bar,log,none}``, ``-q/--quiet`` and ``--no-progress`` (``dest="progress"``)."""
+    """``--progress {auto,bar,log,none}``, ``--no-progress`` (``dest="progress"``) and ``-q/--quiet``
+    (``dest="quiet"``: errors only, :func:`quiet_output`)."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--progress",
         choices=MODES,
         default="auto",
-        help="how progress is shown on stderr: a bar on a terminal and a line every "
-        f"{LOG_INTERVAL:g} s in a log (auto), always a bar, always lines, or nothing (default: %(default)s)",
+        help="how progress is shown on stderr: a bar on a terminal (the launcher's, under accelerate "
+        f"launch or torchrun) and a line every {LOG_INTERVAL:g} s in a log (auto), always a bar, "
+        "always lines, or nothing (default: %(default)s)",
     )
     group.add_argument(
+        "--no-progress", dest="progress", action="store_const", const="none", help="= --progress none"
+    )
+    add_quiet_option(group)
+
+
+def add_quiet_option(parser: argparse._ActionsContainer) -> None:
+    """``-q/--quiet`` (``dest="quiet"``), the same on every command."""
+    parser.add_argument(
         "-q",
         "--quiet",
-        "--no-progress",
-        dest="progress",
-        action="store_const",
-        const="none",
-        help="show no progress (= --progress none)",
+        action="store_true",
+        help="print errors only (and the result itself, where the output is the result): no progress, "
+        "summary or warnings",
     )
+
+
+@contextlib.contextmanager
+def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
+    """``-q``: within the block, nothing on stderr but the house's error lines (no warnings,
+    summaries, library bars or logs below ERROR) and, unless ``keep_stdout`` (a command whose
+    output is its result), nothing on stdout. An error raised out of the block is reported after
+    it (:func:`paraamr.report.report`).
+
+    >>> with quiet_output():
+    ...     print("a summary")
+    >>> with quiet_output(keep_stdout=True):
+    ...     print("0.75")
+    0.75
+    """
+    silence_library_bars()
+    os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+    if "datasets" in sys.modules:
+        sys.modules["datasets"].disable_progress_bars()
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings(), contextlib.ExitStack() as stack:
+            warnings.simplefilter("ignore")
+            stack.enter_context(contextlib.redirect_stderr(_ErrorsOnly(sys.stderr)))
+            if not keep_stdout:
+                sink = stack.enter_context(open(os.devnull, "w"))
+                stack.enter_context(contextlib.redirect_stdout(sink))
+            yield
+    finally:
+        logging.disable(previous)
+
+
+def quieted(args: argparse.Namespace, *, keep_stdout: bool = False) -> contextlib.AbstractContextManager:
+    """The context a command runs in for its options: :func:`quiet_output` with ``-q`` (and no
+    progress display), else nothing."""
+    if not getattr(args, "quiet", False):
+        return contextlib.nullcontext()
+    if hasattr(args, "progress"):
+        args.progress = "none"
+    return quiet_output(keep_stdout)
+
+
+class _ErrorsOnly(io.TextIOBase):
+    """A stderr that lets through only the house's error lines (``paraamr CMD: problem``, not
+    ``paraamr CMD: warning: ...``), whoever prints them; the rest (summaries, warnings, library
+    output) goes nowhere."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream, self._line = stream, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self._line = (self._line + text).split("\n")
+        for line in lines:
+            if line.startswith("paraamr ") and ": warning: " not in line:
+                self.stream.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def silence_library_bars() -> None:
+    """No progress bars of transformers and huggingface_hub ("Loading weights", "Fetching files"):
+    a command shows one display of its own (:class:`Progress`). Switched off in huggingface_hub's
+    own state (transformers reads it when it is imported), not by ``HF_HUB_DISABLE_PROGRESS_BARS``,
+    which would also silence a model's download, whose bar
+    :func:`paraamr.models.download.fetch_release` turns on while it runs."""
+    from huggingface_hub.utils import disable_progress_bars
+
+    disable_progress_bars()
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
 
 
 def progress_mode(mode: str | bool | None, stream: IO[str] | None = None) -> str:
@@ -72,20 +171,61 @@ def progress_mode(mode: str | bool | None, stream: IO[str] | None = None) -> str
         raise ValueError(f"progress must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "auto":
         stream = stream or sys.stderr
-        return "bar" if hasattr(stream, "isatty") and stream.isatty() else "log"
+        return "bar" if _terminal(stream) else "log"
     return mode
+
+
+def _terminal(stream: IO[str]) -> bool:
+    """True when what ``stream`` shows ends on a terminal: it is one, or it is stderr and a pipe
+    that a launcher (``accelerate launch``, ``torchrun --tee``) copies to a terminal of its own."""
+    if hasattr(stream, "isatty") and stream.isatty():
+        return True
+    try:
+        return stream is sys.stderr and _pipe_to_terminal(os.getpid(), stream.fileno())
+    except (OSError, ValueError, AttributeError):  # no /proc, a stream without a descriptor
+        return False
+
+
+def _pipe_to_terminal(pid: int, fd: int, depth: int = 3) -> bool:
+    """Whether descriptor ``fd`` of process ``pid`` is a pipe whose reader, a parent process (up to
+    ``depth`` levels up), holds a terminal as its stderr (Linux ``/proc``)."""
+    pipe = os.readlink(f"/proc/{pid}/fd/{fd}")
+    if not pipe.startswith("pipe:") or depth == 0:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        parent = int(f.read().rsplit(")", 1)[1].split()[1])
+    if parent <= 1 or pipe not in _links(parent):
+        return False
+    err = os.readlink(f"/proc/{parent}/fd/2")
+    return err.startswith(("/dev/pts/", "/dev/tty")) or _pipe_to_terminal(parent, 2, depth - 1)
+
+
+def _links(pid: int) -> set[str]:
+    """What the open descriptors of process ``pid`` point at (those closed meanwhile left out)."""
+    folder, found = f"/proc/{pid}/fd", set()
+    for name in os.listdir(folder):
+        with contextlib.suppress(OSError):
+            found.add(os.readlink(f"{folder}/{name}"))
+    return found
 
 
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else (
-        f"{seconds // 60}:{seconds % 60:02d}"
+    return (
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        if seconds >= 3600
+        else (f"{seconds // 60}:{seconds % 60:02d}")
     )
 
 
 class Progress:
     """The progress of one command: ``update(done, **figures)`` sets how much is done (and the
-    command's own figures: paraphrases/s, failures, ...), ``close()`` ends the display."""
+    command's own figures: paraphrases/s, failures, ...), ``close()`` ends the display.
+
+    The count shown only rises and never passes the total (an estimate ahead of the work waits for
+    it); ``phase(name)`` names the step under way beside the bar (reading input, loading models,
+    running) or as a line in a log; ``tick`` (bar mode) is called every second, from a thread, so
+    a total counted in the background shows as soon as it is known."""
 
     def __init__(
         self,
@@ -97,6 +237,7 @@ class Progress:
         stream: IO[str] | None = None,
         interval: float = LOG_INTERVAL,
         initial: float = 0,
+        tick: Callable[[], None] | None = None,
     ):
         self.desc, self.total, self.unit = desc, total, unit
         self.stream = stream or sys.stderr
@@ -105,31 +246,46 @@ class Progress:
         self.done, self.figures = float(initial), {}
         self._initial, self._started = float(initial), time.monotonic()
         self._last_key, self._last_time = None, -float("inf")
+        self._phase = ""
         self._bar = None
         self._lock = threading.RLock()
         self._ticking = threading.Event()
+        self._tick_fn = tick
         if self.mode == "bar":  # drawn now, and its clock kept moving while nothing else does
             self._draw()
             threading.Thread(target=self._tick, daemon=True, name="paraamr-progress").start()
 
     # -- what the command says ----------------------------------------------------------------------
     def phase(self, text: str) -> None:
-        """A step before the counted work (loading models): one line in either mode."""
-        if self.mode != "none":
-            self._write(f"{self.desc}: {text}")
+        """The step under way, ``NAME`` or ``NAME: detail`` (``loading models: parser x (1 MB)``):
+        the bar shows NAME beside it and the detail as a line above; a log gets the line."""
+        name, _, detail = text.partition(": ")
+        with self._lock:
+            self._phase = name
+            if self.mode == "bar":
+                if detail:
+                    self._write_now(f"{self.desc}: {text}")
+                self._draw()
+            elif self.mode == "log":
+                self._write_now(f"{self.desc}: {text}")
 
     def set_total(self, total: float | None) -> None:
         """The total, once known (counted in the background)."""
         with self._lock:
             self.total = total
+            if total is not None:
+                self.done = min(self.done, float(total))
             if self._bar is not None and total is not None:
                 self._bar.total = total
-                self._bar.refresh()
+                self._draw()
 
     def update(self, done: float, **figures: Any) -> None:
-        """``done`` units so far (absolute, not an increment), and figures to show beside them."""
+        """``done`` units so far (absolute, not an increment), and figures to show beside them. The
+        count kept is never below an earlier one nor above the total."""
         with self._lock:
-            self.done = done
+            if self.total is not None:
+                done = min(done, float(self.total))
+            self.done = max(self.done, done)
             self.figures.update(figures)
             if self.mode == "bar":
                 self._draw()
@@ -140,6 +296,7 @@ class Progress:
         """End the display: the bar's last state, or the last line (unless it repeats)."""
         self._ticking.set()
         with self._lock:
+            self._phase = ""
             if self.mode == "bar" and self._bar is not None:
                 self._draw()
                 self._bar.close()
@@ -149,6 +306,9 @@ class Progress:
 
     def _tick(self) -> None:
         while not self._ticking.wait(1.0):
+            if self._tick_fn is not None:
+                with contextlib.suppress(Exception):  # a display never stops the work
+                    self._tick_fn()
             with self._lock:
                 if self._bar is not None:
                     self._bar.refresh()
@@ -188,6 +348,8 @@ class Progress:
                 dynamic_ncols=True,
             )
         self._bar.n = int(self.done)
+        shown = f"{self.desc} ({self._phase})" if self._phase else self.desc
+        self._bar.set_description_str(shown, refresh=False)
         self._bar.set_postfix_str(self._text_figures(), refresh=False)
         self._bar.refresh()
 
@@ -195,9 +357,9 @@ class Progress:
         rate = self.rate()
         done = f"{int(self.done):,}"
         if self.total:
-            left = (self.total - self.done) / rate if rate > 0 else None
+            left = max(self.total - self.done, 0) / rate if rate > 0 else None
             eta = _clock(left) if left is not None else "?"
-            done += f"/{int(self.total):,} {self.unit} ({100 * self.done / self.total:.0f}%)"
+            done += f"/{int(self.total):,} {self.unit} ({100 * int(self.done) // int(self.total)}%)"
             done += f", {rate:,.1f} {self.unit}/s, ETA {eta}"
         else:
             done += f" {self.unit}, {rate:,.1f} {self.unit}/s"

@@ -32,9 +32,10 @@ from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
 from paraamr.errors import ParaAMRError
+from paraamr.extras import install_hint
 from paraamr.signals import Interrupted, exit_with, handled
 
-__all__ = ["describe", "reason", "redact", "report", "run_command", "run_process"]
+__all__ = ["describe", "json_text", "reason", "redact", "report", "run_command", "run_process"]
 
 #: Longest message printed (a 100k-character input line must not become a 100k-character error).
 MAX_MESSAGE = 600
@@ -47,6 +48,7 @@ _TOKEN_PATTERNS = tuple(
         r"(?i)\b(bearer\s+)[^\s,;'\"}]+",
         r"()\bhf_[A-Za-z0-9]{8,}",
         r"(?i)([?&](?:token|access_token|api_key)=)[^&\s'\"]+",
+        r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@",  # user:password@ of a URL
     )
 )
 
@@ -59,13 +61,35 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     'token=*** sent'
     >>> redact("header {'authorization': 'Bearer xyz'}")
     "header {'authorization': 'Bearer ***'}"
+    >>> redact("https://user:pass@hub.example.org/x")
+    'https://***@hub.example.org/x'
     """
     values = [*secrets, os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")]
     for value in sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True):
         text = text.replace(value, "***")
     for pattern in _TOKEN_PATTERNS:
-        text = pattern.sub(r"\1***", text)
+        text = pattern.sub(lambda m: m.group(1) + "***" + ("@" if m.group(0).endswith("@") else ""), text)
     return text
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """``json.dumps(value, **options)`` that is always valid JSON: a float that is not finite (NaN,
+    infinity: a figure with no value) is written as ``null``.
+
+    >>> json_text({"f1": float("nan"), "n": [1.5, float("inf")]})
+    '{"f1": null, "n": [1.5, null]}'
+    """
+    return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if value - value == 0 else None  # nan and inf give nan
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _one_line(text: str) -> str:
@@ -74,8 +98,18 @@ def _one_line(text: str) -> str:
 
 
 def _os_message(err: OSError) -> str:
+    """``PATH: problem`` for an error the OS raised; an OSError raised with a message of its own
+    (``FileNotFoundError("link-parser is not on PATH: install ...")``) keeps that message.
+
+    >>> _os_message(FileNotFoundError(2, "No such file or directory", "in.txt"))
+    'in.txt: no such file or directory'
+    >>> _os_message(FileNotFoundError("'link-parser' is not on PATH: install link-grammar"))
+    "'link-parser' is not on PATH: install link-grammar"
+    """
     name = err.filename
     code = err.errno
+    if code is None and name is None and err.args:
+        return str(err)
     if isinstance(err, IsADirectoryError):
         problem = "is a folder, not a file"
     elif isinstance(err, NotADirectoryError):
@@ -234,6 +268,9 @@ def report(
         _quiet_stdout()
         return 141
     message, status = describe(err, inputs)
+    inner = _innermost(err)
+    if isinstance(inner, ModuleNotFoundError):
+        message = install_hint(inner, command) or message
     with contextlib.suppress(Exception):
         if debug:
             text = "".join(traceback.format_exception(err))

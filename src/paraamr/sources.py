@@ -48,6 +48,8 @@ CITATION = (
     'Linguistics (Volume 1: Long Papers)",\n'
     '  year = "2023",\n'
     '  pages = "8047--8061",\n'
+    '  eprint = "2305.16585",\n'
+    '  archivePrefix = "arXiv",\n'
     "}\n"
 )
 

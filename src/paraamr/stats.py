@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import sources
-from paraamr.errors import InputError
 from paraamr.filters import Filters
-from paraamr.layout import PLOT_FILES, atomic_file
+from paraamr.layout import PLOT_FILES
+from paraamr.plots import check_plot_files, figure
 
 #: Perplexity quantiles reported, by name.
 QUANTILES = {"min": 0.0, "p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "max": 1.0}
@@ -101,82 +101,38 @@ def compute_stats(
     return stats
 
 
-#: The histograms written into a plot folder.
-PLOT_NAMES = PLOT_FILES
-
-
 def _check_plots(plot_dir: str | os.PathLike, overwrite: bool) -> None:
-    """Refuse to replace files of the plots' names unless ``overwrite`` (a symbolic link there, even
-    a broken one, counts as a file: it is replaced, never written through), and never a folder.
-    The plot folder is no dataset folder: nothing else in it is looked at or touched."""
-    for name in PLOT_NAMES:
-        path = Path(plot_dir) / name
-        if path.is_dir() and not path.is_symlink():
-            raise InputError(f"{path}: is a folder, not a plot file")
-        if not overwrite and (path.exists() or path.is_symlink()):
-            raise InputError(f"{path}: exists (pass --overwrite to replace the plots)")
+    check_plot_files([Path(plot_dir) / name for name in PLOT_FILES], overwrite=overwrite)
 
 
 def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> list[Path]:
     """Write ``perplexity.png`` (clipped at the 99th percentile, the paper's thresholds marked) and
     ``paraphrases_per_source.png`` into ``plot_dir``; return their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    out = Path(plot_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / name for name in PLOT_NAMES]
-
-    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    paths = [Path(plot_dir) / name for name in PLOT_FILES]
+    title = "Paraphrase perplexity (no paraphrases)"
     if len(perplexities):
         low, top = float(perplexities.min()), float(np.quantile(perplexities, 0.99))
         shown = perplexities[perplexities <= top]
-        span = (low - 1.0, top + 1.0) if top - low < 1.0 else (low, top)  # one value: a visible bar
-        ax.hist(shown, bins=50, range=span, color="#4c72b0")
-        for step, t in enumerate(THRESHOLDS):
-            if span[0] <= t <= span[1]:  # the paper's thresholds that fall inside the data
-                ax.axvline(t, color="#c44e52", linestyle="--", linewidth=1)
-                height = ax.get_ylim()[1] * (0.97 - 0.07 * step)  # staggered: close thresholds stay legible
-                ax.text(t, height, f" {t}", color="#c44e52", fontsize=8, va="top")
-        ax.set_title(
-            f"Paraphrase perplexity ({len(shown)} of {len(perplexities)} shown, <= p99 = {top:.1f})",
-            fontsize=9,
-        )
-    else:
-        ax.set_title("Paraphrase perplexity (no paraphrases)", fontsize=9)
-    ax.set_xlabel("perplexity")
-    ax.set_ylabel("paraphrases")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.tight_layout()
-    _save(fig, paths[0])
-
-    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+        title = f"Paraphrase perplexity ({len(shown)} of {len(perplexities)} shown, <= p99 = {top:.1f})"
+    with figure(paths[0], title, "perplexity", "paraphrases") as ax:
+        if len(perplexities):
+            span = (low - 1.0, top + 1.0) if top - low < 1.0 else (low, top)  # one value: a visible bar
+            ax.hist(shown, bins=50, range=span, color="#4c72b0")
+            for step, t in enumerate(THRESHOLDS):
+                if span[0] <= t <= span[1]:  # the paper's thresholds that fall inside the data
+                    ax.axvline(t, color="#c44e52", linestyle="--", linewidth=1)
+                    height = ax.get_ylim()[1] * (0.97 - 0.07 * step)  # staggered: close ones stay legible
+                    ax.text(t, height, f" {t}", color="#c44e52", fontsize=8, va="top")
     top = int(per_source.max()) if len(per_source) else 0
-    ax.hist(per_source, bins=np.arange(-0.5, top + 1.5, 1.0), color="#55a868", rwidth=0.9)
-    ax.set_xlim(-0.5, top + 0.5)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(f"Paraphrases per source ({len(per_source)} sources)", fontsize=9)
-    ax.set_xlabel("paraphrases")
-    ax.set_ylabel("sources")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.tight_layout()
-    _save(fig, paths[1])
+    title = f"Paraphrases per source ({len(per_source)} sources)"
+    with figure(paths[1], title, "paraphrases", "sources") as ax:
+        ax.hist(per_source, bins=np.arange(-0.5, top + 1.5, 1.0), color="#55a868", rwidth=0.9)
+        ax.set_xlim(-0.5, top + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return paths
-
-
-def _save(fig, path: Path) -> None:
-    """Write a figure as PNG through the layout's atomic writer (a link at ``path`` is replaced)."""
-    import matplotlib.pyplot as plt
-
-    try:
-        with atomic_file(path) as tmp:
-            fig.savefig(tmp, format="png")
-    finally:
-        plt.close(fig)
 
 
 def format_stats(stats: dict[str, Any]) -> str:

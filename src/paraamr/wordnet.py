@@ -29,7 +29,7 @@ _LINE = re.compile(r"^(\d\d)\t(\S+)\s*\t")
 _SAMPLE_MAN = "00\tadj.all\tall adjective clusters\n03\tnoun.Tops\tx\n29\tverb.body\tx\n02\tadv.all\tx\n"
 SETUP_HINT = (
     "WordNet is not set up for nltk: run `apt-get install wordnet-base wordnet-sense-index` "
-    "and then `python -m paraamr.wordnet`"
+    "and then `python -m paraamr.wordnet` (without root: `python -m nltk.downloader wordnet`)"
 )
 
 

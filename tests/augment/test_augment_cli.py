@@ -92,24 +92,13 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    argv = [
-        "augment",
-        "--dataset",
-        str(data),
-        "--method",
-        "paraamr",
-        "--n",
-        "3",
-        "--output",
-        str(out),
-        "--paraphrases",
-        str(release),
-    ]
+    argv = ["augment", "--dataset", str(data), "--method", "paraamr", "--n", "3", "--output", str(out)]
+    argv += ["--paraphrases", str(release)]
     assert main(argv) == 0
     loaded = load_dataset(str(out))
     assert list(loaded["train"]["text"]) == ["He left.", "He departed.", "She stayed."]  # perplexity <= 110
     assert list(loaded["validation"]["text"]) == ["He left."]  # copied, not augmented
-    assert main([*argv, "--max-perplexity", "inf", "--overwrite"]) == 0
+    assert main([*argv, "--max-perplexity", "none", "--overwrite"]) == 0
     assert list(load_dataset(str(out))["train"]["text"]) == [
         "He left.",
         "He departed.",
@@ -127,7 +116,7 @@ def test_clear_errors(tmp_path, mrpc, capsys):
     assert main([*base, "--method", "reda", "--split", "test"]) == 1
     assert "no split ['test']" in capsys.readouterr().err
     assert main(["augment", "--dataset", "no-such-org/no-such-dataset", "--method", "reda"]) == 1
-    assert "huggingface-cli download" in capsys.readouterr().err
+    assert "hf download --repo-type dataset" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -135,19 +124,8 @@ def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
     data = tmp_path / "rte.csv"
     data.write_text("premise,hypothesis,label\nThe cat sat on the mat.,A cat sat.,0\n", encoding="utf-8")
     out = tmp_path / "out"
-    argv = [
-        "augment",
-        "--dataset",
-        str(data),
-        "--method",
-        "paraamr",
-        "--generate",
-        "--n",
-        "2",
-        "--output",
-        str(out),
-        *model_args(tiny_models),
-    ]
+    argv = ["augment", "--dataset", str(data), "--method", "paraamr", "--generate", "--n", "2"]
+    argv += ["--output", str(out), *model_args(tiny_models)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     found = int(printed.split("paraphrases found for ")[1].split(" of ")[0])
@@ -222,7 +200,7 @@ def test_generator_options_reach_the_run_settings():
     record, run = split_settings(**_generator_settings(build_parser().parse_args(argv)))
     assert run.download and not run.trust_remote_code
     args = build_parser().parse_args(
-        [*argv, "--no-download", "--trust-remote-code", "--generator-model", "g"]
+        [*argv, "--no-download", "--trust-remote-code", "--realizer-model", "g"]
     )
     record, run = split_settings(**_generator_settings(args))
     assert not run.download and run.trust_remote_code and record.realizer_model == "g"

@@ -63,17 +63,18 @@ def write_run(
         w = layout.writer_id(0, 1, shard=(i, shards))
         default = ShardWriter(folder, "default", "train", DEFAULT_SCHEMA, writer=w)
         pairs = ShardWriter(folder, "pairs", "train", PAIRS_SCHEMA, writer=w)
-        counts[i] = 0
+        counts[i] = paraphrases = 0
         for record in rows_of(i):
             default.write(record)
             pairs.write_rows(to_pairs(record))
             counts[i] += 1
+            paraphrases += len(record["paraphrases"])
             if counts[i] % commit_every == 0:
                 default.commit(), pairs.commit()
         state = {
             "consumed": counts[i],
             "next": {"default/train": default.commit(), "pairs/train": pairs.commit(), "failures": 0},
-            "stats": Stats(inputs=counts[i], records=counts[i]).as_dict(),
+            "stats": Stats(inputs=counts[i], records=counts[i], paraphrases=paraphrases).as_dict(),
             "done": i in done,
         }
         layout.atomic_write(layout.state_path(folder, "state-{writer}.json", writer=w), json.dumps(state))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from entries import generate as main
 
 from paraamr.builder.pipeline import Generator, Stages
 from paraamr.builder.settings import RecordSettings
 from paraamr.builder.stages import load_stages
-from paraamr.generate import main
 
 GRAPHS = Path(__file__).parent / "data" / "graphs.amr"
 
@@ -179,24 +179,9 @@ def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_
     ppl = sorted(p["perplexity"] for r in records for p in r["paraphrases"])
     threshold = _between(ppl)
     out = tmp_path / "amr"
-    args = [
-        "--amr-input",
-        str(GRAPHS),
-        "--output",
-        str(out),
-        "--parser-model",
-        "/nonexistent/not/needed",
-        "--generator-model",
-        str(tiny["generator"]),
-        "--lm-model",
-        str(tiny["lm"]),
-        "--no-progress",
-        "--window",
-        "4",
-        "--license",
-        "cc-by-4.0",
-        "--max-perplexity",
-    ]
+    models = ["--parser-model", "/nonexistent/not/needed", "--realizer-model", str(tiny["generator"])]
+    args = ["--amr-input", str(GRAPHS), "--output", str(out), *models, "--lm-model", str(tiny["lm"])]
+    args += ["--no-progress", "--window", "4", "--license", "cc-by-4.0", "--max-perplexity"]
     assert main([*args, str(threshold)]) == 0
     cache = tmp_path / "hf-cache"  # a fresh datasets cache: see test_load_dataset_reads_both_configs
     pairs = load_dataset(str(out), "pairs", cache_dir=str(cache))

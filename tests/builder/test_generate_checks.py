@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from entries import generate as main
 from tinyargs import model_args
 
 from paraamr.builder import readers
 from paraamr.builder.state import RunFolder
-from paraamr.generate import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = [f"the man said {i} things to the woman ." for i in range(6)]
@@ -76,18 +76,9 @@ def small_run(tiny_models, tmp_path_factory) -> tuple[Path, Path, str]:
 
 def test_a_typo_in_input_is_refused_before_models_load_and_leaves_nothing(tiny_models, tmp_path):
     out = tmp_path / "out"
+    argv = ["generate.py", "--input", str(tmp_path / "typo.txt"), "--output", str(out), *_models(tiny_models)]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "generate.py",
-            "--input",
-            str(tmp_path / "typo.txt"),
-            "--output",
-            str(out),
-            *_models(tiny_models),
-        ],
+        [sys.executable, "-X", "importtime", *argv],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -112,8 +103,9 @@ def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--max-chars", "-1"], "--max-chars must be positive, got -1"),
-        (["--window", "0"], "--window must be positive, got 0"),
+        (["--max-chars", "-1"], "argument --max-chars: must be an integer > 0, got -1"),
+        (["--window", "0"], "argument --window: must be an integer > 0, got 0"),
+        (["--max-perplexity", "nan"], "must be a finite number >= 0 or 'none' (no limit), got nan"),
         (["--foci", "two"], "--foci must be 'all' or a positive integer"),
         (["--min-similarity", "0.5"], "--min-similarity needs --similarity-model"),
         (["--token", "hf_x"], "--private, --revision and --token go with --push-to-hub"),
@@ -121,7 +113,11 @@ def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp
     ],
 )
 def test_option_values_are_usage_errors(sentences, tmp_path, capsys, argv, message):
-    assert main(["--input", str(sentences), "--output", str(tmp_path / "out"), *argv]) == 2
+    try:
+        code = main(["--input", str(sentences), "--output", str(tmp_path / "out"), *argv])
+    except SystemExit as stop:  # refused by the option's type, as argparse refuses
+        code = stop.code
+    assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "hf_x" not in err
     assert not (tmp_path / "out").exists()
@@ -279,15 +275,15 @@ def test_processes_on_one_cpu_share_its_cores():
     MKL_NUM_THREADS made 2 processes on 2 cores 3.5x slower); fewer threads asked for stay."""
     import torch
 
-    from paraamr.builder.run import _share_cores
+    from paraamr.builder.run import share_cores
 
     before, cores = torch.get_num_threads(), os.cpu_count() or 1
     try:
         torch.set_num_threads(cores)
-        _share_cores(cores)
+        share_cores(cores)
         assert torch.get_num_threads() == 1
         torch.set_num_threads(1)
-        _share_cores(1)
+        share_cores(1)
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
@@ -332,7 +328,7 @@ def test_an_unknown_option_is_one_line_exit_2(capsys):
     err = capsys.readouterr().err
     assert (
         stop.value.code == 2
-        and err == "generate.py: unrecognized arguments: --nope (see generate.py --help)\n"
+        and err == "paraamr generate: unrecognized arguments: --nope (see paraamr generate --help)\n"
     )
 
 

@@ -80,11 +80,12 @@ def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, hub):
     assert hub.log == []
 
 
-def test_push_accepts_the_old_order_with_a_deprecation_warning(tmp_path, hub):
-    proc = _push(hub, str(_folder(tmp_path)), "me/corpus")
-    assert proc.returncode == 0, proc.stderr
-    assert "deprecated" in proc.stderr and "paraamr push me/corpus" in proc.stderr
-    assert "README.md" in _uploaded(hub, "me/corpus")
+def test_push_with_the_folder_first_names_the_command_in_the_right_order(tmp_path, hub):
+    folder = _folder(tmp_path)
+    proc = _push(hub, str(folder), "me/corpus")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"REPO_ID comes first, as in `hf upload`: paraamr push me/corpus {folder}" in proc.stderr
+    assert hub.log == []  # nothing sent
 
 
 def test_convert_push_to_hub_then_load_dataset_by_its_hub_id(tmp_path, hub):
@@ -110,3 +111,45 @@ def test_convert_push_to_hub_then_load_dataset_by_its_hub_id(tmp_path, hub):
     assert [r["text"] for r in streamed] == [
         json.loads(line)["text"] for line in RELEASE.read_text().splitlines()
     ]
+
+
+def test_push_writes_the_folders_card_for_the_repo(tmp_path, hub):
+    """A folder converted without --push-to-hub has a card for the folder; ``paraamr push`` writes
+    it again for the repo (its snippets load the repo id), keeping its license, then uploads it."""
+    from huggingface_hub import DatasetCard
+
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert (
+        main(["convert", str(RELEASE), str(folder), "--license", "cc-by-nc-4.0", "--max-shard-size", "2MB"])
+        == 0
+    )
+    before = (folder / "README.md").read_text()
+    assert 'load_dataset("release"' in before and "Once published" in before
+    proc = _push(hub, "me/corpus", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    text = _uploaded(hub, "me/corpus")["README.md"].decode()
+    assert text == (folder / "README.md").read_text()
+    assert 'load_dataset("me/corpus", "pairs", split="train")' in text and "Once published" not in text
+    assert "This dataset is published on the Hub as `me/corpus`." in text
+    assert 'load_dataset("release"' not in text and "each at most 2MB of Arrow data" in text
+    data = DatasetCard(text).data
+    assert data.license == "cc-by-nc-4.0" and "arxiv:2305.16585" in data.tags
+    assert "quality score in [0, 1]" in text and 'eprint = "2305.16585"' in text
+
+
+def test_finalize_push_to_hub_writes_the_card_for_the_repo(tmp_path, hub, monkeypatch):
+    """``paraamr finalize DIR --push-to-hub REPO`` (a run cut into shards, written by the shard
+    writers) uploads a card whose snippets load the repo id, not the folder."""
+    from shard_runs import by_shard, records, write_run
+
+    from paraamr.cli import main
+
+    out = tmp_path / "run"
+    write_run(out, by_shard(records(40), 2), 2, commit_every=10)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert main(["finalize", str(out), "--push-to-hub", "me/sharded"]) == 0
+    text = _uploaded(hub, "me/sharded")["README.md"].decode()
+    assert text == (out / "README.md").read_text()
+    assert 'load_dataset("me/sharded", split="train")' in text and "Once published" not in text

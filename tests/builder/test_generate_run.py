@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from entries import generate as main
 from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
 from paraamr.builder.rows import owner
-from paraamr.generate import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_TEXT = "I know for them to approve this price, they'll need statistical documentation."
@@ -292,17 +292,9 @@ def test_missing_models_stop_at_once_naming_each_and_the_fetch_command(tmp_path)
         "HF_HUB_OFFLINE": "1",
         "HF_HUB_CACHE": str(tmp_path / "hub"),
     }
+    argv = ["generate.py", "--input", "examples/sentences.txt", "--output", str(tmp_path / "out")]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "generate.py",
-            "--input",
-            "examples/sentences.txt",
-            "--output",
-            str(tmp_path / "out"),
-        ],
+        [sys.executable, "-X", "importtime", *argv],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -345,24 +337,30 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
 
 def test_preset_paper_is_a_record_settings_value():
     from paraamr.builder.settings import RecordSettings
+    from paraamr.commands.generate import build_parser, settings_from_args
     from paraamr.errors import UsageError
-    from paraamr.generate import build_parser, settings_from_args
 
     def parse(*argv):
         return settings_from_args(build_parser().parse_args(["--input", "x", *argv]))[0]
 
     paper = parse("--preset", "paper")
     assert paper == RecordSettings.paper(input=paper.input)
-    # the paper's values (Huang et al. 2023, section 3), stated here independently of the code
+    # the paper's values (Huang et al. 2023, section 3), stated here independently of the code:
+    # every candidate kept with its perplexity (as the release), every node a focus, penman's
+    # linearization, the graph alone as the realizer's input
     assert (paper.realizer_model, paper.lm_model, paper.max_perplexity, paper.foci) == (
         "generate_t5wtense",
         "gpt2",
-        120.0,
+        None,
         "all",
     )
+    assert (paper.foci_rule, paper.linearization, paper.tagging) == ("every-node", "penman", "untagged")
     assert parse("--preset", "paper", "--lm-model", "gpt2") == paper  # the same value is no clash
     with pytest.raises(UsageError, match="--preset paper sets --lm-model gpt2"):
         parse("--preset", "paper", "--lm-model", "smollm2")
+    with pytest.raises(UsageError, match="--preset paper sets --foci-rule every-node"):
+        parse("--preset", "paper", "--foci-rule", "skip-structural")
+    assert parse("--preset", "paper", "--max-perplexity", "120").max_perplexity == 120.0  # a space saver
 
 
 def test_resume_compares_every_record_setting_and_no_run_setting():
@@ -379,6 +377,10 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
         "dtype": "float16",
         "amr_input": "g.amr",
         "foci": 2,
+        "max_perplexity": 50.0,
+        "foci_rule": "every-node",
+        "linearization": "penman",
+        "tagging": "untagged" if base.tagging == "tagged" else "tagged",
     }
     for f in fields(RecordSettings):
         if f.name in ("input", "dataset", "min_similarity", "min_quality"):

@@ -57,7 +57,7 @@ def test_a_trust_remote_code_reaches_the_model_check(tiny_models, tmp_path):
 
 
 def _run(*argv: str) -> int:
-    from paraamr.generate import main
+    from entries import generate as main
 
     with contextlib.redirect_stderr(io.StringIO()):
         return main(list(argv))
@@ -74,19 +74,18 @@ def test_b_overwrite_removes_the_earlier_runs_table2_row_and_plots(tiny_models, 
     update_card_metrics(out, {"1-BLEU": 12.34}, {"bleu": "bleu|v:1"})
     plots = sorted(p.name for p in (out / "plots").glob("*.png"))
     assert (out / "evaluation.json").is_file() and plots
-    # the new run has no record at all (every graph is refused): nothing can overwrite those files
+    # the new run has no record at all (every graph is refused): it fails, and leaves nothing of the
+    # earlier run that would speak for it (no Table-2 row, no card, no plot)
     graphs.write_text("(s / say-01 :ARG0 (m / man)\n\n(broken\n")
-    assert _run(*args, "--overwrite") == 0
+    assert _run(*args, "--overwrite") == 1
     assert json.loads((out / "summary.json").read_text())["counts"]["records"] == 0
-    text = (out / "README.md").read_text(encoding="utf-8")
-    assert not (out / "evaluation.json").exists() and "12.34" not in text
-    assert "Not evaluated yet" in text
-    stale = [name for name in plots if (out / "plots" / name).exists() and f"plots/{name}" not in text]
-    assert not stale  # no plot of the earlier run is left beside a card that does not show it
+    assert not (out / "evaluation.json").exists() and not (out / "README.md").exists()
+    assert not [name for name in plots if (out / "plots" / name).exists()]
 
 
 def test_c_generate_and_paraamr_share_one_argument_parser():
-    from paraamr import cli, generate
+    from paraamr import cli
+    from paraamr.commands import generate
     from paraamr.options import ArgumentParser
 
     assert type(generate.build_parser()) is ArgumentParser
@@ -97,8 +96,8 @@ def test_d_cpu_processes_share_the_cores_they_may_use():
     """Under ``taskset`` (or cgroups, or Slurm) a process may use fewer cores than the machine has:
     its torch threads are its share of those, not of ``os.cpu_count()``."""
     code = (
-        "import torch; from paraamr.builder.run import _share_cores; "
-        "torch.set_num_threads(8); _share_cores(1); print(torch.get_num_threads())"
+        "import torch; from paraamr.builder.run import share_cores; "
+        "torch.set_num_threads(8); share_cores(1); print(torch.get_num_threads())"
     )
     out = subprocess.run(
         ["taskset", "-c", "0", sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -20,8 +20,8 @@ from paraamr.builder.rows import owner
 from paraamr.builder.settings import RecordSettings
 from paraamr.builder.shards import Shard, ShardFolder, finalize_run, run_statuses
 from paraamr.builder.state import RunFolder
+from paraamr.commands.generate import build_parser
 from paraamr.errors import FolderLocked, InputError
-from paraamr.generate import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 SLURM = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX")
@@ -158,7 +158,9 @@ def test_overwrite_with_shard_resets_that_shard_only(tmp_path):
     assert _start(folder, record, overwrite=True) == "overwrite"
     folder.unlock()
     assert {p for p in out.rglob("*") if p.is_file()} == before - mine  # the other shards untouched
-    assert [s.state for s in run_statuses(out)[1]] == ["done"] * 3 + ["missing"] + ["done"] * 4
+    status = run_statuses(out)
+    assert [(s.index, s.state) for s in status.statuses] == [(i, "done") for i in (0, 1, 2, 4, 5, 6, 7)]
+    assert status.missing() == [(3, 3)]
     with pytest.raises(InputError, match=r"other shards use other settings .*--foci"):
         _shard(tmp_path, 3).check(_record(tmp_path, foci=2), None, overwrite=True)
 
@@ -218,7 +220,7 @@ def test_two_finalizers_at_once_finalize_once(tmp_path):
     ],
 )
 def test_shard_options_that_do_not_go_together_are_usage_errors(tmp_path, capsys, argv, message):
-    from paraamr.generate import main
+    from entries import generate as main
 
     source = [] if "--input" in argv else ["--amr-input", str(tmp_path / "in.amr")]
     assert main([*source, "--output", str(tmp_path / "out"), *argv]) == 2

@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from entries import generate
 from tinyargs import model_args
 
 from paraamr.builder.readers import read_input
 from paraamr.builder.rows import shard_of
 from paraamr.builder.shards import run_statuses
 from paraamr.cli import main as paraamr
-from paraamr.generate import main as generate
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 8
@@ -116,7 +116,7 @@ def _kill_after_first_commit(cluster: Cluster, victims: list[int]) -> dict[int, 
         for i, proc in list(procs.items()):
             state = cluster.state(i)
             if state and state["consumed"] >= 1:
-                seen[i] = run_statuses(cluster.out)[1][i].state
+                seen[i] = next(s.state for s in run_statuses(cluster.out).statuses if s.index == i)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 del procs[i]
@@ -209,7 +209,7 @@ def test_finalize_refuses_while_shards_are_not_done(cluster):
     assert "4 of 8 shards not done" in stderr and "unfinished: " in stderr and "missing: " in stderr
     commands = [line.split() for line in stdout.splitlines() if not line.startswith("#")]
     assert sorted(c[c.index("--shard") + 1] for c in commands) == [f"{i}/{N}" for i in sorted(victims + last)]
-    assert all(c[0] == "generate.py" and "--overwrite" not in c for c in commands)  # ready to paste
+    assert all(c[:2] == ["paraamr", "generate"] and "--overwrite" not in c for c in commands)  # to paste
     assert cluster["early_files"] == [".paraamr"]  # nothing written
 
 

@@ -64,12 +64,12 @@ def parquet_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def generated(tiny_models, tmp_path_factory) -> Path:
     """A folder written by paraamr.generate with the tiny random models (train and validation)."""
-    from paraamr.generate import main
+    from entries import generate as main
 
     root = tmp_path_factory.mktemp("generated")
     (root / "in.txt").write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
     out = root / "paraamr"
-    models = [(f"--{kind}-model", str(tiny_models[kind])) for kind in ("parser", "generator", "lm")]
+    models = [(f"--{kind}-model", str(tiny_models[kind])) for kind in ("parser", "realizer", "lm")]
     options = ["--validation-fraction", "0.5", "--max-perplexity", "none", "--no-progress"]
     status = main(["--input", str(root / "in.txt"), "--output", str(out), *options, *sum(models, ())])
     assert status == 0

@@ -259,3 +259,20 @@ def test_arrow_tables_with_large_lists_and_chunks():
         2.0,
         4.0,
     ]
+
+
+def test_num_proc_and_desc_as_dataset_filter(folder, tmp_path, capsys):
+    """Two processes keep the rows the hand counts give (as in the test above); ``desc`` labels the
+    progress bar, as in ``Dataset.filter``."""
+    default = datasets.load_dataset(str(folder), split="train", cache_dir=str(tmp_path / "hf"))
+    capsys.readouterr()
+    shown = datasets.is_progress_bar_enabled()
+    datasets.enable_progress_bars()  # another test may have turned them off
+    two = paraamr.filter_records(
+        default, min_similarity=0.8, min_paraphrases=1, num_proc=2, desc="sim >= 0.8"
+    )
+    assert list(two["id"]) == ["id-know", "id-cat"]
+    assert [p["para_text"] for p in two[1]["paraphrases"]] == ["The cat was sitting."]
+    if not shown:
+        datasets.disable_progress_bars()
+    assert "sim >= 0.8 (num_proc=2)" in capsys.readouterr().err

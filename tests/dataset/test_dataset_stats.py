@@ -77,7 +77,7 @@ def test_stats_plots_refuse_same_named_pngs(release_jsonl, tmp_path, capsys):
     plots.mkdir()
     (plots / "perplexity.png").write_bytes(b"mine")
     assert main(["stats", str(release_jsonl), "--plots", str(plots)]) == 1
-    assert "perplexity.png: exists (pass --overwrite" in capsys.readouterr().err
+    assert "perplexity.png exists (1 of the plots): pass --overwrite" in capsys.readouterr().err
     assert (plots / "perplexity.png").read_bytes() == b"mine"
     assert not (plots / "paraphrases_per_source.png").exists()  # refused before anything was written
     assert main(["stats", str(release_jsonl), "--plots", str(plots), "--overwrite"]) == 0

@@ -63,7 +63,7 @@ def test_generate_makes_a_lone_surrogate_and_a_nul_failure_rows_and_a_rerun_gets
     argv = ["generate", "--input", str(data), "--output", str(out), "--no-progress", "--commit-every", "1"]
     for option, kind in (
         ("--parser-model", "parser"),
-        ("--generator-model", "generator"),
+        ("--realizer-model", "generator"),
         ("--lm-model", "lm"),
     ):
         argv += [option, str(tiny_models[kind])]
@@ -149,7 +149,7 @@ def test_stats_overwrite_replaces_a_plot_link_never_its_target(tmp_path, capsys)
     (plots / "perplexity.png").symlink_to(tmp_path / "mine.png")
     (plots / "notes.txt").write_text("mine")
     argv = ["stats", str(tmp_path / "in.jsonl"), "--plots", str(plots)]
-    assert main(argv) == 1 and "perplexity.png: exists (pass --overwrite" in capsys.readouterr().err
+    assert main(argv) == 1 and "perplexity.png exists (1 of the plots)" in capsys.readouterr().err
     assert main([*argv, "--overwrite"]) == 0
     assert (tmp_path / "mine.png").read_bytes() == b"my picture"
     assert not (plots / "perplexity.png").is_symlink()

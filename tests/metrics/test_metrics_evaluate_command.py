@@ -96,7 +96,7 @@ def test_markdown_row_and_sample_of_sources_with_intervals(capsys):
     assert out[3].startswith("| 95% CI | ") and any(
         line.startswith("95% CI: cluster bootstrap over the 4 sources") for line in out
     )
-    assert any(line.startswith("ted: convention:aesop|") for line in out)
+    assert any(line.startswith("ted: convention:paper|levels:from-clause|leaves:lowercased|") for line in out)
     assert "bootstrap:cluster:sources" in first["signatures"]["interval"]
     for key in MEASURES:
         low, high = first["intervals"][key]

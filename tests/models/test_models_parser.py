@@ -100,7 +100,7 @@ def test_one_item_that_always_fails_fails_alone(tiny_models, monkeypatch):
 
 
 def test_dtype_option(tiny_models):
-    parser = Parser(tiny_models["parser"], dtype="bf16", num_beams=1)
+    parser = Parser(tiny_models["parser"], dtype="bf16", num_beams=1, backend="transformers")
     assert next(parser.inference.model.parameters()).dtype == torch.bfloat16
     assert len(parser.parse([tiny.PAPER_TEXT])) == 1
     with pytest.raises(ValueError, match="unknown dtype"):

@@ -16,7 +16,8 @@ from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.models import catalog
 from paraamr.models.download import ensure
 from paraamr.models.embedder import Embedder
-from paraamr.models.lm import PerplexityScorer, _fingerprint, _gguf_dir
+from paraamr.models.fast import fingerprint as _fingerprint
+from paraamr.models.lm import PerplexityScorer, _gguf_dir
 from paraamr.models.parser import Parser
 from paraamr.models.realizer import Realizer
 from paraamr.models.resolve import amrlib_meta, base_tokenizer, resolve

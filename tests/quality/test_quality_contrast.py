@@ -68,17 +68,28 @@ def test_unrelated_pairs_match_length_and_never_pair_a_sentence_with_itself():
     assert unrelated_pairs(["one two three"], ["one two three"]) == []
 
 
-def test_training_triplets_hold_unrelated_negatives_from_the_input():
+def test_unrelated_fragment_and_topic_shift_triplets_come_outside_the_equal_shares():
+    """Each opt-in kind gives its own count of triplets, each from another anchor with that
+    anchor's own positive; the operators' equal shares and the natural pairs' triplets stay as they
+    are without them."""
     argv = ["quality", "train", "--input", str(TINY), "--output", "x", "--max-triplets", "10",
-            "--natural", str(TINY_NATURAL), "--natural-operator-triplets", "4", "--unrelated-triplets", "5",
-            "--no-progress"]  # fmt: skip
-    args = build_parser().parse_args(argv)
+            "--natural", str(TINY_NATURAL), "--natural-operator-triplets", "4", "--no-progress"]  # fmt: skip
+    extra = ["--unrelated-triplets", "5", "--fragment-triplets", "4", "--topic-shift-triplets", "3"]
     sentences = list(read_sentences(TINY))
-    triplets, _ = _triplets(args, sentences)
-    unrelated = [t for t in triplets if t.negative_op == "unrelated"]
+    plain, _ = _triplets(build_parser().parse_args(argv), sentences)
+    triplets, _ = _triplets(build_parser().parse_args(argv + extra), sentences)
+    assert triplets[: len(plain)] == plain
+    added = triplets[len(plain) :]
+    by_kind = {k: [t for t in added if t.negative_op == k] for k in ("unrelated", "fragment", "topic_shift")}
+    assert {k: len(ts) for k, ts in by_kind.items()} == {"unrelated": 5, "fragment": 4, "topic_shift": 3}
+    assert len(added) == 12
     pool = set(sentences) | {line.split("\t")[0] for line in TINY_NATURAL.read_text().splitlines()[1:]}
-    assert len(unrelated) == 5 and len({t.anchor for t in unrelated}) == 5
-    assert all(t.negative in pool and t.negative != t.anchor for t in unrelated)
+    assert all(t.negative in pool and t.negative != t.anchor for t in by_kind["unrelated"])
+    for t in by_kind["fragment"]:  # a piece of the anchor
+        assert t.negative in t.anchor and len(t.negative.split()) < len(t.anchor.split())
+    positives = {(t.anchor, t.positive) for t in plain}
+    for ts in by_kind.values():
+        assert len({t.anchor for t in ts}) == len(ts) and {(t.anchor, t.positive) for t in ts} <= positives
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paraamr.cli import build_parser, main
-from paraamr.commands.quality import _default_run, _triplets
+from paraamr.commands.quality import _default_run, _read_sentences, _triplets
 from paraamr.quality import QualityScorer
 from paraamr.quality.data import natural_pairs, set_c_sources
 from paraamr.quality.evaluation import triplet_figures
@@ -194,6 +194,39 @@ def test_raw_score_is_the_logit_plus_the_weighted_mpnet_cosine(trained):
     assert f"raw:logit+{info['cosine']['weight']:g}*cos(all-mpnet-base-v2)" in str(scorer.signature)
 
 
+def test_without_its_cosine_encoder_the_model_scores_with_its_logit_alone(trained, tmp_path, capsys):
+    """Where the encoder whose cosine a model adds cannot be had (here: a folder that is not
+    there), the scorer uses the cross-encoder's logit (computed apart, sentence-transformers) with
+    the calibration fitted on the logit alone (``cosine.without``), and says so on stderr and in
+    the signature; a model without that calibration is a one-line error naming the encoder."""
+    import shutil
+
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from paraamr.errors import ModelNotFoundError
+
+    folder = tmp_path / "model"
+    shutil.copytree(trained, folder)
+    info = json.loads((folder / INFO_FILE).read_text())
+    without = info["cosine"]["without"]
+    assert without["pairs"] == info["calibration"]["pairs"] and without != info["calibration"]
+    info["cosine"]["model"] = str(tmp_path / "no-such-encoder")
+    (folder / INFO_FILE).write_text(json.dumps(info))
+    sources, paras = [p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS]
+    cross = CrossEncoder(str(folder), num_labels=1, max_length=128, device="cpu")
+    logits = cross.predict(list(zip(sources, paras, strict=True)), activation_fn=torch.nn.Identity())
+    scorer = QualityScorer(folder)
+    expected = calibrated([float(x) for x in logits], without)
+    assert scorer.score(sources, paras) == pytest.approx(expected, abs=1e-4)
+    assert f"|raw:logit|calib:sigmoid@{without['threshold']:g}|" in str(scorer.signature)
+    assert "scoring with the cross-encoder alone" in capsys.readouterr().err
+    del info["cosine"]["without"]
+    (folder / INFO_FILE).write_text(json.dumps(info))
+    with pytest.raises(ModelNotFoundError, match="no-such-encoder"):
+        QualityScorer(folder).score(sources, paras)
+
+
 def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     src = tmp_path / "pairs.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in PAIRS))
@@ -293,11 +326,14 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         (["train", "--input", "{good}", "--output", "{latin}"], "is a file, not a folder"),
         (["train", "--input", "{good}", "--natural", "{tsv}", "--output", "{out}"], r"bad\.tsv:3: a row"),
         (["train", "--input", "{good}", "--natural", "{good}", "--output", "{out}"], "the header must be"),
-        (["train", "--natural-operator-triplets", "-1", "--output", "{out}"], "must be 0 or more"),
-        (["train", "--synonym-min-similarity", "1.5", "--output", "{out}"], "must be between 0 and 1"),
+        (["train", "--natural-operator-triplets", "-1", "--output", "{out}"], "must be an integer >= 0"),
+        (
+            ["train", "--synonym-min-similarity", "1.5", "--output", "{out}"],
+            r"must be a finite number in \[0, 1\]",
+        ),
         (
             ["train", "--input", "{good}", "--output", "{out}", "--validation", "1.5"],
-            "must be between 0 and 1",
+            r"must be a finite number in \[0, 1\]",
         ),
     ],
 )
@@ -314,7 +350,10 @@ def test_errors_are_one_line(argv, message, tmp_path, capsys):
     files = {"missing": "nope.jsonl", "bad": "bad.jsonl", "latin": "latin.txt", "good": "good.jsonl",
              "empty": "empty.txt", "dir": "dir", "out": "out", "user": "user", "tsv": "bad.tsv"}  # fmt: skip
     names = {key: str(tmp_path / name) for key, name in files.items()}
-    status = main(["quality", *(a.format(**names) for a in argv)])
+    try:
+        status = main(["quality", *(a.format(**names) for a in argv)])
+    except SystemExit as stop:  # a value its option's type refuses: argparse's one line, exit 2
+        status = stop.code
     err = capsys.readouterr().err
     assert status in (1, 2) and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("paraamr quality")
@@ -349,7 +388,7 @@ def test_training_on_nothing_is_a_clear_error(tmp_path):
 def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
     """The default natural pairs are the training part: no text of a set-C pair, nor anything made
     from one, is in a triplet; the card's facts list set C."""
-    argv = ["quality", "train", "--input", str(TINY), "--output", str(tmp_path), "--max-triplets", "10",
+    argv = ["quality", "train", "--input", str(TINY), "--output", str(tmp_path), "--max-triplets", "2000",
             "--natural-operator-triplets", "40", "--no-progress"]  # fmt: skip
     args = build_parser().parse_args(argv)
     triplets, about = _triplets(args, list(read_sentences(TINY)))
@@ -361,7 +400,9 @@ def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
     train_sources = {r["text"] for r in natural_pairs("train")}
     natural = [t for t in triplets if t.positive_op.startswith("natural")]
     assert len(natural) > 1000 and {t.anchor for t in natural} <= train_sources
-    assert sum(t.positive_op == "natural" and t.negative_op != "unrelated" for t in triplets) == 40
+    assert sum(t.positive_op == "natural" for t in triplets) == 40
+    assert not {"unrelated", "fragment", "topic_shift"} & {t.negative_op for t in triplets}  # opt-in
+    assert "phrase_synonym" not in {t.positive_op for t in triplets}
 
 
 def test_only_the_defaults_are_called_the_default_command():
@@ -373,7 +414,10 @@ def test_only_the_defaults_are_called_the_default_command():
     assert default() and default("--no-progress")
     assert not default("--max-triplets", "10") and not default("--no-natural")
     assert not default("--natural", str(TINY_NATURAL)) and not default("--synonym-min-similarity", "0")
-    assert not default("--unrelated-triplets", "0")
+    assert default("--unrelated-triplets", "0") and default("--cosine-model", "all-mpnet-base-v2")
+    for opt_in in ("--unrelated-triplets", "--fragment-triplets", "--topic-shift-triplets"):
+        assert not default(opt_in, "1"), opt_in
+    assert not default("--phrase-synonyms")
 
 
 def test_synonym_positives_are_those_the_base_encoder_finds_close():
@@ -392,9 +436,10 @@ def test_synonym_positives_are_those_the_base_encoder_finds_close():
         return (a * b).sum(axis=1)
 
     kinds = ("synonym", "phrase_synonym")
-    argv = ["quality", "train", "--input", str(TINY), "--output", "x", "--no-natural"]
+    argv = ["quality", "train", "--input", str(TINY), "--output", "x", "--no-natural", "--phrase-synonyms"]
     args = build_parser().parse_args(argv)
     gated = [t for t in _triplets(args, list(read_sentences(TINY)))[0] if t.positive_op in kinds]
+    assert {t.positive_op for t in gated} == set(kinds)
     ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op in kinds]
     assert gated and min(cosines(gated)) >= SYNONYM_MIN_SIMILARITY - 1e-4
     assert min(cosines(ungated)) < SYNONYM_MIN_SIMILARITY
@@ -433,3 +478,20 @@ def test_paired_training_runs_and_says_its_loss(triplets, tmp_path):
     assert summary["train_examples"] == summary["train_triplets"]  # one row a triplet
     assert summary["steps"] == -(-summary["train_triplets"] // 4)  # 8 pairs a step: 4 triplets
     assert "hinge" in (tmp_path / "paired" / "README.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_default_command_draws_the_shipped_models_triplets():
+    """The default command's triplets (operators, synonym gate, natural pairs) are, kind by kind
+    and count by count, those the shipped model's summary lists: the opt-in kinds draw nothing
+    unless asked for (minutes: the bundled sentences are parsed and gated)."""
+    from paraamr.quality.scorer import DEFAULT_DIR
+    from paraamr.quality.triplets import operator_counts
+
+    shipped = json.loads((DEFAULT_DIR / INFO_FILE).read_text())
+    assert shipped["command"] == "paraamr quality train --output DIR"
+    args = build_parser().parse_args(["quality", "train", "--output", "x", "--no-progress"])
+    triplets, about = _triplets(args, _read_sentences(args)[0])
+    assert len(triplets) == shipped["triplets"]
+    assert operator_counts(triplets) == shipped["operators"]
+    assert about["synonym_gate"] == shipped["synonym_gate"]

@@ -5,9 +5,10 @@ public API of all three (the modules are an implementation layout, not a promise
 
 - :mod:`paraamr.amr.reading`: :func:`parse` (penman's tree; plain PENMAN in one regex pass),
   :func:`decode` (a checked penman Graph), :func:`read_graphs` (blank-line separated files);
-- :mod:`paraamr.amr.foci`: :func:`candidate_foci`, :data:`DEFAULT_EXCLUDED`, the heuristic;
-- :mod:`paraamr.amr.rerooting`: :func:`refocus`, :func:`variants`, :func:`refocus_batch` and the
-  serializer behind them.
+- :mod:`paraamr.amr.foci`: :func:`candidate_foci`, :data:`DEFAULT_EXCLUDED`, the named
+  :data:`FOCI_RULES`, the heuristic;
+- :mod:`paraamr.amr.rerooting`: :func:`refocus`, :func:`variants`, :func:`refocus_batch`, the
+  serializer behind them and penman's (:data:`LINEARIZATIONS`).
 
 Until the split the whole API lived in one module at this path (before it, ``builder/amr.py``);
 every name it exported is still importable from ``paraamr.amr``.
@@ -34,13 +35,15 @@ back to the source's triples. Surface alignments (``~e.3``) stay on their concep
 roles.
 """
 
-from paraamr.amr.foci import DEFAULT_EXCLUDED, candidate_foci
+from paraamr.amr.foci import DEFAULT_EXCLUDED, FOCI_RULES, candidate_foci
 from paraamr.amr.reading import MAX_DEPTH, MAX_NODES, GraphInput, check_size, decode, parse, read_graphs
-from paraamr.amr.rerooting import Variant, iter_variants, refocus, refocus_batch, variants
+from paraamr.amr.rerooting import LINEARIZATIONS, Variant, iter_variants, refocus, refocus_batch, variants
 from paraamr.errors import AMRError
 
 __all__ = [
     "DEFAULT_EXCLUDED",
+    "FOCI_RULES",
+    "LINEARIZATIONS",
     "MAX_DEPTH",
     "MAX_NODES",
     "AMRError",

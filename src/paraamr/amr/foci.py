@@ -15,7 +15,7 @@ from collections.abc import Collection
 
 from paraamr.amr.reading import GraphInput, _read, _Structure
 
-__all__ = ["DEFAULT_EXCLUDED", "candidate_foci"]
+__all__ = ["DEFAULT_EXCLUDED", "FOCI_RULES", "candidate_foci"]
 
 #: Concepts that make poor foci, left out of :func:`candidate_foci` unless ``exclude`` says
 #: otherwise. Each is a structural node without words of its own, so a sentence headed by it is
@@ -27,6 +27,11 @@ __all__ = ["DEFAULT_EXCLUDED", "candidate_foci"]
 #: remain foci of their own). Constants (``-``, numbers, strings, ``imperative``) are never foci:
 #: they are not variables.
 DEFAULT_EXCLUDED: frozenset[str] = frozenset({"name", "multi-sentence", "amr-unknown", "and", "or"})
+
+#: The named rules of which variables may be foci (``--foci-rule``), as the concepts each excludes:
+#: ``every-node`` is the paper's (every variable but the current top), ``skip-structural`` leaves
+#: out :data:`DEFAULT_EXCLUDED` (docs/generate.md gives the measured reason).
+FOCI_RULES: dict[str, frozenset[str]] = {"every-node": frozenset(), "skip-structural": DEFAULT_EXCLUDED}
 
 
 def _candidates(

@@ -7,10 +7,14 @@ the same, the edges that now point towards the root are written inverted (``:ARG
 linearized depth-first from the new root. Every node is defined where that traversal first meets
 it and referenced by its variable afterwards, as in the ParaAMR paper's linearizations.
 
-The serializer is our own (a single depth-first pass over an index built once per graph from
-penman's parse tree) because it is several times faster than ``penman.encode`` per focus; its
-indented layout is penman's default one. penman decodes every output back to the source's triples
-(the tests check it).
+Two linearizations (:data:`LINEARIZATIONS`, ``linearization=``): ``"paraamr"`` (default), our own
+serializer (a single depth-first pass over an index built once per graph from penman's parse
+tree), several times faster than ``penman.encode`` per focus and defining every node at its first
+mention, its indented layout penman's default one; penman decodes every output back to the
+source's triples (the tests check it). ``"penman"`` is penman's own,
+``penman.encode(g, top=focus, model=amr_model)`` of the decoded graph: the ParaAMR paper's
+(it gives both of the paper's printed linearizations verbatim; docs/generate.md has the measured
+difference).
 
 >>> print(refocus("(d / dog :ARG0-of (b / bark-01))", "b", oneline=True))
 # ::focus b
@@ -25,14 +29,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import penman
+from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
 from paraamr.amr.foci import DEFAULT_EXCLUDED, _candidates
-from paraamr.amr.reading import GraphInput, _read, _split_alignment, _Structure
+from paraamr.amr.reading import GraphInput, _describe, _read, _split_alignment, _Structure, decode
 from paraamr.errors import AMRError
 from paraamr.failures import Failure
 
-__all__ = ["Variant", "iter_variants", "refocus", "refocus_batch", "variants"]
+__all__ = ["LINEARIZATIONS", "Variant", "iter_variants", "refocus", "refocus_batch", "variants"]
+
+#: How a re-rooted graph is written: ``paraamr`` (our serializer) or ``penman`` (``penman.encode``).
+LINEARIZATIONS = ("paraamr", "penman")
 
 
 @dataclass(frozen=True)
@@ -242,12 +250,52 @@ def _index(graph: GraphInput, where: str = "<graph>") -> _Index:
     return _read(graph, where, _Index)
 
 
+class _PenmanWriter:
+    """A graph written by penman itself at any focus: ``penman.encode(g, top=focus,
+    model=amr_model)`` of the graph decoded with penman's AMR model, its metadata plus
+    ``# ::focus``."""
+
+    def __init__(self, graph: GraphInput, where: str) -> None:
+        if isinstance(graph, str):
+            graph = decode(graph, where=where)
+        elif isinstance(graph, penman.Tree):
+            graph = penman.layout.interpret(graph, AMR_MODEL)
+        self.graph, self.where = graph, _describe(where, graph.metadata.get("id"))
+        self.metadata = {k: v for k, v in graph.metadata.items() if k != "focus"}
+
+    def render(self, focus: str, *, oneline: bool = False, mod_as_domain: bool = False) -> str:
+        if mod_as_domain:
+            raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
+        g = self.graph
+        if focus not in g.variables():
+            raise AMRError(f"{self.where}: focus {focus!r} is not a variable of the graph")
+        out = penman.Graph(
+            g.triples, top=g.top, epidata=g.epidata, metadata={**self.metadata, "focus": focus}
+        )
+        try:
+            return penman.encode(out, top=focus, model=AMR_MODEL, indent=None if oneline else -1)
+        except RecursionError:
+            raise AMRError(f"{self.where}: graph too deep to linearize") from None
+        except PenmanError as err:
+            raise AMRError(f"{self.where}: penman cannot lay out the graph at {focus!r} ({err})") from err
+
+
+def _writer(graph: GraphInput, linearization: str, where: str) -> _Index | _PenmanWriter:
+    """What writes ``graph`` at a focus: our index (``paraamr``) or penman (``penman``)."""
+    if linearization == "paraamr":
+        return _index(graph, where)
+    if linearization == "penman":
+        return _PenmanWriter(graph, where)
+    raise ValueError(f"linearization must be one of {LINEARIZATIONS}, not {linearization!r}")
+
+
 def refocus(
     graph: GraphInput,
     focus_var: str,
     *,
     oneline: bool = False,
     mod_as_domain: bool = False,
+    linearization: str = "paraamr",
     where: str = "<graph>",
 ) -> str:
     """The graph re-rooted at ``focus_var`` as PENMAN, with its metadata and a ``# ::focus`` line.
@@ -255,7 +303,8 @@ def refocus(
     Edges towards the new root are inverted with the AMR model. An inverted ``:mod`` is written
     ``:mod-of``, which penman de-inverts to the same triple; ``mod_as_domain=True`` writes it as
     ``:domain`` instead (and an inverted ``:domain`` as ``:mod``), the AMR guidelines' equivalent,
-    which penman reads as a different role.
+    which penman reads as a different role. ``linearization="penman"`` writes it with
+    ``penman.encode`` (see the module docstring).
 
     >>> g = "(d / dog :mod (b / big))"
     >>> print(refocus(g, "b", oneline=True))
@@ -264,8 +313,11 @@ def refocus(
     >>> print(refocus(g, "b", oneline=True, mod_as_domain=True))
     # ::focus b
     (b / big :domain (d / dog))
+    >>> refocus(g, "b", oneline=True, linearization="penman") == refocus(g, "b", oneline=True)
+    True
     """
-    return _index(graph, where).render(focus_var, oneline=oneline, mod_as_domain=mod_as_domain)
+    writer = _writer(graph, linearization, where)
+    return writer.render(focus_var, oneline=oneline, mod_as_domain=mod_as_domain)
 
 
 def variants(graph: GraphInput, **options: Any) -> list[Variant]:
@@ -287,22 +339,29 @@ def iter_variants(
     heuristic: bool = False,
     oneline: bool = False,
     mod_as_domain: bool = False,
+    linearization: str = "paraamr",
     where: str = "<graph>",
 ) -> Iterator[Variant]:
     """One :class:`Variant` per candidate focus (:func:`candidate_foci` with ``foci``, ``seed``,
-    ``exclude``, ``heuristic``; rendered as :func:`refocus` with ``oneline``, ``mod_as_domain``),
-    each made when it is asked for: a caller that writes them as they come holds one at a time (a
-    graph of n nodes has up to n variants of n nodes each). The graph is read (and refused: a bad
-    graph, one over the size caps) before the first.
+    ``exclude``, ``heuristic``; rendered as :func:`refocus` with ``oneline``, ``mod_as_domain``,
+    ``linearization``), each made when it is asked for: a caller that writes them as they come
+    holds one at a time (a graph of n nodes has up to n variants of n nodes each). The graph is
+    read (and refused: a bad graph, one over the size caps) before the first.
 
     >>> it = iter_variants("(d / dog :ARG0-of (b / bark-01))", oneline=True)
     >>> next(it).penman.splitlines()[-1]
     '(b / bark-01 :ARG0 (d / dog))'
     """
-    index = _index(graph, where)
+    if linearization == "paraamr":
+        index = writer = _index(graph, where)
+    else:
+        if mod_as_domain:
+            raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
+        writer = _writer(graph, linearization, where)
+        index = _read(writer.graph, where, _Structure)  # a graph decoded here: its tree is reused
     chosen = _candidates(index, foci, seed, exclude, heuristic)
     return (
-        Variant(v, index.concept(v), index.render(v, oneline=oneline, mod_as_domain=mod_as_domain))
+        Variant(v, index.concept(v), writer.render(v, oneline=oneline, mod_as_domain=mod_as_domain))
         for v in chosen
     )
 

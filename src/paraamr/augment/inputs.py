@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, missing_local
 from paraamr.report import reason
 
 if TYPE_CHECKING:
@@ -50,14 +50,15 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
         if (path / "state.json").is_file():
             return _local(path, lambda: datasets.DatasetDict({"train": datasets.load_from_disk(str(path))}))
         return _local(path, lambda: datasets.load_dataset(str(path), config))
-    if path.suffix.lower() in _BUILDERS or spec.startswith(("/", "./", "../", "~")):
-        raise InputError(f"{spec}: no such file or folder")
+    problem = missing_local(spec)
+    if problem:
+        raise InputError(problem)
     try:
         return datasets.load_dataset(spec, config)
     except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
         raise InputError(
             f"dataset {spec!r} is neither a local file or folder nor in the Hugging Face cache ({err}); "
-            f"fetch it first with `huggingface-cli download --repo-type dataset {spec}` on a machine "
+            f"fetch it first with `hf download --repo-type dataset {spec}` on a machine "
             "with network access, or pass a local path"
         ) from err
 

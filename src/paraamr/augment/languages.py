@@ -79,6 +79,11 @@ class Tokenizer:
         tokens = self.split(text)
         return self.lm_tokens_of(tokens, normalize(self.join(tokens)))
 
+    def lm_tokens_once(self, text: str) -> list[str]:
+        """:meth:`lm_tokens` of a text seen once (a line of an LM corpus): a segmentation
+        :meth:`split` keeps is not kept for it, so a corpus of any size streams."""
+        return self.lm_tokens(text)
+
     def segment_all(self, texts: Iterable[str]) -> int:
         """Segment every text of ``texts`` now, once (kept for :meth:`split`); returns how many."""
         count = 0
@@ -145,8 +150,16 @@ class Jieba(Tokenizer):
     def split(self, text: str) -> list[str]:
         found = self._texts.get(text)
         if found is None:
-            found = self._texts[text] = tuple(t for t in _jieba().lcut(text) if t.strip())
+            found = self._texts[text] = self._cut(text)
         return list(found)
+
+    def lm_tokens_once(self, text: str) -> list[str]:
+        tokens = list(self._texts.get(text) or self._cut(text))
+        return self.lm_tokens_of(tokens, normalize(self.join(tokens)))
+
+    @staticmethod
+    def _cut(text: str) -> tuple[str, ...]:
+        return tuple(t for t in _jieba().lcut(text) if t.strip())
 
     def join(self, tokens: list[str]) -> str:
         parts: list[str] = []

@@ -15,6 +15,12 @@ the same padded lines (a test checks it); this implementation keeps plain dictio
 and is much faster (``benchmarks/bench_augment.py`` measures by how much). Models are saved as one
 Parquet file (``ngram``, ``count`` columns; settings in the schema metadata).
 
+What the counts were taken from is recorded as ``source`` (signature field ``train``):
+``in-sample`` when the LM was trained on the very texts it ranks edits of, ``corpus:<name>`` for
+an independent corpus (:func:`read_corpus`: a text file, one sentence a line, or a folder of them),
+as the paper's LM was (654M words). :func:`installed_lm` is where an LM installed for a tokenizer
+lives, used by ``paraamr augment --method reda-ng`` when none is given.
+
 >>> lm = NgramLM.train(["the cat sat", "the dog sat", "a cat ran"])
 >>> lm.score("cat", ("<START>", "the"))   # count(<START> the cat) / count(<START> the)
 0.5
@@ -30,9 +36,11 @@ True
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from paraamr.augment.languages import TOKENIZERS, Tokenizer, Whitespace
@@ -40,6 +48,8 @@ from paraamr.errors import InputError
 
 START, END = "<START>", "<END>"
 _META_KEY = b"paraamr.ngram"
+#: ``source`` of an LM trained on the texts it is used on.
+IN_SAMPLE = "in-sample"
 
 
 def lm_tokens(text: str) -> list[str]:
@@ -50,12 +60,20 @@ def lm_tokens(text: str) -> list[str]:
 class NgramLM:
     """Counts of 1- to ``order``-grams and stupid-backoff scores over them (see the module doc)."""
 
-    def __init__(self, order: int = 4, *, alpha: float = 1.0, tokenizer: Tokenizer | None = None) -> None:
+    def __init__(
+        self,
+        order: int = 4,
+        *,
+        alpha: float = 1.0,
+        tokenizer: Tokenizer | None = None,
+        source: str | None = None,
+    ) -> None:
         if order < 1:
             raise ValueError(f"order must be at least 1, got {order}")
         self.order = order
         self.alpha = alpha
         self.tokenizer = tokenizer or Whitespace()
+        self.source = source  # what the counts came from (module docstring); None: not said
         self.counts: dict[tuple[str, ...], int] = {}
         self.total = 0  # N: unigram tokens, <START> and <END> included
         self.lines = 0
@@ -64,17 +82,28 @@ class NgramLM:
 
     @classmethod
     def train(
-        cls, texts: Iterable[str], order: int = 4, *, alpha: float = 1.0, tokenizer: Tokenizer | None = None
+        cls,
+        texts: Iterable[str],
+        order: int = 4,
+        *,
+        alpha: float = 1.0,
+        tokenizer: Tokenizer | None = None,
+        source: str | None = None,
+        once: bool = False,
     ) -> NgramLM:
-        """A model counted over ``texts`` (any iterable of strings, e.g. a dataset column), cut by
-        ``tokenizer`` (default: whitespace)."""
-        lm = cls(order, alpha=alpha, tokenizer=tokenizer)
-        lm.update(texts)
+        """A model counted over ``texts`` (any iterable of strings, e.g. a dataset column, or
+        :func:`read_corpus`'s lines), cut by ``tokenizer`` (default: whitespace); ``once``: see
+        :meth:`update`."""
+        lm = cls(order, alpha=alpha, tokenizer=tokenizer, source=source)
+        lm.update(texts, once=once)
         return lm
 
-    def update(self, texts: Iterable[str]) -> None:
-        """Add the n-grams of each text of ``texts`` (one line each; empty texts are skipped)."""
-        counts, order, cut = self.counts, self.order, self.tokenizer.lm_tokens
+    def update(self, texts: Iterable[str], *, once: bool = False) -> None:
+        """Add the n-grams of each text of ``texts`` (one line each; empty texts are skipped).
+        ``once``: texts seen only here (a corpus), cut without keeping their segmentation
+        (:meth:`~paraamr.augment.languages.Tokenizer.lm_tokens_once`)."""
+        counts, order = self.counts, self.order
+        cut = self.tokenizer.lm_tokens_once if once else self.tokenizer.lm_tokens
         self._table = None
         for text in texts:
             tokens = cut(text)
@@ -143,7 +172,7 @@ class NgramLM:
         """What produced the scores, sacrebleu style."""
         return (
             f"ngram|order:{self.order}|backoff:stupid|alpha:{self.alpha}|unk:1/N|tok:{self.tokenizer.lm_name}"
-            f"|lines:{self.lines}|tokens:{self.total}"
+            f"|lines:{self.lines}|tokens:{self.total}" + (f"|train:{self.source}" if self.source else "")
         )
 
     def save(self, path: str | Path) -> Path:
@@ -153,6 +182,7 @@ class NgramLM:
 
         meta = {"order": self.order, "alpha": self.alpha, "total": self.total, "lines": self.lines}
         meta["tokenizer"] = self.tokenizer.key
+        meta["source"] = self.source
         table = pa.table(
             {
                 "ngram": pa.array([list(gram) for gram in self.counts], pa.list_(pa.string())),
@@ -179,8 +209,58 @@ class NgramLM:
             raise InputError(
                 f"{path}: n-gram LM of an unknown tokenizer {kind!r} (known: {', '.join(TOKENIZERS)})"
             )
-        lm = cls(meta["order"], alpha=meta["alpha"], tokenizer=TOKENIZERS[kind]())
+        lm = cls(meta["order"], alpha=meta["alpha"], tokenizer=TOKENIZERS[kind](), source=meta.get("source"))
         lm.total, lm.lines = meta["total"], meta["lines"]
         grams = map(tuple, table.column("ngram").to_pylist())
         lm.counts = dict(zip(grams, table.column("count").to_pylist(), strict=True))
         return lm
+
+
+def installed_lm(tokenizer: Tokenizer, root: str | os.PathLike | None = None) -> Path:
+    """Where the LM installed for ``tokenizer`` lives: ``ngram/<tokenizer key>.parquet`` under the
+    paraamr cache (``$PARAAMR_CACHE``, else ``~/.cache/paraamr``), e.g.
+    ``~/.cache/paraamr/ngram/whitespace.parquet`` for English. Install one with ``--save-lm``."""
+    from paraamr.models.resolve import cache_root
+
+    return cache_root(root) / "ngram" / f"{tokenizer.key}.parquet"
+
+
+def corpus_files(path: str | os.PathLike) -> list[Path]:
+    """The files of an LM corpus: ``path`` itself, or every file under the folder ``path``
+    (recursively, hidden ones skipped), sorted; :class:`InputError` when there are none."""
+    root = Path(path)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise InputError(f"{root}: no such file or folder (the n-gram LM corpus)")
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    if not files:
+        raise InputError(f"{root}: no files in the n-gram LM corpus folder")
+    return files
+
+
+def read_corpus(path: str | os.PathLike) -> Iterator[str]:
+    """The lines of an LM corpus (:func:`corpus_files`), one sentence each, streamed: plain or
+    gzip text (told by content), UTF-8. A line that is not valid UTF-8 raises :class:`InputError`
+    naming the file and line.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.txt").write_text("The cat sat .\\nA dog ran .\\n")
+    >>> _ = (folder / "b.txt.gz").write_bytes(gzip.compress("Birds fly .\\n".encode()))
+    >>> list(read_corpus(folder))
+    ['The cat sat .', 'A dog ran .', 'Birds fly .']
+    """
+    for file in corpus_files(path):
+        with open(file, "rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+        with gzip.open(file, "rb") if gzipped else open(file, "rb") as stream:
+            for number, line in enumerate(stream, start=1):
+                try:
+                    yield line.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as err:
+                    raise InputError(f"{file}, line {number}: not valid UTF-8 (byte {err.start})") from None

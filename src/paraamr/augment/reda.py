@@ -11,7 +11,9 @@ and stop words stay, and count towards the length ``L``). Operators, each drawn 
 - ``RS`` swaps two positions holding different tokens, ``round(0.2 L)`` times;
 - ``RI`` inserts a synonym of a random word at a random position, ``round(0.1 L)`` times;
 - ``RD`` deletes ``round(0.1 L)`` positions (never every token);
-- ``RM`` applies two of the above, chosen at random among those that can act, one edit each.
+- ``RM`` applies two of the above, chosen at random among those that can act, one edit each
+  (``mix=(2, 4)``: two to four of them, as many drawn uniformly each time, as REDA's code does
+  when no ``max_mix`` is given).
 
 ``round`` is Python's (halves to even: ``round(0.5) == 0``); an operator whose count is 0 is not
 used. Punctuation around a word survives SR (``price,`` -> ``cost,``) and the synonym takes the
@@ -26,6 +28,10 @@ order, one output each per round, in the order they were drawn; REDA+NG
 operator's most probable outputs first, scoring each edit by its tokens (never cut again).
 :meth:`REDA.signature` names the tokenizer and synonym source.
 
+The paper's recipe (``quota=paper_recipe(rows)``; Wang 2022, its LCQMC training sets) takes a
+fixed number of outputs per operator instead: 2 SR + 2 RS + 1 RI + 1 RD + 1 RM for its 5k and 10k
+sets, one of each for 50k and more, with its code's draws per operator (:func:`paper_draws`).
+
 >>> table = {"big": ("large",), "dog": ("hound",)}
 >>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()), seed=1)
 >>> edit_counts(10)
@@ -39,6 +45,10 @@ operator's most probable outputs first, scoring each edit by its tokens (never c
 (3, False)
 >>> str(reda.signature())
 'reda|tok:whitespace|syn:python:<lambda>|draws:20|rates:SR=0.2,RS=0.2,RI=0.1,RD=0.1|seed:1'
+>>> paper_recipe(5_000), paper_recipe(50_000)["SR"]
+({'SR': 2, 'RS': 2, 'RI': 1, 'RD': 1, 'RM': 1}, 1)
+>>> [paper_draws("SR", k) for k in (1, 2, 3, 4, 9)], paper_draws("RM", 1)
+([20, 50, 100, 200, 200], 50)
 """
 
 from __future__ import annotations
@@ -59,6 +69,15 @@ if TYPE_CHECKING:
 OPERATORS = ("SR", "RS", "RI", "RD", "RM")
 RATES = {"SR": 0.2, "RS": 0.2, "RI": 0.1, "RD": 0.1}
 DEFAULT_DRAWS = 20
+#: ``draws`` that follows the paper's code per operator and edit count (:func:`paper_draws`).
+PAPER_DRAWS = "paper"
+#: The paper's outputs per operator for its small (5k, 10k) and large (>= 50k) training sets.
+PAPER_SMALL = {"SR": 2, "RS": 2, "RI": 1, "RD": 1, "RM": 1}
+PAPER_LARGE = dict.fromkeys(OPERATORS, 1)
+#: Training-set rows from which the paper's recipe takes one output of each operator.
+PAPER_LARGE_ROWS = 50_000
+#: The most draws :func:`paper_draws` gives one operator (the paper's code has no cap: 50 per edit).
+MAX_PAPER_DRAWS = 200
 
 Tokens = list[str]
 
@@ -66,6 +85,20 @@ Tokens = list[str]
 def tokenize(text: str) -> Tokens:
     """REDA's English tokens: the whitespace-separated parts of ``text``."""
     return text.split()
+
+
+def paper_recipe(rows: int) -> dict[str, int]:
+    """The paper's outputs per operator for a training set of ``rows`` rows: :data:`PAPER_SMALL`
+    below :data:`PAPER_LARGE_ROWS` (its 5k and 10k sets; smaller sets too), else :data:`PAPER_LARGE`."""
+    return dict(PAPER_SMALL if rows < PAPER_LARGE_ROWS else PAPER_LARGE)
+
+
+def paper_draws(op: str, edits: int) -> int:
+    """Draws behind one operator's pool in the paper's code: 20, 50 and 100 for 1, 2 and 3 edits,
+    50 per edit above (here at most :data:`MAX_PAPER_DRAWS`, so a long text stays linear); RM 50."""
+    if op == "RM":
+        return 50
+    return min({1: 20, 2: 50, 3: 100}.get(edits, 50 * edits), MAX_PAPER_DRAWS)
 
 
 def edit_counts(length: int, rates: dict[str, float] = RATES) -> dict[str, int]:
@@ -80,7 +113,8 @@ class REDA:
     (:data:`paraamr.augment.synonyms.WORDNET`), ``tokenizer`` to whitespace tokens
     (:class:`paraamr.augment.languages.Whitespace`); ``rates`` overrides :data:`RATES` per
     operator (a rate of 0 turns an operator off); ``draws`` is the number of tries per operator
-    behind :meth:`pool`.
+    behind :meth:`pool` (:data:`PAPER_DRAWS`: the paper's, :func:`paper_draws`); ``mix`` the
+    least and most operators RM applies (``(2, 2)``, or ``(2, 4)`` as REDA's code by default).
     """
 
     def __init__(
@@ -89,20 +123,29 @@ class REDA:
         synonyms: Callable[[str], Sequence[str]] = WORDNET,
         tokenizer: Tokenizer | None = None,
         rates: dict[str, float] | None = None,
-        draws: int = DEFAULT_DRAWS,
+        draws: int | str = DEFAULT_DRAWS,
         seed: int = 0,
+        mix: tuple[int, int] = (2, 2),
     ) -> None:
+        if draws != PAPER_DRAWS and not (isinstance(draws, int) and draws >= 1):
+            raise ValueError(f"draws must be a positive integer or {PAPER_DRAWS!r}, got {draws!r}")
+        if not 2 <= mix[0] <= mix[1] <= 4:
+            raise ValueError(f"mix must be (least, most) operators with 2 <= least <= most <= 4, got {mix!r}")
         self._synonyms = synonyms
         self.tokenizer = tokenizer or Whitespace()
         self.rates = {**RATES, **(rates or {})}
         self.draws = draws
         self.seed = seed
+        self.mix_range = tuple(mix)
         self._cache: dict[str, tuple[str, ...]] = {}
         self._last: tuple[tuple[str, ...], list[int]] = ((), [])
 
     def signature(self, name: str = "reda") -> Signature:
-        """What makes the outputs: tokenizer, synonym source, draws, rates and seed."""
+        """What makes the outputs: tokenizer, synonym source, draws, rates, seed (and RM's number
+        of operators when not two)."""
         rates = ",".join(f"{op}={rate}" for op, rate in self.rates.items())
+        least, most = self.mix_range
+        mix = {} if self.mix_range == (2, 2) else {"mix": f"{least}-{most}" if least < most else least}
         return Signature(
             name,
             tok=self.tokenizer.name,
@@ -110,6 +153,7 @@ class REDA:
             draws=self.draws,
             rates=rates,
             seed=self.seed,
+            **mix,
         )
 
     def token_synonyms(self, token: str) -> tuple[str, ...]:
@@ -200,12 +244,15 @@ class REDA:
         return [token for i, token in enumerate(tokens) if i not in gone]
 
     def mix(self, tokens: Tokens, rng: random.Random) -> Tokens | None:
-        """RM: two different operators among those that can act on ``tokens``, one edit each."""
+        """RM: different operators among those that can act on ``tokens``, one edit each: two, or
+        with ``mix=(least, most)`` a number drawn uniformly in that range (at most those that can act)."""
         able = [op for op in ("SR", "RS", "RI", "RD") if self.rates[op] > 0 and self._can(op, tokens)]
-        if len(able) < 2:
+        least, most = self.mix_range
+        if len(able) < least:
             return None
+        count = least if least == most else rng.randint(least, min(most, len(able)))
         out: Tokens | None = tokens
-        for op in rng.sample(able, 2):
+        for op in rng.sample(able, count):
             out = self._apply(op, out, 1, rng) if out is not None else None
         return out
 
@@ -243,20 +290,27 @@ class REDA:
         counts = edit_counts(len(tokens), self.rates)
         counts["RM"] = 1
         return {
-            op: self._stream(op, text, tokens, counts[op], self.draws if draws is None else draws)
+            op: self._stream(op, text, tokens, counts[op], draws or self._draws(op, counts[op]))
             for op in OPERATORS
             if counts[op] > 0
         }
+
+    def _draws(self, op: str, edits: int) -> int:
+        return paper_draws(op, edits) if self.draws == PAPER_DRAWS else int(self.draws)
 
     def pool(self, text: str, *, draws: int | None = None) -> dict[str, list[str]]:
         """Per operator that can act, its distinct outputs (never ``text``) over ``draws`` tries."""
         pools = {op: [c for c, _, _ in stream] for op, stream in self._streams(text, draws).items()}
         return {op: outputs for op, outputs in pools.items() if outputs}
 
-    def augment(self, text: str, n: int, *, lm: NgramLM | None = None) -> list[str]:
+    def augment(
+        self, text: str, n: int, *, lm: NgramLM | None = None, quota: dict[str, int] | None = None
+    ) -> list[str]:
         """Up to ``n`` distinct outputs for ``text``: REDA, or REDA+NG when ``lm`` is given.
 
-        Operators are visited in a random order (seeded by the text), one output each per round.
+        Operators are visited in a random order (seeded by the text), one output each per round;
+        with ``quota`` (outputs per operator, e.g. :func:`paper_recipe`) each operator in turn
+        (SR, RS, RI, RD, RM) gives up to its quota instead, an output already taken not counting.
         REDA takes each operator's outputs in the order drawn (stopping its draws early);
         REDA+NG ranks each operator's whole pool by ``lm.logprob`` and takes the best first; the LM
         must cut texts as this REDA does (a ValueError otherwise).
@@ -280,6 +334,17 @@ class REDA:
                 )
         chosen: list[str] = []
         seen = {normalize(text)}
+        if quota is not None:
+            for op in (op for op in OPERATORS if op in queues and quota.get(op, 0) > 0):
+                taken = 0
+                for candidate, key, _ in queues[op]:
+                    if key not in seen:
+                        seen.add(key)
+                        chosen.append(candidate)
+                        taken += 1
+                    if taken >= quota[op] or len(chosen) >= n:
+                        break
+            return chosen
         while queues and len(chosen) < n:
             for op in list(queues):
                 for candidate, key, _ in queues[op]:

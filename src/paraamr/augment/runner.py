@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from paraamr.augment.languages import Tokenizer
-from paraamr.augment.ngram import NgramLM
-from paraamr.augment.reda import REDA
+from paraamr.augment.ngram import IN_SAMPLE, NgramLM
+from paraamr.augment.reda import REDA, paper_recipe
 from paraamr.augment.source import ParaphraseIndex
 from paraamr.errors import InputError
 from paraamr.records import normalize, text_id
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
 METHODS = ("paraamr", "reda", "reda-ng")
+#: Recipes of outputs per operator (REDA methods): the paper's, by training-set size.
+RECIPES = ("paper",)
 #: Text columns recognized without ``columns=``, in this order: pairs first (GLUE, SNLI, PAWS names).
 KNOWN_COLUMNS = (
     ("sentence1", "sentence2"),
@@ -115,10 +117,12 @@ class Expander:
         lm: NgramLM | None = None,
         index: ParaphraseIndex | None = None,
         max_chars: int | None = None,
+        quota: dict[str, int] | None = None,
     ) -> None:
         self.columns, self.method, self.n = columns, method, n
         self.reda, self.lm, self.index = reda, lm, index
         self.max_chars = max_chars
+        self.quota = quota
 
     def new_texts(self, text: str) -> list[str]:
         """Up to ``n`` new versions of ``text`` by the method, never ``text`` itself."""
@@ -126,7 +130,8 @@ class Expander:
             assert self.index is not None
             return self.index.lookup(text, self.n)
         assert self.reda is not None
-        return self.reda.augment(text, self.n, lm=self.lm if self.method == "reda-ng" else None)
+        lm = self.lm if self.method == "reda-ng" else None
+        return self.reda.augment(text, self.n, lm=lm, quota=self.quota)
 
     def __call__(self, batch: dict[str, list], indices: list[int]) -> dict[str, list]:
         names = list(batch)
@@ -174,13 +179,16 @@ def augment(
     num_proc: int | None = None,
     batch_size: int = 256,
     max_chars: int | None = None,
+    recipe: str | None = None,
 ) -> Augmented:
     """Augment ``dataset`` (see the module docstring); returns an :class:`Augmented`.
 
     ``method`` is ``paraamr`` (needs ``paraphrases``), ``reda`` or ``reda-ng`` (uses ``lm``, by
-    default an :class:`NgramLM` trained on the dataset's text columns). ``reda`` defaults to
-    WordNet synonyms with ``seed``. Texts longer than ``max_chars`` are kept, not augmented, and
-    reported as failures.
+    default an :class:`NgramLM` trained on the dataset's text columns: in-sample). ``reda``
+    defaults to WordNet synonyms with ``seed``. ``recipe="paper"`` (REDA methods) takes the paper's
+    outputs per operator for a training set of this dataset's size
+    (:func:`paraamr.augment.reda.paper_recipe`) instead of ``n``. Texts longer than ``max_chars``
+    are kept, not augmented, and reported as failures.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -194,7 +202,15 @@ def augment(
         reda.token_synonyms("warm")  # load WordNet once here, before any worker process forks
     if method == "reda-ng" and lm is None:
         lm = train_lm([dataset], columns, tokenizer=reda.tokenizer)
-    expander = Expander(columns, method, n, reda=reda, lm=lm, index=paraphrases, max_chars=max_chars)
+    quota = None
+    if recipe is not None:
+        if recipe not in RECIPES or method == "paraamr":
+            raise ValueError(f"recipe must be one of {RECIPES} with a REDA method, got {recipe!r} ({method})")
+        quota = paper_recipe(len(dataset))
+        n = sum(quota.values())
+    expander = Expander(
+        columns, method, n, reda=reda, lm=lm, index=paraphrases, max_chars=max_chars, quota=quota
+    )
     expanded = dataset.map(
         expander,
         batched=True,
@@ -227,8 +243,8 @@ def train_lm(
     tokenizer: Tokenizer | None = None,
 ) -> NgramLM:
     """An :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``, counting
-    the tokens of ``tokenizer`` (REDA's own: default whitespace)."""
-    lm = NgramLM(order, tokenizer=tokenizer)
+    the tokens of ``tokenizer`` (REDA's own: default whitespace); its source is ``in-sample``."""
+    lm = NgramLM(order, tokenizer=tokenizer, source=IN_SAMPLE)
     for dataset in datasets:
         for name in columns:
             lm.update(text for text in dataset[name] if isinstance(text, str))

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from paraamr.errors import InputError, ParaAMRError
 from paraamr.lexicon import _wordnet, match_case, synonyms  # noqa: F401  (re-exported)
+from paraamr.texts import printable, text_problem
 
 __all__ = [
     "WORDNET",
@@ -191,8 +192,11 @@ def _lines_table(text: str) -> tuple[dict[str, list[str]], list[str]]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = [f.strip() for f in line.split("\t")] if "\t" in line else line.split()
+        problem = _text_problem(fields)
         if "" in fields:
             bad.append(f"line {number}: empty field")
+        elif problem:
+            bad.append(f"line {number}: {problem}")
         elif len(fields) < 2:
             bad.append(f"line {number}: a word without synonyms ({fields[0][:40]!r})")
         else:
@@ -213,10 +217,24 @@ def _json_table(path: Path, text: str) -> tuple[dict[str, list[str]], list[str]]
     table, bad = {}, []
     for word, found in data.items():
         if not _strings(found) or not word.strip():
-            bad.append(f"line {_line_of(text, word)}: {word[:40]!r} needs a list of non-empty strings")
+            bad.append(
+                f"line {_line_of(text, word)}: {printable(word[:40])!r} needs a list of non-empty strings"
+            )
+        elif _text_problem([word, *found]):
+            bad.append(f"line {_line_of(text, word)}: {_text_problem([word, *found])}")
         else:
             table[word] = [w for w in dict.fromkeys(found) if w != word]
     return {word: found for word, found in table.items() if found}, bad
+
+
+def _text_problem(words: list[str]) -> str | None:
+    """What keeps one of ``words`` out, as any text that enters (:func:`paraamr.texts.text_problem`:
+    a lone surrogate, a NUL), the word named."""
+    for word in words:
+        problem = text_problem(word)
+        if problem:
+            return f"{printable(word[:40])!r}: {problem}"
+    return None
 
 
 def _strings(value: object) -> bool:

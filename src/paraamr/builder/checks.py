@@ -4,7 +4,7 @@ The main process of a run checks the input (paths, format, its first row), the o
 (resume state, locks, foreign files) and that every model is on disk (fetched when missing and
 online), so that an error is printed once, at once, and nothing is left half-written.
 
->>> from paraamr.builder.settings import RecordSettings
+>>> from paraamr.builder.settings import RecordSettings, check_tagging
 >>> input_file(RecordSettings(input="-")) is None, input_file(RecordSettings(amr_input="g.amr"))
 (True, 'g.amr')
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.builder import readers
-from paraamr.builder.settings import RecordSettings
-from paraamr.builder.state import RunFolder, input_identity
+from paraamr.builder.settings import RecordSettings, check_tagging
+from paraamr.builder.state import RunFolder, dataset_identity, input_identity
 from paraamr.errors import InputError, ModelNotFoundError, UsageError
 from paraamr.models.download import ensure
 
@@ -50,6 +50,9 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
     if record.input == "-" and num_processes > 1:
         raise UsageError("--input - (stdin) needs a single process")
     path = input_file(record)
+    if record.dataset:  # found (a local path checked here first), with its text column
+        next(iter(read_rows(record)), None)
+        return
     if path is None:
         if record.input == "-":
             readers.input_format("-", record.input_format)
@@ -73,6 +76,7 @@ def _check_models(
     online unless ``download`` is off (:func:`paraamr.models.download.ensure`), amrlib folders
     checked to name only amrlib's own code (unless ``trust_remote_code``); one error naming each
     missing model."""
+    check_tagging(record)
     found, missing = {}, []
     for kind, name in record.models().items():
         try:
@@ -114,7 +118,7 @@ def check_run(
     (:meth:`RunFolder.resume_record`) and ``new``/``resume``/``overwrite``."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
-    identity = input_identity(path) if path else None
+    identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
     mode = folder.check(record, identity, overwrite=overwrite)
     if models:
         _check_models(record, download=download, trust_remote_code=trust_remote_code)

@@ -50,7 +50,10 @@ from paraamr.layout import (
     writer_id,
 )
 
-__all__ = ["BATCH_ROWS", "FailureWriter", "ShardWriter", "clean_parts", "finalize", "pending"]
+__all__ = [
+    *("BATCH_ROWS", "FailureWriter", "ShardWriter"),
+    *("check_committed", "clean_parts", "finalize", "pending"),
+]
 
 _STAGING = f"{STATE_DIR}/final"
 _PLAN = f"{STATE_DIR}/finalize.json"
@@ -299,6 +302,96 @@ def pending(folder: str | os.PathLike) -> bool:
     """Whether parts or an unfinished :func:`finalize` wait in ``folder``."""
     root = Path(folder)
     return (root / _PLAN).exists() or any(True for _ in _parts(root))
+
+
+#: Which count of a writer's committed statistics the rows of each part kind must add up to.
+_COUNTED = {"default": "records", "pairs": "paraphrases", FAILURES: "failures"}
+
+
+def _rows_of(path: Path) -> int:
+    """Rows of a part or shard: Parquet rows from its footer, JSON lines by their line ends; raises
+    ``ValueError`` for a file cut short (no footer, or a last line without its end)."""
+    if path.suffix == ".jsonl":
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            raise ValueError("its last line is cut short")
+        return data.count(b"\n")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except (pa.ArrowException, OSError) as err:
+        raise ValueError(f"not a whole Parquet file ({err})") from None
+
+
+def _count_against(counts: dict[str, int], stats: dict, what: str) -> list[str]:
+    return [
+        f"{what} hold {counts.get(kind, 0):,} {kind} rows, its counts say {stats.get(name, 0):,}"
+        for kind, name in _COUNTED.items()
+        if counts.get(kind, 0) != stats.get(name, 0)
+    ]
+
+
+def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -> dict[str, list[str]]:
+    """What is wrong with the committed files of each writer (``states``: ``(writer, committed
+    state)``, as :func:`finalize` is about to consume them): a part its state names that is gone or
+    cut short, rows that do not add up to its counts. Once finalized (no parts left), the shards
+    and failure files are checked against the writers' counts together (key ``""``). Nothing is
+    checked while a :func:`finalize` is half done (its parts were checked before it began).
+
+    >>> import tempfile
+    >>> from paraamr.records import PAIRS_SCHEMA
+    >>> d = tempfile.mkdtemp()
+    >>> with ShardWriter(d, "pairs", "train", PAIRS_SCHEMA, writer="00000-of-00001") as w:
+    ...     w.write({"id": "0", "text": "t", "para_text": "p"})
+    >>> state = {"next": {"pairs/train": 1, "failures": 0}, "stats": {"paraphrases": 1}}
+    >>> check_committed(d, [("00000-of-00001", state)])
+    {}
+    >>> state["next"]["pairs/train"] = 2
+    >>> check_committed(d, [("00000-of-00001", state)])["00000-of-00001"]
+    ['.paraamr/parts/pairs/train/00000-of-00001-00001.parquet is missing']
+    """
+    root = Path(folder)
+    if (root / _PLAN).exists():
+        return {}
+    problems: dict[str, list[str]] = {}
+    if not any(True for _ in _parts(root)) and list_shards(root):
+        counts: dict[str, int] = {}
+        files = list((root / DATA).rglob("*.parquet")) + list((root / FAILURES).glob("*.jsonl"))
+        for path in files:
+            kind = path.relative_to(root).parts[0 if path.suffix == ".jsonl" else 1]
+            try:
+                counts[kind] = counts.get(kind, 0) + _rows_of(path)
+            except (OSError, ValueError) as err:
+                problems.setdefault("", []).append(f"{path.relative_to(root)}: {err}")
+        total: dict[str, int] = {}
+        for _, state in states:
+            for name in _COUNTED.values():
+                total[name] = total.get(name, 0) + state["stats"].get(name, 0)
+        found = _count_against(counts, total, "the finished files")
+        return {"": problems.get("", []) + found} if problems or found else {}
+    for writer, state in states:
+        counts, wrong = {}, []
+        for key, nxt in state["next"].items():
+            suffix = ".jsonl" if key == FAILURES else ".parquet"
+            for k in range(nxt):
+                path = root / PARTS / key / _part_name(writer, k, suffix)
+                if not path.is_file():
+                    wrong.append(f"{path.relative_to(root)} is missing")
+                    continue
+                try:
+                    rows = _rows_of(path)
+                except (OSError, ValueError) as err:
+                    wrong.append(f"{path.relative_to(root)}: {err}")
+                    continue
+                kind = key.split("/", 1)[0]
+                counts[kind] = counts.get(kind, 0) + rows
+        if not wrong:
+            wrong = _count_against(counts, state["stats"], "its parts")
+        if wrong:
+            problems[writer] = wrong
+    return problems
 
 
 def finalize(

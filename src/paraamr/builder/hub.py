@@ -10,7 +10,8 @@ outside it (a ``notes.txt`` pointing at a secret) stops the push before anything
 A large folder goes up with huggingface_hub's ``upload_large_folder`` where the installed version
 has it (many commits, resumable); otherwise ``upload_folder`` makes one commit, and running the same
 push again after an interruption uploads only what the Hub does not have yet (files are matched by
-content hash), then commits.
+content hash), then commits. Every request is bounded (:mod:`paraamr.network`): a Hub that stops
+answering ends the push with an error after ``PARAAMR_HUB_TIMEOUT`` seconds (and the retries).
 
 >>> IGNORED
 ('.*', '*/.*', '.*/**')
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import HubError, InputError, ParaAMRError
+from paraamr.network import bound_hub_requests, network_problem
 from paraamr.report import redact
 
 __all__ = ["IGNORED", "LARGE_FOLDER", "check_folder", "check_links", "push_folder"]
@@ -104,6 +106,7 @@ def push_folder(
 
     path = check_folder(folder)
     check_links(path)
+    bound_hub_requests()
     api = HfApi(token=token)
     files = _visible_files(path)
     large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES
@@ -132,6 +135,6 @@ def push_folder(
     except ParaAMRError:
         raise
     except Exception as err:  # huggingface_hub's HTTP and validation errors: their text, never a token
-        message = redact(" ".join(str(err).split()), secrets=[token])
-        raise HubError(f"upload of {folder} to {repo_id} failed: {type(err).__name__}: {message}") from None
+        message = redact(" ".join(network_problem(err).split()), secrets=[token])
+        raise HubError(f"upload of {folder} to {repo_id} failed: {message}") from None
     return getattr(info, "commit_url", None) or str(info)

@@ -7,7 +7,6 @@ stage gets all its inputs at once and batches them by length; the CPU half of th
 parsing, decoding and re-rooting graphs) runs in a background thread while the model stages of the
 current one run (``pipelined``). Window boundaries depend only on the stream of rows, so a
 resumed run forms the very same batches as an uninterrupted one.
-
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from paraamr.builder.counts import Stats
 from paraamr.builder.rows import amr_row, decode_bytes, value_row
 from paraamr.builder.settings import RecordSettings
 from paraamr.errors import AMRError
@@ -27,56 +26,6 @@ from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
-
-
-@dataclass
-class Stats:
-    """Counts of one run: inputs, records, failures by stage, candidates dropped by reason, seconds by
-    stage. ``merge`` adds another run's counts (the summary of several processes)."""
-
-    inputs: int = 0
-    records: int = 0
-    candidates: int = 0
-    paraphrases: int = 0
-    failures: Counter = field(default_factory=Counter)
-    dropped: Counter = field(default_factory=Counter)
-    seconds: Counter = field(default_factory=Counter)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready counts."""
-        return {
-            "inputs": self.inputs,
-            "records": self.records,
-            "failures": sum(self.failures.values()),
-            "candidates": self.candidates,
-            "paraphrases": self.paraphrases,
-            "failures_by_stage": dict(self.failures),
-            "dropped_by_reason": dict(self.dropped),
-            "seconds_by_stage": {k: round(v, 3) for k, v in self.seconds.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Stats:
-        """The inverse of :meth:`as_dict`."""
-        return cls(
-            d["inputs"],
-            d["records"],
-            d["candidates"],
-            d["paraphrases"],
-            Counter(d["failures_by_stage"]),
-            Counter(d["dropped_by_reason"]),
-            Counter(d["seconds_by_stage"]),
-        )
-
-    def merge(self, other: Stats) -> None:
-        """Add ``other``'s counts to these."""
-        self.inputs += other.inputs
-        self.records += other.records
-        self.candidates += other.candidates
-        self.paraphrases += other.paraphrases
-        self.failures.update(other.failures)
-        self.dropped.update(other.dropped)
-        self.seconds.update(other.seconds)
 
 
 @dataclass
@@ -146,7 +95,9 @@ class Generator:
     Failures are reported through the generator: every input that does not become a record is
     passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``
     when given, else appended to :attr:`failures`. :attr:`stats` holds the counts so far (inputs =
-    records + failures). A repeat of a source already seen is a failure with reason ``duplicate``.
+    records + failures). Within one ``generate`` / ``generate_from_amr`` call, a repeat of a source
+    (same ``id``) is a failure with reason ``duplicate`` (``dedup=False`` keeps every repeat); a new
+    call starts afresh, so running the same cell twice gives the same records twice.
 
     >>> class Upper:  # any object with the batch method is a stage
     ...     def realize(self, graphs):
@@ -183,62 +134,87 @@ class Generator:
 
     # -- public API -----------------------------------------------------------------------------
     def generate(
-        self, texts: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
+        self,
+        texts: Iterable[str],
+        *,
+        on_failure: Callable[[dict], None] | None = None,
+        dedup: bool = True,
     ) -> Iterator[dict]:
         """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line); a text that
-        cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file."""
+        cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file.
+
+        Args:
+            texts: the source sentences.
+            on_failure: called with each failure row; by default they go to :attr:`failures`.
+            dedup: a repeat of a sentence earlier in ``texts`` becomes a ``duplicate`` failure
+                (default); ``False`` gives each repeat its own record. Earlier calls never count.
+        """
         rows = (
             decode_bytes(t, where=f"<text {i}>")
             if isinstance(t, bytes)
             else value_row(t, "text", f"<text {i}>", t.encode("utf-8", "surrogatepass"))
             for i, t in enumerate(texts, 1)
         )
-        yield from self._records(rows, on_failure)
+        yield from self._records(rows, on_failure, dedup)
 
     def generate_from_amr(
-        self, graphs: Iterable[str], *, on_failure: Callable[[dict], None] | None = None
+        self,
+        graphs: Iterable[str],
+        *,
+        on_failure: Callable[[dict], None] | None = None,
+        dedup: bool = True,
     ) -> Iterator[dict]:
-        """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``."""
+        """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``;
+        ``on_failure`` and ``dedup`` as in :meth:`generate` (a repeat is a graph of the same id)."""
         rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
-        yield from self._records(rows, on_failure)
+        yield from self._records(rows, on_failure, dedup)
 
-    def _records(self, rows, on_failure) -> Iterator[dict]:
+    def _records(self, rows, on_failure, dedup: bool) -> Iterator[dict]:
         report = on_failure or self.failures.append
-        for window in self.windows(rows):
+        for window in self.windows(rows, seen=set() if dedup else None):
             for failure in window.failures:
                 report(failure)
             yield from window.records
 
     def windows(
-        self, rows: Iterable[Any], *, start: int = 0, cut_every: int | None = None
+        self,
+        rows: Iterable[Any],
+        *,
+        start: int = 0,
+        cut_every: int | None = None,
+        seen: set | bool | None = True,
     ) -> Iterator[Window]:
         """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
         ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one.
 
         ``rows`` begin at position ``start`` of the whole stream; windows end at every multiple of
         ``cut_every`` too (the commit interval), so a run resumed from a commit forms the very same
-        windows, and batches, as an uninterrupted one."""
+        windows, and batches, as an uninterrupted one. Repeats of an id are ``duplicate`` failures:
+        against the ids of :meth:`mark_seen` and of every earlier ``windows`` call (``seen=True``, a
+        run's), against the given set (``seen``, a fresh one per ``generate`` call), or never (None)."""
+        seen = self._seen if seen is True else seen
         chunks = _chunks(rows, self.window, start=start, every=cut_every)
-        fronts = (
-            _prefetch(self._front(c) for c in chunks) if self.pipelined else (self._front(c) for c in chunks)
-        )
+        fronts = (self._front(c, seen) for c in chunks)
+        if self.pipelined:
+            fronts = _prefetch(fronts)
         for items, stats in fronts:
             window = self._back(items, stats)
             self.stats.merge(window.stats)
             yield window
 
     # -- stages ---------------------------------------------------------------------------------
-    def _front(self, rows: list) -> tuple[list[_Item], Stats]:
+    def _front(self, rows: list, seen: set | None) -> tuple[list[_Item], Stats]:
         """Dedup, input checks, parse, decode and re-focus one window."""
         from paraamr import amr
 
         s, stats = self.settings, Stats(inputs=len(rows))
         items = [_Item(row, failure=row.failure) for row in rows]
         for item in items:
-            key = _key(item.row.id)
-            if item.failure is None and key in self._seen:
-                item.failure = Failure("input", "duplicate")
-            self._seen.add(key)
+            if seen is not None:
+                key = _key(item.row.id)
+                if item.failure is None and key in seen:
+                    item.failure = Failure("input", "duplicate")
+                seen.add(key)
             if item.failure is None and item.row.amr is None:
                 if not item.row.text.strip():
                     item.failure = Failure("input", "empty or whitespace-only")
@@ -280,9 +256,11 @@ class Generator:
                     graph,
                     foci=s.foci,
                     seed=s.seed,
+                    exclude=amr.FOCI_RULES[s.foci_rule],
                     heuristic=s.heuristic,
                     oneline=True,
                     mod_as_domain=s.mod_as_domain,
+                    linearization=s.linearization,
                 )
             except AMRError as err:
                 it.failure = Failure("refocus", str(err))
@@ -296,7 +274,7 @@ class Generator:
         cands = [(it, v) for it in live for v in it.variants]
         stats.candidates += len(cands)
         t0 = time.perf_counter()
-        texts = _call(m.realizer.realize, [v.penman for _, v in cands])
+        texts = self._realize([v.penman for _, v in cands], stats)
         stats.seconds["realize"] += time.perf_counter() - t0
         kept: dict[int, list[dict]] = {id(it): [] for it in live}
         seen_norm: dict[int, set[str]] = {id(it): {normalize(it.row.text)} for it in live}
@@ -349,6 +327,21 @@ class Generator:
             records.append({"id": it.row.id, "text": it.row.text, "amr": it.graph_text, "paraphrases": paras})
         stats.records = len(records)
         return Window(len(items), records, failures, stats)
+
+    def _realize(self, graphs: list[str], stats: Stats) -> list:
+        """The realizer's sentence (or Failure) per graph; how many went in tagged is counted when
+        the realizer says (``realize_items``)."""
+        items = getattr(self.stages.realizer, "realize_items", None)
+        if items is None:
+            return _call(self.stages.realizer.realize, graphs)
+        out = []
+        for item in _call(items, graphs):
+            if is_failure(item):
+                out.append(item)
+                continue
+            stats.realized["tagged" if item.tagged else "untagged"] += 1
+            out.append(item.text)
+        return out
 
     def _perplexity(self, live: list[_Item], pending: list, stats: Stats) -> list:
         s = self.settings

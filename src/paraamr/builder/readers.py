@@ -137,10 +137,21 @@ def read_dataset(
     """A local or Hub dataset through ``datasets.load_dataset(..., streaming=True)``."""
     import datasets
 
+    from paraamr.errors import missing_local
+
+    problem = missing_local(name)
+    if problem:
+        raise InputError(f"--dataset {problem}")
     try:
         ds = datasets.load_dataset(name, config, split=split, streaming=True)
     except Exception as err:
-        raise InputError(f"dataset {name!r} (split {split!r}): cannot be loaded: {err}") from err
+        where = "" if Path(name).exists() else " (no local folder of that name either)"
+        raise InputError(f"dataset {name!r} (split {split!r}): cannot be loaded{where}: {err}") from err
+    if ds.column_names is not None and column not in ds.column_names:
+        raise InputError(
+            f"dataset {name!r} (split {split!r}): no column {column!r} (columns: {ds.column_names}); "
+            "name the text column with --text-column"
+        )
     for number, item in enumerate(ds, 1):
         value = item.get(column)
         raw = raw_bytes(value)

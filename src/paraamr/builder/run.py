@@ -35,7 +35,7 @@ from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 from paraamr.signals import Interrupted, check, critical, pause_point
 
-__all__ = ["Push", "execute", "launch_info", "launch_warning"]
+__all__ = ["Push", "execute", "launch_info", "launch_warning", "share_cores"]
 
 
 class _Outputs:
@@ -119,7 +119,7 @@ def launch_warning(environ: dict[str, str] | None = None) -> str | None:
     )
 
 
-def _share_cores(local_processes: int) -> None:
+def share_cores(local_processes: int) -> None:
     """Several processes on one machine's CPU: torch's threads (OpenMP and MKL alike) in each at
     most its share of the cores. torchrun sets only ``OMP_NUM_THREADS``; an ``MKL_NUM_THREADS`` left
     at the core count oversubscribed the cores (2 processes on 2 cores: 72 s instead of 20 s). The
@@ -160,7 +160,7 @@ def _process(
         mode=progress_mode(run.progress),
         main=main,
         window=min(run.window, run.commit_every),  # windows end at commits too
-        stages=len(_model_stages(record)),
+        stages=_model_stages(record),
         total=total,
     )
     try:
@@ -168,6 +168,7 @@ def _process(
             tracker.phase(model_line(record.models()))
             pause_point("models")
             generator = make_generator(record, run)
+            tracker.phase("reading input")
             _windows(record, run, folder, generator, state, stats, tracker)
         # the others may still run: keep the display moving until every process is done
         while main and tracker.display.mode != "none" and folder.num_processes > 1 and not _all_done(folder):
@@ -191,6 +192,7 @@ def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker:
     end of the first window after ``commit_seconds``; on a signal, the windows done are committed."""
     owned = (row for row in read_rows(record) if folder.owns(row.id))
     generator.mark_seen(row.id for row in islice(owned, state["consumed"]))
+    owned = tracker.taken(owned)
     outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
     spec, last_commit = record.as_dict(), time.monotonic()
 
@@ -291,7 +293,7 @@ def execute(
         if run.device is None and state_obj.device.type != "cpu":
             run = run.replace(device=str(state_obj.device))
         if n > 1 and (run.device or "cpu") == "cpu":
-            _share_cores(int(os.environ.get("LOCAL_WORLD_SIZE") or n))
+            share_cores(int(os.environ.get("LOCAL_WORLD_SIZE") or n))
         total: list = [None]  # for the display and the line of an interruption
         if state_obj.is_main_process and shard is None:  # a shard's share of the rows is not counted
             threading.Thread(target=count_rows, args=(record, total), daemon=True).start()

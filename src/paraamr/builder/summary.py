@@ -16,16 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
-from paraamr.builder.folder import finalize
+from paraamr.builder.folder import check_committed, finalize
 from paraamr.builder.hub import push_folder
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.settings import RunSettings
 from paraamr.builder.state import RunFolder
 from paraamr.card import write_card
+from paraamr.errors import InputError
 from paraamr.locks import folder_lock
 from paraamr.signals import pause_point
 
-__all__ = ["Push", "finish", "format_summary", "publish", "summarize", "write_outputs"]
+__all__ = ["Push", "finish", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ def write_outputs(
     card for ``repo_id`` (its load snippets name it). Returns the summary."""
     for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
         layout.remove_temps(path / name)  # an earlier finish killed mid-write
+    _pushed_path(path).unlink(missing_ok=True)  # what is written now is not uploaded yet
     summary = summarize(path, states, saved, run, seconds)
     layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
     size = summary["settings"]["max_shard_size"]
@@ -114,12 +116,37 @@ def write_outputs(
     return summary
 
 
+def _pushed_path(path: Path) -> Path:
+    return layout.state_path(path, "pushed.json")
+
+
+def _push_key(push: Push) -> str:
+    return f"{push.repo_id}@{push.revision or 'main'}"
+
+
+def _uploads(path: Path) -> dict[str, str]:
+    """The uploads recorded for the finished folder ``path``: ``repo@revision`` -> commit URL."""
+    try:
+        done = json.loads(_pushed_path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return done if isinstance(done, dict) else {}
+
+
+def pushed(path: Path, push: Push) -> bool:
+    """Whether the finished folder ``path`` was uploaded to ``push``'s repo and revision since it
+    was last finished (a requeued task redoes an upload that failed)."""
+    return _push_key(push) in _uploads(path)
+
+
 def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str, Any]:
-    """Print the summary and, with ``push``, upload the folder (after the folder's lock is let go)."""
+    """Print the summary and, with ``push``, upload the folder (after the folder's lock is let go)
+    and record the upload (:func:`pushed`)."""
     print(format_summary(summary), file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
     if push is not None:
         url = push_folder(path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
+        layout.atomic_write(_pushed_path(path), json.dumps({**_uploads(path), _push_key(push): url}))
         print(f"pushed {path} to {push.repo_id}: {url}", file=sys.stderr)
     return summary
 
@@ -137,8 +164,16 @@ def finish(
     :func:`write_outputs`; then print the summary and upload the folder with ``push``. Returns the
     summary."""
     with folder_lock(folder.path, command="generate (finish)"):
+        states = folder.states()
+        problems = check_committed(folder.path, states)
+        if problems:
+            first = next(iter(problems.values()))
+            raise InputError(
+                f"{folder.path}: the committed files do not match the run's counts ({first[0]}); nothing "
+                "was finalized: run the same command with --overwrite to build it again"
+            )
         repo_id = push.repo_id if push is not None else None
         summary = write_outputs(
-            folder.path, folder.states(), saved, run, seconds, license=license, repo_id=repo_id
+            folder.path, states, saved, run, seconds, license=license, repo_id=repo_id
         )
     return publish(folder.path, summary, push)

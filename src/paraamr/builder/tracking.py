@@ -1,17 +1,20 @@
 """What a run shows while it works: the models it loads, then sources done per batch, across ranks.
 
-A window of rows goes through several model stages (parse, realize, perplexity, ...), each in
-batches; :class:`RunProgress` counts each finished batch (:func:`paraamr.models.base.batch_listener`,
-from any thread) as its share of the window, so the display moves per batch, not per window, and
-every window ends at its exact row count. Each writer keeps its count in its progress file
-(:mod:`paraamr.builder.state`); the main process shows the sum over the run's writers.
+A window of rows goes through several model stages (parse, realize, perplexity), each one call
+in batches; :class:`RunProgress` counts each finished batch (:func:`paraamr.models.base.batch_listener`,
+from any thread) as its share of the window in flight, so the display moves per batch, not per
+window. The share is of the rows really taken from the input and not yet written (a last, short
+window counts its own rows, never a whole ``--window``), and each window, once written, counts
+its exact rows. Each writer keeps its count in its progress file (:mod:`paraamr.builder.state`);
+the main process shows the sum over the run's writers, never above the input's rows.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.state import RunFolder
@@ -56,15 +59,18 @@ class RunProgress:
         mode: str,
         main: bool,
         window: int,
-        stages: int,
+        stages: list[str],
         total: list | None = None,
     ):
         self.folder, self.stats, self.window = folder, stats, window
         self.total = total if total is not None else [None]  # filled by a counting thread
-        self.weight = 1.0 / max(stages, 1)  # each model stage's share of a window
+        self.stages = stages
         self.done = float(stats.inputs)
-        self._partial = 0.0  # the in-flight windows' share, by finished batches
-        self._lock = threading.Lock()
+        self._calls = dict.fromkeys(stages, 0.0)  # per stage, calls done (a window's call = 1)
+        self._windows = 0  # windows written by this process since it started
+        self._taken = 0  # rows taken from the input since it started
+        self._start = self.done
+        self._lock, self._saving = threading.Lock(), threading.Lock()
         self._saved = 0.0
         self._paras0 = stats.paraphrases
         n = folder.num_processes
@@ -73,40 +79,59 @@ class RunProgress:
             unit="src",
             mode=mode if main else "none",
             initial=folder.progress() if main else 0,
+            tick=self.show if main else None,
         )
         folder.save_progress(self.done)
 
     def phase(self, text: str) -> None:
-        """A step before the counted work (loading models)."""
+        """The step under way: ``loading models: ...``, ``reading input``, ``running``."""
         self.display.phase(text)
 
-    def on_batch(self, _stage: str, items: int, call_items: int) -> None:
-        """A model stage finished a batch of ``items`` of its ``call_items`` (one window's worth)."""
-        if call_items:
+    def taken(self, rows: Iterable[Any]) -> Iterator[Any]:
+        """``rows`` as the windows take them, counted: the rows in flight are those taken and not
+        yet written."""
+        for row in rows:
             with self._lock:
-                self._partial += self.window * self.weight * items / call_items
+                self._taken += 1
+            yield row
+
+    def on_batch(self, stage: str, items: int, call_items: int) -> None:
+        """A model stage finished a batch of ``items`` of its ``call_items`` (one window's call)."""
+        if call_items and stage in self._calls:
+            with self._lock:
+                first = not any(self._calls.values())
+                self._calls[stage] += items / call_items
+            if first:
+                self.phase("running")
             self.show()
 
     def window_done(self, rows: int) -> None:
-        """A window of ``rows`` rows is written: its exact count replaces its batches' share (a
-        whole window's, as the batches counted it)."""
+        """A window of ``rows`` rows is written: its exact count replaces its batches' share."""
         with self._lock:
             self.done += rows
-            self._partial = max(0.0, self._partial - self.window)
+            self._windows += 1
+            for stage, calls in self._calls.items():  # a stage with nothing to do in a window
+                self._calls[stage] = max(calls, self._windows)
         self.show(save=True)
 
     def now(self) -> float:
-        """Rows done by this writer, the in-flight windows' share included."""
+        """Rows done by this writer: those written, and the in-flight window's share of its rows
+        by the batches its stages finished."""
         with self._lock:
-            return self.done + min(self._partial, self.window)
+            flight = min(self._taken - (self.done - self._start), self.window)
+            if flight <= 0:
+                return self.done
+            share = sum(min(max(c - self._windows, 0.0), 1.0) for c in self._calls.values())
+            return self.done + flight * share / max(len(self._calls), 1)
 
     def show(self, *, save: bool = False) -> None:
         """Save this writer's count (at most every :data:`SAVE_SECONDS`, and when ``save``) and,
         in the main process, draw the run's sum."""
         mine = self.now()
-        if save or time.monotonic() - self._saved >= SAVE_SECONDS:
-            self.folder.save_progress(mine)
-            self._saved = time.monotonic()
+        with self._saving:  # the display's clock thread and the model threads alike
+            if save or time.monotonic() - self._saved >= SAVE_SECONDS:
+                self.folder.save_progress(mine)
+                self._saved = time.monotonic()
         if self.display.mode == "none":
             return
         if self.total[0] is not None and self.display.total is None:

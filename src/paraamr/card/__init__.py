@@ -20,6 +20,7 @@ False
 from paraamr.card.markdown import code, cut, md, number, size_category
 from paraamr.card.render import (
     TEMPLATE,
+    card_for_repo,
     configs,
     render,
     render_card,
@@ -33,6 +34,7 @@ from paraamr.card.settings import expected_splits, record_settings
 __all__ = [
     "CONFIGS",
     "TEMPLATE",
+    "card_for_repo",
     "code",
     "configs",
     "cut",

@@ -7,6 +7,7 @@ dataset card, rendered with :class:`huggingface_hub.DatasetCard` (:func:`render`
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -33,7 +34,7 @@ from paraamr.card.sections import (
 )
 from paraamr.card.settings import expected_splits, flat, method_text, record_settings
 from paraamr.errors import InputError
-from paraamr.layout import CARD, EVALUATION, PLOTS, atomic_write, data_files
+from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, atomic_write, data_files, list_shards
 from paraamr.stats import compute_stats
 
 __all__ = [
@@ -218,7 +219,7 @@ def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos
         source_datasets=["original"] if summary is not None else ["extended|other-paranmt-50m"],
         task_categories=["text-generation", "sentence-similarity"],
         task_ids=[],
-        tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity"],
+        tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity", "arxiv:2305.16585"],
         configs=configs({c: present.get(c, []) for c in CONFIGS}) + filtered_configs(filtered or {}),
         **({"dataset_info": infos} if infos else {}),
     )
@@ -316,11 +317,15 @@ def write_card(
     max_shard_size: str | int = "500MB",
     thresholds: Sequence[float] = (),
 ) -> Path:
-    """Compute the statistics of ``folder``'s shards (plots into ``plots/``) and write its card
-    (``README.md``) atomically; an ``evaluation.json`` beside it adds the Table-2 row;
-    ``thresholds`` add filtered ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
+    """Compute the statistics of ``folder``'s shards (plots into ``plots/`` where matplotlib, the
+    ``plots`` extra, is installed) and write its card (``README.md``) atomically; an
+    ``evaluation.json`` beside it adds the Table-2 row; ``thresholds`` add filtered
+    ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
     root = Path(folder)
-    stats = compute_stats(root, plot_dir=root / PLOTS, overwrite=True)
+    if not list_shards(root):  # a card would list no config (``configs: []``): nothing would load
+        raise InputError(_no_records(root, summary))
+    plot_dir = root / PLOTS if importlib.util.find_spec("matplotlib") else None
+    stats = compute_stats(root, plot_dir=plot_dir, overwrite=True)
     plots = [str(Path(p).relative_to(root)) for p in stats.pop("plots", [])]
     evaluation_path = root / EVALUATION
     evaluation = (
@@ -339,6 +344,52 @@ def write_card(
         thresholds=thresholds,
     )
     return atomic_write(root / CARD, text)
+
+
+def _no_records(root: Path, summary: Mapping[str, Any] | None) -> str:
+    """Why a folder without records gets no card, naming the run's input."""
+    settings = (summary or {}).get("settings", {})
+    given = next((settings[k] for k in ("input", "amr_input", "dataset") if settings.get(k)), None)
+    source = "the input"
+    if given is not None:  # local paths are kept relative to the folder
+        local = not settings.get("dataset") and not os.path.isabs(given) and given != "-"
+        source = os.path.relpath(os.path.normpath(root / given)) if local else given
+    inputs = (summary or {}).get("counts", {}).get("inputs")
+    if inputs == 0:
+        return f"{source}: no input rows, so no records: no card is written for {root} (nothing to load)"
+    every = f"all {inputs:,} rows" if isinstance(inputs, int) else "every row"
+    return (
+        f"{source}: {every} failed, so {root} has no records (the reasons are in {root / FAILURES}/); "
+        "no card is written, as there is nothing to load"
+    )
+
+
+def card_for_repo(folder: str | os.PathLike, repo_id: str) -> bool:
+    """Write ``folder``'s ParaAMR card again for the Hub repository ``repo_id`` (its load snippets
+    name the repo, not the folder), from the folder's shards, ``summary.json`` and the card's own
+    license and shard size, before ``paraamr push`` uploads it. A card paraamr did not write as a
+    ParaAMR card (a hand-written one, an augmented folder's) is left as it is: returns False."""
+    import re
+
+    from huggingface_hub import DatasetCard
+
+    root = Path(folder)
+    path = root / CARD
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    shard_size = re.search(r"each at most (.+?) of Arrow data", text)
+    if _EVAL_MARKS[0] not in text or shard_size is None:
+        return False
+    summary_path = root / SUMMARY
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    license = DatasetCard(text).data.license
+    write_card(
+        root,
+        summary=summary,
+        license=None if license in (None, "unknown") else license,
+        repo_id=repo_id,
+        max_shard_size=shard_size.group(1),
+    )
+    return True
 
 
 def update_card_metrics(

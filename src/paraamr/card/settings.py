@@ -24,7 +24,6 @@ __all__ = ["content_hash", "expected_splits", "flat", "method_text", "model_name
 MODELS = {
     "parser_model": ("parser", "AMR parser"),
     "realizer_model": ("realizer", "AMR-to-text realizer"),
-    "generator_model": ("realizer", "AMR-to-text realizer"),
     "lm_model": ("lm", "perplexity LM"),
     "similarity_model": ("embedder", "similarity embedder"),
     "quality_model": ("quality", "quality model"),
@@ -35,8 +34,11 @@ RECORD_SETTINGS = (
     "min_similarity",
     "min_quality",
     "foci",
+    "foci_rule",
     "heuristic",
     "mod_as_domain",
+    "linearization",
+    "tagging",
     "max_chars",
     "max_amr_nodes",
     "max_amr_depth",
@@ -138,7 +140,7 @@ def method_text(settings: Mapping[str, Any], base: Path | None) -> str:
     get = settings.get
 
     def model(key: str) -> str:
-        name = get(key) or (get("generator_model") if key == "realizer_model" else None)
+        name = get(key)
         return model_name(name, base) if name else "the default model"
 
     if get("amr_input"):
@@ -147,16 +149,25 @@ def method_text(settings: Mapping[str, Any], base: Path | None) -> str:
         parts = [f"Source sentences were parsed into AMR graphs with {model('parser_model')}."]
     foci = get("foci")
     foci_text = "every other concept" if foci in (None, "all") else f"up to {foci} other concepts"
+    if get("foci_rule") == "every-node":
+        foci_text += " (every node a candidate focus, as in the paper)"
+    elif get("foci_rule"):
+        foci_text += " (not `name`, `and`, `or`, `multi-sentence` or `amr-unknown`)"
+    writer = {"penman": " by penman (`penman.encode`)", "paraamr": " by paraamr's serializer"}
+    tagged = {"tagged": ", tagged with the source sentence's POS tags,", "untagged": ", untagged,"}
+    written, realized = writer.get(get("linearization"), ""), tagged.get(get("tagging"), "")
     parts.append(
-        f"Each graph was re-rooted at {foci_text}, incoming edges inverted, and each re-rooted graph "
-        f"was realized as a sentence with {model('realizer_model')}; the perplexity of each "
+        f"Each graph was re-rooted at {foci_text}, incoming edges inverted, written{written} and "
+        f"realized{realized} as a sentence with {model('realizer_model')}; the perplexity of each "
         f"paraphrase was computed with {model('lm_model')}."
     )
     threshold = get("max_perplexity")
     parts.append(
         f"Paraphrases with perplexity above {number(threshold)} were dropped."
         if threshold is not None
-        else "No perplexity threshold was applied."
+        else "Every paraphrase was kept with its perplexity, as in the ParaAMR release: apply the "
+        "paper's thresholds where you use the data (120 in general, 110 for sentence embeddings and "
+        "few-shot learning, 85 for syntactically controlled generation; see Quick Start)."
     )
     for key, kept, what in (
         ("similarity_model", "min_similarity", "Similarity to the source"),

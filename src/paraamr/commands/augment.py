@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
+from paraamr.network import HELP as HUB_HELP
 from paraamr.options import optional_float, positive
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.signals import check
+
+#: ``--n`` when neither it nor ``--recipe`` is given.
+DEFAULT_N = 2
 
 
 def _size(value: str) -> int:
@@ -34,7 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
     parser.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
     parser.add_argument(
-        "--n", type=positive(), default=2, help="new texts per text column and row (default: %(default)s)"
+        "--n",
+        type=positive(),
+        default=None,
+        help=f"new texts per text column and row (default: {DEFAULT_N}; not with --recipe)",
     )
     parser.add_argument(
         "--split",
@@ -48,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    parser.add_argument("--num-proc", type=positive(), default=None, help="processes for datasets.map")
     add_progress_options(parser)
     parser.add_argument(
         "--max-shard-size",
@@ -59,7 +67,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--license", default=None, help="license id for the card (default: unknown)")
     hub = parser.add_argument_group("publishing")
     hub.add_argument(
-        "--push-to-hub", metavar="REPO_ID", default=None, help="upload the folder as this dataset repo"
+        "--push-to-hub",
+        metavar="REPO_ID",
+        default=None,
+        help=f"upload the folder as this dataset repo ({HUB_HELP})",
     )
     hub.add_argument("--private", action="store_true", help="create the repo private")
     hub.add_argument("--revision", default=None, help="branch to push to (created when missing)")
@@ -84,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--generate", action="store_true", help="generate paraphrases on the fly instead")
     g.add_argument("--parser-model", default=DEFAULTS["parser"], help="default: %(default)s")
     g.add_argument(
-        "--realizer-model", "--generator-model", default=DEFAULTS["realizer"], help="default: %(default)s"
+        "--realizer-model", default=DEFAULTS["realizer"], help="default: %(default)s"
     )
     g.add_argument("--lm-model", default=DEFAULTS["lm"], help="perplexity LM of the generator (%(default)s)")
     g.add_argument("--device", default=None)
@@ -103,7 +114,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_archive_options(parser)
     g = parser.add_argument_group("reda / reda-ng methods")
     g.add_argument(
-        "--draws", type=positive(), default=20, help="tries per operator behind the pool (default: 20)"
+        "--draws",
+        type=positive(),
+        default=None,
+        help="tries per operator behind the pool (default: 20; with --recipe paper the paper's: 20, 50, "
+        "100 for 1, 2, 3 edits, 50 per edit above, at most 200; RM 50)",
+    )
+    g.add_argument(
+        "--recipe",
+        choices=("paper",),  # paraamr.augment.runner.RECIPES (not imported: --help stays instant)
+        default=None,
+        help="paper: the paper's outputs per operator by the split's size instead of --n: 2 SR + 2 RS + "
+        "1 RI + 1 RD + 1 RM below 50,000 rows (its 5k/10k sets), one of each from 50,000 (default: none)",
+    )
+    g.add_argument(
+        "--mix",
+        choices=("2", "2-4"),
+        default="2",
+        help="operators RM applies, one edit each: 2, or 2-4 drawn each time as REDA's code "
+        "(default: %(default)s)",
     )
     g.add_argument(
         "--language",
@@ -125,7 +154,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="your synonym dictionary instead of the language's: one word and its synonyms per line "
         "(tab- or space-separated), or JSON {word: [synonyms]}",
     )
-    g.add_argument("--lm", default=None, help="n-gram LM saved with --save-lm (default: train on the data)")
+    g.add_argument(
+        "--lm-corpus",
+        metavar="PATH",
+        default=None,
+        help="train the n-gram LM on this independent corpus: a text file (plain or gzip), one sentence "
+        "a line, or a folder of them (default: the installed LM, else the augmented texts: in-sample)",
+    )
+    g.add_argument(
+        "--lm",
+        default=None,
+        help="n-gram LM saved with --save-lm (default: the one installed at "
+        "$PARAAMR_CACHE/ngram/<tokenizer>.parquet, else trained on the augmented texts)",
+    )
     g.add_argument("--save-lm", default=None, help="write the n-gram LM used by reda-ng here (Parquet)")
 
 
@@ -183,7 +224,8 @@ def _run(args: argparse.Namespace, output: str) -> int:
             result = augment(
                 data,
                 method=args.method,
-                n=args.n,
+                n=args.n or DEFAULT_N,
+                recipe=args.recipe,
                 columns=columns,
                 seed=args.seed,
                 reda=reda,
@@ -201,6 +243,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         print(
             f"{split}: {result.stats['input_rows']} rows + {result.stats['added_rows']} added "
             f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)"
+            + (f"; recipe paper: {_recipe_text(len(data))}" if args.recipe else "")
         )
     display.close()
     for f in failures[:20]:
@@ -212,7 +255,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     check()  # ... or here, before anything is written
     card = augment_card(
         method=args.method,
-        n=args.n,
+        n=args.n or DEFAULT_N,
         seed=args.seed,
         source=args.dataset,
         columns=columns,
@@ -220,7 +263,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         augmented_splits=chosen,
         stats=stats,
         signature=lm.signature() if lm else None,
-        method_signature=str(reda.signature(args.method)) if reda else None,
+        method_signature=str(_method_signature(reda, args)) if reda else None,
         language=args.language,
         license=args.license,
         labelled=_labelled(splits[chosen[0]]),
@@ -249,27 +292,55 @@ def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
     """REDA with the run's tokenizer and synonyms, and for reda-ng its n-gram LM (loaded, or
     trained on the texts to augment). The whole input is segmented here, once, before any worker
     process starts."""
-    from paraamr.augment.ngram import NgramLM
-    from paraamr.augment.reda import REDA
+    from paraamr.augment.ngram import IN_SAMPLE, NgramLM, installed_lm, read_corpus
+    from paraamr.augment.reda import DEFAULT_DRAWS, PAPER_DRAWS, REDA
     from paraamr.errors import InputError
 
-    reda = REDA(seed=args.seed, draws=args.draws, synonyms=synonyms, tokenizer=tokenizer)
+    draws = args.draws or (PAPER_DRAWS if args.recipe else DEFAULT_DRAWS)
+    mix = (2, 4) if args.mix == "2-4" else (2, 2)
+    reda = REDA(seed=args.seed, draws=draws, synonyms=synonyms, tokenizer=tokenizer, mix=mix)
     texts = [text for data in datasets for col in columns for text in data[col] if isinstance(text, str)]
     tokenizer.segment_all(texts)
     if args.method != "reda-ng":
         return reda, None
-    if args.lm:
-        lm = NgramLM.load(args.lm)
+    installed = installed_lm(tokenizer)
+    path = args.lm or (None if args.lm_corpus or not installed.is_file() else installed)
+    if path:
+        lm = NgramLM.load(path)
         if lm.tokenizer.lm_name != tokenizer.lm_name:
             raise InputError(
-                f"{args.lm}: this n-gram LM tokenizes with {lm.tokenizer.lm_name}, the run with "
+                f"{path}: this n-gram LM tokenizes with {lm.tokenizer.lm_name}, the run with "
                 f"{tokenizer.lm_name} (--language/--tokenizer)"
             )
+        told = f"loaded from {path}" + ("" if args.lm else " (installed)")
+    elif args.lm_corpus:
+        name = re.sub(r"[|:\s]", "_", Path(args.lm_corpus).resolve().name)
+        corpus = read_corpus(args.lm_corpus)
+        lm = NgramLM.train(corpus, tokenizer=tokenizer, source=f"corpus:{name}", once=True)
+        told = f"trained on {args.lm_corpus} ({lm.lines:,} lines, {lm.total:,} tokens)"
     else:
-        lm = NgramLM.train(texts, tokenizer=tokenizer)
+        lm = NgramLM.train(texts, tokenizer=tokenizer, source=IN_SAMPLE)
+        told = (
+            "trained on the texts it augments (in-sample: it favours edits that restore them, see "
+            f"docs/augment.md); give --lm-corpus, or install an LM at {installed}"
+        )
+    print(f"reda-ng: n-gram LM {told}", file=sys.stderr)
     if args.save_lm:
         lm.save(args.save_lm)
     return reda, lm
+
+
+def _method_signature(reda, args: argparse.Namespace):
+    """REDA's signature for the card, with the recipe when one is used."""
+    signature = reda.signature(args.method)
+    return signature.extend(recipe=args.recipe) if args.recipe else signature
+
+
+def _recipe_text(rows: int) -> str:
+    """The paper's recipe for ``rows`` rows, in words: ``2 SR + 2 RS + 1 RI + 1 RD + 1 RM``."""
+    from paraamr.augment.reda import paper_recipe
+
+    return " + ".join(f"{count} {op}" for op, count in paper_recipe(rows).items())
 
 
 def _labelled(dataset) -> bool:
@@ -306,7 +377,13 @@ def _check_options(args: argparse.Namespace) -> None:
         )
     if args.method == "paraamr" and (args.tokenizer or args.synonyms):
         raise UsageError("--tokenizer, --synonyms: only with --method reda or reda-ng (not paraamr)")
-    only = {"paraamr": ("paraphrases", "generate"), "reda-ng": ("lm", "save_lm")}
+    if args.recipe and args.n is not None:
+        raise UsageError("--recipe paper sets the outputs per operator: not with --n")
+    if args.lm and args.lm_corpus:
+        raise UsageError("--lm, --lm-corpus: give one n-gram LM, loaded or trained (not both)")
+    if args.method == "paraamr" and (args.recipe or args.mix != "2" or args.draws):
+        raise UsageError("--recipe, --mix, --draws: only with --method reda or reda-ng (not paraamr)")
+    only = {"paraamr": ("paraphrases", "generate"), "reda-ng": ("lm", "lm_corpus", "save_lm")}
     for method, names in only.items():
         given = [n for n in names if getattr(args, n) and args.method != method]
         if given:

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from paraamr.commands.push import check_repo_id
-    from paraamr.commands.stats import archive_limits
+    from paraamr.commands.stats import archive_limits, check_finished
     from paraamr.errors import ParaAMRError
     from paraamr.sources import Skipped
 
@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
+        check_finished(args.input)
         if to == "jsonl":
             n = to_jsonl(
                 args.input,
@@ -164,9 +165,11 @@ def to_jsonl(
 
     from paraamr.errors import InputError
     from paraamr.layout import atomic_file
+    from paraamr.outputs import check_writable
     from paraamr.sources import read_path
 
     out = Path(output)
+    check_writable(out.parent)  # a file where a folder should be, read-only, a full disk: before reading
     if out.is_dir():
         raise InputError(f"{output}: is a folder (JSON lines go to a file)")
     if out.exists() and not overwrite:
@@ -215,7 +218,9 @@ def to_folder(
     refused, naming the first). A folder that is not empty is written only with ``overwrite``, and
     only when it holds a dataset (:func:`paraamr.layout.holds_dataset`); then the shards, failure
     files and state of this layout are deleted (:func:`paraamr.layout.remove_layout`) and README.md
-    replaced; other files stay. ``max_chars`` and ``limits`` are :func:`paraamr.sources.iter_records`'s."""
+    replaced; other files stay. A folder this call created is removed when it fails (the folders
+    above it it created too). ``max_chars`` and ``limits`` are :func:`paraamr.sources.iter_records`'s."""
+    import shutil
     from pathlib import Path
 
     from paraamr import layout
@@ -223,6 +228,7 @@ def to_folder(
     from paraamr.card import write_card
     from paraamr.errors import InputError
     from paraamr.locks import folder_lock
+    from paraamr.outputs import check_writable
     from paraamr.sources import split_files
 
     out = Path(output)
@@ -232,24 +238,33 @@ def to_folder(
         raise InputError(f"--max-shard-size: {err}") from None
     if out.exists() and not out.is_dir():
         raise InputError(f"{output}: exists and is not a folder")
+    check_writable(out)
     _check_folder(out, overwrite)  # at once, and again under the lock
     source = Path(input).resolve()
     if overwrite and out.resolve() in (source, *source.parents):
         raise InputError(f"{output}: cannot overwrite the folder being read")
     splits = list(split_files(input))
+    new = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)  # the first we make
     with folder_lock(out, command="convert"):
         _check_folder(out, overwrite)  # another writer may have finished meanwhile
         try:
-            reading = {"skipped": skipped, "max_chars": max_chars, "limits": limits}
-            n = _write_folder(input, out, splits, size, {"skip_invalid": skip_invalid, **reading})
-            if not n:
-                raise InputError(f"{input}: no records to convert")
-            if overwrite:  # the new parts are staged: only now does the old dataset go
-                layout.remove_layout(out, state=False)
-            folder.finalize(out, max_shard_size=size)
-        finally:
-            layout.remove_state(out)  # never a folder with part of the records
-        write_card(out, summary=None, license=license, repo_id=repo_id, max_shard_size=max_shard_size)
+            try:
+                reading = {"skipped": skipped, "max_chars": max_chars, "limits": limits}
+                n = _write_folder(input, out, splits, size, {"skip_invalid": skip_invalid, **reading})
+                if not n:
+                    raise InputError(f"{input}: no records to convert")
+                if overwrite:  # the new parts are staged: only now does the old dataset go
+                    layout.remove_layout(out, state=False)
+                folder.finalize(out, max_shard_size=size)
+            finally:
+                layout.remove_state(out)  # never a folder with part of the records
+            write_card(out, summary=None, license=license, repo_id=repo_id, max_shard_size=max_shard_size)
+        except BaseException as err:
+            if new is not None:  # it was not there and we hold its lock: ours, and half-written
+                shutil.rmtree(new, ignore_errors=True)
+            if isinstance(err, OSError) and err.filename is None:  # a write's error names no file
+                err.filename = str(out)
+            raise
     return n
 
 

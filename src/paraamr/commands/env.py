@@ -92,7 +92,10 @@ def _hub_cache() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the facts, secrets redacted (:func:`paraamr.report.redact`: tokens, a URL's password)."""
+    from paraamr.report import redact
+
     for fact, value in facts(args.cache_dir):
-        print(f"- {fact}: {value}")
+        print(redact(f"- {fact}: {value}"))
     sys.stdout.flush()
     return 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 
 from paraamr.commands.push import add_hub_options
+from paraamr.options import number
 
 __all__ = ["add_arguments", "run"]
 
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--wait",
-        type=float,
+        type=number(float, low=0),
         default=0.0,
         metavar="SECONDS",
         help="wait this long for the folder's lock (a shard letting go, another finalize) (default: 0)",
@@ -41,8 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from paraamr.builder.shards import finalize_run
     from paraamr.builder.summary import Push
+    from paraamr.commands.push import check_repo_id
     from paraamr.errors import UsageError
 
+    check_repo_id(args.push_to_hub)  # before any work: a finalize takes minutes to hours
     push = None
     if args.push_to_hub:
         push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)

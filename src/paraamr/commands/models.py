@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from paraamr.network import HELP as HUB_HELP
 
 _KINDS = ("parser", "realizer", "generator", "lm", "embedder", "quality")
 
@@ -26,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "download",
         parents=[cache],
         help="fetch an amrlib release (and its base tokenizer) or a Hub model into the cache",
+        description="Fetch an amrlib release (and its base tokenizer) or a Hub model into the cache. "
+        f"{HUB_HELP}; a release tarball is fetched with a 60 s timeout and 3 retries.",
     )
     p.add_argument("name", help="amrlib release name (see `paraamr models list`) or Hub id")
     p.add_argument("--kind", choices=_KINDS, help="kind of a Hub model (default: lm)")
@@ -40,8 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", choices=_KINDS, required=True)
     p.set_defaults(func=_path)
 
-    p = sub.add_parser("rm", parents=[cache], help="delete a model from the caches to free space")
-    p.add_argument("name", help="amrlib release or --url name, Hub id, or smollm2 (its float32 copy)")
+    p = sub.add_parser("rm", parents=[cache], help="delete a model and its converted copies to free space")
+    p.add_argument(
+        "name",
+        help="amrlib release or --url name, Hub id, or a packaged model (its float32 and CTranslate2 copies)",
+    )
     p.add_argument("--kind", choices=_KINDS, help="only the model of this kind")
     p.set_defaults(func=_rm)
 
@@ -83,9 +91,11 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     rows = []
     for each in (catalog.canonical_kind(kind),) if kind else catalog.KINDS:
         for name in catalog.names(each):
+            copies = []
             try:
                 path = resolve(name, each, cache_dir=cache_dir)
                 where = f"{path} ({_size(disk_size(path))})"
+                copies = converted_copies_of(path, cache_dir)
             except ModelNotFoundError:
                 where = "-"
             known = catalog.AMRLIB_MODELS.get(name) or catalog.HUB_MODELS.get(name)
@@ -95,6 +105,10 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
                 about = catalog.PACKAGED[(each, name)].description
             default = " [default]" if catalog.DEFAULTS[each] == name else ""
             rows.append((name, each + default, where, about))
+            for copy in copies:
+                rows.append(
+                    (name, each, f"{copy} ({_size(disk_size(copy))})", "CTranslate2 copy (made on first use)")
+                )
     models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
     for path in fetched:
@@ -103,6 +117,16 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     if not kind:
         rows += _hub_rows({r[0] for r in rows})
     return rows
+
+
+def converted_copies_of(path: Path, cache_dir: str | None = None) -> list[Path]:
+    """The CTranslate2 copies of the model at ``path`` (of its float32 copy, for a GGUF file)."""
+    from paraamr.models.fast import CT2_SUFFIX, converted_copies
+    from paraamr.models.resolve import cache_root
+
+    if path.is_file():  # a packaged GGUF file: its float32 copies are what converts
+        return sorted(cache_root(cache_dir).glob(f"gguf/.{path.stem}-*{CT2_SUFFIX}*"))
+    return converted_copies(path, cache_dir)
 
 
 def _hub_rows(listed: set[str]) -> list[tuple[str, str, str, str]]:
@@ -147,11 +171,30 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from paraamr.errors import ModelNotFoundError
-    from paraamr.models.download import remove
-    from paraamr.models.resolve import cache_root
+    import shutil
 
-    removed = remove(args.name, kind=args.kind, cache_dir=args.cache_dir)
+    from paraamr.errors import ModelNotFoundError, UsageError
+    from paraamr.models import catalog
+    from paraamr.models.download import remove
+    from paraamr.models.resolve import cache_root, resolve
+
+    known = [k for k in catalog.KINDS if args.name in catalog.names(k)]  # a Hub id: any kind
+    fetched = "/" not in args.name and (cache_root(args.cache_dir) / "models" / args.name).is_dir()
+    if not known and fetched:
+        known = ["parser", "realizer"]  # fetched with --url: an amrlib model
+    if args.kind and known and catalog.canonical_kind(args.kind) not in known:
+        raise UsageError(
+            f"model {args.name!r} is a {' and '.join(known)} model, not --kind {args.kind}; nothing removed"
+        )
+    copies = []
+    for kind in (catalog.canonical_kind(args.kind),) if args.kind else catalog.KINDS:
+        try:
+            copies += converted_copies_of(resolve(args.name, kind, cache_dir=args.cache_dir), args.cache_dir)
+        except ModelNotFoundError:
+            continue
+    for copy in dict.fromkeys(copies):
+        shutil.rmtree(copy, ignore_errors=True)
+    removed = [*dict.fromkeys(copies), *remove(args.name, kind=args.kind, cache_dir=args.cache_dir)]
     if not removed:
         raise ModelNotFoundError(
             f"nothing to remove for model {args.name!r} "

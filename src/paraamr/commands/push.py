@@ -2,9 +2,12 @@
 
 Upload a dataset folder (as written by `paraamr generate` or `convert`) to the Hub as the dataset
 repo REPO_ID (created when missing). Log in first with `hf auth login` (or set HF_TOKEN);
-HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded.
+HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded. The folder's
+card is written again for REPO_ID first, so its snippets load the repo, not the folder. Hub requests
+give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; transfers are retried up to
+5 times), so a Hub that stops answering ends the push with an error.
 
-The old order (``DIR REPO_ID``) is still accepted, with a deprecation warning. The token is
+The folder first (``DIR REPO_ID``) is refused, naming the command in the right order. The token is
 ``--token``, else ``HF_TOKEN``, else the one saved by ``hf auth login``; it is never printed.
 :func:`add_hub_options` and :func:`push_with_options` give ``--push-to-hub`` to other commands.
 """
@@ -12,8 +15,10 @@ The old order (``DIR REPO_ID``) is still accepted, with a deprecation warning. T
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from paraamr.errors import UsageError
+from paraamr.network import HELP as HUB_HELP
 
 __all__ = ["add_arguments", "add_hub_options", "check_repo_id", "push_with_options", "run"]
 
@@ -35,7 +40,9 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def add_hub_options(parser: argparse.ArgumentParser) -> None:
     """``--push-to-hub REPO_ID`` with ``--private``, ``--revision`` and ``--token``."""
     parser.add_argument(
-        "--push-to-hub", metavar="REPO_ID", help="upload the finished folder to this Hub dataset repo"
+        "--push-to-hub",
+        metavar="REPO_ID",
+        help=f"upload the finished folder to this Hub dataset repo (the id is checked first; {HUB_HELP})",
     )
     _options(parser)
 
@@ -72,11 +79,12 @@ def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace
 def run(args: argparse.Namespace) -> int:
     repo_id, folder = args.repo_id, args.folder
     if Path(repo_id).is_dir() and not Path(folder).is_dir():
-        print(
-            "paraamr push: warning: `paraamr push DIR REPO_ID` is deprecated; "
-            f"use `paraamr push {folder} {repo_id}` (REPO_ID first, as `hf upload`)",
-            file=sys.stderr,
-        )
-        repo_id, folder = folder, repo_id
+        raise UsageError(f"REPO_ID comes first, as in `hf upload`: paraamr push {folder} {repo_id}")
     check_repo_id(repo_id, "REPO_ID")
+    from paraamr.builder.hub import check_folder
+    from paraamr.card import card_for_repo
+    from paraamr.locks import folder_lock
+
+    with folder_lock(check_folder(folder), command="push"):  # no run writes the folder meanwhile
+        card_for_repo(folder, repo_id)
     return push_with_options(folder, repo_id, args)

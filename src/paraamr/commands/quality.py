@@ -15,12 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import sys
 from pathlib import Path
 
 from paraamr.errors import InputError, UsageError
-from paraamr.options import positive
+from paraamr.extras import require
+from paraamr.options import number, positive
 from paraamr.outputs import check_writable
+from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
 
 #: ``--max-chars`` of ``quality train``: longer sentences become failure rows, never triplets.
@@ -29,8 +32,6 @@ TRAIN_MAX_CHARS = 1000
 DEFAULT_TRIPLETS = 5000
 #: Default ``--natural-operator-triplets``: operator negatives of the natural sources.
 DEFAULT_NATURAL_OPERATOR_TRIPLETS = 1000
-#: Default ``--unrelated-triplets``: triplets whose negative is another sentence of the input.
-DEFAULT_UNRELATED_TRIPLETS = 500
 
 
 def register(subparsers) -> None:
@@ -70,17 +71,28 @@ def register(subparsers) -> None:
     natural.add_argument("--no-natural", action="store_true", help="train on no natural pairs")
     train.add_argument(
         "--natural-operator-triplets",
-        type=int,
+        type=number(int, low=0),
         default=DEFAULT_NATURAL_OPERATOR_TRIPLETS,
         help="operator negatives of the natural sources, each with one of their rewordings "
         f"(default: {DEFAULT_NATURAL_OPERATOR_TRIPLETS})",
     )
+    for kind, what in (
+        ("unrelated", "an unrelated input sentence of about the anchor's length"),
+        ("fragment", "a piece of the anchor (a third to two thirds of its words)"),
+        ("topic-shift", "the anchor's frame with other content words"),
+    ):
+        train.add_argument(
+            f"--{kind}-triplets",
+            type=number(int, low=0),
+            default=0,
+            metavar="N",
+            help=f"N more triplets, outside the operators' equal shares, whose negative is {what} "
+            "(default: 0)",
+        )
     train.add_argument(
-        "--unrelated-triplets",
-        type=int,
-        default=DEFAULT_UNRELATED_TRIPLETS,
-        help="triplets whose negative is an unrelated training sentence of about the anchor's length "
-        f"(default: {DEFAULT_UNRELATED_TRIPLETS})",
+        "--phrase-synonyms",
+        action="store_true",
+        help="also draw positives that put a multi-word synonym in a word's place (gated like synonyms)",
     )
     train.add_argument(
         "--cosine-model",
@@ -90,7 +102,7 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--synonym-min-similarity",
-        type=float,
+        type=number(float, low=0, high=1),
         default=SYNONYM_MIN_SIMILARITY,
         help="keep a synonym positive only where all-MiniLM-L6-v2 gives it this cosine with its "
         "sentence or more; 0 keeps all (default: %(default)s)",
@@ -118,7 +130,7 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--freeze-layers",
-        type=int,
+        type=number(int, low=-1),
         default=None,
         help="-1: train all; 0: freeze the embeddings (default, cross); k: also the first k layers (bi: 3)",
     )
@@ -126,11 +138,13 @@ def register(subparsers) -> None:
         "--max-triplets",
         type=positive(int),
         default=DEFAULT_TRIPLETS,
-        help=f"cap on the operator triplets of --input and --records (default: {DEFAULT_TRIPLETS})",
+        help="cap on the operator triplets of --input and --records, and apart from them on the natural "
+        "pairs' triplets (their operator triplets first capped at it, then a seeded sample of all of "
+        f"them when more); at most twice it in all (default: {DEFAULT_TRIPLETS})",
     )
     train.add_argument(
         "--validation",
-        type=float,
+        type=number(float, low=0, high=1),
         default=d.validation,
         help="share of sentences held out for calibration (default: %(default)s)",
     )
@@ -154,7 +168,7 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--logit-margin",
-        type=float,
+        type=number(float, low=0),
         default=d.logit_margin,
         help=f"cross, --paired: hinge margin between the two logits (default: {d.logit_margin})",
     )
@@ -165,7 +179,9 @@ def register(subparsers) -> None:
         help=f"epochs' passes over the hand-written natural pairs' triplets (default: {d.natural_repeat})",
     )
     train.add_argument("--seed", type=int, default=d.seed)
-    train.add_argument("--threads", type=int, default=2, help="torch CPU threads (0: torch's default)")
+    train.add_argument(
+        "--threads", type=number(int, low=0), default=2, help="torch CPU threads (0: torch's default)"
+    )
     train.add_argument(
         "--save-triplets", type=Path, default=None, help="also write the triplets (JSON lines)"
     )
@@ -187,7 +203,10 @@ def register(subparsers) -> None:
     )
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     score.add_argument(
-        "--threshold", type=float, default=0.5, help="valid when quality >= threshold (default: %(default)s)"
+        "--threshold",
+        type=number(float, low=-1, high=1),
+        default=0.5,
+        help="valid when quality >= threshold (default: %(default)s)",
     )
     score.add_argument(
         "--batch-size", type=positive(int), default=64, help="pairs per batch (default: %(default)s)"
@@ -242,9 +261,9 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     from paraamr.quality.data import NATURAL_PAIRS, SET_C, natural_pairs, read_pairs, set_c_sources
     from paraamr.quality.gate import SimilarityGate
     from paraamr.quality.natural import natural_training
-    from paraamr.quality.operators import POSITIVE
+    from paraamr.quality.operators import EXTRA, POSITIVE
     from paraamr.quality.scorer import BASE_MODEL, QualityScorer
-    from paraamr.quality.triplets import build_triplets, read_paraphrases, unrelated_triplets
+    from paraamr.quality.triplets import build_triplets, read_paraphrases
 
     rows = read_pairs(args.natural) if args.natural else [] if args.no_natural else natural_pairs("train")
     paraphrases: dict[str, list[str]] = {}
@@ -257,11 +276,13 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
         raise InputError(f"{', '.join(map(str, args.input))}: no sentences to train on")
     progress = not args.no_progress
     positives, about = dict(POSITIVE), {}
+    if args.phrase_synonyms:
+        positives["phrase_synonym"] = EXTRA["phrase_synonym"]
     minimum = args.synonym_min_similarity
     gate = SimilarityGate(QualityScorer(BASE_MODEL).encode, minimum) if minimum else None
     if gate:
         gate.prime(sentences)
-        for name in ("synonym", "phrase_synonym"):
+        for name in sorted(positives.keys() & {"synonym", "phrase_synonym"}):
             positives[name] = gate.gated(positives[name])
     triplets = build_triplets(
         sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases,
@@ -270,17 +291,41 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     if gate:
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
     if rows:
-        triplets += natural_training(
-            rows, seed=args.seed, operator_triplets=args.natural_operator_triplets, progress=progress
+        cap = args.max_triplets  # bounds the natural pairs' triplets too
+        found = natural_training(
+            rows,
+            seed=args.seed,
+            operator_triplets=min(args.natural_operator_triplets, cap),
+            progress=progress,
         )
-    pool = sentences + [r["text"] for r in rows]
-    triplets += unrelated_triplets(triplets, pool, args.unrelated_triplets, seed=args.seed)
+        if len(found) > cap:  # a seeded sample, in their order
+            found = [found[i] for i in sorted(random.Random(args.seed).sample(range(len(found)), cap))]
+        triplets += found
+    triplets += _extra_triplets(args, triplets, sentences + [r["text"] for r in rows])
     if not rows:
         return triplets, about
     natural = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
     if args.natural is None:
         natural |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
     return triplets, about | {"natural": natural}
+
+
+def _extra_triplets(args: argparse.Namespace, triplets: list, pool: list[str]) -> list:
+    """The triplets of ``--unrelated-triplets``, ``--fragment-triplets`` and
+    ``--topic-shift-triplets``: each kind its own count, outside the equal shares."""
+    from paraamr.quality.operators import EXTRA
+    from paraamr.quality.triplets import extra_triplets, unrelated_sentence
+
+    kinds = {
+        "unrelated": (unrelated_sentence(pool), args.unrelated_triplets),
+        "fragment": (EXTRA["fragment"], args.fragment_triplets),
+        "topic_shift": (EXTRA["topic_shift"], args.topic_shift_triplets),
+    }
+    return [
+        t
+        for name, (op, n) in kinds.items()
+        for t in extra_triplets(triplets, op, n, name=name, seed=args.seed)
+    ]
 
 
 def _default_run(args: argparse.Namespace, settings) -> bool:
@@ -297,7 +342,8 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
         and args.max_triplets == DEFAULT_TRIPLETS
         and args.natural_operator_triplets == DEFAULT_NATURAL_OPERATOR_TRIPLETS
         and args.synonym_min_similarity == SYNONYM_MIN_SIMILARITY
-        and args.unrelated_triplets == DEFAULT_UNRELATED_TRIPLETS
+        and not (args.unrelated_triplets or args.fragment_triplets or args.topic_shift_triplets)
+        and not args.phrase_synonyms
         and args.max_chars == TRAIN_MAX_CHARS
         and settings == TrainSettings()
     )
@@ -306,6 +352,7 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
 def run_train(args: argparse.Namespace) -> int:
     """Build triplets from ``--input`` (and ``--records``, and the natural pairs) and train the
     model in ``--output``."""
+    require("quality")
     from paraamr.quality.train import INFO_FILE, TrainSettings, train
     from paraamr.quality.triplets import write_triplets
 
@@ -313,8 +360,6 @@ def run_train(args: argparse.Namespace) -> int:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
     if args.freeze_layers is not None and args.freeze_layers < -1:
         raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
-    if args.unrelated_triplets < 0:
-        raise UsageError(f"--unrelated-triplets {args.unrelated_triplets}: must be 0 or more")
     if args.natural_operator_triplets < 0:
         raise UsageError(f"--natural-operator-triplets {args.natural_operator_triplets}: must be 0 or more")
     if not 0 <= args.synonym_min_similarity <= 1:
@@ -375,6 +420,7 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
+    require("quality")
     from paraamr.metrics.sample import interval_signature
     from paraamr.quality import QualityScorer
     from paraamr.quality.evaluation import classify, intervals_by_source, separation
@@ -410,14 +456,21 @@ def run_score(args: argparse.Namespace) -> int:
     labelled = [(s, r["label"]) for s, r in zip(scores, rows, strict=True) if "label" in r and s is not None]
     if labelled and len(labelled) == len(rows):
         values_, labels = zip(*labelled, strict=True)
-        figures = {"separation": separation(values_, labels), **classify(values_, labels, args.threshold)}
-        found = intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold)
-        figures["interval_95"] = {  # null where one source gives no interval
-            name: [None if math.isnan(x) else x for x in found[name]] for name in ("separation", "f1_macro")
+        both = len(set(labels)) == 2  # one class (or one row): no separation, null; not an error
+        figures = {
+            "separation": separation(values_, labels) if both else None,
+            **classify(values_, labels, args.threshold),
+        }
+        found = (
+            intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold) if both else {}
+        )
+        figures["interval_95"] = {  # null where one source (or one class) gives no interval
+            name: [None if math.isnan(x) else x for x in found.get(name, (math.nan, math.nan))]
+            for name in ("separation", "f1_macro")
         }
         signature = scorer.signature.extend(
             interval_signature("sources", 0), threshold=args.threshold, scale=1
         )
         figures["signature"] = str(signature)
-        print(json.dumps(figures), file=sys.stderr)
+        print(json_text(figures), file=sys.stderr)
     return 0

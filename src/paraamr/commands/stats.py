@@ -4,14 +4,14 @@ a dataset folder.
 Print the number of instances (source sentences), the average number of paraphrases per source, the
 average paraphrase length in tokens (whitespace-separated words) and perplexity quantiles of PATH: a
 ParaAMR release file (JSON lines, zipped or not), our Parquet dataset folder or a folder of such
-files. Writes perplexity.png and paraphrases_per_source.png."""
+files. Writes nothing; with ``--plots DIR``, perplexity.png and paraphrases_per_source.png there."""
 
 from __future__ import annotations
 
 import argparse
-import json
 
-from paraamr.options import add_plot_options
+from paraamr.options import add_plot_options, number
+from paraamr.report import json_text
 
 __all__ = ["add_archive_options", "add_arguments", "archive_limits", "run"]
 
@@ -30,7 +30,7 @@ def add_archive_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--max-unpack-ratio",
         metavar="N",
-        type=float,
+        type=number(float, above=0),
         default=100.0,
         help="refuse an archive that unpacks to more than N times its size, past 16 MiB: a "
         "decompression bomb (default: %(default)g; release JSON lines pack about 3 times)",
@@ -62,6 +62,21 @@ def archive_limits(args: argparse.Namespace):
     )
 
 
+def check_finished(path: str) -> None:
+    """Refuse a run's folder whose records still wait in parts (a run cut into shards before
+    ``paraamr finalize``, a killed run): its shards hold none of them yet."""
+    from pathlib import Path
+
+    from paraamr.builder.folder import pending
+    from paraamr.errors import InputError
+
+    if Path(path).is_dir() and pending(path):
+        raise InputError(
+            f"{path}: a run that is not finished (its records wait in parts): finish it, or run "
+            f"`paraamr finalize {path}` for a run cut into shards"
+        )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``paraamr stats``."""
     parser.add_argument(
@@ -69,11 +84,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-perplexity",
-        type=float,
+        type=number(float, low=0),
         default=None,
         help="count only paraphrases with perplexity <= this (as the loader's max_perplexity)",
     )
-    add_plot_options(parser, "paraamr-stats")
+    add_plot_options(parser)
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     parser.add_argument(
         "--skip-invalid", action="store_true", help="count malformed lines instead of failing"
@@ -90,11 +105,12 @@ def run(args: argparse.Namespace) -> int:
 
     limits = archive_limits(args)  # a usage error (exit 2) before anything is read
     try:
+        check_finished(args.path)
         stats = compute_stats(
             args.path,
             max_perplexity=args.max_perplexity,
             skip_invalid=args.skip_invalid,
-            plot_dir=None if args.no_plots else args.plots,
+            plot_dir=args.plots,
             overwrite=args.overwrite,
             limits=limits,
         )
@@ -102,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"paraamr stats: {err}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps(stats, indent=2))
+        print(json_text(stats, indent=2))
     else:
         print(format_stats(stats))
         print(f"\ntokens: {stats['tokens']}")

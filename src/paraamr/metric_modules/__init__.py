@@ -1,6 +1,9 @@
 """The evaluate modules of paraamr, one folder each (``evaluate.load(paraamr.metric_path(name))``;
 each folder is also a Hub Space), and what they share.
 
+:func:`space` is each folder's Hub Space (its ``app.py``): a gradio Interface of our own, as
+evaluate's ``launch_gradio_widget`` needs gradio 3 (``gradio.inputs``).
+
 Under ``evaluate.combine([...])`` every module receives every keyword argument of the call, so each
 module's ``_compute`` names the options of all four modules as explicit parameters and ignores
 those that are not its own (evaluate's module test forbids ``**kwargs``).
@@ -8,11 +11,61 @@ those that are not its own (evaluate's module test forbids ``**kwargs``).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import re
 from collections.abc import Iterator, Sequence, Sized
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
-__all__ = ["check_per_pair", "quiet_loading"]
+__all__ = ["card_text", "check_per_pair", "quiet_loading", "space"]
+
+
+def card_text(folder: str | os.PathLike) -> str:
+    """The Markdown of a module folder's card (``README.md``) without its YAML header."""
+    text = (Path(folder) / "README.md").read_text(encoding="utf-8")
+    return re.sub(r"\A---\n.*?\n---\n", "", text, count=1, flags=re.DOTALL).lstrip()
+
+
+def space(module_file: str | os.PathLike) -> Any:
+    """The Hub Space of the evaluate module in ``module_file``: a ``gradio.Interface`` with a table
+    of pairs in (one column per input of the module), the module's results out as JSON, and the
+    module's card beneath. ``app.py`` calls ``space(...).launch()``; gradio reads the address from
+    ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT``."""
+    import evaluate
+    import gradio as gr
+
+    path = Path(module_file)
+    module = evaluate.load(str(path))
+    features = module.features[0] if isinstance(module.features, list) else module.features
+    names = list(features)
+
+    def compute(table: Any) -> dict[str, Any]:
+        rows = [[str(v).strip() for v in row] for row in table.values.tolist()]
+        rows = [row for row in rows if all(row)]
+        if not rows:
+            raise gr.Error(f"enter at least one row with {', '.join(names)}")
+        results = module.compute(**{name: [row[i] for row in rows] for i, name in enumerate(names)})
+        return json.loads(json.dumps(results, default=float))  # numpy numbers as JSON numbers
+
+    return gr.Interface(
+        fn=compute,
+        inputs=gr.Dataframe(
+            headers=names,
+            col_count=(len(names), "fixed"),
+            datatype=["str"] * len(names),
+            value=[["A cat was sitting on the mat.", "The cat sat on the mat."][: len(names)]],
+            label="pairs (one a row)",
+        ),
+        outputs=gr.JSON(label=module.name),
+        title=f"Metric: {module.name}",
+        description=module.info.description,
+        article=card_text(path.parent),
+        flagging_mode="never",
+        api_name="compute",
+    )
 
 
 @contextmanager

@@ -15,8 +15,11 @@ table keyed by the parser's signature and the sentence).
   S's children as on CoreNLP trees. link-grammar trees have no part-of-speech layer: by default
   (``pos="spacy"``) Penn preterminals from spaCy's tagger are inserted above the words
   (:mod:`paraamr.metrics.pos`), giving CoreNLP's shape ROOT -> S -> NP/VP -> POS -> word;
-  ``pos=None`` keeps the bare trees. Either way the values are not CoreNLP's (the signature says
-  ``scale:not-paper``).
+  ``pos=None`` keeps the bare trees. A lowercase pronoun ``i`` (``i``, ``i'm``, ``i'll``, ...; the
+  ParaAMR release and ParaNMT are lowercased) is written ``I`` before parsing (``case="upper-i"``,
+  the default): link-grammar does not know a lowercase ``i`` and breaks the clause around it,
+  where CoreNLP's tagger reads it as a pronoun. Either way the values are not CoreNLP's (the
+  signature says ``scale:not-paper``).
 * :class:`CoreNLPParser`: a Stanford CoreNLP server (the paper's parser), e.g. started with
   ``java -mx4g -cp "*" edu.stanford.nlp.pipeline.StanfordCoreNLPServer -port 9000``; sentences are
   sent in batches, one per line (``ssplit.eolonly``), annotators ``tokenize,ssplit,pos,parse``,
@@ -27,6 +30,8 @@ table keyed by the parser's signature and the sentence).
 ('sat', 'xx', 'the')
 >>> clean_link_grammar_word(":.p"), clean_link_grammar_word("."), clean_link_grammar_word("{{}")
 (':', '.', '-LRB-')
+>>> upper_i("i know i'm right, said pi. i.e. yes, i")
+"I know I'm right, said pi. i.e. yes, I"
 >>> p = CallableParser(lambda s: f"(ROOT (S (NN {s})))", name="demo")
 >>> p.parse(["a", "b", " a "]), p.calls, str(p.signature)
 (['(ROOT (S (NN a)))', '(ROOT (S (NN b)))', '(ROOT (S (NN a)))'], 2, 'parser:callable:demo')
@@ -58,6 +63,39 @@ _MARK = re.compile(r"\{[?!~&*]\}|\[[?!~&*]\]")
 _SUBSCRIPT = re.compile(r"(?<=[^.])\.[a-z#][\w#*-]*$")
 _NULL_WORD = re.compile(r"^\{(.+)\}$")
 _BRACKETS = {"{": "-LRB-", "}": "-RRB-"}
+#: A lowercase pronoun "i", alone or with its contraction ("i'm", "i’ll"), not "i.e.".
+_LOWER_I = re.compile(r"(?<![\w'’.-])i(?=(?:['’](?:m|d|ll|ve))?(?![\w'’-])(?!\.\w))")
+#: Case steps a parser may apply to a sentence before parsing it.
+CASES = ("upper-i", None)
+
+
+
+def add_parser_options(group: Any, *, cache: str) -> None:
+    """The constituency parser's options of a command (``paraamr evaluate``, ``export scpn``):
+    ``--parser``, ``--no-pos``, ``--processes``, ``--cache-dir`` (``cache``: what it keeps)."""
+    from paraamr.options import positive
+
+    group.add_argument(
+        "--parser",
+        default="link-grammar",
+        help="link-grammar (offline), corenlp, or a CoreNLP server URL (default: %(default)s)",
+    )
+    group.add_argument(
+        "--no-pos", action="store_true", help="link-grammar trees without spaCy's part-of-speech layer"
+    )
+    group.add_argument(
+        "--processes",
+        type=positive(),
+        default=None,
+        metavar="N",
+        help="link-grammar processes / concurrent CoreNLP requests (default: this machine's cores over its "
+        "launched processes)",
+    )
+    group.add_argument("--cache-dir", metavar="DIR", default=None, help=cache)
+
+def upper_i(sentence: str) -> str:
+    """``sentence`` with each lowercase pronoun ``i`` written ``I`` (same length)."""
+    return _LOWER_I.sub("I", sentence)
 
 
 def sentence_key(sentence: str) -> str:
@@ -163,6 +201,11 @@ class TreeParser:
             self.calls += len(todo)
         return [self._cache[k] for k in keys]
 
+    def clear(self) -> None:
+        """Forget the parses kept in memory (a long stream parsed batch by batch stays flat; the
+        disk cache, when there is one, keeps them)."""
+        self._cache.clear()
+
     def problem(self, sentence: str) -> str | None:
         """Why this parser cannot take ``sentence`` (a :func:`sentence_key`), or None."""
         return "empty sentence" if not sentence else None
@@ -248,6 +291,7 @@ class LinkGrammarParser(TreeParser):
         executable: str = "link-parser",
         processes: int | None = None,
         pos: str | None = "spacy",
+        case: str | None = "upper-i",
         limit: int | None = None,
         timeout: float = 120,
         ahead: int = 8,
@@ -261,6 +305,9 @@ class LinkGrammarParser(TreeParser):
             )
         if pos not in (None, "spacy"):
             raise ValueError(f"unknown POS layer {pos!r}; expected 'spacy' or None")
+        if case not in CASES:
+            raise ValueError(f"unknown case step {case!r}; expected 'upper-i' or None")
+        self.case = case
         if processes is not None and processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
         self.language = language
@@ -294,8 +341,9 @@ class LinkGrammarParser(TreeParser):
         tree = f"ROOT+POS:{self.tagger.name}" if self.tagger is not None else "ROOT,no-POS"
         limit = {} if self.limit is None else {"limit": self.limit}
         return Signature(
-            parser=self.name, lang=self.language, constituents=1, **limit, tree=tree, scale="not-paper"
-        )
+            parser=self.name, lang=self.language, constituents=1, **limit, tree=tree,
+            case=self.case or "as-given", scale="not-paper",
+        )  # fmt: skip
 
     @property
     def _process(self) -> subprocess.Popen | None:
@@ -308,6 +356,8 @@ class LinkGrammarParser(TreeParser):
         return super().problem(sentence) or link_grammar_problem(sentence)
 
     def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
+        if self.case == "upper-i":
+            sentences = [upper_i(s) for s in sentences]
         with self._lock, ThreadPoolExecutor(1) as pool:
             running = pool.submit(self.workers.run, sentences)
             tags = self.tagger.tag(sentences) if self.tagger is not None else None  # meanwhile

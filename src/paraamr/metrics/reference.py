@@ -163,7 +163,7 @@ def reference_pair_scores(
         if others is not None:
             if pred_trees is None:
                 raise ValueError(f"{key} needs the predictions' trees")
-            scores[key] = distances(pred_trees, others, height=height)
+            scores[key] = distances(pred_trees, others, height=height, convention="aesop")
     if ref_trees is not None or template_trees is not None:
         sigs["ted_reference"] = ted_signature(
             convention="aesop", normalize=False, heights=(height,), trees=parser_signature

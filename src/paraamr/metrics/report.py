@@ -1,16 +1,24 @@
 """The Table-2 row of a corpus: semantic similarity, 1-BLEU, 1-∩/∪, TED-3, TED-F over its pairs.
 
 Pairs (source, paraphrase) come from a ParaAMR release file, one of our dataset folders (both
-read by :func:`paraamr.sources.read_path`) or a two-column file (``.tsv``/``.txt``: tab-separated;
-``.csv``): source first, paraphrase second, an optional header row ``source,paraphrase`` or
-``text,para_text``. A pair that cannot be scored is left out and reported as a failure row
-(``{"index", "where", "id", "stage", "reason"}``; :mod:`paraamr.metrics.scoring`), never dropped
-silently. The row is computed from statistics that add up (:mod:`paraamr.metrics.stats`).
+read by :func:`paraamr.sources.read_path`) or a pair file (``.tsv``/``.txt``: tab-separated;
+``.csv``) in one of three layouts, told by its first row (:func:`pair_layout`): two columns,
+source then paraphrase, with an optional header row ``source,paraphrase`` or ``text,para_text``;
+ParaNMT-50M's ``source, paraphrase, score``; ParaBank's ``score, source, paraphrase, ...`` (one
+to five paraphrases of the source on its line). A pair that cannot be scored is left out and
+reported as a failure row (``{"index", "where", "id", "stage", "reason"}``;
+:mod:`paraamr.metrics.scoring`), never dropped silently. The row is computed from statistics that
+add up (:mod:`paraamr.metrics.stats`).
 
 >>> import io
 >>> pairs = read_two_columns(io.StringIO("source\\tparaphrase\\nI know it.\\tIt is known.\\n"), name="x.tsv")
 >>> pairs[0].where, pairs[0].source, pairs[0].paraphrase, pairs[0].index
 ('x.tsv, line 2', 'I know it.', 'It is known.', 0)
+>>> bank = read_two_columns(io.StringIO("0.93\\tI know it.\\tIt is known.\\tKnown.\\n"), name="pb.tsv")
+>>> [(p.where, p.paraphrase) for p in bank]
+[('pb.tsv, line 1, paraphrase 1', 'It is known.'), ('pb.tsv, line 1, paraphrase 2', 'Known.')]
+>>> [p.paraphrase for p in read_two_columns(io.StringIO("I know it.\\tIt is known.\\t0.81\\n"), name="n.txt")]
+['It is known.']
 >>> format_row({"pairs": 1, "semantic_similarity": 80.0, "bleu_diversity": 70.0, "jaccard_diversity": 60.0,
 ...             "ted3": 1.0, "tedf": 4.0}).splitlines()[2]
 '| 1 | 80.00 | 70.00 | 60.00 | 1.00 | 4.00 |'
@@ -27,8 +35,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from paraamr.errors import InputError
-from paraamr.metrics.scoring import MAX_CHARS, MEASURES, score_pairs
+from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
+from paraamr.plots import check_plot_files, figure
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
@@ -45,21 +54,62 @@ class Pair:
     template: str | None = None
     index: int = 0  # position in the input's pairs
     id: str | None = None  # the record's id, when the input has records
+    perplexity: float | None = None  # the paraphrase's, when the input has it
+
+
+#: Pair-file layouts: columns of the source and of the first paraphrase, and whether more follow.
+PAIR_LAYOUTS = {"two-column": (0, 1, False), "paranmt": (0, 1, False), "parabank": (1, 2, True)}
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def pair_layout(row: Sequence[str]) -> str:
+    """The layout of a pair file from its first row: ``parabank`` (a score, the source, one to five
+    paraphrases), ``paranmt`` (source, paraphrase, a score) or ``two-column`` (source, paraphrase).
+
+    >>> pair_layout(["0.9", "a", "b"]), pair_layout(["a", "b", "0.5"]), pair_layout(["a", "b"])
+    ('parabank', 'paranmt', 'two-column')
+    """
+    if len(row) >= 3 and _number(row[0]) and not _number(row[1]):
+        return "parabank"
+    if len(row) == 3 and _number(row[2]):
+        return "paranmt"
+    return "two-column"
+
+
+def _expected(layout: str) -> str:
+    return {
+        "two-column": "2 columns (source, paraphrase)",
+        "paranmt": "3 columns (source, paraphrase, score)",
+        "parabank": "a score, the source and 1 to 5 paraphrases",
+    }[layout]
 
 
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
-    """The pairs of a two-column text file (see the module docstring)."""
-    pairs = []
+    """The pairs of a pair file in any layout of :data:`PAIR_LAYOUTS` (see the module docstring);
+    every row must have the first data row's layout."""
+    pairs: list[Pair] = []
+    layout = None
     for number, row in enumerate(csv.reader(f, delimiter=delimiter), start=1):
         if not row:
             continue
-        if len(row) != 2:
-            raise InputError(
-                f"{name}, line {number}: expected 2 columns (source, paraphrase), got {len(row)}"
-            )
         if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
             continue
-        pairs.append(Pair(f"{name}, line {number}", row[0], row[1], index=len(pairs)))
+        layout = layout or pair_layout(row)
+        source, first, more = PAIR_LAYOUTS[layout]
+        fits = {"two-column": len(row) == 2, "paranmt": len(row) == 3, "parabank": 3 <= len(row) <= 7}
+        if not fits[layout]:
+            raise InputError(f"{name}, line {number}: expected {_expected(layout)} as on its first row, "
+                             f"got {len(row)} columns")  # fmt: skip
+        for k, paraphrase in enumerate(row[first:] if more else [row[first]], start=1):
+            where = f"{name}, line {number}" + (f", paraphrase {k}" if more else "")
+            pairs.append(Pair(where, row[source], paraphrase, index=len(pairs)))
     return pairs
 
 
@@ -79,8 +129,9 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
                 for k, para in enumerate(record["paraphrases"]):
                     where = f"{file}, {key}, paraphrase {k}"
                     pairs.append(
-                        Pair(where, record["text"], para["para_text"], index=len(pairs), id=record["id"])
-                    )
+                        Pair(where, record["text"], para["para_text"], index=len(pairs), id=record["id"],
+                             perplexity=para.get("perplexity"))
+                    )  # fmt: skip
     return pairs
 
 
@@ -101,11 +152,17 @@ def pairs_of_rows(rows: Iterable[dict[str, Any]], *, name: str) -> list[Pair]:
     for i, row in enumerate(rows):
         ident = row.get("id")
         if "para_text" in row:
-            pairs.append(Pair(f"{name} row {i}", row["text"], row["para_text"], index=len(pairs), id=ident))
+            pairs.append(
+                Pair(f"{name} row {i}", row["text"], row["para_text"], index=len(pairs), id=ident,
+                     perplexity=row.get("perplexity"))
+            )  # fmt: skip
         elif "paraphrases" in row:
             for k, para in enumerate(row["paraphrases"]):
                 where = f"{name} row {i} paraphrase {k}"
-                pairs.append(Pair(where, row["text"], para["para_text"], index=len(pairs), id=ident))
+                pairs.append(
+                    Pair(where, row["text"], para["para_text"], index=len(pairs), id=ident,
+                         perplexity=para.get("perplexity"))
+                )  # fmt: skip
         else:
             raise InputError(
                 f"{name}: expected columns text and para_text or paraphrases, got {', '.join(row)}"
@@ -186,24 +243,29 @@ def _bleu(stats: Sequence[float]) -> float:
     return bleu_from_statistics(stats)[0]
 
 
-def evaluate_pairs(
-    pairs: Sequence[Pair],
-    *,
-    embedder: Any,
-    parser: Any,
-    ted_height: int | None = 5,
-    max_chars: int | None = MAX_CHARS,
-    progress=None,
-) -> dict[str, Any]:
-    """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs`, then
-    :func:`row_of`), with the per-pair values (``scores``) and ``distinct_sentences``."""
-    scored = score_pairs(
-        pairs, embedder=embedder, parser=parser, ted_height=ted_height, max_chars=max_chars, progress=progress
-    )
+def evaluate_pairs(pairs: Sequence[Pair], **options: Any) -> dict[str, Any]:
+    """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs` with its
+    ``options``: ``embedder``, ``parser``, ``ted_height``, ...; then :func:`row_of`), with the
+    per-pair values (``scores``) and ``distinct_sentences``."""
+    scored = score_pairs(pairs, **options)
     stats = RowStats(list(scored.scores))
     stats.update(scored.scores, chunk=0, bleu=scored.bleu)
     stats.failures, stats.signatures, stats.timings = scored.failures, scored.signatures, scored.timings
     return {**row_of(stats), "scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
+
+
+def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The note under the row in a card: how many pairs, drawn how, on which scale, the intervals."""
+    options = settings["options"]
+    sample = options["sample"]
+    drawn = f", {sample:,} {settings['unit']} drawn with seed {options['seed']}" if sample else ""
+    note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
+    note += " (scores ×100, TED unnormalized)."
+    intervals = (result.get("intervals") or {}).items()
+    spans = [f"{k} {lo:.2f}–{hi:.2f}" for k, (lo, hi) in intervals if lo is not None]
+    if spans:  # none from a single source
+        note += f" 95% intervals (cluster bootstrap over sources): {', '.join(spans)}."
+    return note
 
 
 def format_row(result: dict[str, Any]) -> str:
@@ -220,7 +282,10 @@ def format_row(result: dict[str, Any]) -> str:
                 f"| {result['pairs']:,} | " + " | ".join(f"{result[k]:.2f}" for k, _ in measures) + " |",
             ]
             if intervals:
-                cells = (f"{intervals[k][0]:.2f}–{intervals[k][1]:.2f}" for k, _ in measures)
+                cells = (
+                    "n/a" if intervals[k][0] is None else f"{intervals[k][0]:.2f}–{intervals[k][1]:.2f}"
+                    for k, _ in measures
+                )
                 lines.append("| 95% CI | " + " | ".join(cells) + " |")
             lines.append("")
     return "\n".join(lines[:-1])
@@ -271,50 +336,28 @@ def plot_paths(plot_dir: str | os.PathLike) -> list[Path]:
 def check_plots(plot_dir: str | os.PathLike, *, overwrite: bool) -> None:
     """InputError when a plot file exists in ``plot_dir`` and ``overwrite`` is off (asked before
     a run, not after it)."""
-    found = [p for p in plot_paths(plot_dir) if p.exists() or p.is_symlink()]
-    if found and not overwrite:
-        raise InputError(
-            f"{found[0]} exists ({len(found)} of the plots): pass --overwrite to replace them, "
-            "or choose another --plots folder (or --no-plots)"
-        )
-    if Path(plot_dir).exists() and not Path(plot_dir).is_dir():
-        raise InputError(f"--plots {plot_dir}: not a folder")
+    check_plot_files(plot_paths(plot_dir), overwrite=overwrite)
 
 
 def plot_histograms(stats: RowStats, plot_dir: str | os.PathLike) -> list[Path]:
     """One PNG histogram per measure (:func:`plot_paths`) from the statistics' 1-unit bins, each
     file replaced atomically (a symbolic link in its place is replaced, never written through);
     their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
-    from matplotlib.ticker import MaxNLocator
-
-    from paraamr.layout import atomic_file
 
     paths = []
     for (key, title), path in zip(MEASURES, plot_paths(plot_dir), strict=True):
         counts = stats.histograms[key]
-        fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
-        if counts:
-            lo, hi = min(counts), max(counts)
-            step = max(1, math.ceil((hi - lo + 1) / 80))
-            offset = -0.5 if key.startswith("ted") else 0.0
-            edges = np.arange(lo, hi + step + 1, step) + offset
-            ax.hist(list(counts), bins=edges, weights=list(counts.values()), color="#4c72b0", rwidth=0.9)
-            mean = stats.mean(key)
-            ax.axvline(mean, color="#c44e52", linestyle="--", linewidth=1)
-            ax.set_title(f"{title}: mean {mean:.2f} over {stats.pairs:,} pairs", fontsize=9)
-        else:
-            ax.set_title(f"{title} (no pairs)", fontsize=9)
-        ax.set_xlabel(title + ("" if key.startswith("ted") else " (×100, 1-unit bins)"))
-        ax.set_ylabel("pairs")
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        fig.tight_layout()
-        with atomic_file(path, durable=False) as tmp:
-            fig.savefig(tmp, format="png")
-        plt.close(fig)
+        mean = stats.mean(key) if counts else None
+        heading = f"{title}: mean {mean:.2f} over {stats.pairs:,} pairs" if counts else f"{title} (no pairs)"
+        xlabel = title + ("" if key.startswith("ted") else " (×100, 1-unit bins)")
+        with figure(path, heading, xlabel, "pairs") as ax:
+            if counts:
+                lo, hi = min(counts), max(counts)
+                step = max(1, math.ceil((hi - lo + 1) / 80))
+                offset = -0.5 if key.startswith("ted") else 0.0
+                edges = np.arange(lo, hi + step + 1, step) + offset
+                ax.hist(list(counts), bins=edges, weights=list(counts.values()), color="#4c72b0", rwidth=0.9)
+                ax.axvline(mean, color="#c44e52", linestyle="--", linewidth=1)
         paths.append(path)
     return paths

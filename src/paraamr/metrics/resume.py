@@ -36,7 +36,7 @@ from paraamr.errors import InputError
 from paraamr.locks import Lock, writer_lock
 from paraamr.metrics.stats import RowStats
 
-__all__ = ["StateFolder", "files_changed", "merge_folders"]
+__all__ = ["StateFolder", "cache_key", "files_changed", "merge_folders"]
 
 _CHUNK = re.compile(r"^chunk-(\d{6,})\.json$")
 
@@ -58,11 +58,17 @@ class StateFolder:
     def saved(self) -> dict[str, Any] | None:
         """The saved settings, or None."""
         try:
-            return json.loads(self.settings_path.read_text(encoding="utf-8"))
+            saved = json.loads(self.settings_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as err:
             raise InputError(f"{self.settings_path}: unreadable evaluation state ({err})") from err
+        if not isinstance(saved, dict):  # never overwritten: it may be someone's file
+            raise InputError(
+                f"{self.settings_path}: not an evaluation state (an object) but {json.dumps(saved)[:40]}; "
+                f"delete {self.root} to start over"
+            )
+        return saved
 
     def start(self, settings: Mapping[str, Any]) -> dict[str, Any] | None:
         """The saved settings (the caller compares them), after saving ``settings`` when there were
@@ -119,6 +125,20 @@ class StateFolder:
     def clean(self, chunks: Iterable[int]) -> int:
         """Delete the temporary files a killed writer left beside its ``chunks``; how many."""
         return sum(layout.remove_temps(self.chunk_path(k)) for k in chunks)
+
+
+def cache_key(settings: Mapping[str, Any]) -> str:
+    """The name of an evaluation's state folder under ``--cache-dir``: a digest of its options and
+    its input's identity, so an edited input gets a fresh folder (never "another evaluation").
+
+    >>> a = cache_key({"options": {"seed": 0}, "identity": {"in.jsonl": {"sha1": "a"}}})
+    >>> a == cache_key({"options": {"seed": 0}, "identity": {"in.jsonl": {"sha1": "b"}}}), len(a)
+    (False, 16)
+    """
+    import hashlib
+
+    key = json.dumps([settings["options"], settings["identity"]], sort_keys=True)
+    return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
 def files_changed(

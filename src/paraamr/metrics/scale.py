@@ -150,13 +150,14 @@ class Scorer:
     def __init__(self, make: Callable[[], tuple[Any, Any]], **options: Any) -> None:
         self.make, self.options, self.models = make, options, None
 
-    def __call__(self, pairs: list[Any]) -> Any:
+    def __call__(self, pairs: list[Any], progress: Callable[[int, int], None] | None = None) -> Any:
+        """The scores of ``pairs``; ``progress(sentences parsed, sentences)`` after each parser batch."""
         from paraamr.metrics.scoring import score_pairs
 
         if self.models is None:
             self.models = self.make()
         parser, embedder = self.models
-        return score_pairs(pairs, embedder=embedder, parser=parser, **self.options)
+        return score_pairs(pairs, embedder=embedder, parser=parser, progress=progress, **self.options)
 
     def close(self) -> None:
         if self.models is not None:

@@ -28,7 +28,7 @@ from paraamr import texts
 from paraamr.failures import Failure, is_failure
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.similarity import semantic_similarity
-from paraamr.metrics.ted import distance_table, ted_signature
+from paraamr.metrics.ted import DEFAULT_CONVENTION, distance_table, ted_signature
 from paraamr.records import text_id
 from paraamr.report import reason
 
@@ -89,7 +89,7 @@ def parse_distinct(
     sentences: Sequence[str],
     parser: Any,
     *,
-    chunk_size: int = 2048,
+    chunk_size: int = 256,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The tree (or :class:`Failure`) of each distinct sentence (by
@@ -188,11 +188,13 @@ def score_pairs(
     embedder: Any,
     parser: Any,
     ted_height: int | None = 5,
+    ted_convention: str = DEFAULT_CONVENTION,
     max_chars: int | None = MAX_CHARS,
     progress: Callable[[int, int], None] | None = None,
 ) -> Scored:
-    """Score ``pairs`` (:class:`~paraamr.metrics.report.Pair`): Table 2's measures, and AESOP's
-    against references and templates when the pairs have them (TED-R/TED-E at ``ted_height``).
+    """Score ``pairs`` (:class:`~paraamr.metrics.report.Pair`): Table 2's measures (TED-3/TED-F in
+    ``ted_convention``), and AESOP's against references and templates when the pairs have them
+    (TED-R/TED-E at ``ted_height``, AESOP's convention).
     Each distinct sentence is parsed once and embedded once; ``progress(done, total)``: distinct
     sentences parsed."""
     run, out, sig = _Run(pairs, max_chars), Scored(), {}
@@ -209,13 +211,14 @@ def score_pairs(
 
     def ted(live: list[int]) -> list[tuple[int, int]]:
         preds, srcs = [tree[i]["paraphrase"] for i in live], [tree[i]["source"] for i in live]
-        return list(zip(*distance_table(preds, srcs, heights=(3, None)), strict=True)) if live else []
+        table = distance_table(preds, srcs, heights=(3, None), convention=ted_convention)
+        return list(zip(*table, strict=True)) if live else []
 
     with _timed(out.timings, "embed"):
         run.stage("embed", similarity, ["semantic_similarity"])
     with _timed(out.timings, "ted"):
         run.stage("ted", ted, ["ted3", "tedf"])
-    sig["ted"] = ted_signature(convention="aesop", normalize=False, trees=parser.signature)
+    sig["ted"] = ted_signature(convention=ted_convention, normalize=False, trees=parser.signature)
     measures = [key for key, _ in MEASURES]
     if any(pair.reference is not None for pair in p):
         with _timed(out.timings, "reference"):

@@ -1,13 +1,19 @@
 """Tree edit distance between constituency trees: TED-3 and TED-F, as published numbers use them.
 
-Convention ``aesop`` (default) reproduces PlusLabNLP/AESOP ``evaluation/eval_utils.py``
-(``compute_tree_edit_distance``), which ParaAMR's Table 2 follows: leaves dropped; an artificial
-root labelled ``S``; every constituent labelled ``S`` or ``""`` merged into its parent (its
-children become its parent's); unit-cost Zhang–Shasha distance (insert, delete, rename: 1 each),
-unnormalized. TED-3 first trims the tree to height 3 (the root, its children, their children:
-``ROOT``, ``S`` and ``S``'s children on a CoreNLP tree), then merges. Convention ``plain`` keeps
-the tree as it is (no artificial root, no merging). ``normalize=True`` divides each distance by
-the larger tree's node count (the most the distance can be), giving [0, 1].
+Convention ``paper`` (default) puts TED on the scale of ParaAMR's Table 2 (docs/metrics.md says
+how it was found and what it rests on): the tree as the parser prints it without its ``ROOT``
+wrapper, so heights count from the sentence's clause (TED-3: ``S``, its children and their
+children); words kept as nodes, compared lowercased; nothing merged; unit-cost Zhang–Shasha
+distance (insert, delete, rename: 1 each), unnormalized.
+
+Convention ``aesop`` reproduces PlusLabNLP/AESOP ``evaluation/eval_utils.py``
+(``compute_tree_edit_distance``), the measure of AESOP's own evaluation (TED-R, TED-E): leaves
+dropped; an artificial root labelled ``S``; every constituent labelled ``S`` or ``""`` merged into
+its parent (its children become its parent's); same distance. TED-3 first trims the tree to
+height 3 counted from ``ROOT`` (``ROOT``, ``S`` and ``S``'s children on a CoreNLP tree), then
+merges. Convention ``plain`` keeps the tree as it is without its words (no artificial root, no
+merging). ``normalize=True`` divides each distance by the larger tree's node count (the most the
+distance can be), giving [0, 1].
 
 AESOP trims through a round trip of the tree through its Python ``repr`` string; on realistic
 parser output this gives the same tree as trimming by depth (checked against AESOP's functions on
@@ -19,14 +25,18 @@ library AESOP calls; same values, far slower) with a warning.
 
 >>> a = "(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"
 >>> b = "(ROOT (S (VP (VBP Know) (NP (PRP it))) (. !)))"
->>> prepare(read_tree(a), height=3)
+>>> prepare(read_tree(a), height=3, convention="aesop")
 (['S', 'ROOT', 'NP', 'VP', '.'], [-1, 0, 1, 1, 1])
+>>> prepare(read_tree(a, leaves=True), height=3)
+(['S', 'NP', 'PRP', 'VP', 'VBP', 'NP', '.', '.'], [-1, 0, 1, 0, 3, 3, 0, 6])
 >>> distances([a], [b], height=3), distances([a], [b])
+([3], [4])
+>>> distances([a], [b], height=3, convention="aesop"), distances([a], [b], convention="aesop")
 ([1], [2])
->>> distance_table([a, a], [b, b])
+>>> distance_table([a, a], [b, b], convention="aesop")
 [[1, 1], [2, 2]]
 >>> distances([a], [b], height=3, convention="plain"), distances([a], [b], normalize=True)
-([1], [0.2222222222222222])
+([1], [0.3333333333333333])
 """
 
 from __future__ import annotations
@@ -39,16 +49,32 @@ from importlib.metadata import PackageNotFoundError, version
 from paraamr.metrics.trees import Tree, read_tree
 from paraamr.signature import Signature
 
-CONVENTIONS = ("aesop", "plain")
+CONVENTIONS = ("paper", "aesop", "plain")
+#: The convention of Table 2's TED-3 / TED-F here (TED-R / TED-E stay ``aesop``, AESOP's own).
+DEFAULT_CONVENTION = "paper"
+#: Signature fields that spell out each convention's tree.
+CONVENTION_FIELDS = {
+    "paper": {"levels": "from-clause", "leaves": "lowercased"},
+    "aesop": {"levels": "from-root", "leaves": "dropped"},
+    "plain": {"levels": "from-root", "leaves": "dropped"},
+}
 BACKENDS = ("auto", "x-ted", "zss")
 
 Prepared = tuple[list[str], list[int]]
 
 
-def prepare(tree: Tree, *, height: int | None = None, convention: str = "aesop") -> Prepared:
-    """The (labels, parents) preorder arrays the distance is computed on (see the module doc)."""
+def check_convention(convention: str) -> str:
+    """``convention`` if it is one of :data:`CONVENTIONS`, else ValueError."""
     if convention not in CONVENTIONS:
         raise ValueError(f"unknown convention {convention!r}; expected one of {', '.join(CONVENTIONS)}")
+    return convention
+
+
+def prepare(tree: Tree, *, height: int | None = None, convention: str = DEFAULT_CONVENTION) -> Prepared:
+    """The (labels, parents) preorder arrays the distance is computed on (see the module doc);
+    ``paper`` keeps the words of a tree read with ``leaves=True``."""
+    if check_convention(convention) == "paper":
+        return _prepare_paper(tree, height)
     merge = convention == "aesop"
     labels: list[str] = ["S"] if merge else []
     parents: list[int] = [-1] if merge else []
@@ -57,7 +83,7 @@ def prepare(tree: Tree, *, height: int | None = None, convention: str = "aesop")
     root_parent = 0 if merge else -1
     old_parents, depths = tree.parents, tree.depths
     for i, label in enumerate(tree.labels):
-        if depths[i] > limit:
+        if depths[i] > limit or i in tree.words:
             continue
         parent = old_parents[i]
         new_parent = where[parent] if parent >= 0 else root_parent
@@ -67,6 +93,24 @@ def prepare(tree: Tree, *, height: int | None = None, convention: str = "aesop")
             where[i] = len(labels)
             labels.append(label)
             parents.append(new_parent)
+    return labels, parents
+
+
+def _prepare_paper(tree: Tree, height: int | None) -> Prepared:
+    """The tree below its ``ROOT`` wrapper (a root labelled ``ROOT`` or ``""`` with one child, not a
+    word), trimmed to ``height`` levels from there, words lowercased."""
+    wrapper = tree.labels[0] in ("ROOT", "") and tree.parents.count(0) == 1
+    top = int(len(tree) > 1 and wrapper and 1 not in tree.words)
+    limit = len(tree) + 1 if height is None else height + top
+    labels: list[str] = []
+    parents: list[int] = []
+    where: dict[int, int] = {}
+    for i in range(top, len(tree)):
+        if tree.depths[i] > limit:
+            continue
+        where[i] = len(labels)
+        labels.append(tree.labels[i].lower() if i in tree.words else tree.labels[i])
+        parents.append(where[tree.parents[i]] if i > top else -1)
     return labels, parents
 
 
@@ -123,7 +167,7 @@ def distance_table(
     references: Sequence[str | Tree],
     *,
     heights: Sequence[int | None] = (3, None),
-    convention: str = "aesop",
+    convention: str = DEFAULT_CONVENTION,
     normalize: bool = False,
     backend_name: str = "auto",
 ) -> list[list[int] | list[float]]:
@@ -136,13 +180,15 @@ def distance_table(
     from paraamr.metrics import check_pairs
 
     check_pairs(predictions, references)
+    leaves = check_convention(convention) == "paper"
     _, distance = backend(backend_name)
     read: dict[object, Tree] = {}
 
     def get(tree: str | Tree, where: str) -> Tree:
         found = read.get(tree)
         if found is None:
-            found = read[tree] = tree if isinstance(tree, Tree) else read_tree(tree, where=where)
+            made = tree if isinstance(tree, Tree) else read_tree(tree, where=where, leaves=leaves)
+            found = read[tree] = made
         return found
 
     pairs = [
@@ -183,7 +229,7 @@ def distances(
     references: Sequence[str | Tree],
     *,
     height: int | None = None,
-    convention: str = "aesop",
+    convention: str = DEFAULT_CONVENTION,
     normalize: bool = False,
     backend_name: str = "auto",
 ) -> list[int] | list[float]:
@@ -210,12 +256,13 @@ def ted_signature(
     """The signature of a TED computation over ``trees`` (a parser's signature).
 
     >>> str(ted_signature(convention="aesop", normalize=False, heights=(5,), trees="parser:x"))
-    'convention:aesop|heights:5|norm:no|backend:...|parser:x|paraamr:...'
+    'convention:aesop|levels:from-root|leaves:dropped|heights:5|norm:no|backend:...|parser:x|paraamr:...'
     """
     from paraamr.metrics import signature
 
     fields = {
         "convention": convention,
+        **CONVENTION_FIELDS[check_convention(convention)],
         "heights": ",".join("full" if h is None else str(h) for h in heights),
         "norm": "max-nodes" if normalize else "no",
         "backend": backend(backend_name)[0],

@@ -1,11 +1,13 @@
-"""Constituency trees as flat preorder arrays, read from PTB bracket strings (leaves dropped).
+"""Constituency trees as flat preorder arrays, read from PTB bracket strings.
 
 A :class:`Tree` keeps what the tree edit distance looks at: the labels of the constituents in
-depth-first preorder, each one's parent index (-1 for the root) and depth (the root is 1). Words
-(leaves) are dropped, as in PlusLabNLP/AESOP's ``deleaf``: a preterminal ``(NN cat)`` is a node
-``NN`` with no children. A bracket with no label (the outer ``( (S ...))`` of Penn Treebank files)
-has the label ``""``. Reading follows ``nltk.Tree.fromstring``: a label may follow ``(`` after
-spaces; only one tree per string.
+depth-first preorder, each one's parent index (-1 for the root) and depth (the root is 1). By
+default words (leaves) are dropped, as in PlusLabNLP/AESOP's ``deleaf``: a preterminal
+``(NN cat)`` is a node ``NN`` with no children. With ``leaves=True`` each word is a node too,
+labelled by the word, in its place among its parent's children; ``words`` holds their indices.
+A bracket with no label (the outer ``( (S ...))`` of Penn Treebank files) has the label ``""``.
+Reading follows ``nltk.Tree.fromstring``: a label may follow ``(`` after spaces; only one tree
+per string.
 
 >>> t = read_tree("(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))")
 >>> t.labels
@@ -16,6 +18,9 @@ spaces; only one tree per string.
 (1, 2, 3, 4, 3, 4, 3)
 >>> read_tree("( (S (NP x)))").labels
 ('', 'S', 'NP')
+>>> w = read_tree("(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))", leaves=True)
+>>> w.labels, sorted(w.words)
+(('ROOT', 'S', 'NP', 'PRP', 'I', 'VP', 'VBP', 'know', '.', '.'), [4, 7, 9])
 >>> read_tree(Failure("parse", "no visible character"), where="pair 2 reference")
 Traceback (most recent call last):
 ...
@@ -36,6 +41,8 @@ from paraamr.failures import Failure
 #: A bracket with its label (possibly empty, after optional spaces), or a closing bracket; words
 #: between them are skipped by the scan and checked for only outside the tree.
 _BRACKET = re.compile(r"\(\s*([^\s()]*)|(\))")
+#: The same, and a word (a leaf) as the third group.
+_BRACKET_OR_WORD = re.compile(r"\(\s*([^\s()]*)|(\))|([^\s()]+)")
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class Tree:
     labels: tuple[str, ...]
     parents: tuple[int, ...]
     depths: tuple[int, ...]
+    words: frozenset[int] = frozenset()  # indices of the nodes that are words (read with leaves=True)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -54,8 +62,9 @@ def _short(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
-def read_tree(text: str, *, where: str = "tree") -> Tree:
-    """The :class:`Tree` of the PTB bracket string ``text``; ValueError naming ``where`` if malformed."""
+def read_tree(text: str, *, where: str = "tree", leaves: bool = False) -> Tree:
+    """The :class:`Tree` of the PTB bracket string ``text`` (with its words as nodes when
+    ``leaves``); ValueError naming ``where`` if malformed."""
     if isinstance(text, Failure):  # a parser's per-sentence failure
         raise ValueError(f"{where}: no tree ({text})")
     if not isinstance(text, str):
@@ -64,7 +73,15 @@ def read_tree(text: str, *, where: str = "tree") -> Tree:
     parents: list[int] = []
     depths: list[int] = []
     stack: list[int] = []
-    for label, close in _BRACKET.findall(text):
+    words: list[int] = []
+    for label, close, *word in (_BRACKET_OR_WORD if leaves else _BRACKET).findall(text):
+        if word and word[0]:
+            if stack:  # a word outside the brackets is reported below
+                words.append(len(labels))
+                parents.append(stack[-1])
+                depths.append(len(stack) + 1)
+                labels.append(word[0])
+            continue
         if close:
             if not stack:
                 raise ValueError(f"{where}: malformed tree: unbalanced ')' in {_short(text)}")
@@ -85,4 +102,4 @@ def read_tree(text: str, *, where: str = "tree") -> Tree:
         raise ValueError(f"{where}: malformed tree: {body.split()[0]!r} outside brackets in {_short(text)}")
     if not body.endswith(")"):
         raise ValueError(f"{where}: malformed tree: text after the end of the tree in {_short(text)}")
-    return Tree(tuple(labels), tuple(parents), tuple(depths))
+    return Tree(tuple(labels), tuple(parents), tuple(depths), frozenset(words))

@@ -61,6 +61,7 @@ from paraamr.models.resolve import (
     tokenizer_dir,
     tokenizer_id,
 )
+from paraamr.network import bound_hub_requests, hub_timeout, network_problem
 
 if TYPE_CHECKING:
     from huggingface_hub import HFCacheInfo
@@ -74,7 +75,6 @@ __all__ = [
     "remove",
     "scan_hub_cache",
 ]
-
 
 
 class _Transient(Exception):
@@ -155,8 +155,9 @@ def _fetch_hub(repo_id: str, kind: str) -> Path:
     from huggingface_hub.constants import ENDPOINT
     from huggingface_hub.errors import RepositoryNotFoundError
 
+    bound_hub_requests()
     try:
-        files = [s.rfilename for s in HfApi().model_info(repo_id).siblings or []]
+        files = [s.rfilename for s in HfApi().model_info(repo_id, timeout=hub_timeout()).siblings or []]
         ignore = list(OTHER_FORMATS)
         if any(f.endswith(".safetensors") for f in files):
             ignore += ["*.bin", "*.pt", "*.pth"]
@@ -167,8 +168,7 @@ def _fetch_hub(repo_id: str, kind: str) -> Path:
         ) from err
     except Exception as err:
         raise ModelNotFoundError(
-            f"{kind} model {repo_id!r} could not be fetched from the Hub ({ENDPOINT}): "
-            f"{type(err).__name__}: {err}"
+            f"{kind} model {repo_id!r} could not be fetched from the Hub ({ENDPOINT}): {network_problem(err)}"
         ) from err
 
 
@@ -179,6 +179,7 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
     target = tokenizer_dir(repo_id, cache_dir=cache_dir)
     if target.is_dir():
         return target
+    bound_hub_requests()
     with atomic_dir(target, exist_ok=True) as tmp:  # another process may finish first
         try:
             with _bars(True):
@@ -188,7 +189,7 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
         except Exception as err:
             raise ModelNotFoundError(
                 f"tokenizer {repo_id!r} could not be fetched from the Hub into {target} "
-                f"({type(err).__name__}: {err})"
+                f"({network_problem(err)})"
             ) from err
         shutil.rmtree(tmp / ".cache", ignore_errors=True)
     return target

@@ -30,6 +30,7 @@ import numpy as np
 
 from paraamr.models.base import length_batches, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
+from paraamr.models.fast import converted, load_encoder, resolve_backend
 
 __all__ = ["POOLINGS", "Embedder"]
 
@@ -54,7 +55,10 @@ class Embedder:
     ``processes``: on a CPU, encode in that many single-threaded worker processes (texts dealt in
     length order); None: one per core for calls of :data:`POOL_MIN_TEXTS` texts or more when this
     process is not one rank of several (``WORLD_SIZE``), else in this process. Values differ from
-    one process's by batch composition only (~1e-7).
+    one process's by batch composition only (~1e-7). ``backend="auto"`` and ``compute_type="auto"``
+    (:mod:`paraamr.models.fast`): CTranslate2 when installed and the architecture converts (BERT,
+    RoBERTa...; else transformers, said in the log), float32 on every device (metric embeddings
+    stay exact unless a compute type is asked for); the tokenizer and pooling stay the model's.
     """
 
     def __init__(
@@ -66,6 +70,8 @@ class Embedder:
         batch_size: int = BATCH_SIZES["embedder"],
         download: bool = True,
         processes: int | None = None,
+        backend: str = "auto",
+        compute_type: str = "auto",
     ) -> None:
         from paraamr.models.download import ensure
 
@@ -79,6 +85,7 @@ class Embedder:
         self.model_name = str(model)
         self.path = ensure(model, "embedder", download=download)
         self.device = resolve_device(device)
+        self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device, exact=True)
         self.batch_size = batch_size
         st_pooling = _sentence_transformers_pooling(self.path)
         is_st = st_pooling is not None
@@ -95,6 +102,34 @@ class Embedder:
 
             self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
             self._hf = AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
+        self._ct2 = self._load_ct2() if self.backend == "ctranslate2" else None
+
+    def _load_ct2(self):
+        """A CTranslate2 encoder for the model, or None (transformers runs) when the model's
+        architecture does not convert or its sentence-transformers modules do more than pool."""
+        import logging
+
+        model = self.model_name
+        tokenizer = self._st.tokenizer if self._st is not None else self._tokenizer
+        if self._st is not None:
+            names = [type(m).__name__ for m in self._st]
+            plain = names[0] == "Transformer" and all(n in ("Pooling", "Normalize") for n in names[1:])
+            if not plain or self.pooling not in ("mean", "cls"):
+                why = f"its modules ({', '.join(names)}) do more than pool"
+                logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", model, why)
+                self.backend = "transformers"
+                return None
+        try:
+            target = converted(self.path, tokenizer)
+        except Exception as err:  # no converter for this architecture, or its conversion failed
+            logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", model, err)
+            self.backend = "transformers"
+            return None
+        if self._st is not None:
+            self._st.to("cpu")  # its tokenizer and settings stay in use; its weights are not
+        else:
+            self._hf = None
+        return load_encoder(target, self.device, self.compute_type)
 
     @staticmethod
     def pooling_for(model: str, *, sentence_transformers: bool) -> str:
@@ -107,9 +142,10 @@ class Embedder:
     def signature(self) -> str:
         """How embeddings are computed: model, pooling, library and versions (sacrebleu style)."""
         lib = "sentence-transformers" if self._st is not None else "transformers"
+        engine = f"|ctranslate2:{version('ctranslate2')}:{self.compute_type}" if self._ct2 is not None else ""
         return (
             f"model:{self.model_name}|pooling:{self.pooling}|lib:{lib}:{version(lib)}"
-            f"|torch:{version('torch')}"
+            f"|torch:{version('torch')}{engine}"
         )
 
     @property
@@ -118,7 +154,12 @@ class Embedder:
         if self._st is not None:
             dimension = getattr(self._st, "get_embedding_dimension", None)  # sentence-transformers >= 6
             return int((dimension or self._st.get_sentence_embedding_dimension)())
-        return int(self._hf.config.hidden_size)
+        return int(self._hf.config.hidden_size if self._hf is not None else self._ct2_hidden_size())
+
+    def _ct2_hidden_size(self) -> int:
+        from transformers import AutoConfig
+
+        return int(AutoConfig.from_pretrained(str(self.path)).hidden_size)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One L2-normalized float32 row per text, in order (shape ``(len(texts), dim)``)."""
@@ -128,6 +169,8 @@ class Embedder:
                 raise TypeError(f"text {i} is {type(text).__name__}, not str")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._ct2 is not None:
+            return self._encode_ct2(texts)
         workers = self._pool_size(len(texts))
         if workers > 1:
             return self._encode_pool(texts, workers)
@@ -217,6 +260,44 @@ class Embedder:
                 vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
             out[batch] = vectors.cpu().numpy()
         return out
+
+    def _encode_ct2(self, texts: list[str]) -> np.ndarray:
+        """:meth:`encode` through CTranslate2: the model's own tokenizer and truncation, its pooling."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for batch in length_batches([len(t) for t in texts], batch_size=self.batch_size):
+            chunk = [texts[i] for i in batch]
+            if self._st is not None:
+                prepare = getattr(self._st, "preprocess", None) or self._st.tokenize  # ST >= 6: preprocess
+                features = prepare(chunk)
+            else:
+                features = self._tokenizer(chunk, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH)
+            mask = np.asarray(features["attention_mask"], dtype=np.float32)
+            lengths = mask.sum(1).astype(int)
+            ids, types = (
+                None if m is None else [list(map(int, r[:n])) for r, n in zip(m, lengths, strict=True)]
+                for m in (features["input_ids"], features.get("token_type_ids"))
+            )
+            output = self._ct2.forward_batch(ids, token_type_ids=types)
+            if self.pooling == "cls" and self._st is None:  # SimCSE's cls: through the pooler
+                vectors = self._numpy(output.pooler_output)
+            else:
+                hidden = self._numpy(output.last_hidden_state)
+                if self.pooling in ("cls", "cls_before_pooler"):
+                    vectors = hidden[:, 0]
+                else:
+                    m = mask[:, : hidden.shape[1], None]
+                    vectors = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            out[batch] = vectors / norms
+        return out
+
+    def _numpy(self, view: Any) -> np.ndarray:
+        """A CTranslate2 output as a float32 array on the host."""
+        if self.device.type == "cuda":
+            import torch
+
+            return torch.as_tensor(view, device=self.device).float().cpu().numpy()
+        return np.asarray(view, dtype=np.float32)
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
         """Cosine similarity of ``a[i]`` and ``b[i]`` for each i, each distinct text encoded once."""

@@ -27,6 +27,7 @@ SmolLM2's BOS is ``<|im_start|>``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from paraamr.layout import atomic_dir
 from paraamr.models.base import length_batches, resolve_device, resolve_dtype, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.download import ensure
+from paraamr.models.fast import converted, fingerprint, load_generator, resolve_backend, score_sequences
 from paraamr.models.resolve import cache_root
 
 __all__ = ["PerplexityScorer", "load_causal_lm"]
@@ -50,14 +52,14 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
 
     Reading a GGUF file through transformers takes minutes on a small CPU (its metadata is parsed
     in Python three times: config, tokenizer, weights); the converted copy loads in seconds. It is
-    keyed by the file's content (:func:`_fingerprint`), written to a temporary dir and renamed
-    (:func:`paraamr.layout.atomic_dir`).
+    keyed by the file's content (:func:`~paraamr.models.fast.fingerprint`), written to a temporary
+    dir and renamed (:func:`paraamr.layout.atomic_dir`).
     """
     import torch
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target = cache_root(cache_dir) / "gguf" / f"{gguf.stem}-{_fingerprint(gguf)}"
+    target = cache_root(cache_dir) / "gguf" / f"{gguf.stem}-{fingerprint(gguf)}"
     if target.is_dir():
         return target
     with atomic_dir(target, exist_ok=True) as tmp:  # another process may finish first
@@ -73,28 +75,9 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
     return target
 
 
-def _fingerprint(path: Path, block: int = 1 << 20) -> str:
-    """A key of the content of ``path``: blake2b of its size, first and last MiB (a GGUF file's
-    header, tensor index and last tensors), so two installs of one file share one converted copy.
-
-    >>> import tempfile
-    >>> a, b = Path(tempfile.mkdtemp()) / "a", Path(tempfile.mkdtemp()) / "b"
-    >>> _ = a.write_bytes(b"x" * 5000), b.write_bytes(b"x" * 5000)
-    >>> _fingerprint(a) == _fingerprint(b)
-    True
-    >>> _ = b.write_bytes(b"x" * 4999 + b"y")
-    >>> _fingerprint(a) == _fingerprint(b)
-    False
-    """
-    import hashlib
-
-    size = path.stat().st_size
-    digest = hashlib.blake2b(str(size).encode(), digest_size=8)
-    with path.open("rb") as f:
-        digest.update(f.read(block))
-        f.seek(max(0, size - block))
-        digest.update(f.read(block))
-    return digest.hexdigest()
+def _model_dir(path: Path, cache_dir: str | Path | None) -> Path:
+    """The transformers dir of the LM at ``path`` (a ``.gguf`` file's dequantized copy)."""
+    return _gguf_dir(path, cache_dir) if path.is_file() and path.suffix == ".gguf" else path
 
 
 def load_causal_lm(path: Path, *, dtype: Any = None, device: Any = None, cache_dir: str | Path | None = None):
@@ -102,8 +85,7 @@ def load_causal_lm(path: Path, *, dtype: Any = None, device: Any = None, cache_d
     once into the model cache, see :func:`_gguf_dir`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if path.is_file() and path.suffix == ".gguf":
-        path = _gguf_dir(path, cache_dir)
+    path = _model_dir(path, cache_dir)
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
     return tokenizer, model
@@ -118,8 +100,9 @@ class PerplexityScorer:
     ``max_length=None`` (the model's context: ``max_position_embeddings``), ``truncate=False``
     (a text longer than ``max_length`` with BOS is a Failure; True clips it like evaluate does),
     ``add_start_token=True`` (False: the first token is not scored, and a one-token text fails),
-    ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing Hub LM on first use).
-    ``stats`` counts scored and failed texts.
+    ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing Hub LM on first use),
+    ``backend="auto"`` and ``compute_type="auto"`` (:mod:`paraamr.models.fast`: CTranslate2 when
+    installed, float32 on a CPU). ``stats`` counts scored and failed texts.
     """
 
     def __init__(
@@ -135,20 +118,34 @@ class PerplexityScorer:
         add_start_token: bool = True,
         cache_dir: str | Path | None = None,
         download: bool = True,
+        backend: str = "auto",
+        compute_type: str = "auto",
     ) -> None:
         path = ensure(model, "lm", cache_dir=cache_dir, download=download)
         self.model_name = str(model)
         self.device = resolve_device(device)
+        self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device)
+        if self.backend == "transformers" and compute_type != "auto":
+            dtype = compute_type
         self.dtype = resolve_dtype(dtype, self.device)
-        self.tokenizer, self.model = load_causal_lm(
-            path, dtype=self.dtype, device=self.device, cache_dir=cache_dir
-        )
-        config = self.model.config
+        if self.backend == "transformers":
+            self.tokenizer, self.model = load_causal_lm(
+                path, dtype=self.dtype, device=self.device, cache_dir=cache_dir
+            )
+            config = self.model.config
+            self.head = self.model.get_output_embeddings()
+            self.body = self.model.base_model
+        else:
+            from transformers import AutoConfig, AutoTokenizer
+
+            folder = _model_dir(path, cache_dir)
+            self.tokenizer = AutoTokenizer.from_pretrained(folder)
+            config = AutoConfig.from_pretrained(folder)
+            target = converted(folder, self.tokenizer, cache_dir=cache_dir)
+            self.generator = load_generator(target, self.device, self.compute_type)
         for attr in ("final_logit_softcapping", "logit_scale"):
             if getattr(config, attr, None):
                 raise ValueError(f"LM {self.model_name!r} post-processes its logits ({attr}); not supported")
-        self.head = self.model.get_output_embeddings()
-        self.body = self.model.base_model
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self.max_length = max_length or getattr(config, "max_position_embeddings", None) or config.n_positions
@@ -188,6 +185,9 @@ class PerplexityScorer:
     def _score_batch(self, batch: list[list[int]]) -> list[float]:
         """exp(mean NLL) of each id sequence of ``batch`` (each starting with BOS when used)."""
         import torch
+
+        if self.backend == "ctranslate2":
+            return [math.exp(-math.fsum(lp) / len(lp)) for lp in score_sequences(self.generator, batch)]
 
         width = max(len(ids) for ids in batch)
         input_ids = torch.zeros(len(batch), width, dtype=torch.long)

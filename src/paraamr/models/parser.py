@@ -68,7 +68,9 @@ class Parser(AmrlibModel):
     ``batch_size=16`` sentences per batch (sorted by length), ``num_beams=4`` (amrlib's default;
     the first beam that deserializes wins), ``on_clip="flag"`` ("flag" or "fail"),
     ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing model),
-    ``trust_remote_code=False`` (refuse a folder naming other code than amrlib's parsers).
+    ``trust_remote_code=False`` (refuse a folder naming other code than amrlib's parsers),
+    ``backend="auto"`` and ``compute_type="auto"`` (:mod:`paraamr.models.fast`: CTranslate2 when
+    installed, float32 on a CPU; only the model call changes, amrlib's processing stays).
     ``stats`` counts parsed, failed and clipped sentences over the parser's lifetime;
     ``inference`` is amrlib's inference object.
     """
@@ -87,6 +89,8 @@ class Parser(AmrlibModel):
         cache_dir: str | Path | None = None,
         download: bool = True,
         trust_remote_code: bool = False,
+        backend: str = "auto",
+        compute_type: str = "auto",
     ) -> None:
         import amrlib
 
@@ -100,6 +104,8 @@ class Parser(AmrlibModel):
             cache_dir=cache_dir,
             download=download,
             trust_remote_code=trust_remote_code,
+            backend=backend,
+            compute_type=compute_type,
         )
         meta = amrlib_meta(path, "parser", trust_remote_code=trust_remote_code)
         _check_spring(meta, model)
@@ -107,7 +113,11 @@ class Parser(AmrlibModel):
         if "parse_spring" not in meta.get("inference_module", ""):
             kwargs["tok_name_or_path"] = str(base_tokenizer(path, cache_dir=cache_dir))
         self.inference = amrlib.load_stog_model(str(path), **kwargs)
-        self.inference.model.to(self.dtype)
+        # amrlib switches n-gram blocking off through model.config, which transformers 5 no longer
+        # reads: a model whose saved config carries no_repeat_ngram_size keeps it in its
+        # generation_config, and beam search would forbid every repeated 3-gram of a serialization
+        self.inference.model.generation_config.no_repeat_ngram_size = 0
+        self.load_backend(path)
         self.stats = {"parsed": 0, "failed": 0, "clipped": 0}
 
     def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:

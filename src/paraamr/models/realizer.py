@@ -71,7 +71,8 @@ class Realizer(AmrlibModel):
     (first installed of :data:`SPACY_MODELS`; tagging is off when none is), ``on_clip="keep"``
     ("keep" or "fail"), ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing
     model on first use), ``trust_remote_code=False`` (refuse a folder whose ``amrlib_meta.json``
-    names other code than amrlib's own realizers).
+    names other code than amrlib's own realizers), ``backend="auto"`` and ``compute_type="auto"``
+    (:mod:`paraamr.models.fast`: CTranslate2 when installed, float32 on a CPU).
     """
 
     kind, clip_policies = "realizer", ("keep", "fail")
@@ -90,6 +91,8 @@ class Realizer(AmrlibModel):
         cache_dir: str | Path | None = None,
         download: bool = True,
         trust_remote_code: bool = False,
+        backend: str = "auto",
+        compute_type: str = "auto",
     ) -> None:
         import amrlib
 
@@ -103,6 +106,8 @@ class Realizer(AmrlibModel):
             cache_dir=cache_dir,
             download=download,
             trust_remote_code=trust_remote_code,
+            backend=backend,
+            compute_type=compute_type,
         )
         self.spacy_model = _spacy_model(spacy_model) if use_tense else None
         if use_tense and self.spacy_model is None:
@@ -119,7 +124,7 @@ class Realizer(AmrlibModel):
             num_beams=num_beams,
             tok_name_or_path=str(tokenizer),
         )
-        self.inference.model.to(self.dtype)
+        self.load_backend(path)
         self.stats = {"tagged": 0, "untagged": 0, "clipped": 0, "failed": 0}
         self._annotate = functools.lru_cache(maxsize=4096)(self._annotation)
 

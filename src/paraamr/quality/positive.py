@@ -116,7 +116,7 @@ def synonym_candidates(doc, *, phrases: bool) -> list:
         has_object = any(child.dep_ in ("dobj", "obj") for child in tok.children)
         for word in synonyms(lemma, pos, first_sense=True, attested=True, phrases=phrases):
             words = word.split()
-            if _PLACEHOLDERS & set(words) or words[0] == before:  # not "got get married"
+            if phrases and (_PLACEHOLDERS & set(words) or words[0] == before):  # not "got get married"
                 continue
             if pos == "v" and has_object and len(words) == 2 and not phrasal_verb(*words):
                 continue  # "leave the house" -> not "go away the house"

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -210,8 +211,7 @@ class QualityScorer:
         if not isinstance(self.info, dict):
             raise ModelNotFoundError(f"{info_file}: not a JSON object")
         self.mode = self.info.get("mode", "bi")
-        self.calibration = self.info.get("calibration")
-        self.cosine = self.info.get("cosine")  # {"model", "weight"}: raw = logit + weight * cosine
+        self.cosine = self.info.get("cosine")  # {"model", "weight", "without"}: logit + weight * cosine
         if str(model_dir) in (BASE_MODEL, DEFAULT_MODEL, MPNET):
             self.name = str(model_dir)
         else:  # a folder name alone does not identify a model: add a digest of its training summary
@@ -239,12 +239,37 @@ class QualityScorer:
         return model
 
     @cached_property
-    def cosine_model(self):
-        """The sentence encoder whose cosine the raw score adds (``SentenceTransformer``), or None."""
+    def cosine_dir(self) -> Path | None:
+        """The folder of the sentence encoder whose cosine the raw score adds (fetched on first use),
+        or None: the model has none, or it cannot be had (not installed, offline) and the model
+        holds a calibration of its logit alone (``cosine.without``), which is then used, with a
+        warning on stderr."""
         if not self.cosine:
             return None
-        path = resolve_model(self.cosine["model"], download=self.download)
-        return load_model(path, "bi", device=self.device)
+        try:
+            return resolve_model(self.cosine["model"], download=self.download)
+        except ModelNotFoundError as err:
+            if not self.cosine.get("without"):
+                raise
+            print(
+                f"warning: {self.name}: scoring with the cross-encoder alone ({err}; "
+                f"{self.cosine['model']} adds its cosine where it is installed)",
+                file=sys.stderr,
+            )
+            return None
+
+    @cached_property
+    def cosine_model(self):
+        """The sentence encoder whose cosine the raw score adds (``SentenceTransformer``), or None."""
+        return None if self.cosine_dir is None else load_model(self.cosine_dir, "bi", device=self.device)
+
+    @property
+    def calibration(self) -> dict | None:
+        """The calibration of the raw score in use: the logit's alone where the encoder whose cosine
+        it adds cannot be had (:attr:`cosine_dir`)."""
+        if self.cosine and self.cosine_dir is None:
+            return self.cosine["without"]
+        return self.info.get("calibration")
 
     @property
     def signature(self) -> Signature:
@@ -268,7 +293,7 @@ class QualityScorer:
     def _raw_name(self) -> str:
         if self.mode == "bi":
             return "cos"
-        if self.cosine:
+        if self.cosine and self.cosine_dir is not None:
             return f"logit+{self.cosine['weight']:g}*cos({self.cosine['model']})"
         return "logit"
 
@@ -277,7 +302,7 @@ class QualityScorer:
         cosine of the model's second encoder when it has one."""
         check_pairs(sources, paraphrases)
         raw = raw_scores(self.model, self.mode, sources, paraphrases, self.batch_size)
-        if not self.cosine or not raw:
+        if not raw or self.cosine_dir is None:
             return raw
         cos = cosines(self.cosine_model, sources, paraphrases, self.batch_size)
         return [r + self.cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]

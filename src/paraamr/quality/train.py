@@ -90,7 +90,9 @@ class TrainSettings:
     ``natural_repeat``: how many times each training triplet of a hand-written natural pair
     (positive operator ``natural_<kind>``) is trained on in an epoch (validation keeps one of each).
     ``cosine_model`` (cross; None: none): a sentence encoder whose cosine is added to the logit,
-    weighted by :func:`cosine_weight` on the validation pairs, before calibration.
+    weighted by :func:`cosine_weight` on the validation pairs, before calibration (the logit
+    alone is calibrated too, as ``cosine.without``: what a scorer uses where the encoder cannot
+    be had).
     """
 
     mode: str = "cross"
@@ -361,6 +363,7 @@ def train(
         encoder = load_model(resolve_model(settings.cosine_model), "bi")
         cos = cosines(encoder, v_sources, v_paras)
         cosine = {"model": settings.cosine_model, **cosine_weight(raw, cos, v_labels)}
+        cosine["without"] = calibrate(raw, v_labels)  # the scorer's fallback: the logit alone
         raw = [r + cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]
     calibration = calibrate(raw, v_labels)
     summary = {

@@ -124,46 +124,64 @@ def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Ra
     return rng.choices(options, weights=weights)[0]
 
 
+def unrelated_sentence(pool: Sequence[str], *, band: float = 0.25) -> Operator:
+    """An operator whose output is a sentence of ``pool`` other than its input and of about as many
+    words (within ``band`` of its count, at least 2 words either way, so length does not give the
+    pair away), drawn with its ``rng``; None when ``pool`` has no such sentence.
+
+    >>> unrelated_sentence(["prices rose again in May", "hi"])("the cat sat on the mat", random.Random(0))
+    'prices rose again in May'
+    """
+    by_length: dict[int, list[str]] = {}
+    for sentence in dict.fromkeys(pool):
+        by_length.setdefault(len(sentence.split()), []).append(sentence)
+
+    def unrelated(text: str, rng: random.Random) -> str | None:
+        n = len(text.split())
+        spread = max(2, round(n * band))
+        near = [s for k in range(n - spread, n + spread + 1) for s in by_length.get(k, ()) if s != text]
+        return rng.choice(near) if near else None
+
+    return unrelated
+
+
 def unrelated_pairs(
     sentences: Sequence[str], pool: Sequence[str], *, seed: int = 0, band: float = 0.25
 ) -> list[tuple[str, str]]:
-    """Each of ``sentences`` with a sentence of ``pool`` other than itself and of about as many
-    words (within ``band`` of its count, at least 2 words either way, so length does not give the
-    pair away), drawn with ``seed``; a sentence with no such partner is left out.
+    """Each of ``sentences`` with its :func:`unrelated_sentence` of ``pool``, drawn with ``seed``; a
+    sentence with no such partner is left out.
 
     >>> unrelated_pairs(["the cat sat on the mat"], ["prices rose again in May", "hi"])
     [('the cat sat on the mat', 'prices rose again in May')]
     """
-    rng = random.Random(f"unrelated:{seed}")
-    by_length: dict[int, list[str]] = {}
-    for sentence in dict.fromkeys(pool):
-        by_length.setdefault(len(sentence.split()), []).append(sentence)
-    pairs = []
-    for sentence in sentences:
-        n = len(sentence.split())
-        spread = max(2, round(n * band))
-        near = [s for k in range(n - spread, n + spread + 1) for s in by_length.get(k, ()) if s != sentence]
-        if near:
-            pairs.append((sentence, rng.choice(near)))
-    return pairs
+    rng, unrelated = random.Random(f"unrelated:{seed}"), unrelated_sentence(pool, band=band)
+    return [(sentence, other) for sentence in sentences if (other := unrelated(sentence, rng)) is not None]
 
 
-def unrelated_triplets(
-    triplets: Sequence[Triplet], pool: Sequence[str], count: int, *, seed: int = 0
+def extra_triplets(
+    triplets: Sequence[Triplet], negative: Operator, count: int, *, name: str, seed: int = 0
 ) -> list[Triplet]:
-    """``count`` triplets whose negative is an unrelated sentence (negative operator ``unrelated``):
-    the anchor and positive of one of ``triplets`` (a different anchor each, drawn with ``seed``)
-    and, as the negative, the anchor's :func:`unrelated_pairs` partner from ``pool``.
+    """Up to ``count`` triplets of one negative kind outside the equal shares of
+    :func:`build_triplets`: the anchor and positive of one of ``triplets`` (a different anchor each,
+    in an order drawn with ``seed``) and, as the negative, ``negative(anchor, rng)`` (operator name
+    ``name``); anchors where it gives None, or the positive again, are skipped.
 
     >>> ts = [Triplet("the cat sat on the mat", "a cat sat on the mat", "the dog sat", "p", "n")]
-    >>> [t.negative for t in unrelated_triplets(ts, ["prices rose again in May", "hi"], 1)]
+    >>> [t.negative for t in extra_triplets(ts, unrelated_sentence(["prices rose again in May"]), 1,
+    ...                                     name="unrelated")]
     ['prices rose again in May']
     """
+    if count <= 0:
+        return []
     firsts = list({t.anchor: t for t in triplets}.values())
-    firsts = random.Random(f"unrelated-anchors:{seed}").sample(firsts, len(firsts))
-    partner = dict(unrelated_pairs([t.anchor for t in firsts], pool, seed=seed))
-    chosen = [t for t in firsts if t.anchor in partner][:count]
-    return [Triplet(t.anchor, t.positive, partner[t.anchor], t.positive_op, "unrelated") for t in chosen]
+    found = []
+    for t in random.Random(f"{name}-anchors:{seed}").sample(firsts, len(firsts)):
+        out = negative(t.anchor, random.Random(f"{name}:{seed}:{t.anchor}"))
+        if out is not None and normalize(out) != normalize(t.positive):
+            found.append(Triplet(t.anchor, t.positive, out, t.positive_op, name))
+            if len(found) == count:
+                break
+    return found
 
 
 def operator_counts(triplets: Iterable[Triplet]) -> dict[str, dict[str, int]]:

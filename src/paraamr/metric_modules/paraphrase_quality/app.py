@@ -1,9 +1,7 @@
-"""The Hub Space of the paraphrase_quality evaluate module: evaluate's own widget over it."""
+"""The Hub Space of the paraphrase_quality evaluate module (paraamr.metric_modules.space)."""
 
 from pathlib import Path
 
-import evaluate
-from evaluate.utils import launch_gradio_widget
+from paraamr.metric_modules import space
 
-module = evaluate.load(str(Path(__file__).with_name("paraphrase_quality.py")))
-launch_gradio_widget(module)
+space(Path(__file__).with_name("paraphrase_quality.py")).launch()

@@ -1,9 +1,7 @@
-"""The Hub Space of the ted_diversity evaluate module: evaluate's own widget over it."""
+"""The Hub Space of the ted_diversity evaluate module (paraamr.metric_modules.space)."""
 
 from pathlib import Path
 
-import evaluate
-from evaluate.utils import launch_gradio_widget
+from paraamr.metric_modules import space
 
-module = evaluate.load(str(Path(__file__).with_name("ted_diversity.py")))
-launch_gradio_widget(module)
+space(Path(__file__).with_name("ted_diversity.py")).launch()

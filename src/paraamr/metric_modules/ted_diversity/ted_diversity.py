@@ -23,16 +23,19 @@ _CITATION = (
 _DESCRIPTION = """\
 Syntactic diversity between each paraphrase and its source: the tree edit distance between their
 constituency trees, over the trees trimmed to height 3 (TED-3) and over the full trees (TED-F),
-as in Table 2 of the ParaAMR paper. Convention "aesop" (default) reproduces
-PlusLabNLP/AESOP evaluation/eval_utils.py: leaves dropped, an artificial S root, constituents
-labelled S or empty merged into their parent, unit-cost Zhang-Shasha distance, unnormalized.
-"plain" keeps the trees as they are. Sentences are parsed by `parser`: "link-grammar" (offline,
-Debian link-grammar, one process per core; its trees are wrapped in (ROOT ...) and get Penn
-preterminals from spaCy's tagger, "link-grammar:no-pos" keeps them bare; values are NOT on the
-paper's scale), "corenlp" or a CoreNLP server URL (the paper's parser), or any callable returning
+as in Table 2 of the ParaAMR paper. Convention "paper" (default) is on the scale of that table:
+the tree without its ROOT wrapper (heights counted from the clause: TED-3 is S, its children and
+theirs), words kept as nodes and compared lowercased, nothing merged, unit-cost Zhang-Shasha
+distance, unnormalized. "aesop" reproduces PlusLabNLP/AESOP evaluation/eval_utils.py: leaves
+dropped, an artificial S root, constituents labelled S or empty merged into their parent,
+heights counted from ROOT. "plain" keeps the trees as they are, without their words.
+Sentences are parsed by `parser`: "link-grammar" (offline, Debian link-grammar, one process per
+core; its trees are wrapped in (ROOT ...) and get Penn preterminals from spaCy's tagger,
+"link-grammar:no-pos" keeps them bare; a lowercase pronoun "i" is written "I" first; values are
+NOT CoreNLP's), "corenlp" or a CoreNLP server URL (the paper's parser), or any callable returning
 a bracket string; with `trees=True` the inputs are PTB bracket strings. With `targets` (reference
 paraphrases) and `templates` (syntactic exemplars) it also gives AESOP's TED-R and TED-E at
-`height` (PlusLabNLP/AESOP evaluation/eval.py).
+`height` (PlusLabNLP/AESOP evaluation/eval.py), always in AESOP's convention.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -42,7 +45,7 @@ Args:
     trees (bool): inputs are PTB bracket strings (default False: sentences, parsed by `parser`).
     parser (str or callable): "link-grammar" (default), "corenlp", a CoreNLP URL
         ("http://localhost:9000"), or a function from a sentence to a bracket string.
-    convention (str): "aesop" (default) or "plain".
+    convention (str): "paper" (default), "aesop" or "plain" (TED-3 and TED-F).
     normalize (bool): divide each distance by the larger tree's node count (default False).
     targets (list of str, optional): a reference paraphrase per pair (or its tree): adds TED-R.
     templates (list of str, optional): a syntactic template per pair (or its tree): adds TED-E.
@@ -60,7 +63,7 @@ Returns:
     ted_diversity_failures (list of str): one line per pair left out, naming the pair, the side
         and the reason (a sentence over link-grammar's 2,046-byte line, control characters, ...).
     ted_diversity_signature (str): convention, normalization, parser, distance library, versions.
-    reference_signature (str): the same for TED-R / TED-E, with targets / templates.
+    reference_signature (str): the same for TED-R / TED-E (convention aesop), with targets / templates.
 Raises:
     ValueError naming the pair for a malformed tree given with trees=True.
 Examples:
@@ -70,14 +73,17 @@ Examples:
     >>> paraphrase = "(ROOT (S (SBAR (IN that)) (NP (PRP I)) (VP (VBP know)) (. .)))"
     >>> results = metric.compute(predictions=[paraphrase], references=[source], trees=True)
     >>> results["ted3_scores"], results["tedf_scores"]
-    ([1], [4])
+    ([3], [6])
     >>> results["ted_diversity_signature"]  # doctest: +ELLIPSIS
-    'convention:aesop|heights:3,full|norm:no|backend:[...]|parser:given-trees|paraamr:[...]'
+    'convention:paper|levels:from-clause|leaves:lowercased|heights:3,full|norm:no|backend:[...]|parser:given-trees|paraamr:[...]'
+    >>> aesop = metric.compute(predictions=[paraphrase], references=[source], trees=True, convention="aesop")
+    >>> aesop["ted3_scores"], aesop["tedf_scores"]
+    ([1], [4])
     >>> results = metric.compute(predictions=["It is known to me."], references=["I know it."])
     >>> results["ted3"], results["tedf"]
-    (0.0, 5.0)
+    (2.0, 10.0)
     >>> results["ted_diversity_signature"]  # doctest: +ELLIPSIS
-    'convention:aesop|[...]|parser:link-grammar:[...]|tree:ROOT+POS:spacy:[...]|scale:not-paper|paraamr:[...]'
+    'convention:paper|[...]|parser:link-grammar:[...]|tree:ROOT+POS:spacy:[...]|case:upper-i|scale:not-paper|paraamr:[...]'
 """
 
 
@@ -102,7 +108,7 @@ class TedDiversity(evaluate.Metric):
         references,
         trees=False,
         parser="link-grammar",
-        convention="aesop",
+        convention="paper",
         normalize=False,
         targets=None,
         templates=None,
@@ -130,6 +136,7 @@ class TedDiversity(evaluate.Metric):
         ok = [i for i in range(len(sides["predictions"])) if i not in failures]
         kept = {name: [texts[i] for i in ok] for name, texts in sides.items()}
         options = {"convention": convention, "normalize": normalize}
+        reference = {**options, "convention": "aesop"}  # TED-R / TED-E: AESOP's own measures
         preds = kept["predictions"]
         ted3, tedf = distance_table(preds, kept["references"], heights=(3, None), **options)
         result = {"ted3": mean(ted3), "tedf": mean(tedf)}
@@ -137,12 +144,12 @@ class TedDiversity(evaluate.Metric):
         result["ted_diversity_signature"] = str(ted_signature(**options, trees=parser_signature))
         for key, name in (("ted_r", "targets"), ("ted_e", "templates")):
             if name in sides:
-                scores = distances(preds, kept[name], height=height, **options)
+                scores = distances(preds, kept[name], height=height, **reference)
                 result[f"{key}_scores"] = _spread(scores, ok, sides)
                 result[key] = mean(scores)
         result["ted_diversity_failures"] = [f"pair {i} {why}" for i, why in sorted(failures.items())]
         if len(sides) > 2:
-            signature = ted_signature(**options, heights=(height,), trees=parser_signature)
+            signature = ted_signature(**reference, heights=(height,), trees=parser_signature)
             result["reference_signature"] = str(signature)
         return result
 

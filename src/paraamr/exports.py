@@ -1,0 +1,301 @@
+"""Training files for the paper's uses of a corpus, streamed: SimCSE triplets and SCPN triples.
+
+- :func:`simcse_rows`: ``(source, paraphrase, random negative)`` for learning sentence embeddings
+  with SimCSE, the negative a source sentence drawn at random from another record; written in
+  SimCSE's supervised CSV (header ``sent0,sent1,hard_neg``) by :func:`write_csv`.
+- :func:`scpn_rows`: ``(source, target parse, paraphrase)`` for syntactically controlled
+  paraphrase generation (SCPN): the target parse is the paraphrase's constituency tree from a
+  :mod:`paraamr.metrics.parsers` parser with its words dropped, as SCPN takes parses.
+
+Each keeps the paraphrases at or below the paper's perplexity threshold for that use by default
+(:data:`THRESHOLDS`: 110 and 85; a null perplexity fails any threshold, as in
+:class:`paraamr.filters.Filters`). Records come from :func:`records` (a local release file or
+dataset folder through :mod:`paraamr.sources`, or a Hub dataset through
+``datasets.load_dataset(..., streaming=True)``), one at a time: memory stays flat in the corpus
+size. A pair that cannot be written comes out as a failure (``{"where", "text", "para_text",
+"stage", "reason"}``), never dropped silently.
+
+>>> recs = [{"text": f"Sentence {i}.", "paraphrases": [{"para_text": f"Para {i}.", "perplexity": 50.0 * i}]}
+...         for i in range(1, 5)]
+>>> rows = list(simcse_rows(((f"row {i}", r) for i, r in enumerate(recs)), max_perplexity=110, seed=0))
+>>> [r.values for r in rows]  # perplexity 50 and 100 kept; the negatives: other sources
+[('Sentence 1.', 'Para 1.', 'Sentence 4.'), ('Sentence 2.', 'Para 2.', 'Sentence 4.')]
+>>> linearize(read_tree("(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"))
+'(ROOT (S (NP (PRP)) (VP (VBP) (NP (PRP))) (.)))'
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paraamr.errors import InputError
+from paraamr.filters import Filters
+from paraamr.metrics.trees import Tree, read_tree
+from paraamr.records import normalize
+
+__all__ = [
+    "SCPN_COLUMNS",
+    "SIMCSE_COLUMNS",
+    "THRESHOLDS",
+    "Row",
+    "linearize",
+    "records",
+    "scpn_rows",
+    "simcse_rows",
+    "write_csv",
+]
+
+#: SimCSE's supervised training CSV: anchor, positive, hard negative.
+SIMCSE_COLUMNS = ("sent0", "sent1", "hard_neg")
+#: SCPN's triple: the source, the target's parse (no words), the target paraphrase.
+SCPN_COLUMNS = ("source", "target_parse", "paraphrase")
+#: The paper's perplexity threshold per use: sentence embeddings 110, controlled generation 85.
+THRESHOLDS = {"simcse": 110.0, "scpn": 85.0}
+#: Sources a negative is drawn from: a uniform sample of those read so far, of at most this many.
+POOL_SIZE = 100_000
+#: Records read ahead of the one whose negatives are drawn (so the first ones have a pool too).
+AHEAD = 10_000
+#: Draws before a negative is given up (every text drawn was the source or the paraphrase).
+TRIES = 64
+
+
+@dataclass(frozen=True)
+class Row:
+    """One (source, paraphrase) pair of the input: the file's values, or why it has none."""
+
+    where: str
+    text: str
+    para_text: str
+    values: tuple[str, ...] | None = None
+    stage: str = ""
+    reason: str = ""
+
+    def failure(self) -> dict[str, str]:
+        """The failure row of a pair that could not be written."""
+        return {k: getattr(self, k) for k in ("where", "text", "para_text", "stage", "reason")}
+
+
+def records(
+    spec: str,
+    *,
+    config: str | None = None,
+    splits: Sequence[str] | None = None,
+    limits: Any = None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, record)`` of each source of ``spec``, streamed, in the ``default`` shape.
+
+    A local file or folder is read by :mod:`paraamr.sources` (release JSON lines, zipped or not,
+    Parquet, our dataset folders; ``limits`` caps what an archive may unpack); any other
+    name is a Hub dataset, streamed by ``datasets.load_dataset`` (``config``; its ``default`` rows
+    or its ``pairs`` rows, each a record of one paraphrase). ``splits`` keeps those splits (all by
+    default); a split that is not there is an error naming the ones that are.
+    """
+    from paraamr.sources import RELEASE_SUFFIXES, iter_records, parse_line, split_files
+
+    path = Path(spec)
+    if path.exists():
+        files = split_files(path)
+        _check_splits(spec, splits, list(files))
+        for split in splits or list(files):
+            for file in files[split]:
+                for key, record in iter_records(file, limits=limits):
+                    yield f"{file}, {key}", record
+        return
+    if spec.startswith(("/", "./", "../", "~")) or path.suffix.lower() in (*RELEASE_SUFFIXES, ".csv", ".tsv"):
+        raise InputError(f"{spec}: no such file or folder")
+    for split, rows in _hub_splits(spec, config, splits):
+        for i, row in enumerate(rows):
+            where = f"{spec} ({split}) row {i}"
+            if "para_text" in row and "paraphrases" not in row:
+                row = {"text": row.get("text"), "paraphrases": [row]}
+            try:
+                yield where, parse_line(row)
+            except ValueError as err:
+                raise InputError(f"{where}: {err}") from None
+
+
+def _check_splits(spec: str, wanted: Sequence[str] | None, found: Sequence[str]) -> None:
+    missing = [s for s in wanted or () if s not in found]
+    if missing:
+        raise InputError(f"{spec}: no split {', '.join(missing)} (splits: {', '.join(found) or 'none'})")
+
+
+def _hub_splits(spec: str, config: str | None, splits: Sequence[str] | None) -> Iterator[tuple[str, Any]]:
+    import datasets
+
+    try:
+        loaded = datasets.load_dataset(spec, config, streaming=True)
+    except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
+        raise InputError(
+            f"{spec}: neither a local file or folder nor a dataset the Hub could give "
+            f"(config {config or 'default'}): {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        ) from err
+    _check_splits(spec, splits, list(loaded))
+    for split in splits or list(loaded):
+        yield split, loaded[split]
+
+
+def _kept(
+    items: Iterable[tuple[str, dict[str, Any]]], max_perplexity: float | None, counts: dict[str, int]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Records with their paraphrases at or below ``max_perplexity``; ``counts["pairs"]`` and
+    ``counts["kept"]`` count the pairs read and those kept."""
+
+    def counted() -> Iterator[tuple[str, dict[str, Any]]]:
+        for where, record in items:
+            counts["pairs"] = counts.get("pairs", 0) + len(record["paraphrases"])
+            yield where, record
+
+    for where, record in Filters(max_perplexity=max_perplexity).iter_records(counted()):
+        counts["kept"] = counts.get("kept", 0) + len(record["paraphrases"])
+        yield where, record
+
+
+def simcse_rows(
+    items: Iterable[tuple[str, dict[str, Any]]],
+    *,
+    max_perplexity: float | None = THRESHOLDS["simcse"],
+    seed: int = 0,
+    pool_size: int = POOL_SIZE,
+    ahead: int = AHEAD,
+    counts: dict[str, int] | None = None,
+) -> Iterator[Row]:
+    """A :class:`Row` per kept (source, paraphrase) pair with values ``(source, paraphrase,
+    negative)``: the negative a source text of the input (one CSV readers take for a missing value
+    aside), neither the source nor the paraphrase once normalized
+    (:func:`paraamr.records.normalize`), drawn uniformly from a sample of up to ``pool_size``
+    sources read so far (reservoir sampling), the ``ahead`` records after the pair's own included.
+    The same input and ``seed`` give the same rows."""
+    counts = {} if counts is None else counts
+    rng = random.Random(seed)
+    pool: list[str] = []
+    window: deque[tuple[str, dict[str, Any]]] = deque()
+
+    def emit(where: str, record: dict[str, Any]) -> Iterator[Row]:
+        for k, para in enumerate(record["paraphrases"]):
+            text, paraphrase = record["text"], para["para_text"]
+            avoid = {normalize(text), normalize(paraphrase)}
+            draws = (rng.choice(pool) for _ in range(TRIES if pool else 0))
+            negative = next((c for c in draws if normalize(c) not in avoid), None)
+            at = f"{where}, paraphrase {k + 1}"
+            if negative is None:
+                yield Row(
+                    at, text, paraphrase, stage="negative", reason="no other source to draw a negative from"
+                )
+            else:
+                yield Row(at, text, paraphrase, (text, paraphrase, negative))
+
+    read = 0
+    for where, record in _kept(items, max_perplexity, counts):
+        window.append((where, record))
+        if _missing_in_csv([record["text"]]) is None:  # never a negative CSV readers take for a null
+            read += 1
+            if len(pool) < pool_size:
+                pool.append(record["text"])
+            elif (slot := rng.randrange(read)) < pool_size:
+                pool[slot] = record["text"]
+        if len(window) > ahead:
+            yield from emit(*window.popleft())
+    while window:
+        yield from emit(*window.popleft())
+
+
+def linearize(tree: Tree) -> str:
+    """A tree's bracket string without its words, as SCPN takes parses: ``(ROOT (S (NP (PRP)) ...)``."""
+    parts: list[str] = []
+    open_depths: list[int] = []
+    for label, depth in zip(tree.labels, tree.depths, strict=True):
+        while open_depths and open_depths[-1] >= depth:
+            parts.append(")")
+            open_depths.pop()
+        parts.append(("(" if not parts else " (") + label)
+        open_depths.append(depth)
+    return "".join(parts) + ")" * len(open_depths)
+
+
+def scpn_rows(
+    items: Iterable[tuple[str, dict[str, Any]]],
+    parser: Any,
+    *,
+    max_perplexity: float | None = THRESHOLDS["scpn"],
+    batch_size: int = 256,
+    counts: dict[str, int] | None = None,
+) -> Iterator[Row]:
+    """A :class:`Row` per kept (source, paraphrase) pair with values ``(source, target parse,
+    paraphrase)``: the paraphrase parsed by ``parser`` (a :class:`paraamr.metrics.parsers.TreeParser`)
+    in batches of ``batch_size`` pairs, its tree written by :func:`linearize`. A paraphrase the
+    parser fails on is a failure row (stage ``parse``). Parses are kept in memory one batch at a
+    time (the parser's disk cache, when it has one, keeps them across runs)."""
+    counts = {} if counts is None else counts
+    batch: list[Row] = []
+
+    def flush() -> Iterator[Row]:
+        trees = parser.parse([row.para_text for row in batch])
+        parser.clear()
+        for row, tree in zip(batch, trees, strict=True):
+            try:
+                parse = linearize(read_tree(tree, where=row.where))
+            except ValueError as err:
+                yield Row(row.where, row.text, row.para_text, stage="parse", reason=str(err))
+            else:
+                yield Row(row.where, row.text, row.para_text, (row.text, parse, row.para_text))
+        batch.clear()
+
+    for where, record in _kept(items, max_perplexity, counts):
+        for k, para in enumerate(record["paraphrases"]):
+            batch.append(Row(f"{where}, paraphrase {k + 1}", record["text"], para["para_text"]))
+            if len(batch) >= batch_size:
+                yield from flush()
+    if batch:
+        yield from flush()
+
+
+def _missing_in_csv(values: Sequence[str]) -> str | None:
+    """A value CSV readers take for a missing one (pandas' ``NA``, ``null``, ``nan``, an empty
+    field, ...: what ``load_dataset("csv")`` reads as None), or None."""
+    from pandas.io.parsers.readers import STR_NA_VALUES
+
+    return next((v for v in values if v in STR_NA_VALUES), None)
+
+
+def write_csv(
+    rows: Iterable[Row],
+    output: str | Path,
+    columns: Sequence[str],
+    *,
+    failures: Any,
+    empty: Callable[[], str] | None = None,
+) -> int:
+    """Write ``rows``' values under the header ``columns`` as CSV (UTF-8, quoted where needed) to
+    ``output`` atomically (:func:`paraamr.layout.atomic_file`: a run that stops leaves no part);
+    rows without values, and rows with a value a CSV reader would read as missing, go to
+    ``failures.append`` (a list, or a writer of them). Returns the rows written. With no row to
+    write, ``empty`` (when given) makes the message of an :class:`InputError` and nothing is
+    written (``datasets`` cannot load a CSV file without rows)."""
+    from paraamr.layout import atomic_file
+
+    written = 0
+    with atomic_file(output) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            missing = _missing_in_csv(row.values) if row.values is not None else None
+            if row.values is None or missing is not None:
+                why = (
+                    {"stage": "csv", "reason": f"{missing!r} reads back as a missing value"}
+                    if missing
+                    else {}
+                )
+                failures.append({**row.failure(), **why})
+                continue
+            writer.writerow(row.values)
+            written += 1
+        if not written and empty is not None:
+            raise InputError(empty())
+    return written

@@ -1,0 +1,283 @@
+"""Table 2 as the paper ran it: several corpora scored on the sources they share, a perplexity
+filter, the paper's preset, and a signature saying how a row was computed against the paper's.
+
+The paper scores the examples whose sources appear in all four corpora (ParaNMT, ParaBank 1 and
+2, ParaAMR), with supervised SimCSE for similarity and CoreNLP trees for TED. Sources are matched
+by :func:`paraamr.records.normalize` (lowercased, NFKC, whitespace collapsed: the release is
+lowercased, ParaBank is not); each corpus keeps all its pairs of a shared source.
+
+>>> from paraamr.metrics.report import Pair
+>>> a = [Pair("a", "I know.", "Known."), Pair("a", "It rains.", "Rain falls.")]
+>>> b = [Pair("b", "i know.", "I am aware.", perplexity=80.0), Pair("b", "Go.", "Leave.", perplexity=90.0)]
+>>> sorted(common_sources([a, b]))
+['i know.']
+>>> [p.paraphrase for p in restrict(b, {"i know."})]
+['I am aware.']
+>>> kept, counts = filter_perplexity(b, 85)
+>>> [p.paraphrase for p in kept], counts
+(['I am aware.'], {'dropped': 1, 'without_perplexity': 0})
+>>> str(protocol_signature(similarity_model="all-MiniLM-L6-v2", ted_convention="paper",
+...                        parser_signature="parser:corenlp", corpora=2, max_perplexity=None))
+'table2:not-paper|differs:similarity-model|sources:common-of-2|max-ppl:none'
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from paraamr.metrics.report import Pair, evaluate_pairs
+from paraamr.metrics.scoring import MEASURES
+from paraamr.records import normalize
+from paraamr.signature import Signature
+
+__all__ = [
+    "PAPER_SIMILARITY",
+    "PRESETS",
+    "Paths",
+    "add_table2_options",
+    "apply_preset",
+    "common_sources",
+    "evaluate_corpora",
+    "filter_perplexity",
+    "format_corpora",
+    "protocol_signature",
+    "read_corpus",
+    "restrict",
+    "run_corpora",
+    "shared_pairs",
+]
+
+#: The paper's similarity model (supervised SimCSE, RoBERTa-large; pooler output).
+PAPER_SIMILARITY = "princeton-nlp/sup-simcse-roberta-large"
+#: ``--preset NAME``: the options it sets (where they were left at their defaults).
+PRESETS = {"paper": {"similarity_model": PAPER_SIMILARITY, "ted_convention": "paper"}}
+
+
+class Paths(argparse.Action):
+    """PATH...: None for none, the path for one, a list for several."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, None if not values else values[0] if len(values) == 1 else list(values))
+
+
+def add_table2_options(p: argparse.ArgumentParser, models: argparse._ArgumentGroup) -> None:
+    """``--preset``, ``--max-perplexity`` (on ``p``) and ``--ted-convention`` (in ``models``)."""
+    from paraamr.options import optional_float
+
+    p.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default=None,
+        help="paper: SimCSE similarity (princeton-nlp/sup-simcse-roberta-large, fetched on first use) and "
+        "the paper's TED convention, where those options are not given",
+    )
+    p.add_argument(
+        "--max-perplexity",
+        type=optional_float,
+        default=None,
+        metavar="X",
+        help="leave out paraphrases of perplexity over X (the paper: 120; pairs without one are kept)",
+    )
+    models.add_argument(
+        "--ted-convention",
+        default="paper",
+        choices=("paper", "aesop", "plain"),
+        help="trees of TED-3/TED-F: paper (heights from the clause, words kept: Table 2's scale), aesop "
+        "(AESOP's eval_utils: words dropped, S merged, heights from ROOT) or plain (default: %(default)s)",
+    )
+
+
+def apply_preset(args: argparse.Namespace, defaults: argparse.Namespace) -> None:
+    """The options of ``args.preset`` (:data:`PRESETS`) still at their ``defaults``, set to the preset's."""
+    for key, value in PRESETS[args.preset].items():
+        if getattr(args, key) == getattr(defaults, key):
+            setattr(args, key, value)
+
+
+def filter_perplexity(
+    pairs: Sequence[Pair], max_perplexity: float | None
+) -> tuple[list[Pair], dict[str, int]]:
+    """The pairs whose paraphrase has perplexity at most ``max_perplexity`` (all with None), and the
+    counts ``dropped`` and ``without_perplexity`` (pairs with no perplexity, which are kept)."""
+    if max_perplexity is None:
+        return list(pairs), {"dropped": 0, "without_perplexity": 0}
+    kept = [p for p in pairs if p.perplexity is None or p.perplexity <= max_perplexity]
+    counts = {
+        "dropped": len(pairs) - len(kept),
+        "without_perplexity": sum(p.perplexity is None for p in pairs),
+    }
+    return kept, counts
+
+
+def common_sources(corpora: Iterable[Sequence[Pair]]) -> set[str]:
+    """The normalized sources found in every corpus."""
+    keys = [{normalize(p.source) for p in pairs} for pairs in corpora]
+    return set.intersection(*keys) if keys else set()
+
+
+def restrict(pairs: Sequence[Pair], keys: set[str]) -> list[Pair]:
+    """The pairs of ``pairs`` whose normalized source is in ``keys``, numbered anew."""
+    kept = [p for p in pairs if normalize(p.source) in keys]
+    return [replace(p, index=i) for i, p in enumerate(kept)]
+
+
+def protocol_signature(
+    *,
+    similarity_model: str,
+    ted_convention: str,
+    parser_signature: Signature | str,
+    corpora: int,
+    max_perplexity: float | None,
+    pooling: str | None = None,
+) -> Signature:
+    """How a row was computed against Table 2's protocol: ``table2:paper`` when the similarity
+    model (with its pooler output: ``pooling`` None or ``cls``), the TED convention and the parser
+    (CoreNLP) are the paper's, else ``table2:not-paper`` with what ``differs``; which sources
+    (``all``, or ``common-of-N`` corpora) and the perplexity limit."""
+    differs = []
+    if similarity_model != PAPER_SIMILARITY or pooling not in (None, "cls"):
+        differs.append("similarity-model")
+    if ted_convention != "paper":
+        differs.append("ted-convention")
+    if Signature.parse(str(parser_signature))["parser"] != "corenlp":
+        differs.append("parser")
+    fields: dict[str, object] = {"table2": "not-paper" if differs else "paper"}
+    if differs:
+        fields["differs"] = ",".join(differs)
+    fields["sources"] = f"common-of-{corpora}" if corpora > 1 else "all"
+    fields["max-ppl"] = "none" if max_perplexity is None else f"{max_perplexity:g}"
+    return Signature(**fields)
+
+
+def shared_pairs(
+    corpora: Sequence[tuple[str, Sequence[Pair]]],
+    *,
+    max_perplexity: float | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> tuple[list[tuple[str, list[Pair], dict[str, int]]], int]:
+    """Each named corpus's pairs of the sources all of them share after the perplexity filter
+    (``sample``: that many shared sources drawn with ``seed``, the same for every corpus), with its
+    ``selection`` counts; and the number of shared sources. InputError when none is shared."""
+    filtered = []
+    for name, pairs in corpora:
+        kept, counts = filter_perplexity(pairs, max_perplexity)
+        filtered.append((name, kept, {"input_pairs": len(pairs), **counts}))
+    keys = common_sources(kept for _, kept, _ in filtered)
+    if not keys:
+        from paraamr.errors import InputError
+
+        raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
+    if sample is not None and sample < len(keys):
+        keys = set(random.Random(seed).sample(sorted(keys), sample))
+    return [(name, restrict(kept, keys), selection) for name, kept, selection in filtered], len(keys)
+
+
+def evaluate_corpora(
+    corpora: Sequence[tuple[str, Sequence[Pair]]],
+    *,
+    parser: Any,
+    embedder: Any,
+    max_perplexity: float | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    ted_convention: str = "paper",
+    max_chars: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """One row per named corpus of ``corpora`` over the sources all of them share
+    (:func:`shared_pairs`), each with its ``sources``, ``pairs``, measures, failures and
+    ``selection`` counts; the shared ``signatures`` (with ``protocol``)."""
+    selected, shared = shared_pairs(corpora, max_perplexity=max_perplexity, sample=sample, seed=seed)
+    rows, signatures = [], {}
+    options = {} if max_chars is None else {"max_chars": max_chars}
+    for name, pairs, selection in selected:
+        if progress is not None:
+            progress(f"scoring {name}: {len(pairs):,} pairs of {shared:,} shared sources")
+        row = evaluate_pairs(
+            pairs, embedder=embedder, parser=parser, ted_convention=ted_convention, **options
+        )
+        signatures.update(row.pop("signatures"))
+        del row["scores"]
+        sources = len({normalize(p.source) for p in pairs})
+        rows.append({"input": name, "sources": sources, **row, "selection": selection})
+    signatures["protocol"] = str(
+        protocol_signature(
+            similarity_model=embedder.model_name, pooling=embedder.pooling, ted_convention=ted_convention,
+            parser_signature=parser.signature, corpora=len(corpora), max_perplexity=max_perplexity,
+        )
+    )  # fmt: skip
+    return {"corpora": rows, "common_sources": shared, "signatures": signatures}
+
+
+def format_corpora(result: dict[str, Any]) -> str:
+    """The rows as one Markdown table (Table 2's columns), then the signatures."""
+    titles = [title for _, title in MEASURES]
+    lines = [
+        "| corpus | sources | pairs | " + " | ".join(titles) + " |",
+        "|" + "---|" * (len(titles) + 3),
+    ]
+    for row in result["corpora"]:
+        cells = " | ".join(f"{row[key]:.2f}" for key, _ in MEASURES)
+        lines.append(f"| {row['input']} | {row['sources']:,} | {row['pairs']:,} | {cells} |")
+    lines += ["", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
+    lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
+    return "\n".join(lines)
+
+
+def read_corpus(path: str, *, config: str | None, split: str, local: bool) -> list[Pair]:
+    """The pairs of one input: a local file or folder (``local``), else a Hub dataset id."""
+    from paraamr.errors import InputError
+    from paraamr.metrics.report import read_hub_pairs, read_pairs
+
+    pairs = read_pairs(path) if local else read_hub_pairs(path, config, split)
+    if not pairs:
+        raise InputError(f"{path}: no pairs to evaluate")
+    return pairs
+
+
+def run_corpora(args: Any, world: int, *, local: Callable[[str], bool]) -> int:
+    """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
+    process (:func:`evaluate_corpora`); ``local(path)``: whether ``path`` is read from disk."""
+    import json
+    import sys
+
+    from paraamr.errors import UsageError
+    from paraamr.metrics.scale import process_models
+
+    single = {
+        "--shard": args.shard != (0, 1), "--merge": args.merge, "--state-dir": args.state_dir,
+        "--write-card": args.write_card, "--references": args.references, "--templates": args.templates,
+        "several processes": world > 1,
+    }  # fmt: skip
+    for name, given in single.items():
+        if given:
+            raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
+    read = {"config": args.config, "split": args.split}
+    corpora = [(path, read_corpus(path, **read, local=local(path))) for path in args.path]
+    shared_pairs(corpora, max_perplexity=args.max_perplexity)  # refused before the models load
+    spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
+    make = process_models(
+        spec, processes=args.processes, cache_dir=args.cache_dir, device=args.device,
+        model=args.similarity_model, pooling=args.pooling, batch_size=args.batch_size,
+    )  # fmt: skip
+    parser, embedder = make()
+    say = None if args.progress == "none" else (lambda line: print(line, file=sys.stderr))
+    try:
+        result = evaluate_corpora(
+            corpora, parser=parser, embedder=embedder, max_perplexity=args.max_perplexity,
+            sample=args.sample, seed=args.seed, ted_convention=args.ted_convention,
+            max_chars=args.max_chars, progress=say,
+        )  # fmt: skip
+    finally:
+        parser.close()
+    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else format_corpora(result))
+    for row in result["corpora"]:
+        for failure in row["failures"]:
+            where, stage, reason = failure["where"], failure["stage"], failure["reason"]
+            print(f"paraamr evaluate: left out {where}: {stage}: {reason}", file=sys.stderr)
+    return 0

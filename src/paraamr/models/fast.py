@@ -1,0 +1,370 @@
+"""The inference backend under the model stages: transformers, or CTranslate2 (the fast path).
+
+Every stage (:class:`~paraamr.models.parser.Parser`, :class:`~paraamr.models.realizer.Realizer`,
+:class:`~paraamr.models.lm.PerplexityScorer`, :class:`~paraamr.models.embedder.Embedder`) takes
+``backend`` (one of :data:`BACKENDS`) and ``compute_type`` (one of :data:`COMPUTE_TYPES`).
+:func:`resolve_backend` picks: ``auto`` is CTranslate2 when it is installed (one log line says
+the fast path is off when it is not), with float32 on a CPU (the same outputs as transformers,
+to float rounding) and bfloat16 (float16 where unsupported) on a GPU; ``exact=True`` (metric
+embeddings) keeps float32 on every device unless asked otherwise. int8 is an opt-in.
+
+Only the model call changes: tokenization and every pre- and post-processing step stay the
+stage's own. The model is converted once, on first use (:func:`converted`), into a folder next to
+it named with its content's digest (a changed model converts again), under a lock (a second
+process waits for the first) and through :func:`~paraamr.layout.atomic_dir` (a half-written
+conversion is never used). Its vocabulary is the token ids themselves (``"0"``, ``"1"``, ...):
+the stage's tokenizer stays the one that maps text to ids and back.
+
+>>> resolve_backend("transformers", "auto", "cpu")
+('transformers', 'auto')
+>>> resolve_backend("ctranslate2", "auto", "cuda", bf16=False)
+('ctranslate2', 'float16')
+>>> resolve_backend("ctranslate2", "auto", "cuda", exact=True)
+('ctranslate2', 'float32')
+>>> resolve_backend("transformers", "int8", "cpu")
+Traceback (most recent call last):
+ValueError: compute type 'int8' needs the ctranslate2 backend (transformers runs float32, float16 or bfloat16)
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from paraamr.layout import atomic_dir
+from paraamr.locks import file_lock
+
+__all__ = [
+    "BACKENDS",
+    "COMPUTE_TYPES",
+    "Seq2SeqModel",
+    "converted",
+    "converted_copies",
+    "fingerprint",
+    "load_encoder",
+    "load_generator",
+    "resolve_backend",
+]
+
+logger = logging.getLogger(__name__)
+
+BACKENDS = ("auto", "transformers", "ctranslate2")
+COMPUTE_TYPES = ("auto", "int8", "float32", "float16", "bfloat16", "int8_float16")
+#: Compute types transformers runs (``auto``: the stage's ``dtype`` rule).
+_TORCH_TYPES = ("auto", "float32", "float16", "bfloat16")
+#: Suffix of a converted copy's folder name: ``.NAME.ct2-DIGEST`` beside the model.
+CT2_SUFFIX = ".ct2-"
+#: Files of a model folder that make its digest (weights and configuration).
+_WEIGHTS = (".safetensors", ".bin", ".json", ".pt")
+
+
+def ctranslate2_installed() -> bool:
+    """True when ``ctranslate2`` is installed (looked up, not imported: settings ask it at once)."""
+    import importlib.util
+    import sys
+
+    if "ctranslate2" in sys.modules:  # imported already, or blocked (None)
+        return sys.modules["ctranslate2"] is not None
+    return importlib.util.find_spec("ctranslate2") is not None
+
+
+@functools.cache
+def _fast_path_off() -> None:
+    """Say once, when a model stage loads, that the fast path is off."""
+    logger.warning("ctranslate2 is not installed: the fast path is off (pip install ctranslate2)")
+
+
+def resolve_backend(
+    backend: str, compute_type: str, device: Any, *, exact: bool = False, bf16: bool | None = None
+) -> tuple[str, str]:
+    """``(backend, compute_type)`` to run: ``auto`` resolved (see the module docstring).
+
+    ``device`` is a torch device or its name; ``bf16`` whether the GPU runs bfloat16 (None: ask
+    torch). A transformers compute type stays ``auto`` (the stage's ``dtype`` then decides)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if compute_type not in COMPUTE_TYPES:
+        raise ValueError(f"unknown compute type {compute_type!r}; expected one of {', '.join(COMPUTE_TYPES)}")
+    if backend == "auto":
+        backend = "ctranslate2" if ctranslate2_installed() else "transformers"
+        if backend == "transformers":
+            _fast_path_off()
+    elif backend == "ctranslate2" and not ctranslate2_installed():
+        raise ValueError("backend 'ctranslate2' needs the ctranslate2 package (pip install ctranslate2)")
+    if backend == "transformers":
+        if compute_type not in _TORCH_TYPES:
+            raise ValueError(
+                f"compute type {compute_type!r} needs the ctranslate2 backend "
+                "(transformers runs float32, float16 or bfloat16)"
+            )
+        return backend, compute_type
+    if compute_type == "auto":
+        kind = getattr(device, "type", str(device)).split(":")[0]
+        if kind != "cuda" or exact:
+            compute_type = "float32"
+        else:
+            if bf16 is None:
+                import torch
+
+                bf16 = torch.cuda.is_bf16_supported()
+            compute_type = "bfloat16" if bf16 else "float16"
+    return backend, compute_type
+
+
+def fingerprint(path: Path, block: int = 1 << 20) -> str:
+    """A key of the content of file ``path``: blake2b of its size, first and last MiB (enough to
+    tell two model files apart without reading gigabytes at every load).
+
+    >>> import tempfile
+    >>> a, b = Path(tempfile.mkdtemp()) / "a", Path(tempfile.mkdtemp()) / "b"
+    >>> _ = a.write_bytes(b"x" * 5000), b.write_bytes(b"x" * 5000)
+    >>> fingerprint(a) == fingerprint(b)
+    True
+    >>> _ = b.write_bytes(b"x" * 4999 + b"y")
+    >>> fingerprint(a) == fingerprint(b)
+    False
+    """
+    size = path.stat().st_size
+    digest = hashlib.blake2b(str(size).encode(), digest_size=8)
+    with path.open("rb") as f:
+        digest.update(f.read(block))
+        f.seek(max(0, size - block))
+        digest.update(f.read(block))
+    return digest.hexdigest()
+
+
+def _model_digest(source: Path) -> str:
+    """The digest of a model folder: its weight and configuration files, by name and content."""
+    digest = hashlib.blake2b(digest_size=8)
+    for path in sorted(source.iterdir()):
+        if path.is_file() and path.suffix in _WEIGHTS:
+            digest.update(path.name.encode() + b"\0" + fingerprint(path).encode())
+    return digest.hexdigest()
+
+
+def _target(source: Path, digest: str, cache_dir: str | Path | None) -> Path:
+    """Where the converted copy of ``source`` goes: beside it, or in the model cache when its
+    folder is not writable."""
+    name = f".{source.name}{CT2_SUFFIX}{digest}"
+    if os.access(source.parent, os.W_OK):
+        return source.parent / name
+    from paraamr.models.resolve import cache_root
+
+    return cache_root(cache_dir) / "ct2" / name
+
+
+class _IdVocabulary:
+    """Stands in for a tokenizer during conversion: the vocabulary is the ids as strings, the
+    special tokens those of the stage's tokenizer (or of the model's configuration)."""
+
+    def __init__(self, config: Any, tokenizer: Any) -> None:
+        size = int(config.vocab_size)
+        self._vocab = {str(i): i for i in range(size)}
+
+        def special(name: str, fallback: int | None) -> str | None:
+            value = getattr(tokenizer, f"{name}_token_id", None) if tokenizer is not None else None
+            value = value if value is not None else getattr(config, f"{name}_token_id", None)
+            value = value if value is not None else fallback
+            return None if value is None else str(value)
+
+        eos = getattr(config, "eos_token_id", None)
+        self.eos_token = special("eos", 0)
+        self.bos_token = special("bos", eos)
+        self.pad_token = special("pad", eos)
+        self.unk_token = special("unk", eos if eos is not None else 0)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def convert_ids_to_tokens(self, ids: Any) -> Any:
+        return [str(i) for i in ids] if isinstance(ids, list) else str(ids)
+
+    def __len__(self) -> int:
+        return len(self._vocab)
+
+
+def _convert(source: Path, output: Path, tokenizer: Any) -> None:
+    """Convert the transformers model at ``source`` into ``output`` (float32 weights, id vocabulary)."""
+    from ctranslate2.converters import TransformersConverter
+
+    class Converter(TransformersConverter):
+        def load_model(self, model_class, model_name_or_path, **kwargs):
+            import torch
+
+            kwargs["dtype"] = torch.float32
+            model = super().load_model(model_class, model_name_or_path, **kwargs)
+            config = model.config
+            # fields transformers 5 no longer writes, which CTranslate2's loaders read
+            if config.model_type == "bart" and not hasattr(config, "normalize_before"):
+                config.normalize_before = False  # BART is post-norm
+            encoders = ("bert", "roberta", "xlm-roberta", "distilbert")
+            if config.model_type in encoders and getattr(config, "position_embedding_type", None) is None:
+                config.position_embedding_type = "absolute"  # the only kind transformers 5 has
+            self.config = model.config
+            return model
+
+        def load_tokenizer(self, tokenizer_class, model_name_or_path, **kwargs):
+            return _IdVocabulary(self.config, tokenizer)
+
+    Converter(str(source)).convert(str(output), force=True)
+
+
+def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Path | None = None) -> Path:
+    """The CTranslate2 copy of the transformers model folder ``source``, converted on first use.
+
+    ``tokenizer`` (the stage's) gives the special tokens. The copy sits beside ``source``, named
+    with its digest; a second process waits for the first one's conversion."""
+    source = Path(source)
+    target = _target(source, _model_digest(source), cache_dir)
+    if target.is_dir():
+        return target
+    lock = target.parent / f"{target.name}.lock"
+    with file_lock(lock, command="convert a model"):
+        if not target.is_dir():
+            logger.info("converting %s for CTranslate2 (once) into %s", source, target)
+            with atomic_dir(target, exist_ok=True) as tmp:
+                _convert(source, tmp, tokenizer)
+    return target
+
+
+def converted_copies(source: str | Path, cache_dir: str | Path | None = None) -> list[Path]:
+    """Every converted copy of the model folder ``source`` (any digest), beside it or in the cache."""
+    source = Path(source)
+    prefix = f".{source.name}{CT2_SUFFIX}"
+    from paraamr.models.resolve import cache_root
+
+    places = (source.parent, cache_root(cache_dir) / "ct2")
+    found = (p for d in places if d.is_dir() for p in d.iterdir())
+    return sorted(p for p in found if p.is_dir() and p.name.startswith(prefix))
+
+
+def _ct2_device(device: Any) -> tuple[str, int]:
+    import torch
+
+    device = torch.device(device)
+    return ("cuda" if device.type == "cuda" else "cpu"), int(device.index or 0)
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def load_translator(path: Path, device: Any, compute_type: str):
+    """A ``ctranslate2.Translator`` over the converted ``path``."""
+    import ctranslate2
+
+    kind, index = _ct2_device(device)
+    return ctranslate2.Translator(
+        str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
+    )
+
+
+def load_generator(path: Path, device: Any, compute_type: str):
+    """A ``ctranslate2.Generator`` (decoder-only LM) over the converted ``path``."""
+    import ctranslate2
+
+    kind, index = _ct2_device(device)
+    return ctranslate2.Generator(
+        str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
+    )
+
+
+def load_encoder(path: Path, device: Any, compute_type: str):
+    """A ``ctranslate2.Encoder`` over the converted ``path``."""
+    import ctranslate2
+
+    kind, index = _ct2_device(device)
+    return ctranslate2.Encoder(
+        str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
+    )
+
+
+def _tokens(ids: Sequence[int]) -> list[str]:
+    return [str(int(i)) for i in ids]
+
+
+class Seq2SeqModel:
+    """Stands in for a transformers encoder-decoder under amrlib: ``generate`` as amrlib calls it
+    (``input_ids``, ``attention_mask``, ``max_length``, ``num_beams``, ``num_return_sequences``,
+    ``early_stopping``), answered by CTranslate2 with the settings the transformers model's
+    ``generation_config`` would apply (forced BOS / EOS, ``no_repeat_ngram_size``, length and
+    repetition penalties, ``min_length``, suppressed tokens and bad words, sampling). Returns per
+    sequence its token ids (decoder start token first, as transformers does)."""
+
+    def __init__(self, model: Any, path: Path, device: Any, compute_type: str) -> None:
+        self.config = model.config
+        self.generation_config = model.generation_config
+        self.device = model.device
+        self.compute_type = compute_type
+        self.translator = load_translator(path, device, compute_type)
+
+    def eval(self) -> Seq2SeqModel:
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Seq2SeqModel:
+        return self
+
+    def generate(
+        self,
+        input_ids: Any,
+        attention_mask: Any = None,
+        *,
+        max_length: int | None = None,
+        num_beams: int | None = None,
+        num_return_sequences: int = 1,
+        early_stopping: bool = False,
+        **kwargs: Any,
+    ) -> list[list[int]]:
+        """Token ids of the ``num_return_sequences`` best outputs of each input, in order."""
+        gen = self.generation_config
+        beams = num_beams or gen.num_beams or 1
+        max_length = max_length or gen.max_length
+        start = self.config.decoder_start_token_id
+        eos = gen.eos_token_id if gen.eos_token_id is not None else self.config.eos_token_id
+        forced_bos = gen.forced_bos_token_id
+        rows = input_ids.tolist()
+        masks = attention_mask.tolist() if attention_mask is not None else [[1] * len(r) for r in rows]
+        source = [
+            _tokens([t for t, m in zip(r, k, strict=True) if m]) for r, k in zip(rows, masks, strict=True)
+        ]
+        prefix = [[str(forced_bos)] for _ in rows] if forced_bos is not None else None
+        sample = bool(gen.do_sample)
+        banned = [[t] for t in gen.suppress_tokens or ()] + list(gen.bad_words_ids or ())
+        results = self.translator.translate_batch(
+            source,
+            target_prefix=prefix,
+            beam_size=1 if sample else beams,
+            num_hypotheses=num_return_sequences,
+            length_penalty=gen.length_penalty if gen.length_penalty is not None else 1.0,
+            repetition_penalty=gen.repetition_penalty or 1.0,
+            no_repeat_ngram_size=gen.no_repeat_ngram_size or 0,
+            max_decoding_length=max_length - 1,  # transformers counts the decoder start token
+            min_decoding_length=max(0, (gen.min_length or 0) - 1),
+            max_input_length=0,
+            suppress_sequences=[_tokens(s) for s in banned] or None,
+            return_end_token=True,
+            sampling_topk=(gen.top_k or 0) if sample else 1,
+            sampling_topp=(gen.top_p or 1.0) if sample else 1.0,
+            sampling_temperature=(gen.temperature or 1.0) if sample else 1.0,
+        )
+        out = []
+        for result in results:
+            for tokens in result.hypotheses:
+                ids = [int(t) for t in tokens]
+                if gen.forced_eos_token_id is not None and len(ids) == max_length - 1 and ids[-1] != eos:
+                    ids[-1] = gen.forced_eos_token_id  # transformers forces EOS on the last step
+                out.append([start, *ids])
+        return out
+
+
+def score_sequences(generator: Any, batch: Sequence[Sequence[int]]) -> list[list[float]]:
+    """Per id sequence, the log-probability of each token after the first (CTranslate2 scoring)."""
+    results = generator.score_batch([_tokens(ids) for ids in batch], max_input_length=0)
+    return [list(r.log_probs) for r in results]

@@ -1,0 +1,108 @@
+"""Bounds on every request paraamr makes to the Hugging Face Hub (push, model and tokenizer
+downloads, Hub datasets): a Hub that accepts a connection and never answers ends in an error, never
+a hang.
+
+huggingface_hub's shared HTTP client has no timeout of its own; :func:`bound_hub_requests` gives it
+one: each request gives up after :func:`hub_timeout` seconds without a byte (``PARAAMR_HUB_TIMEOUT``,
+default 30; connecting: 10 s at most), and a connection that cannot be made is retried
+:data:`CONNECT_RETRIES` times. On top of that huggingface_hub retries a file transfer that times out
+or meets a 429/5xx up to 5 times with backoff (its ``http_backoff``), and file downloads keep their
+own ``HF_HUB_DOWNLOAD_TIMEOUT`` / ``HF_HUB_ETAG_TIMEOUT`` (10 s each by default). Direct downloads
+(:func:`paraamr.models.download.fetch_url`) have their own timeout and retries.
+
+>>> hub_timeout({"PARAAMR_HUB_TIMEOUT": "5"}), hub_timeout({})
+(5.0, 30.0)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from paraamr.errors import UsageError
+from paraamr.options import check_number
+
+__all__ = [
+    "CONNECT_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "HELP",
+    "bound_hub_requests",
+    "hub_timeout",
+    "with_hub_bounds",
+]
+
+#: Seconds a Hub request may wait for a byte (``PARAAMR_HUB_TIMEOUT``).
+DEFAULT_TIMEOUT = 30.0
+#: Seconds to connect, at most.
+CONNECT_TIMEOUT = 10.0
+#: Retries of a connection that cannot be made (refused, reset while connecting).
+CONNECT_RETRIES = 3
+#: What ``--help`` says of it.
+HELP = (
+    "Hub requests give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; "
+    "transfers are retried up to 5 times)"
+)
+
+_bound: list[float] = []
+
+
+def hub_timeout(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds a Hub request may wait (``PARAAMR_HUB_TIMEOUT``, a finite number > 0; default 30)."""
+    text = (os.environ if environ is None else environ).get("PARAAMR_HUB_TIMEOUT")
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        return check_number(float(text), "PARAAMR_HUB_TIMEOUT", above=0)
+    except ValueError:
+        raise UsageError(f"PARAAMR_HUB_TIMEOUT={text!r}: must be a finite number of seconds > 0") from None
+
+
+def bound_hub_requests() -> None:
+    """Give huggingface_hub's shared HTTP client a timeout (:func:`hub_timeout`) and connection
+    retries, once per process (a later call with another ``PARAAMR_HUB_TIMEOUT`` applies it).
+    Versions of huggingface_hub before its httpx client (before 1.0) keep their own defaults."""
+    import huggingface_hub
+
+    seconds = hub_timeout()
+    set_factory = getattr(huggingface_hub, "set_client_factory", None)
+    if set_factory is None or _bound == [seconds]:
+        return
+    from huggingface_hub.utils import _http
+
+    base = _http.default_client_factory
+
+    def factory():  # the library's client, with bounds
+        client = base()
+        timeout = type(client.timeout)(seconds, connect=min(seconds, CONNECT_TIMEOUT))
+        client.timeout = timeout
+        transport = getattr(client, "_transport", None)
+        pool = getattr(transport, "_pool", None)
+        if pool is not None and hasattr(pool, "_retries"):
+            pool._retries = CONNECT_RETRIES
+        return client
+
+    set_factory(factory)
+    _bound[:] = [seconds]
+
+
+def with_hub_bounds(func: Callable[[Any], int]) -> Callable[[Any], int]:
+    """``func`` (a command's run), run after :func:`bound_hub_requests` (whose error is the command's)."""
+
+    def run(args: Any) -> int:
+        bound_hub_requests()
+        return func(args)
+
+    return run
+
+
+def network_problem(err: BaseException) -> str:
+    """What went wrong with a Hub request, for a one-line error: a timeout named as the bound it
+    met, else the error's class and text.
+
+    >>> network_problem(TimeoutError("timed out"))
+    'no answer within 30 s (PARAAMR_HUB_TIMEOUT)'
+    """
+    if isinstance(err, TimeoutError) or type(err).__name__.endswith("Timeout"):
+        return f"no answer within {hub_timeout():g} s (PARAAMR_HUB_TIMEOUT)"
+    return f"{type(err).__name__}: {err}"

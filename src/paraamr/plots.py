@@ -1,0 +1,72 @@
+"""The one plot helper: PNG histograms (``paraamr stats``, ``paraamr evaluate``, the card), each
+written atomically, and the check, before any work, that a run would replace no plot it was not
+told to (``--overwrite``).
+
+>>> import tempfile
+>>> d = Path(tempfile.mkdtemp())
+>>> with figure(d / "h.png", "Lengths", "tokens", "sentences") as ax:
+...     _ = ax.hist([3, 4, 4, 5], bins=3)
+>>> (d / "h.png").read_bytes()[:4]
+b'\\x89PNG'
+>>> try:
+...     check_plot_files([d / "h.png"], overwrite=False)
+... except InputError as err:
+...     print(str(err).split(": ", 1)[1])
+pass --overwrite to replace them, or choose another --plots folder
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from paraamr.errors import InputError
+from paraamr.layout import atomic_file
+
+__all__ = ["check_plot_files", "figure"]
+
+
+def check_plot_files(paths: Sequence[Path], *, overwrite: bool) -> None:
+    """Refuse to replace the plot files ``paths`` unless ``overwrite`` (a symbolic link there, even a
+    broken one, counts: it is replaced, never written through), a folder in a plot's place, and a
+    plot folder that is a file. Nothing else in the folder is looked at."""
+    folders = {Path(p).parent for p in paths}
+    for folder in folders:
+        if folder.exists() and not folder.is_dir():
+            raise InputError(f"--plots {folder}: not a folder")
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            raise InputError(f"{path}: is a folder, not a plot file")
+    found = [p for p in paths if p.exists() or p.is_symlink()]
+    if found and not overwrite:
+        raise InputError(
+            f"{found[0]} exists ({len(found)} of the plots): pass --overwrite to replace them, "
+            "or choose another --plots folder"
+        )
+
+
+@contextlib.contextmanager
+def figure(path: Path, title: str, xlabel: str, ylabel: str) -> Iterator[Any]:
+    """A 6x3.5 inch figure's axes to draw on; on leaving, the titles, whole-number counts on the y
+    axis, and the PNG written to ``path`` atomically (its folder made when missing)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    try:
+        yield ax
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        fig.tight_layout()
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_file(path, durable=False) as tmp:
+            fig.savefig(tmp, format="png")
+    finally:
+        plt.close(fig)

@@ -1,0 +1,155 @@
+"""A generate run handed to datatrove's executors (``--executor local|slurm``): its tasks are the
+run's shards, datatrove marks each complete, and the finalized folder holds exactly what a run in
+one process holds. The Slurm executor runs against stand-ins on PATH: an ``sbatch`` that runs each
+array task in turn, as Slurm would (dependencies first), with ``srun`` and ``scontrol``. Tiny
+models, AMR input."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tinyargs import model_args
+
+GRAPHS = [
+    f"# ::id g{i}\n(s / say-01 :ARG0 (m / man) :ARG1 (t / thing :quant {i}) :ARG2 (w / woman))"
+    for i in range(6)
+] + ["# ::id g2\n(x / repeat-01)", "# ::id bad\n(x / broken :ARG0"]
+pytest.importorskip("datatrove", reason="the optional extra paraamr[cluster]")
+
+
+def _generate(tmp_path: Path, tiny: dict, out: Path, *extra: str, path: str | None = None) -> str:
+    graphs = tmp_path / "graphs.amr"
+    graphs.write_text("\n\n".join(GRAPHS) + "\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    if path:
+        env["PATH"] = f"{path}:{env['PATH']}"
+    argv = ["--amr-input", str(graphs), "--output", str(out), *model_args(tiny), "--no-progress", *extra]
+    proc = subprocess.run(
+        [sys.executable, "-m", "paraamr", "generate", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stderr
+
+
+def _content(out: Path) -> tuple[dict, dict, list]:
+    """Records and pairs by id, failures by (id, reason), and the summary's counts; perplexities
+    to 6 significant digits (batches of other sizes move float32 sums in their last bits)."""
+    import pyarrow.parquet as pq
+
+    def rows(config: str) -> list[dict]:
+        return [
+            r for p in sorted((out / "data" / config).glob("*.parquet")) for r in pq.read_table(p).to_pylist()
+        ]
+
+    records = {r["id"]: r for r in rows("default")}
+    for record in records.values():
+        for para in record["paraphrases"]:
+            para["perplexity"] = float(f"{para['perplexity']:.6g}")
+    pairs = sorted((r["id"], r["para_text"], r["focus"]) for r in rows("pairs"))
+    failures = sorted(
+        (f["id"], f["reason"]) for p in (out / "failures").glob("*.jsonl") for f in map(json.loads, p.open())
+    )
+    counts = json.loads((out / "summary.json").read_text())["counts"]
+    counts.pop("seconds_by_stage")
+    return records, {"pairs": pairs, "failures": failures}, counts
+
+
+@pytest.mark.slow
+def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(tiny_models, tmp_path):
+    _generate(tmp_path, tiny_models, tmp_path / "one")
+    out = tmp_path / "tasks"
+    _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "3", "--workers", "2")
+    assert _content(out) == _content(tmp_path / "one")
+    completions = out / ".paraamr" / "tasks" / "generate" / "completions"
+    assert sorted(p.name for p in completions.iterdir()) == ["00000", "00001", "00002"]
+    assert json.loads((out / "summary.json").read_text())["run"]["shards"] == 3
+    again = _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "3", "--workers", "2")
+    assert "all 3 tasks have already been completed" in again.replace("Not doing anything as ", "")
+    assert _content(out) == _content(tmp_path / "one")
+
+
+SBATCH = """#!/usr/bin/env bash
+# A stand-in for Slurm's sbatch: the script from stdin or a file, each task of its array in turn.
+script=$(mktemp)
+if [ -n "${@: -1}" ] && [ -f "${@: -1}" ]; then cp "${@: -1}" "$script"; else cat > "$script"; fi
+echo "$@" >> "$SBATCH_LOG"; grep '^#SBATCH' "$script" >> "$SBATCH_LOG"
+range=$(sed -n 's/^#SBATCH --array=\\([0-9]*\\)-\\([0-9]*\\).*/\\1 \\2/p' "$script"); set -- ${range:-0 0}
+for i in $(seq "$1" "$2"); do
+  SLURM_ARRAY_TASK_ID=$i SLURM_JOB_ID=7 SLURM_NODELIST=localhost bash "$script" >> "$SBATCH_LOG.out" 2>&1
+done
+echo "Submitted batch job $RANDOM"
+"""
+SRUN = """#!/usr/bin/env bash
+while [[ "$1" == -* ]]; do case "$1" in -n) shift 2;; *) shift;; esac; done; exec "$@"
+"""
+SCONTROL = """#!/usr/bin/env bash
+echo localhost  # scontrol show hostnames: the one node
+"""
+
+
+@pytest.mark.slow
+def test_the_slurm_executor_submits_an_array_and_a_finalize_job_after_it(tiny_models, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("sbatch", SBATCH), ("srun", SRUN), ("scontrol", SCONTROL)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod((bin_dir / name).stat().st_mode | stat.S_IEXEC)
+    os.environ["SBATCH_LOG"] = str(tmp_path / "sbatch.log")
+    out = tmp_path / "tasks"
+    try:
+        _generate(
+            tmp_path,
+            tiny_models,
+            out,
+            *("--executor", "slurm", "--tasks", "2", "--slurm-partition", "cpu", "--slurm-time", "1:00:00"),
+            path=f"{bin_dir}:{Path(sys.executable).parent}",
+        )
+    finally:
+        del os.environ["SBATCH_LOG"]
+    log = (tmp_path / "sbatch.log").read_text()
+    assert (
+        "#SBATCH --array=0-1" in log and "#SBATCH --partition=cpu" in log and "--dependency=afterok:" in log
+    )
+    _generate(tmp_path, tiny_models, tmp_path / "one")
+    assert _content(out) == _content(tmp_path / "one"), (tmp_path / "sbatch.log.out").read_text()[-3000:]
+
+
+def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
+    (tmp_path / "in.txt").write_text("A sentence.\n")
+    for extra, message in (
+        (["--shard", "0/2"], "--executor cuts the run into --tasks itself: leave out --shard"),
+        (["--tasks", "0"], "--tasks and --workers must be positive"),
+        (["--executor", "slurm"], "--executor slurm needs --slurm-partition"),
+        (["--overwrite"], "--overwrite does not go with --executor: remove the folder, or give a new --output"),  # noqa: E501
+    ):
+        executor = [] if "--executor" in extra else ["--executor", "local"]
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "paraamr",
+                "generate",
+                "--input",
+                "in.txt",
+                "--output",
+                "o",
+                *executor,
+                *extra,
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 2 and proc.stderr.strip().endswith(message), proc.stderr
+        assert not (tmp_path / "o").exists()

@@ -1,0 +1,44 @@
+"""``Generator`` drops a repeated source within one call, never across calls (a notebook cell run
+twice gives its records twice), and keeps every repeat with ``dedup=False``."""
+
+from __future__ import annotations
+
+from paraamr.builder.pipeline import Generator, Stages
+from paraamr.builder.settings import RecordSettings
+
+GRAPHS = [
+    "# ::id a\n(w / want-01 :ARG0 (b / boy))",
+    "# ::id b\n(s / sleep-01 :ARG0 (g / girl))",
+    "# ::id a\n(w / want-01 :ARG0 (b / boy))",
+]
+
+
+class Words:
+    """A realizer stage: the concepts of the graph in order (a different text per focus)."""
+
+    def realize(self, graphs: list[str]) -> list[str]:
+        return [" ".join(part.split()[0] for part in g.split("/ ")[1:]) for g in graphs]
+
+
+def _generator() -> Generator:
+    return Generator(Stages(realizer=Words()), RecordSettings(), window=2)
+
+
+def test_repeat_within_a_call_is_a_duplicate_failure() -> None:
+    gen = _generator()
+    assert [r["id"] for r in gen.generate_from_amr(GRAPHS)] == ["a", "b"]
+    assert [(f["id"], f["reason"]) for f in gen.failures] == [("a", "duplicate")]
+
+
+def test_a_second_call_gives_the_same_records() -> None:
+    gen = _generator()
+    first = list(gen.generate_from_amr(GRAPHS[:2]))
+    second = list(gen.generate_from_amr(GRAPHS[:2]))
+    assert first == second and len(first) == 2 and gen.failures == []
+    assert gen.stats.inputs == 4 == gen.stats.records
+
+
+def test_dedup_false_keeps_every_repeat() -> None:
+    gen = _generator()
+    records = list(gen.generate_from_amr(GRAPHS, dedup=False))
+    assert [r["id"] for r in records] == ["a", "b", "a"] and gen.failures == []

@@ -1,0 +1,199 @@
+"""``paraamr export simcse|scpn``: the paper's uses as CSV files that ``load_dataset("csv")`` reads,
+at the paper's thresholds, streamed, from a release file, a folder or a Hub dataset (the loopback
+Hub of tests/support/hubserver.py), with deterministic negatives and clear refusals."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from datasets import load_dataset
+
+from paraamr.cli import main
+from paraamr.exports import linearize, scpn_rows, simcse_rows, write_csv
+from paraamr.metrics.parsers import CallableParser
+from paraamr.metrics.trees import read_tree
+from paraamr.records import normalize
+
+RELEASE = Path(__file__).parents[1] / "dataset" / "data" / "release_sample.jsonl"
+RECORDS = [json.loads(line) for line in RELEASE.read_text(encoding="utf-8").splitlines()]
+
+
+def _pairs(threshold: float | None) -> list[tuple[str, str]]:
+    """The (source, paraphrase) pairs of the release sample at a threshold, read here directly."""
+    return [
+        (r["text"], p["para_text"])
+        for r in RECORDS
+        for p in r["paraphrases"]
+        if threshold is None or (p["perplexity"] is not None and p["perplexity"] <= threshold)
+    ]
+
+
+def _csv(path: Path) -> list[dict]:
+    return list(load_dataset("csv", data_files=str(path), split="train"))
+
+
+@pytest.fixture
+def release(tmp_path):
+    return Path(shutil.copy(RELEASE, tmp_path / "release.jsonl"))
+
+
+def test_simcse_keeps_the_threshold_and_draws_negatives_from_other_sources(release, tmp_path, capsys):
+    out = tmp_path / "simcse.csv"
+    assert main(["export", "simcse", str(release), str(out)]) == 0
+    assert "wrote 7 rows" in capsys.readouterr().out
+    assert out.read_text(encoding="utf-8").splitlines()[0] == "sent0,sent1,hard_neg"
+    rows = _csv(out)
+    assert [(r["sent0"], r["sent1"]) for r in rows] == _pairs(110) and len(rows) == 7
+    sources = {r["text"] for r in RECORDS}
+    for row in rows:
+        assert row["hard_neg"] in sources
+        assert normalize(row["hard_neg"]) not in {normalize(row["sent0"]), normalize(row["sent1"])}
+    # the same seed gives the same file; another seed other negatives
+    again = tmp_path / "again.csv"
+    assert main(["export", "simcse", str(release), str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    other = tmp_path / "other.csv"
+    assert main(["export", "simcse", str(release), str(other), "--seed", "1"]) == 0
+    assert [r["hard_neg"] for r in _csv(other)] != [r["hard_neg"] for r in rows]
+    # other thresholds
+    assert main(["export", "simcse", str(release), str(out), "--overwrite", "--max-perplexity", "85"]) == 0
+    assert [(r["sent0"], r["sent1"]) for r in _csv(out)] == _pairs(85)
+
+
+def test_scpn_writes_the_paraphrase_parse_without_words(release, tmp_path, capsys):
+    out = tmp_path / "scpn.csv"
+    assert main(["export", "scpn", str(release), str(out), "--parser", "link-grammar:no-pos"]) == 0
+    assert "wrote 4 rows" in capsys.readouterr().out
+    rows = _csv(out)
+    assert list(rows[0]) == ["source", "target_parse", "paraphrase"]
+    assert [(r["source"], r["paraphrase"]) for r in rows] == _pairs(85)
+    for row in rows:
+        tree = read_tree(row["target_parse"])
+        assert tree.labels[0] == "ROOT" and linearize(tree) == row["target_parse"]
+        words = {w.strip("().,").lower() for w in row["paraphrase"].split()} - {""}
+        assert not words & set(row["target_parse"].replace("(", " ").replace(")", " ").lower().split())
+
+
+def test_scpn_rows_with_a_parser_and_its_failures(tmp_path):
+    def parse(sentence: str) -> str:
+        if "fail" in sentence:
+            raise RuntimeError("no parse")
+        return f"(ROOT (S (NP (NN {sentence.split()[0]})) (VP (VBZ is))))"
+
+    records = [
+        ("r1", {"text": "a", "paraphrases": [{"para_text": "cats sleep", "perplexity": 10.0}]}),
+        ("r2", {"text": "b", "paraphrases": [{"para_text": "please fail", "perplexity": 20.0},
+                                             {"para_text": "dogs run", "perplexity": 90.0}]}),
+    ]  # fmt: skip
+    failures: list[dict] = []
+    rows = scpn_rows(records, CallableParser(parse, name="t"), max_perplexity=85, batch_size=1)
+    assert (
+        write_csv(rows, tmp_path / "o.csv", ("source", "target_parse", "paraphrase"), failures=failures) == 1
+    )
+    assert _csv(tmp_path / "o.csv") == [
+        {"source": "a", "target_parse": "(ROOT (S (NP (NN)) (VP (VBZ))))", "paraphrase": "cats sleep"}
+    ]
+    assert [(f["where"], f["stage"]) for f in failures] == [("r2, paraphrase 1", "parse")]
+    assert "no parse" in failures[0]["reason"]
+
+
+def test_rows_are_streamed_and_memory_stays_flat():
+    """An endless input gives its first rows; parses are kept one batch at a time."""
+    read = itertools.count()
+
+    def endless():
+        for i in read:
+            yield (
+                f"r{i}",
+                {"text": f"source {i}", "paraphrases": [{"para_text": f"para {i}", "perplexity": 1.0}]},
+            )
+
+    rows = list(itertools.islice(simcse_rows(endless(), pool_size=8, ahead=5), 20))
+    assert [r.values[:2] for r in rows] == [(f"source {i}", f"para {i}") for i in range(20)]
+    assert next(read) <= 20 + 5 + 1000  # ahead by 5 records and the filter's batch of 1,000: not to the end
+    assert len({r.values[2] for r in rows}) > 5  # negatives from the whole (sampled) pool
+    parser = CallableParser(lambda s: "(ROOT (NN x))", name="t")
+    scpn = list(itertools.islice(scpn_rows(endless(), parser, batch_size=4), 10))
+    assert len(scpn) == 10 and len(parser._cache) == 0  # forgotten after each batch
+
+
+def test_a_value_csv_reads_as_missing_is_a_failure_not_a_null(tmp_path):
+    texts = [
+        ("NA", "not available"),
+        ("He left.", "He went away."),
+        ('She\nstayed, "yes".', "She did not go."),
+    ]
+    records = [
+        (f"r{i}", {"text": t, "paraphrases": [{"para_text": p, "perplexity": 1.0}]})
+        for i, (t, p) in enumerate(texts, start=1)
+    ]
+    failures: list[dict] = []
+    written = write_csv(
+        simcse_rows(records), tmp_path / "s.csv", ("sent0", "sent1", "hard_neg"), failures=failures
+    )
+    rows = _csv(tmp_path / "s.csv")
+    assert written == len(rows) == 2 and all(None not in r.values() for r in rows)
+    assert rows[1]["sent0"] == 'She\nstayed, "yes".'  # quoted, read back exactly
+    assert [(f["where"], f["stage"]) for f in failures] == [("r1, paraphrase 1", "csv")]
+
+
+def test_output_is_never_replaced_without_overwrite_and_bad_input_is_one_line(release, tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    out.write_text("mine\n")
+    assert main(["export", "simcse", str(release), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "exists (pass --overwrite" in err and out.read_text() == "mine\n"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok", "paraphrases": []}\n{"text": 3}\n')
+    new = tmp_path / "new.csv"
+    cases = [
+        (["export", "simcse", str(bad), str(new)], "bad.jsonl, line 2"),
+        (["export", "scpn", str(tmp_path / "missing.jsonl"), str(new)], "no such file or folder"),
+        (["export", "simcse", "no-such-org/no-such-data", str(new)], "no-such-org/no-such-data"),
+        (["export", "simcse", str(release), str(tmp_path)], "is a folder"),
+        (["export", "simcse", str(release), str(release), "--overwrite"], "is the input"),
+        (["export", "simcse", str(release), str(new), "--split", "test"], "no split test (splits: train)"),
+    ]
+    assert main(["export", "simcse", str(release), str(new), "--config", "pairs"]) == 2
+    assert "--config pairs: only for a Hub dataset" in capsys.readouterr().err
+    for argv, expected in cases:
+        assert main(argv) == 1, argv
+        lines = capsys.readouterr().err.splitlines()  # a progress line may come first, never an error
+        assert [x for x in lines if x.startswith("paraamr export")] == lines[-1:] and expected in lines[-1], (
+            lines
+        )
+        assert not new.exists() and not list(tmp_path.glob(".*tmp"))
+
+
+def test_from_a_hub_dataset_in_both_configs(release, tmp_path, hub, capsys):
+    folder = tmp_path / "folder"
+    assert main(["convert", str(release), str(folder)]) == 0
+    hub.add_dataset_repo("org/paraamr-sample", folder)
+    for config in ("default", "pairs"):
+        out = tmp_path / f"{config}.csv"
+        assert main(["export", "simcse", "org/paraamr-sample", str(out), "--config", config]) == 0
+        assert [(r["sent0"], r["sent1"]) for r in _csv(out)] == _pairs(110)
+    assert hub.requests("GET", "/datasets/org/paraamr-sample/resolve/")
+    capsys.readouterr()
+    assert main(["export", "simcse", "org/paraamr-sample", str(tmp_path / "x.csv"), "--config", "nope"]) == 1
+    assert "org/paraamr-sample" in capsys.readouterr().err
+
+
+def test_failures_go_to_their_file_and_a_clean_rerun_removes_it(release, tmp_path, capsys):
+    long = {"text": "A long one.", "paraphrases": [{"para_text": "word " * 2000, "perplexity": 1.0}]}
+    data = tmp_path / "with_long.jsonl"
+    data.write_text(release.read_text(encoding="utf-8") + json.dumps(long) + "\n", encoding="utf-8")
+    out = tmp_path / "scpn.csv"
+    argv = ["export", "scpn", str(data), str(out), "--parser", "link-grammar:no-pos", "--no-progress"]
+    assert main(argv) == 0
+    failed = tmp_path / "scpn.csv.failures.jsonl"
+    rows = [json.loads(line) for line in failed.read_text(encoding="utf-8").splitlines()]
+    assert [(r["text"], r["stage"]) for r in rows] == [("A long one.", "parse")]
+    assert "wrote 4 rows" in capsys.readouterr().out and len(_csv(out)) == 4
+    assert main([*argv[:2], str(release), *argv[3:]]) == 1  # the failures file is output too
+    assert main([*argv[:2], str(release), *argv[3:], "--overwrite"]) == 0
+    assert not failed.exists() and len(_csv(out)) == 4

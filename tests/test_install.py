@@ -1,0 +1,78 @@
+"""``pip install paraamr`` with no extra: a light core that loads, filters, converts and describes
+corpora, and one line naming the extra for everything else.
+
+The wheel is built from this repository and installed, with its declared dependencies from the
+package index, into a new venv that does not see the test interpreter's packages; so what the
+core needs is exactly what ``setup.cfg`` declares."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from wheel_build import build_wheel, run
+
+RELEASE = Path(__file__).parent / "dataset" / "data" / "release_sample.jsonl"
+HEAVY = ("torch", "transformers", "amrlib", "spacy", "sentence-transformers", "matplotlib", "scikit-learn")
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory) -> tuple[Path, dict]:
+    """(the venv's bin folder, the environment to run it in)."""
+    root = tmp_path_factory.mktemp("core")
+    wheel = build_wheel(root)
+    run(sys.executable, "-m", "venv", root / "venv")
+    bin_dir = root / "venv" / "bin"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env |= {"PYTHONNOUSERSITE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(root / "hf")}
+    run(bin_dir / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, env=env)
+    return bin_dir, env
+
+
+@pytest.mark.slow
+def test_the_core_installs_none_of_the_heavy_packages(core):
+    bin_dir, env = core
+    listed = run(bin_dir / "python", "-m", "pip", "list", "--format=freeze", env=env).lower()
+    names = {line.split("==")[0].replace("_", "-") for line in listed.splitlines()}
+    assert {"paraamr", "datasets", "pyarrow", "huggingface-hub", "penman"} <= names
+    assert not names & set(HEAVY)
+
+
+@pytest.mark.slow
+def test_the_core_converts_loads_filters_and_describes_a_corpus(core, tmp_path):
+    bin_dir, env = core
+    run(bin_dir / "paraamr", "convert", RELEASE, tmp_path / "corpus", env=env)
+    code = (
+        "import sys; from datasets import load_dataset; import paraamr\n"
+        "pairs = load_dataset(sys.argv[1], 'pairs', split='train')\n"
+        "kept = paraamr.filter_records(pairs, max_perplexity=110)\n"
+        "print(len(pairs), len(kept), all(p <= 110 for p in kept['perplexity']))\n"
+    )
+    out = run(bin_dir / "python", "-c", code, tmp_path / "corpus", cwd=tmp_path, env=env).split()
+    assert out[0] == "11" and int(out[1]) < 11 and out[2] == "True"  # the sample's 11 pairs
+    stats = run(bin_dir / "paraamr", "stats", tmp_path / "corpus", env=env)
+    assert "instances (source sentences) | 6" in stats
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("argv", "extra"),
+    [
+        (["generate", "--input", "in.txt", "--output", "out"], "generate"),
+        (["evaluate", "corpus"], "metrics"),
+        (["quality", "score", "--input", "in.txt"], "quality"),
+    ],
+)
+def test_a_command_of_an_extra_names_the_pip_install_that_brings_it(core, tmp_path, argv, extra):
+    bin_dir, env = core
+    (tmp_path / "in.txt").write_text("A sentence.\n")
+    done = subprocess.run(
+        [bin_dir / "paraamr", *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr  # one line, no traceback
+    assert f"needs the '{extra}' extra" in done.stderr and f"pip install 'paraamr[{extra}]'" in done.stderr
+    assert not (tmp_path / "out").exists()

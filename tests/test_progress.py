@@ -1,0 +1,100 @@
+"""What a command shows while it works (:mod:`paraamr.progress`, :mod:`paraamr.builder.tracking`):
+counts that only rise and never pass the total, a short window counted by its own rows, a bar
+where the launcher's terminal is one, and ``-q`` meaning errors only."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from paraamr.builder.pipeline import Stats
+from paraamr.builder.state import RunFolder
+from paraamr.builder.tracking import RunProgress
+from paraamr.progress import Progress
+
+SRC = str(Path(__file__).parents[1] / "src")
+
+
+def test_counts_only_rise_and_stop_at_the_total():
+    out = io.StringIO()
+    shown = Progress("job", total=10, unit="rows", mode="log", stream=out, interval=0)
+    for done in (3, 2, 12, 9):  # an estimate ahead of the work, then one behind it
+        shown.update(done)
+    shown.close()
+    lines = out.getvalue().splitlines()
+    assert [line.split()[1] for line in lines] == ["3/10", "10/10"]
+    assert "ETA 0:00" in lines[-1] and "-" not in lines[-1].split("ETA")[1]
+
+
+def test_a_short_window_counts_its_own_rows(tmp_path):
+    """100 rows in flight of a --window of 256, two model stages: the batches move the count up
+    to the rows taken, never to the window's size (the old count said 128 half-way)."""
+    folder = RunFolder(tmp_path / "out", rank=0, num_processes=1)
+    folder.state_dir.mkdir(parents=True)
+    run = RunProgress(folder, Stats(), mode="none", main=True, window=256, stages=["parse", "realize"])
+    rows = list(run.taken(range(100)))
+    seen = []
+    for stage in ("parse", "realize"):
+        for _ in range(4):
+            run.on_batch(stage, 25, 100)
+            seen.append(run.now())
+    run.on_batch("similarity", 100, 100)  # a stage the share does not count
+    assert len(rows) == 100 and seen == [12.5, 25.0, 37.5, 50.0, 62.5, 75.0, 87.5, 100.0]
+    run.window_done(100)
+    assert run.now() == 100 == float(folder.progress())
+    run.close()
+
+
+def _mode_under_a_launcher(stderr) -> str:
+    """``progress_mode("auto")`` of a child whose stderr is a pipe its launcher reads (as
+    ``accelerate launch`` does), the launcher's stderr being ``stderr``."""
+    child = "from paraamr.progress import progress_mode; print(progress_mode('auto'))"
+    launcher = textwrap.dedent(f"""
+        import subprocess, sys
+        done = subprocess.run([sys.executable, "-c", {child!r}], capture_output=True, text=True)
+        print(done.stdout.strip() or done.stderr)
+    """)
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.run(
+        [sys.executable, "-c", launcher],
+        stderr=stderr,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    return proc.stdout.strip()
+
+
+def test_a_bar_where_the_launchers_terminal_is_one(tmp_path):
+    main, terminal = pty.openpty()
+    try:
+        assert _mode_under_a_launcher(terminal) == "bar"
+    finally:
+        os.close(main)
+        os.close(terminal)
+    with open(tmp_path / "log.txt", "w") as log:
+        assert _mode_under_a_launcher(log) == "log"
+
+
+def test_quiet_means_errors_only(tmp_path):
+    """``-q`` on a command without progress options of its own: nothing on success, the one-line
+    error on failure; a command whose output is its result keeps it."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+
+    def paraamr(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "paraamr", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+
+    release = Path(__file__).parent / "dataset" / "data" / "release_sample.jsonl"
+    done = paraamr("convert", str(release), "out", "-q")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    again = paraamr("convert", str(release), "out", "-q")
+    assert again.returncode == 1 and again.stdout == "" and len(again.stderr.splitlines()) == 1
+    stats = paraamr("stats", "out", "--json", "-q")
+    assert stats.returncode == 0 and stats.stderr == "" and '"instances": 6' in stats.stdout
