@@ -96,9 +96,9 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--cosine-model",
-        default=d.cosine_model,
-        help="cross: a sentence encoder whose cosine, weighted on the validation pairs, is added to the "
-        "logit; 'none' for none (default: %(default)s)",
+        default=d.cosine_model or "none",
+        help="cross: a sentence encoder (all-mpnet-base-v2) whose cosine, weighted on the validation pairs, "
+        "is added to the logit; 'none' for none (default: %(default)s)",
     )
     train.add_argument(
         "--synonym-min-similarity",

@@ -13,7 +13,8 @@ operators (and the synonyms' similarity gate), the natural pairs and the sources
 ...     "paraamr_version": "0.1.0", "command": "paraamr quality train --output DIR",
 ...     "natural": {"file": "n.tsv", "sources": 2, "held_out_file": "c.txt", "held_out": ["A b."]},
 ...     "synonym_gate": {"model": "m", "min_similarity": 0.9, "kept": 5, "dropped": 4},
-...     "cosine": {"model": "e", "weight": 2.5, "method": "fit"}}
+...     "cosine": {"model": "e", "weight": 2.5, "method": "fit", "without": {"threshold": 0.2,
+...                "slope": 1.5, "macro_f1": 0.9}}}
 >>> note = training_note(summary)
 >>> note.splitlines()[0]
 '## How this model was trained (paraamr quality train)'
@@ -21,6 +22,8 @@ operators (and the synonyms' similarity gate), the natural pairs and the sources
 (True, True)
 >>> "0.9 or more with their sentence: 5 kept, 4 dropped" in note, "logit + 2.5 × the cosine of `e`" in note
 (True, True)
+>>> "the logit alone is used, calibrated on its own: raw threshold 0.2, slope 1.5" in note
+True
 """
 
 from __future__ import annotations
@@ -103,11 +106,18 @@ def _gate(gate: dict) -> str:
 
 
 def _cosine(cosine: dict) -> str:
-    return (
+    text = (
         f"- Raw score: the cross-encoder's logit + {cosine['weight']} × the cosine of `{cosine['model']}`'s "
         f"embeddings of the two texts (the weight: {cosine['method']}); `{cosine['model']}` is fetched on "
         "first use, or installed offline by the install script."
     )
+    alone = cosine.get("without")
+    if alone:
+        text += (
+            f" Where it can be had neither way, the logit alone is used, calibrated on its own: raw "
+            f"threshold {alone['threshold']}, slope {alone['slope']} (macro F1 there {alone['macro_f1']})."
+        )
+    return text
 
 
 def training_note(summary: dict) -> str:
