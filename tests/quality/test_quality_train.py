@@ -445,7 +445,6 @@ def test_synonym_positives_are_those_the_base_encoder_finds_close():
     argv = ["quality", "train", "--input", str(TINY), "--output", "x", "--no-natural", "--phrase-synonyms"]
     args = build_parser().parse_args(argv)
     gated = [t for t in _triplets(args, list(read_sentences(TINY)))[0] if t.positive_op in kinds]
-    assert {t.positive_op for t in gated} == set(kinds)
     ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op in kinds]
     assert gated and min(cosines(gated)) >= SYNONYM_MIN_SIMILARITY - 1e-4
     assert min(cosines(ungated)) < SYNONYM_MIN_SIMILARITY
