@@ -40,7 +40,7 @@ from paraamr import __version__
 from paraamr.errors import InputError
 from paraamr.quality.evaluation import by_kind, classify, equal_error_threshold, separation
 from paraamr.quality.model_card import training_note
-from paraamr.quality.mpnet import cosine_weight, cosines
+from paraamr.quality.mpnet import MPNET, cosine_weight, cosines
 from paraamr.quality.scorer import (
     BASE_MODEL,
     DELTA_FILE,
@@ -89,7 +89,7 @@ class TrainSettings:
     ``max(0, logit_margin - (logit(valid) - logit(invalid)))`` to the cross-entropy.
     ``natural_repeat``: how many times each training triplet of a hand-written natural pair
     (positive operator ``natural_<kind>``) is trained on in an epoch (validation keeps one of each).
-    ``cosine_model`` (cross; None, the default: none): a sentence encoder (``all-mpnet-base-v2``)
+    ``cosine_model`` (cross; default ``all-mpnet-base-v2``; None: none): a sentence encoder
     whose cosine is added to the logit,
     weighted by :func:`cosine_weight` on the validation pairs, before calibration (the logit
     alone is calibrated too, as ``cosine.without``: what a scorer uses where the encoder cannot
@@ -112,7 +112,7 @@ class TrainSettings:
     paired: bool = True
     logit_margin: float = 0.0
     natural_repeat: int = 2
-    cosine_model: str | None = None
+    cosine_model: str | None = MPNET
 
     def resolved(self) -> TrainSettings:
         """These settings with the mode's defaults filled in."""
