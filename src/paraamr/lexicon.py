@@ -36,6 +36,7 @@ __all__ = [
     "WORDNET_POS",
     "antonyms",
     "cohyponyms",
+    "common_words",
     "is_noun",
     "match_case",
     "phrasal_verb",
@@ -87,7 +88,12 @@ def _attested(lemma) -> bool:
 
 @lru_cache(maxsize=1 << 16)
 def synonyms(
-    word: str, pos: str | None = None, *, first_sense: bool = False, attested: bool = False
+    word: str,
+    pos: str | None = None,
+    *,
+    first_sense: bool = False,
+    attested: bool = False,
+    phrases: bool = False,
 ) -> tuple[str, ...]:
     """WordNet synonyms of ``word`` (see the module docstring for what counts), in WordNet's order.
 
@@ -96,7 +102,8 @@ def synonyms(
     defaults (every sense); meaning-preserving edits want ``synonyms(w, pos, first_sense=True,
     attested=True)``. Loads WordNet on first use (a few seconds); raises ``LookupError`` with the
     setup command when it is not installed. Example (needs WordNet): ``synonyms("price")`` gives
-    ``('cost', 'terms', 'damage', 'toll')``.
+    ``('cost', 'terms', 'damage', 'toll')``. ``phrases`` gives the multi-word synonyms instead, words
+    joined by spaces (``synonyms("die", "v", phrases=True)`` starts with ``'pass away'``).
     """
     wn = _wordnet()
     lower = word.lower()
@@ -112,9 +119,27 @@ def synonyms(
     for synset in senses[:1] if first_sense else senses:
         for lemma in synset.lemmas():
             name = lemma.name()
-            if name.isalpha() and name.islower() and name not in own and (not attested or _attested(lemma)):
-                names[name] = None
+            words = name.split("_")
+            plain = all(w.isalpha() and w.islower() for w in words)
+            if (len(words) > 1) != phrases or name in own or not plain:
+                continue
+            if not attested or _attested(lemma):
+                names[" ".join(words)] = None
     return tuple(names)
+
+
+@cache
+def common_words(pos: str) -> tuple[str, ...]:
+    """The single-word lowercase WordNet lemmas of part of speech ``pos`` that SemCor has at least
+    three times, in WordNet's order (ordinary words to put in a word's place)."""
+    counts, wn = _sense_counts(), _wordnet()
+    seen: dict[str, None] = {}
+    for synset in wn.all_synsets(pos):
+        for lemma in synset.lemmas():
+            name = lemma.name()
+            if name.isalpha() and name.islower() and counts.get(lemma.key(), 0) >= 3:
+                seen[name] = None
+    return tuple(seen)
 
 
 #: WordNet's verb frames with a thing as object: "Somebody/Something ----s something".

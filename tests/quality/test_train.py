@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paraamr.cli import build_parser, main
-from paraamr.commands.quality import _default_run, _triplets
+from paraamr.commands.quality import _default_run, _read_sentences, _triplets
 from paraamr.quality import QualityScorer
 from paraamr.quality.data import natural_pairs, set_c_sources
 from paraamr.quality.evaluation import triplet_figures
@@ -24,7 +24,8 @@ TINY = DATA / "tiny_sentences.txt"
 #: Four training sources of the bundled natural pairs (none of set C).
 TINY_NATURAL = DATA / "tiny_natural.tsv"
 SETTINGS = TrainSettings(
-    mode="cross", batch_size=8, learning_rate=1e-4, epochs=1, seed=0, threads=1, validation=0.2
+    mode="cross", batch_size=8, learning_rate=1e-4, epochs=1, seed=0, threads=1, validation=0.2,
+    cosine_model="all-mpnet-base-v2",
 )
 N = 24
 #: Operator negatives of the tiny natural sources.
@@ -54,7 +55,7 @@ def trained(long_input):
     out = long_input.parent / "model"
     argv = ["quality", "train", "--input", str(long_input), "--output", str(out), *TINY_ARGS,
             "--mode", "cross", "--batch-size", "8", "--lr", "1e-4", "--threads", "1",
-            "--validation", "0.2", "--epochs", "1", "--no-progress",
+            "--validation", "0.2", "--epochs", "1", "--no-progress", "--cosine-model", "all-mpnet-base-v2",
             "--save-triplets", str(out.parent / "triplets.jsonl")]  # fmt: skip
     assert main(argv) == 0
     return out
@@ -103,7 +104,9 @@ def test_calibrated_scores_put_the_threshold_at_one_half(trained):
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert calibrated([scorer.calibration["threshold"]], scorer.calibration) == [0.5]
     assert str(scorer.signature).startswith(f"quality|model:{trained.name}@")
-    assert "|mode:cross|raw:logit|calib:sigmoid@" in str(scorer.signature)
+    assert "|mode:cross|raw:logit+" in str(
+        scorer.signature
+    ) and "*cos(all-mpnet-base-v2)|calib:sigmoid@" in str(scorer.signature)
 
 
 def test_long_line_is_a_failure_row_not_a_hang(trained):
@@ -117,7 +120,8 @@ def test_same_seed_same_model(trained, triplets, tmp_path):
     """The library run with the CLI's settings and triplets reproduces the CLI's model."""
     saved = [json.loads(line) for line in (trained.parent / "triplets.jsonl").read_text().splitlines()]
     assert [t["negative"] for t in saved] == [t.negative for t in triplets]
-    assert sum(t["positive_op"] == "natural" for t in saved) == NATURAL_OPS
+    operators = [(t["positive_op"], t["negative_op"]) for t in saved]
+    assert sum(pos == "natural" for pos, _ in operators) == NATURAL_OPS
     train(triplets, tmp_path / "again", SETTINGS, progress=False, sources=[TINY])
     texts = ([p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS])
     assert QualityScorer(trained).raw(*texts) == pytest.approx(
@@ -165,6 +169,63 @@ def test_delta_folder_scores_like_the_full_model(trained, tmp_path):
     card = (tmp_path / "delta" / "README.md").read_text()
     assert card.startswith("---") and card.count("## How this model was trained") == 1
     assert "`tiny_natural.tsv`: " in card  # the natural pairs are named among the inputs
+
+
+def test_raw_score_is_the_logit_plus_the_weighted_mpnet_cosine(trained):
+    """Computed apart: the cross-encoder's logit (sentence-transformers) plus the summary's weight
+    times all-mpnet-base-v2's cosine of the two texts (sentence-transformers' cos_sim)."""
+    import torch
+    from sentence_transformers import SentenceTransformer, util
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from paraamr.quality.mpnet import mpnet_dir
+
+    info = json.loads((trained / INFO_FILE).read_text())
+    assert info["cosine"]["model"] == "all-mpnet-base-v2" and info["cosine"]["weight"] > 0
+    sources, paras = [p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS]
+    cross = CrossEncoder(str(trained), num_labels=1, max_length=128, device="cpu")
+    logits = cross.predict(list(zip(sources, paras, strict=True)), activation_fn=torch.nn.Identity())
+    encoder = SentenceTransformer(str(mpnet_dir()), device="cpu")
+    cos = [
+        float(util.cos_sim(encoder.encode(a), encoder.encode(b))) for a, b in zip(sources, paras, strict=True)
+    ]
+    expected = [float(x) + info["cosine"]["weight"] * c for x, c in zip(logits, cos, strict=True)]
+    scorer = QualityScorer(trained)
+    assert scorer.raw(sources, paras) == pytest.approx(expected, abs=1e-4)
+    assert f"raw:logit+{info['cosine']['weight']:g}*cos(all-mpnet-base-v2)" in str(scorer.signature)
+
+
+def test_without_its_cosine_encoder_the_model_scores_with_its_logit_alone(trained, tmp_path, capsys):
+    """Where the encoder whose cosine a model adds cannot be had (here: a folder that is not
+    there), the scorer uses the cross-encoder's logit (computed apart, sentence-transformers) with
+    the calibration fitted on the logit alone (``cosine.without``), and says so on stderr and in
+    the signature; a model without that calibration is a one-line error naming the encoder."""
+    import shutil
+
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from paraamr.errors import ModelNotFoundError
+
+    folder = tmp_path / "model"
+    shutil.copytree(trained, folder)
+    info = json.loads((folder / INFO_FILE).read_text())
+    without = info["cosine"]["without"]
+    assert without["pairs"] == info["calibration"]["pairs"] and without != info["calibration"]
+    info["cosine"]["model"] = str(tmp_path / "no-such-encoder")
+    (folder / INFO_FILE).write_text(json.dumps(info))
+    sources, paras = [p["text"] for p in PAIRS], [p["para_text"] for p in PAIRS]
+    cross = CrossEncoder(str(folder), num_labels=1, max_length=128, device="cpu")
+    logits = cross.predict(list(zip(sources, paras, strict=True)), activation_fn=torch.nn.Identity())
+    scorer = QualityScorer(folder)
+    expected = calibrated([float(x) for x in logits], without)
+    assert scorer.score(sources, paras) == pytest.approx(expected, abs=1e-4)
+    assert f"|raw:logit|calib:sigmoid@{without['threshold']:g}|" in str(scorer.signature)
+    assert "scoring with the cross-encoder alone" in capsys.readouterr().err
+    del info["cosine"]["without"]
+    (folder / INFO_FILE).write_text(json.dumps(info))
+    with pytest.raises(ModelNotFoundError, match="no-such-encoder"):
+        QualityScorer(folder).score(sources, paras)
 
 
 def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
@@ -341,22 +402,34 @@ def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
     natural = [t for t in triplets if t.positive_op.startswith("natural")]
     assert len(natural) > 1000 and {t.anchor for t in natural} <= train_sources
     assert sum(t.positive_op == "natural" for t in triplets) == 40
+    assert not {"unrelated", "fragment", "topic_shift"} & {t.negative_op for t in triplets}  # opt-in
+    assert "phrase_synonym" not in {t.positive_op for t in triplets}
 
 
 def test_only_the_defaults_are_called_the_default_command():
     def default(*extra):
         args = build_parser().parse_args(["quality", "train", "--output", "x", *extra])
-        settings = TrainSettings(threads=args.threads, paired=args.paired, logit_margin=args.logit_margin)
+        cosine = None if args.cosine_model == "none" else args.cosine_model
+        settings = TrainSettings(
+            threads=args.threads, paired=args.paired, logit_margin=args.logit_margin, cosine_model=cosine
+        )
         return _default_run(args, settings)
 
     assert default() and default("--no-progress")
     assert not default("--max-triplets", "10") and not default("--no-natural")
     assert not default("--natural", str(TINY_NATURAL)) and not default("--synonym-min-similarity", "0")
+    shipped = TrainSettings().cosine_model or "none"
+    assert default("--unrelated-triplets", "0") and default("--cosine-model", shipped)
+    assert not default("--cosine-model", "none" if shipped != "none" else "all-mpnet-base-v2")
+    for opt_in in ("--unrelated-triplets", "--fragment-triplets", "--topic-shift-triplets"):
+        assert not default(opt_in, "1"), opt_in
+    assert not default("--phrase-synonyms")
 
 
-def test_synonym_positives_are_those_the_base_encoder_finds_close(triplets):
-    """Every synonym positive the CLI trains on has a cosine of 0.9 or more with its anchor under
-    all-MiniLM-L6-v2 (computed here apart, with sentence-transformers); ungated, some are below."""
+def test_synonym_positives_are_those_the_base_encoder_finds_close():
+    """Every synonym (or phrase synonym) positive the CLI trains on has a cosine of 0.9 or more with
+    its anchor under all-MiniLM-L6-v2 (computed here apart, with sentence-transformers); ungated,
+    some are below."""
     from sentence_transformers import SentenceTransformer
 
     from paraamr.quality.scorer import resolve_model
@@ -368,8 +441,11 @@ def test_synonym_positives_are_those_the_base_encoder_finds_close(triplets):
         b = encoder.encode([t.positive for t in ts], normalize_embeddings=True)
         return (a * b).sum(axis=1)
 
-    gated = [t for t in triplets if t.positive_op == "synonym"]
-    ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op == "synonym"]
+    kinds = ("synonym", "phrase_synonym")
+    argv = ["quality", "train", "--input", str(TINY), "--output", "x", "--no-natural", "--phrase-synonyms"]
+    args = build_parser().parse_args(argv)
+    gated = [t for t in _triplets(args, list(read_sentences(TINY)))[0] if t.positive_op in kinds]
+    ungated = [t for t in build_triplets(read_sentences(TINY), seed=0) if t.positive_op in kinds]
     assert gated and min(cosines(gated)) >= SYNONYM_MIN_SIMILARITY - 1e-4
     assert min(cosines(ungated)) < SYNONYM_MIN_SIMILARITY
 
@@ -407,3 +483,20 @@ def test_paired_training_runs_and_says_its_loss(triplets, tmp_path):
     assert summary["train_examples"] == summary["train_triplets"]  # one row a triplet
     assert summary["steps"] == -(-summary["train_triplets"] // 4)  # 8 pairs a step: 4 triplets
     assert "hinge" in (tmp_path / "paired" / "README.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_default_command_draws_the_shipped_models_triplets():
+    """The default command's triplets (operators, synonym gate, natural pairs) are, kind by kind
+    and count by count, those the shipped model's summary lists: the opt-in kinds draw nothing
+    unless asked for (minutes: the bundled sentences are parsed and gated)."""
+    from paraamr.quality.scorer import DEFAULT_DIR
+    from paraamr.quality.triplets import operator_counts
+
+    shipped = json.loads((DEFAULT_DIR / INFO_FILE).read_text())
+    assert shipped["command"] == "paraamr quality train --output DIR"
+    args = build_parser().parse_args(["quality", "train", "--output", "x", "--no-progress"])
+    triplets, about = _triplets(args, _read_sentences(args)[0])
+    assert len(triplets) == shipped["triplets"]
+    assert operator_counts(triplets) == shipped["operators"]
+    assert about["synonym_gate"] == shipped["synonym_gate"]

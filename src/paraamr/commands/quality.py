@@ -76,6 +76,30 @@ def register(subparsers) -> None:
         help="operator negatives of the natural sources, each with one of their rewordings "
         f"(default: {DEFAULT_NATURAL_OPERATOR_TRIPLETS})",
     )
+    for kind, what in (
+        ("unrelated", "an unrelated input sentence of about the anchor's length"),
+        ("fragment", "a piece of the anchor (a third to two thirds of its words)"),
+        ("topic-shift", "the anchor's frame with other content words"),
+    ):
+        train.add_argument(
+            f"--{kind}-triplets",
+            type=number(int, low=0),
+            default=0,
+            metavar="N",
+            help=f"N more triplets, outside the operators' equal shares, whose negative is {what} "
+            "(default: 0)",
+        )
+    train.add_argument(
+        "--phrase-synonyms",
+        action="store_true",
+        help="also draw positives that put a multi-word synonym in a word's place (gated like synonyms)",
+    )
+    train.add_argument(
+        "--cosine-model",
+        default=d.cosine_model or "none",
+        help="cross: a sentence encoder (all-mpnet-base-v2) whose cosine, weighted on the validation pairs, "
+        "is added to the logit; 'none' for none (default: %(default)s)",
+    )
     train.add_argument(
         "--synonym-min-similarity",
         type=number(float, low=0, high=1),
@@ -168,7 +192,8 @@ def register(subparsers) -> None:
     score.add_argument(
         "--model",
         default=DEFAULT_MODEL,
-        help=f"a trained model folder, {DEFAULT_MODEL!r} (shipped, default) or {BASE_MODEL!r} (untuned)",
+        help=f"a trained model folder, {DEFAULT_MODEL!r} (shipped, default), {BASE_MODEL!r} or "
+        "'all-mpnet-base-v2' (untuned: raw cosines)",
     )
     score.add_argument(
         "--input", default="-", help="JSON lines with text and para_text (default: '-', stdin)"
@@ -236,7 +261,7 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     from paraamr.quality.data import NATURAL_PAIRS, SET_C, natural_pairs, read_pairs, set_c_sources
     from paraamr.quality.gate import SimilarityGate
     from paraamr.quality.natural import natural_training
-    from paraamr.quality.operators import POSITIVE
+    from paraamr.quality.operators import EXTRA, POSITIVE
     from paraamr.quality.scorer import BASE_MODEL, QualityScorer
     from paraamr.quality.triplets import build_triplets, read_paraphrases
 
@@ -251,30 +276,56 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
         raise InputError(f"{', '.join(map(str, args.input))}: no sentences to train on")
     progress = not args.no_progress
     positives, about = dict(POSITIVE), {}
+    if args.phrase_synonyms:
+        positives["phrase_synonym"] = EXTRA["phrase_synonym"]
     minimum = args.synonym_min_similarity
     gate = SimilarityGate(QualityScorer(BASE_MODEL).encode, minimum) if minimum else None
     if gate:
         gate.prime(sentences)
-        positives["synonym"] = gate.gated(positives["synonym"])
+        for name in sorted(positives.keys() & {"synonym", "phrase_synonym"}):
+            positives[name] = gate.gated(positives[name])
     triplets = build_triplets(
         sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases,
         positives=positives, progress=progress,
     )  # fmt: skip
     if gate:
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
+    if rows:
+        cap = args.max_triplets  # bounds the natural pairs' triplets too
+        found = natural_training(
+            rows,
+            seed=args.seed,
+            operator_triplets=min(args.natural_operator_triplets, cap),
+            progress=progress,
+        )
+        if len(found) > cap:  # a seeded sample, in their order
+            found = [found[i] for i in sorted(random.Random(args.seed).sample(range(len(found)), cap))]
+        triplets += found
+    triplets += _extra_triplets(args, triplets, sentences + [r["text"] for r in rows])
     if not rows:
         return triplets, about
-    cap = args.max_triplets  # bounds the natural pairs' triplets too
-    found = natural_training(
-        rows, seed=args.seed, operator_triplets=min(args.natural_operator_triplets, cap), progress=progress
-    )
-    if len(found) > cap:  # a seeded sample, in their order
-        found = [found[i] for i in sorted(random.Random(args.seed).sample(range(len(found)), cap))]
-    triplets += found
     natural = {"file": (args.natural or NATURAL_PAIRS).name, "sources": len({r["text"] for r in rows})}
     if args.natural is None:
         natural |= {"held_out_file": SET_C.name, "held_out": sorted(set_c_sources())}
     return triplets, about | {"natural": natural}
+
+
+def _extra_triplets(args: argparse.Namespace, triplets: list, pool: list[str]) -> list:
+    """The triplets of ``--unrelated-triplets``, ``--fragment-triplets`` and
+    ``--topic-shift-triplets``: each kind its own count, outside the equal shares."""
+    from paraamr.quality.operators import EXTRA
+    from paraamr.quality.triplets import extra_triplets, unrelated_sentence
+
+    kinds = {
+        "unrelated": (unrelated_sentence(pool), args.unrelated_triplets),
+        "fragment": (EXTRA["fragment"], args.fragment_triplets),
+        "topic_shift": (EXTRA["topic_shift"], args.topic_shift_triplets),
+    }
+    return [
+        t
+        for name, (op, n) in kinds.items()
+        for t in extra_triplets(triplets, op, n, name=name, seed=args.seed)
+    ]
 
 
 def _default_run(args: argparse.Namespace, settings) -> bool:
@@ -291,6 +342,8 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
         and args.max_triplets == DEFAULT_TRIPLETS
         and args.natural_operator_triplets == DEFAULT_NATURAL_OPERATOR_TRIPLETS
         and args.synonym_min_similarity == SYNONYM_MIN_SIMILARITY
+        and not (args.unrelated_triplets or args.fragment_triplets or args.topic_shift_triplets)
+        and not args.phrase_synonyms
         and args.max_chars == TRAIN_MAX_CHARS
         and settings == TrainSettings()
     )
@@ -333,6 +386,7 @@ def run_train(args: argparse.Namespace) -> int:
         paired=args.paired,
         logit_margin=args.logit_margin,
         natural_repeat=args.natural_repeat,
+        cosine_model=None if args.cosine_model.lower() == "none" else args.cosine_model,
     )
     if _default_run(args, settings):
         about["command"] = "paraamr quality train --output DIR"

@@ -206,6 +206,12 @@ HUB_MODELS: dict[str, HubModel] = {
     for m in (
         HubModel("gpt2", "lm", "GPT-2 small (124M), the paper's perplexity LM", 550),
         HubModel("gpt2-medium", "lm", "GPT-2 medium (355M)", 1500),
+        HubModel(
+            "sentence-transformers/all-mpnet-base-v2",
+            "embedder",
+            "all-mpnet-base-v2 sentence encoder (110M), the quality model's second encoder",
+            438,
+        ),
     )
 }
 

@@ -12,13 +12,17 @@ operators (and the synonyms' similarity gate), the natural pairs and the sources
 ...     "operators": {"positive": {"typo": 3}, "negative": {"number": 3}}, "sources": ["s.txt"],
 ...     "paraamr_version": "0.1.0", "command": "paraamr quality train --output DIR",
 ...     "natural": {"file": "n.tsv", "sources": 2, "held_out_file": "c.txt", "held_out": ["A b."]},
-...     "synonym_gate": {"model": "m", "min_similarity": 0.9, "kept": 5, "dropped": 4}}
+...     "synonym_gate": {"model": "m", "min_similarity": 0.9, "kept": 5, "dropped": 4},
+...     "cosine": {"model": "e", "weight": 2.5, "method": "fit", "without": {"threshold": 0.2,
+...                "slope": 1.5, "macro_f1": 0.9}}}
 >>> note = training_note(summary)
 >>> note.splitlines()[0]
 '## How this model was trained (paraamr quality train)'
 >>> "- Trained by the default command, `paraamr quality train --output DIR`" in note, "- A b." in note
 (True, True)
->>> "0.9 or more with their sentence: 5 kept, 4 dropped" in note
+>>> "0.9 or more with their sentence: 5 kept, 4 dropped" in note, "logit + 2.5 × the cosine of `e`" in note
+(True, True)
+>>> "the logit alone is used, calibrated on its own: raw threshold 0.2, slope 1.5" in note
 True
 """
 
@@ -101,6 +105,21 @@ def _gate(gate: dict) -> str:
     )
 
 
+def _cosine(cosine: dict) -> str:
+    text = (
+        f"- Raw score: the cross-encoder's logit + {cosine['weight']} × the cosine of `{cosine['model']}`'s "
+        f"embeddings of the two texts (the weight: {cosine['method']}); `{cosine['model']}` is fetched on "
+        "first use, or installed offline by the install script."
+    )
+    alone = cosine.get("without")
+    if alone:
+        text += (
+            f" Where it can be had neither way, the logit alone is used, calibrated on its own: raw "
+            f"threshold {alone['threshold']}, slope {alone['slope']} (macro F1 there {alone['macro_f1']})."
+        )
+    return text
+
+
 def training_note(summary: dict) -> str:
     """The model card section on how the model was trained (Markdown)."""
     s, ops, cal = summary["settings"], summary["operators"], summary["calibration"]
@@ -123,6 +142,7 @@ def training_note(summary: dict) -> str:
         "- Positives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["positive"].items()) + ".",
         *([_gate(summary["synonym_gate"])] if summary.get("synonym_gate") else []),
         "- Negatives by operator: " + ", ".join(f"{k} {v}" for k, v in ops["negative"].items()) + ".",
+        *([_cosine(summary["cosine"])] if summary.get("cosine") else []),
         f"- Calibrated on the {cal['pairs']} validation pairs: raw threshold {cal['threshold']} "
         f"(equal error rate; macro F1 there {cal['macro_f1']}), slope {cal['slope']}; scores are "
         "sigmoid(slope × (raw − threshold)), in [0, 1], and a pair is valid at ≥ 0.5. An exact copy "

@@ -5,6 +5,7 @@ WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``ant
 ``deletion`` (syntax; a content phrase), ``role_swap`` (syntax; subject and object swapped),
 ``phrase_swap`` (syntax; two noun phrases trade places), ``unit``, ``date_time`` (a clock time,
 day, weekday, month or relative time), ``scramble`` (the words shuffled, or two of them swapped).
+``fragment`` and ``topic_shift`` are in :mod:`paraamr.quality.phrases`.
 *Syntax* operators use the optional spaCy parse and return None without spaCy.
 
 >>> import random

@@ -4,7 +4,8 @@ Every operator is a function ``op(text, rng) -> str | None`` (:data:`~paraamr.qu
 it returns a changed sentence, or None where it does not apply (nothing to change, or the change
 would be unsafe). The choice among several places to change is drawn from ``rng`` (a
 :class:`random.Random`), so an operator is deterministic for a seed. The operators live by concern
-in :mod:`paraamr.quality.positive` and :mod:`paraamr.quality.negative` (edit helpers in
+in :mod:`paraamr.quality.positive`, :mod:`paraamr.quality.negative` and
+:mod:`paraamr.quality.phrases` (edit helpers in
 :mod:`paraamr.quality.edits`, word tables in :mod:`paraamr.quality.words`); they are re-exported
 here, so ``from paraamr.quality.operators import number_change`` keeps working.
 
@@ -29,6 +30,7 @@ from paraamr.quality.negative import (
     scramble,
     unit_change,
 )
+from paraamr.quality.phrases import fragment, phrase_synonym, topic_shift
 from paraamr.quality.positive import (
     contraction,
     dative_shift,
@@ -44,6 +46,7 @@ from paraamr.quality.positive import (
 )
 
 __all__ = [
+    "EXTRA",
     "NEGATIVE",
     "POSITIVE",
     "Operator",
@@ -53,6 +56,7 @@ __all__ = [
     "dative_shift",
     "deletion",
     "entity_swap",
+    "fragment",
     "front_adverbial",
     "negated_antonym",
     "negation",
@@ -63,10 +67,12 @@ __all__ = [
     "particle_shift",
     "passive_voice",
     "phrase_swap",
+    "phrase_synonym",
     "punctuation_case",
     "role_swap",
     "scramble",
     "synonym",
+    "topic_shift",
     "typo",
     "unit_change",
 ]
@@ -97,4 +103,13 @@ NEGATIVE: dict[str, Operator] = {
     "unit": unit_change,
     "date_time": date_time,
     "scramble": scramble,
+}
+#: Opt-in operators of ``quality train`` (flags), kept out of the registries above so that the
+#: default run draws what it always drew: a multi-word synonym positive (``--phrase-synonyms``)
+#: and the negatives given their own count outside the equal shares (``--fragment-triplets``,
+#: ``--topic-shift-triplets``).
+EXTRA: dict[str, Operator] = {
+    "phrase_synonym": phrase_synonym,
+    "fragment": fragment,
+    "topic_shift": topic_shift,
 }

@@ -1,6 +1,7 @@
 """Meaning-preserving (positive) operators: each ``op(text, rng) -> str | None`` keeps the meaning.
 
-``synonym`` (syntax; WordNet first-sense synonym), ``contraction`` (contract or expand one safe
+``synonym`` (syntax; WordNet first-sense synonym; ``phrase_synonym`` is in
+:mod:`paraamr.quality.phrases`), ``contraction`` (contract or expand one safe
 contraction), ``punctuation_case`` (final period, casing), ``passive_voice`` (syntax; active S-V-O
 to passive), ``front_adverbial`` (syntax; move a time, place or clause modifier between the front
 and the end), ``dative_shift`` (syntax; ``gave her a book`` <-> ``gave a book to her``),
@@ -76,6 +77,7 @@ __all__ = [
     "passive_voice",
     "punctuation_case",
     "synonym",
+    "synonym_candidates",
     "typo",
 ]
 
@@ -90,25 +92,42 @@ def synonym(text: str, rng: random.Random) -> str | None:
     doc = parse(text)
     if doc is None:
         return None
+    candidates = synonym_candidates(doc, phrases=False)
+    return replace_word(doc, candidates, rng, text, meaning=False, count=rng.choice((1, 2)))
+
+
+_PLACEHOLDERS = {"oneself", "someone", "something", "one's", "somebody"}
+
+
+def synonym_candidates(doc, *, phrases: bool) -> list:
+    """``(token, [forms])`` of the content words that have first-sense, SemCor-attested synonyms
+    (single words, or phrases when ``phrases``), each form inflected like the token."""
     candidates = []
     for tok in doc:
         pos = WORDNET_POS.get(tok.pos_)
         if pos is None or tok.ent_type_ or tok.is_stop or not tok.is_alpha or tok.lemma_ in LIGHT_VERBS:
             continue
         lemma = tok.lemma_.lower()
-        if tok.tag_ in ("NN", "JJ", "RB", "VB", "VBP") and tok.lower_ == lemma:
-            forms = list(synonyms(lemma, pos, first_sense=True, attested=True))
-        elif tok.tag_ in ("NNS", "VBD", "VBN", "VBZ"):  # inflected like the word: "called" -> "phoned"
-            forms = [
-                form
-                for word in synonyms(lemma, pos, first_sense=True, attested=True)
-                if (form := inflect_like(tok.tag_, word))
-            ]
-        else:
+        base = tok.tag_ in ("NN", "JJ", "RB", "VB", "VBP") and tok.lower_ == lemma
+        if not base and tok.tag_ not in ("NNS", "VBD", "VBN", "VBZ"):
             continue
+        forms = []
+        before = doc[tok.i - 1].lemma_.lower() if tok.i else ""
+        has_object = any(child.dep_ in ("dobj", "obj") for child in tok.children)
+        for word in synonyms(lemma, pos, first_sense=True, attested=True, phrases=phrases):
+            words = word.split()
+            if phrases and (_PLACEHOLDERS & set(words) or words[0] == before):  # not "got get married"
+                continue
+            if pos == "v" and has_object and len(words) == 2 and not phrasal_verb(*words):
+                continue  # "leave the house" -> not "go away the house"
+            at = -1 if pos == "n" else 0  # "hot dogs", "passed away"
+            form = words[at] if base else inflect_like(tok.tag_, words[at])
+            if form:
+                words[at] = form
+                forms.append(" ".join(words))
         if forms:
             candidates.append((tok, forms))
-    return replace_word(doc, candidates, rng, text, meaning=False, count=rng.choice((1, 2)))
+    return candidates
 
 
 _COMPLEMENT = {  # "closed" -> "open": only towards "not" and the plain word ("does not dislike" is weaker)

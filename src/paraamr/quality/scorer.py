@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -41,6 +42,7 @@ from paraamr import __version__
 from paraamr.errors import InputError, ModelNotFoundError
 from paraamr.models.catalog import DEFAULTS
 from paraamr.models.resolve import TRAIN_QUALITY
+from paraamr.quality.mpnet import MPNET, cosines, mpnet_dir
 from paraamr.records import normalize
 from paraamr.signature import Signature
 
@@ -63,7 +65,8 @@ COPY_SCORE = 1.0
 
 
 def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
-    """The folder of a quality model: a local folder, :data:`DEFAULT_MODEL`, :data:`BASE_MODEL` or a Hub id.
+    """The folder of a quality model: a local folder, :data:`DEFAULT_MODEL`, :data:`BASE_MODEL`,
+    ``all-mpnet-base-v2`` (:func:`~paraamr.quality.mpnet.mpnet_dir`) or a Hub id.
 
     Names go through the model registry (:func:`paraamr.models.download.ensure`, kind ``quality``:
     a Hub id not in the cache is fetched on first use unless ``download`` is False or offline);
@@ -87,6 +90,8 @@ def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
             f"quality model {str(name_or_path)!r} not found (no such folder); {TRAIN_QUALITY}, "
             f"or use {DEFAULT_MODEL!r} or {BASE_MODEL!r}"
         )
+    if str(name_or_path) == MPNET:
+        return mpnet_dir(download=download)
     return Path(ensure(str(name_or_path), "quality", download=download))
 
 
@@ -206,8 +211,8 @@ class QualityScorer:
         if not isinstance(self.info, dict):
             raise ModelNotFoundError(f"{info_file}: not a JSON object")
         self.mode = self.info.get("mode", "bi")
-        self.calibration = self.info.get("calibration")
-        if str(model_dir) in (BASE_MODEL, DEFAULT_MODEL):
+        self.cosine = self.info.get("cosine")  # {"model", "weight", "without"}: logit + weight * cosine
+        if str(model_dir) in (BASE_MODEL, DEFAULT_MODEL, MPNET):
             self.name = str(model_dir)
         else:  # a folder name alone does not identify a model: add a digest of its training summary
             self.name = f"{self.path.name}@{hashlib.sha1(text.encode()).hexdigest()[:8]}"
@@ -233,6 +238,39 @@ class QualityScorer:
         model.load_state_dict(delta, strict=False)
         return model
 
+    @cached_property
+    def cosine_dir(self) -> Path | None:
+        """The folder of the sentence encoder whose cosine the raw score adds (fetched on first use),
+        or None: the model has none, or it cannot be had (not installed, offline) and the model
+        holds a calibration of its logit alone (``cosine.without``), which is then used, with a
+        warning on stderr."""
+        if not self.cosine:
+            return None
+        try:
+            return resolve_model(self.cosine["model"], download=self.download)
+        except ModelNotFoundError as err:
+            if not self.cosine.get("without"):
+                raise
+            print(
+                f"warning: {self.name}: scoring with the cross-encoder alone ({err}; "
+                f"{self.cosine['model']} adds its cosine where it is installed)",
+                file=sys.stderr,
+            )
+            return None
+
+    @cached_property
+    def cosine_model(self):
+        """The sentence encoder whose cosine the raw score adds (``SentenceTransformer``), or None."""
+        return None if self.cosine_dir is None else load_model(self.cosine_dir, "bi", device=self.device)
+
+    @property
+    def calibration(self) -> dict | None:
+        """The calibration of the raw score in use: the logit's alone where the encoder whose cosine
+        it adds cannot be had (:attr:`cosine_dir`)."""
+        if self.cosine and self.cosine_dir is None:
+            return self.cosine["without"]
+        return self.info.get("calibration")
+
     @property
     def signature(self) -> Signature:
         """How the scores were computed: model, mode, raw score, calibration, version (extend it with
@@ -246,16 +284,28 @@ class QualityScorer:
             "quality",
             model=self.name,
             mode=self.mode,
-            raw="cos" if self.mode == "bi" else "logit",
+            raw=self._raw_name(),
             calib=f"sigmoid@{cal['threshold']:g}" if cal else "none",
             copy=f"{COPY_SCORE:g}",
             version=__version__,
         )
 
+    def _raw_name(self) -> str:
+        if self.mode == "bi":
+            return "cos"
+        if self.cosine and self.cosine_dir is not None:
+            return f"logit+{self.cosine['weight']:g}*cos({self.cosine['model']})"
+        return "logit"
+
     def raw(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
-        """Uncalibrated scores (cosine or logit) of each pair."""
+        """Uncalibrated scores of each pair: the cosine (bi), the logit (cross), plus the weighted
+        cosine of the model's second encoder when it has one."""
         check_pairs(sources, paraphrases)
-        return raw_scores(self.model, self.mode, sources, paraphrases, self.batch_size)
+        raw = raw_scores(self.model, self.mode, sources, paraphrases, self.batch_size)
+        if not raw or self.cosine_dir is None:
+            return raw
+        cos = cosines(self.cosine_model, sources, paraphrases, self.batch_size)
+        return [r + self.cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]
 
     def score(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
         """One score per (source, paraphrase) pair: calibrated in [0, 1] when the model has a

@@ -40,6 +40,7 @@ from paraamr import __version__
 from paraamr.errors import InputError
 from paraamr.quality.evaluation import by_kind, classify, equal_error_threshold, separation
 from paraamr.quality.model_card import training_note
+from paraamr.quality.mpnet import MPNET, cosine_weight, cosines
 from paraamr.quality.scorer import (
     BASE_MODEL,
     DELTA_FILE,
@@ -88,6 +89,11 @@ class TrainSettings:
     ``max(0, logit_margin - (logit(valid) - logit(invalid)))`` to the cross-entropy.
     ``natural_repeat``: how many times each training triplet of a hand-written natural pair
     (positive operator ``natural_<kind>``) is trained on in an epoch (validation keeps one of each).
+    ``cosine_model`` (cross; default ``all-mpnet-base-v2``; None: none): a sentence encoder
+    whose cosine is added to the logit,
+    weighted by :func:`cosine_weight` on the validation pairs, before calibration (the logit
+    alone is calibrated too, as ``cosine.without``: what a scorer uses where the encoder cannot
+    be had).
     """
 
     mode: str = "cross"
@@ -106,6 +112,7 @@ class TrainSettings:
     paired: bool = True
     logit_margin: float = 0.0
     natural_repeat: int = 2
+    cosine_model: str | None = MPNET
 
     def resolved(self) -> TrainSettings:
         """These settings with the mode's defaults filled in."""
@@ -352,6 +359,13 @@ def train(
     run = _fit(settings, model, loss, dataset, steps, progress)
     v_sources, v_paras, v_labels = validation_pairs(validation)
     raw = raw_scores(model, settings.mode, v_sources, v_paras)
+    cosine = None
+    if settings.mode == "cross" and settings.cosine_model:
+        encoder = load_model(resolve_model(settings.cosine_model), "bi")
+        cos = cosines(encoder, v_sources, v_paras)
+        cosine = {"model": settings.cosine_model, **cosine_weight(raw, cos, v_labels)}
+        cosine["without"] = calibrate(raw, v_labels)  # the scorer's fallback: the logit alone
+        raw = [r + cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]
     calibration = calibrate(raw, v_labels)
     summary = {
         "paraamr_version": __version__,
@@ -368,6 +382,7 @@ def train(
         "operators": operator_counts(triplets),
         "sources": [Path(s).name for s in sources],
         **(about or {}),
+        **({"cosine": cosine} if cosine else {}),
         "calibration": calibration,
         "validation": validation_figures(validation, calibrated(raw, calibration)),
         **run,

@@ -114,14 +114,74 @@ def _in_turns(by_kind: Mapping[str, list[Triplet]], seed: int, total: int | None
 
 
 #: Relative weight of a positive against the others (1): less for those that apply to almost every
-#: sentence, the near-trivial casing (MiniLM is uncased) and typos; more for synonyms, the one
-#: positive that replaces words, as most negatives do.
-_WEIGHT = {"punctuation_case": 0.25, "typo": 0.5, "synonym": 2.0}
+#: sentence, the near-trivial casing (MiniLM is uncased) and typos; more for synonyms, the
+#: positives that replace words, as most negatives do.
+_WEIGHT = {"punctuation_case": 0.25, "typo": 0.5, "synonym": 2.0, "phrase_synonym": 2.0}
 
 
 def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Random) -> tuple[str, str]:
     weights = [_WEIGHT.get(name, 1.0) / (1 + used[name]) for name, _ in options]
     return rng.choices(options, weights=weights)[0]
+
+
+def unrelated_sentence(pool: Sequence[str], *, band: float = 0.25) -> Operator:
+    """An operator whose output is a sentence of ``pool`` other than its input and of about as many
+    words (within ``band`` of its count, at least 2 words either way, so length does not give the
+    pair away), drawn with its ``rng``; None when ``pool`` has no such sentence.
+
+    >>> unrelated_sentence(["prices rose again in May", "hi"])("the cat sat on the mat", random.Random(0))
+    'prices rose again in May'
+    """
+    by_length: dict[int, list[str]] = {}
+    for sentence in dict.fromkeys(pool):
+        by_length.setdefault(len(sentence.split()), []).append(sentence)
+
+    def unrelated(text: str, rng: random.Random) -> str | None:
+        n = len(text.split())
+        spread = max(2, round(n * band))
+        near = [s for k in range(n - spread, n + spread + 1) for s in by_length.get(k, ()) if s != text]
+        return rng.choice(near) if near else None
+
+    return unrelated
+
+
+def unrelated_pairs(
+    sentences: Sequence[str], pool: Sequence[str], *, seed: int = 0, band: float = 0.25
+) -> list[tuple[str, str]]:
+    """Each of ``sentences`` with its :func:`unrelated_sentence` of ``pool``, drawn with ``seed``; a
+    sentence with no such partner is left out.
+
+    >>> unrelated_pairs(["the cat sat on the mat"], ["prices rose again in May", "hi"])
+    [('the cat sat on the mat', 'prices rose again in May')]
+    """
+    rng, unrelated = random.Random(f"unrelated:{seed}"), unrelated_sentence(pool, band=band)
+    return [(sentence, other) for sentence in sentences if (other := unrelated(sentence, rng)) is not None]
+
+
+def extra_triplets(
+    triplets: Sequence[Triplet], negative: Operator, count: int, *, name: str, seed: int = 0
+) -> list[Triplet]:
+    """Up to ``count`` triplets of one negative kind outside the equal shares of
+    :func:`build_triplets`: the anchor and positive of one of ``triplets`` (a different anchor each,
+    in an order drawn with ``seed``) and, as the negative, ``negative(anchor, rng)`` (operator name
+    ``name``); anchors where it gives None, or the positive again, are skipped.
+
+    >>> ts = [Triplet("the cat sat on the mat", "a cat sat on the mat", "the dog sat", "p", "n")]
+    >>> [t.negative for t in extra_triplets(ts, unrelated_sentence(["prices rose again in May"]), 1,
+    ...                                     name="unrelated")]
+    ['prices rose again in May']
+    """
+    if count <= 0:
+        return []
+    firsts = list({t.anchor: t for t in triplets}.values())
+    found = []
+    for t in random.Random(f"{name}-anchors:{seed}").sample(firsts, len(firsts)):
+        out = negative(t.anchor, random.Random(f"{name}:{seed}:{t.anchor}"))
+        if out is not None and normalize(out) != normalize(t.positive):
+            found.append(Triplet(t.anchor, t.positive, out, t.positive_op, name))
+            if len(found) == count:
+                break
+    return found
 
 
 def operator_counts(triplets: Iterable[Triplet]) -> dict[str, dict[str, int]]:

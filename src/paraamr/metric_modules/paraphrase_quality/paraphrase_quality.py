@@ -61,7 +61,7 @@ Examples:
     >>> [s > 50 for s in results["paraphrase_quality_scores"]], results["f1_weighted"]
     ([True, False], 100.0)
     >>> results["paraphrase_quality_signature"]  # doctest: +ELLIPSIS
-    'quality|model:paraamr-quality|mode:cross|raw:logit|calib:sigmoid@[...]|version:[...]|threshold:0.5|scale:x100'
+    'quality|model:paraamr-quality|mode:cross|raw:logit[...]|calib:sigmoid@[...]|version:[...]|threshold:0.5|scale:x100'
 """
 
 
