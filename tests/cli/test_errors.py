@@ -11,12 +11,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from hubserver import serving
 
 from paraamr import report as reporter
 from paraamr.cli import main
@@ -203,12 +203,8 @@ class _Echo(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def echo_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Echo) as url:
+        yield url
 
 
 def test_a_server_echoing_the_token_does_not_print_it(tmp_path, echo_server):

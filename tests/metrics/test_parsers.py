@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from hubserver import serving
 
 from paraamr.failures import Failure
 from paraamr.metrics import parsers
@@ -179,12 +179,8 @@ def _text(sentence: dict) -> str:
 def corenlp_url():
     response = json.loads((DATA / "corenlp_response.json").read_text())
     _CoreNLP.recorded = {_text(s): s for s in response["sentences"]}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _CoreNLP)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_CoreNLP) as url:
+        yield url
 
 
 def test_corenlp_parses_in_batches_with_cache(corenlp_url):

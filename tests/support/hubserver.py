@@ -36,11 +36,13 @@ client's pipelined ``upload_folder`` then sends inline). Set ``server.lfs_patter
 from __future__ import annotations
 
 import base64
+import contextlib
 import fnmatch
 import hashlib
 import json
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -119,6 +121,19 @@ class Repo:
         self.history.append(commit)
         self.branches[revision] = oid
         return commit
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A loopback HTTP server of ``handler`` in a thread while the block runs; yields its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _folder_files(folder: str | Path | dict[str, bytes]) -> dict[str, bytes]:
