@@ -30,6 +30,7 @@ from paraamr.metrics.settings import EvaluateSettings
 from paraamr.options import ArgumentParser, add_settings, given_settings
 from paraamr.report import json_text
 from paraamr.signals import Interrupted
+from paraamr.tasks import Launch
 
 __all__ = ["add_arguments", "build_parser", "run", "settings_from_args"]
 
@@ -192,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
             raise SystemExit(1) from None  # the main process reports it
         raise
     try:
-        outcome = _work(s, plan, state, height, settings)
+        outcome = _work(s, where, plan, state, height, settings)
     except Interrupted as err:
         if rank != 0:
             return err.status  # the main process says it, once
@@ -219,15 +220,16 @@ def _check_outputs(s: EvaluateSettings, world: int) -> None:
         folder_lock(s.path, command="evaluate --write-card").release()
 
 
-def _work(s: EvaluateSettings, plan: Any, state: Any, height: int | None, settings: dict) -> tuple:
+def _work(
+    s: EvaluateSettings, where: Launch, plan: Any, state: Any, height: int | None, settings: dict
+) -> tuple:
     """This process's share (:func:`paraamr.metrics.scale.score_share`) as ``("ok", stats dict or
     None)``, or ``("error", message)`` in a run of several processes (one process: raised)."""
     from paraamr.layout import writer_id
     from paraamr.metrics.scale import Scorer, process_models, score_share
     from paraamr.report import describe
-    from paraamr.tasks import launch, owned
+    from paraamr.tasks import owned
 
-    where = launch()
     rank, world = where.rank, where.processes
     try:
         with contextlib.ExitStack() as stack:
@@ -237,7 +239,7 @@ def _work(s: EvaluateSettings, plan: Any, state: Any, height: int | None, settin
             make = process_models(
                 spec, processes=s.processes, cache_dir=s.cache_dir, device=s.device,
                 model=s.similarity_model, pooling=s.pooling, batch_size=s.batch_size,
-                backend=s.backend, compute_type=s.compute_type,
+                backend=s.backend, compute_type=s.compute_type, local=where.local,
             )  # fmt: skip
 
             def mine(k: int) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.stats import RowStats
-from paraamr.tasks import core_share, launch, share_cores
+from paraamr.tasks import core_share, share_cores
 
 __all__ = ["Plan", "Scorer", "combine", "make_plan", "process_models", "score_share"]
 
@@ -136,17 +136,18 @@ class Scorer:
             self.models[0].close()
 
 
-def process_models(parser: str, *, processes: int | None, cache_dir: Any, device: Any, **embedder: Any):
+def process_models(
+    parser: str, *, processes: int | None, cache_dir: Any, device: Any, local: int = 1, **embedder: Any
+):
     """``make()`` -> ``(parser, embedder)`` of this process: its share of the machine's cores among
-    the processes launched on it (torch threads, link-grammar processes unless ``processes``), and on
-    a GPU machine the GPU of its local rank (unless ``device``); ``embedder``: options of
-    :class:`~paraamr.models.embedder.Embedder` (``model``, ``pooling``, ``batch_size``)."""
+    the ``local`` processes launched on it (torch threads, link-grammar processes unless
+    ``processes``), and on a GPU machine the GPU of its local rank (unless ``device``); ``embedder``:
+    options of :class:`~paraamr.models.embedder.Embedder` (``model``, ``pooling``, ``batch_size``)."""
 
     def make() -> tuple[Any, Any]:
         from paraamr.metrics.parsers import get_parser
         from paraamr.models.embedder import Embedder
 
-        local = launch().local
         share, where = core_share(local), device
         if local > 1:
             import torch
