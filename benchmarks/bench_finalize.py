@@ -1,15 +1,15 @@
 """``paraamr finalize`` of a run cut into shards, at scale, against datasets' own route.
 
 A synthetic run (no models) of ``--records`` sources (default 1,000,000) in ``--shards`` shards
-(default 64), written as ``generate.py --shard I/N`` writes it: per shard, committed parts of both
-configs every ``--commit-every`` records (default 10,000, the generator's), a done state, the run's
-settings (``tests/support/shard_runs.py``). Records are ``bench_folder.py``'s (release-like text,
+(default 64), written as ``generate.py --shard I/N`` writes it: one task per shard, parts of both
+configs every ``--part-rows`` records (default 10,000), a completion marker, the plan and the
+run's settings (``tests/support/shard_runs.py``). Records are ``bench_folder.py``'s (release-like text,
 0-14 paraphrases, ~7 on average) with, unless ``--no-amr``, AMR strings on the source and each
 paraphrase as the generator writes them (2.1 characters of PENMAN per character of sentence, the
 ratio of the hand-written graphs in ``tests/builder/data/graphs.amr``).
 
-- **paraamr**: :func:`paraamr.builder.shards.finalize_run`: every shard's status, the summary
-  merged from the shards' states, the parts cut into ``{split}-{i:05d}-of-{n:05d}`` shards of
+- **paraamr**: :func:`paraamr.builder.shards.finalize_run`: every task's status, the summary
+  summed from the tasks' markers, the parts cut into ``{split}-{i:05d}-of-{n:05d}`` shards of
   ``--max-shard-size`` (``paraamr.builder.folder.finalize``), the card (its statistics re-read
   from the shards by ``paraamr.card.write_card``). Each step is timed.
 - **datasets** (baseline, what a competent user writes with datasets' defaults to merge the parts
@@ -60,7 +60,7 @@ def _with_amr(rows):
         yield record
 
 
-def phase_build(folder: Path, n: int, shards: int, commit_every: int, amr: bool) -> dict:
+def phase_build(folder: Path, n: int, shards: int, part_rows: int, amr: bool) -> dict:
     from bench_folder import records
     from shard_runs import write_run
 
@@ -70,7 +70,7 @@ def phase_build(folder: Path, n: int, shards: int, commit_every: int, amr: bool)
         rows = records(sizes[i], seed=i + 1)
         return _with_amr(rows) if amr else rows
 
-    counts = write_run(folder, rows_of, shards, commit_every=commit_every)
+    counts = write_run(folder, rows_of, shards, part_rows=part_rows)
     parts = [p for p in (folder / ".paraamr" / "parts").rglob("*.parquet")]
     return {"records": sum(counts.values()), "parts": len(parts), "parts_MB": _mb(parts)}
 
@@ -151,7 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--shards", type=int, default=64)
-    parser.add_argument("--commit-every", type=int, default=10_000)
+    parser.add_argument("--part-rows", type=int, default=10_000)
     parser.add_argument("--max-shard-size", default="500MB")
     parser.add_argument("--no-amr", dest="amr", action="store_false", help="release-like records (no AMR)")
     parser.add_argument("--workdir", help="where to write (default: a temporary folder, removed)")
@@ -159,7 +159,7 @@ def main() -> None:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-finalize-"))
     run, base = work / "run", work / "datasets"
     load = [os.getloadavg()[0]]
-    built = run_phase(phase_build, run, args.records, args.shards, args.commit_every, args.amr)
+    built = run_phase(phase_build, run, args.records, args.shards, args.part_rows, args.amr)
     print(f"built: {json.dumps(built)}", flush=True)
     theirs = run_phase(phase_datasets, run, base, args.max_shard_size)
     ours = run_phase(phase_paraamr, run, args.max_shard_size)

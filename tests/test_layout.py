@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     | {"layout", "locks", "signals", "progress", "texts", "outputs", "extras", "plots", "network", "tasks"},
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.folder", "settings", "metrics", "stats", "sources"}
-    | {"filters", "builder.counts"},
+    | {"filters", "builder.counts", "builder.partition"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub", "exports"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
     | {"builder.shards", "builder.status", "builder.run", "augment"},

@@ -27,7 +27,7 @@ GRAPHS = [
     f"(s / say-01 :ARG0 (m / man) :ARG1 (t / thing :quant {i}) :ARG2 (w / woman))"
     for i in range(8)
 ]
-RUN = ["--window", "2", "--commit-every", "2", "--progress", "log"]
+RUN = ["--window", "2", "--task-rows", "2", "--progress", "log"]
 
 pytestmark = pytest.mark.slow
 
@@ -119,7 +119,7 @@ def _clean(text: str, code: int, expected: int) -> None:
         ("commit", "ctrl-c", 130),
         ("card", "ctrl-c", 130),
         ("window", "sigterm", 143),
-        ("window,last-commit", "twice", 130),
+        ("window,stopping", "twice", 130),
     ],
 )
 def test_a_signal_at_any_moment_stops_cleanly_and_the_rerun_completes(
@@ -127,10 +127,10 @@ def test_a_signal_at_any_moment_stops_cleanly_and_the_rerun_completes(
 ):
     out = tmp_path / "out"
     term = Terminal(_args(tiny_models, graphs, out), pause, tmp_path)
-    if how == "twice":  # the first Ctrl-C mid-window; the second while the run commits what it did
+    if how == "twice":  # the first Ctrl-C mid-window; the second while the run stops
         term.read_until("paused at window")
         term.ctrl_c()
-        pause = "last-commit"
+        pause = "stopping"
     term.read_until(f"paused at {pause}")
     if how == "sigterm":
         os.kill(term.pid, signal.SIGTERM)
@@ -140,13 +140,12 @@ def test_a_signal_at_any_moment_stops_cleanly_and_the_rerun_completes(
     _clean(text, code, status)
     lines = _one_line(text)
     if how == "twice":
-        assert lines == ["paraamr generate: interrupted again; exiting now (the last commit stands)"], text
+        assert lines == ["paraamr generate: interrupted again; exiting now (saved work stands)"], text
     else:
         word = "terminated" if how == "sigterm" else "interrupted"
         assert len(lines) == 1 and lines[0].startswith(f"paraamr generate: {word} "), text
-        assert lines[0].endswith(
-            "; run the same command to resume" + (" (SIGTERM)" if how == "sigterm" else "")
-        )
+        assert "; run the same command to resume" in lines[0], text
+        assert lines[0].endswith(" (SIGTERM)") == (how == "sigterm"), text
     assert not list(tmp_path.glob("core*"))
     rerun = subprocess.run(
         [sys.executable, str(ROOT / "generate.py"), *_args(tiny_models, graphs, out)],
@@ -207,7 +206,7 @@ def test_torchrun_killed_leaves_workers_that_hold_the_folder_until_they_are_stop
 ):
     """torchrun's workers run in sessions of their own: SIGKILL to torchrun's group orphans them.
     While they live, a new run is refused (their locks); SIGTERM ends them cleanly (one line, their
-    windows committed), and the run then completes with the uninterrupted run's records."""
+    completed tasks kept), and the run then completes with the uninterrupted run's records."""
     out, log = tmp_path / "out", tmp_path / "log.txt"
     proc = _torchrun(_args(tiny_models, graphs, out), "window", log)
     _wait_paused(log, proc)

@@ -1,12 +1,13 @@
 """paraamr's work as datatrove pipeline steps, run by datatrove's executors.
 
-A generate run is cut into T tasks, task ``I`` being ``--shard I/T`` of the run (the rows whose id
-hashes to it; :mod:`paraamr.builder.shards`). ``generate --executor local|slurm --tasks T`` hands
-the tasks to datatrove: :class:`GenerateTask` is the one step of each task, and its completion
-marker, logs and statistics are datatrove's (under ``DIR/.paraamr/tasks/``, never uploaded); a task
-run again after a kill resumes from its last commit, a completed one is skipped, and
-:class:`FinalizeTask` finalizes the run once every task is done (on Slurm, a job that depends on
-the array). A datatrove user puts :class:`ParaphraseDocuments` in a pipeline of their own:
+``generate --executor local|slurm --tasks T`` hands a run to datatrove as T jobs, job ``I`` being
+``--shard I/T`` of the run (its tasks ``k mod T = I``; :mod:`paraamr.builder.shards`). First
+:class:`PartitionTask` saves the settings and cuts the input into tasks, once (on Slurm, a job the
+array depends on); :class:`GenerateTask` is the one step of each job, whose completion marker,
+logs and statistics are datatrove's (under ``DIR/.paraamr/tasks/``, never uploaded): a job run
+again after a kill redoes only its tasks without a completion marker, a completed job is skipped;
+and :class:`FinalizeTask` finalizes the run once every task is done (on Slurm, a job that depends
+on the array). A datatrove user puts :class:`ParaphraseDocuments` in a pipeline of their own:
 documents in, each with its paraphrases in ``metadata``.
 
 >>> from paraamr.builder.pipeline import Stages
@@ -38,7 +39,7 @@ from datatrove.pipeline.base import PipelineStep
 from paraamr import layout
 from paraamr.errors import ParaAMRError, UsageError
 
-__all__ = ["FinalizeTask", "GenerateTask", "ParaphraseDocuments", "launch"]
+__all__ = ["FinalizeTask", "GenerateTask", "ParaphraseDocuments", "PartitionTask", "launch"]
 
 
 class ParaphraseDocuments(PipelineStep):
@@ -91,6 +92,28 @@ class ParaphraseDocuments(PipelineStep):
                         self.stat_update("paraphrases", value=len(record["paraphrases"]))
                 yield item
             batch = []
+
+
+class PartitionTask(PipelineStep):
+    """The start of a generate run cut into ``shard.count`` jobs: everything checked, the settings
+    saved and the input cut into tasks (:func:`paraamr.builder.run.prepare`); a no-op once done."""
+
+    name = "🦜 ParaAMR partition"
+    type = "🦜 - GENERATE"
+
+    def __init__(self, output: str, record: Any, settings: Any, shard: Any):
+        super().__init__()
+        self.output, self.record, self.settings, self.shard = output, record, settings, shard
+
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
+        from paraamr.builder.run import prepare
+        from paraamr.builder.state import RunFolder
+
+        folder = RunFolder(self.output, shard=self.shard)
+        try:
+            prepare(self.record, self.settings, folder)
+        finally:
+            folder.unlock()
 
 
 class GenerateTask(PipelineStep):
@@ -154,12 +177,13 @@ def launch(
     generate: Callable[[argparse.Namespace], int],
     push: Any = None,
 ) -> int:
-    """Run the generate command ``args`` (its ``record`` and ``run`` settings) as datatrove tasks
-    (``args.executor``; each task calls ``generate``), then finalize it (``push``: the upload): at
-    once on this machine, or as a job that depends on the Slurm array. The input, the folder and
-    the models are checked first, once, before any task starts."""
+    """Run the generate command ``args`` (its ``record`` and ``run`` settings) as datatrove jobs
+    (``args.executor``; each job calls ``generate``), after the partition and before the finalize
+    (``push``: the upload): at once on this machine, or as Slurm jobs that depend on each other.
+    The input, the folder and the models are checked first, once, before any job starts."""
     from paraamr.builder.checks import check_run
-    from paraamr.builder.shards import Shard, open_folder
+    from paraamr.builder.shards import shard_command
+    from paraamr.builder.state import RunFolder, Shard
 
     tasks = args.workers if args.tasks is None else args.tasks
     if tasks < 1 or args.workers < 1:
@@ -170,14 +194,28 @@ def launch(
         raise UsageError("--overwrite does not go with --executor: remove the folder, or give a new --output")
     if args.executor == "slurm" and not args.slurm_partition:
         raise UsageError("--executor slurm needs --slurm-partition")
-    folder = open_folder(args.output, rank=0, num_processes=1, shard=Shard(0, tasks))
-    check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)
+    argv = getattr(args, "argv", None) or ["paraamr", "generate"]
+    saved = {
+        "command": shard_command(argv),
+        "cwd": os.getcwd(),
+        "run": run.as_dict(),
+        "license": args.license,
+    }
+    shard = Shard(0, tasks, saved=saved)
+    check_run(
+        record,
+        RunFolder(args.output, shard=shard),
+        download=run.download,
+        trust_remote_code=run.trust_remote_code,
+    )
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
+    start = PartitionTask(str(args.output), record, run, shard)
     step = GenerateTask(args, generate, workers=min(args.workers, tasks))
     finalize = FinalizeTask(str(args.output), license=args.license, push=push)
     if args.executor == "local":
         from datatrove.executor import LocalPipelineExecutor
 
+        start.run()
         executor = LocalPipelineExecutor(
             [step], tasks=tasks, workers=args.workers, logging_dir=str(logs / "generate")
         )
@@ -187,9 +225,18 @@ def launch(
     from datatrove.executor import SlurmPipelineExecutor
 
     common = {"time": args.slurm_time, "partition": args.slurm_partition, "venv_path": _venv()}
+    first = SlurmPipelineExecutor(
+        [start],
+        tasks=1,
+        cpus_per_task=1,
+        job_name="paraamr-partition",
+        logging_dir=str(logs / "partition"),
+        **common,
+    )
     array = SlurmPipelineExecutor(
         [step],
         tasks=tasks,
+        depends=first,
         cpus_per_task=args.slurm_cpus,
         gpus_per_task=args.slurm_gpus,
         job_name="paraamr-generate",

@@ -82,10 +82,11 @@ STATE_DIR = ".paraamr"
 #: Every file and folder a command keeps under :data:`STATE_DIR`: name pattern -> what it is.
 #: ``{writer}`` is a :func:`writer_id`. :func:`state_path` builds the paths.
 STATE_FILES = {
-    "settings.json": "generate: the run's record settings, processes and input identity (resume)",
-    "state-{writer}.json": "generate: a writer's committed state (rows consumed, next part numbers, counts)",
-    "progress-{writer}.json": "generate: rows one writer has handled so far (progress, not a commit)",
-    "parts/{config}/{split}/{writer}-{k}.parquet": "generate, convert, augment: committed shard parts",
+    "settings.json": "generate: the run's record settings, shards and input identity (resume)",
+    "input/": "generate: the input cut into tasks, task-{k}.jsonl, and the plan of the cut, plan.json",
+    "generate/": "generate: task-{k}.json, a completed task's counts and parts (its completion marker)",
+    "progress-{writer}.json": "generate: rows one process has handled so far (progress, not a commit)",
+    "parts/{config}/{split}/{writer}-{k}.parquet": "generate (t{task}), convert, augment: shard parts",
     "parts/failures/{writer}-{k}.jsonl": "generate, convert, augment: committed failure parts",
     "final/": "finalize: shards being staged",
     "finalize.json": "finalize: the plan of renames (crash-safe finalize)",
@@ -106,7 +107,7 @@ _FAILURE = re.compile(r"^failures-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.jsonl$
 
 def writer_id(rank: int = 0, num_processes: int = 1, *, shard: tuple[int, int] = (0, 1)) -> str:
     """The name of one writer of a run: process ``rank`` of ``num_processes`` (of shard ``i`` of
-    ``n`` when the run is cut into independent shards); names its state files, parts and lock."""
+    ``n`` when the run is cut into independent shards); names its progress file and lock."""
     name = f"{rank:05d}-of-{num_processes:05d}"
     return name if shard == (0, 1) else f"s{shard[0]:05d}-of-{shard[1]:05d}.{name}"
 
@@ -114,8 +115,8 @@ def writer_id(rank: int = 0, num_processes: int = 1, *, shard: tuple[int, int] =
 def state_path(folder: str | os.PathLike, name: str, **fields: Any) -> Path:
     """The path of one state file of :data:`STATE_FILES` in ``folder``.
 
-    >>> state_path("d", "state-{writer}.json", writer="00000-of-00001").as_posix()
-    'd/.paraamr/state-00000-of-00001.json'
+    >>> state_path("d", "progress-{writer}.json", writer="00000-of-00001").as_posix()
+    'd/.paraamr/progress-00000-of-00001.json'
     """
     if name not in STATE_FILES:
         raise KeyError(f"{name!r} is not a state file of the layout (paraamr.layout.STATE_FILES)")

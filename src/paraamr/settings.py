@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
 from typing import Any
@@ -328,6 +329,18 @@ class RecordSettings(SplitSettings, InputSettings, MethodSettings):
         kinds = {f.metadata["model"]: getattr(self, f.name) for f in fields(self) if "model" in f.metadata}
         return {kind: name for kind, name in kinds.items() if self.needs(kind)}
 
+    def with_models(self, paths: Mapping[str, str]) -> RecordSettings:
+        """A copy whose models are ``paths`` (``{kind: local path}``, kinds as :meth:`models` gives
+        them): what a run's checks resolved, handed to the stages so that each model is resolved
+        once a run.
+
+        >>> RecordSettings().with_models({"lm": "/models/gpt2"}).lm_model
+        '/models/gpt2'
+        """
+        return self.replace(
+            **{f.name: paths[f.metadata["model"]] for f in fields(self) if f.metadata.get("model") in paths}
+        )
+
 
 def _batch(default: int, help: str) -> Any:
     """A positive whole number of the execution options."""
@@ -338,8 +351,8 @@ def _batch(default: int, help: str) -> Any:
 class RunSettings(_Checked):
     """The settings that change only how a run goes, never its records: batch sizes (defaults from
     :data:`paraamr.models.catalog.BATCH_SIZES`), the processing ``window`` (rows per window),
-    overlap of CPU and model stages (``pipelined``), the device, the commit interval (input rows
-    and seconds), the size of the finished shards (``max_shard_size``, bytes or ``"500MB"``), what
+    overlap of CPU and model stages (``pipelined``), the device, the rows of a task (what a kill
+    loses at most), the size of the finished shards (``max_shard_size``, bytes or ``"500MB"``), what
     the terminal shows, whether missing models are fetched, and whether an amrlib model folder may
     name code other than amrlib's own (``trust_remote_code``)."""
 
@@ -359,14 +372,10 @@ class RunSettings(_Checked):
     max_shard_size: int | str = _output(
         MAX_SHARD_SIZE, "size of the finished Parquet shards, as push_to_hub's (default: %(default)s)",
         metavar="SIZE")
-    commit_every: int = _output(
-        10000, "commit (make resumable) every N input rows of each process: windows end there, so a kill or "
-        "Ctrl-C loses at most N rows' work whatever --window is (default: %(default)s)", metavar="N",
-        number=_POSITIVE)
-    commit_seconds: float = _execution(
-        600.0, "also commit at the end of the first window that ends S seconds after the last commit (a "
-        "window is at most --window rows: lower it for finer time-based commits; default: %(default)s)",
-        metavar="S", number={"above": 0})
+    task_rows: int | None = _execution(
+        None, "input rows a task: the run is cut into tasks once, at its start, and a task cut short (a "
+        "kill, Ctrl-C) is done again from its start, so this bounds the work a kill loses (default: 1000 "
+        "on an accelerator, 50 on the CPU)", metavar="N", number=_POSITIVE)
     # fmt: on
     progress: str = _execution("auto", add=add_progress_options, choices=MODES)
     verbose: bool = _execution(False, "let the libraries log and draw their bars")

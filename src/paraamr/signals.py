@@ -3,7 +3,7 @@ SIGHUP end the command with one line and the exit status of the signal (130, 143
 
 Inside :func:`handled`, the first signal raises :class:`Interrupted` (a ``KeyboardInterrupt``) in
 the main thread at the next Python instruction, except inside a :func:`critical` block (a commit),
-whose end it waits for. The command then commits or drops its work in flight and lets the error
+whose end it waits for. The command then saves or drops its work in flight and lets the error
 go up to the reporter (:mod:`paraamr.report`), which prints it as one line. A second signal exits
 at once, with one line, whatever the command is doing (:func:`os._exit`: no cleanup that could
 hang or abort).
@@ -104,7 +104,7 @@ def _handler(signum: int, frame) -> None:
     if _state.received is not None:  # the second one: out now
         word = _WORDS.get(signum, "stopped")
         with contextlib.suppress(Exception):
-            sys.stderr.write(f"\n{_state.command}: {word} again; exiting now (the last commit stands)\n")
+            sys.stderr.write(f"\n{_state.command}: {word} again; exiting now (saved work stands)\n")
             sys.stderr.flush()
         os._exit(128 + signum)
     _state.received = signum

@@ -421,8 +421,9 @@ def test_trust_remote_code_reaches_the_model_check(tiny_models, tmp_path):
     folder = RunFolder(tmp_path / "out", rank=0, num_processes=1)
     with pytest.raises(ParaAMRError, match=r"my_lab\.parsers.*--trust-remote-code"):
         check_run(record, folder)
-    saved, mode = check_run(record, folder, trust_remote_code=True)  # the opt-in is honoured
+    saved, mode, paths = check_run(record, folder, trust_remote_code=True)  # the opt-in is honoured
     assert mode == "new" and saved["record"]["parser_model"] == record.parser_model
+    assert paths.keys() == record.models().keys() and all(Path(p).is_dir() for p in paths.values())
 
 
 def _run(*argv: str) -> int:

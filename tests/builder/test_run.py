@@ -23,9 +23,9 @@ from oracle import failures as read_failures
 from oracle import records as read_records
 from tinyargs import model_args
 
+from paraamr.builder.partition import Plan
 from paraamr.builder.readers import read_input
 from paraamr.builder.rows import row_task
-from paraamr.tasks import owned
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_TEXT = "I know for them to approve this price, they'll need statistical documentation."
@@ -44,7 +44,7 @@ HOSTILE = [
 ] + [f"the man said {i} things to the woman .".encode() for i in range(13)]
 
 
-CHUNKS = ["--commit-every", "2", "--window", "2"]  # a commit after every window: many kill points
+CHUNKS = ["--task-rows", "2", "--window", "2"]  # a task of two rows: many kill points
 
 
 def _models(tiny: dict) -> list[str]:
@@ -118,12 +118,16 @@ def test_two_processes_give_the_records_of_one(one_proc, two_proc):
 
 
 @pytest.mark.slow
-def test_each_process_handles_only_its_slice(hostile, two_proc):
-    ids = [row.id for row in read_input(hostile)]
-    for rank in (0, 1):
-        state = json.loads((two_proc / ".paraamr" / f"state-{rank:05d}-of-00002.json").read_text())
-        mine = [i for i in ids if owned(row_task(i), rank=rank, processes=2)]
-        assert state["done"] and state["stats"]["inputs"] == len(mine) > 0
+def test_each_task_holds_the_rows_its_ids_hash_to_and_ran_once(hostile, two_proc):
+    plan = Plan.load(two_proc)
+    ids = Counter(row.id for row in read_input(hostile))
+    assert plan.count == 12 and sum(plan.rows.values()) == len(HOSTILE)  # 24 rows, 2 a task
+    for task, rows in plan.rows.items():
+        mine = [row.id for row in plan.read(task)]
+        assert len(mine) == rows and {row_task(i) % plan.count for i in mine} == {task}
+        assert all(mine.count(i) == ids[i] for i in mine)  # repeats meet in one task
+        marker = json.loads((two_proc / ".paraamr" / "generate" / f"task-{task:06d}.json").read_text())
+        assert marker["stats"]["inputs"] == rows
 
 
 @pytest.mark.slow
@@ -134,7 +138,7 @@ def test_counts_reconcile_and_hostile_lines_are_failures(hostile, two_proc):
     assert summary["reconciles"] and summary["complete"]
     assert counts["records"] == len(read_records(two_proc))
     assert counts["failures"] == len(read_failures(two_proc))
-    assert summary["settings"]["max_perplexity"] is None and summary["run"]["num_processes"] == 2
+    assert summary["settings"]["max_perplexity"] is None and summary["run"]["tasks"] == 12
     by_reason = Counter((f["stage"], f["reason"].split(" (")[0]) for f in read_failures(two_proc))
     assert by_reason[("input", "duplicate")] == 2  # the dog line and the paper sentence, once each
     assert by_reason[("input", "empty or whitespace-only")] == 2
@@ -188,19 +192,18 @@ def _wait_for(predicate, proc: subprocess.Popen, timeout: float = 400) -> bool:
 def test_kill_9_and_resume_equals_an_uninterrupted_run(tiny_models, hostile, two_proc, tmp_path):
     out = tmp_path / "out"
     args = ["--input", str(hostile), "--output", str(out), *CHUNKS, *_models(tiny_models)]
-    states = out / ".paraamr"
+    markers = out / ".paraamr" / "generate"
 
-    def shards() -> int:  # committed parts (the final shards are named when the run completes)
-        return len(list((states / "parts" / "default").glob("*/[!.]*.parquet")))
+    def done() -> int:  # completed tasks (the final shards are named when the run completes)
+        return len(list(markers.glob("task-*.json")))
 
-    # kill 1: as soon as a first chunk is committed; kill 2: after more commits of the second session
-    for target in (lambda: shards() >= 1, lambda: shards() >= 6):
+    # kill 1: as soon as a first task is done; kill 2: after more tasks of the second session
+    for target in (lambda: done() >= 1, lambda: done() >= 6):
         proc = _torchrun(args, tmp_path / "log.txt", start_new_session=True)
         hit = _wait_for(target, proc)
         _kill_tree(proc)  # torchrun and its workers: a worker left alive would hold the folder's lock
         assert hit, (tmp_path / "log.txt").read_text()[-3000:]
-        done = [json.loads(p.read_text())["done"] for p in states.glob("state-*.json")]
-        assert not all(done) or len(done) < 2  # really interrupted
+        assert done() < len(Plan.load(out).rows)  # really interrupted
     proc = _torchrun(args, tmp_path / "log.txt")
     assert proc.wait(timeout=400) == 0, (tmp_path / "log.txt").read_text()[-3000:]
     assert_same(out, two_proc, exact=True)  # same windows: bit for bit
@@ -363,9 +366,7 @@ def test_resume_compares_every_record_setting_and_no_run_setting():
         default = getattr(base, f.name)
         value = special.get(f.name) or {bool: True, int: 7, float: 0.25}.get(type(default), "other")
         changed = base.replace(**{f.name: value})
-        assert (
-            base.differences(changed) and f"{option_flag(f)} was" in base.differences(changed)[0]
-        )
+        assert base.differences(changed) and f"{option_flag(f)} was" in base.differences(changed)[0]
     assert not set(f.name for f in fields(RunSettings)) & set(f.name for f in fields(RecordSettings))
 
 

@@ -1,7 +1,7 @@
-"""Shards without models (issue 27): ``--shard`` and the Slurm array variables, the partition of
-shards x processes, what a shard refuses (another N, another process count, another run's
-settings, a shard running already) and what ``--overwrite`` resets, and finalize on synthetic
-runs: refused while a shard is not done, two finalizers at once, the shards named over the run."""
+"""Shards without models: ``--shard`` and the Slurm array variables, the tasks taken by the
+processes of shards, what a shard refuses (another N, another run's settings, a shard running
+already) and what ``--overwrite`` resets, and finalize on synthetic runs: refused while a task is
+not done, two finalizers at once, the shards named over the run."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import pytest
 from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
-from paraamr.builder.rows import row_task
-from paraamr.builder.shards import Shard, ShardFolder, finalize_run, run_statuses
+from paraamr.builder.partition import partition
+from paraamr.builder.rows import decode_bytes
+from paraamr.builder.shards import Shard, finalize_run, run_statuses
 from paraamr.builder.state import RunFolder
 from paraamr.commands.generate import build_parser
 from paraamr.errors import FolderLocked, InputError
@@ -60,62 +61,75 @@ def test_shard_option_reads_i_of_n_and_the_slurm_array(monkeypatch, capsys, valu
     assert got == expected if isinstance(expected, tuple) else expected in got
 
 
-def test_shards_times_processes_cut_every_id_once_and_keep_repeats_together():
-    """Four shards run by 1, 2, 3 and 1 processes: each id has exactly one writer, and the writer
-    is the one of a run of N*k processes when every shard uses k (the documented equivalence)."""
-    ids = [rec["id"] for rec in records(600)]
+def test_processes_of_shards_take_each_task_once_and_only_their_shards_tasks(tmp_path):
+    """Four shards run by 1, 2, 3 and 1 processes, taking tasks in turn: each task is taken
+    exactly once, by a process of its shard, and no process is left without work."""
+    out = tmp_path / "out"
+    plan = partition(out, [decode_bytes(f"row {i}".encode()) for i in range(300)], task_rows=10, shards=4)
+    assert plan.count == 32 and sum(plan.rows.values()) == 300
     ks = {0: 1, 1: 2, 2: 3, 3: 1}
-    folders = [RunFolder("d", rank=r, num_processes=k, shard=(i, 4)) for i, k in ks.items() for r in range(k)]
-    owners = {row_id: [f.writer for f in folders if f.owns(row_id)] for row_id in ids}
-    assert all(len(w) == 1 for w in owners.values())
-    assert len({w[0] for w in owners.values()}) == len(folders)  # no writer left without rows
-    same_k = [RunFolder("d", rank=r, num_processes=2, shard=(i, 4)) for i in range(4) for r in range(2)]
-    for row_id in ids:
-        (f,) = [f for f in same_k if f.owns(row_id)]
-        assert row_task(row_id) % 8 == f.shard[0] + 4 * f.rank
+    folders = [
+        RunFolder(out, rank=r, num_processes=k, shard=Shard(i, 4)) for i, k in ks.items() for r in range(k)
+    ]
+    taken: dict[str, list[int]] = {f.writer: [] for f in folders}
+    active = [(f, f.claim(plan)) for f in folders]
+    while active:
+        for f, claims in list(active):
+            task = next(claims, None)
+            if task is None:
+                active.remove((f, claims))
+                continue
+            taken[f.writer].append(task)
+            f.complete(task, {}, {})
+    assert sorted(t for ts in taken.values() for t in ts) == sorted(plan.rows)
+    assert all(t % 4 == f.shard[0] for f in folders for t in taken[f.writer])
+    assert all(taken.values())
+
+
+def test_a_task_held_by_one_process_is_left_to_it(tmp_path):
+    out = tmp_path / "out"
+    plan = partition(out, [decode_bytes(f"row {i}".encode()) for i in range(40)], task_rows=5)
+    first, second = (RunFolder(out, rank=r, num_processes=2) for r in (0, 1))
+    running = first.claim(plan)
+    held = next(running)  # running it: its lock held
+    rest = list(second.claim(plan))
+    assert held not in rest and sorted([held, *rest]) == sorted(plan.rows)
 
 
 def _record(tmp_path: Path, **changes) -> RecordSettings:
     return RecordSettings(amr_input=str(tmp_path / "input.amr"), max_perplexity=None, **changes)
 
 
-def _shard(tmp_path: Path, i: int, n: int = 8, k: int = 1, rank: int = 0) -> ShardFolder:
-    return ShardFolder(tmp_path / "out", rank=rank, num_processes=k, shard=Shard(i, n))
+def _shard(tmp_path: Path, i: int, n: int = 8, k: int = 1, rank: int = 0) -> RunFolder:
+    return RunFolder(tmp_path / "out", rank=rank, num_processes=k, shard=Shard(i, n))
 
 
-def _start(folder: ShardFolder, record: RecordSettings, *, overwrite: bool = False) -> str:
-    """What a shard's main process does before its rows: check, lock, save the settings."""
+def _start(folder: RunFolder, record: RecordSettings, *, overwrite: bool = False) -> str:
+    """What a shard's main process does before its tasks: check, lock, save the settings, cut the input."""
     mode = folder.check(record, None, overwrite=overwrite)
     folder.lock(alone=True)
-    folder.reset(folder.resume_record(record, None), overwrite=mode == "overwrite")
+    folder.prepare(
+        folder.resume_record(record, None), lambda: [], overwrite=mode == "overwrite", task_rows=10
+    )
     return mode
 
 
-def _state(folder: RunFolder, done: bool = False) -> None:
-    folder.save_state({**folder.load_state(), "consumed": 1, "done": done})
-
-
-def test_a_shard_refuses_another_shard_count_process_count_or_run(tmp_path):
+def test_a_shard_refuses_another_shard_count_or_run_and_takes_any_process_count(tmp_path):
     record = _record(tmp_path)
     first = _shard(tmp_path, 3)
     assert _start(first, record) == "new"
-    _state(first)
     first.unlock()
     with pytest.raises(InputError, match=r"shards were 8 \(--shard I/8\), now 4"):
         _shard(tmp_path, 1, n=4).check(record, None, overwrite=False)
-    with pytest.raises(InputError, match="shard 3/8 ran with 1 processes, now 2; pass --overwrite"):
-        _shard(tmp_path, 3, k=2).check(record, None, overwrite=False)
-    assert _shard(tmp_path, 4, k=2).check(record, None, overwrite=False) == "resume"  # its own k
+    assert _shard(tmp_path, 3, k=2).check(record, None, overwrite=False) == "resume"  # tasks, not processes
     with pytest.raises(InputError, match="--foci was 'all', now 2"):
         _shard(tmp_path, 5).check(_record(tmp_path, foci=2), None, overwrite=False)
     with pytest.raises(InputError, match=r"cut into 8 shards .*now no --shard"):
-        RunFolder(tmp_path / "out", rank=0, num_processes=1).check(record, None, overwrite=False)
-    plain = tmp_path / "plain"
-    RunFolder(plain, rank=0, num_processes=2).reset(
-        {"record": record.as_dict(), "num_processes": 2}, overwrite=False
-    )
-    with pytest.raises(InputError, match=r"not cut into shards \(2 processes\), now shard 0/8"):
-        ShardFolder(plain, rank=0, num_processes=1, shard=Shard(0, 8)).check(record, None, overwrite=False)
+        RunFolder(tmp_path / "out").check(record, None, overwrite=False)
+    plain = RunFolder(tmp_path / "plain", num_processes=2)
+    plain.prepare(plain.resume_record(record, None), lambda: [], overwrite=False, task_rows=10)
+    with pytest.raises(InputError, match=r"the run is not cut into shards, now shard 0/8"):
+        RunFolder(plain.path, shard=Shard(0, 8)).check(record, None, overwrite=False)
 
 
 def test_shards_starting_at_once_with_other_settings_the_second_is_refused(tmp_path):
@@ -124,9 +138,9 @@ def test_shards_starting_at_once_with_other_settings_the_second_is_refused(tmp_p
     one, other = _record(tmp_path), _record(tmp_path, foci=2)
     assert a.check(one, None, overwrite=False) == b.check(other, None, overwrite=False) == "new"
     a.lock(alone=True), b.lock(alone=True)
-    a.reset(a.resume_record(one, None), overwrite=False)
+    a.prepare(a.resume_record(one, None), lambda: [], overwrite=False, task_rows=10)
     with pytest.raises(InputError, match=r"a shard started with other settings .*--foci was 'all', now 2"):
-        b.reset(b.resume_record(other, None), overwrite=False)
+        b.prepare(b.resume_record(other, None), lambda: [], overwrite=False, task_rows=10)
     a.unlock(), b.unlock()
     assert json.loads(a.settings_path.read_text())["record"]["foci"] == "all"
 
@@ -141,41 +155,39 @@ def test_two_claims_of_one_shard_are_refused_other_shards_share_the_folder(tmp_p
         with pytest.raises(FolderLocked, match=r"shard 3/8 is running already \(pid \d+ on host"):
             _start(_shard(tmp_path, 3, k=k), record)
     with pytest.raises(FolderLocked, match="another run is writing this folder"):
-        RunFolder(tmp_path / "out", rank=0, num_processes=1).check_lock()
+        RunFolder(tmp_path / "out").check_lock()
     a.unlock(), b.unlock()
 
 
 def test_overwrite_with_shard_resets_that_shard_only(tmp_path):
     record = _record(tmp_path)
     out = tmp_path / "out"
-    write_run(out, by_shard(records(200), 8), 8, commit_every=5, done=[0, 1, 2, 4, 5, 6, 7])
+    write_run(out, by_shard(records(200), 8), 8, part_rows=5)
     before = {p for p in out.rglob("*") if p.is_file()}
-    mine = {p for p in before if "s00003-of-00008." in p.name}
-    assert any("parts" in p.parts for p in mine) and any(p.name.startswith("state-") for p in mine)
-    folder = _shard(tmp_path, 3, k=2)  # started over with another process count
-    with pytest.raises(InputError, match="ran with 1 processes, now 2"):
-        folder.check(record, None, overwrite=False)
+    mine = {p for p in before if p.name.startswith(("t000003-", "task-000003"))}
+    assert any("parts" in p.parts for p in mine) and any(p.name == "task-000003.json" for p in mine)
+    folder = _shard(tmp_path, 3, k=2)  # started over, with another process count
     assert _start(folder, record, overwrite=True) == "overwrite"
     folder.unlock()
     assert {p for p in out.rglob("*") if p.is_file()} == before - mine  # the other shards untouched
     status = run_statuses(out)
-    assert [(s.index, s.state) for s in status.statuses] == [(i, "done") for i in (0, 1, 2, 4, 5, 6, 7)]
-    assert status.missing() == [(3, 3)]
+    assert sorted(status.done) == [0, 1, 2, 4, 5, 6, 7] and status.todo == {3: "not run"}
     with pytest.raises(InputError, match=r"other shards use other settings .*--foci"):
         _shard(tmp_path, 3).check(_record(tmp_path, foci=2), None, overwrite=True)
 
 
-def test_finalize_refuses_until_every_shard_is_done_then_names_shards_over_the_run(tmp_path, capsys):
+def test_finalize_refuses_until_every_task_is_done_then_names_shards_over_the_run(tmp_path, capsys):
     out = tmp_path / "out"
-    counts = write_run(out, by_shard(records(3000), 8), 8, commit_every=50, done=[0, 1, 2, 3, 5, 6])
-    (out / ".paraamr" / "state-s00007-of-00008.00000-of-00001.json").unlink()
-    with pytest.raises(InputError, match=r"2 of 8 shards not done \(missing: 7; unfinished: 4 \(0 of 1"):
+    counts = write_run(out, by_shard(records(3000), 8), 8, part_rows=50, done=[0, 1, 2, 3, 5, 6])
+    with pytest.raises(
+        InputError, match=r"2 of 8 tasks not done \(not run: 4, 7\); shards to run again: 4, 7;"
+    ):
         finalize_run(out)
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].endswith("on Slurm: --array=4,7")
     assert printed[1:] == [f"generate.py --amr-input input.amr --shard {i}/8" for i in (4, 7)]
     assert sorted(p.name for p in out.iterdir()) == [".paraamr"]
-    write_run(out, by_shard(records(3000), 8), 8, commit_every=50)  # shards 4 and 7 run again: all done
+    write_run(out, by_shard(records(3000), 8), 8, part_rows=50)  # shards 4 and 7 run again: all done
     with contextlib.redirect_stderr(io.StringIO()):
         summary = finalize_run(out, max_shard_size="100KB")
     assert summary["counts"]["records"] == sum(counts.values()) == 3000 and summary["complete"]
@@ -194,7 +206,7 @@ def test_two_finalizers_at_once_finalize_once(tmp_path):
     """The race of ``--finalize auto`` (two shards that find every shard done at the same time):
     the folder's lock lets one in; the other waits, then finds the run finalized."""
     out = tmp_path / "out"
-    write_run(out, by_shard(records(4000), 16), 16, commit_every=20)
+    write_run(out, by_shard(records(4000), 16), 16, part_rows=20)
     code = (
         "import sys; from paraamr.builder.shards import finalize_run; "
         f"s = finalize_run({str(out)!r}, wait=120, again=False); print('FINALIZED' if s else 'SKIPPED')"

@@ -1,10 +1,10 @@
-"""Eight independent shards of one input, run on one machine as a cluster runs them (issue 27).
+"""Eight independent shards of one input, run on one machine as a cluster runs them.
 
 ``generate.py --shard I/8`` as separate processes, at most two at a time, in a random order: two
-killed with SIGKILL after their first commit and run again, one started twice at once (one of the
+killed with SIGKILL after their first task and run again, one started twice at once (one of the
 two is refused), one given as ``--shard slurm`` with the array's variables set by hand, the last
 two started at once with ``--finalize auto``. ``paraamr finalize`` refuses while shards are not
-done (naming them and printing the command of each), then the folder equals a one-process run's:
+done (naming their tasks and printing the command of each shard), then the folder equals a one-process run's:
 records compared by id, text, graph and paraphrases, failures by id and reason, perplexities
 within 1e-6 relative, the summary's counts and the card's statistics the same. Tiny random models,
 AMR input (no parser): about a minute."""
@@ -61,8 +61,8 @@ def graphs(tmp_path_factory) -> Path:
     return path
 
 
-#: A commit after every row: many points to be killed at.
-CHUNKS = ("--window", "1", "--commit-every", "1")
+#: A task of one row: many points to be killed at.
+CHUNKS = ("--window", "1", "--task-rows", "1")
 
 
 def _args(tiny: dict, graphs: Path, out: Path) -> list[str]:
@@ -103,31 +103,32 @@ class Cluster:
             for proc in procs:
                 assert proc.wait(timeout=300) == 0, proc.log.read_text()[-3000:]
 
-    def state(self, i: int) -> dict | None:
-        path = self.out / ".paraamr" / f"state-s{i:05d}-of-{N:05d}.00000-of-00001.json"
-        with contextlib.suppress(OSError, ValueError):
-            return json.loads(path.read_text())
-        return None
+    def done(self, i: int) -> int:
+        """The completed tasks of shard ``i``."""
+        markers = (self.out / ".paraamr" / "generate").glob("task-*.json")
+        return sum(1 for p in markers if int(p.stem[len("task-") :]) % N == i)
 
 
-def _kill_after_first_commit(cluster: Cluster, victims: list[int]) -> dict[int, str]:
-    """Start the victims, SIGKILL each once it committed a row (before it is done); return the
-    status each had in :func:`run_statuses` while it ran."""
+def _kill_after_first_task(cluster: Cluster, victims: list[int]) -> dict[int, str]:
+    """Start the victims, SIGKILL each once it completed a task (before it is done); return what
+    :func:`run_statuses` said of its tasks while it ran."""
     procs = {i: cluster.start(f"{i}/{N}") for i in victims}
     seen: dict[int, str] = {}
     deadline = time.monotonic() + 300
     while procs and time.monotonic() < deadline:
         for i, proc in list(procs.items()):
-            state = cluster.state(i)
-            if state and state["consumed"] >= 1:
-                seen[i] = next(s.state for s in run_statuses(cluster.out).statuses if s.index == i)
+            if cluster.done(i) >= 1:
+                todo = run_statuses(cluster.out).todo
+                seen[i] = (
+                    "running" if any(w.startswith("running") for k, w in todo.items() if k % N == i) else ""
+                )
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 del procs[i]
             elif proc.poll() is not None:
                 pytest.fail(f"shard {i} ended before it could be killed: {proc.log.read_text()[-2000:]}")
         time.sleep(0.005)
-    assert not procs, "a victim never committed"
+    assert not procs, "a victim never completed a task"
     return seen
 
 
@@ -138,14 +139,14 @@ def cluster(tiny_models, graphs, tmp_path_factory) -> dict:
     ids = [row.id for row in read_input(graphs, fmt="amr")]
     rows = Counter(shard_of(i, N) for i in ids)
     by_size = sorted(range(N), key=lambda i: (-rows[i], i))
-    victims, rest = by_size[:2], by_size[2:]  # the largest shards: the most commits to be killed at
+    victims, rest = by_size[:2], by_size[2:]  # the largest shards: the most tasks to be killed at
     rng.shuffle(rest)
     double, last, others = rest[0], rest[1:3], rest[3:]
     c = Cluster(tiny_models, graphs, tmp_path_factory.mktemp("cluster") / "out")
     seen: dict = {"seed": SEED, "victims": victims, "double": double, "last": last, "rows": rows}
 
-    seen["running"] = _kill_after_first_commit(c, victims)
-    seen["killed_states"] = {i: c.state(i) for i in victims}
+    seen["running"] = _kill_after_first_task(c, victims)
+    seen["killed_done"] = {i: c.done(i) for i in victims}
 
     twins = [c.start(f"{double}/{N}"), c.start(f"{double}/{N}")]
     seen["double"] = (double, [p.wait(timeout=300) for p in twins], [p.log.read_text() for p in twins])
@@ -161,7 +162,7 @@ def cluster(tiny_models, graphs, tmp_path_factory) -> dict:
         seen["early_finalize"] = (paraamr(["finalize", str(c.out)]), out.getvalue(), err.getvalue())
     seen["early_files"] = sorted(p.name for p in c.out.iterdir())
 
-    c.run([f"{i}/{N}" for i in victims])  # rerun: each resumes after its last commit
+    c.run([f"{i}/{N}" for i in victims])  # rerun: each does the tasks it had not completed
     pair = [c.start(f"{i}/{N}", "--finalize", "auto") for i in last]  # the last two, at once
     seen["last_runs"] = [(p.wait(timeout=300), p.log.read_text()) for p in pair]
     seen["out"] = c.out
@@ -185,8 +186,8 @@ def _failures(folder: Path) -> list[tuple]:
 
 def test_killed_shards_were_running_and_unfinished(cluster):
     assert set(cluster["running"].values()) == {"running"}, cluster["seed"]
-    for i, state in cluster["killed_states"].items():
-        assert state is not None and not state["done"] and state["consumed"] < cluster["rows"][i]
+    for i, done in cluster["killed_done"].items():
+        assert 1 <= done < cluster["rows"][i]  # one row a task
 
 
 def test_a_shard_started_twice_at_once_runs_once(cluster):
@@ -201,7 +202,7 @@ def test_finalize_refuses_while_shards_are_not_done(cluster):
     code, stdout, stderr = cluster["early_finalize"]
     victims, last = sorted(cluster["victims"]), sorted(cluster["last"])
     assert code == 1 and len(stderr.strip().splitlines()) == 1, stderr
-    assert "4 of 8 shards not done" in stderr and "unfinished: " in stderr and "missing: " in stderr
+    assert "tasks not done (not run: " in stderr and "shards to run again: " in stderr
     commands = [line.split() for line in stdout.splitlines() if not line.startswith("#")]
     assert sorted(c[c.index("--shard") + 1] for c in commands) == [f"{i}/{N}" for i in sorted(victims + last)]
     assert all(c[:2] == ["paraamr", "generate"] and "--overwrite" not in c for c in commands)  # to paste
@@ -232,7 +233,7 @@ def test_summary_and_card_statistics_equal_one_process(cluster, one_proc):
     for counts in (summary["counts"], expected["counts"]):
         counts.pop("seconds_by_stage")
     assert summary["counts"] == expected["counts"] and summary["complete"] and summary["reconciles"]
-    assert summary["run"]["shards"] == N and len(summary["processes"]) == N
+    assert summary["run"]["shards"] == N and summary["run"]["tasks"] == N * 7  # 50 rows, one a task
 
     def statistics(folder: Path) -> str:
         card = (folder / "README.md").read_text(encoding="utf-8")

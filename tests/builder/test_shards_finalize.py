@@ -1,5 +1,5 @@
-"""``finalize`` checks each task's committed files against its counts before it consumes them,
-works for any shard count at the cost of the shards started, and redoes on a requeue what a
+"""``finalize`` checks each task's files against its counts before it consumes them, works for
+any shard count at the cost of the run's tasks, and redoes on a requeue what a
 failed finish left undone (the upload, the card)."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import pytest
 from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
+from paraamr.builder.partition import Plan
 from paraamr.builder.shards import finalize_run, run_statuses
+from paraamr.builder.state import RunFolder
 from paraamr.builder.summary import Push
 from paraamr.errors import InputError
 
@@ -25,71 +27,72 @@ def _quiet(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
-def _parts(out, shard: int, kind: str = "default/train"):
-    return sorted((out / layout.PARTS / kind).glob(f"s{shard:05d}-of-*"))
+def _parts(out, task: int, kind: str = "default/train"):
+    return sorted((out / layout.PARTS / kind).glob(f"t{task:06d}-*"))
 
 
-def test_a_lost_part_makes_finalize_refuse_naming_the_shard_and_its_command(tmp_path, capsys):
+def _marker(out, task: int):
+    return RunFolder(out).tasks.path(task)
+
+
+def test_a_lost_part_makes_finalize_refuse_naming_the_task_and_its_shards_command(tmp_path, capsys):
     out = tmp_path / "out"
-    write_run(out, by_shard(records(400), 4), 4, commit_every=20)
+    write_run(out, by_shard(records(400), 4), 4, part_rows=20)
     lost = _parts(out, 2)[1]
-    lost.unlink()  # a committed part lost (a disk, a cleanup script)
+    lost.unlink()  # a part of a completed task lost (a disk, a cleanup script)
     with pytest.raises(InputError) as err:
         finalize_run(out)
-    assert f"broken: 2 ({lost.relative_to(out)} is missing" in str(err.value)
-    assert "1 of 4 shards not done" in str(err.value)
+    assert f"1 of 4 tasks not done (broken: 2 ({lost.relative_to(out)} is missing" in str(err.value)
+    assert "shards to run again: 2;" in str(err.value)
     printed = capsys.readouterr().out.splitlines()
-    assert printed[1:] == ["generate.py --amr-input input.amr --shard 2/4 --overwrite"]
+    assert printed[1:] == ["generate.py --amr-input input.amr --shard 2/4"]
     assert not (out / layout.SUMMARY).exists() and not (out / "data").exists()  # nothing consumed
-    assert len(_parts(out, 0)) > 1  # the other shards' parts are kept
+    assert len(_parts(out, 0)) > 1  # the other tasks' parts are kept
+    assert not _marker(out, 2).exists() and _marker(out, 1).exists()  # running shard 2 again redoes it
 
 
-def test_a_part_cut_short_or_a_state_cut_short_is_named(tmp_path):
+def test_a_part_cut_short_or_a_marker_cut_short_is_named(tmp_path):
     out = tmp_path / "out"
-    write_run(out, by_shard(records(200), 2), 2, commit_every=30)
+    write_run(out, by_shard(records(200), 2), 2, part_rows=30)
     part = _parts(out, 1, "pairs/train")[0]
     part.write_bytes(part.read_bytes()[:-100])
     with pytest.raises(InputError, match=rf"broken: 1 \({part.relative_to(out)}: not a whole Parquet file"):
         _quiet(finalize_run, out)
-    state = layout.state_path(out, "state-{writer}.json", writer=layout.writer_id(shard=(0, 2)))
-    state.write_text(state.read_text()[:40])  # cut short: the shard is broken, not missing
-    unreadable = r"broken: 0 \(\.paraamr/state-s00000-of-00002\.00000-of-00001\.json is unreadable"
-    with pytest.raises(InputError, match=unreadable):
+    marker = _marker(out, 0)
+    marker.write_text(marker.read_text()[:40])  # cut short: the task is not done
+    with pytest.raises(InputError, match=r"unreadable: 0 \(unreadable statistics of a completed task"):
         _quiet(finalize_run, out)
 
 
 def test_rows_that_do_not_add_up_to_the_counts_are_refused(tmp_path):
     out = tmp_path / "out"
     write_run(out, by_shard(records(100), 2), 2)
-    state = layout.state_path(out, "state-{writer}.json", writer=layout.writer_id(shard=(1, 2)))
-    saved = json.loads(state.read_text())
+    marker = _marker(out, 1)
+    saved = json.loads(marker.read_text())
     saved["stats"]["records"] += 1
-    state.write_text(json.dumps(saved))
+    marker.write_text(json.dumps(saved))
     with pytest.raises(InputError, match=r"broken: 1 \(its parts hold \d+ default rows, its counts say \d+"):
         _quiet(finalize_run, out)
 
 
-def test_a_run_of_a_trillion_shards_costs_what_its_started_shards_cost(tmp_path, capsys):
+def test_a_run_of_a_trillion_shards_costs_what_its_tasks_cost(tmp_path, capsys):
     n = 10**12
     out = tmp_path / "out"
     rows = list(records(30))
-    write_run(out, lambda i: rows if i == 5 else [], 6)  # shards 0..5 written, then N made huge
+    write_run(out, lambda i: rows if i == 5 else [], 6, done=[5])
     settings = layout.state_path(out, "settings.json")
-    saved = json.loads(settings.read_text())
-    for path in (out / layout.STATE_DIR).glob("state-*.json"):
-        index = int(path.name[len("state-s") :].split("-", 1)[0])
-        path.rename(path.with_name(f"state-{layout.writer_id(shard=(index, n))}.json"))
-    settings.write_text(json.dumps({**saved, "shards": n}))
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "shards": n}))
+    Plan(out, n, {3: 10, 5: 30, n - 1: 10}).save()  # rows in tasks 3 and n - 1, never run
     tracemalloc.start()
     status = run_statuses(out)
-    with pytest.raises(InputError, match=rf"{n - 6} of {n} shards not done \(missing: 6-{n - 1}\)"):
+    with pytest.raises(InputError, match=rf"2 of 3 tasks not done \(not run: 3, {n - 1}\)"):
         finalize_run(out)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert [s.index for s in status.statuses] == list(range(6)) and status.missing() == [(6, n - 1)]
+    assert sorted(status.todo) == [3, n - 1] and status.shards_to_run() == [(3, 3), (n - 1, n - 1)]
     assert peak < 20 * 2**20  # a list over range(N) would need terabytes
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].endswith(f"--array=6-{n - 1}") and len(printed) == 22  # 20 commands, then "and more"
+    assert printed[0].endswith(f"--array=3,{n - 1}") and printed[2].endswith(f"--shard {n - 1}/{n}")
 
 
 def test_a_requeued_finalize_redoes_the_upload_and_the_card_that_failed(tmp_path, hub):

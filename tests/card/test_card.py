@@ -53,7 +53,7 @@ SUMMARY = {
         "seed": 0,
         "similarity_model": None,
         "parse_batch_size": 16,
-        "commit_seconds": 600.0,
+        "task_rows": 100,
         "validation_fraction": 0.0,
         "test_fraction": 0.0,
         "split": "train",
@@ -111,7 +111,7 @@ def test_generated_run_card(release_jsonl):
     assert "perplexity above 120 were dropped" in method
     # only the settings that define the records; the input by its name, never a local path
     assert "| input | `sentences.txt` |" in method and "| seed | 0 |" in method
-    assert "/home/someone" not in text and "parse_batch_size" not in text and "commit_seconds" not in text
+    assert "/home/someone" not in text and "parse_batch_size" not in text and "task_rows" not in text
     assert "Of 7 input rows, 6 became records and 1 failures" in sections["More Information"]
     assert "| 6 | 1.83 |" in sections["Statistics"]  # compute_stats: 6 instances, 11 paraphrases / 6
     assert 'load_dataset("me/paraamr-run", "pairs", split="train")' in sections["Quick Start"]

@@ -670,11 +670,11 @@ def table() -> list[Case]:
                     "--max-chars",
                 ),
                 (
-                    "commit-every-zero",
-                    ["--input", "in.txt", "--output", "out", "--commit-every", "0"],
+                    "task-rows-zero",
+                    ["--input", "in.txt", "--output", "out", "--task-rows", "0"],
                     good,
                     ERR,
-                    "--commit-every",
+                    "--task-rows",
                 ),
                 (
                     "max-shard-size-junk",
@@ -1349,10 +1349,10 @@ def limit_cases() -> list[Case]:
     return cases
 
 
-#: An unfinished run cut into shards: shard 0 of 2 committed a part, nobody finalized it.
+#: An unfinished run cut into shards: task 0 of shard 0 of 2 wrote a part, nobody finalized it.
 UNFINISHED = {
     "run/.paraamr/settings.json": b'{"record": {}, "shards": 2, "input_identity": null}',
-    "run/.paraamr/parts/default/train/s00000-of-00002.00000-of-00001-00000.parquet": parquet({"id": ["a"]}),
+    "run/.paraamr/parts/default/train/t000000-00000.parquet": parquet({"id": ["a"]}),
 }
 SECRET = "s3cretPassw0rd"
 
@@ -1378,8 +1378,8 @@ def value_and_state_cases() -> list[Case]:
                 ("min-similarity", "inf", "inf"),
                 ("min-quality", "nan", "NaN"),
                 ("validation-fraction", "nan", "nan"),
-                ("commit-seconds", "nan", "nan"),
-                ("commit-seconds", "inf", "inf"),
+                ("task-rows", "nan", "nan"),
+                ("task-rows", "inf", "inf"),
                 ("lm-batch-size", "negative", "-4"),
                 ("num-beams", "zero", "0"),
             )

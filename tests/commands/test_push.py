@@ -147,7 +147,7 @@ def test_finalize_push_to_hub_writes_the_card_for_the_repo(tmp_path, hub, monkey
     from paraamr.cli import main
 
     out = tmp_path / "run"
-    write_run(out, by_shard(records(40), 2), 2, commit_every=10)
+    write_run(out, by_shard(records(40), 2), 2, part_rows=10)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     assert main(["finalize", str(out), "--push-to-hub", "me/sharded"]) == 0
     text = _uploaded(hub, "me/sharded")["README.md"].decode()

@@ -1,6 +1,6 @@
-"""Synthetic runs cut into shards, written as ``generate.py --shard I/N`` writes them (parts,
-committed states, the run's settings) but without models: for the finalize tests and
-``benchmarks/bench_finalize.py``."""
+"""Synthetic runs cut into shards, written as ``generate.py --shard I/N`` writes them (the plan,
+each task's parts and completion marker, the run's settings) but without models: for the finalize
+tests and ``benchmarks/bench_finalize.py``. Shard ``i`` of these runs is the one task ``i``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from pathlib import Path
 
 from paraamr import layout
 from paraamr.builder.folder import ShardWriter
+from paraamr.builder.partition import Plan
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.rows import shard_of
+from paraamr.builder.state import RunFolder, task_writer
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id, to_pairs
 from paraamr.settings import RecordSettings, RunSettings
 
@@ -49,18 +51,18 @@ def write_run(
     rows_of: Callable[[int], Iterable[dict]],
     shards: int,
     *,
-    commit_every: int = 10000,
+    part_rows: int = 10000,
     done: Iterable[int] | None = None,
 ) -> dict[int, int]:
-    """Write ``rows_of(i)`` as the committed parts and state of shard ``i`` (one process) of a run
-    of ``shards`` shards in ``folder``, one shard after the other (a part per ``commit_every`` rows,
-    as a shard commits them); the shards in ``done`` (default: all) are done. Returns the rows of
-    each shard."""
+    """Write ``rows_of(i)`` as the parts of task ``i`` of a run of ``shards`` shards (one task
+    each) in ``folder`` (a part per ``part_rows`` rows, as ``--max-shard-size`` cuts them); the
+    tasks in ``done`` (default: all) get their completion marker. Returns the rows of each task."""
     folder = Path(folder)
     done = set(range(shards) if done is None else done)
     counts = {}
+    run = RunFolder(folder)
     for i in range(shards):
-        w = layout.writer_id(0, 1, shard=(i, shards))
+        w = task_writer(i)
         default = ShardWriter(folder, "default", "train", DEFAULT_SCHEMA, writer=w)
         pairs = ShardWriter(folder, "pairs", "train", PAIRS_SCHEMA, writer=w)
         counts[i] = paraphrases = 0
@@ -69,15 +71,13 @@ def write_run(
             pairs.write_rows(to_pairs(record))
             counts[i] += 1
             paraphrases += len(record["paraphrases"])
-            if counts[i] % commit_every == 0:
+            if counts[i] % part_rows == 0:
                 default.commit(), pairs.commit()
-        state = {
-            "consumed": counts[i],
-            "next": {"default/train": default.commit(), "pairs/train": pairs.commit(), "failures": 0},
-            "stats": Stats(inputs=counts[i], records=counts[i], paraphrases=paraphrases).as_dict(),
-            "done": i in done,
-        }
-        layout.atomic_write(layout.state_path(folder, "state-{writer}.json", writer=w), json.dumps(state))
+        parts = {"default/train": default.commit(), "pairs/train": pairs.commit(), "failures": 0}
+        stats = Stats(inputs=counts[i], records=counts[i], paraphrases=paraphrases).as_dict()
+        if i in done:
+            run.complete(i, parts, stats)
+    Plan(folder, shards, {i: n for i, n in counts.items() if n}).save()
     settings = {
         "record": RecordSettings(amr_input=str(folder.parent / "input.amr"), max_perplexity=None).as_dict(),
         "shards": shards,

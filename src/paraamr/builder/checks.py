@@ -24,7 +24,7 @@ from paraamr.models.download import ensure
 from paraamr.settings import RecordSettings, check_tagging
 from paraamr.tasks import dataset_identity, input_identity
 
-__all__ = ["check_run", "count_rows", "input_file", "read_rows"]
+__all__ = ["check_run", "input_file", "read_rows"]
 
 
 def read_rows(r: RecordSettings) -> Iterator:
@@ -112,26 +112,15 @@ def check_run(
     models: bool = True,
     download: bool = True,
     trust_remote_code: bool = False,
-) -> tuple[dict[str, Any], str]:
+) -> tuple[dict[str, Any], str, dict[str, str]]:
     """Everything checked before a model loads or a file is written: the input (paths, format, its
-    first row), the output folder (resume state, lock, foreign files) and, with ``models``, that each
-    model is on disk (fetched when missing and online). Returns the run's resume record
-    (:meth:`RunFolder.resume_record`) and ``new``/``resume``/``overwrite``."""
+    first row), the output folder (saved settings, locks, foreign files) and, with ``models``, that
+    each model is on disk (fetched when missing and online). Returns the run's settings as saved
+    (:meth:`RunFolder.resume_record`), ``new``/``resume``/``overwrite`` and the local path of each
+    model (``{kind: path}``, handed to its stage: each model is resolved once a run)."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
     identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
     mode = folder.check(record, identity, overwrite=overwrite)
-    if models:
-        _check_models(record, download=download, trust_remote_code=trust_remote_code)
-    return folder.resume_record(record, identity), mode
-
-
-def count_rows(record: RecordSettings, out: list) -> None:
-    """Count the input rows (cheaply; None for stdin and datasets) into ``out[0]``."""
-    path = input_file(record)
-    try:
-        if path is not None:
-            fmt = "amr" if record.amr_input else readers.input_format(path, record.input_format)
-            out[0] = readers.count_rows(path, fmt=fmt)
-    except Exception:  # a bar without a total is no reason to stop
-        out[0] = None
+    paths = _check_models(record, download=download, trust_remote_code=trust_remote_code) if models else {}
+    return folder.resume_record(record, identity), mode, paths

@@ -61,7 +61,7 @@ _PLAN = f"{STATE_DIR}/finalize.json"
 BATCH_ROWS = 1000
 _NBYTES = b"paraamr:nbytes"
 _PART = re.compile(
-    r"^(?P<writer>(?:s\d{5}-of-\d{5}\.)?\d{5}-of-\d{5})-(?P<k>\d{5,})\.(?:parquet|jsonl)$"
+    r"^(?P<writer>(?:s\d{5}-of-\d{5}\.)?\d{5}-of-\d{5}|t\d{6,})-(?P<k>\d{5,})\.(?:parquet|jsonl)$"
 )
 
 

@@ -125,12 +125,6 @@ class Generator:
         self.window, self.pipelined = window, pipelined
         self.stats = Stats()
         self.failures: list[dict] = []
-        self._seen: set[int | str] = set()
-
-    def mark_seen(self, ids: Iterable[str]) -> None:
-        """Treat ``ids`` as already processed (their repeats become ``duplicate`` failures): a resumed
-        run replays the ids of its committed rows through this."""
-        self._seen.update(_key(rid) for rid in ids)
 
     # -- public API -----------------------------------------------------------------------------
     def generate(
@@ -176,24 +170,13 @@ class Generator:
                 report(failure)
             yield from window.records
 
-    def windows(
-        self,
-        rows: Iterable[Any],
-        *,
-        start: int = 0,
-        cut_every: int | None = None,
-        seen: set | bool | None = True,
-    ) -> Iterator[Window]:
+    def windows(self, rows: Iterable[Any], *, seen: set | None) -> Iterator[Window]:
         """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
         ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one.
 
-        ``rows`` begin at position ``start`` of the whole stream; windows end at every multiple of
-        ``cut_every`` too (the commit interval), so a run resumed from a commit forms the very same
-        windows, and batches, as an uninterrupted one. Repeats of an id are ``duplicate`` failures:
-        against the ids of :meth:`mark_seen` and of every earlier ``windows`` call (``seen=True``, a
-        run's), against the given set (``seen``, a fresh one per ``generate`` call), or never (None)."""
-        seen = self._seen if seen is True else seen
-        chunks = _chunks(rows, self.window, start=start, every=cut_every)
+        Repeats of an id are ``duplicate`` failures: against the given set (``seen``: a fresh one
+        per ``generate`` call, or per task of a run, whose repeats all meet in it), or never (None)."""
+        chunks = _chunks(rows, self.window)
         fronts = (self._front(c, seen) for c in chunks)
         if self.pipelined:
             fronts = _prefetch(fronts)
@@ -407,19 +390,16 @@ def _key(row_id: str) -> int | str:
     return row_id
 
 
-def _chunks(rows: Iterable[Any], size: int, *, start: int = 0, every: int | None = None) -> Iterator[list]:
-    """Lists of at most ``size`` rows, also cut where the position (from ``start``) is a multiple
-    of ``every``.
+def _chunks(rows: Iterable[Any], size: int) -> Iterator[list]:
+    """Lists of at most ``size`` rows.
 
-    >>> [len(c) for c in _chunks(range(10), 4, start=1, every=3)]
-    [2, 3, 3, 2]
+    >>> [len(c) for c in _chunks(range(10), 4)]
+    [4, 4, 2]
     """
     chunk: list = []
-    position = start
     for row in rows:
         chunk.append(row)
-        position += 1
-        if len(chunk) >= size or (every and position % every == 0):
+        if len(chunk) >= size:
             yield chunk
             chunk = []
     if chunk:

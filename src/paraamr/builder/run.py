@@ -1,33 +1,34 @@
-"""One process's run of the corpus builder: the partition, the loop over windows, the commits.
+"""One process's run of the corpus builder: its tasks, one after the other.
 
 :func:`execute` is the whole run of one process. The main process first checks everything cheap
-(:func:`paraamr.builder.checks.check_run`: input, output folder, resume state, models) before any
-model loads and before anything is written; the other processes wait for its verdict, so an error
-is printed once. Each process then keeps the input rows whose id hashes to it, runs the stages of
-:class:`paraamr.builder.pipeline.Generator` on its own device and writes its own parts; nothing is
-gathered. Work is committed in chunks (:mod:`paraamr.builder.state`). After
-``wait_for_everyone()`` the main process finishes the run (:func:`paraamr.builder.summary.finish`:
-summary, shards, card, upload).
+(:func:`paraamr.builder.checks.check_run`: input, output folder, saved settings, models) before
+any model loads, then saves the settings and cuts the input into tasks (once per run:
+:mod:`paraamr.builder.partition`); the other processes wait for its verdict, so an error is
+printed once. Each process then takes tasks that are neither done nor held by another
+(:meth:`paraamr.builder.state.RunFolder.claim`), runs their rows through the stages of
+:class:`paraamr.builder.pipeline.Generator` on its own device, writes the task's parts and then its
+completion marker; nothing is gathered. A task cut short (a kill, a signal) leaves no marker and is
+done again from the start by the next run. After ``wait_for_everyone()`` the main process finalizes
+the run (:func:`paraamr.builder.shards.finalize_run`: summary, shards, card, upload).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from paraamr.builder.checks import check_run, count_rows, read_rows
+from paraamr.builder.checks import check_run, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
-from paraamr.builder.pipeline import Stats
+from paraamr.builder.partition import Plan
+from paraamr.builder.pipeline import Generator, Stats
 from paraamr.builder.rows import split_of
-from paraamr.builder.shards import Shard, open_folder, shard_done
+from paraamr.builder.shards import Shard, finalize_run, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
-from paraamr.builder.state import RunFolder
-from paraamr.builder.summary import Push, finish
+from paraamr.builder.state import RunFolder, task_writer
+from paraamr.builder.summary import Push
 from paraamr.builder.tracking import RunProgress, model_line
 from paraamr.models.base import batch_listener
 from paraamr.progress import progress_mode
@@ -36,31 +37,22 @@ from paraamr.settings import RecordSettings, RunSettings
 from paraamr.signals import Interrupted, check, critical
 from paraamr.tasks import broadcast, launch, share_cores
 
-__all__ = ["Push", "execute", "launch_warning"]
+__all__ = ["TASK_ROWS", "Push", "execute", "launch_warning", "prepare"]
 
 
 class _Outputs:
-    """The writers of one process: ``default`` and ``pairs`` for each split, and failures
-    (:mod:`paraamr.builder.folder`); ``flush`` commits them and returns the state's part numbers."""
+    """The writers of one task: ``default`` and ``pairs`` for each split, and failures
+    (:mod:`paraamr.builder.folder`); ``close`` returns the next part number of each."""
 
-    def __init__(self, folder: RunFolder, splits: list[str], state: dict, *, max_shard_size: int | str):
-        nxt = state["next"]
-        where = {"writer": folder.writer}
+    def __init__(self, path: Path, task: int, splits: list[str], *, max_shard_size: int | str):
+        where = {"writer": task_writer(task)}
         self.writers: dict[str, Any] = {}
         for split in splits:
             for config, schema in (("default", DEFAULT_SCHEMA), ("pairs", PAIRS_SCHEMA)):
-                key = f"{config}/{split}"
-                self.writers[key] = ShardWriter(
-                    folder.path,
-                    config,
-                    split,
-                    schema,
-                    max_shard_size=max_shard_size,
-                    first_part=nxt.get(key, 0),
-                    **where,
+                self.writers[f"{config}/{split}"] = ShardWriter(
+                    path, config, split, schema, max_shard_size=max_shard_size, **where
                 )
-        self.writers["failures"] = FailureWriter(folder.path, first_part=nxt.get("failures", 0), **where)
-        self.buffered = 0
+        self.writers["failures"] = FailureWriter(path, **where)
 
     def write(self, window, spec: dict[str, Any]) -> None:
         for record in window.records:
@@ -74,24 +66,29 @@ class _Outputs:
             self.writers[f"pairs/{split}"].write_rows(to_pairs(record))
         for failure in window.failures:
             self.writers["failures"].write(failure)
-        self.buffered += window.rows
 
-    def flush(self) -> dict[str, int]:
-        """Commit every writer (the last commit too: shards are named by ``finalize``)."""
-        self.buffered = 0
+    def close(self) -> dict[str, int]:
         return {key: writer.commit() for key, writer in self.writers.items()}
 
+
+#: Rows a task by default (``--task-rows``): a few minutes of work on either device (docs/scale.md).
+TASK_ROWS = {"cpu": 50, "accelerator": 1000}
+
+
+def _cpu_only() -> bool:
+    """Whether this launch has no accelerator to use (none, or ``accelerate launch --cpu``)."""
+    import torch
+
+    return not torch.cuda.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
 
 
 def _state():
     """accelerate's process state: on the CPU (gloo between processes) when there is no GPU."""
     from datetime import timedelta
 
-    import torch
     from accelerate import PartialState
 
-    cpu = not torch.cuda.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
-    return PartialState(cpu=cpu, timeout=timedelta(days=7))
+    return PartialState(cpu=_cpu_only(), timeout=timedelta(days=7))
 
 
 def launch_warning(environ: dict[str, str] | None = None) -> str | None:
@@ -114,95 +111,98 @@ def launch_warning(environ: dict[str, str] | None = None) -> str | None:
     )
 
 
-def _process(
-    record: RecordSettings,
-    run: RunSettings,
-    folder: RunFolder,
-    state_obj,
-    *,
-    total: list,
-) -> None:
-    """One process's share: owned rows after the committed ones, windows, commits. A signal
-    (:mod:`paraamr.signals`) drops the window in flight, commits the windows before it and stops
-    with :class:`~paraamr.signals.Interrupted` saying how far the run got."""
-    state = folder.load_state()
-    folder.clean(state)
-    stats = Stats.from_dict(state["stats"])
-    main = state_obj.is_main_process
-    tracker = RunProgress(
-        folder,
-        stats,
-        mode=progress_mode(run.progress),
-        main=main,
-        window=min(run.window, run.commit_every),  # windows end at commits too
-        stages=_model_stages(record),
-        total=total,
-    )
-    try:
-        if not state["done"]:
-            tracker.phase(model_line(record.models()))
-            generator = make_generator(record, run)
-            tracker.phase("reading input")
-            _windows(record, run, folder, generator, state, stats, tracker)
-        # the others may still run: keep the display moving until every process is done
-        while main and tracker.display.mode != "none" and folder.num_processes > 1 and not _all_done(folder):
-            tracker.show()
-            time.sleep(0.5)
-    except Interrupted as err:
-        done = int(folder.progress(skip=folder.writer) + stats.inputs)
-        of = f" of {total[0]:,}" if total[0] is not None else ""
-        raise err.with_detail(f"after {done:,}{of} sources; run the same command to resume") from None
-    finally:
-        tracker.close()
-
-
 def _model_stages(record: RecordSettings) -> list[str]:
     """The stages that batch a window's work through :func:`~paraamr.models.base.run_batched`."""
     return [*([] if record.amr_input else ["parse"]), "realize", *(["perplexity"] if record.lm_model else [])]
 
 
-def _windows(record, run, folder, generator, state: dict, stats: Stats, tracker: RunProgress) -> None:
-    """The loop over windows; commits every ``commit_every`` rows (windows are cut there) and at the
-    end of the first window after ``commit_seconds``; on a signal, the windows done are committed."""
-    owned = (row for row in read_rows(record) if folder.owns(row.id))
-    generator.mark_seen(row.id for row in islice(owned, state["consumed"]))
-    owned = tracker.taken(owned)
-    outputs = _Outputs(folder, record.splits(), state, max_shard_size=run.max_shard_size)
-    spec, last_commit = record.as_dict(), time.monotonic()
-
-    def commit(final: bool = False) -> None:
-        with critical():
-            state["next"] = outputs.flush()
-            state["stats"] = stats.as_dict()
-            state["done"] = final
-            folder.save_state(state)
-
+def _process(
+    record: RecordSettings,
+    run: RunSettings,
+    folder: RunFolder,
+    plan: Plan,
+    paths: dict[str, str],
+    *,
+    main: bool,
+) -> None:
+    """This process's tasks (:meth:`RunFolder.claim`), one after the other, with the models at
+    ``paths`` (resolved by the main process's checks). A signal
+    (:mod:`paraamr.signals`) drops the task in flight and stops with
+    :class:`~paraamr.signals.Interrupted` saying how far the run got."""
+    mine = plan.of(folder.shard)
+    total = plan.total(mine)
+    before = plan.total(k for k in mine if folder.completed(k))
+    tracker = RunProgress(
+        folder,
+        mode=progress_mode(run.progress),
+        main=main,
+        window=run.window,
+        stages=_model_stages(record),
+        total=total,
+        initial=before,
+    )
     try:
-        with batch_listener(tracker.on_batch):
-            for window in generator.windows(owned, start=state["consumed"], cut_every=run.commit_every):
-                with critical():  # a window is written whole, or not at all
-                    outputs.write(window, spec)
-                    stats.merge(window.stats)
-                    state["consumed"] += window.rows
-                tracker.window_done(window.rows)
-                check()  # a signal whose exception Python dropped stops here, the window done kept
-                due = time.monotonic() - last_commit > run.commit_seconds
-                if outputs.buffered >= run.commit_every or due:
-                    commit()
-                    last_commit = time.monotonic()
-            check()
-    except Interrupted:  # the windows written since the last commit are committed; the one in flight dropped
-        commit()
-        raise
-    commit(final=True)
+        if before < total:
+            tracker.phase(model_line(record.models(), paths))
+            generator = make_generator(record.with_models(paths), run)
+            tracker.phase("reading input")
+            with batch_listener(tracker.on_batch):
+                for task in folder.claim(plan):
+                    _task(task, record, run, folder, plan, generator, tracker)
+        # the others may still run: keep the display moving until every process is done
+        while main and tracker.display.mode != "none" and folder.num_processes > 1 and folder.running():
+            tracker.show()
+            time.sleep(0.5)
+    except Interrupted as err:
+        done = plan.total(k for k in mine if folder.completed(k))
+        raise err.with_detail(
+            f"after {done:,} of {total:,} sources; run the same command to resume "
+            "(a task cut short is done again)"
+        ) from None
+    finally:
+        tracker.close()
 
 
-def _all_done(folder: RunFolder) -> bool:
-    try:
-        states = folder.states()
-    except (OSError, ValueError):  # a state file being replaced right now
-        return False
-    return len(states) == folder.num_processes and all(state["done"] for _, state in states)
+def _task(
+    task: int,
+    record: RecordSettings,
+    run: RunSettings,
+    folder: RunFolder,
+    plan: Plan,
+    generator: Generator,
+    tracker: RunProgress,
+) -> None:
+    """One task: its rows in windows, its parts, then its completion marker."""
+    outputs = _Outputs(folder.path, task, record.splits(), max_shard_size=run.max_shard_size)
+    spec, stats = record.as_dict(), Stats()
+    for window in generator.windows(tracker.taken(plan.read(task)), seen=set()):
+        outputs.write(window, spec)
+        stats.merge(window.stats)
+        tracker.window_done(window.rows, window.stats)
+        check()  # a signal whose exception Python dropped stops here
+    with critical():
+        folder.complete(task, outputs.close(), stats.as_dict())
+
+
+def prepare(
+    record: RecordSettings,
+    run: RunSettings,
+    folder: RunFolder,
+    *,
+    overwrite: bool = False,
+) -> dict[str, str]:
+    """(The main process) everything checked (:func:`~paraamr.builder.checks.check_run`), this
+    process's lock taken, the settings saved and the input cut into tasks (once per run); returns
+    the local path of each model."""
+    saved, mode, paths = check_run(
+        record, folder, overwrite=overwrite, download=run.download, trust_remote_code=run.trust_remote_code
+    )
+    folder.lock(alone=True)
+    cpu = run.device == "cpu" if run.device is not None else _cpu_only()
+    task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
+    folder.prepare(saved, lambda: read_rows(record), overwrite=mode == "overwrite", task_rows=task_rows)
+    folder.clear_progress()
+    return paths
 
 
 def execute(
@@ -215,34 +215,26 @@ def execute(
     push: Push | None = None,
     shard: Shard | None = None,
 ) -> dict[str, Any] | None:
-    """Run this process's share of the build into ``output``; the main process then writes the
-    summary and the card (and uploads the folder with ``push``) and returns the summary. As
-    ``shard`` of a run cut into shards (:mod:`paraamr.builder.shards`), the main process instead
-    lets go of its lock and finalizes the run only when asked to and it is the last shard done.
+    """Run this process's share of the build into ``output``; the main process then finalizes the
+    run (summary, shards, card; the upload with ``push``) and returns the summary. As ``shard`` of
+    a run cut into shards (:mod:`paraamr.builder.shards`), the main process instead lets go of its
+    lock and finalizes the run only when asked to and it is the last shard done.
 
-    The main process checks everything (:func:`~paraamr.builder.checks.check_run`) before a model
-    loads or a file is written; the others wait for its verdict and end with status 1, silently,
-    when it fails."""
+    The main process checks everything (:func:`prepare`) before a model loads; the others wait for
+    its verdict and end with status 1, silently, when it fails."""
     run = run or RunSettings()
     t0 = time.monotonic()
     where = launch()
     rank, n = where.rank, where.processes
-    folder = open_folder(output, rank=rank, num_processes=n, shard=shard)
+    folder = RunFolder(output, rank=rank, num_processes=n, shard=shard)
     error: BaseException | None = None
+    paths: dict[str, str] = {}
     if rank == 0:
         warning = launch_warning()
         if warning:
             print(f"paraamr generate: warning: {warning}", file=sys.stderr)
         try:
-            saved, mode = check_run(
-                record,
-                folder,
-                overwrite=overwrite,
-                download=run.download,
-                trust_remote_code=run.trust_remote_code,
-            )
-            folder.lock(alone=True)
-            folder.reset(saved, overwrite=mode == "overwrite")
+            paths = prepare(record, run, folder, overwrite=overwrite)
         except BaseException as err:  # told to every process, then raised here
             error = err
     if n == 1 and error is not None:
@@ -250,23 +242,20 @@ def execute(
     quiet_libraries(run.verbose)
     state_obj = _state()
     if n > 1:
-        verdict = broadcast(None if error is None else str(error) or type(error).__name__, where)
+        why = None if error is None else str(error) or type(error).__name__
+        verdict, paths = broadcast((why, paths), where)
         if error is not None:
             raise error
         if verdict is not None:
             raise SystemExit(1)  # the main process reports it
         if rank != 0:
             folder.lock()
-        saved = folder.read_settings()
     try:
         if run.device is None and state_obj.device.type != "cpu":
             run = run.replace(device=str(state_obj.device))
         if n > 1 and (run.device or "cpu") == "cpu":
             share_cores(where.local)
-        total: list = [None]  # for the display and the line of an interruption
-        if state_obj.is_main_process and shard is None:  # a shard's share of the rows is not counted
-            threading.Thread(target=count_rows, args=(record, total), daemon=True).start()
-        _process(record, run, folder, state_obj, total=total)
+        _process(record, run, folder, Plan.load(folder.path), paths, main=state_obj.is_main_process)
         if not state_obj.is_main_process:
             folder.unlock()  # done: the main process finishes the run under the folder's own lock
         state_obj.wait_for_everyone()
@@ -275,7 +264,7 @@ def execute(
         try:
             if shard is not None:
                 return shard_done(folder, push=push)
-            return finish(folder, saved, run, time.monotonic() - t0, license=license, push=push)
+            return finalize_run(folder.path, license=license, push=push, run=run, started=t0)
         except Interrupted as err:  # the records are all written; the summary, card or upload was not
             detail = "after every source, while writing the summary and card"
             raise err.with_detail(f"{detail}; run the same command to resume") from None

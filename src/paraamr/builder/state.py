@@ -1,36 +1,77 @@
-"""The resume state of a run in its output folder: input identity, locks, committed state.
+"""A run's output folder as its processes see it: the saved settings, the locks, the tasks.
 
-A run's folder keeps, under ``DIR/.paraamr/`` (:data:`paraamr.layout.STATE_FILES`, never
-uploaded), the settings it started with and, per writer (a process of the run), a state file that
-each commit replaces atomically: how many of its rows are done, the next part number of each of
-its writers and its counts. A killed run started again with the same command deletes what was
-written after the last commit and goes on, so its records are exactly those of an uninterrupted
-run. Each writer holds its lock (:func:`paraamr.locks.writer_lock`) for as long as it runs, so a
-second run on the same folder refuses at once, naming the holder.
+Under ``DIR/.paraamr/`` (:data:`paraamr.layout.STATE_FILES`, never uploaded) a run keeps the
+settings it started with, its input cut into tasks (:mod:`paraamr.builder.partition`) and one
+completion marker per finished task (:class:`paraamr.tasks.TaskFolder`: the task's counts and the
+number of its parts). A process takes the next task that is neither completed nor held by another
+process (:meth:`RunFolder.claim`), so any number of processes, launches and shards share one
+folder; a task killed midway has no marker and is done again from the start, its parts deleted
+first. Each process holds its writer lock while it runs, so a second run on the same folder
+refuses at once, naming the holder.
+
+>>> import tempfile
+>>> f = RunFolder(tempfile.mkdtemp(), rank=1, num_processes=2)
+>>> f.writer, f.shard
+('00001-of-00002', (0, 1))
+>>> RunFolder("d", shard=Shard(3, 8)).writer, task_writer(12)
+('s00003-of-00008.00000-of-00001', 't000012')
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from paraamr import layout
-from paraamr.builder.folder import clean_parts
-from paraamr.builder.pipeline import Stats
-from paraamr.builder.rows import row_task
+from paraamr.builder.folder import clean_parts, pending
+from paraamr.builder.partition import Plan, partition
+from paraamr.builder.rows import InputRow
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
 from paraamr.settings import RecordSettings
-from paraamr.tasks import identity_changed, owned
+from paraamr.tasks import TaskFolder, identity_changed
 
-__all__ = ["RunFolder"]
+__all__ = ["RunFolder", "Shard", "finalized", "task_writer"]
 
-def _read_state(path: Path) -> dict:
-    """A state file of the run (replaced whole at each commit, so one that does not parse was cut
-    short or changed by hand): its content, else a one-line error naming it and the way out."""
+#: The lock under which the first process of a run saves its settings and cuts its input.
+_FIRST = "partition"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """This invocation's place in a run cut into shards: shard ``index`` of ``count`` (the tasks
+    ``k mod count = index``); ``finalize``: run the finalize step when it is the last shard to
+    finish (``--finalize auto``); ``saved``: what the first shard records beside the settings
+    (``command``: its command line with ``{shard}`` for the ``--shard`` value; ``run``: its run
+    settings; ``license``)."""
+
+    index: int
+    count: int
+    finalize: bool = False
+    saved: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"shard {self.index}/{self.count}"
+
+
+def task_writer(task: int) -> str:
+    """The writer name of ``task``'s parts."""
+    return f"t{task:06d}"
+
+
+def _task_lock(task: int) -> str:
+    return f"task-{task:06d}"
+
+
+def _read(path: Path) -> dict:
+    """The run's settings file: its content, else a one-line error naming it and the way out."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as err:
@@ -38,45 +79,34 @@ def _read_state(path: Path) -> dict:
     if not isinstance(data, dict):
         why = str(data) if isinstance(data, Exception) else "not a JSON object"
         raise InputError(
-            f"{path}: the run's state is unreadable ({why}); run the same command with --overwrite to "
-            "build this run (with --shard: this shard) again"
+            f"{path}: the run's settings are unreadable ({why}); run the same command with --overwrite "
+            "to build the run again"
         )
     return data
 
 
 class RunFolder:
-    """The output folder of a run and this writer's resume state (``DIR/.paraamr/``): process
-    ``rank`` of ``num_processes``, of shard ``shard = (i, N)`` of a run cut into independent shards
-    (:mod:`paraamr.builder.shards`; ``(0, 1)``: a run in one piece).
+    """The output folder of a run seen by process ``rank`` of ``num_processes`` of one invocation
+    (of ``shard`` when the run is cut into shards)."""
 
-    >>> import tempfile
-    >>> f = RunFolder(tempfile.mkdtemp(), rank=1, num_processes=2)
-    >>> f.writer, f.state_path.name
-    ('00001-of-00002', 'state-00001-of-00002.json')
-    >>> RunFolder("d", rank=0, num_processes=1, shard=(3, 8)).writer
-    's00003-of-00008.00000-of-00001'
-    """
-
-    def __init__(self, folder: str | Path, *, rank: int, num_processes: int, shard: tuple[int, int] = (0, 1)):
+    def __init__(
+        self, folder: str | Path, *, rank: int = 0, num_processes: int = 1, shard: Shard | None = None
+    ):
         self.path = Path(folder)
-        self.rank, self.num_processes, self.shard = rank, num_processes, shard
-        self.writer = layout.writer_id(rank, num_processes, shard=shard)
-        #: The state files of this run's (or shard's) writers: ``state-{writers}.json``.
-        head, _, tail = layout.writer_id(0, num_processes, shard=shard).rpartition("00000-of-")
-        self.writers = f"{head}[0-9]*-of-{tail}"
-        self.state_dir = self.path / layout.STATE_DIR
-        self.state_path = layout.state_path(self.path, "state-{writer}.json", writer=self.writer)
-        self.progress_path = layout.state_path(self.path, "progress-{writer}.json", writer=self.writer)
+        self.rank, self.num_processes, self.spec = rank, num_processes, shard
+        self.shard = (shard.index, shard.count) if shard is not None else (0, 1)
+        self.writer = layout.writer_id(rank, num_processes, shard=self.shard)
+        self.tasks = TaskFolder(self.path, "generate", unit="task", what="a generate run")
         self.settings_path = layout.state_path(self.path, "settings.json")
+        self.progress_path = layout.state_path(self.path, "progress-{writer}.json", writer=self.writer)
+        head = self.writer[: -len(layout.writer_id(rank, num_processes))]
+        self._progress_glob = f"progress-{head}[0-9]*-of-[0-9]*.json"
         self._lock = None
 
-    def owns(self, row_id: str) -> bool:
-        """Whether this writer handles the row with id ``row_id`` (:func:`~paraamr.builder.rows.row_task`)."""
-        return owned(row_task(row_id), rank=self.rank, processes=self.num_processes, shard=self.shard)
-
+    # -- settings and checks ---------------------------------------------------------------------
     def read_settings(self) -> dict | None:
-        """The saved run (``record``, ``num_processes``, ``input_identity``), or None."""
-        return _read_state(self.settings_path) if self.settings_path.is_file() else None
+        """The saved run (``record``, ``input_identity``, ``shards``, ...), or None."""
+        return _read(self.settings_path) if self.settings_path.is_file() else None
 
     def check(self, record: RecordSettings, identity: dict[str, Any] | None, *, overwrite: bool) -> str:
         """Refuse to mix runs or to touch files that are not ours; return what will happen
@@ -96,11 +126,22 @@ class RunFolder:
                     + ("" if overwrite else "give an empty or new folder")
                 )
             return "new"
-        if overwrite:
-            return "overwrite"
         if "record" not in saved:
             raise InputError(f"{self.path} holds a run of an older paraamr; pass --overwrite to start over")
         diffs = self.differences(saved, record, identity)
+        if overwrite and self.spec is not None:
+            if finalized(self.path):
+                raise InputError(
+                    f"{self.path}: the run is finalized (its shards are merged); --overwrite with --shard "
+                    "resets one shard of an unfinished run: give a new --output folder"
+                )
+            if diffs:
+                raise InputError(
+                    f"{self.path}: --overwrite with --shard resets only {self.spec}, and the run's other "
+                    f"shards use other settings ({'; '.join(diffs)}); give a new --output folder"
+                )
+        if overwrite:
+            return "overwrite"
         if diffs:
             raise InputError(
                 f"{self.path} holds a run with other settings ({'; '.join(diffs)}); "
@@ -111,41 +152,49 @@ class RunFolder:
     def differences(
         self, saved: dict[str, Any], record: RecordSettings, identity: dict[str, Any] | None
     ) -> list[str]:
-        """What differs between the saved run and this one: record settings, the cut into processes
-        (:meth:`layout_differences`), the input."""
+        """What differs between the saved run and this one: settings, the cut into shards, the input."""
         diffs = RecordSettings.from_dict(saved["record"]).differences(record)
-        diffs += self.layout_differences(saved)
+        was, now = saved.get("shards"), self.shard[1] if self.spec is not None else None
+        if was != now and was is None:
+            diffs.append(f"the run is not cut into shards, now {self.spec}")
+        elif was != now and now is None:
+            diffs.append(f"the run is cut into {was} shards (--shard I/{was}), now no --shard")
+        elif was != now:
+            diffs.append(f"shards were {was} (--shard I/{was}), now {now}")
         changed = identity_changed(saved.get("input_identity"), identity)
         if changed:
             diffs.append(f"the input changed: {changed}")
         return diffs
 
-    def layout_differences(self, saved: dict[str, Any]) -> list[str]:
-        """A changed cut of the run: its process count, or shards where there were none."""
-        if "shards" in saved:
-            return [
-                f"the run is cut into {saved['shards']} shards (--shard I/{saved['shards']}), now no --shard"
-            ]
-        if saved.get("num_processes") != self.num_processes:
-            return [f"processes were {saved.get('num_processes')}, now {self.num_processes}"]
-        return []
-
     def resume_record(self, record: RecordSettings, identity: dict[str, Any] | None) -> dict[str, Any]:
-        """The run's settings as saved for resuming: ``record``, ``num_processes``, input identity."""
-        return {"record": record.as_dict(), "num_processes": self.num_processes, "input_identity": identity}
+        """The run's settings as saved for resuming (a shard's with its ``shards`` and what it records)."""
+        saved = {"record": record.as_dict(), "input_identity": identity}
+        return saved if self.spec is None else {**self.spec.saved, **saved, "shards": self.spec.count}
+
+    # -- locks ---------------------------------------------------------------------------------
+    def _others(self, writer: str) -> bool:
+        """Whether the lock ``writer`` may be held by another shard of this run while this one runs."""
+        if self.spec is None:
+            return False
+        if writer == _FIRST:
+            return True
+        if writer.startswith("task-"):
+            return int(writer[len("task-") :]) % self.spec.count != self.spec.index
+        return not writer.startswith(f"s{self.spec.index:05d}-of-{self.spec.count:05d}.")
 
     def check_lock(self, *, skip_own: bool = False) -> None:
-        """Raise :class:`~paraamr.errors.FolderLocked` when a writer of a run holds its lock."""
-        for _writer, holder in busy_writers(self.path, skip_own=skip_own)[:1]:
-            raise FolderLocked(
-                f"{self.path}: another run is writing this folder ({holder}); "
-                "wait for it to finish or stop it"
-            )
+        """Raise :class:`~paraamr.errors.FolderLocked` when another run (or this shard, run again)
+        holds a lock of the folder; other shards of this run may be running."""
+        for writer, holder in busy_writers(self.path, skip_own=skip_own):
+            if self._others(writer):
+                continue
+            what = f"{self.spec} is running already" if self.spec else "another run is writing this folder"
+            raise FolderLocked(f"{self.path}: {what} ({holder}); wait for it to finish or stop it")
 
     def lock(self, *, alone: bool = False) -> None:
-        """Take this writer's lock; the OS releases it when the process ends, however it ends.
-        ``alone`` (the main process, before the others start): refuse, and let the lock go, when
-        any other writer holds its lock (another run that started at the same moment)."""
+        """Take this process's writer lock; the OS releases it when the process ends, however it
+        ends. ``alone`` (the main process, before the others start): refuse, and let the lock go,
+        when another run holds a lock (one that started at the same moment)."""
         self._lock = writer_lock(self.path, self.writer, command="generate")
         if alone:
             try:
@@ -155,55 +204,135 @@ class RunFolder:
                 raise
 
     def unlock(self) -> None:
-        """Release this writer's lock."""
+        """Release this process's writer lock."""
         if self._lock is not None:
             self._lock.release()
             self._lock = None
 
-    def reset(self, saved: dict[str, Any], *, overwrite: bool) -> None:
-        """(Main process, its lock held) with ``overwrite``, delete every file of the earlier run
-        (:func:`paraamr.layout.remove_layout`: only the layout's, never a user's) under the
-        folder's own lock; save the settings."""
-        if overwrite:
+    # -- the run's start -----------------------------------------------------------------------
+    def prepare(
+        self,
+        saved: dict[str, Any],
+        rows: Callable[[], Iterable[InputRow]],
+        *,
+        overwrite: bool,
+        task_rows: int,
+    ) -> Plan:
+        """(The main process, its lock held) with ``overwrite``, delete the earlier run's files
+        (this shard's only, with ``--shard``); save the settings unless a shard did (refused when
+        it saved others); cut the input into tasks unless that is done (one pass over ``rows()``)."""
+        if overwrite and self.spec is None:
             with folder_lock(self.path, command="generate --overwrite"):
                 layout.remove_layout(self.path)
-        if not self.settings_path.is_file():
-            layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
+        with self._first():
+            if overwrite and self.spec is not None:
+                for task in self.tasks.completed():
+                    if task % self.spec.count == self.spec.index:
+                        self.remove_task(task)
+            current = self.read_settings()
+            if current is None:
+                layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
+            else:
+                record = RecordSettings.from_dict(saved["record"])
+                diffs = self.differences(current, record, saved["input_identity"])
+                if diffs:
+                    raise InputError(f"{self.path}: a shard started with other settings ({'; '.join(diffs)})")
+            plan = Plan.load(self.path)
+            if plan is None:
+                plan = partition(
+                    self.path, rows(), task_rows=task_rows, at_least=self.num_processes, shards=self.shard[1]
+                )
+        return plan
 
-    def load_state(self) -> dict:
-        """This writer's committed state (fresh when none)."""
-        if self.state_path.is_file():
-            return _read_state(self.state_path)
-        return {"consumed": 0, "next": {}, "stats": Stats().as_dict(), "done": False}
+    @contextlib.contextmanager
+    def _first(self) -> Iterator[None]:
+        """The lock of the run's start: held by the first process that saves the settings and cuts
+        the input; the others wait for it (its holder's end lets it go, however it ends)."""
+        said = False
+        while True:
+            try:
+                lock = writer_lock(self.path, _FIRST, command="generate (cutting the input into tasks)")
+                break
+            except FolderLocked as err:
+                if not said:
+                    print(f"paraamr generate: waiting: {err}", file=sys.stderr)
+                    said = True
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            lock.release()
 
-    def save_state(self, state: dict) -> None:
-        """Commit: the state file is replaced atomically."""
-        layout.atomic_write(self.state_path, json.dumps(state, sort_keys=True))
+    # -- tasks ---------------------------------------------------------------------------------
+    def claim(self, plan: Plan) -> Iterator[int]:
+        """The tasks of this invocation this process runs, one at a time, each under its lock:
+        those neither completed nor held by another process, starting at this process's share (so
+        processes rarely meet). A completion marker that cannot be read counts as not done."""
+        mine = plan.of(self.shard)
+        start = len(mine) * self.rank // self.num_processes
+        for task in mine[start:] + mine[:start]:
+            if self.completed(task):
+                continue
+            try:
+                lock = writer_lock(self.path, _task_lock(task), command="generate")
+            except FolderLocked:
+                continue
+            try:
+                if not self.completed(task):
+                    self.remove_task(task)
+                    yield task
+            finally:
+                lock.release()
 
+    def completed(self, task: int) -> bool:
+        """Whether ``task`` has a readable completion marker."""
+        try:
+            return self.tasks.load(task) is not None
+        except InputError:
+            return False
+
+    def complete(self, task: int, parts: dict[str, int], stats: dict[str, Any]) -> None:
+        """Mark ``task`` completed: its ``parts`` (the next part number of each of its writers) and counts."""
+        self.tasks.commit(task, {"next": parts, "stats": stats})
+
+    def remove_task(self, task: int) -> None:
+        """Delete ``task``'s marker and every file it wrote (parts, temporary files)."""
+        self.tasks.path(task).unlink(missing_ok=True)
+        self.tasks.clean([task])
+        clean_parts(self.path, writer=task_writer(task), committed={})
+
+    def running(self) -> bool:
+        """Whether a process holds a task lock of this invocation's tasks (the main process shows
+        the others' progress until they end)."""
+        return any(w.startswith("task-") and not self._others(w) for w, _ in busy_writers(self.path))
+
+    # -- progress ------------------------------------------------------------------------------
     def save_progress(self, rows: float) -> None:
-        """Rows this writer has handled so far, a share of those in flight included (for the main
-        process's display; not a commit)."""
+        """Rows this process has handled in this launch, a share of those in flight included (for
+        the main process's display; not a commit)."""
         layout.atomic_write(self.progress_path, f"{rows:.1f}", durable=False)
 
     def progress(self, *, skip: str | None = None) -> float:
-        """Rows handled so far by every writer of the run or shard (but ``skip``)."""
+        """Rows handled in this launch by every process of this invocation (but ``skip``)."""
         total = 0.0
-        for path in self.state_dir.glob(f"progress-{self.writers}.json"):
+        for path in (self.path / layout.STATE_DIR).glob(self._progress_glob):
             if path.stem[len("progress-") :] == skip:
                 continue
             with contextlib.suppress(OSError, ValueError):  # being replaced right now
                 total += float(path.read_text() or 0)
         return total
 
-    def states(self) -> list[tuple[str, dict]]:
-        """``(writer, committed state)`` of each writer of the run (or shard) that committed, by writer."""
-        out = []
-        for path in sorted(self.state_dir.glob(f"state-{self.writers}.json")):
-            out.append((path.stem[len("state-") :], _read_state(path)))
-        return out
+    def clear_progress(self) -> None:
+        """(The main process, before the others start) forget the counts of an earlier launch."""
+        for path in (self.path / layout.STATE_DIR).glob(self._progress_glob):
+            path.unlink(missing_ok=True)
 
-    def clean(self, state: dict) -> int:
-        """Delete this writer's parts written after its last commit and its temporary files (a
-        writer killed mid-write); return how many."""
-        temps = layout.remove_temps(self.state_path) + layout.remove_temps(self.progress_path)
-        return temps + clean_parts(self.path, writer=self.writer, committed=state["next"])
+
+def finalized(path: Path) -> bool:
+    """Whether the run's finalize step is done (shards named, nothing pending, summary and card written)."""
+    return (
+        (path / layout.SUMMARY).is_file()
+        and (path / layout.CARD).is_file()
+        and bool(layout.list_shards(path))
+        and not pending(path)
+    )

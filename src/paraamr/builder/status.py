@@ -1,91 +1,75 @@
-"""Where a run's tasks stand: each shard's writers, their committed states, and what is left.
+"""Where a run's tasks stand, and what to run for those that are not done.
 
-A run in one piece is one shard; a run cut by ``--shard I/N`` has N. Only the shards that have a
-writer (a state file or a lock) are looked at: the others are missing, and are counted as index
-ranges, never listed one by one, so that a run of millions of shards costs what its started shards
-cost.
+A run is cut into tasks (:mod:`paraamr.builder.partition`); shard ``I`` of a run cut by
+``--shard I/N`` runs the tasks ``k mod N = I``. A task is done when its completion marker can be
+read (:class:`paraamr.builder.state.RunFolder`). Only the tasks that have rows are looked at and
+shards are named as index ranges, never one by one, so a run of millions of shards costs what
+its tasks cost.
 
 >>> _ranges([0, 1, 2, 5, 7, 8])
 '0-2, 5, 7-8'
->>> parse_writer("s00003-of-00008.00001-of-00002"), parse_writer("00000-of-00001")
-((3, 8, 1, 2), (0, 1, 0, 1))
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from paraamr import layout
+from paraamr.builder.partition import Plan
+from paraamr.builder.state import RunFolder, task_writer
 from paraamr.errors import InputError
 from paraamr.locks import busy_writers
 
-__all__ = ["RunStatus", "ShardStatus", "not_done", "parse_writer", "run_statuses", "span"]
+__all__ = ["RunStatus", "not_done", "run_statuses", "span"]
 
-_WRITER = re.compile(r"^s(?P<i>\d{5,})-of-(?P<n>\d{5,})\.(?P<rank>\d{5,})-of-(?P<k>\d{5,})$")
-_PLAIN = re.compile(r"^(?P<rank>\d{5,})-of-(?P<k>\d{5,})$")
 #: Shards to run whose command is printed one per line (the others: the same with their I).
 _SHOWN = 20
 
 
-def parse_writer(writer: str) -> tuple[int, int, int, int] | None:
-    """``(shard, shards, rank, processes)`` of a writer name (a run in one piece: shard 0 of 1)."""
-    m = _WRITER.match(writer) or _PLAIN.match(writer)
-    if m is None:
-        return None
-    shard = (int(m["i"]), int(m["n"])) if "i" in m.groupdict() else (0, 1)
-    return (*shard, int(m["rank"]), int(m["k"]))
-
-
-@dataclass
-class ShardStatus:
-    """Where one shard of a run stands: ``done``, ``missing`` (never committed), ``unfinished``
-    (committed, not done, not running), ``running`` (a writer holds its lock) or ``broken`` (done,
-    but its committed files do not match its counts); ``detail`` says more."""
-
-    index: int
-    state: str
-    detail: str = ""
-
-
 @dataclass
 class RunStatus:
-    """A run's saved settings and where its shards stand. Only the shards with a writer are listed
-    (``statuses``, by index): the others are missing, and are never listed one by one, so that a run
-    of millions of shards costs what its started shards cost. ``states``: the committed states of
-    the writers of the done shards, in writer order."""
+    """A run's saved settings, its ``plan`` (None before its input is cut), the markers of its
+    ``done`` tasks and, for each task that is not done, why (``not run``, ``running (holder)``,
+    ``unreadable (...)``, or what is wrong with its files)."""
 
     saved: dict[str, Any]
     shards: int
-    statuses: list[ShardStatus]
-    states: list[tuple[str, dict]]
-
-    def missing(self) -> list[tuple[int, int]]:
-        """The missing shards as ``(first, last)`` index ranges.
-
-        >>> done = [ShardStatus(i, "done") for i in (2, 3, 6)]
-        >>> RunStatus({}, 8, done, []).missing()
-        [(0, 1), (4, 5), (7, 7)]
-        """
-        out, start = [], 0
-        for status in self.statuses:
-            if status.index > start:
-                out.append((start, status.index - 1))
-            start = status.index + 1
-        return out + ([(start, self.shards - 1)] if start < self.shards else [])
-
-    def not_done(self) -> list[ShardStatus]:
-        """The listed shards that are not done."""
-        return [s for s in self.statuses if s.state != "done"]
+    plan: Plan | None
+    done: dict[int, dict]
+    todo: dict[int, str]
 
     @property
     def complete(self) -> bool:
-        """Whether every shard is done."""
-        return not self.not_done() and len(self.statuses) == self.shards
+        """Whether every task is done."""
+        return self.plan is not None and not self.todo
+
+    @property
+    def states(self) -> list[tuple[str, dict]]:
+        """``(writer, marker)`` of each done task, in task order (what finalize checks and sums)."""
+        return [(task_writer(k), self.done[k]) for k in sorted(self.done)]
+
+    def shards_to_run(self, *, running: bool = False) -> list[tuple[int, int]]:
+        """The shards of the tasks not done (those running too, with ``running``), as ``(first,
+        last)`` index ranges.
+
+        >>> RunStatus({}, 4, None, {}, {}).shards_to_run()
+        [(0, 3)]
+        """
+        if self.plan is None:
+            return [(0, self.shards - 1)]
+        todo = [k for k, why in self.todo.items() if running or not why.startswith("running")]
+        shards = sorted({k % self.shards for k in todo})
+        out: list[list[int]] = []
+        for i in shards:
+            if out and i == out[-1][1] + 1:
+                out[-1][1] = i
+            else:
+                out.append([i, i])
+        return [(a, b) for a, b in out]
 
 
 def _read_settings(path: Path) -> dict[str, Any]:
@@ -98,54 +82,28 @@ def _read_settings(path: Path) -> dict[str, Any]:
         raise InputError(f"{settings}: the run's settings are unreadable ({err})") from None
 
 
-def _writer_states(path: Path, shards: int) -> dict[int, list[tuple[str, dict | str, int, int]]]:
-    """Per shard, ``(writer, committed state, rank, processes)`` of each of its writers; a state
-    file that cannot be read (cut short: states are replaced whole, never written in place) is
-    given as the reason it cannot."""
-    out: dict[int, list[tuple[str, dict | str, int, int]]] = {}
-    for state_path in sorted((path / layout.STATE_DIR).glob("state-*.json")):
-        writer = state_path.stem[len("state-") :]
-        parsed = parse_writer(writer)
-        if parsed is None or parsed[1] != shards:
-            continue
-        try:
-            state: dict | str = json.loads(state_path.read_text())
-            if not isinstance(state, dict) or not {"next", "stats", "done"} <= state.keys():
-                raise ValueError("not a paraamr state")
-        except (OSError, ValueError) as err:
-            state = f"{state_path.relative_to(path)} is unreadable ({err})"
-        out.setdefault(parsed[0], []).append((writer, state, *parsed[2:]))
-    return out
-
-
 def run_statuses(path: str | Path) -> RunStatus:
-    """The run's saved settings and the status of each of its shards that has a writer (a run in
-    one piece is one shard); the committed states of the writers of the done shards."""
+    """The run's saved settings and where each of its tasks stands."""
     path = Path(path)
     saved = _read_settings(path)
-    shards = saved.get("shards", 1)
-    states = _writer_states(path, shards)
-    running: dict[int, str] = {}
-    for writer, holder in busy_writers(path):
-        parsed = parse_writer(writer)
-        if parsed and parsed[1] == shards:
-            running.setdefault(parsed[0], holder)
-    statuses, done = [], []
-    for i in sorted(set(states) | set(running)):
-        writers = states.get(i, [])
-        broken = [state for _, state, *_ in writers if isinstance(state, str)]
-        ks = {k for *_, k in writers}
-        finished = sum(1 for _, state, *_ in writers if isinstance(state, dict) and state.get("done"))
-        if i in running:
-            statuses.append(ShardStatus(i, "running", running[i]))
-        elif broken:
-            statuses.append(ShardStatus(i, "broken", broken[0]))
-        elif len(ks) == 1 and finished == len(writers) == ks.pop():
-            statuses.append(ShardStatus(i, "done"))
-            done += [(writer, state) for writer, state, *_ in writers]
+    plan = Plan.load(path)
+    tasks = RunFolder(path).tasks
+    running = {int(w[len("task-") :]): who for w, who in busy_writers(path) if w.startswith("task-")}
+    done, todo = {}, {}
+    for k in plan.rows if plan is not None else ():
+        if k in running:
+            todo[k] = f"running ({running[k]})"
+            continue
+        try:
+            marker = tasks.load(k)
+        except InputError as err:
+            todo[k] = f"unreadable ({str(err).split(': ', 1)[-1]})"
+            continue
+        if marker is None:
+            todo[k] = "not run"
         else:
-            statuses.append(ShardStatus(i, "unfinished", f"{finished} of {len(writers)} processes done"))
-    return RunStatus(saved, shards, statuses, done)
+            done[k] = marker
+    return RunStatus(saved, saved.get("shards", 1), plan, done, todo)
 
 
 def span(a: int, b: int) -> str:
@@ -164,34 +122,36 @@ def _ranges(indices: Sequence[int]) -> str:
 
 
 def not_done(path: Path, status: RunStatus) -> InputError:
-    """The error naming each shard that is not done; the command of each is printed on stdout."""
-    saved, shards, todo = status.saved, status.shards, status.not_done()
-    missing = status.missing()
-    parts = [f"missing: {', '.join(span(a, b) for a, b in missing)}"] if missing else []
-    for state in ("broken", "unfinished", "running"):
-        these = [s for s in todo if s.state == state]
-        if these:
-            detail = f" ({these[0].detail})" if these[0].detail and len(these) == 1 else ""
-            parts.append(f"{state}: {_ranges([s.index for s in these])}{detail}")
-    rerun = sorted([(a, b) for a, b in missing] + [(s.index, s.index) for s in todo if s.state != "running"])
-    count = sum(b - a + 1 for a, b in missing) + len(todo)
-    command = saved.get("command")
+    """The error naming each task that is not done, and why; for a run cut into shards, the command
+    of each shard to run again is printed on stdout."""
+    if status.plan is None:
+        head = "no task ran yet (the input was never cut into tasks)"
+    else:
+        whys: dict[str, list[int]] = {}
+        for k, why in sorted(status.todo.items()):
+            whys.setdefault(why.split(" (")[0].split(":")[0], []).append(k)
+        parts = []
+        for what, tasks in whys.items():
+            first = status.todo[tasks[0]]
+            detail = first[len(what) :].strip(" :") if len(tasks) == 1 else ""
+            parts.append(f"{what}: {_ranges(tasks)}" + (f" ({detail.strip('()')})" if detail else ""))
+        head = f"{len(status.todo)} of {len(status.plan.rows)} tasks not done ({'; '.join(parts)})"
+    rerun = status.shards_to_run()
+    if status.shards == 1:
+        return InputError(f"{path}: {head}; run the same command to do them")
+    command = status.saved.get("command")
     if command and rerun:
-        overwrite = {s.index for s in todo if s.state == "broken"}
         array = ",".join(span(a, b) for a, b in rerun)
-        print(f"# the shards to run (from {saved.get('cwd', '.')}); on Slurm: --array={array}")
+        print(f"# the shards to run (from {status.saved.get('cwd', '.')}); on Slurm: --array={array}")
         shown = 0
         for a, b in rerun:
             for i in range(a, min(b + 1, a + _SHOWN - shown)):
-                extra = ["--overwrite"] if i in overwrite else []
-                print(" ".join([*(arg.replace("{shard}", f"{i}/{shards}") for arg in command), *extra]))
+                print(" ".join(arg.replace("{shard}", f"{i}/{status.shards}") for arg in command))
                 shown += 1
         left = sum(b - a + 1 for a, b in rerun) - shown
         if left > 0:
-            print(f"# ... and {left} more: the same with --shard I/{shards}")
-    where = "the command of each is printed above" if command and rerun else "run each with --shard I/N"
-    return InputError(
-        f"{path}: {count} of {shards} shards not done ({'; '.join(parts)}); {where}, then finalize again"
-    )
-
-
+            print(f"# ... and {left} more: the same with --shard I/{status.shards}")
+    shards = ", ".join(span(a, b) for a, b in rerun)
+    where = "the command of each is printed above" if command else "run each with --shard I/N"
+    todo = f"shards to run again: {shards}; {where}, then finalize again" if rerun else "wait for them"
+    return InputError(f"{path}: {head}; {todo}")

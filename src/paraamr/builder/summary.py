@@ -1,8 +1,8 @@
 """The end of a run: its summary (settings, counts, time), the card, and the upload.
 
-Once every writer of a run is done, the main process (or ``paraamr finalize`` for a run cut into
-shards, :mod:`paraamr.builder.shards`) merges the writers' committed counts into ``summary.json``,
-names the shards (:func:`paraamr.builder.folder.finalize`), writes the card
+Once every task of a run is done, its finalize step (:func:`paraamr.builder.shards.finalize_run`:
+the end of a run in one piece, ``paraamr finalize``, the last shard) sums the tasks' counts into
+``summary.json``, names the shards (:func:`paraamr.builder.folder.finalize`), writes the card
 (:func:`paraamr.card.write_card`) and, with ``--push-to-hub``, uploads the folder.
 """
 
@@ -16,16 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
-from paraamr.builder.folder import check_committed, finalize
+from paraamr.builder.folder import finalize
 from paraamr.builder.hub import push_folder
 from paraamr.builder.pipeline import Stats
-from paraamr.builder.state import RunFolder
 from paraamr.card import write_card
-from paraamr.errors import InputError
-from paraamr.locks import folder_lock
 from paraamr.settings import RunSettings
 
-__all__ = ["Push", "finish", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
+__all__ = ["Push", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -45,25 +42,22 @@ def _portable(value: Any, base: Path) -> Any:
     return value
 
 
-def summarize(
-    path: Path, states: list[tuple[str, dict]], saved: dict[str, Any], run: RunSettings, seconds: float
-) -> dict[str, Any]:
-    """The run summary: settings (local paths relative to the folder ``path``), counts of all
-    writers (their committed ``states``, :meth:`RunFolder.states`), time."""
-    total, per_process = Stats(), []
-    for writer, state in states:
-        total.merge(Stats.from_dict(state["stats"]))
-        per_process.append({"process": writer, "done": state["done"], **state["stats"]})
+def summarize(path: Path, status: Any, run: RunSettings, seconds: float) -> dict[str, Any]:
+    """The run summary: settings (local paths relative to the folder ``path``), the sum of the
+    counts of every task (``status``: a complete :class:`paraamr.builder.status.RunStatus`), time."""
+    total = Stats()
+    for marker in status.done.values():
+        total.merge(Stats.from_dict(marker["stats"]))
     counts = total.as_dict()
+    saved = status.saved
     settings = {k: _portable(v, path) for k, v in saved["record"].items()}
-    run_info = {k: saved[k] for k in ("num_processes", "shards", "input_identity") if k in saved}
+    run_info = {k: saved[k] for k in ("shards", "input_identity") if k in saved}
     return {
         "settings": {**settings, **run.as_dict()},
-        "run": run_info,
+        "run": {**run_info, "tasks": status.plan.count, "tasks_with_rows": len(status.done)},
         "counts": counts,
         "reconciles": counts["inputs"] == counts["records"] + counts["failures"],
-        "complete": bool(per_process) and all(p["done"] for p in per_process),
-        "processes": per_process,
+        "complete": status.complete,
         "seconds_this_session": round(seconds, 3),
     }
 
@@ -91,21 +85,20 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def write_outputs(
     path: Path,
-    states: list[tuple[str, dict]],
-    saved: dict[str, Any],
+    status: Any,
     run: RunSettings,
     seconds: float,
     *,
     license: str | None = None,
     repo_id: str | None = None,
 ) -> dict[str, Any]:
-    """(The caller holds the folder's own lock; every writer is done) write ``summary.json`` from
-    the writers' committed ``states``, name the shards (crash-safe, a no-op once done) and write the
-    card for ``repo_id`` (its load snippets name it). Returns the summary."""
+    """(The caller holds the folder's own lock; every task is done) write ``summary.json`` from
+    the tasks' counts (``status``, :func:`summarize`), name the shards (crash-safe, a no-op once
+    done) and write the card for ``repo_id`` (its load snippets name it). Returns the summary."""
     for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
         layout.remove_temps(path / name)  # an earlier finish killed mid-write
     _pushed_path(path).unlink(missing_ok=True)  # what is written now is not uploaded yet
-    summary = summarize(path, states, saved, run, seconds)
+    summary = summarize(path, status, run, seconds)
     layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
     size = summary["settings"]["max_shard_size"]
     if finalize(path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
@@ -147,31 +140,3 @@ def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str,
         layout.atomic_write(_pushed_path(path), json.dumps({**_uploads(path), _push_key(push): url}))
         print(f"pushed {path} to {push.repo_id}: {url}", file=sys.stderr)
     return summary
-
-
-def finish(
-    folder: RunFolder,
-    saved: dict[str, Any],
-    run: RunSettings,
-    seconds: float,
-    *,
-    license: str | None = None,
-    push: Push | None = None,
-) -> dict[str, Any]:
-    """(Main process, every other writer done and its lock let go) under the folder's own lock,
-    :func:`write_outputs`; then print the summary and upload the folder with ``push``. Returns the
-    summary."""
-    with folder_lock(folder.path, command="generate (finish)"):
-        states = folder.states()
-        problems = check_committed(folder.path, states)
-        if problems:
-            first = next(iter(problems.values()))
-            raise InputError(
-                f"{folder.path}: the committed files do not match the run's counts ({first[0]}); nothing "
-                "was finalized: run the same command with --overwrite to build it again"
-            )
-        repo_id = push.repo_id if push is not None else None
-        summary = write_outputs(
-            folder.path, states, saved, run, seconds, license=license, repo_id=repo_id
-        )
-    return publish(folder.path, summary, push)

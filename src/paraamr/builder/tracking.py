@@ -26,9 +26,9 @@ __all__ = ["RunProgress", "model_line"]
 SAVE_SECONDS = 0.5
 
 
-def model_line(models: Mapping[str, str]) -> str:
+def model_line(models: Mapping[str, str], paths: Mapping[str, str] | None = None) -> str:
     """``loading models: parser NAME (SIZE), ...``: each model of a run by name, with its size on
-    disk when it is there.
+    disk when it is there (at ``paths[kind]`` when given: where the run's checks found it).
 
     >>> model_line({"lm": "/nowhere/lm"})  # not on disk: no size
     'loading models: lm /nowhere/lm'
@@ -37,10 +37,12 @@ def model_line(models: Mapping[str, str]) -> str:
 
     from paraamr.models.resolve import disk_size, resolve
 
+    paths = paths or {}
     parts = []
     for kind, name in models.items():
         try:
-            size = f" ({disk_size(resolve(name, kind)) / 1e6:,.1f} MB)"
+            found = Path(paths[kind]) if kind in paths else resolve(name, kind)
+            size = f" ({disk_size(found) / 1e6:,.1f} MB)"
         except Exception:  # not on disk (yet): named without a size
             size = ""
         shown = Path(name).name if "/" in name and Path(name).exists() else name
@@ -49,39 +51,38 @@ def model_line(models: Mapping[str, str]) -> str:
 
 
 class RunProgress:
-    """One writer's progress in sources (rows), moved per batch; shown by the main process."""
+    """One process's progress in sources (rows), moved per batch; shown by the main process."""
 
     def __init__(
         self,
         folder: RunFolder,
-        stats: Stats,
         *,
         mode: str,
         main: bool,
         window: int,
         stages: list[str],
-        total: list | None = None,
+        total: int,
+        initial: int = 0,
     ):
-        self.folder, self.stats, self.window = folder, stats, window
-        self.total = total if total is not None else [None]  # filled by a counting thread
-        self.stages = stages
-        self.done = float(stats.inputs)
+        self.folder, self.window, self.stages = folder, window, stages
+        self.stats = Stats()  # of the windows written in this launch
+        self.done = 0.0
         self._calls = dict.fromkeys(stages, 0.0)  # per stage, calls done (a window's call = 1)
         self._windows = 0  # windows written by this process since it started
         self._taken = 0  # rows taken from the input since it started
-        self._start = self.done
         self._lock, self._saving = threading.Lock(), threading.Lock()
         self._saved = 0.0
-        self._paras0 = stats.paraphrases
+        self._initial = initial
         n = folder.num_processes
         self.display = Progress(
             f"generate ({n} processes)" if n > 1 else "generate",
             unit="src",
+            total=total,
             mode=mode if main else "none",
-            initial=folder.progress() if main else 0,
+            initial=initial,
             tick=self.show if main else None,
         )
-        folder.save_progress(self.done)
+        folder.save_progress(0.0)
 
     def phase(self, text: str) -> None:
         """The step under way: ``loading models: ...``, ``reading input``, ``running``."""
@@ -105,9 +106,11 @@ class RunProgress:
                 self.phase("running")
             self.show()
 
-    def window_done(self, rows: int) -> None:
-        """A window of ``rows`` rows is written: its exact count replaces its batches' share."""
+    def window_done(self, rows: int, stats: Stats) -> None:
+        """A window of ``rows`` rows (counts ``stats``) is written: its exact count replaces its
+        batches' share."""
         with self._lock:
+            self.stats.merge(stats)
             self.done += rows
             self._windows += 1
             for stage, calls in self._calls.items():  # a stage with nothing to do in a window
@@ -118,7 +121,7 @@ class RunProgress:
         """Rows done by this writer: those written, and the in-flight window's share of its rows
         by the batches its stages finished."""
         with self._lock:
-            flight = min(self._taken - (self.done - self._start), self.window)
+            flight = min(self._taken - self.done, self.window)
             if flight <= 0:
                 return self.done
             share = sum(min(max(c - self._windows, 0.0), 1.0) for c in self._calls.values())
@@ -134,14 +137,12 @@ class RunProgress:
                 self._saved = time.monotonic()
         if self.display.mode == "none":
             return
-        if self.total[0] is not None and self.display.total is None:
-            self.display.set_total(self.total[0])
         others = self.folder.progress(skip=self.folder.writer) if self.folder.num_processes > 1 else 0.0
         elapsed = max(self.display.elapsed(), 1e-9)
         self.display.update(
-            mine + others,
+            self._initial + mine + others,
             **{
-                "para/s": (self.stats.paraphrases - self._paras0) / elapsed,
+                "para/s": self.stats.paraphrases / elapsed,
                 "failures": sum(self.stats.failures.values()),
             },
         )

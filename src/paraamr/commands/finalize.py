@@ -2,14 +2,15 @@
 card, push.
 
 Finish a run whose shards ran independently (generate.py --shard I/N, a Slurm array): check every
-shard is done, then write the summary, name the shards over the whole run and write the card, under
-the folder's own lock; with --push-to-hub, upload the folder.
+task is done and its files match its counts, then write the summary, name the shards over the whole
+run and write the card, under the folder's own lock; with --push-to-hub, upload the folder.
 
-Checks that every shard is done (naming each missing, unfinished or running one, and printing the
-command that runs it), then under the folder's own lock writes ``summary.json`` from the shards'
-committed states, names the shards ``{split}-{i:05d}-of-{n:05d}`` over the whole run and writes
-the card; ``--push-to-hub`` then uploads the folder (resumable). Idempotent: a second call writes
-the same files. See :func:`paraamr.builder.shards.finalize_run`.
+A task that is not done (never run, running, cut short, or whose files do not match its counts) is
+named, and the command of each shard to run again is printed; nothing is written. Otherwise, under
+the folder's own lock, ``summary.json`` sums the tasks' counts, the shards are named
+``{split}-{i:05d}-of-{n:05d}`` over the whole run and the card is written; ``--push-to-hub`` then
+uploads the folder (resumable). Idempotent: a second call writes the same files. See
+:func:`paraamr.builder.shards.finalize_run`.
 """
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ def dry_run(
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
-    from paraamr.builder.state import RunFolder
+    from paraamr.builder.state import RunFolder, Shard
     from paraamr.errors import ModelNotFoundError
     from paraamr.models.resolve import resolve
     from paraamr.tasks import launch
@@ -162,8 +162,8 @@ def dry_run(
     rank, n = where.rank, where.processes
     if rank != 0:
         return 0
-    folder = RunFolder(output, rank=0, num_processes=n)
-    _, mode = check_run(record, folder, overwrite=overwrite, models=False)
+    folder = RunFolder(output, num_processes=n, shard=None if shard is None else Shard(*shard))
+    _, mode, _ = check_run(record, folder, overwrite=overwrite, models=False)
     warning = launch_warning()
     if warning:
         print(f"paraamr generate: warning: {warning}", file=sys.stderr)
@@ -177,7 +177,8 @@ def dry_run(
     print(f"input:     {record.source}: {found}")
     print(f"processes: {n}")
     if shard is not None:
-        print(f"shard:     {shard[0]} of {shard[1]} (the rows whose id falls to it; no rendezvous)")
+        i, n = shard
+        print(f"shard:     {i} of {n} (the run's tasks k mod {n} = {i}; no rendezvous)")
     missing = []
     for kind, name in record.models().items():
         try:

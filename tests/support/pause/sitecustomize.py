@@ -7,8 +7,8 @@ stderr and waits for a (new) signal, so a test can send one exactly there.
 
 - ``models``: before the generator's models load;
 - ``window``: after a batch of realizations, in the middle of a window;
-- ``commit`` / ``last-commit``: inside a commit of generate's state, before the state file is
-  replaced (``last-commit``: the commit that follows a signal);
+- ``commit``: inside the completion of one of generate's tasks, before its marker is written;
+- ``stopping``: after a first signal, while the run turns it into its one line;
 - ``card``: after the summary, before the card is written;
 - ``chunk``: inside the commit of one of evaluate's chunks.
 """
@@ -46,14 +46,15 @@ def _before(owner, attr: str, moment) -> None:
 
 
 def _install() -> None:
-    from paraamr import signals
     from paraamr.builder import run, summary
     from paraamr.builder.state import RunFolder
     from paraamr.metrics.resume import StateFolder
+    from paraamr.signals import Interrupted
 
     _before(run, "make_generator", lambda: "models")
     _before(summary, "write_card", lambda: "card")
-    _before(RunFolder, "save_state", lambda: "last-commit" if signals._state.count else "commit")
+    _before(RunFolder, "complete", lambda: "commit")
+    _before(Interrupted, "with_detail", lambda: "stopping")
     _before(StateFolder, "commit", lambda: "chunk")
     listen = run.batch_listener
 

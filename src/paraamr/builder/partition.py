@@ -1,0 +1,155 @@
+"""A run's input cut into tasks: one pass over the input, then each task reads only its own rows.
+
+The main process of the first invocation of a run reads the input once (a file, stdin or a
+dataset) and writes every row to the file of its task, ``task = row_task(id) mod T``
+(:func:`paraamr.builder.rows.row_task`), so repeats of a source meet in one task and a task's rows
+keep their input order; input failures travel with the rows, so ``inputs = records + failures``
+holds task by task. ``T`` is chosen from the row count (:func:`task_count`). The plan (``T`` and
+the rows of each task that has any) is written last, atomically: it is the partition's completion
+marker, and a partition killed midway is done again from the start.
+
+>>> import tempfile
+>>> from paraamr.builder.rows import decode_bytes
+>>> d = tempfile.mkdtemp()
+>>> plan = partition(d, [decode_bytes(t) for t in (b"a.", b"b.", b"a.")], task_rows=2)
+>>> plan.count, sum(plan.rows.values())
+(2, 3)
+>>> [row.text for k in plan.of() for row in plan.read(k)].count("a.")  # repeats in one task
+2
+>>> Plan.load(d) == plan
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from paraamr import layout
+from paraamr.builder.rows import InputRow, row_task
+from paraamr.failures import Failure
+
+__all__ = ["Plan", "partition", "task_count"]
+
+_PLAN = "plan.json"
+#: Bytes of rows held in memory before they are appended to their tasks' files.
+_BUFFER_BYTES = 16 << 20
+
+
+def task_count(rows: int, *, task_rows: int, at_least: int = 1, shards: int = 1) -> int:
+    """The tasks of a run of ``rows`` rows: ``task_rows`` rows a task, at least ``at_least`` (one
+    per process of the first launch), a multiple of ``shards`` (shard ``i`` of ``N`` runs the tasks
+    ``k mod N = i``, so every shard gets as many).
+
+    >>> task_count(10_000, task_rows=1000), task_count(10, task_rows=1000, at_least=2)
+    (10, 2)
+    >>> task_count(5, task_rows=1, shards=4)
+    8
+    """
+    wanted = max(math.ceil(rows / task_rows), at_least, 1)
+    return shards * math.ceil(wanted / shards)
+
+
+def _encode(row: InputRow) -> str:
+    failure = None if row.failure is None else [row.failure.stage, row.failure.reason]
+    fields = [row.id, row.text, row.amr, row.raw_b64, failure, row.where]
+    return json.dumps(fields, separators=(",", ":")) + "\n"  # ASCII: lone surrogates stay writable
+
+
+def _decode(line: str) -> InputRow:
+    rid, text, amr, raw_b64, failure, where = json.loads(line)
+    return InputRow(rid, text, amr, raw_b64, failure and Failure(*failure), where)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run's cut into ``count`` tasks: ``rows`` of each task that has any (a task with none is
+    done by definition), its input files under ``folder``'s state."""
+
+    folder: Path
+    count: int
+    rows: dict[int, int]
+
+    @classmethod
+    def load(cls, folder: str | Path) -> Plan | None:
+        """The plan of the run in ``folder``, or None when its input was never cut (or the cut was
+        killed before it ended)."""
+        try:
+            saved = json.loads((_root(folder) / _PLAN).read_text())
+        except (OSError, ValueError):
+            return None
+        return cls(Path(folder), saved["tasks"], {int(k): n for k, n in saved["rows"].items()})
+
+    def of(self, shard: tuple[int, int] = (0, 1)) -> list[int]:
+        """The tasks with rows of shard ``shard = (i, N)``, in order."""
+        i, n = shard
+        return sorted(k for k in self.rows if k % n == i)
+
+    def total(self, tasks: Iterable[int]) -> int:
+        """The rows of ``tasks``."""
+        return sum(self.rows.get(k, 0) for k in tasks)
+
+    def save(self) -> None:
+        """Write the plan (atomically: the partition's completion marker)."""
+        rows = {str(k): self.rows[k] for k in sorted(self.rows)}
+        layout.atomic_write(_root(self.folder) / _PLAN, json.dumps({"tasks": self.count, "rows": rows}))
+
+    def read(self, task: int) -> Iterator[InputRow]:
+        """The rows of ``task``, in input order."""
+        with open(_task_path(self.folder, task), encoding="ascii") as f:
+            for line in f:
+                yield _decode(line)
+
+
+def _root(folder: str | Path) -> Path:
+    return layout.state_path(folder, "input/")
+
+
+def _task_path(folder: str | Path, task: int) -> Path:
+    return _root(folder) / f"task-{task:06d}.jsonl"
+
+
+def partition(
+    folder: str | Path, rows: Iterable[InputRow], *, task_rows: int, at_least: int = 1, shards: int = 1
+) -> Plan:
+    """Cut ``rows`` into the tasks of the run in ``folder`` (:func:`task_count`) and save the plan.
+    The rows are read once: spooled as they come (stdin and datasets have no count), then dealt to
+    their tasks' files."""
+    root = _root(folder)
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    spool, n = root / "rows.jsonl", 0
+    with open(spool, "w", encoding="ascii") as f:
+        for row in rows:
+            f.write(f"{row_task(row.id)} {_encode(row)}")
+            n += 1
+    count = task_count(n, task_rows=task_rows, at_least=at_least, shards=shards)
+    counts: dict[int, int] = {}
+    buffers: dict[int, list[str]] = {}
+    held = 0
+    with open(spool, encoding="ascii") as f:
+        for line in f:
+            key, _, row = line.partition(" ")
+            k = int(key) % count
+            buffers.setdefault(k, []).append(row)
+            counts[k] = counts.get(k, 0) + 1
+            held += len(row)
+            if held >= _BUFFER_BYTES:
+                _flush(folder, buffers)
+                held = 0
+    _flush(folder, buffers)
+    spool.unlink()
+    plan = Plan(Path(folder), count, dict(sorted(counts.items())))
+    plan.save()
+    return plan
+
+
+def _flush(folder: str | Path, buffers: dict[int, list[str]]) -> None:
+    for k, lines in buffers.items():
+        with open(_task_path(folder, k), "a", encoding="ascii") as f:
+            f.writelines(lines)
+    buffers.clear()
