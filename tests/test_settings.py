@@ -10,6 +10,8 @@ from dataclasses import fields
 
 import pytest
 
+from paraamr.builder.partition import Plan
+from paraamr.builder.status import RunStatus
 from paraamr.builder.summary import summarize
 from paraamr.card import record_settings
 from paraamr.commands.generate import build_parser, settings_from_args
@@ -102,7 +104,8 @@ def test_the_card_lists_every_record_setting_and_no_run_setting():
 
 
 def test_the_summary_holds_every_setting(tmp_path):
-    summary = summarize(tmp_path, [], {"record": RecordSettings().as_dict()}, RunSettings(), 0.0)
+    status = RunStatus({"record": RecordSettings().as_dict()}, 1, Plan(tmp_path, 1, {}), {}, {})
+    summary = summarize(tmp_path, status, RunSettings(), 0.0)
     assert sorted(json.loads(json.dumps(summary))["settings"]) == sorted(RECORD + RUN)
 
 

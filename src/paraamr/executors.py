@@ -95,25 +95,24 @@ class ParaphraseDocuments(PipelineStep):
 
 
 class PartitionTask(PipelineStep):
-    """The start of a generate run cut into ``shard.count`` jobs: everything checked, the settings
-    saved and the input cut into tasks (:func:`paraamr.builder.run.prepare`); a no-op once done."""
+    """The start of a generate run in ``folder`` (a :class:`~paraamr.builder.state.RunFolder`):
+    everything checked, the settings saved and the input cut into tasks
+    (:func:`paraamr.builder.run.prepare`); a no-op once done."""
 
     name = "🦜 ParaAMR partition"
     type = "🦜 - GENERATE"
 
-    def __init__(self, output: str, record: Any, settings: Any, shard: Any):
+    def __init__(self, folder: Any, record: Any, settings: Any):
         super().__init__()
-        self.output, self.record, self.settings, self.shard = output, record, settings, shard
+        self.folder, self.record, self.settings = folder, record, settings
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         from paraamr.builder.run import prepare
-        from paraamr.builder.state import RunFolder
 
-        folder = RunFolder(self.output, shard=self.shard)
         try:
-            prepare(self.record, self.settings, folder)
+            prepare(self.record, self.settings, self.folder)
         finally:
-            folder.unlock()
+            self.folder.unlock()
 
 
 class GenerateTask(PipelineStep):
@@ -176,13 +175,14 @@ def launch(
     run: Any,
     generate: Callable[[argparse.Namespace], int],
     push: Any = None,
+    origin: dict[str, Any] | None = None,
 ) -> int:
-    """Run the generate command ``args`` (its ``record`` and ``run`` settings) as datatrove jobs
+    """Run the generate command ``args`` (its ``record`` and ``run`` settings; ``origin``: what it
+    records beside them, :class:`~paraamr.builder.state.RunFolder`) as datatrove jobs
     (``args.executor``; each job calls ``generate``), after the partition and before the finalize
     (``push``: the upload): at once on this machine, or as Slurm jobs that depend on each other.
     The input, the folder and the models are checked first, once, before any job starts."""
     from paraamr.builder.checks import check_run
-    from paraamr.builder.shards import shard_command
     from paraamr.builder.state import RunFolder, Shard
 
     tasks = args.workers if args.tasks is None else args.tasks
@@ -194,22 +194,10 @@ def launch(
         raise UsageError("--overwrite does not go with --executor: remove the folder, or give a new --output")
     if args.executor == "slurm" and not args.slurm_partition:
         raise UsageError("--executor slurm needs --slurm-partition")
-    argv = getattr(args, "argv", None) or ["paraamr", "generate"]
-    saved = {
-        "command": shard_command(argv),
-        "cwd": os.getcwd(),
-        "run": run.as_dict(),
-        "license": args.license,
-    }
-    shard = Shard(0, tasks, saved=saved)
-    check_run(
-        record,
-        RunFolder(args.output, shard=shard),
-        download=run.download,
-        trust_remote_code=run.trust_remote_code,
-    )
+    folder = RunFolder(args.output, shard=Shard(0, tasks), origin=origin)
+    check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
-    start = PartitionTask(str(args.output), record, run, shard)
+    start = PartitionTask(folder, record, run)
     step = GenerateTask(args, generate, workers=min(args.workers, tasks))
     finalize = FinalizeTask(str(args.output), license=args.license, push=push)
     if args.executor == "local":

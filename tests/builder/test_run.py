@@ -216,6 +216,34 @@ def test_a_complete_run_started_again_changes_nothing(tiny_models, hostile, one_
     assert sorted(p.name for p in one_proc.rglob("*.parquet")) == before
 
 
+def test_finalize_of_a_run_with_lost_files_names_each_task_and_the_rerun_restores_it(
+    tiny_models, hostile, one_proc, tmp_path, capsys
+):
+    """A run left for ``paraamr finalize`` (``--shard 0/1``), then a marker cut short and a part
+    of another task deleted: finalize refuses naming both tasks and printing the run's command
+    (exit 1, nothing finalized); the same command does those two tasks again, and the finalized
+    folder equals an uninterrupted run's."""
+    from paraamr.cli import main as paraamr
+
+    out = tmp_path / "out"
+    args = ["--input", str(hostile), "--output", str(out), *CHUNKS, *_models(tiny_models), "--shard", "0/1"]
+    assert main(args) == 0
+    markers = sorted((out / ".paraamr" / "generate").glob("task-*.json"))
+    markers[0].write_text(markers[0].read_text()[:20])
+    cut, lost = (int(p.stem[len("task-") :]) for p in markers[:2])
+    (part,) = (out / ".paraamr" / "parts" / "pairs" / "train").glob(f"t{lost:06d}-*")
+    part.unlink()
+    capsys.readouterr()
+    assert paraamr(["finalize", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert f"2 of {len(Plan.load(out).rows)} tasks not done (unreadable: {cut} (" in captured.err
+    assert f"broken: {lost} ({part.relative_to(out)} is missing)" in captured.err
+    assert "run the same command to do them" in captured.err and not (out / "summary.json").exists()
+    assert captured.out.splitlines()[1].startswith("paraamr generate --input ")
+    assert main(args) == 0 and paraamr(["finalize", str(out)]) == 0
+    assert_same(out, one_proc)
+
+
 def test_max_shard_size_cuts_the_finished_shards(tiny_models, hostile, one_proc, tmp_path):
     out = tmp_path / "out"
     args = ["--input", str(hostile), "--output", str(out), "--max-shard-size", "1KB", *_models(tiny_models)]

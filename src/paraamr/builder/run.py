@@ -214,9 +214,12 @@ def execute(
     license: str | None = None,
     push: Push | None = None,
     shard: Shard | None = None,
+    origin: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """Run this process's share of the build into ``output``; the main process then finalizes the
-    run (summary, shards, card; the upload with ``push``) and returns the summary. As ``shard`` of
+    """Run this process's share of the build into ``output`` (``origin``: what the first
+    invocation records beside the settings, :class:`~paraamr.builder.state.RunFolder`); the main
+    process then finalizes the run (summary, shards, card; the upload with ``push``) and returns
+    the summary. As ``shard`` of
     a run cut into shards (:mod:`paraamr.builder.shards`), the main process instead lets go of its
     lock and finalizes the run only when asked to and it is the last shard done.
 
@@ -226,7 +229,7 @@ def execute(
     t0 = time.monotonic()
     where = launch()
     rank, n = where.rank, where.processes
-    folder = RunFolder(output, rank=rank, num_processes=n, shard=shard)
+    folder = RunFolder(output, rank=rank, num_processes=n, shard=shard, origin=origin)
     error: BaseException | None = None
     paths: dict[str, str] = {}
     if rank == 0:

@@ -64,9 +64,10 @@ def shard_command(argv: Sequence[str]) -> list[str]:
 
 
 def _check_files(path: Path, status: RunStatus) -> None:
-    """Refuse (naming each task, and the command of its shard) a run whose done tasks' files do not
-    match their counts (:func:`~paraamr.builder.folder.check_committed`): a part lost or cut short.
-    Such a task's marker is removed, so that running its shard again redoes it."""
+    """Move each done task whose files do not match its counts
+    (:func:`~paraamr.builder.folder.check_committed`: a part lost or cut short) to the tasks not
+    done, and remove its marker, so that running its shard again redoes it; refuse a finalized run
+    whose files do not match."""
     problems = check_committed(path, status.states)
     if not problems:
         return
@@ -82,7 +83,6 @@ def _check_files(path: Path, status: RunStatus) -> None:
         more = f" and {len(wrong) - 1} more" if len(wrong) > 1 else ""
         status.todo[task] = f"broken: {wrong[0]}{more}"
         del status.done[task]
-    raise not_done(path, status)
 
 
 def finalize_run(
@@ -109,6 +109,7 @@ def finalize_run(
     path, t0 = Path(path), time.monotonic() if started is None else started
     status = run_statuses(path)
     if not status.complete:
+        _check_files(path, status)  # every task not done is named at once, the broken ones too
         raise not_done(path, status)
     with folder_lock(path, command="finalize", wait=wait):
         if not again and finalized(path):
@@ -117,9 +118,9 @@ def finalize_run(
             summary = json.loads((path / layout.SUMMARY).read_text())
             return publish(path, summary, push)
         status = run_statuses(path)  # under the lock: nothing changes any more
+        _check_files(path, status)
         if not status.complete:
             raise not_done(path, status)
-        _check_files(path, status)
         saved = status.saved
         if run is None:
             known = RunSettings.__dataclass_fields__

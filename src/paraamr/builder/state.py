@@ -24,7 +24,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +48,11 @@ _FIRST = "partition"
 class Shard:
     """This invocation's place in a run cut into shards: shard ``index`` of ``count`` (the tasks
     ``k mod count = index``); ``finalize``: run the finalize step when it is the last shard to
-    finish (``--finalize auto``); ``saved``: what the first shard records beside the settings
-    (``command``: its command line with ``{shard}`` for the ``--shard`` value; ``run``: its run
-    settings; ``license``)."""
+    finish (``--finalize auto``)."""
 
     index: int
     count: int
     finalize: bool = False
-    saved: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return f"shard {self.index}/{self.count}"
@@ -87,12 +84,20 @@ def _read(path: Path) -> dict:
 
 class RunFolder:
     """The output folder of a run seen by process ``rank`` of ``num_processes`` of one invocation
-    (of ``shard`` when the run is cut into shards)."""
+    (of ``shard`` when the run is cut into shards); ``origin``: what the first invocation records
+    beside the settings (``command``: its command line, ``{shard}`` for a ``--shard`` value;
+    ``cwd``; ``run``: its run settings; ``license``), for finalize and its messages."""
 
     def __init__(
-        self, folder: str | Path, *, rank: int = 0, num_processes: int = 1, shard: Shard | None = None
+        self,
+        folder: str | Path,
+        *,
+        rank: int = 0,
+        num_processes: int = 1,
+        shard: Shard | None = None,
+        origin: dict[str, Any] | None = None,
     ):
-        self.path = Path(folder)
+        self.path, self.origin = Path(folder), origin or {}
         self.rank, self.num_processes, self.spec = rank, num_processes, shard
         self.shard = (shard.index, shard.count) if shard is not None else (0, 1)
         self.writer = layout.writer_id(rank, num_processes, shard=self.shard)
@@ -167,9 +172,10 @@ class RunFolder:
         return diffs
 
     def resume_record(self, record: RecordSettings, identity: dict[str, Any] | None) -> dict[str, Any]:
-        """The run's settings as saved for resuming (a shard's with its ``shards`` and what it records)."""
-        saved = {"record": record.as_dict(), "input_identity": identity}
-        return saved if self.spec is None else {**self.spec.saved, **saved, "shards": self.spec.count}
+        """The run's settings as saved for resuming: ``record``, ``input_identity``, the ``shards``
+        of a run cut into shards, and the invocation's ``origin``."""
+        saved = {**self.origin, "record": record.as_dict(), "input_identity": identity}
+        return saved if self.spec is None else {**saved, "shards": self.spec.count}
 
     # -- locks ---------------------------------------------------------------------------------
     def _others(self, writer: str) -> bool:

@@ -137,9 +137,11 @@ def not_done(path: Path, status: RunStatus) -> InputError:
             parts.append(f"{what}: {_ranges(tasks)}" + (f" ({detail.strip('()')})" if detail else ""))
         head = f"{len(status.todo)} of {len(status.plan.rows)} tasks not done ({'; '.join(parts)})"
     rerun = status.shards_to_run()
-    if status.shards == 1:
-        return InputError(f"{path}: {head}; run the same command to do them")
     command = status.saved.get("command")
+    if status.shards == 1:
+        if command:
+            print(f"# the command to run again (from {status.saved.get('cwd', '.')}):\n{' '.join(command)}")
+        return InputError(f"{path}: {head}; run the same command to do them, then finalize again")
     if command and rerun:
         array = ",".join(span(a, b) for a, b in rerun)
         print(f"# the shards to run (from {status.saved.get('cwd', '.')}); on Slurm: --array={array}")

@@ -243,8 +243,8 @@ def run(args: argparse.Namespace) -> int:
         require("cluster")
         from paraamr.executors import launch
 
-        return launch(args, record, settings, run, push)
-    shard = _shard(args, record, settings, push)
+        return launch(args, record, settings, run, push, origin(args, settings))
+    shard = _shard(args, record, push)
     try:
         execute(
             record,
@@ -254,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
             license=args.license,
             push=push,
             shard=shard,
+            origin=origin(args, settings),
         )
     except Interrupted as err:
         if not launch().main:
@@ -262,9 +263,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shard(args: argparse.Namespace, record: RecordSettings, settings: RunSettings, push: Any):
+def origin(args: argparse.Namespace, settings: RunSettings) -> dict[str, Any]:
+    """What the first invocation of a run records beside its settings: its command line (``{shard}``
+    for the ``--shard`` value), the folder it ran in, its run settings and license."""
+    from paraamr.builder.shards import shard_command
+
+    argv = getattr(args, "argv", None) or [Path(sys.argv[0]).name, *sys.argv[1:]]
+    return {
+        "command": shard_command(argv),
+        "cwd": os.getcwd(),
+        "run": settings.as_dict(),
+        "license": args.license,
+    }
+
+
+def _shard(args: argparse.Namespace, record: RecordSettings, push: Any):
     """This invocation's :class:`~paraamr.builder.shards.Shard` (None without ``--shard``)."""
-    from paraamr.builder.shards import Shard, shard_command
+    from paraamr.builder.shards import Shard
 
     if args.shard is None:
         if args.finalize != "no":
@@ -277,10 +292,4 @@ def _shard(args: argparse.Namespace, record: RecordSettings, settings: RunSettin
             "--push-to-hub with --shard needs --finalize auto (the last shard uploads), "
             "or push at the end with `paraamr finalize DIR --push-to-hub REPO_ID`"
         )
-    saved = {
-        "command": shard_command(getattr(args, "argv", None) or [Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "cwd": os.getcwd(),
-        "run": settings.as_dict(),
-        "license": args.license,
-    }
-    return Shard(*args.shard, finalize=args.finalize == "auto", saved=saved)
+    return Shard(*args.shard, finalize=args.finalize == "auto")
