@@ -1,7 +1,7 @@
 """Run ``generate.py`` as N independent shards on a Slurm cluster from Python, with submitit
 (``pip install 'paraamr[cluster]'``): the same as ``examples/slurm/generate.sbatch``, without an
 sbatch file. Each shard is one array task on one GPU; submitit requeues a task that is preempted
-or reaches its time limit, and the shard resumes from its last commit; the last shard to finish
+or reaches its time limit, and the shard does again only its tasks a kill cut short; the last shard to finish
 finalizes the run (``--finalize auto``). Everything after ``--`` goes to ``generate.py``::
 
     python examples/slurm/launch_submitit.py --shards 64 --parallel 16 --partition gpu -- \\
@@ -24,8 +24,8 @@ from paraamr.cli import main as paraamr
 
 class ShardJob(submitit.helpers.Checkpointable):
     """One shard: ``generate.py OPTIONS --shard I/N --finalize auto``. Requeued as it is on
-    preemption or timeout (:class:`submitit.helpers.Checkpointable`): the run's own resume state
-    makes the shard go on after its last commit."""
+    preemption or timeout (:class:`submitit.helpers.Checkpointable`): the run's completed tasks
+    are kept, so the shard goes on with the tasks it had not completed."""
 
     def __call__(self, options: list[str], index: int, count: int) -> int:
         status = paraamr(["generate", *options, "--shard", f"{index}/{count}", "--finalize", "auto"])
