@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -169,12 +171,11 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.tasks import gather, launch, owned
 
     where = launch()
-    rank, world = where.rank, where.processes
     s = settings_from_args(args)
     if isinstance(s.path, list):
         from paraamr.metrics.table2 import run_corpora
 
-        return run_corpora(s, world, local=_local)
+        return run_corpora(s, where.processes, local=_local)
     height = _check(s)
     if s.merge:
         from paraamr.metrics.resume import files_changed, merge_folders
@@ -184,27 +185,89 @@ def run(args: argparse.Namespace) -> int:
         if s.path and files_changed(settings["identity"], _identity(s), changed=identity_changed):
             raise InputError(f"{s.path}: not the input the merged statistics were computed from")
         return _finish(s, stats, settings)
+    plan, settings, state, ready = _start(s, where)
+    count = _count(s, where, ready["progress"])
     try:
-        if rank == 0:
-            _check_outputs(s, world)
-        plan, settings, state = _prepare(s)
-    except Exception:
-        if rank != 0:
-            raise SystemExit(1) from None  # the main process reports it
-        raise
-    try:
-        outcome = _work(s, where, plan, state, height, settings)
+        with _display(s, plan, where, count) as shown:
+            outcome = _work(s, where, plan, state, height, settings, ready["embedder"], shown, count)
+            gathered = gather(outcome, where)
+            shown.update(**count.sum())  # every process has saved its last count
     except Interrupted as err:
-        if rank != 0:
+        if not where.main:
             return err.status  # the main process says it, once
         raise
-    gathered = gather(outcome, where)
+    finally:
+        if where.main and ready["progress"] is not None:
+            _remove_progress(count, ready["progress"], state)
     if gathered is None:
         return 0 if outcome[0] == "ok" else 1
     stats = combine(gathered, {k for k in range(settings["chunks"]) if owned(k, shard=s.shard)})
     if s.shard != (0, 1):
         return _shard_summary(s, stats, state)
     return _finish(s, stats, settings)
+
+
+def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any, dict[str, Any]]:
+    """The plan, the settings and the state folder (every process reads them), and what the main
+    process found before the work (:func:`_ready`): in a run of several processes it tells them, or
+    its error (then they exit, the main process reports it)."""
+    from paraamr.tasks import broadcast
+
+    error, ready = None, None
+    try:
+        if where.main:
+            _check_outputs(s, where.processes)
+        plan, settings, state = _prepare(s)
+        if where.main:
+            ready = _ready(s, plan, state, where)
+    except Exception as err:
+        if where.processes == 1:
+            raise
+        error = err
+    ready = broadcast(ready, where)
+    if ready is None and not where.main:
+        raise SystemExit(1) from None  # the main process reports it
+    if error is not None:
+        raise error
+    return plan, settings, state, ready
+
+
+def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[str, Any]:
+    """Before the work, once a run: the embedder's folder (fetched when missing; None when every
+    chunk is committed already), and where the processes of several add up their progress: the
+    state folder (shared across machines on a shared disk), else a new temporary folder."""
+    from paraamr.models.download import ensure
+    from paraamr.tasks import owned
+
+    done = set(state.completed()) if state is not None else set()
+    left = any(k not in done for k in range(len(plan.chunks)) if owned(k, shard=s.shard))
+    embedder = str(ensure(s.similarity_model, "embedder")) if left else None
+    progress = None
+    if where.processes > 1:
+        progress = str(state.root) if state is not None else tempfile.mkdtemp(prefix="paraamr-evaluate-")
+        _count(s, where, progress).clear()  # an earlier run's counts
+    return {"embedder": embedder, "progress": progress}
+
+
+def _count(s: EvaluateSettings, where: Launch, folder: str | None):
+    """This process's :class:`~paraamr.progress.SharedCount` among the run's processes (a folder on
+    another machine, which this one cannot see: its own count alone)."""
+    from paraamr.layout import writer_id
+    from paraamr.progress import SharedCount
+
+    if folder is not None and not Path(folder).is_dir():
+        folder = None
+    names = [writer_id(rank, where.processes, shard=s.shard) for rank in range(where.processes)]
+    return SharedCount(folder, names[where.rank], names=names)
+
+
+def _remove_progress(count: Any, folder: str, state: Any) -> None:
+    """The progress files of a finished (or failed) run: the temporary folder, or the files in the
+    state folder."""
+    if state is None:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        count.clear()
 
 
 def _check_outputs(s: EvaluateSettings, world: int) -> None:
@@ -220,52 +283,63 @@ def _check_outputs(s: EvaluateSettings, world: int) -> None:
         folder_lock(s.path, command="evaluate --write-card").release()
 
 
+def _display(s: EvaluateSettings, plan: Any, where: Launch, count: Any):
+    """The display of the run's pairs, the main process's (the others show none): the sum of every
+    process's count (:class:`~paraamr.progress.SharedCount`), read again every second."""
+    from paraamr.progress import Progress
+    from paraamr.tasks import owned
+
+    total = sum(len(plan.chunk_pairs(k)[0]) for k in range(len(plan.chunks)) if owned(k, shard=s.shard))
+    desc = "evaluate" if where.processes == 1 else f"evaluate ({where.processes} processes)"
+    mode = s.progress if where.main else "none"
+    shown = Progress(desc, total=total, unit="pairs", mode=mode, tick=lambda: shown.update(**count.sum()))
+    return shown
+
+
 def _work(
-    s: EvaluateSettings, where: Launch, plan: Any, state: Any, height: int | None, settings: dict
+    s: EvaluateSettings, where: Launch, plan: Any, state: Any, height: int | None, settings: dict,
+    embedder: str | None, shown: Any, count: Any,
 ) -> tuple:
     """This process's share (:func:`paraamr.metrics.scale.score_share`) as ``("ok", stats dict or
-    None)``, or ``("error", message)`` in a run of several processes (one process: raised)."""
+    None)``, or ``("error", message)`` in a run of several processes (one process: raised); its
+    counts saved for the display as it goes (``count``), the last one before it returns."""
     from paraamr.layout import writer_id
     from paraamr.metrics.scale import Scorer, process_models, score_share
     from paraamr.report import describe
     from paraamr.tasks import owned
 
     rank, world = where.rank, where.processes
+
+    def progress(done: float, failures: int | None = None) -> None:
+        count.save(done, failures=count.counts.get("failures", 0) if failures is None else failures)
+        shown.update(**count.sum())
+
     try:
         with contextlib.ExitStack() as stack:
             if state is not None:
                 stack.enter_context(state.lock(writer_id(rank, world, shard=s.shard)))
-            spec = s.parser_spec
-            make = process_models(
-                spec, processes=s.processes, cache_dir=s.cache_dir, device=s.device,
-                model=s.similarity_model, pooling=s.pooling, batch_size=s.batch_size,
-                backend=s.backend, compute_type=s.compute_type, local=where.local,
-            )  # fmt: skip
-
-            def mine(k: int) -> bool:
-                return owned(k, rank=rank, processes=world, shard=s.shard)
-
-            shown = _progress(s, plan, mine, rank, world, stack)
+            make = process_models(s, local=where.local, embedder=embedder)
 
             def loaded() -> tuple:
-                shown.phase(f"loading models: parser {spec}, embedder {s.similarity_model}")
+                shown.phase(f"loading models: parser {s.parser_spec}, embedder {s.similarity_model}")
                 return make()
 
             score = Scorer(loaded, ted_height=height, ted_convention=s.ted_convention, max_chars=s.max_chars)
             stack.callback(score.close)
 
             def scored(pairs: list) -> Any:  # the display moves per parser batch within a chunk
-                base = shown.done
-                return score(pairs, lambda done, of: shown.update(base + len(pairs) * done / max(of, 1)))
+                base = count.counts["done"]
+                return score(pairs, lambda done, of: progress(base + len(pairs) * done / max(of, 1)))
 
             stats = score_share(
                 plan,
                 scored,
-                mine=mine,
+                mine=lambda k: owned(k, rank=rank, processes=world, shard=s.shard),
                 state=state,
                 clusters=settings["clusters"],
-                progress=lambda done, failures: shown.update(done, failures=failures),
+                progress=progress,
             )
+            count.save(**count.counts, now=True)
             return ("ok", None if stats is None else stats.to_dict())
     except Interrupted as err:
         if state is None:
@@ -276,16 +350,6 @@ def _work(
         if world == 1:
             raise
         return ("error", describe(err)[0])
-
-
-def _progress(s, plan, mine, rank: int, world: int, stack: contextlib.ExitStack):
-    """The display of this process's pairs (:class:`paraamr.progress.Progress`; the main process's only)."""
-    from paraamr.progress import Progress
-
-    total = sum(len(plan.chunk_pairs(k)[0]) for k in range(len(plan.chunks)) if mine(k))
-    desc = "evaluate" if world == 1 else f"evaluate (process 0 of {world})"
-    mode = s.progress if rank == 0 else "none"
-    return stack.enter_context(Progress(desc, total=total, unit="pairs", mode=mode))
 
 
 def _shard_summary(s: EvaluateSettings, stats: Any, state: Any) -> int:

@@ -22,12 +22,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.stats import RowStats
 from paraamr.tasks import core_share, share_cores
+
+if TYPE_CHECKING:
+    from paraamr.metrics.settings import EvaluateSettings
 
 __all__ = ["Plan", "Scorer", "combine", "make_plan", "process_models", "score_share"]
 
@@ -136,27 +139,28 @@ class Scorer:
             self.models[0].close()
 
 
-def process_models(
-    parser: str, *, processes: int | None, cache_dir: Any, device: Any, local: int = 1, **embedder: Any
-):
-    """``make()`` -> ``(parser, embedder)`` of this process: its share of the machine's cores among
-    the ``local`` processes launched on it (torch threads, link-grammar processes unless
-    ``processes``), and on a GPU machine the GPU of its local rank (unless ``device``); ``embedder``:
-    options of :class:`~paraamr.models.embedder.Embedder` (``model``, ``pooling``, ``batch_size``)."""
+def process_models(s: EvaluateSettings, *, local: int = 1, embedder: str | None = None):
+    """``make()`` -> ``(parser, embedder)`` of settings ``s`` for this process: its share of the
+    machine's cores among the ``local`` processes launched on it (torch threads, link-grammar
+    processes unless ``--processes``), and on a GPU machine the GPU of its local rank (unless
+    ``--device``); ``embedder``: the embedder's folder, found once a run (not looked up again)."""
 
     def make() -> tuple[Any, Any]:
         from paraamr.metrics.parsers import get_parser
         from paraamr.models.embedder import Embedder
 
-        share, where = core_share(local), device
+        share, where = core_share(local), s.device
         if local > 1:
             import torch
 
             share_cores(local)
             if where is None and torch.cuda.is_available():
                 where = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
-        made = get_parser(parser, processes=processes or share, cache_dir=cache_dir)
-        return made, Embedder(device=where, **embedder)
+        made = get_parser(s.parser_spec, processes=s.processes or share, cache_dir=s.cache_dir)
+        return made, Embedder(
+            s.similarity_model, path=embedder, device=where, pooling=s.pooling, batch_size=s.batch_size,
+            backend=s.backend, compute_type=s.compute_type,
+        )  # fmt: skip
 
     return make
 

@@ -136,5 +136,5 @@ class EvaluateSettings:
 
     @property
     def parser_spec(self) -> str:
-        """The constituency parser as :func:`paraamr.metrics.scale.process_models` takes it."""
+        """The constituency parser as :func:`paraamr.metrics.parsers.get_parser` takes it."""
         return "link-grammar:no-pos" if self.no_pos and self.parser == "link-grammar" else self.parser

@@ -208,11 +208,7 @@ def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]
     read = {"config": s.config, "split": s.split}
     corpora = [(path, read_corpus(path, **read, local=local(path))) for path in s.path]
     shared_pairs(corpora, max_perplexity=s.max_perplexity)  # refused before the models load
-    make = process_models(
-        s.parser_spec, processes=s.processes, cache_dir=s.cache_dir, device=s.device,
-        model=s.similarity_model, pooling=s.pooling, batch_size=s.batch_size,
-    )  # fmt: skip
-    parser, embedder = make()
+    parser, embedder = process_models(s)()
     say = None if s.progress == "none" else (lambda line: print(line, file=sys.stderr))
     try:
         result = evaluate_corpora(
