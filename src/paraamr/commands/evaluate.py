@@ -185,20 +185,25 @@ def run(args: argparse.Namespace) -> int:
         if s.path and files_changed(settings["identity"], _identity(s), changed=identity_changed):
             raise InputError(f"{s.path}: not the input the merged statistics were computed from")
         return _finish(s, stats, settings)
-    plan, settings, state, ready = _start(s, where)
-    count = _count(s, where, ready["progress"])
-    try:
-        with _display(s, plan, where, count) as shown:
-            outcome = _work(s, where, plan, state, height, settings, ready["embedder"], shown, count)
-            gathered = gather(outcome, where)
-            shown.update(**count.sum())  # every process has saved its last count
-    except Interrupted as err:
-        if not where.main:
-            return err.status  # the main process says it, once
-        raise
-    finally:
-        if where.main and ready["progress"] is not None:
-            _remove_progress(count, ready["progress"], state)
+    with contextlib.ExitStack() as group:
+        if where.processes > 1:  # one process group for the run: gloo starts no second one in a launch
+            from paraamr.tasks import _group
+
+            group.enter_context(_group())
+        plan, settings, state, ready = _start(s, where)
+        count = _count(s, where, ready["progress"])
+        try:
+            with _display(s, plan, where, count) as shown:
+                outcome = _work(s, where, plan, state, height, settings, ready["embedder"], shown, count)
+                gathered = gather(outcome, where)
+                shown.update(**count.sum())  # every process has saved its last count
+        except Interrupted as err:
+            if not where.main:
+                return err.status  # the main process says it, once
+            raise
+        finally:
+            if where.main and ready["progress"] is not None:
+                _remove_progress(count, ready["progress"], state)
     if gathered is None:
         return 0 if outcome[0] == "ok" else 1
     stats = combine(gathered, {k for k in range(settings["chunks"]) if owned(k, shard=s.shard)})
