@@ -30,6 +30,7 @@ from paraamr.errors import InputError, UsageError
 from paraamr.extras import require
 from paraamr.metrics.settings import EvaluateSettings
 from paraamr.options import ArgumentParser, add_settings, given_settings
+from paraamr.progress import Progress, SharedCount
 from paraamr.report import json_text
 from paraamr.signals import Interrupted
 from paraamr.tasks import Launch
@@ -168,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate for parsed options; return the exit status (errors are raised)."""
     require("metrics")
     from paraamr.metrics.scale import combine
-    from paraamr.tasks import gather, launch, owned
+    from paraamr.tasks import _group, gather, launch
 
     where = launch()
     s = settings_from_args(args)
@@ -185,11 +186,8 @@ def run(args: argparse.Namespace) -> int:
         if s.path and files_changed(settings["identity"], _identity(s), changed=identity_changed):
             raise InputError(f"{s.path}: not the input the merged statistics were computed from")
         return _finish(s, stats, settings)
-    with contextlib.ExitStack() as group:
-        if where.processes > 1:  # one process group for the run: gloo starts no second one in a launch
-            from paraamr.tasks import _group
-
-            group.enter_context(_group())
+    # one process group for a run of several processes: gloo starts no second one in a launch
+    with _group() if where.processes > 1 else contextlib.nullcontext():
         plan, settings, state, ready = _start(s, where)
         count = _count(s, where, ready["progress"])
         try:
@@ -202,20 +200,25 @@ def run(args: argparse.Namespace) -> int:
                 return err.status  # the main process says it, once
             raise
         finally:
-            if where.main and ready["progress"] is not None:
-                _remove_progress(count, ready["progress"], state)
+            if where.main and ready["progress"] is not None and state is None:
+                shutil.rmtree(ready["progress"], ignore_errors=True)
+            elif where.main and ready["progress"] is not None:
+                count.clear()
     if gathered is None:
         return 0 if outcome[0] == "ok" else 1
-    stats = combine(gathered, {k for k in range(settings["chunks"]) if owned(k, shard=s.shard)})
+    stats = combine(gathered, set(plan.owned(shard=s.shard)))
     if s.shard != (0, 1):
-        return _shard_summary(s, stats, state)
+        from paraamr.metrics.report import shard_summary
+
+        print(shard_summary(stats, shard=s.shard, folder=state.folder, json=s.json))
+        return 0
     return _finish(s, stats, settings)
 
 
 def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any, dict[str, Any]]:
     """The plan, the settings and the state folder (every process reads them), and what the main
-    process found before the work (:func:`_ready`): in a run of several processes it tells them, or
-    its error (then they exit, the main process reports it)."""
+    process finds before the work (:func:`_ready`), told to every process; its error stops them all
+    (the main process reports it)."""
     from paraamr.tasks import broadcast
 
     error, ready = None, None
@@ -231,7 +234,7 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
         error = err
     ready = broadcast(ready, where)
     if ready is None and not where.main:
-        raise SystemExit(1) from None  # the main process reports it
+        raise SystemExit(1) from None
     if error is not None:
         raise error
     return plan, settings, state, ready
@@ -239,13 +242,12 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
 
 def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[str, Any]:
     """Before the work, once a run: the embedder's folder (fetched when missing; None when every
-    chunk is committed already), and where the processes of several add up their progress: the
-    state folder (shared across machines on a shared disk), else a new temporary folder."""
+    chunk is committed already), and where several processes add up their progress: the state
+    folder (so across machines too, on a shared disk), else a new temporary folder."""
     from paraamr.models.download import ensure
-    from paraamr.tasks import owned
 
     done = set(state.completed()) if state is not None else set()
-    left = any(k not in done for k in range(len(plan.chunks)) if owned(k, shard=s.shard))
+    left = any(k not in done for k in plan.owned(shard=s.shard))
     embedder = str(ensure(s.similarity_model, "embedder")) if left else None
     progress = None
     if where.processes > 1:
@@ -254,25 +256,14 @@ def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[st
     return {"embedder": embedder, "progress": progress}
 
 
-def _count(s: EvaluateSettings, where: Launch, folder: str | None):
-    """This process's :class:`~paraamr.progress.SharedCount` among the run's processes (a folder on
-    another machine, which this one cannot see: its own count alone)."""
+def _count(s: EvaluateSettings, where: Launch, folder: str | None) -> SharedCount:
+    """This process's count among the run's processes (a folder on another machine, which this one
+    cannot see: its own count alone)."""
     from paraamr.layout import writer_id
-    from paraamr.progress import SharedCount
 
-    if folder is not None and not Path(folder).is_dir():
-        folder = None
     names = [writer_id(rank, where.processes, shard=s.shard) for rank in range(where.processes)]
-    return SharedCount(folder, names[where.rank], names=names)
-
-
-def _remove_progress(count: Any, folder: str, state: Any) -> None:
-    """The progress files of a finished (or failed) run: the temporary folder, or the files in the
-    state folder."""
-    if state is None:
-        shutil.rmtree(folder, ignore_errors=True)
-    else:
-        count.clear()
+    seen = folder if folder is not None and Path(folder).is_dir() else None
+    return SharedCount(seen, names[where.rank], names=names)
 
 
 def _check_outputs(s: EvaluateSettings, world: int) -> None:
@@ -288,30 +279,26 @@ def _check_outputs(s: EvaluateSettings, world: int) -> None:
         folder_lock(s.path, command="evaluate --write-card").release()
 
 
-def _display(s: EvaluateSettings, plan: Any, where: Launch, count: Any):
-    """The display of the run's pairs, the main process's (the others show none): the sum of every
-    process's count (:class:`~paraamr.progress.SharedCount`), read again every second."""
-    from paraamr.progress import Progress
-    from paraamr.tasks import owned
-
-    total = sum(len(plan.chunk_pairs(k)[0]) for k in range(len(plan.chunks)) if owned(k, shard=s.shard))
+def _display(s: EvaluateSettings, plan: Any, where: Launch, count: SharedCount) -> Progress:
+    """The main process's display of the run's pairs: every process's count, summed again every
+    second (the other processes show none)."""
     desc = "evaluate" if where.processes == 1 else f"evaluate ({where.processes} processes)"
     mode = s.progress if where.main else "none"
+    total = plan.size(plan.owned(shard=s.shard))
     shown = Progress(desc, total=total, unit="pairs", mode=mode, tick=lambda: shown.update(**count.sum()))
     return shown
 
 
 def _work(
     s: EvaluateSettings, where: Launch, plan: Any, state: Any, height: int | None, settings: dict,
-    embedder: str | None, shown: Any, count: Any,
+    embedder: str | None, shown: Progress, count: SharedCount,
 ) -> tuple:
     """This process's share (:func:`paraamr.metrics.scale.score_share`) as ``("ok", stats dict or
     None)``, or ``("error", message)`` in a run of several processes (one process: raised); its
-    counts saved for the display as it goes (``count``), the last one before it returns."""
+    count saved as it goes, the last one before it returns."""
     from paraamr.layout import writer_id
     from paraamr.metrics.scale import Scorer, process_models, score_share
     from paraamr.report import describe
-    from paraamr.tasks import owned
 
     rank, world = where.rank, where.processes
 
@@ -336,13 +323,9 @@ def _work(
                 base = count.counts["done"]
                 return score(pairs, lambda done, of: progress(base + len(pairs) * done / max(of, 1)))
 
+            chunks = plan.owned(shard=s.shard, rank=rank, processes=world)
             stats = score_share(
-                plan,
-                scored,
-                mine=lambda k: owned(k, rank=rank, processes=world, shard=s.shard),
-                state=state,
-                clusters=settings["clusters"],
-                progress=progress,
+                plan, scored, chunks=chunks, state=state, clusters=settings["clusters"], progress=progress
             )
             count.save(**count.counts, now=True)
             return ("ok", None if stats is None else stats.to_dict())
@@ -357,18 +340,9 @@ def _work(
         return ("error", describe(err)[0])
 
 
-def _shard_summary(s: EvaluateSettings, stats: Any, state: Any) -> int:
-    from paraamr.metrics.report import shard_summary
-
-    summary = shard_summary(stats, shard=s.shard, folder=state.folder)
-    line = summary.pop("line")
-    print(json_text(summary) if s.json else line)
-    return 0
-
-
 def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     """Print the row (and write plots, the card) from the merged statistics."""
-    from paraamr.metrics.report import check_plots, describe, plot_histograms, row_of
+    from paraamr.metrics.report import check_plots, describe, plot_histograms, row_of, say_failures
     from paraamr.metrics.table2 import protocol_signature
 
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
@@ -385,18 +359,10 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
         if s.merge:
             check_plots(s.plots, overwrite=s.overwrite)
         result["plots"] = [str(p) for p in plot_histograms(stats, s.plots)]
-    result.update(
-        input=options["input"], sample=options["sample"], seed=options["seed"], unit=settings["unit"]
-    )
-    if s.json:
-        print(json_text(result, indent=2, ensure_ascii=False))
-    else:
-        print(describe(result, sources=settings["sources"]))
-    for failure in result["failures"]:
-        print(
-            f"paraamr evaluate: left out {failure['where']}: {failure['stage']}: {failure['reason']}",
-            file=sys.stderr,
-        )
+    result |= {key: options[key] for key in ("input", "sample", "seed")} | {"unit": settings["unit"]}
+    shown = json_text(result, indent=2, ensure_ascii=False) if s.json else None
+    print(shown or describe(result, sources=settings["sources"]))
+    say_failures(result["failures"])
     return 0
 
 

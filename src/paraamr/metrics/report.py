@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -248,10 +249,8 @@ def evaluate_pairs(pairs: Sequence[Pair], **options: Any) -> dict[str, Any]:
     ``options``: ``embedder``, ``parser``, ``ted_height``, ...; then :func:`row_of`), with the
     per-pair values (``scores``) and ``distinct_sentences``."""
     scored = score_pairs(pairs, **options)
-    stats = RowStats(list(scored.scores))
-    stats.update(scored.scores, chunk=0, bleu=scored.bleu)
-    stats.failures, stats.signatures, stats.timings = scored.failures, scored.signatures, scored.timings
-    return {**row_of(stats), "scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
+    extra = {"scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
+    return {**row_of(scored.stats()), **extra}
 
 
 def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
@@ -311,21 +310,31 @@ def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any) -> dict[str, Any]:
-    """What a ``--shard I/N`` run prints: its counts, and as ``line`` a sentence that says what next.
+def say_failures(failures: Iterable[dict[str, Any]]) -> None:
+    """One line on stderr for each failure row: ``paraamr evaluate: left out WHERE: STAGE: REASON``."""
+    for f in failures:
+        print(f"paraamr evaluate: left out {f['where']}: {f['stage']}: {f['reason']}", file=sys.stderr)
 
-    >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")["line"][:42]
+
+def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any, json: bool = False) -> str:
+    """What a ``--shard I/N`` run prints: a sentence with its counts that says what next (or,
+    with ``json``, the counts as JSON).
+
+    >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")[:42]
     'shard 1/3: 0 chunks, 0 pairs (0 failures) '
     """
+    from paraamr.report import json_text
+
     i, n = shard
     chunks, failures = len(stats.chunks), len(stats.failures)
-    line = (
+    if json:
+        summary = {"shard": [i, n], "chunks": chunks, "pairs": stats.pairs, "failures": failures}
+        return json_text({**summary, "state_dir": str(folder)})
+    return (
         f"shard {i}/{n}: {chunks:,} chunk{'s' * (chunks != 1)}, {stats.pairs:,} pairs "
         f"({failures:,} failures) committed in {folder}; "
         "when every shard is done: paraamr evaluate --merge DIR..."
     )
-    summary = {"shard": [i, n], "chunks": chunks, "pairs": stats.pairs, "failures": failures}
-    return {**summary, "state_dir": str(folder), "line": line}
 
 
 def plot_paths(plot_dir: str | os.PathLike) -> list[Path]:

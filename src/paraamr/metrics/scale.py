@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.stats import RowStats
-from paraamr.tasks import core_share, share_cores
+from paraamr.tasks import core_share, owned, share_cores
 
 if TYPE_CHECKING:
     from paraamr.metrics.settings import EvaluateSettings
@@ -51,6 +51,14 @@ class Plan:
         members = sorted((i, g) for g in self.chunks[chunk] for i in self.groups[g])
         return [self.pairs[i] for i, _ in members], [g for _, g in members]
 
+    def owned(self, *, shard: tuple[int, int] = (0, 1), rank: int = 0, processes: int = 1) -> list[int]:
+        """The chunks of process ``rank`` of ``processes`` in ``shard`` (:func:`paraamr.tasks.owned`)."""
+        return [k for k in range(len(self.chunks)) if owned(k, rank=rank, processes=processes, shard=shard)]
+
+    def size(self, chunks: Sequence[int]) -> int:
+        """The pairs of ``chunks``."""
+        return sum(len(self.groups[g]) for k in chunks for g in self.chunks[k])
+
 
 def make_plan(pairs: Sequence[Any], *, sample: int | None, seed: int, chunk_pairs: int) -> Plan:
     """The plan of ``pairs``: ``sample`` sources drawn (or pairs, when each source has one pair;
@@ -73,12 +81,12 @@ def score_share(
     plan: Plan,
     score: Callable[[list[Any]], Any],
     *,
-    mine: Callable[[int], bool],
+    chunks: Sequence[int],
     state: StateFolder | None = None,
     clusters: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> RowStats | None:
-    """The statistics of the chunks ``mine(k)`` is true for: those ``state`` holds are read back,
+    """The statistics of ``chunks``: those ``state`` holds are read back,
     the others scored (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed
     to ``state`` one by one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
     ``progress(pairs done, failures)`` after each chunk. None when no chunk is mine."""
@@ -86,7 +94,6 @@ def score_share(
 
     total: RowStats | None = None
     seen = 0
-    chunks = [k for k in range(len(plan.chunks)) if mine(k)]
     done = set(state.completed()) if state is not None else set()
     if state is not None:
         state.clean(k for k in chunks if k not in done)
@@ -94,18 +101,8 @@ def score_share(
         pairs, cluster = plan.chunk_pairs(k)
         stats = state.stats(k) if k in done else None
         if stats is None:
-            scored = score(pairs)
-            stats = RowStats(list(scored.scores), clusters=clusters)
-            kept = {p.index for p in scored.pairs}
-            chunk_clusters = [c for p, c in zip(pairs, cluster, strict=True) if p.index in kept]
-            stats.update(
-                scored.scores, chunk=k, bleu=scored.bleu, clusters=chunk_clusters if clusters else None
-            )
-            stats.failures, stats.signatures, stats.timings = (
-                scored.failures,
-                scored.signatures,
-                scored.timings,
-            )
+            of = {p.index: c for p, c in zip(pairs, cluster, strict=True)} if clusters else None
+            stats = score(pairs).stats(chunk=k, clusters=of)
             if state is not None:
                 with critical():
                     state.commit(k, stats)

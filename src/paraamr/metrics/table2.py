@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from paraamr.metrics.report import Pair, evaluate_pairs
+from paraamr.metrics.report import Pair, evaluate_pairs, say_failures
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
 from paraamr.records import normalize
@@ -219,8 +219,5 @@ def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]
     finally:
         parser.close()
     print(json.dumps(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
-    for row in result["corpora"]:
-        for failure in row["failures"]:
-            where, stage, reason = failure["where"], failure["stage"], failure["reason"]
-            print(f"paraamr evaluate: left out {where}: {stage}: {reason}", file=sys.stderr)
+    say_failures(failure for row in result["corpora"] for failure in row["failures"])
     return 0
