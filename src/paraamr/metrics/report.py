@@ -58,8 +58,13 @@ class Pair:
     perplexity: float | None = None  # the paraphrase's, when the input has it
 
 
-#: Pair-file layouts: columns of the source and of the first paraphrase, and whether more follow.
-PAIR_LAYOUTS = {"two-column": (0, 1, False), "paranmt": (0, 1, False), "parabank": (1, 2, True)}
+#: Pair-file layouts: the column of the source, of the first paraphrase, the columns a row may
+#: have (several paraphrases where more than one count) and what they are.
+PAIR_LAYOUTS = {
+    "two-column": (0, 1, range(2, 3), "2 columns (source, paraphrase)"),
+    "paranmt": (0, 1, range(3, 4), "3 columns (source, paraphrase, score)"),
+    "parabank": (1, 2, range(3, 8), "a score, the source and 1 to 5 paraphrases"),
+}
 
 
 def _number(text: str) -> bool:
@@ -84,14 +89,6 @@ def pair_layout(row: Sequence[str]) -> str:
     return "two-column"
 
 
-def _expected(layout: str) -> str:
-    return {
-        "two-column": "2 columns (source, paraphrase)",
-        "paranmt": "3 columns (source, paraphrase, score)",
-        "parabank": "a score, the source and 1 to 5 paraphrases",
-    }[layout]
-
-
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
     """The pairs of a pair file in any layout of :data:`PAIR_LAYOUTS` (see the module docstring);
     every row must have the first data row's layout."""
@@ -103,11 +100,11 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
         if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
             continue
         layout = layout or pair_layout(row)
-        source, first, more = PAIR_LAYOUTS[layout]
-        fits = {"two-column": len(row) == 2, "paranmt": len(row) == 3, "parabank": 3 <= len(row) <= 7}
-        if not fits[layout]:
-            raise InputError(f"{name}, line {number}: expected {_expected(layout)} as on its first row, "
-                             f"got {len(row)} columns")  # fmt: skip
+        source, first, columns, expected = PAIR_LAYOUTS[layout]
+        if len(row) not in columns:
+            got = f"got {len(row)} columns"
+            raise InputError(f"{name}, line {number}: expected {expected} as on its first row, {got}")
+        more = len(columns) > 1
         for k, paraphrase in enumerate(row[first:] if more else [row[first]], start=1):
             where = f"{name}, line {number}" + (f", paraphrase {k}" if more else "")
             pairs.append(Pair(where, row[source], paraphrase, index=len(pairs)))
@@ -123,17 +120,23 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
             return read_two_columns(f, name=str(path), delimiter=delimiter)
     from paraamr.sources import iter_records, split_files
 
-    pairs = []
+    pairs: list[Pair] = []
     for files in split_files(path).values():
         for file in files:
             for key, record in iter_records(file, check_texts=False):  # each text: texts.text_problem
-                for k, para in enumerate(record["paraphrases"]):
-                    where = f"{file}, {key}, paraphrase {k}"
-                    pairs.append(
-                        Pair(where, record["text"], para["para_text"], index=len(pairs), id=record["id"],
-                             perplexity=para.get("perplexity"))
-                    )  # fmt: skip
+                _add_pairs(pairs, record, f"{file}, {key},")
     return pairs
+
+
+def _add_pairs(pairs: list[Pair], row: dict[str, Any], where: str) -> None:
+    """Add to ``pairs`` those of a record (``text`` with each ``paraphrases[].para_text``, at
+    ``where paraphrase K``) or of a row of the ``pairs`` config (``text``, ``para_text``, at ``where``)."""
+    found = [(where, row)] if "para_text" in row else [
+        (f"{where} paraphrase {k}", para) for k, para in enumerate(row["paraphrases"])
+    ]  # fmt: skip
+    for at, para in found:
+        pairs.append(Pair(at, row["text"], para["para_text"], index=len(pairs), id=row.get("id"),
+                          perplexity=para.get("perplexity")))  # fmt: skip
 
 
 def card_row(result: dict[str, Any]) -> dict[str, float]:
@@ -149,25 +152,12 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
 def pairs_of_rows(rows: Iterable[dict[str, Any]], *, name: str) -> list[Pair]:
     """The pairs of dataset rows: ``text`` with ``para_text`` (the ``pairs`` config) or with each
     ``paraphrases[].para_text`` (``default``, as the release)."""
-    pairs = []
+    pairs: list[Pair] = []
     for i, row in enumerate(rows):
-        ident = row.get("id")
-        if "para_text" in row:
-            pairs.append(
-                Pair(f"{name} row {i}", row["text"], row["para_text"], index=len(pairs), id=ident,
-                     perplexity=row.get("perplexity"))
-            )  # fmt: skip
-        elif "paraphrases" in row:
-            for k, para in enumerate(row["paraphrases"]):
-                where = f"{name} row {i} paraphrase {k}"
-                pairs.append(
-                    Pair(where, row["text"], para["para_text"], index=len(pairs), id=ident,
-                         perplexity=para.get("perplexity"))
-                )  # fmt: skip
-        else:
-            raise InputError(
-                f"{name}: expected columns text and para_text or paraphrases, got {', '.join(row)}"
-            )
+        if "para_text" not in row and "paraphrases" not in row:
+            columns = ", ".join(row)
+            raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
+        _add_pairs(pairs, row, f"{name} row {i}")
     return pairs
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from functools import partial
 from typing import Any
 
@@ -116,10 +116,6 @@ class EvaluateSettings:
             for f in fields(self):
                 if "paper" in f.metadata and getattr(self, f.name) == f.default:
                     object.__setattr__(self, f.name, f.metadata["paper"])
-
-    def replace(self, **changes: Any) -> EvaluateSettings:
-        """A copy with ``changes``."""
-        return replace(self, **changes)
 
     def row_options(self) -> dict[str, Any]:
         """The options the row depends on, by name (what a state folder keeps and compares)."""
