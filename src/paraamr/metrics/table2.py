@@ -191,11 +191,11 @@ def read_corpus(path: str, *, config: str | None, split: str, local: bool) -> li
 def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]) -> int:
     """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
     process (:func:`evaluate_corpora`); ``local(path)``: whether ``path`` is read from disk."""
-    import json
     import sys
 
     from paraamr.errors import UsageError
     from paraamr.metrics.scale import process_models
+    from paraamr.report import json_text
 
     single = {
         "--shard": s.shard != (0, 1), "--merge": s.merge, "--state-dir": s.state_dir,
@@ -218,6 +218,6 @@ def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]
         )  # fmt: skip
     finally:
         parser.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
+    print(json_text(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
     say_failures(failure for row in result["corpora"] for failure in row["failures"])
     return 0
