@@ -28,7 +28,6 @@ from tinybert import make_tiny_bert
 from paraamr.cli import main
 from paraamr.metrics.report import read_pairs
 from paraamr.metrics.scale import make_plan
-from paraamr.tasks import owned
 
 PAIRS = Path(__file__).parents[1] / "metrics" / "data" / "pairs_sample.tsv"
 SRC = str(Path(__file__).parents[2] / "src")
@@ -57,8 +56,7 @@ def test_the_progress_lines_count_the_pairs_of_every_process(launched):
     done, _, _ = launched
     pairs = len(read_pairs(PAIRS))
     plan = make_plan(read_pairs(PAIRS), sample=None, seed=0, chunk_pairs=2)
-    main_share = sum(len(plan.chunk_pairs(k)[0]) for k in range(len(plan.chunks)) if owned(k, processes=2))
-    assert 0 < main_share < pairs  # the main process alone would stop here
+    assert 0 < plan.size(plan.owned(processes=2)) < pairs  # the main process alone would stop there
     shown = re.findall(r"^evaluate \(2 processes\): (\d+)/(\d+) pairs \((\d+)%\)", done.stderr, re.MULTILINE)
     assert shown and shown[-1] == (str(pairs), str(pairs), "100"), done.stderr[-3000:]
 
