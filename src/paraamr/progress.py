@@ -428,12 +428,13 @@ class SharedCount:
 
     def save(self, done: float, *, now: bool = False, **counts: float) -> None:
         """This process's counts: kept, and written when ``every`` seconds have passed since the
-        last write (or ``now``: at the end of its work)."""
+        last write (or ``now``: at the end of its work), unless the folder is gone (the run ended)."""
         from paraamr.layout import atomic_write
 
         with self._lock:
             self.counts = {"done": done, **counts}
-            if self.folder is None or not (now or time.monotonic() - self._saved >= self.every):
+            due = now or time.monotonic() - self._saved >= self.every
+            if self.folder is None or not due or not self.folder.is_dir():
                 return
             atomic_write(self.path(), json.dumps(self.counts), durable=False)
             self._saved = time.monotonic()
