@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import shutil
 import sys
 import tempfile
@@ -36,10 +35,6 @@ from paraamr.signals import Interrupted
 from paraamr.tasks import Launch
 
 __all__ = ["add_arguments", "build_parser", "run", "settings_from_args"]
-
-#: ``owner/name``: read from the Hub when no such local path exists.
-HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
-
 
 class _Paths(argparse.Action):
     """PATH...: None for none, the path for one, a list for several."""
@@ -97,17 +92,13 @@ def _check(s: EvaluateSettings) -> int | None:
     return s.height
 
 
-def _local(path: str) -> bool:
-    """Whether ``path`` is read from disk (else it is a Hub dataset id)."""
-    return Path(path).exists() or not HUB_ID.match(path)
-
-
 def _identity(s: EvaluateSettings) -> dict[str, Any]:
     """What identifies the input: each file's identity (:func:`paraamr.tasks.input_identity`)."""
+    from paraamr.metrics.table2 import is_local
     from paraamr.sources import split_files
     from paraamr.tasks import input_identity
 
-    if not _local(s.path):
+    if not is_local(s.path):
         found: dict[str, Any] = {"hub": {"repo": s.path, "config": s.config, "split": s.split}}
     elif Path(s.path).is_file():
         found = {str(Path(s.path).resolve()): input_identity(s.path)}
@@ -141,9 +132,9 @@ def _prepare(s: EvaluateSettings) -> tuple[Any, dict[str, Any], Any]:
     """The plan of the pairs, the settings of the row, and the state folder (None without one)."""
     from paraamr.metrics.report import with_references
     from paraamr.metrics.scale import make_plan
-    from paraamr.metrics.table2 import filter_perplexity, read_corpus
+    from paraamr.metrics.table2 import filter_perplexity, is_local, read_corpus
 
-    pairs = read_corpus(s.path, config=s.config, split=s.split, local=_local(s.path))
+    pairs = read_corpus(s.path, config=s.config, split=s.split)
     pairs = with_references(filter_perplexity(pairs, s.max_perplexity)[0], s.references, s.templates)
     plan = make_plan(pairs, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
     if s.sample is not None and s.sample > len(plan.groups):
@@ -153,7 +144,7 @@ def _prepare(s: EvaluateSettings) -> tuple[Any, dict[str, Any], Any]:
             file=sys.stderr,
         )
     options = s.row_options()
-    options["input"] = str(Path(s.path).resolve()) if _local(s.path) else s.path
+    options["input"] = str(Path(s.path).resolve()) if is_local(s.path) else s.path
     settings = {
         "options": options,
         "identity": _identity(s),
@@ -176,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(s.path, list):
         from paraamr.metrics.table2 import run_corpora
 
-        return run_corpora(s, where.processes, local=_local)
+        return run_corpora(s, where.processes)
     height = _check(s)
     if s.merge:
         from paraamr.metrics.resume import files_changed, merge_folders
