@@ -86,10 +86,10 @@ def score_share(
     clusters: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> RowStats | None:
-    """The statistics of ``chunks``: those ``state`` holds are read back,
-    the others scored (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed
-    to ``state`` one by one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
-    ``progress(pairs done, failures)`` after each chunk. None when no chunk is mine."""
+    """The statistics of ``chunks``: those ``state`` holds are read back, the others scored
+    (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed to ``state`` one by
+    one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
+    ``progress(pairs done, failures)`` after each chunk. None without chunks."""
     from paraamr.signals import check, critical
 
     total: RowStats | None = None
