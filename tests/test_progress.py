@@ -15,7 +15,7 @@ from pathlib import Path
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.state import RunFolder
 from paraamr.builder.tracking import RunProgress
-from paraamr.progress import Progress
+from paraamr.progress import Progress, SharedCount
 
 SRC = str(Path(__file__).parents[1] / "src")
 
@@ -48,6 +48,27 @@ def test_a_short_window_counts_its_own_rows(tmp_path):
     run.window_done(100, Stats(inputs=100))
     assert run.now() == 100 == float(folder.progress())
     run.close()
+
+
+def test_a_shared_count_sums_the_runs_files_written_at_most_every_interval(tmp_path):
+    """Each process's file holds its last written counts; the sum takes the run's files only (an
+    other shard's file beside them is not counted), ``clear`` removes them and a killed writer's
+    temporary file, and a folder removed at the end of the run is not made again."""
+    names = ["00000-of-00002", "00001-of-00002"]
+    main, other = (SharedCount(tmp_path, name, names=names, every=3600) for name in names)
+    (tmp_path / "progress-s00001-of-00003.00000-of-00001.json").write_text('{"done": 50}')
+    other.save(4, failures=1)  # the first save is written
+    other.save(6, failures=1)  # within the interval: kept, not written
+    main.save(3, failures=0)
+    assert main.sum() == {"done": 7, "failures": 1} and other.sum() == {"done": 9, "failures": 1}
+    other.save(6, failures=2, now=True)
+    assert main.sum() == {"done": 9, "failures": 2}
+    (tmp_path / ".progress-00001-of-00002.json.x1.tmp").write_text("{")  # a writer killed mid-write
+    main.clear()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["progress-s00001-of-00003.00000-of-00001.json"]
+    gone = tmp_path / "gone"
+    SharedCount(gone, "a").save(1, now=True)
+    assert not gone.exists()
 
 
 def _mode_under_a_launcher(stderr) -> str:

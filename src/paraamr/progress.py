@@ -9,7 +9,8 @@ One :class:`Progress` per command, on stderr, in one of four modes (``--progress
 - ``auto`` (the default): ``bar`` on a terminal, ``log`` elsewhere.
 
 A command may show a *phase* first (``loading models: parser tiny/parser (12.1 MB), ...``), so
-something moves from the first second.
+something moves from the first second. The processes of one run add up what they have done through
+small files (:class:`SharedCount`), so the main process shows the work of all of them.
 
 >>> import io
 >>> out = io.StringIO()
@@ -27,18 +28,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import logging
 import os
 import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
     "MODES",
     "Progress",
+    "SharedCount",
     "add_progress_options",
     "add_quiet_option",
     "progress_mode",
@@ -50,6 +54,8 @@ __all__ = [
 MODES = ("auto", "bar", "log", "none")
 #: Seconds between two lines in ``log`` mode.
 LOG_INTERVAL = 30.0
+#: Seconds between two writes of a process's count (:class:`SharedCount`).
+SAVE_SECONDS = 0.5
 
 
 def add_progress_options(parser: argparse.ArgumentParser) -> None:
@@ -224,8 +230,8 @@ class Progress:
 
     The count shown only rises and never passes the total (an estimate ahead of the work waits for
     it); ``phase(name)`` names the step under way beside the bar (reading input, loading models,
-    running) or as a line in a log; ``tick`` (bar mode) is called every second, from a thread, so
-    a total counted in the background shows as soon as it is known."""
+    running) or as a line in a log; ``tick`` is called every second, from a thread, so a total
+    counted in the background, or the work of other processes, shows while this one waits."""
 
     def __init__(
         self,
@@ -251,8 +257,9 @@ class Progress:
         self._lock = threading.RLock()
         self._ticking = threading.Event()
         self._tick_fn = tick
-        if self.mode == "bar":  # drawn now, and its clock kept moving while nothing else does
+        if self.mode == "bar":
             self._draw()
+        if self.mode == "bar" or (self.mode == "log" and tick is not None):  # moving while nothing else does
             threading.Thread(target=self._tick, daemon=True, name="paraamr-progress").start()
 
     # -- what the command says ----------------------------------------------------------------------
@@ -380,3 +387,83 @@ class Progress:
         else:
             self.stream.write(line + "\n")
             self.stream.flush()
+
+
+class SharedCount:
+    """What the processes of one run have done, added up through small files: each process writes
+    its counts (``done``, and others such as ``failures``) to ``folder/progress-<name>.json``,
+    atomically and at most every ``every`` seconds (:meth:`save`), and any of them reads the sum
+    over ``names`` (every process of the run; None: every progress file of the folder) with its own
+    latest counts (:meth:`sum`). No ``folder``: this process's counts alone.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> a = SharedCount(folder, "0", names=["0", "1"])
+    >>> b = SharedCount(folder, "1", names=["0", "1"])
+    >>> a.save(3, failures=1, now=True); b.save(4, failures=0, now=True)
+    >>> a.save(5, failures=1)  # written later: within ``every`` seconds of the last write
+    >>> a.sum(), b.sum()
+    ({'done': 9, 'failures': 1}, {'done': 7, 'failures': 1})
+    """
+
+    def __init__(
+        self,
+        folder: str | os.PathLike | None,
+        name: str,
+        *,
+        names: Iterable[str] | None = None,
+        every: float = SAVE_SECONDS,
+    ) -> None:
+        self.folder = None if folder is None else Path(folder)
+        self.name, self.every = name, every
+        self.names = None if names is None else list(names)
+        self.counts: dict[str, float] = {"done": 0}
+        self._saved = -float("inf")
+        self._lock = threading.Lock()
+
+    def path(self, name: str | None = None) -> Path:
+        """The file of process ``name`` (this one's by default)."""
+        assert self.folder is not None
+        return self.folder / f"progress-{self.name if name is None else name}.json"
+
+    def save(self, done: float, *, now: bool = False, **counts: float) -> None:
+        """This process's counts: kept, and written when ``every`` seconds have passed since the
+        last write (or ``now``: at the end of its work), unless the folder is gone (the run ended)."""
+        from paraamr.layout import atomic_write
+
+        with self._lock:
+            self.counts = {"done": done, **counts}
+            due = now or time.monotonic() - self._saved >= self.every
+            if self.folder is None or not due or not self.folder.is_dir():
+                return
+            atomic_write(self.path(), json.dumps(self.counts), durable=False)
+            self._saved = time.monotonic()
+
+    def _files(self) -> list[Path]:
+        if self.folder is None:
+            return []
+        if self.names is not None:
+            return [self.path(name) for name in self.names]
+        return sorted(self.folder.glob("progress-*.json"))
+
+    def sum(self) -> dict[str, float]:
+        """Each count summed over the run's processes: this one's latest, the others' last written."""
+        with self._lock:
+            total = dict(self.counts)
+        own = self.path() if self.folder is not None else None
+        for path in self._files():
+            if path == own:
+                continue
+            with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):  # not written yet
+                for key, value in json.loads(path.read_text()).items():
+                    total[key] = total.get(key, 0) + value
+        return total
+
+    def clear(self) -> None:
+        """Delete the run's files and what a killed writer left beside them: by one process, before
+        the others start (an earlier run's counts are not this one's)."""
+        from paraamr.layout import remove_temps
+
+        for path in self._files():
+            path.unlink(missing_ok=True)
+            remove_temps(path)

@@ -79,7 +79,7 @@ def sampled_row(pairs, values, seed: int) -> dict:
         return Scored(pairs=list(chunk), scores=scores, signatures={"x": "y"})
 
     plan = make_plan(pairs, sample=SAMPLE, seed=seed, chunk_pairs=50)
-    stats = score_share(plan, score, mine=lambda k: True, clusters=True)
+    stats = score_share(plan, score, chunks=plan.owned(), clusters=True)
     return row_of(stats, seed=seed, unit=plan.unit)
 
 

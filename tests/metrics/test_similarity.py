@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tinybert import make_tiny_bert
 
 from paraamr.errors import ModelNotFoundError
 from paraamr.metrics.similarity import semantic_similarity
@@ -74,31 +75,6 @@ def test_each_distinct_text_is_encoded_once(minilm, monkeypatch):
 
 
 # --- SimCSE pooling on a tiny random BERT ---------------------------------------------------------
-
-WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "in", "park", "he", "left", "early"]
-
-
-def make_tiny_bert(folder):
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    folder.mkdir(parents=True)
-    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]))
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
-    tokenizer.save_pretrained(folder)
-    import torch
-
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(WORDS) + 6,
-        hidden_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-    )
-    BertModel(config).save_pretrained(folder)
-    return folder
-
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory):

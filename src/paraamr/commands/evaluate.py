@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,12 @@ from paraamr.errors import InputError, UsageError
 from paraamr.extras import require
 from paraamr.metrics.settings import EvaluateSettings
 from paraamr.options import ArgumentParser, add_settings, given_settings
+from paraamr.progress import Progress, SharedCount
 from paraamr.report import json_text
 from paraamr.signals import Interrupted
 from paraamr.tasks import Launch
 
 __all__ = ["add_arguments", "build_parser", "run", "settings_from_args"]
-
-#: ``owner/name``: read from the Hub when no such local path exists.
-HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
-
 
 class _Paths(argparse.Action):
     """PATH...: None for none, the path for one, a list for several."""
@@ -94,17 +92,13 @@ def _check(s: EvaluateSettings) -> int | None:
     return s.height
 
 
-def _local(path: str) -> bool:
-    """Whether ``path`` is read from disk (else it is a Hub dataset id)."""
-    return Path(path).exists() or not HUB_ID.match(path)
-
-
 def _identity(s: EvaluateSettings) -> dict[str, Any]:
     """What identifies the input: each file's identity (:func:`paraamr.tasks.input_identity`)."""
+    from paraamr.metrics.table2 import is_local
     from paraamr.sources import split_files
     from paraamr.tasks import input_identity
 
-    if not _local(s.path):
+    if not is_local(s.path):
         found: dict[str, Any] = {"hub": {"repo": s.path, "config": s.config, "split": s.split}}
     elif Path(s.path).is_file():
         found = {str(Path(s.path).resolve()): input_identity(s.path)}
@@ -138,9 +132,9 @@ def _prepare(s: EvaluateSettings) -> tuple[Any, dict[str, Any], Any]:
     """The plan of the pairs, the settings of the row, and the state folder (None without one)."""
     from paraamr.metrics.report import with_references
     from paraamr.metrics.scale import make_plan
-    from paraamr.metrics.table2 import filter_perplexity, read_corpus
+    from paraamr.metrics.table2 import filter_perplexity, is_local, read_corpus
 
-    pairs = read_corpus(s.path, config=s.config, split=s.split, local=_local(s.path))
+    pairs = read_corpus(s.path, config=s.config, split=s.split)
     pairs = with_references(filter_perplexity(pairs, s.max_perplexity)[0], s.references, s.templates)
     plan = make_plan(pairs, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
     if s.sample is not None and s.sample > len(plan.groups):
@@ -150,7 +144,7 @@ def _prepare(s: EvaluateSettings) -> tuple[Any, dict[str, Any], Any]:
             file=sys.stderr,
         )
     options = s.row_options()
-    options["input"] = str(Path(s.path).resolve()) if _local(s.path) else s.path
+    options["input"] = str(Path(s.path).resolve()) if is_local(s.path) else s.path
     settings = {
         "options": options,
         "identity": _identity(s),
@@ -166,15 +160,14 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate for parsed options; return the exit status (errors are raised)."""
     require("metrics")
     from paraamr.metrics.scale import combine
-    from paraamr.tasks import gather, launch, owned
+    from paraamr.tasks import _group, gather, launch
 
     where = launch()
-    rank, world = where.rank, where.processes
     s = settings_from_args(args)
     if isinstance(s.path, list):
         from paraamr.metrics.table2 import run_corpora
 
-        return run_corpora(s, world, local=_local)
+        return run_corpora(s, where.processes)
     height = _check(s)
     if s.merge:
         from paraamr.metrics.resume import files_changed, merge_folders
@@ -184,27 +177,84 @@ def run(args: argparse.Namespace) -> int:
         if s.path and files_changed(settings["identity"], _identity(s), changed=identity_changed):
             raise InputError(f"{s.path}: not the input the merged statistics were computed from")
         return _finish(s, stats, settings)
-    try:
-        if rank == 0:
-            _check_outputs(s, world)
-        plan, settings, state = _prepare(s)
-    except Exception:
-        if rank != 0:
-            raise SystemExit(1) from None  # the main process reports it
-        raise
-    try:
-        outcome = _work(s, where, plan, state, height, settings)
-    except Interrupted as err:
-        if rank != 0:
-            return err.status  # the main process says it, once
-        raise
-    gathered = gather(outcome, where)
+    # one process group for a run of several processes: gloo starts no second one in a launch
+    with _group() if where.processes > 1 else contextlib.nullcontext():
+        plan, settings, state, ready = _start(s, where)
+        count = _count(s, where, ready["progress"])
+        try:
+            with _display(s, plan, where, count) as shown:
+                outcome = _work(s, where, plan, state, height, settings, ready["embedder"], shown, count)
+                gathered = gather(outcome, where)
+                shown.update(**count.sum())  # every process has saved its last count
+        except Interrupted as err:
+            if not where.main:
+                return err.status  # the main process says it, once
+            raise
+        finally:
+            if where.main and ready["progress"] is not None and state is None:
+                shutil.rmtree(ready["progress"], ignore_errors=True)
+            elif where.main and ready["progress"] is not None:
+                count.clear()
     if gathered is None:
         return 0 if outcome[0] == "ok" else 1
-    stats = combine(gathered, {k for k in range(settings["chunks"]) if owned(k, shard=s.shard)})
+    stats = combine(gathered, set(plan.owned(shard=s.shard)))
     if s.shard != (0, 1):
-        return _shard_summary(s, stats, state)
+        from paraamr.metrics.report import shard_summary
+
+        print(shard_summary(stats, shard=s.shard, folder=state.folder, json=s.json))
+        return 0
     return _finish(s, stats, settings)
+
+
+def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any, dict[str, Any]]:
+    """The plan, the settings and the state folder (every process reads them), and what the main
+    process finds before the work (:func:`_ready`), told to every process; its error stops them all
+    (the main process reports it)."""
+    from paraamr.tasks import broadcast
+
+    error, ready = None, None
+    try:
+        if where.main:
+            _check_outputs(s, where.processes)
+        plan, settings, state = _prepare(s)
+        if where.main:
+            ready = _ready(s, plan, state, where)
+    except Exception as err:
+        if where.processes == 1:
+            raise
+        error = err
+    ready = broadcast(ready, where)
+    if ready is None and not where.main:
+        raise SystemExit(1) from None
+    if error is not None:
+        raise error
+    return plan, settings, state, ready
+
+
+def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[str, Any]:
+    """Before the work, once a run: the embedder's folder (fetched when missing; None when every
+    chunk is committed already), and where several processes add up their progress: the state
+    folder (so across machines too, on a shared disk), else a new temporary folder."""
+    from paraamr.models.download import ensure
+
+    done = set(state.completed()) if state is not None else set()
+    left = any(k not in done for k in plan.owned(shard=s.shard))
+    embedder = str(ensure(s.similarity_model, "embedder")) if left else None
+    progress = None
+    if where.processes > 1:
+        progress = str(state.root) if state is not None else tempfile.mkdtemp(prefix="paraamr-evaluate-")
+        _count(s, where, progress).clear()  # an earlier run's counts
+    return {"embedder": embedder, "progress": progress}
+
+
+def _count(s: EvaluateSettings, where: Launch, folder: str | None) -> SharedCount:
+    """This process's count among the run's processes (a folder on another machine, which this one
+    cannot see: its own count alone)."""
+    from paraamr.layout import writer_id
+
+    names = [writer_id(rank, where.processes, shard=s.shard) for rank in range(where.processes)]
+    seen = folder if folder is not None and Path(folder).is_dir() else None
+    return SharedCount(seen, names[where.rank], names=names)
 
 
 def _check_outputs(s: EvaluateSettings, world: int) -> None:
@@ -220,52 +270,55 @@ def _check_outputs(s: EvaluateSettings, world: int) -> None:
         folder_lock(s.path, command="evaluate --write-card").release()
 
 
+def _display(s: EvaluateSettings, plan: Any, where: Launch, count: SharedCount) -> Progress:
+    """The main process's display of the run's pairs: every process's count, summed again every
+    second (the other processes show none)."""
+    desc = "evaluate" if where.processes == 1 else f"evaluate ({where.processes} processes)"
+    mode = s.progress if where.main else "none"
+    total = plan.size(plan.owned(shard=s.shard))
+    shown = Progress(desc, total=total, unit="pairs", mode=mode, tick=lambda: shown.update(**count.sum()))
+    return shown
+
+
 def _work(
-    s: EvaluateSettings, where: Launch, plan: Any, state: Any, height: int | None, settings: dict
+    s: EvaluateSettings, where: Launch, plan: Any, state: Any, height: int | None, settings: dict,
+    embedder: str | None, shown: Progress, count: SharedCount,
 ) -> tuple:
     """This process's share (:func:`paraamr.metrics.scale.score_share`) as ``("ok", stats dict or
-    None)``, or ``("error", message)`` in a run of several processes (one process: raised)."""
+    None)``, or ``("error", message)`` in a run of several processes (one process: raised); its
+    count saved as it goes, the last one before it returns."""
     from paraamr.layout import writer_id
     from paraamr.metrics.scale import Scorer, process_models, score_share
     from paraamr.report import describe
-    from paraamr.tasks import owned
 
     rank, world = where.rank, where.processes
+
+    def progress(done: float, failures: int | None = None) -> None:
+        count.save(done, failures=count.counts.get("failures", 0) if failures is None else failures)
+        shown.update(**count.sum())
+
     try:
         with contextlib.ExitStack() as stack:
             if state is not None:
                 stack.enter_context(state.lock(writer_id(rank, world, shard=s.shard)))
-            spec = s.parser_spec
-            make = process_models(
-                spec, processes=s.processes, cache_dir=s.cache_dir, device=s.device,
-                model=s.similarity_model, pooling=s.pooling, batch_size=s.batch_size,
-                backend=s.backend, compute_type=s.compute_type, local=where.local,
-            )  # fmt: skip
-
-            def mine(k: int) -> bool:
-                return owned(k, rank=rank, processes=world, shard=s.shard)
-
-            shown = _progress(s, plan, mine, rank, world, stack)
+            make = process_models(s, local=where.local, embedder=embedder)
 
             def loaded() -> tuple:
-                shown.phase(f"loading models: parser {spec}, embedder {s.similarity_model}")
+                shown.phase(f"loading models: parser {s.parser_spec}, embedder {s.similarity_model}")
                 return make()
 
             score = Scorer(loaded, ted_height=height, ted_convention=s.ted_convention, max_chars=s.max_chars)
             stack.callback(score.close)
 
             def scored(pairs: list) -> Any:  # the display moves per parser batch within a chunk
-                base = shown.done
-                return score(pairs, lambda done, of: shown.update(base + len(pairs) * done / max(of, 1)))
+                base = count.counts["done"]
+                return score(pairs, lambda done, of: progress(base + len(pairs) * done / max(of, 1)))
 
+            chunks = plan.owned(shard=s.shard, rank=rank, processes=world)
             stats = score_share(
-                plan,
-                scored,
-                mine=mine,
-                state=state,
-                clusters=settings["clusters"],
-                progress=lambda done, failures: shown.update(done, failures=failures),
+                plan, scored, chunks=chunks, state=state, clusters=settings["clusters"], progress=progress
             )
+            count.save(**count.counts, now=True)
             return ("ok", None if stats is None else stats.to_dict())
     except Interrupted as err:
         if state is None:
@@ -278,28 +331,9 @@ def _work(
         return ("error", describe(err)[0])
 
 
-def _progress(s, plan, mine, rank: int, world: int, stack: contextlib.ExitStack):
-    """The display of this process's pairs (:class:`paraamr.progress.Progress`; the main process's only)."""
-    from paraamr.progress import Progress
-
-    total = sum(len(plan.chunk_pairs(k)[0]) for k in range(len(plan.chunks)) if mine(k))
-    desc = "evaluate" if world == 1 else f"evaluate (process 0 of {world})"
-    mode = s.progress if rank == 0 else "none"
-    return stack.enter_context(Progress(desc, total=total, unit="pairs", mode=mode))
-
-
-def _shard_summary(s: EvaluateSettings, stats: Any, state: Any) -> int:
-    from paraamr.metrics.report import shard_summary
-
-    summary = shard_summary(stats, shard=s.shard, folder=state.folder)
-    line = summary.pop("line")
-    print(json_text(summary) if s.json else line)
-    return 0
-
-
 def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     """Print the row (and write plots, the card) from the merged statistics."""
-    from paraamr.metrics.report import check_plots, describe, plot_histograms, row_of
+    from paraamr.metrics.report import check_plots, describe, plot_histograms, row_of, say_failures
     from paraamr.metrics.table2 import protocol_signature
 
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
@@ -316,18 +350,10 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
         if s.merge:
             check_plots(s.plots, overwrite=s.overwrite)
         result["plots"] = [str(p) for p in plot_histograms(stats, s.plots)]
-    result.update(
-        input=options["input"], sample=options["sample"], seed=options["seed"], unit=settings["unit"]
-    )
-    if s.json:
-        print(json_text(result, indent=2, ensure_ascii=False))
-    else:
-        print(describe(result, sources=settings["sources"]))
-    for failure in result["failures"]:
-        print(
-            f"paraamr evaluate: left out {failure['where']}: {failure['stage']}: {failure['reason']}",
-            file=sys.stderr,
-        )
+    result |= {key: options[key] for key in ("input", "sample", "seed")} | {"unit": settings["unit"]}
+    shown = json_text(result, indent=2, ensure_ascii=False) if s.json else None
+    print(shown or describe(result, sources=settings["sources"]))
+    say_failures(result["failures"])
     return 0
 
 

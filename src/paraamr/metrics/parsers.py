@@ -70,7 +70,6 @@ _LOWER_I = re.compile(r"(?<![\w'’.-])i(?=(?:['’](?:m|d|ll|ve))?(?![\w'’-])
 CASES = ("upper-i", None)
 
 
-
 def add_parser_options(group: Any, *, cache: str) -> None:
     """The constituency parser's options of a command (``paraamr evaluate``, ``export scpn``):
     ``--parser``, ``--no-pos``, ``--processes``, ``--cache-dir`` (``cache``: what it keeps)."""
@@ -93,6 +92,7 @@ def add_parser_options(group: Any, *, cache: str) -> None:
         "launched processes)",
     )
     group.add_argument("--cache-dir", metavar="DIR", default=None, help=cache)
+
 
 def upper_i(sentence: str) -> str:
     """``sentence`` with each lowercase pronoun ``i`` written ``I`` (same length)."""

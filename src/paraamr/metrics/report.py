@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,8 +58,13 @@ class Pair:
     perplexity: float | None = None  # the paraphrase's, when the input has it
 
 
-#: Pair-file layouts: columns of the source and of the first paraphrase, and whether more follow.
-PAIR_LAYOUTS = {"two-column": (0, 1, False), "paranmt": (0, 1, False), "parabank": (1, 2, True)}
+#: Pair-file layouts: the column of the source, of the first paraphrase, the columns a row may
+#: have (several paraphrases where more than one count) and what they are.
+PAIR_LAYOUTS = {
+    "two-column": (0, 1, range(2, 3), "2 columns (source, paraphrase)"),
+    "paranmt": (0, 1, range(3, 4), "3 columns (source, paraphrase, score)"),
+    "parabank": (1, 2, range(3, 8), "a score, the source and 1 to 5 paraphrases"),
+}
 
 
 def _number(text: str) -> bool:
@@ -83,14 +89,6 @@ def pair_layout(row: Sequence[str]) -> str:
     return "two-column"
 
 
-def _expected(layout: str) -> str:
-    return {
-        "two-column": "2 columns (source, paraphrase)",
-        "paranmt": "3 columns (source, paraphrase, score)",
-        "parabank": "a score, the source and 1 to 5 paraphrases",
-    }[layout]
-
-
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
     """The pairs of a pair file in any layout of :data:`PAIR_LAYOUTS` (see the module docstring);
     every row must have the first data row's layout."""
@@ -102,11 +100,11 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
         if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
             continue
         layout = layout or pair_layout(row)
-        source, first, more = PAIR_LAYOUTS[layout]
-        fits = {"two-column": len(row) == 2, "paranmt": len(row) == 3, "parabank": 3 <= len(row) <= 7}
-        if not fits[layout]:
-            raise InputError(f"{name}, line {number}: expected {_expected(layout)} as on its first row, "
-                             f"got {len(row)} columns")  # fmt: skip
+        source, first, columns, expected = PAIR_LAYOUTS[layout]
+        if len(row) not in columns:
+            got = f"got {len(row)} columns"
+            raise InputError(f"{name}, line {number}: expected {expected} as on its first row, {got}")
+        more = len(columns) > 1
         for k, paraphrase in enumerate(row[first:] if more else [row[first]], start=1):
             where = f"{name}, line {number}" + (f", paraphrase {k}" if more else "")
             pairs.append(Pair(where, row[source], paraphrase, index=len(pairs)))
@@ -122,17 +120,23 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
             return read_two_columns(f, name=str(path), delimiter=delimiter)
     from paraamr.sources import iter_records, split_files
 
-    pairs = []
+    pairs: list[Pair] = []
     for files in split_files(path).values():
         for file in files:
             for key, record in iter_records(file, check_texts=False):  # each text: texts.text_problem
-                for k, para in enumerate(record["paraphrases"]):
-                    where = f"{file}, {key}, paraphrase {k}"
-                    pairs.append(
-                        Pair(where, record["text"], para["para_text"], index=len(pairs), id=record["id"],
-                             perplexity=para.get("perplexity"))
-                    )  # fmt: skip
+                _add_pairs(pairs, record, f"{file}, {key},")
     return pairs
+
+
+def _add_pairs(pairs: list[Pair], row: dict[str, Any], where: str) -> None:
+    """Add to ``pairs`` those of a record (``text`` with each ``paraphrases[].para_text``, at
+    ``where paraphrase K``) or of a row of the ``pairs`` config (``text``, ``para_text``, at ``where``)."""
+    found = [(where, row)] if "para_text" in row else [
+        (f"{where} paraphrase {k}", para) for k, para in enumerate(row["paraphrases"])
+    ]  # fmt: skip
+    for at, para in found:
+        pairs.append(Pair(at, row["text"], para["para_text"], index=len(pairs), id=row.get("id"),
+                          perplexity=para.get("perplexity")))  # fmt: skip
 
 
 def card_row(result: dict[str, Any]) -> dict[str, float]:
@@ -148,25 +152,12 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
 def pairs_of_rows(rows: Iterable[dict[str, Any]], *, name: str) -> list[Pair]:
     """The pairs of dataset rows: ``text`` with ``para_text`` (the ``pairs`` config) or with each
     ``paraphrases[].para_text`` (``default``, as the release)."""
-    pairs = []
+    pairs: list[Pair] = []
     for i, row in enumerate(rows):
-        ident = row.get("id")
-        if "para_text" in row:
-            pairs.append(
-                Pair(f"{name} row {i}", row["text"], row["para_text"], index=len(pairs), id=ident,
-                     perplexity=row.get("perplexity"))
-            )  # fmt: skip
-        elif "paraphrases" in row:
-            for k, para in enumerate(row["paraphrases"]):
-                where = f"{name} row {i} paraphrase {k}"
-                pairs.append(
-                    Pair(where, row["text"], para["para_text"], index=len(pairs), id=ident,
-                         perplexity=para.get("perplexity"))
-                )  # fmt: skip
-        else:
-            raise InputError(
-                f"{name}: expected columns text and para_text or paraphrases, got {', '.join(row)}"
-            )
+        if "para_text" not in row and "paraphrases" not in row:
+            columns = ", ".join(row)
+            raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
+        _add_pairs(pairs, row, f"{name} row {i}")
     return pairs
 
 
@@ -248,10 +239,8 @@ def evaluate_pairs(pairs: Sequence[Pair], **options: Any) -> dict[str, Any]:
     ``options``: ``embedder``, ``parser``, ``ted_height``, ...; then :func:`row_of`), with the
     per-pair values (``scores``) and ``distinct_sentences``."""
     scored = score_pairs(pairs, **options)
-    stats = RowStats(list(scored.scores))
-    stats.update(scored.scores, chunk=0, bleu=scored.bleu)
-    stats.failures, stats.signatures, stats.timings = scored.failures, scored.signatures, scored.timings
-    return {**row_of(stats), "scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
+    extra = {"scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
+    return {**row_of(scored.stats()), **extra}
 
 
 def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
@@ -311,21 +300,31 @@ def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any) -> dict[str, Any]:
-    """What a ``--shard I/N`` run prints: its counts, and as ``line`` a sentence that says what next.
+def say_failures(failures: Iterable[dict[str, Any]]) -> None:
+    """One line on stderr for each failure row: ``paraamr evaluate: left out WHERE: STAGE: REASON``."""
+    for f in failures:
+        print(f"paraamr evaluate: left out {f['where']}: {f['stage']}: {f['reason']}", file=sys.stderr)
 
-    >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")["line"][:42]
+
+def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any, json: bool = False) -> str:
+    """What a ``--shard I/N`` run prints: a sentence with its counts that says what next (or,
+    with ``json``, the counts as JSON).
+
+    >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")[:42]
     'shard 1/3: 0 chunks, 0 pairs (0 failures) '
     """
+    from paraamr.report import json_text
+
     i, n = shard
     chunks, failures = len(stats.chunks), len(stats.failures)
-    line = (
+    if json:
+        summary = {"shard": [i, n], "chunks": chunks, "pairs": stats.pairs, "failures": failures}
+        return json_text({**summary, "state_dir": str(folder)})
+    return (
         f"shard {i}/{n}: {chunks:,} chunk{'s' * (chunks != 1)}, {stats.pairs:,} pairs "
         f"({failures:,} failures) committed in {folder}; "
         "when every shard is done: paraamr evaluate --merge DIR..."
     )
-    summary = {"shard": [i, n], "chunks": chunks, "pairs": stats.pairs, "failures": failures}
-    return {**summary, "state_dir": str(folder), "line": line}
 
 
 def plot_paths(plot_dir: str | os.PathLike) -> list[Path]:

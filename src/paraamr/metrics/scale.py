@@ -22,12 +22,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.stats import RowStats
-from paraamr.tasks import core_share, share_cores
+from paraamr.tasks import core_share, owned, share_cores
+
+if TYPE_CHECKING:
+    from paraamr.metrics.settings import EvaluateSettings
 
 __all__ = ["Plan", "Scorer", "combine", "make_plan", "process_models", "score_share"]
 
@@ -47,6 +50,14 @@ class Plan:
         """The pairs of ``chunk``, in input order, and the source (cluster) of each."""
         members = sorted((i, g) for g in self.chunks[chunk] for i in self.groups[g])
         return [self.pairs[i] for i, _ in members], [g for _, g in members]
+
+    def owned(self, *, shard: tuple[int, int] = (0, 1), rank: int = 0, processes: int = 1) -> list[int]:
+        """The chunks of process ``rank`` of ``processes`` in ``shard`` (:func:`paraamr.tasks.owned`)."""
+        return [k for k in range(len(self.chunks)) if owned(k, rank=rank, processes=processes, shard=shard)]
+
+    def size(self, chunks: Sequence[int]) -> int:
+        """The pairs of ``chunks``."""
+        return sum(len(self.groups[g]) for k in chunks for g in self.chunks[k])
 
 
 def make_plan(pairs: Sequence[Any], *, sample: int | None, seed: int, chunk_pairs: int) -> Plan:
@@ -70,20 +81,19 @@ def score_share(
     plan: Plan,
     score: Callable[[list[Any]], Any],
     *,
-    mine: Callable[[int], bool],
+    chunks: Sequence[int],
     state: StateFolder | None = None,
     clusters: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> RowStats | None:
-    """The statistics of the chunks ``mine(k)`` is true for: those ``state`` holds are read back,
-    the others scored (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed
-    to ``state`` one by one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
-    ``progress(pairs done, failures)`` after each chunk. None when no chunk is mine."""
+    """The statistics of ``chunks``: those ``state`` holds are read back, the others scored
+    (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed to ``state`` one by
+    one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
+    ``progress(pairs done, failures)`` after each chunk. None without chunks."""
     from paraamr.signals import check, critical
 
     total: RowStats | None = None
     seen = 0
-    chunks = [k for k in range(len(plan.chunks)) if mine(k)]
     done = set(state.completed()) if state is not None else set()
     if state is not None:
         state.clean(k for k in chunks if k not in done)
@@ -91,18 +101,8 @@ def score_share(
         pairs, cluster = plan.chunk_pairs(k)
         stats = state.stats(k) if k in done else None
         if stats is None:
-            scored = score(pairs)
-            stats = RowStats(list(scored.scores), clusters=clusters)
-            kept = {p.index for p in scored.pairs}
-            chunk_clusters = [c for p, c in zip(pairs, cluster, strict=True) if p.index in kept]
-            stats.update(
-                scored.scores, chunk=k, bleu=scored.bleu, clusters=chunk_clusters if clusters else None
-            )
-            stats.failures, stats.signatures, stats.timings = (
-                scored.failures,
-                scored.signatures,
-                scored.timings,
-            )
+            of = {p.index: c for p, c in zip(pairs, cluster, strict=True)} if clusters else None
+            stats = score(pairs).stats(chunk=k, clusters=of)
             if state is not None:
                 with critical():
                     state.commit(k, stats)
@@ -136,27 +136,28 @@ class Scorer:
             self.models[0].close()
 
 
-def process_models(
-    parser: str, *, processes: int | None, cache_dir: Any, device: Any, local: int = 1, **embedder: Any
-):
-    """``make()`` -> ``(parser, embedder)`` of this process: its share of the machine's cores among
-    the ``local`` processes launched on it (torch threads, link-grammar processes unless
-    ``processes``), and on a GPU machine the GPU of its local rank (unless ``device``); ``embedder``:
-    options of :class:`~paraamr.models.embedder.Embedder` (``model``, ``pooling``, ``batch_size``)."""
+def process_models(s: EvaluateSettings, *, local: int = 1, embedder: str | None = None):
+    """``make()`` -> ``(parser, embedder)`` of settings ``s`` for this process: its share of the
+    machine's cores among the ``local`` processes launched on it (torch threads, link-grammar
+    processes unless ``--processes``), and on a GPU machine the GPU of its local rank (unless
+    ``--device``); ``embedder``: the embedder's folder, found once a run (not looked up again)."""
 
     def make() -> tuple[Any, Any]:
         from paraamr.metrics.parsers import get_parser
         from paraamr.models.embedder import Embedder
 
-        share, where = core_share(local), device
+        share, where = core_share(local), s.device
         if local > 1:
             import torch
 
             share_cores(local)
             if where is None and torch.cuda.is_available():
                 where = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
-        made = get_parser(parser, processes=processes or share, cache_dir=cache_dir)
-        return made, Embedder(device=where, **embedder)
+        made = get_parser(s.parser_spec, processes=s.processes or share, cache_dir=s.cache_dir)
+        return made, Embedder(
+            s.similarity_model, path=embedder, device=where, pooling=s.pooling, batch_size=s.batch_size,
+            backend=s.backend, compute_type=s.compute_type,
+        )  # fmt: skip
 
     return make
 

@@ -23,6 +23,7 @@ from paraamr import texts
 from paraamr.failures import Failure, is_failure
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.similarity import semantic_similarity
+from paraamr.metrics.stats import RowStats
 from paraamr.metrics.ted import DEFAULT_CONVENTION, distance_table, ted_signature
 from paraamr.records import text_id
 
@@ -94,6 +95,15 @@ class Scored:
     signatures: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     distinct_sentences: int = 0
+
+    def stats(self, *, chunk: int = 0, clusters: dict[int, int] | None = None) -> RowStats:
+        """The statistics of these pairs as chunk ``chunk``; ``clusters``: each pair's source by
+        its index (the statistics then keep clusters, for a sample's intervals)."""
+        stats = RowStats(list(self.scores), clusters=clusters is not None)
+        of = None if clusters is None else [clusters[p.index] for p in self.pairs]
+        stats.update(self.scores, chunk=chunk, bleu=self.bleu, clusters=of)
+        stats.failures, stats.signatures, stats.timings = self.failures, self.signatures, self.timings
+        return stats
 
 
 def _failure_row(pair: Any, failure: Failure) -> dict[str, Any]:

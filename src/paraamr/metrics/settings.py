@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from functools import partial
 from typing import Any
 
@@ -117,10 +117,6 @@ class EvaluateSettings:
                 if "paper" in f.metadata and getattr(self, f.name) == f.default:
                     object.__setattr__(self, f.name, f.metadata["paper"])
 
-    def replace(self, **changes: Any) -> EvaluateSettings:
-        """A copy with ``changes``."""
-        return replace(self, **changes)
-
     def row_options(self) -> dict[str, Any]:
         """The options the row depends on, by name (what a state folder keeps and compares)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("row")}
@@ -136,5 +132,5 @@ class EvaluateSettings:
 
     @property
     def parser_spec(self) -> str:
-        """The constituency parser as :func:`paraamr.metrics.scale.process_models` takes it."""
+        """The constituency parser as :func:`paraamr.metrics.parsers.get_parser` takes it."""
         return "link-grammar:no-pos" if self.no_pos and self.parser == "link-grammar" else self.parser

@@ -24,11 +24,13 @@ lowercased, ParaBank is not); each corpus keeps all its pairs of a shared source
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from paraamr.metrics.report import Pair, evaluate_pairs
+from paraamr.metrics.report import Pair, evaluate_pairs, say_failures
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
 from paraamr.records import normalize
@@ -39,6 +41,7 @@ __all__ = [
     "evaluate_corpora",
     "filter_perplexity",
     "format_corpora",
+    "is_local",
     "protocol_signature",
     "read_corpus",
     "restrict",
@@ -177,25 +180,38 @@ def format_corpora(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def read_corpus(path: str, *, config: str | None, split: str, local: bool) -> list[Pair]:
-    """The pairs of one input: a local file or folder (``local``), else a Hub dataset id."""
+#: ``owner/name``: read from the Hub when no such local path exists.
+HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def is_local(path: str) -> bool:
+    """Whether ``path`` is read from disk (else it is a Hub dataset id).
+
+    >>> is_local("pairs.tsv"), is_local("org/name")
+    (True, False)
+    """
+    return Path(path).exists() or not HUB_ID.match(path)
+
+
+def read_corpus(path: str, *, config: str | None, split: str) -> list[Pair]:
+    """The pairs of one input: a local file or folder, else a Hub dataset id (:func:`is_local`)."""
     from paraamr.errors import InputError
     from paraamr.metrics.report import read_hub_pairs, read_pairs
 
-    pairs = read_pairs(path) if local else read_hub_pairs(path, config, split)
+    pairs = read_pairs(path) if is_local(path) else read_hub_pairs(path, config, split)
     if not pairs:
         raise InputError(f"{path}: no pairs to evaluate")
     return pairs
 
 
-def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]) -> int:
+def run_corpora(s: EvaluateSettings, world: int) -> int:
     """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
-    process (:func:`evaluate_corpora`); ``local(path)``: whether ``path`` is read from disk."""
-    import json
+    process (:func:`evaluate_corpora`)."""
     import sys
 
     from paraamr.errors import UsageError
     from paraamr.metrics.scale import process_models
+    from paraamr.report import json_text
 
     single = {
         "--shard": s.shard != (0, 1), "--merge": s.merge, "--state-dir": s.state_dir,
@@ -205,14 +221,9 @@ def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]
     for name, given in single.items():
         if given:
             raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
-    read = {"config": s.config, "split": s.split}
-    corpora = [(path, read_corpus(path, **read, local=local(path))) for path in s.path]
+    corpora = [(path, read_corpus(path, config=s.config, split=s.split)) for path in s.path]
     shared_pairs(corpora, max_perplexity=s.max_perplexity)  # refused before the models load
-    make = process_models(
-        s.parser_spec, processes=s.processes, cache_dir=s.cache_dir, device=s.device,
-        model=s.similarity_model, pooling=s.pooling, batch_size=s.batch_size,
-    )  # fmt: skip
-    parser, embedder = make()
+    parser, embedder = process_models(s)()
     say = None if s.progress == "none" else (lambda line: print(line, file=sys.stderr))
     try:
         result = evaluate_corpora(
@@ -222,9 +233,6 @@ def run_corpora(s: EvaluateSettings, world: int, *, local: Callable[[str], bool]
         )  # fmt: skip
     finally:
         parser.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
-    for row in result["corpora"]:
-        for failure in row["failures"]:
-            where, stage, reason = failure["where"], failure["stage"], failure["reason"]
-            print(f"paraamr evaluate: left out {where}: {stage}: {reason}", file=sys.stderr)
+    print(json_text(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
+    say_failures(failure for row in result["corpora"] for failure in row["failures"])
     return 0

@@ -45,6 +45,7 @@ import functools
 import warnings
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from paraamr.metrics.trees import Tree, read_tree
 from paraamr.signature import Signature
@@ -225,24 +226,12 @@ def distance_table(
 
 
 def distances(
-    predictions: Sequence[str | Tree],
-    references: Sequence[str | Tree],
-    *,
-    height: int | None = None,
-    convention: str = DEFAULT_CONVENTION,
-    normalize: bool = False,
-    backend_name: str = "auto",
+    predictions: Sequence[str | Tree], references: Sequence[str | Tree], *, height: int | None = None,
+    **options: Any,
 ) -> list[int] | list[float]:
-    """The tree edit distance of each pair at one height (3: TED-3, None: TED-F); see
-    :func:`distance_table`."""
-    return distance_table(
-        predictions,
-        references,
-        heights=(height,),
-        convention=convention,
-        normalize=normalize,
-        backend_name=backend_name,
-    )[0]
+    """The tree edit distance of each pair at one height (3: TED-3, None: TED-F); ``options``
+    (``convention``, ``normalize``, ``backend_name``) as :func:`distance_table`'s."""
+    return distance_table(predictions, references, heights=(height,), **options)[0]
 
 
 def ted_signature(

@@ -60,7 +60,9 @@ class Embedder:
     RoBERTa...; else transformers, said in the log), float32 on every device (metric embeddings
     stay exact unless a compute type is asked for); the tokenizer and pooling stay the model's.
     On a CUDA device batches are sized by the free memory, up to ``max_batch_size`` texts (None:
-    :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`).
+    :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``path``: the model's folder when the caller has
+    already found it (:func:`~paraamr.models.download.ensure`), not looked up again; ``model`` then
+    only names it (signature, pooling rule).
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class Embedder:
         backend: str = "auto",
         compute_type: str = "auto",
         max_batch_size: int | None = None,
+        path: str | Path | None = None,
     ) -> None:
         from paraamr.models.download import ensure
 
@@ -86,7 +89,7 @@ class Embedder:
             raise ValueError(f"processes must be at least 1, got {processes}")
         self.processes = processes
         self.model_name = str(model)
-        self.path = ensure(model, "embedder", download=download)
+        self.path = Path(path) if path is not None else ensure(model, "embedder", download=download)
         self.device = resolve_device(device)
         self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device, exact=True)
         self.batch_size = batch_size
@@ -384,7 +387,7 @@ def _serve_pool(path: str, pooling: str, batch_size: int) -> None:
     os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the answers
     torch.set_num_threads(1)
     logging.disable_progress_bar()
-    embedder = Embedder(path, pooling=pooling, device="cpu", batch_size=batch_size, processes=1)
+    embedder = Embedder(path, path=path, pooling=pooling, device="cpu", batch_size=batch_size, processes=1)
     while True:
         try:
             texts = pickle.load(stdin)
