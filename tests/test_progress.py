@@ -35,7 +35,7 @@ def test_a_short_window_counts_its_own_rows(tmp_path):
     """100 rows in flight of a --window of 256, two model stages: the batches move the count up
     to the rows taken, never to the window's size (the old count said 128 half-way)."""
     folder = RunFolder(tmp_path / "out")
-    folder.progress_path.parent.mkdir(parents=True)
+    folder.count.folder.mkdir(parents=True)
     run = RunProgress(folder, mode="none", main=True, window=256, stages=["parse", "realize"], total=100)
     rows = list(run.taken(range(100)))
     seen = []
@@ -46,7 +46,7 @@ def test_a_short_window_counts_its_own_rows(tmp_path):
     run.on_batch("similarity", 100, 100)  # a stage the share does not count
     assert len(rows) == 100 and seen == [12.5, 25.0, 37.5, 50.0, 62.5, 75.0, 87.5, 100.0]
     run.window_done(100, Stats(inputs=100))
-    assert run.now() == 100 == float(folder.progress())
+    assert run.now() == 100 == folder.count.sum()["done"]
     run.close()
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "input_identity",
     "launch",
     "owned",
+    "process_group",
     "share_cores",
 ]
 
@@ -98,7 +99,7 @@ def share_cores(local: int) -> None:
 
 
 @contextlib.contextmanager
-def _group() -> Iterator[Any]:
+def process_group() -> Iterator[Any]:
     """``torch.distributed``, with a process group: the running one (accelerate's), else one started
     here (gloo, the launcher's rendezvous) and ended after the block."""
     from datetime import timedelta
@@ -120,7 +121,7 @@ def gather(item: Any, where: Launch) -> list[Any] | None:
     ``[item]``."""
     if where.processes == 1:
         return [item]
-    with _group() as dist:
+    with process_group() as dist:
         out: list[Any] | None = [None] * where.processes if where.main else None
         dist.gather_object(item, out, dst=0)
         return out
@@ -130,7 +131,7 @@ def broadcast(item: Any, where: Launch) -> Any:
     """Process 0's ``item``, on every process (one process: ``item``)."""
     if where.processes == 1:
         return item
-    with _group() as dist:
+    with process_group() as dist:
         box = [item]
         dist.broadcast_object_list(box, src=0)
         return box[0]

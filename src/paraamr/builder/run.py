@@ -201,7 +201,7 @@ def prepare(
     cpu = run.device == "cpu" if run.device is not None else _cpu_only()
     task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
     folder.prepare(saved, lambda: read_rows(record), overwrite=mode == "overwrite", task_rows=task_rows)
-    folder.clear_progress()
+    folder.count.clear()  # an earlier launch's counts are not this one's
     return paths
 
 

@@ -35,6 +35,7 @@ from paraamr.builder.rows import InputRow
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
+from paraamr.progress import SharedCount
 from paraamr.settings import RecordSettings
 from paraamr.tasks import TaskFolder, identity_changed
 
@@ -103,9 +104,9 @@ class RunFolder:
         self.writer = layout.writer_id(rank, num_processes, shard=self.shard)
         self.tasks = TaskFolder(self.path, "generate", unit="task", what="a generate run")
         self.settings_path = layout.state_path(self.path, "settings.json")
-        self.progress_path = layout.state_path(self.path, "progress-{writer}.json", writer=self.writer)
-        head = self.writer[: -len(layout.writer_id(rank, num_processes))]
-        self._progress_glob = f"progress-{head}[0-9]*-of-[0-9]*.json"
+        writers = [layout.writer_id(r, num_processes, shard=self.shard) for r in range(num_processes)]
+        #: Rows handled in this launch by each process of this invocation (``progress-{writer}.json``).
+        self.count = SharedCount(self.path / layout.STATE_DIR, self.writer, names=writers)
         self._lock = None
 
     # -- settings and checks ---------------------------------------------------------------------
@@ -311,27 +312,6 @@ class RunFolder:
         """Whether a process holds a task lock of this invocation's tasks (the main process shows
         the others' progress until they end)."""
         return any(w.startswith("task-") and not self._others(w) for w, _ in busy_writers(self.path))
-
-    # -- progress ------------------------------------------------------------------------------
-    def save_progress(self, rows: float) -> None:
-        """Rows this process has handled in this launch, a share of those in flight included (for
-        the main process's display; not a commit)."""
-        layout.atomic_write(self.progress_path, f"{rows:.1f}", durable=False)
-
-    def progress(self, *, skip: str | None = None) -> float:
-        """Rows handled in this launch by every process of this invocation (but ``skip``)."""
-        total = 0.0
-        for path in (self.path / layout.STATE_DIR).glob(self._progress_glob):
-            if path.stem[len("progress-") :] == skip:
-                continue
-            with contextlib.suppress(OSError, ValueError):  # being replaced right now
-                total += float(path.read_text() or 0)
-        return total
-
-    def clear_progress(self) -> None:
-        """(The main process, before the others start) forget the counts of an earlier launch."""
-        for path in (self.path / layout.STATE_DIR).glob(self._progress_glob):
-            path.unlink(missing_ok=True)
 
 
 def finalized(path: Path) -> bool:

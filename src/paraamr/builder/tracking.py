@@ -5,14 +5,13 @@ in batches; :class:`RunProgress` counts each finished batch (:func:`paraamr.mode
 from any thread) as its share of the window in flight, so the display moves per batch, not per
 window. The share is of the rows really taken from the input and not yet written (a last, short
 window counts its own rows, never a whole ``--window``), and each window, once written, counts
-its exact rows. Each writer keeps its count in its progress file (:mod:`paraamr.builder.state`);
+its exact rows. Each process keeps its count in its progress file (:class:`paraamr.progress.SharedCount`);
 the main process shows the sum over the run's writers, never above the input's rows.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -21,9 +20,6 @@ from paraamr.builder.state import RunFolder
 from paraamr.progress import Progress
 
 __all__ = ["RunProgress", "model_line"]
-
-#: Seconds between two writes of a writer's progress file (besides the end of each window).
-SAVE_SECONDS = 0.5
 
 
 def model_line(models: Mapping[str, str], paths: Mapping[str, str] | None = None) -> str:
@@ -70,8 +66,7 @@ class RunProgress:
         self._calls = dict.fromkeys(stages, 0.0)  # per stage, calls done (a window's call = 1)
         self._windows = 0  # windows written by this process since it started
         self._taken = 0  # rows taken from the input since it started
-        self._lock, self._saving = threading.Lock(), threading.Lock()
-        self._saved = 0.0
+        self._lock = threading.Lock()
         self._initial = initial
         n = folder.num_processes
         self.display = Progress(
@@ -82,7 +77,7 @@ class RunProgress:
             initial=initial,
             tick=self.show if main else None,
         )
-        folder.save_progress(0.0)
+        folder.count.save(0.0, now=True)
 
     def phase(self, text: str) -> None:
         """The step under way: ``loading models: ...``, ``reading input``, ``running``."""
@@ -128,19 +123,14 @@ class RunProgress:
             return self.done + flight * share / max(len(self._calls), 1)
 
     def show(self, *, save: bool = False) -> None:
-        """Save this writer's count (at most every :data:`SAVE_SECONDS`, and when ``save``) and,
-        in the main process, draw the run's sum."""
-        mine = self.now()
-        with self._saving:  # the display's clock thread and the model threads alike
-            if save or time.monotonic() - self._saved >= SAVE_SECONDS:
-                self.folder.save_progress(mine)
-                self._saved = time.monotonic()
+        """Save this process's count (at most every half second, and when ``save``) and, in the
+        main process, draw the sum over the launch's processes."""
+        self.folder.count.save(self.now(), now=save)
         if self.display.mode == "none":
             return
-        others = self.folder.progress(skip=self.folder.writer) if self.folder.num_processes > 1 else 0.0
         elapsed = max(self.display.elapsed(), 1e-9)
         self.display.update(
-            self._initial + mine + others,
+            self._initial + self.folder.count.sum()["done"],
             **{
                 "para/s": self.stats.paraphrases / elapsed,
                 "failures": sum(self.stats.failures.values()),

@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate for parsed options; return the exit status (errors are raised)."""
     require("metrics")
     from paraamr.metrics.scale import combine
-    from paraamr.tasks import _group, gather, launch
+    from paraamr.tasks import gather, launch, process_group
 
     where = launch()
     s = settings_from_args(args)
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{s.path}: not the input the merged statistics were computed from")
         return _finish(s, stats, settings)
     # one process group for a run of several processes: gloo starts no second one in a launch
-    with _group() if where.processes > 1 else contextlib.nullcontext():
+    with process_group() if where.processes > 1 else contextlib.nullcontext():
         plan, settings, state, ready = _start(s, where)
         count = _count(s, where, ready["progress"])
         try:
