@@ -62,14 +62,7 @@ class RunStatus:
         if self.plan is None:
             return [(0, self.shards - 1)]
         todo = [k for k, why in self.todo.items() if running or not why.startswith("running")]
-        shards = sorted({k % self.shards for k in todo})
-        out: list[list[int]] = []
-        for i in shards:
-            if out and i == out[-1][1] + 1:
-                out[-1][1] = i
-            else:
-                out.append([i, i])
-        return [(a, b) for a, b in out]
+        return _spans(sorted({k % self.shards for k in todo}))
 
 
 def _read_settings(path: Path) -> dict[str, Any]:
@@ -110,15 +103,20 @@ def span(a: int, b: int) -> str:
     return str(a) if a == b else f"{a}-{b}"
 
 
-def _ranges(indices: Sequence[int]) -> str:
-    """``0-2, 5`` for [0, 1, 2, 5]."""
+def _spans(indices: Sequence[int]) -> list[tuple[int, int]]:
+    """``(first, last)`` of each run of consecutive ``indices`` (sorted)."""
     spans: list[list[int]] = []
     for i in indices:
         if spans and i == spans[-1][1] + 1:
             spans[-1][1] = i
         else:
             spans.append([i, i])
-    return ", ".join(span(a, b) for a, b in spans)
+    return [(a, b) for a, b in spans]
+
+
+def _ranges(indices: Sequence[int]) -> str:
+    """``0-2, 5`` for [0, 1, 2, 5]."""
+    return ", ".join(span(a, b) for a, b in _spans(indices))
 
 
 def not_done(path: Path, status: RunStatus) -> InputError:
