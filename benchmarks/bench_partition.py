@@ -59,7 +59,8 @@ def main() -> None:
         return sum(partition(work / "out", read_input(source), task_rows=args.task_rows).rows.values())
 
     def back() -> int:
-        plan = Plan.load(work / "out") or partition(work / "out", read_input(source), task_rows=args.task_rows)
+        plan = Plan.load(work / "out")
+        plan = plan or partition(work / "out", read_input(source), task_rows=args.task_rows)
         return sum(1 for task in plan.of() for _ in plan.read(task))
 
     times, outputs = interleave({"read": read, "partition": cut, "tasks read back": back}, rounds=args.rounds)
