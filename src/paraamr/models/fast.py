@@ -326,24 +326,11 @@ def _engine(name: str, path: Path, device: Any, compute_type: str):
     import ctranslate2
 
     kind, index = _ct2_device(device)
-    threads = {"intra_threads": _threads()}
     if kind == "cpu":
         _say_cpu_library(compute_type)
-        if name != "Encoder":  # decoding: one thread a worker, a batch split among the workers
-            threads = {"intra_threads": 1, "inter_threads": _threads()}
     return getattr(ctranslate2, name)(
-        str(path), device=kind, device_index=index, compute_type=compute_type, **threads
+        str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
     )
-
-
-def _split(engine: Any, n: int) -> int:
-    """``max_batch_size`` that gives each of ``engine``'s workers a share of ``n`` inputs (0: one
-    batch). On a CPU a decoder has one single-threaded worker a thread (:func:`_engine`): the
-    small products of a decoding step cost a thread team more in synchronization than they save,
-    so the workers take a part of the batch each (CTranslate2 sorts it by length first); the
-    outputs stay those of one batch (realize 4 times faster, parse ..., same token ids)."""
-    workers = getattr(engine, "num_translators", None) or getattr(engine, "num_generators", 1)
-    return -(-n // workers) if workers > 1 else 0
 
 
 def load_translator(path: Path, device: Any, compute_type: str):
@@ -414,7 +401,6 @@ class Seq2SeqModel:
         banned = [[t] for t in gen.suppress_tokens or ()] + list(gen.bad_words_ids or ())
         results = self.translator.translate_batch(
             source,
-            max_batch_size=_split(self.translator, len(source)),
             target_prefix=prefix,
             beam_size=1 if sample else beams,
             num_hypotheses=num_return_sequences,
@@ -442,7 +428,5 @@ class Seq2SeqModel:
 
 def score_sequences(generator: Any, batch: Sequence[Sequence[int]]) -> list[list[float]]:
     """Per id sequence, the log-probability of each token after the first (CTranslate2 scoring)."""
-    results = generator.score_batch(
-        [_tokens(ids) for ids in batch], max_batch_size=_split(generator, len(batch)), max_input_length=0
-    )
+    results = generator.score_batch([_tokens(ids) for ids in batch], max_input_length=0)
     return [list(r.log_probs) for r in results]
