@@ -23,6 +23,11 @@ each figure, against the baseline's outputs in the same run: token ids of every 
 (identical / all; where they differ, the mean position of the first difference), perplexity ratio,
 embedding difference and cosine. Then the per-source cost (1 parse + ``--foci`` realizations +
 ``--foci`` perplexities) and its extrapolation to ``--sources`` sources.
+
+Processes: CTranslate2 picks its CPU matrix library once a process, and paraamr asks for MKL when
+a float32 embedder is a process's first CTranslate2 model. So the embedding stage runs in a process
+of its own for each compute type (as a user's embedding run does), beside its own transformers
+baseline, and the generation stages share another; each process prints the library it ran on.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import logging
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -156,6 +162,53 @@ def stage_sides(stage: str, dirs: dict, batches: dict, amrlib: bool, sides_wante
     return sides, records
 
 
+def per_source(rates: dict[str, dict[str, float]], foci: int, sources: int, threads: int) -> None:
+    """Print the cost of a source (1 parse + ``foci`` realizations + ``foci`` perplexities) on each
+    side of ``rates`` (stage -> side -> items/s), against the baseline side."""
+    if not {"parse", "realize", "perplexity"} <= set(rates):
+        return
+    print(f"per source: 1 parse + {foci} realizations + {foci} perplexities")
+    base = f"{SIDES[0][0]} {SIDES[0][1]}"
+    cost = {
+        name: 1 / rates["parse"][name] + foci / rates["realize"][name] + foci / rates["perplexity"][name]
+        for name in rates["parse"]
+        if name in rates["realize"] and name in rates["perplexity"]
+    }
+    for name, seconds in cost.items():
+        hours = seconds * sources / 3600
+        print(
+            f"  {name:<24} {seconds:7.2f} s a source, {cost[base] / seconds:5.2f}x lower than the baseline; "
+            f"{sources:,} sources: {hours:,.0f} hours of {threads} threads"
+        )
+
+
+def per_process(args: argparse.Namespace, compute_types: list[str]) -> int:
+    """The embedding stage in a process of its own for each compute type, each beside its own
+    transformers baseline, as a user's embedding process runs: CTranslate2 picks its CPU matrix
+    library once a process, and paraamr picks MKL when a float32 embedder comes first
+    (:func:`paraamr.models.fast.choose_cpu_library`), which int8 must not share. The generation
+    stages (CTranslate2's default library for every compute type) share one process. The models
+    are built once; amrlib's sides run in the first process."""
+    root = Path(args.workdir or tempfile.mkdtemp(prefix="bench-stages-"))
+    stages = args.stages.split(",")
+    generation = ",".join(s for s in stages if s != "embed")
+    jobs = ([(generation, args.compute_types)] if generation else []) + (
+        [("embed", c) for c in compute_types] if "embed" in stages else []
+    )
+    rates: dict[str, dict[str, float]] = {}
+    for i, (stage, compute) in enumerate(jobs):
+        out = root / "rates.json"
+        argv = [*sys.argv[1:], "--stages", stage, "--compute-types", compute, "--workdir", str(root)]
+        argv += ["--rates", str(out), *([] if i == 0 else ["--no-amrlib"])]
+        print(f"== {stage}, CTranslate2 {compute}: a process of its own", flush=True)
+        subprocess.run([sys.executable, __file__, *argv], check=True)
+        for name, found in json.loads(out.read_text()).items():
+            rates.setdefault(name, {}).update(found)
+        out.unlink()
+    per_source(rates, args.foci, args.sources, args.threads)
+    return done(args.workdir, root)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small configs (a quick check of the same code)")
@@ -171,17 +224,27 @@ def main() -> int:
     ap.add_argument("--sources", type=int, default=PARAAMR_SOURCES, help="sources to extrapolate to")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per stage (default 2)")
     ap.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
-    ap.add_argument("--amrlib", action="store_true", help="add amrlib's and sentence-transformers' defaults")
+    ap.add_argument(
+        "--amrlib",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="add amrlib's and sentence-transformers' defaults",
+    )
     ap.add_argument(
         "--compute-types",
         default="float32,int8",
         help="compute types of the CTranslate2 sides (default float32,int8)",
     )
     ap.add_argument("--workdir", help="where to build the model dirs (kept; default: a temporary folder)")
+    ap.add_argument("--rates", help=argparse.SUPPRESS)  # a child process writes its rates here
     args = ap.parse_args()
+    compute_types = args.compute_types.split(",")
+    stages = args.stages.split(",")
+    if "embed" in stages and (len(stages) > 1 or len(compute_types) > 1) and not args.rates:
+        return per_process(args, compute_types)
     threads = pin_threads(args.threads)
     print(machine(threads))
-    sides_wanted = [SIDES[0], *(("ctranslate2", c) for c in args.compute_types.split(","))]
+    sides_wanted = [SIDES[0], *(("ctranslate2", c) for c in compute_types)]
 
     from bench_gpu import LARGE, SMALL, build_models
 
@@ -215,7 +278,7 @@ def main() -> int:
     head = f"{'stage':<11}{'side':<30}{'items':>6}{'items/s':>9}{'median s':>10}{'ratio':>8}"
     print(f"{head}{'CPU s':>8}{'ratio':>7}  equivalence (CPU s: median CPU seconds of the side's process)")
     rates: dict[str, dict[str, float]] = {}
-    for stage in args.stages.split(","):
+    for stage in stages:
         n = n_items[stage]
         sources = n if stage == "parse" else -(-n // args.foci)
         items = workload(sources, args.foci, args.src_len)[stage][:n]
@@ -250,24 +313,13 @@ def main() -> int:
             row = f"{stage:<11}{name:<30}{n:>6}{n / t.median:>9.3f}{t.median:>10.2f}{ratio:>7.2f}x"
             print(f"{row}{cpu:>8.2f}{cpu_ratio:>6.2f}x  {check}")
         del sides, records
-    if {"parse", "realize", "perplexity"} <= set(rates):
-        print(f"per source: 1 parse + {args.foci} realizations + {args.foci} perplexities")
-        base = f"{SIDES[0][0]} {SIDES[0][1]}"
-        cost = {}
-        for backend, compute in sides_wanted:
-            name = f"{backend} {compute}"
-            cost[name] = (
-                1 / rates["parse"][name]
-                + args.foci / rates["realize"][name]
-                + args.foci / rates["perplexity"][name]
-            )
-        for name, seconds in cost.items():
-            hours = seconds * args.sources / 3600
-            print(
-                f"  {name:<24} {seconds:7.2f} s a source, {cost[base] / seconds:5.2f}x lower than the "
-                "baseline; "
-                f"{args.sources:,} sources: {hours:,.0f} hours of {threads} threads"
-            )
+    from paraamr.models.fast import cpu_library
+
+    print(f"CTranslate2's CPU matrix library in this process: {cpu_library()}")
+    if args.rates:
+        Path(args.rates).write_text(json.dumps(rates))
+    else:
+        per_source(rates, args.foci, args.sources, threads)
     return done(args.workdir, root)
 
 

@@ -367,3 +367,57 @@ def test_models_list_and_rm_know_the_converted_copies(models, tmp_path, monkeypa
     assert main(["models", "rm", str(source), "--kind", "lm", "--cache-dir", str(cache)]) == 0
     assert f"removed {copy}" in capsys.readouterr().out
     assert not copy.exists() and source.is_dir()  # a local model folder itself is the user's
+
+
+@pytest.fixture(scope="module")
+def minilm(tmp_path_factory) -> Path:
+    """The packaged all-MiniLM-L6-v2, linked into a folder of this module's (conversions land there)."""
+    from paraamr.models.download import ensure
+
+    copy = tmp_path_factory.mktemp("library") / "minilm"
+    shutil.copytree(ensure("all-MiniLM-L6-v2", "embedder"), copy, symlinks=True, copy_function=os.symlink)
+    return copy
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("stage", "compute_type", "user", "expected"),
+    [
+        ("embedder", "float32", None, "1"),
+        ("embedder", "int8", None, None),
+        ("embedder", "float32", "0", "0"),
+        ("lm", "float32", None, None),
+    ],
+)
+def test_a_float32_embedding_process_runs_on_mkl(models, minilm, stage, compute_type, user, expected):
+    """A process whose first CTranslate2 model is a float32 embedder on the CPU sets CT2_USE_MKL=1
+    before ctranslate2 loads (CTranslate2's own log then says it uses MKL); int8, a value the user
+    set and the decoders (faster on CTranslate2's default) are left alone. Each case is a fresh
+    process: the library reads the variable once, when it loads."""
+    from paraamr.models import fast
+
+    if expected == "1" and not fast._builds_with_mkl():
+        expected = None  # a ctranslate2 without MKL (not x86-64): nothing to choose
+    make = {
+        "embedder": f"Embedder({str(minilm)!r}, compute_type={compute_type!r}).encode(['a man eats food'])",
+        "lm": f"PerplexityScorer({str(models['lm'])!r}, compute_type={compute_type!r}).perplexity(['a dog'])",
+    }[stage]
+    code = f"""
+import os
+from paraamr.models.embedder import Embedder
+from paraamr.models.fast import cpu_library
+from paraamr.models.lm import PerplexityScorer
+{make}
+print(os.environ.get("CT2_USE_MKL"))
+print(cpu_library())
+"""
+    env = {k: v for k, v in os.environ.items() if k != fast.MKL_VARIABLE}
+    env.update({"CT2_VERBOSE": "1"} if user is None else {"CT2_VERBOSE": "1", fast.MKL_VARIABLE: user})
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=True
+    )
+    assert out.stdout.splitlines()[-2:] == [str(expected), f"CT2_USE_MKL={expected or 'unset'}"]
+    said = [line.split("Use Intel MKL: ")[1] for line in out.stderr.splitlines() if "Use Intel MKL: " in line]
+    assert len(said) == 1  # CTranslate2's own report of the library it loaded with
+    if expected is not None:
+        assert said == [{"1": "true", "0": "false"}[expected]]
