@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -51,13 +51,16 @@ def build_triplets(
     paraphrases: Mapping[str, Sequence[str]] | None = None,
     positives: Mapping[str, Operator] | None = None,
     negatives: Mapping[str, Operator] | None = None,
+    gate: Callable[[list[tuple[str, str, str]]], list[bool]] | None = None,
     progress: bool = False,
 ) -> list[Triplet]:
     """Triplets for ``sentences`` (blank and repeated ones skipped), shuffled with ``seed``.
 
     ``paraphrases`` maps sentences to ParaAMR paraphrases (an extra positive operator,
     ``paraamr``); ``positives``/``negatives`` default to all the operators of
-    :mod:`paraamr.quality.operators`. ``progress`` shows a bar per round (tqdm, on stderr).
+    :mod:`paraamr.quality.operators`. ``gate`` (a
+    :class:`~paraamr.quality.gate.SimilarityGate`) is given each round's positives as ``(operator,
+    sentence, output)`` rows and says which to keep. ``progress`` shows a bar per round (tqdm, on stderr).
     """
     from tqdm.auto import tqdm
 
@@ -71,12 +74,20 @@ def build_triplets(
     used: Counter[str] = Counter()
     with parsed(anchors):
         for round_ in range(rounds):
-            added = 0
+            # the positives of every anchor first, so that ``gate`` judges the round's in one call;
+            # each anchor's own rng then draws its negatives, as if in one pass
+            drawn = []
             for anchor in tqdm(
                 anchors, desc=f"triplets, round {round_ + 1}", disable=not progress, leave=False
             ):
                 rng = random.Random(f"{seed}:{round_}:{anchor}")
                 pos = [(name, out) for name, op in positives.items() if (out := op(anchor, rng))]
+                drawn.append((anchor, rng, pos))
+            if gate is not None:
+                kept = iter(gate([(name, anchor, out) for anchor, _, pos in drawn for name, out in pos]))
+                drawn = [(anchor, rng, [p for p in pos if next(kept)]) for anchor, rng, pos in drawn]
+            added = 0
+            for anchor, rng, pos in drawn:
                 for neg_name, op in negatives.items():
                     negative = op(anchor, rng)
                     if negative is None:
