@@ -485,8 +485,8 @@ def test_paired_training_runs_and_says_its_loss(triplets, tmp_path):
     assert "hinge" in (tmp_path / "paired" / "README.md").read_text()
 
 
-#: The triplets of the shipped model: those the default command draws (as ``--save-triplets`` writes them), with,
-#: kind by kind, the counts of the shipped model's summary (checked below).
+#: The triplets of the shipped model: those the default command draws (as ``--save-triplets``
+#: writes them), with, kind by kind, the counts of the shipped model's summary (checked below).
 SHIPPED_TRIPLETS = DATA / "default_triplets.jsonl.gz"
 
 
