@@ -13,10 +13,10 @@ from paraamr.commands.quality import _default_run, _read_sentences, _triplets
 from paraamr.quality import QualityScorer
 from paraamr.quality.data import natural_pairs, set_c_sources
 from paraamr.quality.evaluation import triplet_figures
-from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY
+from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY, SimilarityGate
 from paraamr.quality.scorer import DELTA_FILE, calibrated
 from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
-from paraamr.quality.triplets import build_triplets, read_sentences
+from paraamr.quality.triplets import Triplet, build_triplets, read_sentences
 from paraamr.records import normalize
 
 DATA = Path(__file__).parent / "data"
@@ -485,18 +485,58 @@ def test_paired_training_runs_and_says_its_loss(triplets, tmp_path):
     assert "hinge" in (tmp_path / "paired" / "README.md").read_text()
 
 
+#: The triplets of the shipped model: those the default command draws (as ``--save-triplets``
+#: writes them), with, kind by kind, the counts of the shipped model's summary (checked below).
+SHIPPED_TRIPLETS = DATA / "default_triplets.jsonl.gz"
+
+
 @pytest.mark.slow
 def test_the_default_command_draws_the_shipped_models_triplets():
-    """The default command's triplets (operators, synonym gate, natural pairs) are, kind by kind
-    and count by count, those the shipped model's summary lists: the opt-in kinds draw nothing
-    unless asked for (minutes: the bundled sentences are parsed and gated)."""
-    from paraamr.quality.scorer import DEFAULT_DIR
-    from paraamr.quality.triplets import operator_counts
+    """The shipped model's triplets have, kind by kind, the counts its summary lists; and for a
+    sample of its sentences, the default command's operators, synonym gate and seeds draw them
+    again (an anchor's draws do not depend on the others): each triplet's negative is what its
+    operator draws for the sentence in some round, and its positive one of that round's gated
+    positives. The gate keeps and drops the sample's outputs both."""
+    import gzip
+    import random
+    from collections import Counter
+
+    from paraamr.quality.analysis import parsed
+    from paraamr.quality.operators import NEGATIVE, POSITIVE
+    from paraamr.quality.scorer import BASE_MODEL, DEFAULT_DIR
+    from paraamr.quality.triplets import draw_negatives, draw_round, operator_counts
 
     shipped = json.loads((DEFAULT_DIR / INFO_FILE).read_text())
     assert shipped["command"] == "paraamr quality train --output DIR"
+    with gzip.open(SHIPPED_TRIPLETS, "rt", encoding="utf-8") as stream:
+        saved = [json.loads(line) for line in stream]
+    assert len(saved) == shipped["triplets"]
+    assert operator_counts(Triplet(**t) for t in saved) == shipped["operators"]
+
     args = build_parser().parse_args(["quality", "train", "--output", "x", "--no-progress"])
-    triplets, about = _triplets(args, _read_sentences(args)[0])
-    assert len(triplets) == shipped["triplets"]
-    assert operator_counts(triplets) == shipped["operators"]
-    assert about["synonym_gate"] == shipped["synonym_gate"]
+    assert _default_run(args, TrainSettings())
+    sentences = set(_read_sentences(args)[0])
+    mine: dict[str, list[dict]] = {}
+    for t in saved:
+        if t["anchor"] in sentences and not t["positive_op"].startswith("natural"):
+            mine.setdefault(t["anchor"], []).append(t)
+    sample = random.Random(0).sample(sorted(mine), 30)
+    gate = SimilarityGate(QualityScorer(BASE_MODEL).encode, args.synonym_min_similarity)
+    gate.prime(sample)
+    unmatched = {a: list(mine[a]) for a in sample}
+    assert sum(map(len, unmatched.values())) > len(sample)
+    with parsed(sample):
+        for round_ in range(20):  # build_triplets' rounds
+            for anchor, rng, pos in draw_round(sample, args.seed, round_, POSITIVE, gate):
+                positives = set(pos) or {("identity", anchor)}
+                drawn = draw_negatives(anchor, rng, pos, NEGATIVE, Counter())
+                negatives = {(name, negative) for name, negative, _, _ in drawn}
+                unmatched[anchor] = [
+                    t for t in unmatched[anchor]
+                    if (t["negative_op"], t["negative"]) not in negatives
+                    or (t["positive_op"], t["positive"]) not in positives
+                ]  # fmt: skip
+            if not any(unmatched.values()):
+                break
+    assert not any(unmatched.values()), unmatched
+    assert gate.counts["kept"] and gate.counts["dropped"]

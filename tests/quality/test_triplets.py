@@ -58,6 +58,34 @@ def test_no_negative_kind_dominates():
     assert Counter(t.negative_op for t in chosen) == {"a": 5, "b": 2, "c": 5}
 
 
+def test_a_gate_judging_a_round_at_once_draws_what_an_operator_judging_each_output_draws():
+    """The gate sees a round's positives in one call, yet the triplets are those of an operator that
+    drops the same outputs as it draws them (one anchor at a time, the rng untouched by the gate):
+    the anchors' random draws stay in order."""
+    from paraamr.quality.gate import SimilarityGate
+    from paraamr.quality.operators import POSITIVE
+
+    def drop(name: str, text: str, out: str) -> bool:  # any rule of the texts
+        return name == "synonym" and sum(map(ord, out)) % 2 == 1
+
+    calls = []
+
+    def gate(rows):
+        calls.append(sum(drop(*row) for row in rows))
+        return [not drop(*row) for row in rows]
+
+    def one_by_one(text, rng):
+        out = POSITIVE["synonym"](text, rng)
+        return None if out is None or drop("synonym", text, out) else out
+
+    batched = build_triplets(SENTENCES, seed=1, rounds=4, gate=gate)
+    single = build_triplets(SENTENCES, seed=1, rounds=4, positives={**POSITIVE, "synonym": one_by_one})
+    assert batched == single and any(t.positive_op == "synonym" for t in batched)
+    assert 1 < len(calls) <= 4 and sum(calls)  # one call a round, and some outputs dropped
+    assert not any(t.positive_op == "synonym" and drop("synonym", t.anchor, t.positive) for t in batched)
+    assert SimilarityGate(lambda texts: None, 0.9)([("typo", "a", "b")]) == [True]  # not gated: no encode
+
+
 def test_blank_and_repeated_sentences_are_skipped():
     ts = build_triplets(["", "  ", "The dog chased the cat.", "The dog chased the cat."], seed=0, rounds=1)
     assert {t.anchor for t in ts} == {"The dog chased the cat."}

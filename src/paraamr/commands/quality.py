@@ -282,11 +282,9 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
     gate = SimilarityGate(QualityScorer(BASE_MODEL).encode, minimum) if minimum else None
     if gate:
         gate.prime(sentences)
-        for name in sorted(positives.keys() & {"synonym", "phrase_synonym"}):
-            positives[name] = gate.gated(positives[name])
     triplets = build_triplets(
         sentences, seed=args.seed, max_triplets=args.max_triplets, paraphrases=paraphrases,
-        positives=positives, progress=progress,
+        positives=positives, gate=gate, progress=progress,
     )  # fmt: skip
     if gate:
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}

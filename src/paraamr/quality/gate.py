@@ -12,19 +12,20 @@ cosine of its embedding and its input's reaches ``minimum``.
 >>> import numpy as np
 >>> vectors = {"a big dog": [1.0, 0.0], "a large dog": [0.96, 0.28], "a big clip": [0.6, 0.8]}
 >>> gate = SimilarityGate(lambda texts: np.array([vectors[t] for t in texts]), minimum=0.9)
->>> grow = gate.gated(lambda text, rng: {"a big dog": "a large dog", "a large dog": "a big clip"}[text])
->>> grow("a big dog", None), grow("a large dog", None), gate.counts
-('a large dog', None, {'kept': 1, 'dropped': 1})
+>>> gate([("synonym", "a big dog", "a large dog"), ("synonym", "a large dog", "a big clip"),
+...       ("typo", "a big dog", "a big clip")]), gate.counts
+([True, False, True], {'kept': 1, 'dropped': 1})
+
+The operators run first and the gate then judges all their outputs at once (a round of
+:func:`~paraamr.quality.triplets.build_triplets`), so the texts not seen yet are embedded in one
+``encode`` call, not one call each.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import numpy as np
-
-from paraamr.quality.edits import Operator
 
 __all__ = ["SYNONYM_MIN_SIMILARITY", "SimilarityGate"]
 
@@ -34,13 +35,19 @@ SYNONYM_MIN_SIMILARITY = 0.9
 
 
 class SimilarityGate:
-    """Gate operators by the cosine of ``encode``'s embeddings (``encode(texts) -> array`` of
-    L2-normalized rows, as :meth:`~paraamr.quality.scorer.QualityScorer.encode` gives) of an output
-    and its input; embeddings are cached by text."""
+    """Gate the outputs of ``operators`` by the cosine of ``encode``'s embeddings (``encode(texts)
+    -> array`` of L2-normalized rows, as :meth:`~paraamr.quality.scorer.QualityScorer.encode`
+    gives) of an output and its input; embeddings are cached by text."""
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray], minimum: float) -> None:
+    def __init__(
+        self,
+        encode: Callable[[list[str]], np.ndarray],
+        minimum: float,
+        operators: Collection[str] = ("synonym", "phrase_synonym"),
+    ) -> None:
         self.encode = encode
         self.minimum = minimum
+        self.operators = frozenset(operators)
         self.counts = {"kept": 0, "dropped": 0}
         self._cache: dict[str, np.ndarray] = {}
 
@@ -56,15 +63,13 @@ class SimilarityGate:
         self.prime((a, b))
         return float(np.dot(self._cache[a], self._cache[b]))
 
-    def gated(self, op: Operator) -> Operator:
-        """``op`` that returns None where its output's similarity to its input is below ``minimum``."""
-
-        def gated_op(text: str, rng: random.Random) -> str | None:
-            out = op(text, rng)
-            if out is None:
-                return None
-            keep = self.similarity(text, out) >= self.minimum
-            self.counts["kept" if keep else "dropped"] += 1
-            return out if keep else None
-
-        return gated_op
+    def __call__(self, outputs: Sequence[tuple[str, str, str]]) -> list[bool]:
+        """Whether to keep each ``(operator, input, output)``: always for an operator not gated, else
+        where the cosine of output and input reaches ``minimum`` (the new texts embedded in one batch)."""
+        judged = [(a, b) if name in self.operators else None for name, a, b in outputs]
+        self.prime(text for pair in judged if pair for text in pair)
+        kept = [pair is None or self.similarity(*pair) >= self.minimum for pair in judged]
+        for pair, keep in zip(judged, kept, strict=True):
+            if pair:
+                self.counts["kept" if keep else "dropped"] += 1
+        return kept

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -51,16 +51,17 @@ def build_triplets(
     paraphrases: Mapping[str, Sequence[str]] | None = None,
     positives: Mapping[str, Operator] | None = None,
     negatives: Mapping[str, Operator] | None = None,
+    gate: Callable[[list[tuple[str, str, str]]], list[bool]] | None = None,
     progress: bool = False,
 ) -> list[Triplet]:
     """Triplets for ``sentences`` (blank and repeated ones skipped), shuffled with ``seed``.
 
     ``paraphrases`` maps sentences to ParaAMR paraphrases (an extra positive operator,
     ``paraamr``); ``positives``/``negatives`` default to all the operators of
-    :mod:`paraamr.quality.operators`. ``progress`` shows a bar per round (tqdm, on stderr).
+    :mod:`paraamr.quality.operators`. ``gate`` (a
+    :class:`~paraamr.quality.gate.SimilarityGate`) is given each round's positives as ``(operator,
+    sentence, output)`` rows and says which to keep. ``progress`` shows a bar per round (tqdm, on stderr).
     """
-    from tqdm.auto import tqdm
-
     anchors = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))
     positives = dict(POSITIVE if positives is None else positives)
     if paraphrases:
@@ -72,16 +73,10 @@ def build_triplets(
     with parsed(anchors):
         for round_ in range(rounds):
             added = 0
-            for anchor in tqdm(
-                anchors, desc=f"triplets, round {round_ + 1}", disable=not progress, leave=False
-            ):
-                rng = random.Random(f"{seed}:{round_}:{anchor}")
-                pos = [(name, out) for name, op in positives.items() if (out := op(anchor, rng))]
-                for neg_name, op in negatives.items():
-                    negative = op(anchor, rng)
-                    if negative is None:
-                        continue
-                    pos_name, positive = _pick_positive(pos, used, rng) if pos else ("identity", anchor)
+            for anchor, rng, pos in draw_round(anchors, seed, round_, positives, gate, progress):
+                for neg_name, negative, pos_name, positive in draw_negatives(
+                    anchor, rng, pos, negatives, used
+                ):
                     key = (anchor, positive, negative)
                     if key not in seen and normalize(negative) != normalize(positive):
                         seen[key] = Triplet(anchor, positive, negative, pos_name, neg_name)
@@ -91,6 +86,48 @@ def build_triplets(
             if not added or (max_triplets is not None and _filled(by_kind, max_triplets)):
                 break
     return _in_turns(by_kind, seed, max_triplets)
+
+
+def draw_round(
+    anchors: Sequence[str],
+    seed: int,
+    round_: int,
+    positives: Mapping[str, Operator],
+    gate: Callable[[list[tuple[str, str, str]]], list[bool]] | None = None,
+    progress: bool = False,
+) -> list[tuple[str, random.Random, list[tuple[str, str]]]]:
+    """Round ``round_`` of :func:`build_triplets` up to its negatives: each anchor, its rng (seeded
+    by ``(seed, round_, anchor)``, so an anchor's draws do not depend on the others) and the
+    ``(operator, output)`` of its positives that ``gate`` keeps, judged all at once."""
+    from tqdm.auto import tqdm
+
+    drawn = []
+    for anchor in tqdm(anchors, desc=f"triplets, round {round_ + 1}", disable=not progress, leave=False):
+        rng = random.Random(f"{seed}:{round_}:{anchor}")
+        drawn.append(
+            (anchor, rng, [(name, out) for name, op in positives.items() if (out := op(anchor, rng))])
+        )
+    if gate is None:
+        return drawn
+    kept = iter(gate([(name, anchor, out) for anchor, _, pos in drawn for name, out in pos]))
+    return [(anchor, rng, [p for p in pos if next(kept)]) for anchor, rng, pos in drawn]
+
+
+def draw_negatives(
+    anchor: str,
+    rng: random.Random,
+    pos: Sequence[tuple[str, str]],
+    negatives: Mapping[str, Operator],
+    used: Counter[str],
+) -> Iterator[tuple[str, str, str, str]]:
+    """``(operator, negative, positive operator, positive)`` for each negative operator that applies
+    to ``anchor``, after :func:`draw_round`: the positive drawn from ``pos`` with weights falling with
+    ``used`` (read as each is drawn), or the anchor itself when ``pos`` is empty. The rng takes one
+    draw for each, whatever ``used`` holds, so an anchor's negatives do not depend on the others."""
+    for name, op in negatives.items():
+        negative = op(anchor, rng)
+        if negative is not None:
+            yield name, negative, *(_pick_positive(pos, used, rng) if pos else ("identity", anchor))
 
 
 def _filled(by_kind: Mapping[str, list], total: int) -> bool:
