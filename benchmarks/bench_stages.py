@@ -185,9 +185,9 @@ def per_source(rates: dict[str, dict[str, float]], foci: int, sources: int, thre
 def per_process(args: argparse.Namespace, compute_types: list[str]) -> int:
     """The embedding stage in a process of its own for each compute type, each beside its own
     transformers baseline, as a user's embedding process runs: CTranslate2 picks its CPU matrix
-    library once a process, and paraamr picks MKL when a float32 embedder comes first
-    (:func:`paraamr.models.fast.choose_cpu_library`), which int8 must not share. The generation
-    stages (CTranslate2's default library for every compute type) share one process. The models
+    library once a process, when it is imported (``CT2_USE_MKL`` in the environment: set it to
+    measure MKL), so each process runs on the library its environment gives. The generation
+    stages share one process. The models
     are built once; amrlib's sides run in the first process."""
     root = Path(args.workdir or tempfile.mkdtemp(prefix="bench-stages-"))
     stages = args.stages.split(",")
@@ -313,9 +313,8 @@ def main() -> int:
             row = f"{stage:<11}{name:<30}{n:>6}{n / t.median:>9.3f}{t.median:>10.2f}{ratio:>7.2f}x"
             print(f"{row}{cpu:>8.2f}{cpu_ratio:>6.2f}x  {check}")
         del sides, records
-    from paraamr.models.fast import cpu_library
-
-    print(f"CTranslate2's CPU matrix library in this process: {cpu_library()}")
+    library = os.environ.get("CT2_USE_MKL", "unset")
+    print(f"CTranslate2's CPU matrix library in this process: CT2_USE_MKL={library}")
     if args.rates:
         Path(args.rates).write_text(json.dumps(rates))
     else:

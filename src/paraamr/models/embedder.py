@@ -30,7 +30,7 @@ import numpy as np
 
 from paraamr.models.base import device_batches, element_bytes, footprint, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
-from paraamr.models.fast import choose_cpu_library, converted, cpu_library, load_encoder, resolve_backend
+from paraamr.models.fast import converted, load_encoder, resolve_backend
 
 __all__ = ["POOLINGS", "Embedder"]
 
@@ -92,8 +92,6 @@ class Embedder:
         self.path = Path(path) if path is not None else ensure(model, "embedder", download=download)
         self.device = resolve_device(device)
         self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device, exact=True)
-        if self.backend == "ctranslate2":
-            choose_cpu_library(self.compute_type, self.device)
         self.batch_size = batch_size
         self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["embedder"]
         st_pooling = _sentence_transformers_pooling(self.path)
@@ -151,10 +149,7 @@ class Embedder:
     def signature(self) -> str:
         """How embeddings are computed: model, pooling, library and versions (sacrebleu style)."""
         lib = "sentence-transformers" if self._st is not None else "transformers"
-        engine = ""
-        if self._ct2 is not None:
-            engine = f"|ctranslate2:{version('ctranslate2')}:{self.compute_type}"
-            engine += f":{cpu_library()}" if self.device.type == "cpu" else ""
+        engine = f"|ctranslate2:{version('ctranslate2')}:{self.compute_type}" if self._ct2 is not None else ""
         return (
             f"model:{self.model_name}|pooling:{self.pooling}|lib:{lib}:{version(lib)}"
             f"|torch:{version('torch')}{engine}"

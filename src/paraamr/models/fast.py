@@ -239,75 +239,6 @@ def converted_copies(source: str | Path, cache_dir: str | Path | None = None) ->
     return sorted(p for p in found if p.is_dir() and p.name.startswith(prefix))
 
 
-#: The variable CTranslate2 reads once a process, when its library loads (``import ctranslate2``):
-#: ``1`` runs its CPU matrix products on Intel MKL, ``0`` on oneDNN; unset, MKL on Intel CPUs only.
-MKL_VARIABLE = "CT2_USE_MKL"
-#: What :func:`choose_cpu_library` found: the variable's value when ctranslate2 loaded (None:
-#: unset) and whether paraamr set it.
-_library: dict[str, Any] = {}
-
-
-@functools.cache
-def _builds_with_mkl() -> bool:
-    """Whether this ctranslate2 loads with ``CT2_USE_MKL=1`` (its x86-64 wheels link MKL; a build
-    without it aborts at load), tried once in a child process."""
-    import platform
-    import subprocess
-    import sys
-
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return False
-    env = {**os.environ, MKL_VARIABLE: "1"}
-    probe = subprocess.run(
-        [sys.executable, "-c", "import ctranslate2"], env=env, capture_output=True, timeout=120, check=False
-    )
-    return probe.returncode == 0
-
-
-def choose_cpu_library(compute_type: str, device: Any) -> None:
-    """Called by an encoder stage (:class:`~paraamr.models.embedder.Embedder`) before it converts or
-    loads: when ctranslate2 is not loaded yet in this process, the stage runs float32 on a CPU and
-    the user did not set ``CT2_USE_MKL``, set it to 1. On a CPU that is not Intel's CTranslate2
-    otherwise runs float32 on oneDNN, where an embedding process spends more than twice the CPU
-    time it spends on MKL; the generation stages (the parse takes twice as long on MKL) and int8
-    are faster on oneDNN, so they leave the choice to CTranslate2 (docs/models.md). The library
-    reads the variable once, when it loads: a process keeps the library of its first model."""
-    import sys
-
-    if "ctranslate2" not in sys.modules and not _library:
-        user = MKL_VARIABLE in os.environ
-        kind = getattr(device, "type", str(device)).split(":")[0]
-        if not user and compute_type == "float32" and kind == "cpu" and _builds_with_mkl():
-            os.environ[MKL_VARIABLE] = "1"
-        _library.update(value=os.environ.get(MKL_VARIABLE), set_here=not user and MKL_VARIABLE in os.environ)
-    _library.setdefault("value", os.environ.get(MKL_VARIABLE))  # loaded by someone else first
-    _library.setdefault("set_here", False)
-
-
-def cpu_library() -> str:
-    """How this process's CTranslate2 picked its CPU matrix library, for signatures and logs:
-    ``CT2_USE_MKL=1`` (MKL), ``CT2_USE_MKL=0`` (oneDNN) or ``CT2_USE_MKL=unset`` (CTranslate2's
-    default: MKL on Intel CPUs, oneDNN on others), as the library read it when it loaded."""
-    if not _library:
-        choose_cpu_library("", "cpu")  # records, sets nothing
-    value = _library["value"]
-    return f"{MKL_VARIABLE}={'unset' if value is None else value}"
-
-
-@functools.cache
-def _say_cpu_library(compute_type: str) -> None:
-    """Log once per compute type the CPU library CTranslate2 runs it on; warn where paraamr chose
-    MKL for a float32 encoder and an int8 model then loads (MKL's int8 products are slower on
-    CPUs that are not Intel's)."""
-    by = " (set by paraamr)" if _library.get("set_here") else ""
-    logger.info("CTranslate2 %s on the CPU: %s%s", compute_type, cpu_library(), by)
-    if compute_type.startswith("int8") and _library.get("set_here"):
-        logger.warning(
-            "CTranslate2 int8 runs on MKL in this process (chosen for its float32 embedder); "
-            "on a CPU that is not Intel's that can be several times slower: run int8 in its own process"
-        )
-
-
 def _ct2_device(device: Any) -> tuple[str, int]:
     import torch
 
@@ -326,8 +257,6 @@ def _engine(name: str, path: Path, device: Any, compute_type: str):
     import ctranslate2
 
     kind, index = _ct2_device(device)
-    if kind == "cpu":
-        _say_cpu_library(compute_type)
     return getattr(ctranslate2, name)(
         str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
     )
