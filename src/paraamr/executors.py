@@ -95,24 +95,28 @@ class ParaphraseDocuments(PipelineStep):
 
 
 class PartitionTask(PipelineStep):
-    """The start of a generate run in ``folder`` (a :class:`~paraamr.builder.state.RunFolder`):
-    everything checked, the settings saved and the input cut into tasks
-    (:func:`paraamr.builder.run.prepare`); a no-op once done."""
+    """The start of a generate run into ``output`` cut into ``shard.count`` jobs: everything
+    checked, the settings saved (with ``origin``, :class:`~paraamr.builder.state.RunFolder`) and
+    the input cut into tasks (:func:`paraamr.builder.run.prepare`); a no-op once done. Its state
+    is plain values: a Slurm job gets it pickled."""
 
     name = "🦜 ParaAMR partition"
     type = "🦜 - GENERATE"
 
-    def __init__(self, folder: Any, record: Any, settings: Any):
+    def __init__(self, output: str, record: Any, settings: Any, shard: Any, origin: dict[str, Any]):
         super().__init__()
-        self.folder, self.record, self.settings = folder, record, settings
+        self.output, self.record, self.settings = output, record, settings
+        self.shard, self.origin = shard, origin
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         from paraamr.builder.run import prepare
+        from paraamr.builder.state import RunFolder
 
+        folder = RunFolder(self.output, shard=self.shard, origin=self.origin)
         try:
-            prepare(self.record, self.settings, self.folder)
+            prepare(self.record, self.settings, folder)
         finally:
-            self.folder.unlock()
+            folder.unlock()
 
 
 class GenerateTask(PipelineStep):
@@ -194,10 +198,11 @@ def launch(
         raise UsageError("--overwrite does not go with --executor: remove the folder, or give a new --output")
     if args.executor == "slurm" and not args.slurm_partition:
         raise UsageError("--executor slurm needs --slurm-partition")
-    folder = RunFolder(args.output, shard=Shard(0, tasks), origin=origin)
+    shard = Shard(0, tasks)
+    folder = RunFolder(args.output, shard=shard, origin=origin)
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
-    start = PartitionTask(folder, record, run)
+    start = PartitionTask(str(args.output), record, run, shard, origin or {})
     step = GenerateTask(args, generate, workers=min(args.workers, tasks))
     finalize = FinalizeTask(str(args.output), license=args.license, push=push)
     if args.executor == "local":
