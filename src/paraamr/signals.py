@@ -155,8 +155,9 @@ def critical() -> Iterator[None]:
 
 def exit_with(status: int) -> NoReturn:
     """End the process with ``status``: the console scripts' last call (``sys.exit`` when the command
-    succeeded; after an error or a signal, :func:`exit_process` first)."""
-    if status:
+    succeeded; after an error or a signal, and in a process of a launch of several, whose process
+    group's threads must not meet the interpreter's shutdown either, :func:`exit_process` first)."""
+    if status or int(os.environ.get("WORLD_SIZE", "1")) > 1:
         exit_process(status)
     sys.exit(status)
 
