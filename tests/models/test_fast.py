@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from paraamr.models import fast as fast_module
 from paraamr.models import tiny
 from paraamr.models.fast import Seq2SeqModel, converted, converted_copies, resolve_backend
 from paraamr.models.lm import PerplexityScorer
@@ -152,6 +153,43 @@ def test_perplexity_within_tolerance(models):
     for a, b in zip(fast[:3], slow[:3], strict=True):
         assert a == pytest.approx(b, rel=1e-5)
     assert len(set(slow[:3])) == 3
+
+
+def test_decoder_layouts_run_as_asked_and_outputs_do_not_depend_on_threads(models, monkeypatch):
+    """``team`` runs one worker of every thread, ``halves`` two workers (one with one thread); torch
+    keeps its thread count (CTranslate2 sets the loading thread's OpenMP count, which torch shares);
+    in a layout, the outputs are the same to the bit whatever the threads, and the layouts differ
+    only in a score's last bits (a half's padding is not the whole batch's)."""
+    import torch
+
+    sentences, graphs = SENTENCES * 2, GRAPHS * 2
+    texts = ["the boy want to go .", "i know this price", "he said she thought they ran", "a dog"] * 2
+
+    def run(layout: str, threads: int):
+        monkeypatch.setattr(fast_module, "decoder_layout", layout)
+        torch.set_num_threads(threads)
+        parser = Parser(models["parser"], backend="ctranslate2", num_beams=4)
+        realizer = Realizer(models["random-realizer"], backend="ctranslate2", use_tense=False)
+        scorer = PerplexityScorer(models["lm"], backend="ctranslate2")
+        engines = (parser.inference.model.translator, realizer.inference.model.translator, scorer.generator)
+        assert torch.get_num_threads() == threads
+        workers = [e.num_translators if hasattr(e, "num_translators") else e.num_generators for e in engines]
+        return workers, (parser.parse(sentences), realizer.realize(graphs), scorer.perplexity(texts))
+
+    team, team_out = run("team", 3)
+    assert team == [1, 1, 1]
+    assert run("team", 1)[1] == team_out
+    halves, halves_out = run("halves", 3)
+    assert halves == [2, 2, 2]
+    one, one_out = run("halves", 1)
+    assert one == [1, 1, 1]
+    assert one_out == halves_out  # the same strings and perplexity floats
+    assert halves_out[:2] == team_out[:2]
+    assert halves_out[2] == pytest.approx(team_out[2], rel=1e-6)
+    assert len(set(halves_out[1])) > 1
+    monkeypatch.setattr(fast_module, "decoder_layout", "rows")
+    with pytest.raises(ValueError, match="unknown decoder layout"):
+        PerplexityScorer(models["lm"], backend="ctranslate2")
 
 
 @pytest.mark.slow

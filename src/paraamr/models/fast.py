@@ -252,14 +252,50 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def _engine(name: str, path: Path, device: Any, compute_type: str):
-    """A ``ctranslate2.<name>`` (Translator, Generator or Encoder) over the converted ``path``."""
-    import ctranslate2
+#: How a CTranslate2 decoder (Translator, Generator) uses a CPU's threads: ``team`` (one worker
+#: whose products run on a team of every thread, each call's batch whole) or ``halves`` (each
+#: call's batch split into two length-sorted halves, always, run side by side on two workers of
+#: half the threads each; one worker when there is one thread). The halves make the outputs
+#: independent of the thread count (a batch's padding, hence the last bits of a score, depend on
+#: its composition). Encoders and GPUs always run ``team``.
+DECODER_LAYOUTS = ("team", "halves")
+decoder_layout = "team"
 
+
+def _halves(engine: Any) -> bool:
+    return decoder_layout == "halves" and engine.device == "cpu"
+
+
+def _engine(name: str, path: Path, device: Any, compute_type: str):
+    """A ``ctranslate2.<name>`` (Translator, Generator or Encoder) over the converted ``path``,
+    its threads laid out as :data:`decoder_layout` says."""
+    import ctranslate2
+    import torch
+
+    if decoder_layout not in DECODER_LAYOUTS:
+        raise ValueError(f"unknown decoder layout {decoder_layout!r}; expected one of {DECODER_LAYOUTS}")
     kind, index = _ct2_device(device)
-    return getattr(ctranslate2, name)(
-        str(path), device=kind, device_index=index, compute_type=compute_type, intra_threads=_threads()
+    threads = _threads()
+    halves = kind == "cpu" and name != "Encoder" and decoder_layout == "halves"
+    workers = min(2, threads) if halves else 1
+    engine = getattr(ctranslate2, name)(
+        str(path),
+        device=kind,
+        device_index=index,
+        compute_type=compute_type,
+        inter_threads=workers,
+        intra_threads=threads // workers,
     )
+    # CTranslate2 sets the calling thread's OpenMP thread count to ``intra_threads`` while it
+    # loads, and it shares torch's OpenMP runtime: without this, torch's work in this thread
+    # would run on ``threads // 2`` threads after a ``halves`` model loads
+    torch.set_num_threads(threads)
+    return engine
+
+
+def _split(engine: Any, items: int) -> int:
+    """``max_batch_size`` of a call on ``items`` (0: the batch whole; see :data:`decoder_layout`)."""
+    return -(-items // 2) if _halves(engine) else 0
 
 
 def load_translator(path: Path, device: Any, compute_type: str):
@@ -339,6 +375,7 @@ class Seq2SeqModel:
             max_decoding_length=max_length - 1,  # transformers counts the decoder start token
             min_decoding_length=max(0, (gen.min_length or 0) - 1),
             max_input_length=0,
+            max_batch_size=_split(self.translator, len(source)),
             suppress_sequences=[_tokens(s) for s in banned] or None,
             return_end_token=True,
             sampling_topk=(gen.top_k or 0) if sample else 1,
@@ -357,5 +394,6 @@ class Seq2SeqModel:
 
 def score_sequences(generator: Any, batch: Sequence[Sequence[int]]) -> list[list[float]]:
     """Per id sequence, the log-probability of each token after the first (CTranslate2 scoring)."""
-    results = generator.score_batch([_tokens(ids) for ids in batch], max_input_length=0)
+    tokens = [_tokens(ids) for ids in batch]
+    results = generator.score_batch(tokens, max_input_length=0, max_batch_size=_split(generator, len(tokens)))
     return [list(r.log_probs) for r in results]
