@@ -22,6 +22,9 @@ processes, ratios to transformers, and the per-source cost (1 parse + ``--foci``
 ``--foci`` perplexities) as ``bench_stages.py`` defines it. Outputs: token ids of every returned
 sequence of each layout against the other layout's and against transformers'; perplexities
 likewise (identical values and the largest ratio).
+
+``--busy N`` runs N busy-loop processes (at this script's priority) beside every side, as another
+user's job on a shared machine.
 """
 
 from __future__ import annotations
@@ -229,6 +232,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=2, help="processes per side (default 2)")
     ap.add_argument("--rounds", type=int, default=3, help="torch rounds per process of part 1 (default 3)")
     ap.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    ap.add_argument("--busy", type=int, default=0, help="busy-loop processes beside the sides (default 0)")
     ap.add_argument("--workdir", help="where to build the model dirs (kept; default: a temporary folder)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # a child process writes its answer here
     ap.add_argument("--part", help=argparse.SUPPRESS)
@@ -247,10 +251,15 @@ def main() -> int:
         return 0
     print(machine(threads))
     parts = args.parts.split(",")
-    if "torch" in parts:
-        part_torch(args, root)
-    if "stages" in parts:
-        part_stages(args, root)
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        if "torch" in parts:
+            part_torch(args, root)
+        if "stages" in parts:
+            part_stages(args, root)
+    finally:
+        for process in busy:
+            process.kill()
     return done(args.workdir, root)
 
 

@@ -24,10 +24,11 @@ each figure, against the baseline's outputs in the same run: token ids of every 
 embedding difference and cosine. Then the per-source cost (1 parse + ``--foci`` realizations +
 ``--foci`` perplexities) and its extrapolation to ``--sources`` sources.
 
-Processes: CTranslate2 picks its CPU matrix library once a process, and paraamr asks for MKL when
-a float32 embedder is a process's first CTranslate2 model. So the embedding stage runs in a process
-of its own for each compute type (as a user's embedding run does), beside its own transformers
-baseline, and the generation stages share another; each process prints the library it ran on.
+Processes: CTranslate2 picks its CPU matrix library once a process, when it is imported
+(``CT2_USE_MKL``). So the embedding stage runs in a process of its own for each compute type (as a
+user's embedding run does), beside its own transformers baseline, and the generation stages share
+another; each process prints the library it ran on. The sides of a stage share a process here:
+``bench_ct2_layout.py`` runs each side in processes of its own (and CTranslate2's thread layouts).
 """
 
 from __future__ import annotations
