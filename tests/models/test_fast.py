@@ -176,6 +176,7 @@ def test_decoder_layouts_run_as_asked_and_outputs_do_not_depend_on_threads(model
         workers = [e.num_translators if hasattr(e, "num_translators") else e.num_generators for e in engines]
         return workers, (parser.parse(sentences), realizer.realize(graphs), scorer.perplexity(texts))
 
+    assert fast_module.decoder_layout == "halves"  # the default
     team, team_out = run("team", 3)
     assert team == [1, 1, 1]
     assert run("team", 1)[1] == team_out

@@ -7,6 +7,8 @@ Every stage (:class:`~paraamr.models.parser.Parser`, :class:`~paraamr.models.rea
 the fast path is off when it is not), with float32 on a CPU (the same outputs as transformers,
 to float rounding) and bfloat16 (float16 where unsupported) on a GPU; ``exact=True`` (metric
 embeddings) keeps float32 on every device unless asked otherwise. int8 is an opt-in.
+On a CPU a parser, realizer or LM splits each batch into two halves run side by side
+(:data:`decoder_layout`).
 
 Only the model call changes: tokenization and every pre- and post-processing step stay the
 stage's own. The model is converted once, on first use (:func:`converted`), into a folder next to
@@ -252,14 +254,16 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-#: How a CTranslate2 decoder (Translator, Generator) uses a CPU's threads: ``team`` (one worker
-#: whose products run on a team of every thread, each call's batch whole) or ``halves`` (each
-#: call's batch split into two length-sorted halves, always, run side by side on two workers of
-#: half the threads each; one worker when there is one thread). The halves make the outputs
-#: independent of the thread count (a batch's padding, hence the last bits of a score, depend on
-#: its composition). Encoders and GPUs always run ``team``.
+#: How a CTranslate2 decoder (Translator, Generator) uses a CPU's threads: ``halves`` (the
+#: default: each call's batch split into two length-sorted halves, always, run side by side on two
+#: workers of half the threads each; one worker when there is one thread) or ``team`` (one worker
+#: whose products run on a team of every thread, each call's batch whole). Splitting always makes
+#: the outputs independent of the thread count (a batch's padding, hence the last bits of a
+#: score, depend on its composition). Encoders and GPUs always run ``team``. Measured in
+#: docs/dev/measurements.md (``benchmarks/bench_ct2_layout.py``): a parse of 8 sentences 1.8 times
+#: faster, and a team slows down three times beside a busy process where two workers do not.
 DECODER_LAYOUTS = ("team", "halves")
-decoder_layout = "team"
+decoder_layout = "halves"
 
 
 def _halves(engine: Any) -> bool:
