@@ -181,6 +181,8 @@ def rows(command, prefix, specs, **common):
     return out
 
 
+#: The tiny models (filled in by the test) for generate's arguments.
+MODELS = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
 USER_FOLDER = {"out/notes.txt": b"my notes\n", "out/README.md": b"# my readme\n"}
 
 # --- the families of cases (specs for :func:`rows`) ---------------------------------------------
@@ -441,15 +443,7 @@ def table() -> list[Case]:
     )
 
     # generate (paraamr generate) and generate.py --------------------------------------------------
-    models = (
-        "--parser-model",
-        "{parser}",
-        "--realizer-model",
-        "{realizer}",
-        "--lm-model",
-        "{lm}",
-        "--no-progress",
-    )
+    models = (*MODELS, "--no-progress")
     at = ("--input", FILE, "--output", "out")
     to = ("--input", "in.txt", "--output", FILE)
     args = put(at, "in.txt")
@@ -707,104 +701,54 @@ def table() -> list[Case]:
 def limit_cases() -> list[Case]:
     """Issue 28's cases (text a dataset cannot hold, symlinks, bombs, oversize graphs, names,
     folders that hold no dataset), and more of the same kinds."""
-    models = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
-    gen = ("generate", *models, "--no-progress")
-    good = {"in.txt": text_lines()}
+    gen = ("generate", *MODELS, "--no-progress")
+    at = ("--input", FILE, "--output", "out")
+    amr = ("--amr-input", FILE, "--output", "out")
     cases = rows(
         "generate",
         gen,
         [
-            (
-                "lone-surrogate",
-                ["--input", "in.jsonl", "--output", "out"],
-                {"in.jsonl": SURROGATE_ROWS},
-                OK,
-                None,
+            bad_file("lone-surrogate", at, "in.jsonl", SURROGATE_ROWS, OK),
+            bad_file("nul-in-text", at, "in.jsonl", NUL_ROWS, OK),
+            bad_file("amr-950-deep", amr, "in.amr", deep_amr(950), OK),
+            bad_file("amr-2000-nodes", amr, "in.amr", wide_amr(2000), OK),
+            *option_cases(
+                put(amr, "in.amr"), {"in.amr": AMR}, USAGE, [("max-amr-depth", "past-the-stack", "950")]
             ),
-            ("nul-in-text", ["--input", "in.jsonl", "--output", "out"], {"in.jsonl": NUL_ROWS}, OK, None),
-            (
-                "amr-950-deep",
-                ["--amr-input", "in.amr", "--output", "out"],
-                {"in.amr": deep_amr(950)},
-                OK,
-                None,
-            ),
-            (
-                "amr-2000-nodes",
-                ["--amr-input", "in.amr", "--output", "out"],
-                {"in.amr": wide_amr(2000)},
-                OK,
-                None,
-            ),
-            (
-                "max-amr-depth-past-the-stack",
-                ["--amr-input", "in.amr", "--output", "out", "--max-amr-depth", "950"],
-                {"in.amr": AMR},
+            *option_cases(
+                put(at, "in.txt"),
+                {"in.txt": text_lines()},
                 USAGE,
-                "--max-amr-depth",
-            ),
-            (
-                "max-amr-nodes-zero",
-                ["--input", "in.txt", "--output", "out", "--max-amr-nodes", "0"],
-                good,
-                USAGE,
-                "--max-amr-nodes",
-            ),
-            (
-                "split-newline",
-                ["--input", "in.txt", "--output", "out", "--split", "a\nb"],
-                good,
-                USAGE,
-                "--split",
-            ),
-            (
-                "split-dotdot",
-                ["--input", "in.txt", "--output", "out", "--split", "../x"],
-                good,
-                USAGE,
-                "--split",
-            ),
-            (
-                "push-to-hub-bad-id",
-                ["--input", "in.txt", "--output", "out", "--push-to-hub", "a//b"],
-                good,
-                USAGE,
-                "--push-to-hub",
+                [
+                    ("max-amr-nodes", "zero", "0"),
+                    ("split", "newline", "a\nb"),
+                    ("split", "dotdot", "../x"),
+                    ("push-to-hub", "bad-id", "a//b"),
+                ],
             ),
         ],
     )
     good = {"in.jsonl": release()}
+    at = (FILE, "out")
     cases += rows(
         "convert",
         ("convert",),
         [
-            (
-                "surrogate-para-text",
-                ["in.jsonl", "out"],
-                {"in.jsonl": SURROGATE_PARA},
-                ERR,
-                "in.jsonl, line 121",
-            ),
-            (
-                "surrogate-para-text-skip",
-                ["in.jsonl", "out", "--skip-invalid"],
-                {"in.jsonl": SURROGATE_PARA},
-                OK,
-                None,
-            ),
-            (
+            bad_file("surrogate-para-text", at, "in.jsonl", SURROGATE_PARA, names="in.jsonl, line 121"),
+            bad_file("surrogate-para-text-skip", (*at, "--skip-invalid"), "in.jsonl", SURROGATE_PARA, OK),
+            bad_file(
                 "surrogate-to-jsonl",
-                ["in.jsonl", "o.jsonl"],
-                {"in.jsonl": SURROGATE_PARA},
-                ERR,
-                "in.jsonl, line 121",
+                (FILE, "o.jsonl"),
+                "in.jsonl",
+                SURROGATE_PARA,
+                names="in.jsonl, line 121",
             ),
-            (
+            bad_file(
                 "nul-in-text",
-                ["in.jsonl", "out"],
-                {"in.jsonl": NUL_ROWS.replace(b'."}', b'.", "paraphrases": []}')},
-                ERR,
-                "line 2",
+                at,
+                "in.jsonl",
+                NUL_ROWS.replace(b'."}', b'.", "paraphrases": []}'),
+                names="line 2",
             ),
             ("max-chars", ["in.jsonl", "out", "--max-chars", "10"], good, ERR, "--max-chars 10"),
             ("max-chars-zero", ["in.jsonl", "out", "--max-chars", "0"], good, USAGE, "--max-chars"),
@@ -815,34 +759,18 @@ def limit_cases() -> list[Case]:
                 ERR,
                 "holds no dataset",
             ),
-            (
-                "gzip-bomb",
-                ["in.jsonl.gz", "out"],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "in.jsonl.gz: unpacks to more than 100 times",
+            bad_file(
+                "gzip-bomb", at, "in.jsonl.gz", BOMB, names="in.jsonl.gz: unpacks to more than 100 times"
             ),
-            (
-                "gzip-bomb-skip-invalid",
-                ["in.jsonl.gz", "out", "--skip-invalid"],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "in.jsonl.gz",
-            ),
-            (
+            bad_file("gzip-bomb-skip-invalid", (*at, "--skip-invalid"), "in.jsonl.gz", BOMB),
+            bad_file(
                 "gzip-long-line",
-                ["in.jsonl.gz", "out", "--max-line-bytes", "1MB", "--max-unpack-ratio", "10000"],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "longer than 1000000 bytes",
+                (*at, "--max-line-bytes", "1MB", "--max-unpack-ratio", "10000"),
+                "in.jsonl.gz",
+                BOMB,
+                names="longer than 1000000 bytes",
             ),
-            (
-                "nested-zip",
-                ["in.zip", "out"],
-                {"in.zip": NESTED_ZIP},
-                ERR,
-                "inner.zip: an archive inside an archive",
-            ),
+            bad_file("nested-zip", at, "in.zip", NESTED_ZIP, names="inner.zip: an archive inside an archive"),
             (
                 "unpack-ratio-zero",
                 ["in.jsonl", "out", "--max-unpack-ratio", "0"],
@@ -850,37 +778,19 @@ def limit_cases() -> list[Case]:
                 USAGE,
                 "--max-unpack-ratio",
             ),
-            (
-                "max-unpacked-junk",
-                ["in.jsonl", "out", "--max-unpacked", "lots"],
-                good,
-                USAGE,
-                "--max-unpacked",
-            ),
+            *option_cases(["in.jsonl", "out"], good, USAGE, [("max-unpacked", "junk", "lots")]),
             ("repo-id-bad", ["in.jsonl", "out", "--push-to-hub", "a//b"], good, USAGE, "--push-to-hub"),
         ],
     )
-    nop = ["--no-plots"]
+    at = (FILE, "--no-plots")
     secret = {"secret.png": b"my secret\n"}
     cases += rows(
         "stats",
         ("stats",),
         [
-            (
-                "gzip-bomb",
-                ["in.jsonl.gz", *nop],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "in.jsonl.gz: unpacks to more than",
-            ),
-            ("nested-zip", ["in.zip", *nop], {"in.zip": NESTED_ZIP}, ERR, "inner.zip"),
-            (
-                "surrogate-para-text",
-                ["in.jsonl", *nop],
-                {"in.jsonl": SURROGATE_PARA},
-                ERR,
-                "in.jsonl, line 121",
-            ),
+            bad_file("gzip-bomb", at, "in.jsonl.gz", BOMB, names="in.jsonl.gz: unpacks to more than"),
+            bad_file("nested-zip", at, "in.zip", NESTED_ZIP, names="inner.zip"),
+            bad_file("surrogate-para-text", at, "in.jsonl", SURROGATE_PARA, names="in.jsonl, line 121"),
             (
                 "plots-symlink",
                 ["in.jsonl", "--plots", "plots"],
@@ -940,13 +850,7 @@ def limit_cases() -> list[Case]:
                 "out",
             ),
             ("split-newline", ["--split", "a\nb"], good, USAGE, "--split"),
-            (
-                "paraphrases-gzip-bomb",
-                [*para[:3], "p.jsonl.gz"],
-                {**good, "p.jsonl.gz": BOMB},
-                ERR,
-                "p.jsonl.gz",
-            ),
+            bad_file("paraphrases-gzip-bomb", (*para[:3], FILE), "p.jsonl.gz", BOMB, beside=good),
         ],
     )
     cases += rows(
@@ -982,29 +886,23 @@ def limit_cases() -> list[Case]:
         "refocus",
         ("refocus",),
         [
-            (
+            bad_file(
                 "amr-950-deep",
-                ["in.amr"],
-                {"in.amr": deep_amr(950)},
-                ERR,
-                "graph 3: nested more than 100",
-                {"single": False},
+                [FILE],
+                "in.amr",
+                deep_amr(950),
+                names="graph 3: nested more than 100",
+                single=False,
             ),
-            (
+            bad_file(
                 "amr-2000-nodes",
-                ["in.amr"],
-                {"in.amr": wide_amr(2000)},
-                ERR,
-                "graph 3: more than 500 nodes",
-                {"single": False},
+                [FILE],
+                "in.amr",
+                wide_amr(2000),
+                names="graph 3: more than 500 nodes",
+                single=False,
             ),
-            (
-                "max-amr-nodes-zero",
-                ["in.amr", "--max-amr-nodes", "0"],
-                {"in.amr": AMR},
-                USAGE,
-                "--max-amr-nodes",
-            ),
+            *option_cases(["in.amr"], {"in.amr": AMR}, USAGE, [("max-amr-nodes", "zero", "0")]),
         ],
     )
     return cases
@@ -1024,15 +922,16 @@ def value_and_state_cases() -> list[Case]:
     a run read before it is finalized, output left by a failed command, a password printed), and
     more of the same kinds. The cases that need a fault (a silent Hub, an edited input between
     two runs, a full disk mid-write) are in ``test_hostile_faults.py``."""
-    models = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
-    gen = ("generate", *models, "--no-progress", "--input", "in.txt", "--output", "out")
+    gen = ("generate", *MODELS, "--no-progress", "--input", "in.txt", "--output", "out")
     good = {"in.txt": text_lines()}
     cases = rows(
         "generate",
         gen,
-        [
-            (f"{flag}-{name}", [f"--{flag}", value], good, USAGE, f"--{flag}", {"absent": ("out",)})
-            for flag, name, value in (
+        option_cases(
+            [],
+            good,
+            USAGE,
+            [
                 ("max-perplexity", "nan", "nan"),
                 ("max-perplexity", "negative", "-1"),
                 ("max-relative-perplexity", "nan", "nan"),
@@ -1043,53 +942,36 @@ def value_and_state_cases() -> list[Case]:
                 ("task-rows", "inf", "inf"),
                 ("lm-batch-size", "negative", "-4"),
                 ("num-beams", "zero", "0"),
-            )
-        ],
+            ],
+            absent=("out",),
+        ),
     )
     aug = ("augment", "--dataset", "in.jsonl", "--output", "out", "--n", "1", "--seed", "0")
+    synonyms = ("--method", "reda", "--synonyms", FILE)
+    lone = b'{"cat": ["fe\\ud800line"], "dog": ["hound"]}'
+    nul = b'{"cat": ["fe\\u0000line"], "dog": ["hound"]}'
     good = {"in.jsonl": AUGMENT_ROWS}
     cases += rows(
         "augment",
         aug,
         [
-            (
-                "max-perplexity-nan",
-                ["--method", "paraamr", "--max-perplexity", "nan"],
+            *option_cases(
+                ["--method", "paraamr"],
                 good,
                 USAGE,
-                "--max-perplexity",
-            ),
-            (
-                "max-perplexity-negative",
-                ["--method", "paraamr", "--max-perplexity", "-5"],
-                good,
-                USAGE,
-                "--max-perplexity",
+                [("max-perplexity", "nan", "nan"), ("max-perplexity", "negative", "-5")],
             ),
             ("num-proc-zero", ["--method", "reda", "--num-proc", "0"], good, USAGE, "--num-proc"),
-            (
-                "dictionary-lone-surrogate",
-                ["--method", "reda", "--synonyms", "syn.json"],
-                {**good, "syn.json": b'{"cat": ["fe\\ud800line"], "dog": ["hound"]}'},
-                ERR,
-                "syn.json",
-                {"absent": ("out",)},
-            ),
-            (
-                "dictionary-nul",
-                ["--method", "reda", "--synonyms", "syn.json"],
-                {**good, "syn.json": b'{"cat": ["fe\\u0000line"], "dog": ["hound"]}'},
-                ERR,
-                "syn.json",
-                {"absent": ("out",)},
-            ),
-            (
+            bad_file("dictionary-lone-surrogate", synonyms, "syn.json", lone, beside=good, absent=("out",)),
+            bad_file("dictionary-nul", synonyms, "syn.json", nul, beside=good, absent=("out",)),
+            bad_file(
                 "dictionary-lines-nul",
-                ["--method", "reda", "--synonyms", "syn.txt"],
-                {**good, "syn.txt": b"cat\tfe\x00line\ndog\thound\n"},
-                ERR,
-                "syn.txt: 1 bad synonym line(s): line 1",
-                {"absent": ("out",)},
+                synonyms,
+                "syn.txt",
+                b"cat\tfe\x00line\ndog\thound\n",
+                names="syn.txt: 1 bad synonym line(s): line 1",
+                beside=good,
+                absent=("out",),
             ),
         ],
     )
@@ -1097,8 +979,7 @@ def value_and_state_cases() -> list[Case]:
         "finalize",
         ("finalize",),
         [
-            ("wait-nan", ["run", "--wait", "nan"], UNFINISHED, USAGE, "--wait"),
-            ("wait-negative", ["run", "--wait", "-1"], UNFINISHED, USAGE, "--wait"),
+            *option_cases(["run"], UNFINISHED, USAGE, [("wait", "nan", "nan"), ("wait", "negative", "-1")]),
             # refused before any work: the run, unfinished, is never looked at
             ("bad-push-id", ["run", "--push-to-hub", "bad id!!"], UNFINISHED, USAGE, "--push-to-hub"),
             ("bad-push-id-dataset", ["d", "--push-to-hub", "a//b"], DATASET, USAGE, "--push-to-hub"),
@@ -1111,21 +992,17 @@ def value_and_state_cases() -> list[Case]:
         [
             ("unfinished-run", ["run", "out"], UNFINISHED, ERR, "paraamr finalize run", {"absent": ("out",)}),
             ("unfinished-run-to-jsonl", ["run", "o.jsonl"], UNFINISHED, ERR, "run", {"absent": ("o.jsonl",)}),
-            (
+            bad_file(
                 "bad-row-new-folder",
-                ["in.jsonl", "new/out"],
-                {"in.jsonl": release() + b'{"text": 5}\n'},
-                ERR,
-                "line 121",
-                {"absent": ("new",)},
-            ),
-            (
-                "unreadable-input-new-folder",
-                ["in.jsonl", "out"],
-                {"in.jsonl": Link("in.jsonl")},  # a link to itself: cannot be opened
-                ERR,
+                (FILE, "new/out"),
                 "in.jsonl",
-                {"absent": ("out",)},
+                release() + b'{"text": 5}\n',
+                names="line 121",
+                absent=("new",),
+            ),
+            # a link to itself: cannot be opened
+            bad_file(
+                "unreadable-input-new-folder", (FILE, "out"), "in.jsonl", Link("in.jsonl"), absent=("out",)
             ),
             ("disk-full-new-folder", ["in.jsonl", "{full}/out"], good, ERR, "out"),
             (
@@ -1135,13 +1012,7 @@ def value_and_state_cases() -> list[Case]:
                 ERR,
                 "afile is a file",
             ),
-            (
-                "max-unpack-ratio-nan",
-                ["in.jsonl", "o", "--max-unpack-ratio", "nan"],
-                good,
-                USAGE,
-                "--max-unpack-ratio",
-            ),
+            *option_cases(["in.jsonl", "o"], good, USAGE, [("max-unpack-ratio", "nan", "nan")]),
         ],
     )
     cases += rows(
@@ -1188,8 +1059,12 @@ def value_and_state_cases() -> list[Case]:
         "quality score",
         score,
         [
-            ("threshold-nan", ["--threshold", "nan"], {"in.jsonl": SCORE_ROWS}, USAGE, "--threshold"),
-            ("threshold-out-of-range", ["--threshold", "7"], {"in.jsonl": SCORE_ROWS}, USAGE, "--threshold"),
+            *option_cases(
+                [],
+                {"in.jsonl": SCORE_ROWS},
+                USAGE,
+                [("threshold", "nan", "nan"), ("threshold", "out-of-range", "7")],
+            ),
             # one class of labels (or one row): every row written, the separation null, exit 0
             (
                 "labels-one-class",
@@ -1210,11 +1085,12 @@ def value_and_state_cases() -> list[Case]:
     cases += rows(
         "quality train",
         ("quality", "train", "--input", "in.txt", "--output", "model", "--no-progress"),
-        [
-            ("validation-nan", ["--validation", "nan"], {"in.txt": text_lines()}, USAGE, "--validation"),
-            ("lr-inf", ["--lr", "inf"], {"in.txt": text_lines()}, USAGE, "--lr"),
-            ("threads-negative", ["--threads", "-2"], {"in.txt": text_lines()}, USAGE, "--threads"),
-        ],
+        option_cases(
+            [],
+            {"in.txt": text_lines()},
+            USAGE,
+            [("validation", "nan", "nan"), ("lr", "inf", "inf"), ("threads", "negative", "-2")],
+        ),
     )
     cases += rows(
         "models",
