@@ -8,7 +8,7 @@ import os
 import pytest
 
 #: Fixtures every area shares, kept in tests/support/ (on ``pythonpath``).
-pytest_plugins = ["dataset_fixtures", "hostile_report"]
+pytest_plugins = ["dataset_fixtures", "hostile_report", "slow_report"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -4,6 +4,8 @@
 'dff1f819b8599b45'
 >>> normalize("  Hello\\u00a0  WORLD ")
 'hello world'
+>>> PAIRS_SCHEMA.names
+['id', 'text', 'amr', 'para_text', 'perplexity', 'focus', 'para_amr', 'similarity', 'quality']
 """
 
 from __future__ import annotations
@@ -64,18 +66,11 @@ DEFAULT_SCHEMA = pa.schema(
     ]
 )
 
+#: One row per paraphrase: the record's ``id``, ``text`` and ``amr``, then the fields of
+#: :data:`PARAPHRASE_TYPE` in order, its ``amr`` named ``para_amr`` (as :func:`to_pairs` writes them).
 PAIRS_SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        ("text", pa.string()),
-        ("amr", pa.string()),
-        ("para_text", pa.string()),
-        ("perplexity", pa.float64()),
-        ("focus", pa.string()),
-        ("para_amr", pa.string()),
-        ("similarity", pa.float32()),
-        ("quality", pa.float32()),
-    ]
+    list(DEFAULT_SCHEMA)[:3]
+    + [field.with_name("para_amr") if field.name == "amr" else field for field in PARAPHRASE_TYPE]
 )
 
 FAILURE_FIELDS = ("id", "text", "raw_b64", "stage", "reason")

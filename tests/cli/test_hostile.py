@@ -170,17 +170,110 @@ class Case:
         return {k for k in ("ro", "full", "parser", "realizer", "lm") if "{" + k + "}" in text}
 
 
-def rows(command, prefix, specs):
-    """Cases of ``command``: ``prefix`` + each spec's extra arguments."""
+def rows(command, prefix, specs, **common):
+    """Cases of ``command``: ``prefix`` + each spec's extra arguments; ``common``: fields every
+    case has (a spec's own extra fields win)."""
     out = []
     for spec in specs:
         kind, argv, files, codes, names, *rest = spec
-        extra = rest[0] if rest else {}
+        extra = {**common, **(rest[0] if rest else {})}
         out.append(Case(command, kind, (*prefix, *argv), files, codes, names, **extra))
     return out
 
 
+#: The tiny models (filled in by the test) for generate's arguments.
+MODELS = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
 USER_FOLDER = {"out/notes.txt": b"my notes\n", "out/README.md": b"# my readme\n"}
+
+# --- the families of cases (specs for :func:`rows`) ---------------------------------------------
+
+#: In the arguments given to the helpers below, where the case's file (or folder) goes (in
+#: :func:`table`, ``at`` holds it where a command reads its input, ``to`` where it writes).
+FILE = "{file}"
+#: A file the case does not create.
+MISSING = object()
+TRUNCATED_PARQUET = half(parquet({"text": SENTENCES * 50}))
+TRUNCATED_GZ = half(gz(release()))
+TRUNCATED_ZIP = half(zipped("in.json", release()))
+
+
+def put(args, path: str) -> list[str]:
+    """``args`` with ``path`` where ``FILE`` is."""
+    return [path if arg == FILE else arg for arg in args]
+
+
+def bad_file(kind, args, path, content, codes=ERR, names=..., beside=None, **extra):
+    """One spec: ``args`` name ``path`` (at ``FILE``), which holds ``content`` (bytes; None: an empty
+    folder; MISSING: nothing is there), next to the files of ``beside``. It fails naming ``path``
+    unless ``codes``/``names`` say otherwise (a case that must succeed names nothing)."""
+    files = {**(beside or {}), **({} if content is MISSING else {path: content})}
+    if names is ...:
+        names = None if codes == OK else path
+    return (kind, put(args, path), files, codes, names, *([extra] if extra else []))
+
+
+def standard_input(kind: str, name: str, good: bytes):
+    """(path, content) of a standard bad input of a command that reads ``name`` (usually ``good``)."""
+    suffix = name.partition(".")[2]
+    return {
+        "missing": (f"missing.{suffix}", MISSING),
+        "empty": (name, b""),
+        "blank-lines": (name, b"\n\n"),
+        "empty-folder": ("data", None),
+        "directory": ("data", None),
+        "invalid-utf8": (name, bad_utf8(good)),
+        "garbage": (name, GARBAGE),
+        "garbage-parquet": ("in.parquet", GARBAGE),
+        "empty-parquet": ("in.parquet", b""),
+        "truncated-parquet": ("in.parquet", TRUNCATED_PARQUET),
+        "truncated-gz": ("in.jsonl.gz", TRUNCATED_GZ),
+        "truncated-zip": ("in.zip", TRUNCATED_ZIP),
+        "malformed-json": ("in.jsonl", b'{"text": "a"\n'),
+    }[kind]
+
+
+def input_cases(args, name, good, kinds, expect=None):
+    """Specs of the standard bad inputs (:func:`standard_input`) named in ``kinds`` (split by spaces,
+    in that order), where ``args`` read ``name`` (at ``FILE``). Each fails naming its file, except
+    where ``expect`` (kind -> codes) allows another outcome."""
+    expect = expect or {}
+    return [
+        bad_file(kind, args, *standard_input(kind, name, good), expect.get(kind, ERR))
+        for kind in kinds.split()
+    ]
+
+
+def output_cases(args, good, kinds, out="out", full="out"):
+    """Specs of the standard bad places to write, where ``args`` write ``out`` (at ``FILE``) from the
+    input files ``good``: one per kind of ``kinds`` (``<prefix>-<place>``, split by spaces, in that
+    order), each failing with a message that names (in brackets):
+
+    under-file: ``afile/<out>``, under a file (afile); read-only: in the read-only mount (out);
+    disk-full: ``full`` in the full mount (full); user-folder: a folder of the user's files (out);
+    user-file: a file of the user's (out)."""
+    user_folder = {f"{out}/{Path(path).name}": data for path, data in USER_FOLDER.items()}
+    places = {
+        "under-file": (f"afile/{out}", {**good, "afile": b"x"}, "afile"),
+        "read-only": ("{ro}/" + out, good, out),
+        "disk-full": ("{full}/" + full, good, full),
+        "user-folder": (out, {**good, **user_folder}, out),
+        "user-file": (out, {**good, out: b"mine\n"}, out),
+    }
+    specs = []
+    for kind in kinds.split():
+        path, files, names = places[kind.split("-", 1)[1]]
+        specs.append((kind, put(args, path), files, ERR, names))
+    return specs
+
+
+def option_cases(args, files, codes, values, **extra):
+    """Specs of bad option values: ``args`` + ``--<flag> <value>`` for each (flag, label, value) of
+    ``values``, the kind ``<flag>-<label>``, each exiting with ``codes`` and naming ``--<flag>``."""
+    tail = [extra] if extra else []
+    return [
+        (f"{flag}-{label}", [*args, f"--{flag}", value], files, codes, f"--{flag}", *tail)
+        for flag, label, value in values
+    ]
 
 
 def table() -> list[Case]:
@@ -188,208 +281,56 @@ def table() -> list[Case]:
 
     # augment --------------------------------------------------------------------------------
     aug = ("augment", "--method", "reda", "--n", "1", "--seed", "0")
+    at = ("--dataset", FILE, "--output", "out")
+    args = put(at, "in.jsonl")
+    para = (*args, "--method", "paraamr", "--paraphrases", FILE)
     good = {"in.jsonl": AUGMENT_ROWS}
+    long_rows = jsonl([{"text": LONG_TEXT, "label": 0}])
     cases += rows(
         "augment",
         aug,
         [
-            ("missing", ["--dataset", "missing.jsonl", "--output", "out"], {}, ERR, "missing.jsonl"),
-            ("empty", ["--dataset", "in.jsonl", "--output", "out"], {"in.jsonl": b""}, ERR, "in.jsonl"),
-            (
-                "blank-lines",
-                ["--dataset", "in.jsonl", "--output", "out"],
-                {"in.jsonl": b"\n\n"},
-                ERR,
+            *input_cases(
+                at,
                 "in.jsonl",
+                AUGMENT_ROWS,
+                "missing empty blank-lines empty-folder invalid-utf8 garbage-parquet truncated-parquet"
+                " malformed-json",
             ),
-            ("empty-folder", ["--dataset", "data", "--output", "out"], {"data": None}, ERR, "data"),
-            (
-                "invalid-utf8",
-                ["--dataset", "in.jsonl", "--output", "out"],
-                {"in.jsonl": bad_utf8(AUGMENT_ROWS)},
-                ERR,
-                "in.jsonl",
-            ),
-            (
-                "garbage-parquet",
-                ["--dataset", "in.parquet", "--output", "out"],
-                {"in.parquet": GARBAGE},
-                ERR,
-                "in.parquet",
-            ),
-            (
-                "truncated-parquet",
-                ["--dataset", "in.parquet", "--output", "out"],
-                {"in.parquet": half(parquet({"text": SENTENCES * 50}))},
-                ERR,
-                "in.parquet",
-            ),
-            (
-                "malformed-json",
-                ["--dataset", "in.jsonl", "--output", "out"],
-                {"in.jsonl": b'{"text": "a"\n'},
-                ERR,
-                "in.jsonl",
-            ),
-            (
-                "invalid-utf8-csv",
-                ["--dataset", "in.csv", "--output", "out"],
-                {"in.csv": b"text,label\nTh\xff\xfe cat,1\n"},
-                ERR,
-                "in.csv",
-            ),
-            (
-                "wrong-column",
-                ["--dataset", "in.jsonl", "--output", "out"],
-                {"in.jsonl": jsonl([{"body": "x"}])},
-                ERR,
-                "in.jsonl",
-            ),
-            ("unknown-suffix", ["--dataset", "in.xyz", "--output", "out"], {"in.xyz": b"abc"}, ERR, "in.xyz"),
-            (
-                "long-line",
-                ["--dataset", "in.jsonl", "--output", "out"],
-                {"in.jsonl": jsonl([{"text": LONG_TEXT, "label": 0}])},
-                OK,
-                None,
-            ),
-            (
-                "long-line-max-chars",
-                ["--dataset", "in.jsonl", "--output", "out", "--max-chars", "1000"],
-                {"in.jsonl": jsonl([{"text": LONG_TEXT, "label": 0}])},
-                OK,
-                None,
-            ),
-            (
-                "output-under-file",
-                ["--dataset", "in.jsonl", "--output", "afile/out"],
-                {**good, "afile": b"x"},
-                ERR,
-                "afile",
-            ),
-            ("output-read-only", ["--dataset", "in.jsonl", "--output", "{ro}/out"], good, ERR, "out"),
-            (
-                "output-disk-full",
-                ["--dataset", "in.jsonl", "--output", "{full}/augment"],
+            bad_file("invalid-utf8-csv", at, "in.csv", b"text,label\nTh\xff\xfe cat,1\n"),
+            bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x"}])),
+            bad_file("unknown-suffix", at, "in.xyz", b"abc"),
+            bad_file("long-line", at, "in.jsonl", long_rows, OK),
+            bad_file("long-line-max-chars", (*at, "--max-chars", "1000"), "in.jsonl", long_rows, OK),
+            *output_cases(
+                ("--dataset", "in.jsonl", "--output", FILE),
                 good,
-                ERR,
-                "augment",
+                "output-under-file output-read-only output-disk-full output-user-folder output-user-file",
+                full="augment",
             ),
-            (
-                "output-user-folder",
-                ["--dataset", "in.jsonl", "--output", "out"],
-                {**good, **USER_FOLDER},
-                ERR,
-                "out",
-            ),
-            (
-                "output-user-file",
-                ["--dataset", "in.jsonl", "--output", "out"],
-                {**good, "out": b"mine\n"},
-                ERR,
-                "out",
-            ),
-            ("n-zero", ["--dataset", "in.jsonl", "--output", "out", "--n", "0"], good, USAGE, "--n"),
-            (
-                "max-chars-negative",
-                ["--dataset", "in.jsonl", "--output", "out", "--max-chars", "-1"],
+            *option_cases(
+                args,
                 good,
                 USAGE,
-                "--max-chars",
-            ),
-            (
-                "max-shard-size-zero",
-                ["--dataset", "in.jsonl", "--output", "out", "--max-shard-size", "0"],
-                good,
-                USAGE,
-                "--max-shard-size",
-            ),
-            (
-                "draws-zero",
-                ["--dataset", "in.jsonl", "--output", "out", "--draws", "0"],
-                good,
-                USAGE,
-                "--draws",
-            ),
-            (
-                "unknown-split",
-                ["--dataset", "in.jsonl", "--output", "out", "--split", "nope"],
-                good,
-                ERR,
-                "nope",
-            ),
-            (
-                "unknown-column",
-                ["--dataset", "in.jsonl", "--output", "out", "--columns", "body"],
-                good,
-                ERR,
-                "body",
-            ),
-            (
-                "lm-garbage",
-                ["--dataset", "in.jsonl", "--output", "out", "--method", "reda-ng", "--lm", "lm.parquet"],
-                {**good, "lm.parquet": GARBAGE},
-                ERR,
-                "lm.parquet",
-            ),
-            (
-                "lm-without-reda-ng",
-                ["--dataset", "in.jsonl", "--output", "out", "--lm", "lm.parquet"],
-                {**good, "lm.parquet": GARBAGE},
-                USAGE,
-                "--lm",
-            ),
-            (
-                "paraamr-without-source",
-                ["--dataset", "in.jsonl", "--output", "out", "--method", "paraamr"],
-                good,
-                USAGE,
-                "--paraphrases",
-            ),
-            (
-                "paraphrases-garbage",
                 [
-                    "--dataset",
-                    "in.jsonl",
-                    "--output",
-                    "out",
-                    "--method",
-                    "paraamr",
-                    "--paraphrases",
-                    "p.jsonl",
+                    ("n", "zero", "0"),
+                    ("max-chars", "negative", "-1"),
+                    ("max-shard-size", "zero", "0"),
+                    ("draws", "zero", "0"),
                 ],
-                {**good, "p.jsonl": GARBAGE},
-                ERR,
-                "p.jsonl",
             ),
-            (
-                "paraphrases-truncated-gz",
-                [
-                    "--dataset",
-                    "in.jsonl",
-                    "--output",
-                    "out",
-                    "--method",
-                    "paraamr",
-                    "--paraphrases",
-                    "p.jsonl.gz",
-                ],
-                {**good, "p.jsonl.gz": half(gz(release()))},
-                ERR,
-                "p.jsonl.gz",
+            ("unknown-split", [*args, "--split", "nope"], good, ERR, "nope"),
+            ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
+            bad_file(
+                "lm-garbage", (*args, "--method", "reda-ng", "--lm", FILE), "lm.parquet", GARBAGE, beside=good
             ),
+            bad_file("lm-without-reda-ng", (*args, "--lm", FILE), "lm.parquet", GARBAGE, USAGE, "--lm", good),
+            ("paraamr-without-source", [*args, "--method", "paraamr"], good, USAGE, "--paraphrases"),
+            bad_file("paraphrases-garbage", para, "p.jsonl", GARBAGE, beside=good),
+            bad_file("paraphrases-truncated-gz", para, "p.jsonl.gz", TRUNCATED_GZ, beside=good),
             (
                 "generate-no-download",
-                [
-                    "--dataset",
-                    "in.jsonl",
-                    "--output",
-                    "out",
-                    "--method",
-                    "paraamr",
-                    "--generate",
-                    "--no-download",
-                ],
+                [*args, "--method", "paraamr", "--generate", "--no-download"],
                 good,
                 ERR,
                 "downloads are off",
@@ -406,63 +347,34 @@ def table() -> list[Case]:
 
     # convert --------------------------------------------------------------------------------
     good = {"in.jsonl": release()}
+    at = (FILE, "out")
+    to = ("in.jsonl", FILE)
     cases += rows(
         "convert",
         ("convert",),
         [
-            ("missing", ["missing.jsonl", "out"], {}, ERR, "missing.jsonl"),
-            ("empty", ["in.jsonl", "out"], {"in.jsonl": b""}, OK_OR_ERR, "in.jsonl"),
-            ("empty-folder", ["data", "out"], {"data": None}, ERR, "data"),
-            ("invalid-utf8", ["in.jsonl", "out"], {"in.jsonl": bad_utf8(release())}, ERR, "in.jsonl"),
-            ("garbage", ["in.jsonl", "out"], {"in.jsonl": GARBAGE}, ERR, "in.jsonl"),
-            ("garbage-parquet", ["in.parquet", "out"], {"in.parquet": GARBAGE}, ERR, "in.parquet"),
-            (
-                "truncated-gz",
-                ["in.jsonl.gz", "out"],
-                {"in.jsonl.gz": half(gz(release()))},
-                ERR,
-                "in.jsonl.gz",
-            ),
-            (
-                "truncated-zip",
-                ["in.zip", "out"],
-                {"in.zip": half(zipped("in.json", release()))},
-                ERR,
-                "in.zip",
-            ),
-            ("malformed-json", ["in.jsonl", "out"], {"in.jsonl": release()[:-3] + b"\n"}, ERR, "in.jsonl"),
-            (
-                "wrong-column",
-                ["in.jsonl", "out"],
-                {"in.jsonl": jsonl([{"body": "x", "paraphrases": []}])},
-                ERR,
+            *input_cases(
+                at,
                 "in.jsonl",
+                release(),
+                "missing empty empty-folder invalid-utf8 garbage garbage-parquet truncated-gz truncated-zip",
+                expect={"empty": OK_OR_ERR},
             ),
-            ("long-line", ["in.jsonl", "out"], {"in.jsonl": release([LONG_TEXT], repeat=1)}, OK, None),
-            ("output-under-file", ["in.jsonl", "afile/out"], {**good, "afile": b"x"}, ERR, "afile"),
-            ("output-read-only", ["in.jsonl", "{ro}/out"], good, ERR, "out"),
-            ("output-disk-full", ["in.jsonl", "{full}/convert"], good, ERR, "convert"),
-            ("output-user-folder", ["in.jsonl", "out"], {**good, **USER_FOLDER}, ERR, "out"),
-            (
-                "output-user-file-jsonl",
-                ["in.jsonl", "out.jsonl"],
-                {**good, "out.jsonl": b"mine\n"},
-                ERR,
-                "out.jsonl",
+            bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
+            bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x", "paraphrases": []}])),
+            bad_file("long-line", at, "in.jsonl", release([LONG_TEXT], repeat=1), OK),
+            *output_cases(
+                to,
+                good,
+                "output-under-file output-read-only output-disk-full output-user-folder",
+                full="convert",
             ),
-            (
-                "max-shard-size-zero",
-                ["in.jsonl", "out", "--max-shard-size", "0"],
+            bad_file("output-user-file-jsonl", to, "out.jsonl", b"mine\n", beside=good),
+            *option_cases(
+                ["in.jsonl", "out"],
                 good,
                 ERR,
-                "--max-shard-size",
-            ),
-            (
-                "max-shard-size-junk",
-                ["in.jsonl", "out", "--max-shard-size", "lots"],
-                good,
-                ERR,
-                "--max-shard-size",
+                [("max-shard-size", "zero", "0"), ("max-shard-size", "junk", "lots")],
             ),
             ("broken-pipe", ["in.jsonl", "out"], good, PIPE, None, {"how": "pipe"}),
         ],
@@ -470,37 +382,28 @@ def table() -> list[Case]:
 
     # stats ----------------------------------------------------------------------------------
     good = {"in.jsonl": release()}
-    nop = ["--no-plots"]
+    at = (FILE, "--no-plots")
     cases += rows(
         "stats",
         ("stats",),
         [
-            ("missing", ["missing.jsonl", *nop], {}, ERR, "missing.jsonl"),
-            ("empty", ["in.jsonl", *nop], {"in.jsonl": b""}, OK_OR_ERR, "in.jsonl"),
-            ("empty-folder", ["data", *nop], {"data": None}, ERR, "data"),
-            ("invalid-utf8", ["in.jsonl", *nop], {"in.jsonl": bad_utf8(release())}, ERR, "in.jsonl"),
-            ("garbage", ["in.jsonl", *nop], {"in.jsonl": GARBAGE}, ERR, "in.jsonl"),
-            ("garbage-parquet", ["in.parquet", *nop], {"in.parquet": GARBAGE}, ERR, "in.parquet"),
-            ("truncated-gz", ["in.jsonl.gz", *nop], {"in.jsonl.gz": half(gz(release()))}, ERR, "in.jsonl.gz"),
-            (
-                "truncated-zip",
-                ["in.zip", *nop],
-                {"in.zip": half(zipped("in.json", release()))},
-                ERR,
-                "in.zip",
+            *input_cases(
+                at,
+                "in.jsonl",
+                release(),
+                "missing empty empty-folder invalid-utf8 garbage garbage-parquet truncated-gz truncated-zip",
+                expect={"empty": OK_OR_ERR},
             ),
-            ("malformed-json", ["in.jsonl", *nop], {"in.jsonl": release()[:-3] + b"\n"}, ERR, "in.jsonl"),
-            ("wrong-column", ["in.jsonl", *nop], {"in.jsonl": jsonl([{"body": "x"}])}, ERR, "in.jsonl"),
-            ("long-line", ["in.jsonl", *nop], {"in.jsonl": release([LONG_TEXT], repeat=1)}, OK, None),
-            (
-                "plots-under-file",
-                ["in.jsonl", "--plots", "afile/plots"],
-                {**good, "afile": b"x"},
-                ERR,
-                "afile",
+            bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
+            bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x"}])),
+            bad_file("long-line", at, "in.jsonl", release([LONG_TEXT], repeat=1), OK),
+            *output_cases(
+                ("in.jsonl", "--plots", FILE),
+                good,
+                "plots-under-file plots-read-only plots-disk-full",
+                out="plots",
+                full="stats",
             ),
-            ("plots-read-only", ["in.jsonl", "--plots", "{ro}/plots"], good, ERR, "plots"),
-            ("plots-disk-full", ["in.jsonl", "--plots", "{full}/stats"], good, ERR, "stats"),
             (
                 "plots-user-files",
                 ["in.jsonl", "--plots", "plots"],
@@ -508,224 +411,91 @@ def table() -> list[Case]:
                 OK_OR_ERR,
                 "plots",
             ),
-            ("broken-pipe", ["in.jsonl", "--json", *nop], good, PIPE, None, {"how": "pipe"}),
+            ("broken-pipe", ["in.jsonl", "--json", "--no-plots"], good, PIPE, None, {"how": "pipe"}),
         ],
     )
 
     # evaluate -------------------------------------------------------------------------------
     good = {"in.tsv": PAIRS_TSV}
     nop = ["--no-plots", "--no-progress"]
+    at = (FILE, *nop)
     cases += rows(
         "evaluate",
         ("evaluate",),
         [
-            ("missing", ["missing.tsv", *nop], {}, ERR, "missing.tsv"),
-            ("empty", ["in.tsv", *nop], {"in.tsv": b""}, ERR, "in.tsv"),
-            ("empty-folder", ["data", *nop], {"data": None}, ERR, "data"),
-            ("invalid-utf8", ["in.tsv", *nop], {"in.tsv": bad_utf8(PAIRS_TSV)}, ERR, "in.tsv"),
-            ("garbage", ["in.jsonl", *nop], {"in.jsonl": GARBAGE}, ERR, "in.jsonl"),
-            ("truncated-gz", ["in.jsonl.gz", *nop], {"in.jsonl.gz": half(gz(release()))}, ERR, "in.jsonl.gz"),
-            ("malformed-tsv", ["in.tsv", *nop], {"in.tsv": b"only one column\n"}, ERR, "in.tsv"),
-            ("sample-zero", ["in.tsv", *nop, "--sample", "0"], good, ERR, "--sample"),
-            ("sample-negative", ["in.tsv", *nop, "--sample", "-3"], good, ERR, "--sample"),
-            ("batch-size-zero", ["in.tsv", *nop, "--batch-size", "0"], good, ERR, "--batch-size"),
-            (
-                "plots-under-file",
-                ["in.tsv", "--no-progress", "--plots", "afile/plots"],
-                {**good, "afile": b"x"},
+            *input_cases(at, "in.tsv", PAIRS_TSV, "missing empty empty-folder invalid-utf8"),
+            bad_file("garbage", at, "in.jsonl", GARBAGE),
+            *input_cases(at, "in.tsv", PAIRS_TSV, "truncated-gz"),
+            bad_file("malformed-tsv", at, "in.tsv", b"only one column\n"),
+            *option_cases(
+                ["in.tsv", *nop],
+                good,
                 ERR,
-                "afile",
+                [("sample", "zero", "0"), ("sample", "negative", "-3"), ("batch-size", "zero", "0")],
             ),
-            ("plots-read-only", ["in.tsv", "--no-progress", "--plots", "{ro}/plots"], good, ERR, "plots"),
+            *output_cases(
+                ("in.tsv", "--no-progress", "--plots", FILE),
+                good,
+                "plots-under-file plots-read-only",
+                out="plots",
+            ),
         ],
     )
 
     # generate (paraamr generate) and generate.py --------------------------------------------------
-    models = (
-        "--parser-model",
-        "{parser}",
-        "--realizer-model",
-        "{realizer}",
-        "--lm-model",
-        "{lm}",
-        "--no-progress",
-    )
+    models = (*MODELS, "--no-progress")
+    at = ("--input", FILE, "--output", "out")
+    to = ("--input", "in.txt", "--output", FILE)
+    args = put(at, "in.txt")
     good = {"in.txt": text_lines()}
     for command, prefix, how in (
         ("generate", ("generate", *models), "inproc"),
         ("generate.py", models, "generate.py"),
     ):
         specs = [
-            ("missing", ["--input", "missing.txt", "--output", "out"], {}, ERR, "missing.txt"),
-            ("directory", ["--input", "data", "--output", "out"], {"data": None}, ERR, "data"),
-            (
-                "garbage-parquet",
-                ["--input", "in.parquet", "--output", "out"],
-                {"in.parquet": GARBAGE},
-                ERR,
-                "in.parquet",
-            ),
-            (
-                "empty-parquet",
-                ["--input", "in.parquet", "--output", "out"],
-                {"in.parquet": b""},
-                ERR,
-                "in.parquet",
-            ),
-            (
-                "output-under-file",
-                ["--input", "in.txt", "--output", "afile/out"],
-                {**good, "afile": b"x"},
-                ERR,
-                "afile",
-            ),
-            (
-                "output-user-folder",
-                ["--input", "in.txt", "--output", "out"],
-                {**good, **USER_FOLDER},
-                ERR,
-                "out",
-            ),
-            (
-                "parse-batch-size-zero",
-                ["--input", "in.txt", "--output", "out", "--parse-batch-size", "0"],
-                good,
-                ERR,
-                "batch",
-            ),
-            ("unknown-option", ["--input", "in.txt", "--output", "out", "--bogus"], good, USAGE, "--bogus"),
+            *input_cases(at, "in.txt", text_lines(), "missing directory garbage-parquet empty-parquet"),
+            *output_cases(to, good, "output-under-file output-user-folder"),
+            ("parse-batch-size-zero", [*args, "--parse-batch-size", "0"], good, ERR, "batch"),
+            ("unknown-option", [*args, "--bogus"], good, USAGE, "--bogus"),
         ]
         if command == "generate":
             specs += [
-                ("empty", ["--input", "in.txt", "--output", "out"], {"in.txt": b""}, OK_OR_ERR, "in.txt"),
-                (
-                    "invalid-utf8",
-                    ["--input", "in.txt", "--output", "out"],
-                    {"in.txt": bad_utf8(text_lines())},
-                    OK,
-                    None,
+                *input_cases(
+                    at,
+                    "in.txt",
+                    text_lines(),
+                    "empty invalid-utf8 truncated-parquet malformed-json",
+                    expect={"empty": OK_OR_ERR, "invalid-utf8": OK, "malformed-json": OK_OR_ERR},
                 ),
-                (
-                    "truncated-parquet",
-                    ["--input", "in.parquet", "--output", "out"],
-                    {"in.parquet": half(parquet({"text": SENTENCES * 50}))},
-                    ERR,
-                    "in.parquet",
+                bad_file("wrong-column-jsonl", at, "in.jsonl", jsonl([{"body": "x"}]), names="text"),
+                bad_file("wrong-column-csv", at, "in.csv", b"body\nx\n", names="text"),
+                bad_file(
+                    "csv-field-over-limit", at, "in.csv", b'text\n"' + b"x" * 200_000 + b'"\n', OK_OR_ERR
                 ),
-                (
-                    "malformed-json",
-                    ["--input", "in.jsonl", "--output", "out"],
-                    {"in.jsonl": b'{"text": "a"\n'},
-                    OK_OR_ERR,
-                    "in.jsonl",
+                bad_file("long-line", at, "in.txt", text_lines([LONG_TEXT, *SENTENCES]), OK),
+                *output_cases(
+                    to, good, "output-read-only output-disk-full output-user-file", full="generate"
                 ),
-                (
-                    "wrong-column-jsonl",
-                    ["--input", "in.jsonl", "--output", "out"],
-                    {"in.jsonl": jsonl([{"body": "x"}])},
-                    ERR,
-                    "text",
-                ),
-                (
-                    "wrong-column-csv",
-                    ["--input", "in.csv", "--output", "out"],
-                    {"in.csv": b"body\nx\n"},
-                    ERR,
-                    "text",
-                ),
-                (
-                    "csv-field-over-limit",
-                    ["--input", "in.csv", "--output", "out"],
-                    {"in.csv": b'text\n"' + b"x" * 200_000 + b'"\n'},
-                    OK_OR_ERR,
-                    "in.csv",
-                ),
-                (
-                    "long-line",
-                    ["--input", "in.txt", "--output", "out"],
-                    {"in.txt": text_lines([LONG_TEXT, *SENTENCES])},
-                    OK,
-                    None,
-                ),
-                ("output-read-only", ["--input", "in.txt", "--output", "{ro}/out"], good, ERR, "out"),
-                (
-                    "output-disk-full",
-                    ["--input", "in.txt", "--output", "{full}/generate"],
+                *option_cases(
+                    args,
                     good,
                     ERR,
-                    "generate",
+                    [
+                        ("max-chars", "negative", "-1"),
+                        ("task-rows", "zero", "0"),
+                        ("max-shard-size", "junk", "lots"),
+                        ("window", "zero", "0"),
+                        ("foci", "negative", "-1"),
+                    ],
                 ),
-                (
-                    "output-user-file",
-                    ["--input", "in.txt", "--output", "out"],
-                    {**good, "out": b"mine\n"},
-                    ERR,
-                    "out",
+                bad_file(
+                    "empty-model-folder", (*args, "--parser-model", FILE), "emptymodel", None, beside=good
                 ),
-                (
-                    "max-chars-negative",
-                    ["--input", "in.txt", "--output", "out", "--max-chars", "-1"],
-                    good,
-                    ERR,
-                    "--max-chars",
-                ),
-                (
-                    "task-rows-zero",
-                    ["--input", "in.txt", "--output", "out", "--task-rows", "0"],
-                    good,
-                    ERR,
-                    "--task-rows",
-                ),
-                (
-                    "max-shard-size-junk",
-                    ["--input", "in.txt", "--output", "out", "--max-shard-size", "lots"],
-                    good,
-                    ERR,
-                    "--max-shard-size",
-                ),
-                (
-                    "window-zero",
-                    ["--input", "in.txt", "--output", "out", "--window", "0"],
-                    good,
-                    ERR,
-                    "--window",
-                ),
-                (
-                    "foci-negative",
-                    ["--input", "in.txt", "--output", "out", "--foci", "-1"],
-                    good,
-                    ERR,
-                    "--foci",
-                ),
-                (
-                    "empty-model-folder",
-                    ["--input", "in.txt", "--output", "out", "--parser-model", "emptymodel"],
-                    {**good, "emptymodel": None},
-                    ERR,
-                    "emptymodel",
-                ),
-                (
-                    "lm-model-is-a-file",
-                    ["--input", "in.txt", "--output", "out", "--lm-model", "lm.bin"],
-                    {**good, "lm.bin": GARBAGE},
-                    ERR,
-                    "lm.bin",
-                ),
+                bad_file("lm-model-is-a-file", (*args, "--lm-model", FILE), "lm.bin", GARBAGE, beside=good),
             ]
-        cases += rows(command, prefix, [(*s, {"how": how}) if len(s) == 5 else s for s in specs])
+        cases += rows(command, prefix, specs, how=how)
     cases += rows(
-        "generate.py",
-        models,
-        [
-            (
-                "script-missing-input",
-                ["--input", "missing.txt", "--output", "out"],
-                {},
-                ERR,
-                "missing.txt",
-                {"how": "script"},
-            )
-        ],
+        "generate.py", models, [bad_file("script-missing-input", at, "missing.txt", MISSING, how="script")]
     )
 
     # push -----------------------------------------------------------------------------------
@@ -766,130 +536,57 @@ def table() -> list[Case]:
         "4",
         "--no-progress",
     )
+    at = ("--input", FILE, "--output", "model")
+    args = put(at, "in.txt")
+    records = ("--input", "in.txt", "--records", FILE, "--output", "model")
     good = {"in.txt": text_lines()}
     cases += rows(
         "quality train",
         train,
         [
-            ("missing", ["--input", "missing.txt", "--output", "model"], {}, ERR, "missing.txt"),
-            ("empty", ["--input", "in.txt", "--output", "model"], {"in.txt": b""}, ERR, "in.txt"),
-            ("directory", ["--input", "data", "--output", "model"], {"data": None}, ERR, "data"),
-            ("garbage", ["--input", "in.txt", "--output", "model"], {"in.txt": GARBAGE}, OK_OR_ERR, "in.txt"),
-            (
-                "records-garbage",
-                ["--input", "in.txt", "--records", "r.jsonl", "--output", "model"],
-                {**good, "r.jsonl": GARBAGE},
-                ERR,
-                "r.jsonl",
+            *input_cases(
+                at, "in.txt", text_lines(), "missing empty directory garbage", expect={"garbage": OK_OR_ERR}
             ),
-            (
-                "records-truncated-parquet",
-                ["--input", "in.txt", "--records", "r.parquet", "--output", "model"],
-                {**good, "r.parquet": half(parquet({"text": SENTENCES * 50}))},
-                ERR,
-                "r.parquet",
-            ),
-            (
-                "output-under-file",
-                ["--input", "in.txt", "--output", "afile/model"],
-                {**good, "afile": b"x"},
-                ERR,
-                "afile",
-            ),
+            bad_file("records-garbage", records, "r.jsonl", GARBAGE, beside=good),
+            bad_file("records-truncated-parquet", records, "r.parquet", TRUNCATED_PARQUET, beside=good),
+            *output_cases(("--input", "in.txt", "--output", FILE), good, "output-under-file", out="model"),
             (
                 "output-user-folder",
-                ["--input", "in.txt", "--output", "model"],
+                args,
                 {**good, "model/README.md": b"# mine\n", "model/config.json": b"{}\n"},
                 ERR,
                 "model",
             ),
-            (
-                "epochs-zero",
-                ["--input", "in.txt", "--output", "model", "--epochs", "0"],
-                good,
-                ERR,
-                "--epochs",
-            ),
-            (
-                "batch-size-zero",
-                ["--input", "in.txt", "--output", "model", "--batch-size", "0"],
-                good,
-                ERR,
-                "--batch-size",
-            ),
-            (
+            *option_cases(args, good, ERR, [("epochs", "zero", "0"), ("batch-size", "zero", "0")]),
+            bad_file(
                 "long-line",
-                ["--input", "in.txt", "--output", "model"],
-                {"in.txt": text_lines([*SENTENCES, LONG_TEXT])},
+                at,
+                "in.txt",
+                text_lines([*SENTENCES, LONG_TEXT]),
                 OK,
-                None,
-                {"how": "subprocess", "timeout": 40.0},
+                how="subprocess",
+                timeout=40.0,
             ),
         ],
     )
+    at = ("--input", FILE, "--output", "o.jsonl")
+    args = put(at, "in.jsonl")
     good = {"in.jsonl": SCORE_ROWS}
     cases += rows(
         "quality score",
         ("quality", "score"),
         [
-            ("missing", ["--input", "missing.jsonl", "--output", "o.jsonl"], {}, ERR, "missing.jsonl"),
-            (
-                "empty",
-                ["--input", "in.jsonl", "--output", "o.jsonl"],
-                {"in.jsonl": b""},
-                OK_OR_ERR,
+            *input_cases(
+                at,
                 "in.jsonl",
+                SCORE_ROWS,
+                "missing empty directory invalid-utf8 garbage malformed-json",
+                expect={"empty": OK_OR_ERR},
             ),
-            ("directory", ["--input", "data", "--output", "o.jsonl"], {"data": None}, ERR, "data"),
-            (
-                "invalid-utf8",
-                ["--input", "in.jsonl", "--output", "o.jsonl"],
-                {"in.jsonl": bad_utf8(SCORE_ROWS)},
-                ERR,
-                "in.jsonl",
-            ),
-            (
-                "garbage",
-                ["--input", "in.jsonl", "--output", "o.jsonl"],
-                {"in.jsonl": GARBAGE},
-                ERR,
-                "in.jsonl",
-            ),
-            (
-                "malformed-json",
-                ["--input", "in.jsonl", "--output", "o.jsonl"],
-                {"in.jsonl": b'{"text": "a"\n'},
-                ERR,
-                "in.jsonl",
-            ),
-            (
-                "wrong-column",
-                ["--input", "in.jsonl", "--output", "o.jsonl"],
-                {"in.jsonl": jsonl([{"text": "a"}])},
-                ERR,
-                "para_text",
-            ),
-            (
-                "model-empty-folder",
-                ["--input", "in.jsonl", "--output", "o.jsonl", "--model", "m"],
-                {**good, "m": None},
-                ERR,
-                "m",
-            ),
-            (
-                "model-a-file",
-                ["--input", "in.jsonl", "--output", "o.jsonl", "--model", "m.bin"],
-                {**good, "m.bin": GARBAGE},
-                ERR,
-                "m.bin",
-            ),
-            (
-                "batch-size-zero",
-                ["--input", "in.jsonl", "--output", "o.jsonl", "--batch-size", "0"],
-                good,
-                ERR,
-                "--batch-size",
-            ),
+            bad_file("wrong-column", at, "in.jsonl", jsonl([{"text": "a"}]), names="para_text"),
+            bad_file("model-empty-folder", (*args, "--model", FILE), "m", None, beside=good),
+            bad_file("model-a-file", (*args, "--model", FILE), "m.bin", GARBAGE, beside=good),
+            *option_cases(args, good, ERR, [("batch-size", "zero", "0")]),
         ],
     )
 
@@ -927,31 +624,19 @@ def table() -> list[Case]:
 
     # refocus --------------------------------------------------------------------------------
     many = AMR * 3000  # more than a pipe buffer of variants
+    at = (FILE,)
     cases += rows(
         "refocus",
         ("refocus",),
         [
-            ("missing", ["missing.amr"], {}, ERR, "missing.amr"),
-            ("empty", ["in.amr"], {"in.amr": b""}, OK, None),
-            ("directory", ["data"], {"data": None}, ERR, "data"),
-            (
-                "invalid-utf8",
-                ["in.amr"],
-                {"in.amr": AMR.replace(b"big", b"b\xffg")},
-                ERR,
-                "graph",
-                {"single": False},
+            *input_cases(at, "in.amr", AMR, "missing empty directory", expect={"empty": OK}),
+            # a bad graph is reported (one line each), the others refocused
+            bad_file(
+                "invalid-utf8", at, "in.amr", AMR.replace(b"big", b"b\xffg"), names="graph", single=False
             ),
-            ("garbage", ["in.amr"], {"in.amr": GARBAGE}, ERR, "graph", {"single": False}),
-            (
-                "junk-after-graph",
-                ["in.amr"],
-                {"in.amr": b"(x / y))) extra )\n"},
-                ERR,
-                "graph",
-                {"single": False},
-            ),
-            ("long-line", ["in.amr"], {"in.amr": b"(x / " + b"y" * 100_000 + b")\n"}, OK, None),
+            bad_file("garbage", at, "in.amr", GARBAGE, names="graph", single=False),
+            bad_file("junk-after-graph", at, "in.amr", b"(x / y))) extra )\n", names="graph", single=False),
+            bad_file("long-line", at, "in.amr", b"(x / " + b"y" * 100_000 + b")\n", OK),
             ("foci-negative", ["in.amr", "--foci", "-1"], {"in.amr": AMR}, USAGE, "--foci"),
             ("broken-pipe", ["in.amr"], {"in.amr": many}, PIPE, None, {"how": "pipe"}),
         ],
@@ -960,61 +645,31 @@ def table() -> list[Case]:
     # export ---------------------------------------------------------------------------------
     good = {"in.jsonl": release()}
     long_para = jsonl([{"text": "Long .", "paraphrases": [{"para_text": LONG_TEXT, "perplexity": 1.0}]}])
+    at = ("simcse", FILE, "out.csv")
+    to = ("simcse", "in.jsonl", FILE)
     cases += rows(
         "export",
         ("export",),
         [
-            ("missing", ["simcse", "missing.jsonl", "out.csv"], {}, ERR, "missing.jsonl"),
-            ("empty", ["simcse", "in.jsonl", "out.csv"], {"in.jsonl": b""}, ERR, "in.jsonl"),
-            ("directory", ["simcse", "data", "out.csv"], {"data": None}, ERR, "data"),
-            (
-                "invalid-utf8",
-                ["simcse", "in.jsonl", "out.csv"],
-                {"in.jsonl": bad_utf8(release())},
-                ERR,
+            *input_cases(
+                at,
                 "in.jsonl",
+                release(),
+                "missing empty directory invalid-utf8 garbage-parquet malformed-json",
             ),
-            (
-                "garbage-parquet",
-                ["simcse", "in.parquet", "out.csv"],
-                {"in.parquet": GARBAGE},
-                ERR,
-                "in.parquet",
+            bad_file("surrogate", at, "in.jsonl", SURROGATE_PARA),
+            bad_file("nested-zip", at, "in.zip", NESTED_ZIP),
+            bad_file("bomb", at, "in.gz", BOMB),
+            bad_file("hub-offline", at, "no-such-org/no-such-data", MISSING),
+            *output_cases(to, good, "output-user-file", out="out.csv"),
+            bad_file("output-folder", to, "out", None, beside=good),
+            *output_cases(
+                to,
+                good,
+                "output-under-file output-read-only output-disk-full",
+                out="out.csv",
+                full="export.csv",
             ),
-            (
-                "malformed-json",
-                ["simcse", "in.jsonl", "out.csv"],
-                {"in.jsonl": b'{"text": "a"\n'},
-                ERR,
-                "in.jsonl",
-            ),
-            ("surrogate", ["simcse", "in.jsonl", "out.csv"], {"in.jsonl": SURROGATE_PARA}, ERR, "in.jsonl"),
-            ("nested-zip", ["simcse", "in.zip", "out.csv"], {"in.zip": NESTED_ZIP}, ERR, "in.zip"),
-            ("bomb", ["simcse", "in.gz", "out.csv"], {"in.gz": BOMB}, ERR, "in.gz"),
-            (
-                "hub-offline",
-                ["simcse", "no-such-org/no-such-data", "out.csv"],
-                {},
-                ERR,
-                "no-such-org/no-such-data",
-            ),
-            (
-                "output-user-file",
-                ["simcse", "in.jsonl", "out.csv"],
-                {**good, "out.csv": b"mine\n"},
-                ERR,
-                "out.csv",
-            ),
-            ("output-folder", ["simcse", "in.jsonl", "out"], {**good, "out": None}, ERR, "out"),
-            (
-                "output-under-file",
-                ["simcse", "in.jsonl", "afile/out.csv"],
-                {**good, "afile": b"x"},
-                ERR,
-                "afile",
-            ),
-            ("output-read-only", ["simcse", "in.jsonl", "{ro}/out.csv"], good, ERR, "out.csv"),
-            ("output-disk-full", ["simcse", "in.jsonl", "{full}/export.csv"], good, ERR, "export.csv"),
             ("output-is-input", ["simcse", "in.jsonl", "in.jsonl", "--overwrite"], good, ERR, "in.jsonl"),
             (
                 "ppl-negative",
@@ -1046,104 +701,54 @@ def table() -> list[Case]:
 def limit_cases() -> list[Case]:
     """Issue 28's cases (text a dataset cannot hold, symlinks, bombs, oversize graphs, names,
     folders that hold no dataset), and more of the same kinds."""
-    models = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
-    gen = ("generate", *models, "--no-progress")
-    good = {"in.txt": text_lines()}
+    gen = ("generate", *MODELS, "--no-progress")
+    at = ("--input", FILE, "--output", "out")
+    amr = ("--amr-input", FILE, "--output", "out")
     cases = rows(
         "generate",
         gen,
         [
-            (
-                "lone-surrogate",
-                ["--input", "in.jsonl", "--output", "out"],
-                {"in.jsonl": SURROGATE_ROWS},
-                OK,
-                None,
+            bad_file("lone-surrogate", at, "in.jsonl", SURROGATE_ROWS, OK),
+            bad_file("nul-in-text", at, "in.jsonl", NUL_ROWS, OK),
+            bad_file("amr-950-deep", amr, "in.amr", deep_amr(950), OK),
+            bad_file("amr-2000-nodes", amr, "in.amr", wide_amr(2000), OK),
+            *option_cases(
+                put(amr, "in.amr"), {"in.amr": AMR}, USAGE, [("max-amr-depth", "past-the-stack", "950")]
             ),
-            ("nul-in-text", ["--input", "in.jsonl", "--output", "out"], {"in.jsonl": NUL_ROWS}, OK, None),
-            (
-                "amr-950-deep",
-                ["--amr-input", "in.amr", "--output", "out"],
-                {"in.amr": deep_amr(950)},
-                OK,
-                None,
-            ),
-            (
-                "amr-2000-nodes",
-                ["--amr-input", "in.amr", "--output", "out"],
-                {"in.amr": wide_amr(2000)},
-                OK,
-                None,
-            ),
-            (
-                "max-amr-depth-past-the-stack",
-                ["--amr-input", "in.amr", "--output", "out", "--max-amr-depth", "950"],
-                {"in.amr": AMR},
+            *option_cases(
+                put(at, "in.txt"),
+                {"in.txt": text_lines()},
                 USAGE,
-                "--max-amr-depth",
-            ),
-            (
-                "max-amr-nodes-zero",
-                ["--input", "in.txt", "--output", "out", "--max-amr-nodes", "0"],
-                good,
-                USAGE,
-                "--max-amr-nodes",
-            ),
-            (
-                "split-newline",
-                ["--input", "in.txt", "--output", "out", "--split", "a\nb"],
-                good,
-                USAGE,
-                "--split",
-            ),
-            (
-                "split-dotdot",
-                ["--input", "in.txt", "--output", "out", "--split", "../x"],
-                good,
-                USAGE,
-                "--split",
-            ),
-            (
-                "push-to-hub-bad-id",
-                ["--input", "in.txt", "--output", "out", "--push-to-hub", "a//b"],
-                good,
-                USAGE,
-                "--push-to-hub",
+                [
+                    ("max-amr-nodes", "zero", "0"),
+                    ("split", "newline", "a\nb"),
+                    ("split", "dotdot", "../x"),
+                    ("push-to-hub", "bad-id", "a//b"),
+                ],
             ),
         ],
     )
     good = {"in.jsonl": release()}
+    at = (FILE, "out")
     cases += rows(
         "convert",
         ("convert",),
         [
-            (
-                "surrogate-para-text",
-                ["in.jsonl", "out"],
-                {"in.jsonl": SURROGATE_PARA},
-                ERR,
-                "in.jsonl, line 121",
-            ),
-            (
-                "surrogate-para-text-skip",
-                ["in.jsonl", "out", "--skip-invalid"],
-                {"in.jsonl": SURROGATE_PARA},
-                OK,
-                None,
-            ),
-            (
+            bad_file("surrogate-para-text", at, "in.jsonl", SURROGATE_PARA, names="in.jsonl, line 121"),
+            bad_file("surrogate-para-text-skip", (*at, "--skip-invalid"), "in.jsonl", SURROGATE_PARA, OK),
+            bad_file(
                 "surrogate-to-jsonl",
-                ["in.jsonl", "o.jsonl"],
-                {"in.jsonl": SURROGATE_PARA},
-                ERR,
-                "in.jsonl, line 121",
+                (FILE, "o.jsonl"),
+                "in.jsonl",
+                SURROGATE_PARA,
+                names="in.jsonl, line 121",
             ),
-            (
+            bad_file(
                 "nul-in-text",
-                ["in.jsonl", "out"],
-                {"in.jsonl": NUL_ROWS.replace(b'."}', b'.", "paraphrases": []}')},
-                ERR,
-                "line 2",
+                at,
+                "in.jsonl",
+                NUL_ROWS.replace(b'."}', b'.", "paraphrases": []}'),
+                names="line 2",
             ),
             ("max-chars", ["in.jsonl", "out", "--max-chars", "10"], good, ERR, "--max-chars 10"),
             ("max-chars-zero", ["in.jsonl", "out", "--max-chars", "0"], good, USAGE, "--max-chars"),
@@ -1154,34 +759,18 @@ def limit_cases() -> list[Case]:
                 ERR,
                 "holds no dataset",
             ),
-            (
-                "gzip-bomb",
-                ["in.jsonl.gz", "out"],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "in.jsonl.gz: unpacks to more than 100 times",
+            bad_file(
+                "gzip-bomb", at, "in.jsonl.gz", BOMB, names="in.jsonl.gz: unpacks to more than 100 times"
             ),
-            (
-                "gzip-bomb-skip-invalid",
-                ["in.jsonl.gz", "out", "--skip-invalid"],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "in.jsonl.gz",
-            ),
-            (
+            bad_file("gzip-bomb-skip-invalid", (*at, "--skip-invalid"), "in.jsonl.gz", BOMB),
+            bad_file(
                 "gzip-long-line",
-                ["in.jsonl.gz", "out", "--max-line-bytes", "1MB", "--max-unpack-ratio", "10000"],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "longer than 1000000 bytes",
+                (*at, "--max-line-bytes", "1MB", "--max-unpack-ratio", "10000"),
+                "in.jsonl.gz",
+                BOMB,
+                names="longer than 1000000 bytes",
             ),
-            (
-                "nested-zip",
-                ["in.zip", "out"],
-                {"in.zip": NESTED_ZIP},
-                ERR,
-                "inner.zip: an archive inside an archive",
-            ),
+            bad_file("nested-zip", at, "in.zip", NESTED_ZIP, names="inner.zip: an archive inside an archive"),
             (
                 "unpack-ratio-zero",
                 ["in.jsonl", "out", "--max-unpack-ratio", "0"],
@@ -1189,37 +778,19 @@ def limit_cases() -> list[Case]:
                 USAGE,
                 "--max-unpack-ratio",
             ),
-            (
-                "max-unpacked-junk",
-                ["in.jsonl", "out", "--max-unpacked", "lots"],
-                good,
-                USAGE,
-                "--max-unpacked",
-            ),
+            *option_cases(["in.jsonl", "out"], good, USAGE, [("max-unpacked", "junk", "lots")]),
             ("repo-id-bad", ["in.jsonl", "out", "--push-to-hub", "a//b"], good, USAGE, "--push-to-hub"),
         ],
     )
-    nop = ["--no-plots"]
+    at = (FILE, "--no-plots")
     secret = {"secret.png": b"my secret\n"}
     cases += rows(
         "stats",
         ("stats",),
         [
-            (
-                "gzip-bomb",
-                ["in.jsonl.gz", *nop],
-                {"in.jsonl.gz": BOMB},
-                ERR,
-                "in.jsonl.gz: unpacks to more than",
-            ),
-            ("nested-zip", ["in.zip", *nop], {"in.zip": NESTED_ZIP}, ERR, "inner.zip"),
-            (
-                "surrogate-para-text",
-                ["in.jsonl", *nop],
-                {"in.jsonl": SURROGATE_PARA},
-                ERR,
-                "in.jsonl, line 121",
-            ),
+            bad_file("gzip-bomb", at, "in.jsonl.gz", BOMB, names="in.jsonl.gz: unpacks to more than"),
+            bad_file("nested-zip", at, "in.zip", NESTED_ZIP, names="inner.zip"),
+            bad_file("surrogate-para-text", at, "in.jsonl", SURROGATE_PARA, names="in.jsonl, line 121"),
             (
                 "plots-symlink",
                 ["in.jsonl", "--plots", "plots"],
@@ -1279,13 +850,7 @@ def limit_cases() -> list[Case]:
                 "out",
             ),
             ("split-newline", ["--split", "a\nb"], good, USAGE, "--split"),
-            (
-                "paraphrases-gzip-bomb",
-                [*para[:3], "p.jsonl.gz"],
-                {**good, "p.jsonl.gz": BOMB},
-                ERR,
-                "p.jsonl.gz",
-            ),
+            bad_file("paraphrases-gzip-bomb", (*para[:3], FILE), "p.jsonl.gz", BOMB, beside=good),
         ],
     )
     cases += rows(
@@ -1321,29 +886,23 @@ def limit_cases() -> list[Case]:
         "refocus",
         ("refocus",),
         [
-            (
+            bad_file(
                 "amr-950-deep",
-                ["in.amr"],
-                {"in.amr": deep_amr(950)},
-                ERR,
-                "graph 3: nested more than 100",
-                {"single": False},
+                [FILE],
+                "in.amr",
+                deep_amr(950),
+                names="graph 3: nested more than 100",
+                single=False,
             ),
-            (
+            bad_file(
                 "amr-2000-nodes",
-                ["in.amr"],
-                {"in.amr": wide_amr(2000)},
-                ERR,
-                "graph 3: more than 500 nodes",
-                {"single": False},
+                [FILE],
+                "in.amr",
+                wide_amr(2000),
+                names="graph 3: more than 500 nodes",
+                single=False,
             ),
-            (
-                "max-amr-nodes-zero",
-                ["in.amr", "--max-amr-nodes", "0"],
-                {"in.amr": AMR},
-                USAGE,
-                "--max-amr-nodes",
-            ),
+            *option_cases(["in.amr"], {"in.amr": AMR}, USAGE, [("max-amr-nodes", "zero", "0")]),
         ],
     )
     return cases
@@ -1363,15 +922,16 @@ def value_and_state_cases() -> list[Case]:
     a run read before it is finalized, output left by a failed command, a password printed), and
     more of the same kinds. The cases that need a fault (a silent Hub, an edited input between
     two runs, a full disk mid-write) are in ``test_hostile_faults.py``."""
-    models = ("--parser-model", "{parser}", "--realizer-model", "{realizer}", "--lm-model", "{lm}")
-    gen = ("generate", *models, "--no-progress", "--input", "in.txt", "--output", "out")
+    gen = ("generate", *MODELS, "--no-progress", "--input", "in.txt", "--output", "out")
     good = {"in.txt": text_lines()}
     cases = rows(
         "generate",
         gen,
-        [
-            (f"{flag}-{name}", [f"--{flag}", value], good, USAGE, f"--{flag}", {"absent": ("out",)})
-            for flag, name, value in (
+        option_cases(
+            [],
+            good,
+            USAGE,
+            [
                 ("max-perplexity", "nan", "nan"),
                 ("max-perplexity", "negative", "-1"),
                 ("max-relative-perplexity", "nan", "nan"),
@@ -1382,53 +942,36 @@ def value_and_state_cases() -> list[Case]:
                 ("task-rows", "inf", "inf"),
                 ("lm-batch-size", "negative", "-4"),
                 ("num-beams", "zero", "0"),
-            )
-        ],
+            ],
+            absent=("out",),
+        ),
     )
     aug = ("augment", "--dataset", "in.jsonl", "--output", "out", "--n", "1", "--seed", "0")
+    synonyms = ("--method", "reda", "--synonyms", FILE)
+    lone = b'{"cat": ["fe\\ud800line"], "dog": ["hound"]}'
+    nul = b'{"cat": ["fe\\u0000line"], "dog": ["hound"]}'
     good = {"in.jsonl": AUGMENT_ROWS}
     cases += rows(
         "augment",
         aug,
         [
-            (
-                "max-perplexity-nan",
-                ["--method", "paraamr", "--max-perplexity", "nan"],
+            *option_cases(
+                ["--method", "paraamr"],
                 good,
                 USAGE,
-                "--max-perplexity",
-            ),
-            (
-                "max-perplexity-negative",
-                ["--method", "paraamr", "--max-perplexity", "-5"],
-                good,
-                USAGE,
-                "--max-perplexity",
+                [("max-perplexity", "nan", "nan"), ("max-perplexity", "negative", "-5")],
             ),
             ("num-proc-zero", ["--method", "reda", "--num-proc", "0"], good, USAGE, "--num-proc"),
-            (
-                "dictionary-lone-surrogate",
-                ["--method", "reda", "--synonyms", "syn.json"],
-                {**good, "syn.json": b'{"cat": ["fe\\ud800line"], "dog": ["hound"]}'},
-                ERR,
-                "syn.json",
-                {"absent": ("out",)},
-            ),
-            (
-                "dictionary-nul",
-                ["--method", "reda", "--synonyms", "syn.json"],
-                {**good, "syn.json": b'{"cat": ["fe\\u0000line"], "dog": ["hound"]}'},
-                ERR,
-                "syn.json",
-                {"absent": ("out",)},
-            ),
-            (
+            bad_file("dictionary-lone-surrogate", synonyms, "syn.json", lone, beside=good, absent=("out",)),
+            bad_file("dictionary-nul", synonyms, "syn.json", nul, beside=good, absent=("out",)),
+            bad_file(
                 "dictionary-lines-nul",
-                ["--method", "reda", "--synonyms", "syn.txt"],
-                {**good, "syn.txt": b"cat\tfe\x00line\ndog\thound\n"},
-                ERR,
-                "syn.txt: 1 bad synonym line(s): line 1",
-                {"absent": ("out",)},
+                synonyms,
+                "syn.txt",
+                b"cat\tfe\x00line\ndog\thound\n",
+                names="syn.txt: 1 bad synonym line(s): line 1",
+                beside=good,
+                absent=("out",),
             ),
         ],
     )
@@ -1436,8 +979,7 @@ def value_and_state_cases() -> list[Case]:
         "finalize",
         ("finalize",),
         [
-            ("wait-nan", ["run", "--wait", "nan"], UNFINISHED, USAGE, "--wait"),
-            ("wait-negative", ["run", "--wait", "-1"], UNFINISHED, USAGE, "--wait"),
+            *option_cases(["run"], UNFINISHED, USAGE, [("wait", "nan", "nan"), ("wait", "negative", "-1")]),
             # refused before any work: the run, unfinished, is never looked at
             ("bad-push-id", ["run", "--push-to-hub", "bad id!!"], UNFINISHED, USAGE, "--push-to-hub"),
             ("bad-push-id-dataset", ["d", "--push-to-hub", "a//b"], DATASET, USAGE, "--push-to-hub"),
@@ -1450,21 +992,17 @@ def value_and_state_cases() -> list[Case]:
         [
             ("unfinished-run", ["run", "out"], UNFINISHED, ERR, "paraamr finalize run", {"absent": ("out",)}),
             ("unfinished-run-to-jsonl", ["run", "o.jsonl"], UNFINISHED, ERR, "run", {"absent": ("o.jsonl",)}),
-            (
+            bad_file(
                 "bad-row-new-folder",
-                ["in.jsonl", "new/out"],
-                {"in.jsonl": release() + b'{"text": 5}\n'},
-                ERR,
-                "line 121",
-                {"absent": ("new",)},
-            ),
-            (
-                "unreadable-input-new-folder",
-                ["in.jsonl", "out"],
-                {"in.jsonl": Link("in.jsonl")},  # a link to itself: cannot be opened
-                ERR,
+                (FILE, "new/out"),
                 "in.jsonl",
-                {"absent": ("out",)},
+                release() + b'{"text": 5}\n',
+                names="line 121",
+                absent=("new",),
+            ),
+            # a link to itself: cannot be opened
+            bad_file(
+                "unreadable-input-new-folder", (FILE, "out"), "in.jsonl", Link("in.jsonl"), absent=("out",)
             ),
             ("disk-full-new-folder", ["in.jsonl", "{full}/out"], good, ERR, "out"),
             (
@@ -1474,13 +1012,7 @@ def value_and_state_cases() -> list[Case]:
                 ERR,
                 "afile is a file",
             ),
-            (
-                "max-unpack-ratio-nan",
-                ["in.jsonl", "o", "--max-unpack-ratio", "nan"],
-                good,
-                USAGE,
-                "--max-unpack-ratio",
-            ),
+            *option_cases(["in.jsonl", "o"], good, USAGE, [("max-unpack-ratio", "nan", "nan")]),
         ],
     )
     cases += rows(
@@ -1527,8 +1059,12 @@ def value_and_state_cases() -> list[Case]:
         "quality score",
         score,
         [
-            ("threshold-nan", ["--threshold", "nan"], {"in.jsonl": SCORE_ROWS}, USAGE, "--threshold"),
-            ("threshold-out-of-range", ["--threshold", "7"], {"in.jsonl": SCORE_ROWS}, USAGE, "--threshold"),
+            *option_cases(
+                [],
+                {"in.jsonl": SCORE_ROWS},
+                USAGE,
+                [("threshold", "nan", "nan"), ("threshold", "out-of-range", "7")],
+            ),
             # one class of labels (or one row): every row written, the separation null, exit 0
             (
                 "labels-one-class",
@@ -1549,11 +1085,12 @@ def value_and_state_cases() -> list[Case]:
     cases += rows(
         "quality train",
         ("quality", "train", "--input", "in.txt", "--output", "model", "--no-progress"),
-        [
-            ("validation-nan", ["--validation", "nan"], {"in.txt": text_lines()}, USAGE, "--validation"),
-            ("lr-inf", ["--lr", "inf"], {"in.txt": text_lines()}, USAGE, "--lr"),
-            ("threads-negative", ["--threads", "-2"], {"in.txt": text_lines()}, USAGE, "--threads"),
-        ],
+        option_cases(
+            [],
+            {"in.txt": text_lines()},
+            USAGE,
+            [("validation", "nan", "nan"), ("lr", "inf", "inf"), ("threads", "negative", "-2")],
+        ),
     )
     cases += rows(
         "models",
