@@ -260,7 +260,7 @@ def _threads() -> int:
 #: whose products run on a team of every thread, each call's batch whole). Splitting always makes
 #: the outputs independent of the thread count (a batch's padding, hence the last bits of a
 #: score, depend on its composition). Encoders and GPUs always run ``team``. Measured in
-#: docs/dev/measurements.md (``benchmarks/bench_ct2_layout.py``): a parse of 8 sentences 1.8 times
+#: docs/dev/measurements.md (``benchmarks/bench_ct2_layout.py``): a parse of 16 sentences 1.9 times
 #: faster, and a team slows down three times beside a busy process where two workers do not.
 DECODER_LAYOUTS = ("team", "halves")
 decoder_layout = "halves"
