@@ -276,13 +276,14 @@ def _transfer(url: str, part: Path, *, progress: bool, timeout: float) -> None:
             ) as bar,
         ):
             while True:
-                try:
-                    chunk = response.read(1 << 20)
+                try:  # what has come, not a full MiB, on disk at once: a stalled transfer's bytes are kept
+                    chunk = response.read1(1 << 20)
                 except (OSError, http.client.HTTPException) as err:
                     raise _Transient(f"broke off after {done} bytes: {err}") from err
                 if not chunk:
                     break
                 out.write(chunk)
+                out.flush()
                 done += len(chunk)
                 bar.update(len(chunk))
     if total is not None and done != total:
