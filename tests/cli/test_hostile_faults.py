@@ -81,6 +81,7 @@ def release_lines(n: int, width: int = 0) -> bytes:
 # --- a Hub that accepts and never answers ------------------------------------------------------
 
 
+@pytest.mark.slow  # waits out the Hub bound and the client's retries
 def test_push_to_a_silent_hub_ends_in_one_line_within_its_bound(tmp_path, silent_hub, capsys):
     """Before: ``push`` still running after 180 s (huggingface_hub's client has no timeout)."""
     (tmp_path / "in.jsonl").write_bytes(release_lines(6))
@@ -95,6 +96,7 @@ def test_push_to_a_silent_hub_ends_in_one_line_within_its_bound(tmp_path, silent
     assert silent_hub.conns and seconds < 100  # it reached the silent server, and gave up
 
 
+@pytest.mark.slow  # waits out the Hub bound and the client's retries
 def test_model_download_from_a_silent_hub_ends_in_one_line(tmp_path, silent_hub):
     """Before: ``models download gpt2`` still running after 100 s."""
     code, _, err, _ = run(
