@@ -155,9 +155,14 @@ def critical() -> Iterator[None]:
 
 def exit_with(status: int) -> NoReturn:
     """End the process with ``status``: the console scripts' last call (``sys.exit`` when the command
-    succeeded; after an error or a signal, and in a process of a launch of several, whose process
-    group's threads must not meet the interpreter's shutdown either, :func:`exit_process` first)."""
-    if status or int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    succeeded; after an error or a signal, :func:`exit_process` first). A process of a launch of
+    several (``WORLD_SIZE`` > 1) always ends at once: its process group's threads are native ones
+    (gloo), which Python does not count, and they must not meet the interpreter's shutdown either
+    (a two-process evaluate's rank 1 then aborted now and then: "terminate called without an
+    active exception")."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        _end(status)
+    if status:
         exit_process(status)
     sys.exit(status)
 
@@ -166,8 +171,12 @@ def exit_process(status: int) -> None:
     """End the process with ``status`` now when other threads still run (they may be inside
     native code that cannot meet the interpreter's shutdown), after flushing stdout and stderr;
     return otherwise. Only for a process's last step: never inside a library or a test."""
-    if threading.active_count() <= 1:
-        return
+    if threading.active_count() > 1:
+        _end(status)
+
+
+def _end(status: int) -> NoReturn:
+    """Flush stdout and stderr, then end the process with ``status`` without the interpreter's shutdown."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
