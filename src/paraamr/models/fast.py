@@ -266,8 +266,9 @@ DECODER_LAYOUTS = ("team", "halves")
 decoder_layout = "halves"
 
 
-def _halves(engine: Any) -> bool:
-    return decoder_layout == "halves" and engine.device == "cpu"
+def _halves(device: str) -> bool:
+    """Whether a decoder on CTranslate2's ``device`` ("cpu", "cuda") runs ``halves``."""
+    return decoder_layout == "halves" and device == "cpu"
 
 
 def _engine(name: str, path: Path, device: Any, compute_type: str):
@@ -280,8 +281,7 @@ def _engine(name: str, path: Path, device: Any, compute_type: str):
         raise ValueError(f"unknown decoder layout {decoder_layout!r}; expected one of {DECODER_LAYOUTS}")
     kind, index = _ct2_device(device)
     threads = _threads()
-    halves = kind == "cpu" and name != "Encoder" and decoder_layout == "halves"
-    workers = min(2, threads) if halves else 1
+    workers = min(2, threads) if name != "Encoder" and _halves(kind) else 1
     engine = getattr(ctranslate2, name)(
         str(path),
         device=kind,
@@ -299,7 +299,7 @@ def _engine(name: str, path: Path, device: Any, compute_type: str):
 
 def _split(engine: Any, items: int) -> int:
     """``max_batch_size`` of a call on ``items`` (0: the batch whole; see :data:`decoder_layout`)."""
-    return -(-items // 2) if _halves(engine) else 0
+    return -(-items // 2) if _halves(engine.device) else 0
 
 
 def load_translator(path: Path, device: Any, compute_type: str):
