@@ -222,7 +222,9 @@ def main() -> int:
     ap.add_argument("--small", action="store_true", help="small configs (a quick check of the same code)")
     ap.add_argument("--parts", default="torch,stages", help="torch, stages or both (default)")
     ap.add_argument("--stages", default="parse,realize,perplexity", help="stages of part 2")
-    ap.add_argument("--parse-items", type=int, default=2, help="sentences parsed (default 2)")
+    ap.add_argument(
+        "--parse-items", type=int, default=16, help="sentences a call (default 16: the generator's batch)"
+    )
     ap.add_argument("--realize-items", type=int, default=32, help="graphs realized (default 32)")
     ap.add_argument("--lm-items", type=int, default=64, help="texts scored (default 64)")
     ap.add_argument(

@@ -214,7 +214,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small configs (a quick check of the same code)")
     ap.add_argument("--stages", default="parse,realize,perplexity,embed", help="stages to run")
-    ap.add_argument("--parse-items", type=int, default=2, help="sentences parsed per round (default 2)")
+    ap.add_argument(
+        "--parse-items", type=int, default=16, help="sentences a call (default 16: the generator's batch)"
+    )
     ap.add_argument("--realize-items", type=int, default=32, help="graphs realized per round (default 32)")
     ap.add_argument("--lm-items", type=int, default=64, help="texts scored per round (default 64)")
     ap.add_argument("--embed-items", type=int, default=1024, help="texts embedded per round (default 1024)")
