@@ -520,6 +520,7 @@ def table() -> list[Case]:
             ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
             ("not-a-run", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
             ("broken-settings", ["data"], {"data/.paraamr/settings.json": b"{not json"}, ERR, "data"),
+            ("settings-a-list", ["data"], {"data/.paraamr/settings.json": b"[1]"}, ERR, "data"),
         ],
     )
 

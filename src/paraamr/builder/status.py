@@ -12,7 +12,6 @@ its tasks cost.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,22 +64,15 @@ class RunStatus:
         return _spans(sorted({k % self.shards for k in todo}))
 
 
-def _read_settings(path: Path) -> dict[str, Any]:
-    settings = layout.state_path(path, "settings.json")
-    if not settings.is_file():
-        raise InputError(f"{path}: holds no paraamr generate run (no {layout.STATE_DIR}/settings.json)")
-    try:
-        return json.loads(settings.read_text())
-    except (OSError, ValueError) as err:
-        raise InputError(f"{settings}: the run's settings are unreadable ({err})") from None
-
-
 def run_statuses(path: str | Path) -> RunStatus:
     """The run's saved settings and where each of its tasks stands."""
     path = Path(path)
-    saved = _read_settings(path)
+    folder = RunFolder(path)
+    saved = folder.read_settings()
+    if saved is None:
+        raise InputError(f"{path}: holds no paraamr generate run (no {layout.STATE_DIR}/settings.json)")
     plan = Plan.load(path)
-    tasks = RunFolder(path).tasks
+    tasks = folder.tasks
     running = {int(w[len("task-") :]): who for w, who in busy_writers(path) if w.startswith("task-")}
     done, todo = {}, {}
     for k in plan.rows if plan is not None else ():
