@@ -16,6 +16,7 @@ import pytest
 from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
+from paraamr.builder.counts import Stats
 from paraamr.builder.partition import partition
 from paraamr.builder.rows import decode_bytes
 from paraamr.builder.shards import Shard, finalize_run, run_statuses
@@ -80,7 +81,7 @@ def test_processes_of_shards_take_each_task_once_and_only_their_shards_tasks(tmp
                 active.remove((f, claims))
                 continue
             taken[f.writer].append(task)
-            f.complete(task, {}, {})
+            f.complete(task, {}, Stats().as_dict())
     assert sorted(t for ts in taken.values() for t in ts) == sorted(plan.rows)
     assert all(t % 4 == f.shard[0] for f in folders for t in taken[f.writer])
     assert all(taken.values())

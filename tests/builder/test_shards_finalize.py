@@ -117,3 +117,43 @@ def test_finalized_files_are_checked_against_the_counts_when_finalized_again(tmp
     wrong = r"the finished run's files do not match its counts \(the finished files hold 0 pairs rows"
     with pytest.raises(InputError, match=wrong):
         _quiet(finalize_run, out)
+
+
+@pytest.mark.parametrize("content", ["[1]", "{}", '{"next": {"default/train": "x"}, "stats": {}}', "null"])
+def test_a_marker_that_is_json_but_no_marker_is_named_not_an_internal_error(tmp_path, content):
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(40), 2), 2)
+    _marker(out, 1).write_text(content)
+    with pytest.raises(InputError, match=r"(not done|unreadable).*1"):
+        _quiet(finalize_run, out)
+    assert not (out / layout.SUMMARY).exists()
+
+
+@pytest.mark.parametrize(
+    "content", ["[1]", "{}", '{"tasks": "x", "rows": {}}', '{"tasks": 2, "rows": {"7": 1}}']
+)
+def test_a_plan_that_is_json_but_no_plan_is_named(tmp_path, content):
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(40), 2), 2)
+    (out / layout.STATE_DIR / "input" / "plan.json").write_text(content)
+    with pytest.raises(InputError, match=r"plan\.json: the plan of the run's tasks is unreadable"):
+        _quiet(finalize_run, out)
+
+
+@pytest.mark.parametrize("damage", ["lost", "not-a-marker"])
+def test_a_finalized_run_that_lost_a_marker_is_refused_and_keeps_its_shards(tmp_path, damage):
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(60), 2), 2)
+    _quiet(finalize_run, out)
+    shards = sorted(p.relative_to(out) for p in (out / "data").rglob("*.parquet"))
+    if damage == "lost":
+        _marker(out, 1).unlink()
+    else:
+        _marker(out, 1).write_text("[]")
+    with pytest.raises(InputError, match=r"task-000001\.json: .*the run is finalized"):
+        _quiet(finalize_run, out)
+    folder = RunFolder(out)
+    with pytest.raises(InputError, match=r"task-000001\.json: .*the run is finalized"):
+        folder.check_finished()  # what a resumed generate checks before it takes a task
+    assert _marker(out, 0).exists()  # no other task's marker removed
+    assert sorted(p.relative_to(out) for p in (out / "data").rglob("*.parquet")) == shards

@@ -48,17 +48,25 @@ class Stats:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Stats:
-        """The inverse of :meth:`as_dict`."""
-        return cls(
-            d["inputs"],
-            d["records"],
-            d["candidates"],
-            d["paraphrases"],
-            Counter(d["failures_by_stage"]),
-            Counter(d["dropped_by_reason"]),
-            Counter(d["seconds_by_stage"]),
-            Counter(d.get("realized_by_input", {})),  # absent in states of older runs
-        )
+        """The inverse of :meth:`as_dict`; ValueError when ``d`` is not such counts.
+
+        >>> Stats.from_dict({"inputs": "2"})
+        Traceback (most recent call last):
+        ...
+        ValueError: not a run's counts ('records' is missing)
+        """
+        try:
+            ints = [d[k] for k in ("inputs", "records", "candidates", "paraphrases")]
+            by = ("failures_by_stage", "dropped_by_reason", "seconds_by_stage")
+            counters = [Counter(dict(d[k])) for k in by] + [Counter(dict(d.get("realized_by_input", {})))]
+        except KeyError as err:  # realized_by_input: absent in the counts of older runs
+            raise ValueError(f"not a run's counts ({err} is missing)") from None
+        except (TypeError, ValueError, AttributeError):
+            raise ValueError("not a run's counts (not an object of counts)") from None
+        numbers = [*ints, *(v for c in counters for v in c.values())]
+        if any(type(v) is not int for v in ints) or any(type(v) not in (int, float) for v in numbers):
+            raise ValueError("not a run's counts (a count is not a number)")
+        return cls(*ints, *counters)
 
     def merge(self, other: Stats) -> None:
         """Add ``other``'s counts to these."""

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from paraamr import layout
 from paraamr.builder.rows import InputRow, row_task
+from paraamr.errors import InputError
 from paraamr.failures import Failure
 
 __all__ = ["Plan", "partition", "task_count"]
@@ -77,12 +78,23 @@ class Plan:
     @classmethod
     def load(cls, folder: str | Path) -> Plan | None:
         """The plan of the run in ``folder``, or None when its input was never cut (or the cut was
-        killed before it ended)."""
+        killed before it ended: the plan is written last); InputError when it is unreadable."""
+        path = _root(folder) / _PLAN
         try:
-            saved = json.loads((_root(folder) / _PLAN).read_text())
-        except (OSError, ValueError):
+            saved = json.loads(path.read_text())
+            count, rows = saved["tasks"], {int(k): n for k, n in saved["rows"].items()}
+            wrong = [k for k, n in rows.items() if type(n) is not int or not 0 <= k < count]
+            if type(count) is not int or wrong:
+                raise ValueError("a task count that is not a number, or a task out of range")
+        except FileNotFoundError:
             return None
-        return cls(Path(folder), saved["tasks"], {int(k): n for k, n in saved["rows"].items()})
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
+            why = f"no {err}" if isinstance(err, KeyError) else err
+            raise InputError(
+                f"{path}: the plan of the run's tasks is unreadable ({why}); run the same command with "
+                "--overwrite to build the run again"
+            ) from None
+        return cls(Path(folder), count, rows)
 
     def of(self, shard: tuple[int, int] = (0, 1)) -> list[int]:
         """The tasks with rows of shard ``shard = (i, N)``, in order."""

@@ -67,7 +67,9 @@ def _check_files(path: Path, status: RunStatus) -> None:
     """Move each done task whose files do not match its counts
     (:func:`~paraamr.builder.folder.check_committed`: a part lost or cut short) to the tasks not
     done, and remove its marker, so that running its shard again redoes it; refuse a finalized run
-    whose files do not match."""
+    whose files do not match, or that lost a task's marker."""
+    if not status.complete and finalized(path):
+        RunFolder(path).check_finished()
     problems = check_committed(path, status.states)
     if not problems:
         return

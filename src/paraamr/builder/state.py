@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
+from paraamr.builder.counts import Stats
 from paraamr.builder.folder import clean_parts, pending
 from paraamr.builder.partition import Plan, partition
 from paraamr.builder.rows import InputRow
@@ -41,6 +42,11 @@ from paraamr.tasks import TaskFolder, identity_changed
 
 __all__ = ["RunFolder", "Shard", "finalized", "task_writer"]
 
+#: Why a finalized run's lost task marker cannot be redone, and the ways out.
+_FINISHED = (
+    "the run is finalized (every task's parts are merged into its shards, whose rows stand), so the "
+    "task cannot be done again: restore the file, or run generate with --overwrite to build the run again"
+)
 #: The lock under which the first process of a run saves its settings and cuts its input.
 _FIRST = "partition"
 
@@ -112,7 +118,10 @@ class RunFolder:
     # -- settings and checks ---------------------------------------------------------------------
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``input_identity``, ``shards``, ...), or None."""
-        return _read(self.settings_path) if self.settings_path.is_file() else None
+        saved = _read(self.settings_path) if self.settings_path.is_file() else None
+        if saved is not None and not isinstance(saved.get("record"), dict):
+            raise InputError(f"{self.path} holds a run of an older paraamr; pass --overwrite to start over")
+        return saved
 
     def check(self, record: RecordSettings, identity: dict[str, Any] | None, *, overwrite: bool) -> str:
         """Refuse to mix runs or to touch files that are not ours; return what will happen
@@ -132,8 +141,6 @@ class RunFolder:
                     + ("" if overwrite else "give an empty or new folder")
                 )
             return "new"
-        if "record" not in saved:
-            raise InputError(f"{self.path} holds a run of an older paraamr; pass --overwrite to start over")
         diffs = self.differences(saved, record, identity)
         if overwrite and self.spec is not None:
             if finalized(self.path):
@@ -153,7 +160,21 @@ class RunFolder:
                 f"{self.path} holds a run with other settings ({'; '.join(diffs)}); "
                 "pass --overwrite to start over"
             )
+        if finalized(self.path):
+            self.check_finished()
         return "resume"
+
+    def check_finished(self) -> None:
+        """Refuse a finalized run that lost a task's completion marker: its parts are merged into
+        the shards, so the task cannot be done again."""
+        plan = Plan.load(self.path)
+        for task in plan.rows if plan is not None else ():
+            try:
+                missing = self.marker(task) is None
+            except InputError as err:
+                raise InputError(f"{err}; {_FINISHED}") from None
+            if missing:
+                raise InputError(f"{self.tasks.path(task)}: missing; {_FINISHED}")
 
     def differences(
         self, saved: dict[str, Any], record: RecordSettings, identity: dict[str, Any] | None
@@ -291,10 +312,26 @@ class RunFolder:
             finally:
                 lock.release()
 
+    def marker(self, task: int) -> dict[str, Any] | None:
+        """``task``'s completion marker (``next``: its writers' part counts; ``stats``), or None;
+        InputError when its file is unreadable or holds something else."""
+        marker = self.tasks.load(task)
+        if marker is None:
+            return None
+        try:
+            Stats.from_dict(marker["stats"])
+            if not all(isinstance(k, str) and type(n) is int and n >= 0 for k, n in marker["next"].items()):
+                raise ValueError("part counts that are not numbers")
+        except ValueError as err:
+            raise InputError(f"{self.tasks.path(task)}: not a task's completion marker ({err})") from None
+        except (TypeError, KeyError, AttributeError):
+            raise InputError(f"{self.tasks.path(task)}: not a task's completion marker") from None
+        return marker
+
     def completed(self, task: int) -> bool:
         """Whether ``task`` has a readable completion marker."""
         try:
-            return self.tasks.load(task) is not None
+            return self.marker(task) is not None
         except InputError:
             return False
 

@@ -72,7 +72,6 @@ def run_statuses(path: str | Path) -> RunStatus:
     if saved is None:
         raise InputError(f"{path}: holds no paraamr generate run (no {layout.STATE_DIR}/settings.json)")
     plan = Plan.load(path)
-    tasks = folder.tasks
     running = {int(w[len("task-") :]): who for w, who in busy_writers(path) if w.startswith("task-")}
     done, todo = {}, {}
     for k in plan.rows if plan is not None else ():
@@ -80,7 +79,7 @@ def run_statuses(path: str | Path) -> RunStatus:
             todo[k] = f"running ({running[k]})"
             continue
         try:
-            marker = tasks.load(k)
+            marker = folder.marker(k)
         except InputError as err:
             todo[k] = f"unreadable ({str(err).split(': ', 1)[-1]})"
             continue
