@@ -1,8 +1,5 @@
-"""The section a trained quality model's card (``README.md``) ends with: how it was trained.
-
-It is written from the training summary (``paraamr_quality.json``): mode, loss, triplets and
-operators (and the synonyms' similarity gate), the natural pairs and the sources held out of them
-(set C, listed in full), the calibration, the figures on the validation pairs and the time.
+"""The section a trained quality model's card (``README.md``) ends with: how it was trained,
+written from the training summary (``paraamr_quality.json``).
 
 >>> summary = {"mode": "cross", "loss": "BinaryCrossEntropyLoss", "settings": {"base": "b", "margin": 0.5,
 ...     "epochs": 1, "batch_size": 16, "learning_rate": 2e-05, "seed": 0, "max_length": 64,
@@ -78,9 +75,7 @@ def _natural(natural: dict) -> list[str]:
 
 def _validation(figures: dict) -> str:
     natural = figures.get("natural")
-    lowest = sorted(
-        (row["auc"], kind) for kind, row in figures["by_kind"].items() if "auc" in row
-    )[:3]
+    lowest = sorted((row["auc"], kind) for kind, row in figures["by_kind"].items() if "auc" in row)[:3]
     text = f"- On the validation pairs at 0.5: macro F1 {figures['macro_f1']}"
     if natural:
         text += (
@@ -91,7 +86,6 @@ def _validation(figures: dict) -> str:
 
 
 def _inputs(summary: dict) -> list[str]:
-    """The files the triplets came from: the sentences, records and natural pairs."""
     natural = summary.get("natural", {}).get("file")
     return [*summary["sources"], *([natural] if natural else [])]
 

@@ -1,12 +1,6 @@
 """Meaning-changing (negative) operators: each ``op(text, rng) -> str | None`` changes the meaning.
 
-``number``, ``entity`` (syntax; named entity swapped for another of its type), ``noun`` (syntax;
-WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``antonym`` (syntax),
-``deletion`` (syntax; a content phrase), ``role_swap`` (syntax; subject and object swapped),
-``phrase_swap`` (syntax; two noun phrases trade places), ``unit``, ``date_time`` (a clock time,
-day, weekday, month or relative time), ``scramble`` (the words shuffled, or two of them swapped).
-``fragment`` and ``topic_shift`` are in :mod:`paraamr.quality.phrases`.
-*Syntax* operators use the optional spaCy parse and return None without spaCy.
+Operators marked *syntax* use the optional spaCy parse and return None without spaCy.
 
 >>> import random
 >>> number_change("John ate 5 apples.", random.Random(0))
@@ -21,7 +15,6 @@ None
 'The train leaves at 7:30 on Sunday.'
 >>> scramble("The dog bit the man.", random.Random(3))
 'The man bit the dog.'
-
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Meaning-preserving (positive) operators: each ``op(text, rng) -> str | None`` keeps the meaning.
 
-``synonym`` (syntax; WordNet first-sense synonym; ``phrase_synonym`` is in
-:mod:`paraamr.quality.phrases`), ``contraction`` (contract or expand one safe
-contraction), ``punctuation_case`` (final period, casing), ``passive_voice`` (syntax; active S-V-O
-to passive), ``front_adverbial`` (syntax; move a time, place or clause modifier between the front
-and the end), ``dative_shift`` (syntax; ``gave her a book`` <-> ``gave a book to her``),
-``particle_shift`` (syntax; ``turn off the light`` <-> ``turn the light off``), ``typo`` (one
-keyboard slip), ``number_format`` (``5`` <-> ``five``, ``1,000`` <-> ``1000``), and
-:func:`paraamr_paraphrase`, built from ParaAMR records. *Syntax* operators use the optional spaCy
-parse (:mod:`paraamr.quality.analysis`) and return None without spaCy.
+Operators marked *syntax* use the optional spaCy parse and return None without spaCy.
 
 >>> import random
 >>> contraction("I do not know.", random.Random(0))
@@ -19,7 +11,6 @@ parse (:mod:`paraamr.quality.analysis`) and return None without spaCy.
 'She has 3 cats and 12 hens.'
 >>> number_format("It cost 1,500 dollars.", random.Random(0))
 'It cost 1500 dollars.'
-
 """
 
 from __future__ import annotations
