@@ -32,6 +32,8 @@ __all__ = [
     "is_plural",
     "lower_first",
     "negated",
+    "one_edit",
+    "only_root",
     "render",
     "reordered",
     "replace_word",
@@ -124,6 +126,22 @@ def replace_word(
     return changed(render(doc, replace), text, meaning=meaning)
 
 
+def only_root(doc):
+    """The one ``ROOT`` token of ``doc``, or None (no parse, or not one root)."""
+    roots = [tok for tok in doc if tok.dep_ == "ROOT"] if doc is not None else []
+    return roots[0] if len(roots) == 1 else None
+
+
+def one_edit(
+    text: str, edits: Sequence[tuple[int, int, str]], rng: random.Random, *, meaning: bool
+) -> str | None:
+    """``text`` with one ``(start, end, new)`` of ``edits`` (drawn with ``rng``) made, as :func:`changed`."""
+    if not edits:
+        return None
+    start, end, new = rng.choice(edits)
+    return changed(text[:start] + new + text[end:], text, meaning=meaning)
+
+
 def changed(new: str | None, text: str, *, meaning: bool) -> str | None:
     """``new`` if it differs from ``text`` (after :func:`normalize` when ``meaning`` must change)."""
     if not new:
@@ -214,10 +232,9 @@ def negated(
     """
     if any(tok.lower_ in NO_ADD for tok in doc):
         return None
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
-    if len(roots) != 1:
+    root = only_root(doc)
+    if root is None:
         return None
-    root = roots[0]
     short = rng.random() < 0.5
     base = verb or root.lemma_.lower()
     auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]

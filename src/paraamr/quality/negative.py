@@ -36,6 +36,7 @@ from paraamr.quality.edits import (
     changed,
     is_plural,
     negated,
+    one_edit,
     render,
     replace_word,
     sentence_case,
@@ -395,10 +396,7 @@ def unit_change(text: str, rng: random.Random) -> str | None:
     for match in _CURRENCY.finditer(text):
         for symbol in "$€£¥".replace(match.group(1), ""):
             edits.append((match.start(), match.end(), symbol))
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    return changed(text[:start] + new + text[end:], text, meaning=True)
+    return one_edit(text, edits, rng, meaning=True)
 
 
 _MONTH_DAY = re.compile(
@@ -449,10 +447,7 @@ def date_time(text: str, rng: random.Random) -> str | None:
             for w in pool
             if w != match.group().lower()
         ]
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    return changed(text[:start] + new + text[end:], text, meaning=True)
+    return one_edit(text, edits, rng, meaning=True)
 
 
 _GLUE = {

@@ -34,6 +34,8 @@ from paraamr.quality.edits import (
     is_plural,
     lower_first,
     negated,
+    one_edit,
+    only_root,
     reordered,
     replace_word,
     sentence_case,
@@ -149,10 +151,9 @@ def negated_antonym(text: str, rng: random.Random) -> str | None:
     of a pair to "not" the first (``likes`` -> ``does not dislike`` says less), in simple tenses.
     """
     doc = parse(text)
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"] if doc is not None else []
-    if len(roots) != 1:
+    root = only_root(doc)
+    if root is None:
         return None
-    root = roots[0]
     if any(c.dep_ == "advmod" for c in root.children):
         return None  # "is still alive" -> "is not still dead", "often forgets" are no paraphrases
     adjectives = [c for c in root.children if c.dep_ == "acomp" and _plain(c.lower_)]
@@ -205,11 +206,7 @@ def _contraction_edits(text: str) -> list[tuple[int, int, str]]:
 
 def contraction(text: str, rng: random.Random) -> str | None:
     """Contract one expanded form (``do not`` -> ``don't``) or expand one contraction."""
-    edits = _contraction_edits(text)
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    return changed(text[:start] + new + text[end:], text, meaning=False)
+    return one_edit(text, _contraction_edits(text), rng, meaning=False)
 
 
 def punctuation_case(text: str, rng: random.Random) -> str | None:
@@ -242,12 +239,9 @@ _CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
 def passive_voice(text: str, rng: random.Random) -> str | None:
     """Turn a simple-tense active clause ``S V O ...`` into ``O was V-en by S ...`` (syntax)."""
     doc = parse(text)
-    if doc is None:
+    verb = only_root(doc)
+    if verb is None:
         return None
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
-    if len(roots) != 1:
-        return None
-    verb = roots[0]
     children = list(verb.children)
     if (
         verb.pos_ != "VERB"
@@ -386,10 +380,9 @@ def front_adverbial(text: str, rng: random.Random) -> str | None:
         return None
     end = len(doc) - 1 if doc[-1].is_punct else len(doc)
     final = doc[end].text if end < len(doc) else ""
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
-    if len(roots) != 1:
+    root = only_root(doc)
+    if root is None:
         return None
-    root = roots[0]
     variants = []
     for mod in root.children:
         if not _movable(mod):
@@ -480,9 +473,5 @@ def number_format(text: str, rng: random.Random) -> str | None:
         if word.lower() == "one" and PRONOUN_ONE.search(text[: match.start()]):
             continue
         edits.append((match.start(), match.end(), str(_WORD_NUMBERS[word.lower()])))
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    if start == 0:
-        new = new[:1].upper() + new[1:]
-    return changed(text[:start] + new + text[end:], text, meaning=False)
+    edits = [(start, end, new[:1].upper() + new[1:] if start == 0 else new) for start, end, new in edits]
+    return one_edit(text, edits, rng, meaning=False)
