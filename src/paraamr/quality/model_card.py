@@ -32,20 +32,15 @@ def _how(summary: dict) -> str:
     s = summary["settings"]
     if summary["mode"] == "bi":
         return f"fine-tuned with triplet loss, distance 1 − cosine, margin α = {s['margin']} (ParaQD)"
-    if s.get("paired"):
-        hinge = (
-            f" plus the hinge max(0, {s['logit_margin']} − (logit(positive) − logit(negative)))"
-            if s.get("logit_margin")
-            else ""
-        )
-        return (
-            "a cross-encoder reading both sentences; binary cross-entropy on (anchor, positive) = 1 and "
-            f"(anchor, negative) = 0, the two pairs of a triplet in one batch{hinge}"
-        )
-    return (
-        "a cross-encoder reading both sentences, binary cross-entropy on (anchor, positive) = 1 "
-        "and (anchor, negative) = 0"
+    how = (
+        f"a cross-encoder reading both sentences{';' if s.get('paired') else ','} binary cross-entropy "
+        "on (anchor, positive) = 1 and (anchor, negative) = 0"
     )
+    if not s.get("paired"):
+        return how
+    margin = s.get("logit_margin")
+    hinge = f" plus the hinge max(0, {margin} − (logit(positive) − logit(negative)))" if margin else ""
+    return f"{how}, the two pairs of a triplet in one batch{hinge}"
 
 
 def _natural(natural: dict) -> list[str]:
