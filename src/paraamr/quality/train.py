@@ -403,11 +403,11 @@ def validation_figures(validation: Sequence[Triplet], scores: Sequence[float]) -
     (0.733333, {'pairs': 2, 'separation': 0.7, 'macro_f1': 1.0}, 0.0)
     """
     kinds = [op for t in validation for op in (t.positive_op, t.negative_op)]
-    _, paras, labels = validation_pairs(validation)
+    sources, paras, labels = validation_pairs(validation)
     seen: dict[tuple[str, str], tuple[float, int]] = {}
-    for i, (t, kind) in enumerate(zip((t for t in validation for _ in (0, 1)), kinds, strict=True)):
+    for source, para, kind, score, label in zip(sources, paras, kinds, scores, labels, strict=True):
         if kind.startswith("natural_"):
-            seen.setdefault((t.anchor, paras[i]), (scores[i], labels[i]))
+            seen.setdefault((source, para), (score, label))
     figures = {
         "macro_f1": round(classify(scores, labels)["f1_macro"], 6),
         "by_kind": by_kind(scores, labels, kinds),
