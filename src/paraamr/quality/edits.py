@@ -170,11 +170,8 @@ _BOUND_PHRASES = frozenset({"each other", "one another", "'s"})
 
 
 def bound(span) -> bool:
-    """Whether a noun phrase is bound to another argument, or holds a word that is, so the two
-    cannot trade places: a reflexive anywhere in it (``Themselves was conducted by them``, ``A
-    fool of himself was made by him``), or a reciprocal or let's ``'s`` as the whole phrase. A
-    possessive is not bound (``John's cat`` can be swapped and made a passive subject).
-    """
+    """Whether a noun phrase is bound to another argument, so the two cannot trade places: a
+    reflexive anywhere in it, or a reciprocal or let's ``'s`` as the whole phrase (not a possessive)."""
     text = span.text.lower().replace("\N{RIGHT SINGLE QUOTATION MARK}", "'")
     return text in _BOUND_PHRASES or any(tok.lower_ in _REFLEXIVE for tok in span)
 
@@ -225,10 +222,9 @@ def _not(word: str, short: bool) -> str:
 def negated(
     doc, rng: random.Random, *, verb: str | None = None, replace: Mapping[int, str] | None = None
 ) -> str | None:
-    """The sentence of ``doc`` with a negation added to its main verb, half of the time contracted
-    (``did not open`` / ``didn't open``, ``is not`` / ``isn't``), or None where there is one already
-    or no single main verb. ``verb`` is the base form a simple-tense main verb takes instead of
-    its own lemma; ``replace`` puts other words in by token index.
+    """The sentence of ``doc`` with a negation added to its main verb, half of the time contracted,
+    or None where there is one already or no single main verb. ``verb`` is the base form a
+    simple-tense main verb takes instead of its own lemma; ``replace`` puts other words in by index.
     """
     if any(tok.lower_ in NO_ADD for tok in doc):
         return None

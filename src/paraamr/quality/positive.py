@@ -76,12 +76,8 @@ __all__ = [
 
 
 def synonym(text: str, rng: random.Random) -> str | None:
-    """Replace one or two content words by a WordNet synonym of their first sense (syntax).
-
-    Base forms are replaced as they are; plurals and verbs in the past, past participle or third
-    person are inflected like the word they replace (:func:`~paraamr.quality.inflection.inflect_like`,
-    which refuses forms it would misspell), so the result stays grammatical.
-    """
+    """Replace one or two content words by a WordNet synonym of their first sense (syntax),
+    inflected like the word they replace (:func:`~paraamr.quality.inflection.inflect_like`)."""
     doc = parse(text)
     if doc is None:
         return None
@@ -143,12 +139,9 @@ def _plain(adjective: str) -> str | None:
 
 
 def negated_antonym(text: str, rng: random.Random) -> str | None:
-    """Replace the main predicate by its complementary opposite and negate it: two edits that
-    cancel (syntax). ``The museum is closed.`` -> ``The museum is not open.``, ``Tom forgot the
-    keys.`` -> ``Tom did not remember the keys.``: the counterpart of the ``antonym`` and
-    ``negation`` negatives, which make one of the two edits. Only opposites with nothing between
-    them (:data:`~paraamr.quality.words.COMPLEMENTARY_ADJECTIVES`, ``..._VERBS``), from the second
-    of a pair to "not" the first (``likes`` -> ``does not dislike`` says less), in simple tenses.
+    """Replace the main predicate by its complementary opposite and negate it (syntax): ``The
+    museum is closed.`` -> ``The museum is not open.``. Only opposites with nothing between them
+    (:data:`~paraamr.quality.words.COMPLEMENTARY_ADJECTIVES`, ``..._VERBS``), in simple tenses.
     """
     doc = parse(text)
     root = only_root(doc)
@@ -292,11 +285,9 @@ def _bare(noun) -> bool:
 def dative_shift(text: str, rng: random.Random) -> str | None:
     """Move an indirect object into a ``to``/``for`` phrase after the object, or back (syntax).
 
-    ``The nurse gave the patient a blanket.`` <-> ``The nurse gave a blanket to the patient.``:
-    the words change places while who gives what to whom stays, the counterpart of
-    :func:`~paraamr.quality.negative.role_swap`. Only verbs of :data:`DATIVE_TO` and
-    :data:`DATIVE_FOR`; never a pronoun object moved before another object (``gave him it``), an
-    object with a verb in it, or a bare singular noun (idioms: ``gave rise to``).
+    ``The nurse gave the patient a blanket.`` <-> ``The nurse gave a blanket to the patient.``
+    Only verbs of :data:`DATIVE_TO` and :data:`DATIVE_FOR`; never a pronoun object, an object with
+    a verb in it, or a bare singular noun (idioms: ``gave rise to``).
     """
     doc = parse(text)
     if doc is None:
@@ -337,10 +328,9 @@ def dative_shift(text: str, rng: random.Random) -> str | None:
 def particle_shift(text: str, rng: random.Random) -> str | None:
     """Move a verb's particle after its object, or a short object after the particle (syntax).
 
-    ``Please turn off the lights.`` <-> ``Please turn the lights off.`` Only phrasal verbs that
-    WordNet knows with a thing as object (:func:`~paraamr.lexicon.phrasal_verb`: not ``looked out
-    the window``, where the parser may see a particle); a pronoun object stays before its particle
-    (``turn it off``), and objects of more than four words stay after it.
+    ``Please turn off the lights.`` <-> ``Please turn the lights off.`` Only phrasal verbs WordNet
+    knows (:func:`~paraamr.lexicon.phrasal_verb`); a pronoun object stays before its particle, and
+    objects of more than four words stay after it.
     """
     doc = parse(text)
     if doc is None:
