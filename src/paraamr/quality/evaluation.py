@@ -30,11 +30,10 @@ from paraamr.errors import InputError
 def _check(scores: Sequence[float], labels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     if len(scores) != len(labels):
         raise InputError(f"{len(scores)} scores but {len(labels)} labels")
-    labels_ = np.asarray(labels)
     bad = [i for i, label in enumerate(labels) if label not in (0, 1, True, False)]
     if bad:
         raise InputError(f"labels[{bad[0]}] is {labels[bad[0]]!r}: labels are 1 (valid) or 0 (invalid)")
-    return np.asarray(scores, dtype=float), labels_.astype(int)
+    return np.asarray(scores, dtype=float), np.asarray(labels).astype(int)
 
 
 def separation(scores: Sequence[float], labels: Sequence[int]) -> float:

@@ -46,8 +46,7 @@ class SimilarityGate:
         """Embed ``texts`` not seen yet in one batch (the anchors, before the operators run)."""
         new = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if new:
-            for text, vector in zip(new, self.encode(new), strict=True):
-                self._cache[text] = vector
+            self._cache.update(zip(new, self.encode(new), strict=True))
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine of the embeddings of ``a`` and ``b``."""
