@@ -1,13 +1,9 @@
 """``paraamr quality train|score``: train a paraphrase-quality model, score pairs with it.
 
-``train`` builds (anchor, positive, negative) triplets from plain sentences (plus ParaAMR records)
-and from the bundled natural pairs (their training part: set C stays out), and trains a
-cross-encoder (default) or a bi-encoder from all-MiniLM-L6-v2, calibrated on a validation split;
-``score`` adds a ``quality`` score to each pair of a JSON-lines file (``text``
-and ``para_text`` fields, as in the ``pairs`` config) and, when the rows carry a ``label``, prints
-the separation and P/R/F1 to stderr, with 95% intervals of the separation and macro F1 (a bootstrap
-over sources). Errors are raised as :class:`~paraamr.errors.ParaAMRError`
-and printed as one line by the CLI's reporter.
+``train`` builds triplets from plain sentences, ParaAMR records and the natural pairs' training
+part, and trains and calibrates a cross-encoder (default) or bi-encoder; ``score`` adds a
+``quality`` score to each ``text``/``para_text`` row of a JSON-lines file and, when the rows carry
+a ``label``, prints the separation and P/R/F1 (with 95% intervals by source) to stderr.
 """
 
 from __future__ import annotations
@@ -356,12 +352,6 @@ def run_train(args: argparse.Namespace) -> int:
 
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
-    if args.freeze_layers is not None and args.freeze_layers < -1:
-        raise UsageError(f"--freeze-layers {args.freeze_layers}: must be -1 or more")
-    if args.natural_operator_triplets < 0:
-        raise UsageError(f"--natural-operator-triplets {args.natural_operator_triplets}: must be 0 or more")
-    if not 0 <= args.synonym_min_similarity <= 1:
-        raise UsageError(f"--synonym-min-similarity {args.synonym_min_similarity}: must be between 0 and 1")
     _check_output(args.output, args.overwrite)
     sentences, failures = _read_sentences(args)
     triplets, about = _triplets(args, sentences)

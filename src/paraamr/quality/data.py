@@ -1,23 +1,12 @@
 """The data shipped with :mod:`paraamr.quality`: training sentences, natural pairs, held-out sets.
 
-``sentences.txt`` holds plain English sentences written for paraamr and ``wordnet_sentences.txt``
-WordNet 3.0's usage examples that are whole sentences (``scripts/wordnet_sentences.py``, with
-WordNet's license): the default input of ``paraamr quality train``. ``natural_pairs.tsv`` holds
-1,401 hand-written (source, candidate, label, kind) rows over 467 sources, written for paraamr:
-for each source two natural rewordings of different kinds (``voice``, ``reorder``,
-``restructure``, ``synonym``, ``mixed``, ``contraction``) and one subtle meaning change
-(``role_swap``, ``shuffle``, ``quantity``, ``negation``, ``entity``, ``partial``). A fixed quarter
-of its sources, stratified by the kind of their meaning change (:func:`split_sources`), is held
-out as set C and listed in ``natural_set_c.txt``; the others are training data.
+``natural_pairs.tsv`` holds hand-written (source, candidate, label, kind) rows: per source two
+natural rewordings and one subtle meaning change. A quarter of its sources, stratified by the kind
+of their meaning change (:func:`split_sources`), is held out as set C (``natural_set_c.txt``).
 
-The held-out sets hold (source, paraphrase) pairs labelled 1 (valid) or 0 (invalid), with the
-kind of change: ``heldout.jsonl`` (set A) and ``heldout_b.jsonl`` (set B) are hand-written
-everyday English (``paraphrase``, ``typo``, ``number_format``, ``surface``, ``contraction`` for
-valid pairs; ``antonym``, ``noun``, ``role``, ``date_time``, ``unit``, ``scramble``,
-``negation``, ``number``, ``entity`` for invalid ones); set C is the natural pairs of the set-C
-sources. None is used for training or calibration, and no sentence of them occurs in the training
-sentences. Set A guided the choice of the training recipe; sets B and C only measure finished
-models.
+The held-out sets hold (source, paraphrase) pairs labelled 1 (valid) or 0 (invalid), with the kind
+of change: ``heldout.jsonl`` (set A), ``heldout_b.jsonl`` (set B) and set C. None is used for
+training or calibration; set A guided the training recipe, sets B and C only measure models.
 
 >>> rows = heldout()
 >>> len(rows) >= 200, sorted(rows[0])
@@ -58,8 +47,8 @@ NATURAL_PAIRS = DATA_DIR / "natural_pairs.tsv"
 SET_C = DATA_DIR / "natural_set_c.txt"
 #: The held-out labelled pairs (JSON lines: ``text``, ``para_text``, ``label``, ``kind``).
 HELDOUT = DATA_DIR / "heldout.jsonl"
-#: The held-out sets by name and file: A guided the recipe, B and C only measure finished models
-#: (C is the rows of :data:`NATURAL_PAIRS` whose source is in :data:`SET_C`).
+#: The held-out sets by name and file (C: the rows of :data:`NATURAL_PAIRS` whose source is in
+#: :data:`SET_C`).
 HELDOUT_SETS = {"A": HELDOUT, "B": DATA_DIR / "heldout_b.jsonl", "C": NATURAL_PAIRS}
 #: The share of the natural sources in set C, and the seed that drew them (:func:`split_sources`).
 SET_C_SHARE, SET_C_SEED = 0.25, 0
@@ -116,7 +105,7 @@ def set_c_sources() -> frozenset[str]:
 
 def split_sources(rows: Iterable[dict], share: float = SET_C_SHARE, seed: int = SET_C_SEED) -> list[str]:
     """A ``share`` of the sources of ``rows`` drawn within each kind of their invalid pair (rounded
-    per kind), sorted: how :data:`SET_C` was drawn from the natural pairs.
+    per kind), sorted: how :data:`SET_C` was drawn.
 
     >>> rows = [{"text": f"s{i}", "label": 0, "kind": "ab"[i % 2]} for i in range(8)]
     >>> split_sources(rows, 0.5)

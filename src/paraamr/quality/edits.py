@@ -32,6 +32,8 @@ __all__ = [
     "is_plural",
     "lower_first",
     "negated",
+    "one_edit",
+    "only_root",
     "render",
     "reordered",
     "replace_word",
@@ -124,6 +126,22 @@ def replace_word(
     return changed(render(doc, replace), text, meaning=meaning)
 
 
+def only_root(doc):
+    """The one ``ROOT`` token of ``doc``, or None (no parse, or not one root)."""
+    roots = [tok for tok in doc if tok.dep_ == "ROOT"] if doc is not None else []
+    return roots[0] if len(roots) == 1 else None
+
+
+def one_edit(
+    text: str, edits: Sequence[tuple[int, int, str]], rng: random.Random, *, meaning: bool
+) -> str | None:
+    """``text`` with one ``(start, end, new)`` of ``edits`` (drawn with ``rng``) made, as :func:`changed`."""
+    if not edits:
+        return None
+    start, end, new = rng.choice(edits)
+    return changed(text[:start] + new + text[end:], text, meaning=meaning)
+
+
 def changed(new: str | None, text: str, *, meaning: bool) -> str | None:
     """``new`` if it differs from ``text`` (after :func:`normalize` when ``meaning`` must change)."""
     if not new:
@@ -152,11 +170,8 @@ _BOUND_PHRASES = frozenset({"each other", "one another", "'s"})
 
 
 def bound(span) -> bool:
-    """Whether a noun phrase is bound to another argument, or holds a word that is, so the two
-    cannot trade places: a reflexive anywhere in it (``Themselves was conducted by them``, ``A
-    fool of himself was made by him``), or a reciprocal or let's ``'s`` as the whole phrase. A
-    possessive is not bound (``John's cat`` can be swapped and made a passive subject).
-    """
+    """Whether a noun phrase is bound to another argument, so the two cannot trade places: a
+    reflexive anywhere in it, or a reciprocal or let's ``'s`` as the whole phrase (not a possessive)."""
     text = span.text.lower().replace("\N{RIGHT SINGLE QUOTATION MARK}", "'")
     return text in _BOUND_PHRASES or any(tok.lower_ in _REFLEXIVE for tok in span)
 
@@ -207,17 +222,15 @@ def _not(word: str, short: bool) -> str:
 def negated(
     doc, rng: random.Random, *, verb: str | None = None, replace: Mapping[int, str] | None = None
 ) -> str | None:
-    """The sentence of ``doc`` with a negation added to its main verb, half of the time contracted
-    (``did not open`` / ``didn't open``, ``is not`` / ``isn't``), or None where there is one already
-    or no single main verb. ``verb`` is the base form a simple-tense main verb takes instead of
-    its own lemma; ``replace`` puts other words in by token index.
+    """The sentence of ``doc`` with a negation added to its main verb, half of the time contracted,
+    or None where there is one already or no single main verb. ``verb`` is the base form a
+    simple-tense main verb takes instead of its own lemma; ``replace`` puts other words in by index.
     """
     if any(tok.lower_ in NO_ADD for tok in doc):
         return None
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
-    if len(roots) != 1:
+    root = only_root(doc)
+    if root is None:
         return None
-    root = roots[0]
     short = rng.random() < 0.5
     base = verb or root.lemma_.lower()
     auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]

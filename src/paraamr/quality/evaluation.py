@@ -1,9 +1,8 @@
 """Figures of a paraphrase-quality scorer (ParaQD, §5): separation, P/R/F1 at a threshold, triplet
 loss, AUC by kind (small kinds pooled), 95% intervals by source.
 
-Labels are 1 for a valid paraphrase and 0 for an invalid one; a pair is predicted valid when its
-score is at least ``threshold`` (0.5 in ParaQD). Figures are on the natural scale (the evaluate
-module reports them ×100).
+Labels are 1 (valid) or 0 (invalid); a pair is predicted valid when its score is at least
+``threshold``. Figures are on the natural scale.
 
 >>> separation([0.9, 0.8, 0.3, 0.1], [1, 1, 0, 0])
 0.65
@@ -31,11 +30,10 @@ from paraamr.errors import InputError
 def _check(scores: Sequence[float], labels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     if len(scores) != len(labels):
         raise InputError(f"{len(scores)} scores but {len(labels)} labels")
-    labels_ = np.asarray(labels)
     bad = [i for i, label in enumerate(labels) if label not in (0, 1, True, False)]
     if bad:
         raise InputError(f"labels[{bad[0]}] is {labels[bad[0]]!r}: labels are 1 (valid) or 0 (invalid)")
-    return np.asarray(scores, dtype=float), labels_.astype(int)
+    return np.asarray(scores, dtype=float), np.asarray(labels).astype(int)
 
 
 def separation(scores: Sequence[float], labels: Sequence[int]) -> float:
@@ -79,8 +77,7 @@ def triplet_figures(anchor, positive, negative, margin: float = 0.5) -> dict[str
 
 
 def _midpoints(scores: np.ndarray) -> np.ndarray:
-    """The candidate thresholds: midpoints between adjacent distinct scores (the score itself when
-    there is only one)."""
+    """Midpoints between adjacent distinct scores (the score itself when there is only one)."""
     values = np.unique(scores)
     return (values[:-1] + values[1:]) / 2 if len(values) > 1 else values
 
@@ -162,10 +159,8 @@ def intervals_by_source(
     seed: int = 0,
 ) -> dict[str, tuple[float, float]]:
     """95% intervals of the macro F1 at ``threshold``, of the separation and, given ``kinds``, of the
-    AUC of the valid pairs against each invalid kind (``"auc KIND"``, as :func:`by_kind`), by a
-    cluster bootstrap over ``sources`` (:func:`paraamr.metrics.sample.intervals`; for the AUCs, the
-    same number of resamples and level, percentile intervals of the resamples that hold the kind):
-    the pairs of one source are drawn together, since they are not independent.
+    AUC of the valid pairs against each invalid kind (``"auc KIND"``), by a cluster bootstrap over
+    ``sources`` (:func:`paraamr.metrics.sample.intervals`): a source's pairs are drawn together.
 
     >>> scores, labels = [0.9, 0.2, 0.8, 0.6, 0.7, 0.4, 0.3, 0.1], [1, 0, 1, 0, 1, 0, 1, 0]
     >>> found = intervals_by_source(scores, labels, list("aabbccdd"), kinds=["ok", "bad"] * 4)
@@ -201,8 +196,8 @@ def intervals_by_source(
 def _auc_interval(
     scores: np.ndarray, valid: np.ndarray, kind: np.ndarray, groups: list[list[int]], seed: int
 ) -> tuple[float, float]:
-    """The percentile interval of the AUC of the ``valid`` pairs against the ``kind`` pairs over
-    resamples of the sources (``groups`` of pair indices); resamples without both are left out."""
+    """The percentile interval of the AUC of the ``valid`` against the ``kind`` pairs over resamples
+    of ``groups`` of pair indices; resamples without both are left out."""
     from scipy.stats import rankdata
 
     from paraamr.metrics.sample import CONFIDENCE, RESAMPLES

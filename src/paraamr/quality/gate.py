@@ -1,13 +1,8 @@
 """A similarity gate: keep an operator's output only where a sentence encoder finds it close.
 
-WordNet lists a word's synonyms by sense, and a rule cannot tell the sense a sentence uses: the
-``synonym`` operator's first-sense synonyms often mean something else in context (``a long time
-ago`` → ``a long clip ago``, ``the police are searching`` → ``the laws are searching``,
-``children`` → ``minors``). Trained as positives, such pairs teach the model that replacing a word
-by another keeps the meaning, which is what the noun and antonym negatives do. A sentence encoder
-trained on a billion sentence pairs (all-MiniLM-L6-v2, the model the scorer starts from) knows
-which substitutions keep a sentence close: :class:`SimilarityGate` keeps an output only when the
-cosine of its embedding and its input's reaches ``minimum``.
+WordNet's first-sense synonyms often mean something else in context (``a long time ago`` → ``a
+long clip ago``); :class:`SimilarityGate` keeps an output only when the cosine of its embedding and
+its input's reaches ``minimum``.
 
 >>> import numpy as np
 >>> vectors = {"a big dog": [1.0, 0.0], "a large dog": [0.96, 0.28], "a big clip": [0.6, 0.8]}
@@ -15,10 +10,6 @@ cosine of its embedding and its input's reaches ``minimum``.
 >>> gate([("synonym", "a big dog", "a large dog"), ("synonym", "a large dog", "a big clip"),
 ...       ("typo", "a big dog", "a big clip")]), gate.counts
 ([True, False, True], {'kept': 1, 'dropped': 1})
-
-The operators run first and the gate then judges all their outputs at once (a round of
-:func:`~paraamr.quality.triplets.build_triplets`), so the texts not seen yet are embedded in one
-``encode`` call, not one call each.
 """
 
 from __future__ import annotations
@@ -55,8 +46,7 @@ class SimilarityGate:
         """Embed ``texts`` not seen yet in one batch (the anchors, before the operators run)."""
         new = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if new:
-            for text, vector in zip(new, self.encode(new), strict=True):
-                self._cache[text] = vector
+            self._cache.update(zip(new, self.encode(new), strict=True))
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine of the embeddings of ``a`` and ``b``."""
@@ -65,7 +55,7 @@ class SimilarityGate:
 
     def __call__(self, outputs: Sequence[tuple[str, str, str]]) -> list[bool]:
         """Whether to keep each ``(operator, input, output)``: always for an operator not gated, else
-        where the cosine of output and input reaches ``minimum`` (the new texts embedded in one batch)."""
+        where the cosine of output and input reaches ``minimum``."""
         judged = [(a, b) if name in self.operators else None for name, a, b in outputs]
         self.prime(text for pair in judged if pair for text in pair)
         kept = [pair is None or self.similarity(*pair) >= self.minimum for pair in judged]

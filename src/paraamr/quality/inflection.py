@@ -110,10 +110,9 @@ def past_tense(lemma: str) -> str:
 def inflect_like(tag: str, lemma: str) -> str | None:
     """``lemma`` in the form of a word tagged ``tag`` (Penn), or None for a form it does not make.
 
-    The past and past participle of a verb outside :data:`IRREGULAR` are refused (None) where
-    WordNet's exception list has a form of it that the regular rules do not spell (``ran``), not
-    where they spell every listed form (``stopped``, ``denied``) or where the one listed form is
-    the regular one with the last consonant doubled (``admitted``, which is then the form).
+    The past and past participle of a verb outside :data:`IRREGULAR` are refused where WordNet
+    lists a form of it the regular rules do not spell (``ran``), unless that one form is the
+    regular one with the last consonant doubled (``admitted``).
 
     >>> inflect_like("VBD", "buy"), inflect_like("VBZ", "carry"), inflect_like("NNS", "box")
     ('bought', 'carries', 'boxes')
@@ -122,8 +121,7 @@ def inflect_like(tag: str, lemma: str) -> str | None:
     >>> inflect_like("VBD", "run"), inflect_like("VBN", "admit"), inflect_like("VBD", "stop")
     (None, 'admitted', 'stopped')
 
-    A noun lemma that is already a plural of another noun (WordNet's ``works``, a factory) is
-    refused as ``NNS`` rather than spelled ``workses``:
+    A noun lemma that is a plural of another noun (``works``) is refused as ``NNS``:
 
     >>> inflect_like("NNS", "works"), inflect_like("NNS", "plant")
     (None, 'plants')

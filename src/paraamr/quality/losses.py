@@ -1,13 +1,9 @@
 """The paired loss of the cross-encoder: a triplet's two pairs in one batch, binary cross-entropy on
 both and a margin between their logits.
 
-With plain binary cross-entropy (sentence-transformers' ``BinaryCrossEntropyLoss``) the pairs of
-a triplet are shuffled apart, and each is judged alone. :class:`PairedLoss` reads a triplet as
-four columns, ``(first, second)`` of the valid pair and of the invalid pair (each pair in its own
-random order), scores both in one forward pass and adds to their cross-entropy the hinge
-``max(0, margin - (logit(valid) - logit(invalid)))``: the valid pair must beat the invalid pair
-of the same anchor by ``margin``, whatever both score elsewhere. ``margin`` 0 leaves the
-cross-entropy alone (pairing only). The losses are returned by name, so the trainer logs both.
+:class:`PairedLoss` reads a triplet as four columns, ``(first, second)`` of the valid pair and of
+the invalid pair, and adds to their cross-entropy the hinge ``max(0, margin - (logit(valid) -
+logit(invalid)))`` (``margin`` 0: pairing only). The losses are returned by name.
 
 >>> import torch
 >>> hinge(torch.tensor([3.0, 0.5]), torch.tensor([-1.0, 0.0]), margin=2.0)

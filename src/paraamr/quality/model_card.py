@@ -1,8 +1,5 @@
-"""The section a trained quality model's card (``README.md``) ends with: how it was trained.
-
-It is written from the training summary (``paraamr_quality.json``): mode, loss, triplets and
-operators (and the synonyms' similarity gate), the natural pairs and the sources held out of them
-(set C, listed in full), the calibration, the figures on the validation pairs and the time.
+"""The section a trained quality model's card (``README.md``) ends with: how it was trained,
+written from the training summary (``paraamr_quality.json``).
 
 >>> summary = {"mode": "cross", "loss": "BinaryCrossEntropyLoss", "settings": {"base": "b", "margin": 0.5,
 ...     "epochs": 1, "batch_size": 16, "learning_rate": 2e-05, "seed": 0, "max_length": 64,
@@ -35,20 +32,15 @@ def _how(summary: dict) -> str:
     s = summary["settings"]
     if summary["mode"] == "bi":
         return f"fine-tuned with triplet loss, distance 1 − cosine, margin α = {s['margin']} (ParaQD)"
-    if s.get("paired"):
-        hinge = (
-            f" plus the hinge max(0, {s['logit_margin']} − (logit(positive) − logit(negative)))"
-            if s.get("logit_margin")
-            else ""
-        )
-        return (
-            "a cross-encoder reading both sentences; binary cross-entropy on (anchor, positive) = 1 and "
-            f"(anchor, negative) = 0, the two pairs of a triplet in one batch{hinge}"
-        )
-    return (
-        "a cross-encoder reading both sentences, binary cross-entropy on (anchor, positive) = 1 "
-        "and (anchor, negative) = 0"
+    how = (
+        f"a cross-encoder reading both sentences{';' if s.get('paired') else ','} binary cross-entropy "
+        "on (anchor, positive) = 1 and (anchor, negative) = 0"
     )
+    if not s.get("paired"):
+        return how
+    margin = s.get("logit_margin")
+    hinge = f" plus the hinge max(0, {margin} − (logit(positive) − logit(negative)))" if margin else ""
+    return f"{how}, the two pairs of a triplet in one batch{hinge}"
 
 
 def _natural(natural: dict) -> list[str]:
@@ -78,9 +70,7 @@ def _natural(natural: dict) -> list[str]:
 
 def _validation(figures: dict) -> str:
     natural = figures.get("natural")
-    lowest = sorted(
-        (row["auc"], kind) for kind, row in figures["by_kind"].items() if "auc" in row
-    )[:3]
+    lowest = sorted((row["auc"], kind) for kind, row in figures["by_kind"].items() if "auc" in row)[:3]
     text = f"- On the validation pairs at 0.5: macro F1 {figures['macro_f1']}"
     if natural:
         text += (
@@ -91,7 +81,6 @@ def _validation(figures: dict) -> str:
 
 
 def _inputs(summary: dict) -> list[str]:
-    """The files the triplets came from: the sentences, records and natural pairs."""
     natural = summary.get("natural", {}).get("file")
     return [*summary["sources"], *([natural] if natural else [])]
 

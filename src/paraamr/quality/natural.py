@@ -1,20 +1,16 @@
 """Triplets from natural pairs: hand-written rewordings as positives, with hard negatives.
 
-Rule edits change one or two words, so a model trained on them alone learns "few edits, same
-order: valid" and scores natural rewordings (a passive, a clause moved, a sentence rebuilt) low.
-The natural pairs (:func:`paraamr.quality.data.natural_pairs`: per source, two rewordings and one
-subtle meaning change) give three kinds of triplet, all anchored on the source:
+The natural pairs (:func:`paraamr.quality.data.natural_pairs`) give three kinds of triplet, all
+anchored on the source:
 
 - each rewording with the source's own hand-written negative (``natural_<kind>`` operators);
 - each rewording with a negative made from the rewording itself: its roles swapped
   (``role_swap_of_positive``) or two of its noun phrases traded (``phrase_swap_of_positive``), so
   the positive and the negative share their word order and only the meaning tells them apart;
 - the operators' negatives of the source, each paired with one of its rewordings
-  (:func:`natural_positives` as the ``natural`` positive operator of
-  :func:`~paraamr.quality.triplets.build_triplets`).
+  (:func:`natural_positives` as the ``natural`` positive operator).
 
-Only pairs of training sources may come here: set C's sources, and whatever is made from them,
-never enter training or calibration.
+Only pairs of training sources may come here: set C never enters training or calibration.
 
 >>> rows = [
 ...     {"text": "The dog chased the cat.", "para_text": "The cat was chased by the dog.", "label": 1,

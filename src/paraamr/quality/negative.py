@@ -1,12 +1,6 @@
 """Meaning-changing (negative) operators: each ``op(text, rng) -> str | None`` changes the meaning.
 
-``number``, ``entity`` (syntax; named entity swapped for another of its type), ``noun`` (syntax;
-WordNet co-hyponym), ``negation`` (removed by pattern, added with syntax), ``antonym`` (syntax),
-``deletion`` (syntax; a content phrase), ``role_swap`` (syntax; subject and object swapped),
-``phrase_swap`` (syntax; two noun phrases trade places), ``unit``, ``date_time`` (a clock time,
-day, weekday, month or relative time), ``scramble`` (the words shuffled, or two of them swapped).
-``fragment`` and ``topic_shift`` are in :mod:`paraamr.quality.phrases`.
-*Syntax* operators use the optional spaCy parse and return None without spaCy.
+Operators marked *syntax* use the optional spaCy parse and return None without spaCy.
 
 >>> import random
 >>> number_change("John ate 5 apples.", random.Random(0))
@@ -21,7 +15,6 @@ None
 'The train leaves at 7:30 on Sunday.'
 >>> scramble("The dog bit the man.", random.Random(3))
 'The man bit the dog.'
-
 """
 
 from __future__ import annotations
@@ -43,6 +36,7 @@ from paraamr.quality.edits import (
     changed,
     is_plural,
     negated,
+    one_edit,
     render,
     replace_word,
     sentence_case,
@@ -402,10 +396,7 @@ def unit_change(text: str, rng: random.Random) -> str | None:
     for match in _CURRENCY.finditer(text):
         for symbol in "$€£¥".replace(match.group(1), ""):
             edits.append((match.start(), match.end(), symbol))
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    return changed(text[:start] + new + text[end:], text, meaning=True)
+    return one_edit(text, edits, rng, meaning=True)
 
 
 _MONTH_DAY = re.compile(
@@ -456,10 +447,7 @@ def date_time(text: str, rng: random.Random) -> str | None:
             for w in pool
             if w != match.group().lower()
         ]
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    return changed(text[:start] + new + text[end:], text, meaning=True)
+    return one_edit(text, edits, rng, meaning=True)
 
 
 _GLUE = {

@@ -1,13 +1,9 @@
 """The registry of quality operators: positive (meaning-preserving) and negative (meaning-changing).
 
-Every operator is a function ``op(text, rng) -> str | None`` (:data:`~paraamr.quality.edits.Operator`):
-it returns a changed sentence, or None where it does not apply (nothing to change, or the change
-would be unsafe). The choice among several places to change is drawn from ``rng`` (a
-:class:`random.Random`), so an operator is deterministic for a seed. The operators live by concern
-in :mod:`paraamr.quality.positive`, :mod:`paraamr.quality.negative` and
-:mod:`paraamr.quality.phrases` (edit helpers in
-:mod:`paraamr.quality.edits`, word tables in :mod:`paraamr.quality.words`); they are re-exported
-here, so ``from paraamr.quality.operators import number_change`` keeps working.
+Every operator is ``op(text, rng) -> str | None`` (:data:`~paraamr.quality.edits.Operator`): a
+changed sentence, or None where it does not apply; its choices are drawn from ``rng``, so it is
+deterministic for a seed. The operators of :mod:`~paraamr.quality.positive`,
+:mod:`~paraamr.quality.negative` and :mod:`~paraamr.quality.phrases` are re-exported here.
 
 >>> import random
 >>> sorted(NEGATIVE)[:3], POSITIVE["contraction"]("I do not know.", random.Random(0))
@@ -104,10 +100,8 @@ NEGATIVE: dict[str, Operator] = {
     "date_time": date_time,
     "scramble": scramble,
 }
-#: Opt-in operators of ``quality train`` (flags), kept out of the registries above so that the
-#: default run draws what it always drew: a multi-word synonym positive (``--phrase-synonyms``)
-#: and the negatives given their own count outside the equal shares (``--fragment-triplets``,
-#: ``--topic-shift-triplets``).
+#: Opt-in operators of ``quality train``: ``--phrase-synonyms``, ``--fragment-triplets`` and
+#: ``--topic-shift-triplets``.
 EXTRA: dict[str, Operator] = {
     "phrase_synonym": phrase_synonym,
     "fragment": fragment,

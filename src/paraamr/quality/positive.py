@@ -1,14 +1,6 @@
 """Meaning-preserving (positive) operators: each ``op(text, rng) -> str | None`` keeps the meaning.
 
-``synonym`` (syntax; WordNet first-sense synonym; ``phrase_synonym`` is in
-:mod:`paraamr.quality.phrases`), ``contraction`` (contract or expand one safe
-contraction), ``punctuation_case`` (final period, casing), ``passive_voice`` (syntax; active S-V-O
-to passive), ``front_adverbial`` (syntax; move a time, place or clause modifier between the front
-and the end), ``dative_shift`` (syntax; ``gave her a book`` <-> ``gave a book to her``),
-``particle_shift`` (syntax; ``turn off the light`` <-> ``turn the light off``), ``typo`` (one
-keyboard slip), ``number_format`` (``5`` <-> ``five``, ``1,000`` <-> ``1000``), and
-:func:`paraamr_paraphrase`, built from ParaAMR records. *Syntax* operators use the optional spaCy
-parse (:mod:`paraamr.quality.analysis`) and return None without spaCy.
+Operators marked *syntax* use the optional spaCy parse and return None without spaCy.
 
 >>> import random
 >>> contraction("I do not know.", random.Random(0))
@@ -19,7 +11,6 @@ parse (:mod:`paraamr.quality.analysis`) and return None without spaCy.
 'She has 3 cats and 12 hens.'
 >>> number_format("It cost 1,500 dollars.", random.Random(0))
 'It cost 1500 dollars.'
-
 """
 
 from __future__ import annotations
@@ -43,6 +34,8 @@ from paraamr.quality.edits import (
     is_plural,
     lower_first,
     negated,
+    one_edit,
+    only_root,
     reordered,
     replace_word,
     sentence_case,
@@ -83,12 +76,8 @@ __all__ = [
 
 
 def synonym(text: str, rng: random.Random) -> str | None:
-    """Replace one or two content words by a WordNet synonym of their first sense (syntax).
-
-    Base forms are replaced as they are; plurals and verbs in the past, past participle or third
-    person are inflected like the word they replace (:func:`~paraamr.quality.inflection.inflect_like`,
-    which refuses forms it would misspell), so the result stays grammatical.
-    """
+    """Replace one or two content words by a WordNet synonym of their first sense (syntax),
+    inflected like the word they replace (:func:`~paraamr.quality.inflection.inflect_like`)."""
     doc = parse(text)
     if doc is None:
         return None
@@ -150,18 +139,14 @@ def _plain(adjective: str) -> str | None:
 
 
 def negated_antonym(text: str, rng: random.Random) -> str | None:
-    """Replace the main predicate by its complementary opposite and negate it: two edits that
-    cancel (syntax). ``The museum is closed.`` -> ``The museum is not open.``, ``Tom forgot the
-    keys.`` -> ``Tom did not remember the keys.``: the counterpart of the ``antonym`` and
-    ``negation`` negatives, which make one of the two edits. Only opposites with nothing between
-    them (:data:`~paraamr.quality.words.COMPLEMENTARY_ADJECTIVES`, ``..._VERBS``), from the second
-    of a pair to "not" the first (``likes`` -> ``does not dislike`` says less), in simple tenses.
+    """Replace the main predicate by its complementary opposite and negate it (syntax): ``The
+    museum is closed.`` -> ``The museum is not open.``. Only opposites with nothing between them
+    (:data:`~paraamr.quality.words.COMPLEMENTARY_ADJECTIVES`, ``..._VERBS``), in simple tenses.
     """
     doc = parse(text)
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"] if doc is not None else []
-    if len(roots) != 1:
+    root = only_root(doc)
+    if root is None:
         return None
-    root = roots[0]
     if any(c.dep_ == "advmod" for c in root.children):
         return None  # "is still alive" -> "is not still dead", "often forgets" are no paraphrases
     adjectives = [c for c in root.children if c.dep_ == "acomp" and _plain(c.lower_)]
@@ -214,11 +199,7 @@ def _contraction_edits(text: str) -> list[tuple[int, int, str]]:
 
 def contraction(text: str, rng: random.Random) -> str | None:
     """Contract one expanded form (``do not`` -> ``don't``) or expand one contraction."""
-    edits = _contraction_edits(text)
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    return changed(text[:start] + new + text[end:], text, meaning=False)
+    return one_edit(text, _contraction_edits(text), rng, meaning=False)
 
 
 def punctuation_case(text: str, rng: random.Random) -> str | None:
@@ -251,12 +232,9 @@ _CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
 def passive_voice(text: str, rng: random.Random) -> str | None:
     """Turn a simple-tense active clause ``S V O ...`` into ``O was V-en by S ...`` (syntax)."""
     doc = parse(text)
-    if doc is None:
+    verb = only_root(doc)
+    if verb is None:
         return None
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
-    if len(roots) != 1:
-        return None
-    verb = roots[0]
     children = list(verb.children)
     if (
         verb.pos_ != "VERB"
@@ -307,11 +285,9 @@ def _bare(noun) -> bool:
 def dative_shift(text: str, rng: random.Random) -> str | None:
     """Move an indirect object into a ``to``/``for`` phrase after the object, or back (syntax).
 
-    ``The nurse gave the patient a blanket.`` <-> ``The nurse gave a blanket to the patient.``:
-    the words change places while who gives what to whom stays, the counterpart of
-    :func:`~paraamr.quality.negative.role_swap`. Only verbs of :data:`DATIVE_TO` and
-    :data:`DATIVE_FOR`; never a pronoun object moved before another object (``gave him it``), an
-    object with a verb in it, or a bare singular noun (idioms: ``gave rise to``).
+    ``The nurse gave the patient a blanket.`` <-> ``The nurse gave a blanket to the patient.``
+    Only verbs of :data:`DATIVE_TO` and :data:`DATIVE_FOR`; never a pronoun object, an object with
+    a verb in it, or a bare singular noun (idioms: ``gave rise to``).
     """
     doc = parse(text)
     if doc is None:
@@ -352,10 +328,9 @@ def dative_shift(text: str, rng: random.Random) -> str | None:
 def particle_shift(text: str, rng: random.Random) -> str | None:
     """Move a verb's particle after its object, or a short object after the particle (syntax).
 
-    ``Please turn off the lights.`` <-> ``Please turn the lights off.`` Only phrasal verbs that
-    WordNet knows with a thing as object (:func:`~paraamr.lexicon.phrasal_verb`: not ``looked out
-    the window``, where the parser may see a particle); a pronoun object stays before its particle
-    (``turn it off``), and objects of more than four words stay after it.
+    ``Please turn off the lights.`` <-> ``Please turn the lights off.`` Only phrasal verbs WordNet
+    knows (:func:`~paraamr.lexicon.phrasal_verb`); a pronoun object stays before its particle, and
+    objects of more than four words stay after it.
     """
     doc = parse(text)
     if doc is None:
@@ -395,10 +370,9 @@ def front_adverbial(text: str, rng: random.Random) -> str | None:
         return None
     end = len(doc) - 1 if doc[-1].is_punct else len(doc)
     final = doc[end].text if end < len(doc) else ""
-    roots = [tok for tok in doc if tok.dep_ == "ROOT"]
-    if len(roots) != 1:
+    root = only_root(doc)
+    if root is None:
         return None
-    root = roots[0]
     variants = []
     for mod in root.children:
         if not _movable(mod):
@@ -489,9 +463,5 @@ def number_format(text: str, rng: random.Random) -> str | None:
         if word.lower() == "one" and PRONOUN_ONE.search(text[: match.start()]):
             continue
         edits.append((match.start(), match.end(), str(_WORD_NUMBERS[word.lower()])))
-    if not edits:
-        return None
-    start, end, new = rng.choice(edits)
-    if start == 0:
-        new = new[:1].upper() + new[1:]
-    return changed(text[:start] + new + text[end:], text, meaning=False)
+    edits = [(start, end, new[:1].upper() + new[1:] if start == 0 else new) for start, end, new in edits]
+    return one_edit(text, edits, rng, meaning=False)

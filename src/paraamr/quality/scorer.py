@@ -1,22 +1,11 @@
 """Paraphrase-quality scores from a bi-encoder (cosine) or a cross-encoder (one logit per pair).
 
-A :class:`QualityScorer` loads a model folder written by ``paraamr quality train`` (either mode;
-the mode and the calibration are read from its ``paraamr_quality.json``), the model shipped with
-the package (:data:`DEFAULT_MODEL`, a trained cross-encoder), or the untuned base ``all-MiniLM-L6-v2``
-(a bi-encoder: raw cosines in [-1, 1], no calibration). A trained model's scores are calibrated:
-``sigmoid(slope * (raw - threshold))`` in [0, 1], where 0.5 is the threshold chosen on the
-training run's validation split, so a pair is valid at >= 0.5.
-
-The score measures whether a paraphrase keeps its source's meaning, not whether it is new: an
-exact copy (the same text after :func:`~paraamr.records.normalize`, which is all the uncased
-encoder reads of it) keeps the meaning perfectly and scores :data:`COPY_SCORE`, 1.0, with every
-model and without running it (the models themselves scored copies about 0.6: no training pair is
-a copy, and a copy looks like the negatives, one word from the anchor). Diversity is measured apart
-(``lexical_diversity``, ``ted_diversity``).
-
-A folder may hold only the weights that training changed (``trained.safetensors``, written by
-:func:`paraamr.quality.train.export_delta`) on top of the base named by ``delta_of``: that is how
-the default model ships small.
+A :class:`QualityScorer` loads a model folder written by ``paraamr quality train`` (mode and
+calibration read from its ``paraamr_quality.json``), :data:`DEFAULT_MODEL`, or the untuned base
+``all-MiniLM-L6-v2`` (raw cosines in [-1, 1]). A trained model's scores are ``sigmoid(slope * (raw
+- threshold))`` in [0, 1]: a pair is valid at >= 0.5. An exact copy (equal after
+:func:`~paraamr.records.normalize`) scores :data:`COPY_SCORE` without running the model. A folder
+may hold only the weights training changed (:data:`DELTA_FILE`) on top of the base ``delta_of``.
 
 >>> resolve_model("/no/such/model")
 Traceback (most recent call last):
@@ -66,12 +55,9 @@ COPY_SCORE = 1.0
 
 def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
     """The folder of a quality model: a local folder, :data:`DEFAULT_MODEL`, :data:`BASE_MODEL`,
-    ``all-mpnet-base-v2`` (:func:`~paraamr.quality.mpnet.mpnet_dir`) or a Hub id.
+    ``all-mpnet-base-v2`` or a Hub id (fetched on first use unless ``download`` is False).
 
-    Names go through the model registry (:func:`paraamr.models.download.ensure`, kind ``quality``:
-    a Hub id not in the cache is fetched on first use unless ``download`` is False or offline);
-    a path that does not exist, or a folder that is no model, raises :class:`ModelNotFoundError`
-    saying how to train one.
+    A path that does not exist, or a folder that is no model, raises :class:`ModelNotFoundError`.
     """
     from paraamr.models.download import ensure
 
@@ -129,11 +115,8 @@ def copies(sources: Sequence[str], paraphrases: Sequence[str]) -> list[bool]:
 
 
 def load_model(path: str | Path, mode: str, *, max_length: int | None = None, card=None, device: str = "cpu"):
-    """A sentence-transformers model of ``mode`` from a model folder (quietly: no load report).
-
-    ``bi``: a ``SentenceTransformer``; ``cross``: a ``CrossEncoder`` with one output (a base encoder
-    folder gets a new, untrained classifier head).
-    """
+    """A ``SentenceTransformer`` (``bi``) or one-output ``CrossEncoder`` (``cross``) from a model
+    folder, quietly (a base encoder folder gets a new, untrained classifier head)."""
     import logging as std_logging
 
     from transformers.utils import logging
@@ -186,10 +169,9 @@ def raw_scores(model, mode: str, sources: Sequence[str], paraphrases: Sequence[s
 class QualityScorer:
     """Scores (source, paraphrase) pairs; loads the model on first use.
 
-    ``QualityScorer(model).score(sources, paraphrases)`` returns one score per pair: calibrated in
-    [0, 1] for a trained model (valid at >= 0.5), the raw cosine in [-1, 1] for the untuned base.
-    ``model`` is a folder written by ``paraamr quality train``, :data:`DEFAULT_MODEL` (the default)
-    or :data:`BASE_MODEL`. ``signature`` names the model, mode and calibration (sacrebleu style).
+    ``score`` returns one score per pair: calibrated in [0, 1] for a trained model (valid at >=
+    0.5), the raw cosine in [-1, 1] for the untuned base. ``signature`` names the model, mode and
+    calibration (sacrebleu style).
     """
 
     def __init__(
@@ -216,7 +198,11 @@ class QualityScorer:
             self.name = str(model_dir)
         else:  # a folder name alone does not identify a model: add a digest of its training summary
             self.name = f"{self.path.name}@{hashlib.sha1(text.encode()).hexdigest()[:8]}"
-        self.device = device or _default_device()
+        if not device:
+            import torch
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device
         self.batch_size = batch_size
 
     @cached_property
@@ -224,13 +210,12 @@ class QualityScorer:
         """The sentence-transformers model (``SentenceTransformer`` or ``CrossEncoder``)."""
         max_length = self.info.get("settings", {}).get("max_length")
         base = self.info.get("delta_of")
+        folder = self.path if base is None else resolve_model(base, download=self.download)
+        model = load_model(folder, self.mode, max_length=max_length, device=self.device)
         if base is None:
-            return load_model(self.path, self.mode, max_length=max_length, device=self.device)
+            return model
         from safetensors.torch import load_file
 
-        model = load_model(
-            resolve_model(base, download=self.download), self.mode, max_length=max_length, device=self.device
-        )
         delta = {k: v.float() for k, v in load_file(str(self.path / DELTA_FILE)).items()}
         missing = set(delta) - set(model.state_dict())
         if missing:
@@ -240,10 +225,9 @@ class QualityScorer:
 
     @cached_property
     def cosine_dir(self) -> Path | None:
-        """The folder of the sentence encoder whose cosine the raw score adds (fetched on first use),
-        or None: the model has none, or it cannot be had (not installed, offline) and the model
-        holds a calibration of its logit alone (``cosine.without``), which is then used, with a
-        warning on stderr."""
+        """The folder of the sentence encoder whose cosine the raw score adds, or None: the model has
+        none, or it cannot be had and the model holds a calibration of its logit alone
+        (``cosine.without``), then used with a warning on stderr."""
         if not self.cosine:
             return None
         try:
@@ -265,16 +249,14 @@ class QualityScorer:
 
     @property
     def calibration(self) -> dict | None:
-        """The calibration of the raw score in use: the logit's alone where the encoder whose cosine
-        it adds cannot be had (:attr:`cosine_dir`)."""
+        """The calibration of the raw score in use (the logit's alone without :attr:`cosine_dir`)."""
         if self.cosine and self.cosine_dir is None:
             return self.cosine["without"]
         return self.info.get("calibration")
 
     @property
     def signature(self) -> Signature:
-        """How the scores were computed: model, mode, raw score, calibration, version (extend it with
-        the threshold and scale where they apply).
+        """How the scores were computed: model, mode, raw score, calibration, version.
 
         >>> str(QualityScorer(BASE_MODEL).signature)
         'quality|model:all-MiniLM-L6-v2|mode:bi|raw:cos|calib:none|copy:1|version:...'
@@ -298,8 +280,8 @@ class QualityScorer:
         return "logit"
 
     def raw(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
-        """Uncalibrated scores of each pair: the cosine (bi), the logit (cross), plus the weighted
-        cosine of the model's second encoder when it has one."""
+        """Uncalibrated scores: the cosine (bi) or the logit (cross), plus the weighted cosine of the
+        second encoder when the model has one."""
         check_pairs(sources, paraphrases)
         raw = raw_scores(self.model, self.mode, sources, paraphrases, self.batch_size)
         if not raw or self.cosine_dir is None:
@@ -327,9 +309,3 @@ class QualityScorer:
                 f"{self.name} is a cross-encoder: it scores pairs, it has no sentence embeddings"
             )
         return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True)
-
-
-def _default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"

@@ -1,21 +1,13 @@
 """Train a paraphrase-quality model on operator triplets, on CPU: a bi-encoder or a cross-encoder.
 
-Two modes share the triplets (ParaQD, §4):
+- ``bi``: the sentence encoder is fine-tuned with ``TripletLoss`` (distance 1 - cosine, margin α).
+- ``cross``: a ``CrossEncoder`` from the same MiniLM weights reads both sentences, trained with
+  binary cross-entropy on (anchor, positive) = 1 and (anchor, negative) = 0, each pair in a random
+  order, a triplet's two pairs in one batch when ``paired``.
 
-- ``bi``: the sentence encoder is fine-tuned with sentence-transformers' ``TripletLoss`` (distance
-  1 - cosine, margin α); a pair scores the cosine of its two embeddings.
-- ``cross``: a ``CrossEncoder`` initialized from the same MiniLM weights reads both sentences
-  together (so it sees word order), trained with binary cross-entropy on the triplets as pairs:
-  (anchor, positive) is 1, (anchor, negative) is 0, each pair in a random order. The two pairs of
-  a triplet share a batch (``paired``, :class:`~paraamr.quality.losses.PairedLoss`), which may add
-  a margin ``logit_margin`` between their logits (off by default: docs/quality.md says why).
-
-A validation split of the triplets (whole anchors, ``validation`` of them) is held out of
-training; the model's raw scores on it pick the decision threshold (equal error rate) and a
-logistic slope (:func:`calibrate`), so the saved model's scores are ``sigmoid(slope * (raw -
-threshold))``: in [0, 1], with 0.5 at the chosen threshold. The output folder is a
-sentence-transformers model (``SentenceTransformer`` or ``CrossEncoder``) with a card
-(``README.md``) saying how it was trained and the same facts as JSON in ``paraamr_quality.json``.
+The raw scores on a validation split of whole anchors give the calibration (:func:`calibrate`).
+The output folder is a sentence-transformers model with a card (``README.md``) and the training
+summary (``paraamr_quality.json``).
 
 >>> TrainSettings().mode, TrainSettings().base, TrainSettings().max_length
 ('cross', 'all-MiniLM-L6-v2', 128)
@@ -81,19 +73,13 @@ class TrainSettings:
 
     ``epochs``, ``learning_rate``, ``batch_size`` and ``freeze_layers`` default per mode
     (:data:`MODE_DEFAULTS`). ``freeze_layers``: -1 trains everything; 0 freezes the word
-    embeddings (the shipped delta then leaves out their 11.7M weights); k > 0 also the first k
-    transformer layers (faster, smaller to ship).
-    ``max_minutes`` stops training after that much wall time (the model is still calibrated and
-    saved). ``threads`` caps torch's CPU threads (None leaves torch's default). ``paired`` (cross)
-    keeps a triplet's two pairs in one batch (``batch_size`` still counts pairs) and adds the hinge
-    ``max(0, logit_margin - (logit(valid) - logit(invalid)))`` to the cross-entropy.
-    ``natural_repeat``: how many times each training triplet of a hand-written natural pair
-    (positive operator ``natural_<kind>``) is trained on in an epoch (validation keeps one of each).
-    ``cosine_model`` (cross; default ``all-mpnet-base-v2``; None: none): a sentence encoder
-    whose cosine is added to the logit,
-    weighted by :func:`cosine_weight` on the validation pairs, before calibration (the logit
-    alone is calibrated too, as ``cosine.without``: what a scorer uses where the encoder cannot
-    be had).
+    embeddings; k > 0 also the first k transformer layers. ``max_minutes`` stops training after
+    that much wall time (the model is still calibrated and saved). ``threads``: torch's CPU threads
+    (None: torch's default). ``paired`` (cross): a triplet's two pairs in one batch (``batch_size``
+    still counts pairs), plus the hinge at ``logit_margin``. ``natural_repeat``: times each training
+    triplet of a natural pair is trained on in an epoch. ``cosine_model`` (cross; None: none): a
+    sentence encoder whose cosine, weighted by :func:`cosine_weight`, is added to the logit before
+    calibration (the logit alone is calibrated too, as ``cosine.without``).
     """
 
     mode: str = "cross"
@@ -167,12 +153,9 @@ def validation_pairs(triplets: Sequence[Triplet]) -> tuple[list[str], list[str],
 def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
     """The equal-error threshold of ``raw`` scores and a logistic slope around it.
 
-    The threshold is :func:`~paraamr.quality.evaluation.equal_error_threshold`'s: as many invalid
-    pairs accepted as valid ones rejected, in shares. It replaced the threshold with the best
-    macro F1, whose flat optimum moved from run to run (docs/quality.md); the slope is the
-    maximum-likelihood ``a`` of ``P(valid) = sigmoid(a * (raw - threshold))`` (scikit-learn's
-    logistic regression without intercept, C=100), at least :data:`MIN_SLOPE` so scores keep the
-    model's order even when it does not yet rank valid pairs higher on the validation pairs.
+    The threshold is :func:`~paraamr.quality.evaluation.equal_error_threshold`'s; the slope is the
+    maximum-likelihood ``a`` of ``P(valid) = sigmoid(a * (raw - threshold))`` (logistic regression
+    without intercept, C=100), at least :data:`MIN_SLOPE` so scores keep the model's order.
 
     >>> c = calibrate([0.1, 0.2, 0.6, 0.7], [0, 0, 1, 1])
     >>> c["threshold"], c["macro_f1"], c["slope"] > 5
@@ -226,34 +209,26 @@ def _time_limit(minutes: float | None):
     return TimeLimit()
 
 
+_BI_COLUMNS = ("anchor", "positive", "negative")
+
+
 def _datasets(settings: TrainSettings, triplets: Sequence[Triplet]):
     from datasets import Dataset
 
     if settings.mode == "bi":
+        return Dataset.from_dict({k: [getattr(t, k) for t in triplets] for k in _BI_COLUMNS})
+    rng = random.Random(settings.seed)  # each pair in a random order: the valid pair, then the invalid one
+    pairs = [
+        (t.anchor, other) if rng.random() < 0.5 else (other, t.anchor)
+        for t in triplets
+        for other in (t.positive, t.negative)
+    ]
+    first, second = [a for a, _ in pairs], [b for _, b in pairs]
+    if settings.paired:  # one row a triplet
         return Dataset.from_dict(
-            {
-                "anchor": [t.anchor for t in triplets],
-                "positive": [t.positive for t in triplets],
-                "negative": [t.negative for t in triplets],
-            }
+            {"valid1": first[::2], "valid2": second[::2], "invalid1": first[1::2], "invalid2": second[1::2]}
         )
-    rng = random.Random(settings.seed)
-    if settings.paired:  # one row a triplet: (first, second) of the valid pair, then of the invalid one
-        columns: dict[str, list] = {name: [] for name in ("valid1", "valid2", "invalid1", "invalid2")}
-        for t in triplets:
-            for name, other in (("valid", t.positive), ("invalid", t.negative)):
-                pair = [t.anchor, other] if rng.random() < 0.5 else [other, t.anchor]
-                columns[f"{name}1"].append(pair[0])
-                columns[f"{name}2"].append(pair[1])
-        return Dataset.from_dict(columns)
-    rows: dict[str, list] = {"sentence1": [], "sentence2": [], "label": []}
-    for t in triplets:
-        for other, label in ((t.positive, 1.0), (t.negative, 0.0)):
-            pair = [t.anchor, other] if rng.random() < 0.5 else [other, t.anchor]
-            rows["sentence1"].append(pair[0])
-            rows["sentence2"].append(pair[1])
-            rows["label"].append(label)
-    return Dataset.from_dict(rows)
+    return Dataset.from_dict({"sentence1": first, "sentence2": second, "label": [1.0, 0.0] * len(triplets)})
 
 
 def _model_and_loss(settings: TrainSettings, base_dir: Path):
@@ -301,14 +276,12 @@ def _trainer(settings: TrainSettings, model, loss, dataset, scratch: str, steps:
         "dataloader_num_workers": 0,
     }
     if settings.mode == "bi":
-        from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-
-        args = SentenceTransformerTrainingArguments(**common)
-        return SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
-    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
-
-    args = CrossEncoderTrainingArguments(**common)
-    return CrossEncoderTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
+        from sentence_transformers import SentenceTransformerTrainer as Trainer
+        from sentence_transformers import SentenceTransformerTrainingArguments as Arguments
+    else:
+        from sentence_transformers.cross_encoder import CrossEncoderTrainer as Trainer
+        from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Arguments
+    return Trainer(model=model, args=Arguments(**common), train_dataset=dataset, loss=loss)
 
 
 def _rows_per_batch(settings: TrainSettings) -> int:
@@ -328,11 +301,8 @@ def train(
 ) -> dict:
     """Train a ``settings.mode`` model on ``triplets``, calibrate it on a validation split, save it.
 
-    Returns the training summary that is also written to ``output/paraamr_quality.json``
-    (settings, triplet and operator counts, calibration, figures on the validation pairs by kind,
-    per-step losses, seconds). ``sources`` names the input files; ``about`` adds facts for the
-    summary and the card: ``natural`` (the natural pairs trained on: file, sources, the held-out
-    ones) and ``command`` (the default command, when the run is one).
+    Returns the training summary, also written to ``output/paraamr_quality.json``. ``sources`` names
+    the input files; ``about`` adds facts for the summary and the card (``natural``, ``command``).
     """
     import torch
     from transformers import set_seed
@@ -401,8 +371,7 @@ def _loss_name(settings: TrainSettings) -> str:
 
 
 def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bool) -> dict:
-    """Run the trainer; returns the steps done, whether the time limit stopped it, the seconds and
-    the logged losses."""
+    """Run the trainer; returns the steps done, whether the time limit stopped it, seconds, losses."""
     from transformers.trainer_callback import PrinterCallback
 
     limit = _time_limit(settings.max_minutes)
@@ -424,9 +393,8 @@ def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bo
 
 def validation_figures(validation: Sequence[Triplet], scores: Sequence[float]) -> dict:
     """Figures of the calibrated ``scores`` of the validation pairs (:func:`validation_pairs`'
-    order): macro F1 at 0.5, mean and AUC by operator (positives by their positive operator,
-    negatives by their negative one) and, for the hand-written natural pairs among them (each
-    pair once), the separation and macro F1 at 0.5: a set-C-like figure from training sources.
+    order): macro F1 at 0.5, mean and AUC by operator and, for the natural pairs among them (each
+    pair once), the separation and macro F1 at 0.5.
 
     >>> ts = [Triplet("a", "b", "c", "natural_voice", "natural_shuffle"),
     ...       Triplet("a", "b", "d", "natural_voice", "number")]
@@ -435,11 +403,11 @@ def validation_figures(validation: Sequence[Triplet], scores: Sequence[float]) -
     (0.733333, {'pairs': 2, 'separation': 0.7, 'macro_f1': 1.0}, 0.0)
     """
     kinds = [op for t in validation for op in (t.positive_op, t.negative_op)]
-    _, paras, labels = validation_pairs(validation)
+    sources, paras, labels = validation_pairs(validation)
     seen: dict[tuple[str, str], tuple[float, int]] = {}
-    for i, (t, kind) in enumerate(zip((t for t in validation for _ in (0, 1)), kinds, strict=True)):
+    for source, para, kind, score, label in zip(sources, paras, kinds, scores, labels, strict=True):
         if kind.startswith("natural_"):
-            seen.setdefault((t.anchor, paras[i]), (scores[i], labels[i]))
+            seen.setdefault((source, para), (score, label))
     figures = {
         "macro_f1": round(classify(scores, labels)["f1_macro"], 6),
         "by_kind": by_kind(scores, labels, kinds),
@@ -469,10 +437,9 @@ def _save(model, output: Path, summary: dict) -> None:
 
 def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True) -> int:
     """Write to ``output`` only the weights of a trained model that differ from its base (float16
-    when ``half``), with its ``config.json``, card (the training note written anew from the
-    summary) and training summary (``delta_of``: the base);
-    :class:`~paraamr.quality.scorer.QualityScorer` rebuilds the model from the installed base.
-    Returns the bytes of the weights file. This is how the default model ships in a few MB.
+    when ``half``), with its ``config.json``, card and summary (``delta_of``: the base), which
+    :class:`~paraamr.quality.scorer.QualityScorer` loads on top of the base. Returns the bytes of
+    the weights file.
     """
     from safetensors.torch import save_file
 

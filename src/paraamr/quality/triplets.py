@@ -1,13 +1,9 @@
 """(anchor, positive, negative) triplets from plain sentences and ParaAMR records (ParaQD, §3).
 
-For each sentence, every negative operator that applies gives a negative; each is paired with a
-positive drawn from the positive operators (and the sentence's ParaAMR paraphrases, when given)
-that apply, or with the sentence itself when none does. Positives are drawn with weights falling
-with how often each was used already, so no positive kind dominates. Further rounds draw new
-variants with new seeds until every negative kind has its share of ``max_triplets`` (or a round
-adds none); the triplets are then taken in turns from each negative kind, so no kind dominates
-either. Everything is drawn from ``random.Random`` seeded by ``(seed, round, sentence)``: the
-same inputs and seed give the same triplets.
+For each sentence, every negative operator that applies gives a negative, paired with a positive
+drawn from the positive operators that apply (weights falling with use), or with the sentence
+itself. Rounds with new seeds run until every negative kind has its share of ``max_triplets``; the
+triplets are then taken in turns from each kind. The same inputs and seed give the same triplets.
 
 >>> from paraamr.quality.operators import number_change, punctuation_case
 >>> ts = build_triplets(["John ate 5 apples."], seed=0, rounds=1,
@@ -56,11 +52,9 @@ def build_triplets(
 ) -> list[Triplet]:
     """Triplets for ``sentences`` (blank and repeated ones skipped), shuffled with ``seed``.
 
-    ``paraphrases`` maps sentences to ParaAMR paraphrases (an extra positive operator,
-    ``paraamr``); ``positives``/``negatives`` default to all the operators of
-    :mod:`paraamr.quality.operators`. ``gate`` (a
-    :class:`~paraamr.quality.gate.SimilarityGate`) is given each round's positives as ``(operator,
-    sentence, output)`` rows and says which to keep. ``progress`` shows a bar per round (tqdm, on stderr).
+    ``paraphrases`` maps sentences to ParaAMR paraphrases (positive operator ``paraamr``);
+    ``positives``/``negatives`` default to all the operators. ``gate`` (a
+    :class:`~paraamr.quality.gate.SimilarityGate`) says which of each round's positives to keep.
     """
     anchors = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))
     positives = dict(POSITIVE if positives is None else positives)
@@ -97,8 +91,7 @@ def draw_round(
     progress: bool = False,
 ) -> list[tuple[str, random.Random, list[tuple[str, str]]]]:
     """Round ``round_`` of :func:`build_triplets` up to its negatives: each anchor, its rng (seeded
-    by ``(seed, round_, anchor)``, so an anchor's draws do not depend on the others) and the
-    ``(operator, output)`` of its positives that ``gate`` keeps, judged all at once."""
+    by ``(seed, round_, anchor)``) and the ``(operator, output)`` of its positives that ``gate`` keeps."""
     from tqdm.auto import tqdm
 
     drawn = []
@@ -121,9 +114,8 @@ def draw_negatives(
     used: Counter[str],
 ) -> Iterator[tuple[str, str, str, str]]:
     """``(operator, negative, positive operator, positive)`` for each negative operator that applies
-    to ``anchor``, after :func:`draw_round`: the positive drawn from ``pos`` with weights falling with
-    ``used`` (read as each is drawn), or the anchor itself when ``pos`` is empty. The rng takes one
-    draw for each, whatever ``used`` holds, so an anchor's negatives do not depend on the others."""
+    to ``anchor``: the positive drawn from ``pos`` with weights falling with ``used``, or the anchor
+    itself when ``pos`` is empty."""
     for name, op in negatives.items():
         negative = op(anchor, rng)
         if negative is not None:
@@ -150,9 +142,7 @@ def _in_turns(by_kind: Mapping[str, list[Triplet]], seed: int, total: int | None
     return chosen
 
 
-#: Relative weight of a positive against the others (1): less for those that apply to almost every
-#: sentence, the near-trivial casing (MiniLM is uncased) and typos; more for synonyms, the
-#: positives that replace words, as most negatives do.
+#: Relative weight of a positive against the others (1).
 _WEIGHT = {"punctuation_case": 0.25, "typo": 0.5, "synonym": 2.0, "phrase_synonym": 2.0}
 
 
@@ -163,8 +153,7 @@ def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Ra
 
 def unrelated_sentence(pool: Sequence[str], *, band: float = 0.25) -> Operator:
     """An operator whose output is a sentence of ``pool`` other than its input and of about as many
-    words (within ``band`` of its count, at least 2 words either way, so length does not give the
-    pair away), drawn with its ``rng``; None when ``pool`` has no such sentence.
+    words (within ``band`` of its count, at least 2 words either way); None when there is none.
 
     >>> unrelated_sentence(["prices rose again in May", "hi"])("the cat sat on the mat", random.Random(0))
     'prices rose again in May'
@@ -198,10 +187,9 @@ def unrelated_pairs(
 def extra_triplets(
     triplets: Sequence[Triplet], negative: Operator, count: int, *, name: str, seed: int = 0
 ) -> list[Triplet]:
-    """Up to ``count`` triplets of one negative kind outside the equal shares of
-    :func:`build_triplets`: the anchor and positive of one of ``triplets`` (a different anchor each,
-    in an order drawn with ``seed``) and, as the negative, ``negative(anchor, rng)`` (operator name
-    ``name``); anchors where it gives None, or the positive again, are skipped.
+    """Up to ``count`` triplets of one negative kind outside the equal shares: the anchor and
+    positive of one of ``triplets`` (a different anchor each, in an order drawn with ``seed``) and
+    ``negative(anchor, rng)`` (operator ``name``), where it gives something else than the positive.
 
     >>> ts = [Triplet("the cat sat on the mat", "a cat sat on the mat", "the dog sat", "p", "n")]
     >>> [t.negative for t in extra_triplets(ts, unrelated_sentence(["prices rose again in May"]), 1,
@@ -247,11 +235,8 @@ def read_sentences(path: str | Path) -> Iterator[str]:
 
 
 def read_paraphrases(path: str | Path) -> dict[str, list[str]]:
-    """ParaAMR records (JSON lines of the ``default`` config, or a dataset folder of Parquet shards).
-
-    Returns ``{text: [para_text, ...]}``; a malformed line raises :class:`InputError`
-    naming the file and line.
-    """
+    """``{text: [para_text, ...]}`` of ParaAMR records (JSON lines, or a dataset folder of Parquet
+    shards); a malformed line raises :class:`InputError` naming the file and line."""
     path = Path(path)
     rows: Iterable[dict]
     if path.is_dir():
