@@ -1,14 +1,10 @@
 """Statistics that add up: the Table-2 row as sums and counts, merged across chunks, processes,
 nodes and shards to the same bits.
 
-Every measure of the row is a mean of per-pair values (1-BLEU is the mean of per-pair sentence
-BLEU; similarity, 1-∩/∪, TED-3, TED-F, and AESOP's ROUGE, METEOR, TED-R, TED-E likewise), so its
-state is a sum and a count; AESOP's corpus BLEU keeps sacrebleu's sufficient statistics (lengths,
-n-gram matches and totals), summed. The design is torchmetrics' metric states with a ``sum``
-reduction (``add_state(..., dist_reduce_fx="sum")``, ``merge_state``), with one difference: sums are
-*exact* (integers in units of 2**-1074, the smallest float), so any partition of the pairs adds up
-to the same bits and the mean is the correctly rounded quotient; float sums would move with the
-order of addition.
+Every measure of the row is a mean of per-pair values, so its state is a sum and a count; AESOP's
+corpus BLEU keeps sacrebleu's sufficient statistics, summed. Sums are *exact* (integers in units of
+2**-1074, the smallest float), so any partition of the pairs adds up to the same bits and the mean
+is the correctly rounded quotient.
 
 >>> a, b = RowStats(("bleu_diversity",)), RowStats(("bleu_diversity",))
 >>> a.update({"bleu_diversity": [0.1, 0.2]}, chunk=0)
