@@ -89,12 +89,6 @@ def _added(a: list[int] | None, b: Sequence[int]) -> list[int]:
     return list(b) if a is None else [x + y for x, y in zip(a, b, strict=True)]
 
 
-def _bin(key: str, value: float) -> int:
-    """The histogram bin of a value: the value itself for distances, else its floor (1-unit bins
-    on the ×100 scale)."""
-    return int(value) if key.startswith("ted") else math.floor(value)
-
-
 class RowStats:
     """The states of a row over some pairs: per measure an :class:`ExactSum` and a histogram
     (1-unit bins; for plots), the corpus-BLEU statistics, the failure rows, the signatures, the
@@ -131,7 +125,8 @@ class RowStats:
             if len(scores[m]) != n:
                 raise ValueError(f"{m}: {len(scores[m])} values for {n} pairs")
             self.sums[m] += ExactSum.of(scores[m])
-            self.histograms[m].update(_bin(m, v) for v in scores[m])
+            bin_of = int if m.startswith("ted") else math.floor  # distances; 1-unit bins of the ×100 scale
+            self.histograms[m].update(bin_of(v) for v in scores[m])
         self.pairs += n
         if bleu:
             self.bleu = _added(self.bleu, [sum(col) for col in zip(*bleu, strict=True)])
