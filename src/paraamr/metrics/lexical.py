@@ -60,9 +60,7 @@ def bleu_diversity(
 def tokenizer(tokenize: str = "13a", *, lowercase: bool = True) -> Callable[[str], list[str]]:
     """The token list function of sacrebleu's tokenizer ``tokenize``, optionally lowercasing."""
     tok = _bleu(tokenize, False, "exp", None).tokenizer
-    if lowercase:
-        return lambda text: tok(text.lower()).split()
-    return lambda text: tok(text).split()
+    return lambda text: tok(text.lower() if lowercase else text).split()
 
 
 def jaccard_diversity(

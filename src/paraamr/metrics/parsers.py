@@ -7,23 +7,17 @@ parses), in memory and, with ``cache_dir``, on disk across runs (:class:`TreeCac
 table keyed by the parser's signature and the sentence).
 
 * :class:`LinkGrammarParser`: Debian's ``link-parser en -constituents=1`` (packages
-  ``link-grammar`` and ``link-grammar-dictionaries-en``), ``processes`` long-lived processes (by
-  default one per core) fed a line per sentence. Its word subscripts (``cat.n``, ``sat.v-d``),
-  unknown/guessed-word marks (``xx{?}``, ``5.50{!}``, ``green{~}``) and null-link braces
-  (``{the}``) are stripped, its ``{``/``}`` (how it prints brackets in words) become
-  ``-LRB-``/``-RRB-``, and the tree is wrapped in ``(ROOT ...)`` so that height 3 means ROOT, S,
-  S's children as on CoreNLP trees. link-grammar trees have no part-of-speech layer: by default
+  ``link-grammar`` and ``link-grammar-dictionaries-en``) in ``processes`` long-lived processes.
+  Its words are cleaned (:func:`clean_link_grammar_word`) and the tree is wrapped in
+  ``(ROOT ...)`` so that height 3 means ROOT, S, S's children as on CoreNLP trees; by default
   (``pos="spacy"``) Penn preterminals from spaCy's tagger are inserted above the words
-  (:mod:`paraamr.metrics.pos`), giving CoreNLP's shape ROOT -> S -> NP/VP -> POS -> word;
-  ``pos=None`` keeps the bare trees. A lowercase pronoun ``i`` (``i``, ``i'm``, ``i'll``, ...; the
-  ParaAMR release and ParaNMT are lowercased) is written ``I`` before parsing (``case="upper-i"``,
-  the default): link-grammar does not know a lowercase ``i`` and breaks the clause around it,
-  where CoreNLP's tagger reads it as a pronoun. Either way the values are not CoreNLP's (the
-  signature says ``scale:not-paper``).
+  (:mod:`paraamr.metrics.pos`), ``pos=None`` keeps the bare trees. A lowercase pronoun ``i`` is
+  written ``I`` before parsing (``case="upper-i"``, the default; link-grammar breaks the clause
+  around a lowercase ``i``, which the lowercased ParaAMR release and ParaNMT have). The values are
+  not CoreNLP's (the signature says ``scale:not-paper``).
 * :class:`CoreNLPParser`: a Stanford CoreNLP server (the paper's parser), e.g. started with
   ``java -mx4g -cp "*" edu.stanford.nlp.pipeline.StanfordCoreNLPServer -port 9000``; sentences are
-  sent in batches, one per line (``ssplit.eolonly``), annotators ``tokenize,ssplit,pos,parse``,
-  ``workers`` requests at a time.
+  sent in batches, one per line, ``workers`` requests at a time.
 * :class:`CallableParser`: any function from a sentence to a bracket string.
 
 >>> clean_link_grammar_word("sat.v-d"), clean_link_grammar_word("xx{?}.n"), clean_link_grammar_word("{the}")
@@ -213,7 +207,7 @@ class TreeParser:
     def __enter__(self) -> TreeParser:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *_: Any) -> None:
         self.close()
 
 
@@ -226,13 +220,13 @@ class CallableParser(TreeParser):
         self.name = f"callable:{name or getattr(fn, '__name__', type(fn).__name__)}"
 
     def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
-        return [self._one(s) for s in sentences]
-
-    def _one(self, sentence: str) -> str | Failure:
-        try:
-            return self.fn(sentence)
-        except Exception as err:  # one sentence's failure, not the batch's
-            return Failure("parse", f"{self.name}: {type(err).__name__}: {err}")
+        trees: list[str | Failure] = []
+        for sentence in sentences:
+            try:
+                trees.append(self.fn(sentence))
+            except Exception as err:  # one sentence's failure, not the batch's
+                trees.append(Failure("parse", f"{self.name}: {type(err).__name__}: {err}"))
+        return trees
 
 
 def clean_link_grammar_word(word: str) -> str:
@@ -268,14 +262,12 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
 
 
 class LinkGrammarParser(TreeParser):
-    """``processes`` long-lived, supervised ``link-parser`` processes (default: one per core;
-    :class:`~paraamr.metrics.workers.WorkerPool`), started on first use and ended by :meth:`close`
-    (or on exit); with ``pos="spacy"`` (default) Penn preterminals are inserted
-    (:mod:`paraamr.metrics.pos`), ``pos=None`` keeps link-grammar's bare trees. ``limit``:
-    link-parser's ``-limit`` (linkages considered; None: its default, 1000; lower is faster and
-    may change trees). ``timeout``: seconds one sentence may take before its worker is killed and
-    restarted and the sentence fails; ``ahead``: sentences queued in each worker (the same trees
-    whatever its value; 1 waits for each answer before sending the next sentence)."""
+    """``processes`` supervised ``link-parser`` processes (default: this machine's cores over its
+    launched processes; :class:`~paraamr.metrics.workers.WorkerPool`), started on first use, ended
+    by :meth:`close`. ``limit``: link-parser's ``-limit`` (linkages considered; None: its default,
+    1000; lower is faster and may change trees). ``timeout``: seconds one sentence may take before
+    its worker is restarted and the sentence fails; ``ahead``: sentences queued in each worker
+    (the same trees whatever its value)."""
 
     def __init__(
         self,
@@ -323,7 +315,7 @@ class LinkGrammarParser(TreeParser):
         self.workers = WorkerPool(
             [stdbuf, "-oL", *command] if stdbuf else command,
             size=self.processes,
-            read=_read_answer,
+            read=lambda s, out, _: link_grammar_tree(out, where=f"link-grammar on {s[:80]!r}"),
             timeout=timeout,
             ahead=ahead,
         )
@@ -372,11 +364,6 @@ class LinkGrammarParser(TreeParser):
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # interpreter shutdown
             self.close()
-
-
-def _read_answer(sentence: str, output: str, messages: list[str]) -> str:
-    """The tree of a link-parser answer (ValueError when it holds none)."""
-    return link_grammar_tree(output, where=f"link-grammar on {sentence[:80]!r}")
 
 
 def _link_grammar_version(path: str) -> str:

@@ -1,14 +1,11 @@
 """A part-of-speech layer for trees without one (link-grammar's): Penn tags from spaCy's tagger.
 
-CoreNLP's trees, which published TED numbers use, put a preterminal (the word's Penn tag) above
-every word: ROOT -> S -> NP/VP -> POS -> word. link-grammar's have the words right under the
-phrases, so after AESOP's leaf dropping a short NP or VP is a leaf and TED-3 sees little.
-:func:`add_preterminals` wraps each word of a bracket string in ``(TAG word)``, the tag coming
-from the spaCy token the word is aligned to by characters: each word is looked up, case-blind,
-in the sentence from where the previous one ended (link-grammar lowercases sentence-initial
-words, prints brackets as ``-LRB-``/``-RRB-`` and may keep ``don't`` whole where spaCy splits
-it: the token at the word's first character gives the tag); a word not found there (a spelling
-guess) takes the next token's tag.
+CoreNLP's trees (which published TED numbers use) put a preterminal, the word's Penn tag, above
+every word; link-grammar's do not, so after AESOP's leaf dropping a short NP or VP is a leaf.
+:func:`add_preterminals` wraps each word of a bracket string in ``(TAG word)``, the tag of the
+spaCy token at the word's first character. Words are found case-blind in the sentence from where
+the previous one ended (link-grammar lowercases sentence-initial words, prints brackets as
+``-LRB-``/``-RRB-`` and may keep ``don't`` whole); a word not found takes the next token's tag.
 
 >>> tokens = [(0, 3, "DT"), (4, 7, "NN"), (8, 11, "VBD"), (11, 12, ".")]
 >>> add_preterminals("(ROOT (S (NP the cat) (VP sat) .))", "The cat sat.", tokens)

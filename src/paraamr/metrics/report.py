@@ -2,13 +2,9 @@
 
 Pairs (source, paraphrase) come from a ParaAMR release file, one of our dataset folders (both
 read by :func:`paraamr.sources.read_path`) or a pair file (``.tsv``/``.txt``: tab-separated;
-``.csv``) in one of three layouts, told by its first row (:func:`pair_layout`): two columns,
-source then paraphrase, with an optional header row ``source,paraphrase`` or ``text,para_text``;
-ParaNMT-50M's ``source, paraphrase, score``; ParaBank's ``score, source, paraphrase, ...`` (one
-to five paraphrases of the source on its line). A pair that cannot be scored is left out and
-reported as a failure row (``{"index", "where", "id", "stage", "reason"}``;
-:mod:`paraamr.metrics.scoring`), never dropped silently. The row is computed from statistics that
-add up (:mod:`paraamr.metrics.stats`).
+``.csv``) in a layout of :data:`PAIR_LAYOUTS` told by its first row (:func:`pair_layout`). A pair
+that cannot be scored is reported as a failure row (:mod:`paraamr.metrics.scoring`), never dropped
+silently.
 
 >>> import io
 >>> pairs = read_two_columns(io.StringIO("source\\tparaphrase\\nI know it.\\tIt is known.\\n"), name="x.tsv")
@@ -90,8 +86,8 @@ def pair_layout(row: Sequence[str]) -> str:
 
 
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
-    """The pairs of a pair file in any layout of :data:`PAIR_LAYOUTS` (see the module docstring);
-    every row must have the first data row's layout."""
+    """The pairs of a pair file in any layout of :data:`PAIR_LAYOUTS`, after an optional header row
+    (``source, paraphrase`` or ``text, para_text``); every row must have the first data row's layout."""
     pairs: list[Pair] = []
     layout = None
     for number, row in enumerate(csv.reader(f, delimiter=delimiter), start=1):

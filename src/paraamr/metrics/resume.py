@@ -3,10 +3,8 @@
 
 ``settings.json`` holds what the row depends on (the input's identity and the options) and one
 ``chunk-{k:06d}.json`` per committed chunk (:class:`~paraamr.metrics.stats.RowStats` of its pairs).
-A run killed at any moment and started again computes only the chunks that are missing and gives
-the same row. Chunks do not depend on how the work is split (processes, nodes, shards), so a state
-folder may be resumed with another split, shared by shards, or merged with other state folders
-(:func:`merge_folders`).
+A killed run started again computes only the missing chunks and gives the same row; a state folder
+may be resumed with another split, shared by shards, or merged with others (:func:`merge_folders`).
 
 >>> import tempfile
 >>> from paraamr.metrics.stats import RowStats

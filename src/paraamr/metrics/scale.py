@@ -3,11 +3,9 @@ commits, and the reduce of the statistics to the main process.
 
 The plan (:func:`make_plan`) depends only on the input and the options (``--sample``, ``--seed``,
 ``--chunk-pairs``), never on how the work is split: chunk ``k`` goes to shard ``k mod N`` of
-``--shard I/N`` runs and, within a shard, round-robin to the processes of an ``accelerate launch``
-or ``torchrun`` (:func:`paraamr.tasks.owned`). All pairs of a source are in one chunk,
-so each distinct sentence of a process is parsed and embedded once (the parser keeps its trees
-across chunks), and every chunk is scored the same way whoever scores it: one process, N processes,
-N nodes and N shards give the same statistics, which add up exactly
+``--shard I/N`` runs and, within a shard, round-robin to the launched processes
+(:func:`paraamr.tasks.owned`). All pairs of a source are in one chunk, and every chunk is scored
+the same way whoever scores it, so any split gives the same statistics
 (:mod:`paraamr.metrics.stats`). Processes exchange only statistics (``gather_object`` over gloo).
 
 >>> from paraamr.metrics.report import Pair

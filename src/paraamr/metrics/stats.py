@@ -1,14 +1,10 @@
 """Statistics that add up: the Table-2 row as sums and counts, merged across chunks, processes,
 nodes and shards to the same bits.
 
-Every measure of the row is a mean of per-pair values (1-BLEU is the mean of per-pair sentence
-BLEU; similarity, 1-∩/∪, TED-3, TED-F, and AESOP's ROUGE, METEOR, TED-R, TED-E likewise), so its
-state is a sum and a count; AESOP's corpus BLEU keeps sacrebleu's sufficient statistics (lengths,
-n-gram matches and totals), summed. The design is torchmetrics' metric states with a ``sum``
-reduction (``add_state(..., dist_reduce_fx="sum")``, ``merge_state``), with one difference: sums are
-*exact* (integers in units of 2**-1074, the smallest float), so any partition of the pairs adds up
-to the same bits and the mean is the correctly rounded quotient; float sums would move with the
-order of addition.
+Every measure of the row is a mean of per-pair values, so its state is a sum and a count; AESOP's
+corpus BLEU keeps sacrebleu's sufficient statistics, summed. Sums are *exact* (integers in units of
+2**-1074, the smallest float), so any partition of the pairs adds up to the same bits and the mean
+is the correctly rounded quotient.
 
 >>> a, b = RowStats(("bleu_diversity",)), RowStats(("bleu_diversity",))
 >>> a.update({"bleu_diversity": [0.1, 0.2]}, chunk=0)
@@ -93,12 +89,6 @@ def _added(a: list[int] | None, b: Sequence[int]) -> list[int]:
     return list(b) if a is None else [x + y for x, y in zip(a, b, strict=True)]
 
 
-def _bin(key: str, value: float) -> int:
-    """The histogram bin of a value: the value itself for distances, else its floor (1-unit bins
-    on the ×100 scale)."""
-    return int(value) if key.startswith("ted") else math.floor(value)
-
-
 class RowStats:
     """The states of a row over some pairs: per measure an :class:`ExactSum` and a histogram
     (1-unit bins; for plots), the corpus-BLEU statistics, the failure rows, the signatures, the
@@ -135,7 +125,8 @@ class RowStats:
             if len(scores[m]) != n:
                 raise ValueError(f"{m}: {len(scores[m])} values for {n} pairs")
             self.sums[m] += ExactSum.of(scores[m])
-            self.histograms[m].update(_bin(m, v) for v in scores[m])
+            bin_of = int if m.startswith("ted") else math.floor  # distances; 1-unit bins of the ×100 scale
+            self.histograms[m].update(bin_of(v) for v in scores[m])
         self.pairs += n
         if bleu:
             self.bleu = _added(self.bleu, [sum(col) for col in zip(*bleu, strict=True)])

@@ -1,27 +1,19 @@
 """Tree edit distance between constituency trees: TED-3 and TED-F, as published numbers use them.
 
-Convention ``paper`` (default) puts TED on the scale of ParaAMR's Table 2 (docs/metrics.md says
-how it was found and what it rests on): the tree as the parser prints it without its ``ROOT``
-wrapper, so heights count from the sentence's clause (TED-3: ``S``, its children and their
-children); words kept as nodes, compared lowercased; nothing merged; unit-cost Zhang–Shasha
-distance (insert, delete, rename: 1 each), unnormalized.
+Conventions (all unit-cost Zhang–Shasha: insert, delete, rename 1 each; unnormalized unless
+``normalize=True``, which divides by the larger tree's node count, giving [0, 1]):
 
-Convention ``aesop`` reproduces PlusLabNLP/AESOP ``evaluation/eval_utils.py``
-(``compute_tree_edit_distance``), the measure of AESOP's own evaluation (TED-R, TED-E): leaves
-dropped; an artificial root labelled ``S``; every constituent labelled ``S`` or ``""`` merged into
-its parent (its children become its parent's); same distance. TED-3 first trims the tree to
-height 3 counted from ``ROOT`` (``ROOT``, ``S`` and ``S``'s children on a CoreNLP tree), then
-merges. Convention ``plain`` keeps the tree as it is without its words (no artificial root, no
-merging). ``normalize=True`` divides each distance by the larger tree's node count (the most the
-distance can be), giving [0, 1].
+* ``paper`` (default), the scale of ParaAMR's Table 2 (docs/metrics.md): the tree without its
+  ``ROOT`` wrapper, so heights count from the clause (TED-3: ``S``, its children and theirs);
+  words kept as nodes, compared lowercased.
+* ``aesop``, PlusLabNLP/AESOP ``evaluation/eval_utils.py`` (TED-R, TED-E): leaves dropped, trimmed
+  to the height counted from ``ROOT``, then under an artificial root ``S`` every constituent
+  labelled ``S`` or ``""`` merged into its parent. AESOP trims through the tree's ``repr``, which
+  gives the same trees on parser output but raises on some odd ones; this module does not.
+* ``plain``: the tree without its words, nothing merged.
 
-AESOP trims through a round trip of the tree through its Python ``repr`` string; on realistic
-parser output this gives the same tree as trimming by depth (checked against AESOP's functions on
-random CoreNLP-shaped trees), but it raises on some odd trees (a ``,`` constituent with children
-high in the tree), where this module still returns the distance of the depth-trimmed trees.
-
-Distances come from x-ted (C++, MIT) when it is installed (Python < 3.13), else from zss (the
-library AESOP calls; same values, far slower) with a warning.
+Distances come from x-ted (C++) when installed (Python < 3.13), else from zss (same values, far
+slower) with a warning.
 
 >>> a = "(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"
 >>> b = "(ROOT (S (VP (VBP Know) (NP (PRP it))) (. !)))"
@@ -73,45 +65,27 @@ def check_convention(convention: str) -> str:
 
 def prepare(tree: Tree, *, height: int | None = None, convention: str = DEFAULT_CONVENTION) -> Prepared:
     """The (labels, parents) preorder arrays the distance is computed on (see the module doc);
-    ``paper`` keeps the words of a tree read with ``leaves=True``."""
-    if check_convention(convention) == "paper":
-        return _prepare_paper(tree, height)
-    merge = convention == "aesop"
+    ``paper`` keeps the words of a tree read with ``leaves=True``, lowercased."""
+    paper, merge = check_convention(convention) == "paper", convention == "aesop"
+    # paper: below a ROOT wrapper (a root labelled ROOT or "" with one child, not a word)
+    wrapper = paper and tree.labels[0] in ("ROOT", "") and tree.parents.count(0) == 1
+    top = int(len(tree) > 1 and wrapper and 1 not in tree.words)
+    limit = len(tree) + 1 if height is None else height + top
     labels: list[str] = ["S"] if merge else []
     parents: list[int] = [-1] if merge else []
     where: list[int] = [0] * len(tree)  # the new index of each old node (or of the node it merged into)
-    limit = len(tree) + 1 if height is None else height
-    root_parent = 0 if merge else -1
-    old_parents, depths = tree.parents, tree.depths
-    for i, label in enumerate(tree.labels):
-        if depths[i] > limit or i in tree.words:
+    for i in range(top, len(tree)):
+        word = i in tree.words
+        if tree.depths[i] > limit or (word and not paper):
             continue
-        parent = old_parents[i]
-        new_parent = where[parent] if parent >= 0 else root_parent
+        label = tree.labels[i]
+        parent = where[tree.parents[i]] if i > top else (0 if merge else -1)
         if merge and (label == "S" or not label):
-            where[i] = new_parent
+            where[i] = parent
         else:
             where[i] = len(labels)
-            labels.append(label)
-            parents.append(new_parent)
-    return labels, parents
-
-
-def _prepare_paper(tree: Tree, height: int | None) -> Prepared:
-    """The tree below its ``ROOT`` wrapper (a root labelled ``ROOT`` or ``""`` with one child, not a
-    word), trimmed to ``height`` levels from there, words lowercased."""
-    wrapper = tree.labels[0] in ("ROOT", "") and tree.parents.count(0) == 1
-    top = int(len(tree) > 1 and wrapper and 1 not in tree.words)
-    limit = len(tree) + 1 if height is None else height + top
-    labels: list[str] = []
-    parents: list[int] = []
-    where: dict[int, int] = {}
-    for i in range(top, len(tree)):
-        if tree.depths[i] > limit:
-            continue
-        where[i] = len(labels)
-        labels.append(tree.labels[i].lower() if i in tree.words else tree.labels[i])
-        parents.append(where[tree.parents[i]] if i > top else -1)
+            labels.append(label.lower() if word else label)
+            parents.append(parent)
     return labels, parents
 
 
@@ -173,11 +147,7 @@ def distance_table(
     backend_name: str = "auto",
 ) -> list[list[int] | list[float]]:
     """For each height of ``heights`` (3: TED-3, None: TED-F), the distance of each pair of trees
-    (bracket strings or :class:`Tree`).
-
-    Each distinct tree is read once and prepared once per height; equal prepared pairs (frequent
-    at height 3) are computed once. A malformed tree raises ValueError naming the pair.
-    """
+    (bracket strings or :class:`Tree`); ValueError naming the pair for a malformed tree."""
     from paraamr.metrics import check_pairs
 
     check_pairs(predictions, references)
@@ -186,11 +156,9 @@ def distance_table(
     read: dict[object, Tree] = {}
 
     def get(tree: str | Tree, where: str) -> Tree:
-        found = read.get(tree)
-        if found is None:
-            made = tree if isinstance(tree, Tree) else read_tree(tree, where=where, leaves=leaves)
-            found = read[tree] = made
-        return found
+        if tree not in read:
+            read[tree] = tree if isinstance(tree, Tree) else read_tree(tree, where=where, leaves=leaves)
+        return read[tree]
 
     pairs = [
         (get(ref, f"pair {i} reference"), get(pred, f"pair {i} prediction"))
@@ -198,29 +166,16 @@ def distance_table(
     ]
     table: list = []
     for height in heights:
-        forms: list[Prepared] = []  # distinct prepared trees
-        by_form: dict[tuple, int] = {}
-        by_tree: dict[int, int] = {}  # id(tree) -> index in forms
-        keys = []
-        for pair in pairs:
-            key = []
-            for tree in pair:
-                index = by_tree.get(id(tree))
-                if index is None:
-                    labels, parents = prepare(tree, height=height, convention=convention)
-                    index = by_form.setdefault((tuple(labels), tuple(parents)), len(forms))
-                    if index == len(forms):
-                        forms.append((labels, parents))
-                    by_tree[id(tree)] = index
-                key.append(index)
-            keys.append(tuple(key))
-        memo: dict[tuple, int] = {}
+        trees = dict.fromkeys(t for pair in pairs for t in pair)
+        forms = {t: prepare(t, height=height, convention=convention) for t in trees}
+        keys = {t: (tuple(labels), tuple(parents)) for t, (labels, parents) in forms.items()}
+        memo: dict[tuple, int] = {}  # equal prepared pairs (frequent at height 3) computed once
         row: list = []
-        for key in keys:
-            d = memo.get(key)
-            if d is None:
-                d = memo[key] = distance(forms[key[0]], forms[key[1]])
-            row.append(d / max(len(forms[key[0]][0]), len(forms[key[1]][0])) if normalize else d)
+        for a, b in pairs:
+            key = (keys[a], keys[b])
+            if key not in memo:
+                memo[key] = distance(forms[a], forms[b])
+            row.append(memo[key] / max(len(forms[a][0]), len(forms[b][0])) if normalize else memo[key])
         table.append(row)
     return table
 

@@ -38,11 +38,8 @@ from dataclasses import dataclass
 
 from paraamr.failures import Failure
 
-#: A bracket with its label (possibly empty, after optional spaces), or a closing bracket; words
-#: between them are skipped by the scan and checked for only outside the tree.
-_BRACKET = re.compile(r"\(\s*([^\s()]*)|(\))")
-#: The same, and a word (a leaf) as the third group.
-_BRACKET_OR_WORD = re.compile(r"\(\s*([^\s()]*)|(\))|([^\s()]+)")
+#: A bracket with its label (possibly empty, after optional spaces), a closing bracket, or a word.
+_BRACKET = re.compile(r"\(\s*([^\s()]*)|(\))|([^\s()]+)")
 
 
 @dataclass(frozen=True)
@@ -74,13 +71,13 @@ def read_tree(text: str, *, where: str = "tree", leaves: bool = False) -> Tree:
     depths: list[int] = []
     stack: list[int] = []
     words: list[int] = []
-    for label, close, *word in (_BRACKET_OR_WORD if leaves else _BRACKET).findall(text):
-        if word and word[0]:
-            if stack:  # a word outside the brackets is reported below
+    for label, close, word in _BRACKET.findall(text):
+        if word:
+            if leaves and stack:  # a word outside the brackets is reported below
                 words.append(len(labels))
                 parents.append(stack[-1])
                 depths.append(len(stack) + 1)
-                labels.append(word[0])
+                labels.append(word)
             continue
         if close:
             if not stack:

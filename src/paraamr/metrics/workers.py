@@ -1,18 +1,12 @@
 """Supervised ``link-parser`` workers, restarted when they crash, hang or close their pipe.
 
 A pool of long-lived processes, each fed several sentences ahead, every answer waited for with a
-deadline; a worker that crashes, hangs or closes its pipe is killed and restarted, and the
-sentence it was parsing comes back as a :class:`~paraamr.failures.Failure` while the others of
-the batch still get their answers.
-
-Sentences link-grammar cannot take are refused before they reach a worker
-(:func:`link_grammar_problem`): a line over 2,046 bytes makes ``link-parser`` exit
-("Input line too long"), NUL ends its line early, control characters become garbage words,
-a lone surrogate cannot be written as UTF-8, and a sentence of only invisible characters has no
-words. What a worker prints on stderr ("link-grammar: Error: sentence too long, contains more
-than 254 words") is merged into its answers, so each message is the reason of the sentence it
-was printed for. With ``PARAAMR_DEBUG=1`` (``paraamr --debug``) every worker start, message,
-exit and restart is also written to stderr; without it they go to :mod:`logging` at DEBUG level.
+deadline; the sentence a failed worker was parsing comes back as a
+:class:`~paraamr.failures.Failure`, the others still get their answers. Sentences link-grammar
+cannot take are refused before they reach a worker (:func:`link_grammar_problem`). A worker's
+stderr ("link-grammar: Error: sentence too long, ...") is merged into its answers, so each message
+is the reason of its sentence. With ``PARAAMR_DEBUG=1`` (``paraamr --debug``) every worker start,
+message, exit and restart is also written to stderr (else to :mod:`logging`, DEBUG).
 
 >>> link_grammar_problem("The cat sat."), link_grammar_problem("a\\x00b")
 (None, 'a NUL character at character 2')
@@ -38,6 +32,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 
 from paraamr.failures import Failure
+from paraamr.metrics.trees import _short
 
 __all__ = ["MAX_LINE_BYTES", "LinkParserProcess", "WorkerPool", "link_grammar_problem"]
 
@@ -80,10 +75,6 @@ def _debug(message: str) -> None:
             sys.stderr.flush()
         except (OSError, ValueError):  # stderr closed: the log has it
             pass
-
-
-def _short(sentence: str) -> str:
-    return repr(sentence if len(sentence) <= 60 else sentence[:57] + "...")
 
 
 class LinkParserProcess:
@@ -176,7 +167,10 @@ class LinkParserProcess:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        self._close_pipes()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
     def close(self) -> None:
         """End the process gracefully (end of input), killing it after 5 s."""
@@ -188,12 +182,6 @@ class LinkParserProcess:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
-
-    def _close_pipes(self) -> None:
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
 
 
 def _split_messages(chunk: bytes) -> tuple[str, list[str]]:
@@ -299,7 +287,8 @@ class WorkerPool:
                 i = flight.popleft()
                 reason = str(err) if isinstance(err, WorkerDied) else f"no answer within {self.timeout:g} s"
                 results[i] = Failure("parse", f"link-grammar: {reason}")
-                _debug(f"link-grammar worker {worker.pid}: {reason} on {_short(sentences[i])}; restarting")
+                said = f"{reason} on {_short(sentences[i], 60)}"
+                _debug(f"link-grammar worker {worker.pid}: {said}; restarting")
                 worker.kill()
                 self.workers[slot] = LinkParserProcess(self.command)
                 self.restarts += 1
@@ -310,7 +299,7 @@ class WorkerPool:
             since = time.monotonic()
             i = flight.popleft()
             for message in messages:
-                _debug(f"link-grammar worker {worker.pid}: {message} (on {_short(sentences[i])})")
+                _debug(f"link-grammar worker {worker.pid}: {message} (on {_short(sentences[i], 60)})")
             try:
                 results[i] = self.read(sentences[i], output, messages)
             except ValueError as err:

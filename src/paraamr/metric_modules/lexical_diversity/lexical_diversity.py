@@ -21,14 +21,11 @@ _CITATION = (
 
 _DESCRIPTION = """\
 Lexical diversity between each paraphrase and its source, on the scale of Table 2 of the ParaAMR
-paper (×100, higher = more diverse):
-1-BLEU = 100 - sacrebleu.sentence_bleu(paraphrase, [source]).score, with sacrebleu's defaults
-(13a tokenizer, exponential smoothing, case-sensitive, effective order); 1-∩/∪ = 100 × (1 -
-Jaccard similarity of the two token sets), tokens from sacrebleu's 13a tokenizer, lowercased.
-Both are configurable; the signatures say how they were computed. With `targets` (a reference
-paraphrase per pair) it also gives AESOP's measures against them (PlusLabNLP/AESOP
-evaluation/eval.py): corpus BLEU (sacrebleu, lowercased), ROUGE-1/2/L F1 (rouge-score, stemmed)
-and METEOR (nltk, WordNet), ×100.
+paper (×100, higher = more diverse): 1-BLEU = 100 - sacrebleu.sentence_bleu(paraphrase,
+[source]).score with sacrebleu's defaults; 1-∩/∪ = 100 × (1 - Jaccard similarity of the two token
+sets), tokens from sacrebleu's 13a tokenizer, lowercased. With `targets` (a reference paraphrase
+per pair) it also gives AESOP's measures against them (PlusLabNLP/AESOP evaluation/eval.py):
+corpus BLEU, ROUGE-1/2/L F1 and METEOR, ×100.
 """
 
 _KWARGS_DESCRIPTION = """

@@ -22,20 +22,13 @@ _CITATION = (
 
 _DESCRIPTION = """\
 Syntactic diversity between each paraphrase and its source: the tree edit distance between their
-constituency trees, over the trees trimmed to height 3 (TED-3) and over the full trees (TED-F),
-as in Table 2 of the ParaAMR paper. Convention "paper" (default) is on the scale of that table:
-the tree without its ROOT wrapper (heights counted from the clause: TED-3 is S, its children and
-theirs), words kept as nodes and compared lowercased, nothing merged, unit-cost Zhang-Shasha
-distance, unnormalized. "aesop" reproduces PlusLabNLP/AESOP evaluation/eval_utils.py: leaves
-dropped, an artificial S root, constituents labelled S or empty merged into their parent,
-heights counted from ROOT. "plain" keeps the trees as they are, without their words.
-Sentences are parsed by `parser`: "link-grammar" (offline, Debian link-grammar, one process per
-core; its trees are wrapped in (ROOT ...) and get Penn preterminals from spaCy's tagger,
-"link-grammar:no-pos" keeps them bare; a lowercase pronoun "i" is written "I" first; values are
-NOT CoreNLP's), "corenlp" or a CoreNLP server URL (the paper's parser), or any callable returning
-a bracket string; with `trees=True` the inputs are PTB bracket strings. With `targets` (reference
-paraphrases) and `templates` (syntactic exemplars) it also gives AESOP's TED-R and TED-E at
-`height` (PlusLabNLP/AESOP evaluation/eval.py), always in AESOP's convention.
+constituency trees trimmed to height 3 (TED-3) and full (TED-F), as in Table 2 of the ParaAMR
+paper. Convention "paper" (default, that table's scale) drops the ROOT wrapper and keeps the words
+as nodes; "aesop" reproduces PlusLabNLP/AESOP evaluation/eval_utils.py; "plain" keeps the trees
+without their words. Sentences are parsed by `parser`: "link-grammar" (offline, with spaCy's Penn
+tags; values are NOT CoreNLP's), "corenlp" or a CoreNLP server URL (the paper's parser), or any
+callable returning a bracket string; with `trees=True` the inputs are PTB bracket strings. With
+`targets` and `templates` it also gives AESOP's TED-R and TED-E at `height` (AESOP's convention).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -166,7 +159,5 @@ def _failed_pairs(sides):
 
 def _spread(scores, ok, sides):
     """Per-pair ``scores`` of the pairs ``ok`` back in place among all pairs, None for the rest."""
-    out = [None] * len(sides["predictions"])
-    for i, score in zip(ok, scores, strict=True):
-        out[i] = score
-    return out
+    by_pair = dict(zip(ok, scores, strict=True))
+    return [by_pair.get(i) for i in range(len(sides["predictions"]))]
