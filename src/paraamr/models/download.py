@@ -146,11 +146,6 @@ def ensure(
 def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
     """Snapshot of Hub model ``repo_id`` through huggingface_hub (its cache, ``HF_ENDPOINT``),
     without weights of other frameworks, and with one weights format (safetensors when present)."""
-    with _bars(progress):
-        return _fetch_hub(repo_id, kind)
-
-
-def _fetch_hub(repo_id: str, kind: str) -> Path:
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.constants import ENDPOINT
     from huggingface_hub.errors import RepositoryNotFoundError
@@ -161,7 +156,8 @@ def _fetch_hub(repo_id: str, kind: str) -> Path:
         ignore = list(OTHER_FORMATS)
         if any(f.endswith(".safetensors") for f in files):
             ignore += ["*.bin", "*.pt", "*.pth"]
-        return Path(snapshot_download(repo_id, ignore_patterns=ignore))
+        with _bars(progress):
+            return Path(snapshot_download(repo_id, ignore_patterns=ignore))
     except RepositoryNotFoundError as err:
         raise ModelNotFoundError(
             f"{kind} model {repo_id!r} is neither on disk nor a model repository on the Hub ({ENDPOINT})"
@@ -197,9 +193,8 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
 
 @contextlib.contextmanager
 def _bars(on: bool) -> Iterator[None]:
-    """huggingface_hub's progress bars on (or off) while a model downloads, as they were afterwards:
-    a run that silenced the libraries' loading bars still shows its downloads, as ``from_pretrained``
-    does; the user's ``HF_HUB_DISABLE_PROGRESS_BARS=1`` still wins."""
+    """huggingface_hub's progress bars on (or off) while a model downloads, restored afterwards; the
+    user's ``HF_HUB_DISABLE_PROGRESS_BARS=1`` still wins."""
     from huggingface_hub import constants
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
@@ -317,7 +312,7 @@ def fetch_url(
                     "run the same command again to resume it"
                 ) from err
             time.sleep(backoff * 2**attempt)
-    return part  # unreachable; for type checkers
+    raise AssertionError("unreachable")
 
 
 def _md5(path: Path) -> str:
@@ -404,25 +399,23 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     Packaged weights themselves belong to pip (``pip uninstall``)."""
     root = cache_root(cache_dir)
     local = (root / "models" / name).exists()
-    removed: list[Path] = []
     candidates: list[Path] = []
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         candidates.append(root / "models" / name)
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
     for (k, packaged_name), package in PACKAGED.items():
-        if (
-            packaged_name == name
-            and (kind is None or canonical_kind(kind) == k)
-            and package.inner.endswith(".gguf")
-        ):
+        gguf = package.inner.endswith(".gguf")
+        if packaged_name == name and (kind is None or canonical_kind(kind) == k) and gguf:
             candidates += sorted((root / "gguf").glob(f"{Path(package.inner).stem}-*"))
-    for path in candidates:
-        if path.is_dir():
-            shutil.rmtree(path)
-            removed.append(path)
-    if not local and not any(n == name for _, n in PACKAGED):
-        removed += _remove_hub(name)
+    removed = [path for path in candidates if path.is_dir()]
+    for path in removed:
+        shutil.rmtree(path)
+    if not local and not any(n == name for _, n in PACKAGED) and (info := scan_hub_cache()) is not None:
+        repos = [r for r in info.repos if r.repo_id == name and r.repo_type == "model"]
+        if repos:
+            info.delete_revisions(*(rev.commit_hash for r in repos for rev in r.revisions)).execute()
+            removed += [r.repo_path for r in repos]
     return removed
 
 
@@ -435,14 +428,3 @@ def scan_hub_cache() -> HFCacheInfo | None:
         return scan_cache_dir(constants.HF_HUB_CACHE)
     except Exception:  # no Hub cache at all
         return None
-
-
-def _remove_hub(repo_id: str) -> list[Path]:
-    info = scan_hub_cache()
-    if info is None:
-        return []
-    repos = [r for r in info.repos if r.repo_id == repo_id and r.repo_type == "model"]
-    if not repos:
-        return []
-    info.delete_revisions(*(rev.commit_hash for r in repos for rev in r.revisions)).execute()
-    return [r.repo_path for r in repos]
