@@ -172,11 +172,10 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
         ) from err
 
 
-#: Per kind, files of which a local model folder holds at least one (amrlib's first releases have
-#: no meta file and are recognised by their weights).
 #: What a missing or wrong quality model's error suggests (``--input`` defaults to bundled sentences).
 TRAIN_QUALITY = "train one with `paraamr quality train --output DIR`"
-
+#: Per kind, files of which a local model folder holds at least one (amrlib's first releases have
+#: no meta file and are recognised by their weights).
 _MARKERS = {
     "parser": ("amrlib_meta.json", "config.json", "model.pt", "pytorch_model.bin"),
     "realizer": ("amrlib_meta.json", "config.json", "pytorch_model.bin"),
