@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.failures import Failure
-from paraamr.models.base import run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import base_tokenizer
@@ -122,14 +121,7 @@ class Realizer(AmrlibModel):
             )
         self.use_tense = self.spacy_model is not None
         tokenizer = base_tokenizer(path, cache_dir=cache_dir)
-        self.inference = amrlib.load_gtos_model(
-            str(path),
-            device=str(self.device),
-            batch_size=batch_size,
-            num_beams=num_beams,
-            tok_name_or_path=str(tokenizer),
-        )
-        self.load_backend(path)
+        self.load(amrlib.load_gtos_model, path, tok_name_or_path=str(tokenizer))
         self.stats = {"tagged": 0, "untagged": 0, "clipped": 0, "failed": 0}
         self._annotate = functools.lru_cache(maxsize=4096)(self._annotation)
 
@@ -178,10 +170,7 @@ class Realizer(AmrlibModel):
         prepared = [self._input(g) for g in graphs]
         todo = [i for i, p in enumerate(prepared) if not isinstance(p, Failure)]
         texts = [prepared[i][0] for i in todo]
-        tokenizer = self.inference.tokenizer
-        lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
-        batches = self.batches(lengths)
-        outs = run_batched(texts, self._realize_batch, batches, stage=STAGE)
+        _, outs = self.run(texts, self._realize_batch, STAGE)
         results: list[Realization | Failure] = list(prepared)
         for i, out in zip(todo, outs, strict=True):
             tagged = prepared[i][1]
