@@ -2,16 +2,14 @@
 
 :func:`ensure` is what every entry point calls: the model's path when it is on disk
 (:func:`~paraamr.models.resolve.resolve`), else — online and with ``download=True`` — the model
-fetched, with a progress bar on stderr as ``from_pretrained`` shows one:
+fetched, with a progress bar on stderr:
 
 - an amrlib release (:data:`~paraamr.models.catalog.AMRLIB_MODELS`) is streamed from
-  :func:`~paraamr.models.catalog.release_url` to ``<cache>/models/.downloads/`` with HTTP ``Range``
-  resume (a download cut off midway, in this call or an earlier one, continues where it stopped)
-  and retries with exponential backoff; it is checked (length, published md5), extracted by
-  :func:`~paraamr.models.archive.safe_extract` and renamed into place, so a model dir is there
-  whole or not at all. Its base tokenizer (the tarballs ship none) comes from the Hub;
-- a Hub id goes through huggingface_hub (``HF_ENDPOINT``, its cache, its progress bars), weights in
-  one format only (safetensors when the repo has them).
+  :func:`~paraamr.models.catalog.release_url` with HTTP ``Range`` resume and retries, checked
+  (length, published md5), extracted safely and renamed into place; its base tokenizer (the
+  tarballs ship none) comes from the Hub;
+- a Hub id goes through huggingface_hub (``HF_ENDPOINT``, its cache), weights in one format only
+  (safetensors when the repo has them).
 
 Offline (``HF_HUB_OFFLINE=1``) or with ``download=False`` a missing model raises
 :class:`~paraamr.errors.ModelNotFoundError` at once, saying why nothing was fetched:
@@ -99,13 +97,12 @@ def ensure(
     trust_remote_code: bool = False,
 ) -> Path:
     """The path of model ``name_or_path`` of ``kind``, fetched first when it is missing; for an
-    amrlib model dir, its ``amrlib_meta.json`` checked (:func:`~.resolve.amrlib_meta`: only amrlib's
-    own inference code unless ``trust_remote_code``) and its base tokenizer in the cache.
+    amrlib model dir, its ``amrlib_meta.json`` checked (:func:`~.resolve.amrlib_meta`) and its base
+    tokenizer in the cache.
 
     Raises :class:`~paraamr.errors.ModelNotFoundError` when the model is not on disk and cannot be
     fetched: offline (``HF_HUB_OFFLINE``), ``download=False``, no such model, or no route to the
-    host (at once, without retries); the message names the model, where it was looked for, the
-    fetch command and why nothing was fetched.
+    host (at once, without retries).
     """
     kind = canonical_kind(kind)
     try:
@@ -338,11 +335,9 @@ def fetch_release(
     into ``<cache>/models/<name>``; an existing one is returned as is.
 
     The archive goes to ``<cache>/models/.downloads/`` (resumed there by the next call when a
-    transfer is cut off for good), is checked (complete length, ``md5`` — the release's published
-    sum by default —, a readable gzip/tar, safe members, the files amrlib needs), extracted next to
-    the target and renamed into place. An archive that fails its checks is deleted, so a retry
-    starts clean. Unless ``tokenizer=False`` the base tokenizer the tarball does not ship is
-    fetched too (:func:`fetch_tokenizer`).
+    transfer is cut off for good), is checked (length, ``md5``: the release's published sum by
+    default, a readable tar, safe members, the files amrlib needs; deleted when it fails), and
+    renamed into place. Unless ``tokenizer=False`` the base tokenizer is fetched too.
     """
     release = AMRLIB_MODELS.get(name)
     if release is None and url is None:
@@ -394,8 +389,7 @@ def _fetch_into(
 
 def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None = None) -> list[Path]:
     """Delete what the caches hold for model ``name`` (release or ``--url`` dir; for a Hub id, its
-    snapshot and tokenizer files; the float32 copy of a packaged GGUF); return what was removed
-    (empty: nothing).
+    snapshot and tokenizer files; the float32 copy of a packaged GGUF); return what was removed.
     Packaged weights themselves belong to pip (``pip uninstall``)."""
     root = cache_root(cache_dir)
     local = (root / "models" / name).exists()

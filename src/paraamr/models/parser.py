@@ -1,14 +1,10 @@
 """Text -> AMR with amrlib's sentence-to-graph (stog) models.
 
 :class:`Parser` loads any amrlib stog model — a release name from
-:data:`~paraamr.models.catalog.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default,
-``parse_xfm_bart_base``, ``parse_t5``), or a model dir — with amrlib's own
-``amrlib.load_stog_model``, passing the tokenizer from the model cache (amrlib's tarballs ship
-none, and amrlib would fetch it from the Hub by name). A release that is not on disk is fetched
-on first use (:func:`~paraamr.models.download.ensure`; ``download=False`` never fetches), and a
-folder whose ``amrlib_meta.json`` names code other than amrlib's own parsers is refused unless
-``trust_remote_code=True``. ``parse`` returns, per sentence, a PENMAN
-string with ``# ::snt`` metadata or a :class:`~paraamr.failures.Failure` (stage ``parse``):
+:data:`~paraamr.models.catalog.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default), or a model
+dir — with ``amrlib.load_stog_model``, passing the tokenizer from the model cache. ``parse``
+returns, per sentence, a PENMAN string with ``# ::snt`` metadata or a
+:class:`~paraamr.failures.Failure` (stage ``parse``):
 
 >>> from paraamr.models import tiny
 >>> from paraamr.models.tiny import GARBLED_TEXT, PAPER_TEXT

