@@ -90,11 +90,9 @@ def canonical_kind(kind: str) -> str:
 class ReleaseModel:
     """An amrlib model release: a ``.tar.gz`` holding one model dir (see the amrlib-models releases).
 
-    ``md5`` is the checksum published on the release page (None where none is published);
-    ``tokenizer`` the Hub id of the base tokenizer the tarball does not ship; ``size`` the
-    approximate download in MB, for the docs and ``paraamr models list`` (estimated from the base
-    model's float32 weights, not read from the release page; the download checks the length the
-    server announces, not this figure).
+    ``md5``: the checksum published on the release page (None where none is); ``tokenizer``: the
+    Hub id of the base tokenizer the tarball does not ship; ``size``: the approximate download in
+    MB (estimated from the base model's float32 weights), for the docs and ``paraamr models list``.
     """
 
     name: str

