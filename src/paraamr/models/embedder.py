@@ -181,28 +181,26 @@ class Embedder:
                 raise TypeError(f"text {i} is {type(text).__name__}, not str")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self._ct2 is not None:
-            return self._encode_ct2(texts)
-        workers = self._pool_size(len(texts))
-        if workers > 1:
+        if self._ct2 is None and (workers := self._pool_size(len(texts))) > 1:
             return self._encode_pool(texts, workers)
-        if self._st is not None:
-            return self._encode_st(texts)
-        return self._encode_hf(texts)
-
-    def _encode_st(self, texts: list[str]) -> np.ndarray:
-        """:meth:`encode` through sentence-transformers, one call per batch of :meth:`_batches` (on
-        a CPU the batches sentence-transformers would make itself: by length, ``batch_size``)."""
+        if self._ct2 is not None:
+            encode_batch = self._encode_ct2
+        else:
+            encode_batch = self._encode_st if self._st is not None else self._encode_hf
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for batch in self._batches(texts):
-            out[batch] = self._st.encode(
-                [texts[i] for i in batch],
-                batch_size=len(batch),
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            out[batch] = encode_batch([texts[i] for i in batch])
         return out
+
+    def _encode_st(self, texts: list[str]) -> np.ndarray:
+        """One batch through sentence-transformers (on a CPU the batches it would make itself)."""
+        return self._st.encode(
+            texts,
+            batch_size=len(texts),
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
 
     def _pool_size(self, n: int) -> int:
         """Worker processes for an encode call of ``n`` texts (1: this process)."""
@@ -254,61 +252,54 @@ class Embedder:
     def _encode_hf(self, texts: list[str]) -> np.ndarray:
         import torch
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in self._batches(texts):
-            inputs = self._tokenizer(
-                [texts[i] for i in batch],
-                padding=True,
-                truncation=True,
-                max_length=SIMCSE_MAX_LENGTH,
-                return_tensors="pt",
-            ).to(self.device)
-            with torch.inference_mode():
-                outputs = self._hf(**inputs, return_dict=True)
-                if self.pooling == "cls":
-                    if getattr(outputs, "pooler_output", None) is None:
-                        raise ValueError(
-                            f"model {self.model_name!r} has no pooler; use pooling='cls_before_pooler'"
-                        )
-                    vectors = outputs.pooler_output
-                elif self.pooling == "cls_before_pooler":
-                    vectors = outputs.last_hidden_state[:, 0]
-                else:
-                    mask = inputs["attention_mask"].unsqueeze(-1).to(outputs.last_hidden_state.dtype)
-                    vectors = (outputs.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
-            out[batch] = vectors.cpu().numpy()
-        return out
+        inputs = self._tokenizer(
+            texts,
+            padding=True,
+            truncation=True,
+            max_length=SIMCSE_MAX_LENGTH,
+            return_tensors="pt",
+        ).to(self.device)
+        with torch.inference_mode():
+            outputs = self._hf(**inputs, return_dict=True)
+            if self.pooling == "cls":
+                if getattr(outputs, "pooler_output", None) is None:
+                    raise ValueError(
+                        f"model {self.model_name!r} has no pooler; use pooling='cls_before_pooler'"
+                    )
+                vectors = outputs.pooler_output
+            elif self.pooling == "cls_before_pooler":
+                vectors = outputs.last_hidden_state[:, 0]
+            else:
+                mask = inputs["attention_mask"].unsqueeze(-1).to(outputs.last_hidden_state.dtype)
+                vectors = (outputs.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
+        return vectors.cpu().numpy()
 
     def _encode_ct2(self, texts: list[str]) -> np.ndarray:
-        """:meth:`encode` through CTranslate2: the model's own tokenizer and truncation, its pooling."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in self._batches(texts):
-            chunk = [texts[i] for i in batch]
-            if self._st is not None:
-                prepare = getattr(self._st, "preprocess", None) or self._st.tokenize  # ST >= 6: preprocess
-                features = prepare(chunk)
+        """One batch through CTranslate2: the model's own tokenizer and truncation, its pooling."""
+        if self._st is not None:
+            prepare = getattr(self._st, "preprocess", None) or self._st.tokenize  # ST >= 6: preprocess
+            features = prepare(texts)
+        else:
+            features = self._tokenizer(texts, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH)
+        mask = np.asarray(features["attention_mask"], dtype=np.float32)
+        lengths = mask.sum(1).astype(int).tolist()
+        ids, types = (
+            None if m is None else [r[:n] for r, n in zip(np.asarray(m).tolist(), lengths, strict=True)]
+            for m in (features["input_ids"], features.get("token_type_ids"))
+        )
+        output = self._ct2.forward_batch(ids, token_type_ids=types)
+        if self.pooling == "cls" and self._st is None:  # SimCSE's cls: through the pooler
+            vectors = self._numpy(output.pooler_output)
+        else:
+            hidden = self._numpy(output.last_hidden_state)
+            if self.pooling in ("cls", "cls_before_pooler"):
+                vectors = hidden[:, 0]
             else:
-                features = self._tokenizer(chunk, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH)
-            mask = np.asarray(features["attention_mask"], dtype=np.float32)
-            lengths = mask.sum(1).astype(int).tolist()
-            ids, types = (
-                None if m is None else [r[:n] for r, n in zip(np.asarray(m).tolist(), lengths, strict=True)]
-                for m in (features["input_ids"], features.get("token_type_ids"))
-            )
-            output = self._ct2.forward_batch(ids, token_type_ids=types)
-            if self.pooling == "cls" and self._st is None:  # SimCSE's cls: through the pooler
-                vectors = self._numpy(output.pooler_output)
-            else:
-                hidden = self._numpy(output.last_hidden_state)
-                if self.pooling in ("cls", "cls_before_pooler"):
-                    vectors = hidden[:, 0]
-                else:
-                    m = mask[:, : hidden.shape[1], None]
-                    vectors = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            out[batch] = vectors / norms
-        return out
+                m = mask[:, : hidden.shape[1], None]
+                vectors = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors / norms
 
     def _numpy(self, view: Any) -> np.ndarray:
         """A CTranslate2 output as a float32 array on the host."""
