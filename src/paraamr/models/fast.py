@@ -161,9 +161,8 @@ class _IdVocabulary:
         self._vocab = {str(i): i for i in range(size)}
 
         def special(name: str, fallback: int | None) -> str | None:
-            value = getattr(tokenizer, f"{name}_token_id", None) if tokenizer is not None else None
-            value = value if value is not None else getattr(config, f"{name}_token_id", None)
-            value = value if value is not None else fallback
+            ids = (getattr(tokenizer, f"{name}_token_id", None), getattr(config, f"{name}_token_id", None))
+            value = next((i for i in (*ids, fallback) if i is not None), None)
             return None if value is None else str(value)
 
         eos = getattr(config, "eos_token_id", None)
