@@ -71,6 +71,12 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+def _on_disk(path: Path) -> str:
+    from paraamr.models.resolve import disk_size
+
+    return f"{path} ({_size(disk_size(path))})"
+
+
 def _list(args: argparse.Namespace) -> int:
     rows = model_rows(args.cache_dir, args.kind)
     width = max(len(r[0]) for r in rows)
@@ -86,7 +92,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     the fetched ones too): what ``paraamr models list`` and ``paraamr env`` show."""
     from paraamr.errors import ModelNotFoundError
     from paraamr.models import catalog
-    from paraamr.models.resolve import cache_root, disk_size, resolve
+    from paraamr.models.resolve import cache_root, resolve
 
     rows = []
     for each in (catalog.canonical_kind(kind),) if kind else catalog.KINDS:
@@ -94,7 +100,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
             copies = []
             try:
                 path = resolve(name, each, cache_dir=cache_dir)
-                where = f"{path} ({_size(disk_size(path))})"
+                where = _on_disk(path)
                 copies = converted_copies_of(path, cache_dir)
             except ModelNotFoundError:
                 where = "-"
@@ -105,15 +111,12 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
                 about = catalog.PACKAGED[(each, name)].description
             default = " [default]" if catalog.DEFAULTS[each] == name else ""
             rows.append((name, each + default, where, about))
-            for copy in copies:
-                rows.append(
-                    (name, each, f"{copy} ({_size(disk_size(copy))})", "CTranslate2 copy (made on first use)")
-                )
+            rows += [(name, each, _on_disk(c), "CTranslate2 copy (made on first use)") for c in copies]
     models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
     for path in fetched:
         if path.is_dir() and not path.name.startswith(".") and path.name not in catalog.AMRLIB_MODELS:
-            rows.append((path.name, "amrlib", f"{path} ({_size(disk_size(path))})", "fetched with --url"))
+            rows.append((path.name, "amrlib", _on_disk(path), "fetched with --url"))
     if not kind:
         rows += _hub_rows({r[0] for r in rows})
     return rows
@@ -192,9 +195,10 @@ def _rm(args: argparse.Namespace) -> int:
             copies += converted_copies_of(resolve(args.name, kind, cache_dir=args.cache_dir), args.cache_dir)
         except ModelNotFoundError:
             continue
-    for copy in dict.fromkeys(copies):
+    copies = list(dict.fromkeys(copies))
+    for copy in copies:
         shutil.rmtree(copy, ignore_errors=True)
-    removed = [*dict.fromkeys(copies), *remove(args.name, kind=args.kind, cache_dir=args.cache_dir)]
+    removed = copies + remove(args.name, kind=args.kind, cache_dir=args.cache_dir)
     if not removed:
         raise ModelNotFoundError(
             f"nothing to remove for model {args.name!r} "

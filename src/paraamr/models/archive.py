@@ -40,13 +40,11 @@ def _check_member(member: tarfile.TarInfo, root: str) -> None:
 
 def safe_extract(archive: str | Path, dest: str | Path) -> None:
     """Extract gzipped tar ``archive`` into the new folder ``dest``, refusing it whole — before
-    anything is written — when any member is a link (symbolic or hard), a device or other special
-    file, has an absolute path or ``..``, or resolves outside ``dest``; on top of that ``tarfile``'s
-    ``data`` filter applies. Raises :class:`ArchiveRefused` (saying which member and why) or
+    anything is written — when any member is a link, a device or other special file, has an
+    absolute path or ``..``, or resolves outside ``dest``; ``tarfile``'s ``data`` filter applies
+    too (our own check closes its bypasses, CVE-2025-4517 and relatives). Raises
+    :class:`ArchiveRefused` (saying which member and why) or
     :class:`~paraamr.errors.ParaAMRError` for an archive that is corrupt or incomplete.
-
-    Checking the members ourselves closes the ``data`` filter's bypasses on Python versions that
-    have them (CVE-2025-4517 and relatives: links chained so the filter's path check is fooled).
 
     >>> import io, tempfile
     >>> buf = io.BytesIO()
@@ -71,8 +69,6 @@ def safe_extract(archive: str | Path, dest: str | Path) -> None:
                 except ArchiveRefused as err:
                     raise ArchiveRefused(f"archive {archive.name} refused: {err}") from None
             tar.extractall(dest, members=members, filter="data")
-    except ArchiveRefused:
-        raise
     except (tarfile.TarError, EOFError, OSError) as err:
         raise ParaAMRError(f"archive {archive.name} is corrupt or incomplete: {err}") from err
 

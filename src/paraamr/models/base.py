@@ -1,13 +1,10 @@
 """Shared machinery of the model stages: device/dtype choice, batching by length, OOM split-and-retry.
 
-Every stage turns items into values in batches of similar length (:func:`device_batches`), and
-runs each batch through :func:`run_batched`, which returns per item its value or a
-:class:`~paraamr.failures.Failure`: a batch that runs out of memory (or raises) is split in two
-and retried, down to one item, which then fails alone; the other items never get lost.
-
-On a CPU a batch holds the stage's ``batch_size`` items. On a CUDA device the batches fill the
-device: their size comes from the free memory (:func:`free_bytes`) and the bytes an item of each
-length takes (:func:`footprint`), at most ``max_batch_size`` items, longest first.
+Every stage runs batches of similar length (:func:`device_batches`) through :func:`run_batched`:
+a batch that runs out of memory (or raises) is split in two and retried, down to one item, which
+then fails alone (a :class:`~paraamr.failures.Failure`). On a CPU a batch holds ``batch_size``
+items; on a CUDA device as many as the free memory (:func:`free_bytes`) holds by the bytes an
+item takes (:func:`footprint`), at most ``max_batch_size``.
 
 >>> length_batches([3, 10, 1, 7], batch_size=2)
 [[1, 3], [0, 2]]
@@ -36,8 +33,7 @@ from paraamr.failures import Failure
 from paraamr.report import reason
 
 logger = logging.getLogger(__name__)
-#: Callbacks told of each finished batch, from any thread: ``fn(stage, items in the batch, items
-#: in the call)`` (progress displays; :func:`batch_listener`).
+#: Callbacks told of each finished batch (:func:`batch_listener`).
 _LISTENERS: list[Callable[[str, int, int], None]] = []
 _LISTENERS_LOCK = threading.Lock()
 
@@ -105,9 +101,8 @@ def length_batches(
     return batches
 
 
-#: Share of the free device memory the batches of a stage may fill (the rest: the allocator's
-#: slack and whatever the estimate of :func:`footprint` misses; a batch that still runs out of
-#: memory is split by :func:`run_batched`).
+#: Share of the free device memory the batches of a stage may fill (the rest: allocator slack and
+#: what :func:`footprint` misses).
 FILL_FRACTION = 0.7
 
 
@@ -159,13 +154,11 @@ def footprint(
 ) -> Footprint:
     """An upper estimate of the device memory one item takes, from the model's ``config``.
 
-    ``element``: bytes of a value in the compute type; ``max_len``: the longest input (attention
-    scores grow with it). Per input token: the layer activations (hidden states, query / key /
-    value / output projections, the feed-forward layer, one row of attention scores per head); an
-    encoder-decoder (``out_len`` > 0) adds, per beam, the encoder output and the decoder's cached
-    cross-attention keys and values per token, and as a fixed part the cached self-attention keys
-    and values of ``out_len`` output tokens and two float32 vocabulary-wide rows of scores per
-    beam; ``logits`` (a perplexity) adds two float32 vocabulary rows per input token.
+    ``element``: bytes of a value in the compute type; ``max_len``: the longest input. Per input
+    token: the layer activations and a row of attention scores per head; an encoder-decoder
+    (``out_len`` > 0) adds per beam the encoder output and cached cross-attention, and as a fixed
+    part the cached self-attention of ``out_len`` tokens and two float32 vocabulary rows per beam;
+    ``logits`` (a perplexity) adds two float32 vocabulary rows per input token.
 
     >>> from types import SimpleNamespace
     >>> gpt2 = SimpleNamespace(n_embd=768, n_layer=12, n_head=12, vocab_size=50257)
@@ -237,13 +230,6 @@ def is_oom(err: BaseException) -> bool:
     )
 
 
-def _free_memory() -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
 def run_batched(
     items: Sequence[Any],
     fn: Callable[[list[Any]], Sequence[Any]],
@@ -251,12 +237,8 @@ def run_batched(
     *,
     stage: str,
 ) -> list[Any]:
-    """``fn`` over ``items`` in ``batches`` (lists of indices); per item, ``fn``'s value or a Failure.
-
-    ``fn`` maps a list of items to one value per item (a value may itself be a Failure). A batch
-    that raises — out of memory or otherwise — is split in halves and retried; a single item that
-    still raises becomes ``Failure(stage, reason)``.
-    """
+    """``fn`` over ``items`` in ``batches`` (lists of indices); per item, ``fn``'s value (which may
+    itself be a Failure) or, for an item that raises even alone, ``Failure(stage, reason)``."""
     results: list[Any] = [None] * len(items)
 
     def run(indices: Sequence[int]) -> None:
@@ -267,7 +249,9 @@ def run_batched(
         except Exception as err:
             oom = is_oom(err)
             if oom:
-                _free_memory()
+                import torch
+
+                torch.cuda.empty_cache()  # a no-op where CUDA was never used
             if len(indices) == 1:
                 why = "out of memory even alone" if oom else reason(err)
                 results[indices[0]] = Failure(stage, why)
@@ -287,7 +271,10 @@ def run_batched(
 
     for batch in batches:
         run(list(batch))
-        _notify(stage, len(batch), len(items))
+        with _LISTENERS_LOCK:
+            listeners = list(_LISTENERS)
+        for listener in listeners:
+            listener(stage, len(batch), len(items))
     return results
 
 
@@ -309,10 +296,3 @@ def batch_listener(fn: Callable[[str, int, int], None]) -> Iterator[None]:
     finally:
         with _LISTENERS_LOCK:
             _LISTENERS.remove(fn)
-
-
-def _notify(stage: str, n: int, total: int) -> None:
-    with _LISTENERS_LOCK:
-        listeners = list(_LISTENERS)
-    for fn in listeners:
-        fn(stage, n, total)

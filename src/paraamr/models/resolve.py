@@ -172,11 +172,10 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
         ) from err
 
 
-#: Per kind, files of which a local model folder holds at least one (amrlib's first releases have
-#: no meta file and are recognised by their weights).
 #: What a missing or wrong quality model's error suggests (``--input`` defaults to bundled sentences).
 TRAIN_QUALITY = "train one with `paraamr quality train --output DIR`"
-
+#: Per kind, files of which a local model folder holds at least one (amrlib's first releases have
+#: no meta file and are recognised by their weights).
 _MARKERS = {
     "parser": ("amrlib_meta.json", "config.json", "model.pt", "pytorch_model.bin"),
     "realizer": ("amrlib_meta.json", "config.json", "pytorch_model.bin"),
@@ -204,11 +203,8 @@ def _local(path: Path, kind: str) -> Path:
 
 
 def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> Path:
-    """The path on disk of model ``name_or_path`` of ``kind`` (see :data:`~.catalog.KINDS`;
-    ``generator`` is accepted for ``realizer``), without fetching anything.
-
-    Raises :class:`~paraamr.errors.ModelNotFoundError` (model, path looked at, fetch command) when
-    it is not on disk.
+    """The path on disk of model ``name_or_path`` of ``kind`` (see :data:`~.catalog.KINDS`),
+    without fetching anything; :class:`~paraamr.errors.ModelNotFoundError` when it is not on disk.
 
     >>> resolve("smollm2", "lm").name
     'SmolLM2-135M-Instruct.Q4_1.gguf'
@@ -288,13 +284,10 @@ def base_tokenizer(model_dir: str | Path, *, cache_dir: str | Path | None = None
 
 
 def amrlib_meta(model_dir: str | Path, kind: str, *, trust_remote_code: bool = False) -> dict:
-    """The ``amrlib_meta.json`` of ``model_dir`` ({} when there is none: amrlib then matches its own
-    first releases by checksum), refused unless it names one of amrlib's own ``kind`` inference
-    classes (:data:`~.catalog.AMRLIB_INFERENCE`) and a weights file inside the dir.
-
-    amrlib imports and calls whatever module and class the meta names: a folder from elsewhere
-    could run any code. ``trust_remote_code=True`` (``--trust-remote-code``) lets it, as in
-    transformers.
+    """The ``amrlib_meta.json`` of ``model_dir`` ({} when there is none), refused unless it names
+    one of amrlib's own ``kind`` inference classes (:data:`~.catalog.AMRLIB_INFERENCE`) and a
+    weights file inside the dir: amrlib runs whatever module and class the meta names, unless
+    ``trust_remote_code=True`` (``--trust-remote-code``) as in transformers.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())

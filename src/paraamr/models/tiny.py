@@ -6,13 +6,11 @@
 - ``realizer/``: an amrlib *gtos* model dir (T5, loaded by amrlib's ``generate_xfm`` inference class);
 - ``lm/``: a tiny GPT-2 causal LM.
 
-Each has a word-level tokenizer trained on the spot (``tokenizers``) over a small vocabulary of
-English words and AMR tokens. The parser and the realizer are trained for a few dozen steps to
-memorize two examples, so the real amrlib code paths give both outcomes
-deterministically:
-:data:`PAPER_TEXT` parses to :data:`PAPER_AMR` (as amrlib serializes it), :data:`GARBLED_TEXT` parses
-to a token sequence no beam can deserialize, and :data:`PAPER_AMR` realizes to :data:`PAPER_TEXT`.
-Weights are otherwise random: other inputs give arbitrary (but deterministic) outputs.
+Each has a word-level tokenizer over a small vocabulary of English words and AMR tokens. The
+parser and the realizer memorize two examples, so the real amrlib code paths give both outcomes:
+:data:`PAPER_TEXT` parses to :data:`PAPER_AMR`, :data:`GARBLED_TEXT` to a token sequence no beam
+can deserialize, and :data:`PAPER_AMR` realizes to :data:`PAPER_TEXT`. Other inputs give
+arbitrary (but deterministic) outputs.
 """
 
 from __future__ import annotations
