@@ -203,11 +203,14 @@ class TaskFolder:
         """The statistics of a completed ``task``, or None."""
         path = self.path(task)
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as err:
             raise InputError(f"{path}: unreadable statistics of a completed {self.unit} ({err})") from err
+        if not isinstance(data, dict):
+            raise InputError(f"{path}: not the statistics of a completed {self.unit} (an object)")
+        return data
 
     def commit(self, task: int, stats: Mapping[str, Any]) -> Path:
         """Mark ``task`` completed with its statistics (atomically: all of it, or nothing)."""

@@ -130,7 +130,12 @@ def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[
                 raise InputError(f"chunk {chunk} differs between {found[chunk][1]} and {folder}")
             found.setdefault(chunk, (stats, Path(folder)))
     assert settings is not None
-    total = settings["chunks"]
+    total = settings.get("chunks")
+    if type(total) is not int or total < 1:
+        raise InputError(
+            f"{folders[0]}: not an evaluation state (its settings.json gives no chunk count); "
+            "evaluate again into a new --state-dir"
+        )
     missing = [k for k in range(total) if k not in found]
     if missing:
         shown = ", ".join(map(str, missing[:8])) + (", ..." if len(missing) > 8 else "")
