@@ -11,6 +11,7 @@ import pytest
 
 from paraamr import layout
 from paraamr.builder import folder
+from paraamr.errors import InputError
 from paraamr.records import PAIRS_SCHEMA
 
 
@@ -202,3 +203,26 @@ def test_any_dataset_goes_through_write_table_and_loads_by_its_card_pattern(tmp_
     files = {"train": str(tmp_path / layout.data_files("default", "train"))}
     back = datasets.load_dataset("parquet", data_files=files, split="train", cache_dir=str(tmp_path / "c"))
     assert back.to_dict() == ds.to_dict()
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        "null",
+        "{}",
+        '{"parts": ["../victim.txt"], "renames": []}',
+        '{"parts": [], "renames": [[".paraamr/final/a", "../victim.txt"]]}',
+        '{"parts": ["/tmp/victim.txt"], "renames": []}',
+    ],
+)
+def test_a_damaged_finalize_plan_is_refused_and_touches_nothing_outside(tmp_path, plan):
+    root = tmp_path / "out"
+    with folder.ShardWriter(root, "pairs", "train", PAIRS_SCHEMA, writer="00000-of-00001") as w:
+        w.write({"id": "0", "text": "t", "para_text": "p"})
+    victim = tmp_path / "victim.txt"
+    victim.write_text("a user's file")
+    (root / folder._PLAN).write_text(plan)
+    with pytest.raises(InputError, match=r"finalize\.json: not a plan of the finalize under way"):
+        folder.finalize(root)
+    assert victim.read_text() == "a user's file"
+    assert list((root / layout.PARTS).rglob("*.parquet"))  # the parts are kept

@@ -32,6 +32,7 @@ import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from paraamr.errors import InputError
 from paraamr.layout import (
     DATA,
     FAILURES,
@@ -394,6 +395,32 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
     return problems
 
 
+def _read_plan(path: Path) -> dict[str, list]:
+    """The plan of renames of a finalize under way: its ``parts`` (under the parts folder) and its
+    ``renames`` (from the staging folder to the data or failure files); InputError naming it when it
+    is unreadable or names other paths (it deletes and renames what it names)."""
+
+    def inside(name: object, *tops: str) -> bool:
+        parts = Path(name).parts if isinstance(name, str) else ()
+        return bool(parts) and ".." not in parts and not Path(name).is_absolute() and name.startswith(tops)
+
+    try:
+        plan = json.loads(path.read_text())
+        ok = all(inside(p, f"{PARTS}/") for p in plan["parts"]) and all(
+            inside(a, f"{_STAGING}/") and inside(b, f"{DATA}/", f"{FAILURES}/") for a, b in plan["renames"]
+        )
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        ok, why = False, f" ({err})" if isinstance(err, (OSError, ValueError)) else ""
+    else:
+        why = " (it names paths outside the run's parts, staging and data folders)"
+    if not ok:
+        raise InputError(
+            f"{path}: not a plan of the finalize under way{why}; delete it and finalize again (a task whose "
+            "parts it had deleted is then named, to be run again)"
+        )
+    return plan
+
+
 def finalize(
     folder: str | os.PathLike,
     *,
@@ -454,7 +481,7 @@ def finalize(
                 written.setdefault(config, {}).setdefault(split, []).append(final)
         plan = {"renames": renames, "parts": [str(p.relative_to(root)) for ps in groups.values() for p in ps]}
         atomic_write(plan_path, json.dumps(plan))
-    plan = json.loads(plan_path.read_text())
+    plan = _read_plan(plan_path)
     for part in plan["parts"]:
         (root / part).unlink(missing_ok=True)
     written = {}
