@@ -279,6 +279,31 @@ def test_folder_with_foreign_files_is_refused(tiny_models, hostile, tmp_path, ca
     assert "holds no paraamr run" in capsys.readouterr().err and (tmp_path / "notes.txt").exists()
 
 
+@pytest.mark.parametrize(
+    ("kind", "file", "damage"),
+    [
+        ("parser", "model.safetensors", b""),  # cut to nothing
+        ("parser", "tokenizer.json", b'{"truncated'),
+        ("lm", "config.json", b"{}"),  # no model_type
+        ("generator", "generation_config.json", b"[1]"),
+    ],
+)
+def test_a_damaged_model_folder_is_one_line_naming_it(tiny_models, tmp_path, capsys, kind, file, damage):
+    import shutil
+
+    models = {k: tmp_path / k for k in tiny_models}
+    for k, path in tiny_models.items():
+        shutil.copytree(path, models[k])
+    (models[kind] / file).write_bytes(damage)
+    text = ROOT / "examples" / "sentences.txt"
+    args = ["--input", str(text), "--output", str(tmp_path / "out"), *_models(models)]
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip()
+    name = "realizer" if kind == "generator" else kind
+    assert len(err.splitlines()) == 1 and f"{name} model {models[kind]} cannot be loaded (" in err, err
+    assert "internal error" not in err and str(text) not in err
+
+
 def _heavy_imports(stderr: str) -> set[str]:
     mods = {
         line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")
