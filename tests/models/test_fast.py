@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from paraamr.errors import InputError
 from paraamr.models import fast as fast_module
 from paraamr.models import tiny
 from paraamr.models.fast import Seq2SeqModel, converted, converted_copies, resolve_backend
@@ -328,6 +329,18 @@ def test_a_failed_conversion_leaves_nothing(models, tmp_path, monkeypatch):
         converted(source)
     assert [p.name for p in tmp_path.iterdir()] == ["lm"]
     monkeypatch.undo()
+    scorer = PerplexityScorer(source, backend="ctranslate2")
+    assert isinstance(scorer.perplexity(["the boy want to go ."])[0], float)
+
+
+def test_a_damaged_converted_copy_is_named_with_the_way_out(models, tmp_path):
+    source = tmp_path / "lm"
+    shutil.copytree(models["lm"], source)
+    target = converted(source)
+    (target / "model.bin").write_bytes(b"")  # a disk that lost the file's content
+    with pytest.raises(InputError, match=rf"{target.name}: CTranslate2 cannot load .* delete the folder"):
+        PerplexityScorer(source, backend="ctranslate2")
+    shutil.rmtree(target)  # what the message says: the next use converts again
     scorer = PerplexityScorer(source, backend="ctranslate2")
     assert isinstance(scorer.perplexity(["the boy want to go ."])[0], float)
 

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from paraamr.errors import InputError
 from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
 from paraamr.models.resolve import cache_root
@@ -260,14 +261,21 @@ def _engine(name: str, path: Path, device: Any, compute_type: str):
     kind = "cuda" if device.type == "cuda" else "cpu"
     threads = torch.get_num_threads()
     workers = min(2, threads) if name != "Encoder" and _halves(kind) else 1
-    engine = getattr(ctranslate2, name)(
-        str(path),
-        device=kind,
-        device_index=int(device.index or 0),
-        compute_type=compute_type,
-        inter_threads=workers,
-        intra_threads=threads // workers,
-    )
+    try:
+        engine = getattr(ctranslate2, name)(
+            str(path),
+            device=kind,
+            device_index=int(device.index or 0),
+            compute_type=compute_type,
+            inter_threads=workers,
+            intra_threads=threads // workers,
+        )
+    except RuntimeError as err:  # a file of the copy damaged or cut short, or the device failing
+        why = (str(err).splitlines() or [""])[0]
+        raise InputError(
+            f"{path}: CTranslate2 cannot load this converted copy of a model ({why}); if it is damaged, "
+            "delete the folder: it is converted again on first use"
+        ) from None
     # CTranslate2 sets the calling thread's OpenMP thread count to ``intra_threads`` while it
     # loads, and it shares torch's OpenMP runtime: without this, torch's work in this thread
     # would run on ``threads // 2`` threads after a ``halves`` model loads
