@@ -34,10 +34,6 @@ THRESHOLDS = (85, 110, 120)
 TOKENS = "whitespace-separated words (str.split)"
 
 
-def _tokens(text: str) -> int:
-    return len(text.split())
-
-
 def compute_stats(
     path: str | os.PathLike,
     *,
@@ -60,7 +56,7 @@ def compute_stats(
     import numpy as np
 
     if plot_dir is not None:
-        _check_plots(plot_dir, overwrite)
+        check_plot_files([Path(plot_dir) / name for name in PLOT_FILES], overwrite=overwrite)
     perplexities = array("d")
     per_source = array("l")
     splits: dict[str, int] = {}
@@ -70,9 +66,9 @@ def compute_stats(
     for split, record in Filters(max_perplexity=max_perplexity).iter_records(records):  # in batches
         splits[split] = splits.get(split, 0) + 1
         per_source.append(len(record["paraphrases"]))
-        source_tokens += _tokens(record["text"])
+        source_tokens += len(record["text"].split())
         for para in record["paraphrases"]:
-            para_tokens += _tokens(para["para_text"])
+            para_tokens += len(para["para_text"].split())
             if para["perplexity"] is None:
                 missing += 1
             else:
@@ -99,10 +95,6 @@ def compute_stats(
     if plot_dir is not None:
         stats["plots"] = [str(p) for p in plot_histograms(ppl, np.asarray(per_source), plot_dir)]
     return stats
-
-
-def _check_plots(plot_dir: str | os.PathLike, overwrite: bool) -> None:
-    check_plot_files([Path(plot_dir) / name for name in PLOT_FILES], overwrite=overwrite)
 
 
 def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> list[Path]:

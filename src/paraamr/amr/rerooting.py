@@ -7,14 +7,11 @@ the same, the edges that now point towards the root are written inverted (``:ARG
 linearized depth-first from the new root. Every node is defined where that traversal first meets
 it and referenced by its variable afterwards, as in the ParaAMR paper's linearizations.
 
-Two linearizations (:data:`LINEARIZATIONS`, ``linearization=``): ``"paraamr"`` (default), our own
-serializer (a single depth-first pass over an index built once per graph from penman's parse
-tree), several times faster than ``penman.encode`` per focus and defining every node at its first
-mention, its indented layout penman's default one; penman decodes every output back to the
-source's triples (the tests check it). ``"penman"`` is penman's own,
-``penman.encode(g, top=focus, model=amr_model)`` of the decoded graph: the ParaAMR paper's
-(it gives both of the paper's printed linearizations verbatim; docs/generate.md has the measured
-difference).
+Two linearizations (:data:`LINEARIZATIONS`, ``linearization=``): ``"paraamr"`` (default), our
+serializer (one depth-first pass over an index built once per graph), several times faster than
+``penman.encode`` per focus, in penman's indented layout; penman decodes every output back to the
+source's triples. ``"penman"`` is ``penman.encode(g, top=focus, model=amr_model)`` of the decoded
+graph: the ParaAMR paper's (docs/generate.md has the measured difference).
 
 >>> print(refocus("(d / dog :ARG0-of (b / bark-01))", "b", oneline=True))
 # ::focus b
@@ -245,11 +242,6 @@ class _Index(_Structure):
         return "".join(parts)
 
 
-def _index(graph: GraphInput, where: str = "<graph>") -> _Index:
-    """The index of a PENMAN text or tree (penman's parse) or of a Graph (laid out by penman)."""
-    return _read(graph, where, _Index)
-
-
 class _PenmanWriter:
     """A graph written by penman itself at any focus: ``penman.encode(g, top=focus,
     model=amr_model)`` of the graph decoded with penman's AMR model, its metadata plus
@@ -283,7 +275,7 @@ class _PenmanWriter:
 def _writer(graph: GraphInput, linearization: str, where: str) -> _Index | _PenmanWriter:
     """What writes ``graph`` at a focus: our index (``paraamr``) or penman (``penman``)."""
     if linearization == "paraamr":
-        return _index(graph, where)
+        return _read(graph, where, _Index)
     if linearization == "penman":
         return _PenmanWriter(graph, where)
     raise ValueError(f"linearization must be one of {LINEARIZATIONS}, not {linearization!r}")
@@ -352,13 +344,11 @@ def iter_variants(
     >>> next(it).penman.splitlines()[-1]
     '(b / bark-01 :ARG0 (d / dog))'
     """
-    if linearization == "paraamr":
-        index = writer = _index(graph, where)
-    else:
-        if mod_as_domain:
-            raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
-        writer = _writer(graph, linearization, where)
-        index = _read(writer.graph, where, _Structure)  # a graph decoded here: its tree is reused
+    if mod_as_domain and linearization != "paraamr":
+        raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
+    writer = _writer(graph, linearization, where)
+    # a graph decoded for penman: its tree is reused
+    index = writer if isinstance(writer, _Index) else _read(writer.graph, where, _Structure)
     chosen = _candidates(index, foci, seed, exclude, heuristic)
     return (
         Variant(v, index.concept(v), writer.render(v, oneline=oneline, mod_as_domain=mod_as_domain))

@@ -222,7 +222,7 @@ def augment(
         new_fingerprint=uuid.uuid4().hex,
         desc=f"augment ({method})",
     )
-    failures = _failures(expanded, columns)
+    failures = _failures(expanded)
     keep = _first_occurrences(expanded, columns)
     result = expanded.select(keep) if len(keep) < len(expanded) else expanded
     result = result.remove_columns(_FAILURE)
@@ -251,7 +251,7 @@ def train_lm(
     return lm
 
 
-def _failures(expanded: Dataset, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+def _failures(expanded: Dataset) -> list[dict[str, Any]]:
     flagged = [i for i, why in enumerate(expanded[_FAILURE]) if why]
     failures = []
     for row in expanded.select(flagged):

@@ -45,13 +45,8 @@ CONFIGS = ("default", "pairs")
 def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
     """The card's ``dataset_info``: features (from each config's first shard), and rows and bytes
     per config and split of ``folder`` as ``datasets`` computes them (``num_bytes``: Arrow bytes;
-    ``download_size``: Parquet files); splits without rows are left out.
-
-    Besides telling readers the sizes, it keys datasets' cache: a local folder whose card has
-    ``configs:`` is cached under a hash of the card's configs and ``dataset_info`` alone (the
-    folder's name, not its path or files), so without these figures ``load_dataset(folder)`` kept
-    serving an earlier run's rows after a new run wrote the same folder, or another folder of
-    the same name.
+    ``download_size``: Parquet files); splits without rows are left out. It also keys datasets'
+    cache of a local folder, so a new run's rows are not served from an earlier one's.
     """
     import pyarrow.parquet as pq
     from datasets import Features

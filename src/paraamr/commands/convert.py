@@ -5,12 +5,8 @@ Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset fo
 dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when OUTPUT ends in
 .json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.
 
-To a folder: the ``default`` and ``pairs`` shards of each split (written by
-:class:`paraamr.builder.folder.ShardWriter`, named by :func:`~paraamr.builder.folder.finalize`) and
-a README.md card (:func:`paraamr.card.write_card`); ``--push-to-hub`` then uploads it.
-To JSON lines (OUTPUT ending in ``.json``, ``.jsonl``, ``.gz`` or ``.zip``): one line per source
-in the release format (``text``, ``paraphrases`` of ``para_text`` and ``perplexity``); with
-``--all-fields`` every field of our schema.
+JSON lines are in the release format (``text``, ``paraphrases`` of ``para_text`` and
+``perplexity``); with ``--all-fields`` every field of our schema.
 """
 
 from __future__ import annotations
