@@ -1,9 +1,8 @@
 """Table 1 statistics of a ParaAMR corpus (release JSON lines or our Parquet folder), and histograms.
 
-Table 1 of the paper gives, per corpus, the number of instances (source sentences), the average
-number of paraphrases per source and the average paraphrase length. Tokens are counted as
-whitespace-separated words (``str.split()``; punctuation attached to a word is part of it), as in
-the release's detokenized, lowercased text. Perplexity quantiles are numpy's linear
+Table 1 of the paper gives the number of instances (source sentences), the average number of
+paraphrases per source and the average paraphrase length. Tokens are whitespace-separated words
+(``str.split()``), as in the release's detokenized text. Perplexity quantiles are numpy's linear
 interpolation over every paraphrase with a perplexity.
 
 >>> import io, json, tempfile, pathlib
@@ -48,10 +47,9 @@ def compute_stats(
     Keys: ``instances``, ``pairs``, ``avg_paraphrases`` (per source), ``avg_paraphrase_tokens``,
     ``avg_source_tokens``, ``sources_without_paraphrases``, ``perplexity`` (quantiles, ``mean`` and
     ``missing``), ``splits`` (instances per split), ``tokens`` (how tokens are counted),
-    ``max_perplexity``, ``skipped_lines``; with ``plot_dir``, ``plots`` (the PNG paths written:
-    perplexity and paraphrases-per-source histograms; PNGs already there are refused unless
-    ``overwrite``, before anything is read). ``max_perplexity`` filters as the loader does;
-    ``limits`` caps what gz/zip input may unpack (:class:`paraamr.sources.Limits`).
+    ``max_perplexity``, ``skipped_lines``; with ``plot_dir``, ``plots`` (the histograms written;
+    PNGs already there are refused unless ``overwrite``). ``max_perplexity`` filters as the loader
+    does; ``limits`` caps what gz/zip input may unpack (:class:`paraamr.sources.Limits`).
     """
     import numpy as np
 

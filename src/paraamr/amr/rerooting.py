@@ -65,10 +65,9 @@ class _Index(_Structure):
 
     Re-rooting reverses the tree edges on the path from the old top to the focus and keeps the
     others, as the ParaAMR paper's linearizations do; a re-entrant node is then defined wherever
-    the new depth-first traversal first meets it. Surface alignments stay where they were written
-    (``:ARG0~e.3``, ``dog~e.4``), except on a variable's reference. :meth:`render` reuses the text
-    of a subtree off the reversed path across foci (see :meth:`_crossings`), which the tests check
-    changes no output.
+    the new depth-first traversal first meets it. Surface alignments stay where they were written,
+    except on a variable's reference. :meth:`render` reuses the text of a subtree off the reversed
+    path across foci (see :meth:`_crossings`).
     """
 
     __slots__ = ("_cache", "_own", "below", "closed", "header", "opening", "outer")
@@ -335,10 +334,8 @@ def iter_variants(
     where: str = "<graph>",
 ) -> Iterator[Variant]:
     """One :class:`Variant` per candidate focus (:func:`candidate_foci` with ``foci``, ``seed``,
-    ``exclude``, ``heuristic``; rendered as :func:`refocus` with ``oneline``, ``mod_as_domain``,
-    ``linearization``), each made when it is asked for: a caller that writes them as they come
-    holds one at a time (a graph of n nodes has up to n variants of n nodes each). The graph is
-    read (and refused: a bad graph, one over the size caps) before the first.
+    ``exclude``, ``heuristic``; rendered as :func:`refocus` with the other options), each made
+    when it is asked for. The graph is read (and a bad one refused) before the first.
 
     >>> it = iter_variants("(d / dog :ARG0-of (b / bark-01))", oneline=True)
     >>> next(it).penman.splitlines()[-1]
@@ -357,10 +354,8 @@ def iter_variants(
 
 
 def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] | Failure]:
-    """:func:`variants` of each graph, or a ``Failure("refocus", reason)`` for a bad one.
-
-    Options are those of :func:`variants` but ``where``: reasons name the graph by position
-    (1-based) and id.
+    """:func:`variants` of each graph, or a ``Failure("refocus", reason)`` naming a bad one by
+    position (1-based) and id; the options are :func:`variants`' but ``where``.
 
     >>> out = refocus_batch(["(a / b :ARG0 (c / d))", "(a / b", ""])
     >>> [len(x) if isinstance(x, list) else str(x) for x in out]  # doctest: +NORMALIZE_WHITESPACE

@@ -9,8 +9,7 @@ index in the input). Added rows that repeat a row already there (texts compared 
 :func:`paraamr.records.normalize`) are removed; input rows never are.
 
 Rows whose texts are missing (null), not strings or empty are kept as they are, not augmented, and
-reported by index in :attr:`Augmented.failures`. The work runs through ``datasets.map`` (batched,
-``num_proc`` processes, with a progress bar); results do not depend on ``num_proc``.
+reported by index in :attr:`Augmented.failures`. Results do not depend on ``num_proc``.
 
 >>> from datasets import Dataset
 >>> table = {"quick": ("fast",), "fox": ("dog",), "jumps": ("leaps",)}
@@ -184,11 +183,9 @@ def augment(
     """Augment ``dataset`` (see the module docstring); returns an :class:`Augmented`.
 
     ``method`` is ``paraamr`` (needs ``paraphrases``), ``reda`` or ``reda-ng`` (uses ``lm``, by
-    default an :class:`NgramLM` trained on the dataset's text columns: in-sample). ``reda``
-    defaults to WordNet synonyms with ``seed``. ``recipe="paper"`` (REDA methods) takes the paper's
-    outputs per operator for a training set of this dataset's size
-    (:func:`paraamr.augment.reda.paper_recipe`) instead of ``n``. Texts longer than ``max_chars``
-    are kept, not augmented, and reported as failures.
+    default an :class:`NgramLM` trained in-sample). ``reda`` defaults to WordNet synonyms with
+    ``seed``. ``recipe="paper"`` (REDA methods) takes :func:`~paraamr.augment.reda.paper_recipe`
+    instead of ``n``. Texts longer than ``max_chars`` are kept, not augmented, and reported as failures.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -242,8 +239,7 @@ def train_lm(
     *,
     tokenizer: Tokenizer | None = None,
 ) -> NgramLM:
-    """An :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``, counting
-    the tokens of ``tokenizer`` (REDA's own: default whitespace); its source is ``in-sample``."""
+    """An in-sample :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``."""
     lm = NgramLM(order, tokenizer=tokenizer, source=IN_SAMPLE)
     for dataset in datasets:
         for name in columns:

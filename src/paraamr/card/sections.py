@@ -314,9 +314,8 @@ def _python(*lines: str) -> list[str]:
 def libraries_text(
     repo_id: str | None, name: str, split: str, shards: Mapping[str, Mapping[str, Sequence[str]]] | None
 ) -> str:
-    """Usage with pandas, Polars and ``hf_hub_download``, as the Hub's dataset pages show it: Hub
-    paths (``hf://datasets/...``) with a repository id, else paths in the folder ``name``; pandas
-    and ``hf_hub_download`` name shards, so they need ``shards`` (:func:`shard_names`)."""
+    """Usage with pandas, Polars and ``hf_hub_download``: Hub paths with a repository id, else paths
+    in the folder ``name``; pandas and ``hf_hub_download`` need ``shards`` (:func:`shard_names`)."""
     prefix = f"hf://datasets/{repo_id}/" if repo_id else f"{name}/"
     where = "" if repo_id else f" (run in the folder above `{name}`)"
     pairs = shards is None or split in shards.get("pairs", {})

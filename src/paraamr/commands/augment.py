@@ -234,8 +234,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         failures += [{"split": split, **f} for f in result.failures]
         print(
             f"{split}: {result.stats['input_rows']} rows + {result.stats['added_rows']} added "
-            f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)"
-            + told
+            f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)" + told
         )
     display.close()
     for f in failures[:20]:
