@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import cache, lru_cache
 
@@ -72,12 +73,9 @@ def _wordnet():
 def _sense_counts() -> dict[str, int]:
     """SemCor's count of every WordNet sense key (``cntlist.rev``), read once (nltk's
     ``Lemma.count()`` searches the file on each call)."""
-    stream = _wordnet().open("cntlist.rev")
-    try:
+    with contextlib.closing(_wordnet().open("cntlist.rev")) as stream:
         rows = (line.split() for line in stream.read().splitlines())
         return {row[0]: int(row[-1]) for row in rows if len(row) == 3}
-    finally:
-        stream.close()
 
 
 def _attested(lemma) -> bool:

@@ -272,19 +272,17 @@ def _first_occurrences(expanded: Dataset, columns: tuple[str, ...]) -> list[int]
     """Indices of the rows to keep: every input row, and added rows whose texts are new."""
     view = expanded.select_columns([*columns, "augmented"])
     keys: list[tuple[str, ...] | None] = []
-    originals: set[tuple[str, ...]] = set()
+    seen: set[tuple[str, ...] | None] = set()  # the input rows' texts, then each added row's
     for batch in view.iter(batch_size=4096):
         for position, added in enumerate(batch["augmented"]):
             texts = [batch[col][position] for col in columns]
             key = tuple(normalize(t) if isinstance(t, str) else "" for t in texts)
             keys.append(key if added else None)
             if not added:
-                originals.add(key)
-    keep, seen = [], set(originals)
+                seen.add(key)
+    keep = []
     for i, key in enumerate(keys):
-        if key is None:
-            keep.append(i)
-        elif key not in seen:
+        if key is None or key not in seen:
             seen.add(key)
             keep.append(i)
     return keep

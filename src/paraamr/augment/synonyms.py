@@ -92,12 +92,8 @@ class _TableLookup:
         return found if found is not None else self.table.get(word.lower(), ())
 
 
-def _wordnet_synonyms(word: str) -> tuple[str, ...]:
-    return synonyms(word)
-
-
 #: English WordNet synonyms of every sense, as REDA uses them.
-WORDNET = Synonyms("wordnet-3.0", _wordnet_synonyms)
+WORDNET = Synonyms("wordnet-3.0", synonyms)
 
 
 def source_name(source: Callable[[str], Sequence[str]]) -> str:

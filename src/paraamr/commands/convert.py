@@ -151,8 +151,7 @@ def to_jsonl(
 ) -> int:
     """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
     ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records. An existing
-    ``output`` is replaced only with ``overwrite``. ``max_chars`` and ``limits`` are
-    :func:`paraamr.sources.iter_records`'s."""
+    ``output`` is replaced only with ``overwrite``."""
     import gzip
     import io
     import json
@@ -210,12 +209,11 @@ def to_folder(
     """Write every record under ``input`` as a dataset folder at ``output``: ``default`` and
     ``pairs`` shards of each split and a README.md card; return the number of records.
 
-    The folder is written under its lock (:func:`paraamr.locks.folder_lock`: a second writer is
-    refused, naming the first). A folder that is not empty is written only with ``overwrite``, and
-    only when it holds a dataset (:func:`paraamr.layout.holds_dataset`); then the shards, failure
-    files and state of this layout are deleted (:func:`paraamr.layout.remove_layout`) and README.md
-    replaced; other files stay. A folder this call created is removed when it fails (the folders
-    above it it created too). ``max_chars`` and ``limits`` are :func:`paraamr.sources.iter_records`'s."""
+    The folder is written under its lock (:func:`paraamr.locks.folder_lock`). A folder that is not
+    empty is written only with ``overwrite``, and only when it holds a dataset; then its shards,
+    failure files and state are replaced and README.md rewritten; other files stay. A folder this
+    call created is removed when it fails. ``max_chars`` and ``limits`` are
+    :func:`paraamr.sources.iter_records`'s."""
     import shutil
     from pathlib import Path
 
