@@ -24,6 +24,7 @@ the release, like ``paraamr generate`` by default, keeps every paraphrase with i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,8 +49,7 @@ Data = TypeVar("Data")
 
 
 def perplexity_limit(max_perplexity: float | None = None, use: str | None = None) -> float | None:
-    """The perplexity threshold of ``max_perplexity`` or of the paper's ``use`` (one of
-    :data:`PAPER_USES`), not both.
+    """The perplexity threshold of ``max_perplexity`` or of the paper's ``use``, not both.
 
     >>> perplexity_limit(use="embeddings"), perplexity_limit(90), perplexity_limit()
     (110.0, 90, None)
@@ -120,9 +120,8 @@ class Filters:
     def keep(
         self, parents: np.ndarray, perplexity: pa.Array, similarity: pa.Array | None, sources: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The core: ``(indices, counts)`` of paraphrases given flat, ``parents[i]`` the source of the
-        i-th (non-decreasing, in ``range(sources)``): the indices kept, each source's in kept order,
-        and how many each source keeps (sources below ``min_paraphrases`` are not applied here).
+        """``(indices kept, count kept per source)`` of paraphrases given flat, ``parents[i]`` the
+        source of the i-th (non-decreasing); ``min_paraphrases`` is not applied here.
 
         >>> import numpy as np, pyarrow as pa
         >>> Filters(max_perplexity=100, order="perplexity").keep(
@@ -173,8 +172,8 @@ class Filters:
 
     def pair_rows(self, table: pa.Table) -> np.ndarray:
         """The indices of the rows of a ``pairs`` table kept, in kept order. With :attr:`grouped`
-        filters a source is all rows of one ``id``, wherever they are (shuffled rows too): its kept
-        rows come out together, where its first row was."""
+        filters a source is all rows of one ``id``, wherever they are: its kept rows come out
+        together, where its first row was."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -202,18 +201,13 @@ class Filters:
     def iter_records(
         self, items: Iterable[tuple[Any, dict[str, Any]]], batch_size: int = 1000
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """``(key, record)`` of each ``default`` record (a dict) kept, its paraphrases filtered, read
-        in batches of ``batch_size``; other fields are passed through as they are."""
+        """``(key, record)`` of each ``default`` record (a dict) kept, its paraphrases filtered, in
+        batches of ``batch_size``."""
         if not self.active:
             yield from items
             return
-        batch: list[tuple[Any, dict[str, Any]]] = []
-        for item in items:
-            batch.append(item)
-            if len(batch) >= batch_size:
-                yield from self._kept_batch(batch)
-                batch = []
-        if batch:
+        items = iter(items)
+        while batch := list(itertools.islice(items, batch_size)):
             yield from self._kept_batch(batch)
 
     def _kept_batch(self, batch: list[tuple[Any, dict[str, Any]]]) -> Iterator[tuple[Any, dict[str, Any]]]:

@@ -106,24 +106,18 @@ class Limits:
 
 
 class Unpacked:
-    """A decompressed stream (gzip) whose reads count what it unpacks, refused past ``limits``."""
+    """A decompressed stream (gzip) whose lines count what it unpacks, refused past ``limits``."""
 
     def __init__(self, stream: IO[bytes], name: str, packed: int, limits: Limits) -> None:
         self.stream, self.name, self.packed, self.limits = stream, name, packed, limits
         self.unpacked = 0
 
-    def _counted(self, data: bytes) -> bytes:
+    def readline(self, size: int = -1) -> bytes:
+        """One line, or its first ``size`` bytes."""
+        data = self.stream.readline(size)
         self.unpacked += len(data)
         self.limits.check(self.name, self.unpacked, self.packed)
         return data
-
-    def read(self, size: int = -1) -> bytes:
-        """At most ``size`` unpacked bytes (all when -1: mind the limits)."""
-        return self._counted(self.stream.read(size))
-
-    def readline(self, size: int = -1) -> bytes:
-        """One line, or its first ``size`` bytes."""
-        return self._counted(self.stream.readline(size))
 
 
 def _number(value: Any) -> bool:
@@ -132,9 +126,8 @@ def _number(value: Any) -> bool:
 
 def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = True) -> dict[str, Any]:
     """The ``default`` record of one decoded JSON line; ``ValueError`` says what is wrong: a field
-    of the wrong type, or a text (``text``, a ``para_text``) that cannot enter a dataset
-    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``) unless
-    ``check_texts`` is off (a reader that checks each text itself, pair by pair: ``evaluate``).
+    of the wrong type, or (unless ``check_texts`` is off) a text that cannot enter a dataset
+    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``).
 
     >>> rec = parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello.", "perplexity": 3}]})
     >>> rec["id"], rec["paraphrases"][0]["perplexity"], rec["paraphrases"][0]["quality"]
@@ -356,8 +349,8 @@ def _iter_source(source: IO[bytes], name: str, read: _Reading) -> Iterator[tuple
 
 
 def _iter_zip(source: IO[bytes], name: str, size: int, read: _Reading) -> Iterator[tuple[str, dict]]:
-    """The members of a zip archive in name order (hidden and ``__MACOSX`` ones skipped), each a
-    JSON lines or Parquet file: an archive inside is refused, never opened."""
+    """The records of a zip archive's members (see the module docstring); an archive inside is
+    refused, never opened."""
     with zipfile.ZipFile(source) as archive:
         members = sorted(
             (m for m in archive.infolist() if not m.is_dir() and not _hidden(m.filename)),
@@ -454,8 +447,7 @@ def read_path(
     limits: Limits | None = None,
     check_texts: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(split, record)`` for every record under a local file or folder (see :func:`split_files`);
-    the options are :func:`iter_records`'s."""
+    """``(split, record)`` for every record under a local file or folder (:func:`split_files`)."""
     for split, files in split_files(path).items():
         for file in files:
             for _key, record in iter_records(
