@@ -242,9 +242,8 @@ class _Index(_Structure):
 
 
 class _PenmanWriter:
-    """A graph written by penman itself at any focus: ``penman.encode(g, top=focus,
-    model=amr_model)`` of the graph decoded with penman's AMR model, its metadata plus
-    ``# ::focus``."""
+    """A graph written by ``penman.encode(g, top=focus, model=amr_model)`` at any focus, its
+    metadata plus ``# ::focus``."""
 
     def __init__(self, graph: GraphInput, where: str) -> None:
         if isinstance(graph, str):
@@ -292,10 +291,9 @@ def refocus(
     """The graph re-rooted at ``focus_var`` as PENMAN, with its metadata and a ``# ::focus`` line.
 
     Edges towards the new root are inverted with the AMR model. An inverted ``:mod`` is written
-    ``:mod-of``, which penman de-inverts to the same triple; ``mod_as_domain=True`` writes it as
-    ``:domain`` instead (and an inverted ``:domain`` as ``:mod``), the AMR guidelines' equivalent,
-    which penman reads as a different role. ``linearization="penman"`` writes it with
-    ``penman.encode`` (see the module docstring).
+    ``:mod-of``; ``mod_as_domain=True`` writes it as ``:domain`` instead (and an inverted
+    ``:domain`` as ``:mod``), the AMR guidelines' equivalent, which penman reads as a different
+    role. ``linearization="penman"`` writes it with ``penman.encode``.
 
     >>> g = "(d / dog :mod (b / big))"
     >>> print(refocus(g, "b", oneline=True))
@@ -312,8 +310,7 @@ def refocus(
 
 
 def variants(graph: GraphInput, **options: Any) -> list[Variant]:
-    """One :class:`Variant` per candidate focus (see :func:`candidate_foci` and :func:`refocus`):
-    :func:`iter_variants`' as a list; the options are its own.
+    """:func:`iter_variants` as a list.
 
     >>> [v.concept for v in variants("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")]
     ['boy', 'go']

@@ -1,10 +1,9 @@
 """REDA: revised easy data augmentation (Wang 2022), for any language given as a tokenizer and a
-synonym source (:mod:`paraamr.augment.languages`; by default English: whitespace tokens and
-WordNet synonyms; Chinese: jieba and HIT Tongyici Cilin).
+synonym source (:mod:`paraamr.augment.languages`; by default English).
 
-Texts are split into tokens by the tokenizer (English: on whitespace) and edited tokens are joined
-back by it (English: single spaces; Chinese: no spaces); nothing else is preprocessed (punctuation
-and stop words stay, and count towards the length ``L``). Operators, each drawn at random:
+Texts are split into tokens by the tokenizer and edited tokens are joined back by it; nothing else
+is preprocessed (punctuation and stop words count towards the length ``L``). Operators, each drawn
+at random:
 
 - ``SR`` replaces ``round(0.2 L)`` positions that have synonyms (fewer when fewer have), each
   position on its own: other occurrences of the same word are left alone;
@@ -12,8 +11,7 @@ and stop words stay, and count towards the length ``L``). Operators, each drawn 
 - ``RI`` inserts a synonym of a random word at a random position, ``round(0.1 L)`` times;
 - ``RD`` deletes ``round(0.1 L)`` positions (never every token);
 - ``RM`` applies two of the above, chosen at random among those that can act, one edit each
-  (``mix=(2, 4)``: two to four of them, as many drawn uniformly each time, as REDA's code does
-  when no ``max_mix`` is given).
+  (``mix=(2, 4)``: two to four of them, as REDA's code does when no ``max_mix`` is given).
 
 ``round`` is Python's (halves to even: ``round(0.5) == 0``); an operator whose count is 0 is not
 used. Punctuation around a word survives SR (``price,`` -> ``cost,``) and the synonym takes the
