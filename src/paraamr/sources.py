@@ -163,10 +163,7 @@ def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = Tr
                     f'paraphrase {n}: "{name}" must be a number, got {type(para[name]).__name__}'
                 )
         row = {name: para.get(name) for name in PARAPHRASE_FIELDS}
-        for name in _NUMBER_FIELDS:
-            if row[name] is not None:
-                row[name] = float(row[name])
-        out.append(row)
+        out.append(row | {name: float(row[name]) for name in _NUMBER_FIELDS if row[name] is not None})
     text = obj["text"]
     return {
         "id": obj.get("id") or text_id(printable(text)),

@@ -79,7 +79,7 @@ def compute_stats(
         "avg_paraphrases": pairs / instances if instances else 0.0,
         "avg_paraphrase_tokens": para_tokens / pairs if pairs else 0.0,
         "avg_source_tokens": source_tokens / instances if instances else 0.0,
-        "sources_without_paraphrases": sum(1 for n in per_source if n == 0),
+        "sources_without_paraphrases": per_source.count(0),
         "perplexity": {
             **{name: (float(np.quantile(ppl, q)) if ppl.size else None) for name, q in QUANTILES.items()},
             "mean": float(ppl.mean()) if ppl.size else None,

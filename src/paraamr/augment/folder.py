@@ -92,15 +92,10 @@ def augment_card(
         f"- Built with: paraamr {__version__} (`{MARK} --method {method} --n {n}`)",
         *([f"- Method: {code(method_signature)}"] if method_signature else []),
         *([f"- Language model: {code(signature)}"] if signature else []),
-        *(
-            [
-                "- Splits without rows (not in `configs`, so `load_dataset` skips them): "
-                + ", ".join(map(md, empty))
-            ]
-            if empty
-            else []
-        ),
     ]
+    if empty:
+        names = ", ".join(map(md, empty))
+        facts.append(f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {names}")
     table = [
         f"| {md(split)} | {count} | {stats.get(split, {}).get('added_rows', 0)} "
         f"| {stats.get(split, {}).get('repeats_removed', 0)} | {stats.get(split, {}).get('bad_rows', 0)} |"

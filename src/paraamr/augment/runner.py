@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from paraamr.augment.languages import Tokenizer
@@ -103,25 +103,19 @@ def problem(value: Any, max_chars: int | None = None) -> str | None:
     return None
 
 
+@dataclass(eq=False)
 class Expander:
     """The ``datasets.map`` function: each input row, then its augmented copies (picklable)."""
 
-    def __init__(
-        self,
-        columns: tuple[str, ...],
-        method: str,
-        n: int,
-        *,
-        reda: REDA | None = None,
-        lm: NgramLM | None = None,
-        index: ParaphraseIndex | None = None,
-        max_chars: int | None = None,
-        quota: dict[str, int] | None = None,
-    ) -> None:
-        self.columns, self.method, self.n = columns, method, n
-        self.reda, self.lm, self.index = reda, lm, index
-        self.max_chars = max_chars
-        self.quota = quota
+    columns: tuple[str, ...]
+    method: str
+    n: int
+    _: KW_ONLY
+    reda: REDA | None = None
+    lm: NgramLM | None = None
+    index: ParaphraseIndex | None = None
+    max_chars: int | None = None
+    quota: dict[str, int] | None = None
 
     def new_texts(self, text: str) -> list[str]:
         """Up to ``n`` new versions of ``text`` by the method, never ``text`` itself."""
