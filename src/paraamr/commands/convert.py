@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
     from paraamr.commands.push import check_repo_id
     from paraamr.commands.stats import archive_limits, check_finished
-    from paraamr.errors import ParaAMRError
+    from paraamr.errors import UsageError
     from paraamr.sources import Skipped
 
     reading = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
@@ -82,37 +82,30 @@ def run(args: argparse.Namespace) -> int:
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
     skipped = Skipped()
     if to == "jsonl" and args.push_to_hub:
-        print(
-            "paraamr convert: --push-to-hub needs a dataset folder as OUTPUT, not JSON lines", file=sys.stderr
+        raise UsageError("--push-to-hub needs a dataset folder as OUTPUT, not JSON lines")
+    check_finished(args.input)
+    if to == "jsonl":
+        n = to_jsonl(
+            args.input,
+            args.output,
+            all_fields=args.all_fields,
+            skip_invalid=args.skip_invalid,
+            skipped=skipped,
+            overwrite=args.overwrite,
+            **reading,
         )
-        return 2
-    try:
-        check_finished(args.input)
-        if to == "jsonl":
-            n = to_jsonl(
-                args.input,
-                args.output,
-                all_fields=args.all_fields,
-                skip_invalid=args.skip_invalid,
-                skipped=skipped,
-                overwrite=args.overwrite,
-                **reading,
-            )
-        else:
-            n = to_folder(
-                args.input,
-                args.output,
-                license=args.license,
-                max_shard_size=args.max_shard_size,
-                overwrite=args.overwrite,
-                skip_invalid=args.skip_invalid,
-                skipped=skipped,
-                repo_id=args.repo_id or args.push_to_hub,
-                **reading,
-            )
-    except ParaAMRError as err:
-        print(f"paraamr convert: {err}", file=sys.stderr)
-        return 1
+    else:
+        n = to_folder(
+            args.input,
+            args.output,
+            license=args.license,
+            max_shard_size=args.max_shard_size,
+            overwrite=args.overwrite,
+            skip_invalid=args.skip_invalid,
+            skipped=skipped,
+            repo_id=args.repo_id or args.push_to_hub,
+            **reading,
+        )
     print(f"wrote {n} records to {args.output}")
     if skipped.count:
         print(
