@@ -92,14 +92,12 @@ def examples(folder: str | os.PathLike, n: int = 3, *, max_chars: int = 200) -> 
     shards = list_shards(folder, "default").get("default", {})
     picked: list[dict[str, Any]] = []
     long: list[dict[str, Any]] = []
-    for paths in shards.values():
-        for path in paths:
-            for _key, record in sources.iter_records(path, batch_size=256):
-                if record["paraphrases"]:
-                    (picked if len(record["text"]) <= max_chars else long).append(record)
-                    if len(picked) >= n:
-                        return picked
-        break  # the first split is enough
+    for path in next(iter(shards.values()), []):  # the first split is enough
+        for _key, record in sources.iter_records(path, batch_size=256):
+            if record["paraphrases"]:
+                (picked if len(record["text"]) <= max_chars else long).append(record)
+                if len(picked) >= n:
+                    return picked
     return (picked + long)[:n]
 
 

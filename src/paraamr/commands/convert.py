@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.errors import UsageError
     from paraamr.sources import Skipped
 
-    reading = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
+    options = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
     check_repo_id(args.push_to_hub)
     check_repo_id(args.repo_id, "--repo-id")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
@@ -84,27 +84,17 @@ def run(args: argparse.Namespace) -> int:
     if to == "jsonl" and args.push_to_hub:
         raise UsageError("--push-to-hub needs a dataset folder as OUTPUT, not JSON lines")
     check_finished(args.input)
+    options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
     if to == "jsonl":
-        n = to_jsonl(
-            args.input,
-            args.output,
-            all_fields=args.all_fields,
-            skip_invalid=args.skip_invalid,
-            skipped=skipped,
-            overwrite=args.overwrite,
-            **reading,
-        )
+        n = to_jsonl(args.input, args.output, all_fields=args.all_fields, **options)
     else:
         n = to_folder(
             args.input,
             args.output,
             license=args.license,
             max_shard_size=args.max_shard_size,
-            overwrite=args.overwrite,
-            skip_invalid=args.skip_invalid,
-            skipped=skipped,
             repo_id=args.repo_id or args.push_to_hub,
-            **reading,
+            **options,
         )
     print(f"wrote {n} records to {args.output}")
     if skipped.count:
