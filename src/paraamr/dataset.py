@@ -1,13 +1,9 @@
 """The ``datasets`` builder of ParaAMR: the released JSON lines and our Parquet folders, filtered.
 
 Configs: ``default`` (one row per source, ``paraphrases`` a list of structs) and ``pairs`` (one row
-per source–paraphrase pair); features come from :data:`paraamr.records.DEFAULT_SCHEMA` and
-:data:`~paraamr.records.PAIRS_SCHEMA`. Parameters (:class:`ParaAMRConfig`): ``max_perplexity`` or
-``use`` (the paper's threshold of a use),
-``min_similarity``, ``min_paraphrases``, ``max_paraphrases``, ``order``, ``skip_invalid`` (see
-:class:`paraamr.filters.Filters`). Data: ``data_files`` (the release zip or JSON lines, zipped or
-not, or Parquet shards), else ``data_dir`` (a folder written by ``paraamr generate``/``convert``,
-splits from its shard names, or a folder of release files), else the release zip downloaded from
+per source–paraphrase pair). Parameters: :class:`ParaAMRConfig`. Data: ``data_files`` (the release
+zip or JSON lines, or Parquet shards), else ``data_dir`` (a folder written by ``paraamr
+generate``/``convert``, or a folder of release files), else the release zip downloaded from
 :data:`paraamr.sources.RELEASE_URL`.
 
 On datasets 4.x/5.x use the class itself; on 3.x also ``load_dataset("paraamr_dataset.py",
@@ -52,17 +48,12 @@ re-rooted graph is realized back to text; the GPT-2 perplexity of each paraphras
 class ParaAMRConfig(datasets.BuilderConfig):
     """A ParaAMR config: ``name`` is ``default`` or ``pairs``; the rest filters paraphrases.
 
-    ``max_perplexity``: keep paraphrases with perplexity <= it (None keeps all, as the release and
-    ``paraamr generate`` store them; the paper uses 120, 110 for sentence embeddings and few-shot,
-    85 for syntactically controlled generation). ``use``: the paper's threshold of a use instead
-    (``"general"``, ``"embeddings"``, ``"few-shot"``, ``"controlled"``:
-    :data:`paraamr.filters.PAPER_USES`).
-    ``min_similarity``: keep paraphrases with similarity >= it (unscored ones fail it).
-    ``min_paraphrases``: drop sources left with fewer. ``max_paraphrases``: keep at most that many
-    per source, the first in ``order`` (``"given"``: generation order; ``"perplexity"``: sorted,
-    lowest first). ``skip_invalid``: count and log malformed lines instead of raising. The filters
-    are :class:`paraamr.filters.Filters`, as :func:`paraamr.filter_records` applies them to what
-    ``load_dataset`` loaded.
+    ``max_perplexity``: keep paraphrases with perplexity <= it (None keeps all). ``use``: the
+    paper's threshold of a use instead (:data:`paraamr.filters.PAPER_USES`). ``min_similarity``:
+    keep paraphrases with similarity >= it (unscored ones fail it). ``min_paraphrases``: drop
+    sources left with fewer. ``max_paraphrases``: keep at most that many per source, the first in
+    ``order`` (``"given"`` or ``"perplexity"``, lowest first). ``skip_invalid``: count and log
+    malformed lines instead of raising. The filters are :class:`paraamr.filters.Filters`.
     """
 
     max_perplexity: float | None = None
@@ -75,11 +66,12 @@ class ParaAMRConfig(datasets.BuilderConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        self.validate()
+        self.filters()  # a ValueError on a parameter out of range
 
     def filters(self) -> Filters:
         """The filters of this config (:class:`paraamr.filters.Filters`); ``ValueError`` on a
-        parameter out of range."""
+        parameter out of range (datasets sets config kwargs after ``__init__``, so the builder
+        calls this again)."""
         try:
             return Filters(
                 perplexity_limit(self.max_perplexity, self.use),
@@ -90,11 +82,6 @@ class ParaAMRConfig(datasets.BuilderConfig):
             )
         except ValueError as err:
             raise ValueError(f"ParaAMR: {err}") from None
-
-    def validate(self) -> None:
-        """Raise ``ValueError`` on a parameter out of range (datasets sets config kwargs after
-        ``__init__``, so the builder calls this again)."""
-        self.filters()
 
 
 class ParaAMR(datasets.GeneratorBasedBuilder):
@@ -109,7 +96,7 @@ class ParaAMR(datasets.GeneratorBasedBuilder):
     DEFAULT_CONFIG_NAME = "default"
 
     def _info(self) -> datasets.DatasetInfo:
-        self.config.validate()
+        self.config.filters()
         schema = PAIRS_SCHEMA if self.config.name == "pairs" else DEFAULT_SCHEMA
         return datasets.DatasetInfo(
             description=_DESCRIPTION,

@@ -8,12 +8,9 @@
   :mod:`paraamr.metrics.parsers` parser with its words dropped, as SCPN takes parses.
 
 Each keeps the paraphrases at or below the paper's perplexity threshold for that use by default
-(:data:`THRESHOLDS`: 110 and 85; a null perplexity fails any threshold, as in
-:class:`paraamr.filters.Filters`). Records come from :func:`records` (a local release file or
-dataset folder through :mod:`paraamr.sources`, or a Hub dataset through
-``datasets.load_dataset(..., streaming=True)``), one at a time: memory stays flat in the corpus
-size. A pair that cannot be written comes out as a failure (``{"where", "text", "para_text",
-"stage", "reason"}``), never dropped silently.
+(:data:`THRESHOLDS`; a null perplexity fails it). Records are streamed from :func:`records`. A pair
+that cannot be written comes out as a failure (``{"where", "text", "para_text", "stage",
+"reason"}``), never dropped silently.
 
 >>> recs = [{"text": f"Sentence {i}.", "paraphrases": [{"para_text": f"Para {i}.", "perplexity": 50.0 * i}]}
 ...         for i in range(1, 5)]
@@ -90,10 +87,9 @@ def records(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(where, record)`` of each source of ``spec``, streamed, in the ``default`` shape.
 
-    A local file or folder is read by :mod:`paraamr.sources` (release JSON lines, zipped or not,
-    Parquet, our dataset folders; ``limits`` caps what an archive may unpack); any other
-    name is a Hub dataset, streamed by ``datasets.load_dataset`` (``config``; its ``default`` rows
-    or its ``pairs`` rows, each a record of one paraphrase). ``splits`` keeps those splits (all by
+    A local file or folder is read by :mod:`paraamr.sources` (``limits`` caps what an archive may
+    unpack); any other name is a Hub dataset, streamed by ``datasets.load_dataset`` (``config``;
+    a ``pairs`` row is a record of one paraphrase). ``splits`` keeps those splits (all by
     default); a split that is not there is an error naming the ones that are.
     """
     from paraamr.sources import RELEASE_SUFFIXES, iter_records, parse_line, split_files
@@ -167,11 +163,9 @@ def simcse_rows(
     counts: dict[str, int] | None = None,
 ) -> Iterator[Row]:
     """A :class:`Row` per kept (source, paraphrase) pair with values ``(source, paraphrase,
-    negative)``: the negative a source text of the input (one CSV readers take for a missing value
-    aside), neither the source nor the paraphrase once normalized
-    (:func:`paraamr.records.normalize`), drawn uniformly from a sample of up to ``pool_size``
-    sources read so far (reservoir sampling), the ``ahead`` records after the pair's own included.
-    The same input and ``seed`` give the same rows."""
+    negative)``: the negative a source text of the input, neither the source nor the paraphrase
+    once normalized, drawn uniformly from a reservoir sample of up to ``pool_size`` sources read so
+    far, the ``ahead`` records after the pair's own included. Reproducible by ``seed``."""
     counts = {} if counts is None else counts
     rng = random.Random(seed)
     pool: list[str] = []
@@ -230,8 +224,7 @@ def scpn_rows(
     """A :class:`Row` per kept (source, paraphrase) pair with values ``(source, target parse,
     paraphrase)``: the paraphrase parsed by ``parser`` (a :class:`paraamr.metrics.parsers.TreeParser`)
     in batches of ``batch_size`` pairs, its tree written by :func:`linearize`. A paraphrase the
-    parser fails on is a failure row (stage ``parse``). Parses are kept in memory one batch at a
-    time (the parser's disk cache, when it has one, keeps them across runs)."""
+    parser fails on is a failure row (stage ``parse``)."""
     counts = {} if counts is None else counts
     batch: list[Row] = []
 
@@ -272,12 +265,10 @@ def write_csv(
     failures: Any,
     empty: Callable[[], str] | None = None,
 ) -> int:
-    """Write ``rows``' values under the header ``columns`` as CSV (UTF-8, quoted where needed) to
-    ``output`` atomically (:func:`paraamr.layout.atomic_file`: a run that stops leaves no part);
+    """Write ``rows``' values under the header ``columns`` as CSV (UTF-8) to ``output`` atomically;
     rows without values, and rows with a value a CSV reader would read as missing, go to
-    ``failures.append`` (a list, or a writer of them). Returns the rows written. With no row to
-    write, ``empty`` (when given) makes the message of an :class:`InputError` and nothing is
-    written (``datasets`` cannot load a CSV file without rows)."""
+    ``failures.append``. Returns the rows written. With no row to write, ``empty`` (when given)
+    makes the message of an :class:`InputError` and nothing is written."""
     from paraamr.layout import atomic_file
 
     written = 0

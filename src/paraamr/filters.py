@@ -1,11 +1,9 @@
-"""Filters of ParaAMR records, vectorized with Arrow: one implementation behind the ``ParaAMR``
-builder (:mod:`paraamr.dataset`), :func:`paraamr.sources.select` and :func:`filter_records`, which
-filters what ``datasets`` loaded (``Dataset``, ``DatasetDict``, ``IterableDataset``, both configs).
+"""Filters of ParaAMR records, vectorized with Arrow: behind the ``ParaAMR`` builder,
+:func:`paraamr.sources.select` and :func:`filter_records` (what ``datasets`` loaded, both configs).
 
 The paper keeps paraphrases of perplexity at most 120 in general, 110 for sentence embeddings and
-few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_THRESHOLDS`), where
-the data is used: the release, like ``paraamr generate`` by default, keeps every paraphrase with its
-perplexity. ``use=`` names those thresholds (:data:`PAPER_USES`).
+few-shot learning, and 85 for syntactically controlled generation (:data:`PAPER_USES`, ``use=``);
+the release, like ``paraamr generate`` by default, keeps every paraphrase with its perplexity.
 
 >>> import datasets
 >>> ds = datasets.Dataset.from_list([
@@ -26,6 +24,7 @@ perplexity. ``use=`` names those thresholds (:data:`PAPER_USES`).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -50,8 +49,7 @@ Data = TypeVar("Data")
 
 
 def perplexity_limit(max_perplexity: float | None = None, use: str | None = None) -> float | None:
-    """The perplexity threshold of ``max_perplexity`` or of the paper's ``use`` (one of
-    :data:`PAPER_USES`), not both.
+    """The perplexity threshold of ``max_perplexity`` or of the paper's ``use``, not both.
 
     >>> perplexity_limit(use="embeddings"), perplexity_limit(90), perplexity_limit()
     (110.0, 90, None)
@@ -90,7 +88,7 @@ class Filters:
     order: str = "given"
 
     def __post_init__(self) -> None:
-        # numpy scalars (a value read from a dataset) are numbers too: stored as Python numbers
+        # numpy scalars are stored as Python numbers
         values = {
             "max_perplexity": check_number(self.max_perplexity, "max_perplexity", low=0, none=True),
             "min_similarity": check_number(self.min_similarity, "min_similarity", low=-1, high=1, none=True),
@@ -122,9 +120,8 @@ class Filters:
     def keep(
         self, parents: np.ndarray, perplexity: pa.Array, similarity: pa.Array | None, sources: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The core: ``(indices, counts)`` of paraphrases given flat, ``parents[i]`` the source of the
-        i-th (non-decreasing, in ``range(sources)``): the indices kept, each source's in kept order,
-        and how many each source keeps (sources below ``min_paraphrases`` are not applied here).
+        """``(indices kept, count kept per source)`` of paraphrases given flat, ``parents[i]`` the
+        source of the i-th (non-decreasing); ``min_paraphrases`` is not applied here.
 
         >>> import numpy as np, pyarrow as pa
         >>> Filters(max_perplexity=100, order="perplexity").keep(
@@ -175,8 +172,8 @@ class Filters:
 
     def pair_rows(self, table: pa.Table) -> np.ndarray:
         """The indices of the rows of a ``pairs`` table kept, in kept order. With :attr:`grouped`
-        filters a source is all rows of one ``id``, wherever they are (shuffled rows too): its kept
-        rows come out together, where its first row was."""
+        filters a source is all rows of one ``id``, wherever they are: its kept rows come out
+        together, where its first row was."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -204,18 +201,13 @@ class Filters:
     def iter_records(
         self, items: Iterable[tuple[Any, dict[str, Any]]], batch_size: int = 1000
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """``(key, record)`` of each ``default`` record (a dict) kept, its paraphrases filtered, read
-        in batches of ``batch_size``; other fields are passed through as they are."""
+        """``(key, record)`` of each ``default`` record (a dict) kept, its paraphrases filtered, in
+        batches of ``batch_size``."""
         if not self.active:
             yield from items
             return
-        batch: list[tuple[Any, dict[str, Any]]] = []
-        for item in items:
-            batch.append(item)
-            if len(batch) >= batch_size:
-                yield from self._kept_batch(batch)
-                batch = []
-        if batch:
+        items = iter(items)
+        while batch := list(itertools.islice(items, batch_size)):
             yield from self._kept_batch(batch)
 
     def _kept_batch(self, batch: list[tuple[Any, dict[str, Any]]]) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -292,20 +284,17 @@ def filter_records(
     desc: str | None = "filter_records",
 ) -> Data:
     """Filter a loaded ParaAMR dataset as ``load_dataset("paraamr", max_perplexity=...)`` would
-    (the same rules, :class:`Filters`), like ``Dataset.filter`` for paraphrases.
+    (:class:`Filters`), like ``Dataset.filter`` for paraphrases.
 
-    Config ``default`` (one row per source): each row's paraphrases are filtered, Arrow batch by
-    batch; rows left with fewer than ``min_paraphrases`` paraphrases go. Config ``pairs`` (one row
-    per pair): a source is all rows of one ``id``, wherever they are; ``min_paraphrases``,
-    ``max_paraphrases`` and ``order="perplexity"`` count, cut and sort each source's rows over the
-    whole dataset (its rows come out together, where its first row was).
+    Config ``default``: each row's paraphrases are filtered; rows left with fewer than
+    ``min_paraphrases`` go. Config ``pairs``: a source is all rows of one ``id``, wherever they
+    are (its rows come out together, where its first row was).
 
     Args:
         data: a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
             ``IterableDatasetDict`` of config ``default`` or ``pairs``.
-        max_perplexity: keep paraphrases of perplexity at most this (the paper uses 120, 110, 85).
-        use: the paper's threshold of a use instead of ``max_perplexity`` (:data:`PAPER_USES`:
-            ``"general"`` 120, ``"embeddings"`` and ``"few-shot"`` 110, ``"controlled"`` 85).
+        max_perplexity: keep paraphrases of perplexity at most this.
+        use: the paper's threshold of a use instead of ``max_perplexity`` (:data:`PAPER_USES`).
         min_paraphrases: drop a source left with fewer paraphrases (0 keeps every source).
         min_similarity: keep paraphrases whose similarity to the source is at least this, in [-1, 1].
         max_paraphrases: keep at most this many paraphrases per source, after ``order``.
@@ -317,9 +306,8 @@ def filter_records(
 
     Returns:
         The same kind of object as ``data``, with the same columns and format. A streamed
-        ``pairs`` dataset takes only the per-row thresholds (``max_perplexity``,
-        ``min_similarity``); the others raise ``ValueError``, as a source's rows may span batches,
-        shards and workers (stream ``default`` instead).
+        ``pairs`` dataset takes only ``max_perplexity`` and ``min_similarity``; the others raise
+        ``ValueError`` (stream ``default`` instead).
 
     Example:
 

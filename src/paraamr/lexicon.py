@@ -1,8 +1,7 @@
 """WordNet look-ups of English words: synonyms, antonyms and co-hyponyms (offline, cached).
 
-The one place the package queries WordNet (through nltk's reader, set up offline by
-``python -m paraamr.wordnet``): augmentation (REDA's SR and RI operators) and the paraphrase-quality
-operators both import from here.
+The one place the package queries WordNet (nltk's reader, set up offline by
+``python -m paraamr.wordnet``).
 
 A synonym of ``word`` is a lemma name of any WordNet synset of ``word`` (every part of speech, as
 found by WordNet's morphology, so "dogs" finds the synsets of "dog") that
@@ -29,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import cache, lru_cache
 
@@ -71,14 +71,11 @@ def _wordnet():
 
 @cache
 def _sense_counts() -> dict[str, int]:
-    """SemCor's count of every WordNet sense key (``cntlist.rev``), read once: nltk's
-    ``Lemma.count()`` searches the file on each call, which dominated building training triplets."""
-    stream = _wordnet().open("cntlist.rev")
-    try:
+    """SemCor's count of every WordNet sense key (``cntlist.rev``), read once (nltk's
+    ``Lemma.count()`` searches the file on each call)."""
+    with contextlib.closing(_wordnet().open("cntlist.rev")) as stream:
         rows = (line.split() for line in stream.read().splitlines())
         return {row[0]: int(row[-1]) for row in rows if len(row) == 3}
-    finally:
-        stream.close()
 
 
 def _attested(lemma) -> bool:
@@ -98,12 +95,10 @@ def synonyms(
     """WordNet synonyms of ``word`` (see the module docstring for what counts), in WordNet's order.
 
     ``pos`` (``n``, ``v``, ``a``, ``r``) keeps one part of speech; ``first_sense`` keeps only the
-    word's most frequent sense; ``attested`` keeps lemmas seen at least once in SemCor. REDA uses the
-    defaults (every sense); meaning-preserving edits want ``synonyms(w, pos, first_sense=True,
-    attested=True)``. Loads WordNet on first use (a few seconds); raises ``LookupError`` with the
-    setup command when it is not installed. Example (needs WordNet): ``synonyms("price")`` gives
-    ``('cost', 'terms', 'damage', 'toll')``. ``phrases`` gives the multi-word synonyms instead, words
-    joined by spaces (``synonyms("die", "v", phrases=True)`` starts with ``'pass away'``).
+    word's most frequent sense; ``attested`` keeps lemmas seen at least once in SemCor;
+    ``phrases`` gives the multi-word synonyms instead, words joined by spaces. Loads WordNet on
+    first use; raises ``LookupError`` with the setup command when it is not installed.
+    ``synonyms("price")`` gives ``('cost', 'terms', 'damage', 'toll')``.
     """
     wn = _wordnet()
     lower = word.lower()

@@ -1,10 +1,9 @@
 """The one error reporter of every entry point: any exception becomes one line on stderr.
 
-Commands raise; they need not catch. :func:`run_command` (used by ``paraamr`` in
-:func:`paraamr.cli.main`, and by ``generate.py`` / ``python -m paraamr.generate``) turns any
-exception into ONE line on stderr, ``paraamr <command>: <message>``, naming the input and the
-problem, and returns the exit status: 1, 2 for usage errors (:class:`~paraamr.errors.UsageError`,
-argparse), 130 for Ctrl-C, 141 (quietly) for a closed pipe. The traceback is printed only with ``--debug`` (or
+Commands raise; they need not catch. :func:`run_command` turns any exception into ONE line on
+stderr, ``paraamr <command>: <message>``, naming the input and the problem, and returns the exit
+status: 1, 2 for usage errors (:class:`~paraamr.errors.UsageError`, argparse), 130 for Ctrl-C, 141
+(quietly) for a closed pipe. The traceback is printed only with ``--debug`` (or
 ``PARAAMR_DEBUG=1``). Tokens are redacted from every printed message (:func:`redact`).
 
 >>> from paraamr.errors import InputError
@@ -168,16 +167,6 @@ def _data_message(err: BaseException) -> str | None:
     return None
 
 
-def _cause(err: BaseException) -> BaseException | None:
-    """The underlying error of a wrapper that says little itself (datasets' generation errors)."""
-    module = type(err).__module__ or ""
-    if module.startswith("datasets") and not isinstance(err, OSError):
-        inner = err.__cause__ or err.__context__
-        if inner is not None and not isinstance(err, ParaAMRError):
-            return inner
-    return None
-
-
 def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
     """``(message, exit status)`` of ``err``, one line, not yet redacted; ``inputs`` (the command's
     input paths) name the file in errors about file contents that do not name it themselves.
@@ -206,8 +195,8 @@ def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
 
 
 def reason(err: BaseException) -> str:
-    """What went wrong, in one line, for an error known to be about an input (e.g. a library's
-    error while loading a file the user gave): like :func:`describe`, never "internal error".
+    """What went wrong, in one line, for an error known to be about an input: like
+    :func:`describe`, never "internal error".
 
     >>> reason(ValueError("Couldn't cast array"))
     "ValueError: Couldn't cast array"
@@ -221,9 +210,11 @@ def reason(err: BaseException) -> str:
 
 
 def _innermost(err: BaseException) -> BaseException:
+    """The error under wrappers that say little themselves (datasets' generation errors)."""
     for _ in range(4):
-        inner = _cause(err)
-        if inner is None:
+        inner = err.__cause__ or err.__context__
+        wrapper = (type(err).__module__ or "").startswith("datasets")
+        if not wrapper or isinstance(err, (OSError, ParaAMRError)) or inner is None:
             break
         err = inner
     return err
@@ -290,14 +281,8 @@ def run_command(
     inputs: Iterable[Any] = (),
     secrets: Iterable[str | None] = (),
 ) -> int:
-    """Call ``func(*args)`` and return its exit status (None counts as 0); whatever it raises is
-    reported by :func:`report` as one line naming ``command`` instead of a traceback.
-
-    Every entry point goes through this, e.g. ``generate.py``'s ``main``::
-
-        return run_command("generate", lambda: run(build_parser().parse_args(argv)))
-
-    ``SystemExit`` (argparse's usage errors) passes through with its status.
+    """Call ``func(*args)`` and return its exit status (None counts as 0); whatever it raises but
+    ``SystemExit`` is reported by :func:`report` as one line naming ``command``.
 
     >>> run_command("demo", lambda: 3)
     3

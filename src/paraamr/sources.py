@@ -1,7 +1,6 @@
 """Read ParaAMR records from the released JSON lines or from our Parquet folders, and filter them.
 
-One reader for :mod:`paraamr.dataset`, :mod:`paraamr.stats` and ``paraamr convert``. Formats are
-told by content, not by name: a zip archive (each member read in name order, hidden and
+Formats are told by content, not by name: a zip archive (each member read in name order, hidden and
 ``__MACOSX`` members skipped), gzip, Parquet (``default`` or ``pairs`` schema, see
 :mod:`paraamr.records`) or JSON lines in the release format (``{"text": ..., "paraphrases":
 [{"para_text": ..., "perplexity": ...}]}``; our extra fields are read when present). Every record
@@ -80,10 +79,9 @@ class Skipped:
 @dataclass(frozen=True)
 class Limits:
     """What reading may unpack: at most ``max_bytes`` in all (``--max-unpacked``), at most
-    ``max_ratio`` times the archive's own size once past ``grace`` bytes (``--max-unpack-ratio``;
-    a 1 MB gzip of a 1 GB line is 1000 times), and lines of at most ``max_line`` bytes
-    (``--max-line-bytes``; a longer one is read past, never held). Release JSON lines pack about
-    3 times (``tests/dataset/data/release_sample.jsonl``, gzip -6: 3.2).
+    ``max_ratio`` times the archive's own size once past ``grace`` bytes (``--max-unpack-ratio``),
+    and lines of at most ``max_line`` bytes (``--max-line-bytes``; a longer one is read past, never
+    held). Release JSON lines pack about 3 times.
 
     >>> Limits().max_ratio, Limits().max_line
     (100.0, 33554432)
@@ -108,24 +106,18 @@ class Limits:
 
 
 class Unpacked:
-    """A decompressed stream (gzip) whose reads count what it unpacks, refused past ``limits``."""
+    """A decompressed stream (gzip) whose lines count what it unpacks, refused past ``limits``."""
 
     def __init__(self, stream: IO[bytes], name: str, packed: int, limits: Limits) -> None:
         self.stream, self.name, self.packed, self.limits = stream, name, packed, limits
         self.unpacked = 0
 
-    def _counted(self, data: bytes) -> bytes:
+    def readline(self, size: int = -1) -> bytes:
+        """One line, or its first ``size`` bytes."""
+        data = self.stream.readline(size)
         self.unpacked += len(data)
         self.limits.check(self.name, self.unpacked, self.packed)
         return data
-
-    def read(self, size: int = -1) -> bytes:
-        """At most ``size`` unpacked bytes (all when -1: mind the limits)."""
-        return self._counted(self.stream.read(size))
-
-    def readline(self, size: int = -1) -> bytes:
-        """One line, or its first ``size`` bytes."""
-        return self._counted(self.stream.readline(size))
 
 
 def _number(value: Any) -> bool:
@@ -134,9 +126,8 @@ def _number(value: Any) -> bool:
 
 def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = True) -> dict[str, Any]:
     """The ``default`` record of one decoded JSON line; ``ValueError`` says what is wrong: a field
-    of the wrong type, or a text (``text``, a ``para_text``) that cannot enter a dataset
-    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``) unless
-    ``check_texts`` is off (a reader that checks each text itself, pair by pair: ``evaluate``).
+    of the wrong type, or (unless ``check_texts`` is off) a text that cannot enter a dataset
+    (:func:`paraamr.texts.text_problem`: a lone surrogate, a NUL, over ``max_chars``).
 
     >>> rec = parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello.", "perplexity": 3}]})
     >>> rec["id"], rec["paraphrases"][0]["perplexity"], rec["paraphrases"][0]["quality"]
@@ -172,10 +163,7 @@ def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = Tr
                     f'paraphrase {n}: "{name}" must be a number, got {type(para[name]).__name__}'
                 )
         row = {name: para.get(name) for name in PARAPHRASE_FIELDS}
-        for name in _NUMBER_FIELDS:
-            if row[name] is not None:
-                row[name] = float(row[name])
-        out.append(row)
+        out.append(row | {name: float(row[name]) for name in _NUMBER_FIELDS if row[name] is not None})
     text = obj["text"]
     return {
         "id": obj.get("id") or text_id(printable(text)),
@@ -188,8 +176,7 @@ def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = Tr
 def _check_string(
     obj: dict, name: str, where: str, max_chars: int | None, *, required: bool = False, content: bool = True
 ) -> None:
-    """``obj[name]`` must be a string (``None`` too, unless ``required``) a dataset can hold
-    (unless ``content`` is off)."""
+    """``obj[name]`` must be a string (or ``None``, unless ``required``) a dataset can hold."""
     value = obj.get(name)
     if value is None and not required:
         return
@@ -218,11 +205,11 @@ def _from_pairs(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return _complete(record)
 
 
-def _invalid(message: str, skip_invalid: bool, skipped: Skipped) -> None:
+def _invalid(message: str, read: _Reading) -> None:
     """Refuse a malformed line, or count it (``skip_invalid``)."""
-    if not skip_invalid:
+    if not read.skip_invalid:
         raise InputError(message)
-    skipped.add(message)
+    read.skipped.add(message)
 
 
 def _iter_jsonl(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, dict]]:
@@ -232,7 +219,7 @@ def _iter_jsonl(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, 
                 f"{name}, line {number}: longer than {read.limits.max_line} bytes "
                 f"({raw.size}; --max-line-bytes raises the cap)"
             )
-            _invalid(message, read.skip_invalid, read.skipped)
+            _invalid(message, read)
             continue
         if not raw.strip():
             continue
@@ -246,7 +233,7 @@ def _iter_jsonl(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, 
         else:
             yield f"line {number}", record
             continue
-        _invalid(message, read.skip_invalid, read.skipped)
+        _invalid(message, read)
 
 
 def _iter_parquet(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, dict]]:
@@ -270,7 +257,7 @@ def _iter_parquet(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str
         try:
             parse_line(record, max_chars=read.max_chars, check_texts=read.check_texts)  # a JSON line's checks
         except ValueError as err:
-            _invalid(f"{name}, {key}: {err}", read.skip_invalid, read.skipped)
+            _invalid(f"{name}, {key}: {err}", read)
             continue
         yield key, record
 
@@ -319,12 +306,11 @@ def iter_records(
     """``(key, record)`` for each source sentence of a file, in file order.
 
     ``source`` is a path or URL (opened with ``opener(source, "rb")``) or a binary file object; the
-    key names the place (``"line 3"``, ``"row 7"``, ``"member.json, line 3"``) and is stable. A
-    malformed line raises :class:`~paraamr.errors.InputError` naming ``name`` (default: the path)
-    and the line; with ``skip_invalid=True`` it is counted in ``skipped`` instead. So is a line
-    whose ``text`` or a ``para_text`` is longer than ``max_chars`` characters or holds a lone
-    surrogate or a NUL (unless ``check_texts`` is off: the caller checks each text itself), and
-    a line longer than ``limits.max_line`` bytes (never held in memory).
+    key names the place (``"line 3"``, ``"row 7"``, ``"member.json, line 3"``). A malformed line
+    raises :class:`~paraamr.errors.InputError` naming ``name`` (default: the path) and the line;
+    with ``skip_invalid=True`` it is counted in ``skipped`` instead. So is a line whose ``text`` or
+    a ``para_text`` is longer than ``max_chars`` characters or holds a lone surrogate or a NUL
+    (unless ``check_texts`` is off), and a line longer than ``limits.max_line`` bytes.
     A ``pairs`` Parquet file is regrouped into ``default`` records by runs of equal ``id``.
     Archives are opened one level deep and unpacked within ``limits`` (:class:`Limits`).
     """
@@ -360,8 +346,8 @@ def _iter_source(source: IO[bytes], name: str, read: _Reading) -> Iterator[tuple
 
 
 def _iter_zip(source: IO[bytes], name: str, size: int, read: _Reading) -> Iterator[tuple[str, dict]]:
-    """The members of a zip archive in name order (hidden and ``__MACOSX`` ones skipped), each a
-    JSON lines or Parquet file: an archive inside is refused, never opened."""
+    """The records of a zip archive's members (see the module docstring); an archive inside is
+    refused, never opened."""
     with zipfile.ZipFile(source) as archive:
         members = sorted(
             (m for m in archive.infolist() if not m.is_dir() and not _hidden(m.filename)),
@@ -398,13 +384,8 @@ def select(
     order: str = "given",
     min_similarity: float | None = None,
 ) -> dict[str, Any] | None:
-    """The record with the paraphrases a task keeps, or ``None`` when too few are left.
-
-    Keeps paraphrases with ``perplexity <= max_perplexity`` (and ``similarity >= min_similarity``;
-    a null score fails any threshold); ``order="perplexity"`` sorts them by perplexity, lowest
-    first (stable, nulls last), ``"given"`` keeps the file's (generation) order; then the first
-    ``max_paraphrases`` are kept; a source with fewer than ``min_paraphrases`` left is dropped.
-    One record at a time; :class:`paraamr.filters.Filters` filters many, in Arrow batches.
+    """The record with the paraphrases a task keeps, or ``None`` when too few are left: the rules
+    of :class:`paraamr.filters.Filters`, for one record.
 
     >>> rec = {"id": "a", "text": "t", "amr": None, "paraphrases": [
     ...     {"para_text": "x", "perplexity": 125.0}, {"para_text": "y", "perplexity": 96.6},
@@ -426,11 +407,9 @@ def select(
 def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     """The files of each split under a local ``path``.
 
-    A file is split ``train``. A dataset folder (ours: ``data/{config}/{split}-{i}-of-{n}.parquet``)
-    gives the splits of its ``default`` shards (:func:`paraamr.builder.layout.list_shards`; none
-    when it has no records, as in a layout folder with no shards); another folder gives all its
-    ``.json``, ``.jsonl``, ``.zip``, ``.gz`` and ``.parquet`` files (recursively, hidden ones
-    skipped) as ``train``.
+    A file is split ``train``. A dataset folder (``data/{config}/{split}-{i}-of-{n}.parquet``)
+    gives the splits of its ``default`` shards (none when it has no records); another folder gives
+    all its :data:`RELEASE_SUFFIXES` files (recursively, hidden ones skipped) as ``train``.
     """
     from paraamr import layout
 
@@ -447,7 +426,7 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
         for p in root.rglob("*")
         if p.is_file()
         and p.name.lower().endswith(RELEASE_SUFFIXES)
-        and not any(part.startswith((".", "__")) for part in p.relative_to(root).parts)
+        and not _hidden(p.relative_to(root).as_posix())
     )
     if not files:
         raise InputError(
@@ -465,8 +444,7 @@ def read_path(
     limits: Limits | None = None,
     check_texts: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(split, record)`` for every record under a local file or folder (see :func:`split_files`);
-    the options are :func:`iter_records`'s."""
+    """``(split, record)`` for every record under a local file or folder (:func:`split_files`)."""
     for split, files in split_files(path).items():
         for file in files:
             for _key, record in iter_records(

@@ -1,9 +1,8 @@
 """Table 1 statistics of a ParaAMR corpus (release JSON lines or our Parquet folder), and histograms.
 
-Table 1 of the paper gives, per corpus, the number of instances (source sentences), the average
-number of paraphrases per source and the average paraphrase length. Tokens are counted as
-whitespace-separated words (``str.split()``; punctuation attached to a word is part of it), as in
-the release's detokenized, lowercased text. Perplexity quantiles are numpy's linear
+Table 1 of the paper gives the number of instances (source sentences), the average number of
+paraphrases per source and the average paraphrase length. Tokens are whitespace-separated words
+(``str.split()``), as in the release's detokenized text. Perplexity quantiles are numpy's linear
 interpolation over every paraphrase with a perplexity.
 
 >>> import io, json, tempfile, pathlib
@@ -34,10 +33,6 @@ THRESHOLDS = (85, 110, 120)
 TOKENS = "whitespace-separated words (str.split)"
 
 
-def _tokens(text: str) -> int:
-    return len(text.split())
-
-
 def compute_stats(
     path: str | os.PathLike,
     *,
@@ -52,15 +47,14 @@ def compute_stats(
     Keys: ``instances``, ``pairs``, ``avg_paraphrases`` (per source), ``avg_paraphrase_tokens``,
     ``avg_source_tokens``, ``sources_without_paraphrases``, ``perplexity`` (quantiles, ``mean`` and
     ``missing``), ``splits`` (instances per split), ``tokens`` (how tokens are counted),
-    ``max_perplexity``, ``skipped_lines``; with ``plot_dir``, ``plots`` (the PNG paths written:
-    perplexity and paraphrases-per-source histograms; PNGs already there are refused unless
-    ``overwrite``, before anything is read). ``max_perplexity`` filters as the loader does;
-    ``limits`` caps what gz/zip input may unpack (:class:`paraamr.sources.Limits`).
+    ``max_perplexity``, ``skipped_lines``; with ``plot_dir``, ``plots`` (the histograms written;
+    PNGs already there are refused unless ``overwrite``). ``max_perplexity`` filters as the loader
+    does; ``limits`` caps what gz/zip input may unpack (:class:`paraamr.sources.Limits`).
     """
     import numpy as np
 
     if plot_dir is not None:
-        _check_plots(plot_dir, overwrite)
+        check_plot_files([Path(plot_dir) / name for name in PLOT_FILES], overwrite=overwrite)
     perplexities = array("d")
     per_source = array("l")
     splits: dict[str, int] = {}
@@ -70,9 +64,9 @@ def compute_stats(
     for split, record in Filters(max_perplexity=max_perplexity).iter_records(records):  # in batches
         splits[split] = splits.get(split, 0) + 1
         per_source.append(len(record["paraphrases"]))
-        source_tokens += _tokens(record["text"])
+        source_tokens += len(record["text"].split())
         for para in record["paraphrases"]:
-            para_tokens += _tokens(para["para_text"])
+            para_tokens += len(para["para_text"].split())
             if para["perplexity"] is None:
                 missing += 1
             else:
@@ -85,7 +79,7 @@ def compute_stats(
         "avg_paraphrases": pairs / instances if instances else 0.0,
         "avg_paraphrase_tokens": para_tokens / pairs if pairs else 0.0,
         "avg_source_tokens": source_tokens / instances if instances else 0.0,
-        "sources_without_paraphrases": sum(1 for n in per_source if n == 0),
+        "sources_without_paraphrases": per_source.count(0),
         "perplexity": {
             **{name: (float(np.quantile(ppl, q)) if ppl.size else None) for name, q in QUANTILES.items()},
             "mean": float(ppl.mean()) if ppl.size else None,
@@ -99,10 +93,6 @@ def compute_stats(
     if plot_dir is not None:
         stats["plots"] = [str(p) for p in plot_histograms(ppl, np.asarray(per_source), plot_dir)]
     return stats
-
-
-def _check_plots(plot_dir: str | os.PathLike, overwrite: bool) -> None:
-    check_plot_files([Path(plot_dir) / name for name in PLOT_FILES], overwrite=overwrite)
 
 
 def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> list[Path]:

@@ -1,7 +1,6 @@
 """AMR graphs: reading, candidate foci and re-focusing (re-rooting), with penman's AMR model.
 
-One module per concern, as penman does; import from here (``paraamr.amr``), which re-exports the
-public API of all three (the modules are an implementation layout, not a promise):
+Import from here (``paraamr.amr``), which re-exports the public API of its modules:
 
 - :mod:`paraamr.amr.reading`: :func:`parse` (penman's tree; plain PENMAN in one regex pass),
   :func:`decode` (a checked penman Graph), :func:`read_graphs` (blank-line separated files);
@@ -9,9 +8,6 @@ public API of all three (the modules are an implementation layout, not a promise
   :data:`FOCI_RULES`, the heuristic;
 - :mod:`paraamr.amr.rerooting`: :func:`refocus`, :func:`variants`, :func:`refocus_batch`, the
   serializer behind them and penman's (:data:`LINEARIZATIONS`).
-
-Until the split the whole API lived in one module at this path (before it, ``builder/amr.py``);
-every name it exported is still importable from ``paraamr.amr``.
 
 >>> g = decode("# ::snt The boy wants to go.\\n(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")
 >>> candidate_foci(g)

@@ -18,14 +18,9 @@ from paraamr.amr.reading import GraphInput, _read, _Structure
 __all__ = ["DEFAULT_EXCLUDED", "FOCI_RULES", "candidate_foci"]
 
 #: Concepts that make poor foci, left out of :func:`candidate_foci` unless ``exclude`` says
-#: otherwise. Each is a structural node without words of its own, so a sentence headed by it is
-#: not a paraphrase: ``name`` (the wrapper of an entity's ``:opN`` strings: the entity above it
-#: is the natural focus, and ``(n / name ...)`` as root reads "the name X of ..."),
-#: ``multi-sentence`` (a container of sentences; under another root it has no surface form),
-#: ``amr-unknown`` (the gap of a question: as root the question becomes a fragment), and the
-#: connectives ``and`` / ``or`` (as root, a sentence about the coordination itself; the conjuncts
-#: remain foci of their own). Constants (``-``, numbers, strings, ``imperative``) are never foci:
-#: they are not variables.
+#: otherwise: structural nodes without words of their own, so a sentence headed by one is not a
+#: paraphrase (``name`` as root reads "the name X of ...", ``amr-unknown`` turns a question into a
+#: fragment). Constants (``-``, numbers, strings) are never foci: they are not variables.
 DEFAULT_EXCLUDED: frozenset[str] = frozenset({"name", "multi-sentence", "amr-unknown", "and", "or"})
 
 #: The named rules of which variables may be foci (``--foci-rule``), as the concepts each excludes:
@@ -63,11 +58,10 @@ def candidate_foci(
 ) -> list[str]:
     """Variables that can become the new root, in the graph's order.
 
-    Every variable except the current top and those whose concept is in ``exclude``
-    (:data:`DEFAULT_EXCLUDED` by default; pass ``()`` to keep all). ``foci="all"`` keeps them all;
-    an int ``k`` keeps ``k`` of them chosen at random, reproducibly: the choice depends only on
-    ``seed`` and the graph. ``heuristic=True`` applies amrlib's paraphrasing heuristic first: only
-    variables without incoming edges in the de-inverted graph.
+    Every variable except the current top and those whose concept is in ``exclude`` (``()`` keeps
+    all). ``foci="all"`` keeps them all; an int ``k`` keeps ``k`` of them chosen at random, by
+    ``seed`` and the graph alone. ``heuristic=True`` (amrlib's) keeps only variables without
+    incoming edges in the de-inverted graph.
 
     >>> g = "(a / and :op1 (b / bark-01 :ARG0 (d / dog)) :op2 (s / sleep-01 :ARG0 d))"
     >>> candidate_foci(g)

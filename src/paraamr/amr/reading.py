@@ -63,9 +63,8 @@ _NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|#[^\n]*|[()]')
 def check_size(
     text: str, *, max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH, where: str = "<graph>"
 ) -> None:
-    """Refuse a graph of more than ``max_nodes`` nodes or nested deeper than ``max_depth``, seen in
-    one scan of its text (strings and comments skipped) that stops at the first limit passed:
-    before anything parses it. None: no limit.
+    """Refuse a graph of more than ``max_nodes`` nodes or nested deeper than ``max_depth`` (None: no
+    limit), in one scan of its text (strings and comments skipped), before anything parses it.
 
     >>> check_size("(a / b :ARG0 (c / d :ARG1 (e / f)))", max_depth=2)
     Traceback (most recent call last):
@@ -98,10 +97,8 @@ def parse(
     text: str, *, where: str = "<graph>", max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH
 ) -> penman.Tree:
     """penman's tree of one PENMAN graph (layout and metadata as written), checked for syntax and
-    size (:func:`check_size`, before anything else reads it).
-
-    The fastest input of :func:`variants` and :func:`refocus`. Raises
-    :class:`~paraamr.errors.AMRError` naming ``where`` (or the graph's ``# ::id``) and the cause.
+    size (:func:`check_size`, first); the fastest input of :func:`variants` and :func:`refocus`.
+    Raises :class:`~paraamr.errors.AMRError` naming ``where`` (or the graph's ``# ::id``) and the cause.
 
     >>> parse("# ::id 7\\n(b / bark-01 :ARG0 (d / dog))").node
     ('b', [('/', 'bark-01'), (':ARG0', ('d', [('/', 'dog')]))])
@@ -162,11 +159,9 @@ _COMMENT = re.compile(rf"({_STRING})|#[^\n]*")
 
 
 def _fast_tree(text: str) -> penman.Tree | None:
-    """penman's tree of ``text`` read in one regular-expression pass, or None where ``text``
-    holds anything but metadata lines followed by one plain graph (then penman reads it).
-
-    The tests check that it equals :func:`penman.parse` wherever it answers; it exists because
-    penman's lexer is a third of the cost of re-rooting a graph at all its foci.
+    """penman's tree of ``text`` read in one regular-expression pass (penman's lexer is a third of
+    the cost of re-rooting), or None where ``text`` holds anything but metadata lines followed by
+    one plain graph (then penman reads it).
 
     >>> text = "# ::id 1\\n(b / bark-01 :ARG0 (d / dog) :polarity -)"
     >>> _fast_tree(text) == penman.parse(text), _fast_tree(text).metadata
@@ -247,9 +242,8 @@ def decode(
 
     Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
     PENMAN, no graph at all, more than one graph, a variable defined twice, a graph over
-    ``max_nodes`` or ``max_depth`` (:func:`check_size`). The graph remembers
-    the tree it was read from, so :func:`variants` of it does not lay it out again (unless its
-    triples or top are changed in between; metadata edits are fine).
+    ``max_nodes`` or ``max_depth`` (:func:`check_size`). The graph remembers the tree it was read
+    from, so :func:`variants` of it does not lay it out again while its triples and top stay.
 
     >>> decode("(w / want-01 :ARG0-of (b / boy))").triples
     [('w', ':instance', 'want-01'), ('b', ':ARG0', 'w'), ('b', ':instance', 'boy')]
@@ -271,10 +265,8 @@ def decode(
 
 
 def read_graphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """Split blank-line separated PENMAN blocks; yield ``(1-based position, block text)``.
-
-    Blocks of plain comments without ``# ::`` metadata (such as the header of an AMR release
-    file) are skipped; every other block is yielded, so a bad one can be reported by position.
+    """Split blank-line separated PENMAN blocks; yield ``(1-based position, block text)``. Blocks of
+    plain comments without ``# ::`` metadata (an AMR release file's header) are skipped.
 
     >>> list(read_graphs(["# AMR release 3.0", "", "# ::id a", "(x / xx)", "", "", "(y / yy)"]))
     [(1, '# ::id a\\n(x / xx)'), (2, '(y / yy)')]

@@ -7,14 +7,11 @@ the same, the edges that now point towards the root are written inverted (``:ARG
 linearized depth-first from the new root. Every node is defined where that traversal first meets
 it and referenced by its variable afterwards, as in the ParaAMR paper's linearizations.
 
-Two linearizations (:data:`LINEARIZATIONS`, ``linearization=``): ``"paraamr"`` (default), our own
-serializer (a single depth-first pass over an index built once per graph from penman's parse
-tree), several times faster than ``penman.encode`` per focus and defining every node at its first
-mention, its indented layout penman's default one; penman decodes every output back to the
-source's triples (the tests check it). ``"penman"`` is penman's own,
-``penman.encode(g, top=focus, model=amr_model)`` of the decoded graph: the ParaAMR paper's
-(it gives both of the paper's printed linearizations verbatim; docs/generate.md has the measured
-difference).
+Two linearizations (:data:`LINEARIZATIONS`, ``linearization=``): ``"paraamr"`` (default), our
+serializer (one depth-first pass over an index built once per graph), several times faster than
+``penman.encode`` per focus, in penman's indented layout; penman decodes every output back to the
+source's triples. ``"penman"`` is ``penman.encode(g, top=focus, model=amr_model)`` of the decoded
+graph: the ParaAMR paper's (docs/generate.md has the measured difference).
 
 >>> print(refocus("(d / dog :ARG0-of (b / bark-01))", "b", oneline=True))
 # ::focus b
@@ -68,10 +65,9 @@ class _Index(_Structure):
 
     Re-rooting reverses the tree edges on the path from the old top to the focus and keeps the
     others, as the ParaAMR paper's linearizations do; a re-entrant node is then defined wherever
-    the new depth-first traversal first meets it. Surface alignments stay where they were written
-    (``:ARG0~e.3``, ``dog~e.4``), except on a variable's reference. :meth:`render` reuses the text
-    of a subtree off the reversed path across foci (see :meth:`_crossings`), which the tests check
-    changes no output.
+    the new depth-first traversal first meets it. Surface alignments stay where they were written,
+    except on a variable's reference. :meth:`render` reuses the text of a subtree off the reversed
+    path across foci (see :meth:`_crossings`).
     """
 
     __slots__ = ("_cache", "_own", "below", "closed", "header", "opening", "outer")
@@ -245,15 +241,9 @@ class _Index(_Structure):
         return "".join(parts)
 
 
-def _index(graph: GraphInput, where: str = "<graph>") -> _Index:
-    """The index of a PENMAN text or tree (penman's parse) or of a Graph (laid out by penman)."""
-    return _read(graph, where, _Index)
-
-
 class _PenmanWriter:
-    """A graph written by penman itself at any focus: ``penman.encode(g, top=focus,
-    model=amr_model)`` of the graph decoded with penman's AMR model, its metadata plus
-    ``# ::focus``."""
+    """A graph written by ``penman.encode(g, top=focus, model=amr_model)`` at any focus, its
+    metadata plus ``# ::focus``."""
 
     def __init__(self, graph: GraphInput, where: str) -> None:
         if isinstance(graph, str):
@@ -283,7 +273,7 @@ class _PenmanWriter:
 def _writer(graph: GraphInput, linearization: str, where: str) -> _Index | _PenmanWriter:
     """What writes ``graph`` at a focus: our index (``paraamr``) or penman (``penman``)."""
     if linearization == "paraamr":
-        return _index(graph, where)
+        return _read(graph, where, _Index)
     if linearization == "penman":
         return _PenmanWriter(graph, where)
     raise ValueError(f"linearization must be one of {LINEARIZATIONS}, not {linearization!r}")
@@ -301,10 +291,9 @@ def refocus(
     """The graph re-rooted at ``focus_var`` as PENMAN, with its metadata and a ``# ::focus`` line.
 
     Edges towards the new root are inverted with the AMR model. An inverted ``:mod`` is written
-    ``:mod-of``, which penman de-inverts to the same triple; ``mod_as_domain=True`` writes it as
-    ``:domain`` instead (and an inverted ``:domain`` as ``:mod``), the AMR guidelines' equivalent,
-    which penman reads as a different role. ``linearization="penman"`` writes it with
-    ``penman.encode`` (see the module docstring).
+    ``:mod-of``; ``mod_as_domain=True`` writes it as ``:domain`` instead (and an inverted
+    ``:domain`` as ``:mod``), the AMR guidelines' equivalent, which penman reads as a different
+    role. ``linearization="penman"`` writes it with ``penman.encode``.
 
     >>> g = "(d / dog :mod (b / big))"
     >>> print(refocus(g, "b", oneline=True))
@@ -321,8 +310,7 @@ def refocus(
 
 
 def variants(graph: GraphInput, **options: Any) -> list[Variant]:
-    """One :class:`Variant` per candidate focus (see :func:`candidate_foci` and :func:`refocus`):
-    :func:`iter_variants`' as a list; the options are its own.
+    """:func:`iter_variants` as a list.
 
     >>> [v.concept for v in variants("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")]
     ['boy', 'go']
@@ -343,22 +331,18 @@ def iter_variants(
     where: str = "<graph>",
 ) -> Iterator[Variant]:
     """One :class:`Variant` per candidate focus (:func:`candidate_foci` with ``foci``, ``seed``,
-    ``exclude``, ``heuristic``; rendered as :func:`refocus` with ``oneline``, ``mod_as_domain``,
-    ``linearization``), each made when it is asked for: a caller that writes them as they come
-    holds one at a time (a graph of n nodes has up to n variants of n nodes each). The graph is
-    read (and refused: a bad graph, one over the size caps) before the first.
+    ``exclude``, ``heuristic``; rendered as :func:`refocus` with the other options), each made
+    when it is asked for. The graph is read (and a bad one refused) before the first.
 
     >>> it = iter_variants("(d / dog :ARG0-of (b / bark-01))", oneline=True)
     >>> next(it).penman.splitlines()[-1]
     '(b / bark-01 :ARG0 (d / dog))'
     """
-    if linearization == "paraamr":
-        index = writer = _index(graph, where)
-    else:
-        if mod_as_domain:
-            raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
-        writer = _writer(graph, linearization, where)
-        index = _read(writer.graph, where, _Structure)  # a graph decoded here: its tree is reused
+    if mod_as_domain and linearization != "paraamr":
+        raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
+    writer = _writer(graph, linearization, where)
+    # a graph decoded for penman: its tree is reused
+    index = writer if isinstance(writer, _Index) else _read(writer.graph, where, _Structure)
     chosen = _candidates(index, foci, seed, exclude, heuristic)
     return (
         Variant(v, index.concept(v), writer.render(v, oneline=oneline, mod_as_domain=mod_as_domain))
@@ -367,10 +351,8 @@ def iter_variants(
 
 
 def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] | Failure]:
-    """:func:`variants` of each graph, or a ``Failure("refocus", reason)`` for a bad one.
-
-    Options are those of :func:`variants` but ``where``: reasons name the graph by position
-    (1-based) and id.
+    """:func:`variants` of each graph, or a ``Failure("refocus", reason)`` naming a bad one by
+    position (1-based) and id; the options are :func:`variants`' but ``where``.
 
     >>> out = refocus_batch(["(a / b :ARG0 (c / d))", "(a / b", ""])
     >>> [len(x) if isinstance(x, list) else str(x) for x in out]  # doctest: +NORMALIZE_WHITESPACE

@@ -65,11 +65,9 @@ def augment_card(
     labelled: bool = False,
     repo_id: str | None = None,
 ) -> str:
-    """The README.md of an augmented dataset folder (rendered by :func:`paraamr.card.render`):
-    YAML ``configs:`` for every split with rows (``datasets`` cannot load an empty one; those are
-    named in the text), license (``None``: ``unknown``), language, task categories
-    (``text-classification`` when rows carry labels), size, and how the rows were made.
-    ``repo_id`` names the Hub repo in the load snippet."""
+    """The README.md of an augmented dataset folder: ``configs:`` for every split with rows, license
+    (``None``: ``unknown``), language, task categories (``text-classification`` when ``labelled``),
+    size, and how the rows were made. ``repo_id`` names the Hub repo in the load snippet."""
     from huggingface_hub import DatasetCardData
 
     from paraamr.card import code, configs, cut, md, render, size_category
@@ -94,15 +92,10 @@ def augment_card(
         f"- Built with: paraamr {__version__} (`{MARK} --method {method} --n {n}`)",
         *([f"- Method: {code(method_signature)}"] if method_signature else []),
         *([f"- Language model: {code(signature)}"] if signature else []),
-        *(
-            [
-                "- Splits without rows (not in `configs`, so `load_dataset` skips them): "
-                + ", ".join(map(md, empty))
-            ]
-            if empty
-            else []
-        ),
     ]
+    if empty:
+        names = ", ".join(map(md, empty))
+        facts.append(f"- Splits without rows (not in `configs`, so `load_dataset` skips them): {names}")
     table = [
         f"| {md(split)} | {count} | {stats.get(split, {}).get('added_rows', 0)} "
         f"| {stats.get(split, {}).get('repeats_removed', 0)} | {stats.get(split, {}).get('bad_rows', 0)} |"
@@ -125,10 +118,9 @@ def augment_card(
 
 @contextlib.contextmanager
 def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
-    """Hold ``output``'s own lock (:func:`paraamr.locks.folder_lock`) for a whole run: a second
-    writer is refused at once, naming this one. The folder is checked (:func:`check_output`)
-    before and again under the lock. A run that fails leaves it as it was: its staged parts go,
-    and a folder it created is removed again."""
+    """Hold ``output``'s lock (:func:`paraamr.locks.folder_lock`) for a whole run, the folder
+    checked (:func:`check_output`) before and again under it. A run that fails leaves it as it
+    was: its staged parts go, and a folder it created is removed again."""
     from paraamr.layout import remove_state
     from paraamr.locks import folder_lock
 
@@ -161,16 +153,11 @@ def write_folder(
     overwrite: bool = False,
 ) -> Path:
     """Write ``splits`` as the shards of config ``default`` under ``output``, ``failures`` as its
-    failure files and ``card`` as README.md (with the shards' ``dataset_info``), through the
-    layout writers; returns the folder.
-    Call it inside :func:`claim_output` (the folder's lock held, the folder checked).
+    failure files and ``card`` as README.md (with the shards' ``dataset_info``); returns the
+    folder. Call it inside :func:`claim_output`.
 
-    Shards and failures are staged under the folder's own state first (``.paraamr/parts``); only
-    then, with ``overwrite``, are the files of the earlier output removed and the new ones moved
-    in (:func:`paraamr.builder.folder.finalize`), so a run that fails before leaves ``output``
-    as it was. ``output`` must be missing or empty; with ``overwrite`` it may also be a folder
-    this command wrote (its card says so) holding only the layout's files. Any other file in it
-    is never deleted: the folder is refused.
+    Shards and failures are staged first; only then, with ``overwrite``, are the files of the
+    earlier output replaced, so a run that fails before leaves ``output`` as it was.
     """
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
     from paraamr.card import with_dataset_info
@@ -199,9 +186,8 @@ def write_folder(
 
 
 def check_output(output: Path, overwrite: bool) -> None:
-    """Refuse an ``output`` that cannot be written (under a file, read-only, on a full disk) or
-    whose files this command would replace without leave to (see :func:`write_folder`); the
-    command calls it before any work too, so such a run stops in milliseconds, not at the end.
+    """Refuse an ``output`` that cannot be written (under a file, read-only, on a full disk), or
+    that is not empty unless ``overwrite`` and it holds only an earlier augment output's files.
 
     >>> check_output(Path("/proc/version/out"), False)
     Traceback (most recent call last):

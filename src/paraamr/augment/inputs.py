@@ -23,11 +23,8 @@ _BUILDERS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".
 
 
 def load_splits(spec: str, config: str | None = None) -> DatasetDict:
-    """Every split of the dataset ``spec`` (path or Hub id), with ``config`` for Hub datasets.
-
-    A local file or folder that cannot be read (empty, not valid UTF-8, garbage or truncated
-    Parquet, no data files) raises :class:`InputError` naming it and the problem.
-    """
+    """Every split of the dataset ``spec`` (path or Hub id), with ``config`` for Hub datasets; one
+    that cannot be read raises :class:`InputError` naming it and the problem."""
     import datasets
 
     path = Path(spec)
@@ -65,7 +62,7 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
 
 def check_utf8(path: Path, chunk: int = 1 << 20) -> None:
     """Raise :class:`InputError` naming the line and byte offset of the first invalid UTF-8 in
-    ``path`` (read in chunks: linear, bounded memory), before ``datasets`` reads it.
+    ``path`` (read in chunks).
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "rows.jsonl"

@@ -6,16 +6,13 @@ text, and gives the n-gram LM its tokens. Built in (:data:`TOKENIZERS`):
 - ``whitespace``: the whitespace-separated parts, joined with single spaces; LM tokens
   ``normalize(text).split()`` (:func:`paraamr.records.normalize`). English, as REDA always ran.
 - ``jieba``: jieba's segmentation (precise mode, HMM on), whitespace dropped; joined without
-  spaces, as Chinese is written, except for one space between two tokens whose touching
-  characters are both ASCII letters or digits (``iPhone 6``). LM tokens: the same tokens, each
-  normalized, so the LM counts words as jieba splits them (an inserted synonym is one token, as
-  REDA placed it). Segmentations are kept per text: a run segments its whole input once
-  (:meth:`Tokenizer.segment_all`), and REDA+NG scores an edit by its tokens, never by segmenting
-  the edited text again.
+  spaces, except for one space between two tokens whose touching characters are both ASCII
+  letters or digits (``iPhone 6``). LM tokens: the same tokens, each normalized. Segmentations
+  are kept per text (:meth:`Tokenizer.segment_all`): an edit is scored by its tokens, never by
+  segmenting the edited text again.
 
 A :class:`Language` names a tokenizer and a synonym source (:mod:`paraamr.augment.synonyms`):
-``en`` is whitespace + WordNet, ``zh`` is jieba + HIT Tongyici Cilin (:data:`LANGUAGES`);
-:func:`setup` resolves a run's choice, a user's synonym file replacing the language's source.
+``en`` is whitespace + WordNet, ``zh`` is jieba + HIT Tongyici Cilin (:data:`LANGUAGES`).
 
 >>> words = tokenizer("whitespace")
 >>> words.split("The big  dog ."), words.join(["big", "dog"]), words.lm_tokens("The  Big dog.")
@@ -45,11 +42,8 @@ _ASCII_WORD = re.compile(r"[A-Za-z0-9]")
 
 
 class Tokenizer:
-    """How REDA and its n-gram LM cut a language's texts (see the module docstring).
-
-    ``key`` is the name in :data:`TOKENIZERS`; ``name`` (with the library's version) goes into
-    REDA's signature and ``lm_name`` into the LM's.
-    """
+    """How REDA and its n-gram LM cut a language's texts: ``key`` is the name in
+    :data:`TOKENIZERS`; ``name`` goes into REDA's signature and ``lm_name`` into the LM's."""
 
     key = ""
 
@@ -80,8 +74,7 @@ class Tokenizer:
         return self.lm_tokens_of(tokens, normalize(self.join(tokens)))
 
     def lm_tokens_once(self, text: str) -> list[str]:
-        """:meth:`lm_tokens` of a text seen once (a line of an LM corpus): a segmentation
-        :meth:`split` keeps is not kept for it, so a corpus of any size streams."""
+        """:meth:`lm_tokens` of a text seen once (a line of an LM corpus), its segmentation not kept."""
         return self.lm_tokens(text)
 
     def segment_all(self, texts: Iterable[str]) -> int:

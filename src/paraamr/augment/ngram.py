@@ -11,15 +11,10 @@ frequency ``count(word) / N``. A word never seen gets the frequency of a one-off
 of ``<END>``, each after its history.
 
 For words seen in training, scores equal nltk's ``nltk.lm.StupidBackoff(alpha, order)`` fitted on
-the same padded lines (a test checks it); this implementation keeps plain dictionaries of tuples
-and is much faster (``benchmarks/bench_augment.py`` measures by how much). Models are saved as one
-Parquet file (``ngram``, ``count`` columns; settings in the schema metadata).
-
-What the counts were taken from is recorded as ``source`` (signature field ``train``):
-``in-sample`` when the LM was trained on the very texts it ranks edits of, ``corpus:<name>`` for
-an independent corpus (:func:`read_corpus`: a text file, one sentence a line, or a folder of them),
-as the paper's LM was (654M words). :func:`installed_lm` is where an LM installed for a tokenizer
-lives, used by ``paraamr augment --method reda-ng`` when none is given.
+the same padded lines, much faster. Models are saved as one Parquet file (``ngram``, ``count``
+columns; settings in the schema metadata). What the counts were taken from is recorded as
+``source`` (signature field ``train``): ``in-sample`` (the very texts it ranks edits of) or
+``corpus:<name>`` (an independent corpus, :func:`read_corpus`, as the paper's LM was).
 
 >>> lm = NgramLM.train(["the cat sat", "the dog sat", "a cat ran"])
 >>> lm.score("cat", ("<START>", "the"))   # count(<START> the cat) / count(<START> the)
@@ -134,11 +129,7 @@ class NgramLM:
 
     def logprob(self, text: str | Sequence[str]) -> float:
         """Natural-log probability of a text (string, cut by the LM's tokenizer, or its LM tokens),
-        ``<END>`` included.
-
-        Same value as summing ``log(score(...))`` over the tokens, from a table of log scores built
-        on first use, so each token costs at most ``order`` dictionary lookups.
-        """
+        ``<END>`` included: the sum of ``log(score(...))``, from a table of log scores built once."""
         tokens = self.tokenizer.lm_tokens(text) if isinstance(text, str) else list(text)
         if not self.total:
             raise ValueError("the n-gram LM has no counts: train it on some text first")
@@ -218,8 +209,7 @@ class NgramLM:
 
 def installed_lm(tokenizer: Tokenizer, root: str | os.PathLike | None = None) -> Path:
     """Where the LM installed for ``tokenizer`` lives: ``ngram/<tokenizer key>.parquet`` under the
-    paraamr cache (``$PARAAMR_CACHE``, else ``~/.cache/paraamr``), e.g.
-    ``~/.cache/paraamr/ngram/whitespace.parquet`` for English. Install one with ``--save-lm``."""
+    paraamr cache (``$PARAAMR_CACHE``, else ``~/.cache/paraamr``). Install one with ``--save-lm``."""
     from paraamr.models.resolve import cache_root
 
     return cache_root(root) / "ngram" / f"{tokenizer.key}.parquet"

@@ -1,10 +1,9 @@
 """REDA: revised easy data augmentation (Wang 2022), for any language given as a tokenizer and a
-synonym source (:mod:`paraamr.augment.languages`; by default English: whitespace tokens and
-WordNet synonyms; Chinese: jieba and HIT Tongyici Cilin).
+synonym source (:mod:`paraamr.augment.languages`; by default English).
 
-Texts are split into tokens by the tokenizer (English: on whitespace) and edited tokens are joined
-back by it (English: single spaces; Chinese: no spaces); nothing else is preprocessed (punctuation
-and stop words stay, and count towards the length ``L``). Operators, each drawn at random:
+Texts are split into tokens by the tokenizer and edited tokens are joined back by it; nothing else
+is preprocessed (punctuation and stop words count towards the length ``L``). Operators, each drawn
+at random:
 
 - ``SR`` replaces ``round(0.2 L)`` positions that have synonyms (fewer when fewer have), each
   position on its own: other occurrences of the same word are left alone;
@@ -12,8 +11,7 @@ and stop words stay, and count towards the length ``L``). Operators, each drawn 
 - ``RI`` inserts a synonym of a random word at a random position, ``round(0.1 L)`` times;
 - ``RD`` deletes ``round(0.1 L)`` positions (never every token);
 - ``RM`` applies two of the above, chosen at random among those that can act, one edit each
-  (``mix=(2, 4)``: two to four of them, as many drawn uniformly each time, as REDA's code does
-  when no ``max_mix`` is given).
+  (``mix=(2, 4)``: two to four of them, as REDA's code does when no ``max_mix`` is given).
 
 ``round`` is Python's (halves to even: ``round(0.5) == 0``); an operator whose count is 0 is not
 used. Punctuation around a word survives SR (``price,`` -> ``cost,``) and the synonym takes the
@@ -21,16 +19,11 @@ word's casing. Outputs never repeat each other nor the input (compared by
 :func:`paraamr.records.normalize`). Every draw comes from a random stream seeded by
 ``(seed, operator, text)``, so results do not depend on row order or process count.
 
-:meth:`REDA.pool` lists, per operator, the distinct outputs of ``draws`` tries: the pool of
-possible outputs. :meth:`REDA.augment` takes ``n`` of them, visiting the operators in a random
-order, one output each per round, in the order they were drawn; REDA+NG
-(:class:`paraamr.augment.ngram.NgramLM` via ``lm=``) visits them the same way but takes each
-operator's most probable outputs first, scoring each edit by its tokens (never cut again).
-:meth:`REDA.signature` names the tokenizer and synonym source.
-
-The paper's recipe (``quota=paper_recipe(rows)``; Wang 2022, its LCQMC training sets) takes a
-fixed number of outputs per operator instead: 2 SR + 2 RS + 1 RI + 1 RD + 1 RM for its 5k and 10k
-sets, one of each for 50k and more, with its code's draws per operator (:func:`paper_draws`).
+:meth:`REDA.pool` lists, per operator, the distinct outputs of ``draws`` tries;
+:meth:`REDA.augment` takes ``n`` of them (REDA+NG: ranked by an :class:`~paraamr.augment.ngram.NgramLM`).
+The paper's recipe (``quota=paper_recipe(rows)``; Wang 2022, its LCQMC training sets) takes a fixed
+number of outputs per operator instead: 2 SR + 2 RS + 1 RI + 1 RD + 1 RM for its 5k and 10k sets,
+one of each for 50k and more, with its code's draws per operator (:func:`paper_draws`).
 
 >>> table = {"big": ("large",), "dog": ("hound",)}
 >>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()), seed=1)
@@ -109,12 +102,10 @@ def edit_counts(length: int, rates: dict[str, float] = RATES) -> dict[str, int]:
 class REDA:
     """The REDA operators over one tokenizer and one synonym lookup, seeded.
 
-    ``synonyms(word) -> sequence of words`` defaults to WordNet
-    (:data:`paraamr.augment.synonyms.WORDNET`), ``tokenizer`` to whitespace tokens
-    (:class:`paraamr.augment.languages.Whitespace`); ``rates`` overrides :data:`RATES` per
-    operator (a rate of 0 turns an operator off); ``draws`` is the number of tries per operator
-    behind :meth:`pool` (:data:`PAPER_DRAWS`: the paper's, :func:`paper_draws`); ``mix`` the
-    least and most operators RM applies (``(2, 2)``, or ``(2, 4)`` as REDA's code by default).
+    ``synonyms(word) -> sequence of words`` defaults to WordNet, ``tokenizer`` to whitespace
+    tokens; ``rates`` overrides :data:`RATES` per operator (0 turns one off); ``draws`` is the
+    number of tries per operator behind :meth:`pool` (:data:`PAPER_DRAWS`: :func:`paper_draws`);
+    ``mix`` the least and most operators RM applies (``(2, 4)`` as REDA's code by default).
     """
 
     def __init__(
@@ -189,12 +180,8 @@ class REDA:
 
     def swap(self, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
         """RS: ``n`` swaps, each of a random position ``i`` with a position drawn uniformly among
-        those holding another token than ``i``'s.
-
-        Linear in the text: the partner is drawn by rejection (at least one chance in two), except
-        when ``i`` holds a token filling more than half the text; those draws come from a kept list
-        of the other positions. A 100,000-character text takes milliseconds.
-        """
+        those holding another token than ``i``'s (by rejection, or from a kept list of the other
+        positions when ``i``'s token fills more than half the text: linear in the text)."""
         counts = Counter(tokens)
         if len(counts) < 2 or n < 1:
             return None
@@ -271,8 +258,7 @@ class REDA:
         self, op: str, text: str, tokens: Tokens, n: int, draws: int
     ) -> Iterator[tuple[str, str, Tokens]]:
         """Distinct outputs of ``op`` over ``draws`` tries, in the order drawn, each with its
-        :func:`normalize` key (computed once: on a long text it costs as much as an LM score) and
-        its tokens; never ``text``."""
+        :func:`normalize` key and its tokens; never ``text``."""
         rng = random.Random(f"{self.seed}\x1f{op}\x1f{text}")
         seen = {normalize(text)}
         for _ in range(draws):
@@ -310,10 +296,9 @@ class REDA:
 
         Operators are visited in a random order (seeded by the text), one output each per round;
         with ``quota`` (outputs per operator, e.g. :func:`paper_recipe`) each operator in turn
-        (SR, RS, RI, RD, RM) gives up to its quota instead, an output already taken not counting.
-        REDA takes each operator's outputs in the order drawn (stopping its draws early);
-        REDA+NG ranks each operator's whole pool by ``lm.logprob`` and takes the best first; the LM
-        must cut texts as this REDA does (a ValueError otherwise).
+        gives up to its quota instead. REDA takes each operator's outputs in the order drawn;
+        REDA+NG ranks each operator's whole pool by ``lm.logprob``, best first (the LM must cut
+        texts as this REDA does: a ValueError otherwise).
         """
         if lm is not None and lm.tokenizer.lm_name != self.tokenizer.lm_name:
             raise ValueError(

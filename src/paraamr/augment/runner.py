@@ -9,8 +9,7 @@ index in the input). Added rows that repeat a row already there (texts compared 
 :func:`paraamr.records.normalize`) are removed; input rows never are.
 
 Rows whose texts are missing (null), not strings or empty are kept as they are, not augmented, and
-reported by index in :attr:`Augmented.failures`. The work runs through ``datasets.map`` (batched,
-``num_proc`` processes, with a progress bar); results do not depend on ``num_proc``.
+reported by index in :attr:`Augmented.failures`. Results do not depend on ``num_proc``.
 
 >>> from datasets import Dataset
 >>> table = {"quick": ("fast",), "fox": ("dog",), "jumps": ("leaps",)}
@@ -28,7 +27,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from paraamr.augment.languages import Tokenizer
@@ -104,25 +103,19 @@ def problem(value: Any, max_chars: int | None = None) -> str | None:
     return None
 
 
+@dataclass(eq=False)
 class Expander:
     """The ``datasets.map`` function: each input row, then its augmented copies (picklable)."""
 
-    def __init__(
-        self,
-        columns: tuple[str, ...],
-        method: str,
-        n: int,
-        *,
-        reda: REDA | None = None,
-        lm: NgramLM | None = None,
-        index: ParaphraseIndex | None = None,
-        max_chars: int | None = None,
-        quota: dict[str, int] | None = None,
-    ) -> None:
-        self.columns, self.method, self.n = columns, method, n
-        self.reda, self.lm, self.index = reda, lm, index
-        self.max_chars = max_chars
-        self.quota = quota
+    columns: tuple[str, ...]
+    method: str
+    n: int
+    _: KW_ONLY
+    reda: REDA | None = None
+    lm: NgramLM | None = None
+    index: ParaphraseIndex | None = None
+    max_chars: int | None = None
+    quota: dict[str, int] | None = None
 
     def new_texts(self, text: str) -> list[str]:
         """Up to ``n`` new versions of ``text`` by the method, never ``text`` itself."""
@@ -184,11 +177,9 @@ def augment(
     """Augment ``dataset`` (see the module docstring); returns an :class:`Augmented`.
 
     ``method`` is ``paraamr`` (needs ``paraphrases``), ``reda`` or ``reda-ng`` (uses ``lm``, by
-    default an :class:`NgramLM` trained on the dataset's text columns: in-sample). ``reda``
-    defaults to WordNet synonyms with ``seed``. ``recipe="paper"`` (REDA methods) takes the paper's
-    outputs per operator for a training set of this dataset's size
-    (:func:`paraamr.augment.reda.paper_recipe`) instead of ``n``. Texts longer than ``max_chars``
-    are kept, not augmented, and reported as failures.
+    default an :class:`NgramLM` trained in-sample). ``reda`` defaults to WordNet synonyms with
+    ``seed``. ``recipe="paper"`` (REDA methods) takes :func:`~paraamr.augment.reda.paper_recipe`
+    instead of ``n``. Texts longer than ``max_chars`` are kept, not augmented, and reported as failures.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -222,7 +213,7 @@ def augment(
         new_fingerprint=uuid.uuid4().hex,
         desc=f"augment ({method})",
     )
-    failures = _failures(expanded, columns)
+    failures = _failures(expanded)
     keep = _first_occurrences(expanded, columns)
     result = expanded.select(keep) if len(keep) < len(expanded) else expanded
     result = result.remove_columns(_FAILURE)
@@ -242,8 +233,7 @@ def train_lm(
     *,
     tokenizer: Tokenizer | None = None,
 ) -> NgramLM:
-    """An :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``, counting
-    the tokens of ``tokenizer`` (REDA's own: default whitespace); its source is ``in-sample``."""
+    """An in-sample :class:`NgramLM` over the string texts of ``columns`` in each of ``datasets``."""
     lm = NgramLM(order, tokenizer=tokenizer, source=IN_SAMPLE)
     for dataset in datasets:
         for name in columns:
@@ -251,7 +241,7 @@ def train_lm(
     return lm
 
 
-def _failures(expanded: Dataset, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+def _failures(expanded: Dataset) -> list[dict[str, Any]]:
     flagged = [i for i, why in enumerate(expanded[_FAILURE]) if why]
     failures = []
     for row in expanded.select(flagged):
@@ -276,19 +266,17 @@ def _first_occurrences(expanded: Dataset, columns: tuple[str, ...]) -> list[int]
     """Indices of the rows to keep: every input row, and added rows whose texts are new."""
     view = expanded.select_columns([*columns, "augmented"])
     keys: list[tuple[str, ...] | None] = []
-    originals: set[tuple[str, ...]] = set()
+    seen: set[tuple[str, ...] | None] = set()  # the input rows' texts, then each added row's
     for batch in view.iter(batch_size=4096):
         for position, added in enumerate(batch["augmented"]):
             texts = [batch[col][position] for col in columns]
             key = tuple(normalize(t) if isinstance(t, str) else "" for t in texts)
             keys.append(key if added else None)
             if not added:
-                originals.add(key)
-    keep, seen = [], set(originals)
+                seen.add(key)
+    keep = []
     for i, key in enumerate(keys):
-        if key is None:
-            keep.append(i)
-        elif key not in seen:
+        if key is None or key not in seen:
             seen.add(key)
             keep.append(i)
     return keep

@@ -86,9 +86,8 @@ class ParaphraseIndex:
         max_perplexity: float | None = None,
         limits: Limits | None = None,
     ) -> ParaphraseIndex:
-        """An index of every record under ``path`` (all splits); see :func:`paraamr.sources.read_path`
-        (a malformed line, or one with text a dataset cannot hold, is refused naming the file and
-        line; ``limits`` caps what an archive may unpack)."""
+        """An index of every record under ``path`` (all splits, :func:`paraamr.sources.read_path`;
+        ``limits`` caps what an archive may unpack)."""
         records = (record for _split, record in read_path(path, limits=limits))
         return cls.from_records(records, keys=keys, max_perplexity=max_perplexity)
 
@@ -100,8 +99,7 @@ def generate_index(
 
     ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built by
     :func:`paraamr.builder.stages.make_generator` from ``settings`` (by field name, see
-    :func:`paraamr.settings.split_settings`: ``parser_model``, ``realizer_model``,
-    ``lm_model``, ``max_perplexity``, ``device``, ``download``, ...).
+    :func:`paraamr.settings.split_settings`).
     """
     if generator is None:
         from paraamr.builder.stages import make_generator

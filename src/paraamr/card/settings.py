@@ -22,6 +22,7 @@ from paraamr.settings import RecordSettings
 
 __all__ = ["content_hash", "expected_splits", "flat", "method_text", "model_name", "record_settings"]
 
+
 def flat(summary: Mapping[str, Any]) -> dict[str, Any]:
     """The settings of a summary: its ``settings`` mapping over its top level (old summaries nest
     the input names at the top)."""

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
-from paraamr.network import HELP as HUB_HELP
 from paraamr.options import optional_float, positive
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.signals import check
@@ -65,18 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="largest shard, in Arrow bytes as push_to_hub counts them (default: %(default)s)",
     )
     parser.add_argument("--license", default=None, help="license id for the card (default: unknown)")
-    hub = parser.add_argument_group("publishing")
-    hub.add_argument(
-        "--push-to-hub",
-        metavar="REPO_ID",
-        default=None,
-        help=f"upload the folder as this dataset repo ({HUB_HELP})",
-    )
-    hub.add_argument("--private", action="store_true", help="create the repo private")
-    hub.add_argument("--revision", default=None, help="branch to push to (created when missing)")
-    hub.add_argument(
-        "--token", default=None, help="Hub token (default: HF_TOKEN or `hf auth login`'s); never printed"
-    )
+    from paraamr.commands.push import add_hub_options
+
+    add_hub_options(parser)
     parser.add_argument(
         "--max-chars",
         type=positive(),
@@ -94,9 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--generate", action="store_true", help="generate paraphrases on the fly instead")
     g.add_argument("--parser-model", default=DEFAULTS["parser"], help="default: %(default)s")
-    g.add_argument(
-        "--realizer-model", default=DEFAULTS["realizer"], help="default: %(default)s"
-    )
+    g.add_argument("--realizer-model", default=DEFAULTS["realizer"], help="default: %(default)s")
     g.add_argument("--lm-model", default=DEFAULTS["lm"], help="perplexity LM of the generator (%(default)s)")
     g.add_argument("--device", default=None)
     g.add_argument(
@@ -185,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, output: str) -> int:
     from paraamr.augment.folder import augment_card, write_folder
     from paraamr.augment.inputs import load_splits
+    from paraamr.augment.reda import paper_recipe
     from paraamr.augment.runner import augment, check_columns, detect_columns
     from paraamr.errors import InputError, about
 
@@ -239,11 +228,13 @@ def _run(args: argparse.Namespace, output: str) -> int:
             added=sum(v["added_rows"] for v in stats.values()) + result.stats["added_rows"],
         )
         out[split], stats[split] = result.dataset, result.stats
+        told = ""
+        if args.recipe:
+            told = "; recipe paper: " + " + ".join(f"{c} {op}" for op, c in paper_recipe(len(data)).items())
         failures += [{"split": split, **f} for f in result.failures]
         print(
             f"{split}: {result.stats['input_rows']} rows + {result.stats['added_rows']} added "
-            f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)"
-            + (f"; recipe paper: {_recipe_text(len(data))}" if args.recipe else "")
+            f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)" + told
         )
     display.close()
     for f in failures[:20]:
@@ -253,6 +244,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     if len(failures) > 20:
         print(f"... and {len(failures) - 20} more under {output}/failures/", file=sys.stderr)
     check()  # ... or here, before anything is written
+    recipe = {"recipe": args.recipe} if args.recipe else {}
     card = augment_card(
         method=args.method,
         n=args.n or DEFAULT_N,
@@ -263,7 +255,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         augmented_splits=chosen,
         stats=stats,
         signature=lm.signature() if lm else None,
-        method_signature=str(_method_signature(reda, args)) if reda else None,
+        method_signature=str(reda.signature(args.method).extend(**recipe)) if reda else None,
         language=args.language,
         license=args.license,
         labelled=_labelled(splits[chosen[0]]),
@@ -279,12 +271,9 @@ def _run(args: argparse.Namespace, output: str) -> int:
     )
     print(f"wrote {output}")
     if args.push_to_hub:
-        from paraamr.builder.hub import push_folder
+        from paraamr.commands.push import push_with_options
 
-        url = push_folder(
-            output, args.push_to_hub, private=args.private, revision=args.revision, token=args.token
-        )
-        print(f"pushed {output} to {args.push_to_hub}: {url}")
+        return push_with_options(output, args.push_to_hub, args)
     return 0
 
 
@@ -328,19 +317,6 @@ def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
     if args.save_lm:
         lm.save(args.save_lm)
     return reda, lm
-
-
-def _method_signature(reda, args: argparse.Namespace):
-    """REDA's signature for the card, with the recipe when one is used."""
-    signature = reda.signature(args.method)
-    return signature.extend(recipe=args.recipe) if args.recipe else signature
-
-
-def _recipe_text(rows: int) -> str:
-    """The paper's recipe for ``rows`` rows, in words: ``2 SR + 2 RS + 1 RI + 1 RD + 1 RM``."""
-    from paraamr.augment.reda import paper_recipe
-
-    return " + ".join(f"{count} {op}" for op, count in paper_recipe(rows).items())
 
 
 def _labelled(dataset) -> bool:

@@ -5,12 +5,8 @@ Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset fo
 dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when OUTPUT ends in
 .json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.
 
-To a folder: the ``default`` and ``pairs`` shards of each split (written by
-:class:`paraamr.builder.folder.ShardWriter`, named by :func:`~paraamr.builder.folder.finalize`) and
-a README.md card (:func:`paraamr.card.write_card`); ``--push-to-hub`` then uploads it.
-To JSON lines (OUTPUT ending in ``.json``, ``.jsonl``, ``.gz`` or ``.zip``): one line per source
-in the release format (``text``, ``paraphrases`` of ``para_text`` and ``perplexity``); with
-``--all-fields`` every field of our schema.
+JSON lines are in the release format (``text``, ``paraphrases`` of ``para_text`` and
+``perplexity``); with ``--all-fields`` every field of our schema.
 """
 
 from __future__ import annotations
@@ -77,46 +73,29 @@ def run(args: argparse.Namespace) -> int:
 
     from paraamr.commands.push import check_repo_id
     from paraamr.commands.stats import archive_limits, check_finished
-    from paraamr.errors import ParaAMRError
+    from paraamr.errors import UsageError
     from paraamr.sources import Skipped
 
-    reading = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
+    options = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
     check_repo_id(args.push_to_hub)
     check_repo_id(args.repo_id, "--repo-id")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
     skipped = Skipped()
     if to == "jsonl" and args.push_to_hub:
-        print(
-            "paraamr convert: --push-to-hub needs a dataset folder as OUTPUT, not JSON lines", file=sys.stderr
+        raise UsageError("--push-to-hub needs a dataset folder as OUTPUT, not JSON lines")
+    check_finished(args.input)
+    options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
+    if to == "jsonl":
+        n = to_jsonl(args.input, args.output, all_fields=args.all_fields, **options)
+    else:
+        n = to_folder(
+            args.input,
+            args.output,
+            license=args.license,
+            max_shard_size=args.max_shard_size,
+            repo_id=args.repo_id or args.push_to_hub,
+            **options,
         )
-        return 2
-    try:
-        check_finished(args.input)
-        if to == "jsonl":
-            n = to_jsonl(
-                args.input,
-                args.output,
-                all_fields=args.all_fields,
-                skip_invalid=args.skip_invalid,
-                skipped=skipped,
-                overwrite=args.overwrite,
-                **reading,
-            )
-        else:
-            n = to_folder(
-                args.input,
-                args.output,
-                license=args.license,
-                max_shard_size=args.max_shard_size,
-                overwrite=args.overwrite,
-                skip_invalid=args.skip_invalid,
-                skipped=skipped,
-                repo_id=args.repo_id or args.push_to_hub,
-                **reading,
-            )
-    except ParaAMRError as err:
-        print(f"paraamr convert: {err}", file=sys.stderr)
-        return 1
     print(f"wrote {n} records to {args.output}")
     if skipped.count:
         print(
@@ -155,8 +134,7 @@ def to_jsonl(
 ) -> int:
     """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
     ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records. An existing
-    ``output`` is replaced only with ``overwrite``. ``max_chars`` and ``limits`` are
-    :func:`paraamr.sources.iter_records`'s."""
+    ``output`` is replaced only with ``overwrite``."""
     import gzip
     import io
     import json
@@ -214,12 +192,11 @@ def to_folder(
     """Write every record under ``input`` as a dataset folder at ``output``: ``default`` and
     ``pairs`` shards of each split and a README.md card; return the number of records.
 
-    The folder is written under its lock (:func:`paraamr.locks.folder_lock`: a second writer is
-    refused, naming the first). A folder that is not empty is written only with ``overwrite``, and
-    only when it holds a dataset (:func:`paraamr.layout.holds_dataset`); then the shards, failure
-    files and state of this layout are deleted (:func:`paraamr.layout.remove_layout`) and README.md
-    replaced; other files stay. A folder this call created is removed when it fails (the folders
-    above it it created too). ``max_chars`` and ``limits`` are :func:`paraamr.sources.iter_records`'s."""
+    The folder is written under its lock (:func:`paraamr.locks.folder_lock`). A folder that is not
+    empty is written only with ``overwrite``, and only when it holds a dataset; then its shards,
+    failure files and state are replaced and README.md rewritten; other files stay. A folder this
+    call created is removed when it fails. ``max_chars`` and ``limits`` are
+    :func:`paraamr.sources.iter_records`'s."""
     import shutil
     from pathlib import Path
 

@@ -4,14 +4,10 @@ Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin a
 rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a blank line. Bad
 graphs are reported on stderr by position and skipped (exit status 1).
 
-Reads blank-line separated graphs (metadata comments allowed), writes each variant as soon as it is
-made (one graph's variants are never all held), followed by a blank line, on stdout with its
-source's metadata, ``# ::id`` (the graph's own, else the record id of its ``# ::snt``, else of its
-PENMAN lines as given; see ``paraamr.records.text_id``) and ``# ::focus``. A graph over
-``--max-amr-nodes`` or ``--max-amr-depth`` (the per-graph caps: a graph of n nodes has up to n
-variants of n nodes each) is refused before it is parsed. A bad graph is reported on stderr with
-its position and skipped; a closing line on stderr counts graphs read, graphs failed and variants
-written. Exit status: 0, 1 when a graph failed, 2 when the input cannot be opened.
+Each variant is written as soon as it is made, with its source's metadata; ``# ::id`` is the
+graph's own, else the record id (``paraamr.records.text_id``) of its ``# ::snt``, else of its PENMAN
+lines. A closing line on stderr counts graphs read, failed and variants written. Exit status: 0, 1
+when a graph failed, 2 when the input cannot be opened.
 """
 
 from __future__ import annotations

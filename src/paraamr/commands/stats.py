@@ -100,23 +100,18 @@ def run(args: argparse.Namespace) -> int:
     """Compute, print and plot."""
     import sys
 
-    from paraamr.errors import ParaAMRError
     from paraamr.stats import compute_stats, format_stats
 
     limits = archive_limits(args)  # a usage error (exit 2) before anything is read
-    try:
-        check_finished(args.path)
-        stats = compute_stats(
-            args.path,
-            max_perplexity=args.max_perplexity,
-            skip_invalid=args.skip_invalid,
-            plot_dir=args.plots,
-            overwrite=args.overwrite,
-            limits=limits,
-        )
-    except ParaAMRError as err:
-        print(f"paraamr stats: {err}", file=sys.stderr)
-        return 1
+    check_finished(args.path)
+    stats = compute_stats(
+        args.path,
+        max_perplexity=args.max_perplexity,
+        skip_invalid=args.skip_invalid,
+        plot_dir=args.plots,
+        overwrite=args.overwrite,
+        limits=limits,
+    )
     if args.json:
         print(json_text(stats, indent=2))
     else:
