@@ -123,7 +123,7 @@ def _os_message(err: OSError) -> str:
         problem = "no space left on device"
     elif code == errno.EROFS:
         problem = "read-only file system"
-    elif code == getattr(errno, "EDQUOT", None):
+    elif code is not None and code == getattr(errno, "EDQUOT", None):
         problem = "disk quota exceeded"
     elif err.strerror:
         problem = err.strerror[0].lower() + err.strerror[1:]

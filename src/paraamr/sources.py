@@ -442,7 +442,6 @@ def read_path(
     skipped: Skipped | None = None,
     max_chars: int | None = None,
     limits: Limits | None = None,
-    check_texts: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(split, record)`` for every record under a local file or folder (:func:`split_files`)."""
     for split, files in split_files(path).items():
