@@ -56,3 +56,27 @@ def test_copies_score_one_and_skip_the_model(base, monkeypatch):
     monkeypatch.setattr(base, "raw", lambda s, p: seen.append(list(p)) or [expected] * len(p))
     assert base.score(sources, paras) == [1.0, expected, 1.0]
     assert seen == [["The meeting starts at noon!"]]  # only the pair that is no copy ran
+
+
+@pytest.mark.parametrize("damage", ["cut-short", "another-shape"])
+def test_damaged_trained_weights_are_named_not_an_internal_error(tmp_path, damage):
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from paraamr.quality.scorer import DEFAULT_DIR, DELTA_FILE
+
+    folder = tmp_path / "model"
+    shutil.copytree(DEFAULT_DIR, folder)
+    weights = folder / DELTA_FILE
+    if damage == "cut-short":
+        weights.write_bytes(weights.read_bytes()[:1000])
+        expected = rf"{DELTA_FILE}: unreadable weights"
+    else:
+        tensors = load_file(str(weights))
+        tensors[next(iter(tensors))] = torch.zeros(3)
+        save_file(tensors, str(weights))
+        expected = "weights that do not fit"
+    with pytest.raises(ModelNotFoundError, match=expected):
+        _ = QualityScorer(folder).model

@@ -214,13 +214,21 @@ class QualityScorer:
         model = load_model(folder, self.mode, max_length=max_length, device=self.device)
         if base is None:
             return model
+        from safetensors import SafetensorError
         from safetensors.torch import load_file
 
-        delta = {k: v.float() for k, v in load_file(str(self.path / DELTA_FILE)).items()}
+        try:
+            delta = {k: v.float() for k, v in load_file(str(self.path / DELTA_FILE)).items()}
+        except (OSError, SafetensorError) as err:
+            raise ModelNotFoundError(f"{self.path / DELTA_FILE}: unreadable weights ({err})") from None
         missing = set(delta) - set(model.state_dict())
         if missing:
             raise ModelNotFoundError(f"{self.path}: weights {sorted(missing)[:3]} do not fit {base}")
-        model.load_state_dict(delta, strict=False)
+        try:
+            model.load_state_dict(delta, strict=False)
+        except RuntimeError as err:  # a tensor of another shape
+            why = str(err).strip().splitlines()[-1].strip()
+            raise ModelNotFoundError(f"{self.path}: weights that do not fit {base} ({why})") from None
         return model
 
     @cached_property
