@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from tinybert import make_tiny_bert
 
-from paraamr.errors import ModelNotFoundError
+from paraamr.errors import InputError, ModelNotFoundError
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
 
@@ -75,6 +75,7 @@ def test_each_distinct_text_is_encoded_once(minilm, monkeypatch):
 
 
 # --- SimCSE pooling on a tiny random BERT ---------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory):
@@ -149,3 +150,14 @@ def test_pool_size(minilm, monkeypatch):
     assert minilm._pool_size(module.POOL_MIN_TEXTS) == 1
     monkeypatch.setattr(minilm, "processes", 2)  # as Embedder(processes=2)
     assert minilm._pool_size(10) == 1 and minilm._pool_size(5000) == 2
+
+
+@pytest.mark.parametrize("file", ["model.safetensors", "modules.json", "config.json"])
+def test_a_damaged_model_folder_is_one_line_naming_it(minilm, tmp_path, file):
+    import shutil
+
+    folder = tmp_path / "minilm"
+    shutil.copytree(minilm.path, folder)
+    (folder / file).write_bytes((folder / file).read_bytes()[:100])  # cut short
+    with pytest.raises(InputError, match=rf"^embedder model {folder} cannot be loaded \("):
+        Embedder(folder)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from paraamr.builder.pipeline import Generator, Stages
-from paraamr.errors import InputError, ParaAMRError
+from paraamr.models.base import loading
 from paraamr.settings import RecordSettings, RunSettings, no_spacy_model, split_settings
 
 __all__ = ["load_stages", "make_generator", "quiet_libraries"]
@@ -52,24 +51,6 @@ def quiet_libraries(verbose: bool = False) -> None:
         datasets.logging.set_verbosity_error()
 
 
-def _load(kind: str, name: str, make: Callable[[], Any]) -> Any:
-    """``make()``: the model stage of ``kind`` at ``name``; a model folder that the libraries cannot
-    load (a damaged config, tokenizer or weights file) is a one-line error naming the model.
-
-    >>> _load("lm", "my/lm", lambda: {}["model_type"])
-    Traceback (most recent call last):
-    ...
-    paraamr.errors.InputError: lm model my/lm cannot be loaded (KeyError: 'model_type')
-    """
-    try:
-        return make()
-    except ParaAMRError:
-        raise  # says what is wrong already
-    except Exception as err:
-        why = (str(err).strip().splitlines() or [""])[0]
-        raise InputError(f"{kind} model {name} cannot be loaded ({type(err).__name__}: {why})") from err
-
-
 def load_stages(record: RecordSettings, run: RunSettings | None = None, **given: Any) -> Stages:
     """The model stages ``record`` needs, loaded with ``run``'s device and batch sizes; stages in
     ``given`` (``parser=``, ``realizer=``, ...) are used as they are (shared, already loaded)."""
@@ -84,54 +65,40 @@ def load_stages(record: RecordSettings, run: RunSettings | None = None, **given:
         from paraamr.models.parser import Parser
 
         beams = {"num_beams": record.num_beams} if record.num_beams else {}
-        stages["parser"] = _load(
-            "parser",
-            record.parser_model,
-            lambda: Parser(record.parser_model, **common, **amrlib, batch_size=run.parse_batch_size, **beams),
-        )
+        with loading("parser", record.parser_model):
+            stages["parser"] = Parser(
+                record.parser_model, **common, **amrlib, batch_size=run.parse_batch_size, **beams
+            )
     if stages.get("realizer") is None:
         from paraamr.models.realizer import Realizer
 
         tagged = record.tagging == "tagged"
-        stages["realizer"] = _load(
-            "realizer",
-            record.realizer_model,
-            lambda: Realizer(
+        with loading("realizer", record.realizer_model):
+            stages["realizer"] = Realizer(
                 record.realizer_model, **common, **amrlib, batch_size=run.realize_batch_size, use_tense=tagged
-            ),
-        )
+            )
         if tagged and not stages["realizer"].use_tense:
             raise no_spacy_model()
     if stages.get("lm") is None:
         from paraamr.models.lm import PerplexityScorer
 
-        stages["lm"] = _load(
-            "lm",
-            record.lm_model,
-            lambda: PerplexityScorer(record.lm_model, **common, batch_size=run.lm_batch_size),
-        )
+        with loading("lm", record.lm_model):
+            stages["lm"] = PerplexityScorer(record.lm_model, **common, batch_size=run.lm_batch_size)
     if record.needs("embedder") and stages.get("embedder") is None:
         from paraamr.models.embedder import Embedder
 
-        stages["embedder"] = _load(
-            "embedder",
+        stages["embedder"] = Embedder(
             record.similarity_model,
-            lambda: Embedder(
-                record.similarity_model,
-                device=run.device,
-                download=run.download,
-                backend=record.backend,
-                max_batch_size=run.max_batch_size,
-            ),
+            device=run.device,
+            download=run.download,
+            backend=record.backend,
+            max_batch_size=run.max_batch_size,
         )
     if record.needs("quality") and stages.get("quality") is None:
         from paraamr.quality import QualityScorer
 
-        stages["quality"] = _load(
-            "quality",
-            record.quality_model,
-            lambda: QualityScorer(record.quality_model, device=run.device, download=run.download),
-        )
+        with loading("quality", record.quality_model):
+            stages["quality"] = QualityScorer(record.quality_model, device=run.device, download=run.download)
     return Stages(**stages)
 
 

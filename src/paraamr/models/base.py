@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paraamr.errors import InputError, ParaAMRError
 from paraamr.failures import Failure
 from paraamr.report import reason
 
@@ -46,6 +47,26 @@ _DTYPES = {
     "bf16": "bfloat16",
     "bfloat16": "bfloat16",
 }
+
+
+@contextlib.contextmanager
+def loading(kind: str, name: Any) -> Iterator[None]:
+    """Load the model of ``kind`` at ``name`` within the block: a model folder the libraries cannot
+    load (a damaged config, tokenizer or weights file) is a one-line error naming the model.
+
+    >>> with loading("lm", "my/lm"):
+    ...     {}["model_type"]
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: lm model my/lm cannot be loaded (KeyError: 'model_type')
+    """
+    try:
+        yield
+    except ParaAMRError:
+        raise  # says what is wrong already
+    except Exception as err:
+        why = (str(err).strip().splitlines() or [""])[0]
+        raise InputError(f"{kind} model {name} cannot be loaded ({type(err).__name__}: {why})") from err
 
 
 def resolve_device(device: Any = None):

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from paraamr.models.base import device_batches, element_bytes, footprint, resolve_device
+from paraamr.models.base import device_batches, element_bytes, footprint, loading, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.fast import converted, load_encoder, resolve_backend
 
@@ -87,20 +87,21 @@ class Embedder:
         self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device, exact=True)
         self.batch_size = batch_size
         self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["embedder"]
-        st_pooling = _sentence_transformers_pooling(self.path)
-        self._st = self._hf = None
-        if st_pooling is not None and pooling in (None, st_pooling):
-            from sentence_transformers import SentenceTransformer
+        with loading("embedder", self.path):
+            st_pooling = _sentence_transformers_pooling(self.path)
+            self._st = self._hf = None
+            if st_pooling is not None and pooling in (None, st_pooling):
+                from sentence_transformers import SentenceTransformer
 
-            self.pooling = st_pooling
-            self._st = SentenceTransformer(str(self.path), device=str(self.device))
-        else:  # pooling is set when st_pooling is
-            from transformers import AutoModel, AutoTokenizer
+                self.pooling = st_pooling
+                self._st = SentenceTransformer(str(self.path), device=str(self.device))
+            else:  # pooling is set when st_pooling is
+                from transformers import AutoModel, AutoTokenizer
 
-            self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=False)
-            self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
-            self._hf = AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
-        self._ct2 = self._load_ct2() if self.backend == "ctranslate2" else None
+                self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=False)
+                self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
+                self._hf = AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
+            self._ct2 = self._load_ct2() if self.backend == "ctranslate2" else None
 
     def _load_ct2(self):
         """A CTranslate2 encoder for the model, or None (transformers runs) when the model's
