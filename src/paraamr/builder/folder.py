@@ -1,14 +1,11 @@
 """Shard writers and failure files of a dataset folder, and finalize, over :mod:`paraamr.layout`.
 
 Writers (:class:`ShardWriter`, :class:`FailureWriter`) write *parts* under
-``.paraamr/parts/{config}/{split}/{writer}-{k:05d}.parquet`` (``writer``: :func:`paraamr.layout.writer_id`),
-each under a temporary name until it is closed; a part is closed at every :meth:`~ShardWriter.commit`
-(the run's commit interval) and when it reaches ``max_shard_size`` bytes of uncompressed Arrow
-data, as ``push_to_hub`` measures shards. :func:`finalize` (when the run is complete) streams the
-parts of each (config, split) into shards of ``max_shard_size`` (a full part is linked, not
-rewritten) with row groups of at most ``MAX_ROW_GROUP_SIZE`` (what the Hub's dataset viewer
-pages), then gives them their final names. It is crash-safe: killed at any point, calling it again
-finishes the job.
+``.paraamr/parts/{config}/{split}/{writer}-{k:05d}.parquet``, each named when closed: at
+:meth:`~ShardWriter.commit` and at ``max_shard_size`` uncompressed Arrow bytes (``push_to_hub``'s
+measure). :func:`finalize` streams each (config, split)'s parts into shards of ``max_shard_size``
+(a full part linked, not rewritten), row groups of at most ``MAX_ROW_GROUP_SIZE`` (what the Hub's
+viewer pages), then names them; killed at any point, calling it again finishes the job.
 
 >>> import tempfile, pyarrow.parquet as pq
 >>> from paraamr.layout import list_shards
@@ -71,9 +68,8 @@ def _part_name(writer: str, k: int, suffix: str) -> str:
 
 
 class _Rolling:
-    """Parquet files ``directory/name(k)`` of at most ``max_bytes`` uncompressed Arrow bytes, row
-    groups of at most ``row_group_bytes``; each file written as ``.name.tmp`` and renamed when closed,
-    its Arrow bytes in its metadata (``paraamr:nbytes``)."""
+    """Parquet files ``directory/name(k)`` of at most ``max_bytes`` uncompressed Arrow bytes in row
+    groups of at most ``row_group_bytes``, each named when closed, its bytes in ``paraamr:nbytes``."""
 
     _file: contextlib.ExitStack
 
@@ -138,6 +134,7 @@ class _Rolling:
 
     def link(self, path: Path) -> None:
         """Take a file of full size as the next one unchanged (hard link, else copy); nothing is open."""
+
         import pyarrow.parquet as pq
 
         assert self._writer is None and not self._batches
@@ -158,13 +155,9 @@ class _Rolling:
 
 
 class ShardWriter:
-    """The one writer of the rows of one (``config``, ``split``) of ``folder``.
-
-    Rows go to parts of ``writer`` (:func:`paraamr.layout.writer_id`), numbered from ``first_part``;
-    :meth:`commit` closes the open part and returns the next part number (what a resume state
-    keeps); :func:`finalize` turns the parts of all processes into the shards. ``max_shard_size``
-    and ``row_group_size``: uncompressed Arrow bytes, as ``datasets`` counts them.
-    """
+    """The rows of one (``config``, ``split``) of ``folder``, in parts of ``writer`` numbered from
+    ``first_part``; :meth:`commit` returns the next part number. ``max_shard_size`` and
+    ``row_group_size``: uncompressed Arrow bytes, as ``datasets`` counts them."""
 
     def __init__(
         self,
@@ -250,7 +243,6 @@ class FailureWriter:
     def __init__(self, folder: str | os.PathLike, *, writer: str = writer_id(), first_part: int = 0):
         self.directory = Path(folder) / PARTS / FAILURES
         self.writer, self.next = writer, first_part
-        self.rows_written = 0
         self._rows: list[dict] = []
 
     def write(self, row: dict) -> None:
@@ -263,7 +255,6 @@ class FailureWriter:
             path = self.directory / _part_name(self.writer, self.next, ".jsonl")
             atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self._rows))
             self.next += 1
-            self.rows_written += len(self._rows)
             self._rows = []
         return self.next
 
@@ -284,9 +275,8 @@ def _parts(folder: Path) -> Iterator[tuple[str, Path, re.Match | None]]:
 
 
 def clean_parts(folder: str | os.PathLike, *, writer: str, committed: dict[str, int]) -> int:
-    """Delete the parts of ``writer`` written after its last commit (``committed``: the next part
-    number per ``config/split`` key, as the writers' ``commit`` returned it) and its temporary
-    files; return how many were deleted."""
+    """Delete ``writer``'s temporary files and parts after its last commit (``committed``: the next
+    part number per ``config/split``, as ``commit`` returned it); return how many."""
     removed = 0
     prefix = f"{writer}-"
     for key, path, m in _parts(Path(folder)):
@@ -310,8 +300,7 @@ _COUNTED = {"default": "records", "pairs": "paraphrases", FAILURES: "failures"}
 
 
 def _rows_of(path: Path) -> int:
-    """Rows of a part or shard: Parquet rows from its footer, JSON lines by their line ends; raises
-    ``ValueError`` for a file cut short (no footer, or a last line without its end)."""
+    """Rows of a part or shard (Parquet footer, JSON line ends); ValueError for a file cut short."""
     if path.suffix == ".jsonl":
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
@@ -336,10 +325,9 @@ def _count_against(counts: dict[str, int], stats: dict, what: str) -> list[str]:
 
 def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -> dict[str, list[str]]:
     """What is wrong with the committed files of each writer (``states``: ``(writer, committed
-    state)``, as :func:`finalize` is about to consume them): a part its state names that is gone or
-    cut short, rows that do not add up to its counts. Once finalized (no parts left), the shards
-    and failure files are checked against the writers' counts together (key ``""``). Nothing is
-    checked while a :func:`finalize` is half done (its parts were checked before it began).
+    state)``): a part that is gone or cut short, rows that do not add up to its counts. Once
+    finalized (no parts left), the shards against every writer's counts (key ``""``); nothing
+    while a :func:`finalize` is half done (its parts were checked before it began).
 
     >>> import tempfile
     >>> from paraamr.records import PAIRS_SCHEMA
@@ -396,29 +384,24 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
 
 
 def _read_plan(path: Path) -> dict[str, list]:
-    """The plan of renames of a finalize under way: its ``parts`` (under the parts folder) and its
-    ``renames`` (from the staging folder to the data or failure files); InputError naming it when it
-    is unreadable or names other paths (it deletes and renames what it names)."""
+    """The plan of a finalize under way; InputError when unreadable or naming other paths than its own."""
 
     def inside(name: object, *tops: str) -> bool:
-        parts = Path(name).parts if isinstance(name, str) else ()
-        return bool(parts) and ".." not in parts and not Path(name).is_absolute() and name.startswith(tops)
+        return isinstance(name, str) and name.startswith(tops) and ".." not in Path(name).parts
 
     try:
         plan = json.loads(path.read_text())
-        ok = all(inside(p, f"{PARTS}/") for p in plan["parts"]) and all(
-            inside(a, f"{_STAGING}/") and inside(b, f"{DATA}/", f"{FAILURES}/") for a, b in plan["renames"]
-        )
-    except (OSError, ValueError, TypeError, KeyError) as err:
-        ok, why = False, f" ({err})" if isinstance(err, (OSError, ValueError)) else ""
-    else:
+        out = (f"{DATA}/", f"{FAILURES}/")
+        ok = all(inside(a, f"{_STAGING}/") and inside(b, *out) for a, b in plan["renames"])
+        if ok and all(inside(p, f"{PARTS}/") for p in plan["parts"]):
+            return plan
         why = " (it names paths outside the run's parts, staging and data folders)"
-    if not ok:
-        raise InputError(
-            f"{path}: not a plan of the finalize under way{why}; delete it and finalize again (a task whose "
-            "parts it had deleted is then named, to be run again)"
-        )
-    return plan
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        why = f" ({err})" if isinstance(err, (OSError, ValueError)) else ""
+    raise InputError(
+        f"{path}: not a plan of the finalize under way{why}; delete it and finalize again (a task whose "
+        "parts it had deleted is then named, to be run again)"
+    )
 
 
 def finalize(
@@ -428,13 +411,9 @@ def finalize(
     row_group_size: int | str = MAX_ROW_GROUP_SIZE,
 ) -> dict[str, dict[str, list[str]]]:
     """Turn every part under ``folder`` into the final shards and failure files; return the shard
-    paths written (relative, ``{config: {split: [...]}}``). Call it when every writer has committed.
-
-    Crash-safe: shards are first written to a staging folder (parts untouched), then a plan of
-    renames is saved atomically, the parts deleted and the renames done; a call after a kill
-    finishes the plan, or restarts the staging. A (config, split) that already has shards and gets
-    new parts is refused (a layout is written once; :func:`remove_layout` clears it).
-    """
+    paths written (``{config: {split: [...]}}``). Crash-safe: the shards are staged (parts untouched),
+    a plan of renames saved, the parts deleted and the renames done; a call after a kill finishes
+    the plan or restarts the staging. A (config, split) with shards already is refused."""
     import pyarrow.parquet as pq
 
     root = Path(folder)
@@ -500,12 +479,10 @@ def finalize(
 
 def _stage_failures(root: Path, paths: list[Path], staging: Path, max_bytes: int) -> list[tuple[str, str]]:
     """Failure parts concatenated into files of about ``max_bytes``; the renames to their final names."""
-    from contextlib import ExitStack
-
     out_dir = staging / FAILURES
     out_dir.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
-    with ExitStack() as stack:
+    with contextlib.ExitStack() as stack:
         sink, size = None, 0
         for path in paths:
             with open(path, "rb") as source:
