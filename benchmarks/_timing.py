@@ -18,6 +18,7 @@ Use from a benchmark script (``benchmarks/`` is on ``sys.path`` when the script 
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -33,6 +34,19 @@ from typing import Any
 __all__ = ["Timing", "cpu_seconds", "interleave", "load", "machine", "pin_threads"]
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "RAYON_NUM_THREADS")
+
+
+def add_stage_options(ap: argparse.ArgumentParser) -> None:
+    """The options of the stage benchmarks (``bench_stages.py``, ``bench_ct2_layout.py``): model
+    sizes, items a call per stage, the foci of a source, threads."""
+    ap.add_argument("--small", action="store_true", help="small configs (a quick check of the same code)")
+    ap.add_argument(
+        "--parse-items", type=int, default=16, help="sentences a call (default 16: the generator's batch)"
+    )
+    ap.add_argument("--realize-items", type=int, default=32, help="graphs realized a call (default 32)")
+    ap.add_argument("--lm-items", type=int, default=64, help="texts scored a call (default 64)")
+    ap.add_argument("--foci", type=int, default=6, help="realizations and perplexities per source (6)")
+    ap.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
 
 
 def pin_threads(threads: int | None) -> int:

@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import cpu_seconds, done, load, machine, pin_threads
+from _timing import add_stage_options, cpu_seconds, done, load, machine, pin_threads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -219,21 +219,14 @@ def part_stages(args: argparse.Namespace, root: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--small", action="store_true", help="small configs (a quick check of the same code)")
+    add_stage_options(ap)
     ap.add_argument("--parts", default="torch,stages", help="torch, stages or both (default)")
     ap.add_argument("--stages", default="parse,realize,perplexity", help="stages of part 2")
     ap.add_argument(
-        "--parse-items", type=int, default=16, help="sentences a call (default 16: the generator's batch)"
-    )
-    ap.add_argument("--realize-items", type=int, default=32, help="graphs realized (default 32)")
-    ap.add_argument("--lm-items", type=int, default=64, help="texts scored (default 64)")
-    ap.add_argument(
         "--torch-items", type=int, default=8, help="graphs the torch realizer realizes (default 8)"
     )
-    ap.add_argument("--foci", type=int, default=6, help="realizations and perplexities per source (6)")
     ap.add_argument("--reps", type=int, default=2, help="processes per side (default 2)")
     ap.add_argument("--rounds", type=int, default=3, help="torch rounds per process of part 1 (default 3)")
-    ap.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     ap.add_argument("--busy", type=int, default=0, help="busy-loop processes beside the sides (default 0)")
     ap.add_argument("--workdir", help="where to build the model dirs (kept; default: a temporary folder)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # a child process writes its answer here

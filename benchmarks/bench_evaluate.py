@@ -166,6 +166,7 @@ def part_e2e(args, pairs) -> None:
     from paraamr.models.embedder import Embedder
 
     before = load()
+
     def start():  # workers, spaCy and the model loaded, as before any corpus-sized run
         parser, embedder = LinkGrammarParser(), Embedder(device="cpu")
         parser.parse(["Warm the workers up."])

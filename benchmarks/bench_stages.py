@@ -45,7 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import done, interleave, machine, pin_threads
+from _timing import add_stage_options, done, interleave, machine, pin_threads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -212,21 +212,14 @@ def per_process(args: argparse.Namespace, compute_types: list[str]) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--small", action="store_true", help="small configs (a quick check of the same code)")
+    add_stage_options(ap)
     ap.add_argument("--stages", default="parse,realize,perplexity,embed", help="stages to run")
-    ap.add_argument(
-        "--parse-items", type=int, default=16, help="sentences a call (default 16: the generator's batch)"
-    )
-    ap.add_argument("--realize-items", type=int, default=32, help="graphs realized per round (default 32)")
-    ap.add_argument("--lm-items", type=int, default=64, help="texts scored per round (default 64)")
     ap.add_argument("--embed-items", type=int, default=1024, help="texts embedded per round (default 1024)")
     ap.add_argument("--src-len", type=int, default=24, help="parser input tokens (default 24)")
     ap.add_argument("--parse-len", type=int, help="parser output tokens (default 160; --small 48)")
     ap.add_argument("--gen-len", type=int, help="realizer output tokens (default 40; --small 24)")
-    ap.add_argument("--foci", type=int, default=6, help="realizations and perplexities per source (6)")
     ap.add_argument("--sources", type=int, default=PARAAMR_SOURCES, help="sources to extrapolate to")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per stage (default 2)")
-    ap.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     ap.add_argument(
         "--amrlib",
         action=argparse.BooleanOptionalAction,
