@@ -90,6 +90,25 @@ def test_load_rejects_other_files(tmp_path):
         NgramLM.load(bad)
 
 
+@pytest.mark.parametrize(
+    "meta",
+    [
+        b"[1]",
+        b"{}",
+        b'{"order": "x", "alpha": 1.0, "total": 3, "lines": 1}',
+        b'{"order": 0, "alpha": 1.0, "total": 3, "lines": 1}',
+    ],
+)
+def test_load_names_a_file_whose_metadata_is_no_lm(tmp_path, meta):
+    import pyarrow.parquet as pq
+
+    path = MODELS[0.4][0].save(tmp_path / "model.parquet")
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({b"paraamr.ngram": meta}), path)
+    with pytest.raises(InputError, match=r"model\.parquet: not an n-gram LM saved by paraamr"):
+        NgramLM.load(path)
+
+
 def test_train_from_a_dataset_column_and_update_invalidates_table():
     data = Dataset.from_dict({"text": ["the cat sat", "", "the cat ran"]})
     lm = NgramLM.train(data["text"])

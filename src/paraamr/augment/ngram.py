@@ -194,16 +194,28 @@ class NgramLM:
             table = pq.read_table(path)
             meta = json.loads((table.schema.metadata or {})[_META_KEY])
         except (OSError, KeyError, ValueError) as err:
-            raise InputError(f"{path}: not an n-gram LM saved by paraamr ({err})") from err
+            why = f"no {_META_KEY.decode()} metadata" if isinstance(err, KeyError) else err
+            raise InputError(f"{path}: not an n-gram LM saved by paraamr ({why})") from err
+        if not isinstance(meta, dict) or type(meta.get("alpha")) not in (int, float):
+            raise InputError(f"{path}: not an n-gram LM saved by paraamr (its {_META_KEY.decode()} metadata)")
         kind = meta.get("tokenizer", "whitespace")  # models saved before tokenizers were plug-ins
         if kind not in TOKENIZERS:
             raise InputError(
                 f"{path}: n-gram LM of an unknown tokenizer {kind!r} (known: {', '.join(TOKENIZERS)})"
             )
-        lm = cls(meta["order"], alpha=meta["alpha"], tokenizer=TOKENIZERS[kind](), source=meta.get("source"))
-        lm.total, lm.lines = meta["total"], meta["lines"]
-        grams = map(tuple, table.column("ngram").to_pylist())
-        lm.counts = dict(zip(grams, table.column("count").to_pylist(), strict=True))
+        try:
+            if any(type(meta.get(k)) is not int for k in ("order", "total", "lines")):
+                raise ValueError(
+                    f"its {_META_KEY.decode()} metadata lacks a whole order, total or line count"
+                )
+            lm = cls(
+                meta["order"], alpha=meta["alpha"], tokenizer=TOKENIZERS[kind](), source=meta.get("source")
+            )
+            lm.total, lm.lines = meta["total"], meta["lines"]
+            grams = map(tuple, table.column("ngram").to_pylist())
+            lm.counts = dict(zip(grams, table.column("count").to_pylist(), strict=True))
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(f"{path}: not an n-gram LM saved by paraamr ({err})") from err
         return lm
 
 
