@@ -196,25 +196,24 @@ class NgramLM:
         except (OSError, KeyError, ValueError) as err:
             why = f"no {_META_KEY.decode()} metadata" if isinstance(err, KeyError) else err
             raise InputError(f"{path}: not an n-gram LM saved by paraamr ({why})") from err
-        if not isinstance(meta, dict) or type(meta.get("alpha")) not in (int, float):
-            raise InputError(f"{path}: not an n-gram LM saved by paraamr (its {_META_KEY.decode()} metadata)")
+        whole = isinstance(meta, dict) and all(type(meta.get(k)) is int for k in ("order", "total", "lines"))
+        if not whole or type(meta.get("alpha")) not in (int, float):
+            raise InputError(
+                f"{path}: not an n-gram LM saved by paraamr (its {_META_KEY.decode()} metadata lacks a "
+                "whole order, total or line count, or its alpha)"
+            )
         kind = meta.get("tokenizer", "whitespace")  # models saved before tokenizers were plug-ins
         if kind not in TOKENIZERS:
             raise InputError(
                 f"{path}: n-gram LM of an unknown tokenizer {kind!r} (known: {', '.join(TOKENIZERS)})"
             )
         try:
-            if any(type(meta.get(k)) is not int for k in ("order", "total", "lines")):
-                raise ValueError(
-                    f"its {_META_KEY.decode()} metadata lacks a whole order, total or line count"
-                )
-            lm = cls(
-                meta["order"], alpha=meta["alpha"], tokenizer=TOKENIZERS[kind](), source=meta.get("source")
-            )
+            tokenizer, source = TOKENIZERS[kind](), meta.get("source")
+            lm = cls(meta["order"], alpha=meta["alpha"], tokenizer=tokenizer, source=source)
             lm.total, lm.lines = meta["total"], meta["lines"]
             grams = map(tuple, table.column("ngram").to_pylist())
             lm.counts = dict(zip(grams, table.column("count").to_pylist(), strict=True))
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError) as err:  # order 0; no ngram or count column
             raise InputError(f"{path}: not an n-gram LM saved by paraamr ({err})") from err
         return lm
 
