@@ -158,6 +158,13 @@ def test_cut_transfer_resumes_with_range_in_the_same_call(tmp_path, server, no_s
     assert no_sleep == [0.5]
 
 
+def test_negative_retries_are_refused_before_any_request(tmp_path, server):
+    server.requests.clear()
+    with pytest.raises(ValueError, match="retries must be 0 or more"):
+        fetch_url(f"{server.url}/tiny.tar.gz", tmp_path / "x.part", progress=False, retries=-1)
+    assert server.requests == [] and not (tmp_path / "x.part").exists()
+
+
 def test_progress_bar_on_stderr_counts_from_the_resumed_byte(tmp_path, server, no_sleep, capsys):
     data = server.files["tiny.tar.gz"]
     part = tmp_path / "0123-model_tiny.tar.gz"

@@ -296,6 +296,8 @@ def fetch_url(
     seconds. No route to the host fails at once. Returns ``part``, complete.
     """
     part = Path(part)
+    if retries < 0:
+        raise ValueError(f"retries must be 0 or more, got {retries}")
     if not url.startswith(("http://", "https://", "file://")):
         raise ParaAMRError(f"unsupported URL {url!r} (http, https or file only)")
     for attempt in range(retries + 1):
