@@ -3,10 +3,6 @@
 Build a ParaAMR-style corpus folder (a Hub dataset repo) from text or AMR graphs. For several
 processes or GPUs: accelerate launch -m paraamr.generate ... (same options).
 
-This module only parses options into settings (:class:`~paraamr.settings.RecordSettings`,
-:class:`~paraamr.settings.RunSettings`, whose fields declare their own options) and hands them to
-:func:`paraamr.builder.run.execute`.
-
 >>> args = build_parser().parse_args(["--input", "in.txt", "--max-perplexity", "50", "--foci", "3"])
 >>> record, run = settings_from_args(args)
 >>> record.max_perplexity, record.foci, record.lm_model, run.window
