@@ -290,14 +290,9 @@ class Generator:
         items = getattr(self.stages.realizer, "realize_items", None)
         if items is None:
             return _call(self.stages.realizer.realize, graphs)
-        out = []
-        for item in _call(items, graphs):
-            if is_failure(item):
-                out.append(item)
-                continue
-            stats.realized["tagged" if item.tagged else "untagged"] += 1
-            out.append(item.text)
-        return out
+        out = _call(items, graphs)
+        stats.realized.update("tagged" if item.tagged else "untagged" for item in out if not is_failure(item))
+        return [item if is_failure(item) else item.text for item in out]
 
     def _perplexity(self, live: list[_Item], pending: list, stats: Stats) -> list:
         s = self.settings

@@ -238,12 +238,9 @@ def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None
     fmt = input_format(path_s, fmt)
     if path_s != "-" and not Path(path_s).is_file():
         raise InputError(f"{path}: no such file")
-    if fmt == "json":
-        yield from read_json(Path(path_s), column=column)
-    elif fmt == "csv":
-        yield from read_csv(Path(path_s), column=column)
-    elif fmt == "parquet":
-        yield from read_parquet(Path(path_s), column=column)
+    files = {"json": read_json, "csv": read_csv, "parquet": read_parquet}
+    if fmt in files:
+        yield from files[fmt](Path(path_s), column=column)
     else:
         f = sys.stdin.buffer if path_s == "-" else open(path_s, "rb")  # noqa: SIM115
         try:
