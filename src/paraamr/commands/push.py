@@ -7,9 +7,7 @@ card is written again for REPO_ID first, so its snippets load the repo, not the 
 give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; transfers are retried up to
 5 times), so a Hub that stops answering ends the push with an error.
 
-The folder first (``DIR REPO_ID``) is refused, naming the command in the right order. The token is
-``--token``, else ``HF_TOKEN``, else the one saved by ``hf auth login``; it is never printed.
-:func:`add_hub_options` and :func:`push_with_options` give ``--push-to-hub`` to other commands.
+The folder first (``DIR REPO_ID``) is refused, naming the command in the right order.
 """
 
 from __future__ import annotations
