@@ -58,7 +58,6 @@ __all__ = [
     "failure_files",
     "holds_dataset",
     "is_empty",
-    "is_layout_path",
     "layout_info",
     "list_shards",
     "parse_shard_name",
@@ -265,27 +264,6 @@ def is_empty(folder: str | os.PathLike) -> bool:
     return state.is_dir() and not state.is_symlink() and all(e.name == locks for e in state.iterdir())
 
 
-def is_layout_path(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
-    """Whether ``path`` (inside ``folder``) is a file of this layout, one paraamr may replace.
-
-    >>> [is_layout_path("d", p) for p in ("d/README.md", "d/data/pairs/x-y-00000-of-00001.parquet",
-    ...     "d/data/pairs/mine.parquet", "d/failures/failures-00000-of-00002.jsonl", "d/notes.txt")]
-    [True, True, False, True, False]
-    """
-    parts = Path(os.path.relpath(path, folder)).parts
-    if not parts or parts[0] == "..":
-        return False
-    if parts[0] == STATE_DIR:
-        return True
-    if len(parts) == 1:
-        return parts[0] in OWN_FILES
-    if len(parts) == 2 and parts[0] == PLOTS:
-        return parts[1] in PLOT_FILES
-    if len(parts) == 2 and parts[0] == FAILURES:
-        return bool(_FAILURE.match(parts[1]))
-    return len(parts) == 3 and parts[0] == DATA and parse_shard_name(parts[2]) is not None
-
-
 def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
     """Delete every file of this layout in ``folder`` (card, summary, Table-2 row, plots paraamr
     wrote, shards, failure files, the state) and nothing else; return how many files were deleted.
@@ -309,13 +287,12 @@ def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
             path.unlink()
             removed += 1
     removed += remove_state(root) if state else 0
-    for sub in (DATA, FAILURES, PLOTS):  # folders this layout emptied
+    for sub in (DATA, FAILURES, PLOTS):  # folders this layout emptied, deepest first
         top = root / sub
-        for d in sorted(top.rglob("*"), reverse=True) if top.is_dir() and not top.is_symlink() else []:
-            if d.is_dir() and not d.is_symlink() and not any(d.iterdir()):
-                d.rmdir()
-        if top.is_dir() and not top.is_symlink() and not any(top.iterdir()):
-            top.rmdir()
+        if top.is_dir() and not top.is_symlink():
+            for d in [*sorted(top.rglob("*"), reverse=True), top]:
+                if d.is_dir() and not d.is_symlink() and not any(d.iterdir()):
+                    d.rmdir()
     return removed
 
 
@@ -351,16 +328,11 @@ def layout_info(folder: str | os.PathLike) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for config, splits in list_shards(folder).items():
         for split, paths in splits.items():
-            rows = nbytes = size = 0
-            for path in paths:
-                meta = pq.ParquetFile(path).metadata
-                rows += meta.num_rows
-                nbytes += arrow_bytes(meta)
-                size += path.stat().st_size
+            metas = [pq.ParquetFile(path).metadata for path in paths]
             out.setdefault(config, {})[split] = {
-                "num_examples": rows,
-                "num_bytes": nbytes,
-                "download_size": size,
+                "num_examples": sum(meta.num_rows for meta in metas),
+                "num_bytes": sum(arrow_bytes(meta) for meta in metas),
+                "download_size": sum(path.stat().st_size for path in paths),
             }
     return out
 
@@ -388,14 +360,19 @@ def remove_temps(path: str | os.PathLike) -> int:
     return len(stale)
 
 
+def _fsync(path: Path) -> None:
+    """Flush ``path`` (a file, or a folder: its renames) to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _sync_dir(directory: Path) -> None:
     """Make a rename in ``directory`` durable (where the platform can)."""
     with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(directory)
 
 
 @contextlib.contextmanager
@@ -423,11 +400,7 @@ def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Pa
     try:
         yield tmp
         if durable:
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _fsync(tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -85,23 +85,18 @@ def check_number(
     """
     if value is None and none:
         return None
-    given, whole = value, kind is int
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if ok:
-        ok = math.isfinite(value) and (
-            not whole or isinstance(value, numbers.Integral) or float(value).is_integer()
-        )
-    if ok:
-        value = int(value) if whole else float(value)
-        ok = (
-            (low is None or value >= low)
-            and (high is None or value <= high)
-            and (above is None or value > above)
-        )
-    if ok:
-        return value
+    whole = kind is int
+    if (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (not whole or isinstance(value, numbers.Integral) or float(value).is_integer())
+    ):
+        n = int(value) if whole else float(value)
+        if (low is None or n >= low) and (high is None or n <= high) and (above is None or n > above):
+            return n
     what = ("an integer" if whole else "a finite number") + _range(low, high, above)
-    return _refuse(f"{name + ' ' if name else ''}must be {what}{' or None' if none else ''}, got {given!r}")
+    raise ValueError(f"{name + ' ' if name else ''}must be {what}{' or None' if none else ''}, got {value!r}")
 
 
 def _range(low: float | None, high: float | None, above: float | None) -> str:
@@ -112,10 +107,6 @@ def _range(low: float | None, high: float | None, above: float | None) -> str:
         f"{sign} {bound:g}" for sign, bound in ((">=", low), (">", above), ("<=", high)) if bound is not None
     ]
     return "".join(f" {p}" for p in parts)
-
-
-def _refuse(message: str) -> NoReturn:
-    raise ValueError(message)
 
 
 def number(

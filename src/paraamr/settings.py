@@ -113,15 +113,9 @@ def _model(kind: str, label: str, help: str, default: str | None = None, **more:
 
 @dataclass(frozen=True)
 class MethodSettings(_Checked):
-    """What the records are: models, the steps of the method, filters, foci and seed.
-
-    ``dtype``, ``num_beams``, ``backend`` and ``compute_type`` are here too: they change what the
-    models output (``backend="auto"`` is stored as the backend it picks, so a run never mixes
-    them), and so are ``foci_rule`` (:data:`paraamr.amr.FOCI_RULES`), ``linearization``
-    (:data:`paraamr.amr.LINEARIZATIONS`) and ``tagging`` (:data:`TAGGINGS`; ``auto`` is resolved
-    here, to ``tagged`` where a spaCy English model is installed, so a run records what it did and
-    a resume on a machine without one is refused).
-    """
+    """What the records are: models (with dtype, beams, backend and compute type: they change the
+    outputs), the steps of the method, filters, foci and seed. ``backend`` and ``tagging`` ``auto``
+    are resolved when made, so a run records what it did and a resume never mixes them."""
 
     # fmt: off
     parser_model: str = _model(
@@ -213,8 +207,7 @@ class MethodSettings(_Checked):
 @dataclass(frozen=True)
 class InputSettings(_Checked):
     """Where the input comes from: one of ``input`` (a file or ``-``), ``dataset`` (a ``datasets``
-    name) or ``amr_input`` (PENMAN graphs); the in-process API
-    (:class:`paraamr.builder.pipeline.Generator`) leaves them unset."""
+    name) or ``amr_input`` (PENMAN graphs); unset for the in-process API."""
 
     # fmt: off
     input: str | None = _input(
@@ -244,8 +237,7 @@ class InputSettings(_Checked):
 
 @dataclass(frozen=True)
 class SplitSettings(_Checked):
-    """How the output is split: the split written, and the fractions sent to ``validation`` and
-    ``test`` by id."""
+    """How the output is split: the split written, and the fractions sent to ``validation`` and ``test``."""
 
     split: str = _output("train", "name of the split written (default: train)")
     validation_fraction: float = _output(0.0, "fraction to 'validation', by id", number=_FRACTION)
@@ -270,20 +262,14 @@ class SplitSettings(_Checked):
 
 @dataclass(frozen=True)
 class RecordSettings(SplitSettings, InputSettings, MethodSettings):
-    """The settings that change the records: the method, the input and the splits, one flat record
-    (the resume state and the summary hold its :meth:`as_dict`)."""
+    """The settings that change the records: the method, the input and the splits, one flat record."""
 
     @classmethod
     def paper(cls, **given: Any) -> RecordSettings:
-        """``--preset paper``: the method of Huang et al. (2023), section 3, step for step: the amrlib
-        T5 realizer fed the re-rooted graph alone (``tagging="untagged"``), GPT-2 perplexity kept
-        with every paraphrase (the release keeps paraphrases above 120; the paper applies 120 / 110
-        / 85 where the data is used), every node but the root a candidate focus, each re-rooted
-        graph written by ``penman.encode`` (the paper's linearization), no similarity or quality
-        model. The paper parsed with SPRING; ``parse_xfm_bart_large`` is the closest parser
-        (BART-large, seq2seq) that runs on transformers 5. ``given`` sets the other fields (inputs,
-        splits, a ``max_perplexity`` space saver, local copies of the models); docs/generate.md
-        lists what still differs from the paper, and why.
+        """``--preset paper``: the method of Huang et al. (2023), section 3: the T5 realizer fed the
+        graph alone, GPT-2 perplexity kept with every paraphrase, every node but the root a focus,
+        graphs written by ``penman.encode``, no similarity or quality model; ``parse_xfm_bart_large``
+        stands in for SPRING. ``given`` sets the other fields; docs/generate.md lists what differs.
 
         >>> p = RecordSettings.paper(input="in.txt")
         >>> p.lm_model, p.max_perplexity, p.foci_rule, p.linearization, p.tagging, p.input
@@ -349,12 +335,7 @@ def _batch(default: int, help: str) -> Any:
 
 @dataclass(frozen=True)
 class RunSettings(_Checked):
-    """The settings that change only how a run goes, never its records: batch sizes (defaults from
-    :data:`paraamr.models.catalog.BATCH_SIZES`), the processing ``window`` (rows per window),
-    overlap of CPU and model stages (``pipelined``), the device, the rows of a task (what a kill
-    loses at most), the size of the finished shards (``max_shard_size``, bytes or ``"500MB"``), what
-    the terminal shows, whether missing models are fetched, and whether an amrlib model folder may
-    name code other than amrlib's own (``trust_remote_code``)."""
+    """The settings that change only how a run goes, never its records (a resume may change them)."""
 
     device: str | None = _execution(
         None, "device of the models (default: the process's accelerator, else cpu)"
@@ -399,8 +380,7 @@ _RUN = {f.name for f in fields(RunSettings)}
 
 
 def split_settings(**values: Any) -> tuple[RecordSettings, RunSettings]:
-    """Settings given by field name, flat (as the Python API and ``augment`` take them), split into
-    the two kinds.
+    """Settings given by field name, flat (as the Python API and ``augment`` take them), split in two.
 
     >>> split_settings(lm_model="smollm2", lm_batch_size=8, max_perplexity=None)[1].lm_batch_size
     8

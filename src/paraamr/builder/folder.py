@@ -134,7 +134,6 @@ class _Rolling:
 
     def link(self, path: Path) -> None:
         """Take a file of full size as the next one unchanged (hard link, else copy); nothing is open."""
-
         import pyarrow.parquet as pq
 
         assert self._writer is None and not self._batches
@@ -225,8 +224,6 @@ class ShardWriter:
         self._flush_rows()
         return self._files.close()
 
-    close = commit
-
     def __enter__(self) -> ShardWriter:
         return self
 
@@ -237,8 +234,6 @@ class ShardWriter:
 
 class FailureWriter:
     """Failure rows (JSON lines) of one writer, committed in parts like :class:`ShardWriter`'s."""
-
-    config = FAILURES
 
     def __init__(self, folder: str | os.PathLike, *, writer: str = writer_id(), first_part: int = 0):
         self.directory = Path(folder) / PARTS / FAILURES
@@ -258,20 +253,14 @@ class FailureWriter:
             self._rows = []
         return self.next
 
-    close = commit
-
-
-def _part_key(path: Path, parts: Path) -> str:
-    """``config/split`` (or ``failures``) of a part path."""
-    return "/".join(path.parent.relative_to(parts).parts)
-
 
 def _parts(folder: Path) -> Iterator[tuple[str, Path, re.Match | None]]:
+    """``(config/split or failures, path, name match)`` of every file under the parts folder."""
     parts = folder / PARTS
     if parts.is_dir():
         for path in sorted(parts.rglob("*")):
             if path.is_file():
-                yield _part_key(path, parts), path, _PART.match(path.name)
+                yield "/".join(path.parent.relative_to(parts).parts), path, _PART.match(path.name)
 
 
 def clean_parts(folder: str | os.PathLike, *, writer: str, committed: dict[str, int]) -> int:
@@ -354,10 +343,7 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
                 counts[kind] = counts.get(kind, 0) + _rows_of(path)
             except (OSError, ValueError) as err:
                 problems.setdefault("", []).append(f"{path.relative_to(root)}: {err}")
-        total: dict[str, int] = {}
-        for _, state in states:
-            for name in _COUNTED.values():
-                total[name] = total.get(name, 0) + state["stats"].get(name, 0)
+        total = {name: sum(state["stats"].get(name, 0) for _, state in states) for name in _COUNTED.values()}
         found = _count_against(counts, total, "the finished files")
         return {"": problems.get("", []) + found} if problems or found else {}
     for writer, state in states:
@@ -433,7 +419,6 @@ def finalize(
         staging = root / _STAGING
         shutil.rmtree(staging, ignore_errors=True)
         renames: list[tuple[str, str]] = []
-        written: dict[str, dict[str, list[str]]] = {}
         for key, paths in sorted(groups.items()):
             if key == FAILURES:
                 renames += _stage_failures(root, paths, staging, parse_size(max_shard_size))
@@ -455,15 +440,13 @@ def finalize(
             out.close()
             n = len(out.closed)
             for i, staged in enumerate(out.closed):
-                final = f"{DATA}/{config}/{shard_name(split, i, n)}"
-                renames.append((str(staged.relative_to(root)), final))
-                written.setdefault(config, {}).setdefault(split, []).append(final)
+                renames.append((str(staged.relative_to(root)), f"{DATA}/{config}/{shard_name(split, i, n)}"))
         plan = {"renames": renames, "parts": [str(p.relative_to(root)) for ps in groups.values() for p in ps]}
         atomic_write(plan_path, json.dumps(plan))
     plan = _read_plan(plan_path)
     for part in plan["parts"]:
         (root / part).unlink(missing_ok=True)
-    written = {}
+    written: dict[str, dict[str, list[str]]] = {}
     for staged, final in plan["renames"]:
         if (root / staged).exists():
             (root / final).parent.mkdir(parents=True, exist_ok=True)

@@ -1,17 +1,10 @@
 """Publish a dataset folder to the Hugging Face Hub as it is (``paraamr push``, ``--push-to-hub``).
 
-The folder is already a Hub dataset repository (:mod:`paraamr.builder.folder`): its ``README.md``
-card, ``summary.json``, ``plots/``, ``data/`` shards and ``failures/`` go up unchanged; hidden files
-and folders (the resume state under ``.paraamr/``, temporary files) are left out. The token comes
-from the argument or the usual places (``HF_TOKEN``, ``hf auth login``) and is never printed:
-errors carry the server's text with tokens redacted. A symbolic link in the folder that resolves
-outside it (a ``notes.txt`` pointing at a secret) stops the push before anything is sent.
-
-A large folder goes up with huggingface_hub's ``upload_large_folder`` where the installed version
-has it (many commits, resumable); otherwise ``upload_folder`` makes one commit, and running the same
-push again after an interruption uploads only what the Hub does not have yet (files are matched by
-content hash), then commits. Every request is bounded (:mod:`paraamr.network`): a Hub that stops
-answering ends the push with an error after ``PARAAMR_HUB_TIMEOUT`` seconds (and the retries).
+The folder is already a Hub dataset repository (:mod:`paraamr.builder.folder`); hidden files and
+folders (the resume state, temporary files) are left out, and a symbolic link that resolves outside
+the folder stops the push before anything is sent. The token is never printed. A large folder goes
+up with ``upload_large_folder`` (resumable); otherwise ``upload_folder`` makes one commit, and a
+push run again uploads only what the Hub lacks. Every request is bounded (:mod:`paraamr.network`).
 
 >>> IGNORED
 ('.*', '*/.*', '.*/**')

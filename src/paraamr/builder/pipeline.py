@@ -15,7 +15,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paraamr.builder.counts import Stats
@@ -46,16 +46,6 @@ class _Item:
     variants: list = field(default_factory=list)
     failure: Failure | None = None
     source_ppl: float | None = None
-
-
-def _failure_row(row, failure: Failure) -> dict:
-    return {
-        "id": row.id,
-        "text": row.text,
-        "raw_b64": row.raw_b64,
-        "stage": failure.stage,
-        "reason": failure.reason,
-    }
 
 
 def _call(fn: Callable[[list], list], items: list) -> list:
@@ -89,15 +79,12 @@ class Generator:
     """The corpus generator: ``generate(texts)`` / ``generate_from_amr(graphs)`` yield records (dicts as
     in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
 
-    It receives its model ``stages`` (a :class:`Stages`, or a dict of them) and the
-    :class:`~paraamr.settings.MethodSettings` whose filters and foci it applies; it reads no
-    files and loads no models (:func:`paraamr.builder.stages.make_generator` builds one from settings).
-    Failures are reported through the generator: every input that does not become a record is
-    passed, as a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, to ``on_failure``
-    when given, else appended to :attr:`failures`. :attr:`stats` holds the counts so far (inputs =
-    records + failures). Within one ``generate`` / ``generate_from_amr`` call, a repeat of a source
-    (same ``id``) is a failure with reason ``duplicate`` (``dedup=False`` keeps every repeat); a new
-    call starts afresh, so running the same cell twice gives the same records twice.
+    It applies the filters and foci of ``settings`` with the model ``stages`` it is given
+    (:func:`paraamr.builder.stages.make_generator` loads them from settings). Every input that does
+    not become a record is a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, passed
+    to ``on_failure`` when given, else appended to :attr:`failures`; :attr:`stats` holds the counts so
+    far. Within one call, a repeat of a source (same ``id``) is a ``duplicate`` failure
+    (``dedup=False`` keeps every repeat); a new call starts afresh.
 
     >>> class Upper:  # any object with the batch method is a stage
     ...     def realize(self, graphs):
@@ -126,7 +113,6 @@ class Generator:
         self.stats = Stats()
         self.failures: list[dict] = []
 
-    # -- public API -----------------------------------------------------------------------------
     def generate(
         self,
         texts: Iterable[str],
@@ -171,11 +157,9 @@ class Generator:
             yield from window.records
 
     def windows(self, rows: Iterable[Any], *, seen: set | None) -> Iterator[Window]:
-        """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order; with
-        ``settings.pipelined`` the CPU stages of the next window overlap the model stages of this one.
-
-        Repeats of an id are ``duplicate`` failures: against the given set (``seen``: a fresh one
-        per ``generate`` call, or per task of a run, whose repeats all meet in it), or never (None)."""
+        """Process :class:`paraamr.builder.rows.InputRow` objects window by window, in order. Repeats
+        of an id are ``duplicate`` failures against ``seen`` (a fresh set per call or task), or never
+        (None)."""
         chunks = _chunks(rows, self.window)
         fronts = (self._front(c, seen) for c in chunks)
         if self.pipelined:
@@ -185,7 +169,6 @@ class Generator:
             self.stats.merge(window.stats)
             yield window
 
-    # -- stages ---------------------------------------------------------------------------------
     def _front(self, rows: list, seen: set | None) -> tuple[list[_Item], Stats]:
         """Dedup, input checks, parse, decode and re-focus one window."""
         from paraamr import amr
@@ -275,19 +258,8 @@ class Generator:
                 stats.dropped["duplicate"] += 1
             else:
                 seen_norm[id(it)].add(norm)
-                pending.append(
-                    (
-                        it,
-                        {
-                            "para_text": out,
-                            "perplexity": None,
-                            "focus": v.concept,
-                            "amr": v.penman,
-                            "similarity": None,
-                            "quality": None,
-                        },
-                    )
-                )
+                para = {"para_text": out, "perplexity": None, "focus": v.concept, "amr": v.penman}
+                pending.append((it, para | {"similarity": None, "quality": None}))
         pending = self._perplexity(live, pending, stats)
         pending = self._score(
             pending,
@@ -302,7 +274,8 @@ class Generator:
         records, failures = [], []
         for it in items:
             if it.failure is not None:
-                failures.append(_failure_row(it.row, it.failure))
+                row = {"id": it.row.id, "text": it.row.text, "raw_b64": it.row.raw_b64}
+                failures.append(row | asdict(it.failure))
                 stats.failures[it.failure.stage] += 1
                 continue
             paras = kept[id(it)]
@@ -317,14 +290,9 @@ class Generator:
         items = getattr(self.stages.realizer, "realize_items", None)
         if items is None:
             return _call(self.stages.realizer.realize, graphs)
-        out = []
-        for item in _call(items, graphs):
-            if is_failure(item):
-                out.append(item)
-                continue
-            stats.realized["tagged" if item.tagged else "untagged"] += 1
-            out.append(item.text)
-        return out
+        out = _call(items, graphs)
+        stats.realized.update("tagged" if item.tagged else "untagged" for item in out if not is_failure(item))
+        return [item if is_failure(item) else item.text for item in out]
 
     def _perplexity(self, live: list[_Item], pending: list, stats: Stats) -> list:
         s = self.settings

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, raw_bytes, value_row
+from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
 from paraamr.errors import InputError
 from paraamr.failures import Failure
 from paraamr.texts import LongLine, bounded_lines, strip_eol
@@ -92,8 +92,7 @@ def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
         raise InputError(f"{path}: not a JSON array ({err})") from err
     for number, value in enumerate(items, 1):
         value = value.get(column) if isinstance(value, dict) else value
-        raw = raw_bytes(value)
-        yield value_row(value, column, f"{path}:item {number}", raw)
+        yield value_row(value, column, f"{path}:item {number}")
 
 
 def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
@@ -127,8 +126,7 @@ def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) ->
     for batch in f.iter_batches(batch_size=batch_size, columns=[column]):
         for value in batch.column(0).to_pylist():
             number += 1
-            raw = raw_bytes(value)
-            yield value_row(value, column, f"{path}:row {number}", raw)
+            yield value_row(value, column, f"{path}:row {number}")
 
 
 def read_dataset(
@@ -154,8 +152,7 @@ def read_dataset(
         )
     for number, item in enumerate(ds, 1):
         value = item.get(column)
-        raw = raw_bytes(value)
-        yield value_row(value, column, f"{name}[{split}]:row {number}", raw)
+        yield value_row(value, column, f"{name}[{split}]:row {number}")
 
 
 def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
@@ -180,10 +177,6 @@ def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[Input
             yield row
             continue
         yield amr_row(block, where=where)
-
-
-def _open_binary(path: str | Path):
-    return sys.stdin.buffer if str(path) == "-" else open(path, "rb")
 
 
 def input_format(path: str | Path, fmt: str | None = None) -> str:
@@ -245,14 +238,11 @@ def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None
     fmt = input_format(path_s, fmt)
     if path_s != "-" and not Path(path_s).is_file():
         raise InputError(f"{path}: no such file")
-    if fmt == "json":
-        yield from read_json(Path(path_s), column=column)
-    elif fmt == "csv":
-        yield from read_csv(Path(path_s), column=column)
-    elif fmt == "parquet":
-        yield from read_parquet(Path(path_s), column=column)
+    files = {"json": read_json, "csv": read_csv, "parquet": read_parquet}
+    if fmt in files:
+        yield from files[fmt](Path(path_s), column=column)
     else:
-        f = _open_binary(path_s)
+        f = sys.stdin.buffer if path_s == "-" else open(path_s, "rb")  # noqa: SIM115
         try:
             if fmt == "txt":
                 yield from read_lines(f, name=path_s)

@@ -97,9 +97,11 @@ def long_line_row(line: LongLine, *, where: str) -> InputRow:
     return InputRow(line.digest[:16], text, failure=Failure("input", reason), where=where)
 
 
-def value_row(value: Any, column: str, where: str, raw: bytes) -> InputRow:
-    """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``): a
-    failure row unless it is a text that can enter a run (:func:`paraamr.texts.text_problem`)."""
+def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> InputRow:
+    """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``, by
+    default :func:`raw_bytes`): a failure row unless it is a text that can enter a run
+    (:func:`paraamr.texts.text_problem`)."""
+    raw = raw_bytes(value) if raw is None else raw
     if isinstance(value, str):
         problem = text_problem(value)
         if problem is None:

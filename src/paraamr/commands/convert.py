@@ -135,6 +135,7 @@ def to_jsonl(
     """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
     ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records. An existing
     ``output`` is replaced only with ``overwrite``."""
+    import contextlib
     import gzip
     import io
     import json
@@ -153,14 +154,13 @@ def to_jsonl(
     if out.exists() and not overwrite:
         raise InputError(f"{output}: exists (pass --overwrite to replace it)")
     n = 0
-    with atomic_file(out) as tmp, open(tmp, "wb") as raw:
+    with atomic_file(out) as tmp, open(tmp, "wb") as raw, contextlib.ExitStack() as stack:
+        sink = raw  # a zip entry or a gzip stream over it, closed (in that order) before it
         if out.suffix.lower() == ".zip":
-            archive = zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED)
-            sink = archive.open(f"{out.stem}.json", "w", force_zip64=True)
+            archive = stack.enter_context(zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED))
+            sink = stack.enter_context(archive.open(f"{out.stem}.json", "w", force_zip64=True))
         elif out.suffix.lower() == ".gz":
-            archive, sink = None, gzip.GzipFile(fileobj=raw, mode="wb")
-        else:
-            archive, sink = None, raw
+            sink = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="wb"))
         text = io.TextIOWrapper(sink, encoding="utf-8", newline="\n")
         records = read_path(
             input, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
@@ -168,11 +168,7 @@ def to_jsonl(
         for _split, record in records:
             text.write(json.dumps(release_line(record, all_fields=all_fields), ensure_ascii=False) + "\n")
             n += 1
-        text.flush()
-        if sink is not raw:
-            text.close()
-        if archive is not None:
-            archive.close()
+        text.detach()  # flushed; the stack and the with close what is under it
     return n
 
 

@@ -3,8 +3,7 @@ models on disk, for bug reports.
 
 print versions, CUDA, the model caches and the models on disk, for bug reports
 
-Versions come from the installed distributions' metadata (nothing is imported for them); only
-torch is imported, for CUDA, and only when it is installed.
+Versions come from the distributions' metadata; only torch is imported (for CUDA), when installed.
 
 >>> facts = dict(versions(("paraamr", "no-such-package")))
 >>> facts["no-such-package version"]
@@ -35,13 +34,13 @@ def versions(names: Iterable[str]) -> list[tuple[str, str]]:
     """``(f"{name} version", version or "not installed")`` of each distribution."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out = []
-    for name in names:
+    def installed(name: str) -> str:
         try:
-            out.append((f"{name} version", version(name)))
+            return version(name)
         except PackageNotFoundError:
-            out.append((f"{name} version", "not installed"))
-    return out
+            return "not installed"
+
+    return [(f"{name} version", installed(name)) for name in names]
 
 
 def _cuda() -> list[tuple[str, str]]:
@@ -63,6 +62,8 @@ def _cuda() -> list[tuple[str, str]]:
 
 def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     """Every ``(fact, value)`` that ``paraamr env`` prints, in order."""
+    from huggingface_hub import constants
+
     from paraamr import __file__ as package_file
     from paraamr.commands.models import model_rows
     from paraamr.models.resolve import cache_root
@@ -75,7 +76,7 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     cache = cache_root(cache_dir)
     state = "" if cache.is_dir() else " (not a folder)" if cache.exists() else " (not there yet)"
     rows.append(("model cache", f"{cache}{state}"))
-    rows.append(("Hub cache", _hub_cache()))
+    rows.append(("Hub cache", str(constants.HF_HUB_CACHE)))
     for name in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "PARAAMR_CACHE", "PARAAMR_RELEASE_URL"):
         if os.environ.get(name):
             rows.append((name, os.environ[name]))
@@ -83,12 +84,6 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
         (f"model {name} ({kind})", where) for name, kind, where, _ in model_rows(cache_dir) if where != "-"
     ]
     return rows + (on_disk or [("models on disk", "none")])
-
-
-def _hub_cache() -> str:
-    from huggingface_hub import constants
-
-    return str(constants.HF_HUB_CACHE)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,9 +7,6 @@ folder, or a two-column file (.tsv/.txt tab-separated, .csv: source, paraphrase)
 launch -m paraamr.evaluate ... (same options); for independent jobs (Slurm arrays): --shard I/N,
 then --merge.
 
-This module reads options, the input and the resume state, and hands the work to
-:mod:`paraamr.metrics.scale`; the measures live in :mod:`paraamr.metrics`.
-
 >>> args = build_parser().parse_args(["pairs.tsv", "--shard", "1/3", "--state-dir", "st"])
 >>> args.shard, args.chunk_pairs, args.max_chars
 ((1, 3), 1000, 2000)

@@ -71,12 +71,6 @@ def register(subparsers) -> None:
     )
 
 
-def failures_path(output: str | Path) -> Path:
-    """Where the pairs that could not be written go: ``OUTPUT.failures.jsonl``."""
-    output = Path(output)
-    return output.with_name(output.name + ".failures.jsonl")
-
-
 def run(args: argparse.Namespace) -> int:
     """Check the output, stream the rows into it, write the failures, say what was written."""
     from paraamr import exports
@@ -85,11 +79,10 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.layout import atomic_file
 
     limits = archive_limits(args)
-    if args.max_perplexity is not None and not args.max_perplexity >= 0:
-        raise UsageError(f"--max-perplexity {args.max_perplexity}: must be a number >= 0 or 'none'")
     if args.config and Path(args.path).exists():
         raise UsageError(f"--config {args.config}: only for a Hub dataset ({args.path} is a local path)")
-    output, failed = Path(args.output), failures_path(args.output)
+    output = Path(args.output)
+    failed = output.with_name(output.name + ".failures.jsonl")  # the pairs that could not be written
     _check_output(args, output, failed)
     items = exports.records(args.path, config=args.config, splits=args.split, limits=limits)
     counts: dict[str, int] = {}

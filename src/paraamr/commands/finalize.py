@@ -5,12 +5,8 @@ Finish a run whose shards ran independently (generate.py --shard I/N, a Slurm ar
 task is done and its files match its counts, then write the summary, name the shards over the whole
 run and write the card, under the folder's own lock; with --push-to-hub, upload the folder.
 
-A task that is not done (never run, running, cut short, or whose files do not match its counts) is
-named, and the command of each shard to run again is printed; nothing is written. Otherwise, under
-the folder's own lock, ``summary.json`` sums the tasks' counts, the shards are named
-``{split}-{i:05d}-of-{n:05d}`` over the whole run and the card is written; ``--push-to-hub`` then
-uploads the folder (resumable). Idempotent: a second call writes the same files. See
-:func:`paraamr.builder.shards.finalize_run`.
+A task that is not done is named, with the command of each shard to run again; nothing is written.
+Idempotent: a second call writes the same files. See :func:`paraamr.builder.shards.finalize_run`.
 """
 
 from __future__ import annotations
@@ -42,16 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from paraamr.builder.shards import finalize_run
-    from paraamr.builder.summary import Push
-    from paraamr.commands.push import check_repo_id
-    from paraamr.errors import UsageError
+    from paraamr.commands.push import push_of
 
-    check_repo_id(args.push_to_hub)  # before any work: a finalize takes minutes to hours
-    push = None
-    if args.push_to_hub:
-        push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
-    elif args.private or args.revision or args.token:
-        raise UsageError("--private, --revision and --token go with --push-to-hub")
+    push = push_of(args)  # before any work: a finalize takes minutes to hours
     finalize_run(
         args.folder, wait=args.wait, license=args.license, max_shard_size=args.max_shard_size, push=push
     )

@@ -3,10 +3,6 @@
 Build a ParaAMR-style corpus folder (a Hub dataset repo) from text or AMR graphs. For several
 processes or GPUs: accelerate launch -m paraamr.generate ... (same options).
 
-This module only parses options into settings (:class:`~paraamr.settings.RecordSettings`,
-:class:`~paraamr.settings.RunSettings`, whose fields declare their own options) and hands them to
-:func:`paraamr.builder.run.execute`.
-
 >>> args = build_parser().parse_args(["--input", "in.txt", "--max-perplexity", "50", "--foci", "3"])
 >>> record, run = settings_from_args(args)
 >>> record.max_perplexity, record.foci, record.lm_model, run.window
@@ -26,9 +22,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from paraamr.commands.push import add_hub_options, push_of
 from paraamr.errors import UsageError
 from paraamr.extras import require
-from paraamr.network import HELP as HUB_HELP
 from paraamr.options import SHARD_HELP, ArgumentParser, add_settings, given_settings, shard_spec
 from paraamr.settings import PAPER, RecordSettings, RunSettings
 from paraamr.signals import Interrupted
@@ -79,15 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "(and push); 'no' (default) leaves that to `paraamr finalize DIR`",
     )
     add_executor_options(groups["executors"])
-    hub = groups["publish"]
-    hub.add_argument(
-        "--push-to-hub",
-        metavar="REPO_ID",
-        help=f"upload the finished folder to this dataset repo ({HUB_HELP})",
-    )
-    hub.add_argument("--private", action="store_true", help="create the repo private")
-    hub.add_argument("--revision", help="branch to upload to (created when missing)")
-    hub.add_argument("--token", help="Hub token (default: HF_TOKEN or `hf auth login`); never printed")
+    add_hub_options(groups["publish"])
     groups["models"].add_argument(
         "--preset", choices=["paper"], help="the paper's settings (Huang et al. 2023)"
     )
@@ -220,7 +208,7 @@ def add_executor_options(group: argparse._ActionsContainer) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the generator for parsed options; return the exit status (errors are raised)."""
     require("generate")
-    from paraamr.builder.run import Push, execute
+    from paraamr.builder.run import execute
     from paraamr.tasks import launch
 
     record, settings = settings_from_args(args)
@@ -228,17 +216,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give one of --input, --dataset, --amr-input")
     if args.dry_run:
         return dry_run(record, args.output, args.shard, overwrite=args.overwrite)
-    push = None
-    if args.push_to_hub:
-        from paraamr.layout import check_name
-
-        try:  # refused now, not after the run
-            check_name("repo id", args.push_to_hub)
-        except ValueError as err:
-            raise UsageError(f"--push-to-hub {err}") from None
-        push = Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
-    elif args.private or args.revision or args.token:
-        raise UsageError("--private, --revision and --token go with --push-to-hub")
+    push = push_of(args)  # refused now, not after the run
     if args.executor != "none":
         require("cluster")
         from paraamr.executors import launch

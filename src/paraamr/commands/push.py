@@ -7,9 +7,7 @@ card is written again for REPO_ID first, so its snippets load the repo, not the 
 give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; transfers are retried up to
 5 times), so a Hub that stops answering ends the push with an error.
 
-The folder first (``DIR REPO_ID``) is refused, naming the command in the right order. The token is
-``--token``, else ``HF_TOKEN``, else the one saved by ``hf auth login``; it is never printed.
-:func:`add_hub_options` and :func:`push_with_options` give ``--push-to-hub`` to other commands.
+The folder first (``DIR REPO_ID``) is refused, naming the command in the right order.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from pathlib import Path
 from paraamr.errors import UsageError
 from paraamr.network import HELP as HUB_HELP
 
-__all__ = ["add_arguments", "add_hub_options", "check_repo_id", "push_with_options", "run"]
+__all__ = ["add_arguments", "add_hub_options", "check_repo_id", "push_of", "push_with_options", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +48,6 @@ def add_hub_options(parser: argparse.ArgumentParser) -> None:
 def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
     """A usage error (exit 2) unless ``repo_id`` is None or a Hub repo id; call it when options are
     read, before any work."""
-    from paraamr.errors import UsageError
     from paraamr.layout import check_name
 
     if repo_id is not None:
@@ -58,6 +55,19 @@ def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
             check_name("repo id", repo_id)
         except ValueError as err:
             raise UsageError(f"{option} {err}") from None
+
+
+def push_of(args: argparse.Namespace):
+    """The :class:`~paraamr.builder.summary.Push` that ``--push-to-hub`` and its options ask for, or
+    None; a usage error for a bad repo id, or for its options without it."""
+    from paraamr.builder.summary import Push
+
+    check_repo_id(args.push_to_hub)
+    if args.push_to_hub:
+        return Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
+    if args.private or args.revision or args.token:
+        raise UsageError("--private, --revision and --token go with --push-to-hub")
+    return None
 
 
 def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace) -> int:

@@ -240,14 +240,8 @@ def _read_sentences(args: argparse.Namespace) -> tuple[list[str], list[dict]]:
             if problem is None:
                 sentences.append(sentence)
             else:
-                failures.append(
-                    {
-                        "input": str(path),
-                        "text": printable(sentence[:200]),
-                        "chars": len(sentence),
-                        "reason": problem,
-                    }
-                )
+                text = printable(sentence[:200])
+                failures.append({"input": str(path), "text": text, "chars": len(sentence), "reason": problem})
     return sentences, failures
 
 
@@ -286,12 +280,8 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
         about["synonym_gate"] = {"model": BASE_MODEL, "min_similarity": gate.minimum, **gate.counts}
     if rows:
         cap = args.max_triplets  # bounds the natural pairs' triplets too
-        found = natural_training(
-            rows,
-            seed=args.seed,
-            operator_triplets=min(args.natural_operator_triplets, cap),
-            progress=progress,
-        )
+        operators = min(args.natural_operator_triplets, cap)
+        found = natural_training(rows, seed=args.seed, operator_triplets=operators, progress=progress)
         if len(found) > cap:  # a seeded sample, in their order
             found = [found[i] for i in sorted(random.Random(args.seed).sample(range(len(found)), cap))]
         triplets += found
@@ -358,22 +348,12 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"{len(triplets)} triplets from {len(sentences)} sentences and the natural pairs", file=sys.stderr)
     if args.save_triplets:
         write_triplets(triplets, args.save_triplets)
+    same = ("mode", "base", "margin", "epochs", "batch_size", "max_length", "freeze_layers", "validation")
+    same += ("max_minutes", "seed", "paired", "logit_margin", "natural_repeat")
     settings = TrainSettings(
-        mode=args.mode,
-        base=args.base,
-        margin=args.margin,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
+        **{name: getattr(args, name) for name in same},
         learning_rate=args.lr,
-        max_length=args.max_length,
-        freeze_layers=args.freeze_layers,
-        validation=args.validation,
-        max_minutes=args.max_minutes,
-        seed=args.seed,
         threads=args.threads or None,
-        paired=args.paired,
-        logit_margin=args.logit_margin,
-        natural_repeat=args.natural_repeat,
         cosine_model=None if args.cosine_model.lower() == "none" else args.cosine_model,
     )
     if _default_run(args, settings):
