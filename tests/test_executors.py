@@ -107,7 +107,9 @@ def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
     (tmp_path / "in.txt").write_text("A sentence.\n")
     for extra, message in (
         (["--shard", "0/2"], "--executor cuts the run into --tasks itself: leave out --shard"),
-        (["--tasks", "0"], "--tasks and --workers must be positive"),
+        (["--tasks", "0"], "argument --tasks: must be an integer > 0, got 0 (see paraamr generate --help)"),
+        (["--executor", "none", "--workers", "-1"], "argument --workers: must be an integer > 0, got -1 (see paraamr generate --help)"),  # noqa: E501
+        (["--slurm-gpus", "-1"], "argument --slurm-gpus: must be an integer >= 0, got -1 (see paraamr generate --help)"),  # noqa: E501
         (["--executor", "slurm"], "--executor slurm needs --slurm-partition"),
         (["--overwrite"], "--overwrite does not go with --executor: remove the folder, or give a new --output"),  # noqa: E501
     ):

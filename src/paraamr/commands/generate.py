@@ -25,7 +25,15 @@ from typing import Any
 from paraamr.commands.push import add_hub_options, push_of
 from paraamr.errors import UsageError
 from paraamr.extras import require
-from paraamr.options import SHARD_HELP, ArgumentParser, add_settings, given_settings, shard_spec
+from paraamr.options import (
+    SHARD_HELP,
+    ArgumentParser,
+    add_settings,
+    given_settings,
+    number,
+    positive,
+    shard_spec,
+)
 from paraamr.settings import PAPER, RecordSettings, RunSettings
 from paraamr.signals import Interrupted
 
@@ -195,14 +203,20 @@ def add_executor_options(group: argparse._ActionsContainer) -> None:
         help="'local': the tasks on this machine, --workers at a time; 'slurm': a Slurm job array of the "
         "tasks and a finalize job after it; 'none' (default): this process (or launcher) runs the whole run",
     )
-    group.add_argument("--tasks", type=int, metavar="T", help="number of tasks (default: --workers)")
-    group.add_argument("--workers", type=int, default=1, metavar="K", help="tasks at once (default: 1)")
+    group.add_argument("--tasks", type=positive(), metavar="T", help="number of tasks (default: --workers)")
+    group.add_argument(
+        "--workers", type=positive(), default=1, metavar="K", help="tasks at once (default: 1)"
+    )
     group.add_argument("--slurm-partition", metavar="P", help="Slurm partition (for --executor slurm)")
     group.add_argument(
         "--slurm-time", default="24:00:00", metavar="T", help="time limit per task (default: %(default)s)"
     )
-    group.add_argument("--slurm-cpus", type=int, default=4, metavar="N", help="CPUs per task (default: 4)")
-    group.add_argument("--slurm-gpus", type=int, default=0, metavar="N", help="GPUs per task (default: 0)")
+    group.add_argument(
+        "--slurm-cpus", type=positive(), default=4, metavar="N", help="CPUs per task (default: 4)"
+    )
+    group.add_argument(
+        "--slurm-gpus", type=number(int, low=0), default=0, metavar="N", help="GPUs per task (default: 0)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
