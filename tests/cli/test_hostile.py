@@ -1051,8 +1051,21 @@ def value_and_state_cases() -> list[Case]:
                 "settings.json: not an evaluation state",
             ),
             ("chunk-pairs-nan", ["--chunk-pairs", "nan"], {"in.tsv": PAIRS_TSV}, USAGE, "--chunk-pairs"),
+            ("ted-height-zero", ["--ted-height", "0"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
+            ("ted-height-negative", ["--ted-height", "-2"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
             # one source: no interval, printed as null (before: NaN, which is not JSON)
             ("sample-one-json", ["--sample", "1", "--json"], {"in.tsv": PAIRS_TSV}, OK, None),
+        ],
+    )
+    cases += rows(
+        "evaluate",
+        ("evaluate", *nop),
+        [
+            # every paraphrase above the threshold: named (before: "the processes scored chunks [], not []")
+            ("max-perplexity-drops-all", ["in.jsonl", "--max-perplexity", "1"], {"in.jsonl": release()}, ERR,
+             "in.jsonl"),
+            ("max-perplexity-drops-all-of-two", ["in.jsonl", "b.jsonl", "--max-perplexity", "1"],
+             {"in.jsonl": release(), "b.jsonl": release()}, ERR, "in.jsonl"),
         ],
     )
     score = ("quality", "score", "--input", "in.jsonl", "--output", "o.jsonl")

@@ -127,8 +127,9 @@ class EvaluateSettings:
         if self.ted_height == "full":
             return None
         with contextlib.suppress(ValueError):
-            return int(self.ted_height)
-        raise UsageError(f"--ted-height: expected a number or 'full', got {self.ted_height!r}")
+            if int(self.ted_height) > 0:
+                return int(self.ted_height)
+        raise UsageError(f"--ted-height: expected a positive integer or 'full', got {self.ted_height!r}")
 
     @property
     def parser_spec(self) -> str:

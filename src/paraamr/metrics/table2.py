@@ -50,13 +50,21 @@ __all__ = [
 ]
 
 def filter_perplexity(
-    pairs: Sequence[Pair], max_perplexity: float | None
+    pairs: Sequence[Pair], max_perplexity: float | None, *, name: str | None = None
 ) -> tuple[list[Pair], dict[str, int]]:
     """The pairs whose paraphrase has perplexity at most ``max_perplexity`` (all with None), and the
-    counts ``dropped`` and ``without_perplexity`` (pairs with no perplexity, which are kept)."""
+    counts ``dropped`` and ``without_perplexity`` (pairs with no perplexity, which are kept). With
+    the input's ``name``, an input whose every pair is dropped is an InputError naming it."""
     if max_perplexity is None:
         return list(pairs), {"dropped": 0, "without_perplexity": 0}
     kept = [p for p in pairs if p.perplexity is None or p.perplexity <= max_perplexity]
+    if name is not None and pairs and not kept:
+        from paraamr.errors import InputError
+
+        raise InputError(
+            f"{name}: all {len(pairs):,} paraphrases have a perplexity above --max-perplexity "
+            f"{max_perplexity:g}: no pairs to evaluate"
+        )
     counts = {
         "dropped": len(pairs) - len(kept),
         "without_perplexity": sum(p.perplexity is None for p in pairs),
@@ -116,7 +124,7 @@ def shared_pairs(
     ``selection`` counts; and the number of shared sources. InputError when none is shared."""
     filtered = []
     for name, pairs in corpora:
-        kept, counts = filter_perplexity(pairs, max_perplexity)
+        kept, counts = filter_perplexity(pairs, max_perplexity, name=name)
         filtered.append((name, kept, {"input_pairs": len(pairs), **counts}))
     keys = common_sources(kept for _, kept, _ in filtered)
     if not keys:
