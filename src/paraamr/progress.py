@@ -292,10 +292,6 @@ class Progress:
         """Seconds since this display started."""
         return time.monotonic() - self._started
 
-    def rate(self) -> float:
-        """Units per second since this display started."""
-        return (self.done - self._initial) / max(self.elapsed(), 1e-9)
-
     def _text_figures(self) -> str:
         return ", ".join(
             f"{k} {v:,.1f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in self.figures.items()
@@ -320,7 +316,7 @@ class Progress:
         self._bar.refresh()
 
     def _log(self) -> None:
-        rate = self.rate()
+        rate = (self.done - self._initial) / max(self.elapsed(), 1e-9)
         done = f"{int(self.done):,}"
         if self.total:
             left = max(self.total - self.done, 0) / rate if rate > 0 else None
