@@ -241,12 +241,10 @@ class Progress:
         name, _, detail = text.partition(": ")
         with self._lock:
             self._phase = name
-            if self.mode == "bar":
-                if detail:
-                    self._write(f"{self.desc}: {text}")
-                self._draw()
-            elif self.mode == "log":
+            if self.mode == "log" or (self.mode == "bar" and detail):
                 self._write(f"{self.desc}: {text}")
+            if self.mode == "bar":
+                self._draw()
 
     def update(self, done: float, **figures: Any) -> None:
         """``done`` units so far (absolute, not an increment), and figures to show beside them. The

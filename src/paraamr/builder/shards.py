@@ -16,7 +16,7 @@ from typing import Any
 
 from paraamr import layout
 from paraamr.builder.folder import check_committed
-from paraamr.builder.state import RunFolder, Shard, finalized
+from paraamr.builder.state import RunFolder, Shard, finalized, task_writer
 from paraamr.builder.status import RunStatus, not_done, ranges, run_statuses
 from paraamr.builder.summary import Push, publish, pushed, write_outputs
 from paraamr.errors import FolderLocked, InputError
@@ -54,7 +54,7 @@ def _check_files(path: Path, status: RunStatus) -> None:
     task's marker."""
     if not status.complete and finalized(path):
         RunFolder(path).check_finished()
-    problems = check_committed(path, status.states)
+    problems = check_committed(path, [(task_writer(k), status.done[k]) for k in sorted(status.done)])
     if not problems:
         return
     if "" in problems:

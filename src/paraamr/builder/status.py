@@ -14,7 +14,7 @@ from typing import Any
 
 from paraamr import layout
 from paraamr.builder.partition import Plan
-from paraamr.builder.state import RunFolder, task_writer
+from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError
 from paraamr.locks import busy_writers
 
@@ -39,11 +39,6 @@ class RunStatus:
     def complete(self) -> bool:
         """Whether every task is done."""
         return self.plan is not None and not self.todo
-
-    @property
-    def states(self) -> list[tuple[str, dict]]:
-        """``(writer, marker)`` of each done task, in task order (what finalize checks and sums)."""
-        return [(task_writer(k), self.done[k]) for k in sorted(self.done)]
 
     def shards_to_run(self, *, running: bool = False) -> list[tuple[int, int]]:
         """The shards of the tasks not done (and running, with ``running``) as ``(first, last)`` ranges.
