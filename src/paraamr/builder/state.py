@@ -15,7 +15,6 @@ midway has no marker and is done again from the start.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
@@ -233,7 +232,17 @@ class RunFolder:
         if overwrite and self.spec is None:
             with folder_lock(self.path, command="generate --overwrite"):
                 layout.remove_layout(self.path)
-        with self._first():
+        said = False
+        while True:  # the lock of the run's start: the others wait for the first process
+            try:
+                first = writer_lock(self.path, _FIRST, command="generate (cutting the input into tasks)")
+                break
+            except FolderLocked as err:
+                if not said:
+                    print(f"paraamr generate: waiting: {err}", file=sys.stderr)
+                    said = True
+                time.sleep(0.2)
+        with first:
             if overwrite and self.spec is not None:
                 for task in self.tasks.completed():
                     if task % self.spec.count == self.spec.index:
@@ -252,24 +261,6 @@ class RunFolder:
                     self.path, rows(), task_rows=task_rows, at_least=self.num_processes, shards=self.shard[1]
                 )
         return plan
-
-    @contextlib.contextmanager
-    def _first(self) -> Iterator[None]:
-        """The lock of the run's start (saving the settings, cutting the input); the others wait."""
-        said = False
-        while True:
-            try:
-                lock = writer_lock(self.path, _FIRST, command="generate (cutting the input into tasks)")
-                break
-            except FolderLocked as err:
-                if not said:
-                    print(f"paraamr generate: waiting: {err}", file=sys.stderr)
-                    said = True
-                time.sleep(0.2)
-        try:
-            yield
-        finally:
-            lock.release()
 
     def claim(self, plan: Plan) -> Iterator[int]:
         """The tasks this process runs, one at a time, each under its lock: those neither completed
