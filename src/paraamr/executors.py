@@ -1,14 +1,9 @@
 """paraamr's work as datatrove pipeline steps, run by datatrove's executors.
 
-``generate --executor local|slurm --tasks T`` hands a run to datatrove as T jobs, job ``I`` being
-``--shard I/T`` of the run (its tasks ``k mod T = I``; :mod:`paraamr.builder.shards`). First
-:class:`PartitionTask` saves the settings and cuts the input into tasks, once (on Slurm, a job the
-array depends on); :class:`GenerateTask` is the one step of each job, whose completion marker,
-logs and statistics are datatrove's (under ``DIR/.paraamr/tasks/``, never uploaded): a job run
-again after a kill redoes only its tasks without a completion marker, a completed job is skipped;
-and :class:`FinalizeTask` finalizes the run once every task is done (on Slurm, a job that depends
-on the array). A datatrove user puts :class:`ParaphraseDocuments` in a pipeline of their own:
-documents in, each with its paraphrases in ``metadata``.
+``generate --executor local|slurm --tasks T`` runs :class:`PartitionTask` once, then T jobs of
+:class:`GenerateTask` (job ``I`` is ``--shard I/T``; datatrove's logs and markers under
+``DIR/.paraamr/tasks/``), then :class:`FinalizeTask`; on Slurm, as jobs that depend on each other.
+:class:`ParaphraseDocuments` puts paraphrases in the ``metadata`` of a datatrove pipeline's documents.
 
 >>> from paraamr.builder.pipeline import Stages
 >>> class Parse:
@@ -28,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -68,12 +64,8 @@ class ParaphraseDocuments(PipelineStep):
             generator = make_generator(stages=self.stages, **self.settings)
         else:
             generator = Generator(self.stages, RecordSettings(), window=self.batch_size)
-        batch: list[Document] = []
-        for doc in [*data, None]:
-            if doc is not None:
-                batch.append(doc)
-                if len(batch) < self.batch_size:
-                    continue
+        docs = iter(data)
+        while batch := list(itertools.islice(docs, self.batch_size)):
             failed: list[dict] = []
             records = {
                 r["id"]: r for r in generator.generate([d.text for d in batch], on_failure=failed.append)
@@ -91,14 +83,11 @@ class ParaphraseDocuments(PipelineStep):
                         self.stat_update("paraphrased")
                         self.stat_update("paraphrases", value=len(record["paraphrases"]))
                 yield item
-            batch = []
 
 
 class PartitionTask(PipelineStep):
-    """The start of a generate run into ``output`` cut into ``shard.count`` jobs: everything
-    checked, the settings saved (with ``origin``, :class:`~paraamr.builder.state.RunFolder`) and
-    the input cut into tasks (:func:`paraamr.builder.run.prepare`); a no-op once done. Its state
-    is plain values: a Slurm job gets it pickled."""
+    """The start of a generate run into ``output`` cut into ``shard.count`` jobs
+    (:func:`paraamr.builder.run.prepare`); a no-op once done. Its state is pickled for Slurm."""
 
     name = "🦜 ParaAMR partition"
     type = "🦜 - GENERATE"
@@ -120,9 +109,9 @@ class PartitionTask(PipelineStep):
 
 
 class GenerateTask(PipelineStep):
-    """One task of a generate run: ``--shard RANK/TASKS`` of its command (``args``, the parsed
-    options, run by ``run``: :func:`paraamr.commands.generate.run`); raises when the shard fails, so that
-    datatrove leaves the task incomplete."""
+    """One task of a generate run: ``--shard RANK/TASKS`` of the parsed options ``args``, run by
+    ``run`` (:func:`paraamr.commands.generate.run`), without the executor or the upload; raises
+    when the shard fails, so that datatrove leaves the task incomplete."""
 
     name = "🦜 ParaAMR generate (one task)"
     type = "🦜 - GENERATE"
@@ -131,8 +120,9 @@ class GenerateTask(PipelineStep):
         self, args: argparse.Namespace, run: Callable[[argparse.Namespace], int], *, workers: int = 1
     ):
         super().__init__()
-        self.args, self.generate = _task_args(args), run
-        self.workers = workers
+        self.args, self.generate, self.workers = copy.copy(args), run, workers
+        self.args.executor, self.args.push_to_hub, self.args.finalize = "none", None, "no"
+        self.args.private, self.args.revision, self.args.token = False, None, None
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         """Run shard ``rank`` of ``world_size``, its share of the cores when tasks run side by side."""
@@ -164,15 +154,6 @@ class FinalizeTask(PipelineStep):
         finalize_run(self.output, license=self.license, push=self.push, again=False)
 
 
-def _task_args(args: argparse.Namespace) -> argparse.Namespace:
-    """A task's options: the run's, without the executor (a task runs in place) or the upload (the
-    finalize task uploads)."""
-    task = copy.copy(args)
-    task.executor, task.push_to_hub, task.finalize = "none", None, "no"
-    task.private, task.revision, task.token = False, None, None
-    return task
-
-
 def launch(
     args: argparse.Namespace,
     record: Any,
@@ -181,11 +162,9 @@ def launch(
     push: Any = None,
     origin: dict[str, Any] | None = None,
 ) -> int:
-    """Run the generate command ``args`` (its ``record`` and ``run`` settings; ``origin``: what it
-    records beside them, :class:`~paraamr.builder.state.RunFolder`) as datatrove jobs
-    (``args.executor``; each job calls ``generate``), after the partition and before the finalize
-    (``push``: the upload): at once on this machine, or as Slurm jobs that depend on each other.
-    The input, the folder and the models are checked first, once, before any job starts."""
+    """Run the generate command ``args`` (its ``record`` and ``run`` settings; ``origin``, see
+    :class:`~paraamr.builder.state.RunFolder`) as datatrove jobs that each call ``generate``,
+    between the partition and the finalize (``push``: the upload). Everything is checked first."""
     from paraamr.builder.checks import check_run
     from paraamr.builder.state import RunFolder, Shard
 
@@ -217,34 +196,21 @@ def launch(
         return 0
     from datatrove.executor import SlurmPipelineExecutor
 
-    common = {"time": args.slurm_time, "partition": args.slurm_partition, "venv_path": _venv()}
-    first = SlurmPipelineExecutor(
-        [start],
-        tasks=1,
-        cpus_per_task=1,
-        job_name="paraamr-partition",
-        logging_dir=str(logs / "partition"),
-        **common,
-    )
-    array = SlurmPipelineExecutor(
-        [step],
-        tasks=tasks,
-        depends=first,
-        cpus_per_task=args.slurm_cpus,
-        gpus_per_task=args.slurm_gpus,
-        job_name="paraamr-generate",
-        logging_dir=str(logs / "generate"),
-        **common,
-    )
-    after = SlurmPipelineExecutor(
-        [finalize],
-        tasks=1,
-        depends=array,
-        job_name="paraamr-finalize",
-        logging_dir=str(logs / "finalize"),
-        **common,
-    )
-    after.run()
+    def job(name: str, task: PipelineStep, **options: Any) -> SlurmPipelineExecutor:
+        return SlurmPipelineExecutor(
+            [task],
+            job_name=f"paraamr-{name}",
+            logging_dir=str(logs / name),
+            time=args.slurm_time,
+            partition=args.slurm_partition,
+            venv_path=_venv(),
+            **options,
+        )
+
+    first = job("partition", start, tasks=1, cpus_per_task=1)
+    cpus, gpus = args.slurm_cpus, args.slurm_gpus
+    array = job("generate", step, tasks=tasks, depends=first, cpus_per_task=cpus, gpus_per_task=gpus)
+    job("finalize", finalize, tasks=1, depends=array).run()
     return 0
 
 

@@ -1,22 +1,11 @@
-"""The locks of a dataset folder: one per writer, and the folder's own.
+"""The locks of a dataset folder: one per writer (:func:`writer_lock`), and the folder's own
+(:func:`folder_lock`, refused while any writer or another owner holds it). A refusal raises
+:class:`~paraamr.errors.FolderLocked` naming the holder (pid, host, command).
 
-Many writers may share a folder (the processes of a run, the shards of a cluster run), each under
-its own :func:`writer_lock`; a command that owns the whole folder (``--overwrite``, finalize,
-``convert``, ``augment``, ``evaluate --write-card``) takes :func:`folder_lock`, which is refused
-while any writer or another owner holds it, and refuses writers while it is held. A refusal
-raises :class:`~paraamr.errors.FolderLocked` naming the holder (pid, host, command).
-
-They are OS locks (``flock``): released when their process ends, however it ends, and honoured
-across the hosts of a network file system that supports them. Every writer holds
-``DIR/.paraamr/locks/folder.lock`` *shared* and its own ``writer-{id}.lock`` exclusively; an owner
-holds ``folder.lock`` exclusively. A lock file says who holds it, and the last holder to let go
-removes it, so a finished command leaves no lock behind (an acquirer that finds the file it locked
-removed meanwhile tries again, so a removal never lets two in).
-
-Why not :mod:`filelock` (``benchmarks/bench_locks.py``): its native lock is exclusive only (its
-shared :class:`filelock.ReadWriteLock` keeps its state in SQLite, which network file systems do
-not lock reliably), and it never removes its files, so every folder a command touched would keep
-them (a failed ``convert`` into a new folder must leave nothing behind).
+They are ``flock`` locks, released when their process ends however it ends: every writer holds
+``DIR/.paraamr/locks/folder.lock`` shared and its own ``writer-{id}.lock`` exclusively; an owner
+holds ``folder.lock`` exclusively. The last holder to let go removes the lock file, so a finished
+command leaves no lock behind (unlike :mod:`filelock`, ``benchmarks/bench_locks.py``).
 
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
@@ -52,7 +41,7 @@ __all__ = ["FolderLock", "Lock", "busy_writers", "file_lock", "folder_lock", "ho
 SETTLE_SECONDS = 1.0
 _FOLDER = "folder.lock"
 #: Shared holds of ``folder.lock`` by this process's writers, by path (an owner in the same
-#: process, e.g. a run finalizing itself, lets them go while it works and takes them back after).
+#: process lets them go while it works and takes them back after).
 _SHARED: dict[str, list[_Flock]] = {}
 #: Writer lock files this process holds (skipped by :func:`busy_writers`).
 _HELD: set[str] = set()
@@ -82,8 +71,7 @@ class _Flock:
             time.sleep(0.02)
 
     def _open(self) -> int:
-        """The lock file, created (and its folders) when missing; a last holder may remove the
-        folders at the same moment, so this tries again until the file is open."""
+        """The lock file, created with its folders when missing (again, if a last holder removed them)."""
         while True:
             with contextlib.suppress(FileNotFoundError, FileExistsError):  # a rmdir came between
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +136,7 @@ def _key(path: Path) -> str:
 
 
 class Lock:
-    """A writer's lock (see :func:`writer_lock`); :meth:`release` or leaving its ``with`` block lets it go."""
+    """A writer's lock (see :func:`writer_lock`)."""
 
     def __init__(self, shared: _Flock, own: _Flock):
         self._shared, self._own = shared, own
@@ -221,8 +209,7 @@ def writer_lock(folder: str | os.PathLike, writer: str, *, command: str = "gener
 
 def busy_writers(folder: str | os.PathLike, *, skip_own: bool = True) -> list[tuple[str, str]]:
     """``(writer, holder)`` of each writer lock of ``folder`` held now (by another process, unless
-    ``skip_own`` is off), in writer order. Lock files that nobody holds (their process was killed)
-    are removed on the way."""
+    ``skip_own`` is off), in writer order; lock files that nobody holds are removed."""
     busy = []
     for path in sorted((Path(folder) / LOCKS).glob("writer-*.lock")):
         if skip_own and _key(path) in _HELD:
@@ -255,8 +242,8 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
 
 
 def file_lock(path: str | os.PathLike, *, command: str, wait: float = float("inf")) -> FolderLock:
-    """An exclusive lock on the file ``path`` outside any dataset folder (one download of a model
-    at a time), waiting up to ``wait`` seconds; removed by its last holder like the others.
+    """An exclusive lock on the file ``path`` outside any dataset folder, waiting up to ``wait``
+    seconds.
 
     >>> import tempfile
     >>> lock_path = Path(tempfile.mkdtemp()) / "models" / ".tiny.lock"

@@ -1,16 +1,6 @@
-"""Progress of long commands (``generate``, ``evaluate``, ``augment``), as people can read it.
-
-One :class:`Progress` per command, on stderr, in one of four modes (``--progress``):
-
-- ``bar``: a tqdm bar, redrawn in place, with the rate, an ETA and the command's own figures;
-- ``log``: one plain line every ``interval`` seconds (for logs, Slurm and CI, where a redrawn bar
-  is a mess), and a last line when the work ends, unless it would repeat the one before;
-- ``none`` (``-q/--quiet``, ``--no-progress``): nothing;
-- ``auto`` (the default): ``bar`` on a terminal, ``log`` elsewhere.
-
-A command may show a *phase* first (``loading models: parser tiny/parser (12.1 MB), ...``), so
-something moves from the first second. The processes of one run add up what they have done through
-small files (:class:`SharedCount`), so the main process shows the work of all of them.
+"""Progress of long commands on stderr: ``--progress`` ``bar`` (tqdm), ``log`` (a line every
+``interval`` seconds, and a last one unless it repeats), ``none``, or ``auto`` (a bar on a
+terminal, lines elsewhere). The processes of one run add up their work through :class:`SharedCount`.
 
 >>> import io
 >>> out = io.StringIO()
@@ -89,10 +79,8 @@ def add_quiet_option(parser: argparse._ActionsContainer) -> None:
 
 @contextlib.contextmanager
 def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
-    """``-q``: within the block, nothing on stderr but the house's error lines (no warnings,
-    summaries, library bars or logs below ERROR) and, unless ``keep_stdout`` (a command whose
-    output is its result), nothing on stdout. An error raised out of the block is reported after
-    it (:func:`paraamr.report.report`).
+    """``-q``: within the block, nothing on stderr but the house's error lines and, unless
+    ``keep_stdout`` (a command whose output is its result), nothing on stdout.
 
     >>> with quiet_output():
     ...     print("a summary")
@@ -119,8 +107,7 @@ def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
 
 
 def quieted(args: argparse.Namespace, *, keep_stdout: bool = False) -> contextlib.AbstractContextManager:
-    """The context a command runs in for its options: :func:`quiet_output` with ``-q`` (and no
-    progress display), else nothing."""
+    """:func:`quiet_output` (and no progress display) with ``-q``, else nothing."""
     if not getattr(args, "quiet", False):
         return contextlib.nullcontext()
     if hasattr(args, "progress"):
@@ -129,9 +116,7 @@ def quieted(args: argparse.Namespace, *, keep_stdout: bool = False) -> contextli
 
 
 class _ErrorsOnly(io.TextIOBase):
-    """A stderr that lets through only the house's error lines (``paraamr CMD: problem``, not
-    ``paraamr CMD: warning: ...``), whoever prints them; the rest (summaries, warnings, library
-    output) goes nowhere."""
+    """A stderr that lets through only error lines (``paraamr CMD: problem``, not warnings)."""
 
     def __init__(self, stream: IO[str]):
         self.stream, self._line = stream, ""
@@ -151,11 +136,9 @@ class _ErrorsOnly(io.TextIOBase):
 
 
 def silence_library_bars() -> None:
-    """No progress bars of transformers and huggingface_hub ("Loading weights", "Fetching files"):
-    a command shows one display of its own (:class:`Progress`). Switched off in huggingface_hub's
-    own state (transformers reads it when it is imported), not by ``HF_HUB_DISABLE_PROGRESS_BARS``,
-    which would also silence a model's download, whose bar
-    :func:`paraamr.models.download.fetch_release` turns on while it runs."""
+    """No progress bars of transformers and huggingface_hub. Switched off in huggingface_hub's
+    state, not by ``HF_HUB_DISABLE_PROGRESS_BARS``, which would also silence a model's download
+    (:func:`paraamr.models.download.fetch_release` turns its bar on while it runs)."""
     from huggingface_hub.utils import disable_progress_bars
 
     disable_progress_bars()
@@ -176,14 +159,12 @@ def progress_mode(mode: str | bool | None, stream: IO[str] | None = None) -> str
     if mode not in MODES:
         raise ValueError(f"progress must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "auto":
-        stream = stream or sys.stderr
-        return "bar" if _terminal(stream) else "log"
+        return "bar" if _terminal(stream or sys.stderr) else "log"
     return mode
 
 
 def _terminal(stream: IO[str]) -> bool:
-    """True when what ``stream`` shows ends on a terminal: it is one, or it is stderr and a pipe
-    that a launcher (``accelerate launch``, ``torchrun --tee``) copies to a terminal of its own."""
+    """Whether ``stream`` is a terminal, or stderr piped to one by a launcher (``accelerate launch``)."""
     if hasattr(stream, "isatty") and stream.isatty():
         return True
     try:
@@ -193,8 +174,8 @@ def _terminal(stream: IO[str]) -> bool:
 
 
 def _pipe_to_terminal(pid: int, fd: int, depth: int = 3) -> bool:
-    """Whether descriptor ``fd`` of process ``pid`` is a pipe whose reader, a parent process (up to
-    ``depth`` levels up), holds a terminal as its stderr (Linux ``/proc``)."""
+    """Whether ``fd`` of ``pid`` is a pipe read by a parent (up to ``depth`` up) whose stderr is a
+    terminal (Linux ``/proc``)."""
     pipe = os.readlink(f"/proc/{pid}/fd/{fd}")
     if not pipe.startswith("pipe:") or depth == 0:
         return False
@@ -207,7 +188,7 @@ def _pipe_to_terminal(pid: int, fd: int, depth: int = 3) -> bool:
 
 
 def _links(pid: int) -> set[str]:
-    """What the open descriptors of process ``pid`` point at (those closed meanwhile left out)."""
+    """What the open descriptors of process ``pid`` point at."""
     folder, found = f"/proc/{pid}/fd", set()
     for name in os.listdir(folder):
         with contextlib.suppress(OSError):
@@ -216,22 +197,14 @@ def _links(pid: int) -> set[str]:
 
 
 def _clock(seconds: float) -> str:
-    seconds = int(seconds)
-    return (
-        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-        if seconds >= 3600
-        else (f"{seconds // 60}:{seconds % 60:02d}")
-    )
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
 class Progress:
-    """The progress of one command: ``update(done, **figures)`` sets how much is done (and the
-    command's own figures: paraphrases/s, failures, ...), ``close()`` ends the display.
-
-    The count shown only rises and never passes the total (an estimate ahead of the work waits for
-    it); ``phase(name)`` names the step under way beside the bar (reading input, loading models,
-    running) or as a line in a log; ``tick`` is called every second, from a thread, so a total
-    counted in the background, or the work of other processes, shows while this one waits."""
+    """The progress of one command: ``update(done, **figures)``, ``phase(text)``, ``close()``.
+    ``tick`` is called every second from a thread (to show other processes' work)."""
 
     def __init__(
         self,
@@ -262,28 +235,15 @@ class Progress:
         if self.mode == "bar" or (self.mode == "log" and tick is not None):  # moving while nothing else does
             threading.Thread(target=self._tick, daemon=True, name="paraamr-progress").start()
 
-    # -- what the command says ----------------------------------------------------------------------
     def phase(self, text: str) -> None:
         """The step under way, ``NAME`` or ``NAME: detail`` (``loading models: parser x (1 MB)``):
         the bar shows NAME beside it and the detail as a line above; a log gets the line."""
         name, _, detail = text.partition(": ")
         with self._lock:
             self._phase = name
+            if self.mode == "log" or (self.mode == "bar" and detail):
+                self._write(f"{self.desc}: {text}")
             if self.mode == "bar":
-                if detail:
-                    self._write_now(f"{self.desc}: {text}")
-                self._draw()
-            elif self.mode == "log":
-                self._write_now(f"{self.desc}: {text}")
-
-    def set_total(self, total: float | None) -> None:
-        """The total, once known (counted in the background)."""
-        with self._lock:
-            self.total = total
-            if total is not None:
-                self.done = min(self.done, float(total))
-            if self._bar is not None and total is not None:
-                self._bar.total = total
                 self._draw()
 
     def update(self, done: float, **figures: Any) -> None:
@@ -326,21 +286,14 @@ class Progress:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # -- drawing ------------------------------------------------------------------------------------
     def elapsed(self) -> float:
         """Seconds since this display started."""
         return time.monotonic() - self._started
 
-    def rate(self) -> float:
-        """Units per second since this display started."""
-        return (self.done - self._initial) / max(self.elapsed(), 1e-9)
-
     def _text_figures(self) -> str:
-        parts = []
-        for name, value in self.figures.items():
-            shown = f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
-            parts.append(f"{name} {shown}")
-        return ", ".join(parts)
+        return ", ".join(
+            f"{k} {v:,.1f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in self.figures.items()
+        )
 
     def _draw(self) -> None:
         from tqdm.auto import tqdm
@@ -361,7 +314,7 @@ class Progress:
         self._bar.refresh()
 
     def _log(self) -> None:
-        rate = self.rate()
+        rate = (self.done - self._initial) / max(self.elapsed(), 1e-9)
         done = f"{int(self.done):,}"
         if self.total:
             left = max(self.total - self.done, 0) / rate if rate > 0 else None
@@ -378,10 +331,6 @@ class Progress:
         self._last_time = time.monotonic()
 
     def _write(self, line: str) -> None:
-        with self._lock:
-            self._write_now(line)
-
-    def _write_now(self, line: str) -> None:
         if self._bar is not None:
             self._bar.write(line, file=self.stream)
         else:
@@ -390,11 +339,9 @@ class Progress:
 
 
 class SharedCount:
-    """What the processes of one run have done, added up through small files: each process writes
-    its counts (``done``, and others such as ``failures``) to ``folder/progress-<name>.json``,
-    atomically and at most every ``every`` seconds (:meth:`save`), and any of them reads the sum
-    over ``names`` (every process of the run; None: every progress file of the folder) with its own
-    latest counts (:meth:`sum`). No ``folder``: this process's counts alone.
+    """The counts of one run's processes, added up: each writes ``folder/progress-<name>.json`` at
+    most every ``every`` seconds (:meth:`save`); :meth:`sum` adds those of ``names`` (None: every
+    progress file of the folder) to its own. No ``folder``: this process's counts alone.
 
     >>> import tempfile
     >>> folder = tempfile.mkdtemp()
@@ -427,8 +374,8 @@ class SharedCount:
         return self.folder / f"progress-{self.name if name is None else name}.json"
 
     def save(self, done: float, *, now: bool = False, **counts: float) -> None:
-        """This process's counts: kept, and written when ``every`` seconds have passed since the
-        last write (or ``now``: at the end of its work), unless the folder is gone (the run ended)."""
+        """Keep this process's counts; write them when ``every`` seconds have passed since the last
+        write (or ``now``), unless the folder is gone."""
         from paraamr.layout import atomic_write
 
         with self._lock:
@@ -460,8 +407,8 @@ class SharedCount:
         return total
 
     def clear(self) -> None:
-        """Delete the run's files and what a killed writer left beside them: by one process, before
-        the others start (an earlier run's counts are not this one's)."""
+        """Delete the run's files (and a killed writer's temporary files): by one process, before
+        the others start."""
         from paraamr.layout import remove_temps
 
         for path in self._files():

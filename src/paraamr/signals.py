@@ -2,16 +2,9 @@
 SIGHUP end the command with one line and the exit status of the signal (130, 143, 129).
 
 Inside :func:`handled`, the first signal raises :class:`Interrupted` (a ``KeyboardInterrupt``) in
-the main thread at the next Python instruction, except inside a :func:`critical` block (a commit),
-whose end it waits for. The command then saves or drops its work in flight and lets the error
-go up to the reporter (:mod:`paraamr.report`), which prints it as one line. A second signal exits
-at once, with one line, whatever the command is doing (:func:`os._exit`: no cleanup that could
-hang or abort).
-
-Background threads that may be inside native code (a model's forward pass in the pipeline's
-prefetch thread) must never meet the interpreter's shutdown: a daemon thread still inside torch
-then makes torch's thread pool call ``std::terminate`` (exit 134, "terminate called without an
-active exception"). :func:`exit_process` ends such a process at once once its work is saved.
+the main thread, except inside a :func:`critical` block, whose end it waits for. A second signal
+exits at once (:func:`os._exit`). A process whose threads may be inside native code ends with
+:func:`exit_process`, never through the interpreter's shutdown (torch then aborts).
 
 >>> import time
 >>> with handled():
@@ -64,9 +57,6 @@ class Interrupted(KeyboardInterrupt):
         name = "" if self.signum == signal.SIGINT else f" ({signal.Signals(self.signum).name})"
         return f"{word}{' ' + self.detail if self.detail else ''}{name}"
 
-    def __str__(self) -> str:
-        return self.message
-
     def with_detail(self, detail: str) -> Interrupted:
         """The same interruption, saying how far the command got."""
         return Interrupted(self.signum, detail)
@@ -89,12 +79,9 @@ def interrupted() -> int | None:
 
 
 def check() -> None:
-    """Raise :class:`Interrupted` when a signal came and the command goes on as if none had: the
-    handler's exception is dropped where Python cannot raise it (inside a weakref callback or
-    ``__del__``, where a handler may run; :func:`handled` keeps Python from printing it).
-    Call it only on a command's way forward (before a window, a chunk, the output's commit),
-    never on its way out after it caught :class:`Interrupted`; inside a :func:`critical` block the
-    block's end raises it."""
+    """Raise :class:`Interrupted` when a signal came whose exception Python dropped (in a weakref
+    callback or ``__del__``). Call it only on a command's way forward, never after catching
+    :class:`Interrupted`; inside a :func:`critical` block the block's end raises it."""
     if _state.received is not None and not _state.depth:
         raise Interrupted(_state.received)
 
@@ -116,8 +103,8 @@ def _handler(signum: int, frame) -> None:
 
 @contextlib.contextmanager
 def handled(command: str = "paraamr") -> Iterator[None]:
-    """Install the handlers of :data:`SIGNALS` for the block (main thread only; elsewhere the
-    block runs as it is); ``command`` names the process in the line of a second signal."""
+    """Install the handlers of :data:`SIGNALS` for the block (main thread only); ``command`` names
+    the process in the line of a second signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -154,12 +141,9 @@ def critical() -> Iterator[None]:
 
 
 def exit_with(status: int) -> NoReturn:
-    """End the process with ``status``: the console scripts' last call (``sys.exit`` when the command
-    succeeded; after an error or a signal, :func:`exit_process` first). A process of a launch of
-    several (``WORLD_SIZE`` > 1) always ends at once: its process group's threads are native ones
-    (gloo), which Python does not count, and they must not meet the interpreter's shutdown either
-    (a two-process evaluate's rank 1 then aborted now and then: "terminate called without an
-    active exception")."""
+    """End the process with ``status`` (the console scripts' last call): at once in a launch of
+    several processes (gloo's native threads must not meet the interpreter's shutdown) or, after an
+    error, when other threads run (:func:`exit_process`); else ``sys.exit``."""
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         _end(status)
     if status:
@@ -168,9 +152,8 @@ def exit_with(status: int) -> NoReturn:
 
 
 def exit_process(status: int) -> None:
-    """End the process with ``status`` now when other threads still run (they may be inside
-    native code that cannot meet the interpreter's shutdown), after flushing stdout and stderr;
-    return otherwise. Only for a process's last step: never inside a library or a test."""
+    """End the process with ``status`` now (flushed) when other threads still run; return otherwise.
+    Only for a process's last step."""
     if threading.active_count() > 1:
         _end(status)
 

@@ -1,12 +1,5 @@
-"""What every run of tasks shares: where a process stands in a launch, its share of the cores, which
-tasks are its own, the statistics it hands to the main process, and the folder of completed tasks.
-
-A launch (``accelerate launch``, ``torchrun``, a Slurm array cut by ``--shard I/N``) is described by
-the launcher's environment alone (:func:`launch`), so a process knows its place without importing
-torch. Task ``k`` of a run cut into ``--shard I/N`` pieces belongs to piece ``k mod N`` and, within
-it, round-robin to the processes (:func:`owned`): the cut depends only on the task's number, never on
-timing. A completed task is one file of statistics in a :class:`TaskFolder`, written whole or not at
-all; a task whose file is missing is done again from the start.
+"""What every run of tasks shares: a process's place in a launch (from the launcher's environment,
+without importing torch), its share of the cores and tasks, and the folder of completed tasks.
 
 >>> launch({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2"})
 Launch(rank=1, processes=4, local=2)
@@ -65,23 +58,23 @@ class Launch:
 
 
 def launch(environ: Mapping[str, str] | None = None) -> Launch:
-    """This process's :class:`Launch` from the launcher's environment (``accelerate launch`` and
-    ``torchrun`` set ``RANK``, ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``; none: one process)."""
+    """This process's :class:`Launch` from ``RANK``, ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE`` (none: one
+    process)."""
     env = os.environ if environ is None else environ
     world = int(env.get("WORLD_SIZE", 1))
     return Launch(int(env.get("RANK", 0)), world, int(env.get("LOCAL_WORLD_SIZE") or world))
 
 
 def owned(task: int, *, rank: int = 0, processes: int = 1, shard: tuple[int, int] = (0, 1)) -> bool:
-    """Whether process ``rank`` of ``processes`` in shard ``shard = (i, n)`` runs ``task``: tasks go
-    round-robin to shards, then each shard's tasks round-robin to its processes."""
+    """Whether process ``rank`` of ``processes`` in shard ``(i, n)`` runs ``task`` (round-robin to
+    shards, then to the shard's processes)."""
     i, n = shard
     return task % n == i and (task // n) % processes == rank
 
 
 def core_share(local: int = 1) -> int:
     """The cores each of ``local`` processes on this machine may use: those this process may run on
-    (taskset, cgroups, Slurm), not the machine's, divided among them."""
+    (taskset, cgroups, Slurm) divided among them."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -90,9 +83,7 @@ def core_share(local: int = 1) -> int:
 
 
 def share_cores(local: int) -> None:
-    """Several processes on one machine's CPU: torch's threads (OpenMP and MKL alike) in each at
-    most its :func:`core_share`. torchrun sets only ``OMP_NUM_THREADS``; an ``MKL_NUM_THREADS`` left
-    at the core count oversubscribed the cores (2 processes on 2 cores: 72 s instead of 20 s)."""
+    """Limit torch's threads (OpenMP and MKL) to this process's :func:`core_share`."""
     import torch
 
     torch.set_num_threads(min(torch.get_num_threads(), core_share(local)))  # sets MKL's count too
@@ -100,8 +91,7 @@ def share_cores(local: int) -> None:
 
 @contextlib.contextmanager
 def process_group() -> Iterator[Any]:
-    """``torch.distributed``, with a process group: the running one (accelerate's), else one started
-    here (gloo, the launcher's rendezvous) and ended after the block."""
+    """``torch.distributed`` with a process group: the running one, else a gloo one for the block."""
     from datetime import timedelta
 
     import torch.distributed as dist
@@ -117,8 +107,7 @@ def process_group() -> Iterator[Any]:
 
 
 def gather(item: Any, where: Launch) -> list[Any] | None:
-    """Every process's ``item`` on process 0, in rank order (None on the others); one process:
-    ``[item]``."""
+    """Every process's ``item`` on process 0, in rank order (None on the others)."""
     if where.processes == 1:
         return [item]
     with process_group() as dist:
@@ -128,7 +117,7 @@ def gather(item: Any, where: Launch) -> list[Any] | None:
 
 
 def broadcast(item: Any, where: Launch) -> Any:
-    """Process 0's ``item``, on every process (one process: ``item``)."""
+    """Process 0's ``item``, on every process."""
     if where.processes == 1:
         return item
     with process_group() as dist:
@@ -138,11 +127,9 @@ def broadcast(item: Any, where: Launch) -> Any:
 
 
 class TaskFolder:
-    """The completed tasks of a run under ``folder/.paraamr/{name}/`` (``what`` it is, for messages:
-    "an evaluation"): ``settings.json`` (what every task depends on) and one
-    ``{unit}-{k:06d}.json`` per completed task (its statistics), each written atomically, so a task
-    is done exactly when its file exists. Each writer (a process of a run, of a shard) holds its
-    lock while it runs.
+    """The completed tasks of a run under ``folder/.paraamr/{name}/`` (``what`` it is, for
+    messages): ``settings.json`` and one ``{unit}-{k:06d}.json`` of statistics per completed task,
+    each written atomically.
 
     >>> import tempfile
     >>> tasks = TaskFolder(tempfile.mkdtemp(), "evaluate", unit="chunk")
@@ -156,12 +143,9 @@ class TaskFolder:
     def __init__(self, folder: str | os.PathLike, name: str, *, unit: str = "task", what: str = "a run"):
         self.folder = Path(folder)
         self.root = layout.state_path(self.folder, f"{name}/")
+        self.settings_path = self.root / "settings.json"
         self.name, self.unit, self.what = name, unit, what
         self._pattern = re.compile(rf"^{re.escape(unit)}-(\d{{6,}})\.json$")
-
-    @property
-    def settings_path(self) -> Path:
-        return self.root / "settings.json"
 
     def path(self, task: int) -> Path:
         return self.root / f"{self.unit}-{task:06d}.json"
@@ -182,8 +166,7 @@ class TaskFolder:
         return saved
 
     def start(self, settings: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The saved settings (the caller compares them), after saving ``settings`` when there were
-        none. Several processes may start at once: they write the same settings."""
+        """The saved settings, after saving ``settings`` when there were none."""
         saved = self.saved()
         if saved is None:
             layout.atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
@@ -222,9 +205,8 @@ class TaskFolder:
 
 
 def file_digest(path: str | Path) -> dict[str, Any]:
-    """What identifies a file's content: its size and the sha1 of the whole file when it is small
-    (<= :data:`FULL_HASH_BYTES`), else of its first and last MiB (enough to tell two model or input
-    files apart without reading gigabytes).
+    """A file's size and the sha1 of the whole file up to :data:`FULL_HASH_BYTES`, else of its first
+    and last MiB.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "in.txt"
@@ -254,9 +236,8 @@ def input_identity(path: str | Path) -> dict[str, Any]:
 
 
 def dataset_identity(name: str) -> dict[str, Any]:
-    """What identifies a ``--dataset``: a local folder by each visible file's identity
-    (:func:`input_identity`, by path inside it), a local file by its own, a Hub dataset by the
-    revision (commit sha) it resolves to now (None when offline: then it cannot be checked).
+    """What identifies a ``--dataset``: a local file or each visible file of a folder by its
+    :func:`input_identity`, a Hub dataset by the revision it resolves to now (None offline).
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -278,8 +259,7 @@ def dataset_identity(name: str) -> dict[str, Any]:
 
 
 def _hub_revision(name: str) -> str | None:
-    """The commit a Hub dataset resolves to now; None offline or when the Hub cannot say (the load
-    that follows reports why)."""
+    """The commit a Hub dataset resolves to now; None offline or when the Hub cannot say."""
     from huggingface_hub import HfApi, constants
 
     from paraamr.network import bound_hub_requests, hub_timeout
@@ -294,8 +274,7 @@ def _hub_revision(name: str) -> str | None:
 
 
 def identity_changed(saved: dict[str, Any] | None, now: dict[str, Any] | None) -> str | None:
-    """Why the input is not the one a run started with (None when it is): a file, a dataset folder
-    (:func:`dataset_identity`: a file added, removed or changed), a Hub dataset's revision.
+    """Why the input is not the one a run started with (None when it is).
 
     >>> identity_changed({"size": 4, "sha1": "a"}, {"size": 5, "sha1": "b"})
     'its size was 4 bytes, now 5'

@@ -1,9 +1,5 @@
 """Everything a run checks before a model loads or a file is written.
 
-The main process of a run checks the input (paths, format, its first row), the output folder
-(resume state, locks, foreign files) and that every model is on disk (fetched when missing and
-online), so that an error is printed once, at once, and nothing is left half-written.
-
 >>> from paraamr.settings import RecordSettings, check_tagging
 >>> input_file(RecordSettings(input="-")) is None, input_file(RecordSettings(amr_input="g.amr"))
 (True, 'g.amr')
@@ -73,10 +69,8 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
 def _check_models(
     record: RecordSettings, *, download: bool = True, trust_remote_code: bool = False
 ) -> dict[str, str]:
-    """``{kind: path}`` of every model the records need, fetched when missing and the machine is
-    online unless ``download`` is off (:func:`paraamr.models.download.ensure`), amrlib folders
-    checked to name only amrlib's own code (unless ``trust_remote_code``); one error naming each
-    missing model."""
+    """``{kind: path}`` of every model the records need (:func:`paraamr.models.download.ensure`);
+    one error naming each missing model."""
     check_tagging(record)
     found, missing = {}, []
     for kind, name in record.models().items():
@@ -113,11 +107,10 @@ def check_run(
     download: bool = True,
     trust_remote_code: bool = False,
 ) -> tuple[dict[str, Any], str, dict[str, str]]:
-    """Everything checked before a model loads or a file is written: the input (paths, format, its
-    first row), the output folder (saved settings, locks, foreign files) and, with ``models``, that
-    each model is on disk (fetched when missing and online). Returns the run's settings as saved
-    (:meth:`RunFolder.resume_record`), ``new``/``resume``/``overwrite`` and the local path of each
-    model (``{kind: path}``, handed to its stage: each model is resolved once a run)."""
+    """Check the input (paths, format, its first row), the output folder and, with ``models``, that
+    each model is on disk (fetched when missing and online). Returns the settings as saved
+    (:meth:`RunFolder.resume_record`), ``new``/``resume``/``overwrite`` and ``{kind: path}`` of
+    each model."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
     identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None

@@ -1,12 +1,6 @@
-"""A run's input cut into tasks: one pass over the input, then each task reads only its own rows.
-
-The main process of the first invocation of a run reads the input once (a file, stdin or a
-dataset) and writes every row to the file of its task, ``task = row_task(id) mod T``
-(:func:`paraamr.builder.rows.row_task`), so repeats of a source meet in one task and a task's rows
-keep their input order; input failures travel with the rows, so ``inputs = records + failures``
-holds task by task. ``T`` is chosen from the row count (:func:`task_count`). The plan (``T`` and
-the rows of each task that has any) is written last, atomically: it is the partition's completion
-marker, and a partition killed midway is done again from the start.
+"""A run's input cut into tasks: read once, each row (input failures too) written to the file of
+task ``row_task(id) mod T`` (:func:`paraamr.builder.rows.row_task`), so repeats of a source meet in
+one task, in input order. The plan is written last, atomically: it marks the partition complete.
 
 >>> import tempfile
 >>> from paraamr.builder.rows import decode_bytes
@@ -42,9 +36,8 @@ _BUFFER_BYTES = 16 << 20
 
 
 def task_count(rows: int, *, task_rows: int, at_least: int = 1, shards: int = 1) -> int:
-    """The tasks of a run of ``rows`` rows: ``task_rows`` rows a task, at least ``at_least`` (one
-    per process of the first launch), a multiple of ``shards`` (shard ``i`` of ``N`` runs the tasks
-    ``k mod N = i``, so every shard gets as many).
+    """The tasks of a run of ``rows`` rows: ``task_rows`` rows a task, at least ``at_least``, a
+    multiple of ``shards``.
 
     >>> task_count(10_000, task_rows=1000), task_count(10, task_rows=1000, at_least=2)
     (10, 2)
@@ -68,8 +61,7 @@ def _decode(line: str) -> InputRow:
 
 @dataclass(frozen=True)
 class Plan:
-    """A run's cut into ``count`` tasks: ``rows`` of each task that has any (a task with none is
-    done by definition), its input files under ``folder``'s state."""
+    """A run's cut into ``count`` tasks: the ``rows`` of each task that has any."""
 
     folder: Path
     count: int
@@ -77,8 +69,8 @@ class Plan:
 
     @classmethod
     def load(cls, folder: str | Path) -> Plan | None:
-        """The plan of the run in ``folder``, or None when its input was never cut (or the cut was
-        killed before it ended: the plan is written last); InputError when it is unreadable."""
+        """The plan of the run in ``folder``, or None when its input was never (fully) cut;
+        InputError when it is unreadable."""
         path = _root(folder) / _PLAN
         try:
             saved = json.loads(path.read_text())
@@ -128,9 +120,8 @@ def _task_path(folder: str | Path, task: int) -> Path:
 def partition(
     folder: str | Path, rows: Iterable[InputRow], *, task_rows: int, at_least: int = 1, shards: int = 1
 ) -> Plan:
-    """Cut ``rows`` into the tasks of the run in ``folder`` (:func:`task_count`) and save the plan.
-    The rows are read once: spooled as they come (stdin and datasets have no count), then dealt to
-    their tasks' files."""
+    """Cut ``rows`` into the tasks of the run in ``folder`` (:func:`task_count`) and save the plan:
+    spooled first (stdin and datasets have no count), then dealt to their tasks' files."""
     root = _root(folder)
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)

@@ -1,29 +1,19 @@
-"""One process's run of the corpus builder: its tasks, one after the other.
-
-:func:`execute` is the whole run of one process. The main process first checks everything cheap
-(:func:`paraamr.builder.checks.check_run`: input, output folder, saved settings, models) before
-any model loads, then saves the settings and cuts the input into tasks (once per run:
-:mod:`paraamr.builder.partition`); the other processes wait for its verdict, so an error is
-printed once. Each process then takes tasks that are neither done nor held by another
-(:meth:`paraamr.builder.state.RunFolder.claim`), runs their rows through the stages of
-:class:`paraamr.builder.pipeline.Generator` on its own device, writes the task's parts and then its
-completion marker; nothing is gathered. A task cut short (a kill, a signal) leaves no marker and is
-done again from the start by the next run. After ``wait_for_everyone()`` the main process finalizes
-the run (:func:`paraamr.builder.shards.finalize_run`: summary, shards, card, upload).
-"""
+"""One process's run of the corpus builder (:func:`execute`): its tasks, one after the other, each
+written as parts and then a completion marker; the main process then finalizes the run."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from paraamr.builder.checks import check_run, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.partition import Plan
-from paraamr.builder.pipeline import Generator, Stats
+from paraamr.builder.pipeline import Stats
 from paraamr.builder.rows import split_of
 from paraamr.builder.shards import Shard, finalize_run, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
@@ -41,8 +31,8 @@ __all__ = ["TASK_ROWS", "Push", "execute", "launch_warning", "prepare"]
 
 
 class _Outputs:
-    """The writers of one task: ``default`` and ``pairs`` for each split, and failures
-    (:mod:`paraamr.builder.folder`); ``close`` returns the next part number of each."""
+    """The writers of one task: ``default`` and ``pairs`` for each split, and failures; ``close``
+    returns the next part number of each."""
 
     def __init__(self, path: Path, task: int, splits: list[str], *, max_shard_size: int | str):
         where = {"writer": task_writer(task)}
@@ -82,18 +72,9 @@ def _cpu_only() -> bool:
     return not torch.cuda.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
 
 
-def _state():
-    """accelerate's process state: on the CPU (gloo between processes) when there is no GPU."""
-    from datetime import timedelta
-
-    from accelerate import PartialState
-
-    return PartialState(cpu=_cpu_only(), timeout=timedelta(days=7))
-
-
 def launch_warning(environ: dict[str, str] | None = None) -> str | None:
-    """What to say when ``accelerate launch`` was asked for several processes but started one:
-    with ``--cpu`` it runs a single process and only sets ``MASTER_ADDR`` (no ``WORLD_SIZE``).
+    """What to say when ``accelerate launch --cpu`` started one process (``MASTER_ADDR`` set, no
+    ``WORLD_SIZE``).
 
     >>> launch_warning({"ACCELERATE_USE_CPU": "True", "MASTER_ADDR": "127.0.0.1"})[:45]
     'accelerate launch started ONE process, not th'
@@ -111,11 +92,6 @@ def launch_warning(environ: dict[str, str] | None = None) -> str | None:
     )
 
 
-def _model_stages(record: RecordSettings) -> list[str]:
-    """The stages that batch a window's work through :func:`~paraamr.models.base.run_batched`."""
-    return [*([] if record.amr_input else ["parse"]), "realize", *(["perplexity"] if record.lm_model else [])]
-
-
 def _process(
     record: RecordSettings,
     run: RunSettings,
@@ -125,30 +101,38 @@ def _process(
     *,
     main: bool,
 ) -> None:
-    """This process's tasks (:meth:`RunFolder.claim`), one after the other, with the models at
-    ``paths`` (resolved by the main process's checks). A signal
-    (:mod:`paraamr.signals`) drops the task in flight and stops with
-    :class:`~paraamr.signals.Interrupted` saying how far the run got."""
+    """This process's tasks (:meth:`RunFolder.claim`) with the models at ``paths``. A signal drops
+    the task in flight and raises :class:`~paraamr.signals.Interrupted` saying how far the run got."""
     mine = plan.of(folder.shard)
     total = plan.total(mine)
     before = plan.total(k for k in mine if folder.completed(k))
+    parse = [] if record.amr_input else ["parse"]  # the stages that batch through run_batched:
+    stages = [*parse, "realize", *(["perplexity"] if record.lm_model else [])]
     tracker = RunProgress(
         folder,
         mode=progress_mode(run.progress),
         main=main,
         window=run.window,
-        stages=_model_stages(record),
+        stages=stages,
         total=total,
         initial=before,
     )
     try:
         if before < total:
-            tracker.phase(model_line(record.models(), paths))
-            generator = make_generator(record.with_models(paths), run)
-            tracker.phase("reading input")
+            tracker.display.phase(model_line(record.models(), paths))
+            generator, spec = make_generator(record.with_models(paths), run), record.as_dict()
+            tracker.display.phase("reading input")
             with batch_listener(tracker.on_batch):
-                for task in folder.claim(plan):
-                    _task(task, record, run, folder, plan, generator, tracker)
+                for task in folder.claim(plan):  # its rows in windows, its parts, then its marker
+                    outputs = _Outputs(folder.path, task, record.splits(), max_shard_size=run.max_shard_size)
+                    stats = Stats()
+                    for window in generator.windows(tracker.taken(plan.read(task)), seen=set()):
+                        outputs.write(window, spec)
+                        stats.merge(window.stats)
+                        tracker.window_done(window.rows, window.stats)
+                        check()  # a signal whose exception Python dropped stops here
+                    with critical():
+                        folder.complete(task, outputs.close(), stats.as_dict())
         # the others may still run: keep the display moving until every process is done
         while main and tracker.display.mode != "none" and folder.num_processes > 1 and folder.running():
             tracker.show()
@@ -163,27 +147,6 @@ def _process(
         tracker.close()
 
 
-def _task(
-    task: int,
-    record: RecordSettings,
-    run: RunSettings,
-    folder: RunFolder,
-    plan: Plan,
-    generator: Generator,
-    tracker: RunProgress,
-) -> None:
-    """One task: its rows in windows, its parts, then its completion marker."""
-    outputs = _Outputs(folder.path, task, record.splits(), max_shard_size=run.max_shard_size)
-    spec, stats = record.as_dict(), Stats()
-    for window in generator.windows(tracker.taken(plan.read(task)), seen=set()):
-        outputs.write(window, spec)
-        stats.merge(window.stats)
-        tracker.window_done(window.rows, window.stats)
-        check()  # a signal whose exception Python dropped stops here
-    with critical():
-        folder.complete(task, outputs.close(), stats.as_dict())
-
-
 def prepare(
     record: RecordSettings,
     run: RunSettings,
@@ -191,9 +154,8 @@ def prepare(
     *,
     overwrite: bool = False,
 ) -> dict[str, str]:
-    """(The main process) everything checked (:func:`~paraamr.builder.checks.check_run`), this
-    process's lock taken, the settings saved and the input cut into tasks (once per run); returns
-    the local path of each model."""
+    """(The main process) check everything, take this process's lock, save the settings and cut
+    the input into tasks (once per run); returns the local path of each model."""
     saved, mode, paths = check_run(
         record, folder, overwrite=overwrite, download=run.download, trust_remote_code=run.trust_remote_code
     )
@@ -216,15 +178,11 @@ def execute(
     shard: Shard | None = None,
     origin: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """Run this process's share of the build into ``output`` (``origin``: what the first
-    invocation records beside the settings, :class:`~paraamr.builder.state.RunFolder`); the main
-    process then finalizes the run (summary, shards, card; the upload with ``push``) and returns
-    the summary. As ``shard`` of
-    a run cut into shards (:mod:`paraamr.builder.shards`), the main process instead lets go of its
-    lock and finalizes the run only when asked to and it is the last shard done.
-
-    The main process checks everything (:func:`prepare`) before a model loads; the others wait for
-    its verdict and end with status 1, silently, when it fails."""
+    """Run this process's share of the build into ``output`` (``origin``: see
+    :class:`~paraamr.builder.state.RunFolder`); the main process then finalizes the run (the upload
+    with ``push``) and returns the summary; as ``shard``, see :func:`~paraamr.builder.shards.shard_done`.
+    The main process checks everything (:func:`prepare`) before a model loads; the others end with
+    status 1, silently, when that fails."""
     run = run or RunSettings()
     t0 = time.monotonic()
     where = launch()
@@ -243,7 +201,9 @@ def execute(
     if n == 1 and error is not None:
         raise error
     quiet_libraries(run.verbose)
-    state_obj = _state()
+    from accelerate import PartialState
+
+    state_obj = PartialState(cpu=_cpu_only(), timeout=timedelta(days=7))  # gloo on the CPU
     if n > 1:
         why = None if error is None else str(error) or type(error).__name__
         verdict, paths = broadcast((why, paths), where)

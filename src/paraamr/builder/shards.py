@@ -1,20 +1,5 @@
-"""Runs cut into independent shards (``generate.py --shard I/N``) and the finalize step of every run.
-
-A cluster runs a big build as N invocations that never meet (a Slurm array): shard ``I`` runs the
-tasks ``k mod N = I`` of the run (:mod:`paraamr.builder.state`), in the shared folder, with no
-process group and no barrier between shards. A shard may itself be a launch of several processes
-(``accelerate launch`` / ``torchrun``), each taking the shard's tasks one at a time.
-
-The run's settings (record settings, input identity and ``N``) are saved once, by the first shard
-to start, which also cuts the input into tasks while the others wait; every later shard must
-match them. Two invocations of the same shard are refused by its writer locks. ``--overwrite``
-resets one shard.
-
-:func:`finalize_run` (``paraamr finalize DIR``, ``--finalize auto``: the last shard to finish, or
-the end of a run in one piece) checks that every task is done and that its files match its
-counts, then under the folder's own lock sums the tasks' counts into the summary, names the shards
-over the whole run and writes the card (:func:`paraamr.builder.summary.write_outputs`); it is
-idempotent.
+"""Runs cut into independent shards (``--shard I/N``: shard ``I`` runs the tasks ``k mod N = I``,
+with no barrier between shards) and the finalize step of every run (:func:`finalize_run`).
 
 >>> shard_command(["generate.py", "--shard", "slurm", "--overwrite", "--token", "hf_x", "--output", "o"])
 ['generate.py', '--shard', '{shard}', '--output', 'o']
@@ -31,8 +16,8 @@ from typing import Any
 
 from paraamr import layout
 from paraamr.builder.folder import check_committed
-from paraamr.builder.state import RunFolder, Shard, finalized
-from paraamr.builder.status import RunStatus, not_done, run_statuses, span
+from paraamr.builder.state import RunFolder, Shard, finalized, task_writer
+from paraamr.builder.status import RunStatus, not_done, ranges, run_statuses
 from paraamr.builder.summary import Push, publish, pushed, write_outputs
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import folder_lock
@@ -64,13 +49,12 @@ def shard_command(argv: Sequence[str]) -> list[str]:
 
 
 def _check_files(path: Path, status: RunStatus) -> None:
-    """Move each done task whose files do not match its counts
-    (:func:`~paraamr.builder.folder.check_committed`: a part lost or cut short) to the tasks not
-    done, and remove its marker, so that running its shard again redoes it; refuse a finalized run
-    whose files do not match, or that lost a task's marker."""
+    """Move each done task whose files do not match its counts to the tasks not done, its marker
+    removed (its shard redoes it); refuse a finalized run whose files do not match, or that lost a
+    task's marker."""
     if not status.complete and finalized(path):
         RunFolder(path).check_finished()
-    problems = check_committed(path, status.states)
+    problems = check_committed(path, [(task_writer(k), status.done[k]) for k in sorted(status.done)])
     if not problems:
         return
     if "" in problems:
@@ -99,15 +83,12 @@ def finalize_run(
     started: float | None = None,
 ) -> dict[str, Any] | None:
     """Finalize a run whose every task is done: under the folder's own lock (waiting up to ``wait``
-    seconds), check each task's files against its counts, sum the tasks' counts into
-    ``summary.json``, name the shards over the whole run and write the card
-    (:func:`~paraamr.builder.summary.write_outputs`); then upload with ``push``. ``license``,
-    ``max_shard_size`` and the ``run`` settings default to the first shard's; ``started``: the
-    monotonic time the run started (the summary's seconds). A run finalized already is done again
-    unless ``again`` is off (then None, or the summary when ``push`` has not reached its repo yet: a
-    requeued task redoes an upload that failed). Raises :class:`InputError` naming each task that is
-    not done or whose files do not match its counts (and printing its shard's command),
-    :class:`FolderLocked` while a writer or another owner holds the folder."""
+    seconds), check each task's files, then write the summary, shards and card
+    (:func:`~paraamr.builder.summary.write_outputs`) and upload with ``push``. ``license``,
+    ``max_shard_size`` and ``run`` default to the first shard's; ``started``: the monotonic time the
+    run started. Without ``again``, a finalized run returns None (or redoes an upload that did not
+    reach ``push``). Raises :class:`InputError` naming each task not done, :class:`FolderLocked`
+    while another holds the folder."""
     path, t0 = Path(path), time.monotonic() if started is None else started
     status = run_statuses(path)
     if not status.complete:
@@ -140,19 +121,16 @@ def finalize_run(
 
 
 def shard_done(folder: RunFolder, *, push: Push | None = None) -> dict[str, Any] | None:
-    """(A shard's main process, its tasks done) let go of its lock; with ``--finalize auto`` and
-    every task of the run done, finalize the run (:func:`finalize_run`), once: when two shards
-    finish at once, one finalizes and the other finds it done or in progress; a requeued shard of a
-    run finalized already redoes an upload that did not reach its repo. Returns the summary when
-    this process finalized or uploaded."""
+    """(A shard's main process, its tasks done) let go of its lock and, with ``--finalize auto`` and
+    every task done, finalize the run once (:func:`finalize_run`). Returns the summary when this
+    process finalized or uploaded."""
     folder.unlock()
     spec = folder.spec
     status = run_statuses(folder.path)
     if finalized(folder.path) and not (spec.finalize and push is not None and not pushed(folder.path, push)):
         note = "the run is finalized already"
     elif not status.complete:
-        left = ", ".join(span(a, b) for a, b in status.shards_to_run(running=True))
-        note = f"shards not done: {left}"
+        note = f"shards not done: {ranges(status.shards_to_run(running=True))}"
     elif not spec.finalize:
         note = f"every shard is done: `paraamr finalize {folder.path}` finalizes the run"
     else:

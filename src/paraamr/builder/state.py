@@ -1,13 +1,9 @@
 """A run's output folder as its processes see it: the saved settings, the locks, the tasks.
 
-Under ``DIR/.paraamr/`` (:data:`paraamr.layout.STATE_FILES`, never uploaded) a run keeps the
-settings it started with, its input cut into tasks (:mod:`paraamr.builder.partition`) and one
-completion marker per finished task (:class:`paraamr.tasks.TaskFolder`: the task's counts and the
-number of its parts). A process takes the next task that is neither completed nor held by another
-process (:meth:`RunFolder.claim`), so any number of processes, launches and shards share one
-folder; a task killed midway has no marker and is done again from the start, its parts deleted
-first. Each process holds its writer lock while it runs, so a second run on the same folder
-refuses at once, naming the holder.
+Under ``DIR/.paraamr/`` a run keeps its settings, its input cut into tasks
+(:mod:`paraamr.builder.partition`) and one completion marker per finished task. A process takes
+the next task neither completed nor held by another (:meth:`RunFolder.claim`); a task killed
+midway has no marker and is done again from the start.
 
 >>> import tempfile
 >>> f = RunFolder(tempfile.mkdtemp(), rank=1, num_processes=2)
@@ -19,7 +15,6 @@ refuses at once, naming the holder.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
@@ -70,30 +65,10 @@ def task_writer(task: int) -> str:
     return f"t{task:06d}"
 
 
-def _task_lock(task: int) -> str:
-    return f"task-{task:06d}"
-
-
-def _read(path: Path) -> dict:
-    """The run's settings file: its content, else a one-line error naming it and the way out."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        data = err
-    if not isinstance(data, dict):
-        why = str(data) if isinstance(data, Exception) else "not a JSON object"
-        raise InputError(
-            f"{path}: the run's settings are unreadable ({why}); run the same command with --overwrite "
-            "to build the run again"
-        )
-    return data
-
-
 class RunFolder:
-    """The output folder of a run seen by process ``rank`` of ``num_processes`` of one invocation
-    (of ``shard`` when the run is cut into shards); ``origin``: what the first invocation records
-    beside the settings (``command``: its command line, ``{shard}`` for a ``--shard`` value;
-    ``cwd``; ``run``: its run settings; ``license``), for finalize and its messages."""
+    """The output folder of a run seen by process ``rank`` of ``num_processes`` (of ``shard``);
+    ``origin``: what the first invocation records beside the settings (``command``, with
+    ``{shard}`` for a ``--shard`` value; ``cwd``; ``run``: its run settings; ``license``)."""
 
     def __init__(
         self,
@@ -115,11 +90,22 @@ class RunFolder:
         self.count = SharedCount(self.path / layout.STATE_DIR, self.writer, names=writers)
         self._lock = None
 
-    # -- settings and checks ---------------------------------------------------------------------
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``input_identity``, ``shards``, ...), or None."""
-        saved = _read(self.settings_path) if self.settings_path.is_file() else None
-        if saved is not None and not isinstance(saved.get("record"), dict):
+        path = self.settings_path
+        if not path.is_file():
+            return None
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            saved = err
+        if not isinstance(saved, dict):
+            why = str(saved) if isinstance(saved, Exception) else "not a JSON object"
+            raise InputError(
+                f"{path}: the run's settings are unreadable ({why}); run the same command with --overwrite "
+                "to build the run again"
+            )
+        if not isinstance(saved.get("record"), dict):
             raise InputError(f"{self.path} holds a run of an older paraamr; pass --overwrite to start over")
         return saved
 
@@ -135,11 +121,10 @@ class RunFolder:
         saved = self.read_settings()
         if saved is None:
             if any(p.name != layout.STATE_DIR for p in self.path.iterdir()):
-                raise InputError(
-                    f"{self.path}: exists and holds no paraamr run; "
-                    + ("refusing to delete its files even with --overwrite" if overwrite else "")
-                    + ("" if overwrite else "give an empty or new folder")
-                )
+                why = "give an empty or new folder"
+                if overwrite:
+                    why = "refusing to delete its files even with --overwrite"
+                raise InputError(f"{self.path}: exists and holds no paraamr run; {why}")
             return "new"
         diffs = self.differences(saved, record, identity)
         if overwrite and self.spec is not None:
@@ -165,8 +150,7 @@ class RunFolder:
         return "resume"
 
     def check_finished(self) -> None:
-        """Refuse a finalized run that lost a task's completion marker: its parts are merged into
-        the shards, so the task cannot be done again."""
+        """Refuse a finalized run that lost a task's completion marker (it cannot be done again)."""
         plan = Plan.load(self.path)
         for task in plan.rows if plan is not None else ():
             try:
@@ -194,12 +178,10 @@ class RunFolder:
         return diffs
 
     def resume_record(self, record: RecordSettings, identity: dict[str, Any] | None) -> dict[str, Any]:
-        """The run's settings as saved for resuming: ``record``, ``input_identity``, the ``shards``
-        of a run cut into shards, and the invocation's ``origin``."""
+        """The run's settings as saved: ``record``, ``input_identity``, ``shards`` and ``origin``."""
         saved = {**self.origin, "record": record.as_dict(), "input_identity": identity}
         return saved if self.spec is None else {**saved, "shards": self.spec.count}
 
-    # -- locks ---------------------------------------------------------------------------------
     def _others(self, writer: str) -> bool:
         """Whether the lock ``writer`` may be held by another shard of this run while this one runs."""
         if self.spec is None:
@@ -212,7 +194,7 @@ class RunFolder:
 
     def check_lock(self, *, skip_own: bool = False) -> None:
         """Raise :class:`~paraamr.errors.FolderLocked` when another run (or this shard, run again)
-        holds a lock of the folder; other shards of this run may be running."""
+        holds a lock of the folder."""
         for writer, holder in busy_writers(self.path, skip_own=skip_own):
             if self._others(writer):
                 continue
@@ -220,9 +202,8 @@ class RunFolder:
             raise FolderLocked(f"{self.path}: {what} ({holder}); wait for it to finish or stop it")
 
     def lock(self, *, alone: bool = False) -> None:
-        """Take this process's writer lock; the OS releases it when the process ends, however it
-        ends. ``alone`` (the main process, before the others start): refuse, and let the lock go,
-        when another run holds a lock (one that started at the same moment)."""
+        """Take this process's writer lock. ``alone`` (the main process, before the others start):
+        refuse, and let the lock go, when another run holds a lock."""
         self._lock = writer_lock(self.path, self.writer, command="generate")
         if alone:
             try:
@@ -237,7 +218,6 @@ class RunFolder:
             self._lock.release()
             self._lock = None
 
-    # -- the run's start -----------------------------------------------------------------------
     def prepare(
         self,
         saved: dict[str, Any],
@@ -246,13 +226,23 @@ class RunFolder:
         overwrite: bool,
         task_rows: int,
     ) -> Plan:
-        """(The main process, its lock held) with ``overwrite``, delete the earlier run's files
-        (this shard's only, with ``--shard``); save the settings unless a shard did (refused when
-        it saved others); cut the input into tasks unless that is done (one pass over ``rows()``)."""
+        """(The main process, its lock held) with ``overwrite``, delete the earlier run's files (this
+        shard's only, with ``--shard``); save the settings unless a shard did (refused when they
+        differ); cut the input into tasks unless that is done."""
         if overwrite and self.spec is None:
             with folder_lock(self.path, command="generate --overwrite"):
                 layout.remove_layout(self.path)
-        with self._first():
+        said = False
+        while True:  # the lock of the run's start: the others wait for the first process
+            try:
+                first = writer_lock(self.path, _FIRST, command="generate (cutting the input into tasks)")
+                break
+            except FolderLocked as err:
+                if not said:
+                    print(f"paraamr generate: waiting: {err}", file=sys.stderr)
+                    said = True
+                time.sleep(0.2)
+        with first:
             if overwrite and self.spec is not None:
                 for task in self.tasks.completed():
                     if task % self.spec.count == self.spec.index:
@@ -272,37 +262,16 @@ class RunFolder:
                 )
         return plan
 
-    @contextlib.contextmanager
-    def _first(self) -> Iterator[None]:
-        """The lock of the run's start: held by the first process that saves the settings and cuts
-        the input; the others wait for it (its holder's end lets it go, however it ends)."""
-        said = False
-        while True:
-            try:
-                lock = writer_lock(self.path, _FIRST, command="generate (cutting the input into tasks)")
-                break
-            except FolderLocked as err:
-                if not said:
-                    print(f"paraamr generate: waiting: {err}", file=sys.stderr)
-                    said = True
-                time.sleep(0.2)
-        try:
-            yield
-        finally:
-            lock.release()
-
-    # -- tasks ---------------------------------------------------------------------------------
     def claim(self, plan: Plan) -> Iterator[int]:
-        """The tasks of this invocation this process runs, one at a time, each under its lock:
-        those neither completed nor held by another process, starting at this process's share (so
-        processes rarely meet). A completion marker that cannot be read counts as not done."""
+        """The tasks this process runs, one at a time, each under its lock: those neither completed
+        (readably) nor held by another process, starting at this process's share."""
         mine = plan.of(self.shard)
         start = len(mine) * self.rank // self.num_processes
         for task in mine[start:] + mine[:start]:
             if self.completed(task):
                 continue
             try:
-                lock = writer_lock(self.path, _task_lock(task), command="generate")
+                lock = writer_lock(self.path, f"task-{task:06d}", command="generate")
             except FolderLocked:
                 continue
             try:
@@ -346,8 +315,7 @@ class RunFolder:
         clean_parts(self.path, writer=task_writer(task), committed={})
 
     def running(self) -> bool:
-        """Whether a process holds a task lock of this invocation's tasks (the main process shows
-        the others' progress until they end)."""
+        """Whether a process holds a task lock of this invocation's tasks."""
         return any(w.startswith("task-") and not self._others(w) for w, _ in busy_writers(self.path))
 
 

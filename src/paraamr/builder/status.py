@@ -1,12 +1,7 @@
-"""Where a run's tasks stand, and what to run for those that are not done.
+"""Where a run's tasks stand, and what to run for those that are not done. Only the tasks that
+have rows are looked at, and shards are named as index ranges, never one by one.
 
-A run is cut into tasks (:mod:`paraamr.builder.partition`); shard ``I`` of a run cut by
-``--shard I/N`` runs the tasks ``k mod N = I``. A task is done when its completion marker can be
-read (:class:`paraamr.builder.state.RunFolder`). Only the tasks that have rows are looked at and
-shards are named as index ranges, never one by one, so a run of millions of shards costs what
-its tasks cost.
-
->>> _ranges([0, 1, 2, 5, 7, 8])
+>>> ranges(_spans([0, 1, 2, 5, 7, 8]))
 '0-2, 5, 7-8'
 """
 
@@ -19,11 +14,11 @@ from typing import Any
 
 from paraamr import layout
 from paraamr.builder.partition import Plan
-from paraamr.builder.state import RunFolder, task_writer
+from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError
 from paraamr.locks import busy_writers
 
-__all__ = ["RunStatus", "not_done", "run_statuses", "span"]
+__all__ = ["RunStatus", "not_done", "ranges", "run_statuses"]
 
 #: Shards to run whose command is printed one per line (the others: the same with their I).
 _SHOWN = 20
@@ -32,8 +27,7 @@ _SHOWN = 20
 @dataclass
 class RunStatus:
     """A run's saved settings, its ``plan`` (None before its input is cut), the markers of its
-    ``done`` tasks and, for each task that is not done, why (``not run``, ``running (holder)``,
-    ``unreadable (...)``, or what is wrong with its files)."""
+    ``done`` tasks and why each other task is not done (``not run``, ``running (holder)``, ...)."""
 
     saved: dict[str, Any]
     shards: int
@@ -46,14 +40,8 @@ class RunStatus:
         """Whether every task is done."""
         return self.plan is not None and not self.todo
 
-    @property
-    def states(self) -> list[tuple[str, dict]]:
-        """``(writer, marker)`` of each done task, in task order (what finalize checks and sums)."""
-        return [(task_writer(k), self.done[k]) for k in sorted(self.done)]
-
     def shards_to_run(self, *, running: bool = False) -> list[tuple[int, int]]:
-        """The shards of the tasks not done (those running too, with ``running``), as ``(first,
-        last)`` index ranges.
+        """The shards of the tasks not done (and running, with ``running``) as ``(first, last)`` ranges.
 
         >>> RunStatus({}, 4, None, {}, {}).shards_to_run()
         [(0, 3)]
@@ -90,10 +78,6 @@ def run_statuses(path: str | Path) -> RunStatus:
     return RunStatus(saved, saved.get("shards", 1), plan, done, todo)
 
 
-def span(a: int, b: int) -> str:
-    return str(a) if a == b else f"{a}-{b}"
-
-
 def _spans(indices: Sequence[int]) -> list[tuple[int, int]]:
     """``(first, last)`` of each run of consecutive ``indices`` (sorted)."""
     spans: list[list[int]] = []
@@ -105,14 +89,14 @@ def _spans(indices: Sequence[int]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans]
 
 
-def _ranges(indices: Sequence[int]) -> str:
-    """``0-2, 5`` for [0, 1, 2, 5]."""
-    return ", ".join(span(a, b) for a, b in _spans(indices))
+def ranges(spans: Sequence[tuple[int, int]], sep: str = ", ") -> str:
+    """``0-2, 5`` for the spans ``[(0, 2), (5, 5)]``."""
+    return sep.join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def not_done(path: Path, status: RunStatus) -> InputError:
-    """The error naming each task that is not done, and why; for a run cut into shards, the command
-    of each shard to run again is printed on stdout."""
+    """The error naming each task that is not done, and why; the command of each shard to run again
+    is printed on stdout."""
     if status.plan is None:
         head = "no task ran yet (the input was never cut into tasks)"
     else:
@@ -123,17 +107,16 @@ def not_done(path: Path, status: RunStatus) -> InputError:
         for what, tasks in whys.items():
             first = status.todo[tasks[0]]
             detail = first[len(what) :].strip(" :") if len(tasks) == 1 else ""
-            parts.append(f"{what}: {_ranges(tasks)}" + (f" ({detail.strip('()')})" if detail else ""))
+            parts.append(f"{what}: {ranges(_spans(tasks))}" + (f" ({detail.strip('()')})" if detail else ""))
         head = f"{len(status.todo)} of {len(status.plan.rows)} tasks not done ({'; '.join(parts)})"
     rerun = status.shards_to_run()
-    command = status.saved.get("command")
+    command, cwd = status.saved.get("command"), status.saved.get("cwd", ".")
     if status.shards == 1:
         if command:
-            print(f"# the command to run again (from {status.saved.get('cwd', '.')}):\n{' '.join(command)}")
+            print(f"# the command to run again (from {cwd}):\n{' '.join(command)}")
         return InputError(f"{path}: {head}; run the same command to do them, then finalize again")
     if command and rerun:
-        array = ",".join(span(a, b) for a, b in rerun)
-        print(f"# the shards to run (from {status.saved.get('cwd', '.')}); on Slurm: --array={array}")
+        print(f"# the shards to run (from {cwd}); on Slurm: --array={ranges(rerun, ',')}")
         shown = 0
         for a, b in rerun:
             for i in range(a, min(b + 1, a + _SHOWN - shown)):
@@ -142,7 +125,6 @@ def not_done(path: Path, status: RunStatus) -> InputError:
         left = sum(b - a + 1 for a, b in rerun) - shown
         if left > 0:
             print(f"# ... and {left} more: the same with --shard I/{status.shards}")
-    shards = ", ".join(span(a, b) for a, b in rerun)
     where = "the command of each is printed above" if command else "run each with --shard I/N"
-    todo = f"shards to run again: {shards}; {where}, then finalize again" if rerun else "wait for them"
+    todo = f"shards to run again: {ranges(rerun)}; {where}, then finalize again" if rerun else "wait for them"
     return InputError(f"{path}: {head}; {todo}")

@@ -1,10 +1,4 @@
-"""The end of a run: its summary (settings, counts, time), the card, and the upload.
-
-Once every task of a run is done, its finalize step (:func:`paraamr.builder.shards.finalize_run`:
-the end of a run in one piece, ``paraamr finalize``, the last shard) sums the tasks' counts into
-``summary.json``, names the shards (:func:`paraamr.builder.folder.finalize`), writes the card
-(:func:`paraamr.card.write_card`) and, with ``--push-to-hub``, uploads the folder.
-"""
+"""The end of a run (:func:`paraamr.builder.shards.finalize_run`): its summary, the card, the upload."""
 
 from __future__ import annotations
 
@@ -43,8 +37,8 @@ def _portable(value: Any, base: Path) -> Any:
 
 
 def summarize(path: Path, status: Any, run: RunSettings, seconds: float) -> dict[str, Any]:
-    """The run summary: settings (local paths relative to the folder ``path``), the sum of the
-    counts of every task (``status``: a complete :class:`paraamr.builder.status.RunStatus`), time."""
+    """The run summary: settings (local paths relative to ``path``), the counts summed over the tasks
+    of ``status`` (a complete :class:`paraamr.builder.status.RunStatus`), time."""
     total = Stats()
     for marker in status.done.values():
         total.merge(Stats.from_dict(marker["stats"]))
@@ -92,9 +86,8 @@ def write_outputs(
     license: str | None = None,
     repo_id: str | None = None,
 ) -> dict[str, Any]:
-    """(The caller holds the folder's own lock; every task is done) write ``summary.json`` from
-    the tasks' counts (``status``, :func:`summarize`), name the shards (crash-safe, a no-op once
-    done) and write the card for ``repo_id`` (its load snippets name it). Returns the summary."""
+    """(Under the folder's own lock, every task done) write ``summary.json`` (:func:`summarize`),
+    name the shards and write the card for ``repo_id``. Returns the summary."""
     for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
         layout.remove_temps(path / name)  # an earlier finish killed mid-write
     _pushed_path(path).unlink(missing_ok=True)  # what is written now is not uploaded yet
@@ -126,13 +119,12 @@ def _uploads(path: Path) -> dict[str, str]:
 
 def pushed(path: Path, push: Push) -> bool:
     """Whether the finished folder ``path`` was uploaded to ``push``'s repo and revision since it
-    was last finished (a requeued task redoes an upload that failed)."""
+    was last finished."""
     return _push_key(push) in _uploads(path)
 
 
 def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str, Any]:
-    """Print the summary and, with ``push``, upload the folder (after the folder's lock is let go)
-    and record the upload (:func:`pushed`)."""
+    """Print the summary and, with ``push``, upload the folder and record the upload (:func:`pushed`)."""
     print(format_summary(summary), file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
     if push is not None:

@@ -1,13 +1,5 @@
-"""What a run shows while it works: the models it loads, then sources done per batch, across ranks.
-
-A window of rows goes through several model stages (parse, realize, perplexity), each one call
-in batches; :class:`RunProgress` counts each finished batch (:func:`paraamr.models.base.batch_listener`,
-from any thread) as its share of the window in flight, so the display moves per batch, not per
-window. The share is of the rows really taken from the input and not yet written (a last, short
-window counts its own rows, never a whole ``--window``), and each window, once written, counts
-its exact rows. Each process keeps its count in its progress file (:class:`paraamr.progress.SharedCount`);
-the main process shows the sum over the run's writers, never above the input's rows.
-"""
+"""What a run shows while it works: the models it loads, then sources done, moved per model batch
+(:func:`paraamr.models.base.batch_listener`) and summed over the run's processes."""
 
 from __future__ import annotations
 
@@ -23,8 +15,8 @@ __all__ = ["RunProgress", "model_line"]
 
 
 def model_line(models: Mapping[str, str], paths: Mapping[str, str] | None = None) -> str:
-    """``loading models: parser NAME (SIZE), ...``: each model of a run by name, with its size on
-    disk when it is there (at ``paths[kind]`` when given: where the run's checks found it).
+    """``loading models: parser NAME (SIZE), ...``, with the size on disk when it is there (at
+    ``paths[kind]`` when given).
 
     >>> model_line({"lm": "/nowhere/lm"})  # not on disk: no size
     'loading models: lm /nowhere/lm'
@@ -79,13 +71,8 @@ class RunProgress:
         )
         folder.count.save(0.0, now=True)
 
-    def phase(self, text: str) -> None:
-        """The step under way: ``loading models: ...``, ``reading input``, ``running``."""
-        self.display.phase(text)
-
     def taken(self, rows: Iterable[Any]) -> Iterator[Any]:
-        """``rows`` as the windows take them, counted: the rows in flight are those taken and not
-        yet written."""
+        """``rows``, counted as the windows take them."""
         for row in rows:
             with self._lock:
                 self._taken += 1
@@ -98,12 +85,11 @@ class RunProgress:
                 first = not any(self._calls.values())
                 self._calls[stage] += items / call_items
             if first:
-                self.phase("running")
+                self.display.phase("running")
             self.show()
 
     def window_done(self, rows: int, stats: Stats) -> None:
-        """A window of ``rows`` rows (counts ``stats``) is written: its exact count replaces its
-        batches' share."""
+        """A window of ``rows`` rows is written: its count replaces its batches' share."""
         with self._lock:
             self.stats.merge(stats)
             self.done += rows
@@ -113,8 +99,7 @@ class RunProgress:
         self.show(save=True)
 
     def now(self) -> float:
-        """Rows done by this writer: those written, and the in-flight window's share of its rows
-        by the batches its stages finished."""
+        """Rows done by this writer: those written, and the in-flight window's share by batches."""
         with self._lock:
             flight = min(self._taken - self.done, self.window)
             if flight <= 0:
@@ -123,8 +108,8 @@ class RunProgress:
             return self.done + flight * share / max(len(self._calls), 1)
 
     def show(self, *, save: bool = False) -> None:
-        """Save this process's count (at most every half second, and when ``save``) and, in the
-        main process, draw the sum over the launch's processes."""
+        """Save this process's count (at most every half second, or ``save``: now) and show the sum
+        over the launch's processes."""
         self.folder.count.save(self.now(), now=save)
         if self.display.mode == "none":
             return
