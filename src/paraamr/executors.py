@@ -168,9 +168,7 @@ def launch(
     from paraamr.builder.checks import check_run
     from paraamr.builder.state import RunFolder, Shard
 
-    tasks = args.workers if args.tasks is None else args.tasks
-    if tasks < 1 or args.workers < 1:
-        raise UsageError("--tasks and --workers must be positive")
+    tasks = args.workers if args.tasks is None else args.tasks  # both positive (their options' type)
     if args.shard is not None:
         raise UsageError("--executor cuts the run into --tasks itself: leave out --shard")
     if args.overwrite:
