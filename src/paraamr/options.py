@@ -100,11 +100,17 @@ def check_number(
 
 
 def _range(low: float | None, high: float | None, above: float | None) -> str:
-    """`` in [0, 1]``, `` >= 0``, `` > 0``, `` <= 1`` or nothing."""
+    """`` in [0, 1]``, `` >= 0``, `` > 0``, `` <= 1`` or nothing (integer bounds in full)."""
+
+    def shown(bound: float) -> str:
+        return str(bound) if isinstance(bound, int) else f"{bound:g}"
+
     if low is not None and high is not None:
-        return f" in [{low:g}, {high:g}]"
+        return f" in [{shown(low)}, {shown(high)}]"
     parts = [
-        f"{sign} {bound:g}" for sign, bound in ((">=", low), (">", above), ("<=", high)) if bound is not None
+        f"{sign} {shown(bound)}"
+        for sign, bound in ((">=", low), (">", above), ("<=", high))
+        if bound is not None
     ]
     return "".join(f" {p}" for p in parts)
 

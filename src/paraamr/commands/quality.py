@@ -174,7 +174,12 @@ def register(subparsers) -> None:
         default=d.natural_repeat,
         help=f"epochs' passes over the hand-written natural pairs' triplets (default: {d.natural_repeat})",
     )
-    train.add_argument("--seed", type=int, default=d.seed)
+    train.add_argument(
+        "--seed",
+        type=number(int, low=0, high=2**32 - 1),
+        default=d.seed,
+        help=f"of the triplets, the split and the training (numpy's range; default: {d.seed})",
+    )
     train.add_argument(
         "--threads", type=number(int, low=0), default=2, help="torch CPU threads (0: torch's default)"
     )
