@@ -71,6 +71,17 @@ def test_a_shared_count_sums_the_runs_files_written_at_most_every_interval(tmp_p
     assert not gone.exists()
 
 
+def test_a_damaged_count_file_adds_nothing(tmp_path):
+    """A file that is not counts (cut short, not an object, a value not a number) is left out whole:
+    none of its keys is added, also those before the bad one."""
+    names = ["a", "b"]
+    main = SharedCount(tmp_path, "a", names=names)
+    main.save(3, failures=1, now=True)
+    for text in ('{"done": 5, "failures": "x"}', '{"done": 5', "[1]", '{"done": [5]}'):
+        (tmp_path / "progress-b.json").write_text(text)
+        assert main.sum() == {"done": 3, "failures": 1}, text
+
+
 def _mode_under_a_launcher(stderr) -> str:
     """``progress_mode("auto")`` of a child whose stderr is a pipe its launcher reads (as
     ``accelerate launch`` does), the launcher's stderr being ``stderr``."""

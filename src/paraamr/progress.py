@@ -402,8 +402,8 @@ class SharedCount:
             if path == own:
                 continue
             with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):  # not written yet
-                for key, value in json.loads(path.read_text()).items():
-                    total[key] = total.get(key, 0) + value
+                counts = json.loads(path.read_text()).items()  # a damaged file adds nothing, not part of it
+                total.update({key: total.get(key, 0) + value for key, value in counts})
         return total
 
     def clear(self) -> None:
