@@ -963,6 +963,9 @@ def value_and_state_cases() -> list[Case]:
                 [("max-perplexity", "nan", "nan"), ("max-perplexity", "negative", "-5")],
             ),
             ("num-proc-zero", ["--method", "reda", "--num-proc", "0"], good, USAGE, "--num-proc"),
+            # a file of the user's at --save-lm stays (before: replaced by the LM without --overwrite)
+            ("save-lm-exists", ["--method", "reda-ng", "--save-lm", "lm.parquet"],
+             {**good, "lm.parquet": b"mine"}, USAGE, "--save-lm lm.parquet", {"absent": ("out",)}),
             bad_file("dictionary-lone-surrogate", synonyms, "syn.json", lone, beside=good, absent=("out",)),
             bad_file("dictionary-nul", synonyms, "syn.json", nul, beside=good, absent=("out",)),
             bad_file(
@@ -1112,6 +1115,14 @@ def value_and_state_cases() -> list[Case]:
                 ("seed", "above-numpy", str(2**32)),
             ],
         ),
+    )
+    cases += rows(
+        "quality train",
+        ("quality", "train", "--input", "in.txt", "--output", "model", "--no-progress"),
+        [  # a file of the user's at --save-triplets stays (before: replaced after the triplets were drawn)
+            ("save-triplets-exists", ["--save-triplets", "t.jsonl"],
+             {"in.txt": text_lines(), "t.jsonl": b"mine"}, USAGE, "--save-triplets t.jsonl"),
+        ],
     )
     cases += rows(
         "models",

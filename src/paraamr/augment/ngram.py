@@ -40,6 +40,7 @@ from pathlib import Path
 
 from paraamr.augment.languages import TOKENIZERS, Tokenizer, Whitespace
 from paraamr.errors import InputError
+from paraamr.layout import atomic_file
 
 START, END = "<START>", "<END>"
 _META_KEY = b"paraamr.ngram"
@@ -181,8 +182,8 @@ class NgramLM:
             }
         ).replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, path)
+        with atomic_file(path) as tmp:  # a killed run leaves the old file, never a part
+            pq.write_table(table, tmp)
         return path
 
     @classmethod

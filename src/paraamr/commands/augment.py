@@ -53,7 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--columns", nargs="+", default=None, help="the one or two text columns (default: guessed)"
     )
     parser.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace a non-empty output folder (and a --save-lm file)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--num-proc", type=positive(), default=None, help="processes for datasets.map")
     add_progress_options(parser)
@@ -365,6 +367,8 @@ def _check_options(args: argparse.Namespace) -> None:
         if given:
             options = ", ".join("--" + n.replace("_", "-") for n in given)
             raise UsageError(f"{options}: only with --method {method} (not {args.method})")
+    if args.save_lm and Path(args.save_lm).exists() and not args.overwrite:
+        raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
 
 
 def _generator_settings(args: argparse.Namespace) -> dict:

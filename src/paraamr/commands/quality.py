@@ -104,7 +104,9 @@ def register(subparsers) -> None:
         "sentence or more; 0 keeps all (default: %(default)s)",
     )
     train.add_argument("--output", type=Path, required=True, help="folder for the trained model")
-    train.add_argument("--overwrite", action="store_true", help="replace a model already in --output")
+    train.add_argument(
+        "--overwrite", action="store_true", help="replace a model already in --output (and --save-triplets)"
+    )
     train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
     train.add_argument(
         "--base", default=d.base, help="encoder to start from, a name or folder (default: %(default)s)"
@@ -348,6 +350,8 @@ def run_train(args: argparse.Namespace) -> int:
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
     _check_output(args.output, args.overwrite)
+    if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
+        raise UsageError(f"--save-triplets {args.save_triplets}: exists; pass --overwrite to replace it")
     sentences, failures = _read_sentences(args)
     triplets, about = _triplets(args, sentences)
     print(f"{len(triplets)} triplets from {len(sentences)} sentences and the natural pairs", file=sys.stderr)

@@ -284,7 +284,10 @@ def _json_lines(path: Path) -> Iterator[dict]:
 
 
 def write_triplets(triplets: Iterable[Triplet], path: str | Path) -> None:
-    """Write triplets as JSON lines (``anchor``, ``positive``, ``negative``, operator names)."""
-    with Path(path).open("w", encoding="utf-8") as stream:
+    """Write triplets as JSON lines (``anchor``, ``positive``, ``negative``, operator names),
+    atomically (:func:`~paraamr.layout.atomic_file`)."""
+    from paraamr.layout import atomic_file
+
+    with atomic_file(path) as tmp, tmp.open("w", encoding="utf-8") as stream:
         for triplet in triplets:
             stream.write(json.dumps(asdict(triplet), ensure_ascii=False) + "\n")
