@@ -171,7 +171,7 @@ def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
     """``(message, exit status)`` of ``err``, one line, not yet redacted; ``inputs`` (the command's
     input paths) name the file in errors about file contents that do not name it themselves.
     Errors of no known kind are reported as internal errors."""
-    err = _innermost(err)
+    err = _interruption(err) or _innermost(err)
     if isinstance(err, Interrupted):
         return _one_line(str(err)), err.status
     if isinstance(err, KeyboardInterrupt):
@@ -207,6 +207,19 @@ def reason(err: BaseException) -> str:
         text = str(err)
         known = f"{type(err).__name__}: {text}" if text else type(err).__name__
     return _one_line(known)
+
+
+def _interruption(err: BaseException) -> KeyboardInterrupt | None:
+    """The signal under an error raised because of it (Python wraps what a signal handler raises
+    inside ``__set_name__`` of a class being defined, as an import of a library does, in a
+    RuntimeError), or None."""
+    for _ in range(8):
+        if isinstance(err, KeyboardInterrupt):
+            return err
+        err = err.__cause__ or err.__context__
+        if err is None:
+            return None
+    return None
 
 
 def _innermost(err: BaseException) -> BaseException:
@@ -310,6 +323,8 @@ def run_process(main: Callable[[], int], command: str) -> NoReturn:
     with handled(f"paraamr {command}".rstrip()):
         try:
             status = main()
-        except KeyboardInterrupt as err:  # before the command's own reporter took over
+        except SystemExit:
+            raise
+        except BaseException as err:  # before the command's own reporter took over (its options)
             status = report(command, err)
     exit_with(status)

@@ -102,6 +102,50 @@ def test_statuses_and_internal_errors():
     assert describe(InputError("line one\nline two"))[0] == "line one line two"
 
 
+def test_a_signal_wrapped_by_python_is_still_the_signal():
+    """A signal handler's exception raised in ``__set_name__`` (a class defined while a library
+    imports) comes out of the class statement as a RuntimeError caused by it (Python 3.11): it is
+    reported as the signal, with its exit status, not as an internal error."""
+    import signal
+
+    from paraamr.signals import Interrupted
+
+    class Field:
+        def __set_name__(self, owner, name):
+            raise Interrupted(signal.SIGTERM)
+
+    def define():
+        class Endpoint:
+            name = Field()
+
+    assert describe(raised(define)) == ("terminated (SIGTERM)", 143)
+    wrapped = raised(lambda: _raise_from(RuntimeError("while importing"), KeyboardInterrupt()))
+    assert describe(wrapped) == ("interrupted", 130)
+
+
+def _raise_from(err: BaseException, cause: BaseException):
+    raise err from cause
+
+
+@pytest.mark.parametrize(
+    ("raised_in_main", "status", "line"),
+    [
+        ("RuntimeError('wrapped') from Interrupted(signal.SIGINT)", 130, "paraamr demo: interrupted"),
+        ("ValueError('bad')", 1, "paraamr demo: internal error: ValueError: bad (run with --debug for the traceback)"),  # noqa: E501
+    ],
+)
+def test_what_a_process_raises_before_its_command_runs_is_one_line(raised_in_main, status, line):
+    """``run_process`` reports whatever its ``main`` raises (while the options are parsed, before
+    the command's own reporter runs) as one line, never a traceback: a Ctrl-C that lands in a
+    library's import inside an option's type came out as a traceback and status 1."""
+    code = (
+        "import signal\nfrom paraamr.report import run_process\nfrom paraamr.signals import Interrupted\n"
+        f"def main():\n    raise {raised_in_main}\nrun_process(main, 'demo')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (status, line + "\n")
+
+
 def test_redaction(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "plain-secret-value")
     text = (
