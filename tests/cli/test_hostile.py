@@ -1055,6 +1055,12 @@ def value_and_state_cases() -> list[Case]:
             ),
             ("chunk-pairs-nan", ["--chunk-pairs", "nan"], {"in.tsv": PAIRS_TSV}, USAGE, "--chunk-pairs"),
             ("ted-height-zero", ["--ted-height", "0"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
+            ("parser-unknown", ["--parser", "nonsense"], {"in.tsv": PAIRS_TSV}, USAGE, "--parser"),
+            # one line naming the server (before: every pair a failure row, a row of 0 pairs, exit 0)
+            ("corenlp-down", ["--parser", "http://127.0.0.1:9"], {"in.tsv": PAIRS_TSV}, ERR, "127.0.0.1:9"),
+            # the references' file is named (before: the pairs' input was)
+            ("references-not-utf8", ["--references", "refs.txt"], {"in.tsv": PAIRS_TSV, "refs.txt": GARBAGE},
+             ERR, "refs.txt"),
             ("ted-height-negative", ["--ted-height", "-2"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
             # one source: no interval, printed as null (before: NaN, which is not JSON)
             ("sample-one-json", ["--sample", "1", "--json"], {"in.tsv": PAIRS_TSV}, OK, None),

@@ -72,6 +72,7 @@ def add_parser_options(group: Any, *, cache: str) -> None:
     group.add_argument(
         "--parser",
         default="link-grammar",
+        type=_parser_option,
         help="link-grammar (offline), corenlp, or a CoreNLP server URL (default: %(default)s)",
     )
     group.add_argument(
@@ -86,6 +87,16 @@ def add_parser_options(group: Any, *, cache: str) -> None:
         "launched processes)",
     )
     group.add_argument("--cache-dir", metavar="DIR", default=None, help=cache)
+
+
+def _parser_option(text: str) -> str:
+    """``--parser``'s value, checked as :func:`get_parser` reads it (an argparse ``type``)."""
+    import argparse
+
+    url = text.removeprefix("corenlp:").startswith(("http://", "https://"))
+    if url or text in ("link-grammar", "link-grammar:no-pos", "corenlp"):
+        return text
+    raise argparse.ArgumentTypeError(f"expected link-grammar, corenlp or a CoreNLP server URL, got {text!r}")
 
 
 def upper_i(sentence: str) -> str:

@@ -259,7 +259,8 @@ def run_batched(
     stage: str,
 ) -> list[Any]:
     """``fn`` over ``items`` in ``batches`` (lists of indices); per item, ``fn``'s value (which may
-    itself be a Failure) or, for an item that raises even alone, ``Failure(stage, reason)``."""
+    itself be a Failure) or, for an item that raises even alone, ``Failure(stage, reason)``. A
+    ``ConnectionError`` (a server that ``fn`` needs is down) is no item's fault: it is raised."""
     results: list[Any] = [None] * len(items)
 
     def run(indices: Sequence[int]) -> None:
@@ -267,6 +268,8 @@ def run_batched(
             values = list(fn([items[i] for i in indices]))
             if len(values) != len(indices):
                 raise RuntimeError(f"{len(values)} results for {len(indices)} inputs")
+        except ConnectionError:
+            raise
         except Exception as err:
             oom = is_oom(err)
             if oom:
