@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, about
 from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.plots import check_plot_files, figure
@@ -178,7 +178,8 @@ def with_references(
     extra: dict[str, list[str]] = {}
     for field, path in (("reference", references), ("template", templates)):
         if path is not None:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
+            with about(path):  # errors name this file, not the pairs' input
+                lines = Path(path).read_text(encoding="utf-8").splitlines()
             if len(lines) != len(pairs):
                 raise InputError(f"{path}: {len(lines)} lines for {len(pairs)} pairs (one {field} per pair)")
             extra[field] = lines
