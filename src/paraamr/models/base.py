@@ -259,8 +259,9 @@ def run_batched(
     stage: str,
 ) -> list[Any]:
     """``fn`` over ``items`` in ``batches`` (lists of indices); per item, ``fn``'s value (which may
-    itself be a Failure) or, for an item that raises even alone, ``Failure(stage, reason)``. A
-    ``ConnectionError`` (a server that ``fn`` needs is down) is no item's fault: it is raised."""
+    itself be a Failure) or, for an item that raises even alone, ``Failure(stage, reason)``. A plain
+    ``ConnectionError`` (a server that ``fn`` needs is down; not its subclasses, such as a broken
+    pipe to a worker that a retry replaces) is no item's fault: it is raised."""
     results: list[Any] = [None] * len(items)
 
     def run(indices: Sequence[int]) -> None:
@@ -268,9 +269,9 @@ def run_batched(
             values = list(fn([items[i] for i in indices]))
             if len(values) != len(indices):
                 raise RuntimeError(f"{len(values)} results for {len(indices)} inputs")
-        except ConnectionError:
-            raise
         except Exception as err:
+            if type(err) is ConnectionError:
+                raise
             oom = is_oom(err)
             if oom:
                 import torch
