@@ -947,6 +947,14 @@ def value_and_state_cases() -> list[Case]:
             absent=("out",),
         ),
     )
+    cases += rows(  # the device named (before: "parser model ... cannot be loaded (RuntimeError: ...)")
+        "generate",
+        gen,
+        [
+            ("device-unknown", ["--device", "gpu0"], good, USAGE, "gpu0", {"absent": ("out",)}),
+            ("device-absent-cuda", ["--device", "cuda:7"], good, USAGE, "cuda:7", {"absent": ("out",)}),
+        ],
+    )
     aug = ("augment", "--dataset", "in.jsonl", "--output", "out", "--n", "1", "--seed", "0")
     synonyms = ("--method", "reda", "--synonyms", FILE)
     lone = b'{"cat": ["fe\\ud800line"], "dog": ["hound"]}'
@@ -1056,6 +1064,7 @@ def value_and_state_cases() -> list[Case]:
             ("chunk-pairs-nan", ["--chunk-pairs", "nan"], {"in.tsv": PAIRS_TSV}, USAGE, "--chunk-pairs"),
             ("ted-height-zero", ["--ted-height", "0"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
             ("parser-unknown", ["--parser", "nonsense"], {"in.tsv": PAIRS_TSV}, USAGE, "--parser"),
+            ("device-absent-cuda", ["--device", "cuda:7"], {"in.tsv": PAIRS_TSV}, USAGE, "cuda:7"),
             # one line naming the server (before: every pair a failure row, a row of 0 pairs, exit 0)
             ("corenlp-down", ["--parser", "http://127.0.0.1:9"], {"in.tsv": PAIRS_TSV}, ERR, "127.0.0.1:9"),
             # the references' file is named (before: the pairs' input was)

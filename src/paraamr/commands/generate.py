@@ -228,6 +228,10 @@ def run(args: argparse.Namespace) -> int:
     record, settings = settings_from_args(args)
     if not record.source:
         raise UsageError("give one of --input, --dataset, --amr-input")
+    if settings.device is not None:  # refused before the output folder is made
+        from paraamr.models.base import resolve_device
+
+        resolve_device(settings.device)
     if args.dry_run:
         return dry_run(record, args.output, args.shard, overwrite=args.overwrite)
     push = push_of(args)  # refused now, not after the run

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paraamr.errors import InputError, ParaAMRError
+from paraamr.errors import InputError, ParaAMRError, UsageError
 from paraamr.failures import Failure
 from paraamr.report import reason
 
@@ -70,12 +70,27 @@ def loading(kind: str, name: Any) -> Iterator[None]:
 
 
 def resolve_device(device: Any = None):
-    """``torch.device(device)``; None -> ``cuda`` when available, else ``cpu``."""
+    """``torch.device(device)``; None -> ``cuda`` when available, else ``cpu``. A name torch does
+    not know, or a CUDA device this machine does not have, is a UsageError naming it.
+
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device("gpu0")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.UsageError: device 'gpu0': not a torch device (cpu, cuda, cuda:N, mps, ...)
+    """
     import torch
 
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    return torch.device(device)
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise UsageError(f"device {device!r}: not a torch device (cpu, cuda, cuda:N, mps, ...)") from None
+    if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
+        raise UsageError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return resolved
 
 
 def resolve_dtype(dtype: Any, device) -> Any:
