@@ -37,6 +37,17 @@ def scorer(tiny_models):
     return PerplexityScorer(tiny_models["lm"], batch_size=5, max_tokens=120, backend="transformers")
 
 
+@pytest.mark.parametrize("backend", ["transformers", "ctranslate2"])
+@pytest.mark.parametrize("kind", ["parser", "generator"])
+def test_an_amr_model_given_as_the_lm_is_named(tiny_models, kind, backend):
+    """The AMR parser (BART) or realizer (T5) as ``--lm-model``: one error naming it (before:
+    transformers loaded BART's decoder as a causal LM; CTranslate2 blamed its converted copy)."""
+    from paraamr.errors import InputError
+
+    with pytest.raises(InputError, match=r"is an encoder-decoder model .*not a causal language model"):
+        PerplexityScorer(tiny_models[kind], backend=backend)
+
+
 def test_batched_equals_one_at_a_time(scorer):
     texts = _texts(40)
     values = scorer.perplexity(texts)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import __version__
+from paraamr.errors import InputError
 from paraamr.failures import Failure
 from paraamr.layout import atomic_dir
 from paraamr.models.base import (
@@ -118,14 +119,18 @@ class PerplexityScorer:
         self.dtype = resolve_dtype(dtype, self.device)
         if path.is_file() and path.suffix == ".gguf":
             path = _gguf_dir(path, cache_dir)
+        config = AutoConfig.from_pretrained(path)
+        if getattr(config, "is_encoder_decoder", False):  # an AMR parser or realizer given by mistake
+            raise InputError(
+                f"lm model {model} is an encoder-decoder model ({config.model_type}), not a causal "
+                "language model such as GPT-2"
+            )
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         if self.backend == "transformers":
             self.model = AutoModelForCausalLM.from_pretrained(path, dtype=self.dtype).to(self.device).eval()
-            config = self.model.config
             self.head = self.model.get_output_embeddings()
             self.body = self.model.base_model
         else:
-            config = AutoConfig.from_pretrained(path)
             target = converted(path, self.tokenizer, cache_dir=cache_dir)
             self.generator = load_generator(target, self.device, self.compute_type)
         for attr in ("final_logit_softcapping", "logit_scale"):
