@@ -947,6 +947,11 @@ def value_and_state_cases() -> list[Case]:
             absent=("out",),
         ),
     )
+    cases += rows(  # a file as --dataset: the option to use instead (before: "Couldn't reach it on the Hub")
+        "generate",
+        ("generate", *MODELS, "--no-progress", "--output", "out"),
+        [("dataset-a-file", ["--dataset", "in.txt"], good, ERR, "--input in.txt", {"absent": ("out",)})],
+    )
     cases += rows(  # the device named (before: "parser model ... cannot be loaded (RuntimeError: ...)")
         "generate",
         gen,

@@ -140,6 +140,8 @@ def read_dataset(
     problem = missing_local(name)
     if problem:
         raise InputError(f"--dataset {problem}")
+    if Path(name).is_file():  # datasets takes a folder or a Hub id here, not a file
+        raise InputError(f"--dataset {name}: a file; give it as --input {name}")
     try:
         ds = datasets.load_dataset(name, config, split=split, streaming=True)
     except Exception as err:
