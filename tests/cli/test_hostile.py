@@ -1070,6 +1070,10 @@ def value_and_state_cases() -> list[Case]:
             ("ted-height-zero", ["--ted-height", "0"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
             ("parser-unknown", ["--parser", "nonsense"], {"in.tsv": PAIRS_TSV}, USAGE, "--parser"),
             ("device-absent-cuda", ["--device", "cuda:7"], {"in.tsv": PAIRS_TSV}, USAGE, "cuda:7"),
+            *[  # named as an option (before: "in.tsv/.paraamr/...: unreadable state ([Errno 20] ...)")
+                (f"{d}-a-file", [f"--{d}", "in.tsv"], {"in.tsv": PAIRS_TSV}, USAGE, f"--{d} in.tsv: not a")
+                for d in ("state-dir", "cache-dir")
+            ],
             # one line naming the server (before: every pair a failure row, a row of 0 pairs, exit 0)
             ("corenlp-down", ["--parser", "http://127.0.0.1:9"], {"in.tsv": PAIRS_TSV}, ERR, "127.0.0.1:9"),
             # the references' file is named (before: the pairs' input was)

@@ -86,6 +86,9 @@ def _check(s: EvaluateSettings) -> int | None:
         raise UsageError("--shard needs --state-dir (or --cache-dir) to keep its statistics for --merge")
     if s.merge and s.shard != (0, 1):
         raise UsageError("--merge combines shards; it is no shard itself")
+    for option, folder in (("--state-dir", s.state_dir), ("--cache-dir", s.cache_dir)):
+        if folder and Path(folder).exists() and not Path(folder).is_dir():
+            raise UsageError(f"{option} {folder}: not a folder")
     return s.height
 
 
