@@ -89,12 +89,21 @@ def add_parser_options(group: Any, *, cache: str) -> None:
     group.add_argument("--cache-dir", metavar="DIR", default=None, help=cache)
 
 
+#: The link-grammar specs :func:`get_parser` takes.
+_LINK_GRAMMAR = ("link-grammar", "link-grammar:no-pos")
+
+
+def _corenlp_url(spec: str) -> str | None:
+    """The CoreNLP server URL of a ``corenlp`` / ``corenlp:URL`` / ``URL`` spec, else None."""
+    url = "http://localhost:9000" if spec == "corenlp" else spec.removeprefix("corenlp:")
+    return url if url.startswith(("http://", "https://")) else None
+
+
 def _parser_option(text: str) -> str:
     """``--parser``'s value, checked as :func:`get_parser` reads it (an argparse ``type``)."""
     import argparse
 
-    url = text.removeprefix("corenlp:").startswith(("http://", "https://"))
-    if url or text in ("link-grammar", "link-grammar:no-pos", "corenlp"):
+    if text in _LINK_GRAMMAR or _corenlp_url(text):
         return text
     raise argparse.ArgumentTypeError(f"expected link-grammar, corenlp or a CoreNLP server URL, got {text!r}")
 
@@ -455,10 +464,10 @@ def get_parser(
         return spec
     if callable(spec):
         return CallableParser(spec, cache_dir=cache_dir)
-    if spec in ("link-grammar", "link-grammar:no-pos"):
+    if spec in _LINK_GRAMMAR:
         pos = None if spec.endswith(":no-pos") else pos
         return LinkGrammarParser(pos=pos, processes=processes, cache_dir=cache_dir)
-    url = "http://localhost:9000" if spec == "corenlp" else spec.removeprefix("corenlp:")
-    if url.startswith(("http://", "https://")):
+    url = _corenlp_url(spec)
+    if url:
         return CoreNLPParser(url, workers=processes, cache_dir=cache_dir)
     raise ValueError(f"unknown parser {spec!r}; expected link-grammar, corenlp, a CoreNLP URL or a callable")
