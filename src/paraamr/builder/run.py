@@ -13,7 +13,7 @@ from typing import Any
 from paraamr.builder.checks import check_run, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.partition import Plan
-from paraamr.builder.pipeline import Stats
+from paraamr.builder.pipeline import Generator, Stats
 from paraamr.builder.rows import split_of
 from paraamr.builder.shards import Shard, finalize_run, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
@@ -120,19 +120,11 @@ def _process(
     try:
         if before < total:
             tracker.display.phase(model_line(record.models(), paths))
-            generator, spec = make_generator(record.with_models(paths), run), record.as_dict()
+            generator = make_generator(record.with_models(paths), run)
             tracker.display.phase("reading input")
             with batch_listener(tracker.on_batch):
-                for task in folder.claim(plan):  # its rows in windows, its parts, then its marker
-                    outputs = _Outputs(folder.path, task, record.splits(), max_shard_size=run.max_shard_size)
-                    stats = Stats()
-                    for window in generator.windows(tracker.taken(plan.read(task)), seen=set()):
-                        outputs.write(window, spec)
-                        stats.merge(window.stats)
-                        tracker.window_done(window.rows, window.stats)
-                        check()  # a signal whose exception Python dropped stops here
-                    with critical():
-                        folder.complete(task, outputs.close(), stats.as_dict())
+                for task in folder.claim(plan):
+                    _task(task, record, run, folder, plan, generator, tracker)
         # the others may still run: keep the display moving until every process is done
         while main and tracker.display.mode != "none" and folder.num_processes > 1 and folder.running():
             tracker.show()
@@ -145,6 +137,27 @@ def _process(
         ) from None
     finally:
         tracker.close()
+
+
+def _task(
+    task: int,
+    record: RecordSettings,
+    run: RunSettings,
+    folder: RunFolder,
+    plan: Plan,
+    generator: Generator,
+    tracker: RunProgress,
+) -> None:
+    """One task: its rows in windows, its parts, then its completion marker."""
+    outputs = _Outputs(folder.path, task, record.splits(), max_shard_size=run.max_shard_size)
+    spec, stats = record.as_dict(), Stats()
+    for window in generator.windows(tracker.taken(plan.read(task)), seen=set()):
+        outputs.write(window, spec)
+        stats.merge(window.stats)
+        tracker.window_done(window.rows, window.stats)
+        check()  # a signal whose exception Python dropped stops here
+    with critical():
+        folder.complete(task, outputs.close(), stats.as_dict())
 
 
 def prepare(
