@@ -27,10 +27,14 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from paraamr.errors import InputError, ParaAMRError, UsageError
 from paraamr.failures import Failure
+from paraamr.models.catalog import MAX_BATCH_SIZES
+from paraamr.models.download import ensure
+from paraamr.models.fast import resolve_backend
 from paraamr.report import reason
 
 logger = logging.getLogger(__name__)
@@ -113,6 +117,39 @@ def resolve_dtype(dtype: Any, device) -> Any:
         return getattr(torch, _DTYPES[str(dtype).lower()])
     except KeyError:
         raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}") from None
+
+
+class Stage:
+    """Base of the parser, realizer and LM: finds the model (fetched when missing and
+    ``download``) and sets the settings they share; ``kind`` (the catalog's) is the subclass's."""
+
+    kind: str
+    trust_remote_code = False  # an amrlib model's own (:func:`~paraamr.models.resolve.amrlib_meta`)
+
+    def __init__(
+        self,
+        model: str | Path,
+        *,
+        device: Any = None,
+        dtype: Any = None,
+        batch_size: int,
+        cache_dir: str | Path | None = None,
+        download: bool = True,
+        backend: str = "auto",
+        compute_type: str = "auto",
+        max_batch_size: int | None = None,
+    ) -> None:
+        self.device = resolve_device(device)
+        self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device)
+        if self.backend == "transformers" and compute_type != "auto":
+            dtype = compute_type
+        trust = self.trust_remote_code
+        self.path = ensure(model, self.kind, cache_dir=cache_dir, download=download, trust_remote_code=trust)
+        self.model_name = str(model)
+        self.cache_dir = cache_dir
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        self.max_batch_size = max_batch_size or MAX_BATCH_SIZES[self.kind]
 
 
 def length_batches(

@@ -32,17 +32,9 @@ from paraamr import __version__
 from paraamr.errors import InputError
 from paraamr.failures import Failure
 from paraamr.layout import atomic_dir
-from paraamr.models.base import (
-    device_batches,
-    element_bytes,
-    footprint,
-    resolve_device,
-    resolve_dtype,
-    run_batched,
-)
-from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
-from paraamr.models.download import ensure
-from paraamr.models.fast import converted, fingerprint, load_generator, resolve_backend, score_sequences
+from paraamr.models.base import Stage, device_batches, element_bytes, footprint, run_batched
+from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
+from paraamr.models.fast import converted, fingerprint, load_generator, score_sequences
 from paraamr.models.resolve import cache_root
 
 __all__ = ["PerplexityScorer"]
@@ -75,7 +67,7 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
     return target
 
 
-class PerplexityScorer:
+class PerplexityScorer(Stage):
     """``perplexity(texts)`` -> per text exp(mean token NLL) (evaluate's BOS convention) or Failure.
 
     Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
@@ -91,34 +83,25 @@ class PerplexityScorer:
     :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``stats`` counts scored and failed texts.
     """
 
+    kind = "lm"
+
     def __init__(
         self,
         model: str | Path = DEFAULTS["lm"],
         *,
-        device: Any = None,
-        dtype: Any = None,
         batch_size: int = BATCH_SIZES["lm"],
         max_tokens: int = 8192,
         max_length: int | None = None,
         truncate: bool = False,
         add_start_token: bool = True,
-        cache_dir: str | Path | None = None,
-        download: bool = True,
-        backend: str = "auto",
-        compute_type: str = "auto",
-        max_batch_size: int | None = None,
+        **options: Any,
     ) -> None:
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-        path = ensure(model, "lm", cache_dir=cache_dir, download=download)
-        self.model_name = str(model)
-        self.device = resolve_device(device)
-        self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device)
-        if self.backend == "transformers" and compute_type != "auto":
-            dtype = compute_type
-        self.dtype = resolve_dtype(dtype, self.device)
+        super().__init__(model, batch_size=batch_size, **options)
+        path = self.path
         if path.is_file() and path.suffix == ".gguf":
-            path = _gguf_dir(path, cache_dir)
+            path = _gguf_dir(path, self.cache_dir)
         config = AutoConfig.from_pretrained(path)
         if getattr(config, "is_encoder_decoder", False):  # an AMR parser or realizer given by mistake
             raise InputError(
@@ -131,14 +114,12 @@ class PerplexityScorer:
             self.head = self.model.get_output_embeddings()
             self.body = self.model.base_model
         else:
-            target = converted(path, self.tokenizer, cache_dir=cache_dir)
+            target = converted(path, self.tokenizer, cache_dir=self.cache_dir)
             self.generator = load_generator(target, self.device, self.compute_type)
         for attr in ("final_logit_softcapping", "logit_scale"):
             if getattr(config, attr, None):
                 raise ValueError(f"LM {self.model_name!r} post-processes its logits ({attr}); not supported")
         self.config = config
-        self.batch_size = batch_size
-        self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["lm"]
         self.max_tokens = max_tokens
         self.max_length = max_length or getattr(config, "max_position_embeddings", None) or config.n_positions
         self.truncate = truncate

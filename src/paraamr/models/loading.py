@@ -1,9 +1,8 @@
-"""What amrlib's two models share: the model found on disk (or fetched), the device, the dtype,
-the batch settings, the policy for clipped inputs, loading and running batches.
+"""What amrlib's two models share: the policy for clipped inputs, loading and running batches.
 
 >>> class Demo(AmrlibModel):
 ...     kind, clip_policies = "parser", ("flag", "fail")
->>> Demo().check_clip_policy("keep")
+>>> Demo("any", num_beams=1, on_clip="keep", batch_size=1)
 Traceback (most recent call last):
 ValueError: on_clip must be 'flag' or 'fail', got 'keep'
 """
@@ -14,71 +13,42 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paraamr.models.base import (
-    device_batches,
-    element_bytes,
-    footprint,
-    resolve_device,
-    resolve_dtype,
-    run_batched,
-)
-from paraamr.models.catalog import MAX_BATCH_SIZES
-from paraamr.models.download import ensure
-from paraamr.models.fast import Seq2SeqModel, converted, resolve_backend
+from paraamr.models.base import Stage, device_batches, element_bytes, footprint, run_batched
+from paraamr.models.fast import Seq2SeqModel, converted
 
 __all__ = ["AmrlibModel"]
 
 
-class AmrlibModel:
+class AmrlibModel(Stage):
     """Base of :class:`~paraamr.models.parser.Parser` and :class:`~paraamr.models.realizer.Realizer`:
     ``kind`` (the catalog's kind), ``clip_policies`` (the ``on_clip`` values it takes) and
     ``length_limits`` (the names of amrlib's longest input and output attributes) are set by the
-    subclass."""
+    subclass; other options go to :class:`~paraamr.models.base.Stage`."""
 
     kind: str
     clip_policies: tuple[str, ...]
     length_limits: tuple[str, str]
+
+    def __init__(
+        self,
+        model: str | Path,
+        *,
+        num_beams: int,
+        on_clip: str,
+        trust_remote_code: bool = False,
+        **options: Any,
+    ) -> None:
+        self.check_clip_policy(on_clip)
+        self.trust_remote_code = trust_remote_code
+        super().__init__(model, **options)
+        self.num_beams = num_beams
+        self.on_clip = on_clip
 
     def check_clip_policy(self, on_clip: str) -> None:
         """Refuse an ``on_clip`` this model does not know."""
         if on_clip not in self.clip_policies:
             choices = " or ".join(repr(p) for p in self.clip_policies)
             raise ValueError(f"on_clip must be {choices}, got {on_clip!r}")
-
-    def locate(
-        self,
-        model: str | Path,
-        *,
-        device: Any,
-        dtype: Any,
-        batch_size: int,
-        num_beams: int,
-        on_clip: str,
-        cache_dir: str | Path | None,
-        download: bool,
-        trust_remote_code: bool,
-        backend: str = "auto",
-        compute_type: str = "auto",
-        max_batch_size: int | None = None,
-    ) -> Path:
-        """Check the options, set the shared attributes and return the model's folder (fetched
-        when missing and ``download``)."""
-        self.check_clip_policy(on_clip)
-        self.device = resolve_device(device)
-        self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device)
-        if self.backend == "transformers" and compute_type != "auto":
-            dtype = compute_type
-        path = ensure(
-            model, self.kind, cache_dir=cache_dir, download=download, trust_remote_code=trust_remote_code
-        )
-        self.model_name = str(model)
-        self.cache_dir = cache_dir
-        self.dtype = resolve_dtype(dtype, self.device)
-        self.batch_size = batch_size
-        self.max_batch_size = max_batch_size or MAX_BATCH_SIZES[self.kind]
-        self.num_beams = num_beams
-        self.on_clip = on_clip
-        return path
 
     def run(self, texts: list[str], fn: Callable, stage: str) -> tuple[list[int], list[Any]]:
         """The token length of each of ``texts`` and ``fn``'s value for it (:func:`run_batched`), in
@@ -96,16 +66,20 @@ class AmrlibModel:
         batches = device_batches(lengths, device=self.device, batch_size=size, max_batch_size=most, cost=cost)
         return lengths, run_batched(texts, fn, batches, stage=stage)
 
-    def load(self, loader: Callable, path: Path, **kwargs: Any) -> None:
+    def load(self, loader: Callable, **kwargs: Any) -> None:
         """amrlib's ``inference`` object from ``loader(path, ...)`` over the chosen backend: the
         transformers model in its dtype, or CTranslate2 (converted on first use) in place of the
         model's ``generate``."""
         self.inference = loader(
-            str(path), device=str(self.device), batch_size=self.batch_size, num_beams=self.num_beams, **kwargs
+            str(self.path),
+            device=str(self.device),
+            batch_size=self.batch_size,
+            num_beams=self.num_beams,
+            **kwargs,
         )
         model = self.inference.model
         if self.backend == "transformers":
             model.to(self.dtype)
             return
-        target = converted(path, self.inference.tokenizer, cache_dir=self.cache_dir)
+        target = converted(self.path, self.inference.tokenizer, cache_dir=self.cache_dir)
         self.inference.model = Seq2SeqModel(model, target, self.device, self.compute_type)

@@ -79,40 +79,20 @@ class Parser(AmrlibModel):
         self,
         model: str | Path = DEFAULTS["parser"],
         *,
-        device: Any = None,
-        dtype: Any = None,
         batch_size: int = BATCH_SIZES["parser"],
         num_beams: int = 4,
         on_clip: str = "flag",
-        cache_dir: str | Path | None = None,
-        download: bool = True,
-        trust_remote_code: bool = False,
-        backend: str = "auto",
-        compute_type: str = "auto",
-        max_batch_size: int | None = None,
+        **options: Any,
     ) -> None:
         import amrlib
 
-        path = self.locate(
-            model,
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            num_beams=num_beams,
-            on_clip=on_clip,
-            cache_dir=cache_dir,
-            download=download,
-            trust_remote_code=trust_remote_code,
-            backend=backend,
-            compute_type=compute_type,
-            max_batch_size=max_batch_size,
-        )
-        meta = amrlib_meta(path, "parser", trust_remote_code=trust_remote_code)
+        super().__init__(model, batch_size=batch_size, num_beams=num_beams, on_clip=on_clip, **options)
+        meta = amrlib_meta(self.path, "parser", trust_remote_code=self.trust_remote_code)
         _check_spring(meta, model)
         kwargs = {}
         if "parse_spring" not in meta.get("inference_module", ""):
-            kwargs["tok_name_or_path"] = str(base_tokenizer(path, cache_dir=cache_dir))
-        self.load(amrlib.load_stog_model, path, **kwargs)
+            kwargs["tok_name_or_path"] = str(base_tokenizer(self.path, cache_dir=self.cache_dir))
+        self.load(amrlib.load_stog_model, **kwargs)
         # amrlib switches n-gram blocking off through model.config, which transformers 5 no longer
         # reads: a model whose saved config carries no_repeat_ngram_size keeps it in its
         # generation_config, and beam search would forbid every repeated 3-gram of a serialization

@@ -82,36 +82,16 @@ class Realizer(AmrlibModel):
         self,
         model: str | Path = DEFAULTS["realizer"],
         *,
-        device: Any = None,
-        dtype: Any = None,
         batch_size: int = BATCH_SIZES["realizer"],
         num_beams: int = 1,
         use_tense: bool = True,
         spacy_model: str | None = None,
         on_clip: str = "keep",
-        cache_dir: str | Path | None = None,
-        download: bool = True,
-        trust_remote_code: bool = False,
-        backend: str = "auto",
-        compute_type: str = "auto",
-        max_batch_size: int | None = None,
+        **options: Any,
     ) -> None:
         import amrlib
 
-        path = self.locate(
-            model,
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            num_beams=num_beams,
-            on_clip=on_clip,
-            cache_dir=cache_dir,
-            download=download,
-            trust_remote_code=trust_remote_code,
-            backend=backend,
-            compute_type=compute_type,
-            max_batch_size=max_batch_size,
-        )
+        super().__init__(model, batch_size=batch_size, num_beams=num_beams, on_clip=on_clip, **options)
         self.spacy_model = _spacy_model(spacy_model) if use_tense else None
         if use_tense and self.spacy_model is None:
             logger.warning(
@@ -119,8 +99,8 @@ class Realizer(AmrlibModel):
                 " or ".join(SPACY_MODELS),
             )
         self.use_tense = self.spacy_model is not None
-        tokenizer = base_tokenizer(path, cache_dir=cache_dir)
-        self.load(amrlib.load_gtos_model, path, tok_name_or_path=str(tokenizer))
+        tokenizer = base_tokenizer(self.path, cache_dir=self.cache_dir)
+        self.load(amrlib.load_gtos_model, tok_name_or_path=str(tokenizer))
         self.stats = {"tagged": 0, "untagged": 0, "clipped": 0, "failed": 0}
         self._annotate = functools.lru_cache(maxsize=4096)(self._annotation)
 
