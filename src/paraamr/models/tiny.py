@@ -53,10 +53,13 @@ _AMR_TOKENS = (
 )
 
 
-def _tokenizer(texts: list[str], specials: list[str], template: str):
-    """A word-level tokenizer (whitespace split) trained on ``texts``; ``specials`` get ids 0, 1, ..."""
+def _tokenizer(texts: list[str], template: str, **special: str):
+    """A word-level fast tokenizer (whitespace split) trained on ``texts``; the ``special`` tokens
+    (``bos_token="<s>"``, ...) get ids 0, 1, ... in their order."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
 
+    specials = list(dict.fromkeys(special.values()))
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     words = sorted(set(" ".join(texts).split()))
@@ -66,12 +69,6 @@ def _tokenizer(texts: list[str], specials: list[str], template: str):
         tok.post_processor = processors.TemplateProcessing(
             single=template, special_tokens=[(t, tok.token_to_id(t)) for t in used]
         )
-    return tok
-
-
-def _fast(tok, **special):
-    from transformers import PreTrainedTokenizerFast
-
     return PreTrainedTokenizerFast(tokenizer_object=tok, clean_up_tokenization_spaces=False, **special)
 
 
@@ -91,24 +88,23 @@ def _memorize(model, tokenizer, pairs: list[tuple[str, str]], steps: int) -> Non
     model.eval()
 
 
-def _meta(model_type: str, module: str) -> dict:
-    return {
-        "model_type": model_type,
-        "version": "0.0.1",
-        "date": "2026-01-01",
-        "inference_module": module,
-        "inference_class": "Inference",
-        "model_fn": "model.safetensors",
-        "base_model": "paraamr-tiny",
-        "kwargs": {},
-    }
-
-
-def _save(model, tokenizer, folder: Path, meta: dict | None) -> Path:
+def _save(model, tokenizer, folder: Path, amrlib: tuple[str, str] | None = None) -> Path:
+    """Save ``model`` and ``tokenizer`` into ``folder``, with the ``amrlib_meta.json`` of an amrlib
+    model when ``amrlib`` gives its ``(model_type, inference_module)``."""
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
-    if meta is not None:
+    if amrlib is not None:
+        meta = {
+            "model_type": amrlib[0],
+            "version": "0.0.1",
+            "date": "2026-01-01",
+            "inference_module": amrlib[1],
+            "inference_class": "Inference",
+            "model_fn": "model.safetensors",
+            "base_model": "paraamr-tiny",
+            "kwargs": {},
+        }
         (folder / "amrlib_meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     return folder
 
@@ -119,12 +115,8 @@ def _parser(folder: Path):
 
     serial = PenmanSerializer(PAPER_AMR).get_graph_string()
     corpus = [_WORDS, _AMR_TOKENS, PAPER_TEXT, serial, GARBLED_TEXT]
-    tok = _fast(
-        _tokenizer(corpus, ["<s>", "<pad>", "</s>", "<unk>"], "<s> $A </s>"),
-        bos_token="<s>",
-        pad_token="<pad>",
-        eos_token="</s>",
-        unk_token="<unk>",
+    tok = _tokenizer(
+        corpus, "<s> $A </s>", bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
     )
     task = {"model_name_or_path": "paraamr-tiny", "max_in_len": MAX_IN_LEN, "max_out_len": MAX_OUT_LEN}
     config = BartConfig(
@@ -146,7 +138,7 @@ def _parser(folder: Path):
     )
     model = BartForConditionalGeneration(config)
     _memorize(model, tok, [(PAPER_TEXT, serial), (GARBLED_TEXT, _GARBLED_SERIAL)], steps=60)
-    return _save(model, tok, folder, _meta("stog", ".parse_xfm.inference"))
+    return _save(model, tok, folder, ("stog", ".parse_xfm.inference"))
 
 
 def _realizer(folder: Path):
@@ -155,12 +147,7 @@ def _realizer(folder: Path):
 
     oneline = ModelInputHelper.gstring_to_oneline(PAPER_AMR)
     corpus = [_WORDS, _AMR_TOKENS, PAPER_TEXT, oneline]
-    tok = _fast(
-        _tokenizer(corpus, ["<pad>", "</s>", "<unk>"], "$A </s>"),
-        pad_token="<pad>",
-        eos_token="</s>",
-        unk_token="<unk>",
-    )
+    tok = _tokenizer(corpus, "$A </s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
     task = {"model_name_or_path": "paraamr-tiny", "max_in_len": MAX_OUT_LEN, "max_out_len": MAX_IN_LEN}
     config = T5Config(
         vocab_size=len(tok),
@@ -177,17 +164,14 @@ def _realizer(folder: Path):
     )
     model = T5ForConditionalGeneration(config)
     _memorize(model, tok, [(oneline, PAPER_TEXT)], steps=60)
-    return _save(model, tok, folder, _meta("gtos", ".generate_xfm.inference"))
+    return _save(model, tok, folder, ("gtos", ".generate_xfm.inference"))
 
 
 def _lm(folder: Path):
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    tok = _fast(
-        _tokenizer([_WORDS, PAPER_TEXT], ["<|endoftext|>", "<unk>"], ""),
-        bos_token="<|endoftext|>",
-        eos_token="<|endoftext|>",
-        unk_token="<unk>",
+    tok = _tokenizer(
+        [_WORDS, PAPER_TEXT], "", bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>"
     )
     config = GPT2Config(
         vocab_size=len(tok),
@@ -198,7 +182,7 @@ def _lm(folder: Path):
         bos_token_id=0,
         eos_token_id=0,
     )
-    return _save(GPT2LMHeadModel(config), tok, folder, None)
+    return _save(GPT2LMHeadModel(config), tok, folder)
 
 
 def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
