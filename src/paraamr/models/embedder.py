@@ -9,9 +9,9 @@ the last hidden state of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked m
 hidden states; ``pooling=None``: ``cls_before_pooler`` when the model name contains ``unsup``,
 else ``cls``. Vectors are L2-normalized, so the cosine is a dot product.
 
->>> Embedder.pooling_for("princeton-nlp/unsup-simcse-bert-base-uncased", sentence_transformers=False)
+>>> Embedder.pooling_for("princeton-nlp/unsup-simcse-bert-base-uncased")
 'cls_before_pooler'
->>> Embedder.pooling_for("princeton-nlp/sup-simcse-roberta-large", sentence_transformers=False)
+>>> Embedder.pooling_for("princeton-nlp/sup-simcse-roberta-large")
 'cls'
 """
 
@@ -98,7 +98,7 @@ class Embedder:
             else:  # pooling is set when st_pooling is
                 from transformers import AutoModel, AutoTokenizer
 
-                self.pooling = pooling or self.pooling_for(self.model_name, sentence_transformers=False)
+                self.pooling = pooling or self.pooling_for(self.model_name)
                 self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
                 self._hf = AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
             self._ct2 = self._load_ct2() if self.backend == "ctranslate2" else None
@@ -130,10 +130,8 @@ class Embedder:
         return load_encoder(target, self.device, self.compute_type)
 
     @staticmethod
-    def pooling_for(model: str, *, sentence_transformers: bool) -> str:
-        """The default pooling: ``mean`` for sentence-transformers, else SimCSE's rule."""
-        if sentence_transformers:
-            return "mean"
+    def pooling_for(model: str) -> str:
+        """SimCSE's default pooling for ``model``: ``cls_before_pooler`` when its name says ``unsup``."""
         return "cls_before_pooler" if "unsup" in model else "cls"
 
     @property
@@ -218,36 +216,28 @@ class Embedder:
         paraamr.models.embedder``), each taking the next chunk of :data:`POOL_CHUNK` texts of
         neighbouring lengths as it finishes one."""
         import threading
+        from concurrent.futures import ThreadPoolExecutor
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         chunks = iter([order[k : k + POOL_CHUNK] for k in range(0, len(order), POOL_CHUNK)])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         take = threading.Lock()
-        errors: list[BaseException] = []
 
         def serve(worker: _PoolWorker) -> None:
-            try:
-                while True:
-                    with take:
-                        chunk = next(chunks, None)
-                    if chunk is None:
-                        return
-                    out[chunk] = worker.encode([texts[i] for i in chunk])
-            except BaseException as err:
-                errors.append(err)
+            while True:
+                with take:
+                    chunk = next(chunks, None)
+                if chunk is None:
+                    return
+                out[chunk] = worker.encode([texts[i] for i in chunk])
 
         pool = [_PoolWorker(self.path, self.pooling, self.batch_size) for _ in range(workers)]
         try:
-            threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in pool]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            with ThreadPoolExecutor(workers) as threads:
+                list(threads.map(serve, pool))  # the first worker's error, once all have stopped
         finally:
             for worker in pool:
                 worker.close()
-        if errors:
-            raise errors[0]
         return out
 
     def _encode_hf(self, texts: list[str]) -> np.ndarray:
