@@ -38,17 +38,13 @@ class AmrlibModel(Stage):
         trust_remote_code: bool = False,
         **options: Any,
     ) -> None:
-        self.check_clip_policy(on_clip)
+        if on_clip not in self.clip_policies:
+            choices = " or ".join(repr(p) for p in self.clip_policies)
+            raise ValueError(f"on_clip must be {choices}, got {on_clip!r}")
         self.trust_remote_code = trust_remote_code
         super().__init__(model, **options)
         self.num_beams = num_beams
         self.on_clip = on_clip
-
-    def check_clip_policy(self, on_clip: str) -> None:
-        """Refuse an ``on_clip`` this model does not know."""
-        if on_clip not in self.clip_policies:
-            choices = " or ".join(repr(p) for p in self.clip_policies)
-            raise ValueError(f"on_clip must be {choices}, got {on_clip!r}")
 
     def run(self, texts: list[str], fn: Callable, stage: str) -> tuple[list[int], list[Any]]:
         """The token length of each of ``texts`` and ``fn``'s value for it (:func:`run_batched`), in
