@@ -160,8 +160,7 @@ class Embedder:
         return AutoConfig.from_pretrained(str(self.path))
 
     def _batches(self, texts: list[str]) -> list[list[int]]:
-        """Batches of ``texts`` by length (characters, at least the tokens): ``batch_size`` texts
-        on a CPU, as many as the free memory holds on a CUDA device (up to ``max_batch_size``)."""
+        """:func:`device_batches` of ``texts`` by length in characters (at least the tokens)."""
 
         def cost():
             most = self._st.max_seq_length if self._st is not None else SIMCSE_MAX_LENGTH

@@ -47,9 +47,7 @@ class AmrlibModel(Stage):
         self.on_clip = on_clip
 
     def run(self, texts: list[str], fn: Callable, stage: str) -> tuple[list[int], list[Any]]:
-        """The token length of each of ``texts`` and ``fn``'s value for it (:func:`run_batched`), in
-        batches of ``batch_size`` on a CPU, on a CUDA device of as many as the free memory holds
-        (at most ``max_batch_size``)."""
+        """The token length of each of ``texts`` and ``fn``'s value for it, in :func:`device_batches`."""
 
         def cost():
             in_len, out_len = (getattr(self.inference, name) for name in self.length_limits)
