@@ -73,6 +73,8 @@ PAPER_LARGE_ROWS = 50_000
 MAX_PAPER_DRAWS = 200
 
 Tokens = list[str]
+#: The method behind each single operator.
+_METHODS = {"SR": "replace", "RS": "swap", "RI": "insert", "RD": "delete"}
 
 
 def tokenize(text: str) -> Tokens:
@@ -233,7 +235,7 @@ class REDA:
     def mix(self, tokens: Tokens, rng: random.Random) -> Tokens | None:
         """RM: different operators among those that can act on ``tokens``, one edit each: two, or
         with ``mix=(least, most)`` a number drawn uniformly in that range (at most those that can act)."""
-        able = [op for op in ("SR", "RS", "RI", "RD") if self.rates[op] > 0 and self._can(op, tokens)]
+        able = [op for op in _METHODS if self.rates[op] > 0 and self._can(op, tokens)]
         least, most = self.mix_range
         if len(able) < least:
             return None
@@ -246,13 +248,10 @@ class REDA:
     def _can(self, op: str, tokens: Tokens) -> bool:
         if op in ("SR", "RI"):
             return bool(self._replaceable(tokens))
-        if op == "RS":
-            return len(set(tokens)) >= 2
-        return len(tokens) >= 2
+        return len(set(tokens) if op == "RS" else tokens) >= 2
 
     def _apply(self, op: str, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
-        operator = {"SR": self.replace, "RS": self.swap, "RI": self.insert, "RD": self.delete}[op]
-        return operator(tokens, n, rng)
+        return getattr(self, _METHODS[op])(tokens, n, rng)
 
     def _stream(
         self, op: str, text: str, tokens: Tokens, n: int, draws: int
@@ -273,16 +272,14 @@ class REDA:
 
     def _streams(self, text: str, draws: int | None) -> dict[str, Iterator[tuple[str, str, Tokens]]]:
         tokens = self.tokenizer.split(text)
-        counts = edit_counts(len(tokens), self.rates)
-        counts["RM"] = 1
-        return {
-            op: self._stream(op, text, tokens, counts[op], draws or self._draws(op, counts[op]))
-            for op in OPERATORS
-            if counts[op] > 0
-        }
-
-    def _draws(self, op: str, edits: int) -> int:
-        return paper_draws(op, edits) if self.draws == PAPER_DRAWS else int(self.draws)
+        counts = {**edit_counts(len(tokens), self.rates), "RM": 1}
+        streams = {}
+        for op in OPERATORS:
+            edits = counts[op]
+            if edits > 0:
+                tries = draws or (paper_draws(op, edits) if self.draws == PAPER_DRAWS else int(self.draws))
+                streams[op] = self._stream(op, text, tokens, edits, tries)
+        return streams
 
     def pool(self, text: str, *, draws: int | None = None) -> dict[str, list[str]]:
         """Per operator that can act, its distinct outputs (never ``text``) over ``draws`` tries."""
@@ -319,25 +316,25 @@ class REDA:
                 )
         chosen: list[str] = []
         seen = {normalize(text)}
+
+        def take(op: str) -> bool:
+            """Choose the next output of ``op`` not chosen yet; False when it has no more."""
+            for candidate, key, _ in queues[op]:
+                if key not in seen:
+                    seen.add(key)
+                    chosen.append(candidate)
+                    return True
+            return False
+
         if quota is not None:
-            for op in (op for op in OPERATORS if op in queues and quota.get(op, 0) > 0):
-                taken = 0
-                for candidate, key, _ in queues[op]:
-                    if key not in seen:
-                        seen.add(key)
-                        chosen.append(candidate)
-                        taken += 1
-                    if taken >= quota[op] or len(chosen) >= n:
+            for op in (op for op in OPERATORS if op in queues):
+                for _ in range(quota.get(op, 0)):
+                    if len(chosen) >= n or not take(op):
                         break
             return chosen
         while queues and len(chosen) < n:
             for op in list(queues):
-                for candidate, key, _ in queues[op]:
-                    if key not in seen:
-                        seen.add(key)
-                        chosen.append(candidate)
-                        break
-                else:
+                if not take(op):
                     del queues[op]
                 if len(chosen) == n:
                     break
