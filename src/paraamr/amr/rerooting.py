@@ -163,21 +163,17 @@ class _Index(_Structure):
         if focus in parent:  # reverse the tree edges on the path from the focus to the old top
             entries = own.copy()
             node, child = focus, None
-            while True:
+            while node is not None:
                 path.add(node)
-                written = own[node]
+                written = list(own[node])
                 if child is not None:
                     i = down[child]
-                    written = written[:i] + written[i + 1 :]
+                    del written[i]
                 if node in parent:
                     k, entry = up[node]
-                    if child is not None and i < k:
-                        k -= 1
-                    written = [*written[:k], entry, *written[k:]]
+                    written.insert(k - 1 if child is not None and i < k else k, entry)
                 entries[node] = written
-                if node not in parent:
-                    break
-                node, child = parent[node], node
+                node, child = parent.get(node), node
         opening, concepts = self.opening, self.concepts
         closed, outer, below = self.closed, self.outer, self.below
         cache = self._cache.setdefault((mod_as_domain, oneline), {})
