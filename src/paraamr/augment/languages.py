@@ -76,13 +76,10 @@ class Tokenizer:
         """:meth:`lm_tokens` of a text seen once (a line of an LM corpus), its segmentation not kept."""
         return self.lm_tokens(text)
 
-    def segment_all(self, texts: Iterable[str]) -> int:
-        """Segment every text of ``texts`` now, once (kept for :meth:`split`); returns how many."""
-        count = 0
+    def segment_all(self, texts: Iterable[str]) -> None:
+        """Segment every text of ``texts`` now, once (kept for :meth:`split`)."""
         for text in texts:
             self.split(text)
-            count += 1
-        return count
 
 
 class Whitespace(Tokenizer):
@@ -106,8 +103,8 @@ class Whitespace(Tokenizer):
     def lm_tokens(self, text: str) -> list[str]:
         return normalize(text).split()
 
-    def segment_all(self, texts: Iterable[str]) -> int:
-        return 0  # splitting on whitespace costs less than keeping the result
+    def segment_all(self, texts: Iterable[str]) -> None:
+        """Nothing: splitting on whitespace costs less than keeping the result."""
 
 
 @cache
