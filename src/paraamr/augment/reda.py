@@ -73,8 +73,6 @@ PAPER_LARGE_ROWS = 50_000
 MAX_PAPER_DRAWS = 200
 
 Tokens = list[str]
-#: The method behind each single operator.
-_METHODS = {"SR": "replace", "RS": "swap", "RI": "insert", "RD": "delete"}
 
 
 def tokenize(text: str) -> Tokens:
@@ -235,7 +233,7 @@ class REDA:
     def mix(self, tokens: Tokens, rng: random.Random) -> Tokens | None:
         """RM: different operators among those that can act on ``tokens``, one edit each: two, or
         with ``mix=(least, most)`` a number drawn uniformly in that range (at most those that can act)."""
-        able = [op for op in _METHODS if self.rates[op] > 0 and self._can(op, tokens)]
+        able = [op for op in ("SR", "RS", "RI", "RD") if self.rates[op] > 0 and self._can(op, tokens)]
         least, most = self.mix_range
         if len(able) < least:
             return None
@@ -251,7 +249,8 @@ class REDA:
         return len(set(tokens) if op == "RS" else tokens) >= 2
 
     def _apply(self, op: str, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
-        return getattr(self, _METHODS[op])(tokens, n, rng)
+        operator = {"SR": self.replace, "RS": self.swap, "RI": self.insert, "RD": self.delete}[op]
+        return operator(tokens, n, rng)
 
     def _stream(
         self, op: str, text: str, tokens: Tokens, n: int, draws: int
