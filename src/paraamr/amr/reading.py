@@ -74,19 +74,18 @@ def check_size(
         return  # no more parentheses than either cap: the usual graph costs one count
     nodes = depth = 0
     for match in _NESTING.finditer(text):
-        if match.group() == ")":
+        token = match.group()
+        if token == ")":
             depth -= 1
-            continue
-        if match.group() != "(":
-            continue
-        nodes, depth = nodes + 1, depth + 1
-        if nodes > nodes_cap:
-            problem = f"more than {max_nodes} nodes (--max-amr-nodes {max_nodes})"
-        elif depth > depth_cap:
-            problem = f"nested more than {max_depth} deep (--max-amr-depth {max_depth})"
-        else:
-            continue
-        raise AMRError(f"{_describe_text(text, where)}: {problem}")
+        elif token == "(":
+            nodes, depth = nodes + 1, depth + 1
+            if nodes > nodes_cap:
+                problem = f"more than {max_nodes} nodes (--max-amr-nodes {max_nodes})"
+            elif depth > depth_cap:
+                problem = f"nested more than {max_depth} deep (--max-amr-depth {max_depth})"
+            else:
+                continue
+            raise AMRError(f"{_describe_text(text, where)}: {problem}")
 
 
 def parse(
