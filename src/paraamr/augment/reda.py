@@ -21,9 +21,8 @@ word's casing. Outputs never repeat each other nor the input (compared by
 
 :meth:`REDA.pool` lists, per operator, the distinct outputs of ``draws`` tries;
 :meth:`REDA.augment` takes ``n`` of them (REDA+NG: ranked by an :class:`~paraamr.augment.ngram.NgramLM`).
-The paper's recipe (``quota=paper_recipe(rows)``; Wang 2022, its LCQMC training sets) takes a fixed
-number of outputs per operator instead: 2 SR + 2 RS + 1 RI + 1 RD + 1 RM for its 5k and 10k sets,
-one of each for 50k and more, with its code's draws per operator (:func:`paper_draws`).
+The paper's recipe (``quota=paper_recipe(rows)``, with :func:`paper_draws`; Wang 2022, its LCQMC
+training sets) takes a fixed number of outputs per operator instead.
 
 >>> table = {"big": ("large",), "dog": ("hound",)}
 >>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()), seed=1)

@@ -97,9 +97,8 @@ def source_name(source: Callable[[str], Sequence[str]]) -> str:
     >>> source_name(WORDNET), source_name(str.split)
     ('wordnet-3.0', 'python:str.split')
     """
-    name = getattr(source, "name", None)
-    if isinstance(source, Synonyms) and name:
-        return name
+    if isinstance(source, Synonyms) and source.name:
+        return source.name
     return "python:" + getattr(source, "__qualname__", type(source).__name__).replace("|", "/")
 
 
