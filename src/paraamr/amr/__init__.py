@@ -1,13 +1,7 @@
 """AMR graphs: reading, candidate foci and re-focusing (re-rooting), with penman's AMR model.
 
-Import from here (``paraamr.amr``), which re-exports the public API of its modules:
-
-- :mod:`paraamr.amr.reading`: :func:`parse` (penman's tree; plain PENMAN in one regex pass),
-  :func:`decode` (a checked penman Graph), :func:`read_graphs` (blank-line separated files);
-- :mod:`paraamr.amr.foci`: :func:`candidate_foci`, :data:`DEFAULT_EXCLUDED`, the named
-  :data:`FOCI_RULES`, the heuristic;
-- :mod:`paraamr.amr.rerooting`: :func:`refocus`, :func:`variants`, :func:`refocus_batch`, the
-  serializer behind them and penman's (:data:`LINEARIZATIONS`).
+Import from here (``paraamr.amr``), which re-exports the public API of :mod:`~paraamr.amr.reading`,
+:mod:`~paraamr.amr.foci` and :mod:`~paraamr.amr.rerooting`.
 
 >>> g = decode("# ::snt The boy wants to go.\\n(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")
 >>> candidate_foci(g)

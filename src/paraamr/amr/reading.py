@@ -35,14 +35,10 @@ GraphInput = str | penman.Tree | penman.Graph
 
 
 @lru_cache(maxsize=4096)
-def _inverse(role: str) -> str:
-    """``role`` written from its target: ``:ARG1`` -> ``:ARG1-of``, ``:ARG0-of`` -> ``:ARG0``."""
-    return AMR_MODEL.invert_role(role)
-
-
-@lru_cache(maxsize=4096)
-def _is_inverted(role: str) -> bool:
-    return AMR_MODEL.is_role_inverted(role)
+def _invert(role: str) -> tuple[str, bool]:
+    """``role`` written from its target (``:ARG1`` -> ``:ARG1-of``, ``:ARG0-of`` -> ``:ARG0``), and
+    whether ``role`` is inverted."""
+    return AMR_MODEL.invert_role(role), AMR_MODEL.is_role_inverted(role)
 
 
 _ID_LINE = re.compile(r"^\s*#.*?::id\s+(\S+)", re.MULTILINE)
@@ -78,19 +74,18 @@ def check_size(
         return  # no more parentheses than either cap: the usual graph costs one count
     nodes = depth = 0
     for match in _NESTING.finditer(text):
-        if match.group() == ")":
+        token = match.group()
+        if token == ")":
             depth -= 1
-            continue
-        if match.group() != "(":
-            continue
-        nodes, depth = nodes + 1, depth + 1
-        if nodes > nodes_cap:
-            problem = f"more than {max_nodes} nodes (--max-amr-nodes {max_nodes})"
-        elif depth > depth_cap:
-            problem = f"nested more than {max_depth} deep (--max-amr-depth {max_depth})"
-        else:
-            continue
-        raise AMRError(f"{_describe_text(text, where)}: {problem}")
+        elif token == "(":
+            nodes, depth = nodes + 1, depth + 1
+            if nodes > nodes_cap:
+                problem = f"more than {max_nodes} nodes (--max-amr-nodes {max_nodes})"
+            elif depth > depth_cap:
+                problem = f"nested more than {max_depth} deep (--max-amr-depth {max_depth})"
+            else:
+                continue
+            raise AMRError(f"{_describe_text(text, where)}: {problem}")
 
 
 def parse(
@@ -350,11 +345,12 @@ class _Structure:
                     continue
                 target = reference
             base, alignment = _split_alignment(role)
+            inverse, inverted = _invert(base)
             child = target if introduced else None
             adjacency[holder].append((role, target, holder, child))
             if target != holder:
-                adjacency[target].append((_inverse(base) + alignment, holder, holder, child))
-            targets.add(holder if _is_inverted(base) else target)
+                adjacency[target].append((inverse + alignment, holder, holder, child))
+            targets.add(holder if inverted else target)
             if not introduced:
                 reentrancies.append((holder, target))
         self.concepts = concepts

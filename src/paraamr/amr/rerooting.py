@@ -7,11 +7,9 @@ the same, the edges that now point towards the root are written inverted (``:ARG
 linearized depth-first from the new root. Every node is defined where that traversal first meets
 it and referenced by its variable afterwards, as in the ParaAMR paper's linearizations.
 
-Two linearizations (:data:`LINEARIZATIONS`, ``linearization=``): ``"paraamr"`` (default), our
-serializer (one depth-first pass over an index built once per graph), several times faster than
-``penman.encode`` per focus, in penman's indented layout; penman decodes every output back to the
-source's triples. ``"penman"`` is ``penman.encode(g, top=focus, model=amr_model)`` of the decoded
-graph: the ParaAMR paper's (docs/generate.md has the measured difference).
+Two linearizations (:data:`LINEARIZATIONS`): ``"paraamr"`` (default), our serializer, several
+times faster than ``penman.encode`` per focus, in penman's indented layout; ``"penman"``,
+``penman.encode(g, top=focus, model=amr_model)``, the ParaAMR paper's (docs/generate.md compares them).
 
 >>> print(refocus("(d / dog :ARG0-of (b / bark-01))", "b", oneline=True))
 # ::focus b
@@ -23,6 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import penman
@@ -49,15 +48,10 @@ class Variant:
     penman: str
 
 
-class _Pads(dict):
-    """``_PADS[n]``: a line break and ``n`` spaces."""
-
-    def __missing__(self, width: int) -> str:
-        pad = self[width] = "\n" + " " * width
-        return pad
-
-
-_PADS = _Pads()
+@cache
+def _pad(width: int) -> str:
+    """A line break and ``width`` spaces."""
+    return "\n" + " " * width
 
 
 class _Index(_Structure):
@@ -74,10 +68,14 @@ class _Index(_Structure):
 
     def __init__(self, tree: penman.Tree, where: str) -> None:
         super().__init__(tree, where)
-        self.outer = self._crossings(self.reentrancies)
+        depth = {self.top: 0}
+        for var in self.concepts:  # depth-first: parents come before their children
+            if var in self.parent:
+                depth[var] = depth[self.parent[var]] + 1
+        self.outer = self._crossings(depth)
         # leaves are as quick to write as to look up: reuse the text of inner nodes only
         self.closed = set(self.parent.values()).difference(self.outer)
-        self.below = self._below(set(self.outer).intersection(self.parent.values()))
+        self.below = self._below(set(self.outer).intersection(self.parent.values()), depth)
         self.opening = {v: f"({v}" if c is None else f"({v} / {c}" for v, c in self.concepts.items()}
         self.header = (
             "".join(
@@ -90,18 +88,14 @@ class _Index(_Structure):
         self._own: dict[bool, tuple[dict, dict, dict]] = {}
         self._cache: dict[tuple[bool, bool], dict[str, str]] = {}
 
-    def _crossings(self, reentrancies: list[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    def _crossings(self, depth: dict[str, int]) -> dict[str, tuple[str, ...]]:
         """The nodes whose subtree a re-entrancy enters or leaves, each with the outer ends of
         those that a node inside writes: whether these are written already is all that the
         subtree's text depends on (seen from a focus outside it). The other nodes are closed:
         their subtree is laid out the same from any focus outside it."""
         parent = self.parent
-        depth = {self.top: 0}
-        for var in self.concepts:  # parents come before their children
-            if var in parent:
-                depth[var] = depth[parent[var]] + 1
         outer: dict[str, set[str]] = {}
-        for holder, target in reentrancies:  # the nodes between each end and their common ancestor
+        for holder, target in self.reentrancies:  # the nodes between each end and their common ancestor
             a, b = holder, target
             while a != b:
                 if depth[a] >= depth[b]:
@@ -112,12 +106,9 @@ class _Index(_Structure):
                     b = parent[b]
         return {v: tuple(sorted(ends)) for v, ends in outer.items()}
 
-    def _below(self, nodes: set[str]) -> dict[str, frozenset[str]]:
+    def _below(self, nodes: set[str], depth: dict[str, int]) -> dict[str, frozenset[str]]:
         """The nodes of the subtree of each of ``nodes``, itself excluded (source layout)."""
         order = list(self.concepts)  # depth-first: a subtree is the run of nodes after its root
-        depth = {self.top: 0}
-        for var in order[1:]:
-            depth[var] = depth[self.parent[var]] + 1
         below = {}
         for i, var in enumerate(order):
             if var in nodes:
@@ -172,21 +163,17 @@ class _Index(_Structure):
         if focus in parent:  # reverse the tree edges on the path from the focus to the old top
             entries = own.copy()
             node, child = focus, None
-            while True:
+            while node is not None:
                 path.add(node)
-                written = own[node]
+                written = list(own[node])
                 if child is not None:
                     i = down[child]
-                    written = written[:i] + written[i + 1 :]
+                    del written[i]
                 if node in parent:
                     k, entry = up[node]
-                    if child is not None and i < k:
-                        k -= 1
-                    written = [*written[:k], entry, *written[k:]]
+                    written.insert(k - 1 if child is not None and i < k else k, entry)
                 entries[node] = written
-                if node not in parent:
-                    break
-                node, child = parent[node], node
+                node, child = parent.get(node), node
         opening, concepts = self.opening, self.concepts
         closed, outer, below = self.closed, self.outer, self.below
         cache = self._cache.setdefault((mod_as_domain, oneline), {})
@@ -200,7 +187,7 @@ class _Index(_Structure):
             start, defined = len(parts), len(order)
             append(opening[var])
             inner = column + len(var) + 2
-            joiner = " " if oneline else _PADS[inner]
+            joiner = " " if oneline else _pad(inner)
             separator = " " if concepts[var] is None else joiner  # penman: "(a :ARG0 ..." on one line
             for reference, definition, other, width in entries[var]:
                 append(separator)
@@ -221,7 +208,7 @@ class _Index(_Structure):
                         reuse = other, tuple(map(visited.__contains__, outer[other]))
                 if reuse is not None and (reused := cache.get(reuse)) is not None:
                     text, inside = reused
-                    append(text if oneline else text.replace("\n", _PADS[inner + width]))
+                    append(text if oneline else text.replace("\n", _pad(inner + width)))
                     if inside:
                         visited.update(inside)
                         order.extend(inside)
@@ -232,7 +219,7 @@ class _Index(_Structure):
                 inside = () if var in closed else order[defined:]
                 if not inside or below[var].issuperset(inside):  # nothing pulled from outside
                     text = "".join(parts[start:])
-                    cache[key] = text if oneline or not column else text.replace(_PADS[column], "\n"), inside
+                    cache[key] = text if oneline or not column else text.replace(_pad(column), "\n"), inside
 
         try:
             walk(focus, 0, None)
@@ -254,8 +241,6 @@ class _PenmanWriter:
         self.metadata = {k: v for k, v in graph.metadata.items() if k != "focus"}
 
     def render(self, focus: str, *, oneline: bool = False, mod_as_domain: bool = False) -> str:
-        if mod_as_domain:
-            raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
         g = self.graph
         if focus not in g.variables():
             raise AMRError(f"{self.where}: focus {focus!r} is not a variable of the graph")
@@ -270,13 +255,17 @@ class _PenmanWriter:
             raise AMRError(f"{self.where}: penman cannot lay out the graph at {focus!r} ({err})") from err
 
 
-def _writer(graph: GraphInput, linearization: str, where: str) -> _Index | _PenmanWriter:
+def _writer(
+    graph: GraphInput, linearization: str, where: str, mod_as_domain: bool = False
+) -> _Index | _PenmanWriter:
     """What writes ``graph`` at a focus: our index (``paraamr``) or penman (``penman``)."""
+    if linearization not in LINEARIZATIONS:
+        raise ValueError(f"linearization must be one of {LINEARIZATIONS}, not {linearization!r}")
     if linearization == "paraamr":
         return _read(graph, where, _Index)
-    if linearization == "penman":
-        return _PenmanWriter(graph, where)
-    raise ValueError(f"linearization must be one of {LINEARIZATIONS}, not {linearization!r}")
+    if mod_as_domain:
+        raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
+    return _PenmanWriter(graph, where)
 
 
 def refocus(
@@ -305,7 +294,7 @@ def refocus(
     >>> refocus(g, "b", oneline=True, linearization="penman") == refocus(g, "b", oneline=True)
     True
     """
-    writer = _writer(graph, linearization, where)
+    writer = _writer(graph, linearization, where, mod_as_domain)
     return writer.render(focus_var, oneline=oneline, mod_as_domain=mod_as_domain)
 
 
@@ -338,9 +327,7 @@ def iter_variants(
     >>> next(it).penman.splitlines()[-1]
     '(b / bark-01 :ARG0 (d / dog))'
     """
-    if mod_as_domain and linearization != "paraamr":
-        raise ValueError("mod_as_domain needs linearization='paraamr' (penman writes :mod-of)")
-    writer = _writer(graph, linearization, where)
+    writer = _writer(graph, linearization, where, mod_as_domain)
     # a graph decoded for penman: its tree is reused
     index = writer if isinstance(writer, _Index) else _read(writer.graph, where, _Structure)
     chosen = _candidates(index, foci, seed, exclude, heuristic)

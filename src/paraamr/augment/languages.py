@@ -11,8 +11,8 @@ text, and gives the n-gram LM its tokens. Built in (:data:`TOKENIZERS`):
   are kept per text (:meth:`Tokenizer.segment_all`): an edit is scored by its tokens, never by
   segmenting the edited text again.
 
-A :class:`Language` names a tokenizer and a synonym source (:mod:`paraamr.augment.synonyms`):
-``en`` is whitespace + WordNet, ``zh`` is jieba + HIT Tongyici Cilin (:data:`LANGUAGES`).
+A language names a tokenizer and a synonym source (:mod:`paraamr.augment.synonyms`): ``en`` is
+whitespace + WordNet, ``zh`` is jieba + HIT Tongyici Cilin (:data:`LANGUAGES`).
 
 >>> words = tokenizer("whitespace")
 >>> words.split("The big  dog ."), words.join(["big", "dog"]), words.lm_tokens("The  Big dog.")
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -36,7 +35,7 @@ from paraamr.augment.synonyms import WORDNET, Synonyms, cilin, read_synonyms
 from paraamr.errors import ParaAMRError
 from paraamr.records import normalize
 
-__all__ = ["LANGUAGES", "TOKENIZERS", "Jieba", "Language", "Tokenizer", "Whitespace", "setup", "tokenizer"]
+__all__ = ["LANGUAGES", "TOKENIZERS", "Jieba", "Tokenizer", "Whitespace", "setup", "tokenizer"]
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]")
 
@@ -77,13 +76,10 @@ class Tokenizer:
         """:meth:`lm_tokens` of a text seen once (a line of an LM corpus), its segmentation not kept."""
         return self.lm_tokens(text)
 
-    def segment_all(self, texts: Iterable[str]) -> int:
-        """Segment every text of ``texts`` now, once (kept for :meth:`split`); returns how many."""
-        count = 0
+    def segment_all(self, texts: Iterable[str]) -> None:
+        """Segment every text of ``texts`` now, once (kept for :meth:`split`)."""
         for text in texts:
             self.split(text)
-            count += 1
-        return count
 
 
 class Whitespace(Tokenizer):
@@ -107,8 +103,8 @@ class Whitespace(Tokenizer):
     def lm_tokens(self, text: str) -> list[str]:
         return normalize(text).split()
 
-    def segment_all(self, texts: Iterable[str]) -> int:
-        return 0  # splitting on whitespace costs less than keeping the result
+    def segment_all(self, texts: Iterable[str]) -> None:
+        """Nothing: splitting on whitespace costs less than keeping the result."""
 
 
 @cache
@@ -126,8 +122,7 @@ def _jieba():
 
 
 class Jieba(Tokenizer):
-    """jieba's precise-mode segmentation (HMM on) without whitespace; joined without spaces but
-    between two ASCII words. Segmentations are kept per text."""
+    """jieba's segmentation, kept per text (see the module docstring)."""
 
     key = "jieba"
 
@@ -178,19 +173,10 @@ def tokenizer(name: str) -> Tokenizer:
         raise ValueError(f"unknown tokenizer {name!r} (known: {', '.join(TOKENIZERS)})") from None
 
 
-@dataclass(frozen=True)
-class Language:
-    """A language's ``code`` (the card's ``language:``), tokenizer and synonym source."""
-
-    code: str
-    tokenizer: str
-    synonyms: Callable[[], Synonyms]
-
-
-#: Languages by ``--language`` code.
-LANGUAGES = {
-    "en": Language("en", "whitespace", lambda: WORDNET),
-    "zh": Language("zh", "jieba", cilin),
+#: Languages by ``--language`` code: the name of their tokenizer and their synonym source.
+LANGUAGES: dict[str, tuple[str, Callable[[], Synonyms]]] = {
+    "en": ("whitespace", lambda: WORDNET),
+    "zh": ("jieba", cilin),
 }
 
 
@@ -206,6 +192,6 @@ def setup(
     """
     if language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r} (known: {', '.join(LANGUAGES)})")
-    chosen = LANGUAGES[language]
-    source = read_synonyms(synonyms) if synonyms is not None else chosen.synonyms()
-    return tokenizer(tokenizer_name or chosen.tokenizer), source
+    own_tokenizer, own_synonyms = LANGUAGES[language]
+    source = read_synonyms(synonyms) if synonyms is not None else own_synonyms()
+    return tokenizer(tokenizer_name or own_tokenizer), source

@@ -116,9 +116,7 @@ class NgramLM:
     def score(self, word: str, context: Sequence[str] = ()) -> float:
         """Stupid-backoff score of ``word`` after ``context`` (tokens; only the last ``order-1`` count)."""
         counts = self.counts
-        context = tuple(context)
-        if len(context) >= self.order:
-            context = context[len(context) - self.order + 1 :]
+        context = tuple(context)[max(0, len(context) - self.order + 1) :]
         weight = 1.0
         for start in range(len(context)):
             ctx = context[start:]

@@ -21,9 +21,8 @@ word's casing. Outputs never repeat each other nor the input (compared by
 
 :meth:`REDA.pool` lists, per operator, the distinct outputs of ``draws`` tries;
 :meth:`REDA.augment` takes ``n`` of them (REDA+NG: ranked by an :class:`~paraamr.augment.ngram.NgramLM`).
-The paper's recipe (``quota=paper_recipe(rows)``; Wang 2022, its LCQMC training sets) takes a fixed
-number of outputs per operator instead: 2 SR + 2 RS + 1 RI + 1 RD + 1 RM for its 5k and 10k sets,
-one of each for 50k and more, with its code's draws per operator (:func:`paper_draws`).
+The paper's recipe (``quota=paper_recipe(rows)``, with :func:`paper_draws`; Wang 2022, its LCQMC
+training sets) takes a fixed number of outputs per operator instead.
 
 >>> table = {"big": ("large",), "dog": ("hound",)}
 >>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()), seed=1)
@@ -246,9 +245,7 @@ class REDA:
     def _can(self, op: str, tokens: Tokens) -> bool:
         if op in ("SR", "RI"):
             return bool(self._replaceable(tokens))
-        if op == "RS":
-            return len(set(tokens)) >= 2
-        return len(tokens) >= 2
+        return len(set(tokens) if op == "RS" else tokens) >= 2
 
     def _apply(self, op: str, tokens: Tokens, n: int, rng: random.Random) -> Tokens | None:
         operator = {"SR": self.replace, "RS": self.swap, "RI": self.insert, "RD": self.delete}[op]
@@ -273,16 +270,14 @@ class REDA:
 
     def _streams(self, text: str, draws: int | None) -> dict[str, Iterator[tuple[str, str, Tokens]]]:
         tokens = self.tokenizer.split(text)
-        counts = edit_counts(len(tokens), self.rates)
-        counts["RM"] = 1
-        return {
-            op: self._stream(op, text, tokens, counts[op], draws or self._draws(op, counts[op]))
-            for op in OPERATORS
-            if counts[op] > 0
-        }
-
-    def _draws(self, op: str, edits: int) -> int:
-        return paper_draws(op, edits) if self.draws == PAPER_DRAWS else int(self.draws)
+        counts = {**edit_counts(len(tokens), self.rates), "RM": 1}
+        streams = {}
+        for op in OPERATORS:
+            edits = counts[op]
+            if edits > 0:
+                tries = draws or (paper_draws(op, edits) if self.draws == PAPER_DRAWS else int(self.draws))
+                streams[op] = self._stream(op, text, tokens, edits, tries)
+        return streams
 
     def pool(self, text: str, *, draws: int | None = None) -> dict[str, list[str]]:
         """Per operator that can act, its distinct outputs (never ``text``) over ``draws`` tries."""
@@ -319,25 +314,25 @@ class REDA:
                 )
         chosen: list[str] = []
         seen = {normalize(text)}
+
+        def take(op: str) -> bool:
+            """Choose the next output of ``op`` not chosen yet; False when it has no more."""
+            for candidate, key, _ in queues[op]:
+                if key not in seen:
+                    seen.add(key)
+                    chosen.append(candidate)
+                    return True
+            return False
+
         if quota is not None:
-            for op in (op for op in OPERATORS if op in queues and quota.get(op, 0) > 0):
-                taken = 0
-                for candidate, key, _ in queues[op]:
-                    if key not in seen:
-                        seen.add(key)
-                        chosen.append(candidate)
-                        taken += 1
-                    if taken >= quota[op] or len(chosen) >= n:
+            for op in (op for op in OPERATORS if op in queues):
+                for _ in range(quota.get(op, 0)):
+                    if len(chosen) >= n or not take(op):
                         break
             return chosen
         while queues and len(chosen) < n:
             for op in list(queues):
-                for candidate, key, _ in queues[op]:
-                    if key not in seen:
-                        seen.add(key)
-                        chosen.append(candidate)
-                        break
-                else:
+                if not take(op):
                     del queues[op]
                 if len(chosen) == n:
                     break

@@ -139,9 +139,9 @@ class Expander:
 
         for position, index in enumerate(indices):
             row = {name: batch[name][position] for name in names}
-            problems = [(col, problem(row[col], self.max_chars)) for col in self.columns]
-            problems = [(col, why) for col, why in problems if why]
-            emit(row, index, False, "\x1e".join(f"{col}\x1f{why}" for col, why in problems))
+            whys = {col: problem(row[col], self.max_chars) for col in self.columns}
+            problems = [f"{col}\x1f{why}" for col, why in whys.items() if why]
+            emit(row, index, False, "\x1e".join(problems))
             if problems:
                 continue
             for col in self.columns:

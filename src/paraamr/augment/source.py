@@ -37,8 +37,7 @@ class ParaphraseIndex:
     """Normalized source text -> its paraphrases, most fluent first (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._paraphrases: dict[str, list[str]] = {}
-        self._seen: dict[str, set[str]] = {}
+        self._paraphrases: dict[str, dict[str, str]] = {}  # key -> paraphrase key -> paraphrase
 
     def __len__(self) -> int:
         return len(self._paraphrases)
@@ -46,17 +45,15 @@ class ParaphraseIndex:
     def add(self, text: str, paraphrases: Iterable[str]) -> None:
         """Append the paraphrases of ``text`` that are new for its key and differ from it."""
         key = normalize(text)
-        kept = self._paraphrases.setdefault(key, [])
-        seen = self._seen.setdefault(key, {key})
+        kept = self._paraphrases.setdefault(key, {})
         for para in paraphrases:
             para_key = normalize(para)
-            if para_key and para_key not in seen:
-                seen.add(para_key)
-                kept.append(para)
+            if para_key and para_key != key:
+                kept.setdefault(para_key, para)
 
     def lookup(self, text: str, k: int) -> list[str]:
         """Up to ``k`` distinct paraphrases of ``text``, none equal to it once normalized."""
-        return self._paraphrases.get(normalize(text), [])[:k]
+        return list(self._paraphrases.get(normalize(text), {}).values())[:k]
 
     @classmethod
     def from_records(

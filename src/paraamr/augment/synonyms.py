@@ -27,7 +27,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 from paraamr.errors import InputError, ParaAMRError
@@ -72,7 +72,7 @@ class Synonyms:
     def from_table(cls, table: Mapping[str, Sequence[str]], *, name: str) -> Synonyms:
         """The source answering from ``table`` (word -> synonyms), looked up as written, then lowercased."""
         frozen = {word: tuple(found) for word, found in table.items()}
-        return cls(name, _TableLookup(frozen))
+        return cls(name, partial(_table_lookup, frozen))
 
     def __call__(self, word: str) -> tuple[str, ...]:
         return tuple(self._lookup(word))
@@ -81,15 +81,10 @@ class Synonyms:
         return f"Synonyms({self.name!r})"
 
 
-class _TableLookup:
-    """``word -> table[word]``, else ``table[word.lower()]``, else ``()`` (picklable)."""
-
-    def __init__(self, table: dict[str, tuple[str, ...]]) -> None:
-        self.table = table
-
-    def __call__(self, word: str) -> tuple[str, ...]:
-        found = self.table.get(word)
-        return found if found is not None else self.table.get(word.lower(), ())
+def _table_lookup(table: dict[str, tuple[str, ...]], word: str) -> tuple[str, ...]:
+    """``table[word]``, else ``table[word.lower()]``, else ``()``."""
+    found = table.get(word)
+    return found if found is not None else table.get(word.lower(), ())
 
 
 #: English WordNet synonyms of every sense, as REDA uses them.
@@ -102,9 +97,8 @@ def source_name(source: Callable[[str], Sequence[str]]) -> str:
     >>> source_name(WORDNET), source_name(str.split)
     ('wordnet-3.0', 'python:str.split')
     """
-    name = getattr(source, "name", None)
-    if isinstance(source, Synonyms) and name:
-        return name
+    if isinstance(source, Synonyms) and source.name:
+        return source.name
     return "python:" + getattr(source, "__qualname__", type(source).__name__).replace("|", "/")
 
 
@@ -209,8 +203,8 @@ def _json_table(path: Path, text: str) -> tuple[dict[str, list[str]], list[str]]
             bad.append(
                 f"line {_line_of(text, word)}: {printable(word[:40])!r} needs a list of non-empty strings"
             )
-        elif _text_problem([word, *found]):
-            bad.append(f"line {_line_of(text, word)}: {_text_problem([word, *found])}")
+        elif problem := _text_problem([word, *found]):
+            bad.append(f"line {_line_of(text, word)}: {problem}")
         else:
             table[word] = [w for w in dict.fromkeys(found) if w != word]
     return {word: found for word, found in table.items() if found}, bad
