@@ -422,16 +422,11 @@ def date_time(text: str, rng: random.Random) -> str | None:
         if 1 <= day <= 28:
             new = str(day + rng.choice([1, 2, 3]) if day <= 25 else day - rng.choice([1, 2, 3]))
             edits.append((match.start(group), match.end(group), new))
-    for match in _CALENDAR_WORD.finditer(text):
-        pool = next(p for p in CALENDAR if match.group().lower() in p)
-        edits += [(match.start(), match.end(), w.title()) for w in pool if w != match.group().lower()]
-    for match in _RELATIVE.finditer(text):
-        pool = next(p for p in RELATIVE_TIMES if match.group().lower() in p)
-        edits += [
-            (match.start(), match.end(), match_case(w, match.group()))
-            for w in pool
-            if w != match.group().lower()
-        ]
+    for pattern, pools in ((_CALENDAR_WORD, CALENDAR), (_RELATIVE, RELATIVE_TIMES)):
+        for match in pattern.finditer(text):
+            word = match.group()
+            pool = next(p for p in pools if word.lower() in p)
+            edits += [(match.start(), match.end(), match_case(w, word)) for w in pool if w != word.lower()]
     return one_edit(text, edits, rng, meaning=True)
 
 

@@ -186,19 +186,14 @@ def _contraction_patterns() -> list[tuple[re.Pattern, str]]:
 _CONTRACTION_PATTERNS = _contraction_patterns()
 
 
-def _contraction_edits(text: str) -> list[tuple[int, int, str]]:
+def contraction(text: str, rng: random.Random) -> str | None:
+    """Contract one expanded form (``do not`` -> ``don't``) or expand one contraction."""
     edits = []
     for pattern, new in _CONTRACTION_PATTERNS:
         for match in pattern.finditer(text):
-            found = match.group()
-            new_text = new if new.startswith("I") else match_case(new, found[:1] + "x")
+            new_text = new if new.startswith("I") else match_case(new, match.group()[:1] + "x")
             edits.append((match.start(), match.end(), new_text))
-    return sorted(edits)
-
-
-def contraction(text: str, rng: random.Random) -> str | None:
-    """Contract one expanded form (``do not`` -> ``don't``) or expand one contraction."""
-    return one_edit(text, _contraction_edits(text), rng, meaning=False)
+    return one_edit(text, sorted(edits), rng, meaning=False)
 
 
 def punctuation_case(text: str, rng: random.Random) -> str | None:
