@@ -44,7 +44,7 @@ from paraamr.quality.edits import (
     syntax,
     tidy,
 )
-from paraamr.quality.inflection import IRREGULAR, inflect_like, past_participle
+from paraamr.quality.inflection import CVC, IRREGULAR, inflect_like, past_participle
 from paraamr.quality.words import (
     COMPLEMENTARY_ADJECTIVES,
     COMPLEMENTARY_VERBS,
@@ -220,9 +220,6 @@ def punctuation_case(text: str, rng: random.Random) -> str | None:
 _BLOCKS_PASSIVE = {"aux", "auxpass", "neg", "nsubjpass", "dative", "ccomp", "xcomp", "prt", "conj", "expl"}
 
 
-_CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
-
-
 @syntax
 def passive_voice(doc, text: str, rng: random.Random) -> str | None:
     """Turn a simple-tense active clause ``S V O ...`` into ``O was V-en by S ...``."""
@@ -254,7 +251,7 @@ def passive_voice(doc, text: str, rng: random.Random) -> str | None:
         return None  # no participle it would misspell (ran, bended), no past taken for a lemma (bent)
     if verb.tag_ == "VBD":
         participle = past_participle(lemma, verb.lower_)
-    elif lemma in IRREGULAR or not _CVC.search(lemma):
+    elif lemma in IRREGULAR or not CVC.search(lemma):
         participle = past_participle(lemma)
     else:
         return None
@@ -352,10 +349,8 @@ def _movable(tok) -> bool:
 
 @syntax
 def front_adverbial(doc, text: str, rng: random.Random) -> str | None:
-    """Move a time, place or clause modifier of the main verb to the front, or from the front to the end.
-
-    ``The shop closes at noon.`` <-> ``At noon, the shop closes.``.
-    """
+    """Move a time, place or clause modifier of the main verb to the front, or from the front to the
+    end: ``The shop closes at noon.`` <-> ``At noon, the shop closes.``"""
     if len(doc) < 4:
         return None
     end = len(doc) - 1 if doc[-1].is_punct else len(doc)
