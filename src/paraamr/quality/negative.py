@@ -308,17 +308,10 @@ def role_swap(doc, text: str, rng: random.Random) -> str | None:
         for tok in [verb, *(c for c in verb.children if c.dep_ == "aux")]:
             if tok.i > s_span.end - 1 and (new := _agree(tok, plural)):
                 replace[tok.i] = new
-    pieces = []
-    for tok in doc:
-        if tok.i == s_span.start:
-            pieces.append(as_case(o_span, SUBJECT_CASE, first=tok.i == 0) + s_span[-1].whitespace_)
-        elif tok.i == o_span.start:
-            pieces.append(as_case(s_span, OBJECT_CASE, first=False) + o_span[-1].whitespace_)
-        elif s_span.start < tok.i < s_span.end or o_span.start < tok.i < o_span.end:
-            continue
-        else:
-            pieces.append(replace.get(tok.i, tok.text) + tok.whitespace_)
-    return changed(tidy("".join(pieces)), text, meaning=True)
+    replace[s_span.end - 1] = as_case(o_span, SUBJECT_CASE, first=s_span.start == 0)
+    replace[o_span.end - 1] = as_case(s_span, OBJECT_CASE, first=False)  # each with its span's last space
+    delete = {*range(s_span.start, s_span.end - 1), *range(o_span.start, o_span.end - 1)}
+    return changed(render(doc, replace, delete), text, meaning=True)
 
 
 @syntax
