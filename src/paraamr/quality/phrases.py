@@ -1,7 +1,5 @@
 """Operators over phrases and whole sentences: a multi-word synonym (positive), a fragment and a
-topic shift (negatives). Each is ``op(text, rng) -> str | None`` like the others
-(:mod:`paraamr.quality.operators` registers them); ``phrase_synonym`` and ``topic_shift`` use the
-spaCy parse and return None without it.
+topic shift (negatives), registered in :mod:`paraamr.quality.operators`.
 
 >>> import random
 >>> fragment("The neighbors' dog barked at the mail carrier every morning.", random.Random(0))
