@@ -232,29 +232,23 @@ def _datasets(settings: TrainSettings, triplets: Sequence[Triplet]):
 
 def _model_and_loss(settings: TrainSettings, base_dir: Path):
     if settings.mode == "bi":
-        from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
+        from sentence_transformers import SentenceTransformerModelCardData as Card
+    else:
+        from sentence_transformers.cross_encoder import CrossEncoderModelCardData as Card
+    name = f"paraamr paraphrase-quality {settings.mode}-encoder"
+    card = Card(language="en", license="apache-2.0", model_name=name)
+    model = load_model(base_dir, settings.mode, max_length=settings.max_length, card=card)
+    if settings.mode == "bi":
         from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
 
-        card = SentenceTransformerModelCardData(
-            language="en", license="apache-2.0", model_name="paraamr paraphrase-quality bi-encoder"
-        )
-        model = SentenceTransformer(str(base_dir), device="cpu", model_card_data=card)
-        model.max_seq_length = settings.max_length
-        loss = TripletLoss(
-            model, distance_metric=TripletDistanceMetric.COSINE, triplet_margin=settings.margin
-        )
-        return model, loss
-    from sentence_transformers.cross_encoder import CrossEncoderModelCardData
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
-
-    card = CrossEncoderModelCardData(
-        language="en", license="apache-2.0", model_name="paraamr paraphrase-quality cross-encoder"
-    )
-    model = load_model(base_dir, "cross", max_length=settings.max_length, card=card)
+        metric = TripletDistanceMetric.COSINE
+        return model, TripletLoss(model, distance_metric=metric, triplet_margin=settings.margin)
     if settings.paired:
         from paraamr.quality.losses import PairedLoss
 
         return model, PairedLoss(model, margin=settings.logit_margin)
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
     return model, BinaryCrossEntropyLoss(model)
 
 
