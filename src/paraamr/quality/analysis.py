@@ -1,9 +1,5 @@
 """Optional spaCy analysis (POS, dependencies, entities) for the operators that need syntax.
 
-The pipeline loads once per process and parses are cached per text; :func:`parsed` parses many
-texts in batches and keeps them while a block runs. Without spaCy, :func:`parse` returns None after
-one warning, and the operators that need it return None.
-
 >>> PIPELINES[0]
 'en_core_web_sm'
 """

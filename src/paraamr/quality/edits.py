@@ -9,11 +9,13 @@ deleted, tidying the result, casing and pronoun case of moved phrases, article a
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 
 from paraamr.lexicon import match_case
+from paraamr.quality.analysis import parse
 from paraamr.quality.inflection import indefinite_article
 from paraamr.quality.words import CONTRACTIONS, NO_ADD
 from paraamr.records import normalize
@@ -40,11 +42,24 @@ __all__ = [
     "sentence_case",
     "span_text",
     "subtree",
+    "syntax",
     "tidy",
 ]
 
 #: ``op(text, rng) -> str | None``: a changed sentence, or None where the operator does not apply.
 Operator = Callable[[str, random.Random], "str | None"]
+
+
+def syntax(op: Callable[..., str | None]) -> Operator:
+    """The operator ``op(doc, text, rng)`` over the spaCy parse of ``text``, run as ``op(text, rng)``;
+    None without spaCy."""
+
+    @functools.wraps(op)
+    def run(text: str, rng: random.Random) -> str | None:
+        doc = parse(text)
+        return None if doc is None else op(doc, text, rng)
+
+    return run
 
 
 #: A straight or typographic apostrophe (regular expression).
@@ -223,13 +238,11 @@ def negated(
     doc, rng: random.Random, *, verb: str | None = None, replace: Mapping[int, str] | None = None
 ) -> str | None:
     """The sentence of ``doc`` with a negation added to its main verb, half of the time contracted,
-    or None where there is one already or no single main verb. ``verb`` is the base form a
+    or None where there is one already, no single main verb or no parse. ``verb`` is the base form a
     simple-tense main verb takes instead of its own lemma; ``replace`` puts other words in by index.
     """
-    if any(tok.lower_ in NO_ADD for tok in doc):
-        return None
     root = only_root(doc)
-    if root is None:
+    if root is None or any(tok.lower_ in NO_ADD for tok in doc):
         return None
     short = rng.random() < 0.5
     base = verb or root.lemma_.lower()

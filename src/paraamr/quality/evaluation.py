@@ -219,11 +219,8 @@ def _auc_interval(
 def _macro_f1(counts: np.ndarray) -> float:
     """Macro F1 of ``[TP, FP, FN, TN]`` (valid the positive class; 0 for a class never seen or predicted)."""
     tp, fp, fn, tn = counts
-    return (_f1(2 * tp, fp + fn) + _f1(2 * tn, fp + fn)) / 2
-
-
-def _f1(twice_hits: float, misses: float) -> float:
-    return twice_hits / (twice_hits + misses) if twice_hits + misses else 0.0
+    misses = fp + fn
+    return sum(2 * hits / (2 * hits + misses) if 2 * hits + misses else 0.0 for hits in (tp, tn)) / 2
 
 
 def _separation(sums: np.ndarray) -> float:

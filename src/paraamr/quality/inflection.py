@@ -22,7 +22,8 @@ _SIBILANT = re.compile(r"(s|x|z|ch|sh)$")
 #: Nouns in -o that take -es (most take -s: autos, pianos, avocados).
 _O_ES = frozenset({"echo", "hero", "potato", "tomato", "veto", "torpedo", "embargo", "domino"})
 _CONSONANT_Y = re.compile(r"[^aeiou]y$")
-_CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
+#: A consonant, a vowel and a consonant that doubles before ``-ed`` (``stop`` -> ``stopped``).
+CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
 
 #: Irregular English verbs: lemma -> (past, past participle).
 IRREGULAR = {
@@ -92,7 +93,7 @@ def past_participle(lemma: str, past: str | None = None) -> str:
         return past
     if lemma.endswith("e"):
         return lemma + "d"
-    if len(lemma) <= 4 and lemma[0] not in "aeiou" and _CVC.search(lemma):
+    if len(lemma) <= 4 and lemma[0] not in "aeiou" and CVC.search(lemma):
         return lemma + lemma[-1] + "ed"  # stop -> stopped
     return lemma[:-1] + "ied" if _CONSONANT_Y.search(lemma) else lemma + "ed"
 

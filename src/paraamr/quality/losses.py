@@ -1,10 +1,6 @@
 """The paired loss of the cross-encoder: a triplet's two pairs in one batch, binary cross-entropy on
 both and a margin between their logits.
 
-:class:`PairedLoss` reads a triplet as four columns, ``(first, second)`` of the valid pair and of
-the invalid pair, and adds to their cross-entropy the hinge ``max(0, margin - (logit(valid) -
-logit(invalid)))`` (``margin`` 0: pairing only). The losses are returned by name.
-
 >>> import torch
 >>> hinge(torch.tensor([3.0, 0.5]), torch.tensor([-1.0, 0.0]), margin=2.0)
 tensor(0.7500)
@@ -25,7 +21,8 @@ def hinge(valid: Tensor, invalid: Tensor, margin: float) -> Tensor:
 
 class PairedLoss(nn.Module):
     """Binary cross-entropy on a triplet's valid and invalid pair, plus ``weight`` times the
-    :func:`hinge` of their logits at ``margin`` (a ``CrossEncoderTrainer`` loss; four text columns)."""
+    :func:`hinge` of their logits at ``margin`` (0: none); a ``CrossEncoderTrainer`` loss reading
+    four text columns, the valid pair's two texts then the invalid pair's, returning losses by name."""
 
     def __init__(self, model, margin: float = 2.0, weight: float = 1.0) -> None:
         super().__init__()

@@ -1,6 +1,7 @@
 """Meaning-changing (negative) operators: each ``op(text, rng) -> str | None`` changes the meaning.
 
-Operators marked *syntax* use the optional spaCy parse and return None without spaCy.
+Operators decorated with :func:`~paraamr.quality.edits.syntax` read the optional spaCy parse and
+return None without spaCy.
 
 >>> import random
 >>> number_change("John ate 5 apples.", random.Random(0))
@@ -41,6 +42,7 @@ from paraamr.quality.edits import (
     replace_word,
     sentence_case,
     subtree,
+    syntax,
     tidy,
 )
 from paraamr.quality.inflection import indefinite_article, inflect_like, pluralize, third_person
@@ -116,11 +118,9 @@ def number_change(text: str, rng: random.Random) -> str | None:
     return changed(text[: match.start()] + new + text[match.end() :], text, meaning=True)
 
 
-def entity_swap(text: str, rng: random.Random) -> str | None:
-    """Swap a named entity (person, place, organization, nationality) for another (syntax)."""
-    doc = parse(text)
-    if doc is None:
-        return None
+@syntax
+def entity_swap(doc, text: str, rng: random.Random) -> str | None:
+    """Swap a named entity (person, place, organization, nationality) for another."""
     present = normalize(text)
     candidates = []
     for ent in doc.ents:
@@ -140,11 +140,9 @@ def entity_swap(text: str, rng: random.Random) -> str | None:
     return changed(render(doc, {start: new}, delete), text, meaning=True)
 
 
-def noun_swap(text: str, rng: random.Random) -> str | None:
-    """Swap one common noun for a WordNet co-hyponym (``apple`` -> ``pear``) (syntax)."""
-    doc = parse(text)
-    if doc is None:
-        return None
+@syntax
+def noun_swap(doc, text: str, rng: random.Random) -> str | None:
+    """Swap one common noun for a WordNet co-hyponym (``apple`` -> ``pear``)."""
     present = set(normalize(text).split())
     candidates = []
     for tok in doc:
@@ -191,14 +189,9 @@ def _remove_negation(text: str, rng: random.Random) -> str | None:
     return sentence_case(tidy(result), text)
 
 
-def _add_negation(text: str, rng: random.Random) -> str | None:
-    doc = parse(text)
-    return None if doc is None else negated(doc, rng)
-
-
 def negation(text: str, rng: random.Random) -> str | None:
     """Remove a negation (``not``, ``n't``, ``never``, ``cannot``), or add one to the main verb (syntax)."""
-    return changed(_remove_negation(text, rng) or _add_negation(text, rng), text, meaning=True)
+    return changed(_remove_negation(text, rng) or negated(parse(text), rng), text, meaning=True)
 
 
 _OPPOSITE: dict[str, dict[str, str]] = {"v": {}, "a": {}}
@@ -208,13 +201,11 @@ for _pos, _pairs in (("v", VERB_ANTONYMS), ("a", ADJECTIVE_ANTONYMS)):
         _OPPOSITE[_pos].setdefault(_b, _a)
 
 
-def antonym(text: str, rng: random.Random) -> str | None:
-    """Replace one adjective, adverb, verb or noun by an antonym (syntax): the word tables first
+@syntax
+def antonym(doc, text: str, rng: random.Random) -> str | None:
+    """Replace one adjective, adverb, verb or noun by an antonym: the word tables first
     (``hire`` -> ``fire``, ``early`` -> ``late``), else WordNet's first; the main predicate (the root
     verb or its adjective complement) is chosen half of the time when it has one."""
-    doc = parse(text)
-    if doc is None:
-        return None
     candidates = []
     for tok in doc:
         pos = WORDNET_POS.get(tok.pos_)
@@ -240,11 +231,9 @@ _DELETABLE = {"amod", "advmod", "prep", "npadvmod", "advcl", "relcl", "acl", "nu
 _CONTENT = {"NOUN", "PROPN", "ADJ", "VERB", "NUM", "ADV"}
 
 
-def deletion(text: str, rng: random.Random) -> str | None:
-    """Delete one content phrase: a modifier, prepositional phrase, clause or apposition (syntax)."""
-    doc = parse(text)
-    if doc is None:
-        return None
+@syntax
+def deletion(doc, text: str, rng: random.Random) -> str | None:
+    """Delete one content phrase: a modifier, prepositional phrase, clause or apposition."""
     words = sum(tok.is_alpha for tok in doc)
     candidates = []
     for tok in doc:
@@ -281,15 +270,13 @@ def _agree(tok, plural: bool) -> str | None:
     return None
 
 
-def role_swap(text: str, rng: random.Random) -> str | None:
+@syntax
+def role_swap(doc, text: str, rng: random.Random) -> str | None:
     """Swap the subject and the object of a verb (``the dog chased the cat`` -> ``the cat chased the dog``).
 
     Active clauses swap ``nsubj`` with ``dobj`` (or the first object of a ditransitive); passive
-    ones swap the subject with the ``by`` agent. Pronoun case and present-tense agreement follow (syntax).
+    ones swap the subject with the ``by`` agent. Pronoun case and present-tense agreement follow.
     """
-    doc = parse(text)
-    if doc is None:
-        return None
     candidates = []
     for verb in doc:
         if verb.pos_ not in ("VERB", "AUX"):
@@ -321,26 +308,17 @@ def role_swap(text: str, rng: random.Random) -> str | None:
         for tok in [verb, *(c for c in verb.children if c.dep_ == "aux")]:
             if tok.i > s_span.end - 1 and (new := _agree(tok, plural)):
                 replace[tok.i] = new
-    pieces = []
-    for tok in doc:
-        if tok.i == s_span.start:
-            pieces.append(as_case(o_span, SUBJECT_CASE, first=tok.i == 0) + s_span[-1].whitespace_)
-        elif tok.i == o_span.start:
-            pieces.append(as_case(s_span, OBJECT_CASE, first=False) + o_span[-1].whitespace_)
-        elif s_span.start < tok.i < s_span.end or o_span.start < tok.i < o_span.end:
-            continue
-        else:
-            pieces.append(replace.get(tok.i, tok.text) + tok.whitespace_)
-    return changed(tidy("".join(pieces)), text, meaning=True)
+    replace[s_span.end - 1] = as_case(o_span, SUBJECT_CASE, first=s_span.start == 0)
+    replace[o_span.end - 1] = as_case(s_span, OBJECT_CASE, first=False)  # each with its span's last space
+    delete = {*range(s_span.start, s_span.end - 1), *range(o_span.start, o_span.end - 1)}
+    return changed(render(doc, replace, delete), text, meaning=True)
 
 
-def phrase_swap(text: str, rng: random.Random) -> str | None:
+@syntax
+def phrase_swap(doc, text: str, rng: random.Random) -> str | None:
     """Two noun phrases trade places, the words kept (``plants absorb carbon dioxide and release
     oxygen`` -> ``plants absorb oxygen and release carbon dioxide``): phrases headed by a noun, of
-    the same number, so no agreement changes, and not two conjuncts of one coordination (syntax)."""
-    doc = parse(text)
-    if doc is None:
-        return None
+    the same number, so no agreement changes, and not two conjuncts of one coordination."""
     chunks = [
         c
         for c in doc.noun_chunks
@@ -437,16 +415,11 @@ def date_time(text: str, rng: random.Random) -> str | None:
         if 1 <= day <= 28:
             new = str(day + rng.choice([1, 2, 3]) if day <= 25 else day - rng.choice([1, 2, 3]))
             edits.append((match.start(group), match.end(group), new))
-    for match in _CALENDAR_WORD.finditer(text):
-        pool = next(p for p in CALENDAR if match.group().lower() in p)
-        edits += [(match.start(), match.end(), w.title()) for w in pool if w != match.group().lower()]
-    for match in _RELATIVE.finditer(text):
-        pool = next(p for p in RELATIVE_TIMES if match.group().lower() in p)
-        edits += [
-            (match.start(), match.end(), match_case(w, match.group()))
-            for w in pool
-            if w != match.group().lower()
-        ]
+    for pattern, pools in ((_CALENDAR_WORD, CALENDAR), (_RELATIVE, RELATIVE_TIMES)):
+        for match in pattern.finditer(text):
+            word = match.group()
+            pool = next(p for p in pools if word.lower() in p)
+            edits += [(match.start(), match.end(), match_case(w, word)) for w in pool if w != word.lower()]
     return one_edit(text, edits, rng, meaning=True)
 
 

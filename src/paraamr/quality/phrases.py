@@ -1,7 +1,5 @@
 """Operators over phrases and whole sentences: a multi-word synonym (positive), a fragment and a
-topic shift (negatives). Each is ``op(text, rng) -> str | None`` like the others
-(:mod:`paraamr.quality.operators` registers them); ``phrase_synonym`` and ``topic_shift`` use the
-spaCy parse and return None without it.
+topic shift (negatives), registered in :mod:`paraamr.quality.operators`.
 
 >>> import random
 >>> fragment("The neighbors' dog barked at the mail carrier every morning.", random.Random(0))
@@ -13,8 +11,7 @@ from __future__ import annotations
 import random
 
 from paraamr.lexicon import common_words
-from paraamr.quality.analysis import parse
-from paraamr.quality.edits import changed, replace_word
+from paraamr.quality.edits import changed, replace_word, syntax
 from paraamr.quality.inflection import inflect_like
 from paraamr.quality.positive import synonym_candidates
 from paraamr.quality.words import LIGHT_VERBS
@@ -22,13 +19,11 @@ from paraamr.quality.words import LIGHT_VERBS
 __all__ = ["fragment", "phrase_synonym", "topic_shift"]
 
 
-def phrase_synonym(text: str, rng: random.Random) -> str | None:
-    """Replace one content word by a multi-word WordNet synonym of its first sense (syntax):
+@syntax
+def phrase_synonym(doc, text: str, rng: random.Random) -> str | None:
+    """Replace one content word by a multi-word WordNet synonym of its first sense:
     ``died`` -> ``passed away``, ``cancelled`` -> ``called off`` (a verb's first word, a noun's last
     word inflected like the word replaced); none with a placeholder (``oneself``, ``someone``)."""
-    doc = parse(text)
-    if doc is None:
-        return None
     return replace_word(doc, synonym_candidates(doc, phrases=True), rng, text, meaning=False)
 
 
@@ -47,14 +42,12 @@ def fragment(text: str, rng: random.Random) -> str | None:
 _TOPIC_TAGS = {"NN": "n", "NNS": "n", "VB": "v", "VBD": "v", "VBN": "v", "VBZ": "v", "VBP": "v", "JJ": "a"}
 
 
-def topic_shift(text: str, rng: random.Random) -> str | None:
-    """The sentence's frame with other content words (syntax): every common noun, main verb and
+@syntax
+def topic_shift(doc, text: str, rng: random.Random) -> str | None:
+    """The sentence's frame with other content words: every common noun, main verb and
     adjective (at least two) replaced by a common WordNet word of its part of speech, inflected
     like it (``The dog barked at the mail carrier`` -> ``The tree argued at the mail window``):
     the same template about something else."""
-    doc = parse(text)
-    if doc is None:
-        return None
     candidates = []
     for tok in doc:
         pos = _TOPIC_TAGS.get(tok.tag_)

@@ -1,6 +1,7 @@
 """Meaning-preserving (positive) operators: each ``op(text, rng) -> str | None`` keeps the meaning.
 
-Operators marked *syntax* use the optional spaCy parse and return None without spaCy.
+Operators decorated with :func:`~paraamr.quality.edits.syntax` read the optional spaCy parse and
+return None without spaCy.
 
 >>> import random
 >>> contraction("I do not know.", random.Random(0))
@@ -20,7 +21,6 @@ import re
 from collections.abc import Mapping, Sequence
 
 from paraamr.lexicon import WORDNET_POS, antonyms, match_case, phrasal_verb, synonyms, verb_form_of
-from paraamr.quality.analysis import parse
 from paraamr.quality.edits import (
     APOSTROPHE,
     OBJECT_CASE,
@@ -41,9 +41,10 @@ from paraamr.quality.edits import (
     sentence_case,
     span_text,
     subtree,
+    syntax,
     tidy,
 )
-from paraamr.quality.inflection import IRREGULAR, inflect_like, past_participle
+from paraamr.quality.inflection import CVC, IRREGULAR, inflect_like, past_participle
 from paraamr.quality.words import (
     COMPLEMENTARY_ADJECTIVES,
     COMPLEMENTARY_VERBS,
@@ -75,12 +76,10 @@ __all__ = [
 ]
 
 
-def synonym(text: str, rng: random.Random) -> str | None:
-    """Replace one or two content words by a WordNet synonym of their first sense (syntax),
+@syntax
+def synonym(doc, text: str, rng: random.Random) -> str | None:
+    """Replace one or two content words by a WordNet synonym of their first sense,
     inflected like the word they replace (:func:`~paraamr.quality.inflection.inflect_like`)."""
-    doc = parse(text)
-    if doc is None:
-        return None
     candidates = synonym_candidates(doc, phrases=False)
     return replace_word(doc, candidates, rng, text, meaning=False, count=rng.choice((1, 2)))
 
@@ -138,12 +137,12 @@ def _plain(adjective: str) -> str | None:
     return rest if rest and rest in antonyms(adjective, "a") else None
 
 
-def negated_antonym(text: str, rng: random.Random) -> str | None:
-    """Replace the main predicate by its complementary opposite and negate it (syntax): ``The
+@syntax
+def negated_antonym(doc, text: str, rng: random.Random) -> str | None:
+    """Replace the main predicate by its complementary opposite and negate it: ``The
     museum is closed.`` -> ``The museum is not open.``. Only opposites with nothing between them
     (:data:`~paraamr.quality.words.COMPLEMENTARY_ADJECTIVES`, ``..._VERBS``), in simple tenses.
     """
-    doc = parse(text)
     root = only_root(doc)
     if root is None:
         return None
@@ -187,19 +186,14 @@ def _contraction_patterns() -> list[tuple[re.Pattern, str]]:
 _CONTRACTION_PATTERNS = _contraction_patterns()
 
 
-def _contraction_edits(text: str) -> list[tuple[int, int, str]]:
+def contraction(text: str, rng: random.Random) -> str | None:
+    """Contract one expanded form (``do not`` -> ``don't``) or expand one contraction."""
     edits = []
     for pattern, new in _CONTRACTION_PATTERNS:
         for match in pattern.finditer(text):
-            found = match.group()
-            new_text = new if new.startswith("I") else match_case(new, found[:1] + "x")
+            new_text = new if new.startswith("I") else match_case(new, match.group()[:1] + "x")
             edits.append((match.start(), match.end(), new_text))
-    return sorted(edits)
-
-
-def contraction(text: str, rng: random.Random) -> str | None:
-    """Contract one expanded form (``do not`` -> ``don't``) or expand one contraction."""
-    return one_edit(text, _contraction_edits(text), rng, meaning=False)
+    return one_edit(text, sorted(edits), rng, meaning=False)
 
 
 def punctuation_case(text: str, rng: random.Random) -> str | None:
@@ -226,12 +220,9 @@ def punctuation_case(text: str, rng: random.Random) -> str | None:
 _BLOCKS_PASSIVE = {"aux", "auxpass", "neg", "nsubjpass", "dative", "ccomp", "xcomp", "prt", "conj", "expl"}
 
 
-_CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]$")
-
-
-def passive_voice(text: str, rng: random.Random) -> str | None:
-    """Turn a simple-tense active clause ``S V O ...`` into ``O was V-en by S ...`` (syntax)."""
-    doc = parse(text)
+@syntax
+def passive_voice(doc, text: str, rng: random.Random) -> str | None:
+    """Turn a simple-tense active clause ``S V O ...`` into ``O was V-en by S ...``."""
     verb = only_root(doc)
     if verb is None:
         return None
@@ -260,7 +251,7 @@ def passive_voice(text: str, rng: random.Random) -> str | None:
         return None  # no participle it would misspell (ran, bended), no past taken for a lemma (bent)
     if verb.tag_ == "VBD":
         participle = past_participle(lemma, verb.lower_)
-    elif lemma in IRREGULAR or not _CVC.search(lemma):
+    elif lemma in IRREGULAR or not CVC.search(lemma):
         participle = past_participle(lemma)
     else:
         return None
@@ -282,16 +273,14 @@ def _bare(noun) -> bool:
     return noun.tag_ == "NN" and not any(True for _ in noun.children)
 
 
-def dative_shift(text: str, rng: random.Random) -> str | None:
-    """Move an indirect object into a ``to``/``for`` phrase after the object, or back (syntax).
+@syntax
+def dative_shift(doc, text: str, rng: random.Random) -> str | None:
+    """Move an indirect object into a ``to``/``for`` phrase after the object, or back.
 
     ``The nurse gave the patient a blanket.`` <-> ``The nurse gave a blanket to the patient.``
     Only verbs of :data:`DATIVE_TO` and :data:`DATIVE_FOR`; never a pronoun object, an object with
     a verb in it, or a bare singular noun (idioms: ``gave rise to``).
     """
-    doc = parse(text)
-    if doc is None:
-        return None
     variants = []
     for verb in doc:
         lemma = verb.lemma_.lower()
@@ -325,16 +314,14 @@ def dative_shift(text: str, rng: random.Random) -> str | None:
     return rng.choice(variants) if variants else None
 
 
-def particle_shift(text: str, rng: random.Random) -> str | None:
-    """Move a verb's particle after its object, or a short object after the particle (syntax).
+@syntax
+def particle_shift(doc, text: str, rng: random.Random) -> str | None:
+    """Move a verb's particle after its object, or a short object after the particle.
 
     ``Please turn off the lights.`` <-> ``Please turn the lights off.`` Only phrasal verbs WordNet
     knows (:func:`~paraamr.lexicon.phrasal_verb`); a pronoun object stays before its particle, and
     objects of more than four words stay after it.
     """
-    doc = parse(text)
-    if doc is None:
-        return None
     variants = []
     for verb in doc:
         particles = [c for c in verb.children if c.dep_ == "prt"]
@@ -360,13 +347,11 @@ def _movable(tok) -> bool:
     return tok.dep_ in ("npadvmod", "advcl")
 
 
-def front_adverbial(text: str, rng: random.Random) -> str | None:
-    """Move a time, place or clause modifier of the main verb to the front, or from the front to the end.
-
-    ``The shop closes at noon.`` <-> ``At noon, the shop closes.`` (syntax).
-    """
-    doc = parse(text)
-    if doc is None or len(doc) < 4:
+@syntax
+def front_adverbial(doc, text: str, rng: random.Random) -> str | None:
+    """Move a time, place or clause modifier of the main verb to the front, or from the front to the
+    end: ``The shop closes at noon.`` <-> ``At noon, the shop closes.``"""
+    if len(doc) < 4:
         return None
     end = len(doc) - 1 if doc[-1].is_punct else len(doc)
     final = doc[end].text if end < len(doc) else ""

@@ -167,12 +167,7 @@ def raw_scores(model, mode: str, sources: Sequence[str], paraphrases: Sequence[s
 
 
 class QualityScorer:
-    """Scores (source, paraphrase) pairs; loads the model on first use.
-
-    ``score`` returns one score per pair: calibrated in [0, 1] for a trained model (valid at >=
-    0.5), the raw cosine in [-1, 1] for the untuned base. ``signature`` names the model, mode and
-    calibration (sacrebleu style).
-    """
+    """Scores (source, paraphrase) pairs (:meth:`score`); loads the model on first use."""
 
     def __init__(
         self,
@@ -298,8 +293,9 @@ class QualityScorer:
         return [r + self.cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]
 
     def score(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
-        """One score per (source, paraphrase) pair: calibrated in [0, 1] when the model has a
-        calibration; :data:`COPY_SCORE` for an exact copy (the model does not run on it)."""
+        """One score per (source, paraphrase) pair: calibrated in [0, 1] (valid at >= 0.5) when the
+        model has a calibration, else the raw score (the untuned base: a cosine in [-1, 1]);
+        :data:`COPY_SCORE` for an exact copy (the model does not run on it)."""
         check_pairs(sources, paraphrases)
         same = copies(sources, paraphrases)
         rest = [i for i, copy in enumerate(same) if not copy]

@@ -209,14 +209,13 @@ def _time_limit(minutes: float | None):
     return TimeLimit()
 
 
-_BI_COLUMNS = ("anchor", "positive", "negative")
-
-
 def _datasets(settings: TrainSettings, triplets: Sequence[Triplet]):
     from datasets import Dataset
 
     if settings.mode == "bi":
-        return Dataset.from_dict({k: [getattr(t, k) for t in triplets] for k in _BI_COLUMNS})
+        return Dataset.from_dict(
+            {k: [getattr(t, k) for t in triplets] for k in ("anchor", "positive", "negative")}
+        )
     rng = random.Random(settings.seed)  # each pair in a random order: the valid pair, then the invalid one
     pairs = [
         (t.anchor, other) if rng.random() < 0.5 else (other, t.anchor)
@@ -233,55 +232,24 @@ def _datasets(settings: TrainSettings, triplets: Sequence[Triplet]):
 
 def _model_and_loss(settings: TrainSettings, base_dir: Path):
     if settings.mode == "bi":
-        from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
+        from sentence_transformers import SentenceTransformerModelCardData as Card
+    else:
+        from sentence_transformers.cross_encoder import CrossEncoderModelCardData as Card
+    name = f"paraamr paraphrase-quality {settings.mode}-encoder"
+    card = Card(language="en", license="apache-2.0", model_name=name)
+    model = load_model(base_dir, settings.mode, max_length=settings.max_length, card=card)
+    if settings.mode == "bi":
         from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
 
-        card = SentenceTransformerModelCardData(
-            language="en", license="apache-2.0", model_name="paraamr paraphrase-quality bi-encoder"
-        )
-        model = SentenceTransformer(str(base_dir), device="cpu", model_card_data=card)
-        model.max_seq_length = settings.max_length
-        loss = TripletLoss(
-            model, distance_metric=TripletDistanceMetric.COSINE, triplet_margin=settings.margin
-        )
-        return model, loss
-    from sentence_transformers.cross_encoder import CrossEncoderModelCardData
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
-
-    card = CrossEncoderModelCardData(
-        language="en", license="apache-2.0", model_name="paraamr paraphrase-quality cross-encoder"
-    )
-    model = load_model(base_dir, "cross", max_length=settings.max_length, card=card)
+        metric = TripletDistanceMetric.COSINE
+        return model, TripletLoss(model, distance_metric=metric, triplet_margin=settings.margin)
     if settings.paired:
         from paraamr.quality.losses import PairedLoss
 
         return model, PairedLoss(model, margin=settings.logit_margin)
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
     return model, BinaryCrossEntropyLoss(model)
-
-
-def _trainer(settings: TrainSettings, model, loss, dataset, scratch: str, steps: int, progress: bool):
-    common = {
-        "output_dir": scratch,
-        "num_train_epochs": settings.epochs,
-        "per_device_train_batch_size": _rows_per_batch(settings),
-        "learning_rate": settings.learning_rate,
-        "warmup_steps": int(steps * settings.warmup_ratio),
-        "seed": settings.seed,
-        "data_seed": settings.seed,
-        "use_cpu": True,
-        "save_strategy": "no",
-        "report_to": "none",
-        "logging_steps": max(1, steps // 50),
-        "disable_tqdm": not progress,
-        "dataloader_num_workers": 0,
-    }
-    if settings.mode == "bi":
-        from sentence_transformers import SentenceTransformerTrainer as Trainer
-        from sentence_transformers import SentenceTransformerTrainingArguments as Arguments
-    else:
-        from sentence_transformers.cross_encoder import CrossEncoderTrainer as Trainer
-        from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Arguments
-    return Trainer(model=model, args=Arguments(**common), train_dataset=dataset, loss=loss)
 
 
 def _rows_per_batch(settings: TrainSettings) -> int:
@@ -374,10 +342,31 @@ def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bo
     """Run the trainer; returns the steps done, whether the time limit stopped it, seconds, losses."""
     from transformers.trainer_callback import PrinterCallback
 
+    if settings.mode == "bi":
+        from sentence_transformers import SentenceTransformerTrainer as Trainer
+        from sentence_transformers import SentenceTransformerTrainingArguments as Arguments
+    else:
+        from sentence_transformers.cross_encoder import CrossEncoderTrainer as Trainer
+        from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Arguments
     limit = _time_limit(settings.max_minutes)
     started, cpu_started = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="paraamr-quality-") as scratch:
-        trainer = _trainer(settings, model, loss, dataset, scratch, steps, progress)
+        args = Arguments(
+            output_dir=scratch,
+            num_train_epochs=settings.epochs,
+            per_device_train_batch_size=_rows_per_batch(settings),
+            learning_rate=settings.learning_rate,
+            warmup_steps=int(steps * settings.warmup_ratio),
+            seed=settings.seed,
+            data_seed=settings.seed,
+            use_cpu=True,
+            save_strategy="no",
+            report_to="none",
+            logging_steps=max(1, steps // 50),
+            disable_tqdm=not progress,
+            dataloader_num_workers=0,
+        )
+        trainer = Trainer(model=model, args=args, train_dataset=dataset, loss=loss)
         trainer.add_callback(limit)
         if not progress:  # no per-step loss lines on stdout either
             trainer.remove_callback(PrinterCallback)
