@@ -11,7 +11,7 @@ resumed run forms the very same batches as an uninterrupted one.
 
 from __future__ import annotations
 
-import queue
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -26,6 +26,9 @@ from paraamr.records import normalize
 from paraamr.settings import MethodSettings
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
+
+#: Called with each failure row of a call (by default they go to ``Generator.failures``).
+_OnFailure = Callable[[dict], None] | None
 
 
 @dataclass
@@ -114,11 +117,7 @@ class Generator:
         self.failures: list[dict] = []
 
     def generate(
-        self,
-        texts: Iterable[str],
-        *,
-        on_failure: Callable[[dict], None] | None = None,
-        dedup: bool = True,
+        self, texts: Iterable[str], *, on_failure: _OnFailure = None, dedup: bool = True
     ) -> Iterator[dict]:
         """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line); a text that
         cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file.
@@ -138,18 +137,14 @@ class Generator:
         yield from self._records(rows, on_failure, dedup)
 
     def generate_from_amr(
-        self,
-        graphs: Iterable[str],
-        *,
-        on_failure: Callable[[dict], None] | None = None,
-        dedup: bool = True,
+        self, graphs: Iterable[str], *, on_failure: _OnFailure = None, dedup: bool = True
     ) -> Iterator[dict]:
         """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``;
         ``on_failure`` and ``dedup`` as in :meth:`generate` (a repeat is a graph of the same id)."""
         rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
         yield from self._records(rows, on_failure, dedup)
 
-    def _records(self, rows, on_failure, dedup: bool) -> Iterator[dict]:
+    def _records(self, rows: Iterable[Any], on_failure: _OnFailure, dedup: bool) -> Iterator[dict]:
         report = on_failure or self.failures.append
         for window in self.windows(rows, seen=set() if dedup else None):
             for failure in window.failures:
@@ -202,10 +197,10 @@ class Generator:
                     it.graph_text = out
         t0 = time.perf_counter()
         for it in items:
-            if it.failure is None and it.row.amr is not None:
-                it.graph_text = it.row.amr
             if it.failure is not None:
                 continue
+            if it.row.amr is not None:
+                it.graph_text = it.row.amr
             stage = "input" if it.row.amr is not None else "parse"
             try:
                 graph = amr.decode(
@@ -364,49 +359,37 @@ def _chunks(rows: Iterable[Any], size: int) -> Iterator[list]:
     >>> [len(c) for c in _chunks(range(10), 4)]
     [4, 4, 2]
     """
-    chunk: list = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+    rows = iter(rows)
+    return iter(lambda: list(itertools.islice(rows, size)), [])
+
+
+def _prefetch(iterator: Iterator[Any]) -> Iterator[Any]:
+    """``iterator``'s items, the next one computed in a background thread while the caller works on
+    the current one; exceptions re-raise here."""
+
+    def ahead() -> tuple[threading.Thread, dict]:
+        box: dict = {}
+
+        def work() -> None:
+            try:
+                box["item"] = next(iterator, _DONE)
+            except BaseException as err:  # handed to the consumer
+                box["error"] = err
+
+        thread = threading.Thread(target=work, daemon=True, name="paraamr-prefetch")
+        thread.start()
+        return thread, box
+
+    pending = ahead()
+    while True:
+        thread, box = pending
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        if box["item"] is _DONE:
+            return
+        pending = ahead()
+        yield box["item"]
 
 
 _DONE = object()
-
-
-def _prefetch(iterator: Iterator[Any], depth: int = 1) -> Iterator[Any]:
-    """Run ``iterator`` in a background thread, ``depth`` items ahead; exceptions re-raise here."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def work() -> None:
-        try:
-            for item in iterator:
-                while not stop.is_set():
-                    try:
-                        q.put((item, None), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-        except BaseException as err:  # handed to the consumer
-            q.put((None, err))
-            return
-        q.put((_DONE, None))
-
-    thread = threading.Thread(target=work, daemon=True, name="paraamr-prefetch")
-    thread.start()
-    try:
-        while True:
-            item, err = q.get()
-            if err is not None:
-                raise err
-            if item is _DONE:
-                return
-            yield item
-    finally:
-        stop.set()
