@@ -238,12 +238,8 @@ def holds_dataset(folder: str | os.PathLike) -> bool:
     True
     """
     root = Path(folder)
-    if list_shards(root) or failure_files(root) or (root / SUMMARY).is_file():
-        return True
-    state = root / STATE_DIR
-    if not state.is_dir() or state.is_symlink():
-        return False
-    return any(entry.name != Path(LOCKS).name for entry in state.iterdir())
+    found = list_shards(root) or failure_files(root) or (root / SUMMARY).is_file()
+    return bool(found or _state_entries(root))
 
 
 def is_empty(folder: str | os.PathLike) -> bool:
@@ -260,8 +256,7 @@ def is_empty(folder: str | os.PathLike) -> bool:
         return False
     if not state.exists() and not state.is_symlink():
         return True
-    locks = Path(LOCKS).name
-    return state.is_dir() and not state.is_symlink() and all(e.name == locks for e in state.iterdir())
+    return state.is_dir() and not state.is_symlink() and not _state_entries(root)
 
 
 def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
@@ -298,11 +293,8 @@ def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
 
 def remove_state(folder: str | os.PathLike) -> int:
     """Delete the state under ``folder/.paraamr/`` but the locks; return how many files were deleted."""
-    state = Path(folder) / STATE_DIR
     removed = 0
-    for entry in sorted(state.iterdir()) if state.is_dir() and not state.is_symlink() else []:
-        if entry.name == Path(LOCKS).name:
-            continue
+    for entry in _state_entries(Path(folder)):
         if entry.is_dir() and not entry.is_symlink():
             removed += sum(1 for p in entry.rglob("*") if not p.is_dir())
             shutil.rmtree(entry)
@@ -310,6 +302,14 @@ def remove_state(folder: str | os.PathLike) -> int:
             entry.unlink()
             removed += 1
     return removed
+
+
+def _state_entries(root: Path) -> list[Path]:
+    """The entries of ``root``'s state folder but the locks, in order (none unless a real folder)."""
+    state = root / STATE_DIR
+    if not state.is_dir() or state.is_symlink():
+        return []
+    return sorted(entry for entry in state.iterdir() if entry.name != Path(LOCKS).name)
 
 
 def arrow_bytes(meta) -> int:
