@@ -112,8 +112,4 @@ def bounded_lines(stream: Any, max_bytes: int = MAX_LINE_BYTES) -> Iterator[byte
 
 def strip_eol(line: bytes) -> bytes:
     """``line`` without its line end (``\\n`` or ``\\r\\n``)."""
-    if line.endswith(b"\n"):
-        line = line[:-1]
-    if line.endswith(b"\r"):
-        line = line[:-1]
-    return line
+    return line.removesuffix(b"\n").removesuffix(b"\r")

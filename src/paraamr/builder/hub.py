@@ -75,14 +75,6 @@ def check_links(folder: str | os.PathLike) -> None:
                 )
 
 
-def _visible_files(path: Path) -> list[Path]:
-    return [
-        p
-        for p in path.rglob("*")
-        if p.is_file() and not any(s.startswith(".") for s in p.relative_to(path).parts)
-    ]
-
-
 def push_folder(
     folder: str | os.PathLike,
     repo_id: str,
@@ -101,7 +93,8 @@ def push_folder(
     check_links(path)
     bound_hub_requests()
     api = HfApi(token=token)
-    files = _visible_files(path)
+    files = [p for p in path.rglob("*") if p.is_file()]
+    files = [p for p in files if not any(s.startswith(".") for s in p.relative_to(path).parts)]  # sent
     large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)

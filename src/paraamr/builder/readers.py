@@ -11,6 +11,7 @@ JSON lines, JSON, CSV, Parquet, a ``datasets`` dataset or PENMAN AMR files; no m
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import sys
@@ -241,19 +242,15 @@ def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None
     if path_s != "-" and not Path(path_s).is_file():
         raise InputError(f"{path}: no such file")
     files = {"json": read_json, "csv": read_csv, "parquet": read_parquet}
+    streams = {"txt": read_lines, "jsonl": functools.partial(read_jsonl, column=column), "amr": read_amr}
     if fmt in files:
         yield from files[fmt](Path(path_s), column=column)
-    else:
-        f = sys.stdin.buffer if path_s == "-" else open(path_s, "rb")  # noqa: SIM115
-        try:
-            if fmt == "txt":
-                yield from read_lines(f, name=path_s)
-            elif fmt == "jsonl":
-                yield from read_jsonl(f, column=column, name=path_s)
-            elif fmt == "amr":
-                yield from read_amr(f, name=path_s)
-            else:
-                raise InputError(f"{path}: unknown input format {fmt!r}")
-        finally:
-            if f is not sys.stdin.buffer:
-                f.close()
+        return
+    if fmt not in streams:
+        raise InputError(f"{path}: unknown input format {fmt!r}")
+    f = sys.stdin.buffer if path_s == "-" else open(path_s, "rb")  # noqa: SIM115
+    try:
+        yield from streams[fmt](f, name=path_s)
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
