@@ -1,12 +1,9 @@
-"""Orchestration of the model stages over batches: parse -> re-focus -> realize -> drop -> perplexity
--> filter -> similarity / quality -> records. The stages are handed in (:class:`Stages`); this module
-reads no files, knows no formats and loads no models.
+"""The model stages (:class:`Stages`, handed in) over windows of rows: parse -> re-focus -> realize
+-> drop -> perplexity -> filter -> similarity / quality -> records.
 
-Rows are processed in *windows* of ``window`` input rows. Inside a window every model
-stage gets all its inputs at once and batches them by length; the CPU half of the next window (dedup,
-parsing, decoding and re-rooting graphs) runs in a background thread while the model stages of the
-current one run (``pipelined``). Window boundaries depend only on the stream of rows, so a
-resumed run forms the very same batches as an uninterrupted one.
+Each model stage gets a window's inputs at once; the CPU half of the next window runs in a thread
+meanwhile (``pipelined``). Window boundaries depend only on the stream of rows, so a resumed run
+forms the very same batches as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -15,6 +12,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -34,7 +32,7 @@ _OnFailure = Callable[[dict], None] | None
 @dataclass
 class Window:
     """The outcome of one window: ``rows`` inputs consumed, their ``records`` and ``failures`` (rows
-    with :data:`paraamr.records.FAILURE_FIELDS`), in input order, and this window's ``stats``."""
+    with ``id``, ``text``, ``raw_b64``, ``stage``, ``reason``), in input order, and its ``stats``."""
 
     rows: int
     records: list[dict]
@@ -65,10 +63,7 @@ class Stages:
 
     ``realizer.realize(graphs)``, ``parser.parse(texts)`` (needed for text input),
     ``lm.perplexity(texts)``, ``embedder.similarity(a, b)``, ``quality.score(a, b)``, each returning
-    one result (or a :class:`~paraamr.failures.Failure`) per input. A stage left ``None`` is skipped:
-    no perplexity, similarity or quality is scored without its model. The classes of
-    :mod:`paraamr.models` are the real ones; :func:`paraamr.builder.stages.load_stages` builds them
-    from settings.
+    one result (or a :class:`~paraamr.failures.Failure`) per input. A stage left ``None`` is skipped.
     """
 
     realizer: Any
@@ -82,12 +77,9 @@ class Generator:
     """The corpus generator: ``generate(texts)`` / ``generate_from_amr(graphs)`` yield records (dicts as
     in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
 
-    It applies the filters and foci of ``settings`` with the model ``stages`` it is given
-    (:func:`paraamr.builder.stages.make_generator` loads them from settings). Every input that does
-    not become a record is a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, passed
-    to ``on_failure`` when given, else appended to :attr:`failures`; :attr:`stats` holds the counts so
-    far. Within one call, a repeat of a source (same ``id``) is a ``duplicate`` failure
-    (``dedup=False`` keeps every repeat); a new call starts afresh.
+    Every input that does not become a record is a failure row (``id``, ``text``, ``raw_b64``,
+    ``stage``, ``reason``), passed to ``on_failure`` when given, else appended to :attr:`failures`;
+    :attr:`stats` holds the counts so far.
 
     >>> class Upper:  # any object with the batch method is a stage
     ...     def realize(self, graphs):
@@ -367,29 +359,22 @@ def _prefetch(iterator: Iterator[Any]) -> Iterator[Any]:
     """``iterator``'s items, the next one computed in a background thread while the caller works on
     the current one; exceptions re-raise here."""
 
-    def ahead() -> tuple[threading.Thread, dict]:
-        box: dict = {}
+    def ahead() -> Future:
+        future: Future = Future()
 
         def work() -> None:
             try:
-                box["item"] = next(iterator, _DONE)
+                future.set_result(next(iterator, _DONE))
             except BaseException as err:  # handed to the consumer
-                box["error"] = err
+                future.set_exception(err)
 
-        thread = threading.Thread(target=work, daemon=True, name="paraamr-prefetch")
-        thread.start()
-        return thread, box
+        threading.Thread(target=work, daemon=True, name="paraamr-prefetch").start()
+        return future
 
     pending = ahead()
-    while True:
-        thread, box = pending
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        if box["item"] is _DONE:
-            return
+    while (item := pending.result()) is not _DONE:
         pending = ahead()
-        yield box["item"]
+        yield item
 
 
 _DONE = object()
