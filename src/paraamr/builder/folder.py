@@ -1,11 +1,8 @@
 """Shard writers and failure files of a dataset folder, and finalize, over :mod:`paraamr.layout`.
 
-Writers (:class:`ShardWriter`, :class:`FailureWriter`) write *parts* under
-``.paraamr/parts/{config}/{split}/{writer}-{k:05d}.parquet``, each named when closed: at
-:meth:`~ShardWriter.commit` and at ``max_shard_size`` uncompressed Arrow bytes (``push_to_hub``'s
-measure). :func:`finalize` streams each (config, split)'s parts into shards of ``max_shard_size``
-(a full part linked, not rewritten), row groups of at most ``MAX_ROW_GROUP_SIZE`` (what the Hub's
-viewer pages), then names them; killed at any point, calling it again finishes the job.
+Writers write *parts* under ``.paraamr/parts/{config}/{split}/{writer}-{k:05d}.parquet``, each
+named when closed (at ``commit`` and at ``max_shard_size`` uncompressed Arrow bytes). :func:`finalize`
+turns them into shards of ``max_shard_size`` in row groups of at most ``MAX_ROW_GROUP_SIZE``.
 
 >>> import tempfile, pyarrow.parquet as pq
 >>> from paraamr.layout import list_shards

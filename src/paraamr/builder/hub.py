@@ -1,10 +1,8 @@
 """Publish a dataset folder to the Hugging Face Hub as it is (``paraamr push``, ``--push-to-hub``).
 
-The folder is already a Hub dataset repository (:mod:`paraamr.builder.folder`); hidden files and
-folders (the resume state, temporary files) are left out, and a symbolic link that resolves outside
-the folder stops the push before anything is sent. The token is never printed. A large folder goes
-up with ``upload_large_folder`` (resumable); otherwise ``upload_folder`` makes one commit, and a
-push run again uploads only what the Hub lacks. Every request is bounded (:mod:`paraamr.network`).
+Hidden files and folders (the resume state, temporary files) are left out; a symbolic link that
+resolves outside the folder stops the push before anything is sent. The token is never printed.
+A large folder goes up with ``upload_large_folder`` (resumable), others in one ``upload_folder`` commit.
 
 >>> IGNORED
 ('.*', '*/.*', '.*/**')
