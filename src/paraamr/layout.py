@@ -174,12 +174,7 @@ def check_name(kind: str, name: str) -> str:
             validate_repo_id(name)
         except HFValidationError as err:
             raise ValueError(f"{name!r}: not a repo id (org/name): {err}") from None
-    elif (
-        not name
-        or name in (".", "..")
-        or name.startswith(".")
-        or any(c in CONFIG_BAD or not c.isprintable() for c in name)
-    ):
+    elif not name or name.startswith(".") or any(c in CONFIG_BAD or not c.isprintable() for c in name):
         raise ValueError(
             f"{kind} name {name!r} cannot name a folder: empty, a leading '.', a control "
             f"character or one of datasets' bad characters {CONFIG_BAD}"
