@@ -98,24 +98,13 @@ def push_folder(
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision is not None:
             api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
+        upload = {"repo_id": repo_id, "folder_path": str(path), "repo_type": "dataset", "revision": revision}
+        upload["ignore_patterns"] = list(IGNORED)  # a new list: huggingface_hub extends the one it is given
         if large and hasattr(api, "upload_large_folder"):
-            api.upload_large_folder(
-                repo_id=repo_id,
-                folder_path=str(path),
-                repo_type="dataset",
-                revision=revision,
-                private=private,
-                ignore_patterns=list(IGNORED),  # huggingface_hub extends the list it is given
-            )
+            api.upload_large_folder(**upload, private=private)
             return f"{api.endpoint}/datasets/{repo_id}"
-        info: Any = api.upload_folder(
-            folder_path=str(path),
-            repo_id=repo_id,
-            repo_type="dataset",
-            revision=revision,
-            ignore_patterns=list(IGNORED),  # huggingface_hub extends the list it is given
-            commit_message=commit_message or f"Upload {path.name} with paraamr",
-        )
+        message = commit_message or f"Upload {path.name} with paraamr"
+        info: Any = api.upload_folder(**upload, commit_message=message)
     except ParaAMRError:
         raise
     except Exception as err:  # huggingface_hub's HTTP and validation errors: their text, never a token
