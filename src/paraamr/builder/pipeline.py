@@ -47,6 +47,7 @@ class _Item:
     variants: list = field(default_factory=list)
     failure: Failure | None = None
     source_ppl: float | None = None
+    paras: list[dict] = field(default_factory=list)  # the paraphrases kept
 
 
 def _call(fn: Callable[[list], list], items: list) -> list:
@@ -229,7 +230,6 @@ class Generator:
         t0 = time.perf_counter()
         texts = self._realize([v.penman for _, v in cands], stats)
         stats.seconds["realize"] += time.perf_counter() - t0
-        kept: dict[int, list[dict]] = {id(it): [] for it in live}
         seen_norm: dict[int, set[str]] = {id(it): {normalize(it.row.text)} for it in live}
         pending = []
         for (it, v), out in zip(cands, texts, strict=True):
@@ -257,17 +257,16 @@ class Generator:
         )
         pending = self._score(pending, stats, "quality", m.quality and m.quality.score, s.min_quality)
         for it, para in pending:
-            kept[id(it)].append(para)
+            it.paras.append(para)
         records, failures = [], []
         for it in items:
+            row = {"id": it.row.id, "text": it.row.text}
             if it.failure is not None:
-                row = {"id": it.row.id, "text": it.row.text, "raw_b64": it.row.raw_b64}
-                failures.append(row | asdict(it.failure))
+                failures.append(row | {"raw_b64": it.row.raw_b64} | asdict(it.failure))
                 stats.failures[it.failure.stage] += 1
-                continue
-            paras = kept[id(it)]
-            stats.paraphrases += len(paras)
-            records.append({"id": it.row.id, "text": it.row.text, "amr": it.graph_text, "paraphrases": paras})
+            else:
+                stats.paraphrases += len(it.paras)
+                records.append(row | {"amr": it.graph_text, "paraphrases": it.paras})
         stats.records = len(records)
         return Window(len(items), records, failures, stats)
 
