@@ -73,6 +73,7 @@ PAIRS_SCHEMA = pa.schema(
     + [field.with_name("para_amr") if field.name == "amr" else field for field in PARAPHRASE_TYPE]
 )
 
+
 def to_pairs(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The ``pairs`` rows of one ``default`` record, one per paraphrase, in order."""
     for para in record["paraphrases"]:
