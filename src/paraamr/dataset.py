@@ -46,14 +46,9 @@ re-rooted graph is realized back to text; the GPT-2 perplexity of each paraphras
 
 @dataclass
 class ParaAMRConfig(datasets.BuilderConfig):
-    """A ParaAMR config: ``name`` is ``default`` or ``pairs``; the rest filters paraphrases.
-
-    ``max_perplexity``: keep paraphrases with perplexity <= it (None keeps all). ``use``: the
-    paper's threshold of a use instead (:data:`paraamr.filters.PAPER_USES`). ``min_similarity``:
-    keep paraphrases with similarity >= it (unscored ones fail it). ``min_paraphrases``: drop
-    sources left with fewer. ``max_paraphrases``: keep at most that many per source, the first in
-    ``order`` (``"given"`` or ``"perplexity"``, lowest first). ``skip_invalid``: count and log
-    malformed lines instead of raising. The filters are :class:`paraamr.filters.Filters`.
+    """A ParaAMR config: ``name`` is ``default`` or ``pairs``; the filters are the arguments of
+    :func:`paraamr.filters.filter_records` (``use``: the paper's threshold of a use instead of
+    ``max_perplexity``). ``skip_invalid``: count and log malformed lines instead of raising.
     """
 
     max_perplexity: float | None = None

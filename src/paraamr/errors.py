@@ -1,8 +1,6 @@
-"""Errors of the package: every error class, :func:`about` to name a file in any error, and
-:func:`missing_local` to name a local path that is not there.
-
-Commands raise them; the one reporter of every entry point (:mod:`paraamr.report`) turns each into
-one line naming the input and the problem, with the exit status :attr:`ParaAMRError.exit_status`.
+"""Errors of the package, :func:`about` to name a file in any error, and :func:`missing_local` to
+name a local path that is not there. :mod:`paraamr.report` turns each into one line and the exit
+status :attr:`ParaAMRError.exit_status`.
 
 >>> err = InputError("data.jsonl: line 3: no 'text' field")
 >>> str(err), err.exit_status, UsageError("x").exit_status

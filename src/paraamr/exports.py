@@ -105,8 +105,18 @@ def records(
         return
     if spec.startswith(("/", "./", "../", "~")) or path.suffix.lower() in (*RELEASE_SUFFIXES, ".csv", ".tsv"):
         raise InputError(f"{spec}: no such file or folder")
-    for split, rows in _hub_splits(spec, config, splits):
-        for i, row in enumerate(rows):
+    import datasets
+
+    try:
+        loaded = datasets.load_dataset(spec, config, streaming=True)
+    except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
+        raise InputError(
+            f"{spec}: neither a local file or folder nor a dataset the Hub could give "
+            f"(config {config or 'default'}): {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        ) from err
+    _check_splits(spec, splits, list(loaded))
+    for split in splits or list(loaded):
+        for i, row in enumerate(loaded[split]):
             where = f"{spec} ({split}) row {i}"
             if "para_text" in row and "paraphrases" not in row:
                 row = {"text": row.get("text"), "paraphrases": [row]}
@@ -120,21 +130,6 @@ def _check_splits(spec: str, wanted: Sequence[str] | None, found: Sequence[str])
     missing = [s for s in wanted or () if s not in found]
     if missing:
         raise InputError(f"{spec}: no split {', '.join(missing)} (splits: {', '.join(found) or 'none'})")
-
-
-def _hub_splits(spec: str, config: str | None, splits: Sequence[str] | None) -> Iterator[tuple[str, Any]]:
-    import datasets
-
-    try:
-        loaded = datasets.load_dataset(spec, config, streaming=True)
-    except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
-        raise InputError(
-            f"{spec}: neither a local file or folder nor a dataset the Hub could give "
-            f"(config {config or 'default'}): {str(err).splitlines()[0] if str(err) else type(err).__name__}"
-        ) from err
-    _check_splits(spec, splits, list(loaded))
-    for split in splits or list(loaded):
-        yield split, loaded[split]
 
 
 def _kept(

@@ -105,8 +105,7 @@ _FAILURE = re.compile(r"^failures-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.jsonl$
 
 
 def writer_id(rank: int = 0, num_processes: int = 1, *, shard: tuple[int, int] = (0, 1)) -> str:
-    """The name of one writer of a run: process ``rank`` of ``num_processes`` (of shard ``i`` of
-    ``n`` when the run is cut into independent shards); names its progress file and lock."""
+    """The name of process ``rank`` of ``num_processes`` (of shard ``i`` of ``n``) of a run."""
     name = f"{rank:05d}-of-{num_processes:05d}"
     return name if shard == (0, 1) else f"s{shard[0]:05d}-of-{shard[1]:05d}.{name}"
 
@@ -146,10 +145,8 @@ CONFIG_BAD = "<>:/\\|?*"
 
 
 def check_name(kind: str, name: str) -> str:
-    """``name`` when it follows the rules of a ``split`` name (datasets': letters, digits and
-    ``_``, in parts joined by ``.``), a ``config`` name (a file name without datasets' bad
-    characters ``<>:/\\|?*`` or control characters) or a Hub ``repo id`` (huggingface_hub's
-    ``validate_repo_id``); else ValueError, one line naming the rule.
+    """``name`` when it is a valid ``split``, ``config`` or Hub ``repo id`` name (datasets' and
+    huggingface_hub's rules); else ValueError, one line naming the rule.
 
     >>> check_name("split", "train"), check_name("config", "pairs")
     ('train', 'pairs')
@@ -177,12 +174,7 @@ def check_name(kind: str, name: str) -> str:
             validate_repo_id(name)
         except HFValidationError as err:
             raise ValueError(f"{name!r}: not a repo id (org/name): {err}") from None
-    elif (
-        not name
-        or name in (".", "..")
-        or name.startswith(".")
-        or any(c in CONFIG_BAD or not c.isprintable() for c in name)
-    ):
+    elif not name or name.startswith(".") or any(c in CONFIG_BAD or not c.isprintable() for c in name):
         raise ValueError(
             f"{kind} name {name!r} cannot name a folder: empty, a leading '.', a control "
             f"character or one of datasets' bad characters {CONFIG_BAD}"
@@ -225,10 +217,8 @@ def failure_files(folder: str | os.PathLike) -> list[Path]:
 
 
 def holds_dataset(folder: str | os.PathLike) -> bool:
-    """Whether ``folder`` holds a dataset of this layout, or a run writing one: shards, failure
-    files, a summary, or a command's state under :data:`STATE_DIR` (its locks aside). A README.md
-    alone is no dataset (a user's folder may have one): ``--overwrite`` replaces only a folder for
-    which this is true (``generate`` asks more: a run of its own).
+    """Whether ``folder`` holds a dataset of this layout or a run writing one: shards, failure
+    files, a summary, or state other than locks (a README.md alone is no dataset).
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -238,17 +228,12 @@ def holds_dataset(folder: str | os.PathLike) -> bool:
     True
     """
     root = Path(folder)
-    if list_shards(root) or failure_files(root) or (root / SUMMARY).is_file():
-        return True
-    state = root / STATE_DIR
-    if not state.is_dir() or state.is_symlink():
-        return False
-    return any(entry.name != Path(LOCKS).name for entry in state.iterdir())
+    found = list_shards(root) or failure_files(root) or (root / SUMMARY).is_file()
+    return bool(found or _state_entries(root))
 
 
 def is_empty(folder: str | os.PathLike) -> bool:
-    """Whether ``folder`` holds nothing but the locks under :data:`STATE_DIR` (a writer that took
-    the folder's lock on a new folder made those).
+    """Whether ``folder`` holds nothing but the locks under :data:`STATE_DIR`.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -260,15 +245,12 @@ def is_empty(folder: str | os.PathLike) -> bool:
         return False
     if not state.exists() and not state.is_symlink():
         return True
-    locks = Path(LOCKS).name
-    return state.is_dir() and not state.is_symlink() and all(e.name == locks for e in state.iterdir())
+    return state.is_dir() and not state.is_symlink() and not _state_entries(root)
 
 
 def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
-    """Delete every file of this layout in ``folder`` (card, summary, Table-2 row, plots paraamr
-    wrote, shards, failure files, the state) and nothing else; return how many files were deleted.
-    The locks under ``.paraamr/locks/`` stay: a lock file removed while held would stop locking.
-    ``state=False`` keeps the state too (a writer that staged its new parts there first).
+    """Delete every file of this layout in ``folder`` and nothing else; return how many. The locks
+    stay (a lock file removed while held would stop locking); ``state=False`` keeps the state too.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -298,11 +280,8 @@ def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
 
 def remove_state(folder: str | os.PathLike) -> int:
     """Delete the state under ``folder/.paraamr/`` but the locks; return how many files were deleted."""
-    state = Path(folder) / STATE_DIR
     removed = 0
-    for entry in sorted(state.iterdir()) if state.is_dir() and not state.is_symlink() else []:
-        if entry.name == Path(LOCKS).name:
-            continue
+    for entry in _state_entries(Path(folder)):
         if entry.is_dir() and not entry.is_symlink():
             removed += sum(1 for p in entry.rglob("*") if not p.is_dir())
             shutil.rmtree(entry)
@@ -310,6 +289,14 @@ def remove_state(folder: str | os.PathLike) -> int:
             entry.unlink()
             removed += 1
     return removed
+
+
+def _state_entries(root: Path) -> list[Path]:
+    """The entries of ``root``'s state folder but the locks, in order (none unless a real folder)."""
+    state = root / STATE_DIR
+    if not state.is_dir() or state.is_symlink():
+        return []
+    return sorted(entry for entry in state.iterdir() if entry.name != Path(LOCKS).name)
 
 
 def arrow_bytes(meta) -> int:
@@ -344,8 +331,8 @@ def _temp_name(path: Path, suffix: str = ".tmp") -> Path:
 
 
 def remove_temps(path: str | os.PathLike) -> int:
-    """Delete the temporary files :func:`atomic_file` left beside ``path`` (a writer killed while
-    writing it); return how many. Call it only where no other process is writing ``path``.
+    """Delete the temporary files :func:`atomic_file` left beside ``path``; return how many. Call it
+    only where no other process is writing ``path``.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "state.json"
@@ -377,12 +364,9 @@ def _sync_dir(directory: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Path]:
-    """A file made atomically: yields a temporary path beside ``path`` (unique to the call) to
-    write, by any means (a Parquet writer, a stream); when the block ends without an error the
-    file is flushed to disk and renamed over ``path``, else it is removed. Readers see the old
-    file or the new one, never a part; a crash leaves at most a hidden temporary file. A symbolic
-    link at ``path`` is replaced by the file, never written through. Creates missing parent folders.
-    ``durable=False`` skips the flushes to disk (files that are no commit, such as progress counts).
+    """A file made atomically: yields a temporary path beside ``path`` to write; when the block
+    ends without an error it is flushed to disk and renamed over ``path`` (a symbolic link there is
+    replaced, never written through), else removed. ``durable=False`` skips the flushes to disk.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "x.txt"
@@ -426,13 +410,10 @@ def atomic_write(
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool = False) -> Iterator[Path]:
-    """A new folder made atomically: yields a temporary folder beside ``path`` (unique to the
-    call) to fill; when the block ends without an error it becomes ``path``, else it is removed.
-
-    ``path`` must not exist, unless ``replace``: then the old folder is moved aside, the new one
-    renamed in, and the old one deleted (a crash in between leaves it as a hidden sibling); or
-    ``exist_ok``: a folder that another process put at ``path`` meanwhile wins, and ours is dropped
-    (caches, where any finished copy will do).
+    """A new folder made atomically: yields a temporary folder beside ``path`` to fill; when the
+    block ends without an error it becomes ``path``, else it is removed. ``path`` must not exist,
+    unless ``replace`` (the old folder is swapped out and deleted) or ``exist_ok`` (a folder another
+    process put there meanwhile wins, ours is dropped).
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "model"

@@ -2,13 +2,10 @@
 downloads, Hub datasets): a Hub that accepts a connection and never answers ends in an error, never
 a hang.
 
-huggingface_hub's shared HTTP client has no timeout of its own; :func:`bound_hub_requests` gives it
-one: each request gives up after :func:`hub_timeout` seconds without a byte (``PARAAMR_HUB_TIMEOUT``,
-default 30; connecting: 10 s at most), and a connection that cannot be made is retried
-:data:`CONNECT_RETRIES` times. On top of that huggingface_hub retries a file transfer that times out
-or meets a 429/5xx up to 5 times with backoff (its ``http_backoff``), and file downloads keep their
-own ``HF_HUB_DOWNLOAD_TIMEOUT`` / ``HF_HUB_ETAG_TIMEOUT`` (10 s each by default). Direct downloads
-(:func:`paraamr.models.download.fetch_url`) have their own timeout and retries.
+:func:`bound_hub_requests` gives huggingface_hub's shared HTTP client a timeout: each request gives
+up after :func:`hub_timeout` seconds without a byte (``PARAAMR_HUB_TIMEOUT``, default 30; connecting:
+10 s at most), and a connection that cannot be made is retried :data:`CONNECT_RETRIES` times.
+huggingface_hub itself retries a failed file transfer up to 5 times.
 
 >>> hub_timeout({"PARAAMR_HUB_TIMEOUT": "5"}), hub_timeout({})
 (5.0, 30.0)

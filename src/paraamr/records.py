@@ -73,8 +73,6 @@ PAIRS_SCHEMA = pa.schema(
     + [field.with_name("para_amr") if field.name == "amr" else field for field in PARAPHRASE_TYPE]
 )
 
-FAILURE_FIELDS = ("id", "text", "raw_b64", "stage", "reason")
-
 
 def to_pairs(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The ``pairs`` rows of one ``default`` record, one per paraphrase, in order."""

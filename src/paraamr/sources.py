@@ -52,7 +52,6 @@ CITATION = (
     "}\n"
 )
 
-RECORD_FIELDS = tuple(DEFAULT_SCHEMA.names)
 PARAPHRASE_FIELDS = tuple(f.name for f in PARAPHRASE_TYPE)
 #: Suffixes of the files taken from a folder that is not a Parquet dataset folder.
 RELEASE_SUFFIXES = (".json", ".jsonl", ".zip", ".gz", ".parquet")
@@ -189,7 +188,7 @@ def _check_string(
 
 def _complete(record: dict[str, Any]) -> dict[str, Any]:
     """A Parquet ``default`` row with every field of the schema (missing ones null)."""
-    out = {name: record.get(name) for name in RECORD_FIELDS}
+    out = {name: record.get(name) for name in DEFAULT_SCHEMA.names}
     if out["id"] is None and out["text"] is not None:
         out["id"] = text_id(out["text"])
     out["paraphrases"] = [{name: p.get(name) for name in PARAPHRASE_FIELDS} for p in out["paraphrases"] or []]
@@ -244,16 +243,12 @@ def _iter_parquet(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str
     except Exception as err:  # pyarrow raises ArrowInvalid / OSError for broken files
         raise InputError(f"{name}: not a readable Parquet file ({err})") from err
     names = pf.schema_arrow.names
-    if "paraphrases" in names:
-        pairs = False
-    elif "para_text" in names:
-        pairs = True
-    else:
+    if "paraphrases" not in names and "para_text" not in names:
         raise InputError(
             f"{name}: not a ParaAMR Parquet file: expected the columns of the default config "
             f"({', '.join(DEFAULT_SCHEMA.names)}) or of pairs ({', '.join(PAIRS_SCHEMA.names)}), got {names}"
         )
-    for key, record in _parquet_records(pf, pairs, read.batch_size):
+    for key, record in _parquet_records(pf, "paraphrases" not in names, read.batch_size):
         try:
             parse_line(record, max_chars=read.max_chars, check_texts=read.check_texts)  # a JSON line's checks
         except ValueError as err:
@@ -281,7 +276,7 @@ def _parquet_records(pf, pairs: bool, batch_size: int) -> Iterator[tuple[str, di
 
 @dataclass
 class _Reading:
-    """How one call of :func:`iter_records` reads: its options, and what it has unpacked so far."""
+    """The options of one call of :func:`iter_records`."""
 
     skip_invalid: bool
     skipped: Skipped

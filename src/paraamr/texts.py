@@ -1,9 +1,5 @@
-"""Text where it enters a command: the checks every text passes once (:func:`text_problem`:
-lone surrogates, NUL, length) and lines of bytes read in memory flat in their size
-(:func:`bounded_lines`).
-
-A lone surrogate (``"\\ud800"`` in JSON) is a ``str`` that no UTF-8 holds: it cannot be hashed,
-written to Parquet or to a failure file, so it is refused where it enters, not where it breaks.
+"""Text where it enters a command: the checks every text passes once (:func:`text_problem`) and
+lines of bytes read in memory flat in their size (:func:`bounded_lines`).
 
 >>> text_problem("a\\ud800b"), printable("a\\ud800b") == "a\\ufffdb"
 ('a lone surrogate (U+D800) at character 2; text cannot hold it', True)
@@ -112,8 +108,4 @@ def bounded_lines(stream: Any, max_bytes: int = MAX_LINE_BYTES) -> Iterator[byte
 
 def strip_eol(line: bytes) -> bytes:
     """``line`` without its line end (``\\n`` or ``\\r\\n``)."""
-    if line.endswith(b"\n"):
-        line = line[:-1]
-    if line.endswith(b"\r"):
-        line = line[:-1]
-    return line
+    return line.removesuffix(b"\n").removesuffix(b"\r")

@@ -10,7 +10,7 @@ writer commits in its state, and what ``finalize`` adds up over every writer of 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["Stats"]
@@ -70,11 +70,9 @@ class Stats:
 
     def merge(self, other: Stats) -> None:
         """Add ``other``'s counts to these."""
-        self.inputs += other.inputs
-        self.records += other.records
-        self.candidates += other.candidates
-        self.paraphrases += other.paraphrases
-        self.failures.update(other.failures)
-        self.dropped.update(other.dropped)
-        self.seconds.update(other.seconds)
-        self.realized.update(other.realized)
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, Counter):
+                mine.update(theirs)
+            else:
+                setattr(self, f.name, mine + theirs)

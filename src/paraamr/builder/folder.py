@@ -1,11 +1,8 @@
 """Shard writers and failure files of a dataset folder, and finalize, over :mod:`paraamr.layout`.
 
-Writers (:class:`ShardWriter`, :class:`FailureWriter`) write *parts* under
-``.paraamr/parts/{config}/{split}/{writer}-{k:05d}.parquet``, each named when closed: at
-:meth:`~ShardWriter.commit` and at ``max_shard_size`` uncompressed Arrow bytes (``push_to_hub``'s
-measure). :func:`finalize` streams each (config, split)'s parts into shards of ``max_shard_size``
-(a full part linked, not rewritten), row groups of at most ``MAX_ROW_GROUP_SIZE`` (what the Hub's
-viewer pages), then names them; killed at any point, calling it again finishes the job.
+Writers write *parts* under ``.paraamr/parts/{config}/{split}/{writer}-{k:05d}.parquet``, each
+named when closed (at ``commit`` and at ``max_shard_size`` uncompressed Arrow bytes). :func:`finalize`
+turns them into shards of ``max_shard_size`` in row groups of at most ``MAX_ROW_GROUP_SIZE``.
 
 >>> import tempfile, pyarrow.parquet as pq
 >>> from paraamr.layout import list_shards
@@ -304,6 +301,14 @@ def _rows_of(path: Path) -> int:
         raise ValueError(f"not a whole Parquet file ({err})") from None
 
 
+def _add_rows(root: Path, path: Path, kind: str, counts: dict[str, int], wrong: list[str]) -> None:
+    """Add the rows of ``path`` to ``counts[kind]``, or say in ``wrong`` why they cannot be counted."""
+    try:
+        counts[kind] = counts.get(kind, 0) + _rows_of(path)
+    except (OSError, ValueError) as err:
+        wrong.append(f"{path.relative_to(root)}: {err}")
+
+
 def _count_against(counts: dict[str, int], stats: dict, what: str) -> list[str]:
     return [
         f"{what} hold {counts.get(kind, 0):,} {kind} rows, its counts say {stats.get(name, 0):,}"
@@ -336,32 +341,23 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
     problems: dict[str, list[str]] = {}
     if not any(True for _ in _parts(root)) and list_shards(root):
         counts: dict[str, int] = {}
-        files = list((root / DATA).rglob("*.parquet")) + list((root / FAILURES).glob("*.jsonl"))
-        for path in files:
+        wrong: list[str] = []
+        for path in [*(root / DATA).rglob("*.parquet"), *(root / FAILURES).glob("*.jsonl")]:
             kind = path.relative_to(root).parts[0 if path.suffix == ".jsonl" else 1]
-            try:
-                counts[kind] = counts.get(kind, 0) + _rows_of(path)
-            except (OSError, ValueError) as err:
-                problems.setdefault("", []).append(f"{path.relative_to(root)}: {err}")
+            _add_rows(root, path, kind, counts, wrong)
         total = {name: sum(state["stats"].get(name, 0) for _, state in states) for name in _COUNTED.values()}
-        found = _count_against(counts, total, "the finished files")
-        return {"": problems.get("", []) + found} if problems or found else {}
+        wrong += _count_against(counts, total, "the finished files")
+        return {"": wrong} if wrong else {}
     for writer, state in states:
         counts, wrong = {}, []
         for key, nxt in state["next"].items():
             suffix = ".jsonl" if key == FAILURES else ".parquet"
             for k in range(nxt):
                 path = root / PARTS / key / _part_name(writer, k, suffix)
-                if not path.is_file():
+                if path.is_file():
+                    _add_rows(root, path, key.split("/", 1)[0], counts, wrong)
+                else:
                     wrong.append(f"{path.relative_to(root)} is missing")
-                    continue
-                try:
-                    rows = _rows_of(path)
-                except (OSError, ValueError) as err:
-                    wrong.append(f"{path.relative_to(root)}: {err}")
-                    continue
-                kind = key.split("/", 1)[0]
-                counts[kind] = counts.get(kind, 0) + rows
         if not wrong:
             wrong = _count_against(counts, state["stats"], "its parts")
         if wrong:

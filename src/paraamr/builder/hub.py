@@ -1,10 +1,8 @@
 """Publish a dataset folder to the Hugging Face Hub as it is (``paraamr push``, ``--push-to-hub``).
 
-The folder is already a Hub dataset repository (:mod:`paraamr.builder.folder`); hidden files and
-folders (the resume state, temporary files) are left out, and a symbolic link that resolves outside
-the folder stops the push before anything is sent. The token is never printed. A large folder goes
-up with ``upload_large_folder`` (resumable); otherwise ``upload_folder`` makes one commit, and a
-push run again uploads only what the Hub lacks. Every request is bounded (:mod:`paraamr.network`).
+Hidden files and folders (the resume state, temporary files) are left out; a symbolic link that
+resolves outside the folder stops the push before anything is sent. The token is never printed.
+A large folder goes up with ``upload_large_folder`` (resumable), others in one ``upload_folder`` commit.
 
 >>> IGNORED
 ('.*', '*/.*', '.*/**')
@@ -75,14 +73,6 @@ def check_links(folder: str | os.PathLike) -> None:
                 )
 
 
-def _visible_files(path: Path) -> list[Path]:
-    return [
-        p
-        for p in path.rglob("*")
-        if p.is_file() and not any(s.startswith(".") for s in p.relative_to(path).parts)
-    ]
-
-
 def push_folder(
     folder: str | os.PathLike,
     repo_id: str,
@@ -101,30 +91,20 @@ def push_folder(
     check_links(path)
     bound_hub_requests()
     api = HfApi(token=token)
-    files = _visible_files(path)
+    files = [p for p in path.rglob("*") if p.is_file()]
+    files = [p for p in files if not any(s.startswith(".") for s in p.relative_to(path).parts)]  # sent
     large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision is not None:
             api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
+        upload = {"repo_id": repo_id, "folder_path": str(path), "repo_type": "dataset", "revision": revision}
+        upload["ignore_patterns"] = list(IGNORED)  # a new list: huggingface_hub extends the one it is given
         if large and hasattr(api, "upload_large_folder"):
-            api.upload_large_folder(
-                repo_id=repo_id,
-                folder_path=str(path),
-                repo_type="dataset",
-                revision=revision,
-                private=private,
-                ignore_patterns=list(IGNORED),  # huggingface_hub extends the list it is given
-            )
+            api.upload_large_folder(**upload, private=private)
             return f"{api.endpoint}/datasets/{repo_id}"
-        info: Any = api.upload_folder(
-            folder_path=str(path),
-            repo_id=repo_id,
-            repo_type="dataset",
-            revision=revision,
-            ignore_patterns=list(IGNORED),  # huggingface_hub extends the list it is given
-            commit_message=commit_message or f"Upload {path.name} with paraamr",
-        )
+        message = commit_message or f"Upload {path.name} with paraamr"
+        info: Any = api.upload_folder(**upload, commit_message=message)
     except ParaAMRError:
         raise
     except Exception as err:  # huggingface_hub's HTTP and validation errors: their text, never a token

@@ -1,20 +1,18 @@
-"""Orchestration of the model stages over batches: parse -> re-focus -> realize -> drop -> perplexity
--> filter -> similarity / quality -> records. The stages are handed in (:class:`Stages`); this module
-reads no files, knows no formats and loads no models.
+"""The model stages (:class:`Stages`, handed in) over windows of rows: parse -> re-focus -> realize
+-> drop -> perplexity -> filter -> similarity / quality -> records.
 
-Rows are processed in *windows* of ``window`` input rows. Inside a window every model
-stage gets all its inputs at once and batches them by length; the CPU half of the next window (dedup,
-parsing, decoding and re-rooting graphs) runs in a background thread while the model stages of the
-current one run (``pipelined``). Window boundaries depend only on the stream of rows, so a
-resumed run forms the very same batches as an uninterrupted one.
+Each model stage gets a window's inputs at once; the CPU half of the next window runs in a thread
+meanwhile (``pipelined``). Window boundaries depend only on the stream of rows, so a resumed run
+forms the very same batches as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-import queue
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,11 +25,14 @@ from paraamr.settings import MethodSettings
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
 
+#: Called with each failure row of a call (by default they go to ``Generator.failures``).
+_OnFailure = Callable[[dict], None] | None
+
 
 @dataclass
 class Window:
     """The outcome of one window: ``rows`` inputs consumed, their ``records`` and ``failures`` (rows
-    with :data:`paraamr.records.FAILURE_FIELDS`), in input order, and this window's ``stats``."""
+    with ``id``, ``text``, ``raw_b64``, ``stage``, ``reason``), in input order, and its ``stats``."""
 
     rows: int
     records: list[dict]
@@ -46,6 +47,7 @@ class _Item:
     variants: list = field(default_factory=list)
     failure: Failure | None = None
     source_ppl: float | None = None
+    paras: list[dict] = field(default_factory=list)  # the paraphrases kept
 
 
 def _call(fn: Callable[[list], list], items: list) -> list:
@@ -62,10 +64,7 @@ class Stages:
 
     ``realizer.realize(graphs)``, ``parser.parse(texts)`` (needed for text input),
     ``lm.perplexity(texts)``, ``embedder.similarity(a, b)``, ``quality.score(a, b)``, each returning
-    one result (or a :class:`~paraamr.failures.Failure`) per input. A stage left ``None`` is skipped:
-    no perplexity, similarity or quality is scored without its model. The classes of
-    :mod:`paraamr.models` are the real ones; :func:`paraamr.builder.stages.load_stages` builds them
-    from settings.
+    one result (or a :class:`~paraamr.failures.Failure`) per input. A stage left ``None`` is skipped.
     """
 
     realizer: Any
@@ -79,12 +78,9 @@ class Generator:
     """The corpus generator: ``generate(texts)`` / ``generate_from_amr(graphs)`` yield records (dicts as
     in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
 
-    It applies the filters and foci of ``settings`` with the model ``stages`` it is given
-    (:func:`paraamr.builder.stages.make_generator` loads them from settings). Every input that does
-    not become a record is a row with ``id``, ``text``, ``raw_b64``, ``stage`` and ``reason``, passed
-    to ``on_failure`` when given, else appended to :attr:`failures`; :attr:`stats` holds the counts so
-    far. Within one call, a repeat of a source (same ``id``) is a ``duplicate`` failure
-    (``dedup=False`` keeps every repeat); a new call starts afresh.
+    Every input that does not become a record is a failure row (``id``, ``text``, ``raw_b64``,
+    ``stage``, ``reason``), passed to ``on_failure`` when given, else appended to :attr:`failures`;
+    :attr:`stats` holds the counts so far.
 
     >>> class Upper:  # any object with the batch method is a stage
     ...     def realize(self, graphs):
@@ -114,11 +110,7 @@ class Generator:
         self.failures: list[dict] = []
 
     def generate(
-        self,
-        texts: Iterable[str],
-        *,
-        on_failure: Callable[[dict], None] | None = None,
-        dedup: bool = True,
+        self, texts: Iterable[str], *, on_failure: _OnFailure = None, dedup: bool = True
     ) -> Iterator[dict]:
         """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line); a text that
         cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file.
@@ -138,18 +130,14 @@ class Generator:
         yield from self._records(rows, on_failure, dedup)
 
     def generate_from_amr(
-        self,
-        graphs: Iterable[str],
-        *,
-        on_failure: Callable[[dict], None] | None = None,
-        dedup: bool = True,
+        self, graphs: Iterable[str], *, on_failure: _OnFailure = None, dedup: bool = True
     ) -> Iterator[dict]:
         """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``;
         ``on_failure`` and ``dedup`` as in :meth:`generate` (a repeat is a graph of the same id)."""
         rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
         yield from self._records(rows, on_failure, dedup)
 
-    def _records(self, rows, on_failure, dedup: bool) -> Iterator[dict]:
+    def _records(self, rows: Iterable[Any], on_failure: _OnFailure, dedup: bool) -> Iterator[dict]:
         report = on_failure or self.failures.append
         for window in self.windows(rows, seen=set() if dedup else None):
             for failure in window.failures:
@@ -202,10 +190,10 @@ class Generator:
                     it.graph_text = out
         t0 = time.perf_counter()
         for it in items:
-            if it.failure is None and it.row.amr is not None:
-                it.graph_text = it.row.amr
             if it.failure is not None:
                 continue
+            if it.row.amr is not None:
+                it.graph_text = it.row.amr
             stage = "input" if it.row.amr is not None else "parse"
             try:
                 graph = amr.decode(
@@ -242,7 +230,6 @@ class Generator:
         t0 = time.perf_counter()
         texts = self._realize([v.penman for _, v in cands], stats)
         stats.seconds["realize"] += time.perf_counter() - t0
-        kept: dict[int, list[dict]] = {id(it): [] for it in live}
         seen_norm: dict[int, set[str]] = {id(it): {normalize(it.row.text)} for it in live}
         pending = []
         for (it, v), out in zip(cands, texts, strict=True):
@@ -270,17 +257,16 @@ class Generator:
         )
         pending = self._score(pending, stats, "quality", m.quality and m.quality.score, s.min_quality)
         for it, para in pending:
-            kept[id(it)].append(para)
+            it.paras.append(para)
         records, failures = [], []
         for it in items:
+            row = {"id": it.row.id, "text": it.row.text}
             if it.failure is not None:
-                row = {"id": it.row.id, "text": it.row.text, "raw_b64": it.row.raw_b64}
-                failures.append(row | asdict(it.failure))
+                failures.append(row | {"raw_b64": it.row.raw_b64} | asdict(it.failure))
                 stats.failures[it.failure.stage] += 1
-                continue
-            paras = kept[id(it)]
-            stats.paraphrases += len(paras)
-            records.append({"id": it.row.id, "text": it.row.text, "amr": it.graph_text, "paraphrases": paras})
+            else:
+                stats.paraphrases += len(it.paras)
+                records.append(row | {"amr": it.graph_text, "paraphrases": it.paras})
         stats.records = len(records)
         return Window(len(items), records, failures, stats)
 
@@ -364,49 +350,30 @@ def _chunks(rows: Iterable[Any], size: int) -> Iterator[list]:
     >>> [len(c) for c in _chunks(range(10), 4)]
     [4, 4, 2]
     """
-    chunk: list = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+    rows = iter(rows)
+    return iter(lambda: list(itertools.islice(rows, size)), [])
+
+
+def _prefetch(iterator: Iterator[Any]) -> Iterator[Any]:
+    """``iterator``'s items, the next one computed in a background thread while the caller works on
+    the current one; exceptions re-raise here."""
+
+    def ahead() -> Future:
+        future: Future = Future()
+
+        def work() -> None:
+            try:
+                future.set_result(next(iterator, _DONE))
+            except BaseException as err:  # handed to the consumer
+                future.set_exception(err)
+
+        threading.Thread(target=work, daemon=True, name="paraamr-prefetch").start()
+        return future
+
+    pending = ahead()
+    while (item := pending.result()) is not _DONE:
+        pending = ahead()
+        yield item
 
 
 _DONE = object()
-
-
-def _prefetch(iterator: Iterator[Any], depth: int = 1) -> Iterator[Any]:
-    """Run ``iterator`` in a background thread, ``depth`` items ahead; exceptions re-raise here."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def work() -> None:
-        try:
-            for item in iterator:
-                while not stop.is_set():
-                    try:
-                        q.put((item, None), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-        except BaseException as err:  # handed to the consumer
-            q.put((None, err))
-            return
-        q.put((_DONE, None))
-
-    thread = threading.Thread(target=work, daemon=True, name="paraamr-prefetch")
-    thread.start()
-    try:
-        while True:
-            item, err = q.get()
-            if err is not None:
-                raise err
-            if item is _DONE:
-                return
-            yield item
-    finally:
-        stop.set()

@@ -11,6 +11,7 @@ JSON lines, JSON, CSV, Parquet, a ``datasets`` dataset or PENMAN AMR files; no m
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import sys
@@ -29,17 +30,14 @@ FORMATS = {".txt": "txt", ".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".p
 def read_lines(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
     """One row per line of bytes (``.txt`` input: one sentence a line; a binary stream is read in
     memory flat in the size of a line, see :func:`paraamr.texts.bounded_lines`)."""
-    for number, line in enumerate(_lines(lines), 1):
+    lines = bounded_lines(lines) if hasattr(lines, "readline") else lines
+    for number, line in enumerate(lines, 1):
         where = f"{name}:{number}"
         yield (
             long_line_row(line, where=where)
             if isinstance(line, LongLine)
             else decode_bytes(strip_eol(line), where=where)
         )
-
-
-def _lines(lines: Iterable[bytes]) -> Iterable[bytes | LongLine]:
-    return bounded_lines(lines) if hasattr(lines, "readline") else lines
 
 
 def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<input>") -> Iterator[InputRow]:
@@ -58,12 +56,7 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
     paraamr.errors.InputError: in.jsonl: no column 'text' in the first object (keys: ['sentence'])
     """
     first = True
-    for number, line in enumerate(_lines(lines), 1):
-        if isinstance(line, LongLine):
-            yield long_line_row(line, where=f"{name}:{number}")
-            continue
-        raw = strip_eol(line)
-        row = decode_bytes(raw, where=f"{name}:{number}")
+    for row in read_lines(lines, name=name):
         if row.failure is not None:
             yield row
             continue
@@ -77,7 +70,7 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
             raise InputError(f"{name}: no column {column!r} in the first object (keys: {sorted(obj)})")
         first = False
         value = obj.get(column) if isinstance(obj, dict) else obj
-        yield value_row(value, column, row.where, raw)
+        yield value_row(value, column, row.where, row.text.encode("utf-8"))  # the line's own bytes
 
 
 def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
@@ -241,19 +234,15 @@ def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None
     if path_s != "-" and not Path(path_s).is_file():
         raise InputError(f"{path}: no such file")
     files = {"json": read_json, "csv": read_csv, "parquet": read_parquet}
+    streams = {"txt": read_lines, "jsonl": functools.partial(read_jsonl, column=column), "amr": read_amr}
     if fmt in files:
         yield from files[fmt](Path(path_s), column=column)
-    else:
-        f = sys.stdin.buffer if path_s == "-" else open(path_s, "rb")  # noqa: SIM115
-        try:
-            if fmt == "txt":
-                yield from read_lines(f, name=path_s)
-            elif fmt == "jsonl":
-                yield from read_jsonl(f, column=column, name=path_s)
-            elif fmt == "amr":
-                yield from read_amr(f, name=path_s)
-            else:
-                raise InputError(f"{path}: unknown input format {fmt!r}")
-        finally:
-            if f is not sys.stdin.buffer:
-                f.close()
+        return
+    if fmt not in streams:
+        raise InputError(f"{path}: unknown input format {fmt!r}")
+    f = sys.stdin.buffer if path_s == "-" else open(path_s, "rb")  # noqa: SIM115
+    try:
+        yield from streams[fmt](f, name=path_s)
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()

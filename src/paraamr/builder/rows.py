@@ -1,12 +1,8 @@
 """Input rows shared by the readers and the pipeline: ids, byte decoding, AMR metadata, and the
-partition of rows over shards, processes and splits (by id, so repeats of a source meet in one
-process).
+partition of rows over tasks and splits by id (so repeats of a source meet in one process).
 
-Bytes that are not valid UTF-8 never raise: the row carries the text decoded with replacement
-characters, the raw bytes in ``raw_b64`` and an input failure. Text is checked once, here, where
-it enters (:func:`paraamr.texts.text_problem`): a lone surrogate (JSON's ``"\\ud800"``, which has
-no UTF-8) or a NUL character makes the row an input failure, with a writable text (surrogates as
-U+FFFD).
+Bad input never raises: bytes that are not UTF-8 (kept in ``raw_b64``), a lone surrogate or a NUL
+make the row an input failure with a writable text (U+FFFD for what cannot be written).
 
 >>> row = decode_bytes(b"I know.")
 >>> row.id, row.text, row.failure

@@ -1,10 +1,5 @@
-"""The Python API of the corpus builder: model stages loaded from settings.
-
-:func:`make_generator` is the in-process generator (notebooks, ``augment``, tests): settings in, a
-:class:`~paraamr.builder.pipeline.Generator` with its models loaded out. :func:`load_stages` loads
-the stages a :class:`~paraamr.settings.RecordSettings` needs, with a
-:class:`~paraamr.settings.RunSettings`' device and batch sizes; :mod:`paraamr.builder.run`
-uses both for each process of a run.
+"""The Python API of the corpus builder: model stages loaded from settings (:func:`load_stages`),
+and a :class:`~paraamr.builder.pipeline.Generator` with them (:func:`make_generator`).
 
 >>> make_generator(RecordSettings(), parser_model="x")
 Traceback (most recent call last):
