@@ -141,6 +141,19 @@ def test_a_value_csv_reads_as_missing_is_a_failure_not_a_null(tmp_path):
     assert [(f["where"], f["stage"]) for f in failures] == [("r1, paraphrase 1", "csv")]
 
 
+def test_an_empty_field_is_a_csv_failure_with_its_reason(tmp_path):
+    records = [
+        ("r1", {"text": "He left.", "paraphrases": [{"para_text": "", "perplexity": 1.0}]}),
+        ("r2", {"text": "She stayed.", "paraphrases": [{"para_text": "She did not go.", "perplexity": 1.0}]}),
+        ("r3", {"text": "A b.", "paraphrases": [{"para_text": "B a.", "perplexity": 1.0}]}),
+    ]
+    failures: list[dict] = []
+    write_csv(simcse_rows(records), tmp_path / "s.csv", ("sent0", "sent1", "hard_neg"), failures=failures)
+    assert [(f["where"], f["stage"], f["reason"]) for f in failures] == [
+        ("r1, paraphrase 1", "csv", "'' reads back as a missing value")
+    ]
+
+
 def test_output_is_never_replaced_without_overwrite_and_bad_input_is_one_line(release, tmp_path, capsys):
     out = tmp_path / "out.csv"
     out.write_text("mine\n")

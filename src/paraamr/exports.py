@@ -275,7 +275,7 @@ def write_csv(
             if row.values is None or missing is not None:
                 why = (
                     {"stage": "csv", "reason": f"{missing!r} reads back as a missing value"}
-                    if missing
+                    if missing is not None
                     else {}
                 )
                 failures.append({**row.failure(), **why})
