@@ -223,11 +223,8 @@ def _run(args: argparse.Namespace, output: str) -> int:
                 num_proc=args.num_proc,
                 max_chars=args.max_chars,
             )
-        display.update(
-            display.done + len(data),
-            added=sum(v["added_rows"] for v in stats.values()) + result.stats["added_rows"],
-        )
         out[split], stats[split] = result.dataset, result.stats
+        display.update(display.done + len(data), added=sum(v["added_rows"] for v in stats.values()))
         told = ""
         if args.recipe:
             told = "; recipe paper: " + " + ".join(f"{c} {op}" for op, c in paper_recipe(len(data)).items())
