@@ -1,14 +1,11 @@
 """``paraamr <command>``: argparse front end.
 
 Each module in :mod:`paraamr.commands` is one command: ``add_arguments(parser)`` and ``run(args)``
-(the parsed namespace in, the exit status out), its help and description the first two paragraphs
-of its docstring (:func:`command_texts`); a command with subcommands defines
-``register(subparsers)``. Command modules import heavy libraries inside their functions, so
-``paraamr --help`` stays instant. Commands raise
-:class:`paraamr.errors.ParaAMRError` (or let any other error through): :func:`main` reports every
-error as one line on stderr through :func:`paraamr.report.run_command`; ``--debug`` (anywhere on
-the command line before ``--``) prints the traceback too. Ctrl-C, SIGTERM and SIGHUP end a
-command with one line and their exit status (:mod:`paraamr.signals`).
+(the exit status out), its help and description the first two paragraphs of its docstring
+(:func:`command_texts`); a command with subcommands defines ``register(subparsers)``. Command
+modules import heavy libraries inside their functions, so ``paraamr --help`` stays instant. Errors
+are reported as one line (:func:`paraamr.report.run_command`); ``--debug`` anywhere before ``--``
+prints the traceback too.
 
 >>> build_parser().parse_args(["--debug", "stats", "corpus"]).command
 'stats'

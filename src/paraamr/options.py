@@ -1,10 +1,7 @@
-"""Command-line parsing shared by ``generate.py`` and the ``paraamr`` commands: the parser with
-one-line usage errors, value types of options (``--shard I/N`` or ``slurm``: :func:`shard_spec`), and
+"""Command-line parsing shared by the ``paraamr`` commands: the parser with one-line usage errors,
+value types of options (numbers checked by :func:`check_number`, ``--shard``: :func:`shard_spec`), and
 settings declared once as dataclass fields (:func:`setting`) that become options (:func:`add_settings`).
-
-Every numeric option, and every numeric argument of the Python API (``filter_records``), is checked
-by :func:`check_number`: a finite number (``nan`` and ``inf`` are refused), an integer where one is
-meant, inside the option's range; :func:`number` is its argparse ``type``."""
+"""
 
 from __future__ import annotations
 
@@ -37,10 +34,8 @@ __all__ = [
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2.
-
-    Subparsers inherit the class. ``paraamr`` (:mod:`paraamr.cli`) and ``generate.py``
-    (:mod:`paraamr.commands.generate`) both use it.
+    """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2
+    (subparsers inherit the class).
 
     >>> import contextlib, io
     >>> with contextlib.redirect_stderr(io.StringIO()) as err:

@@ -249,13 +249,6 @@ def _known(err: BaseException) -> str | None:
     return None
 
 
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    with contextlib.suppress(Exception):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
 def report(
     command: str,
     err: BaseException,
@@ -269,7 +262,8 @@ def report(
     if debug is None:
         debug = os.environ.get("PARAAMR_DEBUG", "") not in ("", "0")
     if isinstance(err, BrokenPipeError) and err.filename is None:
-        _quiet_stdout()
+        with contextlib.suppress(Exception):  # stdout to /dev/null: the final flush cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     message, status = describe(err, inputs)
     inner = _innermost(err)

@@ -1,13 +1,8 @@
 """Settings of the corpus builder, each declared once: a dataclass field whose metadata
 (:func:`paraamr.options.setting`) is its option of ``paraamr generate``, its row on the card and its
-``--preset paper`` value.
-
-:class:`RecordSettings` change the records: what they are (:class:`MethodSettings`: models, filters,
-foci, seed), where the input comes from (:class:`InputSettings`) and how the output is split
-(:class:`SplitSettings`); a resumed run compares them, field by field, with the run it continues.
-:class:`RunSettings` only change how a run goes (batch sizes, window, device, commit interval,
-progress): a resume may change them freely. Model defaults and batch sizes come from
-:mod:`paraamr.models.catalog`, the one table of defaults.
+``--preset paper`` value. :class:`RecordSettings` change the records (a resume must keep them),
+:class:`RunSettings` only how a run goes. Model defaults and batch sizes come from
+:mod:`paraamr.models.catalog`.
 
 >>> r = RecordSettings(max_perplexity=50, foci="2", tagging="untagged")
 >>> r.max_perplexity, r.foci, r.realizer_model

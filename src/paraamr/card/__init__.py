@@ -14,7 +14,7 @@ shards (configs, sizes, example records, statistics and plots), its ``summary.js
 False
 """
 
-from paraamr.card.markdown import code, cut, md, number, size_category
+from paraamr.card.markdown import code, cut, md, size_category
 from paraamr.card.render import (
     TEMPLATE,
     card_for_repo,
@@ -25,21 +25,16 @@ from paraamr.card.render import (
     update_card_metrics,
     write_card,
 )
-from paraamr.card.sections import CONFIGS, dataset_info, examples, with_dataset_info
-from paraamr.card.settings import expected_splits, record_settings
+from paraamr.card.sections import with_dataset_info
+from paraamr.card.settings import record_settings
 
 __all__ = [
-    "CONFIGS",
     "TEMPLATE",
     "card_for_repo",
     "code",
     "configs",
     "cut",
-    "dataset_info",
-    "examples",
-    "expected_splits",
     "md",
-    "number",
     "record_settings",
     "render",
     "render_card",

@@ -120,9 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--mix",
         choices=("2", "2-4"),
-        default="2",
-        help="operators RM applies, one edit each: 2, or 2-4 drawn each time as REDA's code "
-        "(default: %(default)s)",
+        default=None,
+        help="operators RM applies, one edit each: 2, or 2-4 drawn each time as REDA's code (default: 2)",
     )
     g.add_argument(
         "--language",
@@ -161,9 +160,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
-    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together).
-    The output folder's lock is held from before any work to the end: a second run is refused."""
+    """Load, augment each chosen split, write the folder. The output folder's lock is held from
+    before any work to the end: a second run is refused."""
     from paraamr.augment.folder import claim_output
 
     _check_options(args)
@@ -225,11 +223,8 @@ def _run(args: argparse.Namespace, output: str) -> int:
                 num_proc=args.num_proc,
                 max_chars=args.max_chars,
             )
-        display.update(
-            display.done + len(data),
-            added=sum(v["added_rows"] for v in stats.values()) + result.stats["added_rows"],
-        )
         out[split], stats[split] = result.dataset, result.stats
+        display.update(display.done + len(data), added=sum(v["added_rows"] for v in stats.values()))
         told = ""
         if args.recipe:
             told = "; recipe paper: " + " + ".join(f"{c} {op}" for op, c in paper_recipe(len(data)).items())
@@ -347,43 +342,36 @@ def _check_options(args: argparse.Namespace) -> None:
         except ValueError as err:
             raise UsageError(f"--split: {err}") from None
 
+    if args.recipe and args.n is not None:
+        raise UsageError("--recipe paper sets the outputs per operator: not with --n")
+    if args.lm and args.lm_corpus:
+        raise UsageError("--lm, --lm-corpus: give one n-gram LM, loaded or trained (not both)")
     if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
         raise UsageError("--method paraamr needs exactly one of --paraphrases PATH and --generate")
     if args.method == "paraamr" and args.language != "en":
         raise UsageError(
             f"--language {args.language}: only with --method reda or reda-ng (ParaAMR is English)"
         )
-    if args.method == "paraamr" and (args.tokenizer or args.synonyms):
-        raise UsageError("--tokenizer, --synonyms: only with --method reda or reda-ng (not paraamr)")
-    if args.recipe and args.n is not None:
-        raise UsageError("--recipe paper sets the outputs per operator: not with --n")
-    if args.lm and args.lm_corpus:
-        raise UsageError("--lm, --lm-corpus: give one n-gram LM, loaded or trained (not both)")
-    if args.method == "paraamr" and (args.recipe or args.mix != "2" or args.draws):
-        raise UsageError("--recipe, --mix, --draws: only with --method reda or reda-ng (not paraamr)")
-    only = {"paraamr": ("paraphrases", "generate"), "reda-ng": ("lm", "lm_corpus", "save_lm")}
-    for method, names in only.items():
-        given = [n for n in names if getattr(args, n) and args.method != method]
-        if given:
-            options = ", ".join("--" + n.replace("_", "-") for n in given)
-            raise UsageError(f"{options}: only with --method {method} (not {args.method})")
+    # options that go with some methods only: the message names the whole group, or those given
+    for names, methods, whole in (
+        (("tokenizer", "synonyms"), ("reda", "reda-ng"), True),
+        (("recipe", "mix", "draws"), ("reda", "reda-ng"), True),
+        (("paraphrases", "generate"), ("paraamr",), False),
+        (("lm", "lm_corpus", "save_lm"), ("reda-ng",), False),
+    ):
+        given = [n for n in names if getattr(args, n)]
+        if given and args.method not in methods:
+            options = ", ".join("--" + n.replace("_", "-") for n in (names if whole else given))
+            raise UsageError(f"{options}: only with --method {' or '.join(methods)} (not {args.method})")
     if args.save_lm and Path(args.save_lm).exists() and not args.overwrite:
         raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
 
 
 def _generator_settings(args: argparse.Namespace) -> dict:
     """The generator's settings by field name (:func:`paraamr.settings.split_settings`)."""
-    return {
-        "parser_model": args.parser_model,
-        "realizer_model": args.realizer_model,
-        "lm_model": args.lm_model,
-        "max_perplexity": args.max_perplexity,
-        "device": args.device,
-        "seed": args.seed,
-        "download": not args.no_download,
-        "trust_remote_code": args.trust_remote_code,
-        "progress": "none",
-    }
+    models = ("parser_model", "realizer_model", "lm_model")
+    names = (*models, "max_perplexity", "device", "seed", "trust_remote_code")
+    return {n: getattr(args, n) for n in names} | {"download": not args.no_download, "progress": "none"}
 
 
 def _paraphrases(args: argparse.Namespace, datasets, columns):

@@ -33,12 +33,6 @@ from paraamr.tasks import Launch
 
 __all__ = ["add_arguments", "build_parser", "run", "settings_from_args"]
 
-class _Paths(argparse.Action):
-    """PATH...: None for none, the path for one, a list for several."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        setattr(namespace, self.dest, None if not values else values[0] if len(values) == 1 else list(values))
-
 
 def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add evaluate's options to ``p`` (shared by ``paraamr evaluate`` and ``python -m paraamr.evaluate``):
@@ -47,7 +41,6 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "path",
         metavar="PATH",
         nargs="*",
-        action=_Paths,
         help="release file, dataset folder, pair file (two columns, ParaNMT's or ParaBank's layout) or Hub "
         "dataset id; several: one row each over the sources all of them share (Table 2's protocol)",
     )
@@ -59,8 +52,10 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> EvaluateSettings:
-    """The settings of parsed options (``--preset`` applied)."""
-    return EvaluateSettings(**given_settings(EvaluateSettings, args))
+    """The settings of parsed options (``--preset`` applied; PATH: None, one path or a list)."""
+    values = given_settings(EvaluateSettings, args)
+    paths = values.pop("path", None) or [None]
+    return EvaluateSettings(path=paths[0] if len(paths) == 1 else paths, **values)
 
 
 def build_parser() -> ArgumentParser:

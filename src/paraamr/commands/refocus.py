@@ -83,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
     """Re-root every graph of the input; report failures; return the exit status."""
     with contextlib.ExitStack() as stack:
         try:
-            stream = (
-                _stdin()
-                if args.file == "-"
-                else stack.enter_context(open(args.file, encoding="utf-8", errors="surrogateescape"))
-            )
+            if args.file != "-":
+                stream = stack.enter_context(open(args.file, encoding="utf-8", errors="surrogateescape"))
+            elif hasattr(sys.stdin, "buffer"):  # invalid bytes reach _check_utf8 instead of raising
+                stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+            else:
+                stream = sys.stdin
         except OSError as e:
             print(f"paraamr refocus: cannot read {args.file}: {e.strerror}", file=sys.stderr)
             return 2
@@ -146,10 +147,3 @@ def _check_utf8(block: str, where: str) -> None:
     except UnicodeEncodeError as e:
         line = block[: e.start].count("\n") + 1
         raise AMRError(f"{where}: invalid UTF-8 (line {line} of the graph)") from None
-
-
-def _stdin():
-    """stdin as UTF-8 text whose invalid bytes reach :func:`_check_utf8` instead of raising."""
-    if hasattr(sys.stdin, "buffer"):
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
-    return sys.stdin
