@@ -20,7 +20,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["card_text", "check_per_pair", "quiet_loading", "space"]
+__all__ = ["card_text", "check_per_pair", "pair_metric", "quiet_loading", "space"]
+
+
+def pair_metric(description: str, citation: str, inputs_description: str, urls: Sequence[str]):
+    """Class decorator of an evaluate metric over string pairs (``predictions``: paraphrases,
+    ``references``: their sources): evaluate's docstring from ``description`` and
+    ``inputs_description``, and its ``_info``."""
+    import datasets
+    import evaluate
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=description,
+            citation=citation,
+            inputs_description=inputs_description,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            reference_urls=list(urls),
+        )
+
+    def decorate(cls: type) -> type:
+        cls._info = _info
+        return evaluate.utils.file_utils.add_start_docstrings(description, inputs_description)(cls)
+
+    return decorate
 
 
 def card_text(folder: str | os.PathLike) -> str:

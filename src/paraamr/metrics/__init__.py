@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from paraamr.signature import Signature
 
-#: BibTeX of the ParaAMR paper, cited by every metric module.
+#: BibTeX of the ParaAMR paper, cited by the metric modules.
 PARAAMR_CITATION = """\
 @inproceedings{huang-etal-2023-paraamr,
     title = "{P}ara{AMR}: A Large-Scale Syntactically Diverse Paraphrase Dataset by {AMR} Back-Translation",
@@ -58,21 +58,3 @@ def check_texts(predictions: Sequence[object], references: Sequence[object]) -> 
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
-
-
-def pair_metric_info(description: str, citation: str, inputs_description: str, urls: Sequence[str]):
-    """The ``evaluate.MetricInfo`` of a metric over string pairs (``predictions``: paraphrases,
-    ``references``: their sources), shared by the modules in ``metrics/``."""
-    import datasets
-    import evaluate
-
-    return evaluate.MetricInfo(
-        module_type="metric",
-        description=description,
-        citation=citation,
-        inputs_description=inputs_description,
-        features=datasets.Features(
-            {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-        ),
-        reference_urls=list(urls),
-    )

@@ -2,8 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import check_per_pair, quiet_loading
-from paraamr.metrics import pair_metric_info
+from paraamr.metric_modules import check_per_pair, pair_metric, quiet_loading
 from paraamr.quality import DEFAULT_MODEL, QualityScorer
 from paraamr.quality.evaluation import classify, separation
 
@@ -16,6 +15,7 @@ _CITATION = """\
     year = "2022",
 }
 """
+_URLS = ["https://github.com/paraamr/paraamr/blob/main/docs/quality.md"]
 
 _DESCRIPTION = """\
 Paraphrase quality (ParaQD): how well each paraphrase keeps the meaning of its source, from a
@@ -62,13 +62,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@pair_metric(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, _URLS)
 class ParaphraseQuality(evaluate.Metric):
     """ParaQD paraphrase-quality scores ×100, with μs and P/R/F1 when labels are given."""
-
-    def _info(self):
-        urls = ["https://github.com/paraamr/paraamr/blob/main/docs/quality.md"]
-        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
     def _scorer(self, model, batch_size, device):
         cache = self.__dict__.setdefault("_scorers", {})

@@ -3,8 +3,8 @@
 import evaluate
 
 from paraamr.failures import is_failure
-from paraamr.metric_modules import check_per_pair
-from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
+from paraamr.metric_modules import check_per_pair, pair_metric
+from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
 
@@ -19,6 +19,7 @@ _CITATION = (
 }
 """
 )
+_URLS = ["https://github.com/PlusLabNLP/AESOP", "https://arxiv.org/abs/2305.16585"]
 
 _DESCRIPTION = """\
 Syntactic diversity between each paraphrase and its source: the tree edit distance between their
@@ -80,13 +81,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@pair_metric(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, _URLS)
 class TedDiversity(evaluate.Metric):
     """TED-3 and TED-F between the constituency trees of paraphrases and sources."""
-
-    def _info(self):
-        urls = ["https://github.com/PlusLabNLP/AESOP", "https://arxiv.org/abs/2305.16585"]
-        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
     def _parser(self, spec, cache_dir):
         cache = self.__dict__.setdefault("_parsers", {})
