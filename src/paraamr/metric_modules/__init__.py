@@ -15,12 +15,12 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence, Sized
+from collections.abc import Callable, Hashable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["card_text", "check_per_pair", "pair_metric", "quiet_loading", "space"]
+__all__ = ["cached", "card_text", "check_per_pair", "pair_metric", "quiet_loading", "space"]
 
 
 def pair_metric(description: str, citation: str, inputs_description: str, urls: Sequence[str]):
@@ -112,6 +112,15 @@ def quiet_loading() -> Iterator[None]:
         notes.setLevel(level)
         if bars:
             hf_logging.enable_progress_bar()
+
+
+def cached(module, name: str, key: Hashable, make: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``make(*args, **kwargs)`` kept in the dict ``name`` of the evaluate module ``module`` by
+    ``key``: models and parsers load once across ``compute`` calls."""
+    cache = module.__dict__.setdefault(name, {})
+    if key not in cache:
+        cache[key] = make(*args, **kwargs)
+    return cache[key]
 
 
 def check_per_pair(module, option: str, values: Sized | None, predictions: Sequence[object]) -> None:

@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import pair_metric, quiet_loading
+from paraamr.metric_modules import cached, pair_metric, quiet_loading
 from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
@@ -65,14 +65,6 @@ Examples:
 class SemanticSimilarity(evaluate.Metric):
     """Embedding cosine ×100 between paraphrases and sources."""
 
-    def _embedder(self, model, pooling, device, batch_size):
-        cache = self.__dict__.setdefault("_embedders", {})
-        key = (str(model), pooling, None if device is None else str(device), batch_size)
-        if key not in cache:
-            with quiet_loading():
-                cache[key] = Embedder(model, pooling=pooling, device=device, batch_size=batch_size)
-        return cache[key]
-
     def _compute(
         self,
         predictions,
@@ -86,7 +78,10 @@ class SemanticSimilarity(evaluate.Metric):
         targets=None, trees=None, parser=None, convention=None, normalize=None, templates=None, height=None,
         cache_dir=None, labels=None, threshold=None,
     ):
-        embedder = self._embedder(model, pooling, device, batch_size)
+        key = (str(model), pooling, None if device is None else str(device), batch_size)
+        options = {"pooling": pooling, "device": device, "batch_size": batch_size}
+        with quiet_loading():  # the model loads in the first call with this key
+            embedder = cached(self, "_embedders", key, Embedder, model, **options)
         scores, signature = semantic_similarity(predictions, references, embedder=embedder)
         return {
             "semantic_similarity": mean(scores),
