@@ -145,21 +145,10 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
     return {"Pairs": result["pairs"], **{title: result[key] for key, title in MEASURES}}
 
 
-def pairs_of_rows(rows: Iterable[dict[str, Any]], *, name: str) -> list[Pair]:
-    """The pairs of dataset rows: ``text`` with ``para_text`` (the ``pairs`` config) or with each
-    ``paraphrases[].para_text`` (``default``, as the release)."""
-    pairs: list[Pair] = []
-    for i, row in enumerate(rows):
-        if "para_text" not in row and "paraphrases" not in row:
-            columns = ", ".join(row)
-            raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
-        _add_pairs(pairs, row, f"{name} row {i}")
-    return pairs
-
-
 def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> list[Pair]:
     """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id``
-    (:func:`datasets.load_dataset`; ``HF_ENDPOINT`` decides which Hub)."""
+    (:func:`datasets.load_dataset`; ``HF_ENDPOINT`` decides which Hub): ``text`` with ``para_text``
+    (the ``pairs`` config) or with each ``paraphrases[].para_text`` (``default``, as the release)."""
     import datasets
 
     try:
@@ -168,7 +157,14 @@ def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train"
         raise InputError(
             f"{repo_id}: cannot load config {config or 'default'}, split {split}: {err}"
         ) from err
-    return pairs_of_rows(rows, name=f"{repo_id} ({config or 'default'}/{split})")
+    name = f"{repo_id} ({config or 'default'}/{split})"
+    pairs: list[Pair] = []
+    for i, row in enumerate(rows):
+        if "para_text" not in row and "paraphrases" not in row:
+            columns = ", ".join(row)
+            raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
+        _add_pairs(pairs, row, f"{name} row {i}")
+    return pairs
 
 
 def with_references(
