@@ -1,10 +1,8 @@
 """Constituency parsers for TED: link-grammar (offline), a CoreNLP server, or any callable.
 
 Every parser maps sentences to PTB bracket strings and has a :class:`~paraamr.signature.Signature`.
-Each distinct sentence is parsed once: parses are cached under :func:`sentence_key` (the sentence
-with whitespace collapsed, exactly what the parser receives; not lowercased, since case changes
-parses), in memory and, with ``cache_dir``, on disk across runs (:class:`TreeCache`, SQLite, one
-table keyed by the parser's signature and the sentence).
+Each distinct sentence is parsed once: parses are cached by :func:`sentence_key` (not lowercased,
+since case changes parses) in memory and, with ``cache_dir``, on disk across runs (:class:`TreeCache`).
 
 * :class:`LinkGrammarParser`: Debian's ``link-parser en -constituents=1`` (packages
   ``link-grammar`` and ``link-grammar-dictionaries-en``) in ``processes`` long-lived processes.
