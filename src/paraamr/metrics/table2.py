@@ -49,6 +49,7 @@ __all__ = [
     "shared_pairs",
 ]
 
+
 def filter_perplexity(
     pairs: Sequence[Pair], max_perplexity: float | None, *, name: str | None = None
 ) -> tuple[list[Pair], dict[str, int]]:
@@ -137,21 +138,19 @@ def shared_pairs(
 
 
 def evaluate_corpora(
-    corpora: Sequence[tuple[str, Sequence[Pair]]],
+    selected: Sequence[tuple[str, Sequence[Pair], dict[str, int]]],
+    shared: int,
     *,
     parser: Any,
     embedder: Any,
     max_perplexity: float | None = None,
-    sample: int | None = None,
-    seed: int = 0,
     ted_convention: str = "paper",
     max_chars: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """One row per named corpus of ``corpora`` over the sources all of them share
-    (:func:`shared_pairs`), each with its ``sources``, ``pairs``, measures, failures and
-    ``selection`` counts; the shared ``signatures`` (with ``protocol``)."""
-    selected, shared = shared_pairs(corpora, max_perplexity=max_perplexity, sample=sample, seed=seed)
+    """One row per corpus of :func:`shared_pairs`'s ``selected``, over its ``shared`` sources, each
+    with its ``sources``, ``pairs``, measures, failures and ``selection`` counts; the shared
+    ``signatures`` (with ``protocol``)."""
     rows, signatures = [], {}
     options = {} if max_chars is None else {"max_chars": max_chars}
     for name, pairs, selection in selected:
@@ -167,7 +166,7 @@ def evaluate_corpora(
     signatures["protocol"] = str(
         protocol_signature(
             similarity_model=embedder.model_name, pooling=embedder.pooling, ted_convention=ted_convention,
-            parser_signature=parser.signature, corpora=len(corpora), max_perplexity=max_perplexity,
+            parser_signature=parser.signature, corpora=len(selected), max_perplexity=max_perplexity,
         )
     )  # fmt: skip
     return {"corpora": rows, "common_sources": shared, "signatures": signatures}
@@ -230,14 +229,14 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
         if given:
             raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
     corpora = [(path, read_corpus(path, config=s.config, split=s.split)) for path in s.path]
-    shared_pairs(corpora, max_perplexity=s.max_perplexity)  # refused before the models load
+    # no shared source is refused here, before the models load
+    selected, shared = shared_pairs(corpora, max_perplexity=s.max_perplexity, sample=s.sample, seed=s.seed)
     parser, embedder = process_models(s)()
     say = None if s.progress == "none" else (lambda line: print(line, file=sys.stderr))
     try:
         result = evaluate_corpora(
-            corpora, parser=parser, embedder=embedder, max_perplexity=s.max_perplexity,
-            sample=s.sample, seed=s.seed, ted_convention=s.ted_convention,
-            max_chars=s.max_chars, progress=say,
+            selected, shared, parser=parser, embedder=embedder, max_perplexity=s.max_perplexity,
+            ted_convention=s.ted_convention, max_chars=s.max_chars, progress=say,
         )  # fmt: skip
     finally:
         parser.close()
