@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from paraamr.errors import InputError, about
+from paraamr.metrics import signature
 from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.plots import check_plot_files, figure
@@ -198,8 +199,6 @@ def row_of(stats: RowStats, *, seed: int = 0, unit: str = "sources") -> dict[str
     """The row of merged statistics: pairs, each measure's mean (corpus ``bleu`` with references),
     failure rows, signatures, seconds per stage; with clusters (a sample) also ``intervals``
     (:func:`~paraamr.metrics.sample.intervals`) and their signature."""
-    from paraamr.metrics import signature
-
     row: dict[str, Any] = {"pairs": stats.pairs, **{m: stats.mean(m) for m in stats.measures}}
     if stats.bleu is not None:
         row["bleu"] = _bleu(stats.bleu)

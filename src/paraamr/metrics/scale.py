@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from paraamr.errors import ParaAMRError
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.stats import RowStats
@@ -164,8 +165,6 @@ def combine(gathered: Sequence[tuple[str, Any]], expected: set[int]) -> RowStats
     """The statistics of the processes (``("ok", RowStats dict or None)`` or ``("error", message)``
     each, in rank order) merged; a process's error is raised, naming it, as is a chunk missing
     from ``expected``."""
-    from paraamr.errors import ParaAMRError
-
     merged = None
     for rank, (status, payload) in enumerate(gathered):
         if status != "ok":

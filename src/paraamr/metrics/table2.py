@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from paraamr.metrics.report import Pair, evaluate_pairs, say_failures
+from paraamr.errors import InputError, UsageError
+from paraamr.metrics.report import Pair, evaluate_pairs, read_hub_pairs, read_pairs, say_failures
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
 from paraamr.records import normalize
@@ -60,8 +62,6 @@ def filter_perplexity(
         return list(pairs), {"dropped": 0, "without_perplexity": 0}
     kept = [p for p in pairs if p.perplexity is None or p.perplexity <= max_perplexity]
     if name is not None and pairs and not kept:
-        from paraamr.errors import InputError
-
         raise InputError(
             f"{name}: all {len(pairs):,} paraphrases have a perplexity above --max-perplexity "
             f"{max_perplexity:g}: no pairs to evaluate"
@@ -129,8 +129,6 @@ def shared_pairs(
         filtered.append((name, kept, {"input_pairs": len(pairs), **counts}))
     keys = common_sources(kept for _, kept, _ in filtered)
     if not keys:
-        from paraamr.errors import InputError
-
         raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
     if sample is not None and sample < len(keys):
         keys = set(random.Random(seed).sample(sorted(keys), sample))
@@ -202,9 +200,6 @@ def is_local(path: str) -> bool:
 
 def read_corpus(path: str, *, config: str | None, split: str) -> list[Pair]:
     """The pairs of one input: a local file or folder, else a Hub dataset id (:func:`is_local`)."""
-    from paraamr.errors import InputError
-    from paraamr.metrics.report import read_hub_pairs, read_pairs
-
     pairs = read_pairs(path) if is_local(path) else read_hub_pairs(path, config, split)
     if not pairs:
         raise InputError(f"{path}: no pairs to evaluate")
@@ -214,9 +209,6 @@ def read_corpus(path: str, *, config: str | None, split: str) -> list[Pair]:
 def run_corpora(s: EvaluateSettings, world: int) -> int:
     """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
     process (:func:`evaluate_corpora`)."""
-    import sys
-
-    from paraamr.errors import UsageError
     from paraamr.metrics.scale import process_models
     from paraamr.report import json_text
 
