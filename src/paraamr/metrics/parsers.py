@@ -47,6 +47,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from paraamr.failures import Failure
+from paraamr.metrics.pos import PosTagger, add_preterminals
+from paraamr.metrics.workers import WorkerPool, link_grammar_problem
 from paraamr.signature import Signature
 from paraamr.tasks import core_share
 
@@ -318,17 +320,11 @@ class LinkGrammarParser(TreeParser):
         self.name = f"link-grammar:{self.version}"
         self.processes = processes or core_share()
         self.limit = limit
-        self.tagger = None
-        if pos == "spacy":
-            from paraamr.metrics.pos import PosTagger
-
-            self.tagger = PosTagger()
+        self.tagger = PosTagger() if pos == "spacy" else None
         command = [path, language, "-constituents=1", "-graphics=0", "-verbosity=0"]
         if limit is not None:
             command.append(f"-limit={limit}")
         stdbuf = shutil.which("stdbuf")  # line-buffered output, else answers wait for the next line
-        from paraamr.metrics.workers import WorkerPool
-
         self._lock = threading.Lock()
         self.workers = WorkerPool(
             [stdbuf, "-oL", *command] if stdbuf else command,
@@ -354,8 +350,6 @@ class LinkGrammarParser(TreeParser):
         return self.workers.workers[0].process if self.workers.workers else None
 
     def problem(self, sentence: str) -> str | None:
-        from paraamr.metrics.workers import link_grammar_problem
-
         return super().problem(sentence) or link_grammar_problem(sentence)
 
     def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
@@ -367,8 +361,6 @@ class LinkGrammarParser(TreeParser):
             trees = running.result()
         if tags is None:
             return trees
-        from paraamr.metrics.pos import add_preterminals
-
         return [
             add_preterminals(t, s, k) if isinstance(t, str) else t
             for t, s, k in zip(trees, sentences, tags, strict=True)

@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from paraamr.errors import InputError, about
 from paraamr.metrics import signature
+from paraamr.metrics.reference import bleu_from_statistics
 from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.plots import check_plot_files, figure
@@ -221,8 +222,6 @@ def row_of(stats: RowStats, *, seed: int = 0, unit: str = "sources") -> dict[str
 
 
 def _bleu(stats: Sequence[float]) -> float:
-    from paraamr.metrics.reference import bleu_from_statistics
-
     return bleu_from_statistics(stats)[0]
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from paraamr.errors import ParaAMRError
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
+from paraamr.metrics.scoring import score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.tasks import core_share, owned, share_cores
 
@@ -123,8 +124,6 @@ class Scorer:
 
     def __call__(self, pairs: list[Any], progress: Callable[[int, int], None] | None = None) -> Any:
         """The scores of ``pairs``; ``progress(sentences parsed, sentences)`` after each parser batch."""
-        from paraamr.metrics.scoring import score_pairs
-
         if self.models is None:
             self.models = self.make()
         parser, embedder = self.models

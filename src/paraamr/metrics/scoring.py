@@ -22,6 +22,7 @@ from typing import Any
 from paraamr import texts
 from paraamr.failures import Failure, is_failure
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+from paraamr.metrics.parsers import sentence_key
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.metrics.stats import RowStats
 from paraamr.metrics.ted import DEFAULT_CONVENTION, distance_table, ted_signature
@@ -71,8 +72,6 @@ def parse_distinct(
     """The tree (or :class:`Failure`) of each distinct sentence (by
     :func:`~paraamr.metrics.parsers.sentence_key`), parsed ``chunk_size`` at a time (each chunk
     reaches the parser's on-disk cache before the next starts); ``progress(done, total)`` after each."""
-    from paraamr.metrics.parsers import sentence_key
-
     distinct = list(dict.fromkeys(sentence_key(s) for s in sentences))
     trees: dict[str, Any] = {}
     for start in range(0, len(distinct), chunk_size):
@@ -145,8 +144,6 @@ class _Run:
 
     def take_trees(self, trees: dict[str, Any]) -> None:
         """Each live pair's trees by side; a pair with a sentence the parser failed fails."""
-        from paraamr.metrics.parsers import sentence_key
-
         for i in self.live:
             found = {side: trees[sentence_key(text)] for side, text in self.sides(i)}
             bad = next(((side, t) for side, t in found.items() if is_failure(t)), None)
