@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from paraamr import __version__
 from paraamr.signature import Signature
 
 #: BibTeX of the ParaAMR paper, cited by the metric modules.
@@ -32,8 +33,6 @@ PARAAMR_CITATION = """\
 def signature(*parts: Signature | str | Mapping[str, object], **fields: object) -> Signature:
     """The fields of ``parts`` (signatures, their strings, mappings) and ``fields`` in order, then
     ``paraamr:<version>``: see :meth:`Signature.extend`."""
-    from paraamr import __version__
-
     return Signature().extend(*parts, fields, paraamr=__version__)
 
 

@@ -31,6 +31,7 @@ since case changes parses) in memory and, with ``cache_dir``, on disk across run
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -49,6 +50,7 @@ from typing import Any, ClassVar
 from paraamr.failures import Failure
 from paraamr.metrics.pos import PosTagger, add_preterminals
 from paraamr.metrics.workers import WorkerPool, link_grammar_problem
+from paraamr.options import positive
 from paraamr.signature import Signature
 from paraamr.tasks import core_share
 
@@ -67,8 +69,6 @@ CASES = ("upper-i", None)
 def add_parser_options(group: Any, *, cache: str) -> None:
     """The constituency parser's options of a command (``paraamr evaluate``, ``export scpn``):
     ``--parser``, ``--no-pos``, ``--processes``, ``--cache-dir`` (``cache``: what it keeps)."""
-    from paraamr.options import positive
-
     group.add_argument(
         "--parser",
         default="link-grammar",
@@ -101,8 +101,6 @@ def _corenlp_url(spec: str) -> str | None:
 
 def _parser_option(text: str) -> str:
     """``--parser``'s value, checked as :func:`get_parser` reads it (an argparse ``type``)."""
-    import argparse
-
     if text in _LINK_GRAMMAR or _corenlp_url(text):
         return text
     raise argparse.ArgumentTypeError(f"expected link-grammar, corenlp or a CoreNLP server URL, got {text!r}")

@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paraamr.errors import ParaAMRError
+from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
 from paraamr.metrics.scoring import score_pairs
 from paraamr.metrics.stats import RowStats
+from paraamr.signals import check, critical
 from paraamr.tasks import core_share, owned, share_cores
 
 if TYPE_CHECKING:
@@ -90,8 +92,6 @@ def score_share(
     (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed to ``state`` one by
     one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
     ``progress(pairs done, failures)`` after each chunk. None without chunks."""
-    from paraamr.signals import check, critical
-
     total: RowStats | None = None
     seen = 0
     done = set(state.completed()) if state is not None else set()
@@ -141,7 +141,6 @@ def process_models(s: EvaluateSettings, *, local: int = 1, embedder: str | None 
     ``--device``); ``embedder``: the embedder's folder, found once a run (not looked up again)."""
 
     def make() -> tuple[Any, Any]:
-        from paraamr.metrics.parsers import get_parser
         from paraamr.models.embedder import Embedder
 
         share, where = core_share(local), s.device

@@ -33,9 +33,11 @@ from typing import Any
 
 from paraamr.errors import InputError, UsageError
 from paraamr.metrics.report import Pair, evaluate_pairs, read_hub_pairs, read_pairs, say_failures
+from paraamr.metrics.scale import process_models
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
 from paraamr.records import normalize
+from paraamr.report import json_text
 from paraamr.signature import Signature
 
 __all__ = [
@@ -209,9 +211,6 @@ def read_corpus(path: str, *, config: str | None, split: str) -> list[Pair]:
 def run_corpora(s: EvaluateSettings, world: int) -> int:
     """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
     process (:func:`evaluate_corpora`)."""
-    from paraamr.metrics.scale import process_models
-    from paraamr.report import json_text
-
     single = {
         "--shard": s.shard != (0, 1), "--merge": s.merge, "--state-dir": s.state_dir,
         "--write-card": s.write_card, "--references": s.references, "--templates": s.templates,
