@@ -15,12 +15,38 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence, Sized
+from collections.abc import Callable, Hashable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["card_text", "check_per_pair", "quiet_loading", "space"]
+__all__ = ["cached", "card_text", "check_per_pair", "pair_metric", "quiet_loading", "space"]
+
+
+def pair_metric(description: str, citation: str, inputs_description: str, urls: Sequence[str]):
+    """Class decorator of an evaluate metric over string pairs (``predictions``: paraphrases,
+    ``references``: their sources): evaluate's docstring from ``description`` and
+    ``inputs_description``, and its ``_info``."""
+    import datasets
+    import evaluate
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=description,
+            citation=citation,
+            inputs_description=inputs_description,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            reference_urls=list(urls),
+        )
+
+    def decorate(cls: type) -> type:
+        cls._info = _info
+        return evaluate.utils.file_utils.add_start_docstrings(description, inputs_description)(cls)
+
+    return decorate
 
 
 def card_text(folder: str | os.PathLike) -> str:
@@ -86,6 +112,15 @@ def quiet_loading() -> Iterator[None]:
         notes.setLevel(level)
         if bars:
             hf_logging.enable_progress_bar()
+
+
+def cached(module, name: str, key: Hashable, make: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``make(*args, **kwargs)`` kept in the dict ``name`` of the evaluate module ``module`` by
+    ``key``: models and parsers load once across ``compute`` calls."""
+    cache = module.__dict__.setdefault(name, {})
+    if key not in cache:
+        cache[key] = make(*args, **kwargs)
+    return cache[key]
 
 
 def check_per_pair(module, option: str, values: Sized | None, predictions: Sequence[object]) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from paraamr import __version__
 from paraamr.signature import Signature
 
-#: BibTeX of the ParaAMR paper, cited by every metric module.
+#: BibTeX of the ParaAMR paper, cited by the metric modules.
 PARAAMR_CITATION = """\
 @inproceedings{huang-etal-2023-paraamr,
     title = "{P}ara{AMR}: A Large-Scale Syntactically Diverse Paraphrase Dataset by {AMR} Back-Translation",
@@ -32,8 +33,6 @@ PARAAMR_CITATION = """\
 def signature(*parts: Signature | str | Mapping[str, object], **fields: object) -> Signature:
     """The fields of ``parts`` (signatures, their strings, mappings) and ``fields`` in order, then
     ``paraamr:<version>``: see :meth:`Signature.extend`."""
-    from paraamr import __version__
-
     return Signature().extend(*parts, fields, paraamr=__version__)
 
 
@@ -58,21 +57,3 @@ def check_texts(predictions: Sequence[object], references: Sequence[object]) -> 
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise ValueError(f"pair {i} {name}: expected str, got {type(text).__name__}")
-
-
-def pair_metric_info(description: str, citation: str, inputs_description: str, urls: Sequence[str]):
-    """The ``evaluate.MetricInfo`` of a metric over string pairs (``predictions``: paraphrases,
-    ``references``: their sources), shared by the modules in ``metrics/``."""
-    import datasets
-    import evaluate
-
-    return evaluate.MetricInfo(
-        module_type="metric",
-        description=description,
-        citation=citation,
-        inputs_description=inputs_description,
-        features=datasets.Features(
-            {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-        ),
-        reference_urls=list(urls),
-    )

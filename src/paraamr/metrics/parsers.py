@@ -1,10 +1,8 @@
 """Constituency parsers for TED: link-grammar (offline), a CoreNLP server, or any callable.
 
 Every parser maps sentences to PTB bracket strings and has a :class:`~paraamr.signature.Signature`.
-Each distinct sentence is parsed once: parses are cached under :func:`sentence_key` (the sentence
-with whitespace collapsed, exactly what the parser receives; not lowercased, since case changes
-parses), in memory and, with ``cache_dir``, on disk across runs (:class:`TreeCache`, SQLite, one
-table keyed by the parser's signature and the sentence).
+Each distinct sentence is parsed once: parses are cached by :func:`sentence_key` (not lowercased,
+since case changes parses) in memory and, with ``cache_dir``, on disk across runs (:class:`TreeCache`).
 
 * :class:`LinkGrammarParser`: Debian's ``link-parser en -constituents=1`` (packages
   ``link-grammar`` and ``link-grammar-dictionaries-en``) in ``processes`` long-lived processes.
@@ -33,6 +31,7 @@ table keyed by the parser's signature and the sentence).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -49,6 +48,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from paraamr.failures import Failure
+from paraamr.metrics.pos import PosTagger, add_preterminals
+from paraamr.metrics.workers import WorkerPool, link_grammar_problem
+from paraamr.options import positive
 from paraamr.signature import Signature
 from paraamr.tasks import core_share
 
@@ -67,8 +69,6 @@ CASES = ("upper-i", None)
 def add_parser_options(group: Any, *, cache: str) -> None:
     """The constituency parser's options of a command (``paraamr evaluate``, ``export scpn``):
     ``--parser``, ``--no-pos``, ``--processes``, ``--cache-dir`` (``cache``: what it keeps)."""
-    from paraamr.options import positive
-
     group.add_argument(
         "--parser",
         default="link-grammar",
@@ -101,8 +101,6 @@ def _corenlp_url(spec: str) -> str | None:
 
 def _parser_option(text: str) -> str:
     """``--parser``'s value, checked as :func:`get_parser` reads it (an argparse ``type``)."""
-    import argparse
-
     if text in _LINK_GRAMMAR or _corenlp_url(text):
         return text
     raise argparse.ArgumentTypeError(f"expected link-grammar, corenlp or a CoreNLP server URL, got {text!r}")
@@ -320,17 +318,11 @@ class LinkGrammarParser(TreeParser):
         self.name = f"link-grammar:{self.version}"
         self.processes = processes or core_share()
         self.limit = limit
-        self.tagger = None
-        if pos == "spacy":
-            from paraamr.metrics.pos import PosTagger
-
-            self.tagger = PosTagger()
+        self.tagger = PosTagger() if pos == "spacy" else None
         command = [path, language, "-constituents=1", "-graphics=0", "-verbosity=0"]
         if limit is not None:
             command.append(f"-limit={limit}")
         stdbuf = shutil.which("stdbuf")  # line-buffered output, else answers wait for the next line
-        from paraamr.metrics.workers import WorkerPool
-
         self._lock = threading.Lock()
         self.workers = WorkerPool(
             [stdbuf, "-oL", *command] if stdbuf else command,
@@ -356,8 +348,6 @@ class LinkGrammarParser(TreeParser):
         return self.workers.workers[0].process if self.workers.workers else None
 
     def problem(self, sentence: str) -> str | None:
-        from paraamr.metrics.workers import link_grammar_problem
-
         return super().problem(sentence) or link_grammar_problem(sentence)
 
     def _parse_batch(self, sentences: list[str]) -> list[str | Failure]:
@@ -369,8 +359,6 @@ class LinkGrammarParser(TreeParser):
             trees = running.result()
         if tags is None:
             return trees
-        from paraamr.metrics.pos import add_preterminals
-
         return [
             add_preterminals(t, s, k) if isinstance(t, str) else t
             for t, s, k in zip(trees, sentences, tags, strict=True)

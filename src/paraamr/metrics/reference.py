@@ -33,6 +33,7 @@ from importlib.metadata import version
 from typing import Any
 
 from paraamr.metrics import check_texts, signature
+from paraamr.metrics.lexical import tokenizer
 from paraamr.metrics.ted import distances, ted_signature
 from paraamr.signature import Signature
 
@@ -120,7 +121,6 @@ def meteor(predictions: Sequence[str], references: Sequence[str]) -> tuple[list[
     """Per-pair METEOR ×100 (nltk, WordNet synonyms, 13a tokens lowercased), and the signature."""
     from nltk.translate.meteor_score import meteor_score
 
-    from paraamr.metrics.lexical import tokenizer
     from paraamr.wordnet import wordnet
 
     check_texts(predictions, references)

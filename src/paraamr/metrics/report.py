@@ -31,10 +31,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+
 from paraamr.errors import InputError, about
+from paraamr.metrics import signature
+from paraamr.metrics.reference import bleu_from_statistics
+from paraamr.metrics.sample import RESAMPLES, interval_signature, intervals
 from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.plots import check_plot_files, figure
+from paraamr.report import json_text
+from paraamr.sources import iter_records, split_files
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
@@ -114,8 +121,6 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
         with open(path, encoding="utf-8", newline="") as f:
             delimiter = "," if path.suffix.lower() == ".csv" else "\t"
             return read_two_columns(f, name=str(path), delimiter=delimiter)
-    from paraamr.sources import iter_records, split_files
-
     pairs: list[Pair] = []
     for files in split_files(path).values():
         for file in files:
@@ -145,21 +150,10 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
     return {"Pairs": result["pairs"], **{title: result[key] for key, title in MEASURES}}
 
 
-def pairs_of_rows(rows: Iterable[dict[str, Any]], *, name: str) -> list[Pair]:
-    """The pairs of dataset rows: ``text`` with ``para_text`` (the ``pairs`` config) or with each
-    ``paraphrases[].para_text`` (``default``, as the release)."""
-    pairs: list[Pair] = []
-    for i, row in enumerate(rows):
-        if "para_text" not in row and "paraphrases" not in row:
-            columns = ", ".join(row)
-            raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
-        _add_pairs(pairs, row, f"{name} row {i}")
-    return pairs
-
-
 def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> list[Pair]:
     """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id``
-    (:func:`datasets.load_dataset`; ``HF_ENDPOINT`` decides which Hub)."""
+    (:func:`datasets.load_dataset`; ``HF_ENDPOINT`` decides which Hub): ``text`` with ``para_text``
+    (the ``pairs`` config) or with each ``paraphrases[].para_text`` (``default``, as the release)."""
     import datasets
 
     try:
@@ -168,7 +162,14 @@ def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train"
         raise InputError(
             f"{repo_id}: cannot load config {config or 'default'}, split {split}: {err}"
         ) from err
-    return pairs_of_rows(rows, name=f"{repo_id} ({config or 'default'}/{split})")
+    name = f"{repo_id} ({config or 'default'}/{split})"
+    pairs: list[Pair] = []
+    for i, row in enumerate(rows):
+        if "para_text" not in row and "paraphrases" not in row:
+            columns = ", ".join(row)
+            raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
+        _add_pairs(pairs, row, f"{name} row {i}")
+    return pairs
 
 
 def with_references(
@@ -202,18 +203,12 @@ def row_of(stats: RowStats, *, seed: int = 0, unit: str = "sources") -> dict[str
     """The row of merged statistics: pairs, each measure's mean (corpus ``bleu`` with references),
     failure rows, signatures, seconds per stage; with clusters (a sample) also ``intervals``
     (:func:`~paraamr.metrics.sample.intervals`) and their signature."""
-    from paraamr.metrics import signature
-
     row: dict[str, Any] = {"pairs": stats.pairs, **{m: stats.mean(m) for m in stats.measures}}
     if stats.bleu is not None:
         row["bleu"] = _bleu(stats.bleu)
     row["failures"] = stats.failures
     row["signatures"] = dict(stats.signatures)
     if stats.clusters is not None:
-        import numpy as np
-
-        from paraamr.metrics.sample import interval_signature, intervals
-
         n = 1 + len(stats.measures)
         width = n + (len(stats.bleu) if stats.bleu is not None else 0)
         table = np.array([stats.clusters[k] for k in sorted(stats.clusters)], dtype=float).reshape(-1, width)
@@ -226,8 +221,6 @@ def row_of(stats: RowStats, *, seed: int = 0, unit: str = "sources") -> dict[str
 
 
 def _bleu(stats: Sequence[float]) -> float:
-    from paraamr.metrics.reference import bleu_from_statistics
-
     return bleu_from_statistics(stats)[0]
 
 
@@ -280,8 +273,6 @@ def format_row(result: dict[str, Any]) -> str:
 def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
     """What ``paraamr evaluate`` prints: the row (:func:`format_row`), the signatures, the scale, how
     the intervals were computed (of ``sources`` sources in the input), the files written."""
-    from paraamr.metrics.sample import RESAMPLES
-
     lines = [format_row(result), "", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
     lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
     if "intervals" in result:
@@ -310,8 +301,6 @@ def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any, json:
     >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")[:42]
     'shard 1/3: 0 chunks, 0 pairs (0 failures) '
     """
-    from paraamr.report import json_text
-
     i, n = shard
     chunks, failures = len(stats.chunks), len(stats.failures)
     if json:
@@ -339,8 +328,6 @@ def plot_histograms(stats: RowStats, plot_dir: str | os.PathLike) -> list[Path]:
     """One PNG histogram per measure (:func:`plot_paths`) from the statistics' 1-unit bins, each
     file replaced atomically (a symbolic link in its place is replaced, never written through);
     their paths."""
-    import numpy as np
-
     paths = []
     for (key, title), path in zip(MEASURES, plot_paths(plot_dir), strict=True):
         counts = stats.histograms[key]

@@ -17,6 +17,7 @@ may be resumed with another split, shared by shards, or merged with others (:fun
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -77,8 +78,6 @@ def cache_key(settings: Mapping[str, Any]) -> str:
     >>> a == cache_key({"options": {"seed": 0}, "identity": {"in.jsonl": {"sha1": "b"}}}), len(a)
     (False, 16)
     """
-    import hashlib
-
     key = json.dumps([settings["options"], settings["identity"]], sort_keys=True)
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 

@@ -22,9 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from paraamr.errors import ParaAMRError
+from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.sample import chunk_plan, draw, source_groups
+from paraamr.metrics.scoring import score_pairs
 from paraamr.metrics.stats import RowStats
+from paraamr.signals import check, critical
 from paraamr.tasks import core_share, owned, share_cores
 
 if TYPE_CHECKING:
@@ -88,8 +92,6 @@ def score_share(
     (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed to ``state`` one by
     one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
     ``progress(pairs done, failures)`` after each chunk. None without chunks."""
-    from paraamr.signals import check, critical
-
     total: RowStats | None = None
     seen = 0
     done = set(state.completed()) if state is not None else set()
@@ -122,8 +124,6 @@ class Scorer:
 
     def __call__(self, pairs: list[Any], progress: Callable[[int, int], None] | None = None) -> Any:
         """The scores of ``pairs``; ``progress(sentences parsed, sentences)`` after each parser batch."""
-        from paraamr.metrics.scoring import score_pairs
-
         if self.models is None:
             self.models = self.make()
         parser, embedder = self.models
@@ -141,7 +141,6 @@ def process_models(s: EvaluateSettings, *, local: int = 1, embedder: str | None 
     ``--device``); ``embedder``: the embedder's folder, found once a run (not looked up again)."""
 
     def make() -> tuple[Any, Any]:
-        from paraamr.metrics.parsers import get_parser
         from paraamr.models.embedder import Embedder
 
         share, where = core_share(local), s.device
@@ -164,8 +163,6 @@ def combine(gathered: Sequence[tuple[str, Any]], expected: set[int]) -> RowStats
     """The statistics of the processes (``("ok", RowStats dict or None)`` or ``("error", message)``
     each, in rank order) merged; a process's error is raised, naming it, as is a chunk missing
     from ``expected``."""
-    from paraamr.errors import ParaAMRError
-
     merged = None
     for rank, (status, payload) in enumerate(gathered):
         if status != "ok":

@@ -22,9 +22,12 @@ from typing import Any
 from paraamr import texts
 from paraamr.failures import Failure, is_failure
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+from paraamr.metrics.parsers import sentence_key
+from paraamr.metrics.reference import reference_pair_scores
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.metrics.stats import RowStats
 from paraamr.metrics.ted import DEFAULT_CONVENTION, distance_table, ted_signature
+from paraamr.models.base import run_batched
 from paraamr.records import text_id
 
 __all__ = ["MAX_CHARS", "MEASURES", "Scored", "isolated", "parse_distinct", "score_pairs"]
@@ -46,8 +49,6 @@ _SIDES = ("source", "paraphrase", "reference", "template")
 def isolated(fn: Callable[[list], Sequence], items: Sequence, stage: str) -> list:
     """``fn(items)`` in one batch; when it raises, halves are retried down to single items
     (:func:`paraamr.models.base.run_batched`), each that still raises a Failure of ``stage``."""
-    from paraamr.models.base import run_batched
-
     return run_batched(items, fn, [range(len(items))], stage=stage)
 
 
@@ -71,8 +72,6 @@ def parse_distinct(
     """The tree (or :class:`Failure`) of each distinct sentence (by
     :func:`~paraamr.metrics.parsers.sentence_key`), parsed ``chunk_size`` at a time (each chunk
     reaches the parser's on-disk cache before the next starts); ``progress(done, total)`` after each."""
-    from paraamr.metrics.parsers import sentence_key
-
     distinct = list(dict.fromkeys(sentence_key(s) for s in sentences))
     trees: dict[str, Any] = {}
     for start in range(0, len(distinct), chunk_size):
@@ -145,8 +144,6 @@ class _Run:
 
     def take_trees(self, trees: dict[str, Any]) -> None:
         """Each live pair's trees by side; a pair with a sentence the parser failed fails."""
-        from paraamr.metrics.parsers import sentence_key
-
         for i in self.live:
             found = {side: trees[sentence_key(text)] for side, text in self.sides(i)}
             bad = next(((side, t) for side, t in found.items() if is_failure(t)), None)
@@ -224,8 +221,6 @@ def score_pairs(
 
 def _reference_stage(run: _Run, sig: dict[str, Any], height: int | None, parser_signature: Any) -> list[str]:
     """AESOP's measures of the live pairs against their references (and templates); their keys."""
-    from paraamr.metrics.reference import reference_pair_scores
-
     p, tree = run.pairs, run.trees
     templates = any(pair.template is not None for pair in p)
     keys = ["rouge1", "rouge2", "rougeL", "meteor", "ted_r", *(["ted_e"] if templates else []), "bleu_stats"]

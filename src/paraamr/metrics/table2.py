@@ -25,15 +25,19 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from paraamr.metrics.report import Pair, evaluate_pairs, say_failures
+from paraamr.errors import InputError, UsageError
+from paraamr.metrics.report import Pair, evaluate_pairs, read_hub_pairs, read_pairs, say_failures
+from paraamr.metrics.scale import process_models
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
 from paraamr.records import normalize
+from paraamr.report import json_text
 from paraamr.signature import Signature
 
 __all__ = [
@@ -49,6 +53,7 @@ __all__ = [
     "shared_pairs",
 ]
 
+
 def filter_perplexity(
     pairs: Sequence[Pair], max_perplexity: float | None, *, name: str | None = None
 ) -> tuple[list[Pair], dict[str, int]]:
@@ -59,8 +64,6 @@ def filter_perplexity(
         return list(pairs), {"dropped": 0, "without_perplexity": 0}
     kept = [p for p in pairs if p.perplexity is None or p.perplexity <= max_perplexity]
     if name is not None and pairs and not kept:
-        from paraamr.errors import InputError
-
         raise InputError(
             f"{name}: all {len(pairs):,} paraphrases have a perplexity above --max-perplexity "
             f"{max_perplexity:g}: no pairs to evaluate"
@@ -128,8 +131,6 @@ def shared_pairs(
         filtered.append((name, kept, {"input_pairs": len(pairs), **counts}))
     keys = common_sources(kept for _, kept, _ in filtered)
     if not keys:
-        from paraamr.errors import InputError
-
         raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
     if sample is not None and sample < len(keys):
         keys = set(random.Random(seed).sample(sorted(keys), sample))
@@ -137,21 +138,19 @@ def shared_pairs(
 
 
 def evaluate_corpora(
-    corpora: Sequence[tuple[str, Sequence[Pair]]],
+    selected: Sequence[tuple[str, Sequence[Pair], dict[str, int]]],
+    shared: int,
     *,
     parser: Any,
     embedder: Any,
     max_perplexity: float | None = None,
-    sample: int | None = None,
-    seed: int = 0,
     ted_convention: str = "paper",
     max_chars: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """One row per named corpus of ``corpora`` over the sources all of them share
-    (:func:`shared_pairs`), each with its ``sources``, ``pairs``, measures, failures and
-    ``selection`` counts; the shared ``signatures`` (with ``protocol``)."""
-    selected, shared = shared_pairs(corpora, max_perplexity=max_perplexity, sample=sample, seed=seed)
+    """One row per corpus of :func:`shared_pairs`'s ``selected``, over its ``shared`` sources, each
+    with its ``sources``, ``pairs``, measures, failures and ``selection`` counts; the shared
+    ``signatures`` (with ``protocol``)."""
     rows, signatures = [], {}
     options = {} if max_chars is None else {"max_chars": max_chars}
     for name, pairs, selection in selected:
@@ -167,7 +166,7 @@ def evaluate_corpora(
     signatures["protocol"] = str(
         protocol_signature(
             similarity_model=embedder.model_name, pooling=embedder.pooling, ted_convention=ted_convention,
-            parser_signature=parser.signature, corpora=len(corpora), max_perplexity=max_perplexity,
+            parser_signature=parser.signature, corpora=len(selected), max_perplexity=max_perplexity,
         )
     )  # fmt: skip
     return {"corpora": rows, "common_sources": shared, "signatures": signatures}
@@ -203,9 +202,6 @@ def is_local(path: str) -> bool:
 
 def read_corpus(path: str, *, config: str | None, split: str) -> list[Pair]:
     """The pairs of one input: a local file or folder, else a Hub dataset id (:func:`is_local`)."""
-    from paraamr.errors import InputError
-    from paraamr.metrics.report import read_hub_pairs, read_pairs
-
     pairs = read_pairs(path) if is_local(path) else read_hub_pairs(path, config, split)
     if not pairs:
         raise InputError(f"{path}: no pairs to evaluate")
@@ -215,12 +211,6 @@ def read_corpus(path: str, *, config: str | None, split: str) -> list[Pair]:
 def run_corpora(s: EvaluateSettings, world: int) -> int:
     """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
     process (:func:`evaluate_corpora`)."""
-    import sys
-
-    from paraamr.errors import UsageError
-    from paraamr.metrics.scale import process_models
-    from paraamr.report import json_text
-
     single = {
         "--shard": s.shard != (0, 1), "--merge": s.merge, "--state-dir": s.state_dir,
         "--write-card": s.write_card, "--references": s.references, "--templates": s.templates,
@@ -230,14 +220,14 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
         if given:
             raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
     corpora = [(path, read_corpus(path, config=s.config, split=s.split)) for path in s.path]
-    shared_pairs(corpora, max_perplexity=s.max_perplexity)  # refused before the models load
+    # no shared source is refused here, before the models load
+    selected, shared = shared_pairs(corpora, max_perplexity=s.max_perplexity, sample=s.sample, seed=s.seed)
     parser, embedder = process_models(s)()
     say = None if s.progress == "none" else (lambda line: print(line, file=sys.stderr))
     try:
         result = evaluate_corpora(
-            corpora, parser=parser, embedder=embedder, max_perplexity=s.max_perplexity,
-            sample=s.sample, seed=s.seed, ted_convention=s.ted_convention,
-            max_chars=s.max_chars, progress=say,
+            selected, shared, parser=parser, embedder=embedder, max_perplexity=s.max_perplexity,
+            ted_convention=s.ted_convention, max_chars=s.max_chars, progress=say,
         )  # fmt: skip
     finally:
         parser.close()

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from paraamr.metrics import check_pairs, signature
 from paraamr.metrics.trees import Tree, read_tree
 from paraamr.signature import Signature
 
@@ -148,8 +149,6 @@ def distance_table(
 ) -> list[list[int] | list[float]]:
     """For each height of ``heights`` (3: TED-3, None: TED-F), the distance of each pair of trees
     (bracket strings or :class:`Tree`); ValueError naming the pair for a malformed tree."""
-    from paraamr.metrics import check_pairs
-
     check_pairs(predictions, references)
     leaves = check_convention(convention) == "paper"
     _, distance = backend(backend_name)
@@ -202,8 +201,6 @@ def ted_signature(
     >>> str(ted_signature(convention="aesop", normalize=False, heights=(5,), trees="parser:x"))
     'convention:aesop|levels:from-root|leaves:dropped|heights:5|norm:no|backend:...|parser:x|paraamr:...'
     """
-    from paraamr.metrics import signature
-
     fields = {
         "convention": convention,
         **CONVENTION_FIELDS[check_convention(convention)],

@@ -24,6 +24,7 @@ import logging
 import os
 import queue
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -33,6 +34,7 @@ from collections.abc import Callable, Sequence
 
 from paraamr.failures import Failure
 from paraamr.metrics.trees import _short
+from paraamr.texts import text_problem
 
 __all__ = ["MAX_LINE_BYTES", "LinkParserProcess", "WorkerPool", "link_grammar_problem"]
 
@@ -51,8 +53,6 @@ def link_grammar_problem(sentence: str) -> str | None:
     """Why ``link-parser`` cannot take ``sentence`` (whitespace already collapsed), or None: what
     :func:`paraamr.texts.text_problem` refuses everywhere (lone surrogates, NUL), control
     characters, nothing visible, a line over :data:`MAX_LINE_BYTES`."""
-    from paraamr.texts import text_problem
-
     problem = text_problem(sentence)
     if problem is not None:
         return problem
@@ -157,8 +157,6 @@ class LinkParserProcess:
             self.kill()
             return "closed its output"
         if code < 0:
-            import signal
-
             return f"killed by {signal.Signals(-code).name}"
         return f"exited with status {code}"
 

@@ -2,8 +2,8 @@
 
 import evaluate
 
-from paraamr.metric_modules import check_per_pair
-from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
+from paraamr.metric_modules import check_per_pair, pair_metric
+from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.reference import reference_scores
 
@@ -18,6 +18,7 @@ _CITATION = (
 }
 """
 )
+_URLS = ["https://github.com/mjpost/sacrebleu", "https://arxiv.org/abs/2305.16585"]
 
 _DESCRIPTION = """\
 Lexical diversity between each paraphrase and its source, on the scale of Table 2 of the ParaAMR
@@ -62,13 +63,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@pair_metric(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, _URLS)
 class LexicalDiversity(evaluate.Metric):
     """1-BLEU and 1-∩/∪ (×100) between paraphrases and sources."""
-
-    def _info(self):
-        urls = ["https://github.com/mjpost/sacrebleu", "https://arxiv.org/abs/2305.16585"]
-        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
 
     def _compute(
         self,

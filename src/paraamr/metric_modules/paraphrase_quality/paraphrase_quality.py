@@ -2,8 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import check_per_pair, quiet_loading
-from paraamr.metrics import pair_metric_info
+from paraamr.metric_modules import cached, check_per_pair, pair_metric, quiet_loading
 from paraamr.quality import DEFAULT_MODEL, QualityScorer
 from paraamr.quality.evaluation import classify, separation
 
@@ -16,6 +15,7 @@ _CITATION = """\
     year = "2022",
 }
 """
+_URLS = ["https://github.com/paraamr/paraamr/blob/main/docs/quality.md"]
 
 _DESCRIPTION = """\
 Paraphrase quality (ParaQD): how well each paraphrase keeps the meaning of its source, from a
@@ -62,23 +62,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@pair_metric(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, _URLS)
 class ParaphraseQuality(evaluate.Metric):
     """ParaQD paraphrase-quality scores ×100, with μs and P/R/F1 when labels are given."""
-
-    def _info(self):
-        urls = ["https://github.com/paraamr/paraamr/blob/main/docs/quality.md"]
-        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
-
-    def _scorer(self, model, batch_size, device):
-        cache = self.__dict__.setdefault("_scorers", {})
-        key = (str(model), batch_size, None if device is None else str(device))
-        if key not in cache:
-            scorer = QualityScorer(model, batch_size=batch_size, device=device)
-            with quiet_loading():
-                scorer.model  # noqa: B018  (loaded on first use: here, quietly)
-            cache[key] = scorer
-        return cache[key]
 
     def _compute(
         self,
@@ -95,7 +81,10 @@ class ParaphraseQuality(evaluate.Metric):
         templates=None, height=None, cache_dir=None,
     ):
         check_per_pair(self, "labels", labels, predictions)
-        scorer = self._scorer(model, batch_size, device)
+        key = (str(model), batch_size, None if device is None else str(device))
+        scorer = cached(self, "_scorers", key, QualityScorer, model, batch_size=batch_size, device=device)
+        with quiet_loading():
+            scorer.model  # noqa: B018  (loaded on first use: here, quietly)
         scores = scorer.score(references, predictions)
         result = {
             "paraphrase_quality": 100 * sum(scores) / len(scores) if scores else float("nan"),
@@ -107,3 +96,4 @@ class ParaphraseQuality(evaluate.Metric):
         signature = scorer.signature.extend(threshold=threshold, scale="x100")
         result["paraphrase_quality_signature"] = str(signature)
         return result
+

@@ -2,8 +2,8 @@
 
 import evaluate
 
-from paraamr.metric_modules import quiet_loading
-from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
+from paraamr.metric_modules import cached, pair_metric, quiet_loading
+from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
 
@@ -18,6 +18,7 @@ _CITATION = (
 }
 """
 )
+_URLS = ["https://github.com/princeton-nlp/SimCSE", "https://arxiv.org/abs/2305.16585"]
 
 _DESCRIPTION = """\
 Semantic similarity between each paraphrase and its source: the cosine of their sentence
@@ -60,21 +61,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@pair_metric(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, _URLS)
 class SemanticSimilarity(evaluate.Metric):
     """Embedding cosine ×100 between paraphrases and sources."""
-
-    def _info(self):
-        urls = ["https://github.com/princeton-nlp/SimCSE", "https://arxiv.org/abs/2305.16585"]
-        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
-
-    def _embedder(self, model, pooling, device, batch_size):
-        cache = self.__dict__.setdefault("_embedders", {})
-        key = (str(model), pooling, None if device is None else str(device), batch_size)
-        if key not in cache:
-            with quiet_loading():
-                cache[key] = Embedder(model, pooling=pooling, device=device, batch_size=batch_size)
-        return cache[key]
 
     def _compute(
         self,
@@ -89,7 +78,10 @@ class SemanticSimilarity(evaluate.Metric):
         targets=None, trees=None, parser=None, convention=None, normalize=None, templates=None, height=None,
         cache_dir=None, labels=None, threshold=None,
     ):
-        embedder = self._embedder(model, pooling, device, batch_size)
+        key = (str(model), pooling, None if device is None else str(device), batch_size)
+        options = {"pooling": pooling, "device": device, "batch_size": batch_size}
+        with quiet_loading():  # the model loads in the first call with this key
+            embedder = cached(self, "_embedders", key, Embedder, model, **options)
         scores, signature = semantic_similarity(predictions, references, embedder=embedder)
         return {
             "semantic_similarity": mean(scores),

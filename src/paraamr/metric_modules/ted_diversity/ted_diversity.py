@@ -3,8 +3,8 @@
 import evaluate
 
 from paraamr.failures import is_failure
-from paraamr.metric_modules import check_per_pair
-from paraamr.metrics import PARAAMR_CITATION, mean, pair_metric_info
+from paraamr.metric_modules import cached, check_per_pair, pair_metric
+from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
 
@@ -19,6 +19,7 @@ _CITATION = (
 }
 """
 )
+_URLS = ["https://github.com/PlusLabNLP/AESOP", "https://arxiv.org/abs/2305.16585"]
 
 _DESCRIPTION = """\
 Syntactic diversity between each paraphrase and its source: the tree edit distance between their
@@ -80,20 +81,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@pair_metric(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, _URLS)
 class TedDiversity(evaluate.Metric):
     """TED-3 and TED-F between the constituency trees of paraphrases and sources."""
-
-    def _info(self):
-        urls = ["https://github.com/PlusLabNLP/AESOP", "https://arxiv.org/abs/2305.16585"]
-        return pair_metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, urls)
-
-    def _parser(self, spec, cache_dir):
-        cache = self.__dict__.setdefault("_parsers", {})
-        key = spec if isinstance(spec, str) else id(spec)
-        if key not in cache:
-            cache[key] = get_parser(spec, cache_dir=cache_dir)
-        return cache[key]
 
     def _compute(
         self,
@@ -121,7 +111,8 @@ class TedDiversity(evaluate.Metric):
         if trees:
             parser_signature = "parser:given-trees"
         else:
-            tree_parser = self._parser(parser, cache_dir)
+            key = parser if isinstance(parser, str) else id(parser)
+            tree_parser = cached(self, "_parsers", key, get_parser, parser, cache_dir=cache_dir)
             parsed = iter(tree_parser.parse([s for texts in sides.values() for s in texts]))
             sides = {name: [next(parsed) for _ in texts] for name, texts in sides.items()}
             parser_signature = tree_parser.signature
