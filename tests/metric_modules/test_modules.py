@@ -87,11 +87,11 @@ def test_ted_module_on_trees_and_sentences(modules):
     out = metric.compute(
         predictions=["On the mat sat the cat."], references=["The cat sat on the mat."], **aesop
     )
-    parser = metric._parsers["link-grammar"]
+    parser = metric._parsers["link-grammar", None]
     again = metric.compute(
         predictions=["The cat sat on the mat."], references=["On the mat sat the cat."], **aesop
     )
-    assert metric._parsers["link-grammar"] is parser and parser.calls == 2  # parsed once each
+    assert metric._parsers["link-grammar", None] is parser and parser.calls == 2  # parsed once each
     assert out["tedf_scores"] == again["tedf_scores"] == [3]  # IN NP VP . vs NP VP(PP(IN NP)) .
     assert out["ted3_scores"] == [1] and "scale:not-paper" in out["ted_diversity_signature"]
     bare = metric.compute(
@@ -105,6 +105,17 @@ def test_ted_module_on_trees_and_sentences(modules):
         predictions=TREES[1:3], references=TREES[:2], trees=True, convention="plain", parser=lambda s: 1 / 0
     )  # the parser is not used on trees
     assert plain["ted_diversity_signature"].startswith("convention:plain|")
+
+
+def test_ted_module_keeps_parses_in_the_cache_dir_of_each_call(modules, tmp_path):
+    metric, pair = modules["ted_diversity"], {"predictions": ["A b."], "references": ["B a."]}
+    for name in ("one", "two"):  # the same parser, another cache_dir: its own parse cache
+        metric.compute(**pair, parser=_flat_tree, cache_dir=str(tmp_path / name))
+        assert (tmp_path / name / "trees.sqlite").is_file()
+
+
+def _flat_tree(sentence: str) -> str:
+    return "(ROOT (S " + " ".join(f"(NN {w})" for w in sentence.split()) + "))"
 
 
 # --- Hub Spaces ---------------------------------------------------------------------------------

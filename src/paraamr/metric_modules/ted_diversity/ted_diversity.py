@@ -111,7 +111,8 @@ class TedDiversity(evaluate.Metric):
         if trees:
             parser_signature = "parser:given-trees"
         else:
-            key = parser if isinstance(parser, str) else id(parser)
+            # a callable parser is kept alive by its cached TreeParser, so its id is not reused
+            key = (parser if isinstance(parser, str) else id(parser), cache_dir and str(cache_dir))
             tree_parser = cached(self, "_parsers", key, get_parser, parser, cache_dir=cache_dir)
             parsed = iter(tree_parser.parse([s for texts in sides.values() for s in texts]))
             sides = {name: [next(parsed) for _ in texts] for name, texts in sides.items()}
