@@ -131,36 +131,29 @@ def holder(lock_path: str | os.PathLike) -> str:
         return "a process that left no record"
 
 
-def _key(path: Path) -> str:
-    return os.path.realpath(path)
-
-
-class Lock:
+class Lock(contextlib.AbstractContextManager):
     """A writer's lock (see :func:`writer_lock`)."""
 
     def __init__(self, shared: _Flock, own: _Flock):
         self._shared, self._own = shared, own
-        _SHARED.setdefault(_key(shared.path), []).append(shared)
-        _HELD.add(_key(own.path))
+        _SHARED.setdefault(os.path.realpath(shared.path), []).append(shared)
+        _HELD.add(os.path.realpath(own.path))
 
     def release(self) -> None:
         """Let the lock go (a second call does nothing)."""
         if self._own.fd >= 0:
-            _HELD.discard(_key(self._own.path))
+            _HELD.discard(os.path.realpath(self._own.path))
             self._own.release()
-            holds = _SHARED.get(_key(self._shared.path), [])
+            holds = _SHARED.get(os.path.realpath(self._shared.path), [])
             with contextlib.suppress(ValueError):
                 holds.remove(self._shared)
             self._shared.release()
 
-    def __enter__(self) -> Lock:
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_) -> None:
         self.release()
 
 
-class FolderLock:
+class FolderLock(contextlib.AbstractContextManager):
     """The folder's own lock (see :func:`folder_lock`), or a file's (:func:`file_lock`)."""
 
     def __init__(self, hold: _Flock, suspended: list[_Flock] = ()):
@@ -172,10 +165,7 @@ class FolderLock:
             self._hold.release()
             _resume(self._suspended)
 
-    def __enter__(self) -> FolderLock:
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_) -> None:
         self.release()
 
 
@@ -212,7 +202,7 @@ def busy_writers(folder: str | os.PathLike, *, skip_own: bool = True) -> list[tu
     ``skip_own`` is off), in writer order; lock files that nobody holds are removed."""
     busy = []
     for path in sorted((Path(folder) / LOCKS).glob("writer-*.lock")):
-        if skip_own and _key(path) in _HELD:
+        if skip_own and os.path.realpath(path) in _HELD:
             continue
         try:
             _Flock(path, fcntl.LOCK_EX, 0).release()
@@ -225,7 +215,7 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
     """Take ``folder``'s own lock, waiting up to ``wait`` seconds; refused while another owner holds
     it or any writer (but this process's own) holds its lock."""
     path = Path(folder) / LOCKS / _FOLDER
-    suspended = list(_SHARED.get(_key(path), []))
+    suspended = list(_SHARED.get(os.path.realpath(path), []))
     for shared in suspended:
         shared.release()
     try:
