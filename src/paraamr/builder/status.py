@@ -7,6 +7,7 @@ have rows are looked at, and shards are named as index ranges, never one by one.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,13 +81,8 @@ def run_statuses(path: str | Path) -> RunStatus:
 
 def _spans(indices: Sequence[int]) -> list[tuple[int, int]]:
     """``(first, last)`` of each run of consecutive ``indices`` (sorted)."""
-    spans: list[list[int]] = []
-    for i in indices:
-        if spans and i == spans[-1][1] + 1:
-            spans[-1][1] = i
-        else:
-            spans.append([i, i])
-    return [(a, b) for a, b in spans]
+    runs = [[i for _, i in run] for _, run in itertools.groupby(enumerate(indices), lambda p: p[1] - p[0])]
+    return [(run[0], run[-1]) for run in runs]
 
 
 def ranges(spans: Sequence[tuple[int, int]], sep: str = ", ") -> str:
