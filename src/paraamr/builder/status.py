@@ -113,12 +113,9 @@ def not_done(path: Path, status: RunStatus) -> InputError:
         return InputError(f"{path}: {head}; run the same command to do them, then finalize again")
     if command and rerun:
         print(f"# the shards to run (from {cwd}); on Slurm: --array={ranges(rerun, ',')}")
-        shown = 0
-        for a, b in rerun:
-            for i in range(a, min(b + 1, a + _SHOWN - shown)):
-                print(" ".join(arg.replace("{shard}", f"{i}/{status.shards}") for arg in command))
-                shown += 1
-        left = sum(b - a + 1 for a, b in rerun) - shown
+        for i in itertools.islice((i for a, b in rerun for i in range(a, b + 1)), _SHOWN):
+            print(" ".join(arg.replace("{shard}", f"{i}/{status.shards}") for arg in command))
+        left = sum(b - a + 1 for a, b in rerun) - _SHOWN
         if left > 0:
             print(f"# ... and {left} more: the same with --shard I/{status.shards}")
     where = "the command of each is printed above" if command else "run each with --shard I/N"
