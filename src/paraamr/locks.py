@@ -85,9 +85,10 @@ class _Flock:
         held = os.fstat(fd)
         return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
-    def record(self, text: str) -> None:
-        """Say who holds it (exclusive holds only)."""
-        data = text.encode()
+    def record(self, command: str) -> None:
+        """Say who holds it, running ``command`` (exclusive holds only)."""
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
+        data = json.dumps(info).encode()
         os.pwrite(self.fd, data, 0)
         os.ftruncate(self.fd, len(data))  # after the write: ext4 flushes a file truncated to 0 on close
 
@@ -115,11 +116,6 @@ def _try_lock(fd: int, mode: int) -> bool:
     except BlockingIOError:
         return False
     return True
-
-
-def _record(command: str) -> str:
-    info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
-    return json.dumps(info)
 
 
 def holder(lock_path: str | os.PathLike) -> str:
@@ -193,7 +189,7 @@ def writer_lock(folder: str | os.PathLike, writer: str, *, command: str = "gener
         shared.release()
         where = locks / f"writer-{writer}.lock"
         raise FolderLocked(f"{folder}: writer {writer} is running already ({holder(where)})") from None
-    own.record(_record(command))
+    own.record(command)
     return Lock(shared, own)
 
 
@@ -226,7 +222,7 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
         if busy:
             raise FolderLocked(f"{folder}: being written (writer {busy[0][0]}) by {busy[0][1]}") from None
         raise FolderLocked(f"{folder}: locked by {holder(path)}") from None
-    hold.record(_record(command))
+    hold.record(command)
     busy_writers(folder)  # no writer holds a lock now: the files killed writers left are removed
     return FolderLock(hold, suspended)
 
@@ -248,5 +244,5 @@ def file_lock(path: str | os.PathLike, *, command: str, wait: float = float("inf
         hold = _Flock(path, fcntl.LOCK_EX, wait)
     except BlockingIOError:
         raise FolderLocked(f"{path}: locked by {holder(path)}") from None
-    hold.record(_record(command))
+    hold.record(command)
     return FolderLock(hold)
