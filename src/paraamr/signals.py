@@ -44,17 +44,13 @@ class Interrupted(KeyboardInterrupt):
 
     def __init__(self, signum: int = signal.SIGINT, detail: str | None = None):
         self.signum, self.detail = signum, detail
-        super().__init__(self.message)
+        word = _WORDS.get(signum, "stopped")
+        name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
+        super().__init__(f"{word}{' ' + detail if detail else ''}{name}")
 
     @property
     def status(self) -> int:
         return 128 + self.signum
-
-    @property
-    def message(self) -> str:
-        word = _WORDS.get(self.signum, "stopped")
-        name = "" if self.signum == signal.SIGINT else f" ({signal.Signals(self.signum).name})"
-        return f"{word}{' ' + self.detail if self.detail else ''}{name}"
 
     def with_detail(self, detail: str) -> Interrupted:
         """The same interruption, saying how far the command got."""
