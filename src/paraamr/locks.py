@@ -183,12 +183,12 @@ def writer_lock(folder: str | os.PathLike, writer: str, *, command: str = "gener
         shared = _Flock(locks / _FOLDER, fcntl.LOCK_SH, SETTLE_SECONDS)
     except BlockingIOError:
         raise FolderLocked(f"{folder}: locked by {holder(locks / _FOLDER)}") from None
+    own_path = locks / f"writer-{writer}.lock"
     try:
-        own = _Flock(locks / f"writer-{writer}.lock", fcntl.LOCK_EX, 0)
+        own = _Flock(own_path, fcntl.LOCK_EX, 0)
     except BlockingIOError:
         shared.release()
-        where = locks / f"writer-{writer}.lock"
-        raise FolderLocked(f"{folder}: writer {writer} is running already ({holder(where)})") from None
+        raise FolderLocked(f"{folder}: writer {writer} is running already ({holder(own_path)})") from None
     own.record(command)
     return Lock(shared, own)
 
