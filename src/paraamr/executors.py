@@ -194,6 +194,8 @@ def launch(
         return 0
     from datatrove.executor import SlurmPipelineExecutor
 
+    venv = Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "activate"  # for the jobs to activate
+
     def job(name: str, task: PipelineStep, **options: Any) -> SlurmPipelineExecutor:
         return SlurmPipelineExecutor(
             [task],
@@ -201,7 +203,7 @@ def launch(
             logging_dir=str(logs / name),
             time=args.slurm_time,
             partition=args.slurm_partition,
-            venv_path=_venv(),
+            venv_path=str(venv) if os.environ.get("VIRTUAL_ENV") and venv.is_file() else None,
             **options,
         )
 
@@ -210,9 +212,3 @@ def launch(
     array = job("generate", step, tasks=tasks, depends=first, cpus_per_task=cpus, gpus_per_task=gpus)
     job("finalize", finalize, tasks=1, depends=array).run()
     return 0
-
-
-def _venv() -> str | None:
-    """The activate script of the virtual environment this runs in, for the Slurm jobs."""
-    activate = Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "activate"
-    return str(activate) if os.environ.get("VIRTUAL_ENV") and activate.is_file() else None

@@ -85,9 +85,10 @@ class _Flock:
         held = os.fstat(fd)
         return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
-    def record(self, text: str) -> None:
-        """Say who holds it (exclusive holds only)."""
-        data = text.encode()
+    def record(self, command: str) -> None:
+        """Say who holds it, running ``command`` (exclusive holds only)."""
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
+        data = json.dumps(info).encode()
         os.pwrite(self.fd, data, 0)
         os.ftruncate(self.fd, len(data))  # after the write: ext4 flushes a file truncated to 0 on close
 
@@ -117,11 +118,6 @@ def _try_lock(fd: int, mode: int) -> bool:
     return True
 
 
-def _record(command: str) -> str:
-    info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "since": time.time()}
-    return json.dumps(info)
-
-
 def holder(lock_path: str | os.PathLike) -> str:
     """Who holds the lock at ``lock_path``: ``pid P on host H, paraamr COMMAND``."""
     try:
@@ -131,36 +127,29 @@ def holder(lock_path: str | os.PathLike) -> str:
         return "a process that left no record"
 
 
-def _key(path: Path) -> str:
-    return os.path.realpath(path)
-
-
-class Lock:
+class Lock(contextlib.AbstractContextManager):
     """A writer's lock (see :func:`writer_lock`)."""
 
     def __init__(self, shared: _Flock, own: _Flock):
         self._shared, self._own = shared, own
-        _SHARED.setdefault(_key(shared.path), []).append(shared)
-        _HELD.add(_key(own.path))
+        _SHARED.setdefault(os.path.realpath(shared.path), []).append(shared)
+        _HELD.add(os.path.realpath(own.path))
 
     def release(self) -> None:
         """Let the lock go (a second call does nothing)."""
         if self._own.fd >= 0:
-            _HELD.discard(_key(self._own.path))
+            _HELD.discard(os.path.realpath(self._own.path))
             self._own.release()
-            holds = _SHARED.get(_key(self._shared.path), [])
+            holds = _SHARED.get(os.path.realpath(self._shared.path), [])
             with contextlib.suppress(ValueError):
                 holds.remove(self._shared)
             self._shared.release()
 
-    def __enter__(self) -> Lock:
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_) -> None:
         self.release()
 
 
-class FolderLock:
+class FolderLock(contextlib.AbstractContextManager):
     """The folder's own lock (see :func:`folder_lock`), or a file's (:func:`file_lock`)."""
 
     def __init__(self, hold: _Flock, suspended: list[_Flock] = ()):
@@ -172,10 +161,7 @@ class FolderLock:
             self._hold.release()
             _resume(self._suspended)
 
-    def __enter__(self) -> FolderLock:
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_) -> None:
         self.release()
 
 
@@ -197,13 +183,13 @@ def writer_lock(folder: str | os.PathLike, writer: str, *, command: str = "gener
         shared = _Flock(locks / _FOLDER, fcntl.LOCK_SH, SETTLE_SECONDS)
     except BlockingIOError:
         raise FolderLocked(f"{folder}: locked by {holder(locks / _FOLDER)}") from None
+    own_path = locks / f"writer-{writer}.lock"
     try:
-        own = _Flock(locks / f"writer-{writer}.lock", fcntl.LOCK_EX, 0)
+        own = _Flock(own_path, fcntl.LOCK_EX, 0)
     except BlockingIOError:
         shared.release()
-        where = locks / f"writer-{writer}.lock"
-        raise FolderLocked(f"{folder}: writer {writer} is running already ({holder(where)})") from None
-    own.record(_record(command))
+        raise FolderLocked(f"{folder}: writer {writer} is running already ({holder(own_path)})") from None
+    own.record(command)
     return Lock(shared, own)
 
 
@@ -212,7 +198,7 @@ def busy_writers(folder: str | os.PathLike, *, skip_own: bool = True) -> list[tu
     ``skip_own`` is off), in writer order; lock files that nobody holds are removed."""
     busy = []
     for path in sorted((Path(folder) / LOCKS).glob("writer-*.lock")):
-        if skip_own and _key(path) in _HELD:
+        if skip_own and os.path.realpath(path) in _HELD:
             continue
         try:
             _Flock(path, fcntl.LOCK_EX, 0).release()
@@ -225,7 +211,7 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
     """Take ``folder``'s own lock, waiting up to ``wait`` seconds; refused while another owner holds
     it or any writer (but this process's own) holds its lock."""
     path = Path(folder) / LOCKS / _FOLDER
-    suspended = list(_SHARED.get(_key(path), []))
+    suspended = list(_SHARED.get(os.path.realpath(path), []))
     for shared in suspended:
         shared.release()
     try:
@@ -236,7 +222,7 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
         if busy:
             raise FolderLocked(f"{folder}: being written (writer {busy[0][0]}) by {busy[0][1]}") from None
         raise FolderLocked(f"{folder}: locked by {holder(path)}") from None
-    hold.record(_record(command))
+    hold.record(command)
     busy_writers(folder)  # no writer holds a lock now: the files killed writers left are removed
     return FolderLock(hold, suspended)
 
@@ -258,5 +244,5 @@ def file_lock(path: str | os.PathLike, *, command: str, wait: float = float("inf
         hold = _Flock(path, fcntl.LOCK_EX, wait)
     except BlockingIOError:
         raise FolderLocked(f"{path}: locked by {holder(path)}") from None
-    hold.record(_record(command))
+    hold.record(command)
     return FolderLock(hold)

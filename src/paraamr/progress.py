@@ -202,7 +202,7 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-class Progress:
+class Progress(contextlib.AbstractContextManager):
     """The progress of one command: ``update(done, **figures)``, ``phase(text)``, ``close()``.
     ``tick`` is called every second from a thread (to show other processes' work)."""
 
@@ -280,10 +280,7 @@ class Progress:
                 if self._bar is not None:
                     self._bar.refresh()
 
-    def __enter__(self) -> Progress:
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_) -> None:
         self.close()
 
     def elapsed(self) -> float:

@@ -4,7 +4,7 @@ SIGHUP end the command with one line and the exit status of the signal (130, 143
 Inside :func:`handled`, the first signal raises :class:`Interrupted` (a ``KeyboardInterrupt``) in
 the main thread, except inside a :func:`critical` block, whose end it waits for. A second signal
 exits at once (:func:`os._exit`). A process whose threads may be inside native code ends with
-:func:`exit_process`, never through the interpreter's shutdown (torch then aborts).
+:func:`exit_with`, never through the interpreter's shutdown (torch then aborts).
 
 >>> import time
 >>> with handled():
@@ -30,7 +30,6 @@ __all__ = [
     "Interrupted",
     "check",
     "critical",
-    "exit_process",
     "exit_with",
     "handled",
     "interrupted",
@@ -45,17 +44,13 @@ class Interrupted(KeyboardInterrupt):
 
     def __init__(self, signum: int = signal.SIGINT, detail: str | None = None):
         self.signum, self.detail = signum, detail
-        super().__init__(self.message)
+        word = _WORDS.get(signum, "stopped")
+        name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
+        super().__init__(f"{word}{' ' + detail if detail else ''}{name}")
 
     @property
     def status(self) -> int:
         return 128 + self.signum
-
-    @property
-    def message(self) -> str:
-        word = _WORDS.get(self.signum, "stopped")
-        name = "" if self.signum == signal.SIGINT else f" ({signal.Signals(self.signum).name})"
-        return f"{word}{' ' + self.detail if self.detail else ''}{name}"
 
     def with_detail(self, detail: str) -> Interrupted:
         """The same interruption, saying how far the command got."""
@@ -86,7 +81,7 @@ def check() -> None:
         raise Interrupted(_state.received)
 
 
-def _handler(signum: int, frame) -> None:
+def _handler(signum: int, _frame) -> None:
     _state.count += 1
     if _state.received is not None:  # the second one: out now
         word = _WORDS.get(signum, "stopped")
@@ -141,26 +136,12 @@ def critical() -> Iterator[None]:
 
 
 def exit_with(status: int) -> NoReturn:
-    """End the process with ``status`` (the console scripts' last call): at once in a launch of
-    several processes (gloo's native threads must not meet the interpreter's shutdown) or, after an
-    error, when other threads run (:func:`exit_process`); else ``sys.exit``."""
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        _end(status)
-    if status:
-        exit_process(status)
+    """End the process with ``status`` (the console scripts' last call): ``sys.exit``, or at once
+    (flushed, without the interpreter's shutdown) in a launch of several processes (gloo's native
+    threads) or after an error while other threads run."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 or (status and threading.active_count() > 1):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)
     sys.exit(status)
-
-
-def exit_process(status: int) -> None:
-    """End the process with ``status`` now (flushed) when other threads still run; return otherwise.
-    Only for a process's last step."""
-    if threading.active_count() > 1:
-        _end(status)
-
-
-def _end(status: int) -> NoReturn:
-    """Flush stdout and stderr, then end the process with ``status`` without the interpreter's shutdown."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(status)

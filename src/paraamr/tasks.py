@@ -36,6 +36,7 @@ __all__ = [
     "launch",
     "owned",
     "process_group",
+    "read_json",
     "share_cores",
 ]
 
@@ -126,6 +127,20 @@ def broadcast(item: Any, where: Launch) -> Any:
         return box[0]
 
 
+def read_json(path: Path, what: str, *, fix: str = "") -> dict[str, Any] | None:
+    """The JSON object in the state file ``path`` (``what`` it holds), or None when there is none;
+    InputError naming the file when it is unreadable or not an object (``fix``: what to do then)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        raise InputError(f"{path}: cannot read {what} ({err}){fix}") from None
+    if not isinstance(data, dict):  # never overwritten: it may be someone's file
+        raise InputError(f"{path}: not {what} (a JSON object expected){fix}")
+    return data
+
+
 class TaskFolder:
     """The completed tasks of a run under ``folder/.paraamr/{name}/`` (``what`` it is, for
     messages): ``settings.json`` and one ``{unit}-{k:06d}.json`` of statistics per completed task,
@@ -152,18 +167,7 @@ class TaskFolder:
 
     def saved(self) -> dict[str, Any] | None:
         """The saved settings, or None."""
-        try:
-            saved = json.loads(self.settings_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as err:
-            raise InputError(f"{self.settings_path}: unreadable state of {self.what} ({err})") from err
-        if not isinstance(saved, dict):  # never overwritten: it may be someone's file
-            raise InputError(
-                f"{self.settings_path}: not {self.what} state (an object) but {json.dumps(saved)[:40]}; "
-                f"delete {self.root} to start over"
-            )
-        return saved
+        return read_json(self.settings_path, f"{self.what} state", fix=f"; delete {self.root} to start over")
 
     def start(self, settings: Mapping[str, Any]) -> dict[str, Any] | None:
         """The saved settings, after saving ``settings`` when there were none."""
@@ -184,16 +188,7 @@ class TaskFolder:
 
     def load(self, task: int) -> dict[str, Any] | None:
         """The statistics of a completed ``task``, or None."""
-        path = self.path(task)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as err:
-            raise InputError(f"{path}: unreadable statistics of a completed {self.unit} ({err})") from err
-        if not isinstance(data, dict):
-            raise InputError(f"{path}: not the statistics of a completed {self.unit} (an object)")
-        return data
+        return read_json(self.path(task), f"the statistics of a completed {self.unit}")
 
     def commit(self, task: int, stats: Mapping[str, Any]) -> Path:
         """Mark ``task`` completed with its statistics (atomically: all of it, or nothing)."""

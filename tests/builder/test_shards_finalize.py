@@ -60,7 +60,7 @@ def test_a_part_cut_short_or_a_marker_cut_short_is_named(tmp_path):
         _quiet(finalize_run, out)
     marker = _marker(out, 0)
     marker.write_text(marker.read_text()[:40])  # cut short: the task is not done
-    with pytest.raises(InputError, match=r"unreadable: 0 \(unreadable statistics of a completed task"):
+    with pytest.raises(InputError, match=r"unreadable: 0 \(cannot read the statistics of a completed task"):
         _quiet(finalize_run, out)
 
 
@@ -136,7 +136,7 @@ def test_a_plan_that_is_json_but_no_plan_is_named(tmp_path, content):
     out = tmp_path / "out"
     write_run(out, by_shard(records(40), 2), 2)
     (out / layout.STATE_DIR / "input" / "plan.json").write_text(content)
-    with pytest.raises(InputError, match=r"plan\.json: the plan of the run's tasks is unreadable"):
+    with pytest.raises(InputError, match=r"plan\.json: not the plan of the run's tasks"):
         _quiet(finalize_run, out)
 
 

@@ -93,7 +93,7 @@ def _models_missing(messages: list[str]) -> str:
     'models missing: a is not on disk; fetch it with: get a; b is not on disk; fetch it with: get b (offline)'
     """
     short = [re.sub(r" \(looked at [^)]*\)", "", m) for m in messages]
-    why = {re.search(r" \([^()]*\)$", m).group(0) if re.search(r" \([^()]*\)$", m) else "" for m in short}
+    why = {"".join(re.findall(r" \([^()]*\)$", m)) for m in short}
     tail = why.pop() if len(why) == 1 else ""
     return "models missing: " + "; ".join(m.removesuffix(tail) for m in short) + tail
 

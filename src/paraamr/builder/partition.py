@@ -27,10 +27,13 @@ from paraamr import layout
 from paraamr.builder.rows import InputRow, row_task
 from paraamr.errors import InputError
 from paraamr.failures import Failure
+from paraamr.tasks import read_json
 
 __all__ = ["Plan", "partition", "task_count"]
 
 _PLAN = "plan.json"
+#: What to do about a damaged state file of a run.
+REDO = "; run the same command with --overwrite to build the run again"
 #: Bytes of rows held in memory before they are appended to their tasks' files.
 _BUFFER_BYTES = 16 << 20
 
@@ -72,20 +75,18 @@ class Plan:
         """The plan of the run in ``folder``, or None when its input was never (fully) cut;
         InputError when it is unreadable."""
         path = _root(folder) / _PLAN
+        what = "the plan of the run's tasks"
+        saved = read_json(path, what, fix=REDO)
+        if saved is None:
+            return None
         try:
-            saved = json.loads(path.read_text())
             count, rows = saved["tasks"], {int(k): n for k, n in saved["rows"].items()}
             wrong = [k for k, n in rows.items() if type(n) is not int or not 0 <= k < count]
             if type(count) is not int or wrong:
                 raise ValueError("a task count that is not a number, or a task out of range")
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
             why = f"no {err}" if isinstance(err, KeyError) else err
-            raise InputError(
-                f"{path}: the plan of the run's tasks is unreadable ({why}); run the same command with "
-                "--overwrite to build the run again"
-            ) from None
+            raise InputError(f"{path}: not {what} ({why}){REDO}") from None
         return cls(Path(folder), count, rows)
 
     def of(self, shard: tuple[int, int] = (0, 1)) -> list[int]:

@@ -26,14 +26,14 @@ from typing import Any
 from paraamr import layout
 from paraamr.builder.counts import Stats
 from paraamr.builder.folder import clean_parts, pending
-from paraamr.builder.partition import Plan, partition
+from paraamr.builder.partition import REDO, Plan, partition
 from paraamr.builder.rows import InputRow
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
 from paraamr.progress import SharedCount
 from paraamr.settings import RecordSettings
-from paraamr.tasks import TaskFolder, identity_changed
+from paraamr.tasks import TaskFolder, identity_changed, read_json
 
 __all__ = ["RunFolder", "Shard", "finalized", "task_writer"]
 
@@ -92,19 +92,9 @@ class RunFolder:
 
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``input_identity``, ``shards``, ...), or None."""
-        path = self.settings_path
-        if not path.is_file():
+        if not self.settings_path.is_file():
             return None
-        try:
-            saved = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
-            saved = err
-        if not isinstance(saved, dict):
-            why = str(saved) if isinstance(saved, Exception) else "not a JSON object"
-            raise InputError(
-                f"{path}: the run's settings are unreadable ({why}); run the same command with --overwrite "
-                "to build the run again"
-            )
+        saved = read_json(self.settings_path, "the run's settings", fix=REDO)
         if not isinstance(saved.get("record"), dict):
             raise InputError(f"{self.path} holds a run of an older paraamr; pass --overwrite to start over")
         return saved
@@ -154,11 +144,10 @@ class RunFolder:
         plan = Plan.load(self.path)
         for task in plan.rows if plan is not None else ():
             try:
-                missing = self.marker(task) is None
+                if self.marker(task) is None:
+                    raise InputError(f"{self.tasks.path(task)}: missing")
             except InputError as err:
                 raise InputError(f"{err}; {_FINISHED}") from None
-            if missing:
-                raise InputError(f"{self.tasks.path(task)}: missing; {_FINISHED}")
 
     def differences(
         self, saved: dict[str, Any], record: RecordSettings, identity: dict[str, Any] | None
@@ -291,10 +280,9 @@ class RunFolder:
             Stats.from_dict(marker["stats"])
             if not all(isinstance(k, str) and type(n) is int and n >= 0 for k, n in marker["next"].items()):
                 raise ValueError("part counts that are not numbers")
-        except ValueError as err:
-            raise InputError(f"{self.tasks.path(task)}: not a task's completion marker ({err})") from None
-        except (TypeError, KeyError, AttributeError):
-            raise InputError(f"{self.tasks.path(task)}: not a task's completion marker") from None
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
+            why = f" ({err})" if isinstance(err, ValueError) else ""
+            raise InputError(f"{self.tasks.path(task)}: not a task's completion marker{why}") from None
         return marker
 
     def completed(self, task: int) -> bool:

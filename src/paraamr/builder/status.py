@@ -7,6 +7,7 @@ have rows are looked at, and shards are named as index ranges, never one by one.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,13 +81,8 @@ def run_statuses(path: str | Path) -> RunStatus:
 
 def _spans(indices: Sequence[int]) -> list[tuple[int, int]]:
     """``(first, last)`` of each run of consecutive ``indices`` (sorted)."""
-    spans: list[list[int]] = []
-    for i in indices:
-        if spans and i == spans[-1][1] + 1:
-            spans[-1][1] = i
-        else:
-            spans.append([i, i])
-    return [(a, b) for a, b in spans]
+    runs = [[i for _, i in run] for _, run in itertools.groupby(enumerate(indices), lambda p: p[1] - p[0])]
+    return [(run[0], run[-1]) for run in runs]
 
 
 def ranges(spans: Sequence[tuple[int, int]], sep: str = ", ") -> str:
@@ -117,12 +113,9 @@ def not_done(path: Path, status: RunStatus) -> InputError:
         return InputError(f"{path}: {head}; run the same command to do them, then finalize again")
     if command and rerun:
         print(f"# the shards to run (from {cwd}); on Slurm: --array={ranges(rerun, ',')}")
-        shown = 0
-        for a, b in rerun:
-            for i in range(a, min(b + 1, a + _SHOWN - shown)):
-                print(" ".join(arg.replace("{shard}", f"{i}/{status.shards}") for arg in command))
-                shown += 1
-        left = sum(b - a + 1 for a, b in rerun) - shown
+        for i in itertools.islice((i for a, b in rerun for i in range(a, b + 1)), _SHOWN):
+            print(" ".join(arg.replace("{shard}", f"{i}/{status.shards}") for arg in command))
+        left = sum(b - a + 1 for a, b in rerun) - _SHOWN
         if left > 0:
             print(f"# ... and {left} more: the same with --shard I/{status.shards}")
     where = "the command of each is printed above" if command else "run each with --shard I/N"
