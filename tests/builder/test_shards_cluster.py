@@ -109,6 +109,17 @@ class Cluster:
         return sum(1 for p in markers if int(p.stem[len("task-") :]) % N == i)
 
 
+def _running(cluster: Cluster, i: int, wait: float = 5.0) -> str:
+    """``"running"`` once :func:`run_statuses` says a task of shard ``i`` runs (between two tasks the
+    shard holds no task's lock for a moment), "" if it never does within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if any(w.startswith("running") for k, w in run_statuses(cluster.out).todo.items() if k % N == i):
+            return "running"
+        time.sleep(0.005)
+    return ""
+
+
 def _kill_after_first_task(cluster: Cluster, victims: list[int]) -> dict[int, str]:
     """Start the victims, SIGKILL each once it completed a task (before it is done); return what
     :func:`run_statuses` said of its tasks while it ran."""
@@ -118,10 +129,7 @@ def _kill_after_first_task(cluster: Cluster, victims: list[int]) -> dict[int, st
     while procs and time.monotonic() < deadline:
         for i, proc in list(procs.items()):
             if cluster.done(i) >= 1:
-                todo = run_statuses(cluster.out).todo
-                seen[i] = (
-                    "running" if any(w.startswith("running") for k, w in todo.items() if k % N == i) else ""
-                )
+                seen[i] = _running(cluster, i)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 del procs[i]
