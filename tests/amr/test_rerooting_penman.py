@@ -118,3 +118,10 @@ def test_penman_linearization_takes_no_mod_as_domain():
         amr.variants(GRAPHS["mod-domain"], linearization="penman", mod_as_domain=True)
     with pytest.raises(ValueError, match="linearization must be one of"):
         amr.variants(GRAPHS["mod-domain"], linearization="amrlib")
+
+
+@pytest.mark.parametrize("linearization", ["paraamr", "penman"])
+def test_a_tree_with_a_variable_defined_twice_is_refused_by_both_linearizations(linearization):
+    tree = penman.parse("(a / x :ARG0 (a / y))")
+    with pytest.raises(amr.AMRError, match="variable a is defined more than once"):
+        amr.refocus(tree, "a", linearization=linearization)

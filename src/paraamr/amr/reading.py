@@ -231,9 +231,14 @@ def _describe_text(text: str, where: str) -> str:
 
 
 def decode(
-    text: str, *, where: str = "<graph>", max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH
+    text: str | penman.Tree,
+    *,
+    where: str = "<graph>",
+    max_nodes: int | None = MAX_NODES,
+    max_depth: int | None = MAX_DEPTH,
 ) -> penman.Graph:
-    """Decode and validate one PENMAN graph (metadata comments allowed) with penman's AMR model.
+    """Decode and validate one PENMAN graph (metadata comments allowed; or penman's tree of one,
+    whose size is not checked) with penman's AMR model.
 
     Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
     PENMAN, no graph at all, more than one graph, a variable defined twice, a graph over
@@ -247,7 +252,11 @@ def decode(
     ...
     paraamr.errors.AMRError: graph 7: not valid PENMAN: Unexpected end of input (line 1, column 28)
     """
-    tree = parse(text, where=where, max_nodes=max_nodes, max_depth=max_depth)
+    tree = (
+        text
+        if isinstance(text, penman.Tree)
+        else parse(text, where=where, max_nodes=max_nodes, max_depth=max_depth)
+    )
     _Structure(tree, where)  # validates: one definition per variable
     try:
         graph = penman.layout.interpret(tree, AMR_MODEL)

@@ -233,10 +233,8 @@ class _PenmanWriter:
     metadata plus ``# ::focus``."""
 
     def __init__(self, graph: GraphInput, where: str) -> None:
-        if isinstance(graph, str):
+        if isinstance(graph, (str, penman.Tree)):  # validated as the paraamr linearization does
             graph = decode(graph, where=where)
-        elif isinstance(graph, penman.Tree):
-            graph = penman.layout.interpret(graph, AMR_MODEL)
         self.graph, self.where = graph, _describe(where, graph.metadata.get("id"))
         self.metadata = {k: v for k, v in graph.metadata.items() if k != "focus"}
 
