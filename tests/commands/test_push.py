@@ -153,3 +153,22 @@ def test_finalize_push_to_hub_writes_the_card_for_the_repo(tmp_path, hub, monkey
     text = _uploaded(hub, "me/sharded")["README.md"].decode()
     assert text == (out / "README.md").read_text()
     assert 'load_dataset("me/sharded", split="train")' in text and "Once published" not in text
+
+
+def test_a_folder_of_many_files_arrives_whole(tmp_path, hub, monkeypatch):
+    """Over :data:`~paraamr.builder.hub.LARGE_FILES` files a folder goes up the way the installed
+    huggingface_hub sends large folders (``upload_large_folder`` before 2.0, ``upload_folder`` since,
+    which then commits in batches): the same files arrive, the resume state left out."""
+    from paraamr.builder import hub as hub_module
+
+    out = _folder(tmp_path)
+    monkeypatch.setattr(hub_module, "LARGE_FILES", 2)  # the folder sends 3 files
+    url = hub_module.push_folder(out, "me/large", token=TOKEN)
+    assert url.startswith(hub.url) and "me/large" in url
+    files = _uploaded(hub, "me/large")
+    assert sorted(files) == [
+        "README.md",
+        "data/default/train-00000-of-00001.parquet",
+        "failures/failures-00000-of-00001.jsonl",
+    ]
+    assert all(content == (out / name).read_bytes() for name, content in files.items())

@@ -2,7 +2,9 @@
 
 Hidden files and folders (the resume state, temporary files) are left out; a symbolic link that
 resolves outside the folder stops the push before anything is sent. The token is never printed.
-A large folder goes up with ``upload_large_folder`` (resumable), others in one ``upload_folder`` commit.
+A large folder goes up with ``upload_large_folder`` (resumable) where huggingface_hub has it (before
+2.0); else, and for other folders, with ``upload_folder`` (since 2.0 with hf_xet: batches of commits,
+resumable).
 
 >>> IGNORED
 ('.*', '*/.*', '.*/**')
@@ -26,7 +28,7 @@ __all__ = ["IGNORED", "LARGE_FOLDER", "check_folder", "check_links", "push_folde
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
-#: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder.
+#: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder where it exists.
 LARGE_FOLDER = 5 * 10**9
 LARGE_FILES = 100
 
