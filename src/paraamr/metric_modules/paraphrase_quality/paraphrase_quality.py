@@ -3,6 +3,7 @@
 import evaluate
 
 from paraamr.metric_modules import cached, check_per_pair, pair_metric, quiet_loading
+from paraamr.metrics import mean
 from paraamr.quality import DEFAULT_MODEL, QualityScorer
 from paraamr.quality.evaluation import classify, separation
 
@@ -87,7 +88,7 @@ class ParaphraseQuality(evaluate.Metric):
             scorer.model  # noqa: B018  (loaded on first use: here, quietly)
         scores = scorer.score(references, predictions)
         result = {
-            "paraphrase_quality": 100 * sum(scores) / len(scores) if scores else float("nan"),
+            "paraphrase_quality": 100 * mean(scores),
             "paraphrase_quality_scores": [100 * s for s in scores],
         }
         if labels is not None:
