@@ -28,7 +28,8 @@ __all__ = ["IGNORED", "LARGE_FOLDER", "check_folder", "check_links", "push_folde
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
-#: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder where it exists.
+#: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder
+#: where it exists.
 LARGE_FOLDER = 5 * 10**9
 LARGE_FILES = 100
 
