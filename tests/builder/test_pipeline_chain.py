@@ -6,13 +6,14 @@ independently from the unfiltered run (and, for relative perplexity, from the LM
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from entries import generate as main
 
-from paraamr.builder.pipeline import Generator, Stages
+from paraamr.builder.pipeline import Generator, Stages, _prefetch
 from paraamr.builder.stages import load_stages
 from paraamr.models.catalog import MAX_BATCH_SIZES
 from paraamr.settings import RecordSettings
@@ -230,3 +231,23 @@ def test_max_batch_size_reaches_every_model_stage(tiny):
     loaded = load_stages(record, RunSettings(max_batch_size=7))
     assert [s.max_batch_size for s in (loaded.parser, loaded.realizer, loaded.lm)] == [7, 7, 7]
     assert load_stages(_settings(tiny)).realizer.max_batch_size == MAX_BATCH_SIZES["realizer"]
+
+
+def test_the_prefetch_keeps_one_window_ready_while_it_makes_the_next():
+    """While the model stages work on window k, window k+1 waits ready and k+2 is being made (the
+    parse of the front half may take as long as the back half: one window of slack), no further."""
+    made = []
+
+    def windows():
+        for i in range(10):
+            made.append(i)
+            yield i
+
+    ahead = _prefetch(windows())
+    assert next(ahead) == 0
+    deadline = time.monotonic() + 10
+    while len(made) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # room to run further, were it unbounded
+    assert made == [0, 1, 2]
+    assert list(ahead) == list(range(1, 10))

@@ -9,10 +9,10 @@ forms the very same batches as an uninterrupted one.
 from __future__ import annotations
 
 import itertools
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -354,26 +354,39 @@ def _chunks(rows: Iterable[Any], size: int) -> Iterator[list]:
     return iter(lambda: list(itertools.islice(rows, size)), [])
 
 
-def _prefetch(iterator: Iterator[Any]) -> Iterator[Any]:
-    """``iterator``'s items, the next one computed in a background thread while the caller works on
-    the current one; exceptions re-raise here."""
-
-    def ahead() -> Future:
-        future: Future = Future()
-
-        def work() -> None:
-            try:
-                future.set_result(next(iterator, _DONE))
-            except BaseException as err:  # handed to the consumer
-                future.set_exception(err)
-
-        threading.Thread(target=work, daemon=True, name="paraamr-prefetch").start()
-        return future
-
-    pending = ahead()
-    while (item := pending.result()) is not _DONE:
-        pending = ahead()
-        yield item
-
-
 _DONE = object()
+
+
+def _prefetch(iterator: Iterator[Any], depth: int = 1) -> Iterator[Any]:
+    """Run ``iterator`` in a background thread, ``depth`` items ahead; exceptions re-raise here."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            for item in iterator:
+                while not stop.is_set():
+                    try:
+                        q.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+        except BaseException as err:  # handed to the consumer
+            q.put((None, err))
+            return
+        q.put((_DONE, None))
+
+    thread = threading.Thread(target=work, daemon=True, name="paraamr-prefetch")
+    thread.start()
+    try:
+        while True:
+            item, err = q.get()
+            if err is not None:
+                raise err
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        stop.set()
