@@ -95,6 +95,8 @@ class RunFolder:
         if not self.settings_path.is_file():
             return None
         saved = read_json(self.settings_path, "the run's settings", fix=REDO)
+        if saved is None:  # removed since the check above
+            return None
         if not isinstance(saved.get("record"), dict):
             raise InputError(f"{self.path} holds a run of an older paraamr; pass --overwrite to start over")
         return saved
