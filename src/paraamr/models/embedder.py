@@ -215,28 +215,36 @@ class Embedder:
         paraamr.models.embedder``), each taking the next chunk of :data:`POOL_CHUNK` texts of
         neighbouring lengths as it finishes one."""
         import threading
-        from concurrent.futures import ThreadPoolExecutor
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         chunks = iter([order[k : k + POOL_CHUNK] for k in range(0, len(order), POOL_CHUNK)])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         take = threading.Lock()
+        errors: list[BaseException] = []
 
         def serve(worker: _PoolWorker) -> None:
-            while True:
-                with take:
-                    chunk = next(chunks, None)
-                if chunk is None:
-                    return
-                out[chunk] = worker.encode([texts[i] for i in chunk])
+            try:
+                while True:
+                    with take:
+                        chunk = next(chunks, None)
+                    if chunk is None:
+                        return
+                    out[chunk] = worker.encode([texts[i] for i in chunk])
+            except BaseException as err:
+                errors.append(err)
 
         pool = [_PoolWorker(self.path, self.pooling, self.batch_size) for _ in range(workers)]
         try:
-            with ThreadPoolExecutor(workers) as threads:
-                list(threads.map(serve, pool))  # the first worker's error, once all have stopped
+            threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in pool]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
         finally:
             for worker in pool:
                 worker.close()
+        if errors:
+            raise errors[0]
         return out
 
     def _encode_hf(self, texts: list[str]) -> np.ndarray:
