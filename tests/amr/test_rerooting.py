@@ -266,6 +266,33 @@ def test_disconnected_and_empty_graph_objects():
     assert len(out[1]) == 2
 
 
+@pytest.mark.parametrize(
+    ("node", "part"),
+    [
+        (None, "node None"),
+        ("a", "node 'a'"),
+        ((1, [("/", "x")]), r"node \(1, "),
+        (("a", None), r"node \('a', None\)"),
+        (("a", [("x",)]), r"branch \('x',\)"),
+        (("a", [(3, "x")]), r"branch \(3, 'x'\)"),
+        (("a", [("/", 5)]), r"branch \('/', 5\)"),
+        (("a", [("/", "x"), (":ARG0", ["b"])]), r"branch \(':ARG0', \['b'\]\)"),
+        (("a", [(":ARG0", ("b", [(":ARG1", ("c", [("/", 7)]))]))]), r"branch \('/', 7\)"),
+    ],
+)
+@pytest.mark.parametrize("linearization", ["paraamr", "penman"])
+def test_a_hand_built_tree_of_the_wrong_shape_is_an_amr_error(node, part, linearization):
+    """A ``penman.Tree`` built by hand, not by penman's parse: an AMRError naming the part (these
+    raised Python's own ValueError / TypeError inside the re-rooting before)."""
+    tree = penman.Tree(node, metadata={"id": "h1"})
+    with pytest.raises(AMRError, match=f"^graph h1: not a penman tree: {part}"):
+        amr.refocus(tree, "a", linearization=linearization)
+    good = penman.Tree(("a", [("/", "x"), (":ARG0", ("b", [("/", "y")]))]))
+    [failure, ok] = amr.refocus_batch([tree, good], linearization=linearization)
+    assert isinstance(failure, Failure) and re.search(f"not a penman tree: {part}", failure.reason)
+    assert [v.focus for v in ok] == ["b"]
+
+
 def test_too_deep_is_an_error_not_a_crash():
     deep = "(a / x" + "".join(f" :ARG0 (b{i} / y" for i in range(3000)) + ")" * 3001
     [failure] = amr.refocus_batch([deep])  # refused by the size caps, before penman reads it

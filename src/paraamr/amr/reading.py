@@ -230,6 +230,35 @@ def _describe_text(text: str, where: str) -> str:
     return _describe(where, match.group(1) if match else None)
 
 
+def _check_tree(tree: penman.Tree, where: str) -> penman.Tree:
+    """``tree`` when it has the shape of penman's parse (nodes ``(variable, [(role, target), ...])``,
+    a target a string, None or a node); else AMRError naming the first part that does not.
+
+    >>> _check_tree(penman.Tree(("a", [(":ARG0", ["b"])])), "graph 3")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.AMRError: graph 3: not a penman tree: branch (':ARG0', ['b'])
+    """
+    name = _describe(where, tree.metadata.get("id") if isinstance(tree.metadata, dict) else None)
+    nodes = [tree.node]
+    while nodes:
+        node = nodes.pop()
+        if not (
+            isinstance(node, tuple)
+            and len(node) == 2
+            and isinstance(node[0], str)
+            and isinstance(node[1], (list, tuple))
+        ):
+            raise AMRError(f"{name}: not a penman tree: node {node!r:.80}")
+        for branch in node[1]:
+            role, target = branch if isinstance(branch, tuple) and len(branch) == 2 else (None, None)
+            if not isinstance(role, str) or not (target is None or isinstance(target, (str, tuple))):
+                raise AMRError(f"{name}: not a penman tree: branch {branch!r:.80}")
+            if isinstance(target, tuple):
+                nodes.append(target)
+    return tree
+
+
 def decode(
     text: str | penman.Tree,
     *,
@@ -253,7 +282,7 @@ def decode(
     paraamr.errors.AMRError: graph 7: not valid PENMAN: Unexpected end of input (line 1, column 28)
     """
     tree = (
-        text
+        _check_tree(text, where)
         if isinstance(text, penman.Tree)
         else parse(text, where=where, max_nodes=max_nodes, max_depth=max_depth)
     )
@@ -383,7 +412,7 @@ def _read(graph: GraphInput, where: str, kind: type[_S]) -> _S:
     if isinstance(graph, str):
         return kind(parse(graph, where=where), where)
     if isinstance(graph, penman.Tree):
-        return kind(graph, where)
+        return kind(_check_tree(graph, where), where)
     source = getattr(graph, "_paraamr_source", None)  # decoded here and unchanged since?
     if source is not None and source[2] == graph.top and source[1] == graph.triples:
         return kind(penman.Tree(source[0].node, metadata=graph.metadata), where)
