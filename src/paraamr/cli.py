@@ -4,8 +4,9 @@ Each module in :mod:`paraamr.commands` is one command: ``add_arguments(parser)``
 (the exit status out), its help and description the first two paragraphs of its docstring
 (:func:`command_texts`); a command with subcommands defines ``register(subparsers)``. Command
 modules import heavy libraries inside their functions, so ``paraamr --help`` stays instant. Errors
-are reported as one line (:func:`paraamr.report.run_command`); ``--debug`` anywhere before ``--``
-prints the traceback too.
+are reported as one line on stderr (:func:`paraamr.report.run_command`); ``--debug`` anywhere before
+``--`` prints the traceback too. Ctrl-C, SIGTERM and SIGHUP end a command with one line and their
+exit status (:mod:`paraamr.signals`).
 
 >>> build_parser().parse_args(["--debug", "stats", "corpus"]).command
 'stats'

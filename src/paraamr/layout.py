@@ -105,7 +105,8 @@ _FAILURE = re.compile(r"^failures-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.jsonl$
 
 
 def writer_id(rank: int = 0, num_processes: int = 1, *, shard: tuple[int, int] = (0, 1)) -> str:
-    """The name of process ``rank`` of ``num_processes`` (of shard ``i`` of ``n``) of a run."""
+    """The name of process ``rank`` of ``num_processes`` (of shard ``i`` of ``n``) of a run; names
+    its progress file and lock."""
     name = f"{rank:05d}-of-{num_processes:05d}"
     return name if shard == (0, 1) else f"s{shard[0]:05d}-of-{shard[1]:05d}.{name}"
 
@@ -145,8 +146,10 @@ CONFIG_BAD = "<>:/\\|?*"
 
 
 def check_name(kind: str, name: str) -> str:
-    """``name`` when it is a valid ``split``, ``config`` or Hub ``repo id`` name (datasets' and
-    huggingface_hub's rules); else ValueError, one line naming the rule.
+    """``name`` when it is a valid ``split`` name (letters, digits and ``_``, in parts joined by
+    ``.``), ``config`` name (a file name: not empty, no leading ``.``, no control character nor one
+    of :data:`CONFIG_BAD`) or Hub ``repo id`` (``validate_repo_id``); else ValueError, one line
+    naming the rule.
 
     >>> check_name("split", "train"), check_name("config", "pairs")
     ('train', 'pairs')
@@ -218,7 +221,8 @@ def failure_files(folder: str | os.PathLike) -> list[Path]:
 
 def holds_dataset(folder: str | os.PathLike) -> bool:
     """Whether ``folder`` holds a dataset of this layout or a run writing one: shards, failure
-    files, a summary, or state other than locks (a README.md alone is no dataset).
+    files, a summary, or state other than locks (a README.md alone is no dataset). ``--overwrite``
+    replaces only a folder for which this is true (``generate`` asks more: a run of its own).
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -233,7 +237,8 @@ def holds_dataset(folder: str | os.PathLike) -> bool:
 
 
 def is_empty(folder: str | os.PathLike) -> bool:
-    """Whether ``folder`` holds nothing but the locks under :data:`STATE_DIR`.
+    """Whether ``folder`` holds nothing but the locks under :data:`STATE_DIR` (a writer that took
+    the folder's lock on a new folder made those).
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -249,8 +254,9 @@ def is_empty(folder: str | os.PathLike) -> bool:
 
 
 def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
-    """Delete every file of this layout in ``folder`` and nothing else; return how many. The locks
-    stay (a lock file removed while held would stop locking); ``state=False`` keeps the state too.
+    """Delete every file of this layout in ``folder`` (card, summary, Table-2 row, plots paraamr
+    wrote, shards, failure files, the state) and nothing else; return how many. The locks stay (a
+    lock file removed while held would stop locking); ``state=False`` keeps the state too.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -364,9 +370,11 @@ def _sync_dir(directory: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Path]:
-    """A file made atomically: yields a temporary path beside ``path`` to write; when the block
-    ends without an error it is flushed to disk and renamed over ``path`` (a symbolic link there is
-    replaced, never written through), else removed. ``durable=False`` skips the flushes to disk.
+    """A file made atomically: yields a temporary path beside ``path`` (unique to the call) to
+    write; when the block ends without an error it is flushed to disk and renamed over ``path`` (a
+    symbolic link there is replaced, never written through), else removed. Readers see the old file
+    or the new one, never a part; a crash leaves at most a hidden temporary file. Creates missing
+    parent folders. ``durable=False`` skips the flushes to disk.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "x.txt"
@@ -410,10 +418,11 @@ def atomic_write(
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool = False) -> Iterator[Path]:
-    """A new folder made atomically: yields a temporary folder beside ``path`` to fill; when the
-    block ends without an error it becomes ``path``, else it is removed. ``path`` must not exist,
-    unless ``replace`` (the old folder is swapped out and deleted) or ``exist_ok`` (a folder another
-    process put there meanwhile wins, ours is dropped).
+    """A new folder made atomically: yields a temporary folder beside ``path`` (unique to the call)
+    to fill; when the block ends without an error it becomes ``path``, else it is removed. Creates
+    missing parent folders. ``path`` must not exist, unless ``replace`` (the old folder is swapped
+    out and deleted; a crash in between leaves it as a hidden sibling) or ``exist_ok`` (a folder
+    another process put there meanwhile wins, ours is dropped).
 
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "model"

@@ -5,7 +5,9 @@ a hang.
 :func:`bound_hub_requests` gives huggingface_hub's shared HTTP client a timeout: each request gives
 up after :func:`hub_timeout` seconds without a byte (``PARAAMR_HUB_TIMEOUT``, default 30; connecting:
 10 s at most), and a connection that cannot be made is retried :data:`CONNECT_RETRIES` times.
-huggingface_hub itself retries a failed file transfer up to 5 times.
+huggingface_hub itself retries a failed file transfer up to 5 times, and its file downloads keep
+their own ``HF_HUB_DOWNLOAD_TIMEOUT`` / ``HF_HUB_ETAG_TIMEOUT`` (10 s each by default). Direct
+downloads (:func:`paraamr.models.download.fetch_url`) have their own timeout and retries.
 
 >>> hub_timeout({"PARAAMR_HUB_TIMEOUT": "5"}), hub_timeout({})
 (5.0, 30.0)

@@ -1,6 +1,8 @@
 """Command-line parsing shared by the ``paraamr`` commands: the parser with one-line usage errors,
 value types of options (numbers checked by :func:`check_number`, ``--shard``: :func:`shard_spec`), and
 settings declared once as dataclass fields (:func:`setting`) that become options (:func:`add_settings`).
+The numbers of the Python API (``filter_records``) are checked by :func:`check_number` too: ``nan``,
+``inf``, a fraction where an integer is meant and a value out of range are refused.
 """
 
 from __future__ import annotations

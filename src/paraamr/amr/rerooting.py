@@ -8,7 +8,8 @@ linearized depth-first from the new root. Every node is defined where that trave
 it and referenced by its variable afterwards, as in the ParaAMR paper's linearizations.
 
 Two linearizations (:data:`LINEARIZATIONS`): ``"paraamr"`` (default), our serializer, several
-times faster than ``penman.encode`` per focus, in penman's indented layout; ``"penman"``,
+times faster than ``penman.encode`` per focus, in penman's indented layout (penman decodes every
+output back to the source's triples, ``mod_as_domain`` aside); ``"penman"``,
 ``penman.encode(g, top=focus, model=amr_model)``, the ParaAMR paper's (docs/generate.md compares them).
 
 >>> print(refocus("(d / dog :ARG0-of (b / bark-01))", "b", oneline=True))

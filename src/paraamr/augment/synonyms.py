@@ -70,7 +70,8 @@ class Synonyms:
 
     @classmethod
     def from_table(cls, table: Mapping[str, Sequence[str]], *, name: str) -> Synonyms:
-        """The source answering from ``table`` (word -> synonyms), looked up as written, then lowercased."""
+        """The source answering from ``table`` (word -> synonyms), looked up as written, then
+        lowercased; picklable."""
         frozen = {word: tuple(found) for word, found in table.items()}
         return cls(name, partial(_table_lookup, frozen))
 

@@ -4,7 +4,8 @@ Hidden files and folders (the resume state, temporary files) are left out; a sym
 resolves outside the folder stops the push before anything is sent. The token is never printed.
 A large folder goes up with ``upload_large_folder`` (resumable) where huggingface_hub has it (before
 2.0); else, and for other folders, with ``upload_folder`` (since 2.0 with hf_xet: batches of commits,
-resumable).
+resumable). A push run again uploads only what the Hub lacks. Every request is bounded
+(:mod:`paraamr.network`).
 
 >>> IGNORED
 ('.*', '*/.*', '.*/**')

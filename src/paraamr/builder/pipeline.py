@@ -1,5 +1,6 @@
 """The model stages (:class:`Stages`, handed in) over windows of rows: parse -> re-focus -> realize
--> drop -> perplexity -> filter -> similarity / quality -> records.
+-> drop -> perplexity -> filter -> similarity / quality -> records. This module reads no files and
+loads no models.
 
 Each model stage gets a window's inputs at once; the CPU half of the next window runs in a thread
 meanwhile (``pipelined``). Window boundaries depend only on the stream of rows, so a resumed run

