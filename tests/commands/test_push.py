@@ -66,6 +66,19 @@ def test_push_delivers_the_folder_without_resume_state(tmp_path, hub):
     assert {auth for _, _, auth in hub.log} == {f"Bearer {TOKEN}"}
 
 
+def test_pushing_the_same_folder_again_sends_nothing_new(tmp_path, hub):
+    """A push run again uploads only what the Hub lacks: of an unchanged folder, nothing, and no
+    second commit (huggingface_hub compares the files with the Hub's ``oid`` of each)."""
+    out = _folder(tmp_path)
+    assert _push(hub, "me/corpus", str(out)).returncode == 0
+    history, commits = len(hub.dataset("me/corpus").history), len(hub.requests("POST", "/commit/"))
+    proc = _push(hub, "me/corpus", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert len(hub.dataset("me/corpus").history) == history
+    assert len(hub.requests("POST", "/commit/")) == commits
+    assert all(content == (out / name).read_bytes() for name, content in _uploaded(hub, "me/corpus").items())
+
+
 def test_push_to_a_revision_creates_the_branch(tmp_path, hub):
     proc = _push(hub, "me/corpus", str(_folder(tmp_path)), "--revision", "v2")
     assert proc.returncode == 0, proc.stderr
