@@ -29,6 +29,13 @@ Processes: CTranslate2 picks its CPU matrix library once a process, when it is i
 user's embedding run does), beside its own transformers baseline, and the generation stages share
 another; each process prints the library it ran on. The sides of a stage share a process here:
 ``bench_ct2_layout.py`` runs each side in processes of its own (and CTranslate2's thread layouts).
+
+``--flops``: what any engine with exact float32 outputs could gain. The baseline's floating-point
+operations are counted on the same items, one at a time so that no padding counts (torch's
+``FlopCounterMode``: matrix products and attention, the arithmetic of these models), and set
+against this machine's float32 matrix-product rate (the best of a few 4096 x 4096 products on the
+same threads): each side's share of that rate, and the time no exact engine can go below, a stage
+and a source.
 """
 
 from __future__ import annotations
@@ -163,9 +170,37 @@ def stage_sides(stage: str, dirs: dict, batches: dict, amrlib: bool, sides_wante
     return sides, records
 
 
-def per_source(rates: dict[str, dict[str, float]], foci: int, sources: int, threads: int) -> None:
+def matmul_rate(reps: int = 3, n: int = 4096) -> float:
+    """FLOP/s of this process's best float32 ``n`` x ``n`` matrix product (torch, its threads)."""
+    import torch
+
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2 * n**3 / best
+
+
+def count_flops(call, items: list) -> float:
+    """Floating-point operations of ``call`` on each of ``items`` alone (no padding: the work an
+    engine cannot skip), in torch (``FlopCounterMode``; this thread)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        for item in items:
+            call([item])
+    return float(counter.get_total_flops())
+
+
+def per_source(
+    rates: dict[str, dict[str, float]], foci: int, sources: int, threads: int, flops: dict[str, float]
+) -> None:
     """Print the cost of a source (1 parse + ``foci`` realizations + ``foci`` perplexities) on each
-    side of ``rates`` (stage -> side -> items/s), against the baseline side."""
+    side of ``rates`` (stage -> side -> items/s), against the baseline side; with ``flops`` (stage
+    -> FLOP an item) for the three stages, the least time an exact float32 engine could take."""
     if not {"parse", "realize", "perplexity"} <= set(rates):
         return
     print(f"per source: 1 parse + {foci} realizations + {foci} perplexities")
@@ -181,6 +216,28 @@ def per_source(rates: dict[str, dict[str, float]], foci: int, sources: int, thre
             f"  {name:<24} {seconds:7.2f} s a source, {cost[base] / seconds:5.2f}x lower than the baseline; "
             f"{sources:,} sources: {hours:,.0f} hours of {threads} threads"
         )
+    if {"parse", "realize", "perplexity"} <= set(flops):
+        work = flops["parse"] + foci * (flops["realize"] + flops["perplexity"])
+        rate = matmul_rate()
+        print(
+            f"  {'at the matmul rate':<24} {work / rate:7.2f} s a source ({work / 1e9:,.0f} GFLOP at "
+            f"{rate / 1e9:.0f} GFLOP/s): an exact float32 engine is at most {cost[base] * rate / work:.2f}x "
+            "lower than the baseline"
+        )
+
+
+def flops_line(stage: str, work: float, n: int, seconds: dict[str, float]) -> str:
+    """``--flops``: the baseline's FLOPs for ``n`` items of ``stage``, each side's share of this
+    machine's matmul rate (``seconds``: side -> median s of the call) and the exact-engine bound."""
+    rate = matmul_rate()
+    floor = work / rate
+    shares = ", ".join(f"{name} {100 * floor / s:.0f}%" for name, s in seconds.items())
+    base = seconds[f"{SIDES[0][0]} {SIDES[0][1]}"]
+    return (
+        f"{stage:<11}{work / n / 1e9:,.2f} GFLOP an item; {work / 1e9:,.0f} GFLOP take {floor:.2f} s at "
+        f"{rate / 1e9:.0f} GFLOP/s (a 4096^2 matmul): sides at {shares} of that rate; an exact float32 "
+        f"engine is at most {base / floor:.2f}x faster than the baseline"
+    )
 
 
 def per_process(args: argparse.Namespace, compute_types: list[str]) -> int:
@@ -197,16 +254,21 @@ def per_process(args: argparse.Namespace, compute_types: list[str]) -> int:
         [("embed", c) for c in compute_types] if "embed" in stages else []
     )
     rates: dict[str, dict[str, float]] = {}
+    flops: dict[str, float] = {}
     for i, (stage, compute) in enumerate(jobs):
         out = root / "rates.json"
         argv = [*sys.argv[1:], "--stages", stage, "--compute-types", compute, "--workdir", str(root)]
         argv += ["--rates", str(out), *([] if i == 0 else ["--no-amrlib"])]
         print(f"== {stage}, CTranslate2 {compute}: a process of its own", flush=True)
         subprocess.run([sys.executable, __file__, *argv], check=True)
-        for name, found in json.loads(out.read_text()).items():
-            rates.setdefault(name, {}).update(found)
+        found = json.loads(out.read_text())
+        for name, measured in found["rates"].items():
+            rates.setdefault(name, {}).update(measured)
+        flops.update(found["flops"])
         out.unlink()
-    per_source(rates, args.foci, args.sources, args.threads)
+    if flops:
+        pin_threads(args.threads)
+    per_source(rates, args.foci, args.sources, args.threads, flops)
     return done(args.workdir, root)
 
 
@@ -230,6 +292,11 @@ def main() -> int:
         "--compute-types",
         default="float32,int8",
         help="compute types of the CTranslate2 sides (default float32,int8)",
+    )
+    ap.add_argument(
+        "--flops",
+        action="store_true",
+        help="count the baseline's FLOPs and set every side against this machine's matmul rate",
     )
     ap.add_argument("--workdir", help="where to build the model dirs (kept; default: a temporary folder)")
     ap.add_argument("--rates", help=argparse.SUPPRESS)  # a child process writes its rates here
@@ -274,6 +341,7 @@ def main() -> int:
     head = f"{'stage':<11}{'side':<30}{'items':>6}{'items/s':>9}{'median s':>10}{'ratio':>8}"
     print(f"{head}{'CPU s':>8}{'ratio':>7}  equivalence (CPU s: median CPU seconds of the side's process)")
     rates: dict[str, dict[str, float]] = {}
+    flops: dict[str, float] = {}
     for stage in stages:
         n = n_items[stage]
         sources = n if stage == "parse" else -(-n // args.foci)
@@ -308,13 +376,17 @@ def main() -> int:
             cpu_ratio = statistics.median(timings[base].cpu) / cpu
             row = f"{stage:<11}{name:<30}{n:>6}{n / t.median:>9.3f}{t.median:>10.2f}{ratio:>7.2f}x"
             print(f"{row}{cpu:>8.2f}{cpu_ratio:>6.2f}x  {check}")
+        if args.flops:
+            work = count_flops(sides[base], items)
+            flops[stage] = work / n
+            print(flops_line(stage, work, n, {name: timings[name].median for name in sides}))
         del sides, records
     library = os.environ.get("CT2_USE_MKL", "unset")
     print(f"CTranslate2's CPU matrix library in this process: CT2_USE_MKL={library}")
     if args.rates:
-        Path(args.rates).write_text(json.dumps(rates))
+        Path(args.rates).write_text(json.dumps({"rates": rates, "flops": flops}))
     else:
-        per_source(rates, args.foci, args.sources, threads)
+        per_source(rates, args.foci, args.sources, threads, flops)
     return done(args.workdir, root)
 
 
