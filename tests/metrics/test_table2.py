@@ -95,6 +95,27 @@ def test_two_corpora_are_scored_on_their_shared_sources_only(capsys, tmp_path):
     assert [row["sources"] for row in sampled["corpora"]] == [1, 1]
 
 
+def test_the_api_signature_records_the_filter_the_selection_applied(tmp_path):
+    """Through the Python API the perplexity limit travels with the selection (``Shared``), so a
+    row's protocol signature names the filter its pairs went through: it cannot be given apart."""
+    from paraamr.metrics.scale import process_models
+    from paraamr.metrics.table2 import evaluate_corpora, shared_pairs
+
+    a = read_pairs(write_tsv(tmp_path / "a.tsv", A))
+    b = read_pairs(write_release(tmp_path / "b.jsonl", B))
+    shared = shared_pairs([("a", a), ("b", b)], max_perplexity=120)
+    assert (shared.sources, shared.max_perplexity) == (2, 120)
+    assert [len(pairs) for _, pairs, _ in shared.corpora] == [3, 2]  # b's 130 dropped
+    settings = settings_from_args(build_parser().parse_args(["a", "--no-progress"]))
+    parser, embedder = process_models(settings)()
+    try:
+        result = evaluate_corpora(shared, parser=parser, embedder=embedder)
+    finally:
+        parser.close()
+    assert result["signatures"]["protocol"].endswith("|sources:common-of-2|max-ppl:120")
+    assert [row["pairs"] for row in result["corpora"]] == [3, 2] and result["common_sources"] == 2
+
+
 def test_several_corpora_refuse_single_corpus_options(capsys, tmp_path):
     a, b = write_tsv(tmp_path / "a.tsv", A), write_release(tmp_path / "b.jsonl", B)
     assert main(["evaluate", str(a), str(b), "--state-dir", str(tmp_path / "st")]) == 2

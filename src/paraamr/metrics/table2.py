@@ -27,7 +27,7 @@ import random
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from paraamr.report import json_text
 from paraamr.signature import Signature
 
 __all__ = [
+    "Shared",
     "common_sources",
     "evaluate_corpora",
     "filter_perplexity",
@@ -115,16 +116,27 @@ def protocol_signature(
     return Signature(**fields)
 
 
+@dataclass(frozen=True)
+class Shared:
+    """What :func:`shared_pairs` selected: each named corpus's pairs of the shared sources with its
+    ``selection`` counts, how many ``sources`` are shared, and the ``max_perplexity`` applied (the
+    protocol signature of :func:`evaluate_corpora` records it)."""
+
+    corpora: list[tuple[str, list[Pair], dict[str, int]]]
+    sources: int
+    max_perplexity: float | None
+
+
 def shared_pairs(
     corpora: Sequence[tuple[str, Sequence[Pair]]],
     *,
     max_perplexity: float | None = None,
     sample: int | None = None,
     seed: int = 0,
-) -> tuple[list[tuple[str, list[Pair], dict[str, int]]], int]:
+) -> Shared:
     """Each named corpus's pairs of the sources all of them share after the perplexity filter
     (``sample``: that many shared sources drawn with ``seed``, the same for every corpus), with its
-    ``selection`` counts; and the number of shared sources. InputError when none is shared."""
+    ``selection`` counts. InputError when none is shared."""
     filtered = []
     for name, pairs in corpora:
         kept, counts = filter_perplexity(pairs, max_perplexity, name=name)
@@ -134,28 +146,27 @@ def shared_pairs(
         raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
     if sample is not None and sample < len(keys):
         keys = set(random.Random(seed).sample(sorted(keys), sample))
-    return [(name, restrict(kept, keys), selection) for name, kept, selection in filtered], len(keys)
+    selected = [(name, restrict(kept, keys), selection) for name, kept, selection in filtered]
+    return Shared(selected, len(keys), max_perplexity)
 
 
 def evaluate_corpora(
-    selected: Sequence[tuple[str, Sequence[Pair], dict[str, int]]],
-    shared: int,
+    shared: Shared,
     *,
     parser: Any,
     embedder: Any,
-    max_perplexity: float | None = None,
     ted_convention: str = "paper",
     max_chars: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """One row per corpus of :func:`shared_pairs`'s ``selected``, over its ``shared`` sources, each
+    """One row per corpus of :func:`shared_pairs`'s selection, over the sources they share, each
     with its ``sources``, ``pairs``, measures, failures and ``selection`` counts; the shared
     ``signatures`` (with ``protocol``)."""
     rows, signatures = [], {}
     options = {} if max_chars is None else {"max_chars": max_chars}
-    for name, pairs, selection in selected:
+    for name, pairs, selection in shared.corpora:
         if progress is not None:
-            progress(f"scoring {name}: {len(pairs):,} pairs of {shared:,} shared sources")
+            progress(f"scoring {name}: {len(pairs):,} pairs of {shared.sources:,} shared sources")
         row = evaluate_pairs(
             pairs, embedder=embedder, parser=parser, ted_convention=ted_convention, **options
         )
@@ -166,10 +177,11 @@ def evaluate_corpora(
     signatures["protocol"] = str(
         protocol_signature(
             similarity_model=embedder.model_name, pooling=embedder.pooling, ted_convention=ted_convention,
-            parser_signature=parser.signature, corpora=len(selected), max_perplexity=max_perplexity,
+            parser_signature=parser.signature, corpora=len(shared.corpora),
+            max_perplexity=shared.max_perplexity,
         )
     )  # fmt: skip
-    return {"corpora": rows, "common_sources": shared, "signatures": signatures}
+    return {"corpora": rows, "common_sources": shared.sources, "signatures": signatures}
 
 
 def format_corpora(result: dict[str, Any]) -> str:
@@ -221,13 +233,13 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
             raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
     corpora = [(path, read_corpus(path, config=s.config, split=s.split)) for path in s.path]
     # no shared source is refused here, before the models load
-    selected, shared = shared_pairs(corpora, max_perplexity=s.max_perplexity, sample=s.sample, seed=s.seed)
+    shared = shared_pairs(corpora, max_perplexity=s.max_perplexity, sample=s.sample, seed=s.seed)
     parser, embedder = process_models(s)()
     say = None if s.progress == "none" else (lambda line: print(line, file=sys.stderr))
     try:
         result = evaluate_corpora(
-            selected, shared, parser=parser, embedder=embedder, max_perplexity=s.max_perplexity,
-            ted_convention=s.ted_convention, max_chars=s.max_chars, progress=say,
+            shared, parser=parser, embedder=embedder, ted_convention=s.ted_convention,
+            max_chars=s.max_chars, progress=say,
         )  # fmt: skip
     finally:
         parser.close()
