@@ -293,6 +293,13 @@ def test_a_hand_built_tree_of_the_wrong_shape_is_an_amr_error(node, part, linear
     assert [v.focus for v in ok] == ["b"]
 
 
+@pytest.mark.parametrize("linearization", ["paraamr", "penman"])
+def test_a_hand_built_graph_with_a_variable_that_is_not_text_is_an_amr_error(linearization):
+    graph = penman.Graph([(1, ":instance", "x"), (1, ":ARG0", "b"), ("b", ":instance", "y")], top=1)
+    with pytest.raises(AMRError, match=r"^<graph>: not a penman tree: node \(1, "):
+        amr.variants(graph, linearization=linearization)
+
+
 def test_too_deep_is_an_error_not_a_crash():
     deep = "(a / x" + "".join(f" :ARG0 (b{i} / y" for i in range(3000)) + ")" * 3001
     [failure] = amr.refocus_batch([deep])  # refused by the size caps, before penman reads it

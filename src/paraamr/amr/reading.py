@@ -422,4 +422,4 @@ def _read(graph: GraphInput, where: str, kind: type[_S]) -> _S:
         where = _describe(where, graph.metadata.get("id"))
         cause = "empty graph" if not graph.triples else f"cannot lay out the graph ({e})"
         raise AMRError(f"{where}: {cause}") from e
-    return kind(tree, where)
+    return kind(_check_tree(tree, where) if graph.triples else tree, where)  # empty: named by kind
