@@ -270,9 +270,10 @@ def decode(
     whose size is not checked) with penman's AMR model.
 
     Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
-    PENMAN, no graph at all, more than one graph, a variable defined twice, a graph over
-    ``max_nodes`` or ``max_depth`` (:func:`check_size`). The graph remembers the tree it was read
-    from, so :func:`variants` of it does not lay it out again while its triples and top stay.
+    PENMAN, a tree not of penman's shape, no graph at all, more than one graph, a variable defined
+    twice, a graph over ``max_nodes`` or ``max_depth`` (:func:`check_size`). The graph remembers
+    the tree it was read from, so :func:`variants` of it does not lay it out again while its triples
+    and top stay.
 
     >>> decode("(w / want-01 :ARG0-of (b / boy))").triples
     [('w', ':instance', 'want-01'), ('b', ':ARG0', 'w'), ('b', ':instance', 'boy')]
