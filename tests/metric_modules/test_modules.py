@@ -292,3 +292,30 @@ def test_loading_a_model_prints_no_progress_bar(name, evaluate, capfd, caplog):
     assert "Loading weights" not in err and "it/s" not in err, err
     assert not [r for r in caplog.records if r.name.startswith("sentence_transformers")]  # "Converting ..."
     assert logging.is_progress_bar_enabled()  # put back as it was
+
+
+def test_a_pair_with_an_empty_or_invisible_text_is_left_out_as_paraamr_evaluate_does(modules):
+    """An empty text, a NUL or no visible character: None in the per-pair lists, the means over the
+    other pairs, one line naming the pair in ``<module>_failures`` (``paraamr evaluate`` writes a
+    failure row for such a pair; before, the modules scored it, an empty paraphrase at 1-BLEU 100)."""
+    preds = ["On the mat sat a cat.", "", "It rains.", "Fine.", "\u200b"]
+    refs = ["The cat sat on the mat.", "Hello.", "a\x00b", "Fine.", "Hi."]
+    ok = [0, 3]
+    lines = [
+        "pair 1 prediction: empty",
+        "pair 2 reference: a NUL character at character 2",
+        "pair 4 prediction: no visible character",
+    ]
+    lexical = modules["lexical_diversity"].compute(predictions=preds, references=refs, targets=preds)
+    bleu = bleu_diversity([preds[i] for i in ok], [refs[i] for i in ok])[0]
+    assert lexical["bleu_diversity_scores"] == [bleu[0], None, None, bleu[1], None]
+    assert lexical["bleu_diversity"] == pytest.approx(sum(bleu) / 2)
+    assert lexical["lexical_diversity_failures"] == lines
+    assert lexical["rouge1_scores"][1] is None and lexical["rouge1"] == pytest.approx(100.0)
+    similarity = modules["semantic_similarity"].compute(predictions=preds, references=refs)
+    scores = similarity["semantic_similarity_scores"]
+    assert [s is None for s in scores] == [False, True, True, False, True]
+    assert similarity["semantic_similarity"] == pytest.approx((scores[0] + scores[3]) / 2)
+    assert similarity["semantic_similarity_failures"] == lines
+    ted = modules["ted_diversity"].compute(predictions=preds, references=refs)
+    assert [s is None for s in ted["ted3_scores"]] == [False, True, True, False, True]

@@ -20,7 +20,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cached", "card_text", "check_per_pair", "pair_metric", "quiet_loading", "space"]
+__all__ = [
+    "cached",
+    "card_text",
+    "check_per_pair",
+    "pair_metric",
+    "quiet_loading",
+    "scorable",
+    "space",
+    "spread",
+]
 
 
 def pair_metric(description: str, citation: str, inputs_description: str, urls: Sequence[str]):
@@ -136,3 +145,33 @@ def check_per_pair(module, option: str, values: Sized | None, predictions: Seque
             f" every process's pairs: give it {option} for all of them, in process order)"
         )
     raise ValueError(f"{module.name}: {len(values)} {option} for {len(predictions)} pairs{hint}")
+
+
+def scorable(sides: dict[str, Sequence[str]]) -> tuple[list[int], list[str]]:
+    """The pairs whose texts can be scored, and a line for each other pair, naming it, the side and
+    the problem: ``paraamr evaluate`` leaves out a pair with an empty text, a NUL or no visible
+    character (:func:`paraamr.texts.text_problem`), and so do the modules.
+
+    >>> scorable({"predictions": ["Fine.", " ", "Ok."], "references": ["Yes.", "Yes.", "a\\x00b"]})
+    ([0], ['pair 1 prediction: empty', 'pair 2 reference: a NUL character at character 2'])
+    """
+    from paraamr.texts import text_problem
+
+    failed: dict[int, str] = {}
+    for name, texts in sides.items():
+        for i, text in enumerate(texts):
+            problem = text_problem(text, visible=True)
+            if problem and i not in failed:
+                failed[i] = f"pair {i} {name.removesuffix('s')}: {problem}"
+    pairs = len(next(iter(sides.values())))
+    return [i for i in range(pairs) if i not in failed], [failed[i] for i in sorted(failed)]
+
+
+def spread(scores: Sequence[Any], ok: Sequence[int], pairs: int) -> list[Any]:
+    """Per-pair ``scores`` of the pairs ``ok`` back in place among ``pairs`` pairs, None for the rest.
+
+    >>> spread([0.5, 0.7], [0, 2], 3)
+    [0.5, None, 0.7]
+    """
+    by_pair = dict(zip(ok, scores, strict=True))
+    return [by_pair.get(i) for i in range(pairs)]

@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import check_per_pair, pair_metric
+from paraamr.metric_modules import check_per_pair, pair_metric, scorable, spread
 from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.reference import reference_scores
@@ -47,7 +47,10 @@ Args:
 Returns:
     bleu_diversity (float): mean 1-BLEU ×100 (Table 2's "1-BLEU").
     jaccard_diversity (float): mean 1-∩/∪ ×100 (Table 2's "1-∩/∪").
-    bleu_diversity_scores, jaccard_diversity_scores (list of float): one per pair.
+    bleu_diversity_scores, jaccard_diversity_scores (list of float): one per pair; None for a pair
+        with an empty text, a NUL or no visible character (the means are over the others).
+    lexical_diversity_failures (list of str): one line per pair left out, naming the pair, the side
+        and the problem (as paraamr evaluate leaves such pairs out).
     bleu_signature, jaccard_signature (str): how each was computed.
 Examples:
     >>> import paraamr
@@ -83,25 +86,32 @@ class LexicalDiversity(evaluate.Metric):
         labels=None, threshold=None,
     ):
         check_per_pair(self, "targets", targets, predictions)
+        sides = {"predictions": predictions, "references": references}
+        if targets is not None:
+            sides["targets"] = targets
+        ok, failures = scorable(sides)
+        preds, refs = ([texts[i] for i in ok] for texts in (predictions, references))
         bleu, bleu_signature = bleu_diversity(
-            predictions, references, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
+            preds, refs, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
         )
         jaccard, jaccard_signature = jaccard_diversity(
-            predictions, references, tokenize=jaccard_tokenize, lowercase=jaccard_lowercase
+            preds, refs, tokenize=jaccard_tokenize, lowercase=jaccard_lowercase
         )
+        pairs = len(predictions)
         result = {
             "bleu_diversity": mean(bleu),
             "jaccard_diversity": mean(jaccard),
-            "bleu_diversity_scores": bleu,
-            "jaccard_diversity_scores": jaccard,
+            "bleu_diversity_scores": spread(bleu, ok, pairs),
+            "jaccard_diversity_scores": spread(jaccard, ok, pairs),
+            "lexical_diversity_failures": failures,
             "bleu_signature": str(bleu_signature),
             "jaccard_signature": str(jaccard_signature),
         }
         if targets is not None:
-            scores, signatures = reference_scores(predictions, targets)
+            scores, signatures = reference_scores(preds, [targets[i] for i in ok])
             result["bleu"] = scores.pop("bleu")
             result |= {key: mean(values) for key, values in scores.items()}
-            result |= {f"{key}_scores": values for key, values in scores.items()}
+            result |= {f"{key}_scores": spread(values, ok, pairs) for key, values in scores.items()}
             result |= {f"{key}_signature": str(sig) for key, sig in signatures.items() if key != "bleu"}
             result["reference_bleu_signature"] = str(signatures["bleu"])
         return result

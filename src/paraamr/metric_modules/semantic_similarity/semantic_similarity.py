@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import cached, pair_metric, quiet_loading
+from paraamr.metric_modules import cached, pair_metric, quiet_loading, scorable, spread
 from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
@@ -44,7 +44,10 @@ Args:
     height, cache_dir, labels, threshold) are accepted and ignored.
 Returns:
     semantic_similarity (float): the mean score, ×100.
-    semantic_similarity_scores (list of float): one cosine ×100 per pair, in [-100, 100].
+    semantic_similarity_scores (list of float): one cosine ×100 per pair, in [-100, 100]; None
+        for a pair with an empty text, a NUL or no visible character (the mean is over the others).
+    semantic_similarity_failures (list of str): one line per pair left out, naming the pair, the
+        side and the problem (as paraamr evaluate leaves such pairs out).
     semantic_similarity_signature (str): model, pooling, library versions, scale.
 Examples:
     >>> import paraamr
@@ -82,9 +85,12 @@ class SemanticSimilarity(evaluate.Metric):
         options = {"pooling": pooling, "device": device, "batch_size": batch_size}
         with quiet_loading():  # the model loads in the first call with this key
             embedder = cached(self, "_embedders", key, Embedder, model, **options)
-        scores, signature = semantic_similarity(predictions, references, embedder=embedder)
+        ok, failures = scorable({"predictions": predictions, "references": references})
+        kept = [predictions[i] for i in ok], [references[i] for i in ok]
+        scores, signature = semantic_similarity(*kept, embedder=embedder)
         return {
             "semantic_similarity": mean(scores),
-            "semantic_similarity_scores": scores,
+            "semantic_similarity_scores": spread(scores, ok, len(predictions)),
+            "semantic_similarity_failures": failures,
             "semantic_similarity_signature": str(signature),
         }

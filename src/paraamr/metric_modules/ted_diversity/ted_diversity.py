@@ -3,7 +3,7 @@
 import evaluate
 
 from paraamr.failures import is_failure
-from paraamr.metric_modules import cached, check_per_pair, pair_metric
+from paraamr.metric_modules import cached, check_per_pair, pair_metric, spread
 from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
@@ -125,12 +125,13 @@ class TedDiversity(evaluate.Metric):
         preds = kept["predictions"]
         ted3, tedf = distance_table(preds, kept["references"], heights=(3, None), **options)
         result = {"ted3": mean(ted3), "tedf": mean(tedf)}
-        result |= {"ted3_scores": _spread(ted3, ok, sides), "tedf_scores": _spread(tedf, ok, sides)}
+        pairs = len(sides["predictions"])
+        result |= {"ted3_scores": spread(ted3, ok, pairs), "tedf_scores": spread(tedf, ok, pairs)}
         result["ted_diversity_signature"] = str(ted_signature(**options, trees=parser_signature))
         for key, name in (("ted_r", "targets"), ("ted_e", "templates")):
             if name in sides:
                 scores = distances(preds, kept[name], height=height, **reference)
-                result[f"{key}_scores"] = _spread(scores, ok, sides)
+                result[f"{key}_scores"] = spread(scores, ok, pairs)
                 result[key] = mean(scores)
         result["ted_diversity_failures"] = [f"pair {i} {why}" for i, why in sorted(failures.items())]
         if len(sides) > 2:
@@ -148,8 +149,3 @@ def _failed_pairs(sides):
                 failed[i] = f"{name.removesuffix('s')}: {tree}"
     return failed
 
-
-def _spread(scores, ok, sides):
-    """Per-pair ``scores`` of the pairs ``ok`` back in place among all pairs, None for the rest."""
-    by_pair = dict(zip(ok, scores, strict=True))
-    return [by_pair.get(i) for i in range(len(sides["predictions"]))]
