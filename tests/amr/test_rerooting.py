@@ -298,6 +298,9 @@ def test_a_hand_built_graph_with_a_variable_that_is_not_text_is_an_amr_error(lin
     graph = penman.Graph([(1, ":instance", "x"), (1, ":ARG0", "b"), ("b", ":instance", "y")], top=1)
     with pytest.raises(AMRError, match=r"^<graph>: not a penman tree: node \(1, "):
         amr.variants(graph, linearization=linearization)
+    for focus in (1, "b"):
+        with pytest.raises(AMRError, match=r"^<graph>: not a penman tree: node \(1, "):
+            amr.refocus(graph, focus, linearization=linearization)
 
 
 def test_too_deep_is_an_error_not_a_crash():

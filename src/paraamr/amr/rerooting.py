@@ -234,8 +234,10 @@ class _PenmanWriter:
     metadata plus ``# ::focus``."""
 
     def __init__(self, graph: GraphInput, where: str) -> None:
-        if isinstance(graph, (str, penman.Tree)):  # validated as the paraamr linearization does
+        if isinstance(graph, (str, penman.Tree)):
             graph = decode(graph, where=where)
+        # read as the paraamr linearization reads it: a graph built by hand is refused the same way
+        self.structure = _read(graph, where, _Structure)
         self.graph, self.where = graph, _describe(where, graph.metadata.get("id"))
         self.metadata = {k: v for k, v in graph.metadata.items() if k != "focus"}
 
@@ -327,8 +329,7 @@ def iter_variants(
     '(b / bark-01 :ARG0 (d / dog))'
     """
     writer = _writer(graph, linearization, where, mod_as_domain)
-    # a graph decoded for penman: its tree is reused
-    index = writer if isinstance(writer, _Index) else _read(writer.graph, where, _Structure)
+    index = writer if isinstance(writer, _Index) else writer.structure
     chosen = _candidates(index, foci, seed, exclude, heuristic)
     return (
         Variant(v, index.concept(v), writer.render(v, oneline=oneline, mod_as_domain=mod_as_domain))
