@@ -147,22 +147,28 @@ def check_per_pair(module, option: str, values: Sized | None, predictions: Seque
     raise ValueError(f"{module.name}: {len(values)} {option} for {len(predictions)} pairs{hint}")
 
 
-def scorable(sides: dict[str, Sequence[str]]) -> tuple[list[int], list[str]]:
-    """The pairs whose texts can be scored, and a line for each other pair, naming it, the side and
-    the problem: ``paraamr evaluate`` leaves out a pair with an empty text, a NUL or no visible
-    character (:func:`paraamr.texts.text_problem`), and so do the modules.
+def scorable(
+    sides: dict[str, Sequence[Any]], problem: Callable[[Any], str | None] | None = None
+) -> tuple[list[int], list[str]]:
+    """The pairs whose items can be scored, and a line for each other pair, naming it, the side and
+    its first ``problem`` (by default :func:`paraamr.texts.text_problem` with ``visible``: an empty
+    text, a NUL or no visible character, which ``paraamr evaluate`` leaves out too).
 
     >>> scorable({"predictions": ["Fine.", " ", "Ok."], "references": ["Yes.", "Yes.", "a\\x00b"]})
     ([0], ['pair 1 prediction: empty', 'pair 2 reference: a NUL character at character 2'])
     """
-    from paraamr.texts import text_problem
+    if problem is None:
+        from paraamr.texts import text_problem
+
+        def problem(text: str) -> str | None:
+            return text_problem(text, visible=True)
 
     failed: dict[int, str] = {}
-    for name, texts in sides.items():
-        for i, text in enumerate(texts):
-            problem = text_problem(text, visible=True)
-            if problem and i not in failed:
-                failed[i] = f"pair {i} {name.removesuffix('s')}: {problem}"
+    for name, items in sides.items():
+        for i, item in enumerate(items):
+            why = problem(item)
+            if why and i not in failed:
+                failed[i] = f"pair {i} {name.removesuffix('s')}: {why}"
     pairs = len(next(iter(sides.values())))
     return [i for i in range(pairs) if i not in failed], [failed[i] for i in sorted(failed)]
 

@@ -3,7 +3,7 @@
 import evaluate
 
 from paraamr.failures import is_failure
-from paraamr.metric_modules import cached, check_per_pair, pair_metric, spread
+from paraamr.metric_modules import cached, check_per_pair, pair_metric, scorable, spread
 from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
@@ -107,7 +107,8 @@ class TedDiversity(evaluate.Metric):
             if texts is not None:
                 check_per_pair(self, name, texts, predictions)
                 sides[name] = list(texts)
-        failures: dict[int, str] = {}
+        pairs = len(sides["predictions"])
+        ok, failures = list(range(pairs)), []
         if trees:
             parser_signature = "parser:given-trees"
         else:
@@ -117,15 +118,13 @@ class TedDiversity(evaluate.Metric):
             parsed = iter(tree_parser.parse([s for texts in sides.values() for s in texts]))
             sides = {name: [next(parsed) for _ in texts] for name, texts in sides.items()}
             parser_signature = tree_parser.signature
-            failures = _failed_pairs(sides)
-        ok = [i for i in range(len(sides["predictions"])) if i not in failures]
+            ok, failures = scorable(sides, lambda tree: str(tree) if is_failure(tree) else None)
         kept = {name: [texts[i] for i in ok] for name, texts in sides.items()}
         options = {"convention": convention, "normalize": normalize}
         reference = {**options, "convention": "aesop"}  # TED-R / TED-E: AESOP's own measures
         preds = kept["predictions"]
         ted3, tedf = distance_table(preds, kept["references"], heights=(3, None), **options)
         result = {"ted3": mean(ted3), "tedf": mean(tedf)}
-        pairs = len(sides["predictions"])
         result |= {"ted3_scores": spread(ted3, ok, pairs), "tedf_scores": spread(tedf, ok, pairs)}
         result["ted_diversity_signature"] = str(ted_signature(**options, trees=parser_signature))
         for key, name in (("ted_r", "targets"), ("ted_e", "templates")):
@@ -133,19 +132,8 @@ class TedDiversity(evaluate.Metric):
                 scores = distances(preds, kept[name], height=height, **reference)
                 result[f"{key}_scores"] = spread(scores, ok, pairs)
                 result[key] = mean(scores)
-        result["ted_diversity_failures"] = [f"pair {i} {why}" for i, why in sorted(failures.items())]
+        result["ted_diversity_failures"] = failures
         if len(sides) > 2:
             signature = ted_signature(**reference, heights=(height,), trees=parser_signature)
             result["reference_signature"] = str(signature)
         return result
-
-
-def _failed_pairs(sides):
-    """``{pair index: "<side>: <failure>"}`` for each pair with a sentence that got no tree."""
-    failed = {}
-    for name, trees in sides.items():
-        for i, tree in enumerate(trees):
-            if is_failure(tree) and i not in failed:
-                failed[i] = f"{name.removesuffix('s')}: {tree}"
-    return failed
-
