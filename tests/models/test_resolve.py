@@ -220,6 +220,21 @@ def test_gguf_copy_is_shared_by_content(tmp_path):
     assert [p.name for p in copies.iterdir()] == [done.name]
 
 
+
+def test_a_large_file_changed_only_inside_gets_another_key(tmp_path):
+    """A model fine-tuned with its embeddings frozen can differ from its base only in the middle of
+    its file: the key of a converted copy (CTranslate2, GGUF) reads every byte, so the copy of the
+    old weights is not reused (a digest of the first and last MiB of a file over 64 MiB was)."""
+    from paraamr.tasks import FULL_HASH_BYTES
+
+    size = FULL_HASH_BYTES + (4 << 20)
+    a, b = tmp_path / "base.safetensors", tmp_path / "tuned.safetensors"
+    a.write_bytes(bytes(size))
+    b.write_bytes(bytes(size // 2) + b"\1" + bytes(size - size // 2 - 1))
+    assert _fingerprint(a) != _fingerprint(b)
+    b.write_bytes(bytes(size))
+    assert _fingerprint(a) == _fingerprint(b)  # the same bytes: the same key, wherever they are
+
 # -- code from model folders (issue 14 item 1) ---------------------------------------------------
 
 HUBCONF = """

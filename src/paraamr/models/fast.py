@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -40,7 +39,6 @@ from paraamr.errors import InputError
 from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
 from paraamr.models.resolve import cache_root
-from paraamr.tasks import file_digest
 
 __all__ = [
     "BACKENDS",
@@ -120,7 +118,10 @@ def resolve_backend(
 
 
 def fingerprint(path: Path) -> str:
-    """A short key of the content of file ``path`` (:func:`paraamr.tasks.file_digest`).
+    """A short key of the whole content of file ``path``: every byte is read, since a model
+    fine-tuned with its embeddings (or all but its biases) frozen differs from its base only inside
+    the file, where a digest of a large file's first and last MiB (:func:`paraamr.tasks.file_digest`)
+    does not look (sha1 reads about 1.8 GB/s on one core: 0.8 s for the 1.4 GB parser).
 
     >>> import tempfile
     >>> a, b = Path(tempfile.mkdtemp()) / "a", Path(tempfile.mkdtemp()) / "b"
@@ -131,8 +132,11 @@ def fingerprint(path: Path) -> str:
     >>> fingerprint(a) == fingerprint(b)
     False
     """
-    key = json.dumps(file_digest(path), sort_keys=True)
-    return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+    digest = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
 
 
 def _model_digest(source: Path) -> str:
