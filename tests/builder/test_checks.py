@@ -180,6 +180,39 @@ def test_a_changed_input_is_refused_on_resume(tiny_models, graphs, tmp_path, cap
     assert main(args) == 0
 
 
+def test_a_model_whose_files_changed_is_refused_on_resume(tiny_models, graphs, tmp_path, capsys):
+    """A run resumed with a model folder of the same name but other files (retrained in place) is
+    refused, naming the model; the same files again (new mtimes) or in another place (a node's own
+    Hub cache) are the same model."""
+    lm = tmp_path / "lm"
+    shutil.copytree(tiny_models["lm"], lm)
+    out = tmp_path / "out"
+    args = [
+        "--amr-input",
+        str(graphs),
+        "--output",
+        str(out),
+        "--no-progress",
+        *_models({**tiny_models, "lm": lm}),
+    ]
+    assert main(args) == 0
+    saved = json.loads((out / ".paraamr" / "settings.json").read_text())["models"]
+    assert set(saved) == {"realizer", "lm"}  # AMR input: no parser
+    config = (lm / "config.json").read_text()
+    (lm / "config.json").write_text(config.replace("{", '{"retrained": true,', 1))
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"the lm model {str(lm)!r} has other files than when the run started" in err
+    assert "--overwrite" in err
+    (lm / "config.json").write_text(config)  # the same bytes again, a new mtime: the same model
+    assert main(args) == 0
+    moved = tmp_path / "elsewhere" / "lm"
+    shutil.copytree(lm, moved)
+    shutil.rmtree(lm)
+    moved.rename(lm)  # the same files, new inodes and times
+    assert main(args) == 0
+
+
 def test_overwrite_deletes_only_the_projects_files(small_run, tiny_models, tmp_path, capsys):
     import shutil
 

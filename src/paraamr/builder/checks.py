@@ -17,6 +17,7 @@ from paraamr.builder import readers
 from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError, ModelNotFoundError, UsageError
 from paraamr.models.download import ensure
+from paraamr.models.fast import model_digest
 from paraamr.settings import RecordSettings, check_tagging
 from paraamr.tasks import dataset_identity, input_identity
 
@@ -108,12 +109,15 @@ def check_run(
     trust_remote_code: bool = False,
 ) -> tuple[dict[str, Any], str, dict[str, str]]:
     """Check the input (paths, format, its first row), the output folder and, with ``models``, that
-    each model is on disk (fetched when missing and online). Returns the settings as saved
-    (:meth:`RunFolder.resume_record`), ``new``/``resume``/``overwrite`` and ``{kind: path}`` of
-    each model."""
+    each model is on disk (fetched when missing and online) and, on resume, has the files it had when
+    the run started. Returns the settings as saved (:meth:`RunFolder.resume_record`),
+    ``new``/``resume``/``overwrite`` and ``{kind: path}`` of each model."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
     identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
     mode = folder.check(record, identity, overwrite=overwrite)
     paths = _check_models(record, download=download, trust_remote_code=trust_remote_code) if models else {}
-    return folder.resume_record(record, identity), mode, paths
+    digests = {kind: model_digest(path) for kind, path in paths.items()}
+    if mode == "resume":
+        folder.check_models(record, digests)
+    return folder.resume_record(record, identity, digests or None), mode, paths

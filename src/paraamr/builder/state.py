@@ -65,6 +65,23 @@ def task_writer(task: int) -> str:
     return f"t{task:06d}"
 
 
+def model_changes(
+    saved: dict[str, str] | None, now: dict[str, str] | None, record: RecordSettings
+) -> list[str]:
+    """Which models of ``record`` have other files than when the run started (digests by kind;
+    nothing to compare where either is unknown: a dry run, or a run of a paraamr that kept none).
+
+    >>> model_changes({"parser": "a1", "lm": "b2"}, {"parser": "a1", "lm": "c3"}, RecordSettings())
+    ["the lm model 'gpt2' has other files than when the run started"]
+    """
+    names = record.models()
+    return [
+        f"the {kind} model {names.get(kind)!r} has other files than when the run started"
+        for kind in sorted((saved or {}).keys() & (now or {}).keys())
+        if saved[kind] != now[kind]
+    ]
+
+
 class RunFolder:
     """The output folder of a run seen by process ``rank`` of ``num_processes`` (of ``shard``);
     ``origin``: what the first invocation records beside the settings (``command``, with
@@ -133,13 +150,23 @@ class RunFolder:
         if overwrite:
             return "overwrite"
         if diffs:
-            raise InputError(
-                f"{self.path} holds a run with other settings ({'; '.join(diffs)}); "
-                "pass --overwrite to start over"
-            )
+            raise self._other_settings(diffs)
         if finalized(self.path):
             self.check_finished()
         return "resume"
+
+    def check_models(self, record: RecordSettings, models: dict[str, str]) -> None:
+        """Refuse to resume with a model whose files are not those the run started with (``models``:
+        :func:`~paraamr.models.fast.model_digest` by kind)."""
+        changed = model_changes((self.read_settings() or {}).get("models"), models, record)
+        if changed:
+            raise self._other_settings(changed)
+
+    def _other_settings(self, diffs: list[str]) -> InputError:
+        why = "; ".join(diffs)
+        return InputError(
+            f"{self.path} holds a run with other settings ({why}); pass --overwrite to start over"
+        )
 
     def check_finished(self) -> None:
         """Refuse a finalized run that lost a task's completion marker (it cannot be done again)."""
@@ -152,10 +179,16 @@ class RunFolder:
                 raise InputError(f"{err}; {_FINISHED}") from None
 
     def differences(
-        self, saved: dict[str, Any], record: RecordSettings, identity: dict[str, Any] | None
+        self,
+        saved: dict[str, Any],
+        record: RecordSettings,
+        identity: dict[str, Any] | None,
+        models: dict[str, str] | None = None,
     ) -> list[str]:
-        """What differs between the saved run and this one: settings, the cut into shards, the input."""
+        """What differs between the saved run and this one: settings, the cut into shards, the input
+        and, with ``models`` (:func:`~paraamr.models.fast.model_digest` by kind), a model's files."""
         diffs = RecordSettings.from_dict(saved["record"]).differences(record)
+        diffs += model_changes(saved.get("models"), models, record)
         was, now = saved.get("shards"), self.shard[1] if self.spec is not None else None
         if was != now and was is None:
             diffs.append(f"the run is not cut into shards, now {self.spec}")
@@ -168,9 +201,12 @@ class RunFolder:
             diffs.append(f"the input changed: {changed}")
         return diffs
 
-    def resume_record(self, record: RecordSettings, identity: dict[str, Any] | None) -> dict[str, Any]:
-        """The run's settings as saved: ``record``, ``input_identity``, ``shards`` and ``origin``."""
-        saved = {**self.origin, "record": record.as_dict(), "input_identity": identity}
+    def resume_record(
+        self, record: RecordSettings, identity: dict[str, Any] | None, models: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """The run's settings as saved: ``record``, ``input_identity``, ``models`` (each model's
+        digest), ``shards`` and ``origin``."""
+        saved = {**self.origin, "record": record.as_dict(), "input_identity": identity, "models": models}
         return saved if self.spec is None else {**saved, "shards": self.spec.count}
 
     def _others(self, writer: str) -> bool:
@@ -243,7 +279,7 @@ class RunFolder:
                 layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
             else:
                 record = RecordSettings.from_dict(saved["record"])
-                diffs = self.differences(current, record, saved["input_identity"])
+                diffs = self.differences(current, record, saved["input_identity"], saved.get("models"))
                 if diffs:
                     raise InputError(f"{self.path}: a shard started with other settings ({'; '.join(diffs)})")
             plan = Plan.load(self.path)

@@ -49,6 +49,7 @@ __all__ = [
     "fingerprint",
     "load_encoder",
     "load_generator",
+    "model_digest",
     "resolve_backend",
 ]
 
@@ -139,12 +140,33 @@ def fingerprint(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _model_digest(source: Path) -> str:
-    """The digest of a model folder: its weight and configuration files, by name and content."""
+def model_digest(source: str | Path) -> str:
+    """The digest of a model: its file, or a folder's weight and configuration files, by name and
+    whole content (:func:`fingerprint`); read once a process while the files keep their size and
+    modification time. The same files in another place (a node's own Hub cache) give the same digest.
+
+    >>> import tempfile
+    >>> a, b = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
+    >>> for d in (a, b):
+    ...     _ = (d / "config.json").write_text("{}"), (d / "README.md").write_text(str(d))
+    >>> model_digest(a) == model_digest(b)  # a README is not the model
+    True
+    >>> _ = (b / "config.json").write_text('{"d_model": 8}')
+    >>> model_digest(a) == model_digest(b)
+    False
+    """
+    source = Path(source)
+    files = [source] if source.is_file() else sorted(p for p in source.iterdir() if p.suffix in _WEIGHTS)
+    stats = tuple((str(p), p.stat()) for p in files if p.is_file())
+    return _digest(tuple((name, s.st_size, s.st_mtime_ns, s.st_ino) for name, s in stats))
+
+
+@functools.cache
+def _digest(files: tuple[tuple[str, int, int, int], ...]) -> str:
+    """:func:`model_digest` of ``files`` (path, size, mtime, inode): cached by what a change alters."""
     digest = hashlib.blake2b(digest_size=8)
-    for path in sorted(source.iterdir()):
-        if path.is_file() and path.suffix in _WEIGHTS:
-            digest.update(path.name.encode() + b"\0" + fingerprint(path).encode())
+    for name, *_ in files:
+        digest.update(Path(name).name.encode() + b"\0" + fingerprint(Path(name)).encode())
     return digest.hexdigest()
 
 
@@ -218,7 +240,7 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     ``tokenizer`` (the stage's) gives the special tokens. The copy sits beside ``source``, named
     with its digest; a second process waits for the first one's conversion."""
     source = Path(source)
-    target = _target(source, _model_digest(source), cache_dir)
+    target = _target(source, model_digest(source), cache_dir)
     if target.is_dir():
         return target
     lock = target.parent / f"{target.name}.lock"
