@@ -34,6 +34,7 @@ __all__ = [
     "identity_changed",
     "input_identity",
     "launch",
+    "model_changes",
     "owned",
     "process_group",
     "read_json",
@@ -266,6 +267,22 @@ def _hub_revision(name: str) -> str | None:
         return HfApi().dataset_info(name, timeout=hub_timeout()).sha
     except Exception:  # not a Hub dataset, no network: the load says what is wrong
         return None
+
+
+def model_changes(
+    saved: Mapping[str, str] | None, now: Mapping[str, str] | None, names: Mapping[str, Any]
+) -> list[str]:
+    """Which models (``names`` by kind) have other files than when the run started (digests by kind,
+    :func:`paraamr.models.fast.model_digest`; nothing to compare where either is unknown).
+
+    >>> model_changes({"parser": "a1", "lm": "b2"}, {"parser": "a1", "lm": "c3"}, {"lm": "gpt2"})
+    ["the lm model 'gpt2' has other files than when the run started"]
+    """
+    return [
+        f"the {kind} model {names.get(kind)!r} has other files than when the run started"
+        for kind in sorted((saved or {}).keys() & (now or {}).keys())
+        if saved[kind] != now[kind]
+    ]
 
 
 def identity_changed(saved: dict[str, Any] | None, now: dict[str, Any] | None) -> str | None:

@@ -127,3 +127,29 @@ def test_bad_two_column_file_names_the_line(capsys, tmp_path):
     path.write_text("a\tb\nc\td\te\n")
     assert main(["evaluate", str(path), "--no-plots", "--no-progress"]) == 1
     assert f"{path}, line 2: expected 2 columns" in capsys.readouterr().err
+
+
+def test_a_similarity_model_whose_files_changed_is_refused_on_resume(capsys, tmp_path):
+    """An evaluation resumed from its state folder with a similarity model of the same name but other
+    files is refused, naming it (its chunks would mix two models in one row); the same files again
+    (a new mtime) go on."""
+    import shutil
+
+    from paraamr.models.download import ensure
+
+    model = tmp_path / "minilm"
+    shutil.copytree(ensure("all-MiniLM-L6-v2", "embedder", download=False), model)
+    state = tmp_path / "state"
+    args = [RELEASE, "--similarity-model", model, "--state-dir", state, "--chunk-pairs", "4", "--no-plots"]
+    first = run_json(capsys, *args)
+    chunks = sorted((state / ".paraamr" / "evaluate").glob("chunk-*.json"))
+    assert len(chunks) > 1 and json.loads((chunks[0].parent / "settings.json").read_text())["models"]
+    chunks[-1].unlink()  # as if the run had been killed before its last chunk
+    config = (model / "config.json").read_text()
+    (model / "config.json").write_text(config.replace("{", '{"retrained": true,', 1))
+    assert main(["evaluate", *map(str, args), "--json", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"the similarity model {str(model)!r} has other files than when the run started" in err
+    (model / "config.json").write_text(config)
+    again = run_json(capsys, *args)
+    assert again["semantic_similarity"] == pytest.approx(first["semantic_similarity"], abs=1e-6)

@@ -33,7 +33,7 @@ from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.outputs import check_writable
 from paraamr.progress import SharedCount
 from paraamr.settings import RecordSettings
-from paraamr.tasks import TaskFolder, identity_changed, read_json
+from paraamr.tasks import TaskFolder, identity_changed, model_changes, read_json
 
 __all__ = ["RunFolder", "Shard", "finalized", "task_writer"]
 
@@ -63,23 +63,6 @@ class Shard:
 def task_writer(task: int) -> str:
     """The writer name of ``task``'s parts."""
     return f"t{task:06d}"
-
-
-def model_changes(
-    saved: dict[str, str] | None, now: dict[str, str] | None, record: RecordSettings
-) -> list[str]:
-    """Which models of ``record`` have other files than when the run started (digests by kind;
-    nothing to compare where either is unknown: a dry run, or a run of a paraamr that kept none).
-
-    >>> model_changes({"parser": "a1", "lm": "b2"}, {"parser": "a1", "lm": "c3"}, RecordSettings())
-    ["the lm model 'gpt2' has other files than when the run started"]
-    """
-    names = record.models()
-    return [
-        f"the {kind} model {names.get(kind)!r} has other files than when the run started"
-        for kind in sorted((saved or {}).keys() & (now or {}).keys())
-        if saved[kind] != now[kind]
-    ]
 
 
 class RunFolder:
@@ -158,7 +141,7 @@ class RunFolder:
     def check_models(self, record: RecordSettings, models: dict[str, str]) -> None:
         """Refuse to resume with a model whose files are not those the run started with (``models``:
         :func:`~paraamr.models.fast.model_digest` by kind)."""
-        changed = model_changes((self.read_settings() or {}).get("models"), models, record)
+        changed = model_changes((self.read_settings() or {}).get("models"), models, record.models())
         if changed:
             raise self._other_settings(changed)
 
@@ -188,7 +171,7 @@ class RunFolder:
         """What differs between the saved run and this one: settings, the cut into shards, the input
         and, with ``models`` (:func:`~paraamr.models.fast.model_digest` by kind), a model's files."""
         diffs = RecordSettings.from_dict(saved["record"]).differences(record)
-        diffs += model_changes(saved.get("models"), models, record)
+        diffs += model_changes(saved.get("models"), models, record.models())
         was, now = saved.get("shards"), self.shard[1] if self.spec is not None else None
         if was != now and was is None:
             diffs.append(f"the run is not cut into shards, now {self.spec}")

@@ -229,13 +229,18 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
 
 def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[str, Any]:
     """Before the work, once a run: the embedder's folder (fetched when missing; None when every
-    chunk is committed already), and where several processes add up their progress: the state
+    chunk is committed already; refused when the state folder's chunks were scored with other
+    files under its name), and where several processes add up their progress: the state
     folder (so across machines too, on a shared disk), else a new temporary folder."""
     from paraamr.models.download import ensure
 
     done = set(state.completed()) if state is not None else set()
     left = any(k not in done for k in plan.owned(shard=s.shard))
     embedder = str(ensure(s.similarity_model, "embedder")) if left else None
+    if embedder is not None and state is not None:
+        from paraamr.models.fast import model_digest
+
+        state.check_models({"similarity": model_digest(embedder)}, {"similarity": s.similarity_model})
     progress = None
     if where.processes > 1:
         progress = str(state.root) if state is not None else tempfile.mkdtemp(prefix="paraamr-evaluate-")

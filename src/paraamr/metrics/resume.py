@@ -1,7 +1,8 @@
 """The resume state of an evaluation: its chunks as the completed tasks of a
 :class:`~paraamr.tasks.TaskFolder` under ``DIR/.paraamr/evaluate/``.
 
-``settings.json`` holds what the row depends on (the input's identity and the options) and one
+``settings.json`` holds what the row depends on (the input's identity, the options and the
+similarity model's digest) and one
 ``chunk-{k:06d}.json`` per committed chunk (:class:`~paraamr.metrics.stats.RowStats` of its pairs).
 A killed run started again computes only the missing chunks and gives the same row; a state folder
 may be resumed with another split, shared by shards, or merged with others (:func:`merge_folders`).
@@ -24,9 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from paraamr import layout
 from paraamr.errors import InputError
 from paraamr.metrics.stats import RowStats
-from paraamr.tasks import TaskFolder
+from paraamr.tasks import TaskFolder, model_changes
 
 __all__ = ["StateFolder", "cache_key", "files_changed", "merge_folders"]
 
@@ -55,6 +57,21 @@ class StateFolder(TaskFolder):
             raise InputError(
                 f"{self.root} holds the statistics of another evaluation: {why}; give another --state-dir, "
                 f"or delete {self.root} to start over"
+            )
+
+    def check_models(self, models: Mapping[str, str], names: Mapping[str, Any]) -> None:
+        """Save the digest of each model (``names`` by kind) on the first run; refuse a later one whose
+        model has other files (:func:`paraamr.tasks.model_changes`), naming it."""
+        saved = self.saved() or {}
+        if "models" not in saved:
+            saved["models"] = dict(models)
+            layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
+            return
+        changed = model_changes(saved["models"], models, names)
+        if changed:
+            raise InputError(
+                f"{self.root} holds the statistics of another evaluation: {'; '.join(changed)}; give "
+                f"another --state-dir, or delete {self.root} to start over"
             )
 
     def stats(self, chunk: int) -> RowStats | None:
