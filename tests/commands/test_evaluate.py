@@ -153,3 +153,17 @@ def test_a_similarity_model_whose_files_changed_is_refused_on_resume(capsys, tmp
     (model / "config.json").write_text(config)
     again = run_json(capsys, *args)
     assert again["semantic_similarity"] == pytest.approx(first["semantic_similarity"], abs=1e-6)
+
+
+def test_shards_merge_when_one_owned_no_chunk(capsys, tmp_path):
+    """--shard I/N with more shards than chunks: a shard that owned none (and so loaded no model)
+    merges with the others into the row of one run."""
+    whole = run_json(capsys, RELEASE, "--chunk-pairs", "4", "--no-plots")
+    states = [tmp_path / f"s{i}" for i in range(4)]  # 11 pairs: chunks 0-2, shard 3 owns none
+    for i, state in enumerate(states):
+        assert main(["evaluate", str(RELEASE), "--chunk-pairs", "4", "--no-plots", "--no-progress",
+                     "--shard", f"{i}/4", "--state-dir", str(state)]) == 0  # fmt: skip
+    capsys.readouterr()
+    merged = run_json(capsys, RELEASE, "--merge", *states, "--no-plots")
+    for measure in MEASURES:
+        assert merged[measure] == pytest.approx(whole[measure], abs=1e-6)

@@ -129,17 +129,20 @@ def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[
     processes, nodes) wrote, and the settings they share; InputError naming the folder when their
     settings differ, a chunk is missing, or one chunk has two different statistics."""
     settings: dict[str, Any] | None = None
+    models: dict[str, str] = {}  # a shard that owned no chunk saved none
     found: dict[int, tuple[RowStats, Path]] = {}
     for folder in folders:
         state = StateFolder(folder)
         saved = state.saved()
         if saved is None:
             raise InputError(f"{folder}: no evaluation state ({state.settings_path} is missing)")
+        saved_models = saved.pop("models", None) or {}
         if settings is None:
             settings = saved
-        elif saved != settings:
-            differ = sorted(k for k in {*saved, *settings} if saved.get(k) != settings.get(k))
+        if saved != settings or any(models.get(k, v) != v for k, v in saved_models.items()):
+            differ = sorted(k for k in {*saved, *settings} if saved.get(k) != settings.get(k)) or ["models"]
             raise InputError(f"{folder}: another evaluation than {folders[0]} ({', '.join(differ)} differ)")
+        models.update(saved_models)
         for chunk in state.completed():
             stats = state.stats(chunk)
             if chunk in found and _comparable(found[chunk][0]) != _comparable(stats):

@@ -162,7 +162,7 @@ def process_models(s: EvaluateSettings, *, local: int = 1, embedder: str | None 
 def combine(gathered: Sequence[tuple[str, Any]], expected: set[int]) -> RowStats:
     """The statistics of the processes (``("ok", RowStats dict or None)`` or ``("error", message)``
     each, in rank order) merged; a process's error is raised, naming it, as is a chunk missing
-    from ``expected``."""
+    from ``expected`` (empty statistics when nothing was expected: a shard that owns no chunk)."""
     merged = None
     for rank, (status, payload) in enumerate(gathered):
         if status != "ok":
@@ -170,6 +170,8 @@ def combine(gathered: Sequence[tuple[str, Any]], expected: set[int]) -> RowStats
         if payload is not None:
             stats = RowStats.from_dict(payload)
             merged = stats if merged is None else merged.merge(stats)
+    if merged is None and not expected:  # a --shard I/N that owns no chunk (N over the chunks)
+        return RowStats(())
     if merged is None or merged.chunks != expected:
         found = sorted(merged.chunks) if merged else []
         raise ParaAMRError(f"the processes scored chunks {found}, not {sorted(expected)}")
