@@ -213,6 +213,29 @@ def test_a_model_whose_files_changed_is_refused_on_resume(tiny_models, graphs, t
     assert main(args) == 0
 
 
+
+def test_stdin_resumed_with_other_lines_is_refused(tiny_models, tmp_path, monkeypatch, capsys):
+    """stdin has no identity before it is read, so a run of ``--input -`` that finds its input cut
+    already reads stdin again and refuses other rows (before, they were dropped silently: the run
+    "resumed" the first input and said it wrote the folder); the same lines go on."""
+    out = tmp_path / "out"
+    args = ["--input", "-", "--output", str(out), "--no-progress", *_models(tiny_models)]
+
+    def run(lines: list[str]) -> int:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("\n".join(lines).encode())))
+        return main(args)
+
+    assert run(SENTENCES[:2]) == 0
+    assert run(SENTENCES[2:5]) == 1
+    err = capsys.readouterr().err
+    assert f"stdin: not the input the run in {out} started with (3 rows now, 2 then)" in err
+    assert run(SENTENCES[:2]) == 0
+    from datasets import load_dataset
+
+    texts = list(load_dataset(str(out), split="train")["text"])
+    failures = [json.loads(line) for f in (out / "failures").glob("*.jsonl") for line in f.open()]
+    assert sorted(texts + [f["text"] for f in failures]) == sorted(SENTENCES[:2])
+
 def test_overwrite_deletes_only_the_projects_files(small_run, tiny_models, tmp_path, capsys):
     import shutil
 

@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import shutil
@@ -29,7 +30,7 @@ from paraamr.errors import InputError
 from paraamr.failures import Failure
 from paraamr.tasks import read_json
 
-__all__ = ["Plan", "partition", "task_count"]
+__all__ = ["Plan", "partition", "rows_digest", "task_count"]
 
 _PLAN = "plan.json"
 #: What to do about a damaged state file of a run.
@@ -69,6 +70,8 @@ class Plan:
     folder: Path
     count: int
     rows: dict[int, int]
+    #: The digest of the rows cut (:func:`rows_digest`), to check stdin read again on resume.
+    digest: str | None = None
 
     @classmethod
     def load(cls, folder: str | Path) -> Plan | None:
@@ -87,7 +90,7 @@ class Plan:
         except (ValueError, TypeError, KeyError, AttributeError) as err:
             why = f"no {err}" if isinstance(err, KeyError) else err
             raise InputError(f"{path}: not {what} ({why}){REDO}") from None
-        return cls(Path(folder), count, rows)
+        return cls(Path(folder), count, rows, saved.get("digest"))
 
     def of(self, shard: tuple[int, int] = (0, 1)) -> list[int]:
         """The tasks with rows of shard ``shard = (i, N)``, in order."""
@@ -101,7 +104,19 @@ class Plan:
     def save(self) -> None:
         """Write the plan (atomically: the partition's completion marker)."""
         rows = {str(k): self.rows[k] for k in sorted(self.rows)}
-        layout.atomic_write(_root(self.folder) / _PLAN, json.dumps({"tasks": self.count, "rows": rows}))
+        saved = {"tasks": self.count, "rows": rows, "digest": self.digest}
+        layout.atomic_write(_root(self.folder) / _PLAN, json.dumps(saved))
+
+    def check_input(self, rows: Iterable[InputRow]) -> None:
+        """InputError unless ``rows`` are those the plan was cut from: an input that cannot be
+        identified before it is read (stdin), read again when the run resumes."""
+        n, digest = rows_digest(rows)
+        if self.digest is not None and digest != self.digest:
+            raise InputError(
+                f"stdin: not the input the run in {self.folder} started with ({n:,} rows now, "
+                f"{self.total(self.rows):,} then); pipe the same input to resume, or pass --overwrite "
+                "to start over"
+            )
 
     def read(self, task: int) -> Iterator[InputRow]:
         """The rows of ``task``, in input order."""
@@ -126,10 +141,12 @@ def partition(
     root = _root(folder)
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    spool, n = root / "rows.jsonl", 0
+    spool, n, digest = root / "rows.jsonl", 0, hashlib.sha1()
     with open(spool, "w", encoding="ascii") as f:
         for row in rows:
-            f.write(f"{row_task(row.id)} {_encode(row)}")
+            line = _encode(row)
+            f.write(f"{row_task(row.id)} {line}")
+            digest.update(line.encode("ascii"))
             n += 1
     count = task_count(n, task_rows=task_rows, at_least=at_least, shards=shards)
     counts: dict[int, int] = {}
@@ -147,9 +164,23 @@ def partition(
                 held = 0
     _flush(folder, buffers)
     spool.unlink()
-    plan = Plan(Path(folder), count, dict(sorted(counts.items())))
+    plan = Plan(Path(folder), count, dict(sorted(counts.items())), digest.hexdigest())
     plan.save()
     return plan
+
+
+def rows_digest(rows: Iterable[InputRow]) -> tuple[int, str]:
+    """How many ``rows``, and the sha1 of the lines :func:`partition` writes for them.
+
+    >>> from paraamr.builder.rows import decode_bytes
+    >>> rows_digest([decode_bytes(b"a.")]) == rows_digest([decode_bytes(b"a.")]), rows_digest([])[0]
+    (True, 0)
+    """
+    digest, n = hashlib.sha1(), 0
+    for row in rows:
+        digest.update(_encode(row).encode("ascii"))
+        n += 1
+    return n, digest.hexdigest()
 
 
 def _flush(folder: str | Path, buffers: dict[int, list[str]]) -> None:

@@ -173,9 +173,13 @@ def prepare(
         record, folder, overwrite=overwrite, download=run.download, trust_remote_code=run.trust_remote_code
     )
     folder.lock(alone=True)
-    cpu = run.device == "cpu" if run.device is not None else _cpu_only()
-    task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
-    folder.prepare(saved, lambda: read_rows(record), overwrite=mode == "overwrite", task_rows=task_rows)
+    try:
+        cpu = run.device == "cpu" if run.device is not None else _cpu_only()
+        task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
+        folder.prepare(saved, lambda: read_rows(record), overwrite=mode == "overwrite", task_rows=task_rows)
+    except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
+        folder.unlock()
+        raise
     folder.count.clear()  # an earlier launch's counts are not this one's
     return paths
 

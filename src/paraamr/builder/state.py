@@ -238,7 +238,7 @@ class RunFolder:
     ) -> Plan:
         """(The main process, its lock held) with ``overwrite``, delete the earlier run's files (this
         shard's only, with ``--shard``); save the settings unless a shard did (refused when they
-        differ); cut the input into tasks unless that is done."""
+        differ); cut the input into tasks unless that is done (stdin, then, must be the same rows)."""
         if overwrite and self.spec is None:
             with folder_lock(self.path, command="generate --overwrite"):
                 layout.remove_layout(self.path)
@@ -270,6 +270,8 @@ class RunFolder:
                 plan = partition(
                     self.path, rows(), task_rows=task_rows, at_least=self.num_processes, shards=self.shard[1]
                 )
+            elif saved["record"].get("input") == "-":  # no identity before it is read: read it again
+                plan.check_input(rows())
         return plan
 
     def claim(self, plan: Plan) -> Iterator[int]:
