@@ -25,6 +25,7 @@ __all__ = [
     "UsageError",
     "about",
     "missing_local",
+    "not_a_file",
 ]
 
 
@@ -90,6 +91,17 @@ def about(path: Any) -> Iterator[None]:
 
 #: Suffixes of data files: a dataset spec ending so is a local path, not a Hub id.
 _FILE_SUFFIXES = (".txt", ".json", ".jsonl", ".csv", ".tsv", ".parquet", ".zip", ".gz", ".amr")
+
+
+def not_a_file(path: str | Path, way_out: str = "save it to a file first") -> InputError:
+    """The error for an input that exists but is neither a file nor a folder: a pipe (``<(...)``,
+    a FIFO) or a device, which a command that reads its input more than once cannot take (and
+    opening a FIFO nobody writes would wait forever).
+
+    >>> str(not_a_file("/dev/fd/63"))
+    '/dev/fd/63: a pipe or a device, not a file: save it to a file first'
+    """
+    return InputError(f"{path}: a pipe or a device, not a file: {way_out}")
 
 
 def missing_local(spec: str) -> str | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, not_a_file
 from paraamr.filters import Filters
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
 from paraamr.texts import LongLine, bounded_lines, printable, text_problem
@@ -411,6 +411,8 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     root = Path(path)
     if root.is_file():
         return {"train": [str(root)]}
+    if root.exists() and not root.is_dir():
+        raise not_a_file(root)
     if not root.is_dir():
         raise InputError(f"{root}: no such file or folder")
     shards = layout.list_shards(root)

@@ -192,6 +192,8 @@ USER_FOLDER = {"out/notes.txt": b"my notes\n", "out/README.md": b"# my readme\n"
 FILE = "{file}"
 #: A file the case does not create.
 MISSING = object()
+#: A named pipe that nobody writes: opening it would wait forever.
+FIFO = object()
 TRUNCATED_PARQUET = half(parquet({"text": SENTENCES * 50}))
 TRUNCATED_GZ = half(gz(release()))
 TRUNCATED_ZIP = half(zipped("in.json", release()))
@@ -229,6 +231,7 @@ def standard_input(kind: str, name: str, good: bytes):
         "truncated-gz": ("in.jsonl.gz", TRUNCATED_GZ),
         "truncated-zip": ("in.zip", TRUNCATED_ZIP),
         "malformed-json": ("in.jsonl", b'{"text": "a"\n'),
+        "pipe": (name, FIFO),
     }[kind]
 
 
@@ -237,10 +240,12 @@ def input_cases(args, name, good, kinds, expect=None):
     in that order), where ``args`` read ``name`` (at ``FILE``). Each fails naming its file, except
     where ``expect`` (kind -> codes) allows another outcome."""
     expect = expect or {}
-    return [
-        bad_file(kind, args, *standard_input(kind, name, good), expect.get(kind, ERR))
-        for kind in kinds.split()
-    ]
+    specs = []
+    for kind in kinds.split():
+        path, content = standard_input(kind, name, good)
+        names = f"{path}: a pipe or a device, not a file" if content is FIFO else ...
+        specs.append(bad_file(kind, args, path, content, expect.get(kind, ERR), names))
+    return specs
 
 
 def output_cases(args, good, kinds, out="out", full="out"):
@@ -295,7 +300,7 @@ def table() -> list[Case]:
                 "in.jsonl",
                 AUGMENT_ROWS,
                 "missing empty blank-lines empty-folder invalid-utf8 garbage-parquet truncated-parquet"
-                " malformed-json",
+                " malformed-json pipe",
             ),
             bad_file("invalid-utf8-csv", at, "in.csv", b"text,label\nTh\xff\xfe cat,1\n"),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x"}])),
@@ -357,7 +362,8 @@ def table() -> list[Case]:
                 at,
                 "in.jsonl",
                 release(),
-                "missing empty empty-folder invalid-utf8 garbage garbage-parquet truncated-gz truncated-zip",
+                "missing empty empty-folder invalid-utf8 garbage garbage-parquet truncated-gz truncated-zip"
+                " pipe",
                 expect={"empty": OK_OR_ERR},
             ),
             bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
@@ -391,7 +397,8 @@ def table() -> list[Case]:
                 at,
                 "in.jsonl",
                 release(),
-                "missing empty empty-folder invalid-utf8 garbage garbage-parquet truncated-gz truncated-zip",
+                "missing empty empty-folder invalid-utf8 garbage garbage-parquet truncated-gz truncated-zip"
+                " pipe",
                 expect={"empty": OK_OR_ERR},
             ),
             bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
@@ -423,7 +430,7 @@ def table() -> list[Case]:
         "evaluate",
         ("evaluate",),
         [
-            *input_cases(at, "in.tsv", PAIRS_TSV, "missing empty empty-folder invalid-utf8"),
+            *input_cases(at, "in.tsv", PAIRS_TSV, "missing empty empty-folder invalid-utf8 pipe"),
             bad_file("garbage", at, "in.jsonl", GARBAGE),
             *input_cases(at, "in.tsv", PAIRS_TSV, "truncated-gz"),
             bad_file("malformed-tsv", at, "in.tsv", b"only one column\n"),
@@ -453,7 +460,7 @@ def table() -> list[Case]:
         ("generate.py", models, "generate.py"),
     ):
         specs = [
-            *input_cases(at, "in.txt", text_lines(), "missing directory garbage-parquet empty-parquet"),
+            *input_cases(at, "in.txt", text_lines(), "missing directory garbage-parquet empty-parquet pipe"),
             *output_cases(to, good, "output-under-file output-user-folder"),
             ("parse-batch-size-zero", [*args, "--parse-batch-size", "0"], good, ERR, "batch"),
             ("unknown-option", [*args, "--bogus"], good, USAGE, "--bogus"),
@@ -656,7 +663,7 @@ def table() -> list[Case]:
                 at,
                 "in.jsonl",
                 release(),
-                "missing empty directory invalid-utf8 garbage-parquet malformed-json",
+                "missing empty directory invalid-utf8 garbage-parquet malformed-json pipe",
             ),
             bad_file("surrogate", at, "in.jsonl", SURROGATE_PARA),
             bad_file("nested-zip", at, "in.zip", NESTED_ZIP),
@@ -1358,6 +1365,9 @@ def test_hostile_input(case: Case, tmp_path, monkeypatch, capfd, request, mounts
         elif isinstance(content, Link):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.symlink_to(content.target)
+        elif content is FIFO:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.mkfifo(path)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content)

@@ -15,7 +15,7 @@ from typing import Any
 
 from paraamr.builder import readers
 from paraamr.builder.state import RunFolder
-from paraamr.errors import InputError, ModelNotFoundError, UsageError
+from paraamr.errors import InputError, ModelNotFoundError, UsageError, not_a_file
 from paraamr.models.download import ensure
 from paraamr.models.fast import model_digest
 from paraamr.settings import RecordSettings, check_tagging
@@ -58,6 +58,9 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{path}: is a directory, not an input file")
+    if p.exists() and not p.is_file():  # the run reads its input twice
+        stdin = "" if record.amr_input else ", or pipe it to --input -"
+        raise not_a_file(path, f"save it to a file{stdin}")
     if not p.is_file():
         raise InputError(f"{path}: no such file")
     if not os.access(p, os.R_OK):

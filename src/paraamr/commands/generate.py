@@ -105,7 +105,9 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
     values = given_settings(RecordSettings, args)
     for f in fields(RecordSettings):
         if f.metadata.get("path") and values.get(f.name) not in (None, "-"):
-            values[f.name] = str(Path(values[f.name]).resolve())
+            path = Path(values[f.name])  # a pipe's link (/dev/fd/N) resolves to no path: kept
+            special = path.exists() and not (path.is_file() or path.is_dir())
+            values[f.name] = str(path.absolute() if special else path.resolve())
     if getattr(args, "preset", None) == "paper":
         clash = [
             k for k, v in PAPER.items() if k in values and values[k] != v and not _paper_allows(k, values[k])
