@@ -461,6 +461,7 @@ def table() -> list[Case]:
     ):
         specs = [
             *input_cases(at, "in.txt", text_lines(), "missing directory garbage-parquet empty-parquet pipe"),
+            bad_file("dataset-pipe", ("--dataset", FILE, "--output", "out"), "d", FIFO, names="d: a pipe"),
             *output_cases(to, good, "output-under-file output-user-folder"),
             ("parse-batch-size-zero", [*args, "--parse-batch-size", "0"], good, ERR, "batch"),
             ("unknown-option", [*args, "--bogus"], good, USAGE, "--bogus"),

@@ -128,13 +128,15 @@ def read_dataset(
     """A local or Hub dataset through ``datasets.load_dataset(..., streaming=True)``."""
     import datasets
 
-    from paraamr.errors import missing_local
+    from paraamr.errors import missing_local, not_a_file
 
     problem = missing_local(name)
     if problem:
         raise InputError(f"--dataset {problem}")
     if Path(name).is_file():  # datasets takes a folder or a Hub id here, not a file
         raise InputError(f"--dataset {name}: a file; give it as --input {name}")
+    if Path(name).exists() and not Path(name).is_dir():
+        raise not_a_file(f"--dataset {name}", "save it to a file and give it as --input")
     try:
         ds = datasets.load_dataset(name, config, split=split, streaming=True)
     except Exception as err:
