@@ -143,3 +143,21 @@ def test_a_preset_value_is_told_from_a_default():
     assert suppressed - {"help"} == set(PAPER)
     paper = settings_from_args(build_parser().parse_args(["--preset", "paper", "--seed", "4"]))[0]
     assert paper == RecordSettings.paper(seed=4)
+
+
+def test_input_paths_are_made_absolute_with_the_home_folder_expanded(tmp_path, monkeypatch):
+    """A quoted ``~/in.txt`` (no shell to expand it) is the file in the home folder, not a folder
+    named ``~`` in the working one; a pipe's path (``<(...)``: /dev/fd/N) is kept as given, not
+    resolved to the kernel's ``pipe:[N]`` name."""
+    import os
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "in.txt").write_text("Hi.\n")
+    record, _ = settings_from_args(build_parser().parse_args(["--input", "~/in.txt"]))
+    assert record.input == str(tmp_path / "in.txt")
+    read, write = os.pipe()
+    try:
+        record, _ = settings_from_args(build_parser().parse_args(["--input", f"/dev/fd/{read}"]))
+        assert record.input == f"/dev/fd/{read}"
+    finally:
+        os.close(read), os.close(write)

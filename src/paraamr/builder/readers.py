@@ -176,15 +176,29 @@ def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[Input
         yield amr_row(block, where=where)
 
 
+#: Packed inputs, and the command that streams each (``--input -`` reads it from stdin).
+_PACKED = {".gz": "zcat", ".bz2": "bzcat", ".xz": "xzcat", ".zst": "zstdcat", ".zip": "unzip -p"}
+
+
 def input_format(path: str | Path, fmt: str | None = None) -> str:
     """The format of ``path``: ``fmt`` when given, else from the suffix (``-`` is text lines).
 
     >>> input_format("in.JSONL"), input_format("-"), input_format("x.dat", "csv")
     ('jsonl', 'txt', 'csv')
+    >>> input_format("in.txt.gz")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: in.txt.gz: a .gz archive: ... zcat in.txt.gz | paraamr generate --input - ...
     """
     path_s = str(path)
+    suffix = Path(path_s).suffix.lower()
+    if fmt is None and suffix in _PACKED:
+        raise InputError(
+            f"{path}: a {suffix} archive: generate reads plain files; unpack it, or stream it: "
+            f"{_PACKED[suffix]} {path} | paraamr generate --input - ..."
+        )
     if fmt is None:
-        fmt = "txt" if path_s == "-" else FORMATS.get(Path(path_s).suffix.lower())
+        fmt = "txt" if path_s == "-" else FORMATS.get(suffix)
     if fmt is None:
         raise InputError(f"{path}: unknown input format (suffixes: {', '.join(FORMATS)}; or --input-format)")
     return fmt

@@ -105,7 +105,7 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
     values = given_settings(RecordSettings, args)
     for f in fields(RecordSettings):
         if f.metadata.get("path") and values.get(f.name) not in (None, "-"):
-            path = Path(values[f.name])  # a pipe's link (/dev/fd/N) resolves to no path: kept
+            path = Path(values[f.name]).expanduser()  # a pipe's link (/dev/fd/N) resolves to no path: kept
             special = path.exists() and not (path.is_file() or path.is_dir())
             values[f.name] = str(path.absolute() if special else path.resolve())
     if getattr(args, "preset", None) == "paper":
