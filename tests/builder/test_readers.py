@@ -120,3 +120,29 @@ def test_text_lines_longer_than_the_cap_are_failure_rows_read_in_flat_memory():
     assert [r.text for r in got[::2]] == ["ok", "last"] and got[1].failure.stage == "input"
     assert got[1].id == hashlib.sha1(line).hexdigest()[:16]  # the id a short line would have
     assert len(got[1].text) < 2000 and "over the cap" in got[1].failure.reason
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("in.txt", b"The boy left.\nA cat sat.\n"),
+        ("in.jsonl", b'{"text": "The boy left."}\n{"text": "A cat sat."}\n'),
+        ("in.json", b'[{"text": "The boy left."}, {"text": "A cat sat."}]'),
+        ("in.csv", b"text,label\nThe boy left.,1\nA cat sat.,0\n"),
+    ],
+)
+def test_a_utf8_byte_order_mark_is_not_text(tmp_path, name, body):
+    """Files saved by Notepad or Excel ("CSV UTF-8") start with a UTF-8 BOM: it is not part of the
+    first text (before, it was kept in it, the first JSON line failed, and a CSV's header was
+    refused as "no column 'text' (columns: ['\\ufefftext', ...])")."""
+    path = tmp_path / name
+    path.write_bytes(BOM + body)
+    found = list(readers.read_input(path))
+    assert [(r.text, r.failure) for r in found] == [("The boy left.", None), ("A cat sat.", None)]
+    graphs = tmp_path / "in.amr"
+    graphs.write_bytes(BOM + b"(l / leave-11 :ARG0 (b / boy))\n")
+    [row] = readers.read_input(graphs, fmt="amr")
+    assert row.failure is None and row.amr.startswith("(l / leave-11")

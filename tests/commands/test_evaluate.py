@@ -167,3 +167,21 @@ def test_shards_merge_when_one_owned_no_chunk(capsys, tmp_path):
     merged = run_json(capsys, RELEASE, "--merge", *states, "--no-plots")
     for measure in MEASURES:
         assert merged[measure] == pytest.approx(whole[measure], abs=1e-6)
+
+
+def test_a_pair_file_with_a_byte_order_mark_reads_its_header_and_first_source(capsys, tmp_path):
+    """A CSV saved by Excel starts with a UTF-8 BOM: its header is still a header (before, it was
+    scored as a pair, "\\ufefftext" / "para_text") and a headerless file's first source has no BOM."""
+    import csv
+    import io
+
+    plain = run_json(capsys, RELEASE, "--no-plots")
+    for name, header, delimiter in (("p.csv", True, ","), ("p.tsv", False, "\t")):
+        body = io.StringIO()
+        writer = csv.writer(body, delimiter=delimiter, lineterminator="\n")
+        writer.writerows([["text", "para_text"]] * header + [list(pair) for pair in release_pairs()])
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + body.getvalue().encode())
+        found = run_json(capsys, path, "--no-plots")
+        assert found["pairs"] == plain["pairs"], name
+        assert found["semantic_similarity"] == pytest.approx(plain["semantic_similarity"], abs=1e-6), name

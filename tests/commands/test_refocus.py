@@ -149,3 +149,14 @@ def test_refocus_writes_variants_as_it_makes_them(tmp_path):
     finally:
         proc.kill()
         proc.communicate()
+
+
+def test_a_file_starting_with_a_byte_order_mark_is_read_as_without(tmp_path, capsys):
+    """A graph file saved with a UTF-8 BOM gives the variants of the same file without it."""
+    path = tmp_path / "g.amr"
+    path.write_text(PAPER, encoding="utf-8")
+    assert main(["refocus", str(path)]) == 0
+    plain = capsys.readouterr().out
+    path.write_bytes(b"\xef\xbb\xbf" + PAPER.encode())
+    assert main(["refocus", str(path)]) == 0
+    assert capsys.readouterr().out == plain

@@ -80,3 +80,18 @@ def test_set_c_is_the_recorded_stratified_quarter():
     assert {r["text"] for r in c} == held and len(c) == 3 * len(held)
     assert len(natural_pairs("train")) + len(c) == len(rows)
     assert SET_C.read_text().startswith("# Set C")
+
+
+def test_files_with_a_byte_order_mark_read_as_without(tmp_path):
+    """Sentences and labelled pairs saved with a UTF-8 BOM (Notepad, Excel): no BOM in the first
+    sentence, and the pairs' header is still their header."""
+    from paraamr.quality.data import read_pairs
+    from paraamr.quality.triplets import read_sentences
+
+    sentences = tmp_path / "s.txt"
+    sentences.write_bytes(b"\xef\xbb\xbfThe boy left.\nA cat sat.\n")
+    assert list(read_sentences(sentences)) == ["The boy left.", "A cat sat."]
+    pairs = tmp_path / "p.tsv"
+    rows = "source\tcandidate\tlabel\tkind\nThe boy left.\tThe boy went away.\t1\tsynonym\n"
+    pairs.write_bytes(b"\xef\xbb\xbf" + rows.encode())
+    assert [r["text"] for r in read_pairs(pairs)] == ["The boy left."]

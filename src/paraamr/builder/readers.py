@@ -6,13 +6,17 @@ JSON lines, JSON, CSV, Parquet, a ``datasets`` dataset or PENMAN AMR files; no m
 ('dff1f819b8599b45', 'I know.', None)
 >>> rows[1].text, rows[1].raw_b64, str(rows[1].failure)
 ('caf\\ufffd', 'Y2Fm6Q==', 'input: invalid UTF-8 at byte 3')
+>>> next(read_lines([b"\\xef\\xbb\\xbfI know."])).text  # a UTF-8 byte order mark is not text
+'I know.'
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import functools
 import io
+import itertools
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -32,6 +36,8 @@ def read_lines(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[Inp
     memory flat in the size of a line, see :func:`paraamr.texts.bounded_lines`)."""
     lines = bounded_lines(lines) if hasattr(lines, "readline") else lines
     for number, line in enumerate(lines, 1):
+        if number == 1 and not isinstance(line, LongLine):  # a UTF-8 BOM (Notepad) starts no text
+            line = line.removeprefix(codecs.BOM_UTF8)
         where = f"{name}:{number}"
         yield (
             long_line_row(line, where=where)
@@ -80,7 +86,7 @@ def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
             yield from read_jsonl(f, column=column, name=str(path))
         return
     try:
-        items = json.loads(Path(path).read_bytes().decode("utf-8"))
+        items = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as err:
         raise InputError(f"{path}: not a JSON array ({err})") from err
     for number, value in enumerate(items, 1):
@@ -91,7 +97,7 @@ def read_json(path: Path, *, column: str = "text") -> Iterator[InputRow]:
 def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
     """A ``.csv`` file with a header row; the text is the ``column`` field."""
     with open(path, "rb") as raw_file:
-        text_file = io.TextIOWrapper(raw_file, encoding="utf-8", errors="surrogateescape", newline="")
+        text_file = io.TextIOWrapper(raw_file, encoding="utf-8-sig", errors="surrogateescape", newline="")
         reader = csv.DictReader(text_file)
         if reader.fieldnames is None or column not in reader.fieldnames:
             raise InputError(f"{path}: no column {column!r} (columns: {reader.fieldnames})")
@@ -162,7 +168,8 @@ def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[Input
     from paraamr.amr import read_graphs
 
     texts = (line.decode("utf-8", errors="surrogateescape") for line in lines)
-    for position, block in read_graphs(texts):
+    first = next(texts, "").removeprefix("\ufeff")  # a UTF-8 byte order mark starts no graph
+    for position, block in read_graphs(itertools.chain([first], texts)):
         where = f"{name}:graph {position}"
         try:
             block.encode("utf-8")
@@ -239,7 +246,7 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
 
 def _json_array(path: Path) -> bool:
     with open(path, "rb") as f:
-        return f.read(4096).lstrip().startswith(b"[")
+        return f.read(4096).removeprefix(codecs.BOM_UTF8).lstrip().startswith(b"[")
 
 
 def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None) -> Iterator[InputRow]:

@@ -407,7 +407,7 @@ def run_score(args: argparse.Namespace) -> int:
         raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
     name = "<stdin>" if args.input == "-" else args.input
     try:
-        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
+        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8-sig")  # noqa: SIM115
         with stream:
             rows = list(json_lines(stream, name, ("text", "para_text")))
     except UnicodeDecodeError as err:

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         try:
             if args.file != "-":
-                stream = stack.enter_context(open(args.file, encoding="utf-8", errors="surrogateescape"))
+                stream = stack.enter_context(open(args.file, encoding="utf-8-sig", errors="surrogateescape"))
             elif hasattr(sys.stdin, "buffer"):  # invalid bytes reach _check_utf8 instead of raising
                 stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
             else:

@@ -118,7 +118,7 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
     """Every (source, paraphrase) pair of a release file, a dataset folder or a two-column file."""
     path = Path(path)
     if path.is_file() and path.suffix.lower() in TWO_COLUMN_SUFFIXES:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
             delimiter = "," if path.suffix.lower() == ".csv" else "\t"
             return read_two_columns(f, name=str(path), delimiter=delimiter)
     pairs: list[Pair] = []

@@ -78,7 +78,7 @@ def read_pairs(path: str | Path) -> list[dict]:
     row raises :class:`InputError` naming the file and line."""
     path = Path(path)
     try:
-        with path.open(encoding="utf-8", newline="") as stream:
+        with path.open(encoding="utf-8-sig", newline="") as stream:
             reader = csv.DictReader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)
             if reader.fieldnames != list(_COLUMNS):
                 raise InputError(f"{path}: the header must be {' '.join(_COLUMNS)} (tab-separated)")

@@ -226,7 +226,7 @@ def read_sentences(path: str | Path) -> Iterator[str]:
     """Non-empty lines of a text file (``#`` comment lines skipped), naming the file on bad UTF-8."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text ({err})") from err
     for line in lines:
