@@ -463,6 +463,7 @@ def table() -> list[Case]:
             *input_cases(at, "in.txt", text_lines(), "missing directory garbage-parquet empty-parquet pipe"),
             bad_file("dataset-pipe", ("--dataset", FILE, "--output", "out"), "d", FIFO, names="d: a pipe"),
             bad_file("gzip", at, "in.txt.gz", gzip.compress(text_lines()), names="in.txt.gz: a .gz archive"),
+            bad_file("utf-16", at, "in.txt", text_lines().decode().encode("utf-16"), names="in.txt: UTF-16"),
             *output_cases(to, good, "output-under-file output-user-folder"),
             ("parse-batch-size-zero", [*args, "--parse-batch-size", "0"], good, ERR, "batch"),
             ("unknown-option", [*args, "--bogus"], good, USAGE, "--bogus"),

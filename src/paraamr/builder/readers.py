@@ -256,6 +256,10 @@ def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None
     fmt = input_format(path_s, fmt)
     if path_s != "-" and not Path(path_s).is_file():
         raise InputError(f"{path}: no such file")
+    if path_s != "-" and fmt != "parquet":
+        with open(path_s, "rb") as f:  # Notepad's "Unicode": every line would be a failure
+            if f.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+                raise InputError(f"{path}: UTF-16 text (a UTF-16 byte order mark): save it as UTF-8")
     files = {"json": read_json, "csv": read_csv, "parquet": read_parquet}
     streams = {"txt": read_lines, "jsonl": functools.partial(read_jsonl, column=column), "amr": read_amr}
     if fmt in files:
