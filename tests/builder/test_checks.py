@@ -200,10 +200,11 @@ def test_a_model_whose_files_changed_is_refused_on_resume(tiny_models, graphs, t
     assert set(saved) == {"realizer", "lm"}  # AMR input: no parser
     config = (lm / "config.json").read_text()
     (lm / "config.json").write_text(config.replace("{", '{"retrained": true,', 1))
-    assert main(args) == 1
-    err = capsys.readouterr().err
-    assert f"the lm model {str(lm)!r} has other files than when the run started" in err
-    assert "--overwrite" in err
+    for dry in ([], ["--dry-run"]):  # the dry run refuses it as the run does
+        assert main([*args, *dry]) == 1
+        err = capsys.readouterr().err
+        assert f"the lm model {str(lm)!r} has other files than when the run started" in err
+        assert "--overwrite" in err
     (lm / "config.json").write_text(config)  # the same bytes again, a new mtime: the same model
     assert main(args) == 0
     moved = tmp_path / "elsewhere" / "lm"

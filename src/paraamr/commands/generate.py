@@ -146,13 +146,15 @@ def dry_run(
     overwrite: bool = False,
 ) -> int:
     """Print the plan: input rows found, processes (and shard), models (and whether they are on
-    disk), output; fetches, loads and writes nothing. Runs the run's own checks of the input and
-    the output folder (:func:`~paraamr.builder.checks.check_run`): refused here as it would be there."""
+    disk), output; fetches, loads and writes nothing. Runs the run's own checks of the input, the
+    output folder (:func:`~paraamr.builder.checks.check_run`) and, on resume, of the models on disk:
+    refused here as it would be there."""
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
     from paraamr.builder.state import RunFolder, Shard
     from paraamr.errors import ModelNotFoundError
+    from paraamr.models.fast import model_digest
     from paraamr.models.resolve import resolve
     from paraamr.tasks import launch
 
@@ -162,6 +164,14 @@ def dry_run(
         return 0
     folder = RunFolder(output, num_processes=n, shard=None if shard is None else Shard(*shard))
     _, mode, _ = check_run(record, folder, overwrite=overwrite, models=False)
+    on_disk, missing = {}, []
+    for kind, name in record.models().items():
+        try:
+            on_disk[kind] = resolve(name, kind)
+        except ModelNotFoundError as err:
+            missing.append(str(err))
+    if mode == "resume":  # a model on disk with other files than the run's is refused as the run would
+        folder.check_models(record, {kind: model_digest(path) for kind, path in on_disk.items()})
     warning = launch_warning()
     if warning:
         print(f"paraamr generate: warning: {warning}", file=sys.stderr)
@@ -177,13 +187,8 @@ def dry_run(
     if shard is not None:
         i, n = shard
         print(f"shard:     {i} of {n} (the run's tasks k mod {n} = {i}; no rendezvous)")
-    missing = []
     for kind, name in record.models().items():
-        try:
-            resolve(name, kind)
-            note = ""
-        except ModelNotFoundError as err:
-            note, _ = "  (MISSING: fetched on first use when online)", missing.append(str(err))
+        note = "" if kind in on_disk else "  (MISSING: fetched on first use when online)"
         print(f"{kind + ':':<10} {name}{note}")
     print(
         f"filters:   max perplexity {record.max_perplexity}, relative {record.max_relative_perplexity}, "
