@@ -1,7 +1,7 @@
 """``paraamr refocus [FILE|-]``: re-root AMR graphs at each candidate focus (PENMAN in, PENMAN out).
 
-Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin and write every re-
-rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a blank line. Bad
+Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin and write every
+re-rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a blank line. Bad
 graphs are reported on stderr by position and skipped (exit status 1).
 
 Each variant is written as soon as it is made, with its source's metadata; ``# ::id`` is the
