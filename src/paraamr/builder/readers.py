@@ -49,7 +49,7 @@ def read_lines(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[Inp
 def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<input>") -> Iterator[InputRow]:
     """One row per JSON line; the text is ``obj[column]`` (a bare JSON string is taken as is).
 
-    >>> [r.text for r in read_jsonl([b'{"text": "Hi."}\\n', b'"Yo."\\n'])]
+    >>> [r.text for r in read_jsonl([b'{"text": "Hi."}\\n', b'\\n', b'"Yo."\\n', b' \\n'])]  # blank: no row
     ['Hi.', 'Yo.']
     >>> str(next(read_jsonl([b'{"text": 3}'])).failure)
     "input: column 'text' not a string (int)"
@@ -63,6 +63,8 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
     """
     first = True
     for row in read_lines(lines, name=name):
+        if row.failure is None and not row.text.strip():
+            continue  # a blank line holds no JSON value (a file's extra last newline): no row
         if row.failure is not None:
             yield row
             continue
