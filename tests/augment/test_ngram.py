@@ -121,3 +121,12 @@ def test_train_from_a_dataset_column_and_update_invalidates_table():
 def test_untrained_model_refuses_to_score():
     with pytest.raises(ValueError, match="no counts"):
         NgramLM().logprob("a")
+
+
+def test_a_corpus_file_starting_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """An LM corpus file saved with a UTF-8 BOM gives its first line without it (a '\\ufeffThe'
+    token before)."""
+    from paraamr.augment.ngram import read_corpus
+
+    (tmp_path / "a.txt").write_bytes(b"\xef\xbb\xbfThe cat sat .\nA dog ran .\n")
+    assert list(read_corpus(tmp_path)) == ["The cat sat .", "A dog ran ."]

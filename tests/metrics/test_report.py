@@ -45,3 +45,13 @@ def test_evaluate_pairs_equals_the_per_pair_loop(embedder, tmp_path):
     with LinkGrammarParser(processes=1, cache_dir=tmp_path) as again:  # a later run: all from disk
         assert evaluate_pairs(pairs, embedder=embedder, parser=again)["scores"] == result["scores"]
         assert again.calls == 0
+
+
+def test_references_with_a_byte_order_mark_read_as_without(tmp_path):
+    """A references file saved with a UTF-8 BOM: the first reference has no BOM."""
+    from paraamr.metrics.report import with_references
+
+    refs = tmp_path / "refs.txt"
+    refs.write_bytes(b"\xef\xbb\xbfThe boy left.\nA cat sat.\n")
+    pairs = [Pair("x", "a", "b", index=0), Pair("y", "c", "d", index=1)]
+    assert [p.reference for p in with_references(pairs, refs)] == ["The boy left.", "A cat sat."]

@@ -261,6 +261,6 @@ def read_corpus(path: str | os.PathLike) -> Iterator[str]:
         with gzip.open(file, "rb") if gzipped else open(file, "rb") as stream:
             for number, line in enumerate(stream, start=1):
                 try:
-                    yield line.decode("utf-8").rstrip("\r\n")
+                    yield line.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
                 except UnicodeDecodeError as err:
                     raise InputError(f"{file}, line {number}: not valid UTF-8 (byte {err.start})") from None
