@@ -63,11 +63,11 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
     """
     first = True
     for row in read_lines(lines, name=name):
-        if row.failure is None and not row.text.strip():
-            continue  # a blank line holds no JSON value (a file's extra last newline): no row
         if row.failure is not None:
             yield row
             continue
+        if not row.text.strip():
+            continue  # a blank line holds no JSON value (a file's extra last newline): no row
         try:
             obj = json.loads(row.text)
         except ValueError as err:
