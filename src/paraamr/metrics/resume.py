@@ -139,7 +139,7 @@ def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[
         saved_models = saved.pop("models", None) or {}
         if settings is None:
             settings = saved
-        if saved != settings or any(models.get(k, v) != v for k, v in saved_models.items()):
+        if saved != settings or model_changes(models, saved_models, {}):
             differ = sorted(k for k in {*saved, *settings} if saved.get(k) != settings.get(k)) or ["models"]
             raise InputError(f"{folder}: another evaluation than {folders[0]} ({', '.join(differ)} differ)")
         models.update(saved_models)
