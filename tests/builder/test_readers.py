@@ -60,6 +60,20 @@ def test_jsonl_json_csv_parquet_give_the_same_rows(tmp_path):
         list(readers.read_input(tmp_path / "a.csv"))
 
 
+def test_count_rows_is_the_number_of_rows_read(tmp_path):
+    """The dry run's count: blank JSON lines are no row, bad lines are (failure rows), as read_input."""
+    files = {
+        "a.txt": b"\r\n".join(HOSTILE) + b"\n",
+        "a.jsonl": b'{"text": "ok"}\n\n{not json\n \t\n\xff\xfe\n"bare"',
+        "lines.json": b'\xef\xbb\xbf{"text": "ok"}\n\n{"text": 7}\n\n',
+        "array.json": json.dumps(["a", {"text": "b"}, 3]).encode(),
+        "a.csv": b'text\n"two\nlines"\n\nlast\n',
+    }
+    for name, body in files.items():
+        (tmp_path / name).write_bytes(body)
+        assert readers.count_rows(tmp_path / name) == len(list(readers.read_input(tmp_path / name))), name
+
+
 def test_jsonl_bad_lines_become_failures(tmp_path):
     path = tmp_path / "b.jsonl"
     path.write_bytes(b'{"text": "ok"}\n{not json\n{"text": 7}\n{"other": 1}\n\xff\xfe\n')

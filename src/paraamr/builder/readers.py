@@ -215,16 +215,22 @@ def input_format(path: str | Path, fmt: str | None = None) -> str:
 
 def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
     """How many rows :func:`read_input` yields for ``path``, counted cheaply: lines of text files,
-    Parquet metadata, CSV records, JSON array items, PENMAN blocks (for a progress bar's total).
+    JSON lines and CSV records that are not blank, Parquet metadata, JSON array items, PENMAN blocks.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "in.txt"
     >>> _ = p.write_bytes(b"a\\nb\\nc")
     >>> count_rows(p)
     3
+    >>> _ = p.with_suffix(".jsonl").write_bytes(b'"a"\\n\\n"b"\\n \\n')  # a blank line is no row
+    >>> count_rows(p.with_suffix(".jsonl"))
+    2
     """
     fmt = input_format(path, fmt)
-    if fmt in ("txt", "jsonl") or (fmt == "json" and not _json_array(Path(path))):
+    if fmt == "jsonl" or (fmt == "json" and not _json_array(Path(path))):
+        with open(path, "rb") as f:
+            return sum(1 for line in f if line.strip())
+    if fmt == "txt":
         lines, last = 0, b"\n"
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
@@ -237,7 +243,7 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
         return pq.ParquetFile(path).metadata.num_rows
     if fmt == "csv":
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
-            return max(sum(1 for _ in csv.reader(f)) - 1, 0)
+            return max(sum(1 for record in csv.reader(f) if record) - 1, 0)  # DictReader skips blank ones
     if fmt == "json":
         return len(json.loads(Path(path).read_bytes()))
     from paraamr.amr import read_graphs
