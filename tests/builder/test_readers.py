@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -89,6 +90,12 @@ def test_unknown_format_and_missing_file(tmp_path):
         list(readers.read_input(tmp_path / "x.docx"))
     with pytest.raises(InputError, match="no such file"):
         list(readers.read_input(tmp_path / "x.txt"))
+    (tmp_path / "d.txt").mkdir()
+    with pytest.raises(InputError, match="a folder, not a file"):
+        list(readers.read_input(tmp_path / "d.txt"))
+    os.mkfifo(tmp_path / "fifo.txt")  # never opened: a FIFO nobody writes would wait forever
+    with pytest.raises(InputError, match=r"fifo\.txt: a pipe or a device, not a file"):
+        list(readers.read_input(tmp_path / "fifo.txt"))
 
 
 def test_amr_input_ids(tmp_path):
