@@ -14,6 +14,7 @@ import pytest
 
 import paraamr
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
+from paraamr.quality import QualityScorer
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("semantic_similarity", "lexical_diversity", "ted_diversity", "paraphrase_quality")
@@ -319,3 +320,12 @@ def test_a_pair_with_an_empty_or_invisible_text_is_left_out_as_paraamr_evaluate_
     assert similarity["semantic_similarity_failures"] == lines
     ted = modules["ted_diversity"].compute(predictions=preds, references=refs)
     assert [s is None for s in ted["ted3_scores"]] == [False, True, True, False, True]
+    labels = [1, 1, 1, 0, 1]  # the left-out pairs' labels count in no figure either
+    quality = modules["paraphrase_quality"].compute(predictions=preds, references=refs, labels=labels)
+    scores = quality["paraphrase_quality_scores"]
+    assert [s is None for s in scores] == [False, True, True, False, True]
+    kept = QualityScorer("paraamr-quality").score([refs[i] for i in ok], [preds[i] for i in ok])
+    assert [scores[i] for i in ok] == pytest.approx([100 * s for s in kept], abs=1e-3)
+    assert quality["paraphrase_quality"] == pytest.approx(50 * sum(kept), abs=1e-3)
+    assert quality["paraphrase_quality_failures"] == lines
+    assert quality["separation"] == pytest.approx(100 * (kept[0] - kept[1]), abs=1e-3)  # valid - invalid

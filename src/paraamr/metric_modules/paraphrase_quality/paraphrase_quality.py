@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import cached, check_per_pair, pair_metric, quiet_loading
+from paraamr.metric_modules import cached, check_per_pair, pair_metric, quiet_loading, scorable, spread
 from paraamr.metrics import mean
 from paraamr.quality import DEFAULT_MODEL, QualityScorer
 from paraamr.quality.evaluation import classify, separation
@@ -45,7 +45,10 @@ Args:
 Returns:
     paraphrase_quality (float): the mean score, ×100.
     paraphrase_quality_scores (list of float): one score ×100 per pair (in [0, 100] for a trained
-        model).
+        model); None for a pair with an empty text, a NUL or no visible character (the mean and
+        the figures are over the others).
+    paraphrase_quality_failures (list of str): one line per pair left out, naming the pair, the
+        side and the problem.
     separation, accuracy, precision_macro, recall_macro, f1_macro, precision_weighted,
         recall_weighted, f1_weighted (float, ×100): only when labels are given.
     paraphrase_quality_signature (str): model, mode, raw score, calibration, version, threshold
@@ -86,13 +89,16 @@ class ParaphraseQuality(evaluate.Metric):
         scorer = cached(self, "_scorers", key, QualityScorer, model, batch_size=batch_size, device=device)
         with quiet_loading():
             scorer.model  # noqa: B018  (loaded on first use: here, quietly)
-        scores = scorer.score(references, predictions)
+        ok, failures = scorable({"predictions": predictions, "references": references})
+        scores = scorer.score([references[i] for i in ok], [predictions[i] for i in ok])
         result = {
             "paraphrase_quality": 100 * mean(scores),
-            "paraphrase_quality_scores": [100 * s for s in scores],
+            "paraphrase_quality_scores": spread([100 * s for s in scores], ok, len(predictions)),
+            "paraphrase_quality_failures": failures,
         }
         if labels is not None:
-            figures = {"separation": separation(scores, labels), **classify(scores, labels, threshold)}
+            kept = [labels[i] for i in ok]
+            figures = {"separation": separation(scores, kept), **classify(scores, kept, threshold)}
             result |= {k: 100 * v for k, v in figures.items() if k != "threshold"}
         signature = scorer.signature.extend(threshold=threshold, scale="x100")
         result["paraphrase_quality_signature"] = str(signature)
