@@ -295,6 +295,21 @@ def test_loading_a_model_prints_no_progress_bar(name, evaluate, capfd, caplog):
     assert logging.is_progress_bar_enabled()  # put back as it was
 
 
+def test_a_bare_string_is_refused_not_taken_as_pairs_of_characters(modules):
+    """evaluate takes a string for a list of its characters: "A cat." / "The cat." were 6 pairs."""
+    for name, module in modules.items():
+        for side in ("predictions", "references"):
+            sides = {"predictions": ["A cat."], "references": ["The cat."], side: "A cat."}
+            with pytest.raises(ValueError, match=f"^{name}: {side} is one string; give a list of strings"):
+                module.compute(**sides)
+            with pytest.raises(ValueError, match=f"^{name}: {side} is one string"):
+                module.add_batch(**sides)
+    lexical = modules["lexical_diversity"]
+    lexical.add_batch(predictions=["A cat."], references=["The cat."])  # lists still go through
+    bleu = bleu_diversity(["A cat."], ["The cat."])[0]
+    assert lexical.compute()["bleu_diversity_scores"] == pytest.approx(bleu)
+
+
 def test_a_pair_with_an_empty_or_invisible_text_is_left_out_as_paraamr_evaluate_does(modules):
     """An empty text, a NUL or no visible character: None in the per-pair lists, the means over the
     other pairs, one line naming the pair in ``<module>_failures`` (``paraamr evaluate`` writes a

@@ -11,6 +11,7 @@ those that are not its own (evaluate's module test forbids ``**kwargs``).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -51,8 +52,20 @@ def pair_metric(description: str, citation: str, inputs_description: str, urls: 
             reference_urls=list(urls),
         )
 
+    def whole(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def checked(self, *args: Any, **kwargs: Any) -> Any:
+            """Score string pairs: ``predictions`` and ``references`` are lists, one item a pair."""
+            for side in ("predictions", "references"):  # evaluate would take a string's characters as pairs
+                if isinstance(kwargs.get(side), str):
+                    raise ValueError(f"{self.name}: {side} is one string; give a list of strings, one a pair")
+            return method(self, *args, **kwargs)
+
+        return checked
+
     def decorate(cls: type) -> type:
         cls._info = _info
+        cls.compute, cls.add_batch = whole(cls.compute), whole(cls.add_batch)
         return evaluate.utils.file_utils.add_start_docstrings(description, inputs_description)(cls)
 
     return decorate
