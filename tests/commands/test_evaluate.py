@@ -155,6 +155,34 @@ def test_a_similarity_model_whose_files_changed_is_refused_on_resume(capsys, tmp
     assert again["semantic_similarity"] == pytest.approx(first["semantic_similarity"], abs=1e-6)
 
 
+def test_a_finished_evaluation_is_not_reported_again_with_a_changed_similarity_model(capsys, tmp_path):
+    """Every chunk committed, then the model retrained in place (here: another layer-norm epsilon):
+    --state-dir refuses, --cache-dir scores the pairs again and prints the new model's row. Before,
+    both printed the row of the old model from the committed chunks."""
+    import shutil
+
+    from paraamr.models.download import ensure
+
+    model = tmp_path / "minilm"
+    shutil.copytree(ensure("all-MiniLM-L6-v2", "embedder", download=False), model)
+    common = [RELEASE, "--similarity-model", model, "--no-plots"]
+    cached, state = [*common, "--cache-dir", tmp_path / "cache"], [*common, "--state-dir", tmp_path / "state"]
+    first = run_json(capsys, *cached)["semantic_similarity"]
+    assert run_json(capsys, *state)["semantic_similarity"] == pytest.approx(first, abs=1e-6)
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-3}))
+    fresh = run_json(capsys, *common)["semantic_similarity"]
+    assert abs(fresh - first) > 0.01  # the change moves the scores
+    assert main(["evaluate", *map(str, state), "--json", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"the similarity model {str(model)!r} has other files than when the run started" in err
+    assert main(["evaluate", *map(str, cached), "--json", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["semantic_similarity"] == pytest.approx(fresh, abs=1e-6)
+    assert "were cached: scoring the pairs again" in err
+    assert run_json(capsys, *cached)["semantic_similarity"] == pytest.approx(fresh, abs=1e-6)  # cached anew
+
+
 def test_shards_merge_when_one_owned_no_chunk(capsys, tmp_path):
     """--shard I/N with more shards than chunks: a shard that owned none (and so loaded no model)
     merges with the others into the row of one run."""

@@ -229,23 +229,45 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
 
 def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[str, Any]:
     """Before the work, once a run: the embedder's folder (fetched when missing; None when every
-    chunk is committed already; refused when the state folder's chunks were scored with other
-    files under its name), and where several processes add up their progress: the state
-    folder (so across machines too, on a shared disk), else a new temporary folder."""
+    chunk is committed already), its digest checked against the state folder's (a changed model is
+    refused, or under ``--cache-dir`` scored again: :meth:`StateFolder.check_models`), and where
+    several processes add up their progress: the state folder (so across machines too, on a shared
+    disk), else a new temporary folder."""
+    from paraamr.errors import ModelNotFoundError
     from paraamr.models.download import ensure
+    from paraamr.models.resolve import resolve
 
+    on_disk = None
+    if state is not None:  # checked when on disk, also when every chunk is committed: no stale row
+        try:
+            on_disk = str(resolve(s.similarity_model, "embedder"))
+        except ModelNotFoundError:
+            pass
+        else:
+            _check_model(s, state, on_disk)
     done = set(state.completed()) if state is not None else set()
     left = any(k not in done for k in plan.owned(shard=s.shard))
     embedder = str(ensure(s.similarity_model, "embedder")) if left else None
-    if embedder is not None and state is not None:
-        from paraamr.models.fast import model_digest
-
-        state.check_models({"similarity": model_digest(embedder)}, {"similarity": s.similarity_model})
+    if embedder is not None and state is not None and on_disk is None:  # fetched now
+        _check_model(s, state, embedder)
     progress = None
     if where.processes > 1:
         progress = str(state.root) if state is not None else tempfile.mkdtemp(prefix="paraamr-evaluate-")
         _count(s, where, progress).clear()  # an earlier run's counts
     return {"embedder": embedder, "progress": progress}
+
+
+def _check_model(s: EvaluateSettings, state: Any, folder: str) -> None:
+    """The similarity model in ``folder`` against the state folder's (saved on a first run)."""
+    from paraamr.models.fast import model_digest
+
+    digest, name = {"similarity": model_digest(folder)}, {"similarity": s.similarity_model}
+    if state.check_models(digest, name, cache=not s.state_dir):
+        print(
+            f"paraamr evaluate: the similarity model {s.similarity_model!r} has other files than when "
+            f"the statistics in {state.root} were cached: scoring the pairs again",
+            file=sys.stderr,
+        )
 
 
 def _count(s: EvaluateSettings, where: Launch, folder: str | None) -> SharedCount:

@@ -59,20 +59,28 @@ class StateFolder(TaskFolder):
                 f"or delete {self.root} to start over"
             )
 
-    def check_models(self, models: Mapping[str, str], names: Mapping[str, Any]) -> None:
+    def check_models(
+        self, models: Mapping[str, str], names: Mapping[str, Any], *, cache: bool = False
+    ) -> bool:
         """Save the digest of each model (``names`` by kind) on the first run; refuse a later one whose
-        model has other files (:func:`paraamr.tasks.model_changes`), naming it."""
+        model has other files (:func:`paraamr.tasks.model_changes`), naming it. With ``cache`` (a
+        folder under ``--cache-dir``) its statistics are stale instead: the committed chunks are
+        deleted and the new digests saved; True then."""
         saved = self.saved() or {}
-        if "models" not in saved:
+        changed = model_changes(saved.get("models"), models, names)
+        if changed and cache:
+            for chunk in self.completed():
+                self.path(chunk).unlink(missing_ok=True)
+        if "models" not in saved or (changed and cache):
             saved["models"] = dict(models)
             layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
-            return
-        changed = model_changes(saved["models"], models, names)
+            return bool(changed)
         if changed:
             raise InputError(
                 f"{self.root} holds the statistics of another evaluation: {'; '.join(changed)}; give "
                 f"another --state-dir, or delete {self.root} to start over"
             )
+        return False
 
     def stats(self, chunk: int) -> RowStats | None:
         """The committed statistics of ``chunk``, or None."""
