@@ -314,6 +314,20 @@ def test_conversion_once_beside_the_model_keyed_by_digest(models, tmp_path):
     assert again != target and len(converted_copies(source)) == 2
 
 
+def test_conversion_prints_no_dtype_deprecation(models, tmp_path):
+    """A config without a dtype (all-MiniLM-L6-v2's) made transformers 5 print "`torch_dtype` is
+    deprecated!" at each conversion, where CTranslate2's converter reads the old name."""
+    source = tmp_path / "lm"
+    shutil.copytree(models["lm"], source)
+    config = json.loads((source / "config.json").read_text())
+    config.pop("dtype", None), config.pop("torch_dtype", None)
+    (source / "config.json").write_text(json.dumps(config))
+    code = "import sys; from paraamr.models.fast import converted; converted(sys.argv[1])"
+    proc = subprocess.run([sys.executable, "-c", code, source], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and converted_copies(source), proc.stderr[-2000:]
+    assert "torch_dtype" not in proc.stderr  # a process of its own: transformers warns once a process
+
+
 def test_a_failed_conversion_leaves_nothing(models, tmp_path, monkeypatch):
     from paraamr.models import fast
 

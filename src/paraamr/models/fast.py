@@ -231,7 +231,16 @@ def _convert(source: Path, output: Path, tokenizer: Any) -> None:
         def load_tokenizer(self, tokenizer_class, model_name_or_path, **kwargs):
             return _IdVocabulary(self.config, tokenizer)
 
-    Converter(str(source)).convert(str(output), force=True)
+    notes = logging.getLogger("transformers.configuration_utils")
+    notes.addFilter(_no_dtype_note)  # CTranslate2 reads config.torch_dtype where dtype is unset
+    try:
+        Converter(str(source)).convert(str(output), force=True)
+    finally:
+        notes.removeFilter(_no_dtype_note)
+
+
+def _no_dtype_note(record: logging.LogRecord) -> bool:
+    return "`torch_dtype` is deprecated" not in record.getMessage()
 
 
 def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Path | None = None) -> Path:
