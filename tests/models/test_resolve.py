@@ -89,6 +89,20 @@ def test_make_tiny_is_deterministic_per_seed(tmp_path, tiny_models, capsys):
     )
 
 
+def test_make_tiny_replaces_no_model_without_overwrite(tmp_path, capsys):
+    """DIR/parser may be a model of the user's: make-tiny wrote its files over it."""
+    mine = tmp_path / "models" / "parser"
+    mine.mkdir(parents=True)
+    (mine / "model.safetensors").write_bytes(b"weights trained for days")
+    (tmp_path / "models" / "lm").mkdir()  # an empty folder is no model
+    assert main(["models", "make-tiny", str(tmp_path / "models")]) == 1
+    assert f"{mine}: exists (pass --overwrite to replace it)" in capsys.readouterr().err
+    assert (mine / "model.safetensors").read_bytes() == b"weights trained for days"
+    assert not (tmp_path / "models" / "realizer").exists()  # refused before writing anything
+    assert main(["models", "make-tiny", str(tmp_path / "models"), "--overwrite"]) == 0
+    assert (mine / "config.json").is_file() and (mine / "model.safetensors").stat().st_size > 1000
+
+
 def test_production_modules_do_not_import_tiny():
     """Issue 11: tiny-model code is reached only through paraamr.models.tiny (doctests and the
     make-tiny command, which imports it inside its function, aside)."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
+from paraamr.errors import InputError
 from paraamr.network import HELP as HUB_HELP
 
 _KINDS = ("parser", "realizer", "generator", "lm", "embedder", "quality")
@@ -56,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("make-tiny", help="write tiny random-weight models (DIR/parser, realizer, lm)")
     p.add_argument("dir", help="output folder")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--overwrite", action="store_true", help="replace DIR/parser, realizer and lm")
     p.set_defaults(func=_make_tiny)
 
 
@@ -174,8 +177,6 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    import shutil
-
     from paraamr.errors import ModelNotFoundError, UsageError
     from paraamr.models import catalog
     from paraamr.models.download import remove
@@ -212,6 +213,15 @@ def _rm(args: argparse.Namespace) -> int:
 def _make_tiny(args: argparse.Namespace) -> int:
     from paraamr.models.tiny import make_tiny
 
+    for kind in ("parser", "realizer", "lm"):  # perhaps a model of the user's, trained for days
+        path = Path(args.dir) / kind
+        if path.exists() and not (path.is_dir() and not any(path.iterdir())):
+            if not args.overwrite:
+                raise InputError(f"{path}: exists (pass --overwrite to replace it)")
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
     for name, path in make_tiny(args.dir, seed=args.seed).items():
         if name != "generator":  # the realizer's old name, same dir
             print(f"{name}\t{path}")
