@@ -64,6 +64,10 @@ def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     assert card.data.task_categories == ["text-classification"]  # the rows carry labels
     assert [p.name for p in list_shards(out)["default"]["train"]] == ["train-00000-of-00001.parquet"]
     assert "ngram|order:4|backoff:stupid" in card.text
+    from paraamr.commands.augment import __doc__ as help_text  # the files the help names are there
+
+    for named in ("data/default/{split}-*.parquet", "failures/failures-*.jsonl"):
+        assert named in " ".join(help_text.split()) and list(out.glob(named.format(split="train"))), named
     # the saved LM gives the same output again; a non-empty output needs --overwrite
     assert main([*argv, "--lm", str(tmp_path / "lm.parquet")]) == 1
     assert "--overwrite" in capsys.readouterr().err

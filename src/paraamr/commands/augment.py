@@ -2,8 +2,8 @@
 paraphrases, REDA or REDA+NG (Hub-ready output folder).
 
 Add up to K new versions of each text of a dataset (one text column, or a sentence pair crossed with
-the other side), labels kept, and write a Hub-ready folder: data/{split}-*.parquet, README.md (card)
-and failures/augment.jsonl for bad rows."""
+the other side), labels kept, and write a Hub-ready folder: data/default/{split}-*.parquet, README.md
+(card) and failures/failures-*.jsonl for bad rows."""
 
 from __future__ import annotations
 
