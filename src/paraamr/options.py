@@ -11,6 +11,7 @@ import argparse
 import math
 import numbers
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import Field, field, fields
 from typing import Any, NoReturn
@@ -26,6 +27,7 @@ __all__ = [
     "check_number",
     "check_settings",
     "given_settings",
+    "license_id",
     "number",
     "option_flag",
     "optional_float",
@@ -162,6 +164,25 @@ def positive(kind: type = int) -> Callable[[str], int | float]:
     argparse.ArgumentTypeError: must be an integer > 0, got 0
     """
     return number(kind, above=0)
+
+
+def license_id(text: str) -> str:
+    """An argparse ``type``: a license as the Hub's card metadata takes it (lowercase letters,
+    digits, ``.``, ``-``, ``+``: ``mit``, ``cc-by-nc-4.0``, ``other``), refused at the start, not
+    by the Hub at the end of a run.
+
+    >>> license_id("cc-by-4.0")
+    'cc-by-4.0'
+    >>> license_id("MIT")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: not a Hub license id: 'MIT' (its ids are lowercase: 'mit')
+    """
+    if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", text):
+        return text
+    lower = re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", text.lower())
+    hint = f"its ids are lowercase: {text.lower()!r}" if lower else "e.g. mit, apache-2.0, cc-by-4.0, other"
+    raise argparse.ArgumentTypeError(f"not a Hub license id: {text!r} ({hint})")
 
 
 def add_plot_options(group: argparse._ActionsContainer) -> None:

@@ -953,9 +953,16 @@ def value_and_state_cases() -> list[Case]:
                 ("task-rows", "inf", "inf"),
                 ("lm-batch-size", "negative", "-4"),
                 ("num-beams", "zero", "0"),
+                ("license", "empty", ""),  # before: the card said license: '' and the Hub refused the push
+                ("license", "uppercase", "MIT"),
             ],
             absent=("out",),
         ),
+    )
+    cases += rows(
+        "convert",
+        ("convert", "in.jsonl", "out"),
+        option_cases([], {"in.jsonl": release()}, USAGE, [("license", "spaces", "cc by")], absent=("out",)),
     )
     cases += rows(  # a file as --dataset: the option to use instead (before: "Couldn't reach it on the Hub")
         "generate",

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
-from paraamr.options import optional_float, positive
+from paraamr.options import license_id, optional_float, positive
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.signals import check
 
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="500MB",
         help="largest shard, in Arrow bytes as push_to_hub counts them (default: %(default)s)",
     )
-    parser.add_argument("--license", default=None, help="license id for the card (default: unknown)")
+    parser.add_argument("--license", type=license_id, help="license id for the card (default: unknown)")
     from paraamr.commands.push import add_hub_options
 
     add_hub_options(parser)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from paraamr.options import positive
+from paraamr.options import license_id, positive
 
 JSONL_SUFFIXES = (".json", ".jsonl", ".gz", ".zip")
 
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--license",
+        type=license_id,
         default="cc-by-nc-4.0",
         help="license id for the card (default: %(default)s, the release's)",
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from paraamr.commands.push import add_hub_options
-from paraamr.options import number
+from paraamr.options import license_id, number
 
 __all__ = ["add_arguments", "run"]
 
@@ -22,7 +22,9 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``paraamr finalize``."""
     parser.add_argument("folder", metavar="DIR", help="the run's output folder (--output of every shard)")
-    parser.add_argument("--license", help="license of the card (default: the shards' --license)")
+    parser.add_argument(
+        "--license", type=license_id, help="license of the card (default: the shards' --license)"
+    )
     parser.add_argument(
         "--max-shard-size", metavar="SIZE", help="size of the finished Parquet shards (default: the shards')"
     )

@@ -30,6 +30,7 @@ from paraamr.options import (
     ArgumentParser,
     add_settings,
     given_settings,
+    license_id,
     number,
     positive,
     shard_spec,
@@ -67,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     out = groups["output"]
     out.add_argument("--output", default="paraamr", metavar="DIR", help="output folder (default: ./paraamr)")
     settings("output")
-    out.add_argument("--license", help="license of the card (default: unknown)")
+    out.add_argument("--license", type=license_id, help="license of the card (default: unknown)")
     out.add_argument(
         "--overwrite",
         action="store_true",
