@@ -60,7 +60,7 @@ def _models(root: Path, small: bool) -> dict[str, Path]:
     from bench_gpu import LARGE, SMALL, build_models
 
     if (root / "lm").is_dir():
-        return {k: root / k for k in ("parser", "generator", "lm")}
+        return {k: root / k for k in ("parser", "realizer", "lm")}
     dirs = build_models(root, SMALL if small else LARGE, 48 if small else 160, 24 if small else 40, "cpu")
     gen = dirs["parser"] / "generation_config.json"  # as bench_stages.py: forced EOS off
     gen.write_text(json.dumps({**json.loads(gen.read_text()), "forced_eos_token_id": None}))
@@ -87,12 +87,12 @@ def child_torch(args: argparse.Namespace, dirs: dict[str, Path]) -> dict:
     items = workload(-(-args.torch_items // args.foci), args.foci, 24)
     graphs, texts = items["realize"][: args.torch_items], items["perplexity"][: args.torch_items]
     sents = (items["embed"] * 64)[:256]
-    realizer = Realizer(dirs["generator"], backend="transformers", use_tense=False, batch_size=32)
+    realizer = Realizer(dirs["realizer"], backend="transformers", use_tense=False, batch_size=32)
     embedder = Embedder(batch_size=64, processes=1, backend="transformers")
     ct2 = []
     if args.layout != "none":
         fast.decoder_layout = args.layout
-        r = Realizer(dirs["generator"], backend="ctranslate2", use_tense=False, batch_size=32)
+        r = Realizer(dirs["realizer"], backend="ctranslate2", use_tense=False, batch_size=32)
         lm = PerplexityScorer(dirs["lm"], backend="ctranslate2", batch_size=64)
         ct2 = [lambda: r.realize(graphs), lambda: lm.perplexity(texts)]
     realizer.realize(graphs[:1]), embedder.encode(sents[:8])  # warm-up

@@ -51,7 +51,7 @@ LARGE = {
         "decoder_ffn_dim": 4096,
         "vocab_size": 53228,
     },  # bart-large + amrlib's AMR tokens
-    "generator": {
+    "realizer": {
         "d_model": 768,
         "d_kv": 64,
         "d_ff": 3072,
@@ -81,8 +81,8 @@ SMALL = {
         "encoder_ffn_dim": 256,
         "decoder_ffn_dim": 256,
     },
-    "generator": {
-        **_shape(LARGE["generator"]),
+    "realizer": {
+        **_shape(LARGE["realizer"]),
         "d_model": 128,
         "d_kv": 32,
         "d_ff": 256,
@@ -111,10 +111,10 @@ def build_models(root: Path, dims: dict, parse_len: int, gen_len: int, device: s
     tiny = make_tiny(root / "tiny")
     classes = {
         "parser": BartForConditionalGeneration,
-        "generator": T5ForConditionalGeneration,
+        "realizer": T5ForConditionalGeneration,
         "lm": GPT2LMHeadModel,
     }
-    task_key = {"parser": "parse_amr", "generator": "translation_amr_to_text"}
+    task_key = {"parser": "parse_amr", "realizer": "translation_amr_to_text"}
     out = {}
     for kind, cls in classes.items():
         src, dst = tiny[kind], root / kind
@@ -125,9 +125,9 @@ def build_models(root: Path, dims: dict, parse_len: int, gen_len: int, device: s
         if kind == "parser":
             config.max_position_embeddings = max(1024, parse_len + 8)
             config.task_specific_params[task_key[kind]].update(max_in_len=100, max_out_len=parse_len)
-        elif kind == "generator":
+        elif kind == "realizer":
             config.task_specific_params[task_key[kind]].update(max_in_len=512, max_out_len=gen_len)
-        if kind == "generator":  # T5 at its default init writes the same token whatever the input
+        if kind == "realizer":  # T5 at its default init writes the same token whatever the input
             config.initializer_factor = 20.0
         torch.manual_seed(0)
         with torch.device(device):
@@ -197,10 +197,10 @@ def amrlib_side(dirs: dict, device: str, dtype: str, batches: dict | None) -> di
         tok_name_or_path=str(base_tokenizer(dirs["parser"])),
     )
     gtos = amrlib.load_gtos_model(
-        str(dirs["generator"]),
+        str(dirs["realizer"]),
         device=device,
         batch_size=sizes["realizer"],
-        tok_name_or_path=str(base_tokenizer(dirs["generator"])),
+        tok_name_or_path=str(base_tokenizer(dirs["realizer"])),
     )
     if dtype != "float32":
         stog.model.to(getattr(torch, dtype))
@@ -220,7 +220,7 @@ def our_side(dirs: dict, device: str, dtype: str, batches: dict) -> dict:
 
     parser = Parser(dirs["parser"], device=device, dtype=dtype, batch_size=batches["parser"], num_beams=4)
     realizer = Realizer(
-        dirs["generator"], device=device, dtype=dtype, batch_size=batches["realizer"], use_tense=False
+        dirs["realizer"], device=device, dtype=dtype, batch_size=batches["realizer"], use_tense=False
     )
     lm = PerplexityScorer(dirs["lm"], device=device, dtype=dtype, batch_size=batches["lm"])
     return {"parse": parser.parse, "realize": realizer.realize, "perplexity": lm.perplexity}

@@ -115,7 +115,7 @@ def baseline(mode: str, source: str, output: str, models: str) -> None:
         except amr.AMRError:
             continue
     gtos = amrlib.load_gtos_model(
-        str(models / "generator"), tok_name_or_path=str(base_tokenizer(models / "generator"))
+        str(models / "realizer"), tok_name_or_path=str(base_tokenizer(models / "realizer"))
     )
     annotator.load_spacy(next(m for m in SPACY_MODELS if spacy.util.is_package(m)))  # for use_tense
     outs, _ = gtos.generate([v.penman for _, v in cands], use_tense=True)
@@ -157,7 +157,7 @@ def _commands(mode: str, source: Path, models: Path, out: Path, threads: int) ->
         "--parser-model",
         str(models / "parser"),
         "--realizer-model",
-        str(models / "generator"),
+        str(models / "realizer"),
         "--lm-model",
         str(models / "lm"),
         "--max-perplexity",
@@ -286,7 +286,7 @@ def rss(args) -> None:
         "--parser-model",
         str(tiny / "parser"),
         "--realizer-model",
-        str(tiny / "generator"),
+        str(tiny / "realizer"),
         "--lm-model",
         str(tiny / "lm"),
         "--max-perplexity",

@@ -72,7 +72,7 @@ def _models(dtype, device: str):
     torch.manual_seed(0)
     built = {
         "parse": BartForConditionalGeneration(BartConfig(**LARGE["parser"])),
-        "realize": T5ForConditionalGeneration(T5Config(**LARGE["generator"], decoder_start_token_id=0)),
+        "realize": T5ForConditionalGeneration(T5Config(**LARGE["realizer"], decoder_start_token_id=0)),
         "perplexity": GPT2LMHeadModel(GPT2Config(**LARGE["lm"])),
     }
     return {k: m.to(device, dtype).eval() for k, m in built.items()}

@@ -139,7 +139,7 @@ def stage_sides(stage: str, dirs: dict, batches: dict, amrlib: bool, sides_wante
             obj = Parser(dirs["parser"], batch_size=batches["parser"], num_beams=4, **common)
             records[name], sides[name] = _record(obj), obj.parse
         elif stage == "realize":
-            obj = Realizer(dirs["generator"], batch_size=batches["realizer"], use_tense=False, **common)
+            obj = Realizer(dirs["realizer"], batch_size=batches["realizer"], use_tense=False, **common)
             records[name], sides[name] = _record(obj), obj.realize
         elif stage == "perplexity":
             sides[name] = PerplexityScorer(dirs["lm"], batch_size=batches["lm"], **common).perplexity
@@ -157,7 +157,7 @@ def stage_sides(stage: str, dirs: dict, batches: dict, amrlib: bool, sides_wante
             )
             sides["amrlib parse_sents defaults"] = stog.parse_sents
         else:
-            path = dirs["generator"]
+            path = dirs["realizer"]
             gtos = lib.load_gtos_model(str(path), batch_size=32, tok_name_or_path=str(base_tokenizer(path)))
             sides["amrlib generate defaults"] = lambda graphs: gtos.generate(graphs)[0]
     if amrlib and stage == "embed":
@@ -316,7 +316,7 @@ def main() -> int:
     root = Path(args.workdir or tempfile.mkdtemp(prefix="bench-stages-"))
     t0 = time.perf_counter()
     if (root / "lm").is_dir():
-        dirs = {k: root / k for k in ("parser", "generator", "lm")}
+        dirs = {k: root / k for k in ("parser", "realizer", "lm")}
     else:
         dirs = build_models(root, SMALL if args.small else LARGE, parse_len, gen_len, "cpu")
         # bart's forced EOS at the length limit is the one setting the CTranslate2 path follows only

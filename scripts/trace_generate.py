@@ -41,7 +41,7 @@ def main(out: Path, text: str, tiny_module: str = "paraamr.models.tiny") -> dict
 
     realizer = "--realizer-model" if "realizer-model" in Path(entry).read_text() else "--generator-model"
     argv = ["--input", text, "--output", str(out / "run"), "--parser-model", str(models["parser"])]
-    argv += [realizer, str(models["generator"]), "--lm-model", str(models["lm"])]
+    argv += [realizer, str(models["realizer"]), "--lm-model", str(models["lm"])]
     argv += ["--max-perplexity", "none", "--no-progress"]
     sys.setprofile(profile)
     try:

@@ -52,7 +52,7 @@ def _clear_hffs() -> None:
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory):
-    """``{"parser": dir, "generator": dir, "lm": dir}``: tiny random models in the real formats."""
+    """``{"parser": dir, "realizer": dir, "lm": dir}``: tiny random models in the real formats."""
     from paraamr.models.tiny import make_tiny
 
     return make_tiny(tmp_path_factory.mktemp("tiny-models"))

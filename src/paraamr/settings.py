@@ -303,7 +303,7 @@ class RecordSettings(SplitSettings, InputSettings, MethodSettings):
             "lm": True,  # perplexity is a field of every paraphrase
             "embedder": self.similarity_model is not None,
             "quality": self.quality_model is not None,
-        }[catalog.canonical_kind(kind)]
+        }[catalog.check_kind(kind)]
 
     def models(self) -> dict[str, str]:
         """``{kind: model}`` of every model the records need (kinds as in the catalog)."""

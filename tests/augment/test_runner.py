@@ -219,7 +219,7 @@ def test_paraphrases_generated_on_the_fly(tiny_models):
     index, failures = generate_index(
         texts,
         parser_model=str(tiny_models["parser"]),
-        realizer_model=str(tiny_models["generator"]),
+        realizer_model=str(tiny_models["realizer"]),
         lm_model=str(tiny_models["lm"]),
         max_perplexity=None,
     )

@@ -403,7 +403,7 @@ def test_a_model_folder_naming_foreign_code_is_refused_before_anything_loads(
     import shutil
 
     realizer = tmp_path / "realizer"
-    shutil.copytree(tiny_models["generator"], realizer)
+    shutil.copytree(tiny_models["realizer"], realizer)
     meta = json.loads((realizer / "amrlib_meta.json").read_text())
     meta.update(inference_module="torch.hub", inference_class="load")
     (realizer / "amrlib_meta.json").write_text(json.dumps(meta))
@@ -471,7 +471,7 @@ def test_trust_remote_code_reaches_the_model_check(tiny_models, tmp_path):
     record = RecordSettings(
         input=str(text),
         parser_model=str(_foreign_parser(tiny_models, tmp_path)),
-        realizer_model=str(tiny_models["generator"]),
+        realizer_model=str(tiny_models["realizer"]),
         lm_model=str(tiny_models["lm"]),
         max_perplexity=None,
     )

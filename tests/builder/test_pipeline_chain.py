@@ -41,8 +41,8 @@ def tiny(tiny_models, tmp_path_factory):
 
     from paraamr import amr
 
-    folder = tmp_path_factory.mktemp("trained-generator") / "generator"
-    shutil.copytree(tiny_models["generator"], folder)
+    folder = tmp_path_factory.mktemp("trained-generator") / "realizer"
+    shutil.copytree(tiny_models["realizer"], folder)
     tok = AutoTokenizer.from_pretrained(folder)
     model = T5ForConditionalGeneration.from_pretrained(folder)
     pairs = []
@@ -65,7 +65,7 @@ def tiny(tiny_models, tmp_path_factory):
     torch.set_num_threads(threads)
     model.eval()
     model.save_pretrained(folder)
-    return {**tiny_models, "generator": folder}
+    return {**tiny_models, "realizer": folder}
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def stages(tiny) -> Stages:
 def _settings(tiny, **kw) -> RecordSettings:
     return RecordSettings(
         parser_model=str(tiny["parser"]),
-        realizer_model=str(tiny["generator"]),
+        realizer_model=str(tiny["realizer"]),
         lm_model=str(tiny["lm"]),
         amr_input=str(GRAPHS),
         **kw,
@@ -181,7 +181,7 @@ def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_
     ppl = sorted(p["perplexity"] for r in records for p in r["paraphrases"])
     threshold = _between(ppl)
     out = tmp_path / "amr"
-    models = ["--parser-model", "/nonexistent/not/needed", "--realizer-model", str(tiny["generator"])]
+    models = ["--parser-model", "/nonexistent/not/needed", "--realizer-model", str(tiny["realizer"])]
     args = ["--amr-input", str(GRAPHS), "--output", str(out), *models, "--lm-model", str(tiny["lm"])]
     args += ["--no-progress", "--window", "4", "--license", "cc-by-4.0", "--max-perplexity"]
     assert main([*args, str(threshold)]) == 0
@@ -226,7 +226,7 @@ def test_max_batch_size_reaches_every_model_stage(tiny):
     """``--max-batch-size`` (RunSettings) is the cap of each stage's device-filling batches."""
     from paraamr.settings import RunSettings
 
-    models = {"parser_model": tiny["parser"], "realizer_model": tiny["generator"], "lm_model": tiny["lm"]}
+    models = {"parser_model": tiny["parser"], "realizer_model": tiny["realizer"], "lm_model": tiny["lm"]}
     record = RecordSettings(**{k: str(v) for k, v in models.items()}, input="-")
     loaded = load_stages(record, RunSettings(max_batch_size=7))
     assert [s.max_batch_size for s in (loaded.parser, loaded.realizer, loaded.lm)] == [7, 7, 7]

@@ -32,14 +32,14 @@ def models(tiny, tmp_path_factory):  # noqa: F811 (tiny: the fixture)
     with torch.no_grad():
         lm.transformer.ln_f.weight.mul_(12.0)
     lm.save_pretrained(folder)
-    return {"generator": tiny["generator"], "lm": folder}
+    return {"realizer": tiny["realizer"], "lm": folder}
 
 
 def _run(models, out, *options) -> None:
     args = [
         "--amr-input", str(GRAPHS), "--output", str(out), "--no-progress", "--window", "4",
         "--tagging", "untagged",  # (spaCy's tagging is not what is tested: spared)
-        "--realizer-model", str(models["generator"]), "--lm-model", str(models["lm"]), *options,
+        "--realizer-model", str(models["realizer"]), "--lm-model", str(models["lm"]), *options,
     ]  # fmt: skip
     assert main(args) == 0
 

@@ -285,7 +285,7 @@ def test_folder_with_foreign_files_is_refused(tiny_models, hostile, tmp_path, ca
         ("parser", "model.safetensors", b""),  # cut to nothing
         ("parser", "tokenizer.json", b'{"truncated'),
         ("lm", "config.json", b"{}"),  # no model_type
-        ("generator", "generation_config.json", b"[1]"),
+        ("realizer", "generation_config.json", b"[1]"),
     ],
 )
 def test_a_damaged_model_folder_is_one_line_naming_it(tiny_models, tmp_path, capsys, kind, file, damage):
@@ -299,8 +299,7 @@ def test_a_damaged_model_folder_is_one_line_naming_it(tiny_models, tmp_path, cap
     args = ["--input", str(text), "--output", str(tmp_path / "out"), *_models(models)]
     assert main(args) == 1
     err = capsys.readouterr().err.strip()
-    name = "realizer" if kind == "generator" else kind
-    assert len(err.splitlines()) == 1 and f"{name} model {models[kind]} cannot be loaded (" in err, err
+    assert len(err.splitlines()) == 1 and f"{kind} model {models[kind]} cannot be loaded (" in err, err
     assert "internal error" not in err and str(text) not in err
 
 

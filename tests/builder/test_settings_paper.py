@@ -76,7 +76,7 @@ def test_the_preset_records_its_steps_and_takes_local_models(tiny_models, tmp_pa
     out = tmp_path / "paper"
     args = [
         "--preset", "paper", "--amr-input", str(GRAPHS), "--output", str(out),
-        "--realizer-model", str(tiny_models["generator"]), "--lm-model", str(tiny_models["lm"]),
+        "--realizer-model", str(tiny_models["realizer"]), "--lm-model", str(tiny_models["lm"]),
         "--no-progress", "--window", "4",
     ]  # fmt: skip
     assert main(args) == 0
@@ -104,7 +104,7 @@ def test_auto_tagging_follows_the_machine_and_a_resume_may_not_mix(
     out = tmp_path / "run"
     args = [
         "--amr-input", str(GRAPHS), "--output", str(out), "--no-progress",
-        "--realizer-model", str(tiny_models["generator"]), "--lm-model", str(tiny_models["lm"]),
+        "--realizer-model", str(tiny_models["realizer"]), "--lm-model", str(tiny_models["lm"]),
     ]  # fmt: skip
     assert main(args) == 0
     assert json.loads((out / "summary.json").read_text())["settings"]["tagging"] == "untagged"
@@ -124,7 +124,7 @@ def test_tagged_without_a_spacy_model_is_refused_before_anything_is_written(
     out = tmp_path / "never"
     args = [
         "--amr-input", str(GRAPHS), "--output", str(out), "--no-progress", "--tagging", "tagged",
-        "--realizer-model", str(tiny_models["generator"]), "--lm-model", str(tiny_models["lm"]),
+        "--realizer-model", str(tiny_models["realizer"]), "--lm-model", str(tiny_models["lm"]),
     ]  # fmt: skip
     assert main(args) == 1
     assert "--tagging tagged needs a spaCy English model" in capsys.readouterr().err

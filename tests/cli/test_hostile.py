@@ -1365,7 +1365,7 @@ def test_hostile_input(case: Case, tmp_path, monkeypatch, capfd, request, mounts
             values[need] = str(made[need])
         else:
             models = request.getfixturevalue("tiny_models")
-            values[need] = str(models.get(need) or models.get("generator"))
+            values[need] = str(models[need])
     case_dir = tmp_path / "case"
     case_dir.mkdir()
     for name, content in case.files.items():

@@ -123,7 +123,7 @@ def _generate(tiny_models, *argv: str) -> list[str]:
         "--parser-model",
         str(tiny_models["parser"]),
         "--realizer-model",
-        str(tiny_models["generator"]),
+        str(tiny_models["realizer"]),
     ]
     return ["generate", *models, "--lm-model", str(tiny_models["lm"]), "--no-progress", *argv]
 

@@ -57,7 +57,7 @@ def test_generate_makes_a_lone_surrogate_and_a_nul_failure_rows_and_a_rerun_gets
     argv = ["generate", "--input", str(data), "--output", str(out), "--no-progress", "--task-rows", "1"]
     for option, kind in (
         ("--parser-model", "parser"),
-        ("--realizer-model", "generator"),
+        ("--realizer-model", "realizer"),
         ("--lm-model", "lm"),
     ):
         argv += [option, str(tiny_models[kind])]

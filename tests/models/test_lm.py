@@ -38,7 +38,7 @@ def scorer(tiny_models):
 
 
 @pytest.mark.parametrize("backend", ["transformers", "ctranslate2"])
-@pytest.mark.parametrize("kind", ["parser", "generator"])
+@pytest.mark.parametrize("kind", ["parser", "realizer"])
 def test_an_amr_model_given_as_the_lm_is_named(tiny_models, kind, backend):
     """The AMR parser (BART) or realizer (T5) as ``--lm-model``: one error naming it (before:
     transformers loaded BART's decoder as a causal LM; CTranslate2 blamed its converted copy)."""

@@ -36,9 +36,10 @@ def test_classes_read_their_defaults_from_the_catalog():
         assert params["model"].default == catalog.DEFAULTS[kind], cls
         assert params["batch_size"].default == catalog.BATCH_SIZES[kind], cls
     assert catalog.DEFAULTS["lm"] == "gpt2" and catalog.OFFLINE_LM == "smollm2"
-    assert catalog.canonical_kind("generator") == "realizer"
-    with pytest.raises(ValueError, match="unknown model kind"):
-        catalog.canonical_kind("speller")
+    assert catalog.check_kind("realizer") == "realizer"
+    for old in ("speller", "generator"):  # "generator", the realizer's name before it was released, too
+        with pytest.raises(ValueError, match="unknown model kind"):
+            catalog.check_kind(old)
 
 
 def test_release_url_is_overridable(monkeypatch):
@@ -59,8 +60,7 @@ def test_release_url_is_overridable(monkeypatch):
 
 
 def test_make_tiny_writes_real_formats(tiny_models):
-    assert set(tiny_models) == {"parser", "realizer", "generator", "lm"}
-    assert tiny_models["generator"] == tiny_models["realizer"]  # the old name, same dir
+    assert set(tiny_models) == {"parser", "realizer", "lm"}
     for kind in ("parser", "realizer"):
         meta = json.loads((tiny_models[kind] / "amrlib_meta.json").read_text())
         assert meta["inference_class"] == "Inference"
@@ -78,7 +78,7 @@ def test_make_tiny_is_deterministic_per_seed(tmp_path, tiny_models, capsys):
     # through the CLI, so `paraamr models make-tiny` is covered too
     assert main(["models", "make-tiny", str(tmp_path / "again")]) == 0
     out = capsys.readouterr().out
-    assert "parser\t" in out and "realizer\t" in out and "generator" not in out
+    assert "parser\t" in out and "realizer\t" in out
     for kind in ("parser", "realizer", "lm"):
         again = tmp_path / "again" / kind / "model.safetensors"
         assert again.read_bytes() == (tiny_models[kind] / "model.safetensors").read_bytes(), kind
@@ -159,7 +159,7 @@ def test_resolve_local_and_packaged(tiny_models, tmp_path):
 def test_offline_errors_name_model_path_and_command(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelNotFoundError) as err:
-        resolve("generate_t5wtense", "generator", cache_dir=tmp_path)  # the old kind name still works
+        resolve("generate_t5wtense", "realizer", cache_dir=tmp_path)
     msg = str(err.value)
     assert "'generate_t5wtense'" in msg and str(tmp_path / "models" / "generate_t5wtense") in msg
     assert f"paraamr models download generate_t5wtense --cache-dir {tmp_path}" in msg
@@ -189,7 +189,7 @@ def test_cli_path_reports_missing_model(tmp_path, capsys, monkeypatch):
     assert "paraamr models download parse_xfm_bart_large" in err and len(err.strip().splitlines()) == 1
     assert main(["models", "path", "smollm2", "--kind", "lm"]) == 0
     assert capsys.readouterr().out.strip().endswith(".gguf")
-    assert main(["models", "list", "--kind", "generator", "--cache-dir", str(tmp_path)]) == 0
+    assert main(["models", "list", "--kind", "realizer", "--cache-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "generate_t5wtense" in out and "realizer [default]" in out
     assert main(["models", "list", "--kind", "lm", "--cache-dir", str(tmp_path)]) == 0

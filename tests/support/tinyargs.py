@@ -10,7 +10,7 @@ def model_args(tiny: dict) -> list[str]:
         "--parser-model",
         str(tiny["parser"]),
         "--realizer-model",
-        str(tiny["generator"]),
+        str(tiny["realizer"]),
         "--lm-model",
         str(tiny["lm"]),
         "--max-perplexity",

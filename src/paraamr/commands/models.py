@@ -7,9 +7,8 @@ import shutil
 from pathlib import Path
 
 from paraamr.errors import InputError
+from paraamr.models.catalog import KINDS
 from paraamr.network import HELP as HUB_HELP
-
-_KINDS = ("parser", "realizer", "generator", "lm", "embedder", "quality")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "list", parents=[cache], help="known models, their defaults, where and how big on disk"
     )
-    p.add_argument("--kind", choices=_KINDS, help="only models of this kind")
+    p.add_argument("--kind", choices=KINDS, help="only models of this kind")
     p.set_defaults(func=_list)
 
     p = sub.add_parser(
@@ -35,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"{HUB_HELP}; a release tarball is fetched with a 60 s timeout and 3 retries.",
     )
     p.add_argument("name", help="amrlib release name (see `paraamr models list`) or Hub id")
-    p.add_argument("--kind", choices=_KINDS, help="kind of a Hub model (default: lm)")
+    p.add_argument("--kind", choices=KINDS, help="kind of a Hub model (default: lm)")
     p.add_argument("--url", help="download an amrlib model tarball from this URL instead, as NAME")
     p.add_argument("--md5", help="expected md5 of the tarball (default: the release's published sum)")
     p.add_argument("--no-tokenizer", action="store_true", help="skip fetching the base tokenizer")
@@ -44,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("path", parents=[cache], help="print where a model is on disk (exit 1 if nowhere)")
     p.add_argument("name", help="model name, Hub id or path")
-    p.add_argument("--kind", choices=_KINDS, required=True)
+    p.add_argument("--kind", choices=KINDS, required=True)
     p.set_defaults(func=_path)
 
     p = sub.add_parser("rm", parents=[cache], help="delete a model and its converted copies to free space")
@@ -52,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "name",
         help="amrlib release or --url name, Hub id, or a packaged model (its float32 and CTranslate2 copies)",
     )
-    p.add_argument("--kind", choices=_KINDS, help="only the model of this kind")
+    p.add_argument("--kind", choices=KINDS, help="only the model of this kind")
     p.set_defaults(func=_rm)
 
     p = sub.add_parser("make-tiny", help="write tiny random-weight models (DIR/parser, realizer, lm)")
@@ -98,7 +97,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     from paraamr.models.resolve import cache_root, resolve
 
     rows = []
-    for each in (catalog.canonical_kind(kind),) if kind else catalog.KINDS:
+    for each in (catalog.check_kind(kind),) if kind else catalog.KINDS:
         for name in catalog.names(each):
             copies = []
             try:
@@ -186,12 +185,12 @@ def _rm(args: argparse.Namespace) -> int:
     fetched = "/" not in args.name and (cache_root(args.cache_dir) / "models" / args.name).is_dir()
     if not known and fetched:
         known = ["parser", "realizer"]  # fetched with --url: an amrlib model
-    if args.kind and known and catalog.canonical_kind(args.kind) not in known:
+    if args.kind and known and catalog.check_kind(args.kind) not in known:
         raise UsageError(
             f"model {args.name!r} is a {' and '.join(known)} model, not --kind {args.kind}; nothing removed"
         )
     copies = []
-    for kind in (catalog.canonical_kind(args.kind),) if args.kind else catalog.KINDS:
+    for kind in (catalog.check_kind(args.kind),) if args.kind else catalog.KINDS:
         try:
             copies += converted_copies_of(resolve(args.name, kind, cache_dir=args.cache_dir), args.cache_dir)
         except ModelNotFoundError:
@@ -223,6 +222,5 @@ def _make_tiny(args: argparse.Namespace) -> int:
             else:
                 path.unlink()
     for name, path in make_tiny(args.dir, seed=args.seed).items():
-        if name != "generator":  # the realizer's old name, same dir
-            print(f"{name}\t{path}")
+        print(f"{name}\t{path}")
     return 0

@@ -6,7 +6,7 @@ Settings, the CLI and the model classes all read their defaults here, so they ca
 ('parse_xfm_bart_large', 'generate_t5wtense', 'gpt2', 'all-MiniLM-L6-v2')
 >>> BATCH_SIZES["parser"], BATCH_SIZES["realizer"], BATCH_SIZES["lm"]
 (16, 32, 64)
->>> canonical_kind("generator")  # the T5 stage's old name
+>>> check_kind("realizer")
 'realizer'
 >>> names("realizer")
 ['generate_t5wtense']
@@ -29,22 +29,19 @@ __all__ = [
     "DEFAULTS",
     "HUB_MODELS",
     "KINDS",
-    "KIND_ALIASES",
     "MAX_BATCH_SIZES",
     "OFFLINE_LM",
     "PACKAGED",
     "HubModel",
     "Packaged",
     "ReleaseModel",
-    "canonical_kind",
+    "check_kind",
     "names",
     "release_url",
 ]
 
 #: Model kinds, one per stage: text->AMR, AMR->text, perplexity, embeddings, paraphrase quality.
 KINDS = ("parser", "realizer", "lm", "embedder", "quality")
-#: Old kind names still accepted.
-KIND_ALIASES = {"generator": "realizer"}
 
 #: The default model of each kind (the paper's choices where it made one; see docs/models.md).
 DEFAULTS = {
@@ -76,9 +73,8 @@ def release_url() -> str:
     return (os.environ.get("PARAAMR_RELEASE_URL") or _GITHUB_RELEASES).rstrip("/")
 
 
-def canonical_kind(kind: str) -> str:
-    """``kind`` with aliases mapped (``generator`` -> ``realizer``); ValueError for unknown kinds."""
-    kind = KIND_ALIASES.get(kind, kind)
+def check_kind(kind: str) -> str:
+    """``kind``, or ValueError for an unknown kind."""
     if kind not in KINDS:
         raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(KINDS)}")
     return kind
@@ -249,8 +245,8 @@ PACKAGED: dict[tuple[str, str], Packaged] = {
 
 
 def names(kind: str | None = None) -> list[str]:
-    """Names known without a path or Hub id (for ``kind``, or all; aliases accepted)."""
-    kind = None if kind is None else canonical_kind(kind)
+    """Names known without a path or Hub id (for ``kind``, or all)."""
+    kind = None if kind is None else check_kind(kind)
     known = [m.name for m in AMRLIB_MODELS.values() if kind in (None, m.kind)]
     known += [m.name for m in HUB_MODELS.values() if kind in (None, m.kind)]
     return known + [n for (k, n) in PACKAGED if kind in (None, k) and n not in known]

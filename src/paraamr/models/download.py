@@ -46,7 +46,7 @@ from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
 from paraamr.models.archive import model_dir, safe_extract
-from paraamr.models.catalog import AMRLIB_MODELS, OFFLINE_LM, PACKAGED, canonical_kind
+from paraamr.models.catalog import AMRLIB_MODELS, OFFLINE_LM, PACKAGED, check_kind
 from paraamr.models.resolve import (
     OTHER_FORMATS,
     TOKENIZER_FILES,
@@ -104,7 +104,7 @@ def ensure(
     fetched: offline (``HF_HUB_OFFLINE``), ``download=False``, no such model, or no route to the
     host (at once, without retries).
     """
-    kind = canonical_kind(kind)
+    kind = check_kind(kind)
     try:
         path = resolve(name_or_path, kind, cache_dir=cache_dir)
     except ModelNotFoundError as err:
@@ -402,7 +402,7 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
     for (k, packaged_name), package in PACKAGED.items():
         gguf = package.inner.endswith(".gguf")
-        if packaged_name == name and (kind is None or canonical_kind(kind) == k) and gguf:
+        if packaged_name == name and (kind is None or check_kind(kind) == k) and gguf:
             candidates += sorted((root / "gguf").glob(f"{Path(package.inner).stem}-*"))
     removed = [path for path in candidates if path.is_dir()]
     for path in removed:

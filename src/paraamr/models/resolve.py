@@ -38,7 +38,7 @@ from paraamr.models.catalog import (
     AMRLIB_INFERENCE,
     AMRLIB_MODELS,
     PACKAGED,
-    canonical_kind,
+    check_kind,
     names,
 )
 
@@ -113,12 +113,12 @@ def cache_flag(cache: str | Path | None) -> str:
 def source(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> str:
     """Where ``name_or_path`` comes from: ``path``, ``packaged``, ``cache``, ``release`` or ``hub``.
 
-    >>> source("smollm2", "lm"), source("generate_t5wtense", "generator"), source("gpt2", "lm")
+    >>> source("smollm2", "lm"), source("generate_t5wtense", "realizer"), source("gpt2", "lm")
     ('packaged', 'release', 'hub')
     >>> source("./my-model", "parser")
     'path'
     """
-    kind = canonical_kind(kind)
+    kind = check_kind(kind)
     name = str(name_or_path)
     if Path(name).expanduser().exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
         return "path"
@@ -211,7 +211,7 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     >>> (resolve("all-MiniLM-L6-v2", "embedder") / "modules.json").is_file()
     True
     """
-    kind = canonical_kind(kind)
+    kind = check_kind(kind)
     path = Path(name_or_path).expanduser()
     if path.exists():
         return _local(path, kind)
@@ -300,7 +300,7 @@ def amrlib_meta(model_dir: str | Path, kind: str, *, trust_remote_code: bool = F
     >>> amrlib_meta(folder, "parser", trust_remote_code=True)["inference_class"]
     'load'
     """
-    kind = canonical_kind(kind)
+    kind = check_kind(kind)
     meta_file = Path(model_dir) / "amrlib_meta.json"
     if not meta_file.is_file():
         return {}

@@ -186,8 +186,7 @@ def _lm(folder: Path):
 
 
 def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
-    """Write tiny models under ``folder``; return ``{"parser": dir, "realizer": dir, "lm": dir}``
-    (plus ``"generator"``, the realizer's old name, for the same dir).
+    """Write tiny models under ``folder``; return ``{"parser": dir, "realizer": dir, "lm": dir}``.
 
     Deterministic for a given ``seed`` (same bytes on the same machine); the global torch RNG and
     thread count are left as they were; transformers' progress bars are off meanwhile.
@@ -206,7 +205,6 @@ def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
             for name, build in (("parser", _parser), ("realizer", _realizer), ("lm", _lm)):
                 torch.manual_seed(seed)
                 out[name] = build(folder / name)
-            out["generator"] = out["realizer"]
     finally:
         torch.set_num_threads(threads)
         if bars:
