@@ -296,7 +296,7 @@ class RecordSettings(SplitSettings, InputSettings, MethodSettings):
         return out
 
     def needs(self, kind: str) -> bool:
-        """Whether a model of ``kind`` (a catalog kind; ``generator`` accepted) is used."""
+        """Whether a model of ``kind`` (a catalog kind) is used."""
         return {
             "parser": not self.amr_input,
             "realizer": True,
