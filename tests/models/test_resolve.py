@@ -197,6 +197,23 @@ def test_cli_path_reports_missing_model(tmp_path, capsys, monkeypatch):
     assert "gpt2" in out and "lm [default]" in out and "MB)" in out  # smollm2's size on disk
 
 
+def test_the_installed_mpnet_is_listed_as_the_embedder_it_is(tmp_path, monkeypatch):
+    """The install script's all-mpnet-base-v2 (``<cache>/models/all-mpnet-base-v2``, which the
+    quality code uses before the Hub's): listed on its catalog row, not as "-" there and an
+    "amrlib" model "fetched with --url" below."""
+    from paraamr.commands.models import model_rows
+    from paraamr.quality.mpnet import MPNET_HUB, installed_dir, mpnet_dir
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = installed_dir(tmp_path)
+    folder.mkdir(parents=True)
+    (folder / "modules.json").write_text("[]")
+    assert mpnet_dir(download=False, cache=tmp_path) == folder
+    rows = model_rows(str(tmp_path))
+    assert [r[1:3] for r in rows if r[0] == MPNET_HUB] == [("embedder", f"{folder} (2 B)")]
+    assert not [r for r in rows if r[1] == "amrlib"]
+
+
 def test_hub_id_resolves_from_the_hub_cache_offline(tmp_path, tiny_models, monkeypatch):
     """A Hub id already in huggingface_hub's cache (its documented layout) resolves offline."""
     import huggingface_hub.constants
