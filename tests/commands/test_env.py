@@ -44,6 +44,10 @@ def test_env_prints_one_fact_a_line(cache):
     assert printed["model cache"] == str(cache)
     assert printed["model my-parser (amrlib)"] == f"{cache / 'models' / 'my-parser'} (3.0 kB)"
     assert printed["model paraamr-quality (quality [default])"].endswith("MB)")  # shipped in the package
+    folders = [value for fact, value in printed.items() if fact.startswith("model ")]
+    assert len(folders) == len(set(folders))  # a folder once, with all its names (MiniLM had 3 lines)
+    minilm = "model all-MiniLM-L6-v2, sentence-transformers/all-MiniLM-L6-v2 (embedder [default], quality)"
+    assert printed[minilm].endswith("MB)")  # the packaged all-MiniLM-L6-v2, the default embedder
     assert printed["PARAAMR_CACHE"] == str(cache)
     assert list(printed)[:3] == ["paraamr version", "Python version", "Platform"]
 

@@ -80,8 +80,16 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     for name in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "PARAAMR_CACHE", "PARAAMR_RELEASE_URL"):
         if os.environ.get(name):
             rows.append((name, os.environ[name]))
+    by_folder: dict[str, tuple[list[str], dict[str, str]]] = {}  # one line a folder, all its names
+    for name, kind, where, _ in model_rows(cache_dir):
+        if where != "-":
+            names, kinds = by_folder.setdefault(where, ([], {}))
+            names += [name] if name not in names else []
+            base = kind.removesuffix(" [default]")
+            kinds[base] = kind if kind != base else kinds.get(base, kind)  # "[default]" kept
     on_disk = [
-        (f"model {name} ({kind})", where) for name, kind, where, _ in model_rows(cache_dir) if where != "-"
+        (f"model {', '.join(names)} ({', '.join(kinds.values())})", where)
+        for where, (names, kinds) in by_folder.items()
     ]
     return rows + (on_disk or [("models on disk", "none")])
 
