@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from dataclasses import dataclass
+from typing import Any
 
 import datasets
 from datasets.utils.file_utils import xopen
@@ -89,6 +91,11 @@ class ParaAMR(datasets.GeneratorBasedBuilder):
         ParaAMRConfig(name="pairs", description="One row per (source, paraphrase) pair."),
     ]
     DEFAULT_CONFIG_NAME = "default"
+
+    def __init__(self, *args: Any, data_files: Any = None, **kwargs: Any) -> None:
+        if isinstance(data_files, (str, os.PathLike)) and os.path.isdir(data_files):  # datasets: "not found"
+            raise ValueError(f"ParaAMR: data_files {str(data_files)!r} is a folder; pass it as data_dir=")
+        super().__init__(*args, data_files=data_files, **kwargs)
 
     def _info(self) -> datasets.DatasetInfo:
         self.config.filters()

@@ -42,6 +42,9 @@ def test_builder_loads_the_generated_folder(generated, tmp_path):
     pairs.download_and_prepare()
     n_pairs = sum(split.num_rows for split in pairs.as_dataset().values())
     assert n_pairs == summary["counts"]["paraphrases"] == len(_shard_rows(generated, "pairs"))
+    # the folder as data_files: the option to use (before: datasets said "Unable to find" the folder)
+    with pytest.raises(ValueError, match=r"data_files '.*' is a folder; pass it as data_dir="):
+        ParaAMR(data_files=str(generated), cache_dir=str(tmp_path / "f"))
 
 
 def test_threshold_on_generated_perplexities(generated, tmp_path):
