@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from paraamr.errors import InputError, not_a_file
 from paraamr.filters import Filters
+from paraamr.options import check_number
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
 from paraamr.texts import LongLine, bounded_lines, printable, text_problem
 
@@ -119,10 +120,6 @@ class Unpacked:
         return data
 
 
-def _number(value: Any) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-
-
 def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = True) -> dict[str, Any]:
     """The ``default`` record of one decoded JSON line; ``ValueError`` says what is wrong: a field
     of the wrong type, or (unless ``check_texts`` is off) a text that cannot enter a dataset
@@ -156,13 +153,13 @@ def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = Tr
         _check_string(para, "para_text", f"paraphrase {n}: ", limit, required=True, content=check_texts)
         for name in _OPTIONAL_STRINGS:
             _check_string(para, name, f"paraphrase {n}: ", None)
-        for name in _NUMBER_FIELDS:
-            if not _number(para.get(name)):
-                raise ValueError(
-                    f'paraphrase {n}: "{name}" must be a number, got {type(para[name]).__name__}'
-                )
         row = {name: para.get(name) for name in PARAPHRASE_FIELDS}
-        out.append(row | {name: float(row[name]) for name in _NUMBER_FIELDS if row[name] is not None})
+        for name in _NUMBER_FIELDS:  # JSON allows NaN and Infinity; a quantile or a plot cannot take them
+            try:
+                row[name] = check_number(row[name], f'"{name}"', none=True)
+            except ValueError as err:
+                raise ValueError(f"paraphrase {n}: {err}") from None
+        out.append(row)
     text = obj["text"]
     return {
         "id": obj.get("id") or text_id(printable(text)),

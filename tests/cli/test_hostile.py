@@ -368,6 +368,7 @@ def table() -> list[Case]:
             ),
             bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x", "paraphrases": []}])),
+            bad_file("nan-perplexity", at, "in.jsonl", release().replace(b"20.0", b"NaN", 1)),  # a traceback
             bad_file("long-line", at, "in.jsonl", release([LONG_TEXT], repeat=1), OK),
             *output_cases(
                 to,

@@ -70,6 +70,8 @@ def test_malformed_lines_name_file_and_line(tmp_path):
                 good,
                 json.dumps({"text": "b", "paraphrases": [{"perplexity": 3}]}),
                 json.dumps({"text": "c", "paraphrases": [{"para_text": "d", "perplexity": "high"}]}),
+                json.dumps({"text": "e", "paraphrases": [{"para_text": "f", "perplexity": float("nan")}]}),
+                '{"text": "g", "paraphrases": [{"para_text": "h", "similarity": -Infinity}]}',
             ]
         ).encode()
         + b"\n\xff\xfe\n"
@@ -79,10 +81,14 @@ def test_malformed_lines_name_file_and_line(tmp_path):
     skipped = sources.Skipped()
     kept = _records(bad, skip_invalid=True, skipped=skipped)
     assert [r["text"] for r in kept] == ["a", "a"]
-    assert skipped.count == 4
+    assert skipped.count == 6
     assert skipped.messages[1].endswith('line 4: paraphrase 1: "para_text" must be a string, got NoneType')
-    assert skipped.messages[2].endswith('line 5: paraphrase 1: "perplexity" must be a number, got str')
-    assert skipped.messages[3].endswith("line 6: invalid UTF-8 at byte 0")
+    must = "must be a finite number or None, got"
+    assert skipped.messages[2].endswith(f"line 5: paraphrase 1: \"perplexity\" {must} 'high'")
+    # JSON's NaN and Infinity (Python writes them): quantiles and plots cannot take them (convert failed)
+    assert skipped.messages[3].endswith(f'line 6: paraphrase 1: "perplexity" {must} nan')
+    assert skipped.messages[4].endswith(f'line 7: paraphrase 1: "similarity" {must} -inf')
+    assert skipped.messages[5].endswith("line 8: invalid UTF-8 at byte 0")
 
 
 def test_malformed_line_inside_a_zip_names_the_member(tmp_path):
