@@ -1139,6 +1139,14 @@ def value_and_state_cases() -> list[Case]:
                 OK,
                 None,
             ),
+            (  # named by file and line before any scoring (before: "labels[1] is 2", the output written)
+                "label-out-of-range",
+                [],
+                {"in.jsonl": jsonl([{"text": t, "para_text": t, "label": n} for n, t in enumerate("abc")])},
+                ERR,
+                "in.jsonl:3: label 2",
+                {"absent": ("o.jsonl",)},
+            ),
         ],
     )
     cases += rows(

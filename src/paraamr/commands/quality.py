@@ -409,7 +409,7 @@ def run_score(args: argparse.Namespace) -> int:
     try:
         stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8-sig")  # noqa: SIM115
         with stream:
-            rows = list(json_lines(stream, name, ("text", "para_text")))
+            rows = list(json_lines(stream, name, ("text", "para_text"), labels=True))
     except UnicodeDecodeError as err:
         raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
     except IsADirectoryError as err:

@@ -256,14 +256,21 @@ def read_paraphrases(path: str | Path) -> dict[str, list[str]]:
     return table
 
 
-def json_lines(stream: Iterable[str], name: str, fields: Sequence[str] = ("text",)) -> Iterator[dict]:
+def json_lines(
+    stream: Iterable[str], name: str, fields: Sequence[str] = ("text",), *, labels: bool = False
+) -> Iterator[dict]:
     """JSON objects of the non-blank lines of ``stream``; a line that is not an object with string
-    ``fields`` raises :class:`InputError` naming ``name`` and the line.
+    ``fields``, or (with ``labels``) whose ``label``, where it has one, is not 1 or 0, raises
+    :class:`InputError` naming ``name`` and the line.
 
     >>> list(json_lines(['{"text": "a"}', "", '{"text": 1}'], "in.jsonl"))
     Traceback (most recent call last):
     ...
     paraamr.errors.InputError: in.jsonl:3: a row needs string 'text' field(s)
+    >>> list(json_lines(['{"text": "a", "label": "0"}'], "in.jsonl", labels=True))
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: in.jsonl:1: label '0': labels are 1 (valid) or 0 (invalid)
     """
     for number, line in enumerate(stream, 1):
         if not line.strip():
@@ -275,6 +282,9 @@ def json_lines(stream: Iterable[str], name: str, fields: Sequence[str] = ("text"
         if not isinstance(row, dict) or not all(isinstance(row.get(f), str) for f in fields):
             wanted = " and ".join(map(repr, fields))
             raise InputError(f"{name}:{number}: a row needs string {wanted} field(s)")
+        label = row.get("label", 0) if labels else 0
+        if not isinstance(label, (int, float)) or label not in (0, 1):  # 1.0 is 1; "1", NaN, 2 are not
+            raise InputError(f"{name}:{number}: label {label!r}: labels are 1 (valid) or 0 (invalid)")
         yield row
 
 
