@@ -304,6 +304,9 @@ def test_a_bare_string_is_refused_not_taken_as_pairs_of_characters(modules):
                 module.compute(**sides)
             with pytest.raises(ValueError, match=f"^{name}: {side} is one string"):
                 module.add_batch(**sides)
+    for name, option in (("lexical_diversity", "targets"), ("ted_diversity", "templates")):  # per-pair lists
+        with pytest.raises(ValueError, match=f"^{name}: {option} is one string; give a list"):
+            modules[name].compute(predictions=list("abc"), references=list("abc"), **{option: "abc"})
     lexical = modules["lexical_diversity"]
     lexical.add_batch(predictions=["A cat."], references=["The cat."])  # lists still go through
     bleu = bleu_diversity(["A cat."], ["The cat."])[0]

@@ -149,6 +149,8 @@ def check_per_pair(module, option: str, values: Sized | None, predictions: Seque
     """ValueError unless the per-pair option ``values`` (``targets``, ``labels``, ...) has one item per
     prediction. In evaluate's distributed mode rank 0 computes over every process's pairs but gets
     only its own keyword arguments: the message says so."""
+    if isinstance(values, str):  # its characters would pass for one item a pair
+        raise ValueError(f"{module.name}: {option} is one string; give a list, one item a pair")
     if values is None or len(values) == len(predictions):
         return
     hint = ""
