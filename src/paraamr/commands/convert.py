@@ -71,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Convert (and push); print what was written."""
     import sys
+    from collections import Counter
 
     from paraamr.commands.push import check_repo_id
     from paraamr.commands.stats import archive_limits, check_finished
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     check_repo_id(args.push_to_hub)
     check_repo_id(args.repo_id, "--repo-id")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
-    skipped = Skipped()
+    skipped = Skipped(fields=Counter())
     if to == "jsonl" and args.push_to_hub:
         raise UsageError("--push-to-hub needs a dataset folder as OUTPUT, not JSON lines")
     check_finished(args.input)
@@ -103,6 +104,13 @@ def run(args: argparse.Namespace) -> int:
             f"paraamr convert: skipped {skipped.count} invalid lines; first: {skipped.messages[0]}",
             file=sys.stderr,
         )
+    if skipped.fields:  # a release-like file of the user's: say what did not carry over
+        where = {True: "paraphrase", False: "line"}
+        fields = ", ".join(
+            f"{name} ({n:,} {where[name.startswith('paraphrases[]')]}{'s' * (n != 1)})"
+            for name, n in sorted(skipped.fields.items())
+        )
+        print(f"paraamr convert: fields the records have no place for, left out: {fields}", file=sys.stderr)
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options
 
