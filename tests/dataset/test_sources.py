@@ -83,7 +83,7 @@ def test_malformed_lines_name_file_and_line(tmp_path):
     assert [r["text"] for r in kept] == ["a", "a"]
     assert skipped.count == 6
     assert skipped.messages[1].endswith('line 4: paraphrase 1: "para_text" must be a string, got NoneType')
-    must = "must be a finite number or None, got"
+    must = "must be a finite number, got"
     assert skipped.messages[2].endswith(f"line 5: paraphrase 1: \"perplexity\" {must} 'high'")
     # JSON's NaN and Infinity (Python writes them): quantiles and plots cannot take them (convert failed)
     assert skipped.messages[3].endswith(f'line 6: paraphrase 1: "perplexity" {must} nan')
