@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from tinybert import make_tiny_bert
@@ -119,6 +121,22 @@ def test_embedder_errors(tmp_path):
         Embedder(str(tmp_path / "nowhere" / "model"))
     with pytest.raises(ValueError, match="pair 0 prediction"):
         semantic_similarity([None], ["a"], embedder=None)
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [("lm", "a causal language model (gpt2)"), ("parser", "an encoder-decoder model (bart)")],
+)
+def test_a_model_that_is_no_sentence_encoder_is_named(tiny_models, kind, what):
+    """GPT-2 or an AMR model as the similarity or quality model: one line naming it (before: CTranslate2
+    blamed its converted copy, or sentence-transformers' padding error was an internal error)."""
+    from paraamr.quality import QualityScorer
+
+    named = rf"model {re.escape(str(tiny_models[kind]))} is {re.escape(what)}, not a sentence encoder$"
+    with pytest.raises(InputError, match=f"^embedder {named}"):
+        Embedder(str(tiny_models[kind]))
+    with pytest.raises(ModelNotFoundError, match=f"^quality {named}"):
+        QualityScorer(tiny_models[kind])
 
 
 @pytest.mark.slow

@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from paraamr.errors import InputError
 from paraamr.models.base import device_batches, element_bytes, footprint, loading, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.fast import converted, load_encoder, resolve_backend
 
-__all__ = ["POOLINGS", "Embedder"]
+__all__ = ["POOLINGS", "Embedder", "encoder_problem"]
 
 POOLINGS = ("cls", "cls_before_pooler", "mean")
 
@@ -98,6 +99,8 @@ class Embedder:
             else:  # pooling is set when st_pooling is
                 from transformers import AutoModel, AutoTokenizer
 
+                if problem := encoder_problem(self.path):
+                    raise InputError(f"embedder model {model} is {problem}, not a sentence encoder")
                 self.pooling = pooling or self.pooling_for(self.model_name)
                 self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
                 self._hf = AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
@@ -374,6 +377,20 @@ def _serve_pool(path: str, pooling: str, batch_size: int) -> None:
             return
         pickle.dump(embedder.encode(texts), stdout)
         stdout.flush()
+
+
+def encoder_problem(path: str | Path) -> str | None:
+    """Why the transformers model folder ``path`` is no sentence encoder, or None: an
+    encoder-decoder (an AMR parser or realizer given by mistake) or a causal language model (GPT-2),
+    which embed nothing a cosine can compare (a sentence-transformers folder says how it embeds)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(path)
+    if getattr(config, "is_encoder_decoder", False):
+        return f"an encoder-decoder model ({config.model_type})"
+    if any(name.endswith(("ForCausalLM", "LMHeadModel")) for name in config.architectures or ()):
+        return f"a causal language model ({config.model_type})"
+    return None
 
 
 def _sentence_transformers_pooling(path: Path) -> str | None:

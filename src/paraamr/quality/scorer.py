@@ -68,6 +68,11 @@ def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
                 f"{path} is not a quality model folder (no modules.json, config.json or {INFO_FILE}); "
                 f"{TRAIN_QUALITY}"
             )
+        from paraamr.models.embedder import encoder_problem
+
+        plain = not any((path / name).is_file() for name in ("modules.json", INFO_FILE))
+        if plain and (problem := encoder_problem(path)):  # scored as an untuned encoder's cosines
+            raise ModelNotFoundError(f"quality model {path} is {problem}, not a sentence encoder")
         return path
     if path.exists():
         raise ModelNotFoundError(f"quality model {str(name_or_path)!r} is a file, not a model folder")
