@@ -220,6 +220,16 @@ def test_python_api_turns_a_text_no_file_could_hold_into_a_failure():
     assert [r["text"] for r in records] == ["The man spoke."]
     (failure,) = gen.failures
     assert failure["stage"] == "input" and failure["reason"].startswith("a lone surrogate (U+D800)")
+    # an item that is no string is a failure row too (before: AttributeError 'NoneType' ... 'encode')
+    gen.failures.clear()
+    assert [r["text"] for r in gen.generate([None, 3, "The man spoke again."])] == ["The man spoke again."]
+    reasons = [f["reason"] for f in gen.failures]
+    assert reasons == ["column 'text' missing", "column 'text' not a string (int)"]
+    # one string alone is refused (before: each of its characters was a sentence, 'H', 'i', ...)
+    with pytest.raises(TypeError, match="texts is one string; give a list"):
+        next(gen.generate("Hi there."))
+    with pytest.raises(TypeError, match="graphs is one string; give a list"):
+        next(gen.generate_from_amr("(s / say-01)"))
 
 
 def test_max_batch_size_reaches_every_model_stage(tiny):

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paraamr.builder.counts import Stats
-from paraamr.builder.rows import amr_row, decode_bytes, value_row
+from paraamr.builder.rows import InputRow, amr_row, decode_bytes, value_row
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
@@ -117,17 +117,16 @@ class Generator:
         cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file.
 
         Args:
-            texts: the source sentences.
+            texts: the source sentences (a list or any iterable; one string alone is refused, as
+                its characters would be taken for sentences). An item that is not a string is a
+                failure too.
             on_failure: called with each failure row; by default they go to :attr:`failures`.
             dedup: a repeat of a sentence earlier in ``texts`` becomes a ``duplicate`` failure
                 (default); ``False`` gives each repeat its own record. Earlier calls never count.
         """
-        rows = (
-            decode_bytes(t, where=f"<text {i}>")
-            if isinstance(t, bytes)
-            else value_row(t, "text", f"<text {i}>", t.encode("utf-8", "surrogatepass"))
-            for i, t in enumerate(texts, 1)
-        )
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts is one string; give a list of sentences (or any iterable of them)")
+        rows = (_text_row(number, text) for number, text in enumerate(texts, 1))
         yield from self._records(rows, on_failure, dedup)
 
     def generate_from_amr(
@@ -135,6 +134,8 @@ class Generator:
     ) -> Iterator[dict]:
         """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``;
         ``on_failure`` and ``dedup`` as in :meth:`generate` (a repeat is a graph of the same id)."""
+        if isinstance(graphs, (str, bytes)):
+            raise TypeError("graphs is one string; give a list of PENMAN graphs (or any iterable of them)")
         rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
         yield from self._records(rows, on_failure, dedup)
 
@@ -391,3 +392,12 @@ def _prefetch(iterator: Iterator[Any], depth: int = 1) -> Iterator[Any]:
             yield item
     finally:
         stop.set()
+
+
+def _text_row(number: int, text: Any) -> InputRow:
+    """The input row of the ``number``-th item given to :meth:`Generator.generate`."""
+    where = f"<text {number}>"
+    if isinstance(text, bytes):
+        return decode_bytes(text, where=where)
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else None  # a lone surrogate too
+    return value_row(text, "text", where, raw)
