@@ -57,3 +57,22 @@ def test_every_name_dir_shows_is_an_attribute_and_dir_imports_nothing():
     for name in dir(paraamr):
         assert getattr(paraamr, name) is not None, name
     assert paraamr.card is importlib.import_module("paraamr.card")
+
+
+def test_one_string_is_refused_where_a_batch_is_taken(tiny_models):
+    """Each call of the API that takes a batch of texts or graphs refuses one string with a
+    TypeError naming the argument: its characters were taken for items ('The boy.' was parsed as
+    8 sentences, scored as 8 texts)."""
+    calls = {
+        "sentences": lambda: paraamr.Parser(tiny_models["parser"]).parse("The boy."),
+        "graphs": lambda: paraamr.Realizer(tiny_models["realizer"]).realize("(b / boy)"),
+        "texts": lambda: paraamr.PerplexityScorer(tiny_models["lm"]).perplexity("The boy."),
+        "sources": lambda: paraamr.QualityScorer().score("The boy.", ["A boy."]),
+        "paraphrases": lambda: paraamr.QualityScorer().score(["The boy."], "A boy."),
+    }
+    for what, call in calls.items():
+        with pytest.raises(TypeError, match=f"^{what} is one string; give a list of them"):
+            call()
+    with pytest.raises(TypeError, match=r"^texts is one string"):
+        paraamr.Embedder().encode("The boy.")
+    assert len(paraamr.PerplexityScorer(tiny_models["lm"]).perplexity(("The boy.",))) == 1  # a tuple is one

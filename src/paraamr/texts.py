@@ -10,13 +10,35 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_LINE_BYTES", "LongLine", "bounded_lines", "printable", "strip_eol", "text_problem"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "LongLine",
+    "bounded_lines",
+    "printable",
+    "refuse_one_string",
+    "strip_eol",
+    "text_problem",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def refuse_one_string(items: Iterable[Any], what: str) -> None:
+    """A TypeError when ``items`` (the texts or graphs of one call of the API) is one string, whose
+    characters would pass for items.
+
+    >>> refuse_one_string(["The boy.", "A girl."], "sentences")
+    >>> refuse_one_string("The boy.", "sentences")
+    Traceback (most recent call last):
+    ...
+    TypeError: sentences is one string; give a list of them (or any iterable)
+    """
+    if isinstance(items, (str, bytes)):
+        raise TypeError(f"{what} is one string; give a list of them (or any iterable)")
 
 
 def text_problem(text: str, max_chars: int | None = None, *, visible: bool = False) -> str | None:

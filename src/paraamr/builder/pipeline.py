@@ -23,6 +23,7 @@ from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
 from paraamr.settings import MethodSettings
+from paraamr.texts import refuse_one_string
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
 
@@ -124,8 +125,7 @@ class Generator:
             dedup: a repeat of a sentence earlier in ``texts`` becomes a ``duplicate`` failure
                 (default); ``False`` gives each repeat its own record. Earlier calls never count.
         """
-        if isinstance(texts, (str, bytes)):
-            raise TypeError("texts is one string; give a list of sentences (or any iterable of them)")
+        refuse_one_string(texts, "texts")
         rows = (_text_row(number, text) for number, text in enumerate(texts, 1))
         yield from self._records(rows, on_failure, dedup)
 
@@ -134,8 +134,7 @@ class Generator:
     ) -> Iterator[dict]:
         """Records for PENMAN graphs (the parser is skipped); ids and texts from ``# ::id``/``# ::snt``;
         ``on_failure`` and ``dedup`` as in :meth:`generate` (a repeat is a graph of the same id)."""
-        if isinstance(graphs, (str, bytes)):
-            raise TypeError("graphs is one string; give a list of PENMAN graphs (or any iterable of them)")
+        refuse_one_string(graphs, "graphs")
         rows = (amr_row(g, where=f"<graph {i}>") for i, g in enumerate(graphs, 1))
         yield from self._records(rows, on_failure, dedup)
 

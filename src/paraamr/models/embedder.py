@@ -29,6 +29,7 @@ from paraamr.errors import InputError
 from paraamr.models.base import device_batches, element_bytes, footprint, loading, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.fast import converted, load_encoder, resolve_backend
+from paraamr.texts import refuse_one_string
 
 __all__ = ["POOLINGS", "Embedder", "encoder_problem"]
 
@@ -176,6 +177,7 @@ class Embedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One L2-normalized float32 row per text, in order (shape ``(len(texts), dim)``)."""
+        refuse_one_string(texts, "texts")
         texts = list(texts)
         for i, text in enumerate(texts):
             if not isinstance(text, str):

@@ -36,6 +36,7 @@ from paraamr.models.base import Stage, device_batches, element_bytes, footprint,
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.fast import converted, fingerprint, load_generator, score_sequences
 from paraamr.models.resolve import cache_root
+from paraamr.texts import refuse_one_string
 
 __all__ = ["PerplexityScorer"]
 
@@ -183,6 +184,7 @@ class PerplexityScorer(Stage):
 
     def perplexity(self, texts: Iterable[str]) -> list[float | Failure]:
         """Perplexity of each of ``texts``, or a Failure (empty, too long, out of memory alone...)."""
+        refuse_one_string(texts, "texts")
         encoded = [self._encode(t) for t in texts]
         todo = [i for i, e in enumerate(encoded) if not isinstance(e, Failure)]
         seqs = [encoded[i] for i in todo]

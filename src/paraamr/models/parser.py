@@ -36,6 +36,7 @@ from paraamr.failures import Failure
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import amrlib_meta, base_tokenizer
+from paraamr.texts import refuse_one_string
 
 __all__ = ["Parser"]
 
@@ -107,6 +108,7 @@ class Parser(AmrlibModel):
 
     def parse(self, sentences: Iterable[str]) -> list[str | Failure]:
         """Parse ``sentences``; per sentence a PENMAN string with ``# ::snt`` or a Failure."""
+        refuse_one_string(sentences, "sentences")
         sentences = list(sentences)
         results: list[Any] = [None] * len(sentences)
         todo: list[int] = []

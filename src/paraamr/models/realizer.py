@@ -30,6 +30,7 @@ from paraamr.failures import Failure
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
 from paraamr.models.resolve import base_tokenizer
+from paraamr.texts import refuse_one_string
 
 __all__ = ["SPACY_MODELS", "Realization", "Realizer"]
 
@@ -146,6 +147,7 @@ class Realizer(AmrlibModel):
 
     def realize_items(self, graphs: Iterable[Any]) -> list[Realization | Failure]:
         """Realize ``graphs`` (PENMAN strings or penman Graphs); per graph a Realization or Failure."""
+        refuse_one_string(graphs, "graphs")
         prepared = [self._input(g) for g in graphs]
         todo = [i for i, p in enumerate(prepared) if not isinstance(p, Failure)]
         texts = [prepared[i][0] for i in todo]

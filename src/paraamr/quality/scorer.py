@@ -34,6 +34,7 @@ from paraamr.models.resolve import TRAIN_QUALITY
 from paraamr.quality.mpnet import MPNET, cosines, mpnet_dir
 from paraamr.records import normalize
 from paraamr.signature import Signature
+from paraamr.texts import refuse_one_string
 
 __all__ = [
     "BASE_MODEL", "COPY_SCORE", "DEFAULT_MODEL", "INFO_FILE", "QualityScorer", "calibrated", "check_pairs",
@@ -98,6 +99,8 @@ def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
     ...
     paraamr.errors.InputError: paraphrases[0] is NoneType, not a string
     """
+    refuse_one_string(sources, "sources")
+    refuse_one_string(paraphrases, "paraphrases")
     if len(sources) != len(paraphrases):
         raise InputError(
             f"{len(sources)} sources but {len(paraphrases)} paraphrases: they are scored pairwise"
