@@ -73,3 +73,5 @@ def test_bad_input_names_the_pair():
     with pytest.raises(ValueError, match="same length"):
         bleu_diversity(["a"], [])
     assert bleu_diversity([], [])[0] == []
+    with pytest.raises(TypeError, match="references is one string"):  # not 6 pairs of characters
+        jaccard_diversity(list("A cat."), "A dog.")

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from paraamr import __version__
 from paraamr.signature import Signature
+from paraamr.texts import refuse_one_string
 
 #: BibTeX of the ParaAMR paper, cited by the metric modules.
 PARAAMR_CITATION = """\
@@ -42,7 +43,9 @@ def mean(values: Sequence[float]) -> float:
 
 
 def check_pairs(predictions: Sequence[object], references: Sequence[object]) -> None:
-    """ValueError unless the two lists have the same length."""
+    """ValueError unless the two lists have the same length (TypeError for one string)."""
+    refuse_one_string(predictions, "predictions")
+    refuse_one_string(references, "references")
     if len(predictions) != len(references):
         raise ValueError(
             "predictions and references must have the same length, "
