@@ -191,12 +191,12 @@ def _rm(args: argparse.Namespace) -> int:
     fetched = "/" not in args.name and (cache_root(args.cache_dir) / "models" / args.name).is_dir()
     if not known and fetched:
         known = ["parser", "realizer"]  # fetched with --url: an amrlib model
-    if args.kind and known and catalog.check_kind(args.kind) not in known:
+    if args.kind and known and args.kind not in known:
         raise UsageError(
             f"model {args.name!r} is a {' and '.join(known)} model, not --kind {args.kind}; nothing removed"
         )
     copies = []
-    for kind in (catalog.check_kind(args.kind),) if args.kind else catalog.KINDS:
+    for kind in (args.kind,) if args.kind else catalog.KINDS:
         try:
             copies += converted_copies_of(resolve(args.name, kind, cache_dir=args.cache_dir), args.cache_dir)
         except ModelNotFoundError:
