@@ -598,6 +598,13 @@ def table() -> list[Case]:
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"text": "a"}]), names="para_text"),
             bad_file("model-empty-folder", (*args, "--model", FILE), "m", None, beside=good),
             bad_file("model-a-file", (*args, "--model", FILE), "m.bin", GARBAGE, beside=good),
+            (  # a config transformers cannot read: the loader's line (not an internal error)
+                "model-unknown-type",
+                [*args, "--model", "m"],
+                {**good, "m/config.json": b'{"model_type": "nope"}'},
+                ERR,
+                "m: cannot load a bi quality model",
+            ),
             *option_cases(args, good, ERR, [("batch-size", "zero", "0")]),
         ],
     )

@@ -384,10 +384,14 @@ def _serve_pool(path: str, pooling: str, batch_size: int) -> None:
 def encoder_problem(path: str | Path) -> str | None:
     """Why the transformers model folder ``path`` is no sentence encoder, or None: an
     encoder-decoder (an AMR parser or realizer given by mistake) or a causal language model (GPT-2),
-    which embed nothing a cosine can compare (a sentence-transformers folder says how it embeds)."""
+    which embed nothing a cosine can compare (a sentence-transformers folder says how it embeds).
+    A config transformers cannot read is left to the loader, which names what is wrong with it."""
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(path)
+    try:
+        config = AutoConfig.from_pretrained(path)
+    except (OSError, ValueError):
+        return None
     if getattr(config, "is_encoder_decoder", False):
         return f"an encoder-decoder model ({config.model_type})"
     if any(name.endswith(("ForCausalLM", "LMHeadModel")) for name in config.architectures or ()):
