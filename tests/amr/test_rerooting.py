@@ -309,3 +309,17 @@ def test_too_deep_is_an_error_not_a_crash():
     assert failure.reason == "graph 1: nested more than 100 deep (--max-amr-depth 100)"
     with pytest.raises(amr.AMRError, match="graph too deep"):  # caps lifted: Python's stack
         amr.decode(deep, max_nodes=None, max_depth=None)
+
+
+def test_an_item_that_is_no_graph_is_named_not_an_attribute_error():
+    """None, bytes or a list where a graph goes: an AMRError naming what came (before:
+    AttributeError 'NoneType' object has no attribute 'triples'), and in a batch a failure row,
+    the other graphs going on."""
+    from paraamr.amr.rerooting import refocus_batch
+
+    for item in (None, b"(b / boy)", ["(b / boy)"]):
+        expected = f"a PENMAN string, penman.Graph or penman.Tree, not {type(item).__name__}"
+        with pytest.raises(AMRError, match=re.escape(expected)):
+            amr.variants(item)
+    out = refocus_batch(["(w / want-01 :ARG0 (b / boy))", None])
+    assert len(out[0]) == 1 and out[1].stage == "refocus" and "graph 2:" in out[1].reason

@@ -414,6 +414,8 @@ def _read(graph: GraphInput, where: str, kind: type[_S]) -> _S:
         return kind(parse(graph, where=where), where)
     if isinstance(graph, penman.Tree):
         return kind(_check_tree(graph, where), where)
+    if not isinstance(graph, penman.Graph):  # None, bytes, a list of graphs: no 'triples' to read
+        raise AMRError(f"{where}: a PENMAN string, penman.Graph or penman.Tree, not {type(graph).__name__}")
     source = getattr(graph, "_paraamr_source", None)  # decoded here and unchanged since?
     if source is not None and source[2] == graph.top and source[1] == graph.triples:
         return kind(penman.Tree(source[0].node, metadata=graph.metadata), where)
