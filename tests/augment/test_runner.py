@@ -4,7 +4,7 @@ reported by index, results independent of num_proc, the three methods (and on-th
 from __future__ import annotations
 
 import pytest
-from datasets import Dataset
+from datasets import Dataset, DatasetDict
 
 from paraamr.augment.reda import REDA
 from paraamr.augment.runner import augment, detect_columns, train_lm
@@ -171,6 +171,11 @@ def test_missing_or_clashing_columns_raise():
         augment(Dataset.from_dict({"body": ["x"]}), method="reda", reda=table_reda())
     with pytest.raises(InputError, match="already has"):
         augment(Dataset.from_dict({"text": ["x"], "augmented": [True]}), method="reda", reda=table_reda())
+    # a DatasetDict (load_dataset's usual answer) or a list of texts: what to pass instead
+    # (before: AttributeError 'list' object has no attribute 'column_names')
+    for given in (DatasetDict({"train": data}), ["a b c"]):
+        with pytest.raises(TypeError, match=r"must be a datasets.Dataset \(one split: data\['train'\]\)"):
+            augment(given, method="reda", reda=table_reda())
 
 
 def test_paraamr_paraphrases_crossed_and_repeats_removed():

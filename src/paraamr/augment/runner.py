@@ -181,6 +181,11 @@ def augment(
     ``seed``. ``recipe="paper"`` (REDA methods) takes :func:`~paraamr.augment.reda.paper_recipe`
     instead of ``n``. Texts longer than ``max_chars`` are kept, not augmented, and reported as failures.
     """
+    from datasets import Dataset
+
+    if not isinstance(dataset, Dataset):  # a DatasetDict, a list of texts: no column_names to read
+        name = type(dataset).__name__
+        raise TypeError(f"dataset must be a datasets.Dataset (one split: data['train']), got {name}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if n < 1:
