@@ -4,6 +4,7 @@ where the launcher's terminal is one, and ``-q`` meaning errors only."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import pty
@@ -12,10 +13,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from paraamr.builder.pipeline import Stats
 from paraamr.builder.state import RunFolder
 from paraamr.builder.tracking import RunProgress
-from paraamr.progress import Progress, SharedCount
+from paraamr.progress import Progress, SharedCount, add_progress_options, quieted
 
 SRC = str(Path(__file__).parents[1] / "src")
 
@@ -130,3 +133,18 @@ def test_quiet_means_errors_only(tmp_path):
     assert again.returncode == 1 and again.stdout == "" and len(again.stderr.splitlines()) == 1
     stats = paraamr("stats", "out", "--json", "-q")
     assert stats.returncode == 0 and stats.stderr == "" and '"instances": 6' in stats.stdout
+
+
+def test_quiet_with_no_progress_is_allowed_and_other_progress_options_still_exclude_each_other():
+    """``-q --no-progress`` say the same (before: "argument -q/--quiet: not allowed with argument
+    --no-progress"); ``-q`` hides progress whatever ``--progress`` says; ``--progress bar
+    --no-progress`` still contradict each other."""
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_progress_options(parser)
+    args = parser.parse_args(["-q", "--no-progress"])
+    assert (args.quiet, args.progress) == (True, "none")
+    args = parser.parse_args(["--progress", "bar", "-q"])
+    with quieted(args):
+        assert args.progress == "none"
+    with pytest.raises(argparse.ArgumentError, match="not allowed with"):
+        parser.parse_args(["--progress", "bar", "--no-progress"])

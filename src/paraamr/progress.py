@@ -50,7 +50,8 @@ SAVE_SECONDS = 0.5
 
 def add_progress_options(parser: argparse.ArgumentParser) -> None:
     """``--progress {auto,bar,log,none}``, ``--no-progress`` (``dest="progress"``) and ``-q/--quiet``
-    (``dest="quiet"``: errors only, :func:`quiet_output`)."""
+    (``dest="quiet"``: errors only, :func:`quiet_output`; it hides progress whatever ``--progress``
+    says, so ``-q --no-progress`` is allowed, as both say the same)."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--progress",
@@ -63,7 +64,7 @@ def add_progress_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-progress", dest="progress", action="store_const", const="none", help="= --progress none"
     )
-    add_quiet_option(group)
+    add_quiet_option(parser)
 
 
 def add_quiet_option(parser: argparse._ActionsContainer) -> None:
