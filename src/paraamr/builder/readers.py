@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
-from paraamr.errors import InputError, not_a_file
+from paraamr.errors import InputError, missing_local, not_a_file
 from paraamr.failures import Failure
 from paraamr.texts import LongLine, bounded_lines, strip_eol
 
@@ -135,8 +135,6 @@ def read_dataset(
 ) -> Iterator[InputRow]:
     """A local or Hub dataset through ``datasets.load_dataset(..., streaming=True)``."""
     import datasets
-
-    from paraamr.errors import missing_local, not_a_file
 
     problem = missing_local(name)
     if problem:

@@ -26,13 +26,25 @@ import numpy as np
 
 from paraamr.errors import InputError
 
+#: What a label is, as the messages say it.
+LABEL_RULE = "labels are 1 (valid) or 0 (invalid)"
+
+
+def is_label(value: object) -> bool:
+    """Whether ``value`` is a label: 1 (valid) or 0 (invalid); ``True``, ``False``, 1.0 and 0.0 too.
+
+    >>> [is_label(v) for v in (1, 0.0, True, 2, "1", float("nan"), None)]
+    [True, True, True, False, False, False, False]
+    """
+    return value in (0, 1)
+
 
 def _check(scores: Sequence[float], labels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     if len(scores) != len(labels):
         raise InputError(f"{len(scores)} scores but {len(labels)} labels")
-    bad = [i for i, label in enumerate(labels) if label not in (0, 1, True, False)]
+    bad = [i for i, label in enumerate(labels) if not is_label(label)]
     if bad:
-        raise InputError(f"labels[{bad[0]}] is {labels[bad[0]]!r}: labels are 1 (valid) or 0 (invalid)")
+        raise InputError(f"labels[{bad[0]}] is {labels[bad[0]]!r}: {LABEL_RULE}")
     return np.asarray(scores, dtype=float), np.asarray(labels).astype(int)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from paraamr.errors import InputError
 from paraamr.quality.analysis import parsed
+from paraamr.quality.evaluation import LABEL_RULE, is_label
 from paraamr.quality.operators import NEGATIVE, POSITIVE, Operator, paraamr_paraphrase
 from paraamr.records import normalize
 
@@ -282,9 +283,8 @@ def json_lines(
         if not isinstance(row, dict) or not all(isinstance(row.get(f), str) for f in fields):
             wanted = " and ".join(map(repr, fields))
             raise InputError(f"{name}:{number}: a row needs string {wanted} field(s)")
-        label = row.get("label", 0) if labels else 0
-        if not isinstance(label, (int, float)) or label not in (0, 1):  # 1.0 is 1; "1", NaN, 2 are not
-            raise InputError(f"{name}:{number}: label {label!r}: labels are 1 (valid) or 0 (invalid)")
+        if labels and "label" in row and not is_label(row["label"]):
+            raise InputError(f"{name}:{number}: label {row['label']!r}: {LABEL_RULE}")
         yield row
 
 
