@@ -273,6 +273,25 @@ def test_options_that_change_results_refuse_without_overwrite(tiny_models, hosti
     assert "--foci was 'all', now 2" in capsys.readouterr().err
 
 
+def test_a_run_that_failed_as_it_started_takes_a_mended_model_without_overwrite(
+    tiny_models, hostile, tmp_path, capsys
+):
+    """A realizer that will not load stops the run before any task: the next run, with the
+    model mended, starts over in that folder and says so; the folder then binds its settings."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    out = tmp_path / "out"
+    args = ["--input", str(hostile), "--output", str(out), *_models(tiny_models)]
+    assert main([*args, "--realizer-model", str(broken)]) == 1
+    assert (out / ".paraamr" / "settings.json").is_file()
+    capsys.readouterr()
+    assert main(args) == 0
+    assert f"{out}: the run there finished no task; it starts over" in capsys.readouterr().err
+    assert main([*args, "--realizer-model", str(broken)]) == 1
+    assert "holds a run with other settings" in capsys.readouterr().err
+
+
 def test_folder_with_foreign_files_is_refused(tiny_models, hostile, tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
     assert main(["--input", str(hostile), "--output", str(tmp_path), *_models(tiny_models)]) == 1

@@ -109,9 +109,7 @@ def _start(folder: RunFolder, record: RecordSettings, *, overwrite: bool = False
     """What a shard's main process does before its tasks: check, lock, save the settings, cut the input."""
     mode = folder.check(record, None, overwrite=overwrite)
     folder.lock(alone=True)
-    folder.prepare(
-        folder.resume_record(record, None), lambda: [], overwrite=mode == "overwrite", task_rows=10
-    )
+    folder.prepare(folder.resume_record(record, None), lambda: [], mode=mode, task_rows=10)
     return mode
 
 
@@ -119,6 +117,7 @@ def test_a_shard_refuses_another_shard_count_or_run_and_takes_any_process_count(
     record = _record(tmp_path)
     first = _shard(tmp_path, 3)
     assert _start(first, record) == "new"
+    first.complete(3, {}, Stats().as_dict())
     first.unlock()
     with pytest.raises(InputError, match=r"shards were 8 \(--shard I/8\), now 4"):
         _shard(tmp_path, 1, n=4).check(record, None, overwrite=False)
@@ -128,9 +127,33 @@ def test_a_shard_refuses_another_shard_count_or_run_and_takes_any_process_count(
     with pytest.raises(InputError, match=r"cut into 8 shards .*now no --shard"):
         RunFolder(tmp_path / "out").check(record, None, overwrite=False)
     plain = RunFolder(tmp_path / "plain", num_processes=2)
-    plain.prepare(plain.resume_record(record, None), lambda: [], overwrite=False, task_rows=10)
+    plain.prepare(plain.resume_record(record, None), lambda: [], mode="new", task_rows=10)
+    plain.complete(0, {}, Stats().as_dict())
     with pytest.raises(InputError, match=r"the run is not cut into shards, now shard 0/8"):
         RunFolder(plain.path, shard=Shard(0, 8)).check(record, None, overwrite=False)
+
+
+def test_a_run_that_finished_no_task_starts_over_with_other_settings(tmp_path, capsys):
+    """A run that failed as it started (a model that would not load) binds nothing: another
+    --shard count or other settings start it over, said in one line; once a task is done they
+    are refused."""
+    record = _record(tmp_path)
+    first = _shard(tmp_path, 3)
+    assert _start(first, record) == "new"
+    first.unlock()
+    other = _record(tmp_path, foci=2)
+    again = _shard(tmp_path, 1, n=4)
+    assert again.check(other, None, overwrite=False) == "restart"
+    assert "finished no task; it starts over with these settings (--foci was 'all', now 2; shards were 8" in (
+        capsys.readouterr().err
+    )
+    assert _start(again, other) == "restart"
+    saved = json.loads(again.settings_path.read_text())
+    assert (saved["record"]["foci"], saved["shards"]) == (2, 4)
+    again.complete(1, {}, Stats().as_dict())
+    again.unlock()
+    with pytest.raises(InputError, match=r"holds a run with other settings \(--foci was 2, now 'all'"):
+        _shard(tmp_path, 1, n=4).check(record, None, overwrite=False)
 
 
 def test_shards_starting_at_once_with_other_settings_the_second_is_refused(tmp_path):
@@ -139,9 +162,9 @@ def test_shards_starting_at_once_with_other_settings_the_second_is_refused(tmp_p
     one, other = _record(tmp_path), _record(tmp_path, foci=2)
     assert a.check(one, None, overwrite=False) == b.check(other, None, overwrite=False) == "new"
     a.lock(alone=True), b.lock(alone=True)
-    a.prepare(a.resume_record(one, None), lambda: [], overwrite=False, task_rows=10)
+    a.prepare(a.resume_record(one, None), lambda: [], mode="new", task_rows=10)
     with pytest.raises(InputError, match=r"a shard started with other settings .*--foci was 'all', now 2"):
-        b.prepare(b.resume_record(other, None), lambda: [], overwrite=False, task_rows=10)
+        b.prepare(b.resume_record(other, None), lambda: [], mode="new", task_rows=10)
     a.unlock(), b.unlock()
     assert json.loads(a.settings_path.read_text())["record"]["foci"] == "all"
 

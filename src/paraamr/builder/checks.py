@@ -114,7 +114,7 @@ def check_run(
     """Check the input (paths, format, its first row), the output folder and, with ``models``, that
     each model is on disk (fetched when missing and online) and, on resume, has the files it had when
     the run started. Returns the settings as saved (:meth:`RunFolder.resume_record`),
-    ``new``/``resume``/``overwrite`` and ``{kind: path}`` of each model."""
+    ``new``/``resume``/``overwrite``/``restart`` and ``{kind: path}`` of each model."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
     identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
@@ -122,5 +122,5 @@ def check_run(
     paths = _check_models(record, download=download, trust_remote_code=trust_remote_code) if models else {}
     digests = {kind: model_digest(path) for kind, path in paths.items()}
     if mode == "resume":
-        folder.check_models(record, digests)
+        mode = folder.check_models(record, digests)
     return folder.resume_record(record, identity, digests or None), mode, paths

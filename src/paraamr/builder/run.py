@@ -176,7 +176,7 @@ def prepare(
     try:
         cpu = run.device == "cpu" if run.device is not None else _cpu_only()
         task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
-        folder.prepare(saved, lambda: read_rows(record), overwrite=mode == "overwrite", task_rows=task_rows)
+        folder.prepare(saved, lambda: read_rows(record), mode=mode, task_rows=task_rows)
     except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
         folder.unlock()
         raise

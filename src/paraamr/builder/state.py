@@ -103,7 +103,8 @@ class RunFolder:
 
     def check(self, record: RecordSettings, identity: dict[str, Any] | None, *, overwrite: bool) -> str:
         """Refuse to mix runs or to touch files that are not ours; return what will happen
-        (``new``, ``resume`` or ``overwrite``). Writes nothing."""
+        (``new``, ``resume``, ``overwrite``, or ``restart``: the settings changed in a run that did
+        nothing a rerun would keep, see :meth:`started`). Writes nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a folder")
         check_writable(self.path)
@@ -133,23 +134,37 @@ class RunFolder:
         if overwrite:
             return "overwrite"
         if diffs:
-            raise self._other_settings(diffs)
+            return self._restart(diffs)
         if finalized(self.path):
             self.check_finished()
         return "resume"
 
-    def check_models(self, record: RecordSettings, models: dict[str, str]) -> None:
+    def check_models(self, record: RecordSettings, models: dict[str, str]) -> str:
         """Refuse to resume with a model whose files are not those the run started with (``models``:
-        :func:`~paraamr.models.fast.model_digest` by kind)."""
+        :func:`~paraamr.models.fast.model_digest` by kind); ``resume``, or ``restart`` (see
+        :meth:`check`)."""
         changed = model_changes((self.read_settings() or {}).get("models"), models, record.models())
-        if changed:
-            raise self._other_settings(changed)
+        return self._restart(changed) if changed else "resume"
 
-    def _other_settings(self, diffs: list[str]) -> InputError:
+    def started(self) -> bool:
+        """Whether the run in the folder did work that other settings would throw away: a task
+        completed, the run finalized, or a process at work in it. A run that failed as it started
+        (a model that would not load) did none."""
+        return bool(self.tasks.completed()) or finalized(self.path) or bool(busy_writers(self.path))
+
+    def _restart(self, diffs: list[str]) -> str:
+        """``restart`` (said on stderr) when the run has not :meth:`started`; refused otherwise."""
         why = "; ".join(diffs)
-        return InputError(
-            f"{self.path} holds a run with other settings ({why}); pass --overwrite to start over"
+        if self.started():
+            raise InputError(
+                f"{self.path} holds a run with other settings ({why}); pass --overwrite to start over"
+            )
+        print(
+            f"paraamr generate: {self.path}: the run there finished no task; it starts over with these "
+            f"settings ({why})",
+            file=sys.stderr,
         )
+        return "restart"
 
     def check_finished(self) -> None:
         """Refuse a finalized run that lost a task's completion marker (it cannot be done again)."""
@@ -233,13 +248,15 @@ class RunFolder:
         saved: dict[str, Any],
         rows: Callable[[], Iterable[InputRow]],
         *,
-        overwrite: bool,
+        mode: str,
         task_rows: int,
     ) -> Plan:
-        """(The main process, its lock held) with ``overwrite``, delete the earlier run's files (this
-        shard's only, with ``--shard``); save the settings unless a shard did (refused when they
-        differ); cut the input into tasks unless that is done (stdin, then, must be the same rows)."""
-        if overwrite and self.spec is None:
+        """(The main process, its lock held) with ``overwrite`` (``mode`` of :meth:`check`), delete
+        the earlier run's files (this shard's only, with ``--shard``; every shard's on ``restart``);
+        save the settings unless a shard did (refused when they differ); cut the input into tasks
+        unless that is done (stdin, then, must be the same rows)."""
+        overwrite = mode == "overwrite"
+        if mode == "restart" or (overwrite and self.spec is None):
             with folder_lock(self.path, command="generate --overwrite"):
                 layout.remove_layout(self.path)
         said = False

@@ -136,7 +136,12 @@ def _paper_allows(name: str, value: Any) -> bool:
 
 
 #: What ``--dry-run`` says of the output folder, by :func:`~paraamr.builder.checks.check_run`'s mode.
-_MODE_NOTE = {"new": "", "resume": "  (resumes an earlier run)", "overwrite": "  (replaces an earlier run)"}
+_MODE_NOTE = {
+    "new": "",
+    "resume": "  (resumes an earlier run)",
+    "overwrite": "  (replaces an earlier run)",
+    "restart": "  (starts over a run that finished no task)",
+}
 
 
 def dry_run(
@@ -172,7 +177,7 @@ def dry_run(
         except ModelNotFoundError as err:
             missing.append(str(err))
     if mode == "resume":  # a model on disk with other files than the run's is refused as the run would
-        folder.check_models(record, {kind: model_digest(path) for kind, path in on_disk.items()})
+        mode = folder.check_models(record, {kind: model_digest(path) for kind, path in on_disk.items()})
     warning = launch_warning()
     if warning:
         print(f"paraamr generate: warning: {warning}", file=sys.stderr)
