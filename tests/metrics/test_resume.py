@@ -44,3 +44,33 @@ def test_settings_without_a_chunk_count_are_named(tmp_path, chunks):
     state.settings_path.write_text(json.dumps(saved))
     with pytest.raises(InputError, match="not an evaluation state"):
         merge_folders([state.folder])
+
+
+def _changed(saved, now):
+    return None if saved == now else "other"
+
+
+def test_an_evaluation_that_committed_no_chunk_starts_over_when_alone(tmp_path, capsys):
+    """A run that stopped before its first chunk (a similarity model that would not load) binds
+    nothing: other options or a model with other files start it over, said in one line; a shard
+    (not alone) or a committed chunk keep the refusal."""
+    state = StateFolder(tmp_path)
+    state.open(SETTINGS, changed=_changed)
+    state.check_models({"similarity": "a"}, {"similarity": "m"})
+    other = {**SETTINGS, "options": {"seed": 1}}
+    with pytest.raises(InputError, match="another evaluation: other options"):
+        state.open(other, changed=_changed)
+    state.open(other, changed=_changed, alone=True)
+    assert "no chunk was committed; it starts over: other options (seed)" in capsys.readouterr().err
+    assert state.saved() == other  # the models' digests went with the old settings
+    state.check_models({"similarity": "b"}, {"similarity": "m"})
+    with pytest.raises(InputError, match="another evaluation: the similarity model 'm' has other files"):
+        state.check_models({"similarity": "c"}, {"similarity": "m"})
+    state.check_models({"similarity": "c"}, {"similarity": "m"}, alone=True)
+    assert "it starts over: the similarity model 'm' has other files" in capsys.readouterr().err
+    assert state.saved()["models"] == {"similarity": "c"}
+    state.commit(0, RowStats(["x"]))
+    with pytest.raises(InputError, match="another evaluation: the similarity model 'm' has other files"):
+        state.check_models({"similarity": "d"}, {"similarity": "m"}, alone=True)
+    with pytest.raises(InputError, match="another evaluation: other options"):
+        state.open(SETTINGS, changed=_changed, alone=True)

@@ -119,7 +119,7 @@ def _state(s: EvaluateSettings, settings: dict[str, Any]):
     from paraamr.tasks import identity_changed
 
     state = StateFolder(folder)
-    state.open(settings, changed=identity_changed)
+    state.open(settings, changed=identity_changed, alone=s.shard == (0, 1))
     return state
 
 
@@ -262,7 +262,7 @@ def _check_model(s: EvaluateSettings, state: Any, folder: str) -> None:
     from paraamr.models.fast import model_digest
 
     digest, name = {"similarity": model_digest(folder)}, {"similarity": s.similarity_model}
-    if state.check_models(digest, name, cache=not s.state_dir):
+    if state.check_models(digest, name, cache=not s.state_dir, alone=s.shard == (0, 1)):
         print(
             f"paraamr evaluate: the similarity model {s.similarity_model!r} has other files than when "
             f"the statistics in {state.root} were cached: scoring the pairs again",

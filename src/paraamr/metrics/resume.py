@@ -21,12 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from paraamr import layout
 from paraamr.errors import InputError
+from paraamr.locks import busy_writers
 from paraamr.metrics.stats import RowStats
 from paraamr.tasks import TaskFolder, model_changes
 
@@ -39,10 +41,13 @@ class StateFolder(TaskFolder):
     def __init__(self, folder: str | os.PathLike) -> None:
         super().__init__(folder, "evaluate", unit="chunk", what="an evaluation")
 
-    def open(self, settings: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None]) -> None:
+    def open(
+        self, settings: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None], alone: bool = False
+    ) -> None:
         """:meth:`~paraamr.tasks.TaskFolder.start` with ``settings``; InputError when the folder holds
         another evaluation: an input whose ``identity`` changed (:func:`files_changed` with
-        ``changed``), other ``options`` or chunks."""
+        ``changed``), other ``options`` or chunks. ``alone`` (no other shard shares the folder): an
+        evaluation that committed no chunk is started over instead (:meth:`_restart`)."""
         saved = self.start(settings)
         if saved is None:
             return
@@ -53,34 +58,45 @@ class StateFolder(TaskFolder):
             old = saved.get("options", {})
             differ = ", ".join(k for k, v in settings["options"].items() if old.get(k) != v) or "the chunks"
             why = f"other options ({differ})"
+        if why and not (alone and self._restart(why)):
+            raise self._another(why)
         if why:
-            raise InputError(
-                f"{self.root} holds the statistics of another evaluation: {why}; give another --state-dir, "
-                f"or delete {self.root} to start over"
-            )
+            layout.atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
+
+    def _another(self, why: str) -> InputError:
+        return InputError(
+            f"{self.root} holds the statistics of another evaluation: {why}; give another --state-dir, "
+            f"or delete {self.root} to start over"
+        )
+
+    def _restart(self, why: str) -> bool:
+        """Whether the evaluation in the folder did nothing a change would throw away (no chunk
+        committed, no process at work); said on stderr when so."""
+        if self.completed() or busy_writers(self.folder):
+            return False
+        said = f"{self.root}: no chunk was committed; it starts over: {why}"
+        print(f"paraamr evaluate: {said}", file=sys.stderr)
+        return True
 
     def check_models(
-        self, models: Mapping[str, str], names: Mapping[str, Any], *, cache: bool = False
+        self, models: Mapping[str, str], names: Mapping[str, Any], *, cache: bool = False, alone: bool = False
     ) -> bool:
         """Save the digest of each model (``names`` by kind) on the first run; refuse a later one whose
-        model has other files (:func:`paraamr.tasks.model_changes`), naming it. With ``cache`` (a
-        folder under ``--cache-dir``) its statistics are stale instead: the committed chunks are
-        deleted and the new digests saved; True then."""
+        model has other files (:func:`paraamr.tasks.model_changes`), naming it, unless ``alone`` and
+        no chunk was committed (as :meth:`open`). With ``cache`` (a folder under ``--cache-dir``) its
+        statistics are stale instead: the committed chunks are deleted and the new digests saved;
+        True then."""
         saved = self.saved() or {}
         changed = model_changes(saved.get("models"), models, names)
+        if changed and not cache and not (alone and self._restart("; ".join(changed))):
+            raise self._another("; ".join(changed))
         if changed and cache:
             for chunk in self.completed():
                 self.path(chunk).unlink(missing_ok=True)
-        if "models" not in saved or (changed and cache):
+        if "models" not in saved or changed:
             saved["models"] = dict(models)
             layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
-            return bool(changed)
-        if changed:
-            raise InputError(
-                f"{self.root} holds the statistics of another evaluation: {'; '.join(changed)}; give "
-                f"another --state-dir, or delete {self.root} to start over"
-            )
-        return False
+        return bool(changed) and cache
 
     def stats(self, chunk: int) -> RowStats | None:
         """The committed statistics of ``chunk``, or None."""
