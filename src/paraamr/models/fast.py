@@ -31,6 +31,7 @@ import functools
 import hashlib
 import logging
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -247,7 +248,8 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     """The CTranslate2 copy of the transformers model folder ``source``, converted on first use.
 
     ``tokenizer`` (the stage's) gives the special tokens. The copy sits beside ``source``, named
-    with its digest; a second process waits for the first one's conversion."""
+    with its digest; a second process waits for the first one's conversion. A new copy replaces
+    the copies of the model's earlier files (a folder retrained in place), which nothing reads."""
     source = Path(source)
     target = _target(source, model_digest(source), cache_dir)
     if target.is_dir():
@@ -258,6 +260,10 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
             logger.info("converting %s for CTranslate2 (once) into %s", source, target)
             with atomic_dir(target, exist_ok=True) as tmp:
                 _convert(source, tmp, tokenizer)
+            for stale in converted_copies(source, cache_dir):
+                if stale != target:
+                    logger.info("removing %s, converted from earlier files of %s", stale, source)
+                    shutil.rmtree(stale, ignore_errors=True)
     return target
 
 
