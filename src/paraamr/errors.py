@@ -10,6 +10,7 @@ status :attr:`ParaAMRError.exit_status`.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = [
     "ParaAMRError",
     "UsageError",
     "about",
+    "check_input_file",
     "missing_local",
     "not_a_file",
 ]
@@ -102,6 +104,26 @@ def not_a_file(path: str | Path, way_out: str = "save it to a file first") -> In
     '/dev/fd/63: a pipe or a device, not a file: save it to a file first'
     """
     return InputError(f"{path}: a pipe or a device, not a file: {way_out}")
+
+
+def check_input_file(path: str | Path, way_out: str = "save it to a file first") -> None:
+    """Raise the one-line error of an input ``path`` that is not a readable file: a folder, a pipe
+    or a device (:func:`not_a_file`, with ``way_out``), nothing, or a file this user cannot read.
+
+    >>> check_input_file("/no/such.txt")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: /no/such.txt: no such file
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path}: is a folder, not a file")
+    if p.exists() and not p.is_file():
+        raise not_a_file(path, way_out)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file")
+    if not os.access(p, os.R_OK):
+        raise InputError(f"{path}: not readable")
 
 
 def missing_local(spec: str) -> str | None:

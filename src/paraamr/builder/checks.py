@@ -7,15 +7,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from paraamr.builder import readers
 from paraamr.builder.state import RunFolder
-from paraamr.errors import InputError, ModelNotFoundError, UsageError, not_a_file
+from paraamr.errors import ModelNotFoundError, UsageError, check_input_file
 from paraamr.models.download import ensure
 from paraamr.models.fast import model_digest
 from paraamr.settings import RecordSettings, check_tagging
@@ -55,16 +53,8 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
         if record.input == "-":
             readers.input_format("-", record.input_format)
         return
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{path}: is a directory, not an input file")
-    if p.exists() and not p.is_file():  # the run reads its input twice
-        stdin = "" if record.amr_input else ", or pipe it to --input -"
-        raise not_a_file(path, f"save it to a file{stdin}")
-    if not p.is_file():
-        raise InputError(f"{path}: no such file")
-    if not os.access(p, os.R_OK):
-        raise InputError(f"{path}: not readable")
+    stdin = "" if record.amr_input else ", or pipe it to --input -"
+    check_input_file(path, f"save it to a file{stdin}")  # the run reads its input twice
     fmt = "amr" if record.amr_input else readers.input_format(path, record.input_format)
     if fmt != "amr":
         next(iter(readers.read_input(path, column=record.text_column, fmt=fmt)), None)

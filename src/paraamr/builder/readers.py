@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
-from paraamr.errors import InputError, missing_local, not_a_file
+from paraamr.errors import InputError, check_input_file, missing_local, not_a_file
 from paraamr.failures import Failure
 from paraamr.texts import LongLine, bounded_lines, strip_eol
 
@@ -260,10 +260,8 @@ def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None
     the suffix unless ``fmt`` names it."""
     path_s = str(path)
     fmt = input_format(path_s, fmt)
-    if path_s != "-" and not Path(path_s).is_file():
-        if Path(path_s).is_dir():
-            raise InputError(f"{path}: a folder, not a file")
-        raise not_a_file(path) if Path(path_s).exists() else InputError(f"{path}: no such file")
+    if path_s != "-":
+        check_input_file(path_s)
     if path_s != "-" and fmt != "parquet":
         with open(path_s, "rb") as f:  # Notepad's "Unicode": every line would be a failure
             if f.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
