@@ -56,9 +56,8 @@ def pair_metric(description: str, citation: str, inputs_description: str, urls: 
         @functools.wraps(method)
         def checked(self, *args: Any, **kwargs: Any) -> Any:
             """Score string pairs: ``predictions`` and ``references`` are lists, one item a pair."""
-            for side in ("predictions", "references"):  # evaluate would take a string's characters as pairs
-                if isinstance(kwargs.get(side), str):
-                    raise ValueError(f"{self.name}: {side} is one string; give a list of strings, one a pair")
+            for side in ("predictions", "references"):
+                _refuse_string(self, side, kwargs.get(side))
             return method(self, *args, **kwargs)
 
         return checked
@@ -145,12 +144,18 @@ def cached(module, name: str, key: Hashable, make: Callable[..., Any], /, *args:
     return cache[key]
 
 
+def _refuse_string(module, option: str, value: object) -> None:
+    """ValueError when the option ``value`` is one string, whose characters evaluate would take for
+    one item a pair."""
+    if isinstance(value, str):
+        raise ValueError(f"{module.name}: {option} is one string; give a list, one item a pair")
+
+
 def check_per_pair(module, option: str, values: Sized | None, predictions: Sequence[object]) -> None:
     """ValueError unless the per-pair option ``values`` (``targets``, ``labels``, ...) has one item per
     prediction. In evaluate's distributed mode rank 0 computes over every process's pairs but gets
     only its own keyword arguments: the message says so."""
-    if isinstance(values, str):  # its characters would pass for one item a pair
-        raise ValueError(f"{module.name}: {option} is one string; give a list, one item a pair")
+    _refuse_string(module, option, values)
     if values is None or len(values) == len(predictions):
         return
     hint = ""
