@@ -34,7 +34,7 @@ from paraamr.errors import ParaAMRError
 from paraamr.extras import install_hint
 from paraamr.signals import Interrupted, exit_with, handled
 
-__all__ = ["describe", "json_text", "reason", "redact", "report", "run_command", "run_process"]
+__all__ = ["counted", "describe", "json_text", "reason", "redact", "report", "run_command", "run_process"]
 
 #: Longest message printed (a 100k-character input line must not become a 100k-character error).
 MAX_MESSAGE = 600
@@ -94,6 +94,15 @@ def _finite(value: Any) -> Any:
 def _one_line(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1, with thousands separators.
+
+    >>> counted(1, "row"), counted(0, "failure"), counted(12345, "pair")
+    ('1 row', '0 failures', '12,345 pairs')
+    """
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def _os_message(err: OSError) -> str:

@@ -300,7 +300,8 @@ def test_a_bare_string_is_refused_not_taken_as_pairs_of_characters(modules):
     for name, module in modules.items():
         for side in ("predictions", "references"):
             sides = {"predictions": ["A cat."], "references": ["The cat."], side: "A cat."}
-            with pytest.raises(ValueError, match=f"^{name}: {side} is one string; give a list, one item a pair"):
+            one = f"^{name}: {side} is one string; give a list, one item a pair"
+            with pytest.raises(ValueError, match=one):
                 module.compute(**sides)
             with pytest.raises(ValueError, match=f"^{name}: {side} is one string"):
                 module.add_batch(**sides)

@@ -17,6 +17,7 @@ from pathlib import Path
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import license_id, optional_float, positive
 from paraamr.progress import Progress, add_progress_options, progress_mode
+from paraamr.report import counted
 from paraamr.signals import check
 
 #: ``--n`` when neither it nor ``--recipe`` is given.
@@ -231,8 +232,9 @@ def _run(args: argparse.Namespace, output: str) -> int:
             told = "; recipe paper: " + " + ".join(f"{c} {op}" for op, c in paper_recipe(len(data)).items())
         failures += [{"split": split, **f} for f in result.failures]
         print(
-            f"{split}: {result.stats['input_rows']} rows + {result.stats['added_rows']} added "
-            f"({result.stats['repeats_removed']} repeats removed, {result.stats['bad_rows']} bad rows)" + told
+            f"{split}: {counted(result.stats['input_rows'], 'row')} + {result.stats['added_rows']:,} added "
+            f"({counted(result.stats['repeats_removed'], 'repeat')} removed, "
+            f"{counted(result.stats['bad_rows'], 'bad row')})" + told
         )
     display.close()
     for f in failures[:20]:

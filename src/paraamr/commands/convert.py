@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from paraamr.options import license_id, positive
+from paraamr.report import counted
 
 JSONL_SUFFIXES = (".json", ".jsonl", ".gz", ".zip")
 
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             repo_id=args.repo_id or args.push_to_hub,
             **options,
         )
-    print(f"wrote {n} records to {args.output}")
+    print(f"wrote {counted(n, 'record')} to {args.output}")
     if skipped.count:
         print(
             f"paraamr convert: skipped {skipped.count} invalid lines; first: {skipped.messages[0]}",

@@ -18,6 +18,7 @@ from pathlib import Path
 from paraamr.metrics.parsers import add_parser_options
 from paraamr.options import optional_float, positive
 from paraamr.progress import Progress, add_progress_options
+from paraamr.report import counted
 
 
 def register(subparsers) -> None:
@@ -90,13 +91,13 @@ def run(args: argparse.Namespace) -> int:
 
     def left_out() -> str:
         pairs = counts.get("pairs", 0)
-        return f"{threshold}: {pairs - counts.get('kept', 0):,} of {pairs:,} pairs left out"
+        return f"{threshold}: {pairs - counts.get('kept', 0):,} of {counted(pairs, 'pair')} left out"
 
     with contextlib.ExitStack() as stack:
         failures = _Failures(stack.enter_context(open(stack.enter_context(atomic_file(failed)), "w")))
 
         def empty() -> str:
-            why = f"{left_out()}; {failures.count:,} failures{failures.first}"
+            why = f"{left_out()}; {counted(failures.count, 'failure')}{failures.first}"
             return f"{args.path}: no pairs to write ({why}); nothing written"
 
         shown = stack.enter_context(
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if not failures.count:
         failed.unlink()  # none: no file (an earlier run's went with --overwrite)
     print(
-        f"wrote {written:,} rows to {output} ({left_out()}; {failures.count:,} failures"
+        f"wrote {counted(written, 'row')} to {output} ({left_out()}; {counted(failures.count, 'failure')}"
         + (f" in {failed})" if failures.count else ")")
     )
     return 0

@@ -35,6 +35,7 @@ from paraamr.options import (
     positive,
     shard_spec,
 )
+from paraamr.report import counted
 from paraamr.settings import PAPER, RecordSettings, RunSettings
 from paraamr.signals import Interrupted
 
@@ -187,7 +188,8 @@ def dry_run(
         found = "a dataset (not counted)"
     else:
         path = record.amr_input or record.input
-        found = f"{readers.count_rows(path, fmt='amr' if record.amr_input else record.input_format)} rows"
+        fmt = "amr" if record.amr_input else record.input_format
+        found = counted(readers.count_rows(path, fmt=fmt), "row")
     print(f"input:     {record.source}: {found}")
     print(f"processes: {n}")
     if shard is not None:

@@ -18,6 +18,7 @@ import io
 import sys
 
 from paraamr.options import positive
+from paraamr.report import counted
 
 #: Listed in the help; the list itself is ``paraamr.amr.DEFAULT_EXCLUDED`` (kept light:
 #: ``paraamr --help`` does not import penman). A test checks that the two agree, and that the
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"paraamr refocus: cannot read {args.file}: {e.strerror}", file=sys.stderr)
             return 2
         read, failed, written = _refocus(stream, args)
-    summary = f"{read} graphs read, {failed} failed, {written} variants written"
+    summary = f"{counted(read, 'graph')} read, {failed:,} failed, {counted(written, 'variant')} written"
     print(f"paraamr refocus: {summary}", file=sys.stderr)
     return 1 if failed else 0
 
