@@ -25,6 +25,7 @@ import argparse
 import copy
 import itertools
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -143,15 +144,18 @@ class FinalizeTask(PipelineStep):
     name = "🦜 ParaAMR finalize"
     type = "🦜 - GENERATE"
 
-    def __init__(self, output: str, *, license: str | None = None, push: Any = None):
+    def __init__(
+        self, output: str, *, license: str | None = None, push: Any = None, started: float | None = None
+    ):
         super().__init__()
-        self.output, self.license, self.push = output, license, push
+        self.output, self.license, self.push, self.started = output, license, push, started
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
-        """:func:`~paraamr.builder.shards.finalize_run`, once: a requeued job redoes only what is left."""
+        """:func:`~paraamr.builder.shards.finalize_run`, once: a requeued job redoes only what is left
+        (``started``: the monotonic time the run started, in this process)."""
         from paraamr.builder.shards import finalize_run
 
-        finalize_run(self.output, license=self.license, push=self.push, again=False)
+        finalize_run(self.output, license=self.license, push=self.push, again=False, started=self.started)
 
 
 def launch(
@@ -175,14 +179,16 @@ def launch(
         raise UsageError("--overwrite does not go with --executor: remove the folder, or give a new --output")
     if args.executor == "slurm" and not args.slurm_partition:
         raise UsageError("--executor slurm needs --slurm-partition")
-    shard = Shard(0, tasks)
+    started, shard = time.monotonic(), Shard(0, tasks)
     folder = RunFolder(args.output, shard=shard, origin=origin)
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
     start = PartitionTask(str(args.output), record, run, shard, origin or {})
     step = GenerateTask(args, generate, workers=min(args.workers, tasks))
-    finalize = FinalizeTask(str(args.output), license=args.license, push=push)
-    if args.executor == "local":
+    local = args.executor == "local"  # the finalize runs in this process: the run's time is known
+    when = started if local else None
+    finalize = FinalizeTask(str(args.output), license=args.license, push=push, started=when)
+    if local:
         from datatrove.executor import LocalPipelineExecutor
 
         start.run()

@@ -243,7 +243,7 @@ def execute(
             return None
         try:
             if shard is not None:
-                return shard_done(folder, push=push)
+                return shard_done(folder, push=push, started=t0)
             return finalize_run(folder.path, license=license, push=push, run=run, started=t0)
         except Interrupted as err:  # the records are all written; the summary, card or upload was not
             detail = "after every source, while writing the summary and card"

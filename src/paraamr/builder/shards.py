@@ -120,10 +120,12 @@ def finalize_run(
     return publish(path, summary, push)
 
 
-def shard_done(folder: RunFolder, *, push: Push | None = None) -> dict[str, Any] | None:
+def shard_done(
+    folder: RunFolder, *, push: Push | None = None, started: float | None = None
+) -> dict[str, Any] | None:
     """(A shard's main process, its tasks done) let go of its lock and, with ``--finalize auto`` and
-    every task done, finalize the run once (:func:`finalize_run`). Returns the summary when this
-    process finalized or uploaded."""
+    every task done, finalize the run once (:func:`finalize_run`; ``started``: when this shard
+    started). Returns the summary when this process finalized or uploaded."""
     folder.unlock()
     spec = folder.spec
     status = run_statuses(folder.path)
@@ -135,7 +137,7 @@ def shard_done(folder: RunFolder, *, push: Push | None = None) -> dict[str, Any]
         note = f"every shard is done: `paraamr finalize {folder.path}` finalizes the run"
     else:
         try:
-            summary = finalize_run(folder.path, wait=AUTO_WAIT, push=push, again=False)
+            summary = finalize_run(folder.path, wait=AUTO_WAIT, push=push, again=False, started=started)
         except FolderLocked as err:
             summary, note = None, f"not finalizing now: {err}"
         else:
