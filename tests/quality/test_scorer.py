@@ -36,7 +36,7 @@ def test_bad_input_names_the_place(base):
 def test_missing_model_says_what_to_do(tmp_path):
     with pytest.raises(ModelNotFoundError, match="paraamr quality train"):
         QualityScorer(tmp_path / "nope")
-    with pytest.raises(ModelNotFoundError, match="not a quality model folder"):
+    with pytest.raises(ModelNotFoundError, match=r"quality model .* is not a model folder"):
         QualityScorer(tmp_path)
 
 

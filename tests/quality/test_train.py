@@ -328,6 +328,10 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         (["train", "--input", "{good}", "--natural", "{tsv}", "--output", "{out}"], r"bad\.tsv:3: a row"),
         (["train", "--input", "{good}", "--natural", "{good}", "--output", "{out}"], "the header must be"),
         (["train", "--natural-operator-triplets", "-1", "--output", "{out}"], "must be an integer >= 0"),
+        # the models are checked before minutes of triplet building
+        (["train", "--base", "{missing}", "--output", "{out}"], "base model .*nope.jsonl' not found"),
+        (["train", "--cosine-model", "{dir}", "--output", "{out}"], "cosine model .*dir is not a model"),
+        (["train", "--freeze-layers", "99", "--output", "{out}"], "freeze_layers 99: the base .* has 6 lay"),
         (
             ["train", "--synonym-min-similarity", "1.5", "--output", "{out}"],
             r"must be a finite number in \[0, 1\]",

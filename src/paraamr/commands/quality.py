@@ -352,11 +352,6 @@ def run_train(args: argparse.Namespace) -> int:
     _check_output(args.output, args.overwrite)
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
         raise UsageError(f"--save-triplets {args.save_triplets}: exists; pass --overwrite to replace it")
-    sentences, failures = _read_sentences(args)
-    triplets, about = _triplets(args, sentences)
-    print(f"{len(triplets)} triplets from {len(sentences)} sentences and the natural pairs", file=sys.stderr)
-    if args.save_triplets:
-        write_triplets(triplets, args.save_triplets)
     same = ("mode", "base", "margin", "epochs", "batch_size", "max_length", "freeze_layers", "validation")
     same += ("max_minutes", "seed", "paired", "logit_margin", "natural_repeat")
     settings = TrainSettings(
@@ -365,6 +360,12 @@ def run_train(args: argparse.Namespace) -> int:
         threads=args.threads or None,
         cosine_model=None if args.cosine_model.lower() == "none" else args.cosine_model,
     )
+    sentences, failures = _read_sentences(args)
+    settings.check()  # the models, before minutes of triplet building
+    triplets, about = _triplets(args, sentences)
+    print(f"{len(triplets)} triplets from {len(sentences)} sentences and the natural pairs", file=sys.stderr)
+    if args.save_triplets:
+        write_triplets(triplets, args.save_triplets)
     if _default_run(args, settings):
         about["command"] = "paraamr quality train --output DIR"
     sources = [*args.input, *args.records]

@@ -54,34 +54,33 @@ DELTA_FILE = "trained.safetensors"
 COPY_SCORE = 1.0
 
 
-def resolve_model(name_or_path: str | Path, *, download: bool = True) -> Path:
+def resolve_model(name_or_path: str | Path, *, download: bool = True, role: str = "quality model") -> Path:
     """The folder of a quality model: a local folder, :data:`DEFAULT_MODEL`, :data:`BASE_MODEL`,
     ``all-mpnet-base-v2`` or a Hub id (fetched on first use unless ``download`` is False).
 
-    A path that does not exist, or a folder that is no model, raises :class:`ModelNotFoundError`.
+    A path that does not exist, or a folder that is no model, raises :class:`ModelNotFoundError`
+    naming it as ``role`` (training's ``base model``, ``cosine model``: encoders, not trained ones).
     """
+    way_out = f"{TRAIN_QUALITY}, or use {DEFAULT_MODEL!r} or {BASE_MODEL!r}"
+    if role != "quality model":
+        way_out = f"give a sentence encoder's folder or Hub id, such as {BASE_MODEL!r} or {MPNET!r}"
     from paraamr.models.download import ensure
 
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         if not any((path / name).is_file() for name in ("modules.json", "config.json", INFO_FILE)):
-            raise ModelNotFoundError(
-                f"{path} is not a quality model folder (no modules.json, config.json or {INFO_FILE}); "
-                f"{TRAIN_QUALITY}"
-            )
+            files = f"no modules.json, config.json or {INFO_FILE}"
+            raise ModelNotFoundError(f"{role} {path} is not a model folder ({files}); {way_out}")
         from paraamr.models.embedder import encoder_problem
 
         plain = not any((path / name).is_file() for name in ("modules.json", INFO_FILE))
         if plain and (problem := encoder_problem(path)):  # scored as an untuned encoder's cosines
-            raise ModelNotFoundError(f"quality model {path} is {problem}, not a sentence encoder")
+            raise ModelNotFoundError(f"{role} {path} is {problem}, not a sentence encoder")
         return path
     if path.exists():
-        raise ModelNotFoundError(f"quality model {str(name_or_path)!r} is a file, not a model folder")
+        raise ModelNotFoundError(f"{role} {str(name_or_path)!r} is a file, not a model folder")
     if str(name_or_path).startswith((".", "/", "~")) or len(path.parts) > 2:
-        raise ModelNotFoundError(
-            f"quality model {str(name_or_path)!r} not found (no such folder); {TRAIN_QUALITY}, "
-            f"or use {DEFAULT_MODEL!r} or {BASE_MODEL!r}"
-        )
+        raise ModelNotFoundError(f"{role} {str(name_or_path)!r} not found (no such folder); {way_out}")
     if str(name_or_path) == MPNET:
         return mpnet_dir(download=download)
     return Path(ensure(str(name_or_path), "quality", download=download))

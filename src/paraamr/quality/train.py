@@ -105,6 +105,22 @@ class TrainSettings:
         filled = {k: v for k, v in MODE_DEFAULTS.get(self.mode, {}).items() if getattr(self, k) is None}
         return replace(self, **filled)
 
+    def check(self) -> None:
+        """Refuse, before any triplet is built, an unknown mode, a base or cosine model that is not
+        found (fetched when missing and online) and more frozen layers than the base has."""
+        if self.mode not in MODES:
+            raise InputError(f"mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        base = resolve_model(self.base, role="base model")
+        if self.cosine_model is not None:
+            resolve_model(self.cosine_model, role="cosine model")
+        frozen = self.resolved().freeze_layers or 0
+        try:
+            layers = json.loads((base / "config.json").read_text(encoding="utf-8"))["num_hidden_layers"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # the loader names what is wrong with the base
+        if isinstance(layers, int) and frozen > layers:
+            raise InputError(f"freeze_layers {frozen}: the base {self.base} has {layers} layers")
+
 
 def split_validation(
     triplets: Sequence[Triplet], fraction: float, seed: int = 0
@@ -276,8 +292,7 @@ def train(
     from transformers import set_seed
 
     settings = settings or TrainSettings()
-    if settings.mode not in MODES:
-        raise InputError(f"mode {settings.mode!r}: choose one of {', '.join(MODES)}")
+    settings.check()
     settings = settings.resolved()
     if not triplets:
         raise InputError("no triplets to train on: no operator applied to the input sentences")
