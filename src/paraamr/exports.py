@@ -41,6 +41,7 @@ __all__ = [
     "SIMCSE_COLUMNS",
     "THRESHOLDS",
     "Row",
+    "check_splits",
     "linearize",
     "records",
     "scpn_rows",
@@ -97,7 +98,7 @@ def records(
     path = Path(spec)
     if path.exists():
         files = split_files(path)
-        _check_splits(spec, splits, list(files))
+        check_splits(spec, splits, list(files))
         for split in splits or list(files):
             for file in files[split]:
                 for key, record in iter_records(file, limits=limits):
@@ -114,7 +115,7 @@ def records(
             f"{spec}: neither a local file or folder nor a dataset the Hub could give "
             f"(config {config or 'default'}): {str(err).splitlines()[0] if str(err) else type(err).__name__}"
         ) from err
-    _check_splits(spec, splits, list(loaded))
+    check_splits(spec, splits, list(loaded))
     for split in splits or list(loaded):
         for i, row in enumerate(loaded[split]):
             where = f"{spec} ({split}) row {i}"
@@ -126,7 +127,14 @@ def records(
                 raise InputError(f"{where}: {err}") from None
 
 
-def _check_splits(spec: str, wanted: Sequence[str] | None, found: Sequence[str]) -> None:
+def check_splits(spec: str, wanted: Sequence[str] | None, found: Sequence[str]) -> None:
+    """InputError naming each split of ``wanted`` that is not among ``found`` in the dataset ``spec``.
+
+    >>> check_splits("d", ["dev"], ["train", "test"])
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: d: no split dev (splits: train, test)
+    """
     missing = [s for s in wanted or () if s not in found]
     if missing:
         raise InputError(f"{spec}: no split {', '.join(missing)} (splits: {', '.join(found) or 'none'})")

@@ -118,7 +118,7 @@ def test_clear_errors(tmp_path, mrpc, capsys):
     assert main([*base, "--method", "reda", "--columns", "question"]) == 1
     assert "no column 'question'" in capsys.readouterr().err
     assert main([*base, "--method", "reda", "--split", "test"]) == 1
-    assert "no split ['test']" in capsys.readouterr().err
+    assert "no split test (splits: train)" in capsys.readouterr().err
     assert main(["augment", "--dataset", "no-such-org/no-such-dataset", "--method", "reda"]) == 1
     assert "hf download --repo-type dataset" in capsys.readouterr().err
 

@@ -177,7 +177,8 @@ def _run(args: argparse.Namespace, output: str) -> int:
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.reda import paper_recipe
     from paraamr.augment.runner import augment, check_columns, detect_columns
-    from paraamr.errors import InputError, about
+    from paraamr.errors import about
+    from paraamr.exports import check_splits
 
     language = None
     if args.method != "paraamr":  # a bad synonym file, before any work too
@@ -188,9 +189,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     with _library_bars(mode == "bar"):  # datasets' bars: only where the display is a bar
         splits = load_splits(args.dataset, args.dataset_config)
     chosen = args.split or (["train"] if "train" in splits else list(splits))
-    unknown = [s for s in chosen if s not in splits]
-    if unknown:
-        raise InputError(f"no split {unknown} in {args.dataset} (splits: {list(splits)})")
+    check_splits(args.dataset, chosen, list(splits))
     names = splits[chosen[0]].column_names
     with about(args.dataset):
         columns = check_columns(names, args.columns or detect_columns(names))
