@@ -514,9 +514,9 @@ def table() -> list[Case]:
         "push",
         ("push", "org/name"),
         [
-            ("missing", ["missing"], {}, ERR, "missing"),
+            ("missing", ["missing"], {}, ERR, "missing: no such folder"),
             ("empty-folder", ["data"], {"data": None}, ERR, "data"),
-            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile: a file, not a run folder"),
             ("not-a-dataset", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
         ],
     )
@@ -526,9 +526,9 @@ def table() -> list[Case]:
         "finalize",
         ("finalize",),
         [
-            ("missing", ["missing"], {}, ERR, "missing"),
+            ("missing", ["missing"], {}, ERR, "missing: no such folder"),
             ("empty-folder", ["data"], {"data": None}, ERR, "data"),
-            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile: a file, not a run folder"),
             ("not-a-run", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
             ("broken-settings", ["data"], {"data/.paraamr/settings.json": b"{not json"}, ERR, "data"),
             ("settings-a-list", ["data"], {"data/.paraamr/settings.json": b"[1]"}, ERR, "data"),

@@ -59,7 +59,10 @@ def run_statuses(path: str | Path) -> RunStatus:
     folder = RunFolder(path)
     saved = folder.read_settings()
     if saved is None:
-        raise InputError(f"{path}: holds no paraamr generate run (no {layout.STATE_DIR}/settings.json)")
+        what = "no such folder" if not path.exists() else "a file, not a run folder"
+        if path.is_dir():
+            what = f"holds no paraamr generate run (no {layout.STATE_DIR}/settings.json)"
+        raise InputError(f"{path}: {what}")
     plan = Plan.load(path)
     running = {int(w[len("task-") :]): who for w, who in busy_writers(path) if w.startswith("task-")}
     done, todo = {}, {}
