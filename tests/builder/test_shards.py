@@ -154,6 +154,17 @@ def test_a_run_that_finished_no_task_starts_over_with_other_settings(tmp_path, c
     again.unlock()
     with pytest.raises(InputError, match=r"holds a run with other settings \(--foci was 2, now 'all'"):
         _shard(tmp_path, 1, n=4).check(record, None, overwrite=False)
+    # a task completed between the check and the start: nothing is deleted
+    late = RunFolder(tmp_path / "late")
+    assert _start(late, record) == "new"
+    late.unlock()
+    assert late.check(other, None, overwrite=False) == "restart"
+    late.complete(0, {}, Stats().as_dict())
+    late.lock(alone=True)
+    with pytest.raises(InputError, match="completed tasks meanwhile"):
+        late.prepare(late.resume_record(other, None), lambda: [], mode="restart", task_rows=10)
+    late.unlock()
+    assert late.completed(0) and late.read_settings()["record"]["foci"] == "all"
 
 
 def test_shards_starting_at_once_with_other_settings_the_second_is_refused(tmp_path):

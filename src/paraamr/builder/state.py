@@ -258,6 +258,8 @@ class RunFolder:
         overwrite = mode == "overwrite"
         if mode == "restart" or (overwrite and self.spec is None):
             with folder_lock(self.path, command="generate --overwrite"):
+                if mode == "restart" and self.tasks.completed():  # since the check: a run came and went
+                    raise InputError(f"{self.path}: a run there completed tasks meanwhile; run again")
                 layout.remove_layout(self.path)
         said = False
         while True:  # the lock of the run's start: the others wait for the first process
