@@ -24,7 +24,9 @@ GRAPHS = [
 pytest.importorskip("datatrove", reason="the optional extra paraamr[cluster]")
 
 
-def _generate(tmp_path: Path, tiny: dict, out: Path, *extra: str, path: str | None = None) -> str:
+def _generate(
+    tmp_path: Path, tiny: dict, out: Path, *extra: str, path: str | None = None, code: int = 0
+) -> str:
     graphs = tmp_path / "graphs.amr"
     graphs.write_text("\n\n".join(GRAPHS) + "\n")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
@@ -38,7 +40,7 @@ def _generate(tmp_path: Path, tiny: dict, out: Path, *extra: str, path: str | No
         text=True,
         timeout=600,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == code, proc.stderr[-3000:]
     return proc.stderr
 
 
@@ -56,6 +58,28 @@ def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(tiny_m
     assert summary["seconds_this_session"] >= sum(summary["counts"]["seconds_by_stage"].values()) / 2
     again = _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "3", "--workers", "2")
     assert "all 3 tasks have already been completed" in again.replace("Not doing anything as ", "")
+    assert_same(out, tmp_path / "one")
+
+
+@pytest.mark.slow
+def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_completes(tiny_models, tmp_path):
+    """A realizer that will not load fails the tasks that have rows: the terminal gets datatrove's
+    progress lines and the error's one line (no traceback, no library warning), the task's log file
+    keeps the traceback; the run, with the model mended, starts over and completes."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    out = tmp_path / "tasks"
+    run = ("--executor", "local", "--tasks", "2", "--workers", "2")
+    err = _generate(tmp_path, tiny_models, out, *run, "--realizer-model", str(broken), code=1)
+    assert "Traceback" not in err and "Warning" not in err, err
+    assert [line for line in err.splitlines() if line.startswith("paraamr")] == [
+        f"paraamr generate: model dir {broken} names no base tokenizer and holds none"
+    ], err
+    logs = (out / ".paraamr" / "tasks" / "generate" / "logs").glob("task_*.log")
+    assert any("Traceback" in log.read_text() for log in logs)
+    _generate(tmp_path, tiny_models, out, *run)
+    _generate(tmp_path, tiny_models, tmp_path / "one")
     assert_same(out, tmp_path / "one")
 
 

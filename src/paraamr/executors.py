@@ -25,6 +25,7 @@ import argparse
 import copy
 import itertools
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -158,6 +159,48 @@ class FinalizeTask(PipelineStep):
         finalize_run(self.output, license=self.license, push=self.push, again=False, started=self.started)
 
 
+#: datatrove's line on the terminal (``{exception}`` left out: a failed task's traceback goes to its
+#: log file, and the command ends with the error's one line).
+_LINE = (
+    "{time:YYYY-MM-DD HH:mm:ss.SSS} | <level>{level: <8}</level> | {name}:{function}:{line} - "
+    "<level>{message}</level>"
+)
+
+
+def _local_executor(**options: Any) -> Any:
+    """datatrove's ``LocalPipelineExecutor`` whose tasks log to the terminal without tracebacks and
+    without errors (a task's log file keeps both)."""
+    import datatrove.executor.base as base
+    from datatrove.executor import LocalPipelineExecutor
+
+    task_logger = base.add_task_logger
+
+    def quiet_task_logger(logging_dir: Any, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
+        from loguru import logger  # here: a worker process gets a copy of what the closure holds
+
+        logfile = task_logger(logging_dir, rank, local_rank, node_rank=node_rank)
+        logger.remove()  # datatrove's two sinks again, the terminal's (the first worker's) without errors
+        if local_rank == 0:
+            below_errors = lambda record: record["level"].no < 40  # noqa: E731
+            logger.add(sys.stderr, level="INFO", format=lambda _: _LINE + "\n", filter=below_errors)
+        logger.add(logfile, level="DEBUG", format=_LINE)
+        return logfile
+
+    quiet = "ignore::UserWarning:multiprocess.resource_tracker"  # "leaked semaphores" after a failed task
+    if quiet not in sys.warnoptions:  # the options the resource tracker's process starts with
+        sys.warnoptions.append(quiet)
+
+    class Executor(LocalPipelineExecutor):
+        def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
+            base.add_task_logger = quiet_task_logger
+            try:
+                return super()._run_for_rank(rank, local_rank, node_rank)
+            finally:
+                base.add_task_logger = task_logger
+
+    return Executor(**options)
+
+
 def launch(
     args: argparse.Namespace,
     record: Any,
@@ -189,13 +232,9 @@ def launch(
     when = started if local else None
     finalize = FinalizeTask(str(args.output), license=args.license, push=push, started=when)
     if local:
-        from datatrove.executor import LocalPipelineExecutor
-
         start.run()
-        executor = LocalPipelineExecutor(
-            [step], tasks=tasks, workers=args.workers, logging_dir=str(logs / "generate")
-        )
-        executor.run()
+        tasks_log = str(logs / "generate")
+        _local_executor(pipeline=[step], tasks=tasks, workers=args.workers, logging_dir=tasks_log).run()
         finalize.run()
         return 0
     from datatrove.executor import SlurmPipelineExecutor
