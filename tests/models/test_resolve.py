@@ -187,8 +187,12 @@ def test_cli_path_reports_missing_model(tmp_path, capsys, monkeypatch):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "paraamr models download parse_xfm_bart_large" in err and len(err.strip().splitlines()) == 1
-    assert main(["models", "path", "smollm2", "--kind", "lm"]) == 0
+    assert main(["models", "path", "smollm2"]) == 0  # the catalog knows its kind
     assert capsys.readouterr().out.strip().endswith(".gguf")
+    assert main(["models", "path", "all-MiniLM-L6-v2"]) == 2
+    assert "'all-MiniLM-L6-v2' is of kinds embedder and quality: give its --kind" in capsys.readouterr().err
+    assert main(["models", "path", "org/mine"]) == 2
+    assert "'org/mine' is not in the catalog (paraamr models list): give its" in capsys.readouterr().err
     assert main(["models", "list", "--kind", "realizer", "--cache-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "generate_t5wtense" in out and "realizer [default]" in out

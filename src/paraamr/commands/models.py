@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("path", parents=[cache], help="print where a model is on disk (exit 1 if nowhere)")
     p.add_argument("name", help="model name, Hub id or path")
-    p.add_argument("--kind", choices=KINDS, required=True)
+    p.add_argument("--kind", choices=KINDS, help="its kind (default: the catalog's, for a model it names)")
     p.set_defaults(func=_path)
 
     p = sub.add_parser("rm", parents=[cache], help="delete a model and its converted copies to free space")
@@ -175,9 +175,15 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _path(args: argparse.Namespace) -> int:
+    from paraamr.errors import UsageError
+    from paraamr.models import catalog
     from paraamr.models.resolve import resolve
 
-    print(resolve(args.name, args.kind, cache_dir=args.cache_dir))
+    known = [k for k in catalog.KINDS if args.name in catalog.names(k)]
+    if not args.kind and len(known) != 1:
+        what = f"of kinds {' and '.join(known)}" if known else "not in the catalog (paraamr models list)"
+        raise UsageError(f"model {args.name!r} is {what}: give its --kind")
+    print(resolve(args.name, args.kind or known[0], cache_dir=args.cache_dir))
     return 0
 
 
