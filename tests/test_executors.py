@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 from oracle import assert_same
+from terminal import Terminal
 from tinyargs import model_args
 
 GRAPHS = [
@@ -78,6 +82,35 @@ def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_com
     ], err
     logs = (out / ".paraamr" / "tasks" / "generate" / "logs").glob("task_*.log")
     assert any("Traceback" in log.read_text() for log in logs)
+    _generate(tmp_path, tiny_models, out, *run)
+    _generate(tmp_path, tiny_models, tmp_path / "one")
+    assert_same(out, tmp_path / "one")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_workers_with_one_line_and_the_rerun_completes(tiny_models, tmp_path):
+    """Ctrl-C typed while two workers are each held mid-window: the workers leave it to the
+    launcher (a SIGINT sent to them alone changes nothing), which ends the pool; one line, exit
+    130, no worker's traceback, no worker left; the rerun equals a run in one process."""
+    graphs = tmp_path / "graphs.amr"
+    graphs.write_text("\n\n".join(GRAPHS) + "\n")
+    out = tmp_path / "tasks"
+    argv = ["--amr-input", str(graphs), "--output", str(out), *model_args(tiny_models), "--window", "1"]
+    run = ["--executor", "local", "--tasks", "2", "--workers", "2"]
+    term = Terminal(["-m", "paraamr", "generate", *argv, *run, "--progress", "log"], "window", tmp_path)
+    term.read_until("paraamr: paused at window", count=2)  # each worker
+    workers = [psutil.Process(p) for p in term.session() if psutil.Process(p).ppid() != term.pid]
+    assert len(workers) == 2  # (the launcher's own children: the fork server, its manager, a tracker)
+    for worker in workers:
+        worker.send_signal(signal.SIGINT)
+    time.sleep(2)
+    assert all(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers), term.output[-3000:]
+    term.ctrl_c()
+    code, text = term.wait()
+    assert code == 130 and "Traceback" not in text, text[-3000:]
+    lines = [line.removeprefix("^C") for line in text.splitlines() if "paraamr generate:" in line]
+    assert lines == ["paraamr generate: interrupted"], text[-3000:]
+    assert not [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
     _generate(tmp_path, tiny_models, out, *run)
     _generate(tmp_path, tiny_models, tmp_path / "one")
     assert_same(out, tmp_path / "one")

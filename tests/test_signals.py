@@ -5,10 +5,7 @@ abort, and the rerun's records equal to an uninterrupted run's. Then the same th
 
 from __future__ import annotations
 
-import contextlib
 import os
-import pty
-import select
 import signal
 import subprocess
 import sys
@@ -19,6 +16,7 @@ import psutil
 import pytest
 from oracle import assert_same
 from pausing import pause_env
+from terminal import Terminal
 from tinyargs import model_args
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,55 +48,6 @@ def uninterrupted(tiny_models, graphs, tmp_path_factory) -> Path:
     return out
 
 
-class Terminal:
-    """``generate.py`` in a pseudo-terminal (its own session, the pty its controlling terminal):
-    ``ctrl_c()`` types Ctrl-C, as a person would."""
-
-    def __init__(self, argv: list[str], pause: str | None, cwd: Path):
-        env = pause_env(pause or "", {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # the child: the pty's session leader
-            os.chdir(cwd)
-            os.execve(sys.executable, [sys.executable, str(ROOT / "generate.py"), *argv], env)
-        self.output = b""
-
-    def read_until(self, text: str, timeout: float = 240) -> None:
-        end = time.monotonic() + timeout
-        while text.encode() not in self.output:
-            assert time.monotonic() < end, self.output.decode(errors="replace")[-2000:]
-            if select.select([self.fd], [], [], 0.1)[0]:
-                try:
-                    self.output += os.read(self.fd, 65536)
-                except OSError:  # the child is gone
-                    break
-        assert text.encode() in self.output, self.output.decode(errors="replace")[-2000:]
-
-    def ctrl_c(self) -> None:
-        os.write(self.fd, b"\x03")
-
-    def wait(self, timeout: float = 120) -> tuple[int, str]:
-        end = time.monotonic() + timeout
-        while True:
-            done, status = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                break
-            assert time.monotonic() < end, "the run did not stop"
-            if select.select([self.fd], [], [], 0.1)[0]:
-                with contextlib.suppress(OSError):
-                    self.output += os.read(self.fd, 65536)
-        while True:  # what is left in the pty
-            try:
-                chunk = os.read(self.fd, 65536) if select.select([self.fd], [], [], 0.2)[0] else b""
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            self.output += chunk
-        os.close(self.fd)
-        code = os.waitstatus_to_exitcode(status)
-        return code, self.output.decode(errors="replace").replace("\r\n", "\n")
-
-
 def _one_line(text: str) -> list[str]:
     """The lines of the reporter (the terminal echoes Ctrl-C as ``^C`` before them)."""
     lines = (line.removeprefix("^C") for line in text.splitlines())
@@ -126,7 +75,7 @@ def test_a_signal_at_any_moment_stops_cleanly_and_the_rerun_completes(
     tiny_models, graphs, uninterrupted, tmp_path, pause, how, status
 ):
     out = tmp_path / "out"
-    term = Terminal(_args(tiny_models, graphs, out), pause, tmp_path)
+    term = Terminal([str(ROOT / "generate.py"), *_args(tiny_models, graphs, out)], pause, tmp_path)
     if how == "twice":  # the first Ctrl-C mid-window; the second while the run stops
         term.read_until("paused at window")
         term.ctrl_c()

@@ -25,6 +25,7 @@ import argparse
 import copy
 import itertools
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -169,7 +170,7 @@ _LINE = (
 
 def _local_executor(**options: Any) -> Any:
     """datatrove's ``LocalPipelineExecutor`` whose tasks log to the terminal without tracebacks and
-    without errors (a task's log file keeps both)."""
+    without errors (a task's log file keeps both), in workers that leave Ctrl-C to the launcher."""
     import datatrove.executor.base as base
     from datatrove.executor import LocalPipelineExecutor
 
@@ -190,8 +191,12 @@ def _local_executor(**options: Any) -> Any:
     if quiet not in sys.warnoptions:  # the options the resource tracker's process starts with
         sys.warnoptions.append(quiet)
 
+    launcher = os.getpid()
+
     class Executor(LocalPipelineExecutor):
         def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
+            if os.getpid() != launcher:  # a worker: Ctrl-C is the launcher's to handle (it ends the pool)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             base.add_task_logger = quiet_task_logger
             try:
                 return super()._run_for_rank(rank, local_rank, node_rank)
