@@ -82,7 +82,8 @@ def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_com
     ], err
     logs = (out / ".paraamr" / "tasks" / "generate" / "logs").glob("task_*.log")
     assert any("Traceback" in log.read_text() for log in logs)
-    _generate(tmp_path, tiny_models, out, *run)
+    err = _generate(tmp_path, tiny_models, out, *run)
+    assert err.count("the run there finished no task; it starts over") == 1, err
     _generate(tmp_path, tiny_models, tmp_path / "one")
     assert_same(out, tmp_path / "one")
 

@@ -287,7 +287,7 @@ def test_a_run_that_failed_as_it_started_takes_a_mended_model_without_overwrite(
     assert (out / ".paraamr" / "settings.json").is_file()
     capsys.readouterr()
     assert main(args) == 0
-    assert f"{out}: the run there finished no task; it starts over" in capsys.readouterr().err
+    assert capsys.readouterr().err.count(f"{out}: the run there finished no task; it starts over") == 1
     assert main([*args, "--realizer-model", str(broken)]) == 1
     assert "holds a run with other settings" in capsys.readouterr().err
 

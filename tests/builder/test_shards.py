@@ -144,10 +144,11 @@ def test_a_run_that_finished_no_task_starts_over_with_other_settings(tmp_path, c
     other = _record(tmp_path, foci=2)
     again = _shard(tmp_path, 1, n=4)
     assert again.check(other, None, overwrite=False) == "restart"
+    assert not capsys.readouterr().err  # said once, as it starts over
+    assert _start(again, other) == "restart"
     assert "finished no task; it starts over with these settings (--foci was 'all', now 2; shards were 8" in (
         capsys.readouterr().err
     )
-    assert _start(again, other) == "restart"
     saved = json.loads(again.settings_path.read_text())
     assert (saved["record"]["foci"], saved["shards"]) == (2, 4)
     again.complete(1, {}, Stats().as_dict())

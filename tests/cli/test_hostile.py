@@ -514,9 +514,9 @@ def table() -> list[Case]:
         "push",
         ("push", "org/name"),
         [
-            ("missing", ["missing"], {}, ERR, "missing: no such folder"),
+            ("missing", ["missing"], {}, ERR, "missing"),
             ("empty-folder", ["data"], {"data": None}, ERR, "data"),
-            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile: a file, not a run folder"),
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
             ("not-a-dataset", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
         ],
     )

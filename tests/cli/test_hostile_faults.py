@@ -210,7 +210,7 @@ def test_convert_that_fills_the_disk_names_the_path_and_leaves_no_folder(tmp_pat
     assert list(disk.iterdir()) == []  # the folders it made are gone
     grow("64m")
     assert main(["convert", str(tmp_path / "in.jsonl"), str(out)]) == 0  # no --overwrite needed
-    assert "wrote 20000 records" in capsys.readouterr().out
+    assert "wrote 20,000 records" in capsys.readouterr().out
 
 
 # --- evaluate's cache over an edited input ------------------------------------------------------

@@ -44,6 +44,8 @@ _FINISHED = (
 )
 #: The lock under which the first process of a run saves its settings and cuts its input.
 _FIRST = "partition"
+#: Seconds a process waits for that lock before it says so (shards starting at once meet briefly).
+_SAY_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class RunFolder:
         #: Rows handled in this launch by each process of this invocation (``progress-{writer}.json``).
         self.count = SharedCount(self.path / layout.STATE_DIR, self.writer, names=writers)
         self._lock = None
+        #: Why the run in the folder starts over (a ``restart`` of :meth:`check`), for the one line.
+        self.restarting = ""
 
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``input_identity``, ``shards``, ...), or None."""
@@ -153,17 +157,15 @@ class RunFolder:
         return bool(self.tasks.completed()) or finalized(self.path) or bool(busy_writers(self.path))
 
     def _restart(self, diffs: list[str]) -> str:
-        """``restart`` (said on stderr) when the run has not :meth:`started`; refused otherwise."""
+        """``restart`` when the run has not :meth:`started` (:attr:`restarting` says why); refused
+        otherwise."""
         why = "; ".join(diffs)
         if self.started():
             raise InputError(
                 f"{self.path} holds a run with other settings ({why}); pass --overwrite to start over"
             )
-        print(
-            f"paraamr generate: {self.path}: the run there finished no task; it starts over with these "
-            f"settings ({why})",
-            file=sys.stderr,
-        )
+        self.restarting = f"{self.path}: the run there finished no task; it starts over with these settings"
+        self.restarting += f" ({why})"
         return "restart"
 
     def check_finished(self) -> None:
@@ -256,18 +258,20 @@ class RunFolder:
         save the settings unless a shard did (refused when they differ); cut the input into tasks
         unless that is done (stdin, then, must be the same rows)."""
         overwrite = mode == "overwrite"
+        if mode == "restart":
+            print(f"paraamr generate: {self.restarting}", file=sys.stderr)
         if mode == "restart" or (overwrite and self.spec is None):
             with folder_lock(self.path, command="generate --overwrite"):
                 if mode == "restart" and self.tasks.completed():  # since the check: a run came and went
                     raise InputError(f"{self.path}: a run there completed tasks meanwhile; run again")
                 layout.remove_layout(self.path)
-        said = False
+        said, since = False, time.monotonic()
         while True:  # the lock of the run's start: the others wait for the first process
             try:
                 first = writer_lock(self.path, _FIRST, command="generate (cutting the input into tasks)")
                 break
             except FolderLocked as err:
-                if not said:
+                if not said and time.monotonic() - since > _SAY_WAIT:
                     print(f"paraamr generate: waiting: {err}", file=sys.stderr)
                     said = True
                 time.sleep(0.2)

@@ -204,6 +204,8 @@ def dry_run(
     )
     print(f"method:    linearization {record.linearization}, realizer input {record.tagging}")
     print(f"output:    {folder.path}  splits {', '.join(record.splits())}" + _MODE_NOTE[mode])
+    if mode == "restart":
+        print(f"paraamr generate: {folder.restarting}", file=sys.stderr)
     for message in missing:
         print(message, file=sys.stderr)
     return 0
