@@ -97,6 +97,28 @@ def test_a_typo_in_input_is_refused_before_models_load_and_leaves_nothing(tiny_m
     assert _heavy(proc.stderr) == set() and not out.exists()
 
 
+def test_three_models_that_cannot_be_fetched_are_one_whole_line_with_the_way_out(tmp_path):
+    """The README's first command on a machine with no route to GitHub or the Hub: the three
+    models named, the first one's reason, and what to do, in one line under the reporter's 600
+    characters (before: three URLs and reasons, cut off with '…' before the Hub's)."""
+    refused = "http://127.0.0.1:9"  # nothing listens there: each fetch is refused at once
+    env = {**os.environ, "PARAAMR_RELEASE_URL": refused, "HF_ENDPOINT": refused, "HF_HUB_OFFLINE": "0"}
+    env |= {"PARAAMR_CACHE": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")}
+    (tmp_path / "in.txt").write_text("A sentence.\n")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "generate.py"), "--input", "in.txt", "--output", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    lines = _messages(proc.stderr)
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(
+        "paraamr generate: models missing: parser 'parse_xfm_bart_large', realizer 'generate_t5wtense', "
+        "lm 'gpt2'; the first: parser model 'parse_xfm_bart_large' could not be fetched"
+    ), lines[0]
+    assert lines[0].endswith("or give local folders (--parser-model, --realizer-model, --lm-model)"), lines[0]
+    assert not (tmp_path / "out").exists()
+
+
 def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp_path):
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]

@@ -60,6 +60,15 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
         next(iter(readers.read_input(path, column=record.text_column, fmt=fmt)), None)
 
 
+#: Longer than this, the models missing are named and the first one's message is given whole.
+_LONG = 360
+#: What to do without a network (docs/models.md, Getting the models).
+OFFLINE = (
+    "without a network: fetch them elsewhere (paraamr models download NAME) and copy the caches, "
+    "or give local folders (--parser-model, --realizer-model, --lm-model)"
+)
+
+
 def _check_models(
     record: RecordSettings, *, download: bool = True, trust_remote_code: bool = False
 ) -> dict[str, str]:
@@ -80,16 +89,30 @@ def _check_models(
 
 
 def _models_missing(messages: list[str]) -> str:
-    """Several missing-model messages as one line: without the paths looked at, the shared reason once.
+    """Several missing-model messages as one line: without the paths looked at, a download's URL
+    as its host, the shared reason once; the offline route when a fetch failed.
 
     >>> _models_missing(["a is not on disk (looked at /x); fetch it with: get a (offline)",
     ...                  "b is not on disk (looked at /y); fetch it with: get b (offline)"])
     'models missing: a is not on disk; fetch it with: get a; b is not on disk; fetch it with: get b (offline)'
+    >>> text = _models_missing([f"{k} model '{k}1' could not be fetched: cannot download https://h.org/"
+    ...                         f"x.tar.gz: no route {'y' * 90}" for k in ("parser", "realizer", "lm")])
+    >>> text[:64]
+    "models missing: parser 'parser1', realizer 'realizer1', lm 'lm1'"
+    >>> text[64:].split(": cannot")[0]
+    "; the first: parser model 'parser1' could not be fetched"
     """
     short = [re.sub(r" \(looked at [^)]*\)", "", m) for m in messages]
+    short = [re.sub(r"cannot download https?://([^/\s]+)\S*:", r"cannot download from \1:", m) for m in short]
     why = {"".join(re.findall(r" \([^()]*\)$", m)) for m in short}
     tail = why.pop() if len(why) == 1 else ""
-    return "models missing: " + "; ".join(m.removesuffix(tail) for m in short) + tail
+    text = "models missing: " + "; ".join(m.removesuffix(tail) for m in short) + tail
+    if len(text) > _LONG:  # the models named, the first one's message whole
+        names = [" ".join(re.match(r"(\S+) model ('[^']*')", m).groups()) for m in short]
+        text = f"models missing: {', '.join(names)}; the first: {short[0]}"
+    if any("could not be fetched" in m for m in messages):
+        text += f"; {OFFLINE}"
+    return text
 
 
 def check_run(
