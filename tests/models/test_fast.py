@@ -312,6 +312,9 @@ def test_conversion_once_beside_the_model_keyed_by_digest(models, tmp_path):
     (source / "config.json").write_text(json.dumps({**config, "layer_norm_epsilon": 1e-4}))
     again = converted(source)
     assert again != target and converted_copies(source) == [again]
+    old = tmp_path / ".lm.ct2-0123456789abcdef"  # an earlier version's copy, found on a later call
+    old.mkdir()
+    assert converted(source) == again and not old.exists()
 
 
 def test_conversion_prints_no_dtype_deprecation(models, tmp_path):

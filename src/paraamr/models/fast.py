@@ -248,22 +248,22 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     """The CTranslate2 copy of the transformers model folder ``source``, converted on first use.
 
     ``tokenizer`` (the stage's) gives the special tokens. The copy sits beside ``source``, named
-    with its digest; a second process waits for the first one's conversion. A new copy replaces
-    the copies of the model's earlier files (a folder retrained in place), which nothing reads."""
+    with its digest; a second process waits for the first one's conversion. Copies beside it of
+    the model's earlier files (a folder retrained in place) are removed: nothing reads them. (In
+    the cache, where read-only models of the same folder name meet, copies are left alone.)"""
     source = Path(source)
     target = _target(source, model_digest(source), cache_dir)
-    if target.is_dir():
-        return target
-    lock = target.parent / f"{target.name}.lock"
-    with file_lock(lock, command="convert a model"):
-        if not target.is_dir():
-            logger.info("converting %s for CTranslate2 (once) into %s", source, target)
-            with atomic_dir(target, exist_ok=True) as tmp:
-                _convert(source, tmp, tokenizer)
-            for stale in converted_copies(source, cache_dir):
-                if stale != target:
-                    logger.info("removing %s, converted from earlier files of %s", stale, source)
-                    shutil.rmtree(stale, ignore_errors=True)
+    if not target.is_dir():
+        lock = target.parent / f"{target.name}.lock"
+        with file_lock(lock, command="convert a model"):
+            if not target.is_dir():
+                logger.info("converting %s for CTranslate2 (once) into %s", source, target)
+                with atomic_dir(target, exist_ok=True) as tmp:
+                    _convert(source, tmp, tokenizer)
+    for stale in converted_copies(source, cache_dir):
+        if stale != target and stale.parent == source.parent:
+            logger.info("removing %s, converted from earlier files of %s", stale, source)
+            shutil.rmtree(stale, ignore_errors=True)
     return target
 
 
