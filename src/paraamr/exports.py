@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, unloadable_dataset
 from paraamr.filters import Filters
 from paraamr.metrics.trees import Tree, read_tree
 from paraamr.records import normalize
@@ -111,10 +111,7 @@ def records(
     try:
         loaded = datasets.load_dataset(spec, config, streaming=True)
     except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
-        raise InputError(
-            f"{spec}: neither a local file or folder nor a dataset the Hub could give "
-            f"(config {config or 'default'}): {str(err).splitlines()[0] if str(err) else type(err).__name__}"
-        ) from err
+        raise unloadable_dataset(spec, err, f" (config {config or 'default'})") from err
     check_splits(spec, splits, list(loaded))
     for split in splits or list(loaded):
         for i, row in enumerate(loaded[split]):

@@ -204,6 +204,10 @@ def put(args, path: str) -> list[str]:
     return [path if arg == FILE else arg for arg in args]
 
 
+#: What a command says of a Hub dataset id it cannot fetch (the tests run offline).
+UNREACHABLE = "not here, and the Hub cannot be reached"
+
+
 def bad_file(kind, args, path, content, codes=ERR, names=..., beside=None, **extra):
     """One spec: ``args`` name ``path`` (at ``FILE``), which holds ``content`` (bytes; None: an empty
     folder; MISSING: nothing is there), next to the files of ``beside``. It fails naming ``path``
@@ -435,6 +439,7 @@ def table() -> list[Case]:
             bad_file("garbage", at, "in.jsonl", GARBAGE),
             *input_cases(at, "in.tsv", PAIRS_TSV, "truncated-gz"),
             bad_file("malformed-tsv", at, "in.tsv", b"only one column\n"),
+            bad_file("hub-offline", at, "no-such-org/no-such-data", MISSING, names=UNREACHABLE),
             *option_cases(
                 ["in.tsv", *nop],
                 good,
@@ -463,6 +468,13 @@ def table() -> list[Case]:
         specs = [
             *input_cases(at, "in.txt", text_lines(), "missing directory garbage-parquet empty-parquet pipe"),
             bad_file("dataset-pipe", ("--dataset", FILE, "--output", "out"), "d", FIFO, names="d: a pipe"),
+            bad_file(
+                "dataset-hub-offline",
+                ("--dataset", FILE, "--output", "out"),
+                "org/ds",
+                MISSING,
+                names=f"org/ds (split train): {UNREACHABLE}",
+            ),
             bad_file("gzip", at, "in.txt.gz", gzip.compress(text_lines()), names="in.txt.gz: a .gz archive"),
             bad_file("utf-16", at, "in.txt", text_lines().decode().encode("utf-16"), names="in.txt: UTF-16"),
             *output_cases(to, good, "output-under-file output-user-folder"),
@@ -679,7 +691,7 @@ def table() -> list[Case]:
             bad_file("surrogate", at, "in.jsonl", SURROGATE_PARA),
             bad_file("nested-zip", at, "in.zip", NESTED_ZIP),
             bad_file("bomb", at, "in.gz", BOMB),
-            bad_file("hub-offline", at, "no-such-org/no-such-data", MISSING),
+            bad_file("hub-offline", at, "no-such-org/no-such-data", MISSING, names=UNREACHABLE),
             *output_cases(to, good, "output-user-file", out="out.csv"),
             bad_file("output-folder", to, "out", None, beside=good),
             *output_cases(

@@ -40,7 +40,7 @@ def test_hub_dataset_config_and_split_with_sample_warning(hub, capsys, tmp_path)
     )
     assert hub.requests("GET", "/datasets/org/sample/resolve/")
     assert main(["evaluate", "org/sample", "--config", "nope", *ARGS]) == 1
-    assert "org/sample: cannot load config nope" in capsys.readouterr().err
+    assert "org/sample (config nope, split train): cannot be loaded (" in capsys.readouterr().err
 
 
 def test_write_card_puts_the_row_into_the_folder_card(capsys, tmp_path):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError, missing_local, not_a_file
+from paraamr.errors import InputError, missing_local, not_a_file, unloadable_dataset
 from paraamr.report import reason
 
 if TYPE_CHECKING:
@@ -55,11 +55,7 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
     try:
         return datasets.load_dataset(spec, config)
     except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
-        raise InputError(
-            f"dataset {spec!r} is neither a local file or folder nor in the Hugging Face cache ({err}); "
-            f"fetch it first with `hf download --repo-type dataset {spec}` on a machine "
-            "with network access, or pass a local path"
-        ) from err
+        raise unloadable_dataset(spec, err) from err
 
 
 def check_utf8(path: Path, chunk: int = 1 << 20) -> None:

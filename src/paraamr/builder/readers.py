@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
-from paraamr.errors import InputError, check_input_file, missing_local, not_a_file
+from paraamr.errors import InputError, check_input_file, missing_local, not_a_file, unloadable_dataset
 from paraamr.failures import Failure
 from paraamr.texts import LongLine, bounded_lines, strip_eol
 
@@ -146,8 +146,7 @@ def read_dataset(
     try:
         ds = datasets.load_dataset(name, config, split=split, streaming=True)
     except Exception as err:
-        where = "" if Path(name).exists() else " (no local folder of that name either)"
-        raise InputError(f"dataset {name!r} (split {split!r}): cannot be loaded{where}: {err}") from err
+        raise unloadable_dataset(name, err, f" (split {split})") from err
     if ds.column_names is not None and column not in ds.column_names:
         raise InputError(
             f"dataset {name!r} (split {split!r}): no column {column!r} (columns: {ds.column_names}); "

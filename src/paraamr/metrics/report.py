@@ -33,7 +33,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from paraamr.errors import InputError, about
+from paraamr.errors import InputError, about, unloadable_dataset
 from paraamr.metrics import signature
 from paraamr.metrics.reference import bleu_from_statistics
 from paraamr.metrics.sample import RESAMPLES, interval_signature, intervals
@@ -158,10 +158,8 @@ def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train"
 
     try:
         rows = datasets.load_dataset(repo_id, config, split=split)
-    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
-        raise InputError(
-            f"{repo_id}: cannot load config {config or 'default'}, split {split}: {err}"
-        ) from err
+    except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
+        raise unloadable_dataset(repo_id, err, f" (config {config or 'default'}, split {split})") from err
     name = f"{repo_id} ({config or 'default'}/{split})"
     pairs: list[Pair] = []
     for i, row in enumerate(rows):
