@@ -16,6 +16,7 @@ from paraamr.builder.state import RunFolder
 from paraamr.errors import ModelNotFoundError, UsageError, check_input_file
 from paraamr.models.download import ensure
 from paraamr.models.fast import model_digest
+from paraamr.report import MAX_MESSAGE
 from paraamr.settings import RecordSettings, check_tagging
 from paraamr.tasks import dataset_identity, input_identity
 
@@ -60,8 +61,6 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
         next(iter(readers.read_input(path, column=record.text_column, fmt=fmt)), None)
 
 
-#: Longer than this, the models missing are named and the first one's message is given whole.
-_LONG = 360
 #: What to do without a network (docs/models.md, Getting the models).
 OFFLINE = (
     "without a network: fetch them elsewhere (paraamr models download NAME) and copy the caches, "
@@ -90,13 +89,15 @@ def _check_models(
 
 def _models_missing(messages: list[str]) -> str:
     """Several missing-model messages as one line: without the paths looked at, a download's URL
-    as its host, the shared reason once; the offline route when a fetch failed.
+    as its host, the shared reason once; the offline route when a fetch failed. Too long for the
+    reporter (:data:`~paraamr.report.MAX_MESSAGE`), the models are named and the first one's
+    message is given whole.
 
     >>> _models_missing(["a is not on disk (looked at /x); fetch it with: get a (offline)",
     ...                  "b is not on disk (looked at /y); fetch it with: get b (offline)"])
     'models missing: a is not on disk; fetch it with: get a; b is not on disk; fetch it with: get b (offline)'
     >>> text = _models_missing([f"{k} model '{k}1' could not be fetched: cannot download https://h.org/"
-    ...                         f"x.tar.gz: no route {'y' * 90}" for k in ("parser", "realizer", "lm")])
+    ...                         f"x.tar.gz: no route {'y' * 200}" for k in ("parser", "realizer", "lm")])
     >>> text[:64]
     "models missing: parser 'parser1', realizer 'realizer1', lm 'lm1'"
     >>> text[64:].split(": cannot")[0]
@@ -107,12 +108,11 @@ def _models_missing(messages: list[str]) -> str:
     why = {"".join(re.findall(r" \([^()]*\)$", m)) for m in short}
     tail = why.pop() if len(why) == 1 else ""
     text = "models missing: " + "; ".join(m.removesuffix(tail) for m in short) + tail
-    if len(text) > _LONG:  # the models named, the first one's message whole
+    offline = f"; {OFFLINE}" if any("could not be fetched" in m for m in messages) else ""
+    if len(text + offline) > MAX_MESSAGE - 40:  # (the command's name before it) too long to be read whole:
         names = [" ".join(re.match(r"(\S+) model ('[^']*')", m).groups()) for m in short]
-        text = f"models missing: {', '.join(names)}; the first: {short[0]}"
-    if any("could not be fetched" in m for m in messages):
-        text += f"; {OFFLINE}"
-    return text
+        text = f"models missing: {', '.join(names)}; the first: {short[0]}"  # the first one's message whole
+    return text + offline
 
 
 def check_run(
