@@ -179,7 +179,7 @@ def _path(args: argparse.Namespace) -> int:
     from paraamr.models import catalog
     from paraamr.models.resolve import resolve
 
-    known = [k for k in catalog.KINDS if args.name in catalog.names(k)]
+    known = catalog.kinds_of(args.name)
     if not args.kind and len(known) != 1:
         what = f"of kinds {' and '.join(known)}" if known else "not in the catalog (paraamr models list)"
         raise UsageError(f"model {args.name!r} is {what}: give its --kind")
@@ -193,7 +193,7 @@ def _rm(args: argparse.Namespace) -> int:
     from paraamr.models.download import remove
     from paraamr.models.resolve import cache_root, resolve
 
-    known = [k for k in catalog.KINDS if args.name in catalog.names(k)]  # a Hub id: any kind
+    known = catalog.kinds_of(args.name)  # a Hub id: any kind
     fetched = "/" not in args.name and (cache_root(args.cache_dir) / "models" / args.name).is_dir()
     if not known and fetched:
         known = ["parser", "realizer"]  # fetched with --url: an amrlib model

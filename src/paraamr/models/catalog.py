@@ -36,6 +36,7 @@ __all__ = [
     "Packaged",
     "ReleaseModel",
     "check_kind",
+    "kinds_of",
     "names",
     "release_url",
 ]
@@ -242,6 +243,15 @@ PACKAGED: dict[tuple[str, str], Packaged] = {
         "SmolLM2-135M-Instruct Q4_1 GGUF (packaged, offline)",
     ),
 }
+
+
+def kinds_of(name: str) -> list[str]:
+    """The kinds the catalog knows ``name`` as (none for a path or a Hub id it does not name).
+
+    >>> kinds_of("gpt2"), kinds_of("all-MiniLM-L6-v2"), kinds_of("org/mine")
+    (['lm'], ['embedder', 'quality'], [])
+    """
+    return [kind for kind in KINDS if name in names(kind)]
 
 
 def names(kind: str | None = None) -> list[str]:
