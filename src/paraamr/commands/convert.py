@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if skipped.fields:  # a release-like file of the user's: say what did not carry over
         where = {True: "paraphrase", False: "line"}
         fields = ", ".join(
-            f"{name} ({n:,} {where[name.startswith('paraphrases[]')]}{'s' * (n != 1)})"
+            f"{name} ({counted(n, where[name.startswith('paraphrases[]')])})"
             for name, n in sorted(skipped.fields.items())
         )
         print(f"paraamr convert: fields the records have no place for, left out: {fields}", file=sys.stderr)

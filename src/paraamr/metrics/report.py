@@ -40,7 +40,7 @@ from paraamr.metrics.sample import RESAMPLES, interval_signature, intervals
 from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.plots import check_plot_files, figure
-from paraamr.report import json_text
+from paraamr.report import counted, json_text
 from paraamr.sources import iter_records, split_files
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
@@ -305,7 +305,7 @@ def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any, json:
         summary = {"shard": [i, n], "chunks": chunks, "pairs": stats.pairs, "failures": failures}
         return json_text({**summary, "state_dir": str(folder)})
     return (
-        f"shard {i}/{n}: {chunks:,} chunk{'s' * (chunks != 1)}, {stats.pairs:,} pairs "
+        f"shard {i}/{n}: {counted(chunks, 'chunk')}, {stats.pairs:,} pairs "
         f"({failures:,} failures) committed in {folder}; "
         "when every shard is done: paraamr evaluate --merge DIR..."
     )
