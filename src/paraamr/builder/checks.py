@@ -74,35 +74,37 @@ def _check_models(
     """``{kind: path}`` of every model the records need (:func:`paraamr.models.download.ensure`);
     one error naming each missing model."""
     check_tagging(record)
-    found, missing = {}, []
+    found: dict[str, str] = {}
+    missing: dict[str, str] = {}  # "kind 'name'": its message
     for kind, name in record.models().items():
         try:
             found[kind] = str(ensure(name, kind, download=download, trust_remote_code=trust_remote_code))
         except ModelNotFoundError as err:
-            missing.append(str(err))
+            missing[f"{kind} {name!r}"] = str(err)
     if len(missing) == 1:
-        raise ModelNotFoundError(missing[0])
+        raise ModelNotFoundError(*missing.values())
     if missing:
         raise ModelNotFoundError(_models_missing(missing))
     return found
 
 
-def _models_missing(messages: list[str]) -> str:
-    """Several missing-model messages as one line: without the paths looked at, a download's URL
-    as its host, the shared reason once; the offline route when a fetch failed. Too long for the
-    reporter (:data:`~paraamr.report.MAX_MESSAGE`), the models are named and the first one's
-    message is given whole.
+def _models_missing(missing: dict[str, str]) -> str:
+    """The messages of several missing models (by ``kind 'name'``) as one line: without the paths
+    looked at, a download's URL as its host, the shared reason once; the offline route when a fetch
+    failed. Too long for the reporter (:data:`~paraamr.report.MAX_MESSAGE`), the models are named
+    and the first one's message is given whole.
 
-    >>> _models_missing(["a is not on disk (looked at /x); fetch it with: get a (offline)",
-    ...                  "b is not on disk (looked at /y); fetch it with: get b (offline)"])
+    >>> _models_missing({"parser 'a'": "a is not on disk (looked at /x); fetch it with: get a (offline)",
+    ...                  "lm 'b'": "b is not on disk (looked at /y); fetch it with: get b (offline)"})
     'models missing: a is not on disk; fetch it with: get a; b is not on disk; fetch it with: get b (offline)'
-    >>> text = _models_missing([f"{k} model '{k}1' could not be fetched: cannot download https://h.org/"
-    ...                         f"x.tar.gz: no route {'y' * 200}" for k in ("parser", "realizer", "lm")])
-    >>> text[:64]
-    "models missing: parser 'parser1', realizer 'realizer1', lm 'lm1'"
-    >>> text[64:].split(": cannot")[0]
-    "; the first: parser model 'parser1' could not be fetched"
+    >>> text = _models_missing({f"{k} '{k}1'": f"{k} model path './{k}1' could not be fetched: cannot "
+    ...                         f"download https://h.org/x.tar.gz: {'y' * 200}" for k in ("parser", "lm")})
+    >>> text[:42]
+    "models missing: parser 'parser1', lm 'lm1'"
+    >>> text[42:].split(": cannot")[0]
+    "; the first: parser model path './parser1' could not be fetched"
     """
+    messages = list(missing.values())
     short = [re.sub(r" \(looked at [^)]*\)", "", m) for m in messages]
     short = [re.sub(r"cannot download https?://([^/\s]+)\S*:", r"cannot download from \1:", m) for m in short]
     why = {"".join(re.findall(r" \([^()]*\)$", m)) for m in short}
@@ -110,8 +112,7 @@ def _models_missing(messages: list[str]) -> str:
     text = "models missing: " + "; ".join(m.removesuffix(tail) for m in short) + tail
     offline = f"; {OFFLINE}" if any("could not be fetched" in m for m in messages) else ""
     if len(text + offline) > MAX_MESSAGE - 40:  # (the command's name before it) too long to be read whole:
-        names = [" ".join(re.match(r"(\S+) model ('[^']*')", m).groups()) for m in short]
-        text = f"models missing: {', '.join(names)}; the first: {short[0]}"  # the first one's message whole
+        text = f"models missing: {', '.join(missing)}; the first: {short[0]}"  # the first one's message whole
     return text + offline
 
 
