@@ -35,6 +35,7 @@ from datasets.utils.file_utils import xopen
 from paraamr import sources
 from paraamr.filters import Filters, perplexity_limit
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
+from paraamr.report import counted
 
 logger = logging.getLogger(__name__)
 
@@ -157,8 +158,8 @@ class ParaAMR(datasets.GeneratorBasedBuilder):
                     yield f"{index}:{key}", kept
             if skipped.count:
                 logger.warning(
-                    "ParaAMR: skipped %d invalid lines in %s; first: %s",
-                    skipped.count,
+                    "ParaAMR: skipped %s in %s; first: %s",
+                    counted(skipped.count, "invalid line"),
                     file,
                     "; ".join(skipped.messages[:3]),
                 )

@@ -90,7 +90,7 @@ def test_convert_names_the_paraphrase_with_and_without_skip_invalid(tmp_path, ca
     )
     assert main(["convert", str(tmp_path / "in.jsonl"), str(tmp_path / "b"), "--skip-invalid"]) == 0
     captured = capsys.readouterr()
-    assert "wrote 4 records" in captured.out and "skipped 1 invalid lines; first: " in captured.err
+    assert "wrote 4 records" in captured.out and "skipped 1 invalid line; first: " in captured.err
     import datasets
 
     assert datasets.load_dataset(str(tmp_path / "b"), split="train").num_rows == 4
@@ -233,7 +233,7 @@ def test_stats_on_a_1mb_gzip_of_a_1gb_line_is_refused_in_flat_memory(tmp_path):
         assert peak < 300 * 2**20, (extra, peak)
         if "--max-unpack-ratio" in extra:  # the line read past without being held, then counted
             assert proc.returncode == 0 and '"skipped_lines"' not in out, err
-            assert "skipped 1 invalid lines" in err
+            assert "skipped 1 invalid line" in err
         else:
             assert proc.returncode == 1 and "unpacks to more than 100 times" in err, err
         print(f"stats {' '.join(extra) or '(defaults)'}: peak RSS {peak / 2**20:.0f} MiB")

@@ -141,7 +141,7 @@ def test_convert_malformed_input(tmp_path, skip, capsys):
     status = main(["convert", str(bad), str(out), *(["--skip-invalid"] if skip else [])])
     err = capsys.readouterr().err
     if skip:
-        assert status == 0 and "skipped 1 invalid lines" in err and len(_lines(out)) == 1
+        assert status == 0 and "skipped 1 invalid line" in err and len(_lines(out)) == 1
     else:
         assert status == 1 and f"{bad}, line 2: paraphrase 1: expected a JSON object, got int" in err
         assert not out.exists() and not list(tmp_path.glob(".out.jsonl*"))  # no partial output left

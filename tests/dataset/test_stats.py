@@ -69,7 +69,7 @@ def test_stats_command_reports_a_malformed_line(tmp_path, capsys):
     assert main(["stats", str(bad), "--no-plots"]) == 1
     assert f'{bad}, line 2: "paraphrases" must be a list, got NoneType' in capsys.readouterr().err
     assert main(["stats", str(bad), "--no-plots", "--skip-invalid"]) == 0
-    assert "skipped 1 invalid lines" in capsys.readouterr().err
+    assert "skipped 1 invalid line" in capsys.readouterr().err
 
 
 def test_stats_plots_refuse_same_named_pngs(release_jsonl, tmp_path, capsys):

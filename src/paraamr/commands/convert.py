@@ -101,10 +101,8 @@ def run(args: argparse.Namespace) -> int:
         )
     print(f"wrote {counted(n, 'record')} to {args.output}")
     if skipped.count:
-        print(
-            f"paraamr convert: skipped {skipped.count} invalid lines; first: {skipped.messages[0]}",
-            file=sys.stderr,
-        )
+        lines = counted(skipped.count, "invalid line")
+        print(f"paraamr convert: skipped {lines}; first: {skipped.messages[0]}", file=sys.stderr)
     if skipped.fields:  # a release-like file of the user's: say what did not carry over
         where = {True: "paraphrase", False: "line"}
         fields = ", ".join(

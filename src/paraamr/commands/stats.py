@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from paraamr.options import add_plot_options, number
-from paraamr.report import json_text
+from paraamr.report import counted, json_text
 
 __all__ = ["add_archive_options", "add_arguments", "archive_limits", "run"]
 
@@ -120,5 +120,5 @@ def run(args: argparse.Namespace) -> int:
         for path in stats.get("plots", []):
             print(f"wrote {path}")
     if stats["skipped_lines"]:
-        print(f"paraamr stats: skipped {stats['skipped_lines']} invalid lines", file=sys.stderr)
+        print(f"paraamr stats: skipped {counted(stats['skipped_lines'], 'invalid line')}", file=sys.stderr)
     return 0
