@@ -5,7 +5,9 @@ embedder fetched on first use from the loopback Hub (tests/support/hubserver.py)
   pairs, not the main process's share;
 - the embedder is resolved once a run: every request the fetch makes reaches the Hub once (two
   processes that each resolved it would each ask the Hub for it);
-- the row is the row of one process.
+- the row is the row of one process;
+- a state folder that holds another evaluation with no chunk committed starts over, said once (by
+  the main process), not once a process.
 
 One launch serves every test of the module (each process loads torch and the models: slow).
 """
@@ -27,6 +29,7 @@ from tinybert import make_tiny_bert
 
 from paraamr.cli import main
 from paraamr.metrics.report import read_pairs
+from paraamr.metrics.resume import StateFolder
 from paraamr.metrics.scale import make_plan
 
 PAIRS = Path(__file__).parents[1] / "metrics" / "data" / "pairs_sample.tsv"
@@ -40,12 +43,14 @@ pytestmark = pytest.mark.slow
 def launched(tmp_path_factory) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]], Path]:
     """The two-process run (``--progress log --json``), the Hub's request log, the fetched model."""
     root = tmp_path_factory.mktemp("processes")
+    StateFolder(root / "state").start({"identity": {}, "options": {"seed": 9}, "chunks": 1})
     model = make_tiny_bert(root / "tiny-bert")
     with HubServer() as hub:
         hub.add_model_repo(REPO, model)
         env = {**os.environ, **client_env(hub.url, root / "hf-home"), "PYTHONPATH": SRC}
         command = ["torchrun", "--standalone", "--nproc_per_node", "2", "-m", "paraamr.evaluate", str(PAIRS)]
-        command += ["--similarity-model", REPO, *OPTIONS, "--progress", "log", "--json"]
+        command += ["--similarity-model", REPO, *OPTIONS, "--state-dir", "state", "--progress", "log"]
+        command += ["--json"]
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=root, timeout=300)
         requests = [(method, path) for method, path, _ in hub.log]
     assert done.returncode == 0, done.stderr[-3000:]
@@ -78,3 +83,8 @@ def test_the_row_is_the_row_of_one_process(launched):
     assert two["semantic_similarity"] == pytest.approx(one["semantic_similarity"], abs=1e-4)
     for key in ("bleu_diversity", "jaccard_diversity", "ted3", "tedf"):
         assert two[key] == one[key], key
+
+
+def test_a_start_over_is_said_once(launched):
+    done, _, _ = launched
+    assert done.stderr.count("no chunk was committed; it starts over: ") == 1, done.stderr[-3000:]

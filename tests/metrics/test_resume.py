@@ -63,6 +63,11 @@ def test_an_evaluation_that_committed_no_chunk_starts_over_when_alone(tmp_path, 
     state.open(other, changed=_changed, alone=True)
     assert "no chunk was committed; it starts over: other options (seed)" in capsys.readouterr().err
     assert state.saved() == other  # the models' digests went with the old settings
+    third = {**SETTINGS, "options": {"seed": 2}}
+    state.open(third, changed=_changed, alone=True, say=False)  # another process of the same launch
+    assert state.saved() == third and capsys.readouterr().err == ""
+    state.open(other, changed=_changed, alone=True)
+    capsys.readouterr()
     state.check_models({"similarity": "b"}, {"similarity": "m"})
     with pytest.raises(InputError, match="another evaluation: the similarity model 'm' has other files"):
         state.check_models({"similarity": "c"}, {"similarity": "m"})

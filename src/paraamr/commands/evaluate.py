@@ -105,9 +105,9 @@ def _identity(s: EvaluateSettings) -> dict[str, Any]:
     return found
 
 
-def _state(s: EvaluateSettings, settings: dict[str, Any]):
+def _state(s: EvaluateSettings, settings: dict[str, Any], say: bool = True):
     """The state folder of this run (``--state-dir``, or one per run under ``--cache-dir``), its
-    saved settings checked; None without either option."""
+    saved settings checked (a start over ``say``-ed); None without either option."""
     from paraamr.metrics.resume import StateFolder, cache_key
 
     if s.state_dir:
@@ -119,12 +119,13 @@ def _state(s: EvaluateSettings, settings: dict[str, Any]):
     from paraamr.tasks import identity_changed
 
     state = StateFolder(folder)
-    state.open(settings, changed=identity_changed, alone=s.shard == (0, 1))
+    state.open(settings, changed=identity_changed, alone=s.shard == (0, 1), say=say)
     return state
 
 
-def _prepare(s: EvaluateSettings) -> tuple[Any, dict[str, Any], Any]:
-    """The plan of the pairs, the settings of the row, and the state folder (None without one)."""
+def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any], Any]:
+    """The plan of the pairs, the settings of the row, and the state folder (None without one);
+    warnings said by the ``main`` process alone."""
     from paraamr.metrics.report import with_references
     from paraamr.metrics.scale import make_plan
     from paraamr.metrics.table2 import filter_perplexity, is_local, read_corpus
@@ -133,7 +134,7 @@ def _prepare(s: EvaluateSettings) -> tuple[Any, dict[str, Any], Any]:
     pairs = filter_perplexity(pairs, s.max_perplexity, name=s.path)[0]
     pairs = with_references(pairs, s.references, s.templates)
     plan = make_plan(pairs, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
-    if s.sample is not None and s.sample > len(plan.groups):
+    if main and s.sample is not None and s.sample > len(plan.groups):
         print(
             f"paraamr evaluate: warning: --sample {s.sample:,} exceeds the {len(plan.groups):,} "
             f"{plan.unit} of {s.path}; evaluating all of them",
@@ -149,7 +150,7 @@ def _prepare(s: EvaluateSettings) -> tuple[Any, dict[str, Any], Any]:
         "sources": plan.sources,
         "clusters": s.sample is not None,
     }
-    return plan, settings, _state(s, settings)
+    return plan, settings, _state(s, settings, say=main)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -212,7 +213,7 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
     try:
         if where.main:
             _check_outputs(s, where.processes)
-        plan, settings, state = _prepare(s)
+        plan, settings, state = _prepare(s, main=where.main)
         if where.main:
             ready = _ready(s, plan, state, where)
     except Exception as err:
@@ -247,7 +248,7 @@ def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[st
             _check_model(s, state, on_disk)
     done = set(state.completed()) if state is not None else set()
     left = any(k not in done for k in plan.owned(shard=s.shard))
-    embedder = str(ensure(s.similarity_model, "embedder")) if left else None
+    embedder = (on_disk or str(ensure(s.similarity_model, "embedder"))) if left else None
     if embedder is not None and state is not None and on_disk is None:  # fetched now
         _check_model(s, state, embedder)
     progress = None

@@ -42,12 +42,17 @@ class StateFolder(TaskFolder):
         super().__init__(folder, "evaluate", unit="chunk", what="an evaluation")
 
     def open(
-        self, settings: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None], alone: bool = False
+        self,
+        settings: Mapping[str, Any],
+        *,
+        changed: Callable[[Any, Any], str | None],
+        alone: bool = False,
+        say: bool = True,
     ) -> None:
         """:meth:`~paraamr.tasks.TaskFolder.start` with ``settings``; InputError when the folder holds
         another evaluation: an input whose ``identity`` changed (:func:`files_changed` with
         ``changed``), other ``options`` or chunks. ``alone`` (no other shard shares the folder): an
-        evaluation that committed no chunk is started over instead (:meth:`_restart`)."""
+        evaluation that committed no chunk is started over instead (:meth:`_restart`, which ``say``-s so)."""
         saved = self.start(settings)
         if saved is None:
             return
@@ -58,7 +63,7 @@ class StateFolder(TaskFolder):
             old = saved.get("options", {})
             differ = ", ".join(k for k, v in settings["options"].items() if old.get(k) != v) or "the chunks"
             why = f"other options ({differ})"
-        if why and not (alone and self._restart(why)):
+        if why and not (alone and self._restart(why, say)):
             raise self._another(why)
         if why:
             layout.atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
@@ -69,13 +74,14 @@ class StateFolder(TaskFolder):
             f"or delete {self.root} to start over"
         )
 
-    def _restart(self, why: str) -> bool:
+    def _restart(self, why: str, say: bool = True) -> bool:
         """Whether the evaluation in the folder did nothing a change would throw away (no chunk
-        committed, no process at work); said on stderr when so."""
+        committed, no process at work); said on stderr when so (and ``say``)."""
         if self.completed() or busy_writers(self.folder):
             return False
-        said = f"{self.root}: no chunk was committed; it starts over: {why}"
-        print(f"paraamr evaluate: {said}", file=sys.stderr)
+        if say:
+            said = f"{self.root}: no chunk was committed; it starts over: {why}"
+            print(f"paraamr evaluate: {said}", file=sys.stderr)
         return True
 
     def check_models(
