@@ -30,6 +30,10 @@ def _run(*args, env=None):
 
 
 def test_env_prints_one_fact_a_line(cache):
+    from paraamr.models.fast import converted
+    from paraamr.models.resolve import resolve
+
+    copy = converted(resolve("all-MiniLM-L6-v2", "embedder"))  # made on a first use, kept beside it
     done = _run("env", env={**os.environ})
     assert done.returncode == 0 and done.stderr == ""
     lines = done.stdout.splitlines()
@@ -48,6 +52,8 @@ def test_env_prints_one_fact_a_line(cache):
     assert len(folders) == len(set(folders))  # a folder once, with all its names (MiniLM had 3 lines)
     minilm = "model all-MiniLM-L6-v2, sentence-transformers/all-MiniLM-L6-v2 (embedder [default], quality)"
     assert printed[minilm].endswith("MB)")  # the packaged all-MiniLM-L6-v2, the default embedder
+    copied = f"CTranslate2 copy of {minilm.replace(' [default]', '')}"
+    assert printed[copied].startswith(f"{copy} (")  # said to be a copy, not one more model
     assert printed["PARAAMR_CACHE"] == str(cache)
     assert list(printed)[:3] == ["paraamr version", "Python version", "Platform"]
 

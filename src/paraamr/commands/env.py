@@ -65,7 +65,7 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     from huggingface_hub import constants
 
     from paraamr import __file__ as package_file
-    from paraamr.commands.models import model_rows
+    from paraamr.commands.models import COPY, model_rows
     from paraamr.models.resolve import cache_root
 
     rows = versions(["paraamr"])
@@ -81,16 +81,18 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
         if os.environ.get(name):
             rows.append((name, os.environ[name]))
     by_folder: dict[str, tuple[list[str], dict[str, str]]] = {}  # one line a folder, all its names
-    for name, kind, where, _ in model_rows(cache_dir):
+    copies = set()
+    for name, kind, where, about in model_rows(cache_dir):
         if where != "-":
+            copies |= {where} if about == COPY else set()
             names, kinds = by_folder.setdefault(where, ([], {}))
             names += [name] if name not in names else []
             base = kind.removesuffix(" [default]")
             kinds[base] = kind if kind != base else kinds.get(base, kind)  # "[default]" kept
-    on_disk = [
-        (f"model {', '.join(names)} ({', '.join(kinds.values())})", where)
-        for where, (names, kinds) in by_folder.items()
-    ]
+    on_disk = []
+    for where, (names, kinds) in by_folder.items():
+        what = f"model {', '.join(names)} ({', '.join(kinds.values())})"
+        on_disk.append((f"CTranslate2 copy of {what}" if where in copies else what, where))
     return rows + (on_disk or [("models on disk", "none")])
 
 

@@ -89,6 +89,10 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What ``models list`` says of a model's CTranslate2 copy.
+COPY = "CTranslate2 copy (made on first use)"
+
+
 def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, str]]:
     """``(name, kind, where on disk or "-", about)`` of every known model of ``kind`` (default: all,
     the fetched ones too): what ``paraamr models list`` and ``paraamr env`` show."""
@@ -118,7 +122,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
                 about = catalog.PACKAGED[(each, name)].description
             default = " [default]" if catalog.DEFAULTS[each] == name else ""
             rows.append((name, each + default, where, about))
-            rows += [(name, each, _on_disk(c), "CTranslate2 copy (made on first use)") for c in copies]
+            rows += [(name, each, _on_disk(c), COPY) for c in copies]
     models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
     named = {*catalog.AMRLIB_MODELS, MPNET}
