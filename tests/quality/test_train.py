@@ -246,6 +246,26 @@ def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     assert "--overwrite" in capsys.readouterr().err
 
 
+def test_score_reads_the_pair_files_evaluate_reads(tmp_path, capsys):
+    """A .tsv or .csv of pairs, a release file and a dataset folder give the rows of the same pairs
+    as JSON lines (labels aside); a .txt that is not JSON lines is read as two columns, as by evaluate."""
+    texts = [(r["text"], r["para_text"]) for r in PAIRS]
+    (tmp_path / "pairs.tsv").write_text("source\tparaphrase\n" + "".join(f"{a}\t{b}\n" for a, b in texts))
+    (tmp_path / "pairs.txt").write_text("".join(f"{a}\t{b}\n" for a, b in texts))
+    (tmp_path / "pairs.csv").write_text("".join(f'"{a}","{b}"\n' for a, b in texts))
+    record = {"text": texts[0][0], "paraphrases": [{"para_text": b} for _, b in texts]}
+    (tmp_path / "release.jsonl").write_text(json.dumps(record) + "\n")
+    assert main(["convert", str(tmp_path / "release.jsonl"), str(tmp_path / "folder"), "-q"]) == 0
+    model = ["--model", "all-MiniLM-L6-v2", "--output", "-"]
+    expected = QualityScorer("all-MiniLM-L6-v2").score(*zip(*texts, strict=True))
+    capsys.readouterr()
+    for name in ("pairs.tsv", "pairs.txt", "pairs.csv", "release.jsonl", "folder"):
+        assert main(["quality", "score", "--input", str(tmp_path / name), *model]) == 0, name
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [(r["text"], r["para_text"]) for r in rows] == texts, name
+        assert [r["quality"] for r in rows] == pytest.approx(expected, abs=1e-5), name
+
+
 def test_score_figures_carry_95_intervals_by_source(trained, tmp_path, capsys):
     sentences = ["The dog chased the cat.", "Anna gave Tom a book.", "The shop opens at nine."]
     rows = [
@@ -317,7 +337,7 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         (["score", "--input", "{missing}"], "no such file"),
         (["score", "--input", "{bad}"], r"bad\.jsonl:2: a row needs string 'text' and 'para_text' field"),
         (["score", "--input", "{latin}"], r"latin\.txt: not UTF-8"),
-        (["score", "--input", "{dir}"], "is a folder"),
+        (["score", "--input", "{dir}"], "dir: no data files"),  # as evaluate says of a folder
         (["score", "--input", "{good}", "--model", "{missing}"], "not found .*paraamr quality train"),
         (["score", "--input", "{good}", "--model", "{latin}"], "is a file, not a model folder"),
         (["train", "--input", "{missing}", "--output", "{out}"], "no such file"),

@@ -191,7 +191,13 @@ def register(subparsers) -> None:
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
     train.set_defaults(func=run_train)
 
-    score = sub.add_parser("score", help="score (text, para_text) pairs of a JSON-lines file")
+    score = sub.add_parser(
+        "score",
+        help="score (source, paraphrase) pairs: JSON lines, a .tsv/.csv or a dataset folder",
+        description="Score each (source, paraphrase) pair from 0 (not a paraphrase) to 1 and write the "
+        "rows as JSON lines with 'quality' added; rows with a 'label' (1 valid, 0 invalid) also give "
+        "separation, precision, recall and F1 on stderr.",
+    )
     score.add_argument(
         "--model",
         default=DEFAULT_MODEL,
@@ -199,7 +205,10 @@ def register(subparsers) -> None:
         "'all-mpnet-base-v2' (untuned: raw cosines)",
     )
     score.add_argument(
-        "--input", default="-", help="JSON lines with text and para_text (default: '-', stdin)"
+        "--input",
+        default="-",
+        help="JSON lines with text and para_text (and label), a .tsv/.csv of (source, paraphrase) "
+        "pairs, or a release file or dataset folder, as evaluate reads them (default: '-', stdin)",
     )
     score.add_argument(
         "--output", default="-", help="where the rows go, with 'quality' added (default: '-', stdout)"
@@ -396,25 +405,48 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
     return None
 
 
+def _score_rows(path: str) -> list[dict]:
+    """The rows of ``--input``: JSON lines with ``text`` and ``para_text`` (stdin too), or the pairs
+    of a two-column file, a release file or a dataset folder, as evaluate reads them."""
+    from paraamr.metrics.report import read_pairs
+    from paraamr.quality.triplets import json_lines
+
+    if path == "-" or not (Path(path).is_dir() or Path(path).suffix.lower() in (".tsv", ".csv")):
+        name = "<stdin>" if path == "-" else path
+        try:
+            stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig")  # noqa: SIM115
+            with stream:
+                return list(json_lines(stream, name, ("text", "para_text"), labels=True))
+        except UnicodeDecodeError as err:
+            raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+        except InputError:
+            if path == "-" or _pair_lines(path):
+                raise
+    return [{"text": pair.source, "para_text": pair.paraphrase} for pair in read_pairs(path)]
+
+
+def _pair_lines(path: str) -> bool:
+    """Whether ``path`` starts with a JSON line of a pair (not a release record, not a line of
+    two columns): its own errors stand."""
+    with open(path, encoding="utf-8-sig") as stream:
+        first = next((line for line in stream if line.strip()), "")
+    try:
+        row = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return not (isinstance(row, dict) and "paraphrases" in row and "para_text" not in row)
+
+
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
     require("quality")
     from paraamr.metrics.sample import interval_signature
     from paraamr.quality import QualityScorer
     from paraamr.quality.evaluation import classify, intervals_by_source, separation
-    from paraamr.quality.triplets import json_lines
 
     if args.output != "-" and Path(args.output).exists() and not args.overwrite:
         raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
-    name = "<stdin>" if args.input == "-" else args.input
-    try:
-        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8-sig")  # noqa: SIM115
-        with stream:
-            rows = list(json_lines(stream, name, ("text", "para_text"), labels=True))
-    except UnicodeDecodeError as err:
-        raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
-    except IsADirectoryError as err:
-        raise InputError(f"{name}: is a folder, not a JSON-lines file") from err
+    rows = _score_rows(args.input)
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
     scorer = QualityScorer(args.model, batch_size=args.batch_size)

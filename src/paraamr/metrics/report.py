@@ -105,7 +105,7 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
         layout = layout or pair_layout(row)
         source, first, columns, expected = PAIR_LAYOUTS[layout]
         if len(row) not in columns:
-            got = f"got {len(row)} columns"
+            got = f"got {counted(len(row), 'column')}"
             raise InputError(f"{name}, line {number}: expected {expected} as on its first row, {got}")
         more = len(columns) > 1
         for k, paraphrase in enumerate(row[first:] if more else [row[first]], start=1):
