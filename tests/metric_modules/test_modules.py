@@ -315,34 +315,37 @@ def test_a_bare_string_is_refused_not_taken_as_pairs_of_characters(modules):
 
 
 def test_a_pair_with_an_empty_or_invisible_text_is_left_out_as_paraamr_evaluate_does(modules):
-    """An empty text, a NUL or no visible character: None in the per-pair lists, the means over the
-    other pairs, one line naming the pair in ``<module>_failures`` (``paraamr evaluate`` writes a
-    failure row for such a pair; before, the modules scored it, an empty paraphrase at 1-BLEU 100)."""
-    preds = ["On the mat sat a cat.", "", "It rains.", "Fine.", "\u200b"]
-    refs = ["The cat sat on the mat.", "Hello.", "a\x00b", "Fine.", "Hi."]
+    """An empty text, a NUL, no visible character or a missing value (None, which evaluate's string
+    features let through): None in the per-pair lists, the means over the other pairs, one line
+    naming the pair in ``<module>_failures`` (``paraamr evaluate`` writes a failure row for such a
+    pair; before, the modules scored it, an empty paraphrase at 1-BLEU 100, and None ended the call
+    with an AttributeError)."""
+    preds = ["On the mat sat a cat.", "", "It rains.", "Fine.", "\u200b", None]
+    refs = ["The cat sat on the mat.", "Hello.", "a\x00b", "Fine.", "Hi.", "Hi again."]
     ok = [0, 3]
     lines = [
         "pair 1 prediction: empty",
         "pair 2 reference: a NUL character at character 2",
         "pair 4 prediction: no visible character",
+        "pair 5 prediction: not a text (None)",
     ]
     lexical = modules["lexical_diversity"].compute(predictions=preds, references=refs, targets=preds)
     bleu = bleu_diversity([preds[i] for i in ok], [refs[i] for i in ok])[0]
-    assert lexical["bleu_diversity_scores"] == [bleu[0], None, None, bleu[1], None]
+    assert lexical["bleu_diversity_scores"] == [bleu[0], None, None, bleu[1], None, None]
     assert lexical["bleu_diversity"] == pytest.approx(sum(bleu) / 2)
     assert lexical["lexical_diversity_failures"] == lines
     assert lexical["rouge1_scores"][1] is None and lexical["rouge1"] == pytest.approx(100.0)
     similarity = modules["semantic_similarity"].compute(predictions=preds, references=refs)
     scores = similarity["semantic_similarity_scores"]
-    assert [s is None for s in scores] == [False, True, True, False, True]
+    assert [s is None for s in scores] == [False, True, True, False, True, True]
     assert similarity["semantic_similarity"] == pytest.approx((scores[0] + scores[3]) / 2)
     assert similarity["semantic_similarity_failures"] == lines
     ted = modules["ted_diversity"].compute(predictions=preds, references=refs)
-    assert [s is None for s in ted["ted3_scores"]] == [False, True, True, False, True]
-    labels = [1, 1, 1, 0, 1]  # the left-out pairs' labels count in no figure either
+    assert [s is None for s in ted["ted3_scores"]] == [False, True, True, False, True, True]
+    labels = [1, 1, 1, 0, 1, 1]  # the left-out pairs' labels count in no figure either
     quality = modules["paraphrase_quality"].compute(predictions=preds, references=refs, labels=labels)
     scores = quality["paraphrase_quality_scores"]
-    assert [s is None for s in scores] == [False, True, True, False, True]
+    assert [s is None for s in scores] == [False, True, True, False, True, True]
     kept = QualityScorer("paraamr-quality").score([refs[i] for i in ok], [preds[i] for i in ok])
     assert [scores[i] for i in ok] == pytest.approx([100 * s for s in kept], abs=1e-3)
     assert quality["paraphrase_quality"] == pytest.approx(50 * sum(kept), abs=1e-3)

@@ -25,6 +25,7 @@ __all__ = [
     "cached",
     "card_text",
     "check_per_pair",
+    "no_text",
     "pair_metric",
     "quiet_loading",
     "scorable",
@@ -167,21 +168,34 @@ def check_per_pair(module, option: str, values: Sized | None, predictions: Seque
     raise ValueError(f"{module.name}: {len(values)} {option} for {len(predictions)} pairs{hint}")
 
 
+def no_text(item: Any) -> str | None:
+    """Why ``item`` of a side is no text (None where ``evaluate`` got a missing value), or None.
+
+    >>> no_text("A boy."), no_text(None), no_text(3)
+    (None, 'not a text (None)', 'not a text (int)')
+    """
+    if isinstance(item, str):
+        return None
+    return f"not a text ({'None' if item is None else type(item).__name__})"
+
+
 def scorable(
     sides: dict[str, Sequence[Any]], problem: Callable[[Any], str | None] | None = None
 ) -> tuple[list[int], list[str]]:
     """The pairs whose items can be scored, and a line for each other pair, naming it, the side and
-    its first ``problem`` (by default :func:`paraamr.texts.text_problem` with ``visible``: an empty
-    text, a NUL or no visible character, which ``paraamr evaluate`` leaves out too).
+    its first ``problem`` (by default :func:`no_text`, then :func:`paraamr.texts.text_problem` with
+    ``visible``: an empty text, a NUL or no visible character, which ``paraamr evaluate`` leaves out too).
 
-    >>> scorable({"predictions": ["Fine.", " ", "Ok."], "references": ["Yes.", "Yes.", "a\\x00b"]})
+    >>> scorable({"predictions": ["Fine.", " ", "Ok."], "references": ["Yes.", None, "a\\x00b"]})
     ([0], ['pair 1 prediction: empty', 'pair 2 reference: a NUL character at character 2'])
+    >>> scorable({"predictions": ["Fine.", "Ok."], "references": [None, "Yes."]})
+    ([1], ['pair 0 reference: not a text (None)'])
     """
     if problem is None:
         from paraamr.texts import text_problem
 
-        def problem(text: str) -> str | None:
-            return text_problem(text, visible=True)
+        def problem(text: Any) -> str | None:
+            return no_text(text) or text_problem(text, visible=True)
 
     failed: dict[int, str] = {}
     for name, items in sides.items():

@@ -45,8 +45,8 @@ Args:
 Returns:
     paraphrase_quality (float): the mean score, ×100.
     paraphrase_quality_scores (list of float): one score ×100 per pair (in [0, 100] for a trained
-        model); None for a pair with an empty text, a NUL or no visible character (the mean and
-        the figures are over the others).
+        model); None for a pair with an empty or missing text (None), a NUL or no visible
+        character (the mean and the figures are over the others).
     paraphrase_quality_failures (list of str): one line per pair left out, naming the pair, the
         side and the problem.
     separation, accuracy, precision_macro, recall_macro, f1_macro, precision_weighted,

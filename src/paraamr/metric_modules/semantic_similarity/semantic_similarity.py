@@ -45,7 +45,8 @@ Args:
 Returns:
     semantic_similarity (float): the mean score, ×100.
     semantic_similarity_scores (list of float): one cosine ×100 per pair, in [-100, 100]; None
-        for a pair with an empty text, a NUL or no visible character (the mean is over the others).
+        for a pair with an empty or missing text (None), a NUL or no visible character (the mean is
+        over the others).
     semantic_similarity_failures (list of str): one line per pair left out, naming the pair, the
         side and the problem (as paraamr evaluate leaves such pairs out).
     semantic_similarity_signature (str): model, pooling, library versions, scale.

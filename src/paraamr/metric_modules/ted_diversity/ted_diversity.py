@@ -3,7 +3,7 @@
 import evaluate
 
 from paraamr.failures import is_failure
-from paraamr.metric_modules import cached, check_per_pair, pair_metric, scorable, spread
+from paraamr.metric_modules import cached, check_per_pair, no_text, pair_metric, scorable, spread
 from paraamr.metrics import PARAAMR_CITATION, mean
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
@@ -115,10 +115,11 @@ class TedDiversity(evaluate.Metric):
             # a callable parser is kept alive by its cached TreeParser, so its id is not reused
             key = (parser if isinstance(parser, str) else id(parser), cache_dir and str(cache_dir))
             tree_parser = cached(self, "_parsers", key, get_parser, parser, cache_dir=cache_dir)
-            parsed = iter(tree_parser.parse([s for texts in sides.values() for s in texts]))
-            sides = {name: [next(parsed) for _ in texts] for name, texts in sides.items()}
+            texts = [s for side in sides.values() for s in side if not no_text(s)]  # None: a failure
+            parsed = iter(tree_parser.parse(texts))
+            sides = {name: [s if no_text(s) else next(parsed) for s in side] for name, side in sides.items()}
             parser_signature = tree_parser.signature
-            ok, failures = scorable(sides, lambda tree: str(tree) if is_failure(tree) else None)
+            ok, failures = scorable(sides, lambda tree: str(tree) if is_failure(tree) else no_text(tree))
         kept = {name: [texts[i] for i in ok] for name, texts in sides.items()}
         options = {"convention": convention, "normalize": normalize}
         reference = {**options, "convention": "aesop"}  # TED-R / TED-E: AESOP's own measures
