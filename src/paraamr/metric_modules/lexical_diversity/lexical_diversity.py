@@ -48,7 +48,8 @@ Returns:
     bleu_diversity (float): mean 1-BLEU ×100 (Table 2's "1-BLEU").
     jaccard_diversity (float): mean 1-∩/∪ ×100 (Table 2's "1-∩/∪").
     bleu_diversity_scores, jaccard_diversity_scores (list of float): one per pair; None for a pair
-        with an empty or missing text (None), a NUL or no visible character (the means are over the others).
+        with an empty or missing text (None), a NUL or no visible character (the means are over
+        the others).
     lexical_diversity_failures (list of str): one line per pair left out, naming the pair, the side
         and the problem (as paraamr evaluate leaves such pairs out).
     bleu_signature, jaccard_signature (str): how each was computed.
