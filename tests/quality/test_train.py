@@ -4,6 +4,7 @@ loss, calibration, time limit, long lines, the small shipped form (delta) and on
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from paraamr.cli import build_parser, main
 from paraamr.commands.quality import _default_run, _read_sentences, _triplets
 from paraamr.quality import QualityScorer
 from paraamr.quality.data import natural_pairs, set_c_sources
-from paraamr.quality.evaluation import triplet_figures
+from paraamr.quality.evaluation import classify, triplet_figures
 from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY, SimilarityGate
 from paraamr.quality.scorer import DELTA_FILE, calibrated
 from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
@@ -264,6 +265,30 @@ def test_score_reads_the_pair_files_evaluate_reads(tmp_path, capsys):
         rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         assert [(r["text"], r["para_text"]) for r in rows] == texts, name
         assert [r["quality"] for r in rows] == pytest.approx(expected, abs=1e-5), name
+
+
+def test_score_takes_labelled_pairs_as_natural_reads_them(tmp_path, capsys):
+    """A .tsv headed ``source candidate label kind`` (the ``--natural`` format, set C's) keeps its
+    labels and kinds and gives the figures; two sources whose resamples cannot differ give a null
+    interval, with no warning from scipy on stderr."""
+    rows = [
+        ("The dog ran.", "The dog was running.", 1, "voice"),
+        ("The dog ran.", "The cat ran.", 0, "noun"),
+        ("The dog ran.", "A dog ran.", 1, "synonym"),
+        ("Anna left.", "Anna went away.", 1, "synonym"),  # resamples of this source alone: no invalid pair
+    ]
+    path = tmp_path / "labelled.tsv"
+    path.write_text("source\tcandidate\tlabel\tkind\n" + "".join("\t".join(map(str, r)) + "\n" for r in rows))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["quality", "score", "--input", str(path), "--model", "all-MiniLM-L6-v2"]) == 0
+    assert not [str(w.message) for w in caught if "Degenerate" in type(w.message).__name__]
+    out, err = capsys.readouterr()
+    scored = [json.loads(line) for line in out.splitlines()]
+    assert [(r["text"], r["para_text"], r["label"], r["kind"]) for r in scored] == rows
+    figures = json.loads(err)  # the figures' line alone
+    assert figures["accuracy"] == classify([r["quality"] for r in scored], [r[2] for r in rows])["accuracy"]
+    assert figures["interval_95"]["separation"] == [None, None]
 
 
 def test_score_figures_carry_95_intervals_by_source(trained, tmp_path, capsys):

@@ -207,8 +207,9 @@ def register(subparsers) -> None:
     score.add_argument(
         "--input",
         default="-",
-        help="JSON lines with text and para_text (and label), a .tsv/.csv of (source, paraphrase) "
-        "pairs, or a release file or dataset folder, as evaluate reads them (default: '-', stdin)",
+        help="JSON lines with text and para_text (and label), a labelled .tsv as --natural reads it, a "
+        ".tsv/.csv of (source, paraphrase) pairs, or a release file or dataset folder, as evaluate "
+        "reads them (default: '-', stdin)",
     )
     score.add_argument(
         "--output", default="-", help="where the rows go, with 'quality' added (default: '-', stdout)"
@@ -406,12 +407,18 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
 
 
 def _score_rows(path: str) -> list[dict]:
-    """The rows of ``--input``: JSON lines with ``text`` and ``para_text`` (stdin too), or the pairs
+    """The rows of ``--input``: JSON lines with ``text`` and ``para_text`` (stdin too), labelled
+    pairs as ``--natural`` reads them (a .tsv headed ``source candidate label kind``), or the pairs
     of a two-column file, a release file or a dataset folder, as evaluate reads them."""
     from paraamr.metrics.report import read_pairs
+    from paraamr.quality.data import PAIR_COLUMNS
+    from paraamr.quality.data import read_pairs as read_labelled
     from paraamr.quality.triplets import json_lines
 
-    if path == "-" or not (Path(path).is_dir() or Path(path).suffix.lower() in (".tsv", ".csv")):
+    suffix = "" if path == "-" else Path(path).suffix.lower()
+    if suffix == ".tsv" and _first_line(path).split("\t") == list(PAIR_COLUMNS):
+        return read_labelled(path)
+    if path == "-" or not (Path(path).is_dir() or suffix in (".tsv", ".csv")):
         name = "<stdin>" if path == "-" else path
         try:
             stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig")  # noqa: SIM115
@@ -425,13 +432,17 @@ def _score_rows(path: str) -> list[dict]:
     return [{"text": pair.source, "para_text": pair.paraphrase} for pair in read_pairs(path)]
 
 
+def _first_line(path: str) -> str:
+    """The first line of ``path`` that is not blank, without its end ("" for none)."""
+    with open(path, encoding="utf-8-sig") as stream:
+        return next((line for line in stream if line.strip()), "").rstrip("\r\n")
+
+
 def _pair_lines(path: str) -> bool:
     """Whether ``path`` starts with a JSON line of a pair (not a release record, not a line of
     two columns): its own errors stand."""
-    with open(path, encoding="utf-8-sig") as stream:
-        first = next((line for line in stream if line.strip()), "")
     try:
-        row = json.loads(first)
+        row = json.loads(_first_line(path))
     except json.JSONDecodeError:
         return False
     return not (isinstance(row, dict) and "paraphrases" in row and "para_text" not in row)

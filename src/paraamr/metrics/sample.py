@@ -114,7 +114,9 @@ def intervals(
     >>> bool(lo <= table[:, 1].sum() / table[:, 0].sum() <= hi)
     True
     """
-    from scipy.stats import bootstrap
+    import warnings
+
+    from scipy.stats import DegenerateDataWarning, bootstrap
 
     table = np.asarray(table, dtype=float)
     batch = max(1, 2_000_000 // max(1, len(table)))
@@ -122,17 +124,19 @@ def intervals(
     def run(data: tuple[np.ndarray, ...], statistic) -> tuple[float, float]:
         if len(table) < 2:
             return (float("nan"), float("nan"))
-        found = bootstrap(
-            data,
-            statistic,
-            paired=True,
-            vectorized=True,
-            n_resamples=RESAMPLES,
-            confidence_level=CONFIDENCE,
-            method="percentile",
-            batch=batch,
-            rng=np.random.default_rng(seed),
-        )
+        with warnings.catch_warnings():  # resamples that cannot differ (2 sources): nan, said as null
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            found = bootstrap(
+                data,
+                statistic,
+                paired=True,
+                vectorized=True,
+                n_resamples=RESAMPLES,
+                confidence_level=CONFIDENCE,
+                method="percentile",
+                batch=batch,
+                rng=np.random.default_rng(seed),
+            )
         return float(found.confidence_interval.low), float(found.confidence_interval.high)
 
     out = {}

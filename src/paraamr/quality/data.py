@@ -30,8 +30,8 @@ from pathlib import Path
 from paraamr.errors import InputError
 
 __all__ = [
-    "DATA_DIR", "HELDOUT", "HELDOUT_SETS", "NATURAL_PAIRS", "SET_C", "TRAINING_FILES", "heldout",
-    "natural_pairs", "read_pairs", "set_c_sources", "split_sources",
+    "DATA_DIR", "HELDOUT", "HELDOUT_SETS", "NATURAL_PAIRS", "PAIR_COLUMNS", "SET_C", "TRAINING_FILES",
+    "heldout", "natural_pairs", "read_pairs", "set_c_sources", "split_sources",
 ]  # fmt: skip
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -80,18 +80,19 @@ def read_pairs(path: str | Path) -> list[dict]:
     try:
         with path.open(encoding="utf-8-sig", newline="") as stream:
             reader = csv.DictReader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)
-            if reader.fieldnames != list(_COLUMNS):
-                raise InputError(f"{path}: the header must be {' '.join(_COLUMNS)} (tab-separated)")
+            if reader.fieldnames != list(PAIR_COLUMNS):
+                raise InputError(f"{path}: the header must be {' '.join(PAIR_COLUMNS)} (tab-separated)")
             return [_pair(row, path, number) for number, row in enumerate(reader, 2)]
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from err
 
 
-_COLUMNS = ("source", "candidate", "label", "kind")
+#: The header of a labelled pair file (:func:`read_pairs`).
+PAIR_COLUMNS = ("source", "candidate", "label", "kind")
 
 
 def _pair(row: dict, path: Path, number: int) -> dict:
-    if any(not row.get(column) for column in _COLUMNS) or row["label"] not in ("0", "1") or None in row:
+    if any(not row.get(column) for column in PAIR_COLUMNS) or row["label"] not in ("0", "1") or None in row:
         raise InputError(f"{path}:{number}: a row needs a source, a candidate, label 0 or 1 and a kind")
     label = int(row["label"])
     return {"text": row["source"], "para_text": row["candidate"], "label": label, "kind": row["kind"]}
