@@ -84,7 +84,8 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     copies = set()
     for name, kind, where, about in model_rows(cache_dir):
         if where != "-":
-            copies |= {where} if about == COPY else set()
+            if about == COPY:
+                copies.add(where)
             names, kinds = by_folder.setdefault(where, ([], {}))
             names += [name] if name not in names else []
             base = kind.removesuffix(" [default]")
