@@ -124,8 +124,9 @@ def _state(s: EvaluateSettings, settings: dict[str, Any], say: bool = True):
 
 
 def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any], Any]:
-    """The plan of the pairs, the settings of the row, and the state folder (None without one);
-    warnings said by the ``main`` process alone."""
+    """The plan of the pairs, the settings of the row, and the state folder (None without one, and
+    in the other processes, which open it once the main process has: :func:`_start`); warnings said
+    by the ``main`` process alone."""
     from paraamr.metrics.report import with_references
     from paraamr.metrics.scale import make_plan
     from paraamr.metrics.table2 import filter_perplexity, is_local, read_corpus
@@ -150,7 +151,7 @@ def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any
         "sources": plan.sources,
         "clusters": s.sample is not None,
     }
-    return plan, settings, _state(s, settings, say=main)
+    return plan, settings, _state(s, settings) if main else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -206,7 +207,8 @@ def run(args: argparse.Namespace) -> int:
 def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any, dict[str, Any]]:
     """The plan, the settings and the state folder (every process reads them), and what the main
     process finds before the work (:func:`_ready`), told to every process; its error stops them all
-    (the main process reports it)."""
+    (the main process reports it). The other processes open the state folder after the main one has
+    checked it (started it over, said once), so they find its settings as the main one left them."""
     from paraamr.tasks import broadcast
 
     error, ready = None, None
@@ -225,6 +227,8 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
         raise SystemExit(1) from None
     if error is not None:
         raise error
+    if not where.main:
+        state = _state(s, settings, say=False)
     return plan, settings, state, ready
 
 
