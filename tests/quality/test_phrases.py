@@ -4,6 +4,8 @@ the multi-word synonym positive, and all-mpnet-base-v2 from its five packages.""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,12 @@ def test_mpnet_is_joined_from_its_five_packages_and_encodes(tmp_path):
     a, b, c = model.encode(["A dog runs in the park.", "A puppy is running in a park.", "Stock prices fell."])
     assert a @ b > 0.6 > 0.2 > a @ c
     assert install_from_packages(tmp_path) == folder  # kept, not joined again
+
+
+def test_the_install_scripts_module_runs_without_a_warning():
+    """``python -m paraamr.quality.mpnet`` (scripts/install.sh): importing ``paraamr.quality`` first
+    must not import the module, or runpy warns 'found in sys.modules ... unpredictable behaviour'."""
+    code = "import runpy; runpy.run_module('paraamr.quality.mpnet')"  # not as __main__: installs nothing
+    argv = [sys.executable, "-W", "error", "-c", code]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

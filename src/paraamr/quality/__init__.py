@@ -10,6 +10,16 @@ cross-encoder or a bi-encoder; :class:`QualityScorer` loads either; figures are 
 'all-MiniLM-L6-v2'
 """
 
-from paraamr.quality.scorer import BASE_MODEL, DEFAULT_MODEL, QualityScorer
+from typing import Any
 
 __all__ = ["BASE_MODEL", "DEFAULT_MODEL", "QualityScorer"]
+
+
+def __getattr__(name: str) -> Any:
+    """The scorer's names, imported on first use: so ``python -m paraamr.quality.mpnet`` runs a
+    module that importing this package has not imported already (runpy warns of that)."""
+    if name not in __all__:
+        raise AttributeError(f"module 'paraamr.quality' has no attribute {name!r}")
+    from paraamr.quality import scorer
+
+    return getattr(scorer, name)
