@@ -34,6 +34,19 @@ def test_counts_only_rise_and_stop_at_the_total():
     assert "ETA 0:00" in lines[-1] and "-" not in lines[-1].split("ETA")[1]
 
 
+def test_a_command_that_fails_before_any_work_leaves_its_error_alone():
+    """Before: 'export simcse: 0 pairs, 0.0 pairs/s' above the one-line error of a bad input."""
+    logs = []
+    for work in (None, 2):
+        out = io.StringIO()
+        with pytest.raises(ValueError), Progress("job", unit="pairs", mode="log", stream=out) as shown:
+            if work is not None:
+                shown.update(work)
+            raise ValueError("bad input")
+        logs.append(out.getvalue())
+    assert logs[0] == "" and logs[1].startswith("job: 2 pairs")  # how far it got, when it got anywhere
+
+
 def test_a_short_window_counts_its_own_rows(tmp_path):
     """100 rows in flight of a --window of 256, two model stages: the batches move the count up
     to the rows taken, never to the window's size (the old count said 128 half-way)."""

@@ -260,8 +260,9 @@ class Progress(contextlib.AbstractContextManager):
             elif self.mode == "log" and time.monotonic() - self._last_time >= self.interval:
                 self._log()
 
-    def close(self) -> None:
-        """End the display: the bar's last state, or the last line (unless it repeats)."""
+    def close(self, *, failed: bool = False) -> None:
+        """End the display: the bar's last state, or the last line (unless it repeats, or the command
+        ``failed`` before any work: its error is the line to read)."""
         self._ticking.set()
         with self._lock:
             self._phase = ""
@@ -269,7 +270,7 @@ class Progress(contextlib.AbstractContextManager):
                 self._draw()
                 self._bar.close()
                 self._bar = None
-            elif self.mode == "log":
+            elif self.mode == "log" and not (failed and self.done == self._initial):
                 self._log()
 
     def _tick(self) -> None:
@@ -281,8 +282,8 @@ class Progress(contextlib.AbstractContextManager):
                 if self._bar is not None:
                     self._bar.refresh()
 
-    def __exit__(self, *_) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *_) -> None:
+        self.close(failed=kind is not None)
 
     def elapsed(self) -> float:
         """Seconds since this display started."""
