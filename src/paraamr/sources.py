@@ -236,7 +236,11 @@ def _iter_jsonl(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, 
             record = parse_line(obj, max_chars=read.max_chars, check_texts=read.check_texts)
         except UnicodeDecodeError as err:
             message = f"{name}, line {number}: invalid UTF-8 at byte {err.start}"
-        except (ValueError, OverflowError) as err:  # JSONDecodeError is a ValueError; float(10**400)
+        except json.JSONDecodeError as err:
+            message = f"{name}, line {number}: not JSON ({err.msg} at column {err.colno})"
+            if number == 1:  # plain sentences, say: the input of `paraamr generate`, not a corpus
+                message += "; a release file holds one JSON object a line"
+        except (ValueError, OverflowError) as err:  # a record's own problem; float(10**400)
             message = f"{name}, line {number}: {err}"
         else:
             if read.skipped.fields is not None:

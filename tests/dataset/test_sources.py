@@ -76,7 +76,7 @@ def test_malformed_lines_name_file_and_line(tmp_path):
         ).encode()
         + b"\n\xff\xfe\n"
     )
-    with pytest.raises(InputError, match=r"bad\.jsonl, line 2: Expecting property name"):
+    with pytest.raises(InputError, match=r"bad\.jsonl, line 2: not JSON \(Expecting property name"):
         _records(bad)
     skipped = sources.Skipped()
     kept = _records(bad, skip_invalid=True, skipped=skipped)
