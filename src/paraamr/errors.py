@@ -28,7 +28,6 @@ __all__ = [
     "check_input_file",
     "missing_local",
     "not_a_file",
-    "unloadable_dataset",
 ]
 
 
@@ -125,26 +124,6 @@ def check_input_file(path: str | Path, way_out: str = "save it to a file first")
         raise InputError(f"{path}: no such file")
     if not os.access(p, os.R_OK):
         raise InputError(f"{path}: not readable")
-
-
-def unloadable_dataset(spec: str, err: BaseException, detail: str = "") -> InputError:
-    """The one line for a dataset ``spec`` that ``datasets.load_dataset`` could not load (``detail``:
-    which config or split), with the way out when it is not here and the Hub cannot be reached.
-
-    >>> str(unloadable_dataset("org/no-such-ds", ConnectionError("Couldn't reach it"), " (config x)"))
-    "org/no-such-ds (config x): not here, and the Hub cannot be reached (Couldn't reach it); without a \
-network, fetch it elsewhere (hf download --repo-type dataset org/no-such-ds) and copy the Hub cache, or \
-give a local path"
-    >>> str(unloadable_dataset("org/ds", ValueError("BuilderConfig 'x' not found."), " (config x)"))
-    "org/ds (config x): cannot be loaded (BuilderConfig 'x' not found.)"
-    """
-    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-    if not isinstance(err, ConnectionError) or Path(spec).expanduser().exists():
-        return InputError(f"{spec}{detail}: cannot be loaded ({reason})")
-    return InputError(
-        f"{spec}{detail}: not here, and the Hub cannot be reached ({reason}); without a network, fetch it "
-        f"elsewhere (hf download --repo-type dataset {spec}) and copy the Hub cache, or give a local path"
-    )
 
 
 def missing_local(spec: str) -> str | None:

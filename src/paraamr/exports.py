@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError, unloadable_dataset
+from paraamr.errors import InputError
 from paraamr.filters import Filters
 from paraamr.metrics.trees import Tree, read_tree
+from paraamr.network import load_hub_dataset
 from paraamr.records import normalize
 
 __all__ = [
@@ -106,12 +107,7 @@ def records(
         return
     if spec.startswith(("/", "./", "../", "~")) or path.suffix.lower() in (*RELEASE_SUFFIXES, ".csv", ".tsv"):
         raise InputError(f"{spec}: no such file or folder")
-    import datasets
-
-    try:
-        loaded = datasets.load_dataset(spec, config, streaming=True)
-    except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
-        raise unloadable_dataset(spec, err, f" (config {config or 'default'})") from err
+    loaded = load_hub_dataset(spec, config, detail=f" (config {config or 'default'})", streaming=True)
     check_splits(spec, splits, list(loaded))
     for split in splits or list(loaded):
         for i, row in enumerate(loaded[split]):

@@ -1,6 +1,7 @@
 """Bounds on every request paraamr makes to the Hugging Face Hub (push, model and tokenizer
 downloads, Hub datasets): a Hub that accepts a connection and never answers ends in an error, never
-a hang.
+a hang; with no network at all (:func:`hub_unreachable`) a Hub dataset loads from the cache or fails
+at once (:func:`load_hub_dataset`).
 
 :func:`bound_hub_requests` gives huggingface_hub's shared HTTP client a timeout: each request gives
 up after :func:`hub_timeout` seconds without a byte (``PARAAMR_HUB_TIMEOUT``, default 30; connecting:
@@ -15,11 +16,15 @@ downloads (:func:`paraamr.models.download.fetch_url`) have their own timeout and
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Mapping
+import socket
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from paraamr.errors import UsageError
+from paraamr.errors import InputError, UsageError
 from paraamr.options import check_number
 
 __all__ = [
@@ -28,6 +33,9 @@ __all__ = [
     "HELP",
     "bound_hub_requests",
     "hub_timeout",
+    "hub_unreachable",
+    "load_hub_dataset",
+    "unloadable_dataset",
     "with_hub_bounds",
 ]
 
@@ -105,3 +113,70 @@ def network_problem(err: BaseException) -> str:
     if isinstance(err, TimeoutError) or type(err).__name__.endswith("Timeout"):
         return f"no answer within {hub_timeout():g} s (PARAAMR_HUB_TIMEOUT)"
     return f"{type(err).__name__}: {err}"
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hub cannot be reached at all: its host name does not resolve (no network), else None
+    (offline mode on, or the name resolves: requests will tell the rest)."""
+    from huggingface_hub import constants
+
+    host = urlsplit(constants.ENDPOINT).hostname
+    if constants.HF_HUB_OFFLINE or not host:
+        return None
+    try:
+        socket.getaddrinfo(host, None)
+    except socket.gaierror:
+        return f"{host} cannot be resolved: no network"
+    return None
+
+
+@contextlib.contextmanager
+def _offline(on: bool) -> Iterator[None]:
+    """huggingface_hub and datasets in offline mode (``HF_HUB_OFFLINE``) while the block runs."""
+    if not on:
+        yield
+        return
+    import datasets.config
+    from huggingface_hub import constants
+
+    was = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = was
+
+
+def load_hub_dataset(spec: str, config: str | None = None, *, detail: str = "", **kwargs: Any) -> Any:
+    """``datasets.load_dataset(spec, config, **kwargs)``, any error as one line naming ``spec`` and
+    ``detail`` (which config or split; :func:`unloadable_dataset`). With no network
+    (:func:`hub_unreachable`) it loads offline, from the cache, at once, where huggingface_hub
+    would retry for half a minute before it looked there."""
+    import datasets
+
+    unreachable = hub_unreachable()
+    try:
+        with _offline(unreachable is not None):
+            return datasets.load_dataset(spec, config, **kwargs)
+    except Exception as err:  # the loader's errors have no common class; each one means "cannot load"
+        raise unloadable_dataset(spec, ConnectionError(unreachable) if unreachable else err, detail) from err
+
+
+def unloadable_dataset(spec: str, err: BaseException, detail: str = "") -> InputError:
+    """The one line for a dataset ``spec`` that ``datasets.load_dataset`` could not load (``detail``:
+    which config or split), with the way out when it is not here and the Hub cannot be reached.
+
+    >>> str(unloadable_dataset("org/no-such-ds", ConnectionError("Couldn't reach it"), " (config x)"))
+    "org/no-such-ds (config x): not here, and the Hub cannot be reached (Couldn't reach it); without a \
+network, fetch it elsewhere (hf download --repo-type dataset org/no-such-ds) and copy the Hub cache, or \
+give a local path"
+    >>> str(unloadable_dataset("org/ds", ValueError("BuilderConfig 'x' not found."), " (config x)"))
+    "org/ds (config x): cannot be loaded (BuilderConfig 'x' not found.)"
+    """
+    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if not isinstance(err, ConnectionError) or Path(spec).expanduser().exists():
+        return InputError(f"{spec}{detail}: cannot be loaded ({reason})")
+    return InputError(
+        f"{spec}{detail}: not here, and the Hub cannot be reached ({reason}); without a network, fetch it "
+        f"elsewhere (hf download --repo-type dataset {spec}) and copy the Hub cache, or give a local path"
+    )

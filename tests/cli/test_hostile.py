@@ -206,6 +206,9 @@ def put(args, path: str) -> list[str]:
 
 #: What a command says of a Hub dataset id it cannot fetch (the tests run offline).
 UNREACHABLE = "not here, and the Hub cannot be reached"
+#: Plain sentences (generate's input) given as a corpus: before, json's own "Expecting value: line 1
+#: column 1 (char 0)".
+SENTENCES_NOT_A_CORPUS = "in.txt, line 1: not JSON (Expecting value at column 1); a release file holds one"
 
 
 def bad_file(kind, args, path, content, codes=ERR, names=..., beside=None, **extra):
@@ -371,6 +374,7 @@ def table() -> list[Case]:
                 expect={"empty": OK_OR_ERR},
             ),
             bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
+            bad_file("sentences", at, "in.txt", text_lines(), names=SENTENCES_NOT_A_CORPUS),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x", "paraphrases": []}])),
             bad_file("nan-perplexity", at, "in.jsonl", release().replace(b"20.0", b"NaN", 1)),  # a traceback
             bad_file("long-line", at, "in.jsonl", release([LONG_TEXT], repeat=1), OK),
@@ -407,6 +411,7 @@ def table() -> list[Case]:
                 expect={"empty": OK_OR_ERR},
             ),
             bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
+            bad_file("sentences", at, "in.txt", text_lines(), names=SENTENCES_NOT_A_CORPUS),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x"}])),
             bad_file("long-line", at, "in.jsonl", release([LONG_TEXT], repeat=1), OK),
             *output_cases(
@@ -689,6 +694,7 @@ def table() -> list[Case]:
                 "missing empty directory invalid-utf8 garbage-parquet malformed-json pipe",
             ),
             bad_file("surrogate", at, "in.jsonl", SURROGATE_PARA),
+            bad_file("sentences", at, "in.txt", text_lines(), names=SENTENCES_NOT_A_CORPUS),
             bad_file("nested-zip", at, "in.zip", NESTED_ZIP),
             bad_file("bomb", at, "in.gz", BOMB),
             bad_file("hub-offline", at, "no-such-org/no-such-data", MISSING, names=UNREACHABLE),

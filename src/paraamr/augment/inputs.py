@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError, missing_local, not_a_file, unloadable_dataset
+from paraamr.errors import InputError, missing_local, not_a_file
+from paraamr.network import load_hub_dataset
 from paraamr.report import reason
 
 if TYPE_CHECKING:
@@ -52,10 +53,7 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
     problem = missing_local(spec)
     if problem:
         raise InputError(problem)
-    try:
-        return datasets.load_dataset(spec, config)
-    except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
-        raise unloadable_dataset(spec, err) from err
+    return load_hub_dataset(spec, config)
 
 
 def check_utf8(path: Path, chunk: int = 1 << 20) -> None:

@@ -23,8 +23,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
-from paraamr.errors import InputError, check_input_file, missing_local, not_a_file, unloadable_dataset
+from paraamr.errors import InputError, check_input_file, missing_local, not_a_file
 from paraamr.failures import Failure
+from paraamr.network import load_hub_dataset
 from paraamr.texts import LongLine, bounded_lines, strip_eol
 
 #: Input formats by file suffix.
@@ -134,8 +135,6 @@ def read_dataset(
     name: str, *, split: str = "train", column: str = "text", config: str | None = None
 ) -> Iterator[InputRow]:
     """A local or Hub dataset through ``datasets.load_dataset(..., streaming=True)``."""
-    import datasets
-
     problem = missing_local(name)
     if problem:
         raise InputError(f"--dataset {problem}")
@@ -143,10 +142,7 @@ def read_dataset(
         raise InputError(f"--dataset {name}: a file; give it as --input {name}")
     if Path(name).exists() and not Path(name).is_dir():
         raise not_a_file(f"--dataset {name}", "save it to a file and give it as --input")
-    try:
-        ds = datasets.load_dataset(name, config, split=split, streaming=True)
-    except Exception as err:
-        raise unloadable_dataset(name, err, f" (split {split})") from err
+    ds = load_hub_dataset(name, config, detail=f" (split {split})", split=split, streaming=True)
     if ds.column_names is not None and column not in ds.column_names:
         raise InputError(
             f"dataset {name!r} (split {split!r}): no column {column!r} (columns: {ds.column_names}); "

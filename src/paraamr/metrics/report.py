@@ -33,12 +33,13 @@ from typing import IO, Any
 
 import numpy as np
 
-from paraamr.errors import InputError, about, unloadable_dataset
+from paraamr.errors import InputError, about
 from paraamr.metrics import signature
 from paraamr.metrics.reference import bleu_from_statistics
 from paraamr.metrics.sample import RESAMPLES, interval_signature, intervals
 from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
+from paraamr.network import load_hub_dataset
 from paraamr.plots import check_plot_files, figure
 from paraamr.report import counted, json_text
 from paraamr.sources import iter_records, split_files
@@ -154,12 +155,8 @@ def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train"
     """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id``
     (:func:`datasets.load_dataset`; ``HF_ENDPOINT`` decides which Hub): ``text`` with ``para_text``
     (the ``pairs`` config) or with each ``paraphrases[].para_text`` (``default``, as the release)."""
-    import datasets
-
-    try:
-        rows = datasets.load_dataset(repo_id, config, split=split)
-    except (ConnectionError, FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as err:
-        raise unloadable_dataset(repo_id, err, f" (config {config or 'default'}, split {split})") from err
+    where = f" (config {config or 'default'}, split {split})"
+    rows = load_hub_dataset(repo_id, config, detail=where, split=split)
     name = f"{repo_id} ({config or 'default'}/{split})"
     pairs: list[Pair] = []
     for i, row in enumerate(rows):
