@@ -36,6 +36,9 @@ def test_a_cached_hub_dataset_loads_with_no_network(hub, tmp_path, monkeypatch):
     assert hub_unreachable() is None  # the loopback Hub resolves
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", NOWHERE)
     assert hub_unreachable() == "hub.invalid cannot be resolved: no network"
+    with monkeypatch.context() as proxied:  # a proxy resolves names itself: the request tells
+        proxied.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+        assert hub_unreachable() is None
     assert load_hub_dataset("org/d", split="train").to_list() == online.to_list() == [
         {"text": "a b c", "label": 0},
         {"text": "d e f", "label": 1},

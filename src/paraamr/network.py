@@ -51,6 +51,9 @@ HELP = (
     "transfers are retried up to 5 times)"
 )
 
+#: The proxy variables httpx follows (``https_proxy`` or ``HTTPS_PROXY`` ...).
+PROXIES = ("https", "http", "all")
+
 _bound: list[float] = []
 
 
@@ -117,11 +120,13 @@ def network_problem(err: BaseException) -> str:
 
 def hub_unreachable() -> str | None:
     """Why the Hub cannot be reached at all: its host name does not resolve (no network), else None
-    (offline mode on, or the name resolves: requests will tell the rest)."""
+    (offline mode on, a proxy, which resolves names itself, or the name resolves: requests will tell
+    the rest)."""
     from huggingface_hub import constants
 
     host = urlsplit(constants.ENDPOINT).hostname
-    if constants.HF_HUB_OFFLINE or not host:
+    proxy = any(os.environ.get(f"{k}_proxy") or os.environ.get(f"{k}_PROXY".upper()) for k in PROXIES)
+    if constants.HF_HUB_OFFLINE or not host or proxy:
         return None
     try:
         socket.getaddrinfo(host, None)
