@@ -377,6 +377,7 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"{len(HOSTILE)} rows" in proc.stdout and "processes: 1" in proc.stdout
     assert str(tiny_models["parser"]) in proc.stdout and "MISSING" not in proc.stdout
+    assert "max perplexity none (each paraphrase kept with its perplexity), relative none," in proc.stdout
     assert _heavy_imports(proc.stderr) == set() and not (tmp_path / "out").exists()
 
 

@@ -198,8 +198,10 @@ def dry_run(
     for kind, name in record.models().items():
         note = "" if kind in on_disk else "  (MISSING: fetched on first use when online)"
         print(f"{kind + ':':<10} {name}{note}")
+    kept = "none (each paraphrase kept with its perplexity)" if record.max_perplexity is None else ""
     print(
-        f"filters:   max perplexity {record.max_perplexity}, relative {record.max_relative_perplexity}, "
+        f"filters:   max perplexity {kept or f'{record.max_perplexity:g}'}, relative "
+        f"{'none' if record.max_relative_perplexity is None else f'{record.max_relative_perplexity:g}'}, "
         f"foci {record.foci} (seed {record.seed}, rule {record.foci_rule})"
     )
     print(f"method:    linearization {record.linearization}, realizer input {record.tagging}")
