@@ -206,6 +206,7 @@ def put(args, path: str) -> list[str]:
 
 #: What a command says of a Hub dataset id it cannot fetch (the tests run offline).
 UNREACHABLE = "not here, and the Hub cannot be reached"
+NOT_A_FILE = "a pipe or a device, not a file"
 #: Plain sentences (generate's input) given as a corpus: before, json's own "Expecting value: line 1
 #: column 1 (char 0)".
 SENTENCES_NOT_A_CORPUS = "in.txt, line 1: not JSON (Expecting value at column 1); a release file holds one"
@@ -250,7 +251,7 @@ def input_cases(args, name, good, kinds, expect=None):
     specs = []
     for kind in kinds.split():
         path, content = standard_input(kind, name, good)
-        names = f"{path}: a pipe or a device, not a file" if content is FIFO else ...
+        names = f"{path}: {NOT_A_FILE}" if content is FIFO else ...
         specs.append(bad_file(kind, args, path, content, expect.get(kind, ERR), names))
     return specs
 
@@ -574,9 +575,14 @@ def table() -> list[Case]:
         train,
         [
             *input_cases(
-                at, "in.txt", text_lines(), "missing empty directory garbage", expect={"garbage": OK_OR_ERR}
+                at,
+                "in.txt",
+                text_lines(),
+                "missing empty directory garbage pipe",
+                expect={"garbage": OK_OR_ERR},
             ),
             bad_file("records-garbage", records, "r.jsonl", GARBAGE, beside=good),
+            bad_file("records-pipe", records, "r.jsonl", FIFO, names=f"r.jsonl: {NOT_A_FILE}", beside=good),
             bad_file("records-truncated-parquet", records, "r.parquet", TRUNCATED_PARQUET, beside=good),
             *output_cases(("--input", "in.txt", "--output", FILE), good, "output-under-file", out="model"),
             (
@@ -609,7 +615,7 @@ def table() -> list[Case]:
                 at,
                 "in.jsonl",
                 SCORE_ROWS,
-                "missing empty directory invalid-utf8 garbage malformed-json",
+                "missing empty directory invalid-utf8 garbage malformed-json pipe",
                 expect={"empty": OK_OR_ERR},
             ),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"text": "a"}]), names="para_text"),

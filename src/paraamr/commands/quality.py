@@ -15,7 +15,7 @@ import random
 import sys
 from pathlib import Path
 
-from paraamr.errors import InputError, UsageError
+from paraamr.errors import InputError, UsageError, not_a_file
 from paraamr.extras import require
 from paraamr.options import number, positive
 from paraamr.outputs import check_writable
@@ -359,6 +359,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
+    _refuse_pipes(*args.input, *args.records, *([args.natural] if args.natural else []))
     _check_output(args.output, args.overwrite)
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
         raise UsageError(f"--save-triplets {args.save_triplets}: exists; pass --overwrite to replace it")
@@ -415,6 +416,8 @@ def _score_rows(path: str) -> list[dict]:
     from paraamr.quality.data import read_pairs as read_labelled
     from paraamr.quality.triplets import json_lines
 
+    if path != "-":
+        _refuse_pipes(path, way_out="save it to a file first, or give JSON lines on stdin (--input -)")
     suffix = "" if path == "-" else Path(path).suffix.lower()
     if suffix == ".tsv" and _first_line(path).split("\t") == list(PAIR_COLUMNS):
         return read_labelled(path)
@@ -430,6 +433,14 @@ def _score_rows(path: str) -> list[dict]:
             if path == "-" or _pair_lines(path):
                 raise
     return [{"text": pair.source, "para_text": pair.paraphrase} for pair in read_pairs(path)]
+
+
+def _refuse_pipes(*paths: str | Path, way_out: str = "save it to a file first") -> None:
+    """Refuse an input that is neither a file nor a folder: a pipe (read more than once here; a FIFO
+    nobody writes would wait forever) or a device."""
+    for path in paths:
+        if Path(path).exists() and not (Path(path).is_file() or Path(path).is_dir()):
+            raise not_a_file(path, way_out)
 
 
 def _first_line(path: str) -> str:
