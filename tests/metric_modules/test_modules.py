@@ -8,6 +8,7 @@ from __future__ import annotations
 import configparser
 import inspect
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -164,7 +165,11 @@ def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     apps = []
     monkeypatch.setattr(gradio.Interface, "launch", lambda app, **_: apps.append(app))  # started: next test
     monkeypatch.chdir(folder)  # a Space runs app.py from its own folder
-    runpy.run_path(str(folder / "app.py"), run_name="__main__")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        runpy.run_path(str(folder / "app.py"), run_name="__main__")
+    said = [str(w.message) for w in caught if "gradio" in w.filename]
+    assert not said, said  # before: "The `col_count` parameter is deprecated" (gradio 6)
     (app,) = apps
     assert app.title == f"Metric: {name}" and "## How to Use" in app.article and "---" not in app.article[:3]
     how = app.article.split("## How to Use")[1].split("### Inputs")[0]

@@ -91,7 +91,8 @@ def space(module_file: str | os.PathLike) -> Any:
     names = list(features)
 
     def compute(table: Any) -> dict[str, Any]:
-        rows = [[str(v).strip() for v in row] for row in table.values.tolist()]
+        # the module's columns (a column the user added is left out)
+        rows = [[str(v).strip() for v in row[: len(names)]] for row in table.values.tolist()]
         rows = [row for row in rows if all(row)]
         if not rows:
             raise gr.Error(f"enter at least one row with {', '.join(names)}")
@@ -102,7 +103,7 @@ def space(module_file: str | os.PathLike) -> Any:
         fn=compute,
         inputs=gr.Dataframe(
             headers=names,
-            col_count=(len(names), "fixed"),
+            column_count=len(names),
             datatype=["str"] * len(names),
             value=[["A cat was sitting on the mat.", "The cat sat on the mat."][: len(names)]],
             label="pairs (one a row)",
