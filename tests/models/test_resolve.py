@@ -201,10 +201,11 @@ def test_cli_path_reports_missing_model(tmp_path, capsys, monkeypatch):
     assert "gpt2" in out and "lm [default]" in out and "MB)" in out  # smollm2's size on disk
 
 
-def test_the_installed_mpnet_is_listed_as_the_embedder_it_is(tmp_path, monkeypatch):
+def test_the_installed_mpnet_is_the_embedder_it_is(tmp_path, monkeypatch, capsys):
     """The install script's all-mpnet-base-v2 (``<cache>/models/all-mpnet-base-v2``, which the
     quality code uses before the Hub's): listed on its catalog row, not as "-" there and an
-    "amrlib" model "fetched with --url" below."""
+    "amrlib" model "fetched with --url" below; ``models path`` and ``models rm`` of its Hub id find
+    it (before: "not on disk", and "nothing to remove" beside 439 MB listed)."""
     from paraamr.commands.models import model_rows
     from paraamr.quality.mpnet import MPNET_HUB, installed_dir, mpnet_dir
 
@@ -216,6 +217,10 @@ def test_the_installed_mpnet_is_listed_as_the_embedder_it_is(tmp_path, monkeypat
     rows = model_rows(str(tmp_path))
     assert [r[1:3] for r in rows if r[0] == MPNET_HUB] == [("embedder", f"{folder} (2 B)")]
     assert not [r for r in rows if r[1] == "amrlib"]
+    assert main(["models", "path", MPNET_HUB, "--cache-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{folder}\n"
+    assert main(["models", "rm", MPNET_HUB, "--cache-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"removed {folder}\n" and not folder.exists()
 
 
 def test_hub_id_resolves_from_the_hub_cache_offline(tmp_path, tiny_models, monkeypatch):

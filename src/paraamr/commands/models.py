@@ -99,18 +99,13 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     from paraamr.errors import ModelNotFoundError
     from paraamr.models import catalog
     from paraamr.models.resolve import cache_root, resolve
-    from paraamr.quality.mpnet import MPNET, MPNET_HUB, installed_dir
 
-    mpnet = installed_dir(cache_dir)  # the install script's copy, which the quality code uses first
     rows = []
     for each in (catalog.check_kind(kind),) if kind else catalog.KINDS:
         for name in catalog.names(each):
             copies = []
             try:
-                if name == MPNET_HUB and (mpnet / "modules.json").is_file():
-                    path = mpnet
-                else:
-                    path = resolve(name, each, cache_dir=cache_dir)
+                path = resolve(name, each, cache_dir=cache_dir)
                 where = _on_disk(path)
                 copies = converted_copies_of(path, cache_dir)
             except ModelNotFoundError:
@@ -125,7 +120,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
             rows += [(name, each, _on_disk(c), COPY) for c in copies]
     models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
-    named = {*catalog.AMRLIB_MODELS, MPNET}
+    named = {*catalog.AMRLIB_MODELS, *(m.installed for m in catalog.HUB_MODELS.values())}
     for path in fetched:
         if path.is_dir() and not path.name.startswith(".") and path.name not in named:
             rows.append((path.name, "amrlib", _on_disk(path), "fetched with --url"))

@@ -185,12 +185,14 @@ AMRLIB_INFERENCE = {
 @dataclass(frozen=True)
 class HubModel:
     """A Hub model the catalog names: repo id, kind, what it is, approximate download in MB (its
-    safetensors weights)."""
+    safetensors weights), and the folder under ``<cache>/models/`` an offline install puts it in
+    (used before the Hub's copy)."""
 
     name: str
     kind: str
     description: str
     size: int
+    installed: str | None = None
 
 
 #: Hub models the docs and defaults name (any other Hub id works too).
@@ -204,6 +206,7 @@ HUB_MODELS: dict[str, HubModel] = {
             "embedder",
             "all-mpnet-base-v2 sentence encoder (110M), the quality model's second encoder",
             438,
+            installed="all-mpnet-base-v2",  # by python -m paraamr.quality.mpnet, from its PyPI packages
         ),
     )
 }

@@ -53,6 +53,7 @@ from paraamr.models.resolve import (
     amrlib_meta,
     base_tokenizer,
     cache_root,
+    installed_copy,
     offline,
     resolve,
     source,
@@ -400,6 +401,8 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
         candidates.append(root / "models" / name)
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
+    if (installed := installed_copy(name, cache_dir)) is not None:
+        candidates.append(installed)
     for (k, packaged_name), package in PACKAGED.items():
         gguf = package.inner.endswith(".gguf")
         if packaged_name == name and (kind is None or check_kind(kind) == k) and gguf:

@@ -37,6 +37,7 @@ from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.models.catalog import (
     AMRLIB_INFERENCE,
     AMRLIB_MODELS,
+    HUB_MODELS,
     PACKAGED,
     check_kind,
     names,
@@ -51,6 +52,7 @@ __all__ = [
     "cache_flag",
     "cache_root",
     "disk_size",
+    "installed_copy",
     "offline",
     "resolve",
     "source",
@@ -227,6 +229,9 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     target = cache_root(cache_dir) / "models" / name
     if where == "cache":
         return target
+    installed = installed_copy(name, cache_dir)
+    if installed is not None:
+        return installed
     if where == "release":
         release = AMRLIB_MODELS[name]
         if release.kind != kind:
@@ -238,6 +243,15 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
             f"paraamr models download {name}{cache_flag(cache_dir)}"
         )
     return _hub_cached(name, kind, cache_dir)
+
+
+def installed_copy(name: str, cache_dir: str | Path | None = None) -> Path | None:
+    """The folder an offline install put Hub model ``name`` in (``HubModel.installed``), when there."""
+    known = HUB_MODELS.get(name)
+    if known is None or known.installed is None:
+        return None
+    folder = cache_root(cache_dir) / "models" / known.installed
+    return folder if folder.is_dir() else None
 
 
 def tokenizer_id(model_dir: str | Path) -> str:

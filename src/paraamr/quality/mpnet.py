@@ -39,14 +39,11 @@ def installed_dir(cache: str | Path | None = None) -> Path:
 
 
 def mpnet_dir(*, download: bool = True, cache: str | Path | None = None) -> Path:
-    """The model folder: the one installed from the packages, else the Hub snapshot (fetched on
-    first use unless ``download`` is False or the Hub is offline)."""
-    local = installed_dir(cache)
-    if (local / "modules.json").is_file():
-        return local
+    """The model folder: the one installed from the packages (the catalog's ``installed``), else the
+    Hub snapshot (fetched on first use unless ``download`` is False or the Hub is offline)."""
     from paraamr.models.download import ensure
 
-    return Path(ensure(MPNET_HUB, "embedder", download=download))
+    return Path(ensure(MPNET_HUB, "embedder", download=download, cache_dir=cache))
 
 
 def _part_files() -> list[Path]:
