@@ -82,6 +82,18 @@ class ParaAMRConfig(datasets.BuilderConfig):
             raise ValueError(f"ParaAMR: {err}") from None
 
 
+def _files_hash(data_dir: str | os.PathLike, code_hash: str | None) -> str | None:
+    """A hash of the builder's code hash (a loading script's) and of the files :func:`~paraamr.sources.
+    split_files` reads in ``data_dir`` (paths, sizes, modification times); ``code_hash`` when the
+    folder cannot be listed (the builder says why when it reads it)."""
+    try:
+        files = [f for split in sources.split_files(data_dir).values() for f in split]
+    except (OSError, ValueError):
+        return code_hash
+    stats = [(os.path.abspath(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files]
+    return datasets.fingerprint.Hasher.hash([code_hash, stats])
+
+
 class ParaAMR(datasets.GeneratorBasedBuilder):
     """ParaAMR (see the module docstring): configs ``default`` and ``pairs``."""
 
@@ -96,6 +108,8 @@ class ParaAMR(datasets.GeneratorBasedBuilder):
     def __init__(self, *args: Any, data_files: Any = None, **kwargs: Any) -> None:
         if isinstance(data_files, (str, os.PathLike)) and os.path.isdir(data_files):  # datasets: "not found"
             raise ValueError(f"ParaAMR: data_files {str(data_files)!r} is a folder; pass it as data_dir=")
+        if data_files is None and kwargs.get("data_dir"):  # datasets keys its cache on the folder's path,
+            kwargs["hash"] = _files_hash(kwargs["data_dir"], kwargs.get("hash"))  # this on its files too
         super().__init__(*args, data_files=data_files, **kwargs)
 
     def _info(self) -> datasets.DatasetInfo:

@@ -84,6 +84,21 @@ def test_parquet_folder_by_data_dir_keeps_splits_and_every_field(tmp_path, parqu
     assert pairs["train"][0]["para_amr"] == "(f / need-01)" and pairs["train"][0]["similarity"] == 0.875
 
 
+def test_a_folder_rewritten_in_place_is_read_again(tmp_path, release_jsonl):
+    """data_dir: datasets keys its cache on the path alone, so the same cache_dir served the rows of
+    the folder's earlier files (a re-run, a convert --overwrite); an unchanged folder is not read again."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    lines = release_jsonl.read_text(encoding="utf-8").splitlines(keepends=True)
+    (folder / "part.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    first = _build(tmp_path, data_dir=str(folder))["train"]
+    unchanged = _build(tmp_path, data_dir=str(folder))["train"]
+    assert first.num_rows == 2 and unchanged.cache_files == first.cache_files
+    (folder / "part.jsonl").write_text("".join(lines[2:]), encoding="utf-8")
+    again = _build(tmp_path, data_dir=str(folder))["train"]
+    assert again.num_rows == len(lines) - 2 and again["text"][0] != first["text"][0]
+
+
 def test_streaming_gives_the_prepared_rows(tmp_path, release_zip, parquet_folder):
     builder = ParaAMR(
         config_name="pairs", cache_dir=str(tmp_path), data_files=str(release_zip), max_perplexity=85
