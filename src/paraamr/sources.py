@@ -442,6 +442,8 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     shards = layout.list_shards(root)
     if shards or (root / layout.DATA).is_dir() or (root / layout.STATE_DIR).is_dir():
         return {split: [str(p) for p in paths] for split, paths in shards.get("default", {}).items()}
+    if root.name == layout.DATA and layout.list_shards(root.parent):  # its pairs shards: the records again
+        raise InputError(f"{root}: the data folder of the dataset folder {root.parent}; give {root.parent}")
     files = sorted(
         str(p)
         for p in root.rglob("*")
@@ -453,7 +455,33 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
         raise InputError(
             f"{root}: no data files (data/default/*.parquet, or {', '.join(RELEASE_SUFFIXES)} files)"
         )
+    twice = _unpacked_beside(files)
+    if twice:
+        archive, unpacked = twice
+        raise InputError(
+            f"{root}: holds {archive} and {unpacked}, which it unpacks to: the same records twice; "
+            "give one of them, or move the other out of the folder"
+        )
     return {"train": files}
+
+
+def _unpacked_beside(files: list[str]) -> tuple[str, str] | None:
+    """An archive among ``files`` (.zip, .gz) and a file it unpacks to beside it, also among them
+    (a release zip unzipped in its folder), or None."""
+    present = set(files)
+    for name in files:
+        if name.lower().endswith(".gz") and name[:-3] in present:
+            return name, name[:-3]
+        if name.lower().endswith(".zip"):
+            try:
+                with zipfile.ZipFile(name) as archive:
+                    members = archive.namelist()
+            except (OSError, zipfile.BadZipFile):
+                continue  # read (and refused) with the others
+            same = [str(Path(name).parent / m) for m in members if str(Path(name).parent / m) in present]
+            if same:
+                return name, same[0]
+    return None
 
 
 def read_path(

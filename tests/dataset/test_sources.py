@@ -114,6 +114,27 @@ def test_a_folder_without_data_files_is_refused(tmp_path):
         sources.split_files(tmp_path)
 
 
+def test_a_folder_that_would_give_the_records_twice_is_refused(
+    tmp_path, release_jsonl, release_zip, release_gz, parquet_folder
+):
+    """A release zip unzipped in its folder (or a .gz beside its .jsonl), and the data/ folder of a
+    dataset folder (its default and its pairs shards): before, every record was read twice."""
+    import shutil
+
+    for archive, unpacked in ((release_zip, "ParaAMR_small.json"), (release_gz, release_gz.stem)):
+        folder = tmp_path / archive.name
+        folder.mkdir()
+        shutil.copy(archive, folder)
+        (folder / unpacked).write_bytes(release_jsonl.read_bytes())
+        with pytest.raises(InputError, match=rf"holds .*{archive.name} and .*{unpacked}, which it unpacks"):
+            sources.split_files(folder)
+        (folder / unpacked).rename(folder / f"other-{unpacked}")  # another file: both are read
+        assert len(sources.split_files(folder)["train"]) == 2
+    data = rf"data: the data folder of the dataset folder .*; give {parquet_folder}"
+    with pytest.raises(InputError, match=data):
+        sources.split_files(parquet_folder / "data")
+
+
 def test_select_orders_and_bounds():
     record = next(
         sources.iter_records(
