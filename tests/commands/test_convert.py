@@ -75,6 +75,26 @@ def test_all_fields_round_trip_of_our_folder(tmp_path, parquet_folder):
     ]
 
 
+def test_the_card_credits_the_release_only_for_the_releases_records(tmp_path, release_jsonl, parquet_folder):
+    """Records with graphs, foci or scores are not the release's: before, their card said "paraphrases
+    of the ParaAMR release", "Curated by: the ParaAMR authors", ParaNMT-50M and CC BY-NC 4.0."""
+    from huggingface_hub import DatasetCard
+
+    cards = {}
+    for name, source in (("release", release_jsonl), ("ours", parquet_folder)):
+        assert main(["convert", str(source), str(tmp_path / name)]) == 0
+        cards[name] = DatasetCard.load(tmp_path / name / "README.md")
+    release, ours = cards["release"], cards["ours"]
+    assert release.data.license == "cc-by-nc-4.0"
+    assert release.data.source_datasets == ["extended|other-paranmt-50m"]
+    assert "Curated by:** the ParaAMR authors" in release.text
+    assert ours.data.license == "unknown" and ours.data.source_datasets == ["original"]
+    assert "ParaAMR release (Huang" not in ours.text and "ParaNMT-50M" not in ours.text
+    assert "not the ParaAMR release" in ours.text
+    assert main(["convert", str(parquet_folder), str(tmp_path / "mit"), "--license", "mit"]) == 0
+    assert DatasetCard.load(tmp_path / "mit" / "README.md").data.license == "mit"
+
+
 def test_converted_folder_loads_through_its_card(tmp_path, release_jsonl, release_lines):
     """The Hub route: load_dataset(folder) reads README.md's configs: (packaged Parquet builder)."""
     folder = tmp_path / "folder"

@@ -135,6 +135,24 @@ _RELEASE_ORIGIN = {
 }
 
 
+#: The same texts for records converted from a corpus that is not the release (``convert`` of a
+#: folder or file whose records carry foci, graphs or scores): where they come from is not recorded.
+_CONVERTED_ORIGIN = {
+    "origin": "The records were converted to this format with `paraamr convert` from a ParaAMR-style "
+    "corpus that is not the ParaAMR release (its records carry foci, graphs or scores the release "
+    "lacks); every field is kept.",
+    "curated_by": "the makers of the converted corpus (not recorded in this folder)",
+    "method_text": "The paraphrases were made by AMR back-translation as in ParaAMR; the settings of "
+    "the run that made them are not part of this folder: a `paraamr generate` run keeps them in the "
+    "card and `summary.json` of its own folder.",
+    "settings_table": "Converted with `paraamr convert`; the settings of the run that made the records "
+    "are not recorded here.",
+    "source_producers": "Not recorded in this folder: see the corpus it was converted from.",
+    "more_information": "Converted with `paraamr convert` from a corpus that is not the ParaAMR release.",
+    "what": "ParaAMR-style paraphrases, converted with paraamr",
+}
+
+
 def _run_origin(summary: Mapping[str, Any], root: Path | None) -> dict[str, str]:
     """The card's texts about where the records come from, for a run of ``paraamr generate``."""
     rows = record_settings(summary, root)
@@ -200,7 +218,7 @@ def _usage_texts(
     }
 
 
-def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos, filtered=None):
+def _card_data(release: bool, stats, license_id: str, pretty_name: str, present, infos, filtered=None):
     from huggingface_hub import DatasetCardData
 
     return DatasetCardData(
@@ -211,7 +229,7 @@ def _card_data(summary, stats, license_id: str, pretty_name: str, present, infos
         language_creators=["found", "machine-generated"],
         multilinguality=["monolingual"],
         size_categories=[size_category(stats["instances"])] if stats else None,
-        source_datasets=["original"] if summary is not None else ["extended|other-paranmt-50m"],
+        source_datasets=["extended|other-paranmt-50m"] if release else ["original"],
         task_categories=["text-generation", "sentence-similarity"],
         task_ids=[],
         tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity", "arxiv:2305.16585"],
@@ -245,11 +263,13 @@ def render_card(
     plots: Sequence[str] = (),
     shard_size: str = "500MB",
     thresholds: Sequence[float] = (),
+    release: bool = True,
 ) -> str:
     """The README.md text of a ParaAMR dataset folder.
 
-    ``summary``: the run's ``summary.json``; ``None``: the records are the ParaAMR release's
-    (``paraamr convert``). ``stats``: :func:`paraamr.stats.compute_stats` of the folder (``None``:
+    ``summary``: the run's ``summary.json``; ``None``: the records were converted (``paraamr
+    convert``), from the ParaAMR release when ``release``, else from a corpus whose origin the
+    card does not know. ``stats``: :func:`paraamr.stats.compute_stats` of the folder (``None``:
     the card says how to compute them). ``license``: a Hub license id (``None``: ``unknown``;
     ``"other"`` uses ``license_note``). ``folder``: the folder whose shards the card describes;
     without it, ``splits`` names the splits. ``repo_id``: the Hub repository the load snippets
@@ -266,10 +286,14 @@ def render_card(
     else:
         present = {config: list(splits) for config in CONFIGS}
     license_id, license_text = license_texts(license, license_note)
-    origin = dict(_RELEASE_ORIGIN) if summary is None else _run_origin(summary, root)
+    if summary is not None:
+        origin = _run_origin(summary, root)
+    else:
+        origin = dict(_RELEASE_ORIGIN if release else _CONVERTED_ORIGIN)
+    release = release and summary is None
     what = origin.pop("what")
     size_text, statistics = _stats_texts(stats, plots)
-    summary_text = _summary_text(stats, what, summary is None)
+    summary_text = _summary_text(stats, what, release)
     summary_text += " " + splits_text(root, present, expected_splits(summary))
     records = list(example_records) if example_records is not None else (examples(root) if root else [])
     fields = dict(
@@ -295,7 +319,7 @@ def render_card(
         raise ValueError("render_card: filtered configs (thresholds) need the folder, to list their splits")
     filtered = threshold_splits(root, present.get("pairs", []), thresholds) if thresholds else {}
     fields["filtered_text"] = _filtered_text(fields["repo_hint"], filtered, present.get("pairs", []))
-    data = _card_data(summary, stats, license_id, pretty_name, present, infos, filtered)
+    data = _card_data(release, stats, license_id, pretty_name, present, infos, filtered)
     headings = render(TEMPLATE, data, contents="", **fields)  # the table of contents lists these
     return render(TEMPLATE, data, contents=contents(headings), **fields)
 
@@ -309,10 +333,12 @@ def write_card(
     license_note: str | None = None,
     max_shard_size: str | int = "500MB",
     thresholds: Sequence[float] = (),
+    release: bool = True,
 ) -> Path:
     """Compute the statistics of ``folder``'s shards (plots into ``plots/`` where matplotlib is
     installed) and write its card (``README.md``) atomically, with the Table-2 row of an
-    ``evaluation.json`` beside it and ``thresholds``' filtered configs (:func:`filtered_configs`)."""
+    ``evaluation.json`` beside it and ``thresholds``' filtered configs (:func:`filtered_configs`);
+    ``release``: see :func:`render_card`."""
     root = Path(folder)
     if not list_shards(root):  # a card would list no config (``configs: []``): nothing would load
         raise InputError(_no_records(root, summary))
@@ -334,6 +360,7 @@ def write_card(
         plots=plots,
         shard_size=str(max_shard_size) if isinstance(max_shard_size, str) else f"{max_shard_size:,} bytes",
         thresholds=thresholds,
+        release=release,
     )
     return atomic_write(root / CARD, text)
 

@@ -17,6 +17,8 @@ from paraamr.options import license_id, positive
 from paraamr.report import counted
 
 JSONL_SUFFIXES = (".json", ".jsonl", ".gz", ".zip")
+#: The license of the ParaAMR release: the card's for records converted from it.
+RELEASE_LICENSE = "cc-by-nc-4.0"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--license",
         type=license_id,
-        default="cc-by-nc-4.0",
-        help="license id for the card (default: %(default)s, the release's)",
+        default=None,
+        help=f"license id for the card (default: {RELEASE_LICENSE}, the release's, for the release's "
+        "records; unknown for records with foci, graphs or scores, which are not the release's)",
     )
     parser.add_argument(
         "--max-shard-size",
@@ -117,6 +120,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def not_the_release(record: dict) -> bool:
+    """Whether ``record`` holds what no record of the release has: a graph, a focus or a score.
+
+    >>> not_the_release({"text": "a", "amr": None, "paraphrases": [{"para_text": "b", "perplexity": 9.0}]})
+    False
+    """
+    keys = ("focus", "amr", "similarity", "quality")
+    filled = (p.get(k) is not None for p in record["paraphrases"] for k in keys)
+    return record.get("amr") is not None or any(filled)
+
+
 def release_line(record: dict, *, all_fields: bool = False) -> dict:
     """The JSON object of one record: the release's fields (or all of ours)."""
     if all_fields:
@@ -184,7 +198,7 @@ def to_folder(
     input,
     output,
     *,
-    license: str | None = "cc-by-nc-4.0",
+    license: str | None = None,
     max_shard_size: int | str = "500MB",
     overwrite: bool = False,
     skip_invalid: bool = False,
@@ -231,7 +245,8 @@ def to_folder(
         try:
             try:
                 reading = {"skipped": skipped, "max_chars": max_chars, "limits": limits}
-                n = _write_folder(input, out, splits, size, {"skip_invalid": skip_invalid, **reading})
+                reading["skip_invalid"] = skip_invalid
+                n, release = _write_folder(input, out, splits, size, reading)
                 if not n:
                     raise InputError(f"{input}: no records to convert")
                 if overwrite:  # the new parts are staged: only now does the old dataset go
@@ -239,7 +254,10 @@ def to_folder(
                 folder.finalize(out, max_shard_size=size)
             finally:
                 layout.remove_state(out)  # never a folder with part of the records
-            write_card(out, summary=None, license=license, repo_id=repo_id, max_shard_size=max_shard_size)
+            if license is None and release:
+                license = RELEASE_LICENSE
+            card = {"license": license, "repo_id": repo_id, "max_shard_size": max_shard_size}
+            write_card(out, summary=None, release=release, **card)
         except BaseException as err:
             if new is not None:  # it was not there and we hold its lock: ours, and half-written
                 shutil.rmtree(new, ignore_errors=True)
@@ -266,12 +284,13 @@ def _check_folder(out, overwrite: bool) -> None:
         )
 
 
-def _write_folder(input, out, splits, max_shard_size, reading: dict) -> int:
+def _write_folder(input, out, splits, max_shard_size, reading: dict) -> tuple[int, bool]:
+    """Write the records of ``input``; return how many, and whether they could be the release's."""
     from paraamr.builder.folder import ShardWriter
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
     from paraamr.sources import read_path
 
-    n = 0
+    n, release = 0, True
     writers = {
         split: (
             ShardWriter(out, "default", split, DEFAULT_SCHEMA, max_shard_size=max_shard_size),
@@ -284,7 +303,8 @@ def _write_folder(input, out, splits, max_shard_size, reading: dict) -> int:
         default.write(record)
         pairs.write_rows(to_pairs(record))
         n += 1
+        release = release and not not_the_release(record)
     for pair in writers.values():
         for writer in pair:
             writer.commit()
-    return n
+    return n, release
