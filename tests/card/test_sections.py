@@ -157,6 +157,22 @@ def test_the_card_renders_in_headless_chromium(parquet_folder, tmp_path):
     assert len(set(image.getdata())) > 20  # text and code blocks drawn, not a blank page
 
 
+def test_the_quick_start_of_a_folder_without_pairs_runs(tmp_path, monkeypatch):
+    """Sources without paraphrases: no ``pairs`` in ``configs:``, so no pairs in the snippets either
+    (before: ``load_dataset(folder, "pairs")``, a ValueError 'BuilderConfig pairs not found')."""
+    from paraamr.commands.convert import to_folder
+
+    lines = tmp_path / "none.jsonl"
+    lines.write_text('{"text": "a b c", "paraphrases": []}\n{"text": "d e", "paraphrases": []}\n')
+    folder = tmp_path / "nopairs"
+    to_folder(lines, folder)
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    blocks = [b for _fence, b in _blocks(_section(text, "## Quick Start"))]
+    assert '"pairs"' not in blocks[0] and "pairs_110" not in blocks[1]
+    monkeypatch.chdir(tmp_path)
+    assert _run(blocks[:2])[0]["records_85"].num_rows == 0
+
+
 def test_a_folder_without_pairs_shows_no_pairs_path():
     from paraamr.card.sections import libraries_text
 

@@ -214,6 +214,7 @@ def _usage_texts(
         "repo_hint": name,
         "load_note": note,
         "first_split": split,
+        "has_pairs": split in present.get("pairs", []),  # else the pairs snippets would not load
         "libraries_text": libraries_text(repo_id, name, split, shards),
     }
 
