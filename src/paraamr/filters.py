@@ -25,6 +25,7 @@ the release, like ``paraamr generate`` by default, keeps every paraphrase with i
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -136,6 +137,12 @@ class Filters:
         if self.max_perplexity is not None:
             mask &= _true(pc.less_equal(perplexity, pa.scalar(float(self.max_perplexity))))
         if self.min_similarity is not None:
+            if len(similarity) and similarity.null_count == len(similarity):
+                warnings.warn(
+                    f"min_similarity={self.min_similarity}: none of {len(similarity):,} paraphrases has a "
+                    "similarity score, so none is kept (unscored ones fail it): is the corpus scored?",
+                    stacklevel=2,
+                )
             scores = pc.cast(similarity, pa.float64())  # the stored float32 value, exactly
             mask &= _true(pc.greater_equal(scores, pa.scalar(float(self.min_similarity))))
         index = np.flatnonzero(mask)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import warnings
 
 import datasets
 import pyarrow as pa
@@ -70,6 +71,7 @@ def converted(release_jsonl, tmp_path_factory):
     return root
 
 
+@pytest.mark.filterwarnings("ignore:min_similarity")  # the release has no similarity scores
 @pytest.mark.parametrize("config", ["default", "pairs"])
 def test_release_sample_filtered_equals_the_builder(tmp_path_factory, release_jsonl, config):
     files = {"data_files": {"train": str(release_jsonl)}}
@@ -79,6 +81,7 @@ def test_release_sample_filtered_equals_the_builder(tmp_path_factory, release_js
         assert paraamr.filter_records(everything, **options).to_list() == expected, options
 
 
+@pytest.mark.filterwarnings("ignore:min_similarity")  # `converted` is the release's: unscored
 @pytest.mark.parametrize("config", ["default", "pairs"])
 @pytest.mark.parametrize("which", ["folder", "converted"])
 def test_our_folders_loaded_by_path_filtered_equal_the_builder(tmp_path_factory, request, which, config):
@@ -152,6 +155,18 @@ def test_loaded_from_the_hub_and_streamed_equal_the_builder(hub, folder, convert
                 if config == "default" or not options.get("min_paraphrases"):
                     assert _rows(paraamr.filter_records(streamed, **options)) == expected, (repo, options)
     assert hub.requests("GET", "/datasets/org/paraamr-small/resolve/")
+
+
+def test_min_similarity_on_an_unscored_corpus_says_so(converted, tmp_path):
+    """The release's records have no similarity scores (null): min_similarity keeps none of them,
+    which before came back as an empty dataset and nothing said."""
+    pairs = datasets.load_dataset(str(converted), "pairs", split="train", cache_dir=str(tmp_path))
+    said = r"min_similarity=0.5: none of 11 paraphrases has a similarity score"
+    with pytest.warns(UserWarning, match=said):
+        assert paraamr.filter_records(pairs, min_similarity=0.5).num_rows == 0
+    with warnings.catch_warnings():  # no min_similarity: nothing to say
+        warnings.simplefilter("error")
+        paraamr.filter_records(pairs, max_perplexity=100)
 
 
 def test_a_source_split_over_two_files_is_counted_whole(tmp_path):
