@@ -290,8 +290,8 @@ def filter_records(
     num_proc: int | None = None,
     desc: str | None = "filter_records",
 ) -> Data:
-    """Filter a loaded ParaAMR dataset as ``load_dataset("paraamr", max_perplexity=...)`` would
-    (:class:`Filters`), like ``Dataset.filter`` for paraphrases.
+    """Filter a loaded ParaAMR dataset as the builder's options do (``ParaAMR(max_perplexity=...)``,
+    :class:`Filters`), like ``Dataset.filter`` for paraphrases.
 
     Config ``default``: each row's paraphrases are filtered; rows left with fewer than
     ``min_paraphrases`` go. Config ``pairs``: a source is all rows of one ``id``, wherever they
@@ -347,6 +347,11 @@ def _filter(ds: Data, rules: Filters, *, batch_size: int, num_proc: int | None, 
     if not isinstance(ds, (datasets.Dataset, datasets.IterableDataset)):
         raise TypeError(
             f"filter_records: expected a datasets Dataset or IterableDataset, got {type(ds).__name__}"
+        )
+    if ds.features is None:  # a streamed dataset after .map(): its rows cannot be read as Arrow
+        raise ValueError(
+            "filter_records: this streamed dataset's features are unknown (as after .map()), so its "
+            "rows cannot be filtered in Arrow batches: filter it before mapping"
         )
     config = _config(ds.column_names)
     if isinstance(ds, datasets.Dataset):

@@ -227,6 +227,10 @@ def test_bad_input_is_refused_in_one_line(folder):
     no_scores = datasets.Dataset.from_list([{"id": "a", "para_text": "x", "perplexity": 1.0}])
     with pytest.raises(ValueError, match="min_similarity: the paraphrases have no similarity scores"):
         paraamr.filter_records(no_scores, min_similarity=0.5)
+    mapped = datasets.load_dataset(str(folder), split="train", streaming=True).map(lambda row: row)
+    unknown = r"features are unknown \(as after .map\(\)\).*filter it before mapping"
+    with pytest.raises(ValueError, match=unknown):  # before: "not a ParaAMR dataset ... got columns None"
+        paraamr.filter_records(mapped, max_perplexity=110)
 
 
 @pytest.mark.slow
