@@ -386,6 +386,7 @@ def table() -> list[Case]:
                 full="convert",
             ),
             bad_file("output-user-file-jsonl", to, "out.jsonl", b"mine\n", beside=good),
+            ("output-a-file-name", ["in.jsonl", "o.parquet"], good, USAGE, "o.parquet: a .parquet file name"),
             *option_cases(
                 ["in.jsonl", "out"],
                 good,

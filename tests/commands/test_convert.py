@@ -123,9 +123,9 @@ def test_convert_never_replaces_user_files_and_overwrite_deletes_only_its_own(
     folder.mkdir()
     (folder / "README.md").write_text("# my notes\n")
     assert main(["convert", str(release_jsonl), str(folder)]) == 1  # a folder without data/: still refused
-    assert (
-        "pass --overwrite" in capsys.readouterr().err and (folder / "README.md").read_text() == "# my notes\n"
-    )
+    err = capsys.readouterr().err  # and not told to pass --overwrite, which would not take it either
+    assert "holds no dataset" in err and "pass --overwrite" not in err
+    assert (folder / "README.md").read_text() == "# my notes\n"
     assert main(["convert", str(release_jsonl), str(folder), "--overwrite"]) == 1  # no dataset (issue 28)
     assert (
         "holds no dataset" in capsys.readouterr().err and (folder / "README.md").read_text() == "# my notes\n"

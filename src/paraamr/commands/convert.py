@@ -17,6 +17,8 @@ from paraamr.options import license_id, positive
 from paraamr.report import counted
 
 JSONL_SUFFIXES = (".json", ".jsonl", ".gz", ".zip")
+#: Suffixes of a single file that a dataset folder's name would not end with.
+FILE_SUFFIXES = (".parquet", ".csv", ".tsv", ".txt", ".arrow")
 #: The license of the ParaAMR release: the card's for records converted from it.
 RELEASE_LICENSE = "cc-by-nc-4.0"
 
@@ -76,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     """Convert (and push); print what was written."""
     import sys
     from collections import Counter
+    from pathlib import Path
 
     from paraamr.commands.push import check_repo_id
     from paraamr.commands.stats import archive_limits, check_finished
@@ -86,6 +89,12 @@ def run(args: argparse.Namespace) -> int:
     check_repo_id(args.push_to_hub)
     check_repo_id(args.repo_id, "--repo-id")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
+    suffix = Path(args.output).suffix.lower()
+    if to == "parquet" and suffix in FILE_SUFFIXES and not Path(args.output).is_dir():
+        raise UsageError(
+            f"{args.output}: a {suffix} file name, but OUTPUT is a dataset folder (data/default/*.parquet) "
+            f"or JSON lines ({'/'.join(JSONL_SUFFIXES)}): give a folder name"
+        )
     skipped = Skipped(fields=Counter())
     if to == "jsonl" and args.push_to_hub:
         raise UsageError("--push-to-hub needs a dataset folder as OUTPUT, not JSON lines")
@@ -275,9 +284,9 @@ def _check_folder(out, overwrite: bool) -> None:
 
     if not out.is_dir() or layout.is_empty(out):
         return
-    if not overwrite:
+    if not overwrite and layout.holds_dataset(out):
         raise InputError(f"{out}: exists and is not empty (pass --overwrite to replace its shards and card)")
-    if not layout.holds_dataset(out):
+    if not layout.holds_dataset(out):  # (--overwrite would not take it either: say so at once)
         raise InputError(
             f"{out}: holds no dataset (no shards, failures, summary or state; a README.md alone is "
             "none): refusing to replace its files even with --overwrite; give an empty or new folder"
