@@ -723,6 +723,7 @@ def table() -> list[Case]:
                 "--max-perplexity",
             ),
             ("none-kept", ["scpn", "in.jsonl", "o.csv", "--max-perplexity", "1"], good, ERR, "in.jsonl"),
+            ("parser-url", ["scpn", "in.jsonl", "o.csv", "--parser", "http://[::1"], good, USAGE, "URL"),
             (
                 "corenlp-down",
                 ["scpn", "in.jsonl", "o.csv", "--parser", "http://127.0.0.1:9"],
@@ -1119,6 +1120,10 @@ def value_and_state_cases() -> list[Case]:
             ("chunk-pairs-nan", ["--chunk-pairs", "nan"], {"in.tsv": PAIRS_TSV}, USAGE, "--chunk-pairs"),
             ("ted-height-zero", ["--ted-height", "0"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
             ("parser-unknown", ["--parser", "nonsense"], {"in.tsv": PAIRS_TSV}, USAGE, "--parser"),
+            *[  # before: a row of nan and exit 0 ('http://[::1': an internal error in export scpn)
+                (f"parser-url-{n}", ["--parser", url], {"in.tsv": PAIRS_TSV}, USAGE, "not a server URL")
+                for n, url in enumerate(("http://127.0.0.1:abc", "http://[::1", "http://a b", "http://"))
+            ],
             ("device-absent-cuda", ["--device", "cuda:7"], {"in.tsv": PAIRS_TSV}, USAGE, "cuda:7"),
             *[  # named as an option (before: "in.tsv/.paraamr/...: unreadable state ([Errno 20] ...)")
                 (f"{d}-a-file", [f"--{d}", "in.tsv"], {"in.tsv": PAIRS_TSV}, USAGE, f"--{d} in.tsv: not a")

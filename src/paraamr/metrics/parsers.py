@@ -100,10 +100,30 @@ def _corenlp_url(spec: str) -> str | None:
 
 
 def _parser_option(text: str) -> str:
-    """``--parser``'s value, checked as :func:`get_parser` reads it (an argparse ``type``)."""
-    if text in _LINK_GRAMMAR or _corenlp_url(text):
+    """``--parser``'s value, checked as :func:`get_parser` reads it (an argparse ``type``): a URL
+    with a host and, if any, a port that urllib can request.
+
+    >>> _parser_option("http://127.0.0.1:abc")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'http://127.0.0.1:abc': not a server URL (Port could not be cast ...)
+    """
+    if text in _LINK_GRAMMAR:
         return text
-    raise argparse.ArgumentTypeError(f"expected link-grammar, corenlp or a CoreNLP server URL, got {text!r}")
+    url = _corenlp_url(text)
+    if url is None:
+        raise argparse.ArgumentTypeError(
+            f"expected link-grammar, corenlp or a CoreNLP server URL, got {text!r}"
+        )
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # a ValueError when it is not a number in 0..65535
+        problem = "no host" if not parts.hostname else "a space in it" if " " in url else None
+        if problem or port == 0:
+            raise ValueError(problem or "port 0")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a server URL ({err})") from None
+    return text
 
 
 def upper_i(sentence: str) -> str:
