@@ -15,7 +15,7 @@ from pathlib import Path
 
 from paraamr.errors import InputError
 
-__all__ = ["check_writable"]
+__all__ = ["check_not_input", "check_writable"]
 
 
 def check_writable(path: str | os.PathLike) -> None:
@@ -31,3 +31,20 @@ def check_writable(path: str | os.PathLike) -> None:
         raise InputError(f"{path}: cannot be written: {base} is read-only")
     if os.statvfs(base).f_bavail == 0:
         raise InputError(f"{path}: cannot be written: {os.strerror(errno.ENOSPC).lower()} ({base})")
+
+
+def check_not_input(output: str | os.PathLike, *inputs: str | os.PathLike, name: str = "") -> None:
+    """Refuse an ``output`` file that is one of the ``inputs`` (through a link too): with
+    ``--overwrite`` it would replace what the command reads. ``name``: the output's option.
+
+    >>> check_not_input("setup.cfg", "./setup.cfg", name="--output")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: --output setup.cfg: is the input
+    """
+    out = Path(output)
+    if not out.exists():
+        return
+    for path in inputs:
+        if Path(path).exists() and out.resolve() == Path(path).resolve():
+            raise InputError(f"{name + ' ' if name else ''}{output}: is the input")

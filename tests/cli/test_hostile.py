@@ -207,6 +207,7 @@ def put(args, path: str) -> list[str]:
 #: What a command says of a Hub dataset id it cannot fetch (the tests run offline).
 UNREACHABLE = "not here, and the Hub cannot be reached"
 NOT_A_FILE = "a pipe or a device, not a file"
+SAVE_LM_OVER_INPUT = ("--save-lm", "in.jsonl", "--overwrite")
 #: Plain sentences (generate's input) given as a corpus: before, json's own "Expecting value: line 1
 #: column 1 (char 0)".
 SENTENCES_NOT_A_CORPUS = "in.txt, line 1: not JSON (Expecting value at column 1); a release file holds one"
@@ -315,6 +316,13 @@ def table() -> list[Case]:
             bad_file("unknown-suffix", at, "in.xyz", b"abc"),
             bad_file("long-line", at, "in.jsonl", long_rows, OK),
             bad_file("long-line-max-chars", (*at, "--max-chars", "1000"), "in.jsonl", long_rows, OK),
+            (  # before: --overwrite wrote the LM (Parquet) over the dataset
+                "save-lm-is-input",
+                [*("--dataset", "in.jsonl", "--output", "o", "--method", "reda-ng"), *SAVE_LM_OVER_INPUT],
+                good,
+                ERR,
+                "--save-lm in.jsonl: is the input",
+            ),
             *output_cases(
                 ("--dataset", "in.jsonl", "--output", FILE),
                 good,
@@ -630,6 +638,13 @@ def table() -> list[Case]:
                 "m: cannot load a bi quality model",
             ),
             *option_cases(args, good, ERR, [("batch-size", "zero", "0")]),
+            (  # before: --overwrite replaced the input with the scores
+                "output-is-input",
+                ["--input", "in.jsonl", "--output", "in.jsonl", "--overwrite"],
+                good,
+                ERR,
+                "--output in.jsonl: is the input",
+            ),
         ],
     )
 

@@ -247,6 +247,22 @@ def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     assert "--overwrite" in capsys.readouterr().err
 
 
+def test_score_replaces_a_link_and_never_writes_through_it(tmp_path, capsys):
+    """--output a link with --overwrite: the file the link named stays as it was (before: the scores
+    were written into it; and a link to the input replaced the input)."""
+    src, theirs = tmp_path / "pairs.jsonl", tmp_path / "theirs.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in PAIRS))
+    theirs.write_text("mine\n")
+    (tmp_path / "out.jsonl").symlink_to(theirs)
+    (tmp_path / "in-link.jsonl").symlink_to(src)
+    argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", str(src), "--overwrite"]
+    assert main([*argv, "--output", str(tmp_path / "in-link.jsonl")]) == 1
+    assert "in-link.jsonl: is the input" in capsys.readouterr().err
+    assert main([*argv, "--output", str(tmp_path / "out.jsonl")]) == 0
+    assert theirs.read_text() == "mine\n" and not (tmp_path / "out.jsonl").is_symlink()
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == len(PAIRS)
+
+
 def test_score_reads_the_pair_files_evaluate_reads(tmp_path, capsys):
     """A .tsv or .csv of pairs, a release file and a dataset folder give the rows of the same pairs
     as JSON lines (labels aside); a .txt that is not JSON lines is read as two columns, as by evaluate."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import license_id, optional_float, positive
+from paraamr.outputs import check_not_input
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.report import counted
 from paraamr.signals import check
@@ -365,8 +366,11 @@ def _check_options(args: argparse.Namespace) -> None:
         if given and args.method not in methods:
             options = ", ".join("--" + n.replace("_", "-") for n in (names if whole else given))
             raise UsageError(f"{options}: only with --method {' or '.join(methods)} (not {args.method})")
-    if args.save_lm and Path(args.save_lm).exists() and not args.overwrite:
-        raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
+    if args.save_lm:  # neither a file of the user's nor one the run reads
+        reads = [p for p in (args.dataset, args.lm, args.lm_corpus) if p]
+        check_not_input(args.save_lm, *reads, name="--save-lm")
+        if Path(args.save_lm).exists() and not args.overwrite:
+            raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
 
 
 def _generator_settings(args: argparse.Namespace) -> dict:

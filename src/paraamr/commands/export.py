@@ -158,12 +158,11 @@ def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
     """Refuse, before any work, an output that is a folder, would be replaced without
     ``--overwrite``, is the input, or cannot be written."""
     from paraamr.errors import InputError
-    from paraamr.outputs import check_writable
+    from paraamr.outputs import check_not_input, check_writable
 
     if output.is_dir():
         raise InputError(f"{output}: is a folder (OUTPUT is the CSV file to write)")
-    if Path(args.path).exists() and output.resolve() == Path(args.path).resolve():
-        raise InputError(f"{output}: is the input")
+    check_not_input(output, args.path)
     for path in (output, failed):
         if path.exists() and not args.overwrite:
             raise InputError(f"{path}: exists (pass --overwrite to replace it)")

@@ -11,14 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import sys
 from pathlib import Path
 
 from paraamr.errors import InputError, UsageError, not_a_file
 from paraamr.extras import require
+from paraamr.layout import atomic_write
 from paraamr.options import number, positive
-from paraamr.outputs import check_writable
+from paraamr.outputs import check_not_input, check_writable
 from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
 
@@ -466,8 +468,11 @@ def run_score(args: argparse.Namespace) -> int:
     from paraamr.quality import QualityScorer
     from paraamr.quality.evaluation import classify, intervals_by_source, separation
 
-    if args.output != "-" and Path(args.output).exists() and not args.overwrite:
-        raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
+    if args.output != "-":
+        check_not_input(args.output, *([args.input] if args.input != "-" else []), name="--output")
+        if Path(args.output).exists() and not args.overwrite:
+            raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
+        check_writable(Path(args.output).parent if os.path.lexists(args.output) else args.output)
     rows = _score_rows(args.input)
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
@@ -476,15 +481,15 @@ def run_score(args: argparse.Namespace) -> int:
     scores: list[float | None] = [None] * len(rows)
     for i, value in zip(keep, values, strict=True):
         scores[i] = round(value, 6)
-    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
-    try:
-        for row, value, problem in zip(rows, scores, problems, strict=True):
-            printed = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}  # any field
-            extra = {} if problem is None else {"failure": problem}
-            out.write(json.dumps({**printed, "quality": value, **extra}, ensure_ascii=False) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    lines = []
+    for row, value, problem in zip(rows, scores, problems, strict=True):
+        printed = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}  # any field
+        extra = {} if problem is None else {"failure": problem}
+        lines.append(json.dumps({**printed, "quality": value, **extra}, ensure_ascii=False) + "\n")
+    if args.output == "-":
+        sys.stdout.writelines(lines)
+    else:  # whole or not at all, and a link replaced by the file, never written through
+        atomic_write(args.output, "".join(lines))
     labelled = [(s, r["label"]) for s, r in zip(scores, rows, strict=True) if "label" in r and s is not None]
     if labelled and len(labelled) == len(rows):
         values_, labels = zip(*labelled, strict=True)
