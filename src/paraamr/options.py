@@ -20,6 +20,7 @@ from paraamr.errors import UsageError
 from paraamr.report import redact
 
 __all__ = [
+    "SEED",
     "SHARD_HELP",
     "ArgumentParser",
     "add_plot_options",
@@ -151,6 +152,10 @@ def number(
             raise argparse.ArgumentTypeError(f"{what}, got {text}") from None
 
     return parse
+
+
+#: A seed's range: what numpy, torch and random all take (a number=... of :func:`setting`).
+SEED = {"kind": int, "low": 0, "high": 2**32 - 1}
 
 
 def positive(kind: type = int) -> Callable[[str], int | float]:

@@ -1135,6 +1135,8 @@ def value_and_state_cases() -> list[Case]:
             ("chunk-pairs-nan", ["--chunk-pairs", "nan"], {"in.tsv": PAIRS_TSV}, USAGE, "--chunk-pairs"),
             ("ted-height-zero", ["--ted-height", "0"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
             ("parser-unknown", ["--parser", "nonsense"], {"in.tsv": PAIRS_TSV}, USAGE, "--parser"),
+            # before: an internal error ('expected non-negative integer') after all the scoring
+            ("seed-negative", ["--sample", "2", "--seed", "-1"], {"in.tsv": PAIRS_TSV}, USAGE, "--seed"),
             *[  # before: a row of nan and exit 0 ('http://[::1': an internal error in export scpn)
                 (f"parser-url-{n}", ["--parser", url], {"in.tsv": PAIRS_TSV}, USAGE, "not a server URL")
                 for n, url in enumerate(("http://127.0.0.1:abc", "http://[::1", "http://a b", "http://"))

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
-from paraamr.options import license_id, optional_float, positive
+from paraamr.options import SEED, license_id, number, optional_float, positive
 from paraamr.outputs import check_not_input
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.report import counted
@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace a non-empty output folder (and a --save-lm file)"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=number(**SEED), default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--num-proc", type=positive(), default=None, help="processes for datasets.map")
     add_progress_options(parser)
     parser.add_argument(

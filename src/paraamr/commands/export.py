@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from paraamr.metrics.parsers import add_parser_options
-from paraamr.options import optional_float, positive
+from paraamr.options import SEED, number, optional_float, positive
 from paraamr.progress import Progress, add_progress_options
 from paraamr.report import counted
 
@@ -63,7 +63,7 @@ def register(subparsers) -> None:
         add_progress_options(p)
         p.set_defaults(func=run)
     simcse.add_argument(
-        "--seed", type=int, default=0, help="seed of the random negatives (default: %(default)s)"
+        "--seed", type=number(**SEED), default=0, help="seed of the random negatives (default: %(default)s)"
     )
     g = scpn.add_argument_group("parser")
     add_parser_options(g, cache="keep parses in this folder across runs")

@@ -19,7 +19,7 @@ from pathlib import Path
 from paraamr.errors import InputError, UsageError, not_a_file
 from paraamr.extras import require
 from paraamr.layout import atomic_write
-from paraamr.options import number, positive
+from paraamr.options import SEED, number, positive
 from paraamr.outputs import check_not_input, check_writable
 from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
@@ -180,7 +180,7 @@ def register(subparsers) -> None:
     )
     train.add_argument(
         "--seed",
-        type=number(int, low=0, high=2**32 - 1),
+        type=number(**SEED),
         default=d.seed,
         help=f"of the triplets, the split and the training (numpy's range; default: {d.seed})",
     )

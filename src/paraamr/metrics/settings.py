@@ -20,7 +20,7 @@ from typing import Any
 from paraamr.errors import UsageError
 from paraamr.metrics.parsers import add_parser_options
 from paraamr.metrics.scoring import MAX_CHARS
-from paraamr.options import add_plot_options, check_settings, setting, shard_spec
+from paraamr.options import SEED, add_plot_options, check_settings, setting, shard_spec
 from paraamr.progress import MODES, add_progress_options
 
 __all__ = ["PAPER_SIMILARITY", "EvaluateSettings"]
@@ -50,7 +50,7 @@ class EvaluateSettings:
         None, "evaluate N SOURCES drawn at random, each with all its pairs (N pairs when every source has "
         "one paraphrase), and print each measure's 95%% interval (cluster bootstrap over sources)",
         metavar="N", number=_POSITIVE, row=True)
-    seed: int = _main(0, "seed of --sample and its bootstrap (default: %(default)s)", type=int, row=True)
+    seed: int = _main(0, "seed of --sample and its bootstrap (default: %(default)s)", number=SEED, row=True)
     max_chars: int = _main(
         MAX_CHARS, "a pair with a longer text is a failure row (default: %(default)s; link-grammar refuses "
         "sentences over ~2,046 characters)", metavar="N", number=_POSITIVE, row=True)
