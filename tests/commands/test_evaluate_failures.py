@@ -113,9 +113,14 @@ def test_write_card_refuses_a_folder_another_process_is_writing(capsys, tmp_path
     assert f"paraamr evaluate: {folder}: being written (writer 00000-of-00001) by pid {holder.pid}" in err
 
 
-def test_no_pair_left_is_a_row_of_nothing_not_an_error(capsys, tmp_path):
+def test_no_pair_left_is_one_line_and_exit_1_not_a_row_of_nothing(capsys, tmp_path):
+    """Every pair a failure row: each said, then one line (before: a row of nan or null, exit 0,
+    where --max-perplexity leaving no pair already exited 1)."""
     path = tmp_path / "bad.tsv"
     path.write_text("A source.\t\nAnother.\t\u200b\n")
-    status, result, _ = run_json(capsys, path, "--sample", "1")
-    assert status == 0 and result["pairs"] == 0 and len(result["failures"]) == 1
-    assert result["intervals"]["ted3"] == [None, None]  # no value: null, never NaN (not JSON)
+    status, result, err = run_json(capsys, path, "--sample", "1")
+    assert status == 1 and result == {} and "internal error" not in err
+    lines = err.strip().splitlines()
+    said = f"paraamr evaluate: {path}: no pair could be scored; all 1 were left out (the lines above say why)"
+    assert lines[-1] == said
+    assert lines[-2].startswith("paraamr evaluate: left out ")

@@ -366,6 +366,12 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
 
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
     options = settings["options"]
+    if not result["pairs"] and result["failures"]:  # a row of nothing is no result: no card, exit 1
+        say_failures(result["failures"])
+        raise InputError(
+            f"{options['input']}: no pair could be scored; all {len(result['failures']):,} were left out "
+            "(the lines above say why)"
+        )
     result["signatures"]["protocol"] = str(protocol_signature(
         similarity_model=options["similarity_model"], pooling=options["pooling"],
         ted_convention=options.get("ted_convention", "aesop"),
