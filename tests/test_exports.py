@@ -56,6 +56,9 @@ def test_simcse_keeps_the_threshold_and_draws_negatives_from_other_sources(relea
     again = tmp_path / "again.csv"
     assert main(["export", "simcse", str(release), str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
+    twice = tmp_path / "twice.csv"  # a split named twice is read once (before: every row twice)
+    assert main(["export", "simcse", str(release), str(twice), "--split", "train", "--split", "train"]) == 0
+    assert twice.read_bytes() == out.read_bytes()
     other = tmp_path / "other.csv"
     assert main(["export", "simcse", str(release), str(other), "--seed", "1"]) == 0
     assert [r["hard_neg"] for r in _csv(other)] != [r["hard_neg"] for r in rows]

@@ -739,6 +739,10 @@ def table() -> list[Case]:
             ),
             ("none-kept", ["scpn", "in.jsonl", "o.csv", "--max-perplexity", "1"], good, ERR, "in.jsonl"),
             ("parser-url", ["scpn", "in.jsonl", "o.csv", "--parser", "http://[::1"], good, USAGE, "URL"),
+            *[  # before: an internal error ('' has an empty name); files named '-' or 'd' (for d/)
+                (f"output-name-{n}", ["simcse", "in.jsonl", out], good, USAGE, "not a file name")
+                for n, out in enumerate(("", "-", "d/"))
+            ],
             (
                 "corenlp-down",
                 ["scpn", "in.jsonl", "o.csv", "--parser", "http://127.0.0.1:9"],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -82,10 +83,13 @@ def run(args: argparse.Namespace) -> int:
     limits = archive_limits(args)
     if args.config and Path(args.path).exists():
         raise UsageError(f"--config {args.config}: only for a Hub dataset ({args.path} is a local path)")
+    if not args.output.strip() or args.output == "-" or args.output.endswith(("/", os.sep)):
+        raise UsageError(f"OUTPUT {args.output!r}: not a file name (the CSV file to write)")
     output = Path(args.output)
     failed = output.with_name(output.name + ".failures.jsonl")  # the pairs that could not be written
     _check_output(args, output, failed)
-    items = exports.records(args.path, config=args.config, splits=args.split, limits=limits)
+    splits = list(dict.fromkeys(args.split)) if args.split else None  # a split named twice: once
+    items = exports.records(args.path, config=args.config, splits=splits, limits=limits)
     counts: dict[str, int] = {}
     threshold = "no threshold" if args.max_perplexity is None else f"perplexity <= {args.max_perplexity:g}"
 
