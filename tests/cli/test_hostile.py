@@ -338,6 +338,7 @@ def table() -> list[Case]:
                     ("max-chars", "negative", "-1"),
                     ("max-shard-size", "zero", "0"),
                     ("draws", "zero", "0"),
+                    ("draws", "huge", "1000000000"),  # before: reda-ng ran until killed
                 ],
             ),
             ("unknown-split", [*args, "--split", "nope"], good, ERR, "nope"),

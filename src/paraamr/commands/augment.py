@@ -34,6 +34,10 @@ def _size(value: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+#: The most ``--draws`` (REDA+NG scores every one of a text's tries with its LM).
+MAX_DRAWS = 1000
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``paraamr augment``."""
     parser.add_argument("--dataset", required=True, help="local file/folder or Hub dataset id")
@@ -107,10 +111,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("reda / reda-ng methods")
     g.add_argument(
         "--draws",
-        type=positive(),
+        type=number(int, low=1, high=MAX_DRAWS),
         default=None,
         help="tries per operator behind the pool (default: 20; with --recipe paper the paper's: 20, 50, "
-        "100 for 1, 2, 3 edits, 50 per edit above, at most 200; RM 50)",
+        f"100 for 1, 2, 3 edits, 50 per edit above, at most 200; RM 50; at most {MAX_DRAWS:,}: "
+        "reda-ng scores every try)",
     )
     g.add_argument(
         "--recipe",
