@@ -138,6 +138,21 @@ def test_evaluate_command_with_references_and_templates(capsys, tmp_path):
     assert main([*args, "--templates", str(temps)]) == 2
 
 
+def test_references_follow_the_input_when_max_perplexity_drops_pairs(capsys, tmp_path):
+    """One reference a line of the input, in its order (as with --sample): before, the file had to
+    match the pairs left after --max-perplexity, and shorter files were matched out of line."""
+    paras = [("The cat sat on the mat.", 30.0), ("A cat was sitting.", 150.0), ("A cat sat.", 60.0)]
+    record = {"text": "The cat sat on the mat today.", "paraphrases": [
+        {"para_text": text, "perplexity": ppl} for text, ppl in paras]}  # fmt: skip
+    corpus, refs = tmp_path / "c.jsonl", tmp_path / "refs.txt"
+    corpus.write_text(json.dumps(record) + "\n")
+    refs.write_text("".join(f"{text}\n" for text, _ in paras))  # each paraphrase its own reference
+    args = ["evaluate", str(corpus), "--no-plots", "--no-progress", "--json", "--references", str(refs)]
+    assert main([*args, "--max-perplexity", "100"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["pairs"] == 2 and result["bleu"] == pytest.approx(100)
+
+
 def test_terminal_row_shows_aesops_measures_when_there_are_references():
     from paraamr.metrics.report import format_row
 

@@ -132,8 +132,8 @@ def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any
     from paraamr.metrics.table2 import filter_perplexity, is_local, read_corpus
 
     pairs = read_corpus(s.path, config=s.config, split=s.split)
+    pairs = with_references(pairs, s.references, s.templates)  # one a line of the input, in its order
     pairs = filter_perplexity(pairs, s.max_perplexity, name=s.path)[0]
-    pairs = with_references(pairs, s.references, s.templates)
     plan = make_plan(pairs, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
     if main and s.sample is not None and s.sample > len(plan.groups):
         print(
