@@ -323,6 +323,13 @@ def table() -> list[Case]:
                 ERR,
                 "--save-lm in.jsonl: is the input",
             ),
+            (  # before: the error named the temporary file ('.lm.4434-c58465e6.tmp -> lm: is a folder')
+                "save-lm-a-folder",
+                [*("--dataset", "in.jsonl", "--output", "o", "--method", "reda-ng"), "--save-lm", "lm"],
+                {**good, "lm/mine.txt": b"mine"},
+                USAGE,
+                "--save-lm lm: is a folder",
+            ),
             *output_cases(
                 ("--dataset", "in.jsonl", "--output", FILE),
                 good,

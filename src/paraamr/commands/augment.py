@@ -374,6 +374,8 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.save_lm:  # neither a file of the user's nor one the run reads
         reads = [p for p in (args.dataset, args.lm, args.lm_corpus) if p]
         check_not_input(args.save_lm, *reads, name="--save-lm")
+        if Path(args.save_lm).is_dir():
+            raise UsageError(f"--save-lm {args.save_lm}: is a folder (the LM is one Parquet file)")
         if Path(args.save_lm).exists() and not args.overwrite:
             raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
 
