@@ -1172,6 +1172,8 @@ def value_and_state_cases() -> list[Case]:
         "evaluate",
         ("evaluate", *nop),
         [
+            # before: the current folder, read as a folder of release files
+            ("path-empty", [""], {"in.jsonl": release()}, USAGE, "PATH '': an empty path"),
             # every paraphrase above the threshold: named (before: "the processes scored chunks [], not []")
             ("max-perplexity-drops-all", ["in.jsonl", "--max-perplexity", "1"], {"in.jsonl": release()}, ERR,
              "in.jsonl"),

@@ -162,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
 
     where = launch()
     s = settings_from_args(args)
+    if "" in ([s.path] if isinstance(s.path, str) else s.path or []):  # Path("") is the current folder
+        raise UsageError("PATH '': an empty path")
     if isinstance(s.path, list):
         from paraamr.metrics.table2 import run_corpora
 
