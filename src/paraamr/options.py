@@ -32,6 +32,7 @@ __all__ = [
     "number",
     "option_flag",
     "optional_float",
+    "path_text",
     "positive",
     "setting",
     "shard_spec",
@@ -152,6 +153,21 @@ def number(
             raise argparse.ArgumentTypeError(f"{what}, got {text}") from None
 
     return parse
+
+
+def path_text(text: str) -> str:
+    """An argparse ``type`` for a path: not empty (``Path("")`` is the current folder).
+
+    >>> path_text("out")
+    'out'
+    >>> path_text(" ")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: an empty path
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return text
 
 
 #: A seed's range: what numpy, torch and random all take (a number=... of :func:`setting`).

@@ -349,6 +349,7 @@ def table() -> list[Case]:
                 ],
             ),
             ("unknown-split", [*args, "--split", "nope"], good, ERR, "nope"),
+            ("dataset-empty", ["--dataset", "", "--output", "o"], {}, USAGE, "--dataset: an empty path"),
             ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
             bad_file(
                 "lm-garbage", (*args, "--method", "reda-ng", "--lm", FILE), "lm.parquet", GARBAGE, beside=good
@@ -646,6 +647,7 @@ def table() -> list[Case]:
                 "m: cannot load a bi quality model",
             ),
             *option_cases(args, good, ERR, [("batch-size", "zero", "0")]),
+            ("output-empty", ["--input", "in.jsonl", "--output", ""], good, USAGE, "--output: an empty path"),
             (  # before: --overwrite replaced the input with the scores
                 "output-is-input",
                 ["--input", "in.jsonl", "--output", "in.jsonl", "--overwrite"],
@@ -671,6 +673,9 @@ def table() -> list[Case]:
                 "org/name",
             ),
             ("make-tiny-onto-file", ["make-tiny", "afile"], {"afile": b"x"}, ERR, "afile"),
+            # empty paths (before: make-tiny wrote into the current folder; augment's Hub loader raised
+            # 'dataset_name should be specified'; quality score took '' for the current folder)
+            ("make-tiny-empty", ["make-tiny", ""], {}, USAGE, "an empty path"),
             ("make-tiny-read-only", ["make-tiny", "{ro}/tiny"], {}, ERR, "tiny"),
             ("make-tiny-disk-full", ["make-tiny", "{full}/tiny"], {}, ERR, "tiny"),
             ("make-tiny-user-folder", ["make-tiny", "t"], {"t/parser/a": b"mine"}, ERR, "parser: exists"),

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.models.catalog import DEFAULTS
-from paraamr.options import SEED, license_id, number, optional_float, positive
+from paraamr.options import SEED, license_id, number, optional_float, path_text, positive
 from paraamr.outputs import check_not_input
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.report import counted
@@ -40,7 +40,9 @@ MAX_DRAWS = 1000
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``paraamr augment``."""
-    parser.add_argument("--dataset", required=True, help="local file/folder or Hub dataset id")
+    parser.add_argument(
+        "--dataset", required=True, type=path_text, help="local file/folder or Hub dataset id"
+    )
     parser.add_argument("--dataset-config", default=None, help="config name of a Hub dataset (e.g. mrpc)")
     parser.add_argument("--method", required=True, choices=("paraamr", "reda", "reda-ng"))
     parser.add_argument(
@@ -58,7 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--columns", nargs="+", default=None, help="the one or two text columns (default: guessed)"
     )
-    parser.add_argument("--output", default=None, help="output folder (default: augmented-METHOD)")
+    parser.add_argument(
+        "--output", type=path_text, default=None, help="output folder (default: augmented-METHOD)"
+    )
     parser.add_argument(
         "--overwrite", action="store_true", help="replace a non-empty output folder (and a --save-lm file)"
     )

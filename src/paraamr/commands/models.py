@@ -9,7 +9,7 @@ from pathlib import Path
 from paraamr.errors import InputError
 from paraamr.models.catalog import KINDS
 from paraamr.network import HELP as HUB_HELP
-from paraamr.options import SEED, number
+from paraamr.options import SEED, number, path_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_rm)
 
     p = sub.add_parser("make-tiny", help="write tiny random-weight models (DIR/parser, realizer, lm)")
-    p.add_argument("dir", help="output folder")
+    p.add_argument("dir", type=path_text, help="output folder")
     p.add_argument("--seed", type=number(**SEED), default=0, help="random seed (default: 0)")
     p.add_argument("--overwrite", action="store_true", help="replace DIR/parser, realizer and lm")
     p.set_defaults(func=_make_tiny)

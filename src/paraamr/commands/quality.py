@@ -19,7 +19,7 @@ from pathlib import Path
 from paraamr.errors import InputError, UsageError, not_a_file
 from paraamr.extras import require
 from paraamr.layout import atomic_write
-from paraamr.options import SEED, number, positive
+from paraamr.options import SEED, number, path_text, positive
 from paraamr.outputs import check_not_input, check_writable
 from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
@@ -208,13 +208,17 @@ def register(subparsers) -> None:
     )
     score.add_argument(
         "--input",
+        type=path_text,
         default="-",
         help="JSON lines with text and para_text (and label), a labelled .tsv as --natural reads it, a "
         ".tsv/.csv of (source, paraphrase) pairs, or a release file or dataset folder, as evaluate "
         "reads them (default: '-', stdin)",
     )
     score.add_argument(
-        "--output", default="-", help="where the rows go, with 'quality' added (default: '-', stdout)"
+        "--output",
+        type=path_text,
+        default="-",
+        help="where the rows go, with 'quality' added (default: '-', stdout)",
     )
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     score.add_argument(
