@@ -752,6 +752,13 @@ def table() -> list[Case]:
             ),
             ("none-kept", ["scpn", "in.jsonl", "o.csv", "--max-perplexity", "1"], good, ERR, "in.jsonl"),
             ("parser-url", ["scpn", "in.jsonl", "o.csv", "--parser", "http://[::1"], good, USAGE, "URL"),
+            (  # before: 'afile: already exists', no option named
+                "cache-dir-a-file",
+                ["scpn", "in.jsonl", "o.csv", "--cache-dir", "afile"],
+                {**good, "afile": b"x"},
+                USAGE,
+                "--cache-dir afile: not a folder",
+            ),
             *[  # before: an internal error ('' has an empty name); files named '-' or 'd' (for d/)
                 (f"output-name-{n}", ["simcse", "in.jsonl", out], good, USAGE, "not a file name")
                 for n, out in enumerate(("", "-", "d/"))

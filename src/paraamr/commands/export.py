@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     limits = archive_limits(args)
     if args.config and Path(args.path).exists():
         raise UsageError(f"--config {args.config}: only for a Hub dataset ({args.path} is a local path)")
+    cache = getattr(args, "cache_dir", None)  # scpn's
+    if cache and Path(cache).exists() and not Path(cache).is_dir():
+        raise UsageError(f"--cache-dir {cache}: not a folder")
     if not args.output.strip() or args.output == "-" or args.output.endswith(("/", os.sep)):
         raise UsageError(f"OUTPUT {args.output!r}: not a file name (the CSV file to write)")
     output = Path(args.output)
