@@ -27,6 +27,7 @@ __all__ = [
     "add_settings",
     "check_number",
     "check_settings",
+    "folder_text",
     "given_settings",
     "license_id",
     "number",
@@ -167,6 +168,13 @@ def path_text(text: str) -> str:
     """
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path")
+    return text
+
+
+def folder_text(text: str) -> str:
+    """An argparse ``type`` for a folder to use or create: a path (:func:`path_text`) that is not a file."""
+    if os.path.exists(path_text(text)) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text}: not a folder")
     return text
 
 

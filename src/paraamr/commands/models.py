@@ -9,7 +9,7 @@ from pathlib import Path
 from paraamr.errors import InputError
 from paraamr.models.catalog import KINDS
 from paraamr.network import HELP as HUB_HELP
-from paraamr.options import SEED, number, path_text
+from paraamr.options import SEED, folder_text, number, path_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sub = parser.add_subparsers(dest="models_command", metavar="SUBCOMMAND", required=True)
     cache = argparse.ArgumentParser(add_help=False)
-    cache.add_argument("--cache-dir", help="model cache (default: $PARAAMR_CACHE or ~/.cache/paraamr)")
+    cache.add_argument(
+        "--cache-dir", type=folder_text, help="model cache (default: $PARAAMR_CACHE or ~/.cache/paraamr)"
+    )
 
     p = sub.add_parser(
         "list", parents=[cache], help="known models, their defaults, where and how big on disk"
