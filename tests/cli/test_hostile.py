@@ -676,7 +676,7 @@ def table() -> list[Case]:
             # empty paths (before: make-tiny wrote into the current folder; augment's Hub loader raised
             # 'dataset_name should be specified'; quality score took '' for the current folder)
             ("make-tiny-empty", ["make-tiny", ""], {}, USAGE, "an empty path"),
-            ("list-cache-dir-a-file", ["list", "--cache-dir", "afile"], {"afile": b"x"}, USAGE, "not a folder"),
+            ("list-cache-dir-a-file", ["list", "--cache-dir", "f"], {"f": b"x"}, USAGE, "f: not a folder"),
             ("make-tiny-read-only", ["make-tiny", "{ro}/tiny"], {}, ERR, "tiny"),
             ("make-tiny-disk-full", ["make-tiny", "{full}/tiny"], {}, ERR, "tiny"),
             ("make-tiny-user-folder", ["make-tiny", "t"], {"t/parser/a": b"mine"}, ERR, "parser: exists"),
