@@ -350,6 +350,7 @@ def table() -> list[Case]:
             ),
             ("unknown-split", [*args, "--split", "nope"], good, ERR, "nope"),
             ("dataset-empty", ["--dataset", "", "--output", "o"], {}, USAGE, "--dataset: an empty path"),
+            ("token-without-push", [*args, "--token", "abc"], good, USAGE, "go with --push-to-hub"),
             ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
             bad_file(
                 "lm-garbage", (*args, "--method", "reda-ng", "--lm", FILE), "lm.parquet", GARBAGE, beside=good
@@ -404,6 +405,7 @@ def table() -> list[Case]:
             ),
             bad_file("output-user-file-jsonl", to, "out.jsonl", b"mine\n", beside=good),
             ("output-a-file-name", ["in.jsonl", "o.parquet"], good, USAGE, "o.parquet: a .parquet file name"),
+            ("private-without-push", ["in.jsonl", "out", "--private"], good, USAGE, "go with --push-to-hub"),
             *option_cases(
                 ["in.jsonl", "out"],
                 good,

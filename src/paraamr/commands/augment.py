@@ -341,12 +341,12 @@ def _labelled(dataset) -> bool:
 def _check_options(args: argparse.Namespace) -> None:
     """Options that do not go with the method, or names that break datasets' rules
     (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
-    from paraamr.commands.push import check_repo_id
+    from paraamr.commands.push import push_of
     from paraamr.commands.stats import archive_limits
     from paraamr.errors import UsageError
     from paraamr.layout import check_name
 
-    check_repo_id(args.push_to_hub)
+    push_of(args)  # a bad repo id, or --private, --revision, --token without --push-to-hub
     archive_limits(args)
     for split in args.split or ():
         try:

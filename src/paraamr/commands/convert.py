@@ -80,13 +80,13 @@ def run(args: argparse.Namespace) -> int:
     from collections import Counter
     from pathlib import Path
 
-    from paraamr.commands.push import check_repo_id
+    from paraamr.commands.push import check_repo_id, push_of
     from paraamr.commands.stats import archive_limits, check_finished
     from paraamr.errors import UsageError
     from paraamr.sources import Skipped
 
     options = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
-    check_repo_id(args.push_to_hub)
+    push_of(args)  # a bad repo id, or --private, --revision, --token without --push-to-hub
     check_repo_id(args.repo_id, "--repo-id")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
     suffix = Path(args.output).suffix.lower()
