@@ -368,7 +368,7 @@ def _check_options(args: argparse.Namespace) -> None:
     for names, methods, whole in (
         (("tokenizer", "synonyms"), ("reda", "reda-ng"), True),
         (("recipe", "mix", "draws"), ("reda", "reda-ng"), True),
-        (("paraphrases", "generate"), ("paraamr",), False),
+        (("paraphrases", "generate", "device", "no_download", "trust_remote_code"), ("paraamr",), False),
         (("lm", "lm_corpus", "save_lm"), ("reda-ng",), False),
     ):
         given = [n for n in names if getattr(args, n)]
