@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 from pathlib import Path
 
@@ -39,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("name", help="amrlib release name (see `paraamr models list`) or Hub id")
     p.add_argument("--kind", choices=KINDS, help="kind of a Hub model (default: lm)")
     p.add_argument("--url", help="download an amrlib model tarball from this URL instead, as NAME")
-    p.add_argument("--md5", help="expected md5 of the tarball (default: the release's published sum)")
+    p.add_argument(
+        "--md5", type=_md5, help="expected md5 of the tarball (default: the release's published sum)"
+    )
     p.add_argument("--no-tokenizer", action="store_true", help="skip fetching the base tokenizer")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_download)
@@ -62,6 +65,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=number(**SEED), default=0, help="random seed (default: 0)")
     p.add_argument("--overwrite", action="store_true", help="replace DIR/parser, realizer and lm")
     p.set_defaults(func=_make_tiny)
+
+
+def _md5(text: str) -> str:
+    """``--md5``'s value: 32 hexadecimal digits (checked before the download, not after it).
+
+    >>> _md5("D41D8CD98F00B204E9800998ECF8427E")
+    'd41d8cd98f00b204e9800998ecf8427e'
+    """
+    if not re.fullmatch(r"[0-9a-fA-F]{32}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an md5 sum (32 hexadecimal digits)")
+    return text.lower()
 
 
 def _size(n: int) -> str:
