@@ -1190,6 +1190,8 @@ def value_and_state_cases() -> list[Case]:
         "evaluate",
         ("evaluate", *nop),
         [
+            # before: "afile/.paraamr/evaluate/settings.json: cannot read ...; delete afile/.paraamr/evaluate"
+            ("merge-a-file", ["--merge", "afile"], {"afile": b"x"}, ERR, "--merge afile: not a folder"),
             # before: the current folder, read as a folder of release files
             ("path-empty", [""], {"in.jsonl": release()}, USAGE, "PATH '': an empty path"),
             # every paraphrase above the threshold: named (before: "the processes scored chunks [], not []")

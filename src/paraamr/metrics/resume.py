@@ -162,6 +162,9 @@ def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[
     models: dict[str, str] = {}  # a shard that owned no chunk saved none
     found: dict[int, tuple[RowStats, Path]] = {}
     for folder in folders:
+        if not Path(folder).is_dir():
+            problem = "not a folder" if Path(folder).exists() else "no such folder"
+            raise InputError(f"--merge {folder}: {problem}")
         state = StateFolder(folder)
         saved = state.saved()
         if saved is None:
