@@ -28,6 +28,7 @@ __all__ = [
     "check_input_file",
     "missing_local",
     "not_a_file",
+    "refuse_pipes",
 ]
 
 
@@ -104,6 +105,14 @@ def not_a_file(path: str | Path, way_out: str = "save it to a file first") -> In
     '/dev/fd/63: a pipe or a device, not a file: save it to a file first'
     """
     return InputError(f"{path}: a pipe or a device, not a file: {way_out}")
+
+
+def refuse_pipes(*paths: str | Path, way_out: str = "save it to a file first") -> None:
+    """Refuse an input that is neither a file nor a folder (:func:`not_a_file`): a pipe, read more
+    than once or waiting forever for a writer, or a device."""
+    for path in paths:
+        if Path(path).exists() and not (Path(path).is_file() or Path(path).is_dir()):
+            raise not_a_file(path, way_out)
 
 
 def check_input_file(path: str | Path, way_out: str = "save it to a file first") -> None:

@@ -455,11 +455,9 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
         raise InputError(
             f"{root}: no data files (data/default/*.parquet, or {', '.join(RELEASE_SUFFIXES)} files)"
         )
-    twice = _unpacked_beside(files)
-    if twice:
-        archive, unpacked = twice
+    if twice := _unpacked_beside(files):
         raise InputError(
-            f"{root}: holds {archive} and {unpacked}, which it unpacks to: the same records twice; "
+            f"{root}: holds {twice[0]} and {twice[1]}, which it unpacks to: the same records twice; "
             "give one of them, or move the other out of the folder"
         )
     return {"train": files}

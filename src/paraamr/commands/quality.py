@@ -16,7 +16,7 @@ import random
 import sys
 from pathlib import Path
 
-from paraamr.errors import InputError, UsageError, not_a_file
+from paraamr.errors import InputError, UsageError, refuse_pipes
 from paraamr.extras import require
 from paraamr.layout import atomic_write
 from paraamr.options import SEED, number, path_text, positive
@@ -365,7 +365,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
-    _refuse_pipes(*args.input, *args.records, *([args.natural] if args.natural else []))
+    refuse_pipes(*args.input, *args.records, *([args.natural] if args.natural else []))
     _check_output(args.output, args.overwrite)
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
         raise UsageError(f"--save-triplets {args.save_triplets}: exists; pass --overwrite to replace it")
@@ -413,63 +413,12 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
     return None
 
 
-def _score_rows(path: str) -> list[dict]:
-    """The rows of ``--input``: JSON lines with ``text`` and ``para_text`` (stdin too), labelled
-    pairs as ``--natural`` reads them (a .tsv headed ``source candidate label kind``), or the pairs
-    of a two-column file, a release file or a dataset folder, as evaluate reads them."""
-    from paraamr.metrics.report import read_pairs
-    from paraamr.quality.data import PAIR_COLUMNS
-    from paraamr.quality.data import read_pairs as read_labelled
-    from paraamr.quality.triplets import json_lines
-
-    if path != "-":
-        _refuse_pipes(path, way_out="save it to a file first, or give JSON lines on stdin (--input -)")
-    suffix = "" if path == "-" else Path(path).suffix.lower()
-    if suffix == ".tsv" and _first_line(path).split("\t") == list(PAIR_COLUMNS):
-        return read_labelled(path)
-    if path == "-" or not (Path(path).is_dir() or suffix in (".tsv", ".csv")):
-        name = "<stdin>" if path == "-" else path
-        try:
-            stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig")  # noqa: SIM115
-            with stream:
-                return list(json_lines(stream, name, ("text", "para_text"), labels=True))
-        except UnicodeDecodeError as err:
-            raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
-        except InputError:
-            if path == "-" or _pair_lines(path):
-                raise
-    return [{"text": pair.source, "para_text": pair.paraphrase} for pair in read_pairs(path)]
-
-
-def _refuse_pipes(*paths: str | Path, way_out: str = "save it to a file first") -> None:
-    """Refuse an input that is neither a file nor a folder: a pipe (read more than once here; a FIFO
-    nobody writes would wait forever) or a device."""
-    for path in paths:
-        if Path(path).exists() and not (Path(path).is_file() or Path(path).is_dir()):
-            raise not_a_file(path, way_out)
-
-
-def _first_line(path: str) -> str:
-    """The first line of ``path`` that is not blank, without its end ("" for none)."""
-    with open(path, encoding="utf-8-sig") as stream:
-        return next((line for line in stream if line.strip()), "").rstrip("\r\n")
-
-
-def _pair_lines(path: str) -> bool:
-    """Whether ``path`` starts with a JSON line of a pair (not a release record, not a line of
-    two columns): its own errors stand."""
-    try:
-        row = json.loads(_first_line(path))
-    except json.JSONDecodeError:
-        return False
-    return not (isinstance(row, dict) and "paraphrases" in row and "para_text" not in row)
-
-
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
     require("quality")
     from paraamr.metrics.sample import interval_signature
     from paraamr.quality import QualityScorer
+    from paraamr.quality.data import score_rows
     from paraamr.quality.evaluation import classify, intervals_by_source, separation
 
     if args.output != "-":
@@ -477,7 +426,7 @@ def run_score(args: argparse.Namespace) -> int:
         if Path(args.output).exists() and not args.overwrite:
             raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
         check_writable(Path(args.output).parent if os.path.lexists(args.output) else args.output)
-    rows = _score_rows(args.input)
+    rows = score_rows(args.input)
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
     scorer = QualityScorer(args.model, batch_size=args.batch_size)

@@ -1,4 +1,5 @@
-"""The data shipped with :mod:`paraamr.quality`: training sentences, natural pairs, held-out sets.
+"""The data shipped with :mod:`paraamr.quality` (training sentences, natural pairs, held-out sets),
+and the pairs ``paraamr quality score`` reads (:func:`score_rows`).
 
 ``natural_pairs.tsv`` holds hand-written (source, candidate, label, kind) rows: per source two
 natural rewordings and one subtle meaning change. A quarter of its sources, stratified by the kind
@@ -24,14 +25,15 @@ from __future__ import annotations
 import csv
 import json
 import random
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, refuse_pipes
 
 __all__ = [
     "DATA_DIR", "HELDOUT", "HELDOUT_SETS", "NATURAL_PAIRS", "PAIR_COLUMNS", "SET_C", "TRAINING_FILES",
-    "heldout", "natural_pairs", "read_pairs", "set_c_sources", "split_sources",
+    "heldout", "natural_pairs", "read_pairs", "score_rows", "set_c_sources", "split_sources",
 ]  # fmt: skip
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -123,3 +125,46 @@ def split_sources(rows: Iterable[dict], share: float = SET_C_SHARE, seed: int = 
         rng.shuffle(ordered)
         chosen += ordered[: round(len(ordered) * share)]
     return sorted(chosen)
+
+
+def score_rows(path: str) -> list[dict]:
+    """The rows ``paraamr quality score`` reads at ``path``: JSON lines with ``text`` and
+    ``para_text`` (``-``: stdin), labelled pairs as ``--natural`` reads them (a .tsv headed
+    ``source candidate label kind``: :func:`read_pairs`), or the pairs of a two-column file, a
+    release file or a dataset folder, as evaluate reads them."""
+    from paraamr.metrics.report import read_pairs as read_unlabelled
+    from paraamr.quality.triplets import json_lines
+
+    if path != "-":
+        refuse_pipes(path, way_out="save it to a file first, or give JSON lines on stdin (--input -)")
+    suffix = "" if path == "-" else Path(path).suffix.lower()
+    if suffix == ".tsv" and _first_line(path).split("\t") == list(PAIR_COLUMNS):
+        return read_pairs(path)
+    if path == "-" or not (Path(path).is_dir() or suffix in (".tsv", ".csv")):
+        name = "<stdin>" if path == "-" else path
+        try:
+            stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig")  # noqa: SIM115
+            with stream:
+                return list(json_lines(stream, name, ("text", "para_text"), labels=True))
+        except UnicodeDecodeError as err:
+            raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+        except InputError:
+            if path == "-" or _pair_lines(path):
+                raise
+    return [{"text": pair.source, "para_text": pair.paraphrase} for pair in read_unlabelled(path)]
+
+
+def _first_line(path: str) -> str:
+    """The first line of ``path`` that is not blank, without its end ("" for none)."""
+    with open(path, encoding="utf-8-sig") as stream:
+        return next((line for line in stream if line.strip()), "").rstrip("\r\n")
+
+
+def _pair_lines(path: str) -> bool:
+    """Whether ``path`` starts with a JSON line of a pair (not a release record, not a line of
+    two columns): its own errors stand."""
+    try:
+        row = json.loads(_first_line(path))
+    except json.JSONDecodeError:
+        return False
+    return not (isinstance(row, dict) and "paraphrases" in row and "para_text" not in row)
