@@ -46,3 +46,6 @@ def test_a_cached_hub_dataset_loads_with_no_network(hub, tmp_path, monkeypatch):
     assert huggingface_hub.constants.HF_HUB_OFFLINE is False  # offline for the load only
     with pytest.raises(InputError, match=r"^org/other \(split x\): not here, .*\(hub\.invalid cannot be"):
         load_hub_dataset("org/other", detail=" (split x)")
+    with pytest.raises(InputError, match=r"^org/d: cannot be loaded \(") as refused:  # not the network's
+        load_hub_dataset("org/d", "no-such-config")
+    assert "hub.invalid" not in str(refused.value)

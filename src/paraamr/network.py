@@ -164,7 +164,8 @@ def load_hub_dataset(spec: str, config: str | None = None, *, detail: str = "", 
         with _offline(unreachable is not None):
             return datasets.load_dataset(spec, config, **kwargs)
     except Exception as err:  # the loader's errors have no common class; each one means "cannot load"
-        raise unloadable_dataset(spec, ConnectionError(unreachable) if unreachable else err, detail) from err
+        offline = unreachable and isinstance(err, ConnectionError)  # the reason it could not be fetched
+        raise unloadable_dataset(spec, ConnectionError(unreachable) if offline else err, detail) from err
 
 
 def unloadable_dataset(spec: str, err: BaseException, detail: str = "") -> InputError:
