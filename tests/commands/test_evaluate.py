@@ -84,6 +84,27 @@ def test_same_row_from_a_folder_and_a_two_column_file(capsys, dataset_folder):
         assert folder[key] == pytest.approx(release[key]) and tsv[key] == pytest.approx(release[key]), key
 
 
+def test_split_picks_one_split_of_a_local_folder_and_config_is_for_the_hub(capsys, tmp_path, dataset_folder):
+    """A local folder's splits are all scored by default; --split picks one (before: ignored, every
+    split scored), a split it lacks is named; --config is for a Hub dataset only (before: ignored)."""
+    import shutil
+
+    folder = tmp_path / "two-splits"
+    shutil.copytree(dataset_folder, folder)
+    shard = folder / "data" / "default" / shard_name("train", 0, 1)
+    table = pq.read_table(shard)
+    pq.write_table(table.slice(0, 2), folder / "data" / "default" / shard_name("validation", 0, 1))
+    pairs = {"all": len(release_pairs())}
+    pairs["validation"] = sum(len(p) for p in table.slice(0, 2).column("paraphrases").to_pylist())
+    assert run_json(capsys, folder, "--no-plots")["pairs"] == pairs["all"] + pairs["validation"]
+    assert run_json(capsys, folder, "--no-plots", "--split", "validation")["pairs"] == pairs["validation"]
+    assert run_json(capsys, folder, "--no-plots", "--split", "train")["pairs"] == pairs["all"]
+    assert main(["evaluate", str(folder), "--split", "test", "--no-progress"]) == 1
+    assert "no split test (splits: train, validation)" in capsys.readouterr().err
+    assert main(["evaluate", str(folder), "--config", "pairs", "--no-progress"]) == 2
+    assert "--config pairs: only for a Hub dataset" in capsys.readouterr().err
+
+
 def test_markdown_row_and_sample_of_sources_with_intervals(capsys):
     args = ["--sample", "4", "--seed", "1", "--no-plots"]
     assert main(["evaluate", str(RELEASE), *args, "--no-progress"]) == 0

@@ -115,15 +115,23 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
     return pairs
 
 
-def read_pairs(path: str | os.PathLike) -> list[Pair]:
-    """Every (source, paraphrase) pair of a release file, a dataset folder or a two-column file."""
+def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
+    """Every (source, paraphrase) pair of a release file, a dataset folder (of its split ``split``,
+    else of all) or a two-column file (a file is split ``train``)."""
+    from paraamr.exports import check_splits
+
     path = Path(path)
     if path.is_file() and path.suffix.lower() in TWO_COLUMN_SUFFIXES:
+        check_splits(str(path), [split] if split else None, ["train"])
         with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
             delimiter = "," if path.suffix.lower() == ".csv" else "\t"
             return read_two_columns(f, name=str(path), delimiter=delimiter)
+    splits = split_files(path)
+    check_splits(str(path), [split] if split else None, list(splits))
     pairs: list[Pair] = []
-    for files in split_files(path).values():
+    for name, files in splits.items():
+        if split and name != split:
+            continue
         for file in files:
             for key, record in iter_records(file, check_texts=False):  # each text: texts.text_problem
                 _add_pairs(pairs, record, f"{file}, {key},")

@@ -44,7 +44,9 @@ class EvaluateSettings:
     # fmt: off
     path: str | list[str] | None = None
     config: str | None = _main(None, "config of a Hub dataset (default: its default)", row=True)
-    split: str = _main("train", "split of a Hub dataset (default: %(default)s)", row=True)
+    split: str | None = _main(
+        None, "split to evaluate: of a Hub dataset (default: train) or of a local dataset folder (default: "
+        "all its splits)", row=True)
     write_card: bool = _main(False, "put the row and its signatures into the card of PATH (a dataset folder)")
     sample: int | None = _main(
         None, "evaluate N SOURCES drawn at random, each with all its pairs (N pairs when every source has "

@@ -212,9 +212,12 @@ def is_local(path: str) -> bool:
     return Path(path).exists() or not HUB_ID.match(path)
 
 
-def read_corpus(path: str, *, config: str | None, split: str) -> list[Pair]:
-    """The pairs of one input: a local file or folder, else a Hub dataset id (:func:`is_local`)."""
-    pairs = read_pairs(path) if is_local(path) else read_hub_pairs(path, config, split)
+def read_corpus(path: str, *, config: str | None, split: str | None) -> list[Pair]:
+    """The pairs of one input: a local file or folder (split ``split``, or all), else a Hub dataset
+    id (:func:`is_local`; config ``config``, split ``split`` or ``train``)."""
+    if is_local(path) and config is not None:
+        raise UsageError(f"--config {config}: only for a Hub dataset ({path} is a local path)")
+    pairs = read_pairs(path, split) if is_local(path) else read_hub_pairs(path, config, split or "train")
     if not pairs:
         raise InputError(f"{path}: no pairs to evaluate")
     return pairs
