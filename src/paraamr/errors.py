@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "UsageError",
     "about",
     "check_input_file",
+    "check_splits",
     "missing_local",
     "not_a_file",
     "refuse_pipes",
@@ -162,3 +163,16 @@ def missing_local(spec: str) -> str | None:
         names = sorted(p.name for p in near.iterdir() if not p.name.startswith("."))[:5]
         hint = f"; {near}/ holds {', '.join(names)}" if names else f"; {near}/ is empty"
     return f"{spec}: no such file or folder here{hint} (a Hub dataset id is ORG/NAME)"
+
+
+def check_splits(spec: str, wanted: Sequence[str] | None, found: Sequence[str]) -> None:
+    """InputError naming each split of ``wanted`` that is not among ``found`` in the dataset ``spec``.
+
+    >>> check_splits("d", ["dev"], ["train", "test"])
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: d: no split dev (splits: train, test)
+    """
+    missing = [s for s in wanted or () if s not in found]
+    if missing:
+        raise InputError(f"{spec}: no split {', '.join(missing)} (splits: {', '.join(found) or 'none'})")

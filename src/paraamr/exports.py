@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, check_splits
 from paraamr.filters import Filters
 from paraamr.metrics.trees import Tree, read_tree
 from paraamr.network import load_hub_dataset
@@ -42,7 +42,6 @@ __all__ = [
     "SIMCSE_COLUMNS",
     "THRESHOLDS",
     "Row",
-    "check_splits",
     "linearize",
     "records",
     "scpn_rows",
@@ -118,19 +117,6 @@ def records(
                 yield where, parse_line(row)
             except ValueError as err:
                 raise InputError(f"{where}: {err}") from None
-
-
-def check_splits(spec: str, wanted: Sequence[str] | None, found: Sequence[str]) -> None:
-    """InputError naming each split of ``wanted`` that is not among ``found`` in the dataset ``spec``.
-
-    >>> check_splits("d", ["dev"], ["train", "test"])
-    Traceback (most recent call last):
-    ...
-    paraamr.errors.InputError: d: no split dev (splits: train, test)
-    """
-    missing = [s for s in wanted or () if s not in found]
-    if missing:
-        raise InputError(f"{spec}: no split {', '.join(missing)} (splits: {', '.join(found) or 'none'})")
 
 
 def _kept(

@@ -187,8 +187,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.reda import paper_recipe
     from paraamr.augment.runner import augment, check_columns, detect_columns
-    from paraamr.errors import about
-    from paraamr.exports import check_splits
+    from paraamr.errors import about, check_splits
 
     language = None
     if args.method != "paraamr":  # a bad synonym file, before any work too

@@ -118,7 +118,7 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
     """Every (source, paraphrase) pair of a release file, a dataset folder (of its split ``split``,
     else of all) or a two-column file (a file is split ``train``)."""
-    from paraamr.exports import check_splits
+    from paraamr.errors import check_splits
 
     path = Path(path)
     if path.is_file() and path.suffix.lower() in TWO_COLUMN_SUFFIXES:
