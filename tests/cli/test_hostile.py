@@ -352,6 +352,7 @@ def table() -> list[Case]:
             ("dataset-empty", ["--dataset", "", "--output", "o"], {}, USAGE, "--dataset: an empty path"),
             ("token-without-push", [*args, "--token", "abc"], good, USAGE, "go with --push-to-hub"),
             ("device-with-reda", [*args, "--device", "cpu"], good, USAGE, "--device: only with --method"),
+            ("perplexity-with-reda", [*args, "--max-perplexity", "5"], good, USAGE, "--max-perplexity: only"),
             ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
             bad_file(
                 "lm-garbage", (*args, "--method", "reda-ng", "--lm", FILE), "lm.parquet", GARBAGE, beside=good

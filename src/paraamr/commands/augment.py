@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from paraamr.filters import PAPER_USES
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import SEED, license_id, number, optional_float, path_text, positive
 from paraamr.outputs import check_not_input
@@ -34,6 +35,13 @@ def _size(value: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+#: The paraamr method's options that have a default: one of another value is an option given.
+PARAAMR_DEFAULTS = {
+    "max_perplexity": PAPER_USES["few-shot"],
+    "parser_model": DEFAULTS["parser"],
+    "realizer_model": DEFAULTS["realizer"],
+    "lm_model": DEFAULTS["lm"],
+}
 #: The most ``--draws`` (REDA+NG scores every one of a text's tries with its LM).
 MAX_DRAWS = 1000
 
@@ -90,14 +98,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--max-perplexity",
         type=optional_float,
-        default=110.0,
+        default=PARAAMR_DEFAULTS["max_perplexity"],
         help="skip paraphrases above this perplexity (default: %(default)s, the paper's few-shot setting; "
         "'none' keeps all)",
     )
     g.add_argument("--generate", action="store_true", help="generate paraphrases on the fly instead")
-    g.add_argument("--parser-model", default=DEFAULTS["parser"], help="default: %(default)s")
-    g.add_argument("--realizer-model", default=DEFAULTS["realizer"], help="default: %(default)s")
-    g.add_argument("--lm-model", default=DEFAULTS["lm"], help="perplexity LM of the generator (%(default)s)")
+    for kind, about in (("parser", ""), ("realizer", ""), ("lm", "perplexity LM of the generator; ")):
+        default = PARAAMR_DEFAULTS[f"{kind}_model"]
+        g.add_argument(f"--{kind}-model", default=default, help=f"{about}default: %(default)s")
     g.add_argument("--device", default=None)
     g.add_argument(
         "--no-download",
@@ -368,9 +376,10 @@ def _check_options(args: argparse.Namespace) -> None:
         (("tokenizer", "synonyms"), ("reda", "reda-ng"), True),
         (("recipe", "mix", "draws"), ("reda", "reda-ng"), True),
         (("paraphrases", "generate", "device", "no_download", "trust_remote_code"), ("paraamr",), False),
+        (tuple(PARAAMR_DEFAULTS), ("paraamr",), False),
         (("lm", "lm_corpus", "save_lm"), ("reda-ng",), False),
     ):
-        given = [n for n in names if getattr(args, n)]
+        given = [n for n in names if getattr(args, n) and getattr(args, n) != PARAAMR_DEFAULTS.get(n)]
         if given and args.method not in methods:
             options = ", ".join("--" + n.replace("_", "-") for n in (names if whole else given))
             raise UsageError(f"{options}: only with --method {' or '.join(methods)} (not {args.method})")
