@@ -90,7 +90,7 @@ def _files_hash(data_dir: str | os.PathLike, code_hash: str | None) -> str | Non
         files = [f for split in sources.split_files(data_dir).values() for f in split]
     except (OSError, ValueError):
         return code_hash
-    stats = [(os.path.abspath(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files]
+    stats = [(os.path.abspath(f), (st := os.stat(f)).st_size, st.st_mtime_ns) for f in files]
     return datasets.fingerprint.Hasher.hash([code_hash, stats])
 
 

@@ -476,9 +476,9 @@ def _unpacked_beside(files: list[str]) -> tuple[str, str] | None:
                     members = archive.namelist()
             except (OSError, zipfile.BadZipFile):
                 continue  # read (and refused) with the others
-            same = [str(Path(name).parent / m) for m in members if str(Path(name).parent / m) in present]
-            if same:
-                return name, same[0]
+            unpacked = next((f for m in members if (f := str(Path(name).parent / m)) in present), None)
+            if unpacked:
+                return name, unpacked
     return None
 
 

@@ -287,11 +287,11 @@ def render_card(
     else:
         present = {config: list(splits) for config in CONFIGS}
     license_id, license_text = license_texts(license, license_note)
+    release = release and summary is None
     if summary is not None:
         origin = _run_origin(summary, root)
     else:
         origin = dict(_RELEASE_ORIGIN if release else _CONVERTED_ORIGIN)
-    release = release and summary is None
     what = origin.pop("what")
     size_text, statistics = _stats_texts(stats, plots)
     summary_text = _summary_text(stats, what, release)

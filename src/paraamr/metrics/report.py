@@ -33,7 +33,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from paraamr.errors import InputError, about
+from paraamr.errors import InputError, about, check_splits
 from paraamr.metrics import signature
 from paraamr.metrics.reference import bleu_from_statistics
 from paraamr.metrics.sample import RESAMPLES, interval_signature, intervals
@@ -118,8 +118,6 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
     """Every (source, paraphrase) pair of a release file, a dataset folder (of its split ``split``,
     else of all) or a two-column file (a file is split ``train``)."""
-    from paraamr.errors import check_splits
-
     path = Path(path)
     if path.is_file() and path.suffix.lower() in TWO_COLUMN_SUFFIXES:
         check_splits(str(path), [split] if split else None, ["train"])
