@@ -128,8 +128,7 @@ def check_input_file(path: str | Path, way_out: str = "save it to a file first")
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{path}: is a folder, not a file")
-    if p.exists() and not p.is_file():
-        raise not_a_file(path, way_out)
+    refuse_pipes(path, way_out=way_out)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
     if not os.access(p, os.R_OK):

@@ -25,6 +25,7 @@ __all__ = [
     "ArgumentParser",
     "add_plot_options",
     "add_settings",
+    "check_folder",
     "check_number",
     "check_settings",
     "folder_text",
@@ -169,6 +170,18 @@ def path_text(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path")
     return text
+
+
+def check_folder(option: str, folder: str | os.PathLike | None) -> None:
+    """UsageError when ``folder``, a folder to use or create given as ``option``, is a file.
+
+    >>> check_folder("--cache-dir", "setup.cfg")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.UsageError: --cache-dir setup.cfg: not a folder
+    """
+    if folder and os.path.exists(folder) and not os.path.isdir(folder):
+        raise UsageError(f"{option} {folder}: not a folder")
 
 
 def folder_text(text: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from paraamr.errors import InputError
 
-__all__ = ["check_not_input", "check_writable"]
+__all__ = ["check_not_input", "check_writable", "check_writable_file"]
 
 
 def check_writable(path: str | os.PathLike) -> None:
@@ -31,6 +31,12 @@ def check_writable(path: str | os.PathLike) -> None:
         raise InputError(f"{path}: cannot be written: {base} is read-only")
     if os.statvfs(base).f_bavail == 0:
         raise InputError(f"{path}: cannot be written: {os.strerror(errno.ENOSPC).lower()} ({base})")
+
+
+def check_writable_file(path: str | os.PathLike) -> None:
+    """:func:`check_writable` for a file written whole and renamed into place: its folder when the
+    file (or a link) is already there, which the rename replaces."""
+    check_writable(Path(path).parent if os.path.lexists(path) else path)
 
 
 def check_not_input(output: str | os.PathLike, *inputs: str | os.PathLike, name: str = "") -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from paraamr.errors import InputError, not_a_file
+from paraamr.errors import InputError, refuse_pipes
 from paraamr.filters import Filters
 from paraamr.options import check_number
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
@@ -435,8 +435,7 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     root = Path(path)
     if root.is_file():
         return {"train": [str(root)]}
-    if root.exists() and not root.is_dir():
-        raise not_a_file(root)
+    refuse_pipes(root)
     if not root.is_dir():
         raise InputError(f"{root}: no such file or folder")
     shards = layout.list_shards(root)

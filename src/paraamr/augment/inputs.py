@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError, missing_local, not_a_file
+from paraamr.errors import InputError, missing_local, refuse_pipes
 from paraamr.network import load_hub_dataset
 from paraamr.report import reason
 
@@ -48,8 +48,7 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
         if (path / "state.json").is_file():
             return _local(path, lambda: datasets.DatasetDict({"train": datasets.load_from_disk(str(path))}))
         return _local(path, lambda: datasets.load_dataset(str(path), config))
-    if path.exists():
-        raise not_a_file(path)
+    refuse_pipes(path)
     problem = missing_local(spec)
     if problem:
         raise InputError(problem)

@@ -25,7 +25,7 @@ from typing import Any
 from paraamr.errors import InputError, UsageError
 from paraamr.extras import require
 from paraamr.metrics.settings import EvaluateSettings
-from paraamr.options import ArgumentParser, add_settings, given_settings
+from paraamr.options import ArgumentParser, add_settings, check_folder, given_settings
 from paraamr.progress import Progress, SharedCount
 from paraamr.report import json_text
 from paraamr.signals import Interrupted
@@ -81,9 +81,8 @@ def _check(s: EvaluateSettings) -> int | None:
         raise UsageError("--shard needs --state-dir (or --cache-dir) to keep its statistics for --merge")
     if s.merge and s.shard != (0, 1):
         raise UsageError("--merge combines shards; it is no shard itself")
-    for option, folder in (("--state-dir", s.state_dir), ("--cache-dir", s.cache_dir)):
-        if folder and Path(folder).exists() and not Path(folder).is_dir():
-            raise UsageError(f"{option} {folder}: not a folder")
+    check_folder("--state-dir", s.state_dir)
+    check_folder("--cache-dir", s.cache_dir)
     return s.height
 
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from paraamr.metrics.parsers import add_parser_options
-from paraamr.options import SEED, number, optional_float, positive
+from paraamr.options import SEED, check_folder, number, optional_float, positive
 from paraamr.progress import Progress, add_progress_options
 from paraamr.report import counted
 
@@ -83,9 +83,7 @@ def run(args: argparse.Namespace) -> int:
     limits = archive_limits(args)
     if args.config and Path(args.path).exists():
         raise UsageError(f"--config {args.config}: only for a Hub dataset ({args.path} is a local path)")
-    cache = getattr(args, "cache_dir", None)  # scpn's
-    if cache and Path(cache).exists() and not Path(cache).is_dir():
-        raise UsageError(f"--cache-dir {cache}: not a folder")
+    check_folder("--cache-dir", getattr(args, "cache_dir", None))  # scpn's
     if not args.output.strip() or args.output == "-" or args.output.endswith(("/", os.sep)):
         raise UsageError(f"OUTPUT {args.output!r}: not a file name (the CSV file to write)")
     output = Path(args.output)
@@ -165,7 +163,7 @@ def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
     """Refuse, before any work, an output that is a folder, would be replaced without
     ``--overwrite``, is the input, or cannot be written."""
     from paraamr.errors import InputError
-    from paraamr.outputs import check_not_input, check_writable
+    from paraamr.outputs import check_not_input, check_writable_file
 
     if output.is_dir():
         raise InputError(f"{output}: is a folder (OUTPUT is the CSV file to write)")
@@ -173,4 +171,4 @@ def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
     for path in (output, failed):
         if path.exists() and not args.overwrite:
             raise InputError(f"{path}: exists (pass --overwrite to replace it)")
-    check_writable(output.parent if output.exists() else output)  # replaced by a rename in its folder
+    check_writable_file(output)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from paraamr.errors import InputError, UsageError, refuse_pipes
 from paraamr.extras import require
 from paraamr.layout import atomic_write
 from paraamr.options import SEED, number, path_text, positive
-from paraamr.outputs import check_not_input, check_writable
+from paraamr.outputs import check_not_input, check_writable, check_writable_file
 from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
 
@@ -425,7 +424,7 @@ def run_score(args: argparse.Namespace) -> int:
         check_not_input(args.output, *([args.input] if args.input != "-" else []), name="--output")
         if Path(args.output).exists() and not args.overwrite:
             raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
-        check_writable(Path(args.output).parent if os.path.lexists(args.output) else args.output)
+        check_writable_file(args.output)
     rows = score_rows(args.input)
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
