@@ -122,3 +122,13 @@ def test_owners_never_overlap_while_lock_files_come_and_go(tmp_path):
     errors = [proc.communicate(timeout=300)[1] for proc in procs]
     assert all(proc.returncode == 0 for proc in procs), errors
     assert (tmp_path / "counter").read_text() == "600", time.monotonic() - t0
+
+
+@pytest.mark.timeout(30)
+def test_a_folder_that_cannot_be_made_fails_at_once():
+    """Under /proc no folder can be made (ENOENT every time): the lock gives that error after a few
+    tries instead of retrying forever, as it does when another holder removed its folder."""
+    started = time.monotonic()
+    with pytest.raises(FileNotFoundError):
+        folder_lock("/proc/paraamr/out", command="test")
+    assert time.monotonic() - started < 5

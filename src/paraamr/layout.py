@@ -336,6 +336,15 @@ def _temp_name(path: Path, suffix: str = ".tmp") -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
 
 
+@contextlib.contextmanager
+def _named(path: Path) -> Iterator[None]:
+    """An error in making ``path``'s temporary names ``path``, the file the user knows of."""
+    try:
+        yield
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, str(path)) from None
+
+
 def remove_temps(path: str | os.PathLike) -> int:
     """Delete the temporary files :func:`atomic_file` left beside ``path``; return how many. Call it
     only where no other process is writing ``path``.
@@ -388,7 +397,8 @@ def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Pa
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_name(path)
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    with _named(path):
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         yield tmp
         if durable:
@@ -410,6 +420,13 @@ def atomic_write(
     >>> p = Path(tempfile.mkdtemp()) / "a" / "x.json"
     >>> atomic_write(p, '{"n": 1}').read_text(), [q.name for q in p.parent.iterdir()]
     ('{"n": 1}', ['x.json'])
+
+    An error names ``path``, not the temporary file:
+
+    >>> atomic_write("/proc/x.json", "{}")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: [Errno 2] No such file or directory: '/proc/x.json'
     """
     with atomic_file(path, durable=durable) as tmp:
         tmp.write_bytes(data.encode(encoding) if isinstance(data, str) else data)
@@ -434,7 +451,8 @@ def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_name(path)
-    tmp.mkdir()
+    with _named(path):
+        tmp.mkdir()
     try:
         yield tmp
         if replace and (path.exists() or path.is_symlink()):

@@ -40,6 +40,8 @@ __all__ = ["FolderLock", "Lock", "busy_writers", "file_lock", "folder_lock", "ho
 #: How long an acquire retries a lock held for a moment (another holder letting go).
 SETTLE_SECONDS = 1.0
 _FOLDER = "folder.lock"
+#: How often a lock file's creation is tried again when its folder vanished in between.
+_TRIES = 100
 #: Shared holds of ``folder.lock`` by this process's writers, by path (an owner in the same
 #: process lets them go while it works and takes them back after).
 _SHARED: dict[str, list[_Flock]] = {}
@@ -71,11 +73,16 @@ class _Flock:
             time.sleep(0.02)
 
     def _open(self) -> int:
-        """The lock file, created with its folders when missing (again, if a last holder removed them)."""
-        while True:
+        """The lock file, created with its folders when missing (again, if a last holder removed them
+        in between; a folder that cannot be made at all, as under ``/proc``, fails after a few tries)."""
+        for _ in range(_TRIES):
             with contextlib.suppress(FileNotFoundError, FileExistsError):  # a rmdir came between
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+                return self._create()
+        return self._create()
+
+    def _create(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
 
     def _current(self, fd: int) -> bool:
         try:

@@ -29,7 +29,8 @@ def check_writable(path: str | os.PathLike) -> None:
         raise InputError(f"{path}: cannot be written: {base} is a file, not a folder")
     if not os.access(base, os.W_OK):
         raise InputError(f"{path}: cannot be written: {base} is read-only")
-    if os.statvfs(base).f_bavail == 0:
+    disk = os.statvfs(base)
+    if disk.f_blocks and not disk.f_bavail:  # a pseudo file system (/proc, /sys) has no blocks at all
         raise InputError(f"{path}: cannot be written: {os.strerror(errno.ENOSPC).lower()} ({base})")
 
 

@@ -263,20 +263,22 @@ def output_cases(args, good, kinds, out="out", full="out"):
     order), each failing with a message that names (in brackets):
 
     under-file: ``afile/<out>``, under a file (afile); read-only: in the read-only mount (out);
-    disk-full: ``full`` in the full mount (full); user-folder: a folder of the user's files (out);
-    user-file: a file of the user's (out)."""
+    disk-full: ``full`` in the full mount (full); proc: under ``/proc``, a folder no file can be
+    made in, on a file system with no blocks, not a full one (/proc/paraamr); user-folder: a folder
+    of the user's files (out); user-file: a file of the user's (out)."""
     user_folder = {f"{out}/{Path(path).name}": data for path, data in USER_FOLDER.items()}
     places = {
         "under-file": (f"afile/{out}", {**good, "afile": b"x"}, "afile"),
         "read-only": ("{ro}/" + out, good, out),
         "disk-full": ("{full}/" + full, good, full),
+        "proc": ("/proc/paraamr/" + out, good, "/proc/paraamr", {"secret": "no space left"}),
         "user-folder": (out, {**good, **user_folder}, out),
         "user-file": (out, {**good, out: b"mine\n"}, out),
     }
     specs = []
     for kind in kinds.split():
-        path, files, names = places[kind.split("-", 1)[1]]
-        specs.append((kind, put(args, path), files, ERR, names))
+        path, files, names, *extra = places[kind.split("-", 1)[1]]
+        specs.append((kind, put(args, path), files, ERR, names, *extra))
     return specs
 
 
@@ -333,7 +335,8 @@ def table() -> list[Case]:
             *output_cases(
                 ("--dataset", "in.jsonl", "--output", FILE),
                 good,
-                "output-under-file output-read-only output-disk-full output-user-folder output-user-file",
+                "output-under-file output-read-only output-disk-full output-proc output-user-folder"
+                " output-user-file",
                 full="augment",
             ),
             *option_cases(
@@ -402,7 +405,7 @@ def table() -> list[Case]:
             *output_cases(
                 to,
                 good,
-                "output-under-file output-read-only output-disk-full output-user-folder",
+                "output-under-file output-read-only output-disk-full output-proc output-user-folder",
                 full="convert",
             ),
             bad_file("output-user-file-jsonl", to, "out.jsonl", b"mine\n", beside=good),
@@ -440,7 +443,7 @@ def table() -> list[Case]:
             *output_cases(
                 ("in.jsonl", "--plots", FILE),
                 good,
-                "plots-under-file plots-read-only plots-disk-full",
+                "plots-under-file plots-read-only plots-disk-full plots-proc",
                 out="plots",
                 full="stats",
             ),
@@ -525,7 +528,10 @@ def table() -> list[Case]:
                 ),
                 bad_file("long-line", at, "in.txt", text_lines([LONG_TEXT, *SENTENCES]), OK),
                 *output_cases(
-                    to, good, "output-read-only output-disk-full output-user-file", full="generate"
+                    to,
+                    good,
+                    "output-read-only output-disk-full output-proc output-user-file",
+                    full="generate",
                 ),
                 *option_cases(
                     args,
@@ -745,7 +751,7 @@ def table() -> list[Case]:
             *output_cases(
                 to,
                 good,
-                "output-under-file output-read-only output-disk-full",
+                "output-under-file output-read-only output-disk-full output-proc",
                 out="out.csv",
                 full="export.csv",
             ),
