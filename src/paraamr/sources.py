@@ -63,7 +63,8 @@ RELEASE_SUFFIXES = (".json", ".jsonl", ".zip", ".gz", ".parquet")
 
 GZIP_MAGIC = b"\x1f\x8b"
 _OPTIONAL_STRINGS = ("focus", "amr")
-_NUMBER_FIELDS = ("perplexity", "similarity", "quality")
+#: A paraphrase's numbers, each with the value it must lie above (a perplexity is positive).
+_NUMBER_FIELDS = {"perplexity": 0.0, "similarity": None, "quality": None}
 
 
 @dataclass
@@ -140,6 +141,10 @@ def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = Tr
     Traceback (most recent call last):
     ...
     ValueError: paraphrase 1: "para_text" must be a string, got NoneType
+    >>> parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello.", "perplexity": -3}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: paraphrase 1: "perplexity" must be a finite number > 0, got -3
     >>> parse_line({"text": "Hi.", "paraphrases": [{"para_text": "Hello \\ud800"}]})
     Traceback (most recent call last):
     ...
@@ -162,13 +167,14 @@ def parse_line(obj: Any, *, max_chars: int | None = None, check_texts: bool = Tr
         for name in _OPTIONAL_STRINGS:
             _check_string(para, name, f"paraphrase {n}: ", None)
         row = {name: para.get(name) for name in PARAPHRASE_FIELDS}
-        for name in _NUMBER_FIELDS:  # JSON allows NaN and Infinity; a quantile or a plot cannot take them
+        for name, above in _NUMBER_FIELDS.items():  # JSON allows NaN and Infinity; a quantile cannot
             value = row[name]
-            if type(value) in (float, int) and -math.inf < value < math.inf:  # fast: the release's case
+            low = -math.inf if above is None else above
+            if type(value) in (float, int) and low < value < math.inf:  # fast: the release's case
                 row[name] = float(value)
             elif value is not None:
                 try:
-                    row[name] = check_number(value, f'"{name}"')
+                    row[name] = check_number(value, f'"{name}"', above=above)
                 except ValueError as err:
                     raise ValueError(f"paraphrase {n}: {err}") from None
         out.append(row)

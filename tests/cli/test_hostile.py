@@ -401,6 +401,7 @@ def table() -> list[Case]:
             bad_file("sentences", at, "in.txt", text_lines(), names=SENTENCES_NOT_A_CORPUS),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x", "paraphrases": []}])),
             bad_file("nan-perplexity", at, "in.jsonl", release().replace(b"20.0", b"NaN", 1)),  # a traceback
+            bad_file("negative-perplexity", at, "in.jsonl", release().replace(b"20.0", b"-20.0", 1)),
             bad_file("long-line", at, "in.jsonl", release([LONG_TEXT], repeat=1), OK),
             *output_cases(
                 to,
