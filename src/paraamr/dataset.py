@@ -34,7 +34,7 @@ from datasets.utils.file_utils import xopen
 
 from paraamr import sources
 from paraamr.filters import Filters, perplexity_limit
-from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
+from paraamr.records import CITATION, DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 from paraamr.report import counted
 
 logger = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class ParaAMR(datasets.GeneratorBasedBuilder):
             description=_DESCRIPTION,
             features=datasets.Features.from_arrow_schema(schema),
             homepage=sources.RELEASE_HOME,
-            citation=sources.CITATION,
+            citation=CITATION,
         )
 
     def _as_dataset(self, split=datasets.Split.TRAIN, in_memory: bool = False) -> datasets.Dataset:

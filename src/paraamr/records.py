@@ -20,6 +20,23 @@ import pyarrow as pa
 
 _SPACES = re.compile(r"\s+")
 
+#: The paper's BibTeX (ACL Anthology), the one citation of the card, the builder, the metric modules
+#: and the README.
+CITATION = (
+    "@inproceedings{huang-etal-2023-paraamr,\n"
+    '  title = "{P}ara{AMR}: A Large-Scale Syntactically Diverse Paraphrase Dataset by {AMR} '
+    'Back-Translation",\n'
+    '  author = "Huang, Kuan-Hao and Iyer, Varun and Hsu, I-Hung and Kumar, Anoop and Chang, '
+    'Kai-Wei and Galstyan, Aram",\n'
+    '  booktitle = "Proceedings of the 61st Annual Meeting of the Association for Computational '
+    'Linguistics (Volume 1: Long Papers)",\n'
+    '  year = "2023",\n'
+    '  pages = "8047--8061",\n'
+    '  eprint = "2305.16585",\n'
+    '  archivePrefix = "arXiv",\n'
+    "}\n"
+)
+
 
 def split_names(
     split: str = "train", validation_fraction: float = 0.0, test_fraction: float = 0.0

@@ -39,22 +39,6 @@ from paraamr.texts import LongLine, bounded_lines, printable, text_problem
 #: The released subset (177,410 sources) of amazon-science/ParaAMR: a zip of one JSON lines file.
 RELEASE_URL = "https://github.com/amazon-science/ParaAMR/raw/main/ParaAMR_small.zip"
 RELEASE_HOME = "https://github.com/amazon-science/ParaAMR"
-#: The paper's BibTeX (ACL Anthology), the one citation of the card, the builder and the README.
-CITATION = (
-    "@inproceedings{huang-etal-2023-paraamr,\n"
-    '  title = "{P}ara{AMR}: A Large-Scale Syntactically Diverse Paraphrase Dataset by {AMR} '
-    'Back-Translation",\n'
-    '  author = "Huang, Kuan-Hao and Iyer, Varun and Hsu, I-Hung and Kumar, Anoop and Chang, '
-    'Kai-Wei and Galstyan, Aram",\n'
-    '  booktitle = "Proceedings of the 61st Annual Meeting of the Association for Computational '
-    'Linguistics (Volume 1: Long Papers)",\n'
-    '  year = "2023",\n'
-    '  pages = "8047--8061",\n'
-    '  eprint = "2305.16585",\n'
-    '  archivePrefix = "arXiv",\n'
-    "}\n"
-)
-
 PARAPHRASE_FIELDS = tuple(f.name for f in PARAPHRASE_TYPE)
 _RECORD_KEYS = frozenset(DEFAULT_SCHEMA.names)
 _PARAPHRASE_KEYS = frozenset(PARAPHRASE_FIELDS)

@@ -10,8 +10,9 @@ from dataset_samples import release_bytes
 from huggingface_hub import DatasetCard
 
 import paraamr
-from paraamr import card, sources
+from paraamr import card
 from paraamr.cli import main
+from paraamr.records import CITATION
 from paraamr.stats import compute_stats
 
 SECTIONS = [
@@ -225,7 +226,7 @@ def test_the_card_citation_is_the_readme_one():
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     (bibtex,) = re.findall(r"```bibtex\n(.*?)```", readme, flags=re.S)
     text = card.render_card(summary=None, stats=None, license=None)
-    assert bibtex.strip() in text and bibtex == sources.CITATION
+    assert bibtex.strip() in text and bibtex == CITATION
 
 
 def test_release_card_without_stats_or_license():

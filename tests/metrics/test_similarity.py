@@ -74,6 +74,10 @@ def test_each_distinct_text_is_encoded_once(minilm, monkeypatch):
     assert minilm.encode([]).shape == (0, 384)
     with pytest.raises(ValueError, match="equal length"):
         minilm.similarity(["a"], [])
+    with pytest.raises(TypeError, match="a is one string"):
+        minilm.similarity("ab", "cd")  # not the pairs ("a", "c"), ("b", "d")
+    with pytest.raises(TypeError, match=r"b\[1\] is NoneType"):  # b's own index, not the encoded list's
+        minilm.similarity(["a", "b"], ["c", None])
 
 
 # --- SimCSE pooling on a tiny random BERT ---------------------------------------------------------

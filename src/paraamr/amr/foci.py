@@ -32,6 +32,8 @@ FOCI_RULES: dict[str, frozenset[str]] = {"every-node": frozenset(), "skip-struct
 def _candidates(
     index: _Structure, foci: str | int, seed: int, exclude: Collection[str], heuristic: bool
 ) -> list[str]:
+    if isinstance(exclude, str):
+        exclude = (exclude,)  # one concept, not its letters ("go" is in "going")
     top = index.top
     out = [v for v in index.concepts if v != top and index.concept(v) not in exclude]
     if heuristic:
@@ -70,5 +72,7 @@ def candidate_foci(
     ['l']
     >>> candidate_foci(g, foci=2, seed=1) == candidate_foci(g, foci=2, seed=1)
     True
+    >>> candidate_foci("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))", exclude="going")
+    ['b', 'g']
     """
     return _candidates(_read(graph, where, _Structure), foci, seed, exclude, heuristic)

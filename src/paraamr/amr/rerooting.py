@@ -33,6 +33,7 @@ from paraamr.amr.foci import DEFAULT_EXCLUDED, _candidates
 from paraamr.amr.reading import GraphInput, _describe, _read, _split_alignment, _Structure, decode
 from paraamr.errors import AMRError
 from paraamr.failures import Failure
+from paraamr.texts import refuse_one_string
 
 __all__ = ["LINEARIZATIONS", "Variant", "iter_variants", "refocus", "refocus_batch", "variants"]
 
@@ -345,7 +346,12 @@ def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] 
     >>> [len(x) if isinstance(x, list) else str(x) for x in out]  # doctest: +NORMALIZE_WHITESPACE
     [1, 'refocus: graph 2: not valid PENMAN: Unexpected end of input (line 1, column 6)',
      'refocus: graph 3: empty graph (no PENMAN after the metadata)']
+    >>> refocus_batch("(a / b :ARG0 (c / d))")
+    Traceback (most recent call last):
+    ...
+    TypeError: texts is one string; give a list of them (or any iterable)
     """
+    refuse_one_string(texts, "texts")
     out: list[list[Variant] | Failure] = []
     for position, text in enumerate(texts, 1):
         try:

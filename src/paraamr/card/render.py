@@ -33,6 +33,7 @@ from paraamr.card.sections import (
 from paraamr.card.settings import expected_splits, flat, method_text, record_settings
 from paraamr.errors import InputError
 from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, atomic_write, data_files, list_shards
+from paraamr.records import CITATION
 from paraamr.stats import compute_stats
 
 __all__ = [
@@ -310,7 +311,7 @@ def render_card(
         release_home=sources.RELEASE_HOME,
         version=__version__,
         shard_size=shard_size,
-        citation=sources.CITATION.strip(),
+        citation=CITATION.strip(),
         card_authors=f"Written by paraamr {__version__} from this folder's shards and settings.",
         card_contact="The maintainers of the repository hosting this dataset; for the method, "
         "the ParaAMR authors.",

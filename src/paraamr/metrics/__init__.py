@@ -19,17 +19,6 @@ from paraamr import __version__
 from paraamr.signature import Signature
 from paraamr.texts import refuse_one_string
 
-#: BibTeX of the ParaAMR paper, cited by the metric modules.
-PARAAMR_CITATION = """\
-@inproceedings{huang-etal-2023-paraamr,
-    title = "{P}ara{AMR}: A Large-Scale Syntactically Diverse Paraphrase Dataset by {AMR} Back-Translation",
-    author = "Huang, Kuan-Hao and Iyer, Varun and Hsu, I-Hung and Kumar, Anoop and Chang, Kai-Wei
-              and Galstyan, Aram",
-    booktitle = "Proceedings of ACL",
-    year = "2023",
-}
-"""
-
 
 def signature(*parts: Signature | str | Mapping[str, object], **fields: object) -> Signature:
     """The fields of ``parts`` (signatures, their strings, mappings) and ``fields`` in order, then

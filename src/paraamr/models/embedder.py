@@ -177,11 +177,7 @@ class Embedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One L2-normalized float32 row per text, in order (shape ``(len(texts), dim)``)."""
-        refuse_one_string(texts, "texts")
-        texts = list(texts)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"text {i} is {type(text).__name__}, not str")
+        texts = _strings(texts, "texts")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self._ct2 is None and (workers := self._pool_size(len(texts))) > 1:
@@ -314,7 +310,7 @@ class Embedder:
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
         """Cosine similarity of ``a[i]`` and ``b[i]`` for each i, each distinct text encoded once."""
-        a, b = list(a), list(b)
+        a, b = _strings(a, "a"), _strings(b, "b")
         if len(a) != len(b):
             raise ValueError(f"similarity needs two lists of equal length, got {len(a)} and {len(b)}")
         distinct = list(dict.fromkeys(a + b))
@@ -324,6 +320,16 @@ class Embedder:
         ib = np.fromiter((row[t] for t in b), dtype=np.int64, count=len(b))
         cos = np.einsum("ij,ij->i", vectors[ia], vectors[ib]) if len(a) else np.zeros(0)
         return [float(min(1.0, max(-1.0, c))) for c in cos]
+
+
+def _strings(texts: Sequence[str], name: str) -> list[str]:
+    """``texts`` as a list, refused unless a sequence of strings (TypeError naming the item)."""
+    refuse_one_string(texts, name)
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"{name}[{i}] is {type(text).__name__}, not str")
+    return texts
 
 
 class _PoolWorker:

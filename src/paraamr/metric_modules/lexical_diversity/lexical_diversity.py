@@ -3,12 +3,13 @@
 import evaluate
 
 from paraamr.metric_modules import check_per_pair, pair_metric, scorable, spread
-from paraamr.metrics import PARAAMR_CITATION, mean
+from paraamr.metrics import mean
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.reference import reference_scores
+from paraamr.records import CITATION
 
 _CITATION = (
-    PARAAMR_CITATION
+    CITATION
     + """\
 @inproceedings{post-2018-call,
     title = "A Call for Clarity in Reporting {BLEU} Scores",

@@ -3,12 +3,13 @@
 import evaluate
 
 from paraamr.metric_modules import cached, pair_metric, quiet_loading, scorable, spread
-from paraamr.metrics import PARAAMR_CITATION, mean
+from paraamr.metrics import mean
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
+from paraamr.records import CITATION
 
 _CITATION = (
-    PARAAMR_CITATION
+    CITATION
     + """\
 @inproceedings{gao-etal-2021-simcse,
     title = "{S}im{CSE}: Simple Contrastive Learning of Sentence Embeddings",

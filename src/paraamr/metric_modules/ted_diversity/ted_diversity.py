@@ -4,12 +4,13 @@ import evaluate
 
 from paraamr.failures import is_failure
 from paraamr.metric_modules import cached, check_per_pair, no_text, pair_metric, scorable, spread
-from paraamr.metrics import PARAAMR_CITATION, mean
+from paraamr.metrics import mean
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.ted import distance_table, distances, ted_signature
+from paraamr.records import CITATION
 
 _CITATION = (
-    PARAAMR_CITATION
+    CITATION
     + """\
 @inproceedings{sun-etal-2021-aesop,
     title = "{AESOP}: Paraphrase Generation with Adaptive Syntactic Control",
