@@ -214,3 +214,14 @@ def test_failures_go_to_their_file_and_a_clean_rerun_removes_it(release, tmp_pat
     assert main([*argv[:2], str(release), *argv[3:]]) == 1  # the failures file is output too
     assert main([*argv[:2], str(release), *argv[3:], "--overwrite"]) == 0
     assert not failed.exists() and len(_csv(out)) == 4
+
+
+def test_one_split_name_is_a_split_and_pool_sizes_are_checked():
+    """``splits="train"`` was read as the splits t, r, a, i, n; ``pool_size=0`` made every row a
+    "no other source" failure."""
+    from paraamr.exports import records
+
+    assert sum(1 for _ in records(str(RELEASE), splits="train")) == sum(1 for _ in records(str(RELEASE)))
+    for option, value in (("pool_size", 0), ("ahead", -1)):
+        with pytest.raises(ValueError, match=f"^{option} must be an integer"):
+            next(simcse_rows(records(str(RELEASE)), **{option: value}))

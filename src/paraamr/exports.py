@@ -35,6 +35,7 @@ from paraamr.errors import InputError, check_splits
 from paraamr.filters import Filters
 from paraamr.metrics.trees import Tree, read_tree
 from paraamr.network import load_hub_dataset
+from paraamr.options import check_number
 from paraamr.records import normalize
 
 __all__ = [
@@ -95,6 +96,7 @@ def records(
     """
     from paraamr.sources import RELEASE_SUFFIXES, iter_records, parse_line, split_files
 
+    splits = [splits] if isinstance(splits, str) else splits  # one split, not its letters
     path = Path(spec)
     if path.exists():
         files = split_files(path)
@@ -148,6 +150,8 @@ def simcse_rows(
     negative)``: the negative a source text of the input, neither the source nor the paraphrase
     once normalized, drawn uniformly from a reservoir sample of up to ``pool_size`` sources read so
     far, the ``ahead`` records after the pair's own included. Reproducible by ``seed``."""
+    pool_size = check_number(pool_size, "pool_size", kind=int, low=1)
+    ahead = check_number(ahead, "ahead", kind=int, low=0)
     counts = {} if counts is None else counts
     rng = random.Random(seed)
     pool: list[str] = []

@@ -238,3 +238,27 @@ def test_paraphrases_generated_on_the_fly(tiny_models):
             seen.add(normalize(para))
             expected.append(para)
     assert added == expected and len(index) > 0
+
+
+def test_odd_arguments_get_a_line_naming_them():
+    """Before: 2.5 made 5 outputs a text, "2" a bare '<' TypeError, columns="sentence1" was read as 9
+    one-letter columns and an empty dataset ended in "Column '_paraamr_failure' doesn't exist"."""
+    data = Dataset.from_dict(PAIRS)
+    for n in (2.5, "2", None, 0):
+        with pytest.raises(ValueError, match=f"^n must be an integer >= 1, got {n!r}"):
+            augment(data, method="reda", n=n, reda=table_reda())
+    with pytest.raises(ValueError, match=r"^dataset has no rows to augment"):
+        augment(data.select([]), method="reda", reda=table_reda())
+    one = augment(data, method="reda", n=1, columns="sentence1", reda=table_reda())
+    assert one.dataset.num_rows > 3
+    assert {r["sentence2"] for r in rows(one.dataset)} == set(PAIRS["sentence2"])  # only sentence1 changed
+    with pytest.raises(ValueError, match=r"^n must be an integer >= 0, got 2\.5"):
+        table_reda().augment(PAIRS["sentence1"][0], 2.5)
+    for options, message in (
+        ({"rates": {"sr": 0.0}}, r"^rates: no operator sr \(operators: SR, RS, RI, RD\)"),
+        ({"rates": {"SR": float("nan")}}, r"^rates\['SR'\] must be a finite number in \[0, 1\]"),
+        ({"draws": True}, r"^draws \('paper' or a count\) must be an integer >= 1, got True"),
+        ({"mix": (2,)}, r"^mix must be \(least, most\)"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            REDA(**options)

@@ -356,3 +356,26 @@ def test_a_pair_with_an_empty_or_invisible_text_is_left_out_as_paraamr_evaluate_
     assert quality["paraphrase_quality"] == pytest.approx(50 * sum(kept), abs=1e-3)
     assert quality["paraphrase_quality_failures"] == lines
     assert quality["separation"] == pytest.approx(100 * (kept[0] - kept[1]), abs=1e-3)  # valid - invalid
+
+
+@pytest.mark.parametrize(
+    "name, option, value",
+    [
+        ("ted_diversity", "height", 0),  # gave TED-R 0 for every pair
+        ("ted_diversity", "height", "full"),  # the command line's word: a TypeError inside
+        ("ted_diversity", "height", float("nan")),  # gave TED-F under the signature heights:nan
+        ("ted_diversity", "normalize", "no"),  # a true string: normalized, norm:max-nodes
+        ("lexical_diversity", "lowercase", "no"),  # lowercased, case:lc
+    ],
+)
+def test_an_option_out_of_its_range_is_refused_before_any_work(modules, name, option, value):
+    with pytest.raises(ValueError, match=f"^{name}: {option} must be"):
+        modules[name].compute(predictions=[TREES[0]], references=[TREES[1]], trees=True, **{option: value})
+
+
+def test_corpus_bleu_over_no_pairs_is_nan_as_the_other_means(modules):
+    """It was 0.0 (sacrebleu's score of no n-grams) beside ROUGE and METEOR at NaN."""
+    import math
+
+    result = modules["lexical_diversity"].compute(predictions=["a b"], references=["a b"], targets=[""])
+    assert math.isnan(result["bleu"]) and math.isnan(result["meteor"])

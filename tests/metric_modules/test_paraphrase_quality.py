@@ -53,3 +53,12 @@ def test_an_exact_copy_scores_one_with_every_model(metric):
     for model in ("paraamr-quality", "all-MiniLM-L6-v2"):
         result = metric.compute(predictions=copies, references=sources, model=model)
         assert result["paraphrase_quality_scores"] == [100.0, 100.0]
+
+
+@pytest.mark.parametrize("threshold", [50, -0.1, float("nan"), "0.5"])
+def test_a_threshold_off_the_score_scale_is_refused(metric, threshold):
+    """Scores print x100 (95.8), the threshold is a score (0.958): ``threshold=50`` gave accuracy 50
+    and macro F1 33.3 with no word, "0.5" a numpy UFuncTypeError."""
+    message = r"^paraphrase_quality: threshold \(a score before the x100\) must be"
+    with pytest.raises(ValueError, match=message):
+        metric.compute(predictions=PARAS, references=SOURCES, labels=[1, 0, 1], threshold=threshold)

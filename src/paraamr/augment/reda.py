@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 
 from paraamr.augment.languages import Tokenizer, Whitespace
 from paraamr.augment.synonyms import WORDNET, match_case, source_name, split_affixes
+from paraamr.options import check_number
 from paraamr.records import normalize
 from paraamr.signature import Signature
 
@@ -117,13 +118,21 @@ class REDA:
         seed: int = 0,
         mix: tuple[int, int] = (2, 2),
     ) -> None:
-        if draws != PAPER_DRAWS and not (isinstance(draws, int) and draws >= 1):
-            raise ValueError(f"draws must be a positive integer or {PAPER_DRAWS!r}, got {draws!r}")
-        if not 2 <= mix[0] <= mix[1] <= 4:
+        if draws != PAPER_DRAWS:
+            draws = check_number(draws, f"draws ({PAPER_DRAWS!r} or a count)", kind=int, low=1)
+        if len(mix) != 2 or not 2 <= mix[0] <= mix[1] <= 4:
             raise ValueError(f"mix must be (least, most) operators with 2 <= least <= most <= 4, got {mix!r}")
+        unknown = set(rates or {}) - set(RATES)
+        if unknown:
+            raise ValueError(
+                f"rates: no operator {', '.join(sorted(unknown))} (operators: {', '.join(RATES)})"
+            )
         self._synonyms = synonyms
         self.tokenizer = tokenizer or Whitespace()
-        self.rates = {**RATES, **(rates or {})}
+        self.rates = {
+            op: check_number(r, f"rates[{op!r}]", low=0, high=1)
+            for op, r in {**RATES, **(rates or {})}.items()
+        }
         self.draws = draws
         self.seed = seed
         self.mix_range = tuple(mix)
@@ -295,6 +304,7 @@ class REDA:
         REDA+NG ranks each operator's whole pool by ``lm.logprob``, best first (the LM must cut
         texts as this REDA does: a ValueError otherwise).
         """
+        n = check_number(n, "n", kind=int, low=0)
         if lm is not None and lm.tokenizer.lm_name != self.tokenizer.lm_name:
             raise ValueError(
                 f"the n-gram LM tokenizes with {lm.tokenizer.lm_name}, REDA with {self.tokenizer.lm_name}: "

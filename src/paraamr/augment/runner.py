@@ -35,6 +35,7 @@ from paraamr.augment.ngram import IN_SAMPLE, NgramLM
 from paraamr.augment.reda import REDA, paper_recipe
 from paraamr.augment.source import ParaphraseIndex
 from paraamr.errors import InputError
+from paraamr.options import check_number
 from paraamr.records import normalize, text_id
 
 if TYPE_CHECKING:
@@ -188,8 +189,10 @@ def augment(
         raise TypeError(f"dataset must be a datasets.Dataset (one split: data['train']), got {name}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
+    n = check_number(n, "n", kind=int, low=1)
+    if not len(dataset):
+        raise ValueError("dataset has no rows to augment")
+    columns = (columns,) if isinstance(columns, str) else columns  # one column, not its letters
     columns = check_columns(dataset.column_names, columns or detect_columns(dataset.column_names))
     if method == "paraamr" and paraphrases is None:
         raise ValueError("method 'paraamr' needs paraphrases (a ParaphraseIndex)")

@@ -153,6 +153,13 @@ def _refuse_string(module, option: str, value: object) -> None:
         raise ValueError(f"{module.name}: {option} is one string; give a list, one item a pair")
 
 
+def check_flags(module, **flags: object) -> None:
+    """ValueError for a yes/no option that is not a bool (``lowercase="no"`` would count as yes)."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{module.name}: {name} must be True or False, got {value!r}")
+
+
 def check_per_pair(module, option: str, values: Sized | None, predictions: Sequence[object]) -> None:
     """ValueError unless the per-pair option ``values`` (``targets``, ``labels``, ...) has one item per
     prediction. In evaluate's distributed mode rank 0 computes over every process's pairs but gets

@@ -27,6 +27,7 @@ follow) with:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import cache
 from importlib.metadata import version
@@ -80,10 +81,15 @@ def summed(stats: Sequence[Sequence[int]]) -> list[int]:
 def bleu_from_statistics(
     stats: Sequence[float], *, tokenize: str = "13a", lowercase: bool = True
 ) -> tuple[float, Signature]:
-    """Corpus BLEU from summed :func:`bleu_statistics`, and its signature."""
+    """Corpus BLEU from summed :func:`bleu_statistics`, and its signature; NaN where the pairs hold
+    no words (no pairs at all), as the other measures' mean over no pairs.
+
+    >>> bleu_from_statistics([0] * 10)[0]
+    nan
+    """
     bleu = _bleu(tokenize, lowercase)
     bleu._extract_corpus_statistics([""], [[""]])  # sets nrefs, which sacrebleu's signature needs
-    score = bleu._compute_score_from_stats([int(x) for x in stats]).score
+    score = bleu._compute_score_from_stats([int(x) for x in stats]).score if any(stats) else math.nan
     return score, signature(bleu.get_signature().format())
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from paraamr.metrics import check_pairs, signature
 from paraamr.metrics.trees import Tree, read_tree
+from paraamr.options import check_number
 from paraamr.signature import Signature
 
 CONVENTIONS = ("paper", "aesop", "plain")
@@ -138,6 +139,17 @@ def backend(name: str = "auto") -> tuple[str, Callable[[Prepared, Prepared], int
     return f"zss:{zss_version}", _zss_distance
 
 
+def check_height(height: object, name: str = "height") -> int | None:
+    """``height`` if a tree height (an integer >= 1, or None: the full tree), else ValueError.
+
+    >>> check_height("full")
+    Traceback (most recent call last):
+    ...
+    ValueError: height must be an integer >= 1 or None, got 'full'
+    """
+    return check_number(height, name, kind=int, low=1, none=True)
+
+
 def distance_table(
     predictions: Sequence[str | Tree],
     references: Sequence[str | Tree],
@@ -150,6 +162,7 @@ def distance_table(
     """For each height of ``heights`` (3: TED-3, None: TED-F), the distance of each pair of trees
     (bracket strings or :class:`Tree`); ValueError naming the pair for a malformed tree."""
     check_pairs(predictions, references)
+    heights = [check_height(h) for h in heights]
     leaves = check_convention(convention) == "paper"
     _, distance = backend(backend_name)
     read: dict[object, Tree] = {}

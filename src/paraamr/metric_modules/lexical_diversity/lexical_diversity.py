@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import check_per_pair, pair_metric, scorable, spread
+from paraamr.metric_modules import check_flags, check_per_pair, pair_metric, scorable, spread
 from paraamr.metrics import mean
 from paraamr.metrics.lexical import bleu_diversity, jaccard_diversity
 from paraamr.metrics.reference import reference_scores
@@ -87,6 +87,7 @@ class LexicalDiversity(evaluate.Metric):
         trees=None, parser=None, convention=None, normalize=None, templates=None, height=None, cache_dir=None,
         labels=None, threshold=None,
     ):
+        check_flags(self, lowercase=lowercase, jaccard_lowercase=jaccard_lowercase)
         check_per_pair(self, "targets", targets, predictions)
         sides = {"predictions": predictions, "references": references}
         if targets is not None:

@@ -4,6 +4,7 @@ import evaluate
 
 from paraamr.metric_modules import cached, check_per_pair, pair_metric, quiet_loading, scorable, spread
 from paraamr.metrics import mean
+from paraamr.options import check_number
 from paraamr.quality import DEFAULT_MODEL, QualityScorer
 from paraamr.quality.evaluation import classify, separation
 
@@ -85,6 +86,7 @@ class ParaphraseQuality(evaluate.Metric):
         templates=None, height=None, cache_dir=None,
     ):
         check_per_pair(self, "labels", labels, predictions)
+        check_number(threshold, f"{self.name}: threshold (a score before the x100)", low=0, high=1)
         key = (str(model), batch_size, None if device is None else str(device))
         scorer = cached(self, "_scorers", key, QualityScorer, model, batch_size=batch_size, device=device)
         with quiet_loading():

@@ -3,10 +3,10 @@
 import evaluate
 
 from paraamr.failures import is_failure
-from paraamr.metric_modules import cached, check_per_pair, no_text, pair_metric, scorable, spread
+from paraamr.metric_modules import cached, check_flags, check_per_pair, no_text, pair_metric, scorable, spread
 from paraamr.metrics import mean
 from paraamr.metrics.parsers import get_parser
-from paraamr.metrics.ted import distance_table, distances, ted_signature
+from paraamr.metrics.ted import check_height, distance_table, distances, ted_signature
 from paraamr.records import CITATION
 
 _CITATION = (
@@ -103,6 +103,8 @@ class TedDiversity(evaluate.Metric):
         tokenize=None, lowercase=None, smooth_method=None, jaccard_tokenize=None, jaccard_lowercase=None,
         labels=None, threshold=None,
     ):
+        check_flags(self, trees=trees, normalize=normalize)
+        check_height(height, f"{self.name}: height")
         sides = {"predictions": list(predictions), "references": list(references)}
         for name, texts in (("targets", targets), ("templates", templates)):
             if texts is not None:
