@@ -80,7 +80,9 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
     Dataset.from_dict({"text": ["He left.", "She stayed."], "label": [0, 1]}).to_parquet(
         str(data / "train.parquet")
     )
-    Dataset.from_dict({"text": ["He left."], "label": [0]}).to_parquet(str(data / "validation.parquet"))
+    # a split that sorts before train, whose columns the card's dataset_info gave: before, the copy
+    # kept only its own columns and load_dataset refused the folder (CastError)
+    Dataset.from_dict({"text": ["He left."], "label": [0]}).to_parquet(str(data / "test.parquet"))
     release = tmp_path / "release.jsonl"
     release.write_text(
         json.dumps(
@@ -101,7 +103,9 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
     assert main(argv) == 0
     loaded = load_dataset(str(out))
     assert list(loaded["train"]["text"]) == ["He left.", "He departed.", "She stayed."]  # perplexity <= 110
-    assert list(loaded["validation"]["text"]) == ["He left."]  # copied, not augmented
+    copied = {"text": ["He left."], "label": [0], "augmented": [False], "source_index": [0]}
+    assert loaded["test"].to_dict() == copied
+    assert loaded["test"].features == loaded["train"].features  # copied, not augmented: the same columns
     assert main([*argv, "--max-perplexity", "none", "--overwrite"]) == 0
     assert list(load_dataset(str(out))["train"]["text"]) == [
         "He left.",

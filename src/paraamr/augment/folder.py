@@ -85,7 +85,8 @@ def augment_card(
     )
     facts = [
         f"- Text columns: {', '.join(code(c) for c in columns)}",
-        f"- Augmented splits: {', '.join(md(s) for s in augmented_splits)} (other splits copied unchanged)",
+        f"- Augmented splits: {', '.join(md(s) for s in augmented_splits)}"
+        " (other splits copied unchanged, `augmented` false)",
         f"- Seed: {seed}",
         f"- License: `{data.license}`"
         + (" (none was given: `--license`; the source's terms apply)" if license is None else ""),

@@ -234,6 +234,19 @@ def augment(
     return Augmented(result, failures, stats)
 
 
+def unaugmented(dataset: Dataset) -> Dataset:
+    """``dataset`` with the columns :func:`augment` adds, as its input rows have them (``augmented``
+    false, ``source_index`` the row's index): a split copied beside augmented ones, so that every
+    split of a folder has the same columns (``load_dataset`` refuses splits that differ).
+
+    >>> from datasets import Dataset
+    >>> unaugmented(Dataset.from_dict({"text": ["a", "b"]})).to_dict()
+    {'text': ['a', 'b'], 'augmented': [False, False], 'source_index': [0, 1]}
+    """
+    rows = len(dataset)
+    return dataset.add_column("augmented", [False] * rows).add_column("source_index", list(range(rows)))
+
+
 def train_lm(
     datasets: Sequence[Dataset],
     columns: Sequence[str],

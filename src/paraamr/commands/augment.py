@@ -194,7 +194,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     from paraamr.augment.folder import augment_card, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.reda import paper_recipe
-    from paraamr.augment.runner import augment, check_columns, detect_columns
+    from paraamr.augment.runner import augment, check_columns, detect_columns, unaugmented
     from paraamr.errors import about, check_splits
 
     language = None
@@ -224,7 +224,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     )
     for split, data in splits.items():
         if split not in chosen:
-            out[split] = data
+            out[split] = unaugmented(data)
             continue
         check()  # a signal Python dropped (datasets' weakref callbacks) stops the run here
         with _library_bars(mode == "bar"):
