@@ -106,6 +106,8 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
     copied = {"text": ["He left."], "label": [0], "augmented": [False], "source_index": [0]}
     assert loaded["test"].to_dict() == copied
     assert loaded["test"].features == loaded["train"].features  # copied, not augmented: the same columns
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"- Paraphrases: looked up among the sources of `{release}` (perplexity ≤ 110)" in card
     assert main([*argv, "--max-perplexity", "none", "--overwrite"]) == 0
     assert list(load_dataset(str(out))["train"]["text"]) == [
         "He left.",
@@ -141,6 +143,10 @@ def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
     assert train[0]["premise"] == "The cat sat on the mat." and found >= 1
     added = [r for r in train if r["augmented"]]
     assert added and all(r["label"] == 0 for r in added)
+    card = (out / "README.md").read_text(encoding="utf-8")  # the models, as docs/augment.md says
+    parser, realizer, lm = (f"`{tiny_models[kind]}`" for kind in ("parser", "realizer", "lm"))
+    models = f"parser {parser}, realizer {realizer}, lm {lm}"
+    assert f"by AMR back-translation ({models}; all kept)" in card
 
 
 def test_two_outputs_of_one_name_load_their_own_rows(tmp_path, mrpc):

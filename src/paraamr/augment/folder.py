@@ -59,6 +59,7 @@ def augment_card(
     stats: Mapping[str, Mapping[str, int]],
     signature: str | None = None,
     method_signature: str | None = None,
+    paraphrases: str | None = None,
     language: str = "en",
     pretty_name: str | None = None,
     license: str | None = None,
@@ -67,7 +68,8 @@ def augment_card(
 ) -> str:
     """The README.md of an augmented dataset folder: ``configs:`` for every split with rows, license
     (``None``: ``unknown``), language, task categories (``text-classification`` when ``labelled``),
-    size, and how the rows were made. ``repo_id`` names the Hub repo in the load snippet."""
+    size, and how the rows were made (``paraphrases``: where the paraamr method's came from).
+    ``repo_id`` names the Hub repo in the load snippet."""
     from huggingface_hub import DatasetCardData
 
     from paraamr.card import code, configs, cut, md, render, size_category
@@ -92,6 +94,7 @@ def augment_card(
         + (" (none was given: `--license`; the source's terms apply)" if license is None else ""),
         f"- Built with: paraamr {__version__} (`{MARK} --method {method} --n {n}`)",
         *([f"- Method: {code(method_signature)}"] if method_signature else []),
+        *([f"- Paraphrases: {paraphrases}"] if paraphrases else []),
         *([f"- Language model: {code(signature)}"] if signature else []),
     ]
     if empty:

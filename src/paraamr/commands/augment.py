@@ -272,6 +272,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         stats=stats,
         signature=lm.signature() if lm else None,
         method_signature=str(reda.signature(args.method).extend(**recipe)) if reda else None,
+        paraphrases=_paraphrase_source(args) if args.method == "paraamr" else None,
         language=args.language,
         license=args.license,
         labelled=_labelled(splits[chosen[0]]),
@@ -397,6 +398,18 @@ def _generator_settings(args: argparse.Namespace) -> dict:
     models = ("parser_model", "realizer_model", "lm_model")
     names = (*models, "max_perplexity", "device", "seed", "trust_remote_code")
     return {n: getattr(args, n) for n in names} | {"download": not args.no_download, "progress": "none"}
+
+
+def _paraphrase_source(args: argparse.Namespace) -> str:
+    """The card's words on where the paraamr method's paraphrases came from."""
+    from paraamr.card import code
+
+    kept = "all kept" if args.max_perplexity is None else f"perplexity ≤ {args.max_perplexity:g}"
+    if args.paraphrases:
+        return f"looked up among the sources of {code(args.paraphrases)} ({kept})"
+    kinds = ("parser", "realizer", "lm")
+    models = ", ".join(f"{kind} {code(getattr(args, f'{kind}_model'))}" for kind in kinds)
+    return f"generated on the fly by AMR back-translation ({models}; {kept})"
 
 
 def _paraphrases(args: argparse.Namespace, datasets, columns):
