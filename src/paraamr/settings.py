@@ -123,14 +123,16 @@ class MethodSettings(_Checked):
         "lm", "perplexity LM", "perplexity LM (default: %(default)s)", catalog.DEFAULTS["lm"], paper="gpt2")
     similarity_model: str | None = _model(
         "embedder", "similarity embedder",
-        "score similarity to the source with this embedder, e.g. all-MiniLM-L6-v2 (default: none)")
+        "score similarity to the source with this embedder, e.g. all-MiniLM-L6-v2 (default: none)",
+        paper=None)
     quality_model: str | None = _model(
-        "quality", "quality model", "paraphrase-quality model (default: none, not scored)", metavar="DIR")
+        "quality", "quality model", "paraphrase-quality model (default: none, not scored)", metavar="DIR",
+        paper=None)
     foci: str | int = _filter("all", "'all' (default) or k foci per graph, chosen with --seed", paper="all")
     seed: int = _filter(0, "default: %(default)s", type=int)
     heuristic: bool = _filter(
-        False, "only foci without incoming edges (amrlib's heuristic)", flag="--heuristic-foci")
-    mod_as_domain: bool = _filter(False, "write an inverted :mod as :domain")
+        False, "only foci without incoming edges (amrlib's heuristic)", flag="--heuristic-foci", paper=False)
+    mod_as_domain: bool = _filter(False, "write an inverted :mod as :domain", paper=False)
     foci_rule: str = _filter(
         "skip-structural", "which nodes may be foci: every-node (the paper's: all but the root) or skip-"
         f"structural (also not {', '.join(sorted(FOCI_RULES['skip-structural']))}; default: %(default)s)",
@@ -149,11 +151,13 @@ class MethodSettings(_Checked):
         "85 where the data is used)", number={"low": 0, "none": True}, paper=None)
     max_relative_perplexity: float | None = _filter(
         None, "drop candidates above this ratio to the source's own perplexity (default: none)",
-        number={"low": 0, "none": True})
+        number={"low": 0, "none": True}, paper=None)
     min_similarity: float | None = _filter(
-        None, "drop candidates below this similarity (default: none)", number={"low": -1, "high": 1})
+        None, "drop candidates below this similarity (default: none)", number={"low": -1, "high": 1},
+        paper=None)
     min_quality: float | None = _filter(
-        None, "drop candidates below this quality score (default: none)", number={"low": -1, "high": 1})
+        None, "drop candidates below this quality score (default: none)", number={"low": -1, "high": 1},
+        paper=None)
     max_chars: int = _filter(1000, "longer sources are failures (default %(default)s)", number=_POSITIVE)
     max_amr_nodes: int = _filter(
         MAX_NODES, "a graph (given or parsed) with more nodes is a failure, seen before it is parsed "

@@ -407,6 +407,16 @@ def test_preset_paper_is_a_record_settings_value():
     with pytest.raises(UsageError, match="--preset paper sets --foci-rule every-node"):
         parse("--preset", "paper", "--foci-rule", "skip-structural")
     assert parse("--preset", "paper", "--max-perplexity", "120").max_perplexity == 120.0  # a space saver
+    # the paper has no other filter and makes every node but the root a focus: these were taken and
+    # recorded (a run with --heuristic-foci made 8 candidates of the paper's every-node ones)
+    for argv, told in (
+        (["--heuristic-foci"], "no --heuristic-foci"),
+        (["--similarity-model", "all-MiniLM-L6-v2", "--min-similarity", "0.5"], "no --similarity-model, no"),
+        (["--max-relative-perplexity", "2"], "no --max-relative-perplexity"),
+        (["--quality-model", "paraamr-quality"], "no --quality-model"),
+    ):
+        with pytest.raises(UsageError, match=f"^--preset paper sets {told}"):
+            parse("--preset", "paper", *argv)
 
 
 def test_resume_compares_every_record_setting_and_no_run_setting():

@@ -32,6 +32,7 @@ from paraamr.options import (
     given_settings,
     license_id,
     number,
+    option_flag,
     positive,
     shard_spec,
 )
@@ -115,11 +116,11 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
             k for k, v in PAPER.items() if k in values and values[k] != v and not _paper_allows(k, values[k])
         ]
         if clash:
-            raise UsageError(
-                "--preset paper sets "
-                + ", ".join(f"--{k.replace('_', '-')} {PAPER[k]}" for k in clash)
-                + "; drop those options"
-            )
+            flags = {f.name: option_flag(f) for f in fields(RecordSettings)}
+            sets = [
+                f"{flags[k]} {PAPER[k]}" if PAPER[k] not in (None, False) else f"no {flags[k]}" for k in clash
+            ]
+            raise UsageError(f"--preset paper sets {', '.join(sets)}; drop those options")
         record = RecordSettings.paper(**values)
     else:
         record = RecordSettings(**values)
