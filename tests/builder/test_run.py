@@ -381,6 +381,35 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
     assert _heavy_imports(proc.stderr) == set() and not (tmp_path / "out").exists()
 
 
+def test_dry_run_checks_what_the_run_checks_first(tiny_models, tmp_path, monkeypatch, capsys):
+    """A bad --push-to-hub id is refused by a dry run as by the run (it printed the plan, exit 0);
+    with --no-download a missing model is what the run would fail on (it said "fetched on first use")."""
+    sentences = str(ROOT / "examples" / "sentences.txt")
+    out = str(tmp_path / "out")
+    assert (
+        main(
+            [
+                "--input",
+                sentences,
+                "--output",
+                out,
+                *_models(tiny_models),
+                "--push-to-hub",
+                "bad//id",
+                "--dry-run",
+            ]
+        )
+        == 2
+    )
+    assert "--push-to-hub 'bad//id': not a repo id" in capsys.readouterr().err
+    monkeypatch.setenv("PARAAMR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    assert main(["--input", sentences, "--output", out, "--no-download", "--dry-run"]) == 1
+    printed = capsys.readouterr()
+    assert printed.out.count("(MISSING: --no-download: the run would fail)") == 3
+    assert "fetch it with: paraamr models download gpt2" in printed.err and not (tmp_path / "out").exists()
+
+
 def test_preset_paper_is_a_record_settings_value():
     from paraamr.commands.generate import build_parser, settings_from_args
     from paraamr.errors import UsageError

@@ -152,11 +152,12 @@ def dry_run(
     shard: tuple[int, int] | None = None,
     *,
     overwrite: bool = False,
+    download: bool = True,
 ) -> int:
     """Print the plan: input rows found, processes (and shard), models (and whether they are on
     disk), output; fetches, loads and writes nothing. Runs the run's own checks of the input, the
     output folder (:func:`~paraamr.builder.checks.check_run`) and, on resume, of the models on disk:
-    refused here as it would be there."""
+    refused here as it would be there. 1 when a model is missing and ``download`` is off."""
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
@@ -197,7 +198,8 @@ def dry_run(
         i, n = shard
         print(f"shard:     {i} of {n} (the run's tasks k mod {n} = {i}; no rendezvous)")
     for kind, name in record.models().items():
-        note = "" if kind in on_disk else "  (MISSING: fetched on first use when online)"
+        fetch = "fetched on first use when online" if download else "--no-download: the run would fail"
+        note = "" if kind in on_disk else f"  (MISSING: {fetch})"
         print(f"{kind + ':':<10} {name}{note}")
     kept = "none (each paraphrase kept with its perplexity)" if record.max_perplexity is None else ""
     print(
@@ -211,7 +213,7 @@ def dry_run(
         print(f"paraamr generate: {folder.restarting}", file=sys.stderr)
     for message in missing:
         print(message, file=sys.stderr)
-    return 0
+    return 1 if missing and not download else 0
 
 
 def add_executor_options(group: argparse._ActionsContainer) -> None:
@@ -252,9 +254,9 @@ def run(args: argparse.Namespace) -> int:
         from paraamr.models.base import resolve_device
 
         resolve_device(settings.device)
+    push = push_of(args)  # refused now, not after the run (nor only when the run is not a dry one)
     if args.dry_run:
-        return dry_run(record, args.output, args.shard, overwrite=args.overwrite)
-    push = push_of(args)  # refused now, not after the run
+        return dry_run(record, args.output, args.shard, overwrite=args.overwrite, download=settings.download)
     if args.executor != "none":
         require("cluster")
         from paraamr.executors import launch
