@@ -76,3 +76,23 @@ def test_one_string_is_refused_where_a_batch_is_taken(tiny_models):
     with pytest.raises(TypeError, match=r"^texts is one string"):
         paraamr.Embedder().encode("The boy.")
     assert len(paraamr.PerplexityScorer(tiny_models["lm"]).perplexity(("The boy.",))) == 1  # a tuple is one
+
+
+def test_a_bad_size_or_name_is_one_line_before_any_work(tiny_models):
+    """A batch size that is no count was taken (2.5 by the embedder; 0 failed at the first batch, "8"
+    with a bare '<' TypeError), an unknown smoothing ended in sacrebleu's unformatted assertion,
+    and metric_path gave the modules' folder for "" or "." (no metric)."""
+    from paraamr.metrics.lexical import bleu_diversity
+
+    makers = (paraamr.Embedder, lambda **size: paraamr.PerplexityScorer(tiny_models["lm"], **size))
+    for size in (0, 2.5, "8"):
+        for make in makers:
+            with pytest.raises(ValueError, match=f"^batch_size must be an integer >= 1, got {size!r}"):
+                make(batch_size=size)
+    with pytest.raises(
+        ValueError, match=r"^unknown smooth_method 'nope'; expected one of none, floor, add-k, exp"
+    ):
+        bleu_diversity(["a b"], ["a c"], smooth_method="nope")
+    for name in ("", ".", "../metrics"):
+        with pytest.raises(ValueError, match=f"^unknown metric {name!r}"):
+            paraamr.metric_path(name)

@@ -89,9 +89,13 @@ def metric_path(name: str) -> str:
     """Return the folder of the evaluate module ``name``, for ``evaluate.load(metric_path(name))``.
 
     The modules ship inside the package; the repository's ``metrics/`` folder is a link to them.
+
+    >>> metric_path(".")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown metric '.'; known metrics: lexical_diversity, ..., ted_diversity
     """
-    path = _METRICS_DIR / name
-    if not path.is_dir():
-        known = sorted(p.name for p in _METRICS_DIR.iterdir() if p.is_dir() and not p.name.startswith("_"))
+    known = sorted(p.name for p in _METRICS_DIR.iterdir() if (p / f"{p.name}.py").is_file())
+    if name not in known:  # "", ".", "../metrics": folders, not metrics
         raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(known) or 'none'}")
-    return str(path)
+    return str(_METRICS_DIR / name)

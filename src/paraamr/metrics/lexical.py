@@ -29,6 +29,9 @@ def _bleu(tokenize: str, lowercase: bool, smooth_method: str, smooth_value: floa
 
     if tokenize not in BLEU.TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenize!r}; expected one of {', '.join(BLEU.TOKENIZERS)}")
+    if smooth_method not in BLEU.SMOOTH_DEFAULTS:  # sacrebleu asserts, with an unformatted message
+        methods = ", ".join(BLEU.SMOOTH_DEFAULTS)
+        raise ValueError(f"unknown smooth_method {smooth_method!r}; expected one of {methods}")
     return BLEU(
         tokenize=tokenize,
         lowercase=lowercase,

@@ -35,6 +35,7 @@ from paraamr.failures import Failure
 from paraamr.models.catalog import MAX_BATCH_SIZES
 from paraamr.models.download import ensure
 from paraamr.models.fast import resolve_backend
+from paraamr.options import check_number
 from paraamr.report import reason
 
 logger = logging.getLogger(__name__)
@@ -139,6 +140,7 @@ class Stage:
         compute_type: str = "auto",
         max_batch_size: int | None = None,
     ) -> None:
+        self.batch_size = check_number(batch_size, "batch_size", kind=int, low=1)  # before a model loads
         self.device = resolve_device(device)
         self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device)
         if self.backend == "transformers" and compute_type != "auto":
@@ -148,7 +150,6 @@ class Stage:
         self.model_name = str(model)
         self.cache_dir = cache_dir
         self.dtype = resolve_dtype(dtype, self.device)
-        self.batch_size = batch_size
         self.max_batch_size = max_batch_size or MAX_BATCH_SIZES[self.kind]
 
 

@@ -29,6 +29,7 @@ from paraamr.errors import InputError
 from paraamr.models.base import device_batches, element_bytes, footprint, loading, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.fast import converted, load_encoder, resolve_backend
+from paraamr.options import check_number
 from paraamr.texts import refuse_one_string
 
 __all__ = ["POOLINGS", "Embedder", "encoder_problem"]
@@ -78,8 +79,7 @@ class Embedder:
 
         if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        check_number(batch_size, "batch_size", kind=int, low=1)
         if processes is not None and processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
         self.processes = processes
