@@ -90,6 +90,21 @@ def test_cache_keys_and_disk_cache(tmp_path):
         parsers.CallableParser(parse, cache_dir=tmp_path / "bad")
 
 
+def test_a_callables_malformed_tree_fails_its_sentence_alone():
+    """"(((" or None from a user's parser was returned as a tree, and the TED of every pair then
+    stopped at it; now that sentence is a parse failure, as a raising callable's is."""
+
+    def parse(sentence):
+        return {"good": "(ROOT (S (NN good)))", "open": "(((", "none": None}[sentence]
+
+    trees = parsers.CallableParser(parse, name="mine").parse(["good", "open", "none"])
+    assert trees[0] == "(ROOT (S (NN good)))"
+    assert [str(t) for t in trees[1:]] == [
+        "parse: callable:mine: ValueError: its tree: malformed tree: 3 unclosed bracket(s) in '((('",
+        "parse: callable:mine: ValueError: its tree: a tree must be a bracket string, got NoneType",
+    ]
+
+
 def test_link_grammar_tree_is_cleaned_and_wrapped(link_grammar):
     (tree,) = link_grammar.parse(["The cat sat on the mat."])
     # link-parser 5.12 prints (S (NP the cat.n) (VP sat.v-d (PP on (NP the mat.n))) .)

@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 
 from paraamr.failures import Failure
 from paraamr.metrics.pos import PosTagger, add_preterminals
+from paraamr.metrics.trees import read_tree
 from paraamr.metrics.workers import WorkerPool, link_grammar_problem
 from paraamr.options import positive
 from paraamr.signature import Signature
@@ -261,7 +262,9 @@ class CallableParser(TreeParser):
         trees: list[str | Failure] = []
         for sentence in sentences:
             try:
-                trees.append(self.fn(sentence))
+                tree = self.fn(sentence)
+                read_tree(tree, where="its tree")  # a malformed one fails here, not the whole score
+                trees.append(tree)
             except Exception as err:  # one sentence's failure, not the batch's
                 trees.append(Failure("parse", f"{self.name}: {type(err).__name__}: {err}"))
         return trees
