@@ -45,10 +45,10 @@ def _check(kind: str, text: str, *, colon: bool) -> str:
 class Signature:
     """An optional ``name`` and ordered fields: ``Signature(name, **fields)``; immutable."""
 
-    __slots__ = ("_fields", "name")
+    __slots__ = ("_fields", "_name")
 
     def __init__(self, name: str | None = None, /, **fields: object) -> None:
-        self.name = None if name is None else _check("name", name, colon=False)
+        self._name = None if name is None else _check("name", name, colon=False)
         self._fields = {
             _check("key", k, colon=False): _check("value", _value(v), colon=True) for k, v in fields.items()
         }
@@ -71,6 +71,17 @@ class Signature:
                 raise ValueError(f"signature {text!r}: field {key!r} given twice")
             fields[key] = value
         return cls(name, **fields)
+
+    @property
+    def name(self) -> str | None:
+        """The name (``ppl``), or None.
+
+        >>> Signature("ppl").name = "b|c:d"
+        Traceback (most recent call last):
+        ...
+        AttributeError: property 'name' of 'Signature' object has no setter
+        """
+        return self._name
 
     @property
     def fields(self) -> dict[str, str]:
