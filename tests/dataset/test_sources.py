@@ -84,9 +84,10 @@ def test_malformed_lines_name_file_and_line(tmp_path):
     assert skipped.count == 6
     assert skipped.messages[1].endswith('line 4: paraphrase 1: "para_text" must be a string, got NoneType')
     must = "must be a finite number, got"
-    assert skipped.messages[2].endswith(f"line 5: paraphrase 1: \"perplexity\" {must} 'high'")
+    positive = "must be a finite number > 0, got"  # a perplexity
+    assert skipped.messages[2].endswith(f"line 5: paraphrase 1: \"perplexity\" {positive} 'high'")
     # JSON's NaN and Infinity (Python writes them): quantiles and plots cannot take them (convert failed)
-    assert skipped.messages[3].endswith(f'line 6: paraphrase 1: "perplexity" {must} nan')
+    assert skipped.messages[3].endswith(f'line 6: paraphrase 1: "perplexity" {positive} nan')
     assert skipped.messages[4].endswith(f'line 7: paraphrase 1: "similarity" {must} -inf')
     assert skipped.messages[5].endswith("line 8: invalid UTF-8 at byte 0")
 

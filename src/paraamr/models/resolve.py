@@ -53,6 +53,7 @@ __all__ = [
     "cache_root",
     "disk_size",
     "installed_copy",
+    "installed_path",
     "offline",
     "resolve",
     "source",
@@ -245,13 +246,19 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     return _hub_cached(name, kind, cache_dir)
 
 
-def installed_copy(name: str, cache_dir: str | Path | None = None) -> Path | None:
-    """The folder an offline install put Hub model ``name`` in (``HubModel.installed``), when there."""
+def installed_path(name: str, cache_dir: str | Path | None = None) -> Path | None:
+    """Where an offline install puts Hub model ``name`` (``HubModel.installed``; there or not), or
+    None for a model no install puts anywhere."""
     known = HUB_MODELS.get(name)
     if known is None or known.installed is None:
         return None
-    folder = cache_root(cache_dir) / "models" / known.installed
-    return folder if folder.is_dir() else None
+    return cache_root(cache_dir) / "models" / known.installed
+
+
+def installed_copy(name: str, cache_dir: str | Path | None = None) -> Path | None:
+    """The folder an offline install put Hub model ``name`` in, when there (:func:`installed_path`)."""
+    folder = installed_path(name, cache_dir)
+    return folder if folder is not None and folder.is_dir() else None
 
 
 def tokenizer_id(model_dir: str | Path) -> str:

