@@ -169,6 +169,19 @@ def test_two_outputs_of_one_name_load_their_own_rows(tmp_path, mrpc):
     assert [(e["name"], e["num_examples"]) for e in info["splits"]] == [("train", len(loaded))]
 
 
+def test_what_a_killed_run_left_is_replaced_with_overwrite(tmp_path, mrpc, capsys):
+    """A run killed while writing leaves its staged parts alone; the rerun was refused both ways
+    ("pass --overwrite", then with it "not augment's"), and only deleting the folder by hand helped."""
+    out = tmp_path / "out"
+    part = out / ".paraamr" / "parts" / "default" / "train" / "t0-00000.parquet"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"PAR1 half")
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda", "--n", "1", "--output", str(out)]
+    assert main(argv) == 1 and "pass --overwrite" in capsys.readouterr().err
+    assert main([*argv, "--overwrite"]) == 0
+    assert not part.exists() and load_dataset(str(out))["train"].num_rows > 0
+
+
 def test_overwrite_replaces_only_an_earlier_augment_output(tmp_path, mrpc, capsys):
     out = tmp_path / "out"
     argv = ["augment", "--dataset", str(mrpc), "--method", "reda", "--n", "1", "--output", str(out)]

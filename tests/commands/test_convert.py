@@ -176,3 +176,50 @@ def test_overwrite_refuses_the_folder_being_read(tmp_path, release_jsonl, capsys
     assert main(["convert", str(folder), str(folder), "--overwrite"]) == 1
     assert "cannot overwrite the folder being read" in capsys.readouterr().err
     assert sources.split_files(folder)["train"]  # still there
+
+
+def _files(folder):
+    """Each file of ``folder`` but the hidden state, with its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and ".paraamr" not in p.parts
+    }
+
+
+def test_an_interrupted_overwrite_leaves_the_old_dataset_or_the_new_one(tmp_path, release_jsonl, monkeypatch):
+    """Ctrl-C while the new shards were staged left an empty folder: the old dataset was removed
+    before them. Now it goes only once they are staged, and a signal during the swap waits for the
+    new card: the folder holds the old dataset or the new one, whole."""
+    import os
+    import signal
+
+    from paraamr.builder import folder as folder_module
+
+    out = tmp_path / "folder"
+    assert main(["convert", str(release_jsonl), str(out)]) == 0
+    old = _files(out)
+
+    def interrupted(path, data):  # Ctrl-C as the plan of the staged shards is saved
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(folder_module, "atomic_write", interrupted)
+        assert (
+            main(["convert", str(release_jsonl), str(out), "--overwrite", "--max-shard-size", "1KB"]) == 130
+        )
+    assert _files(out) == old and not (out / ".paraamr" / "parts").exists()
+
+    replace = os.replace
+
+    def signalled(src, dst):  # SIGINT as the first shard moves into place
+        if "/.paraamr/final/" in str(src):
+            monkeypatch.setattr(os, "replace", replace)
+            os.kill(os.getpid(), signal.SIGINT)
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", signalled)
+    assert main(["convert", str(release_jsonl), str(out), "--overwrite", "--max-shard-size", "1KB"]) == 130
+    new = _files(out)
+    assert len([n for n in new if n.startswith("data/")]) > 1 and "README.md" in new  # the new one, carded
+    assert [r for _s, r in sources.read_path(out)] == [r for _s, r in sources.read_path(release_jsonl)]

@@ -161,7 +161,8 @@ def write_folder(
     folder. Call it inside :func:`claim_output`.
 
     Shards and failures are staged first; only then, with ``overwrite``, are the files of the
-    earlier output replaced, so a run that fails before leaves ``output`` as it was.
+    earlier output replaced, in one block with the new card (:func:`~paraamr.builder.folder.finalize`),
+    so a run that fails or is interrupted leaves the earlier output or the new one.
     """
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
     from paraamr.card import with_dataset_info
@@ -169,6 +170,7 @@ def write_folder(
 
     output = Path(output)
     size = max_shard_size or MAX_SHARD_SIZE
+    remove_state(output)  # what a killed run left: never mixed into this one
     for split, dataset in splits.items():
         if not len(dataset):
             continue  # datasets cannot load a split without rows; the card names it
@@ -181,11 +183,13 @@ def write_folder(
         for failure in failures:
             failed.write(dict(failure))
         failed.commit()
-    if overwrite:
-        remove_layout(output, state=False)  # checked: only files of an earlier augment output
-    finalize(output, max_shard_size=size)
+    finalize(
+        output,
+        max_shard_size=size,
+        replacing=(lambda: remove_layout(output, state=False)) if overwrite else None,  # augment's, checked
+        then=lambda: atomic_write(output / CARD, with_dataset_info(card, output)),
+    )
     remove_state(output)
-    atomic_write(output / CARD, with_dataset_info(card, output))
     return output
 
 
@@ -207,6 +211,8 @@ def check_output(output: Path, overwrite: bool) -> None:
         return
     if not overwrite:
         raise InputError(f"{output}: exists and is not empty (pass --overwrite to replace an earlier output)")
+    if [p.name for p in output.iterdir()] == [STATE_DIR]:
+        return  # the staged parts of a killed run, nothing else: replaced
     card = output / CARD
     ours = {card, *failure_files(output)}
     ours.update(p for splits in list_shards(output).values() for paths in splits.values() for p in paths)

@@ -23,7 +23,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from paraamr.errors import InputError
@@ -44,6 +44,7 @@ from paraamr.layout import (
     shard_name,
     writer_id,
 )
+from paraamr.signals import critical
 
 __all__ = [
     *("BATCH_ROWS", "FailureWriter", "ShardWriter"),
@@ -391,26 +392,34 @@ def finalize(
     *,
     max_shard_size: int | str = MAX_SHARD_SIZE,
     row_group_size: int | str = MAX_ROW_GROUP_SIZE,
+    replacing: Callable[[], object] | None = None,
+    then: Callable[[], object] | None = None,
 ) -> dict[str, dict[str, list[str]]]:
     """Turn every part under ``folder`` into the final shards and failure files; return the shard
     paths written (``{config: {split: [...]}}``). Crash-safe: the shards are staged (parts untouched),
     a plan of renames saved, the parts deleted and the renames done; a call after a kill finishes
-    the plan or restarts the staging. A (config, split) with shards already is refused."""
+    the plan or restarts the staging. A (config, split) with shards already is refused, unless
+    ``replacing``: it removes the dataset there once the new shards are staged, just before they are
+    renamed into place. The renames and ``then`` (writing the card) are one block a signal does not
+    cut: an interrupted run leaves the old dataset or the new one, never neither."""
     import pyarrow.parquet as pq
 
     root = Path(folder)
     plan_path = root / _PLAN
-    if not plan_path.exists():
+    fresh = not plan_path.exists()
+    if fresh:
         groups: dict[str, list[Path]] = {}
         for key, path, m in _parts(root):
             if m is not None and not path.name.startswith("."):
                 groups.setdefault(key, []).append(path)
         if not groups:
+            if then is not None:
+                then()
             return {}
         existing = list_shards(root)
         for key in groups:
             config, _, split = key.partition("/")
-            if split and existing.get(config, {}).get(split):
+            if split and existing.get(config, {}).get(split) and replacing is None:
                 raise ValueError(f"{root}: {key} already has shards; remove them before writing it again")
         staging = root / _STAGING
         shutil.rmtree(staging, ignore_errors=True)
@@ -440,19 +449,24 @@ def finalize(
         plan = {"renames": renames, "parts": [str(p.relative_to(root)) for ps in groups.values() for p in ps]}
         atomic_write(plan_path, json.dumps(plan))
     plan = _read_plan(plan_path)
-    for part in plan["parts"]:
-        (root / part).unlink(missing_ok=True)
     written: dict[str, dict[str, list[str]]] = {}
-    for staged, final in plan["renames"]:
-        if (root / staged).exists():
-            (root / final).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(root / staged, root / final)
-        if final.startswith(f"{DATA}/"):
-            _, config, name = final.split("/", 2)
-            written.setdefault(config, {}).setdefault(parse_shard_name(name)[0], []).append(final)
-    shutil.rmtree(root / _STAGING, ignore_errors=True)
-    shutil.rmtree(root / PARTS, ignore_errors=True)
-    plan_path.unlink()
+    with critical():
+        if fresh and replacing is not None:
+            replacing()
+        for part in plan["parts"]:
+            (root / part).unlink(missing_ok=True)
+        for staged, final in plan["renames"]:
+            if (root / staged).exists():
+                (root / final).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(root / staged, root / final)
+            if final.startswith(f"{DATA}/"):
+                _, config, name = final.split("/", 2)
+                written.setdefault(config, {}).setdefault(parse_shard_name(name)[0], []).append(final)
+        shutil.rmtree(root / _STAGING, ignore_errors=True)
+        shutil.rmtree(root / PARTS, ignore_errors=True)
+        plan_path.unlink()
+        if then is not None:
+            then()
     return written
 
 
