@@ -9,13 +9,15 @@ paraamr.errors.InputError: /proc/version/out: cannot be written: /proc/version i
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from paraamr.errors import InputError
+from paraamr.errors import FolderLocked, InputError
 
-__all__ = ["check_not_input", "check_writable", "check_writable_file"]
+__all__ = ["check_not_input", "check_writable", "check_writable_file", "claim_file"]
 
 
 def check_writable(path: str | os.PathLike) -> None:
@@ -55,3 +57,36 @@ def check_not_input(output: str | os.PathLike, *inputs: str | os.PathLike, name:
     for path in inputs:
         if Path(path).exists() and out.resolve() == Path(path).resolve():
             raise InputError(f"{name + ' ' if name else ''}{output}: is the input")
+
+
+@contextlib.contextmanager
+def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: str = "") -> Iterator[Path]:
+    """Hold the output file ``path`` while a command writes it (``.NAME.lock`` beside it): a second
+    command writing the same file is refused, ``path`` is checked again under the lock (refused if
+    it appeared meanwhile, unless ``overwrite``), and the temporary files a killed writer left
+    beside it go. ``name``: the output's option, for the messages.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "out.csv"
+    >>> with claim_file(out, overwrite=False, command="export"):
+    ...     with claim_file(out, overwrite=False, command="export"):
+    ...         pass
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.FolderLocked: ...out.csv: being written by pid ... paraamr export
+    """
+    from paraamr.layout import remove_temps
+    from paraamr.locks import file_lock, holder
+
+    path = Path(path)
+    lock = path.with_name(f".{path.name}.lock")
+    shown = f"{name} {path}" if name else str(path)
+    try:
+        held = file_lock(lock, command=command, wait=0.0)
+    except FolderLocked:
+        raise FolderLocked(f"{shown}: being written by {holder(lock)}") from None
+    with held:
+        if path.exists() and not overwrite:
+            raise InputError(f"{shown}: exists (pass --overwrite to replace it)")
+        remove_temps(path)
+        yield path

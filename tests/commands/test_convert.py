@@ -223,3 +223,22 @@ def test_an_interrupted_overwrite_leaves_the_old_dataset_or_the_new_one(tmp_path
     new = _files(out)
     assert len([n for n in new if n.startswith("data/")]) > 1 and "README.md" in new  # the new one, carded
     assert [r for _s, r in sources.read_path(out)] == [r for _s, r in sources.read_path(release_jsonl)]
+
+
+def test_a_file_being_written_is_refused_and_what_a_killed_writer_left_goes(tmp_path, release_jsonl, capsys):
+    """Two commands writing one output file both succeeded, the later rename silently replacing
+    the other's result; and the hidden temporary file of a killed run (22 MB for the release)
+    stayed beside the output for good."""
+    from paraamr.outputs import claim_file
+
+    out = tmp_path / "back.jsonl"
+    stale = tmp_path / ".back.jsonl.4242-0badcafe.tmp"
+    with claim_file(out, overwrite=False, command="convert"):  # another convert, still writing
+        stale.write_text("half a file")  # its temporary file
+        assert main(["convert", str(release_jsonl), str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{out}: being written by pid" in err[0] and "paraamr convert" in err[0]
+    assert not out.exists() and stale.exists()
+    assert main(["convert", str(release_jsonl), str(out)]) == 0
+    assert not stale.exists() and len(_lines(out)) == 6
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["back.jsonl"]  # no lock file left either

@@ -175,7 +175,7 @@ def to_jsonl(
 
     from paraamr.errors import InputError
     from paraamr.layout import atomic_file
-    from paraamr.outputs import check_writable
+    from paraamr.outputs import check_writable, claim_file
     from paraamr.sources import read_path
 
     out = Path(output)
@@ -185,7 +185,12 @@ def to_jsonl(
     if out.exists() and not overwrite:
         raise InputError(f"{output}: exists (pass --overwrite to replace it)")
     n = 0
-    with atomic_file(out) as tmp, open(tmp, "wb") as raw, contextlib.ExitStack() as stack:
+    with (
+        claim_file(out, overwrite=overwrite, command="convert"),
+        atomic_file(out) as tmp,
+        open(tmp, "wb") as raw,
+        contextlib.ExitStack() as stack,
+    ):
         sink = raw  # a zip entry or a gzip stream over it, closed (in that order) before it
         if out.suffix.lower() == ".zip":
             archive = stack.enter_context(zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED))

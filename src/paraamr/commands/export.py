@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     from paraamr import exports
     from paraamr.commands.stats import archive_limits
     from paraamr.errors import UsageError
-    from paraamr.layout import atomic_file
+    from paraamr.layout import atomic_file, remove_temps
+    from paraamr.outputs import claim_file
 
     limits = archive_limits(args)
     if args.config and Path(args.path).exists():
@@ -99,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
         return f"{threshold}: {pairs - counts.get('kept', 0):,} of {counted(pairs, 'pair')} left out"
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(
+            claim_file(output, overwrite=args.overwrite, command=f"export {args.export_command}")
+        )
+        remove_temps(failed)  # a killed run's, beside the failures file
         failures = _Failures(stack.enter_context(open(stack.enter_context(atomic_file(failed)), "w")))
 
         def empty() -> str:

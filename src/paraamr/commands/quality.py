@@ -9,6 +9,7 @@ a ``label``, prints the separation and P/R/F1 (with 95% intervals by source) to 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import random
@@ -19,7 +20,7 @@ from paraamr.errors import InputError, UsageError, refuse_pipes
 from paraamr.extras import require
 from paraamr.layout import atomic_write
 from paraamr.options import SEED, number, path_text, positive
-from paraamr.outputs import check_not_input, check_writable, check_writable_file
+from paraamr.outputs import check_not_input, check_writable, check_writable_file, claim_file
 from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
 
@@ -415,16 +416,21 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
     require("quality")
+    with contextlib.ExitStack() as stack:
+        if args.output != "-":
+            check_not_input(args.output, *([args.input] if args.input != "-" else []), name="--output")
+            check_writable_file(args.output)
+            held = claim_file(args.output, overwrite=args.overwrite, command="quality score", name="--output")
+            stack.enter_context(held)  # while it scores: a second run into the file is refused
+        return _score(args)
+
+
+def _score(args: argparse.Namespace) -> int:
     from paraamr.metrics.sample import interval_signature
     from paraamr.quality import QualityScorer
     from paraamr.quality.data import score_rows
     from paraamr.quality.evaluation import classify, intervals_by_source, separation
 
-    if args.output != "-":
-        check_not_input(args.output, *([args.input] if args.input != "-" else []), name="--output")
-        if Path(args.output).exists() and not args.overwrite:
-            raise InputError(f"--output {args.output}: exists; pass --overwrite to replace it")
-        check_writable_file(args.output)
     rows = score_rows(args.input)
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
