@@ -182,6 +182,28 @@ def test_what_a_killed_run_left_is_replaced_with_overwrite(tmp_path, mrpc, capsy
     assert not part.exists() and load_dataset(str(out))["train"].num_rows > 0
 
 
+def test_no_cache_file_of_the_run_is_left_in_the_datasets_cache(tmp_path, mrpc, monkeypatch):
+    """Each run left its map's Arrow file (14 MB for 20,000 rows) beside the input's cache, never
+    read again: the cache grew by one a run."""
+    import datasets
+
+    cache = tmp_path / "hf-datasets"
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
+    argv = [
+        "augment",
+        "--dataset",
+        str(mrpc),
+        "--method",
+        "reda",
+        "--n",
+        "1",
+        "--output",
+        str(tmp_path / "out"),
+    ]
+    assert main(argv) == 0 and main([*argv, "--overwrite"]) == 0
+    assert any(cache.rglob("*.arrow")) and not list(cache.rglob("cache-*.arrow"))  # the input's own stays
+
+
 def test_overwrite_replaces_only_an_earlier_augment_output(tmp_path, mrpc, capsys):
     out = tmp_path / "out"
     argv = ["augment", "--dataset", str(mrpc), "--method", "reda", "--n", "1", "--output", str(out)]
@@ -226,9 +248,7 @@ def test_generator_options_reach_the_run_settings():
     argv = ["augment", "--dataset", "d.jsonl", "--method", "paraamr", "--generate"]
     record, run = split_settings(**_generator_settings(build_parser().parse_args(argv)))
     assert run.download and not run.trust_remote_code
-    args = build_parser().parse_args(
-        [*argv, "--no-download", "--trust-remote-code", "--realizer-model", "g"]
-    )
+    args = build_parser().parse_args([*argv, "--no-download", "--trust-remote-code", "--realizer-model", "g"])
     record, run = split_settings(**_generator_settings(args))
     assert not run.download and run.trust_remote_code and record.realizer_model == "g"
 

@@ -286,6 +286,10 @@ def _run(args: argparse.Namespace, output: str) -> int:
         max_shard_size=args.max_shard_size,
         overwrite=args.overwrite,
     )
+    for split in chosen:  # the Arrow file of its map, beside the input's cache: new each run, never reused
+        for entry in out[split].cache_files:
+            if Path(entry["filename"]).name.startswith("cache-"):
+                Path(entry["filename"]).unlink(missing_ok=True)
     print(f"wrote {output}")
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options
