@@ -55,3 +55,27 @@ def test_references_with_a_byte_order_mark_read_as_without(tmp_path):
     refs.write_bytes(b"\xef\xbb\xbfThe boy left.\nA cat sat.\n")
     pairs = [Pair("x", "a", "b", index=0), Pair("y", "c", "d", index=1)]
     assert [p.reference for p in with_references(pairs, refs)] == ["The boy left.", "A cat sat."]
+
+
+def test_json_lines_of_pairs_read_as_the_same_pairs_in_two_columns(tmp_path):
+    """The pair lines ``quality score`` reads (examples/pairs.jsonl, a ``pairs`` row each) were
+    refused by evaluate: 'line 1: "paraphrases" must be a list, got NoneType'."""
+    import json
+
+    from paraamr.errors import InputError
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "pairs.jsonl"
+    rows = [json.loads(line) for line in examples.read_text(encoding="utf-8").splitlines() if line.strip()]
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("".join(f"{r['text']}\t{r['para_text']}\n" for r in rows), encoding="utf-8")
+    as_lines, as_columns = read_pairs(examples), read_pairs(tsv)
+    assert [(p.source, p.paraphrase) for p in as_lines] == [(p.source, p.paraphrase) for p in as_columns]
+    assert as_lines[1].where == f"{examples}, line 2"
+    with_ppl = tmp_path / "ppl.jsonl"
+    with_ppl.write_text('{"text": "a", "para_text": "b", "perplexity": 42}\n{"id": 1}\n', encoding="utf-8")
+    with pytest.raises(
+        InputError, match=r'ppl\.jsonl, line 2: not a pair \(strings "text" and "para_text"\)'
+    ):
+        read_pairs(with_ppl)
+    with_ppl.write_text('{"text": "a", "para_text": "b", "perplexity": 42}\n', encoding="utf-8")
+    assert read_pairs(with_ppl)[0].perplexity == 42.0  # for --max-perplexity

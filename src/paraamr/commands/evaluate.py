@@ -334,7 +334,9 @@ def _work(
 
             def loaded() -> tuple:
                 shown.phase(f"loading models: parser {s.parser_spec}, embedder {s.similarity_model}")
-                return make()
+                models = make()
+                shown.phase("scoring")
+                return models
 
             score = Scorer(loaded, ted_height=height, ted_convention=s.ted_convention, max_chars=s.max_chars)
             stack.callback(score.close)

@@ -23,6 +23,7 @@ silently.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import sys
@@ -124,6 +125,9 @@ def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
         with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
             delimiter = "," if path.suffix.lower() == ".csv" else "\t"
             return read_two_columns(f, name=str(path), delimiter=delimiter)
+    if path.is_file() and path.suffix.lower() in (".jsonl", ".json") and _starts_with_a_pair(path):
+        check_splits(str(path), [split] if split else None, ["train"])
+        return _read_pair_lines(path)
     splits = split_files(path)
     check_splits(str(path), [split] if split else None, list(splits))
     pairs: list[Pair] = []
@@ -133,6 +137,39 @@ def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
         for file in files:
             for key, record in iter_records(file, check_texts=False):  # each text: texts.text_problem
                 _add_pairs(pairs, record, f"{file}, {key},")
+    return pairs
+
+
+def _starts_with_a_pair(path: Path) -> bool:
+    """Whether the first line of the JSON lines file ``path`` is a pair (``text``, ``para_text``:
+    a row of the ``pairs`` config, the lines ``paraamr quality score`` reads), not a record."""
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
+        first = next((line for line in f if line.strip()), "")
+    try:
+        row = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and "para_text" in row and "paraphrases" not in row
+
+
+def _read_pair_lines(path: Path) -> list[Pair]:
+    """The pairs of a JSON lines file of pairs (an empty text fails its pair when scored)."""
+    pairs: list[Pair] = []
+    with about(str(path)), open(path, encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {number}"
+            try:
+                row = json.loads(line)
+            except ValueError as err:
+                raise InputError(f"{where}: not JSON ({err})") from None
+            texts = ("text", "para_text")
+            if not (isinstance(row, dict) and all(isinstance(row.get(k), str) for k in texts)):
+                raise InputError(f'{where}: not a pair (strings "text" and "para_text") as on its first line')
+            ppl = row.get("perplexity")
+            ppl = float(ppl) if isinstance(ppl, int | float) and not isinstance(ppl, bool) else None
+            pairs.append(Pair(where, row["text"], row["para_text"], index=len(pairs), perplexity=ppl))
     return pairs
 
 
