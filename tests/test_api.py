@@ -93,6 +93,7 @@ def test_a_bad_size_or_name_is_one_line_before_any_work(tiny_models):
         ValueError, match=r"^unknown smooth_method 'nope'; expected one of none, floor, add-k, exp"
     ):
         bleu_diversity(["a b"], ["a c"], smooth_method="nope")
+    assert paraamr.Embedder(batch_size=8.0).batch_size == 8  # an int: a pool worker parses it as one
     for name in ("", ".", "../metrics"):
         with pytest.raises(ValueError, match=f"^unknown metric {name!r}"):
             paraamr.metric_path(name)

@@ -337,8 +337,9 @@ def _temp_name(path: Path, suffix: str = ".tmp") -> Path:
 
 
 @contextlib.contextmanager
-def _named(path: Path) -> Iterator[None]:
-    """An error in making ``path``'s temporary names ``path``, the file the user knows of."""
+def named_errors(path: str | os.PathLike) -> Iterator[None]:
+    """An OSError inside names ``path``, the file the user knows of, not the temporary or lock
+    file made for it."""
     try:
         yield
     except OSError as e:
@@ -397,7 +398,7 @@ def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Pa
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_name(path)
-    with _named(path):
+    with named_errors(path):
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         yield tmp
@@ -451,7 +452,7 @@ def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_name(path)
-    with _named(path):
+    with named_errors(path):
         tmp.mkdir()
     try:
         yield tmp

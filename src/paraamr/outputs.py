@@ -75,14 +75,15 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     ...
     paraamr.errors.FolderLocked: ...out.csv: being written by pid ... paraamr export
     """
-    from paraamr.layout import remove_temps
+    from paraamr.layout import named_errors, remove_temps
     from paraamr.locks import file_lock, holder
 
     path = Path(path)
     lock = path.with_name(f".{path.name}.lock")
     shown = f"{name} {path}" if name else str(path)
     try:
-        held = file_lock(lock, command=command, wait=0.0)
+        with named_errors(path):
+            held = file_lock(lock, command=command, wait=0.0)
     except FolderLocked:
         raise FolderLocked(f"{shown}: being written by {holder(lock)}") from None
     with held:

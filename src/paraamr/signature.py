@@ -76,7 +76,7 @@ class Signature:
     def name(self) -> str | None:
         """The name (``ppl``), or None.
 
-        >>> Signature("ppl").name = "b|c:d"
+        >>> Signature("ppl").name = "b|c:d"  # doctest: +IGNORE_EXCEPTION_DETAIL
         Traceback (most recent call last):
         ...
         AttributeError: property 'name' of 'Signature' object has no setter

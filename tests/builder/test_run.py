@@ -402,6 +402,13 @@ def test_dry_run_checks_what_the_run_checks_first(tiny_models, tmp_path, monkeyp
         == 2
     )
     assert "--push-to-hub 'bad//id': not a repo id" in capsys.readouterr().err
+    assert (
+        main(
+            ["--input", sentences, "--output", out, *_models(tiny_models), "--finalize", "auto", "--dry-run"]
+        )
+        == 2
+    )
+    assert "--finalize goes with --shard" in capsys.readouterr().err
     monkeypatch.setenv("PARAAMR_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     assert main(["--input", sentences, "--output", out, "--no-download", "--dry-run"]) == 1

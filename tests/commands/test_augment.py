@@ -180,6 +180,11 @@ def test_what_a_killed_run_left_is_replaced_with_overwrite(tmp_path, mrpc, capsy
     assert main(argv) == 1 and "pass --overwrite" in capsys.readouterr().err
     assert main([*argv, "--overwrite"]) == 0
     assert not part.exists() and load_dataset(str(out))["train"].num_rows > 0
+    run = tmp_path / "run"  # a killed generate run's state: resumable, not augment's to take
+    (run / ".paraamr" / "parts").mkdir(parents=True)
+    (run / ".paraamr" / "settings.json").write_text("{}")
+    assert main([*argv[:-1], str(run), "--overwrite"]) == 1
+    assert "not augment's" in capsys.readouterr().err and (run / ".paraamr" / "settings.json").is_file()
 
 
 def test_no_cache_file_of_the_run_is_left_in_the_datasets_cache(tmp_path, mrpc, monkeypatch):

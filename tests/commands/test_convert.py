@@ -213,16 +213,19 @@ def test_an_interrupted_overwrite_leaves_the_old_dataset_or_the_new_one(tmp_path
     replace = os.replace
 
     def signalled(src, dst):  # SIGINT as the first shard moves into place
-        if "/.paraamr/final/" in str(src):
+        if str(dst).startswith(str(out / "data")):
             monkeypatch.setattr(os, "replace", replace)
             os.kill(os.getpid(), signal.SIGINT)
         replace(src, dst)
 
     monkeypatch.setattr(os, "replace", signalled)
     assert main(["convert", str(release_jsonl), str(out), "--overwrite", "--max-shard-size", "1KB"]) == 130
-    new = _files(out)
-    assert len([n for n in new if n.startswith("data/")]) > 1 and "README.md" in new  # the new one, carded
+    new = _files(out)  # the new shards, all of them (the card comes after them: not written)
+    assert "README.md" in old and "README.md" not in new
     assert [r for _s, r in sources.read_path(out)] == [r for _s, r in sources.read_path(release_jsonl)]
+    assert (
+        main(["convert", str(release_jsonl), str(out), "--overwrite"]) == 0 and (out / "README.md").is_file()
+    )
 
 
 def test_a_file_being_written_is_refused_and_what_a_killed_writer_left_goes(tmp_path, release_jsonl, capsys):
@@ -242,3 +245,5 @@ def test_a_file_being_written_is_refused_and_what_a_killed_writer_left_goes(tmp_
     assert main(["convert", str(release_jsonl), str(out)]) == 0
     assert not stale.exists() and len(_lines(out)) == 6
     assert sorted(p.name for p in tmp_path.iterdir()) == ["back.jsonl"]  # no lock file left either
+    assert main(["convert", str(release_jsonl), "/proc/back.jsonl"]) == 1  # no file can be made there
+    assert capsys.readouterr().err.startswith("paraamr convert: /proc/back.jsonl: ")  # not its lock file

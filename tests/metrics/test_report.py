@@ -77,5 +77,13 @@ def test_json_lines_of_pairs_read_as_the_same_pairs_in_two_columns(tmp_path):
         InputError, match=r'ppl\.jsonl, line 2: not a pair \(strings "text" and "para_text"\)'
     ):
         read_pairs(with_ppl)
-    with_ppl.write_text('{"text": "a", "para_text": "b", "perplexity": 42}\n', encoding="utf-8")
-    assert read_pairs(with_ppl)[0].perplexity == 42.0  # for --max-perplexity
+    with_ppl.write_text('{"text": "a", "para_text": "b", "perplexity": 42, "id": "r1"}\n', encoding="utf-8")
+    assert (read_pairs(with_ppl)[0].perplexity, read_pairs(with_ppl)[0].id) == (
+        42.0,
+        "r1",
+    )  # --max-perplexity
+    with_ppl.write_text('{"text": "a", "para_text": "b", "perplexity": -20}\n', encoding="utf-8")
+    with pytest.raises(
+        InputError, match=r'line 1: "perplexity" must be a finite number > 0 or None, got -20'
+    ):
+        read_pairs(with_ppl)  # it passed every --max-perplexity, as in a release line before

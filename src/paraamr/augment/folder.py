@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CONFIG", "MARK", "augment_card", "check_output", "claim_output", "write_folder"]
 
+#: What a killed augment leaves under the state folder: its parts, finalize's staging and plan, locks.
+_STAGED = {"parts", "final", "finalize.json", "locks"}
 #: The one config of an augmented folder.
 CONFIG = "default"
 #: Words of a card that say augment wrote it (an --overwrite may replace such a folder only).
@@ -161,8 +163,9 @@ def write_folder(
     folder. Call it inside :func:`claim_output`.
 
     Shards and failures are staged first; only then, with ``overwrite``, are the files of the
-    earlier output replaced, in one block with the new card (:func:`~paraamr.builder.folder.finalize`),
-    so a run that fails or is interrupted leaves the earlier output or the new one.
+    earlier output replaced, in one block with the renames of the new shards
+    (:func:`~paraamr.builder.folder.finalize`), so a run that fails or is interrupted leaves the
+    earlier output or the new shards (a rerun with ``--overwrite`` writes their card).
     """
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
     from paraamr.card import with_dataset_info
@@ -187,9 +190,9 @@ def write_folder(
         output,
         max_shard_size=size,
         replacing=(lambda: remove_layout(output, state=False)) if overwrite else None,  # augment's, checked
-        then=lambda: atomic_write(output / CARD, with_dataset_info(card, output)),
     )
     remove_state(output)
+    atomic_write(output / CARD, with_dataset_info(card, output))
     return output
 
 
@@ -211,8 +214,9 @@ def check_output(output: Path, overwrite: bool) -> None:
         return
     if not overwrite:
         raise InputError(f"{output}: exists and is not empty (pass --overwrite to replace an earlier output)")
-    if [p.name for p in output.iterdir()] == [STATE_DIR]:
-        return  # the staged parts of a killed run, nothing else: replaced
+    state = output / STATE_DIR
+    if [p.name for p in output.iterdir()] == [STATE_DIR] and {p.name for p in state.iterdir()} <= _STAGED:
+        return  # the staged parts of a killed augment, nothing else (no run's settings): replaced
     card = output / CARD
     ours = {card, *failure_files(output)}
     ours.update(p for splits in list_shards(output).values() for paths in splits.values() for p in paths)

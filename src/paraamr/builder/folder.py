@@ -393,15 +393,14 @@ def finalize(
     max_shard_size: int | str = MAX_SHARD_SIZE,
     row_group_size: int | str = MAX_ROW_GROUP_SIZE,
     replacing: Callable[[], object] | None = None,
-    then: Callable[[], object] | None = None,
 ) -> dict[str, dict[str, list[str]]]:
     """Turn every part under ``folder`` into the final shards and failure files; return the shard
     paths written (``{config: {split: [...]}}``). Crash-safe: the shards are staged (parts untouched),
     a plan of renames saved, the parts deleted and the renames done; a call after a kill finishes
     the plan or restarts the staging. A (config, split) with shards already is refused, unless
     ``replacing``: it removes the dataset there once the new shards are staged, just before they are
-    renamed into place. The renames and ``then`` (writing the card) are one block a signal does not
-    cut: an interrupted run leaves the old dataset or the new one, never neither."""
+    renamed into place, in one block with the renames that a signal handled by
+    :mod:`paraamr.signals` does not cut: an interrupted run leaves the old shards or the new ones."""
     import pyarrow.parquet as pq
 
     root = Path(folder)
@@ -413,8 +412,6 @@ def finalize(
             if m is not None and not path.name.startswith("."):
                 groups.setdefault(key, []).append(path)
         if not groups:
-            if then is not None:
-                then()
             return {}
         existing = list_shards(root)
         for key in groups:
@@ -465,8 +462,6 @@ def finalize(
         shutil.rmtree(root / _STAGING, ignore_errors=True)
         shutil.rmtree(root / PARTS, ignore_errors=True)
         plan_path.unlink()
-        if then is not None:
-            then()
     return written
 
 

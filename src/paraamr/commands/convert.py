@@ -264,17 +264,17 @@ def to_folder(
                 n, release = _write_folder(input, out, splits, size, reading)
                 if not n:
                     raise InputError(f"{input}: no records to convert")
-                if license is None and release:
-                    license = RELEASE_LICENSE
-                card = {"license": license, "repo_id": repo_id, "max_shard_size": max_shard_size}
                 folder.finalize(  # the old dataset goes only once the new shards are staged
                     out,
                     max_shard_size=size,
                     replacing=(lambda: layout.remove_layout(out, state=False)) if overwrite else None,
-                    then=lambda: write_card(out, summary=None, release=release, **card),
                 )
             finally:
                 layout.remove_state(out)  # never a folder with part of the records
+            if license is None and release:
+                license = RELEASE_LICENSE
+            card = {"license": license, "repo_id": repo_id, "max_shard_size": max_shard_size}
+            write_card(out, summary=None, release=release, **card)
         except BaseException as err:
             if new is not None:  # it was not there and we hold its lock: ours, and half-written
                 shutil.rmtree(new, ignore_errors=True)

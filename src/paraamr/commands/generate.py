@@ -255,6 +255,7 @@ def run(args: argparse.Namespace) -> int:
 
         resolve_device(settings.device)
     push = push_of(args)  # refused now, not after the run (nor only when the run is not a dry one)
+    shard = _shard(args, record, push)
     if args.dry_run:
         return dry_run(record, args.output, args.shard, overwrite=args.overwrite, download=settings.download)
     if args.executor != "none":
@@ -262,7 +263,6 @@ def run(args: argparse.Namespace) -> int:
         from paraamr.executors import launch
 
         return launch(args, record, settings, run, push, origin(args, settings))
-    shard = _shard(args, record, push)
     try:
         execute(
             record,

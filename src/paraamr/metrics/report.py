@@ -1,8 +1,9 @@
 """The Table-2 row of a corpus: semantic similarity, 1-BLEU, 1-∩/∪, TED-3, TED-F over its pairs.
 
 Pairs (source, paraphrase) come from a ParaAMR release file, one of our dataset folders (both
-read by :func:`paraamr.sources.read_path`) or a pair file (``.tsv``/``.txt``: tab-separated;
-``.csv``) in a layout of :data:`PAIR_LAYOUTS` told by its first row (:func:`pair_layout`). A pair
+read by :func:`paraamr.sources.read_path`), JSON lines of pairs (``text``, ``para_text``) or a
+pair file (``.tsv``/``.txt``: tab-separated; ``.csv``) in a layout of :data:`PAIR_LAYOUTS` told
+by its first row (:func:`pair_layout`). A pair
 that cannot be scored is reported as a failure row (:mod:`paraamr.metrics.scoring`), never dropped
 silently.
 
@@ -41,6 +42,7 @@ from paraamr.metrics.sample import RESAMPLES, interval_signature, intervals
 from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.network import load_hub_dataset
+from paraamr.options import check_number
 from paraamr.plots import check_plot_files, figure
 from paraamr.report import counted, json_text
 from paraamr.sources import iter_records, split_files
@@ -118,7 +120,8 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
 
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
     """Every (source, paraphrase) pair of a release file, a dataset folder (of its split ``split``,
-    else of all) or a two-column file (a file is split ``train``)."""
+    else of all), a JSON lines file of pairs (``text``, ``para_text``) or a two-column file (a file
+    is split ``train``)."""
     path = Path(path)
     if path.is_file() and path.suffix.lower() in TWO_COLUMN_SUFFIXES:
         check_splits(str(path), [split] if split else None, ["train"])
@@ -167,9 +170,13 @@ def _read_pair_lines(path: Path) -> list[Pair]:
             texts = ("text", "para_text")
             if not (isinstance(row, dict) and all(isinstance(row.get(k), str) for k in texts)):
                 raise InputError(f'{where}: not a pair (strings "text" and "para_text") as on its first line')
-            ppl = row.get("perplexity")
-            ppl = float(ppl) if isinstance(ppl, int | float) and not isinstance(ppl, bool) else None
-            pairs.append(Pair(where, row["text"], row["para_text"], index=len(pairs), perplexity=ppl))
+            try:  # as in a release line: a perplexity is positive (NaN and -20 would pass no filter rightly)
+                ppl = check_number(row.get("perplexity"), '"perplexity"', above=0, none=True)
+            except ValueError as err:
+                raise InputError(f"{where}: {err}") from None
+            known = row.get("id") if isinstance(row.get("id"), str) else None
+            texts = row["text"], row["para_text"]
+            pairs.append(Pair(where, *texts, index=len(pairs), id=known, perplexity=ppl))
     return pairs
 
 
