@@ -94,6 +94,8 @@ def test_a_bad_size_or_name_is_one_line_before_any_work(tiny_models):
     ):
         bleu_diversity(["a b"], ["a c"], smooth_method="nope")
     assert paraamr.Embedder(batch_size=8.0).batch_size == 8  # an int: a pool worker parses it as one
+    with pytest.raises(paraamr.errors.InputError, match=r"^sources\[0\] is empty"):  # was 1.0, an exact copy
+        paraamr.QualityScorer().score([""], [""])
     for name in ("", ".", "../metrics"):
         with pytest.raises(ValueError, match=f"^unknown metric {name!r}"):
             paraamr.metric_path(name)

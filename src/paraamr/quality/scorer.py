@@ -97,6 +97,10 @@ def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
     Traceback (most recent call last):
     ...
     paraamr.errors.InputError: paraphrases[0] is NoneType, not a string
+    >>> check_pairs([" "], [" "])
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: sources[0] is empty
     """
     refuse_one_string(sources, "sources")
     refuse_one_string(paraphrases, "paraphrases")
@@ -108,6 +112,8 @@ def check_pairs(sources: Sequence[str], paraphrases: Sequence[str]) -> None:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InputError(f"{name}[{i}] is {type(text).__name__}, not a string")
+            if not text.strip():  # two would be an exact copy: 1.0, a score of nothing
+                raise InputError(f"{name}[{i}] is empty")
 
 
 def calibrated(raw: Sequence[float], calibration: dict) -> list[float]:
