@@ -76,9 +76,9 @@ def compute_stats(
     stats: dict[str, Any] = {
         "instances": instances,
         "pairs": pairs,
-        "avg_paraphrases": pairs / instances if instances else 0.0,
-        "avg_paraphrase_tokens": para_tokens / pairs if pairs else 0.0,
-        "avg_source_tokens": source_tokens / instances if instances else 0.0,
+        "avg_paraphrases": pairs / instances if instances else None,  # a mean of nothing: none
+        "avg_paraphrase_tokens": para_tokens / pairs if pairs else None,
+        "avg_source_tokens": source_tokens / instances if instances else None,
         "sources_without_paraphrases": per_source.count(0),
         "perplexity": {
             **{name: (float(np.quantile(ppl, q)) if ppl.size else None) for name, q in QUANTILES.items()},
@@ -125,6 +125,15 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     return paths
 
 
+def cell(value: float | None, digits: int = 2) -> str:
+    """A statistic as a table shows it: ``digits`` decimals, ``n/a`` for none (a mean of nothing).
+
+    >>> cell(1.5), cell(None), cell(2.25, 1)
+    ('1.50', 'n/a', '2.2')
+    """
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
 def format_stats(stats: dict[str, Any]) -> str:
     """The statistics as a Markdown table (Table 1's columns, then perplexity quantiles).
 
@@ -149,15 +158,15 @@ def format_stats(stats: dict[str, Any]) -> str:
     rows = [
         ("instances (source sentences)", f"{stats['instances']:,}"),
         ("source–paraphrase pairs", f"{stats['pairs']:,}"),
-        ("avg. paraphrases per source", f"{stats['avg_paraphrases']:.2f}"),
-        ("avg. paraphrase length (tokens)", f"{stats['avg_paraphrase_tokens']:.2f}"),
-        ("avg. source length (tokens)", f"{stats['avg_source_tokens']:.2f}"),
+        ("avg. paraphrases per source", cell(stats["avg_paraphrases"])),
+        ("avg. paraphrase length (tokens)", cell(stats["avg_paraphrase_tokens"])),
+        ("avg. source length (tokens)", cell(stats["avg_source_tokens"])),
         ("sources without paraphrases", f"{stats['sources_without_paraphrases']:,}"),
     ]
     rows += [(f"instances in split {split}", f"{n:,}") for split, n in stats["splits"].items()]
     ppl = stats["perplexity"]
     rows += [
-        (f"perplexity {name}", "n/a" if ppl[name] is None else f"{ppl[name]:.2f}")
+        (f"perplexity {name}", cell(ppl[name]))
         for name in (*QUANTILES, "mean")
         if name in ppl
     ]

@@ -82,3 +82,13 @@ def test_stats_plots_refuse_same_named_pngs(release_jsonl, tmp_path, capsys):
     assert not (plots / "paraphrases_per_source.png").exists()  # refused before anything was written
     assert main(["stats", str(release_jsonl), "--plots", str(plots), "--overwrite"]) == 0
     assert (plots / "perplexity.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_mean_over_no_pairs_is_none_and_shown_as_such(release_jsonl):
+    """With every pair filtered out the average paraphrase length was 0.00 tokens, beside n/a for
+    the perplexities of the same pairs: a mean of nothing is none (null in --json, n/a shown)."""
+    from paraamr.stats import format_stats
+
+    s = compute_stats(str(release_jsonl), max_perplexity=0.001)
+    assert s["pairs"] == 0 and s["avg_paraphrase_tokens"] is None and s["avg_paraphrases"] == 0.0
+    assert "| avg. paraphrase length (tokens) | n/a |" in format_stats(s)

@@ -34,7 +34,7 @@ from paraamr.card.settings import expected_splits, flat, method_text, record_set
 from paraamr.errors import InputError
 from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, atomic_write, data_files, list_shards
 from paraamr.records import CITATION
-from paraamr.stats import compute_stats
+from paraamr.stats import cell, compute_stats
 
 __all__ = [
     "TEMPLATE",
@@ -192,7 +192,7 @@ def _summary_text(stats: Mapping[str, Any] | None, what: str, release: bool) -> 
     )
     return (
         f"{stats['instances']:,} English source sentences with {stats['pairs']:,} {what}: "
-        f"{stats['avg_paraphrases']:.2f} paraphrases per source on average, each with {scores}"
+        f"{cell(stats['avg_paraphrases'])} paraphrases per source on average, each with {scores}"
     )
 
 

@@ -20,6 +20,7 @@ from paraamr import sources
 from paraamr.card.markdown import code, cut, md
 from paraamr.layout import data_files, layout_info, list_shards
 from paraamr.records import DEFAULT_SCHEMA, PARAPHRASE_TYPE, to_pairs
+from paraamr.stats import cell
 
 __all__ = [
     "CONFIGS",
@@ -154,7 +155,6 @@ def stats_text(stats: Mapping[str, Any]) -> str:
     """Table 1's columns as one row, then the perplexity quantiles as one row."""
     ppl = stats["perplexity"]
     names = [k for k in ("min", "p5", "p25", "p50", "p75", "p95", "max", "mean") if k in ppl]
-    cell = lambda v: "n/a" if v is None else f"{v:.1f}"  # noqa: E731
     filtered = f"; perplexity <= {stats['max_perplexity']:g}" if stats.get("max_perplexity") else ""
     return "\n".join(
         [
@@ -164,13 +164,13 @@ def stats_text(stats: Mapping[str, Any]) -> str:
             "| instances | paraphrases per source | paraphrase length (tokens) | pairs "
             "| source length (tokens) | sources without paraphrases |",
             "|---:|---:|---:|---:|---:|---:|",
-            f"| {stats['instances']:,} | {stats['avg_paraphrases']:.2f} "
-            f"| {stats['avg_paraphrase_tokens']:.2f} | {stats['pairs']:,} "
-            f"| {stats['avg_source_tokens']:.2f} | {stats['sources_without_paraphrases']:,} |",
+            f"| {stats['instances']:,} | {cell(stats['avg_paraphrases'])} "
+            f"| {cell(stats['avg_paraphrase_tokens'])} | {stats['pairs']:,} "
+            f"| {cell(stats['avg_source_tokens'])} | {stats['sources_without_paraphrases']:,} |",
             "",
             "| perplexity | " + " | ".join(names) + " | without |",
             "|---|" + "---:|" * (len(names) + 1),
-            "| | " + " | ".join(cell(ppl[k]) for k in names) + f" | {ppl['missing']:,} |",
+            "| | " + " | ".join(cell(ppl[k], 1) for k in names) + f" | {ppl['missing']:,} |",
         ]
     )
 
