@@ -133,6 +133,8 @@ class Filters:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        perplexity = _numbers(perplexity, "perplexity")
+        similarity = None if similarity is None else _numbers(similarity, "similarity")
         mask = np.ones(len(parents), dtype=bool)
         if self.max_perplexity is not None:
             mask &= _true(pc.less_equal(perplexity, pa.scalar(float(self.max_perplexity))))
@@ -250,6 +252,26 @@ class Filters:
 
 
 _SCORES = ("perplexity", "similarity")
+
+
+def _numbers(values: pa.Array, name: str) -> pa.Array:
+    """A score column as float64 (one that only ever held nulls is typed null: all null); a
+    ValueError for text or another type, which no threshold or order can read.
+
+    >>> import pyarrow as pa
+    >>> _numbers(pa.array([None, None]), "perplexity").type
+    DataType(double)
+    >>> _numbers(pa.array(["50"]), "perplexity")
+    Traceback (most recent call last):
+    ...
+    ValueError: the paraphrases' perplexity is string, not numbers: cast the column first
+    """
+    import pyarrow as pa
+
+    kind = values.type
+    if not (pa.types.is_null(kind) or pa.types.is_floating(kind) or pa.types.is_integer(kind)):
+        raise ValueError(f"the paraphrases' {name} is {kind}, not numbers: cast the column first")
+    return values.cast(pa.float64())
 
 
 def _true(mask: pa.Array) -> np.ndarray:

@@ -297,3 +297,23 @@ def test_num_proc_and_desc_as_dataset_filter(folder, tmp_path, capsys):
     if not shown:
         datasets.disable_progress_bars()
     assert "sim >= 0.8 (num_proc=2)" in capsys.readouterr().err
+
+
+def test_a_score_column_typed_null_or_text_gets_an_answer_not_an_arrow_error():
+    """A column that only held nulls is typed null by datasets: order="perplexity" raised
+    ArrowInvalid 'Invalid null value'. Perplexities stored as text raised Arrow's 'no kernel
+    matching input types (string, double)'."""
+    from datasets import Dataset
+
+    from paraamr import filter_records
+
+    unscored = Dataset.from_list(
+        [{"id": "b", "text": "t", "paraphrases": [{"para_text": "x", "perplexity": None}]}]
+    )
+    assert filter_records(unscored, order="perplexity").to_list() == unscored.to_list()  # nulls last: kept
+    assert filter_records(unscored, max_perplexity=100)[0]["paraphrases"] == []  # a null fails any threshold
+    text = Dataset.from_list(
+        [{"id": "a", "text": "t", "paraphrases": [{"para_text": "x", "perplexity": "50"}]}]
+    )
+    with pytest.raises(ValueError, match="perplexity is string, not numbers: cast the column first"):
+        filter_records(text, max_perplexity=100)
