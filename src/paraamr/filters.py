@@ -134,7 +134,7 @@ class Filters:
         import pyarrow.compute as pc
 
         perplexity = _numbers(perplexity, "perplexity")
-        similarity = None if similarity is None else _numbers(similarity, "similarity")
+        similarity = None if similarity is None else _numbers(similarity, "similarity")  # float32 exactly
         mask = np.ones(len(parents), dtype=bool)
         if self.max_perplexity is not None:
             mask &= _true(pc.less_equal(perplexity, pa.scalar(float(self.max_perplexity))))
@@ -145,8 +145,7 @@ class Filters:
                     "similarity score, so none is kept (unscored ones fail it): is the corpus scored?",
                     stacklevel=2,
                 )
-            scores = pc.cast(similarity, pa.float64())  # the stored float32 value, exactly
-            mask &= _true(pc.greater_equal(scores, pa.scalar(float(self.min_similarity))))
+            mask &= _true(pc.greater_equal(similarity, pa.scalar(float(self.min_similarity))))
         index = np.flatnonzero(mask)
         if self.order == "perplexity":
             values = perplexity.take(pa.array(index))

@@ -78,9 +78,9 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     from paraamr.layout import named_errors, remove_temps
     from paraamr.locks import file_lock, holder
 
+    shown = f"{name} {os.fspath(path)}" if name else os.fspath(path)  # as the user gave it
     path = Path(path)
     lock = path.with_name(f".{path.name}.lock")
-    shown = f"{name} {path}" if name else str(path)
     try:
         with named_errors(path):
             held = file_lock(lock, command=command, wait=0.0)

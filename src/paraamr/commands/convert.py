@@ -182,11 +182,9 @@ def to_jsonl(
     check_writable(out.parent)  # a file where a folder should be, read-only, a full disk: before reading
     if out.is_dir():
         raise InputError(f"{output}: is a folder (JSON lines go to a file)")
-    if out.exists() and not overwrite:
-        raise InputError(f"{output}: exists (pass --overwrite to replace it)")
     n = 0
     with (
-        claim_file(out, overwrite=overwrite, command="convert"),
+        claim_file(output, overwrite=overwrite, command="convert"),  # refuses an existing output first
         atomic_file(out) as tmp,
         open(tmp, "wb") as raw,
         contextlib.ExitStack() as stack,
