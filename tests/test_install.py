@@ -55,6 +55,9 @@ def test_the_core_converts_loads_filters_and_describes_a_corpus(core, tmp_path):
     assert out[0] == "11" and int(out[1]) < 11 and out[2] == "True"  # the sample's 11 pairs
     stats = run(bin_dir / "paraamr", "stats", tmp_path / "corpus", env=env)
     assert "instances (source sentences) | 6" in stats
+    graphs = Path(__file__).parents[1] / "examples" / "graphs.amr"
+    variants = run(bin_dir / "paraamr", "refocus", graphs, env=env)  # penman alone: the core's
+    assert variants.count("# ::focus") >= 2
 
 
 @pytest.mark.slow

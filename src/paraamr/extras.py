@@ -78,7 +78,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 #: The extra each command needs first (``paraamr <command>``; the others need only the core).
 COMMAND_EXTRA = {
     "generate": "generate",
-    "refocus": "generate",
     "evaluate": "metrics",
     "quality": "quality",
     "augment": "augment",
