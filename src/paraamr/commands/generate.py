@@ -120,7 +120,8 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
             sets = [
                 f"{flags[k]} {PAPER[k]}" if PAPER[k] not in (None, False) else f"no {flags[k]}" for k in clash
             ]
-            raise UsageError(f"--preset paper sets {', '.join(sets)}; drop those options")
+            those = "those options" if len(sets) > 1 else "that option"
+            raise UsageError(f"--preset paper sets {', '.join(sets)}; drop {those}")
         record = RecordSettings.paper(**values)
     else:
         record = RecordSettings(**values)
