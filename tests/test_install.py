@@ -44,7 +44,15 @@ def test_the_core_installs_none_of_the_heavy_packages(core):
 @pytest.mark.slow
 def test_the_core_converts_loads_filters_and_describes_a_corpus(core, tmp_path):
     bin_dir, env = core
-    run(bin_dir / "paraamr", "convert", RELEASE, tmp_path / "corpus", env=env)
+    done = subprocess.run(
+        [bin_dir / "paraamr", "convert", RELEASE, tmp_path / "corpus"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    # no matplotlib: no plots/, and the command says why the card has no histograms
+    assert "pip install 'paraamr[plots]'" in done.stderr and not (tmp_path / "corpus" / "plots").exists()
     code = (
         "import sys; from datasets import load_dataset; import paraamr\n"
         "pairs = load_dataset(sys.argv[1], 'pairs', split='train')\n"
