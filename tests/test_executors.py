@@ -171,13 +171,28 @@ def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
     (tmp_path / "in.txt").write_text("A sentence.\n")
     for extra, message in (
         (["--shard", "0/2"], "--executor cuts the run into --tasks itself: leave out --shard"),
-        (["--tasks", "0"], "argument --tasks: must be an integer in [1, 100000], got 0 (see paraamr generate --help)"),  # noqa: E501
+        (
+            ["--tasks", "0"],
+            "argument --tasks: must be an integer in [1, 100000], got 0 (see paraamr generate --help)",
+        ),
         # datatrove lists every job (and, on Slurm, submits arrays of 1,001): this ran for hours
-        (["--tasks", "1000000000"], "argument --tasks: must be an integer in [1, 100000], got 1000000000 (see paraamr generate --help)"),  # noqa: E501
-        (["--executor", "none", "--workers", "-1"], "argument --workers: must be an integer in [1, 100000], got -1 (see paraamr generate --help)"),  # noqa: E501
-        (["--slurm-gpus", "-1"], "argument --slurm-gpus: must be an integer >= 0, got -1 (see paraamr generate --help)"),  # noqa: E501
+        (
+            ["--tasks", "1000000000"],
+            "argument --tasks: must be an integer in [1, 100000], got 1000000000 (see paraamr generate --help)",  # noqa: E501  # noqa: E501
+        ),
+        (
+            ["--executor", "none", "--workers", "-1"],
+            "argument --workers: must be an integer in [1, 100000], got -1 (see paraamr generate --help)",
+        ),
+        (
+            ["--slurm-gpus", "-1"],
+            "argument --slurm-gpus: must be an integer >= 0, got -1 (see paraamr generate --help)",
+        ),
         (["--executor", "slurm"], "--executor slurm needs --slurm-partition"),
-        (["--overwrite"], "--overwrite does not go with --executor: remove the folder, or give a new --output"),  # noqa: E501
+        (
+            ["--overwrite"],
+            "--overwrite does not go with --executor: remove the folder, or give a new --output",
+        ),
     ):
         executor = [] if "--executor" in extra else ["--executor", "local"]
         proc = subprocess.run(
@@ -200,3 +215,37 @@ def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
         )
         assert proc.returncode == 2 and proc.stderr.strip().endswith(message), proc.stderr
         assert not (tmp_path / "o").exists()
+
+
+def test_paraphrase_documents_in_a_datatrove_pipeline_of_ones_own(tiny_models, tmp_path):
+    """A user's own pipeline (reader, our step, writer) on datatrove's local executor: every
+    document comes out, paraphrased or with the reason it could not be, and datatrove's statistics
+    count the models' time (before: only the metadata's, so the step showed 0 seconds)."""
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from paraamr.executors import ParaphraseDocuments
+
+    docs = [("a", "The boy wants to go."), ("b", "x" * 5000), ("c", "The boy wants to go.")]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "docs.jsonl").write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs)
+    )
+    models = {f"{kind}_model": str(tiny_models[kind]) for kind in ("parser", "realizer", "lm")}
+    step = ParaphraseDocuments(batch_size=2, **models, max_perplexity=None)
+    LocalPipelineExecutor(
+        [JsonlReader(str(tmp_path / "in")), step, JsonlWriter(str(tmp_path / "out"), compression=None)],
+        tasks=1,
+        logging_dir=str(tmp_path / "logs"),
+    ).run()
+    rows = {}
+    for path in (tmp_path / "out").glob("*.jsonl"):
+        rows |= {d["id"]: d["metadata"] for d in map(json.loads, path.read_text().splitlines())}
+    assert sorted(rows) == ["a", "b", "c"]
+    assert rows["a"]["paraphrases"] and rows["a"]["paraphrases"] == rows["c"]["paraphrases"]
+    assert "longer than" in rows["b"]["paraamr_failure"] and "paraphrases" not in rows["b"]
+    stats = json.loads((tmp_path / "logs" / "stats.json").read_text())
+    ours = next(s for s in stats if s["name"].endswith(ParaphraseDocuments.name))
+    assert ours["stats"] == {"paraphrased": 2, "paraphrases": 2 * len(rows["a"]["paraphrases"]), "failed": 1}
+    assert ours["time_stats"]["total"] > 0.05 and ours["time_stats"]["unit"] == "batch"  # the models ran

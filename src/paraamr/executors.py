@@ -70,21 +70,20 @@ class ParaphraseDocuments(PipelineStep):
         docs = iter(data)
         while batch := list(itertools.islice(docs, self.batch_size)):
             failed: list[dict] = []
-            records = {
-                r["id"]: r for r in generator.generate([d.text for d in batch], on_failure=failed.append)
-            }
+            with self.track_time(unit="batch"):  # the models' time (they load in the first batch)
+                texts = [d.text for d in batch]
+                records = {r["id"]: r for r in generator.generate(texts, on_failure=failed.append)}
             failures = {f["id"]: f["reason"] for f in reversed(failed)}
             for item in batch:
                 record = records.get(text_id(item.text))
-                with self.track_time():
-                    if record is None:
-                        item.metadata["paraamr_failure"] = failures.get(text_id(item.text), "failed")
-                        self.stat_update("failed")
-                    else:
-                        item.metadata["amr"] = record["amr"]
-                        item.metadata["paraphrases"] = record["paraphrases"]
-                        self.stat_update("paraphrased")
-                        self.stat_update("paraphrases", value=len(record["paraphrases"]))
+                if record is None:
+                    item.metadata["paraamr_failure"] = failures.get(text_id(item.text), "failed")
+                    self.stat_update("failed")
+                else:
+                    item.metadata["amr"] = record["amr"]
+                    item.metadata["paraphrases"] = record["paraphrases"]
+                    self.stat_update("paraphrased")
+                    self.stat_update("paraphrases", value=len(record["paraphrases"]))
                 yield item
 
 
