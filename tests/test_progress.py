@@ -52,7 +52,8 @@ def test_a_short_window_counts_its_own_rows(tmp_path):
     to the rows taken, never to the window's size (the old count said 128 half-way)."""
     folder = RunFolder(tmp_path / "out")
     folder.count.folder.mkdir(parents=True)
-    run = RunProgress(folder, mode="none", main=True, window=256, stages=["parse", "realize"], total=100)
+    stages = ["parse", "realize"]
+    run = RunProgress(folder.count, desc="gen", mode="none", main=True, window=256, stages=stages, total=100)
     rows = list(run.taken(range(100)))
     seen = []
     for stage in ("parse", "realize"):
@@ -161,3 +162,29 @@ def test_quiet_with_no_progress_is_allowed_and_other_progress_options_still_excl
         assert args.progress == "none"
     with pytest.raises(argparse.ArgumentError, match="not allowed with"):
         parser.parse_args(["--progress", "bar", "--no-progress"])
+
+
+@pytest.mark.slow
+def test_augment_generate_shows_the_sources_it_generates_for(tmp_path, tiny_models, capsys):
+    """Before: ``augment --generate`` showed nothing while the generator ran (the models loading,
+    then every source through three models). Now its own display, as ``--progress`` says; stdout
+    is the same with or without it."""
+    from tinyargs import model_args
+
+    from paraamr.cli import main as paraamr
+
+    data = tmp_path / "rte.csv"
+    data.write_text("premise,hypothesis,label\nThe cat sat on the mat.,A cat sat.,0\nHe left.,He went.,1\n")
+    argv = ["augment", "--dataset", str(data), "--method", "paraamr", "--generate", *model_args(tiny_models)]
+    seen = {}
+    for mode in ("bar", "log", "none"):
+        out = tmp_path / mode
+        assert paraamr([*argv, "--output", str(out), "--progress", mode]) == 0
+        printed = capsys.readouterr()
+        seen[mode] = (printed.out.replace(str(out), "OUT"), printed.err)
+    assert seen["bar"][0] == seen["log"][0] == seen["none"][0]
+    assert "augment: generating" in seen["bar"][1] and "| 4/4 [" in seen["bar"][1]
+    logged = [line for line in seen["log"][1].splitlines() if line.startswith("augment: generating: ")]
+    assert logged[0].startswith("augment: generating: loading models: parser parser")
+    assert logged[-1].startswith("augment: generating: 4/4 src (100%)")
+    assert "generating" not in seen["none"][1]
