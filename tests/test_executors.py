@@ -52,16 +52,19 @@ def _generate(
 def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(tiny_models, tmp_path):
     _generate(tmp_path, tiny_models, tmp_path / "one")
     out = tmp_path / "tasks"
-    _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "3", "--workers", "2")
+    # more jobs than the 7 sources: only the jobs with rows run (the others were 33 empty runs)
+    _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "40", "--workers", "2")
     assert_same(out, tmp_path / "one")
+    plan = json.loads((out / ".paraamr" / "input" / "plan.json").read_text())
+    busy = sorted(f"{int(k) % 40:05d}" for k in plan["rows"])
     completions = out / ".paraamr" / "tasks" / "generate" / "completions"
-    assert sorted(p.name for p in completions.iterdir()) == ["00000", "00001", "00002"]
+    assert sorted(p.name for p in completions.iterdir()) == busy and 2 <= len(busy) <= 7
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["run"]["shards"] == 3
+    assert summary["run"]["shards"] == 40
     # the run's time, not the finalize's alone: at least its stages' time over its two workers
     assert summary["seconds_this_session"] >= sum(summary["counts"]["seconds_by_stage"].values()) / 2
-    again = _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "3", "--workers", "2")
-    assert "all 3 tasks have already been completed" in again.replace("Not doing anything as ", "")
+    again = _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "40", "--workers", "2")
+    assert "all 40 tasks have already been completed" in again.replace("Not doing anything as ", "")
     assert_same(out, tmp_path / "one")
 
 
@@ -168,8 +171,10 @@ def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
     (tmp_path / "in.txt").write_text("A sentence.\n")
     for extra, message in (
         (["--shard", "0/2"], "--executor cuts the run into --tasks itself: leave out --shard"),
-        (["--tasks", "0"], "argument --tasks: must be an integer > 0, got 0 (see paraamr generate --help)"),
-        (["--executor", "none", "--workers", "-1"], "argument --workers: must be an integer > 0, got -1 (see paraamr generate --help)"),  # noqa: E501
+        (["--tasks", "0"], "argument --tasks: must be an integer in [1, 100000], got 0 (see paraamr generate --help)"),  # noqa: E501
+        # datatrove lists every job (and, on Slurm, submits arrays of 1,001): this ran for hours
+        (["--tasks", "1000000000"], "argument --tasks: must be an integer in [1, 100000], got 1000000000 (see paraamr generate --help)"),  # noqa: E501
+        (["--executor", "none", "--workers", "-1"], "argument --workers: must be an integer in [1, 100000], got -1 (see paraamr generate --help)"),  # noqa: E501
         (["--slurm-gpus", "-1"], "argument --slurm-gpus: must be an integer >= 0, got -1 (see paraamr generate --help)"),  # noqa: E501
         (["--executor", "slurm"], "--executor slurm needs --slurm-partition"),
         (["--overwrite"], "--overwrite does not go with --executor: remove the folder, or give a new --output"),  # noqa: E501

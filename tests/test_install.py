@@ -44,7 +44,15 @@ def test_the_core_installs_none_of_the_heavy_packages(core):
 @pytest.mark.slow
 def test_the_core_converts_loads_filters_and_describes_a_corpus(core, tmp_path):
     bin_dir, env = core
-    run(bin_dir / "paraamr", "convert", RELEASE, tmp_path / "corpus", env=env)
+    done = subprocess.run(
+        [bin_dir / "paraamr", "convert", RELEASE, tmp_path / "corpus"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    # no matplotlib: no plots/, and the command says why the card has no histograms
+    assert "pip install 'paraamr[plots]'" in done.stderr and not (tmp_path / "corpus" / "plots").exists()
     code = (
         "import sys; from datasets import load_dataset; import paraamr\n"
         "pairs = load_dataset(sys.argv[1], 'pairs', split='train')\n"
@@ -55,6 +63,9 @@ def test_the_core_converts_loads_filters_and_describes_a_corpus(core, tmp_path):
     assert out[0] == "11" and int(out[1]) < 11 and out[2] == "True"  # the sample's 11 pairs
     stats = run(bin_dir / "paraamr", "stats", tmp_path / "corpus", env=env)
     assert "instances (source sentences) | 6" in stats
+    graphs = Path(__file__).parents[1] / "examples" / "graphs.amr"
+    variants = run(bin_dir / "paraamr", "refocus", graphs, env=env)  # penman alone: the core's
+    assert variants.count("# ::focus") >= 2
 
 
 @pytest.mark.slow
@@ -76,3 +87,35 @@ def test_a_command_of_an_extra_names_the_pip_install_that_brings_it(core, tmp_pa
     assert done.stderr.count("\n") == 1, done.stderr  # one line, no traceback
     assert f"needs the '{extra}' extra" in done.stderr and f"pip install 'paraamr[{extra}]'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_the_core_downloads_the_release_over_http(core, tmp_path):
+    """The builder fetches a release zip by URL (its default is the GitHub one): datasets reads
+    http through fsspec's HTTPFileSystem, which needs aiohttp (datasets 5 no longer brings it).
+    Before: 'HTTPFileSystem requires "requests" and "aiohttp" to be installed', online too."""
+    import functools
+    import threading
+    import zipfile
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    with zipfile.ZipFile(tmp_path / "ParaAMR_small.zip", "w") as z:
+        z.write(RELEASE, "ParaAMR_small.jsonl")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/ParaAMR_small.zip"
+        code = (
+            "import sys; from paraamr import ParaAMR\n"
+            "builder = ParaAMR(data_files={'train': sys.argv[1]}, cache_dir=sys.argv[2])\n"
+            "builder.download_and_prepare()\n"
+            "print(len(builder.as_dataset(split='train')))\n"
+        )
+        bin_dir, env = core
+        online = {k: v for k, v in env.items() if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
+        out = run(bin_dir / "python", "-c", code, url, tmp_path / "cache", cwd=tmp_path, env=online)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.split()[-1] == "6"  # the sample's 6 sources

@@ -168,9 +168,10 @@ _LINE = (
 )
 
 
-def _local_executor(**options: Any) -> Any:
-    """datatrove's ``LocalPipelineExecutor`` whose tasks log to the terminal without tracebacks and
-    without errors (a task's log file keeps both), in workers that leave Ctrl-C to the launcher."""
+def _local_executor(busy: Iterable[int], **options: Any) -> Any:
+    """datatrove's ``LocalPipelineExecutor`` that runs only the jobs ``busy`` (the others have no
+    rows: done as they are), whose tasks log to the terminal without tracebacks and without errors
+    (a task's log file keeps both), in workers that leave Ctrl-C to the launcher."""
     import datatrove.executor.base as base
     from datatrove.executor import LocalPipelineExecutor
 
@@ -193,7 +194,16 @@ def _local_executor(**options: Any) -> Any:
 
     launcher = os.getpid()
 
+    busy = frozenset(busy)
+
     class Executor(LocalPipelineExecutor):
+        def is_rank_completed(self, rank: int) -> bool:
+            return rank not in busy or super().is_rank_completed(rank)
+
+        def get_incomplete_ranks(self, ranks: Any = None, skip_completed: Any = None) -> list[int]:
+            mine = sorted(busy if ranks is None else busy.intersection(ranks))
+            return super().get_incomplete_ranks(mine, skip_completed)
+
         def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
             if os.getpid() != launcher:  # a worker: Ctrl-C is the launcher's to handle (it ends the pool)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -232,16 +242,21 @@ def launch(
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
     start = PartitionTask(str(args.output), record, run, shard, origin or {})
-    step = GenerateTask(args, generate, workers=min(args.workers, tasks))
     local = args.executor == "local"  # the finalize runs in this process: the run's time is known
     when = started if local else None
     finalize = FinalizeTask(str(args.output), license=args.license, push=push, started=when)
     if local:
+        from paraamr.builder.partition import Plan
+
         start.run()
+        busy = {k % tasks for k in Plan.load(args.output).rows}  # the jobs with rows to paraphrase
+        workers = max(1, min(args.workers, len(busy)))
+        step = GenerateTask(args, generate, workers=workers)
         tasks_log = str(logs / "generate")
-        _local_executor(pipeline=[step], tasks=tasks, workers=args.workers, logging_dir=tasks_log).run()
+        _local_executor(busy, pipeline=[step], tasks=tasks, workers=workers, logging_dir=tasks_log).run()
         finalize.run()
         return 0
+    step = GenerateTask(args, generate)
     from datatrove.executor import SlurmPipelineExecutor
 
     venv = Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "activate"  # for the jobs to activate

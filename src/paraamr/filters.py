@@ -399,7 +399,7 @@ def _filter(ds: Data, rules: Filters, *, batch_size: int, num_proc: int | None, 
             if getattr(rules, name) != getattr(unset, name)
         ]
         raise ValueError(
-            f"filter_records: {', '.join(given)} need all rows of a "
+            f"filter_records: {', '.join(given)} need{'s' if len(given) == 1 else ''} all rows of a "
             "source together, which a streamed 'pairs' dataset cannot promise (they may span batches, "
             "shards and workers): stream the 'default' config (one row per source) or load 'pairs' "
             "without streaming"

@@ -22,6 +22,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from paraamr.errors import ParaAMRError
+
 DEBIAN_DIR = Path("/usr/share/wordnet")
 DEBIAN_MAN = Path("/usr/share/man/man5/lexnames.5WN.gz")
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
@@ -31,6 +33,10 @@ SETUP_HINT = (
     "WordNet is not set up for nltk: run `apt-get install wordnet-base wordnet-sense-index` "
     "and then `python -m paraamr.wordnet` (without root: `python -m nltk.downloader wordnet`)"
 )
+
+
+class WordNetMissing(ParaAMRError, LookupError):
+    """nltk finds no WordNet; the message says how to set it up (:data:`SETUP_HINT`)."""
 
 
 def lexnames_from_man(man_text: str) -> list[str]:
@@ -74,7 +80,7 @@ def wordnet():
     try:
         wn.ensure_loaded()
     except LookupError as err:
-        raise LookupError(SETUP_HINT) from err
+        raise WordNetMissing(SETUP_HINT) from err
     return wn
 
 

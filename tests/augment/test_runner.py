@@ -7,7 +7,7 @@ import pytest
 from datasets import Dataset, DatasetDict
 
 from paraamr.augment.reda import REDA
-from paraamr.augment.runner import augment, detect_columns, train_lm
+from paraamr.augment.runner import augment, detect_columns, train_lm, unaugmented
 from paraamr.augment.source import ParaphraseIndex, generate_index
 from paraamr.errors import InputError
 from paraamr.records import normalize
@@ -171,6 +171,8 @@ def test_missing_or_clashing_columns_raise():
         augment(Dataset.from_dict({"body": ["x"]}), method="reda", reda=table_reda())
     with pytest.raises(InputError, match="already has"):
         augment(Dataset.from_dict({"text": ["x"], "augmented": [True]}), method="reda", reda=table_reda())
+    with pytest.raises(InputError, match=r"already has column\(s\) \['source_index'\]"):  # not Arrow's
+        unaugmented(Dataset.from_dict({"text": ["x"], "source_index": [3]}))  # "duplicated columns"
     # a DatasetDict (load_dataset's usual answer) or a list of texts: what to pass instead
     # (before: AttributeError 'list' object has no attribute 'column_names')
     for given in (DatasetDict({"train": data}), ["a b c"]):

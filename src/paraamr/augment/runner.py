@@ -81,10 +81,15 @@ def check_columns(names: Sequence[str], columns: Sequence[str]) -> tuple[str, ..
     missing = [name for name in columns if name not in names]
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))} in the dataset (columns: {list(names)})")
+    _check_free(names)
+    return tuple(columns)
+
+
+def _check_free(names: Sequence[str]) -> None:
+    """Refuse a dataset that already has a column :func:`augment` adds."""
     taken = [name for name in (*ADDED_COLUMNS, _FAILURE) if name in names]
     if taken:
         raise InputError(f"the dataset already has column(s) {taken}, which augment adds")
-    return tuple(columns)
 
 
 def problem(value: Any, max_chars: int | None = None) -> str | None:
@@ -243,6 +248,7 @@ def unaugmented(dataset: Dataset) -> Dataset:
     >>> unaugmented(Dataset.from_dict({"text": ["a", "b"]})).to_dict()
     {'text': ['a', 'b'], 'augmented': [False, False], 'source_index': [0, 1]}
     """
+    _check_free(dataset.column_names)
     rows = len(dataset)
     return dataset.add_column("augmented", [False] * rows).add_column("source_index", list(range(rows)))
 

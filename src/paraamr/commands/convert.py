@@ -12,6 +12,7 @@ JSON lines are in the release format (``text``, ``paraphrases`` of ``para_text``
 from __future__ import annotations
 
 import argparse
+import importlib.util
 
 from paraamr.options import license_id, positive
 from paraamr.report import counted
@@ -122,6 +123,12 @@ def run(args: argparse.Namespace) -> int:
             for name, n in sorted(skipped.fields.items())
         )
         print(f"paraamr convert: fields the records have no place for, left out: {fields}", file=sys.stderr)
+    if to == "parquet" and importlib.util.find_spec("matplotlib") is None:
+        print(
+            "paraamr convert: note: the card has no histograms (matplotlib is not installed: "
+            "pip install 'paraamr[plots]', then run the command again with --overwrite)",
+            file=sys.stderr,
+        )
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options
 

@@ -3,7 +3,8 @@
 Upload a dataset folder (as written by `paraamr generate` or `convert`) to the Hub as the dataset
 repo REPO_ID (created when missing). Log in first with `hf auth login` (or set HF_TOKEN);
 HF_ENDPOINT picks the Hub. Hidden files (the resume state) are not uploaded. The folder's
-card is written again for REPO_ID first, so its snippets load the repo, not the folder. Hub requests
+card is written again for REPO_ID first, so its snippets load the repo, not the folder (and put back
+when the upload fails). Hub requests
 give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; transfers are retried up to
 5 times), so a Hub that stops answering ends the push with an error.
 
@@ -93,8 +94,18 @@ def run(args: argparse.Namespace) -> int:
     check_repo_id(repo_id, "REPO_ID")
     from paraamr.builder.hub import check_folder
     from paraamr.card import card_for_repo
+    from paraamr.layout import CARD, atomic_write
     from paraamr.locks import folder_lock
 
-    with folder_lock(check_folder(folder), command="push"):  # no run writes the folder meanwhile
+    path = check_folder(folder)
+    before = (path / CARD).read_bytes()
+    with folder_lock(path, command="push"):  # no run writes the folder meanwhile
         card_for_repo(folder, repo_id)
-    return push_with_options(folder, repo_id, args)
+        written = (path / CARD).read_bytes()
+    try:
+        return push_with_options(folder, repo_id, args)
+    except BaseException:  # not published: the folder's card again, unless it was changed meanwhile
+        with folder_lock(path, command="push"):
+            if (path / CARD).read_bytes() == written:
+                atomic_write(path / CARD, before)
+        raise

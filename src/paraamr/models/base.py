@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import InputError, ParaAMRError, UsageError
+from paraamr.extras import install_hint
 from paraamr.failures import Failure
 from paraamr.models.catalog import MAX_BATCH_SIZES
 from paraamr.models.download import ensure
@@ -64,12 +65,20 @@ def loading(kind: str, name: Any) -> Iterator[None]:
     Traceback (most recent call last):
     ...
     paraamr.errors.InputError: lm model my/lm cannot be loaded (KeyError: 'model_type')
+    >>> with loading("parser", "p"):  # doctest: +ELLIPSIS
+    ...     raise ModuleNotFoundError("No module named 'amrlib'", name="amrlib")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.ParaAMRError: parser model p cannot be loaded: amrlib is not installed: pip install ...
     """
     try:
         yield
     except ParaAMRError:
         raise  # says what is wrong already
     except Exception as err:
+        hint = install_hint(err, "generate") if isinstance(err, ModuleNotFoundError) else None
+        if hint is not None:  # a package of an extra, not the model
+            raise ParaAMRError(f"{kind} model {name} cannot be loaded: {hint}") from err
         why = (str(err).strip().splitlines() or [""])[0]
         raise InputError(f"{kind} model {name} cannot be loaded ({type(err).__name__}: {why})") from err
 
