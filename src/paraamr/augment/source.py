@@ -99,6 +99,7 @@ def generate_index(
     :func:`paraamr.settings.split_settings`). The setting ``progress`` (``auto``, ``bar``, ``log``,
     ``none``) shows the models loading, then the texts done on stderr, moved per model batch.
     """
+    from paraamr.builder.checks import models_on_disk
     from paraamr.builder.rows import text_row
     from paraamr.builder.stages import make_generator
     from paraamr.builder.tracking import RunProgress, batch_stages, model_line
@@ -108,6 +109,9 @@ def generate_index(
 
     texts = list(texts)
     record, run = split_settings(**settings)
+    paths: dict[str, str] = {}
+    if generator is None:  # each model missing named in one line, before the display starts
+        paths = models_on_disk(record, download=run.download, trust_remote_code=run.trust_remote_code)
     tracker = RunProgress(
         SharedCount(None, "augment"),
         desc="augment: generating",
@@ -128,8 +132,8 @@ def generate_index(
 
     try:
         if generator is None:
-            tracker.display.phase(model_line(record.models()))
-            generator = make_generator(record, run)
+            tracker.display.phase(model_line(record.models(), paths))
+            generator = make_generator(record.with_models(paths), run)
         with batch_listener(tracker.on_batch):
             index = ParaphraseIndex.from_records(records(generator))
     finally:
