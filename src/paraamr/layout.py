@@ -176,7 +176,8 @@ def check_name(kind: str, name: str) -> str:
         try:
             validate_repo_id(name)
         except HFValidationError as err:
-            raise ValueError(f"{name!r}: not a repo id (org/name): {err}") from None
+            why = str(err).removesuffix(" Use `repo_type` argument if needed.")  # it names no option here
+            raise ValueError(f"{name!r}: not a repo id (org/name): {why}") from None
     elif not name or name.startswith(".") or any(c in CONFIG_BAD or not c.isprintable() for c in name):
         raise ValueError(
             f"{kind} name {name!r} cannot name a folder: empty, a leading '.', a control "
