@@ -13,7 +13,7 @@ import pytest
 from datasets import load_dataset
 
 from paraamr.cli import main
-from paraamr.exports import linearize, scpn_rows, simcse_rows, write_csv
+from paraamr.exports import SIMCSE_COLUMNS, Row, linearize, scpn_rows, simcse_rows, write_csv
 from paraamr.metrics.parsers import CallableParser
 from paraamr.metrics.trees import read_tree
 from paraamr.records import normalize
@@ -155,6 +155,30 @@ def test_an_empty_field_is_a_csv_failure_with_its_reason(tmp_path):
     assert [(f["where"], f["stage"], f["reason"]) for f in failures] == [
         ("r1, paraphrase 1", "csv", "'' reads back as a missing value")
     ]
+
+
+def test_rows_that_do_not_fit_the_header_are_refused_and_nothing_is_written(tmp_path):
+    """Before: a row of fewer or more values than ``columns`` was written as it was, a CSV whose rows
+    do not fit its header, without a word. Now a ValueError naming the row and the mismatch, the
+    output as it was and no temporary file left; a header given as one string is refused too (its
+    letters became the columns)."""
+    out = tmp_path / "o.csv"
+    out.write_text("mine\n")
+    for values in (("a", "b"), ("a", "b", "c", "d"), "abc"):
+        rows = [Row("r1", "a", "b", ("a", "b", "c")), Row("r2", "a", "b", values)]
+        error = TypeError if isinstance(values, str) else ValueError
+        with pytest.raises(error) as refused:
+            write_csv(rows, out, SIMCSE_COLUMNS, failures=[])
+        assert str(refused.value) == (
+            "r2: values is one string; give a list of them (or any iterable)"
+            if isinstance(values, str)
+            else f"r2: {len(values)} values for the 3 columns sent0, sent1, hard_neg; nothing written"
+        )
+        assert out.read_text() == "mine\n" and list(tmp_path.iterdir()) == [out]
+    with pytest.raises(TypeError, match=r"^columns is one string"):
+        write_csv([Row("r1", "a", "b", ("a", "b", "c"))], out, "abc", failures=[])
+    assert write_csv([Row("r1", "a", "b", ("a", "b", "c"))], out, SIMCSE_COLUMNS, failures=[]) == 1
+    assert _csv(out) == [{"sent0": "a", "sent1": "b", "hard_neg": "c"}]
 
 
 def test_output_is_never_replaced_without_overwrite_and_bad_input_is_one_line(release, tmp_path, capsys):

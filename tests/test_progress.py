@@ -5,11 +5,15 @@ where the launcher's terminal is one, and ``-q`` meaning errors only."""
 from __future__ import annotations
 
 import argparse
+import fcntl
 import io
+import json
 import os
 import pty
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 from pathlib import Path
 
@@ -52,7 +56,8 @@ def test_a_short_window_counts_its_own_rows(tmp_path):
     to the rows taken, never to the window's size (the old count said 128 half-way)."""
     folder = RunFolder(tmp_path / "out")
     folder.count.folder.mkdir(parents=True)
-    run = RunProgress(folder, mode="none", main=True, window=256, stages=["parse", "realize"], total=100)
+    stages = ["parse", "realize"]
+    run = RunProgress(folder.count, desc="gen", mode="none", main=True, window=256, stages=stages, total=100)
     rows = list(run.taken(range(100)))
     seen = []
     for stage in ("parse", "realize"):
@@ -161,3 +166,79 @@ def test_quiet_with_no_progress_is_allowed_and_other_progress_options_still_excl
         assert args.progress == "none"
     with pytest.raises(argparse.ArgumentError, match="not allowed with"):
         parser.parse_args(["--progress", "bar", "--no-progress"])
+
+
+def _on_a_terminal(argv: list[str], cwd: Path) -> tuple[str, str]:
+    """``paraamr ARGV``'s stdout (a pipe) and what its terminal shows (stderr on a pty)."""
+    main, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))  # a window's size
+    env = {**os.environ, "PYTHONPATH": SRC}
+    cmd = [sys.executable, "-m", "paraamr", *argv]
+    shown = b""
+    try:
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=terminal, cwd=cwd, env=env) as proc:
+            os.close(terminal)
+            terminal = None
+            while True:  # read as it comes: a full terminal buffer would stop the command
+                try:
+                    chunk = os.read(main, 4096)
+                except OSError:  # EIO: the command has ended and closed the terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            out = proc.stdout.read().decode()
+            assert proc.wait(timeout=120) == 0, shown.decode(errors="replace")
+    finally:
+        os.close(main)
+        if terminal is not None:
+            os.close(terminal)
+    return out, shown.decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_quality_score_shows_its_pairs_on_a_terminal_and_lines_elsewhere(tmp_path):
+    """Before: minutes of scoring without a sign of life. A bar on a terminal counts the pairs; a log
+    gets lines; stdout (the scored rows) is the same either way, so a pipe still reads JSON lines."""
+    texts = ["The dog ran.", "Anna left home.", "It rained all day.", "We won.", "The shop is open."]
+    rows = [{"text": t, "para_text": t.replace(".", " today."), "label": i % 2} for i, t in enumerate(texts)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", "pairs.jsonl", "--batch-size", "1"]
+    out, terminal = _on_a_terminal(argv, tmp_path)
+    assert "loading models: quality all-MiniLM-L6-v2" in terminal
+    assert "quality score (scoring):  80%" in terminal and "| 4/5 [" in terminal  # 4 batches at a time
+    assert "quality score: 100%" in terminal and "| 5/5 [" in terminal
+    env = {**os.environ, "PYTHONPATH": SRC}
+    cmd = [sys.executable, "-m", "paraamr", *argv]
+    logged = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert logged.returncode == 0 and logged.stdout == out
+    assert [json.loads(line)["text"] for line in out.splitlines()] == texts
+    lines = logged.stderr.splitlines()
+    assert lines[-2].startswith("quality score: 5/5 pairs (100%)")  # then the figures
+    assert json.loads(lines[-1])["signature"].startswith("quality|model:all-MiniLM-L6-v2")
+
+
+@pytest.mark.slow
+def test_augment_generate_shows_the_sources_it_generates_for(tmp_path, tiny_models, capsys):
+    """Before: ``augment --generate`` showed nothing while the generator ran (the models loading,
+    then every source through three models). Now its own display, as ``--progress`` says; stdout
+    is the same with or without it."""
+    from tinyargs import model_args
+
+    from paraamr.cli import main as paraamr
+
+    data = tmp_path / "rte.csv"
+    data.write_text("premise,hypothesis,label\nThe cat sat on the mat.,A cat sat.,0\nHe left.,He went.,1\n")
+    argv = ["augment", "--dataset", str(data), "--method", "paraamr", "--generate", *model_args(tiny_models)]
+    seen = {}
+    for mode in ("bar", "log", "none"):
+        out = tmp_path / mode
+        assert paraamr([*argv, "--output", str(out), "--progress", mode]) == 0
+        printed = capsys.readouterr()
+        seen[mode] = (printed.out.replace(str(out), "OUT"), printed.err)
+    assert seen["bar"][0] == seen["log"][0] == seen["none"][0]
+    assert "augment: generating" in seen["bar"][1] and "| 4/4 [" in seen["bar"][1]
+    logged = [line for line in seen["log"][1].splitlines() if line.startswith("augment: generating: ")]
+    assert logged[0].startswith("augment: generating: loading models: parser parser")
+    assert logged[-1].startswith("augment: generating: 4/4 src (100%)")
+    assert "generating" not in seen["none"][1]

@@ -37,6 +37,7 @@ from paraamr.metrics.trees import Tree, read_tree
 from paraamr.network import load_hub_dataset
 from paraamr.options import check_number
 from paraamr.records import normalize
+from paraamr.texts import refuse_one_string
 
 __all__ = [
     "SCPN_COLUMNS",
@@ -235,6 +236,16 @@ def scpn_rows(
         yield from flush()
 
 
+def _check_fit(row: Row, columns: Sequence[str]) -> None:
+    """Refuse the values of ``row`` when they do not fit the header ``columns`` one to one."""
+    refuse_one_string(row.values, f"{row.where}: values")
+    if len(row.values) != len(columns):
+        raise ValueError(
+            f"{row.where}: {len(row.values)} values for the {len(columns)} columns {', '.join(columns)}; "
+            "nothing written"
+        )
+
+
 def _missing_in_csv(values: Sequence[str]) -> str | None:
     """A value CSV readers take for a missing one (pandas' ``NA``, ``null``, ``nan``, an empty
     field, ...: what ``load_dataset("csv")`` reads as None), or None."""
@@ -254,14 +265,26 @@ def write_csv(
     """Write ``rows``' values under the header ``columns`` as CSV (UTF-8) to ``output`` atomically;
     rows without values, and rows with a value a CSV reader would read as missing, go to
     ``failures.append``. Returns the rows written. With no row to write, ``empty`` (when given)
-    makes the message of an :class:`InputError` and nothing is written."""
+    makes the message of an :class:`InputError` and nothing is written. A row whose values do not
+    fit the header (more or fewer) is a ValueError naming it, and nothing is written.
+
+    >>> import tempfile
+    >>> rows = [Row("r1", "a", "b", ("a", "b", "c")), Row("r2", "a", "b", ("a", "b"))]
+    >>> write_csv(rows, Path(tempfile.mkdtemp()) / "o.csv", SIMCSE_COLUMNS, failures=[])
+    Traceback (most recent call last):
+    ...
+    ValueError: r2: 2 values for the 3 columns sent0, sent1, hard_neg; nothing written
+    """
     from paraamr.layout import atomic_file
 
+    refuse_one_string(columns, "columns")
     written = 0
     with atomic_file(output) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
+            if row.values is not None:
+                _check_fit(row, columns)
             missing = _missing_in_csv(row.values) if row.values is not None else None
             if row.values is None or missing is not None:
                 why = (

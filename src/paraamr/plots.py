@@ -1,6 +1,6 @@
 """The one plot helper: PNG histograms (``paraamr stats``, ``paraamr evaluate``, the card), each
-written atomically, and the check, before any work, that a run would replace no plot it was not
-told to (``--overwrite``).
+written atomically, the check, before any work, that a run would replace no plot it was not told
+to (``--overwrite``), and the hold of a plots folder while a run writes into it (:func:`claim_plots`).
 
 >>> import tempfile
 >>> d = Path(tempfile.mkdtemp())
@@ -18,14 +18,18 @@ pass --overwrite to replace them, or choose another --plots folder
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError
+from paraamr.errors import FolderLocked, InputError
 from paraamr.layout import atomic_file
 
-__all__ = ["check_plot_files", "figure"]
+__all__ = ["check_plot_files", "claim_plots", "figure"]
+
+#: The lock a run holds in its plots folder (:func:`claim_plots`), removed when it lets go.
+PLOTS_LOCK = ".plots.lock"
 
 
 def check_plot_files(paths: Sequence[Path], *, overwrite: bool) -> None:
@@ -45,6 +49,52 @@ def check_plot_files(paths: Sequence[Path], *, overwrite: bool) -> None:
             f"{found[0]} exists ({len(found)} of the plots): pass --overwrite to replace them, "
             "or choose another --plots folder"
         )
+
+
+@contextlib.contextmanager
+def claim_plots(
+    folder: str | os.PathLike, names: Sequence[str], *, overwrite: bool, command: str
+) -> Iterator[None]:
+    """Hold the plots ``folder`` (``.plots.lock`` in it) while a run writes the plots ``names``
+    there: a second run is refused in one line naming the folder, the plots are checked under the
+    hold (:func:`check_plot_files`: two runs never both pass it), and the temporary files a killed
+    run left beside them go. A folder made for the hold goes again when nothing was written into it.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()) / "plots"
+    >>> with claim_plots(d, ["h.png"], overwrite=False, command="stats"):
+    ...     with claim_plots(d, ["h.png"], overwrite=False, command="stats"):
+    ...         pass
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.FolderLocked: --plots ...plots: being written by pid ... paraamr stats
+    >>> d.exists()
+    False
+    """
+    from paraamr.layout import named_errors, remove_temps
+    from paraamr.locks import file_lock, holder
+
+    folder = Path(folder)
+    paths = [folder / name for name in names]
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--plots {folder}: not a folder")
+    made = not folder.exists()
+    lock = folder / PLOTS_LOCK
+    try:
+        with named_errors(folder):
+            held = file_lock(lock, command=command, wait=0.0)
+    except FolderLocked:
+        raise FolderLocked(f"--plots {folder}: being written by {holder(lock)}") from None
+    try:
+        with held:
+            check_plot_files(paths, overwrite=overwrite)
+            for path in paths:
+                remove_temps(path)
+            yield
+    finally:
+        if made:
+            with contextlib.suppress(OSError):  # plots in it, or another run's hold: it stays
+                folder.rmdir()
 
 
 @contextlib.contextmanager

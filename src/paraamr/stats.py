@@ -24,7 +24,7 @@ from typing import Any
 from paraamr import sources
 from paraamr.filters import Filters
 from paraamr.layout import PLOT_FILES
-from paraamr.plots import check_plot_files, figure
+from paraamr.plots import claim_plots, figure
 
 #: Perplexity quantiles reported, by name.
 QUANTILES = {"min": 0.0, "p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "max": 1.0}
@@ -51,10 +51,24 @@ def compute_stats(
     PNGs already there are refused unless ``overwrite``). ``max_perplexity`` filters as the loader
     does; ``limits`` caps what gz/zip input may unpack (:class:`paraamr.sources.Limits`).
     """
+    read = {"max_perplexity": max_perplexity, "skip_invalid": skip_invalid, "limits": limits}
+    if plot_dir is None:
+        return _stats(path, plot_dir=None, **read)
+    with claim_plots(plot_dir, PLOT_FILES, overwrite=overwrite, command="stats"):  # to the last plot
+        return _stats(path, plot_dir=plot_dir, **read)
+
+
+def _stats(
+    path: str | os.PathLike,
+    *,
+    max_perplexity: float | None,
+    skip_invalid: bool,
+    plot_dir: str | os.PathLike | None,
+    limits: sources.Limits | None,
+) -> dict[str, Any]:
+    """:func:`compute_stats`, its ``plot_dir`` already held and checked."""
     import numpy as np
 
-    if plot_dir is not None:
-        check_plot_files([Path(plot_dir) / name for name in PLOT_FILES], overwrite=overwrite)
     perplexities = array("d")
     per_source = array("l")
     splits: dict[str, int] = {}
@@ -165,10 +179,6 @@ def format_stats(stats: dict[str, Any]) -> str:
     ]
     rows += [(f"instances in split {split}", f"{n:,}") for split, n in stats["splits"].items()]
     ppl = stats["perplexity"]
-    rows += [
-        (f"perplexity {name}", cell(ppl[name]))
-        for name in (*QUANTILES, "mean")
-        if name in ppl
-    ]
+    rows += [(f"perplexity {name}", cell(ppl[name])) for name in (*QUANTILES, "mean") if name in ppl]
     rows.append(("paraphrases without perplexity", f"{ppl['missing']:,}"))
     return "\n".join(["| statistic | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
+from pausing import pause_env
 
 from paraamr.cli import main
 from paraamr.stats import compute_stats
 
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 # Whitespace tokens of the 11 paraphrases of tests/dataset/data/release_sample.jsonl, counted by hand
 # (S1: 13, 14, 17 | S2: 12, 10, 11, 13 | S3: 8, 6 | S5: 4 | S6: 6) and of the 6 sources (15, 12, 6, 2, 4, 5).
 PARA_TOKENS = [13, 14, 17, 12, 10, 11, 13, 8, 6, 4, 6]
@@ -92,3 +100,37 @@ def test_a_mean_over_no_pairs_is_none_and_shown_as_such(release_jsonl):
     s = compute_stats(str(release_jsonl), max_perplexity=0.001)
     assert s["pairs"] == 0 and s["avg_paraphrase_tokens"] is None and s["avg_paraphrases"] == 0.0
     assert "| avg. paraphrase length (tokens) | n/a |" in format_stats(s)
+
+
+@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 130), (signal.SIGKILL, -signal.SIGKILL)])
+def test_a_second_run_into_a_plots_folder_being_written_is_refused(release_jsonl, tmp_path, stop, status):
+    """Before: two runs at once into one --plots DIR both passed the check for plots already there,
+    and the later one's histograms silently replaced the earlier's (or the two mixed). Now the first
+    holds DIR from its check to its last plot: the second is refused in one line naming DIR and the
+    holder, writes nothing, and DIR is free again once the first has ended, also killed."""
+    plots = tmp_path / "plots"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    argv = [sys.executable, "-m", "paraamr", "stats", str(release_jsonl), "--plots", str(plots)]
+    log = tmp_path / "first.log"
+    with log.open("w") as stream:
+        first = subprocess.Popen(argv, stderr=stream, stdout=subprocess.DEVNULL, env=pause_env("plots", env))
+    try:
+        end = time.monotonic() + 120
+        while "paused at plots" not in log.read_text():  # counted, its plots not written yet
+            assert first.poll() is None and time.monotonic() < end, log.read_text()
+            time.sleep(0.05)
+        second = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+        assert second.returncode == 1 and not list(plots.glob("*.png")), second.stdout
+        held = f"paraamr stats: --plots {plots}: being written by pid {first.pid} on host "
+        assert second.stderr.startswith(held) and second.stderr.endswith(", paraamr stats\n")
+        assert len(second.stderr.splitlines()) == 1
+    finally:
+        first.send_signal(stop)
+        assert first.wait(timeout=60) == status
+    if stop == signal.SIGINT:
+        assert not plots.exists()  # made for the hold, nothing written into it
+    else:  # the lock file of a killed holder stays, held by nobody
+        assert [p.name for p in plots.iterdir()] == [".plots.lock"]
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in plots.iterdir()) == ["paraphrases_per_source.png", "perplexity.png"]

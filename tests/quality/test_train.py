@@ -297,12 +297,13 @@ def test_score_takes_labelled_pairs_as_natural_reads_them(tmp_path, capsys):
     path.write_text("source\tcandidate\tlabel\tkind\n" + "".join("\t".join(map(str, r)) + "\n" for r in rows))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert main(["quality", "score", "--input", str(path), "--model", "all-MiniLM-L6-v2"]) == 0
+        argv = ["quality", "score", "--input", str(path), "--model", "all-MiniLM-L6-v2", "--no-progress"]
+        assert main(argv) == 0
     assert not [str(w.message) for w in caught if "Degenerate" in type(w.message).__name__]
     out, err = capsys.readouterr()
     scored = [json.loads(line) for line in out.splitlines()]
     assert [(r["text"], r["para_text"], r["label"], r["kind"]) for r in scored] == rows
-    figures = json.loads(err)  # the figures' line alone
+    figures = json.loads(err)  # the figures' line alone (no progress lines)
     assert figures["accuracy"] == classify([r["quality"] for r in scored], [r[2] for r in rows])["accuracy"]
     assert figures["interval_95"]["separation"] == [None, None]
 

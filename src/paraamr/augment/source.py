@@ -25,7 +25,7 @@ Pass ``keys`` (normalized texts) to keep only the sources you need: a release ho
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from paraamr.filters import Filters
@@ -96,12 +96,46 @@ def generate_index(
 
     ``generator`` is a :class:`paraamr.builder.pipeline.Generator`; by default one is built by
     :func:`paraamr.builder.stages.make_generator` from ``settings`` (by field name, see
-    :func:`paraamr.settings.split_settings`).
+    :func:`paraamr.settings.split_settings`). The setting ``progress`` (``auto``, ``bar``, ``log``,
+    ``none``) shows the models loading, then the texts done on stderr, moved per model batch.
     """
-    if generator is None:
-        from paraamr.builder.stages import make_generator
+    from paraamr.builder.checks import models_on_disk
+    from paraamr.builder.rows import text_row
+    from paraamr.builder.stages import make_generator
+    from paraamr.builder.tracking import RunProgress, batch_stages, model_line
+    from paraamr.models.base import batch_listener
+    from paraamr.progress import SharedCount, progress_mode
+    from paraamr.settings import split_settings
 
-        generator = make_generator(**settings)
+    texts = list(texts)
+    record, run = split_settings(**settings)
+    paths: dict[str, str] = {}
+    if generator is None:  # each model missing named in one line, before the display starts
+        paths = models_on_disk(record, download=run.download, trust_remote_code=run.trust_remote_code)
+    tracker = RunProgress(
+        SharedCount(None, "augment"),
+        desc="augment: generating",
+        mode=progress_mode(run.progress),
+        main=True,
+        window=run.window if generator is None else generator.window,
+        stages=batch_stages(record),
+        total=len(texts),
+    )
     failures: list[dict[str, Any]] = []
-    records = generator.generate(list(texts), on_failure=failures.append)
-    return ParaphraseIndex.from_records(records), failures
+
+    def records(gen: Any) -> Iterator[dict[str, Any]]:
+        rows = tracker.taken(text_row(number, text) for number, text in enumerate(texts, 1))
+        for window in gen.windows(rows, seen=set()):
+            failures.extend(window.failures)
+            yield from window.records
+            tracker.window_done(window.rows, window.stats)
+
+    try:
+        if generator is None:
+            tracker.display.phase(model_line(record.models(), paths))
+            generator = make_generator(record.with_models(paths), run)
+        with batch_listener(tracker.on_batch):
+            index = ParaphraseIndex.from_records(records(generator))
+    finally:
+        tracker.close()
+    return index, failures

@@ -20,7 +20,7 @@ from paraamr.report import MAX_MESSAGE
 from paraamr.settings import RecordSettings, check_tagging
 from paraamr.tasks import dataset_identity, input_identity
 
-__all__ = ["check_run", "input_file", "read_rows"]
+__all__ = ["check_run", "input_file", "models_on_disk", "read_rows"]
 
 
 def read_rows(r: RecordSettings) -> Iterator:
@@ -68,7 +68,7 @@ OFFLINE = (
 )
 
 
-def _check_models(
+def models_on_disk(
     record: RecordSettings, *, download: bool = True, trust_remote_code: bool = False
 ) -> dict[str, str]:
     """``{kind: path}`` of every model the records need (:func:`paraamr.models.download.ensure`);
@@ -133,7 +133,7 @@ def check_run(
     path = input_file(record)
     identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
     mode = folder.check(record, identity, overwrite=overwrite)
-    paths = _check_models(record, download=download, trust_remote_code=trust_remote_code) if models else {}
+    paths = models_on_disk(record, download=download, trust_remote_code=trust_remote_code) if models else {}
     digests = {kind: model_digest(path) for kind, path in paths.items()}
     if mode == "resume":
         mode = folder.check_models(record, digests)

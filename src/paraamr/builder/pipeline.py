@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paraamr.builder.counts import Stats
-from paraamr.builder.rows import InputRow, amr_row, decode_bytes, value_row
+from paraamr.builder.rows import amr_row, text_row
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
@@ -126,7 +126,7 @@ class Generator:
                 (default); ``False`` gives each repeat its own record. Earlier calls never count.
         """
         refuse_one_string(texts, "texts")
-        rows = (_text_row(number, text) for number, text in enumerate(texts, 1))
+        rows = (text_row(number, text) for number, text in enumerate(texts, 1))
         yield from self._records(rows, on_failure, dedup)
 
     def generate_from_amr(
@@ -391,12 +391,3 @@ def _prefetch(iterator: Iterator[Any], depth: int = 1) -> Iterator[Any]:
             yield item
     finally:
         stop.set()
-
-
-def _text_row(number: int, text: Any) -> InputRow:
-    """The input row of the ``number``-th item given to :meth:`Generator.generate`."""
-    where = f"<text {number}>"
-    if isinstance(text, bytes):
-        return decode_bytes(text, where=where)
-    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else None  # a lone surrogate too
-    return value_row(text, "text", where, raw)

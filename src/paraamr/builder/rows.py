@@ -37,6 +37,7 @@ __all__ = [
     "raw_bytes",
     "row_task",
     "split_of",
+    "text_row",
     "value_row",
 ]
 
@@ -106,6 +107,20 @@ def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> 
     text = "" if value is None else json.dumps(value, ensure_ascii=False)
     kind = "missing" if value is None else f"not a string ({type(value).__name__})"
     return InputRow(_bytes_id(raw), text, failure=Failure("input", f"column {column!r} {kind}"), where=where)
+
+
+def text_row(number: int, text: Any) -> InputRow:
+    """The input row of the ``number``-th item of a stream of source sentences (str, or bytes taken
+    as one UTF-8 line), as :meth:`paraamr.builder.pipeline.Generator.generate` takes them.
+
+    >>> text_row(2, b"caf\\xe9").where, text_row(3, None).failure.reason
+    ('<text 2>', "column 'text' missing")
+    """
+    where = f"<text {number}>"
+    if isinstance(text, bytes):
+        return decode_bytes(text, where=where)
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else None  # a lone surrogate too
+    return value_row(text, "text", where, raw)
 
 
 def amr_row(block: str, *, where: str = "") -> InputRow:

@@ -19,7 +19,7 @@ from paraamr.builder.shards import Shard, finalize_run, shard_done
 from paraamr.builder.stages import make_generator, quiet_libraries
 from paraamr.builder.state import RunFolder, task_writer
 from paraamr.builder.summary import Push
-from paraamr.builder.tracking import RunProgress, model_line
+from paraamr.builder.tracking import RunProgress, batch_stages, model_line
 from paraamr.models.base import batch_listener
 from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
@@ -106,14 +106,14 @@ def _process(
     mine = plan.of(folder.shard)
     total = plan.total(mine)
     before = plan.total(k for k in mine if folder.completed(k))
-    parse = [] if record.amr_input else ["parse"]  # the stages that batch through run_batched:
-    stages = [*parse, "realize", *(["perplexity"] if record.lm_model else [])]
+    n = folder.num_processes
     tracker = RunProgress(
-        folder,
+        folder.count,
+        desc=f"generate ({n} processes)" if n > 1 else "generate",
         mode=progress_mode(run.progress),
         main=main,
         window=run.window,
-        stages=stages,
+        stages=batch_stages(record),
         total=total,
         initial=before,
     )

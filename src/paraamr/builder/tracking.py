@@ -8,10 +8,21 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from paraamr.builder.pipeline import Stats
-from paraamr.builder.state import RunFolder
-from paraamr.progress import Progress
+from paraamr.progress import Progress, SharedCount
+from paraamr.settings import RecordSettings
 
-__all__ = ["RunProgress", "model_line"]
+__all__ = ["RunProgress", "batch_stages", "model_line"]
+
+
+def batch_stages(record: RecordSettings) -> list[str]:
+    """The model stages of ``record`` whose batches move the count (those that batch through
+    :func:`paraamr.models.base.run_batched`).
+
+    >>> batch_stages(RecordSettings())
+    ['parse', 'realize', 'perplexity']
+    """
+    parse = [] if record.amr_input else ["parse"]
+    return [*parse, "realize", *(["perplexity"] if record.lm_model else [])]
 
 
 def model_line(models: Mapping[str, str], paths: Mapping[str, str] | None = None) -> str:
@@ -39,12 +50,15 @@ def model_line(models: Mapping[str, str], paths: Mapping[str, str] | None = None
 
 
 class RunProgress:
-    """One process's progress in sources (rows), moved per batch; shown by the main process."""
+    """One process's progress in sources (rows), moved per batch, its count kept in ``count`` (shared
+    by the processes of a run: :attr:`paraamr.builder.state.RunFolder.count`); shown as ``desc`` by
+    the main process."""
 
     def __init__(
         self,
-        folder: RunFolder,
+        count: SharedCount,
         *,
+        desc: str,
         mode: str,
         main: bool,
         window: int,
@@ -52,7 +66,7 @@ class RunProgress:
         total: int,
         initial: int = 0,
     ):
-        self.folder, self.window, self.stages = folder, window, stages
+        self.count, self.window, self.stages = count, window, stages
         self.stats = Stats()  # of the windows written in this launch
         self.done = 0.0
         self._calls = dict.fromkeys(stages, 0.0)  # per stage, calls done (a window's call = 1)
@@ -60,16 +74,15 @@ class RunProgress:
         self._taken = 0  # rows taken from the input since it started
         self._lock = threading.Lock()
         self._initial = initial
-        n = folder.num_processes
         self.display = Progress(
-            f"generate ({n} processes)" if n > 1 else "generate",
+            desc,
             unit="src",
             total=total,
             mode=mode if main else "none",
             initial=initial,
             tick=self.show if main else None,
         )
-        folder.count.save(0.0, now=True)
+        count.save(0.0, now=True)
 
     def taken(self, rows: Iterable[Any]) -> Iterator[Any]:
         """``rows``, counted as the windows take them."""
@@ -110,12 +123,12 @@ class RunProgress:
     def show(self, *, save: bool = False) -> None:
         """Save this process's count (at most every half second, or ``save``: now) and show the sum
         over the launch's processes."""
-        self.folder.count.save(self.now(), now=save)
+        self.count.save(self.now(), now=save)
         if self.display.mode == "none":
             return
         elapsed = max(self.display.elapsed(), 1e-9)
         self.display.update(
-            self._initial + self.folder.count.sum()["done"],
+            self._initial + self.count.sum()["done"],
             **{
                 "para/s": self.stats.paraphrases / elapsed,
                 "failures": sum(self.stats.failures.values()),

@@ -400,8 +400,8 @@ def _check_options(args: argparse.Namespace) -> None:
 def _generator_settings(args: argparse.Namespace) -> dict:
     """The generator's settings by field name (:func:`paraamr.settings.split_settings`)."""
     models = ("parser_model", "realizer_model", "lm_model")
-    names = (*models, "max_perplexity", "device", "seed", "trust_remote_code")
-    return {n: getattr(args, n) for n in names} | {"download": not args.no_download, "progress": "none"}
+    names = (*models, "max_perplexity", "device", "seed", "trust_remote_code", "progress")
+    return {n: getattr(args, n) for n in names} | {"download": not args.no_download}
 
 
 def _paraphrase_source(args: argparse.Namespace) -> str:

@@ -21,6 +21,7 @@ from paraamr.extras import require
 from paraamr.layout import atomic_write
 from paraamr.options import SEED, number, path_text, positive
 from paraamr.outputs import check_not_input, check_writable, check_writable_file, claim_file
+from paraamr.progress import Progress, add_progress_options
 from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
 
@@ -30,6 +31,8 @@ TRAIN_MAX_CHARS = 1000
 DEFAULT_TRIPLETS = 5000
 #: Default ``--natural-operator-triplets``: operator negatives of the natural sources.
 DEFAULT_NATURAL_OPERATOR_TRIPLETS = 1000
+#: ``quality score`` scores its pairs this many batches at a time: its display moves as each is done.
+SCORE_BATCHES = 4
 
 
 def register(subparsers) -> None:
@@ -237,6 +240,7 @@ def register(subparsers) -> None:
         help="rows with a longer text are not scored (nor those with a NUL or a lone surrogate): quality "
         "null and a 'failure' field (default: no limit)",
     )
+    add_progress_options(score)
     score.set_defaults(func=run_score)
 
 
@@ -413,6 +417,25 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
     return None
 
 
+def _scored(args: argparse.Namespace, scorer, pairs: list[tuple[str, str]]) -> list[float]:
+    """The scores of ``pairs``, :data:`SCORE_BATCHES` batches at a time, shown as ``--progress`` says
+    (the model's loading, then the pairs scored)."""
+    from paraamr.builder.tracking import model_line
+
+    step = args.batch_size * SCORE_BATCHES
+    values: list[float] = []
+    with Progress("quality score", total=len(pairs), unit="pairs", mode=args.progress) as shown:
+        if pairs:  # the models load under their own line, not inside the first batches
+            shown.phase(model_line({"quality": args.model}, {"quality": str(scorer.path)}))
+            _ = scorer.model, scorer.cosine_model
+            shown.phase("scoring")
+        for start in range(0, len(pairs), step):
+            sources, paraphrases = zip(*pairs[start : start + step], strict=True)
+            values += scorer.score(sources, paraphrases)
+            shown.update(len(values))
+    return values
+
+
 def run_score(args: argparse.Namespace) -> int:
     """Score each row of ``--input``; summary figures go to stderr when rows carry labels."""
     require("quality")
@@ -435,7 +458,7 @@ def _score(args: argparse.Namespace) -> int:
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
     scorer = QualityScorer(args.model, batch_size=args.batch_size)
-    values = scorer.score([rows[i]["text"] for i in keep], [rows[i]["para_text"] for i in keep])
+    values = _scored(args, scorer, [(rows[i]["text"], rows[i]["para_text"]) for i in keep])
     scores: list[float | None] = [None] * len(rows)
     for i, value in zip(keep, values, strict=True):
         scores[i] = round(value, 6)

@@ -10,7 +10,9 @@ stderr and waits for a (new) signal, so a test can send one exactly there.
 - ``commit``: inside the completion of one of generate's tasks, before its marker is written;
 - ``stopping``: after a first signal, while the run turns it into its one line;
 - ``card``: after the summary, before the card is written;
-- ``chunk``: inside the commit of one of evaluate's chunks.
+- ``chunk``: inside the commit of one of evaluate's chunks;
+- ``plots``: in ``paraamr stats --plots DIR``, after the records are counted, before the histograms
+  are written.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def _before(owner, attr: str, moment) -> None:
 
 
 def _install() -> None:
+    from paraamr import stats
     from paraamr.builder import run, summary
     from paraamr.builder.state import RunFolder
     from paraamr.metrics.resume import StateFolder
@@ -56,6 +59,7 @@ def _install() -> None:
     _before(RunFolder, "complete", lambda: "commit")
     _before(Interrupted, "with_detail", lambda: "stopping")
     _before(StateFolder, "commit", lambda: "chunk")
+    _before(stats, "plot_histograms", lambda: "plots")
     listen = run.batch_listener
 
     def batch_listener(callback):
