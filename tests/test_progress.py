@@ -242,3 +242,27 @@ def test_augment_generate_shows_the_sources_it_generates_for(tmp_path, tiny_mode
     assert logged[0].startswith("augment: generating: loading models: parser parser")
     assert logged[-1].startswith("augment: generating: 4/4 src (100%)")
     assert "generating" not in seen["none"][1]
+
+
+def test_quiet_output_gives_the_libraries_bars_back(monkeypatch):
+    """``-q`` silences datasets' and huggingface_hub's bars for its block only: an API user or a
+    later command in the same process has them again (before: off for good, and datasets warned
+    'Cannot enable progress bars' on enable_progress_bars())."""
+    import os
+    import warnings
+
+    import datasets
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+
+    from paraamr.progress import quiet_output
+
+    monkeypatch.delenv("HF_DATASETS_DISABLE_PROGRESS_BARS", raising=False)
+    datasets.enable_progress_bars()  # as a fresh process has them, whatever ran before here
+    enable_progress_bars()
+    with quiet_output():
+        assert not datasets.is_progress_bar_enabled() and are_progress_bars_disabled()
+    assert datasets.is_progress_bar_enabled() and not are_progress_bars_disabled()
+    assert "HF_DATASETS_DISABLE_PROGRESS_BARS" not in os.environ
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        datasets.enable_progress_bars()

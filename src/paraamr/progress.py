@@ -89,10 +89,16 @@ def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
     ...     print("0.75")
     0.75
     """
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+
+    hub_bars = not are_progress_bars_disabled()
+    env = os.environ.get("HF_DATASETS_DISABLE_PROGRESS_BARS")
     silence_library_bars()
     os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
-    if "datasets" in sys.modules:
-        sys.modules["datasets"].disable_progress_bars()
+    datasets = sys.modules.get("datasets")  # imported in the block, it reads the variable
+    datasets_bars = datasets is not None and datasets.is_progress_bar_enabled()
+    if datasets is not None:
+        datasets.disable_progress_bars()
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)
     try:
@@ -103,8 +109,16 @@ def quiet_output(keep_stdout: bool = False) -> Iterator[None]:
                 sink = stack.enter_context(open(os.devnull, "w"))
                 stack.enter_context(contextlib.redirect_stdout(sink))
             yield
-    finally:
+    finally:  # the libraries' bars as they were, for what the process does next
         logging.disable(previous)
+        if env is None:
+            os.environ.pop("HF_DATASETS_DISABLE_PROGRESS_BARS", None)
+        else:
+            os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = env
+        if datasets_bars and env is None:  # (datasets imported in the block keeps them off)
+            datasets.enable_progress_bars()
+        if hub_bars:
+            enable_progress_bars()
 
 
 def quieted(args: argparse.Namespace, *, keep_stdout: bool = False) -> contextlib.AbstractContextManager:
