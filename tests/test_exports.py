@@ -155,6 +155,11 @@ def test_an_empty_field_is_a_csv_failure_with_its_reason(tmp_path):
     assert [(f["where"], f["stage"], f["reason"]) for f in failures] == [
         ("r1, paraphrase 1", "csv", "'' reads back as a missing value")
     ]
+    # a None from the API is written as an empty field too: a failure, not a row that reads back missing
+    rows = [Row("r4", "a", "b", values=("a", None, "c")), Row("r5", "d", "e", values=("d", "e", "f"))]
+    assert write_csv(rows, tmp_path / "n.csv", ("sent0", "sent1", "hard_neg"), failures=failures) == 1
+    assert failures[-1]["reason"] == "None reads back as a missing value"
+    assert [r["sent0"] for r in _csv(tmp_path / "n.csv")] == ["d"]
 
 
 def test_rows_that_do_not_fit_the_header_are_refused_and_nothing_is_written(tmp_path):

@@ -246,12 +246,13 @@ def _check_fit(row: Row, columns: Sequence[str]) -> None:
         )
 
 
-def _missing_in_csv(values: Sequence[str]) -> str | None:
-    """A value CSV readers take for a missing one (pandas' ``NA``, ``null``, ``nan``, an empty
-    field, ...: what ``load_dataset("csv")`` reads as None), or None."""
+def _missing_in_csv(values: Sequence[str | None]) -> str | None:
+    """The ``repr`` of a value CSV readers take for a missing one (None, written as an empty field;
+    pandas' ``NA``, ``null``, ``nan``, an empty field, ...: what ``load_dataset("csv")`` reads as
+    None), or None."""
     from pandas.io.parsers.readers import STR_NA_VALUES
 
-    return next((v for v in values if v in STR_NA_VALUES), None)
+    return next((repr(v) for v in values if v is None or v in STR_NA_VALUES), None)
 
 
 def write_csv(
@@ -288,7 +289,7 @@ def write_csv(
             missing = _missing_in_csv(row.values) if row.values is not None else None
             if row.values is None or missing is not None:
                 why = (
-                    {"stage": "csv", "reason": f"{missing!r} reads back as a missing value"}
+                    {"stage": "csv", "reason": f"{missing} reads back as a missing value"}
                     if missing is not None
                     else {}
                 )
