@@ -75,6 +75,8 @@ def test_the_core_converts_loads_filters_and_describes_a_corpus(core, tmp_path):
         (["generate", "--input", "in.txt", "--output", "out"], "generate"),
         (["evaluate", "corpus"], "metrics"),
         (["quality", "score", "--input", "in.txt"], "quality"),
+        # before: "parser model ... cannot be loaded (ModuleNotFoundError: No module named 'amrlib')"
+        (["augment", "--dataset", "in.txt", "--method", "paraamr", "--generate"], "generate"),
     ],
 )
 def test_a_command_of_an_extra_names_the_pip_install_that_brings_it(core, tmp_path, argv, extra):

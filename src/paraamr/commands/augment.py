@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from paraamr.extras import require
 from paraamr.filters import PAPER_USES
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import SEED, license_id, number, optional_float, path_text, positive
@@ -372,6 +373,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--lm, --lm-corpus: give one n-gram LM, loaded or trained (not both)")
     if args.method == "paraamr" and bool(args.paraphrases) == bool(args.generate):
         raise UsageError("--method paraamr needs exactly one of --paraphrases PATH and --generate")
+    if args.generate:  # the models' libraries, before any work
+        require("generate")
     if args.method == "paraamr" and args.language != "en":
         raise UsageError(
             f"--language {args.language}: only with --method reda or reda-ng (ParaAMR is English)"
