@@ -132,7 +132,7 @@ def _process(
     except Interrupted as err:
         done = plan.total(k for k in mine if folder.completed(k))
         raise err.with_detail(
-            f"after {done:,} of {total:,} sources; run the same command to resume "
+            f"after {done:,} of {total:,} sources in finished tasks; run the same command to resume "
             "(a task cut short is done again)"
         ) from None
     finally:
