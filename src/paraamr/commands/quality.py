@@ -384,7 +384,8 @@ def run_train(args: argparse.Namespace) -> int:
     sentences, failures = _read_sentences(args)
     settings.check()  # the models, before minutes of triplet building
     triplets, about = _triplets(args, sentences)
-    print(f"{len(triplets)} triplets from {len(sentences)} sentences and the natural pairs", file=sys.stderr)
+    natural = "" if args.no_natural else " and the natural pairs"
+    print(f"{len(triplets)} triplets from {len(sentences)} sentences{natural}", file=sys.stderr)
     if args.save_triplets:
         write_triplets(triplets, args.save_triplets)
     if _default_run(args, settings):
