@@ -82,6 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-shard-size",
         type=_size,
         default="500MB",
+        metavar="SIZE",
         help="largest shard, in Arrow bytes as push_to_hub counts them (default: %(default)s)",
     )
     parser.add_argument("--license", type=license_id, help="license id for the card (default: unknown)")

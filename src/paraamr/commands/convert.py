@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-shard-size",
         default="500MB",
+        metavar="SIZE",
         help="largest shard, uncompressed, as datasets' push_to_hub counts it (default: %(default)s)",
     )
     parser.add_argument(

@@ -247,7 +247,10 @@ def add_executor_options(group: argparse._ActionsContainer) -> None:
     )
     group.add_argument("--slurm-partition", metavar="P", help="Slurm partition (for --executor slurm)")
     group.add_argument(
-        "--slurm-time", default="24:00:00", metavar="T", help="time limit per task (default: %(default)s)"
+        "--slurm-time",
+        default="24:00:00",
+        metavar="HH:MM:SS",
+        help="time limit per task (default: %(default)s)",
     )
     group.add_argument(
         "--slurm-cpus", type=positive(), default=4, metavar="N", help="CPUs per task (default: 4)"
