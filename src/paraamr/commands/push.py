@@ -14,6 +14,7 @@ The folder first (``DIR REPO_ID``) is refused, naming the command in the right o
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from paraamr.errors import UsageError
@@ -94,18 +95,19 @@ def run(args: argparse.Namespace) -> int:
     check_repo_id(repo_id, "REPO_ID")
     from paraamr.builder.hub import check_folder
     from paraamr.card import card_for_repo
+    from paraamr.errors import FolderLocked
     from paraamr.layout import CARD, atomic_write
     from paraamr.locks import folder_lock
 
     path = check_folder(folder)
-    before = (path / CARD).read_bytes()
     with folder_lock(path, command="push"):  # no run writes the folder meanwhile
+        before = (path / CARD).read_bytes()
         card_for_repo(folder, repo_id)
         written = (path / CARD).read_bytes()
     try:
         return push_with_options(folder, repo_id, args)
-    except BaseException:  # not published: the folder's card again, unless it was changed meanwhile
-        with folder_lock(path, command="push"):
+    except BaseException:  # not published: the folder's card again, unless a run holds or changed it
+        with contextlib.suppress(FolderLocked), folder_lock(path, command="push"):
             if (path / CARD).read_bytes() == written:
                 atomic_write(path / CARD, before)
         raise
