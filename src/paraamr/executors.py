@@ -109,6 +109,12 @@ class PartitionTask(PipelineStep):
         finally:
             folder.unlock()
 
+    def busy(self) -> set[int]:
+        """The jobs (shards) that got rows to paraphrase, once :meth:`run` cut the input."""
+        from paraamr.builder.partition import Plan
+
+        return {k % self.shard.count for k in Plan.load(self.output).rows}
+
 
 class GenerateTask(PipelineStep):
     """One task of a generate run: ``--shard RANK/TASKS`` of the parsed options ``args``, run by
@@ -244,18 +250,15 @@ def launch(
     local = args.executor == "local"  # the finalize runs in this process: the run's time is known
     when = started if local else None
     finalize = FinalizeTask(str(args.output), license=args.license, push=push, started=when)
+    step = GenerateTask(args, generate)
     if local:
-        from paraamr.builder.partition import Plan
-
         start.run()
-        busy = {k % tasks for k in Plan.load(args.output).rows}  # the jobs with rows to paraphrase
-        workers = max(1, min(args.workers, len(busy)))
-        step = GenerateTask(args, generate, workers=workers)
+        busy = start.busy()
+        step.workers = workers = max(1, min(args.workers, len(busy)))  # side by side: a share of the cores
         tasks_log = str(logs / "generate")
         _local_executor(busy, pipeline=[step], tasks=tasks, workers=workers, logging_dir=tasks_log).run()
         finalize.run()
         return 0
-    step = GenerateTask(args, generate)
     from datatrove.executor import SlurmPipelineExecutor
 
     venv = Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "activate"  # for the jobs to activate
