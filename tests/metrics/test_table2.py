@@ -89,6 +89,8 @@ def test_two_corpora_are_scored_on_their_shared_sources_only(capsys, tmp_path):
     assert filtered["corpora"][0]["selection"]["without_perplexity"] == 5  # a pair file has none: kept
     alone_b = run_json(capsys, write_release(tmp_path / "b2.jsonl", shared_b), "--max-perplexity", "120")
     check_row(row_b, alone_b)
+    # one input says what the filter left out as several do (before: the pair was gone, not a word)
+    assert alone_b["selection"] == {"input_pairs": 3, "dropped": 1, "without_perplexity": 0}
     # a shared sample of sources: the same sources in each corpus
     sampled = run_json(capsys, a, b, "--sample", "1", "--seed", "3")
     assert sampled["common_sources"] == 1

@@ -132,7 +132,8 @@ def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any
 
     pairs = read_corpus(s.path, config=s.config, split=s.split)
     pairs = with_references(pairs, s.references, s.templates)  # one a line of the input, in its order
-    pairs = filter_perplexity(pairs, s.max_perplexity, name=s.path)[0]
+    given = len(pairs)
+    pairs, counts = filter_perplexity(pairs, s.max_perplexity, name=s.path)
     plan = make_plan(pairs, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
     if main and s.sample is not None and s.sample > len(plan.groups):
         print(
@@ -150,6 +151,8 @@ def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any
         "sources": plan.sources,
         "clusters": s.sample is not None,
     }
+    if s.max_perplexity is not None:  # what the filter left out, as several inputs' rows say it
+        settings["selection"] = {"input_pairs": given, **counts}
     return plan, settings, _state(s, settings) if main else None
 
 
@@ -388,8 +391,18 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
             check_plots(s.plots, overwrite=s.overwrite)
         result["plots"] = [str(p) for p in plot_histograms(stats, s.plots)]
     result |= {key: options[key] for key in ("input", "sample", "seed")} | {"unit": settings["unit"]}
+    selection = settings.get("selection")
+    if selection is not None:
+        result["selection"] = selection
     shown = json_text(result, indent=2, ensure_ascii=False) if s.json else None
     print(shown or describe(result, sources=settings["sources"]))
+    if selection is not None and not s.json:
+        print(
+            f"paraamr evaluate: --max-perplexity {options['max_perplexity']:g} left out "
+            f"{selection['dropped']:,} of {selection['input_pairs']:,} pairs "
+            f"({selection['without_perplexity']:,} without a perplexity kept)",
+            file=sys.stderr,
+        )
     say_failures(result["failures"])
     return 0
 
