@@ -87,3 +87,21 @@ def test_json_lines_of_pairs_read_as_the_same_pairs_in_two_columns(tmp_path):
         InputError, match=r'line 1: "perplexity" must be a finite number > 0 or None, got -20'
     ):
         read_pairs(with_ppl)  # it passed every --max-perplexity, as in a release line before
+
+
+def test_a_tab_separated_file_keeps_its_quotes_and_its_long_lines(tmp_path):
+    """ParaNMT's tokenized text starts fields with '"': read as CSV quoting, lines 1-2 became one
+    pair and the next ones were named a line early; a field over the csv module's 128 KiB limit
+    stopped the whole file. Now every line is its pair, as written; the long one fails --max-chars."""
+    lines = [
+        '" I know .\tI know it .',
+        'She said " no " .\tShe refused .',
+        '"Hi," he said.\t"Hello," he said.',
+    ]
+    lines.append("The cat sat.\t" + "word " * 30_000)
+    path = tmp_path / "q.tsv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pairs = read_pairs(path)
+    assert [(p.where, p.source + "\t" + p.paraphrase) for p in pairs] == [
+        (f"{path}, line {n}", line) for n, line in enumerate(lines, start=1)
+    ]

@@ -23,12 +23,13 @@ silently.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -98,10 +99,20 @@ def pair_layout(row: Sequence[str]) -> str:
 
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
     """The pairs of a pair file in any layout of :data:`PAIR_LAYOUTS`, after an optional header row
-    (``source, paraphrase`` or ``text, para_text``); every row must have the first data row's layout."""
+    (``source, paraphrase`` or ``text, para_text``); every row must have the first data row's layout.
+    Tab-separated lines are split at tabs alone: a ``"`` is text (ParaNMT's tokens), never a quote.
+
+    >>> import io
+    >>> tokens = io.StringIO('" I know .\\tI do .\\nNo .\\tNot .\\n')  # ParaNMT's quote, unclosed
+    >>> [(p.where, p.source) for p in read_two_columns(tokens, name="q")]
+    [('q, line 1', '" I know .'), ('q, line 2', 'No .')]
+    """
     pairs: list[Pair] = []
     layout = None
-    for number, row in enumerate(csv.reader(f, delimiter=delimiter), start=1):
+    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+    with _no_field_limit():
+        rows = list(csv.reader(f, delimiter=delimiter, quoting=quoting))
+    for number, row in enumerate(rows, start=1):
         if not row:
             continue
         if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
@@ -116,6 +127,18 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
             where = f"{name}, line {number}" + (f", paraphrase {k}" if more else "")
             pairs.append(Pair(where, row[source], paraphrase, index=len(pairs)))
     return pairs
+
+
+@contextlib.contextmanager
+def _no_field_limit() -> Iterator[None]:
+    """No csv field limit (128 KiB) within the block: a long text is a pair that fails its
+    ``--max-chars`` check, not the end of the file's reading."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(limit)
 
 
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
