@@ -40,6 +40,9 @@ def check_plot_files(paths: Sequence[Path], *, overwrite: bool) -> None:
     for folder in folders:
         if folder.exists() and not folder.is_dir():
             raise InputError(f"--plots {folder}: not a folder")
+        made = next(p for p in (folder, *folder.parents) if p.exists())  # where the folder is, or goes
+        if not os.access(made, os.W_OK):
+            raise InputError(f"--plots {folder}: {made} cannot be written (read-only or not yours)")
     for path in paths:
         if path.is_dir() and not path.is_symlink():
             raise InputError(f"{path}: is a folder, not a plot file")

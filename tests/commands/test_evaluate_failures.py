@@ -124,3 +124,23 @@ def test_no_pair_left_is_one_line_and_exit_1_not_a_row_of_nothing(capsys, tmp_pa
     said = f"paraamr evaluate: {path}: no pair could be scored; all 1 were left out (the lines above say why)"
     assert lines[-1] == said
     assert lines[-2].startswith("paraamr evaluate: left out ")
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_the_run(capsys, tmp_path):
+    """A card paraamr did not write, a plots folder that cannot be written: found after every pair
+    was scored, and the row was lost (the log had reached 100%). Now refused before the work."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    release(folder / "data.jsonl", GOOD)
+    assert main(["evaluate", str(folder), "--write-card", "--no-plots", "--progress", "log"]) == 1
+    out = capsys.readouterr()
+    card = folder / "README.md"
+    assert out.err.splitlines() == [
+        f"paraamr evaluate: {card}: not a card written by paraamr (no Evaluation section to update)"
+    ]
+    plots = "/proc/self/paraamr-plots"  # a folder no one, root included, may make
+    assert main(["evaluate", str(folder / "data.jsonl"), "--plots", plots, "--progress", "log"]) == 1
+    out = capsys.readouterr()
+    assert out.err.splitlines() == [
+        f"paraamr evaluate: --plots {plots}: /proc/self cannot be written (read-only or not yours)"
+    ]

@@ -412,6 +412,16 @@ def card_for_repo(folder: str | os.PathLike, repo_id: str) -> bool:
     return True
 
 
+def evaluation_card(folder: str | os.PathLike) -> str:
+    """The text of ``folder``'s card, refused (:class:`~paraamr.errors.InputError`) unless paraamr
+    wrote it: it has the Evaluation section :func:`update_card_metrics` fills."""
+    card_path = Path(folder) / CARD
+    text = card_path.read_text(encoding="utf-8") if card_path.is_file() else ""
+    if any(mark not in text for mark in _EVAL_MARKS):
+        raise InputError(f"{card_path}: not a card written by paraamr (no Evaluation section to update)")
+    return text
+
+
 def update_card_metrics(
     folder: str | os.PathLike,
     row: Mapping[str, float],
@@ -425,11 +435,8 @@ def update_card_metrics(
     :class:`~paraamr.errors.InputError`.
     """
     root = Path(folder)
-    card_path = root / CARD
-    text = card_path.read_text(encoding="utf-8") if card_path.is_file() else ""
+    card_path, text = root / CARD, evaluation_card(folder)
     start, end = _EVAL_MARKS
-    if start not in text or end not in text:
-        raise InputError(f"{card_path}: not a card written by paraamr (no Evaluation section to update)")
     evaluation = {
         "row": dict(row),
         "signatures": dict(signatures) if isinstance(signatures, Mapping) else list(signatures),

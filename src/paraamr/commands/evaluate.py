@@ -300,6 +300,10 @@ def _check_outputs(s: EvaluateSettings, world: int) -> None:
         from paraamr.locks import folder_lock
 
         folder_lock(s.path, command="evaluate --write-card").release()
+    if s.write_card and s.shard == (0, 1):
+        from paraamr.card import evaluation_card
+
+        evaluation_card(s.path)  # a card paraamr did not write is refused now, not after the run
 
 
 def _display(s: EvaluateSettings, plan: Any, where: Launch, count: SharedCount) -> Progress:
