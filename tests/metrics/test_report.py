@@ -55,6 +55,9 @@ def test_references_with_a_byte_order_mark_read_as_without(tmp_path):
     refs.write_bytes(b"\xef\xbb\xbfThe boy left.\nA cat sat.\n")
     pairs = [Pair("x", "a", "b", index=0), Pair("y", "c", "d", index=1)]
     assert [p.reference for p in with_references(pairs, refs)] == ["The boy left.", "A cat sat."]
+    # a line is what ends at \n (or \r\n): U+2028, a form feed or U+0085 are text (before: 4 lines)
+    refs.write_text("The boy\u2028left.\x0c\r\nA cat\x85 sat.", encoding="utf-8")
+    assert [p.reference for p in with_references(pairs, refs)] == ["The boy\u2028left.\x0c", "A cat\x85 sat."]
 
 
 def test_json_lines_of_pairs_read_as_the_same_pairs_in_two_columns(tmp_path):

@@ -248,7 +248,9 @@ def with_references(
     for field, path in (("reference", references), ("template", templates)):
         if path is not None:
             with about(path):  # errors name this file, not the pairs' input
-                lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+                lines = Path(path).read_text(encoding="utf-8-sig").split("\n")  # not at U+2028, \f, ...
+            if lines[-1] == "":  # the last line's end
+                lines.pop()
             if len(lines) != len(pairs):
                 raise InputError(f"{path}: {len(lines)} lines for {len(pairs)} pairs (one {field} per pair)")
             extra[field] = lines
