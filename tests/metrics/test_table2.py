@@ -169,3 +169,16 @@ def test_preset_paper_offline_names_the_model_in_one_line(capsys, tmp_path, monk
     assert main(["evaluate", str(a), "--preset", "paper", "--no-plots", "--no-progress"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and PAPER_SIMILARITY in err[0], err
+
+
+def test_a_corpus_with_no_pair_scored_is_no_row_and_exit_1(capsys, tmp_path):
+    """As for one input, a row of nothing is no result (before: 'nan' in every column, exit 0)."""
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    a.write_text("The cat sat.\t\nI ran home.\tI went home.\n")  # its shared pair has no paraphrase
+    b.write_text("The cat sat.\tA cat sat.\n")
+    assert main(["evaluate", str(b), str(a), "--no-progress", "--no-plots"]) == 1
+    out = capsys.readouterr()
+    assert f"| {a} | 1 | 0 | n/a | n/a | n/a | n/a | n/a |" in out.out.splitlines()
+    assert out.err.splitlines()[-1] == (
+        f"paraamr evaluate: {a}: no pair could be scored of the shared sources (the lines above say why)"
+    )

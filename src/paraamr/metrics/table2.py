@@ -23,6 +23,7 @@ lowercased, ParaBank is not); each corpus keeps all its pairs of a shared source
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import sys
@@ -192,7 +193,7 @@ def format_corpora(result: dict[str, Any]) -> str:
         "|" + "---|" * (len(titles) + 3),
     ]
     for row in result["corpora"]:
-        cells = " | ".join(f"{row[key]:.2f}" for key, _ in MEASURES)
+        cells = " | ".join("n/a" if math.isnan(row[key]) else f"{row[key]:.2f}" for key, _ in MEASURES)
         lines.append(f"| {row['input']} | {row['sources']:,} | {row['pairs']:,} | {cells} |")
     lines += ["", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
     lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
@@ -248,4 +249,8 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
         parser.close()
     print(json_text(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
     say_failures(failure for row in result["corpora"] for failure in row["failures"])
+    empty = [row for row in result["corpora"] if not row["pairs"]]
+    if empty:  # a row of nothing is no result, as for one input
+        names = ", ".join(row["input"] for row in empty)
+        raise InputError(f"{names}: no pair could be scored of the shared sources (the lines above say why)")
     return 0
