@@ -182,3 +182,48 @@ def test_torchrun_killed_leaves_workers_that_hold_the_folder_until_they_are_stop
     rerun = _torchrun(_args(tiny_models, graphs, out), "none", log)
     assert rerun.wait(timeout=300) == 0, log.read_text(errors="replace")[-3000:]
     assert_same(out, uninterrupted)
+
+
+def test_an_interrupted_overwrite_keeps_the_finished_dataset_until_the_new_one_replaces_it(
+    tiny_models, graphs, uninterrupted, tmp_path
+):
+    """``--overwrite`` of a finished run deleted its dataset at the start: a kill or Ctrl-C before
+    the new run finished left a folder with nothing in it. Now the old shards, failures and card stay
+    (loadable; only the summary goes, the run being unfinished) until the new run's finalize
+    replaces them all at once."""
+    import shutil
+
+    from oracle import records
+
+    out = tmp_path / "out"
+    shutil.copytree(uninterrupted, out)
+    kept = {
+        p.relative_to(out): p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and ".paraamr" not in p.parts
+    }
+    kept.pop(Path("summary.json"))
+    fewer = tmp_path / "fewer.amr"
+    fewer.write_text("\n\n".join(GRAPHS[:3]) + "\n")
+    argv = [sys.executable, str(ROOT / "generate.py"), *_args(tiny_models, fewer, out), "--overwrite"]
+    env = pause_env("window", {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if "paused at window" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    assert proc.wait(timeout=120) == 143
+    for name, data in kept.items():
+        assert (out / name).read_bytes() == data, name
+    assert len(records(out)) == len(records(uninterrupted))
+    subprocess.run(argv, env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=True, capture_output=True)
+    alone = tmp_path / "alone"
+    subprocess.run(
+        [sys.executable, str(ROOT / "generate.py"), *_args(tiny_models, fewer, alone)],
+        check=True,
+        capture_output=True,
+    )
+    assert_same(out, alone)
+    assert sorted(p.relative_to(out) for p in out.rglob("*.parquet") if ".paraamr" not in p.parts) == sorted(
+        p.relative_to(alone) for p in alone.rglob("*.parquet") if ".paraamr" not in p.parts
+    )  # no shard of the earlier run left beside the new ones

@@ -34,6 +34,7 @@ from paraamr.layout import (
     MAX_SHARD_SIZE,
     PARTS,
     STATE_DIR,
+    SUMMARY,
     arrow_bytes,
     atomic_file,
     atomic_write,
@@ -321,8 +322,8 @@ def _count_against(counts: dict[str, int], stats: dict, what: str) -> list[str]:
 def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -> dict[str, list[str]]:
     """What is wrong with the committed files of each writer (``states``: ``(writer, committed
     state)``): a part that is gone or cut short, rows that do not add up to its counts. Once
-    finalized (no parts left), the shards against every writer's counts (key ``""``); nothing
-    while a :func:`finalize` is half done (its parts were checked before it began).
+    finalized (no parts left, a summary written), the shards against every writer's counts (key
+    ``""``); nothing while a :func:`finalize` is half done (its parts were checked before it began).
 
     >>> import tempfile
     >>> from paraamr.records import PAIRS_SCHEMA
@@ -340,7 +341,7 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
     if (root / _PLAN).exists():
         return {}
     problems: dict[str, list[str]] = {}
-    if not any(True for _ in _parts(root)) and list_shards(root):
+    if not any(True for _ in _parts(root)) and list_shards(root) and (root / SUMMARY).is_file():
         counts: dict[str, int] = {}
         wrong: list[str] = []
         for path in [*(root / DATA).rglob("*.parquet"), *(root / FAILURES).glob("*.jsonl")]:
@@ -448,8 +449,10 @@ def finalize(
     plan = _read_plan(plan_path)
     written: dict[str, dict[str, list[str]]] = {}
     with critical():
-        if fresh and replacing is not None:
+        if replacing is not None and not plan.get("replaced"):  # once: a rename may have been done
             replacing()
+            plan["replaced"] = True
+            atomic_write(plan_path, json.dumps(plan))
         for part in plan["parts"]:
             (root / part).unlink(missing_ok=True)
         for staged, final in plan["renames"]:

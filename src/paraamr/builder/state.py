@@ -254,7 +254,8 @@ class RunFolder:
         task_rows: int,
     ) -> Plan:
         """(The main process, its lock held) with ``overwrite`` (``mode`` of :meth:`check`), delete
-        the earlier run's files (this shard's only, with ``--shard``; every shard's on ``restart``);
+        the earlier run's state (this shard's only, with ``--shard``) and its summary: its dataset
+        stays until the new one's finalize replaces it; on ``restart``, every file of the run;
         save the settings unless a shard did (refused when they differ); cut the input into tasks
         unless that is done (stdin, then, must be the same rows)."""
         overwrite = mode == "overwrite"
@@ -264,7 +265,11 @@ class RunFolder:
             with folder_lock(self.path, command="generate --overwrite"):
                 if mode == "restart" and self.tasks.completed():  # since the check: a run came and went
                     raise InputError(f"{self.path}: a run there completed tasks meanwhile; run again")
-                layout.remove_layout(self.path)
+                if overwrite:  # the earlier dataset stays, unfinalized, until the new one replaces it
+                    layout.remove_state(self.path)
+                    (self.path / layout.SUMMARY).unlink(missing_ok=True)
+                else:
+                    layout.remove_layout(self.path)
         said, since = False, time.monotonic()
         while True:  # the lock of the run's start: the others wait for the first process
             try:

@@ -92,10 +92,10 @@ def write_outputs(
         layout.remove_temps(path / name)  # an earlier finish killed mid-write
     _pushed_path(path).unlink(missing_ok=True)  # what is written now is not uploaded yet
     summary = summarize(path, status, run, seconds)
-    layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
     size = summary["settings"]["max_shard_size"]
-    if finalize(path, max_shard_size=size):  # new shards: an earlier Table-2 row no longer holds
-        (path / layout.EVALUATION).unlink(missing_ok=True)
+    # an earlier dataset in the folder (--overwrite keeps it until now) goes as the new shards come
+    finalize(path, max_shard_size=size, replacing=lambda: layout.remove_layout(path, state=False))
+    layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
     write_card(path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
     return summary
 
