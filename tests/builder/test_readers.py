@@ -61,6 +61,29 @@ def test_jsonl_json_csv_parquet_give_the_same_rows(tmp_path):
         list(readers.read_input(tmp_path / "a.csv"))
 
 
+def test_parquet_columns_of_other_types_are_rows_not_an_internal_error(tmp_path):
+    """A binary column is read as UTF-8 text; dates and decimals are failure rows naming their type
+    (before: 'internal error: TypeError: Object of type bytes is not JSON serializable')."""
+    import datetime
+    import decimal
+
+    columns = {
+        "binary": pa.array([b"The boy runs.", b"\xff\xfe"], pa.binary()),
+        "timestamp": pa.array([datetime.datetime(2020, 1, 1)] * 2),
+        "decimal": pa.array([decimal.Decimal("1.5")] * 2),
+    }
+    for name, column in columns.items():
+        pq.write_table(pa.table({"text": column}), tmp_path / f"{name}.parquet")
+        rows = list(readers.read_input(tmp_path / f"{name}.parquet"))
+        reasons = [r.failure and r.failure.reason for r in rows]
+        if name == "binary":
+            assert [rows[0].text, rows[0].id] == ["The boy runs.", text_id("The boy runs.")]
+            assert reasons == [None, "invalid UTF-8 at byte 0"]
+        else:
+            kind = {"timestamp": "datetime", "decimal": "Decimal"}[name]
+            assert reasons == [f"column 'text' not a string ({kind})"] * 2 and rows[0].id == rows[1].id
+
+
 def test_count_rows_is_the_number_of_rows_read(tmp_path):
     """The dry run's count: blank JSON lines are no row, bad lines are (failure rows), as read_input."""
     files = {

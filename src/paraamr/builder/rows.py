@@ -61,9 +61,15 @@ def _bytes_id(raw: bytes) -> str:
     return hashlib.sha1(raw).hexdigest()[:16]
 
 
+def _json(value: Any) -> str:
+    """``value`` as JSON; what JSON has no type for (bytes, dates, decimals of a Parquet column) by
+    its ``repr``."""
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
 def raw_bytes(value: Any) -> bytes:
     """Stable bytes of a decoded value (the id of a row that has no text of its own); never raises."""
-    return json.dumps(value, ensure_ascii=False).encode("utf-8", errors="surrogatepass")
+    return _json(value).encode("utf-8", errors="surrogatepass")
 
 
 def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
@@ -97,14 +103,20 @@ def long_line_row(line: LongLine, *, where: str) -> InputRow:
 def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> InputRow:
     """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``, by
     default :func:`raw_bytes`): a failure row unless it is a text that can enter a run
-    (:func:`paraamr.texts.text_problem`)."""
+    (:func:`paraamr.texts.text_problem`); bytes (a binary Parquet column) are read as UTF-8.
+
+    >>> value_row(b"Hi.", "text", "in.parquet, row 1").text, value_row(b"\\xff", "text", "").failure.reason
+    ('Hi.', 'invalid UTF-8 at byte 0')
+    """
+    if isinstance(value, bytes):
+        return decode_bytes(value, where=where)
     raw = raw_bytes(value) if raw is None else raw
     if isinstance(value, str):
         problem = text_problem(value)
         if problem is None:
             return InputRow(text_id(value), value, where=where)
         return InputRow(_bytes_id(raw), printable(value), failure=Failure("input", problem), where=where)
-    text = "" if value is None else json.dumps(value, ensure_ascii=False)
+    text = "" if value is None else _json(value)
     kind = "missing" if value is None else f"not a string ({type(value).__name__})"
     return InputRow(_bytes_id(raw), text, failure=Failure("input", f"column {column!r} {kind}"), where=where)
 
