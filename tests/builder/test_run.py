@@ -502,3 +502,36 @@ def test_cpu_processes_share_the_cores_they_may_use():
         ["taskset", "-c", "0", sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "1"
+
+
+def test_damaged_state_of_a_run_cut_in_shards_is_refused_naming_it(tiny_models, tmp_path, capsys):
+    """Under DIR/.paraamr, a task's input file cut short or grown, the plan or the settings lost
+    while tasks are done: the next shard or a resume read on and finalize said 'reconciles' over
+    lost, duplicated or mixed records. Now each is one line naming the file, and the way out."""
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"the man said {i} things to the woman .\n" for i in range(12)))
+    out = tmp_path / "out"
+    args = ["--input", str(source), "--output", str(out), "--task-rows", "2", *_models(tiny_models)]
+    assert main([*args, "--shard", "0/2"]) == 0
+    capsys.readouterr()
+    plan = Plan.load(out)
+    odd = next(k for k in plan.of((1, 2)))
+    task_file = out / ".paraamr" / "input" / f"task-{odd:06d}.jsonl"
+    lines = task_file.read_text().splitlines(keepends=True)
+    redo = "run the same command with --overwrite to build the run again"
+    for damaged, said in (
+        (lines[:-1], f"{task_file}: {len(lines) - 1:,} rows where the plan counts {len(lines):,}; {redo}"),
+        ([*lines, lines[0]], f"{task_file}: damaged near line {len(lines) + 1}"),
+        ([*lines[:-1], lines[-1][:20]], f"{task_file}: damaged near line {len(lines)}"),
+    ):
+        task_file.write_text("".join(damaged))
+        assert main([*args, "--shard", "1/2"]) == 1
+        assert capsys.readouterr().err.startswith(f"paraamr generate: {said}")
+    task_file.write_text("".join(lines))
+    (out / ".paraamr" / "input" / "plan.json").rename(tmp_path / "plan.json")
+    assert main([*args, "--shard", "1/2"]) == 1
+    assert "the plan of its tasks is missing" in capsys.readouterr().err
+    (tmp_path / "plan.json").rename(out / ".paraamr" / "input" / "plan.json")
+    (out / ".paraamr" / "settings.json").unlink()
+    assert main([*args, "--shard", "1/2", "--foci", "1"]) == 1
+    assert f"{out / '.paraamr' / 'settings.json'}: missing, while" in capsys.readouterr().err

@@ -119,10 +119,19 @@ class Plan:
             )
 
     def read(self, task: int) -> Iterator[InputRow]:
-        """The rows of ``task``, in input order."""
-        with open(_task_path(self.folder, task), encoding="ascii") as f:
-            for line in f:
-                yield _decode(line)
+        """The rows of ``task``, in input order; InputError when its file is not what the partition
+        wrote (rows lost, cut short or added: the plan counts them)."""
+        path, expected, n = _task_path(self.folder, task), self.rows.get(task, 0), 0
+        try:
+            with open(path, encoding="ascii") as f:
+                for n, line in enumerate(f, start=1):
+                    if n > expected or not line.endswith("\n"):
+                        raise ValueError("more rows than the plan counts, or a row cut short")
+                    yield _decode(line)
+        except (ValueError, TypeError) as err:  # JSON's and ASCII's errors are ValueErrors
+            raise InputError(f"{path}: damaged near line {max(n, 1)} ({err}){REDO}") from None
+        if n != expected:
+            raise InputError(f"{path}: {n:,} rows where the plan counts {expected:,}{REDO}")
 
 
 def _root(folder: str | Path) -> Path:

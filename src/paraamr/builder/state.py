@@ -116,6 +116,11 @@ class RunFolder:
             return "new"
         self.check_lock()
         saved = self.read_settings()
+        done = self.tasks.completed()
+        if saved is None and done:  # what they were made with is not known
+            if overwrite:
+                return "overwrite"
+            raise InputError(f"{self.settings_path}: missing, while {len(done):,} tasks are done{REDO}")
         if saved is None:
             if any(p.name != layout.STATE_DIR for p in self.path.iterdir()):
                 why = "give an empty or new folder"
@@ -294,6 +299,10 @@ class RunFolder:
                 if diffs:
                     raise InputError(f"{self.path}: a shard started with other settings ({'; '.join(diffs)})")
             plan = Plan.load(self.path)
+            done = self.tasks.completed()
+            if plan is None and done:  # cut again, the done tasks' rows would be written twice
+                missing = f"{self.path}: the plan of its tasks is missing, {len(done):,} being done"
+                raise InputError(missing + REDO)
             if plan is None:
                 plan = partition(
                     self.path, rows(), task_rows=task_rows, at_least=self.num_processes, shards=self.shard[1]
