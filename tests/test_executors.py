@@ -193,6 +193,9 @@ def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
             ["--overwrite"],
             "--overwrite does not go with --executor: remove the folder, or give a new --output",
         ),
+        # a dry run refuses what the run refuses (before: exit 0, and the plan named no executor)
+        (["--shard", "0/2", "--dry-run"], "--executor cuts the run into --tasks itself: leave out --shard"),
+        (["--executor", "slurm", "--dry-run"], "--executor slurm needs --slurm-partition"),
     ):
         executor = [] if "--executor" in extra else ["--executor", "local"]
         proc = subprocess.run(
@@ -215,6 +218,15 @@ def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
         )
         assert proc.returncode == 2 and proc.stderr.strip().endswith(message), proc.stderr
         assert not (tmp_path / "o").exists()
+    executor = ["--dry-run", "--executor", "local", "--tasks", "4", "--workers", "2"]
+    plan = subprocess.run(
+        [sys.executable, "-m", "paraamr", "generate", "--input", "in.txt", "--output", "o", *executor],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert plan.returncode == 0 and "executor:  local, 4 tasks, 2 at a time" in plan.stdout.splitlines()
 
 
 def test_paraphrase_documents_in_a_datatrove_pipeline_of_ones_own(tiny_models, tmp_path):

@@ -36,7 +36,7 @@ from datatrove.data import Document
 from datatrove.pipeline.base import PipelineStep
 
 from paraamr import layout
-from paraamr.errors import ParaAMRError, UsageError
+from paraamr.errors import ParaAMRError
 
 __all__ = ["FinalizeTask", "GenerateTask", "ParaphraseDocuments", "PartitionTask", "launch"]
 
@@ -235,13 +235,7 @@ def launch(
     from paraamr.builder.checks import check_run
     from paraamr.builder.state import RunFolder, Shard
 
-    tasks = args.workers if args.tasks is None else args.tasks  # both positive (their options' type)
-    if args.shard is not None:
-        raise UsageError("--executor cuts the run into --tasks itself: leave out --shard")
-    if args.overwrite:
-        raise UsageError("--overwrite does not go with --executor: remove the folder, or give a new --output")
-    if args.executor == "slurm" and not args.slurm_partition:
-        raise UsageError("--executor slurm needs --slurm-partition")
+    tasks = args.workers if args.tasks is None else args.tasks  # options checked by the command
     started, shard = time.monotonic(), Shard(0, tasks)
     folder = RunFolder(args.output, shard=shard, origin=origin)
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)

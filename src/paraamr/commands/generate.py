@@ -275,13 +275,18 @@ def run(args: argparse.Namespace) -> int:
         resolve_device(settings.device)
     push = push_of(args)  # refused now, not after the run (nor only when the run is not a dry one)
     shard = _shard(args, record, push)
+    _check_executor(args)
     if args.dry_run:
-        return dry_run(record, args.output, args.shard, overwrite=args.overwrite, download=settings.download)
+        code = dry_run(record, args.output, args.shard, overwrite=args.overwrite, download=settings.download)
+        if args.executor != "none" and launch().main:
+            tasks = args.workers if args.tasks is None else args.tasks
+            print(f"executor:  {args.executor}, {tasks:,} tasks, {min(args.workers, tasks):,} at a time")
+        return code
     if args.executor != "none":
         require("cluster")
-        from paraamr.executors import launch
+        from paraamr import executors
 
-        return launch(args, record, settings, run, push, origin(args, settings))
+        return executors.launch(args, record, settings, run, push, origin(args, settings))
     try:
         execute(
             record,
@@ -298,6 +303,18 @@ def run(args: argparse.Namespace) -> int:
             return err.status  # the main process says it, once
         raise
     return 0
+
+
+def _check_executor(args: argparse.Namespace) -> None:
+    """The options of ``--executor`` that do not go together (a dry run refuses them too)."""
+    if args.executor == "none":
+        return
+    if args.shard is not None:
+        raise UsageError("--executor cuts the run into --tasks itself: leave out --shard")
+    if args.overwrite:
+        raise UsageError("--overwrite does not go with --executor: remove the folder, or give a new --output")
+    if args.executor == "slurm" and not args.slurm_partition:
+        raise UsageError("--executor slurm needs --slurm-partition")
 
 
 def origin(args: argparse.Namespace, settings: RunSettings) -> dict[str, Any]:
