@@ -190,3 +190,14 @@ def test_a_utf8_byte_order_mark_is_not_text(tmp_path, name, body):
     graphs.write_bytes(BOM + b"(l / leave-11 :ARG0 (b / boy))\n")
     [row] = readers.read_input(graphs, fmt="amr")
     assert row.failure is None and row.amr.startswith("(l / leave-11")
+
+
+def test_a_dataset_folder_without_the_text_column_is_refused_before_any_row(tmp_path):
+    """A streamed CSV knows its columns only from its first row: the check was skipped, and every row
+    became a failure 'column 'text' missing' after the models had loaded."""
+    (tmp_path / "ds" / "data").mkdir(parents=True)
+    (tmp_path / "ds" / "data" / "train.csv").write_text("sentence\nThe boy left.\n")
+    with pytest.raises(InputError, match=r"no column .text. \(columns: \[.sentence.\]\); name the text"):
+        next(readers.read_dataset(str(tmp_path / "ds")))
+    rows = list(readers.read_dataset(str(tmp_path / "ds"), column="sentence"))
+    assert [(r.text, r.failure) for r in rows] == [("The boy left.", None)]

@@ -143,12 +143,15 @@ def read_dataset(
     if Path(name).exists() and not Path(name).is_dir():
         raise not_a_file(f"--dataset {name}", "save it to a file and give it as --input")
     ds = load_hub_dataset(name, config, detail=f" (split {split})", split=split, streaming=True)
-    if ds.column_names is not None and column not in ds.column_names:
+    items = iter(ds)
+    first = next(items, None)  # a streamed CSV or JSON lines file has no column names before a row
+    names = ds.column_names if ds.column_names is not None or first is None else list(first)
+    if names is not None and column not in names:
         raise InputError(
-            f"dataset {name!r} (split {split!r}): no column {column!r} (columns: {ds.column_names}); "
+            f"dataset {name!r} (split {split!r}): no column {column!r} (columns: {names}); "
             "name the text column with --text-column"
         )
-    for number, item in enumerate(ds, 1):
+    for number, item in enumerate(itertools.chain([] if first is None else [first], items), 1):
         value = item.get(column)
         yield value_row(value, column, f"{name}[{split}]:row {number}")
 
