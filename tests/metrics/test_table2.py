@@ -182,3 +182,12 @@ def test_a_corpus_with_no_pair_scored_is_no_row_and_exit_1(capsys, tmp_path):
     assert out.err.splitlines()[-1] == (
         f"paraamr evaluate: {a}: no pair could be scored of the shared sources (the lines above say why)"
     )
+
+
+def test_an_unreadable_corpus_among_several_is_named_alone(capsys, tmp_path):
+    """Before: 'a.tsv, b.tsv: not valid UTF-8 ...', every input named for one file's bytes."""
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    a.write_text("The cat sat.\tA cat sat.\n")
+    b.write_bytes(b"The cat sat.\tA cat\x80 sat.\n")
+    assert main(["evaluate", str(a), str(b), "--no-progress", "--no-plots"]) == 1
+    assert capsys.readouterr().err == f"paraamr evaluate: {b}: not valid UTF-8 (byte 0x80 at offset 18)\n"

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError, UsageError
+from paraamr.errors import InputError, UsageError, about
 from paraamr.metrics.report import Pair, evaluate_pairs, read_hub_pairs, read_pairs, say_failures
 from paraamr.metrics.scale import process_models
 from paraamr.metrics.scoring import MEASURES
@@ -235,7 +235,10 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
     for name, given in single.items():
         if given:
             raise UsageError(f"{name} takes one corpus; several corpora are scored in one process")
-    corpora = [(path, read_corpus(path, config=s.config, split=s.split)) for path in s.path]
+    corpora = []
+    for path in s.path:
+        with about(path):  # an error about its content names this input, not all of them
+            corpora.append((path, read_corpus(path, config=s.config, split=s.split)))
     # no shared source is refused here, before the models load
     shared = shared_pairs(corpora, max_perplexity=s.max_perplexity, sample=s.sample, seed=s.seed)
     parser, embedder = process_models(s)()
