@@ -127,6 +127,14 @@ def test_three_shards_merged_give_the_row_of_one(capsys, tmp_path, pairs_file, o
     assert "chunks are not committed" in capsys.readouterr().err
     merged = in_process(capsys, "--merge", *states)
     same_row(merged, one_process)
+    # options the row would not follow are refused (before: ignored, the stored row printed, exit 0)
+    for extra, told in (
+        (["--merge", *states, "--sample", "3"], "--sample: not what the shards ran with"),
+        (["--merge", *states, "--references", pairs_file], "--references, --templates: --merge takes"),
+        ([pairs_file, "--shard", "0/3", "--state-dir", states[0], "--plots", tmp_path], "--write-card and"),
+    ):
+        assert main(["evaluate", *map(str, extra), "--no-progress"]) == 2
+        assert told in capsys.readouterr().err
 
 
 def wait_for_chunks(state: Path, at_least: int, process: subprocess.Popen) -> int:

@@ -19,13 +19,14 @@ import contextlib
 import shutil
 import sys
 import tempfile
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from paraamr.errors import InputError, UsageError
 from paraamr.extras import require
 from paraamr.metrics.settings import EvaluateSettings
-from paraamr.options import ArgumentParser, add_settings, check_folder, given_settings
+from paraamr.options import ArgumentParser, add_settings, check_folder, given_settings, option_flag
 from paraamr.progress import Progress, SharedCount
 from paraamr.report import json_text
 from paraamr.signals import Interrupted
@@ -81,6 +82,10 @@ def _check(s: EvaluateSettings) -> int | None:
         raise UsageError("--shard needs --state-dir (or --cache-dir) to keep its statistics for --merge")
     if s.merge and s.shard != (0, 1):
         raise UsageError("--merge combines shards; it is no shard itself")
+    if s.shard != (0, 1) and (s.write_card or s.plots):  # a shard prints no row
+        raise UsageError("--write-card and --plots go with the whole row: give them to --merge")
+    if s.merge and (s.references or s.templates):
+        raise UsageError("--references, --templates: --merge takes the row as its shards computed it")
     check_folder("--state-dir", s.state_dir)
     check_folder("--cache-dir", s.cache_dir)
     return s.height
@@ -176,6 +181,12 @@ def run(args: argparse.Namespace) -> int:
         from paraamr.tasks import identity_changed
 
         stats, settings = merge_folders(s.merge)
+        saved = settings["options"]
+        other = [f for f in fields(s) if f.metadata.get("row") and f.name in saved]
+        other = [f for f in other if getattr(s, f.name) not in (f.default, saved[f.name])]
+        if other:  # the row is the shards', computed with their options
+            flags = ", ".join(option_flag(f) for f in other)
+            raise UsageError(f"{flags}: not what the shards ran with; --merge takes the row they computed")
         if s.path and files_changed(settings["identity"], _identity(s), changed=identity_changed):
             raise InputError(f"{s.path}: not the input the merged statistics were computed from")
         return _finish(s, stats, settings)
