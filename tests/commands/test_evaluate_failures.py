@@ -57,9 +57,9 @@ def test_unscorable_pairs_are_failure_rows_and_the_rest_goes_on(capsys, tmp_path
         (stage, reason) for _, stage, reason in BAD
     ]
     for line, failure in enumerate(result["failures"], start=2):
-        assert failure["where"] == f"{path}, line {line}, paraphrase 0"
+        assert failure["where"] == f"{path}, line {line}, paraphrase 1"  # from 1, as input errors count
         assert failure["id"] == text_id(GOOD[1][0]) and failure["index"] == line - 1
-        assert f"left out {path}, line {line}, paraphrase 0: {failure['stage']}: " in err
+        assert f"left out {path}, line {line}, paraphrase 1: {failure['stage']}: " in err
     _, alone, _ = run_json(capsys, release(tmp_path / "good.jsonl", GOOD))
     assert result["pairs"] == alone["pairs"] == len(GOOD)
     for key in MEASURES:

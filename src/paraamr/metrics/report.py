@@ -207,7 +207,7 @@ def _add_pairs(pairs: list[Pair], row: dict[str, Any], where: str) -> None:
     """Add to ``pairs`` those of a record (``text`` with each ``paraphrases[].para_text``, at
     ``where paraphrase K``) or of a row of the ``pairs`` config (``text``, ``para_text``, at ``where``)."""
     found = [(where, row)] if "para_text" in row else [
-        (f"{where} paraphrase {k}", para) for k, para in enumerate(row["paraphrases"])
+        (f"{where} paraphrase {k}", para) for k, para in enumerate(row["paraphrases"], start=1)
     ]  # fmt: skip
     for at, para in found:
         pairs.append(Pair(at, row["text"], para["para_text"], index=len(pairs), id=row.get("id"),
