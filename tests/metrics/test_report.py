@@ -108,3 +108,16 @@ def test_a_tab_separated_file_keeps_its_quotes_and_its_long_lines(tmp_path):
     assert [(p.where, p.source + "\t" + p.paraphrase) for p in pairs] == [
         (f"{path}, line {n}", line) for n, line in enumerate(lines, start=1)
     ]
+
+
+def test_a_first_row_in_no_layout_says_which_layouts_there_are(tmp_path):
+    """Before: 'line 1: expected 2 columns (source, paraphrase) as on its first row, got 3 columns'."""
+    from paraamr.errors import InputError
+
+    path = tmp_path / "three.tsv"
+    path.write_text("a\tb\tc\n")
+    with pytest.raises(InputError, match=r"line 1: got 3 columns, in none of the layouts read \(2 columns "):
+        read_pairs(path)
+    path.write_text("a\tb\nc\td\te\n")
+    with pytest.raises(InputError, match=r"line 2: expected 2 columns \(source, paraphrase\) as on its"):
+        read_pairs(path)

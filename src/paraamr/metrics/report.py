@@ -117,10 +117,13 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
             continue
         if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
             continue
-        layout = layout or pair_layout(row)
+        first_row, layout = layout is None, layout or pair_layout(row)
         source, first, columns, expected = PAIR_LAYOUTS[layout]
         if len(row) not in columns:
             got = f"got {counted(len(row), 'column')}"
+            if first_row:  # no layout at all: say which there are
+                known = "; ".join(e for *_, e in PAIR_LAYOUTS.values())
+                raise InputError(f"{name}, line {number}: {got}, in none of the layouts read ({known})")
             raise InputError(f"{name}, line {number}: expected {expected} as on its first row, {got}")
         more = len(columns) > 1
         for k, paraphrase in enumerate(row[first:] if more else [row[first]], start=1):
