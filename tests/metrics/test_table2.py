@@ -95,6 +95,11 @@ def test_two_corpora_are_scored_on_their_shared_sources_only(capsys, tmp_path):
     sampled = run_json(capsys, a, b, "--sample", "1", "--seed", "3")
     assert sampled["common_sources"] == 1
     assert [row["sources"] for row in sampled["corpora"]] == [1, 1]
+    # a sampled row says so (before: nothing told it from a row over every shared source)
+    assert (sampled["sample"], sampled["seed"]) == (1, 3)
+    assert sampled["signatures"]["protocol"].endswith("|max-ppl:none|sample:1-of-2-seed-3")
+    every = run_json(capsys, a, b, "--sample", "50")
+    assert "sample:" not in every["signatures"]["protocol"] and every["common_sources"] == 2
 
 
 def test_the_api_signature_records_the_filter_the_selection_applied(tmp_path):

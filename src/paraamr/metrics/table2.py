@@ -97,11 +97,12 @@ def protocol_signature(
     corpora: int,
     max_perplexity: float | None,
     pooling: str | None = None,
+    sample: str | None = None,
 ) -> Signature:
     """How a row was computed against Table 2's protocol: ``table2:paper`` when the similarity
     model (with its pooler output: ``pooling`` None or ``cls``), the TED convention and the parser
     (CoreNLP) are the paper's, else ``table2:not-paper`` with what ``differs``; which sources
-    (``all``, or ``common-of-N`` corpora) and the perplexity limit."""
+    (``all``, or ``common-of-N`` corpora), the perplexity limit and a ``sample`` of them drawn."""
     differs = []
     if similarity_model != PAPER_SIMILARITY or pooling not in (None, "cls"):
         differs.append("similarity-model")
@@ -114,6 +115,8 @@ def protocol_signature(
         fields["differs"] = ",".join(differs)
     fields["sources"] = f"common-of-{corpora}" if corpora > 1 else "all"
     fields["max-ppl"] = "none" if max_perplexity is None else f"{max_perplexity:g}"
+    if sample is not None:
+        fields["sample"] = sample
     return Signature(**fields)
 
 
@@ -126,6 +129,8 @@ class Shared:
     corpora: list[tuple[str, list[Pair], dict[str, int]]]
     sources: int
     max_perplexity: float | None
+    #: ``N-of-M-seed-S`` when ``N`` of the ``M`` shared sources were drawn (``--sample``).
+    sample: str | None = None
 
 
 def shared_pairs(
@@ -145,10 +150,12 @@ def shared_pairs(
     keys = common_sources(kept for _, kept, _ in filtered)
     if not keys:
         raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
+    drawn = None
     if sample is not None and sample < len(keys):
+        drawn = f"{sample}-of-{len(keys)}-seed-{seed}"
         keys = set(random.Random(seed).sample(sorted(keys), sample))
     selected = [(name, restrict(kept, keys), selection) for name, kept, selection in filtered]
-    return Shared(selected, len(keys), max_perplexity)
+    return Shared(selected, len(keys), max_perplexity, drawn)
 
 
 def evaluate_corpora(
@@ -179,7 +186,7 @@ def evaluate_corpora(
         protocol_signature(
             similarity_model=embedder.model_name, pooling=embedder.pooling, ted_convention=ted_convention,
             parser_signature=parser.signature, corpora=len(shared.corpora),
-            max_perplexity=shared.max_perplexity,
+            max_perplexity=shared.max_perplexity, sample=shared.sample,
         )
     )  # fmt: skip
     return {"corpora": rows, "common_sources": shared.sources, "signatures": signatures}
@@ -241,6 +248,12 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
             corpora.append((path, read_corpus(path, config=s.config, split=s.split)))
     # no shared source is refused here, before the models load
     shared = shared_pairs(corpora, max_perplexity=s.max_perplexity, sample=s.sample, seed=s.seed)
+    if s.sample is not None and shared.sample is None:
+        print(
+            f"paraamr evaluate: warning: --sample {s.sample:,} exceeds the {shared.sources:,} shared "
+            "sources; evaluating all of them",
+            file=sys.stderr,
+        )
     parser, embedder = process_models(s)()
     say = None if s.progress == "none" else (lambda line: print(line, file=sys.stderr))
     try:
@@ -250,6 +263,7 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
         )  # fmt: skip
     finally:
         parser.close()
+    result |= {"sample": s.sample, "seed": s.seed}
     print(json_text(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
     say_failures(failure for row in result["corpora"] for failure in row["failures"])
     empty = [row for row in result["corpora"] if not row["pairs"]]
