@@ -157,3 +157,17 @@ def test_a_finalized_run_that_lost_a_marker_is_refused_and_keeps_its_shards(tmp_
         folder.check_finished()  # what a resumed generate checks before it takes a task
     assert _marker(out, 0).exists()  # no other task's marker removed
     assert sorted(p.relative_to(out) for p in (out / "data").rglob("*.parquet")) == shards
+
+
+def test_a_part_beside_a_tasks_committed_ones_is_named_not_merged(tmp_path):
+    """A copy of a part under the next number (a restore script, a sync tool) was merged: its rows
+    twice in the shards, while the summary said 'reconciles'."""
+    import shutil
+
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(100), 2), 2)
+    part = _parts(out, 1)[-1]
+    extra = part.with_name(part.name.replace("-00000.", "-00001."))
+    shutil.copy(part, extra)
+    with pytest.raises(InputError, match=rf"broken: 1 \({extra.relative_to(out)} is not one of its"):
+        _quiet(finalize_run, out)

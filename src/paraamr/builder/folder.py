@@ -350,8 +350,15 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
         total = {name: sum(state["stats"].get(name, 0) for _, state in states) for name in _COUNTED.values()}
         wrong += _count_against(counts, total, "the finished files")
         return {"": wrong} if wrong else {}
+    found: dict[str, list[tuple[str, Path, int]]] = {}  # each writer's part files
+    for key, path, m in _parts(root):
+        if m is not None:
+            found.setdefault(m["writer"], []).append((key, path, int(m["k"])))
     for writer, state in states:
         counts, wrong = {}, []
+        for key, path, k in found.get(writer, []):  # a part it never committed would be merged too
+            if k >= state["next"].get(key, 0):
+                wrong.append(f"{path.relative_to(root)} is not one of its committed parts")
         for key, nxt in state["next"].items():
             suffix = ".jsonl" if key == FAILURES else ".parquet"
             for k in range(nxt):
