@@ -529,3 +529,18 @@ def test_overwrite_removes_the_earlier_runs_table2_row_and_plots(tiny_models, tm
     assert json.loads((out / "summary.json").read_text())["counts"]["records"] == 0
     assert not (out / "evaluation.json").exists() and not (out / "README.md").exists()
     assert not [name for name in plots if (out / "plots" / name).exists()]
+
+
+def test_an_empty_input_and_a_dangling_output_link_are_refused_up_front(sentences, tmp_path, capsys):
+    """An empty input ran (models loaded) to fail at the card, while --dry-run said 0 rows and exit 0;
+    an output that is a link to nowhere was 'already exists'."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    for extra in ([], ["--dry-run"]):
+        assert main(["--input", str(empty), "--output", str(tmp_path / "out"), *extra]) == 1
+        assert capsys.readouterr().err == f"paraamr generate: {empty}: no input rows\n"
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "nowhere")
+    assert main(["--input", str(sentences), "--output", str(link), "--dry-run"]) == 1
+    said = f"paraamr generate: {link}: a symbolic link to {tmp_path / 'nowhere'}, which does not exist\n"
+    assert capsys.readouterr().err == said and not (tmp_path / "out").exists()

@@ -13,7 +13,7 @@ from typing import Any
 
 from paraamr.builder import readers
 from paraamr.builder.state import RunFolder
-from paraamr.errors import ModelNotFoundError, UsageError, check_input_file
+from paraamr.errors import InputError, ModelNotFoundError, UsageError, check_input_file
 from paraamr.models.download import ensure
 from paraamr.models.fast import model_digest
 from paraamr.report import MAX_MESSAGE
@@ -48,7 +48,9 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
         raise UsageError("--input - (stdin) needs a single process")
     path = input_file(record)
     if record.dataset:  # found (a local path checked here first), with its text column
-        next(iter(read_rows(record)), None)
+        if next(iter(read_rows(record)), None) is None:
+            split = record.dataset_split or record.split
+            raise InputError(f"--dataset {record.dataset}: no rows in split {split!r}")
         return
     if path is None:
         if record.input == "-":
@@ -57,8 +59,9 @@ def _check_input(record: RecordSettings, num_processes: int) -> None:
     stdin = "" if record.amr_input else ", or pipe it to --input -"
     check_input_file(path, f"save it to a file{stdin}")  # the run reads its input twice
     fmt = "amr" if record.amr_input else readers.input_format(path, record.input_format)
-    if fmt != "amr":
-        next(iter(readers.read_input(path, column=record.text_column, fmt=fmt)), None)
+    first = readers.read_input(path, column=record.text_column, fmt=fmt)
+    if next(iter(first), None) is None:  # a run of nothing would load the models to write nothing
+        raise InputError(f"{path}: no input rows")
 
 
 #: What to do without a network (docs/models.md, Getting the models).

@@ -111,6 +111,8 @@ class RunFolder:
         nothing a rerun would keep, see :meth:`started`). Writes nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a folder")
+        if self.path.is_symlink() and not self.path.exists():
+            raise InputError(f"{self.path}: a symbolic link to {self.path.readlink()}, which does not exist")
         check_writable(self.path)
         if not self.path.exists():
             return "new"
