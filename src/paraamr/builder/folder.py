@@ -341,7 +341,8 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
     if (root / _PLAN).exists():
         return {}
     problems: dict[str, list[str]] = {}
-    if not any(True for _ in _parts(root)) and list_shards(root) and (root / SUMMARY).is_file():
+    parts = list(_parts(root))
+    if not parts and list_shards(root) and (root / SUMMARY).is_file():
         counts: dict[str, int] = {}
         wrong: list[str] = []
         for path in [*(root / DATA).rglob("*.parquet"), *(root / FAILURES).glob("*.jsonl")]:
@@ -351,7 +352,7 @@ def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -
         wrong += _count_against(counts, total, "the finished files")
         return {"": wrong} if wrong else {}
     found: dict[str, list[tuple[str, Path, int]]] = {}  # each writer's part files
-    for key, path, m in _parts(root):
+    for key, path, m in parts:
         if m is not None:
             found.setdefault(m["writer"], []).append((key, path, int(m["k"])))
     for writer, state in states:

@@ -128,11 +128,8 @@ def text_row(number: int, text: Any) -> InputRow:
     >>> text_row(2, b"caf\\xe9").where, text_row(3, None).failure.reason
     ('<text 2>', "column 'text' missing")
     """
-    where = f"<text {number}>"
-    if isinstance(text, bytes):
-        return decode_bytes(text, where=where)
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else None  # a lone surrogate too
-    return value_row(text, "text", where, raw)
+    return value_row(text, "text", f"<text {number}>", raw)
 
 
 def amr_row(block: str, *, where: str = "") -> InputRow:

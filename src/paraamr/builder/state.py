@@ -118,8 +118,7 @@ class RunFolder:
             return "new"
         self.check_lock()
         saved = self.read_settings()
-        done = self.tasks.completed()
-        if saved is None and done:  # what they were made with is not known
+        if saved is None and (done := self.tasks.completed()):  # what they were made with is not known
             if overwrite:
                 return "overwrite"
             raise InputError(f"{self.settings_path}: missing, while {len(done):,} tasks are done{REDO}")
@@ -301,8 +300,7 @@ class RunFolder:
                 if diffs:
                     raise InputError(f"{self.path}: a shard started with other settings ({'; '.join(diffs)})")
             plan = Plan.load(self.path)
-            done = self.tasks.completed()
-            if plan is None and done:  # cut again, the done tasks' rows would be written twice
+            if plan is None and (done := self.tasks.completed()):  # cut again: done rows written twice
                 missing = f"{self.path}: the plan of its tasks is missing, {len(done):,} being done"
                 raise InputError(missing + REDO)
             if plan is None:

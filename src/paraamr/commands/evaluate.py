@@ -137,8 +137,7 @@ def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any
 
     pairs = read_corpus(s.path, config=s.config, split=s.split)
     pairs = with_references(pairs, s.references, s.templates)  # one a line of the input, in its order
-    given = len(pairs)
-    pairs, counts = filter_perplexity(pairs, s.max_perplexity, name=s.path)
+    pairs, selection = filter_perplexity(pairs, s.max_perplexity, name=s.path)
     plan = make_plan(pairs, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
     if main and s.sample is not None and s.sample > len(plan.groups):
         print(
@@ -157,7 +156,7 @@ def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any
         "clusters": s.sample is not None,
     }
     if s.max_perplexity is not None:  # what the filter left out, as several inputs' rows say it
-        settings["selection"] = {"input_pairs": given, **counts}
+        settings["selection"] = selection
     return plan, settings, _state(s, settings) if main else None
 
 

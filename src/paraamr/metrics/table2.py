@@ -15,7 +15,7 @@ lowercased, ParaBank is not); each corpus keeps all its pairs of a shared source
 ['I am aware.']
 >>> kept, counts = filter_perplexity(b, 85)
 >>> [p.paraphrase for p in kept], counts
-(['I am aware.'], {'dropped': 1, 'without_perplexity': 0})
+(['I am aware.'], {'input_pairs': 2, 'dropped': 1, 'without_perplexity': 0})
 >>> str(protocol_signature(similarity_model="all-MiniLM-L6-v2", ted_convention="paper",
 ...                        parser_signature="parser:corenlp", corpora=2, max_perplexity=None))
 'table2:not-paper|differs:similarity-model|sources:common-of-2|max-ppl:none'
@@ -60,10 +60,11 @@ def filter_perplexity(
     pairs: Sequence[Pair], max_perplexity: float | None, *, name: str | None = None
 ) -> tuple[list[Pair], dict[str, int]]:
     """The pairs whose paraphrase has perplexity at most ``max_perplexity`` (all with None), and the
-    counts ``dropped`` and ``without_perplexity`` (pairs with no perplexity, which are kept). With
-    the input's ``name``, an input whose every pair is dropped is an InputError naming it."""
+    ``selection`` counts ``input_pairs``, ``dropped`` and ``without_perplexity`` (pairs with no
+    perplexity, which are kept). With the input's ``name``, an input whose every pair is dropped is
+    an InputError naming it."""
     if max_perplexity is None:
-        return list(pairs), {"dropped": 0, "without_perplexity": 0}
+        return list(pairs), {"input_pairs": len(pairs), "dropped": 0, "without_perplexity": 0}
     kept = [p for p in pairs if p.perplexity is None or p.perplexity <= max_perplexity]
     if name is not None and pairs and not kept:
         raise InputError(
@@ -71,6 +72,7 @@ def filter_perplexity(
             f"{max_perplexity:g}: no pairs to evaluate"
         )
     counts = {
+        "input_pairs": len(pairs),
         "dropped": len(pairs) - len(kept),
         "without_perplexity": sum(p.perplexity is None for p in pairs),
     }
@@ -145,8 +147,7 @@ def shared_pairs(
     ``selection`` counts. InputError when none is shared."""
     filtered = []
     for name, pairs in corpora:
-        kept, counts = filter_perplexity(pairs, max_perplexity, name=name)
-        filtered.append((name, kept, {"input_pairs": len(pairs), **counts}))
+        filtered.append((name, *filter_perplexity(pairs, max_perplexity, name=name)))
     keys = common_sources(kept for _, kept, _ in filtered)
     if not keys:
         raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
