@@ -37,6 +37,7 @@ from datatrove.pipeline.base import PipelineStep
 
 from paraamr import layout
 from paraamr.errors import ParaAMRError
+from paraamr.options import EXECUTOR_DEFAULTS
 
 __all__ = ["FinalizeTask", "GenerateTask", "ParaphraseDocuments", "PartitionTask", "launch"]
 
@@ -131,6 +132,8 @@ class GenerateTask(PipelineStep):
         self.args, self.generate, self.workers = copy.copy(args), run, workers
         self.args.executor, self.args.push_to_hub, self.args.finalize = "none", None, "no"
         self.args.private, self.args.revision, self.args.token = False, None, None
+        for name in EXECUTOR_DEFAULTS:
+            setattr(self.args, name, None)
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         """Run shard ``rank`` of ``world_size``, its share of the cores when tasks run side by side."""
@@ -235,7 +238,7 @@ def launch(
     from paraamr.builder.checks import check_run
     from paraamr.builder.state import RunFolder, Shard
 
-    tasks = args.workers if args.tasks is None else args.tasks  # options checked by the command
+    tasks = args.tasks  # options checked (and filled in) by the command
     started, shard = time.monotonic(), Shard(0, tasks)
     folder = RunFolder(args.output, shard=shard, origin=origin)
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)

@@ -20,6 +20,7 @@ from paraamr.errors import UsageError
 from paraamr.report import redact
 
 __all__ = [
+    "EXECUTOR_DEFAULTS",
     "SEED",
     "SHARD_HELP",
     "ArgumentParser",
@@ -321,6 +322,18 @@ def check_settings(settings: Any) -> None:
 
 #: ``--max-perplexity``'s type: a finite number >= 0, or ``none``/``off`` for no limit.
 optional_float = number(float, low=0, none=True)
+
+
+#: The options of ``generate --executor`` (by ``dest``) and their values where not given: their
+#: parser's defaults are None, so that one given without the executor it serves is refused.
+EXECUTOR_DEFAULTS = {
+    "tasks": None,
+    "workers": 1,
+    "slurm_partition": None,
+    "slurm_time": "24:00:00",
+    "slurm_cpus": 4,
+    "slurm_gpus": 0,
+}
 
 
 #: What ``--shard`` takes, for the options' help.

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from paraamr.amr.foci import FOCI_RULES
@@ -227,6 +228,26 @@ class InputSettings(_Checked):
         given = [f"--{n.replace('_', '-')}" for n in ("input", "dataset", "amr_input") if getattr(self, n)]
         if len(given) > 1:
             raise UsageError(f"give one of --input, --dataset, --amr-input (got {', '.join(given)})")
+        needs = {  # an option given with an input it says nothing of would do nothing
+            "--input-format": "--input" if self.input_format and not self.input else None,
+            "--dataset-config": "--dataset" if self.dataset_config and not self.dataset else None,
+            "--dataset-split": "--dataset" if self.dataset_split and not self.dataset else None,
+            "--text-column": "a jsonl, json, csv or parquet --input, or --dataset"
+            if self.text_column != "text" and not self._columns()
+            else None,
+        }
+        unused = [f"{flag}: only with {what}" for flag, what in needs.items() if what]
+        if unused and self.source:
+            raise UsageError(f"{'; '.join(unused)} (the input is {self.source})")
+
+    def _columns(self) -> bool:
+        """Whether the input has named fields (a ``--text-column`` to choose)."""
+        if self.dataset:
+            return True
+        if not self.input:
+            return False
+        lines = self.input == "-" or Path(self.input).suffix.lower() == ".txt"  # as the reader takes them
+        return (self.input_format or ("txt" if lines else None)) != "txt"
 
     @property
     def source(self) -> str | None:

@@ -824,6 +824,27 @@ def limit_cases() -> list[Case]:
                     ("push-to-hub", "bad-id", "a//b"),
                 ],
             ),
+            # options that the input or the executor make do nothing (before: accepted, exit 0)
+            *(
+                (name, [*put(at, "in.txt"), *extra], {"in.txt": text_lines()}, USAGE, message)
+                for name, extra, message in (
+                    ("text-column-txt", ["--text-column", "body"], "--text-column: only with a jsonl"),
+                    ("dataset-config-input", ["--dataset-config", "c"], "--dataset-config: only with"),
+                    ("workers-no-executor", ["--workers", "2"], "--workers: only with --executor local or"),
+                    (
+                        "slurm-cpus-local",
+                        ["--executor", "local", "--slurm-cpus", "2"],
+                        "--slurm-cpus: only with --executor slurm",
+                    ),
+                )
+            ),
+            (
+                "input-format-amr",
+                [*put(amr, "in.amr"), "--input-format", "csv"],
+                {"in.amr": AMR},
+                USAGE,
+                "--input-format: only with --input",
+            ),
         ],
     )
     good = {"in.jsonl": release()}

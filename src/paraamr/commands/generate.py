@@ -26,6 +26,7 @@ from paraamr.commands.push import add_hub_options, push_of
 from paraamr.errors import UsageError
 from paraamr.extras import require
 from paraamr.options import (
+    EXECUTOR_DEFAULTS,
     SHARD_HELP,
     ArgumentParser,
     add_settings,
@@ -239,24 +240,17 @@ def add_executor_options(group: argparse._ActionsContainer) -> None:
         help=f"number of tasks, at most {MAX_JOBS:,} (default: --workers)",
     )
     group.add_argument(
-        "--workers",
-        type=number(int, low=1, high=MAX_JOBS),
-        default=1,
-        metavar="K",
-        help="tasks at once (default: 1)",
+        "--workers", type=number(int, low=1, high=MAX_JOBS), metavar="K", help="tasks at once (default: 1)"
     )
     group.add_argument("--slurm-partition", metavar="P", help="Slurm partition (for --executor slurm)")
     group.add_argument(
         "--slurm-time",
-        default="24:00:00",
         metavar="HH:MM:SS",
-        help="time limit per task (default: %(default)s)",
+        help=f"time limit per task (default: {EXECUTOR_DEFAULTS['slurm_time']})",
     )
+    group.add_argument("--slurm-cpus", type=positive(), metavar="N", help="CPUs per task (default: 4)")
     group.add_argument(
-        "--slurm-cpus", type=positive(), default=4, metavar="N", help="CPUs per task (default: 4)"
-    )
-    group.add_argument(
-        "--slurm-gpus", type=number(int, low=0), default=0, metavar="N", help="GPUs per task (default: 0)"
+        "--slurm-gpus", type=number(int, low=0), metavar="N", help="GPUs per task (default: 0)"
     )
 
 
@@ -279,8 +273,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         code = dry_run(record, args.output, args.shard, overwrite=args.overwrite, download=settings.download)
         if args.executor != "none" and launch().main:
-            tasks = args.workers if args.tasks is None else args.tasks
-            print(f"executor:  {args.executor}, {tasks:,} tasks, {min(args.workers, tasks):,} at a time")
+            tasks, workers = args.tasks, min(args.workers, args.tasks)
+            print(f"executor:  {args.executor}, {tasks:,} tasks, {workers:,} at a time")
         return code
     if args.executor != "none":
         require("cluster")
@@ -306,7 +300,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_executor(args: argparse.Namespace) -> None:
-    """The options of ``--executor`` that do not go together (a dry run refuses them too)."""
+    """Refuse the options of ``--executor`` that do not go together, or that do nothing (a dry run
+    refuses them too); then fill in those not given (``--tasks``: ``--workers``)."""
+    given = [name for name in EXECUTOR_DEFAULTS if getattr(args, name) is not None]
+    slurm = [name for name in given if name.startswith("slurm_")]
+    wrong = given if args.executor == "none" else slurm if args.executor != "slurm" else []
+    if wrong:
+        flags = ", ".join("--" + name.replace("_", "-") for name in wrong)
+        which = "--executor local or slurm" if args.executor == "none" else "--executor slurm"
+        raise UsageError(f"{flags}: only with {which}")
+    for name, default in EXECUTOR_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    args.tasks = args.tasks or args.workers
     if args.executor == "none":
         return
     if args.shard is not None:
