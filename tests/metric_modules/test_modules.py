@@ -358,6 +358,41 @@ def test_a_pair_with_an_empty_or_invisible_text_is_left_out_as_paraamr_evaluate_
     assert quality["separation"] == pytest.approx(100 * (kept[0] - kept[1]), abs=1e-3)  # valid - invalid
 
 
+def test_none_first_a_number_or_a_lone_surrogate_is_a_failure_line_too(modules):
+    """Items evaluate's Arrow cache cannot carry as text: before, None as the first item was
+    evaluate's format error (a None further down was a failure line), a lone surrogate a
+    UnicodeEncodeError from pyarrow, a number evaluate's format error."""
+    preds, refs = [None, "On the mat sat a cat.", "a\ud800b"], ["Hi.", "The cat sat on the mat.", 7]
+    lines = [
+        "pair 0 prediction: not a text (None)",
+        "pair 2 prediction: a lone surrogate (U+D800) at character 2; text cannot hold it",
+    ]
+    for name, module in modules.items():
+        extra = {"labels": [1, 1, 0]} if name == "paraphrase_quality" else {}
+        result = module.compute(predictions=preds, references=refs, **extra)
+        failures = result[f"{name}_failures"]
+        assert failures == lines, (name, failures)
+        scores = next(v for k, v in result.items() if k.endswith("_scores"))
+        assert [s is None for s in scores] == [True, False, True], (name, scores)
+        if name == "paraphrase_quality":  # one class left: μs is None, the scores and F1 stay
+            assert result["separation"] is None and result["accuracy"] in (0.0, 100.0)
+
+
+@pytest.mark.parametrize(
+    "name, option, value",
+    [
+        ("ted_diversity", "parser", None),  # an AttributeError ('removeprefix') inside
+        ("ted_diversity", "parser", 3),
+        ("ted_diversity", "convention", "nope"),  # a ValueError that named no module
+        ("semantic_similarity", "model", None),  # a TypeError inside (os.fspath)
+        ("paraphrase_quality", "model", None),
+    ],
+)
+def test_a_wrong_parser_model_or_convention_names_the_module_and_option(modules, name, option, value):
+    with pytest.raises(ValueError, match=f"^{name}: {option}"):
+        modules[name].compute(predictions=["It is known."], references=["I know it."], **{option: value})
+
+
 @pytest.mark.parametrize(
     "name, option, value",
     [

@@ -24,6 +24,7 @@ from typing import Any
 __all__ = [
     "cached",
     "card_text",
+    "check_model",
     "check_per_pair",
     "no_text",
     "pair_metric",
@@ -59,6 +60,8 @@ def pair_metric(description: str, citation: str, inputs_description: str, urls: 
             """Score string pairs: ``predictions`` and ``references`` are lists, one item a pair."""
             for side in ("predictions", "references"):
                 _refuse_string(self, side, kwargs.get(side))
+                if kwargs.get(side) is not None:
+                    kwargs[side] = [_carried(item) for item in kwargs[side]]
             return method(self, *args, **kwargs)
 
         return checked
@@ -176,6 +179,32 @@ def check_per_pair(module, option: str, values: Sized | None, predictions: Seque
     raise ValueError(f"{module.name}: {len(values)} {option} for {len(predictions)} pairs{hint}")
 
 
+#: How an item that evaluate's Arrow cache cannot carry as a text (None as a first item, which
+#: evaluate's format check refuses; a number; a lone surrogate, which UTF-8 cannot hold) reaches
+#: ``_compute``: this prefix and why, which :func:`no_text` gives back, so that its pair becomes a
+#: failure line, as a None further down the list does.
+_NO_TEXT = "\x00paraamr no text: "
+
+
+def _carried(item: Any) -> Any:
+    """``item`` of a side as evaluate can carry it to ``_compute``.
+
+    >>> no_text(_carried(None)), no_text(_carried(3.5))
+    ('not a text (None)', 'not a text (float)')
+    >>> no_text(_carried("a\\ud800"))
+    'a lone surrogate (U+D800) at character 2; text cannot hold it'
+    """
+    from paraamr.texts import text_problem
+
+    if not isinstance(item, str):
+        return _NO_TEXT + f"not a text ({'None' if item is None else type(item).__name__})"
+    if not item.isascii():
+        problem = text_problem(item)
+        if problem and problem.startswith("a lone surrogate"):
+            return _NO_TEXT + problem
+    return item
+
+
 def no_text(item: Any) -> str | None:
     """Why ``item`` of a side is no text (None where ``evaluate`` got a missing value), or None.
 
@@ -183,8 +212,14 @@ def no_text(item: Any) -> str | None:
     (None, 'not a text (None)', 'not a text (int)')
     """
     if isinstance(item, str):
-        return None
+        return item.removeprefix(_NO_TEXT) if item.startswith(_NO_TEXT) else None
     return f"not a text ({'None' if item is None else type(item).__name__})"
+
+
+def check_model(module, model: object) -> None:
+    """ValueError unless the ``model`` option is a name or a path."""
+    if not isinstance(model, (str, os.PathLike)) or not str(model).strip():
+        raise ValueError(f"{module.name}: model must be a model name or a folder, got {model!r}")
 
 
 def scorable(

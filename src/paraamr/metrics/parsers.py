@@ -478,7 +478,7 @@ def get_parser(
     if spec in _LINK_GRAMMAR:
         pos = None if spec.endswith(":no-pos") else pos
         return LinkGrammarParser(pos=pos, processes=processes, cache_dir=cache_dir)
-    url = _corenlp_url(spec)
+    url = _corenlp_url(spec) if isinstance(spec, str) else None
     if url:
         return CoreNLPParser(url, workers=processes, cache_dir=cache_dir)
     raise ValueError(f"unknown parser {spec!r}; expected link-grammar, corenlp, a CoreNLP URL or a callable")

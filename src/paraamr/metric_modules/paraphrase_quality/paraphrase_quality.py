@@ -2,7 +2,15 @@
 
 import evaluate
 
-from paraamr.metric_modules import cached, check_per_pair, pair_metric, quiet_loading, scorable, spread
+from paraamr.metric_modules import (
+    cached,
+    check_model,
+    check_per_pair,
+    pair_metric,
+    quiet_loading,
+    scorable,
+    spread,
+)
 from paraamr.metrics import mean
 from paraamr.options import check_number
 from paraamr.quality import DEFAULT_MODEL, QualityScorer
@@ -51,7 +59,8 @@ Returns:
     paraphrase_quality_failures (list of str): one line per pair left out, naming the pair, the
         side and the problem.
     separation, accuracy, precision_macro, recall_macro, f1_macro, precision_weighted,
-        recall_weighted, f1_weighted (float, ×100): only when labels are given.
+        recall_weighted, f1_weighted (float, ×100): only when labels are given; separation is None
+        when the labels of the scored pairs are all 1 or all 0.
     paraphrase_quality_signature (str): model, mode, raw score, calibration, version, threshold
         and scale.
 Examples:
@@ -87,6 +96,7 @@ class ParaphraseQuality(evaluate.Metric):
     ):
         check_per_pair(self, "labels", labels, predictions)
         check_number(threshold, f"{self.name}: threshold (a score before the x100)", low=0, high=1)
+        check_model(self, model)
         key = (str(model), batch_size, None if device is None else str(device))
         scorer = cached(self, "_scorers", key, QualityScorer, model, batch_size=batch_size, device=device)
         with quiet_loading():
@@ -100,8 +110,10 @@ class ParaphraseQuality(evaluate.Metric):
         }
         if labels is not None:
             kept = [labels[i] for i in ok]
-            figures = {"separation": separation(scores, kept), **classify(scores, kept, threshold)}
-            result |= {k: 100 * v for k, v in figures.items() if k != "threshold"}
+            figures = classify(scores, kept, threshold)  # checks the labels
+            both = len(set(kept)) == 2  # μs compares the two classes: None with one of them only
+            figures = {"separation": separation(scores, kept) if both else None, **figures}
+            result |= {k: v if v is None else 100 * v for k, v in figures.items() if k != "threshold"}
         signature = scorer.signature.extend(threshold=threshold, scale="x100")
         result["paraphrase_quality_signature"] = str(signature)
         return result

@@ -2,7 +2,7 @@
 
 import evaluate
 
-from paraamr.metric_modules import cached, pair_metric, quiet_loading, scorable, spread
+from paraamr.metric_modules import cached, check_model, pair_metric, quiet_loading, scorable, spread
 from paraamr.metrics import mean
 from paraamr.metrics.similarity import semantic_similarity
 from paraamr.models.embedder import Embedder
@@ -83,6 +83,7 @@ class SemanticSimilarity(evaluate.Metric):
         targets=None, trees=None, parser=None, convention=None, normalize=None, templates=None, height=None,
         cache_dir=None, labels=None, threshold=None,
     ):
+        check_model(self, model)
         key = (str(model), pooling, None if device is None else str(device), batch_size)
         options = {"pooling": pooling, "device": device, "batch_size": batch_size}
         with quiet_loading():  # the model loads in the first call with this key

@@ -6,7 +6,7 @@ from paraamr.failures import is_failure
 from paraamr.metric_modules import cached, check_flags, check_per_pair, no_text, pair_metric, scorable, spread
 from paraamr.metrics import mean
 from paraamr.metrics.parsers import get_parser
-from paraamr.metrics.ted import check_height, distance_table, distances, ted_signature
+from paraamr.metrics.ted import CONVENTIONS, check_height, distance_table, distances, ted_signature
 from paraamr.records import CITATION
 
 _CITATION = (
@@ -105,6 +105,9 @@ class TedDiversity(evaluate.Metric):
     ):
         check_flags(self, trees=trees, normalize=normalize)
         check_height(height, f"{self.name}: height")
+        if convention not in CONVENTIONS:
+            expected = ", ".join(CONVENTIONS)
+            raise ValueError(f"{self.name}: convention must be one of {expected}, got {convention!r}")
         sides = {"predictions": list(predictions), "references": list(references)}
         for name, texts in (("targets", targets), ("templates", templates)):
             if texts is not None:
@@ -117,7 +120,10 @@ class TedDiversity(evaluate.Metric):
         else:
             # a callable parser is kept alive by its cached TreeParser, so its id is not reused
             key = (parser if isinstance(parser, str) else id(parser), cache_dir and str(cache_dir))
-            tree_parser = cached(self, "_parsers", key, get_parser, parser, cache_dir=cache_dir)
+            try:
+                tree_parser = cached(self, "_parsers", key, get_parser, parser, cache_dir=cache_dir)
+            except ValueError as err:
+                raise ValueError(f"{self.name}: parser: {err}") from None
             texts = [s for side in sides.values() for s in side if not no_text(s)]  # None: a failure
             parsed = iter(tree_parser.parse(texts))
             sides = {name: [s if no_text(s) else next(parsed) for s in side] for name, side in sides.items()}
