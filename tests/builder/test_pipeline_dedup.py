@@ -42,3 +42,17 @@ def test_dedup_false_keeps_every_repeat() -> None:
     gen = _generator()
     records = list(gen.generate_from_amr(GRAPHS, dedup=False))
     assert [r["id"] for r in records] == ["a", "b", "a"] and gen.failures == []
+
+
+def test_repeated_blank_lines_are_each_empty_not_duplicates() -> None:
+    """Blank lines share an id: the second was a 'duplicate', so the summary counted blank lines
+    among the repeated sentences."""
+
+    class Parse:
+        def parse(self, texts: list[str]) -> list[str]:
+            return ["(b / boy)" for _ in texts]
+
+    gen = Generator(Stages(parser=Parse(), realizer=Words()), RecordSettings(), window=2)
+    records = list(gen.generate(["", "A boy.", " ", "", "A boy."]))
+    assert len(records) == 1
+    assert [f["reason"] for f in gen.failures] == ["empty or whitespace-only"] * 3 + ["duplicate"]

@@ -165,11 +165,6 @@ class Generator:
         s, stats = self.settings, Stats(inputs=len(rows))
         items = [_Item(row, failure=row.failure) for row in rows]
         for item in items:
-            if seen is not None:
-                key = _key(item.row.id)
-                if item.failure is None and key in seen:
-                    item.failure = Failure("input", "duplicate")
-                seen.add(key)
             if item.failure is None and item.row.amr is None:
                 if not item.row.text.strip():
                     item.failure = Failure("input", "empty or whitespace-only")
@@ -177,6 +172,11 @@ class Generator:
                     item.failure = Failure(
                         "input", f"longer than {s.max_chars} characters ({len(item.row.text)})"
                     )
+            if seen is not None and item.failure is None:  # a repeated blank line is empty, each time
+                key = _key(item.row.id)
+                if key in seen:
+                    item.failure = Failure("input", "duplicate")
+                seen.add(key)
         to_parse = [it for it in items if it.failure is None and it.row.amr is None]
         if to_parse:
             t0 = time.perf_counter()
