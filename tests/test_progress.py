@@ -147,7 +147,7 @@ def test_quiet_means_errors_only(tmp_path):
     release = Path(__file__).parent / "dataset" / "data" / "release_sample.jsonl"
     done = paraamr("convert", str(release), "out", "-q")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    again = paraamr("convert", str(release), "out", "-q")
+    again = paraamr("-q", "convert", str(release), "out")  # before the command too (before: refused)
     assert again.returncode == 1 and again.stdout == "" and len(again.stderr.splitlines()) == 1
     stats = paraamr("stats", "out", "--json", "-q")
     assert stats.returncode == 0 and stats.stderr == "" and '"instances": 6' in stats.stdout

@@ -46,6 +46,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="print the traceback of an error (also after the command)"
     )
+    parser.add_argument(
+        "-q", "--quiet", dest="quiet_all", action="store_true", help="errors only: the command's -q"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
@@ -143,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    args.quiet = getattr(args, "quiet", False) or args.quiet_all  # `paraamr -q X` = `paraamr X -q`
     args.argv = ["paraamr", *argv]  # the command as a user runs it again (a shard's, for finalize)
     command = _command(args)
     if command != "push":  # (push keeps huggingface_hub's upload display)
