@@ -7,6 +7,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
+import sys
+import time
 import tracemalloc
 
 import pytest
@@ -171,3 +174,35 @@ def test_a_part_beside_a_tasks_committed_ones_is_named_not_merged(tmp_path):
     shutil.copy(part, extra)
     with pytest.raises(InputError, match=rf"broken: 1 \({extra.relative_to(out)} is not one of its"):
         _quiet(finalize_run, out)
+
+
+def test_a_shard_still_running_is_not_named_to_run_again(tmp_path, capsys):
+    """Shard 1 of 4 runs task 1 (its lock held by another process) and has task 5 still to do:
+    it was named among the shards to run again, beside shard 2, which did not run."""
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(800), 8), 8, part_rows=50, done=[0, 3, 4, 6, 7])
+    code = "import sys; from paraamr.locks import writer_lock as w; lock = w(*sys.argv[1:]); input()"
+    argv = [sys.executable, "-c", code, str(out), "task-000001"]  # as a shard holds the task it runs
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, text=True) as holder:
+        try:
+            for _ in range(100):
+                status = run_statuses(out)
+                if 1 in status.todo and status.todo[1].startswith("running"):
+                    break
+                time.sleep(0.1)
+            status.shards = 4  # a run of 4 shards over 8 tasks: shard 1 does tasks 1 and 5, shard 2 2 and 6
+            assert status.shards_to_run() == [(2, 2)] and status.shards_to_run(running=True) == [(1, 2)]
+        finally:
+            holder.communicate("\n", timeout=30)
+
+
+def test_an_executor_runs_command_is_printed_once(tmp_path, capsys):
+    """An ``--executor`` run's command has no ``{shard}``: it was printed once per shard to run."""
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(400), 4), 4, part_rows=20, done=[0, 3])
+    path = layout.state_path(out, "settings.json")
+    command = ["paraamr", "generate", "--amr-input", "input.amr", "--executor", "local", "--tasks", "4"]
+    layout.atomic_write(path, json.dumps({**json.loads(path.read_text()), "command": command}))
+    with pytest.raises(InputError, match=r"2 of 4 tasks not done \(not run: 1-2\); run the same command to"):
+        finalize_run(out)
+    assert capsys.readouterr().out.splitlines()[1:] == [" ".join(command)]

@@ -42,15 +42,20 @@ class RunStatus:
         return self.plan is not None and not self.todo
 
     def shards_to_run(self, *, running: bool = False) -> list[tuple[int, int]]:
-        """The shards of the tasks not done (and running, with ``running``) as ``(first, last)`` ranges.
+        """The shards of the tasks not done as ``(first, last)`` ranges: without ``running``, not
+        those with a task running (the shard still runs, and does its other tasks after it).
 
         >>> RunStatus({}, 4, None, {}, {}).shards_to_run()
         [(0, 3)]
+        >>> todo = {1: "running (pid 7)", 5: "not run", 6: "not run"}  # shard 1 runs task 1, then 5
+        >>> status = RunStatus({}, 4, Plan(Path("run"), 8, {}), {}, todo)
+        >>> status.shards_to_run(), status.shards_to_run(running=True)
+        ([(2, 2)], [(1, 2)])
         """
         if self.plan is None:
             return [(0, self.shards - 1)]
-        todo = [k for k, why in self.todo.items() if running or not why.startswith("running")]
-        return _spans(sorted({k % self.shards for k in todo}))
+        busy = {k % self.shards for k, why in self.todo.items() if why.startswith("running")}
+        return _spans(sorted({k % self.shards for k in self.todo} - (set() if running else busy)))
 
 
 def run_statuses(path: str | Path) -> RunStatus:
@@ -114,6 +119,9 @@ def not_done(path: Path, status: RunStatus) -> InputError:
         if command:
             print(f"# the command to run again (from {cwd}):\n{' '.join(command)}")
         return InputError(f"{path}: {head}; run the same command to do them, then finalize again")
+    if command and rerun and not any("{shard}" in arg for arg in command):  # an --executor run's command
+        print(f"# the command to run again (from {cwd}):\n{' '.join(command)}")
+        return InputError(f"{path}: {head}; run the same command to do them")
     if command and rerun:
         print(f"# the shards to run (from {cwd}); on Slurm: --array={ranges(rerun, ',')}")
         for i in itertools.islice((i for a, b in rerun for i in range(a, b + 1)), _SHOWN):
