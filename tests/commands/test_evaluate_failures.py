@@ -113,6 +113,33 @@ def test_write_card_refuses_a_folder_another_process_is_writing(capsys, tmp_path
     assert f"paraamr evaluate: {folder}: being written (writer 00000-of-00001) by pid {holder.pid}" in err
 
 
+def test_plots_a_stats_or_evaluate_run_is_writing_are_left_to_it(capsys, tmp_path):
+    """evaluate wrote its plots without the folder's hold that stats takes: two runs that both
+    passed the check before their runs each wrote there."""
+    import subprocess
+    import sys
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{s}\t{p}\n" for s, p in GOOD))
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    code = (
+        "import sys, time; from paraamr.locks import file_lock; "
+        "lock = file_lock(sys.argv[1], command='stats', wait=0); print('held', flush=True); time.sleep(120)"
+    )
+    argv = [sys.executable, "-c", code, str(plots / ".plots.lock")]
+    holder = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        assert main(["evaluate", str(pairs), "--plots", str(plots), "--no-progress", "--json"]) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    out, err = capsys.readouterr()
+    assert err.startswith(f"paraamr evaluate: --plots {plots}: being written by pid {holder.pid}"), err
+    assert not list(plots.glob("*.png")) and out == ""
+
+
 def test_no_pair_left_is_one_line_and_exit_1_not_a_row_of_nothing(capsys, tmp_path):
     """Every pair a failure row: each said, then one line (before: a row of nan or null, exit 0,
     where --max-perplexity leaving no pair already exited 1)."""

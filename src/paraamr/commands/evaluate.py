@@ -381,7 +381,7 @@ def _work(
 
 def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     """Print the row (and write plots, the card) from the merged statistics."""
-    from paraamr.metrics.report import check_plots, describe, plot_histograms, row_of, say_failures
+    from paraamr.metrics.report import describe, plot_histograms, row_of, say_failures
     from paraamr.metrics.table2 import protocol_signature
 
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
@@ -398,12 +398,10 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
         parser_signature=result["signatures"].get("ted", "parser:none"), corpora=1,
         max_perplexity=options.get("max_perplexity"),
     ))  # fmt: skip
+    if s.plots:  # checked again under the folder's hold: of two runs, one writes them
+        result["plots"] = [str(p) for p in plot_histograms(stats, s.plots, overwrite=s.overwrite)]
     if s.write_card:
         result["card"] = str(_write_card(s, result, settings))
-    if s.plots:
-        if s.merge:
-            check_plots(s.plots, overwrite=s.overwrite)
-        result["plots"] = [str(p) for p in plot_histograms(stats, s.plots)]
     result |= {key: options[key] for key in ("input", "sample", "seed")} | {"unit": settings["unit"]}
     selection = settings.get("selection")
     if selection is not None:

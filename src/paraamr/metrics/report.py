@@ -44,7 +44,7 @@ from paraamr.metrics.scoring import MEASURES, score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.network import load_hub_dataset
 from paraamr.options import check_number
-from paraamr.plots import check_plot_files, figure
+from paraamr.plots import check_plot_files, claim_plots, figure
 from paraamr.report import counted, json_text
 from paraamr.sources import iter_records, split_files
 
@@ -397,23 +397,27 @@ def check_plots(plot_dir: str | os.PathLike, *, overwrite: bool) -> None:
     check_plot_files(plot_paths(plot_dir), overwrite=overwrite)
 
 
-def plot_histograms(stats: RowStats, plot_dir: str | os.PathLike) -> list[Path]:
+def plot_histograms(stats: RowStats, plot_dir: str | os.PathLike, *, overwrite: bool = False) -> list[Path]:
     """One PNG histogram per measure (:func:`plot_paths`) from the statistics' 1-unit bins, each
-    file replaced atomically (a symbolic link in its place is replaced, never written through);
-    their paths."""
-    paths = []
-    for (key, title), path in zip(MEASURES, plot_paths(plot_dir), strict=True):
-        counts = stats.histograms[key]
-        mean = stats.mean(key) if counts else None
-        heading = f"{title}: mean {mean:.2f} over {stats.pairs:,} pairs" if counts else f"{title} (no pairs)"
-        xlabel = title + ("" if key.startswith("ted") else " (×100, 1-unit bins)")
-        with figure(path, heading, xlabel, "pairs") as ax:
-            if counts:
-                lo, hi = min(counts), max(counts)
-                step = max(1, math.ceil((hi - lo + 1) / 80))
-                offset = -0.5 if key.startswith("ted") else 0.0
-                edges = np.arange(lo, hi + step + 1, step) + offset
-                ax.hist(list(counts), bins=edges, weights=list(counts.values()), color="#4c72b0", rwidth=0.9)
-                ax.axvline(mean, color="#c44e52", linestyle="--", linewidth=1)
-        paths.append(path)
-    return paths
+    file replaced atomically (a symbolic link in its place is replaced, never written through),
+    the folder held to the last (:func:`~paraamr.plots.claim_plots`); their paths."""
+    paths = plot_paths(plot_dir)
+    with claim_plots(plot_dir, [path.name for path in paths], overwrite=overwrite, command="evaluate"):
+        return [_histogram(stats, key, title, p) for (key, title), p in zip(MEASURES, paths, strict=True)]
+
+
+def _histogram(stats: RowStats, key: str, title: str, path: Path) -> Path:
+    """The histogram of measure ``key`` into ``path``."""
+    counts = stats.histograms[key]
+    mean = stats.mean(key) if counts else None
+    heading = f"{title}: mean {mean:.2f} over {stats.pairs:,} pairs" if counts else f"{title} (no pairs)"
+    xlabel = title + ("" if key.startswith("ted") else " (×100, 1-unit bins)")
+    with figure(path, heading, xlabel, "pairs") as ax:
+        if counts:
+            lo, hi = min(counts), max(counts)
+            step = max(1, math.ceil((hi - lo + 1) / 80))
+            offset = -0.5 if key.startswith("ted") else 0.0
+            edges = np.arange(lo, hi + step + 1, step) + offset
+            ax.hist(list(counts), bins=edges, weights=list(counts.values()), color="#4c72b0", rwidth=0.9)
+            ax.axvline(mean, color="#c44e52", linestyle="--", linewidth=1)
+    return path
