@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 from oracle import assert_same
+from pausing import pause_env
 from terminal import Terminal
 from tinyargs import model_args
 
@@ -115,6 +116,42 @@ def test_ctrl_c_stops_the_workers_with_one_line_and_the_rerun_completes(tiny_mod
     lines = [line.removeprefix("^C") for line in text.splitlines() if "paraamr generate:" in line]
     assert lines == ["paraamr generate: interrupted"], text[-3000:]
     assert not [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
+    _generate(tmp_path, tiny_models, out, *run)
+    _generate(tmp_path, tiny_models, tmp_path / "one")
+    assert_same(out, tmp_path / "one")
+
+
+@pytest.mark.slow
+def test_a_launcher_killed_with_9_leaves_no_worker_or_manager_and_the_rerun_completes(tiny_models, tmp_path):
+    """kill -9 of the launcher while two workers are each mid-window: its workers, datatrove's
+    manager, the fork server and the resource tracker all ended within seconds (before: each stayed,
+    the workers holding their tasks' locks, so a rerun found the folder 'being written'); the
+    rerun equals a run in one process."""
+    graphs = tmp_path / "graphs.amr"
+    graphs.write_text("\n\n".join(GRAPHS) + "\n")
+    out = tmp_path / "tasks"
+    argv = ["--amr-input", str(graphs), "--output", str(out), *model_args(tiny_models), "--window", "1"]
+    run = ["--executor", "local", "--tasks", "2", "--workers", "2"]
+    log = tmp_path / "log.txt"
+    env = pause_env("window", {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})
+    command = [sys.executable, "-m", "paraamr", "generate", *argv, *run, "--progress", "log"]
+    with log.open("w") as stream:
+        launcher = subprocess.Popen(command, stdout=stream, stderr=stream, env=env, start_new_session=True)
+    end = time.monotonic() + 300
+    while log.read_text().count("paused at window") < 2:  # each worker
+        assert launcher.poll() is None and time.monotonic() < end, log.read_text()[-3000:]
+        time.sleep(0.1)
+    family = psutil.Process(launcher.pid).children(recursive=True)
+    assert len(family) >= 4  # the manager, the resource tracker, the fork server, two workers
+    launcher.kill()
+    launcher.wait()
+    end = time.monotonic() + 30
+    while left := [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]:
+        if time.monotonic() > end:
+            for p in left:
+                p.kill()
+            pytest.fail(f"left running: {[' '.join(p.cmdline())[:100] for p in left]}")
+        time.sleep(0.2)
     _generate(tmp_path, tiny_models, out, *run)
     _generate(tmp_path, tiny_models, tmp_path / "one")
     assert_same(out, tmp_path / "one")

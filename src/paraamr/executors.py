@@ -176,6 +176,32 @@ _LINE = (
 )
 
 
+#: The process that watches its launcher (:func:`_end_with`): a pool worker runs many tasks.
+_watching = {"pid": 0}
+
+
+def _end_with(launcher: int) -> None:
+    """Send this process SIGTERM once process ``launcher`` has ended (checked each second, in a
+    thread, one a process): a launcher killed with -9 leaves no worker in the middle of a task, nor
+    datatrove's manager and the fork server waiting."""
+    import threading
+
+    if _watching["pid"] == os.getpid():
+        return
+    _watching["pid"] = os.getpid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(launcher, 0)
+            except (ProcessLookupError, PermissionError):  # (another user's process under its id)
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="paraamr-launcher-watch", daemon=True).start()
+
+
 def _local_executor(busy: Iterable[int], **options: Any) -> Any:
     """datatrove's ``LocalPipelineExecutor`` that runs only the jobs ``busy`` (the others have no
     rows: done as they are), whose tasks log to the terminal without tracebacks and without errors
@@ -204,7 +230,23 @@ def _local_executor(busy: Iterable[int], **options: Any) -> Any:
 
     busy = frozenset(busy)
 
+    def manager() -> Any:  # datatrove's, in a process that ends with the launcher
+        import multiprocess.managers
+
+        made = multiprocess.managers.SyncManager(ctx=multiprocess.get_context())
+        made.start(_end_with, (launcher,))
+        return made
+
     class Executor(LocalPipelineExecutor):
+        def run(self) -> Any:
+            import multiprocess
+
+            default, multiprocess.Manager = multiprocess.Manager, manager
+            try:
+                return super().run()
+            finally:
+                multiprocess.Manager = default
+
         def is_rank_completed(self, rank: int) -> bool:
             return rank not in busy or super().is_rank_completed(rank)
 
@@ -215,6 +257,7 @@ def _local_executor(busy: Iterable[int], **options: Any) -> Any:
         def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
             if os.getpid() != launcher:  # a worker: Ctrl-C is the launcher's to handle (it ends the pool)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+                _end_with(launcher)
             base.add_task_logger = quiet_task_logger
             try:
                 return super()._run_for_rank(rank, local_rank, node_rank)
