@@ -15,14 +15,22 @@ OUTCOMES: dict[str, Counter] = defaultdict(Counter)
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    """Where the test runs (a pytest-xdist worker): its case's command, on the report."""
     outcome = yield
     report = outcome.get_result()
     callspec = getattr(item, "callspec", None)
     case = callspec.params.get("case") if callspec else None
-    if case is None or not hasattr(case, "command"):
+    if case is not None and hasattr(case, "command"):
+        report.user_properties.append(("hostile_command", case.command))
+
+
+def pytest_runtest_logreport(report):
+    """Where the run is summed up (the controller, under pytest-xdist)."""
+    command = dict(report.user_properties).get("hostile_command")
+    if command is None:
         return
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        OUTCOMES[case.command][report.outcome] += 1
+        OUTCOMES[command][report.outcome] += 1
 
 
 def pytest_terminal_summary(terminalreporter):

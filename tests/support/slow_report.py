@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import pytest
-
 #: Seconds (setup, call and teardown together) above which a test should carry ``@pytest.mark.slow``.
 LIMIT = 10.0
 
@@ -15,12 +13,10 @@ _SECONDS: dict[str, float] = defaultdict(float)
 _UNMARKED: set[str] = set()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
+def pytest_runtest_logreport(report):
+    """Each phase's report, where the run is summed up (the controller, under pytest-xdist)."""
     _SECONDS[report.nodeid] += report.duration
-    if item.get_closest_marker("slow") is None:
+    if "slow" not in report.keywords:
         _UNMARKED.add(report.nodeid)
 
 
