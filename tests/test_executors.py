@@ -29,11 +29,17 @@ GRAPHS = [
 pytest.importorskip("datatrove", reason="the optional extra paraamr[cluster]")
 
 
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory) -> Path:
+    """GRAPHS in one file, every run's input (a failure row names it)."""
+    path = tmp_path_factory.mktemp("input") / "graphs.amr"
+    path.write_text("\n\n".join(GRAPHS) + "\n")
+    return path
+
+
 def _generate(
-    tmp_path: Path, tiny: dict, out: Path, *extra: str, path: str | None = None, code: int = 0
+    graphs: Path, tiny: dict, out: Path, *extra: str, path: str | None = None, code: int = 0
 ) -> str:
-    graphs = tmp_path / "graphs.amr"
-    graphs.write_text("\n\n".join(GRAPHS) + "\n")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     if path:
         env["PATH"] = f"{path}:{env['PATH']}"
@@ -49,13 +55,22 @@ def _generate(
     return proc.stderr
 
 
+@pytest.fixture(scope="module")
+def one_process(graphs, tiny_models, tmp_path_factory) -> Path:
+    """The folder of the run in one process, which every executor's run must equal."""
+    out = tmp_path_factory.mktemp("one") / "one"
+    _generate(graphs, tiny_models, out)
+    return out
+
+
 @pytest.mark.slow
-def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(tiny_models, tmp_path):
-    _generate(tmp_path, tiny_models, tmp_path / "one")
+def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(
+    graphs, tiny_models, tmp_path, one_process
+):
     out = tmp_path / "tasks"
     # more jobs than the 7 sources: only the jobs with rows run (the others were 33 empty runs)
-    _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "40", "--workers", "2")
-    assert_same(out, tmp_path / "one")
+    _generate(graphs, tiny_models, out, "--executor", "local", "--tasks", "40", "--workers", "2")
+    assert_same(out, one_process)
     plan = json.loads((out / ".paraamr" / "input" / "plan.json").read_text())
     busy = sorted(f"{int(k) % 40:05d}" for k in plan["rows"])
     completions = out / ".paraamr" / "tasks" / "generate" / "completions"
@@ -64,13 +79,15 @@ def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(tiny_m
     assert summary["run"]["shards"] == 40
     # the run's time, not the finalize's alone: at least its stages' time over its two workers
     assert summary["seconds_this_session"] >= sum(summary["counts"]["seconds_by_stage"].values()) / 2
-    again = _generate(tmp_path, tiny_models, out, "--executor", "local", "--tasks", "40", "--workers", "2")
+    again = _generate(graphs, tiny_models, out, "--executor", "local", "--tasks", "40", "--workers", "2")
     assert "all 40 tasks have already been completed" in again.replace("Not doing anything as ", "")
-    assert_same(out, tmp_path / "one")
+    assert_same(out, one_process)
 
 
 @pytest.mark.slow
-def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_completes(tiny_models, tmp_path):
+def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_completes(
+    graphs, tiny_models, tmp_path, one_process
+):
     """A realizer that will not load fails the tasks that have rows: the terminal gets datatrove's
     progress lines and the error's one line (no traceback, no library warning), the task's log file
     keeps the traceback; the run, with the model mended, starts over and completes."""
@@ -79,26 +96,25 @@ def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_com
     (broken / "config.json").write_text("{}")
     out = tmp_path / "tasks"
     run = ("--executor", "local", "--tasks", "2", "--workers", "2")
-    err = _generate(tmp_path, tiny_models, out, *run, "--realizer-model", str(broken), code=1)
+    err = _generate(graphs, tiny_models, out, *run, "--realizer-model", str(broken), code=1)
     assert "Traceback" not in err and "Warning" not in err, err
     assert [line for line in err.splitlines() if line.startswith("paraamr")] == [
         f"paraamr generate: model dir {broken} names no base tokenizer and holds none"
     ], err
     logs = (out / ".paraamr" / "tasks" / "generate" / "logs").glob("task_*.log")
     assert any("Traceback" in log.read_text() for log in logs)
-    err = _generate(tmp_path, tiny_models, out, *run)
+    err = _generate(graphs, tiny_models, out, *run)
     assert err.count("the run there finished no task; it starts over") == 1, err
-    _generate(tmp_path, tiny_models, tmp_path / "one")
-    assert_same(out, tmp_path / "one")
+    assert_same(out, one_process)
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_the_workers_with_one_line_and_the_rerun_completes(tiny_models, tmp_path):
+def test_ctrl_c_stops_the_workers_with_one_line_and_the_rerun_completes(
+    graphs, tiny_models, tmp_path, one_process
+):
     """Ctrl-C typed while two workers are each held mid-window: the workers leave it to the
     launcher (a SIGINT sent to them alone changes nothing), which ends the pool; one line, exit
     130, no worker's traceback, no worker left; the rerun equals a run in one process."""
-    graphs = tmp_path / "graphs.amr"
-    graphs.write_text("\n\n".join(GRAPHS) + "\n")
     out = tmp_path / "tasks"
     argv = ["--amr-input", str(graphs), "--output", str(out), *model_args(tiny_models), "--window", "1"]
     run = ["--executor", "local", "--tasks", "2", "--workers", "2"]
@@ -116,19 +132,18 @@ def test_ctrl_c_stops_the_workers_with_one_line_and_the_rerun_completes(tiny_mod
     lines = [line.removeprefix("^C") for line in text.splitlines() if "paraamr generate:" in line]
     assert lines == ["paraamr generate: interrupted"], text[-3000:]
     assert not [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
-    _generate(tmp_path, tiny_models, out, *run)
-    _generate(tmp_path, tiny_models, tmp_path / "one")
-    assert_same(out, tmp_path / "one")
+    _generate(graphs, tiny_models, out, *run)
+    assert_same(out, one_process)
 
 
 @pytest.mark.slow
-def test_a_launcher_killed_with_9_leaves_no_worker_or_manager_and_the_rerun_completes(tiny_models, tmp_path):
+def test_a_launcher_killed_with_9_leaves_no_worker_or_manager_and_the_rerun_completes(
+    graphs, tiny_models, tmp_path, one_process
+):
     """kill -9 of the launcher while two workers are each mid-window: its workers, datatrove's
     manager, the fork server and the resource tracker all ended within seconds (before: each stayed,
     the workers holding their tasks' locks, so a rerun found the folder 'being written'); the
     rerun equals a run in one process."""
-    graphs = tmp_path / "graphs.amr"
-    graphs.write_text("\n\n".join(GRAPHS) + "\n")
     out = tmp_path / "tasks"
     argv = ["--amr-input", str(graphs), "--output", str(out), *model_args(tiny_models), "--window", "1"]
     run = ["--executor", "local", "--tasks", "2", "--workers", "2"]
@@ -152,9 +167,8 @@ def test_a_launcher_killed_with_9_leaves_no_worker_or_manager_and_the_rerun_comp
                 p.kill()
             pytest.fail(f"left running: {[' '.join(p.cmdline())[:100] for p in left]}")
         time.sleep(0.2)
-    _generate(tmp_path, tiny_models, out, *run)
-    _generate(tmp_path, tiny_models, tmp_path / "one")
-    assert_same(out, tmp_path / "one")
+    _generate(graphs, tiny_models, out, *run)
+    assert_same(out, one_process)
 
 
 SBATCH = """#!/usr/bin/env bash
@@ -177,7 +191,9 @@ echo localhost  # scontrol show hostnames: the one node
 
 
 @pytest.mark.slow
-def test_the_slurm_executor_submits_an_array_and_a_finalize_job_after_it(tiny_models, tmp_path):
+def test_the_slurm_executor_submits_an_array_and_a_finalize_job_after_it(
+    graphs, tiny_models, tmp_path, one_process
+):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, text in (("sbatch", SBATCH), ("srun", SRUN), ("scontrol", SCONTROL)):
@@ -187,7 +203,7 @@ def test_the_slurm_executor_submits_an_array_and_a_finalize_job_after_it(tiny_mo
     out = tmp_path / "tasks"
     try:
         _generate(
-            tmp_path,
+            graphs,
             tiny_models,
             out,
             *("--executor", "slurm", "--tasks", "2", "--slurm-partition", "cpu", "--slurm-time", "1:00:00"),
@@ -199,9 +215,8 @@ def test_the_slurm_executor_submits_an_array_and_a_finalize_job_after_it(tiny_mo
     assert (
         "#SBATCH --array=0-1" in log and "#SBATCH --partition=cpu" in log and "--dependency=afterok:" in log
     )
-    _generate(tmp_path, tiny_models, tmp_path / "one")
     print((tmp_path / "sbatch.log.out").read_text()[-3000:])  # shown when the comparison fails
-    assert_same(out, tmp_path / "one")
+    assert_same(out, one_process)
 
 
 def test_executor_options_that_do_not_go_together_are_one_line_errors(tmp_path):
