@@ -134,6 +134,11 @@ def test_a_folder_that_would_give_the_records_twice_is_refused(
     data = rf"data: the data folder of the dataset folder .*; give {parquet_folder}"
     with pytest.raises(InputError, match=data):
         sources.split_files(parquet_folder / "data")
+    top = tmp_path / "top"  # a folder that holds a dataset folder (a corpus converted beside its release)
+    shutil.copytree(parquet_folder, top / "corpus")
+    shutil.copy(release_jsonl, top)
+    with pytest.raises(InputError, match=rf"top: holds the dataset folder {top / 'corpus'}; give that"):
+        sources.split_files(top)
 
 
 def test_select_orders_and_bounds():
