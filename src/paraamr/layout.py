@@ -254,10 +254,11 @@ def is_empty(folder: str | os.PathLike) -> bool:
     return state.is_dir() and not state.is_symlink() and not _state_entries(root)
 
 
-def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
+def remove_layout(folder: str | os.PathLike, *, state: bool = True, card: bool = True) -> int:
     """Delete every file of this layout in ``folder`` (card, summary, Table-2 row, plots paraamr
     wrote, shards, failure files, the state) and nothing else; return how many. The locks stay (a
-    lock file removed while held would stop locking); ``state=False`` keeps the state too.
+    lock file removed while held would stop locking); ``state=False`` keeps the state too,
+    ``card=False`` the card (which the caller replaces next: never a folder without one).
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -269,7 +270,7 @@ def remove_layout(folder: str | os.PathLike, *, state: bool = True) -> int:
     """
     root = Path(folder)
     shards = [p for splits in list_shards(root).values() for paths in splits.values() for p in paths]
-    own = [root / name for name in OWN_FILES] + [root / PLOTS / name for name in PLOT_FILES]
+    own = [root / name for name in OWN_FILES if card or name != CARD] + [root / PLOTS / n for n in PLOT_FILES]
     removed = 0
     for path in [*own, *shards, *failure_files(root)]:
         if path.is_file() or path.is_symlink():

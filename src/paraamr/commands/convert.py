@@ -270,11 +270,10 @@ def to_folder(
                 n, release = _write_folder(input, out, splits, size, reading)
                 if not n:
                     raise InputError(f"{input}: no records to convert")
-                folder.finalize(  # the old dataset goes only once the new shards are staged
-                    out,
-                    max_shard_size=size,
-                    replacing=(lambda: layout.remove_layout(out, state=False)) if overwrite else None,
-                )
+                # the old dataset goes only once the new shards are staged; its card stays until
+                # the new one replaces it (computing it takes a while: never a folder without one)
+                replacing = lambda: layout.remove_layout(out, state=False, card=False)  # noqa: E731
+                folder.finalize(out, max_shard_size=size, replacing=replacing if overwrite else None)
             finally:
                 layout.remove_state(out)  # never a folder with part of the records
             if license is None and release:
