@@ -87,7 +87,7 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     except FolderLocked:
         raise FolderLocked(f"{shown}: being written by {holder(lock)}") from None
     with held:
-        if path.exists() and not overwrite:
+        if os.path.lexists(path) and not overwrite:  # a link to nowhere is the user's too
             raise InputError(f"{shown}: exists (pass --overwrite to replace it)")
         remove_temps(path)
         yield path

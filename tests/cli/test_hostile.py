@@ -777,6 +777,15 @@ def table() -> list[Case]:
                 (f"output-name-{n}", ["simcse", "in.jsonl", out], good, USAGE, "not a file name")
                 for n, out in enumerate(("", "-", "d/"))
             ],
+            # before: an internal error ('PosixPath('.') has an empty name')
+            ("output-dot", ["simcse", "in.jsonl", "."], good, ERR, ".: is a folder"),
+            (  # before: the user's link was replaced by the CSV, exit 0
+                "output-dangling-link",
+                ["simcse", "in.jsonl", "o.csv"],
+                {**good, "o.csv": Link("missing.csv")},
+                ERR,
+                "o.csv: exists (pass --overwrite",
+            ),
             (
                 "corenlp-down",
                 ["scpn", "in.jsonl", "o.csv", "--parser", "http://127.0.0.1:9"],
@@ -870,6 +879,13 @@ def limit_cases() -> list[Case]:
                 names="line 2",
             ),
             ("max-chars", ["in.jsonl", "out", "--max-chars", "10"], good, ERR, "--max-chars 10"),
+            (  # before: the user's link was replaced by the JSON lines, exit 0
+                "output-dangling-link",
+                ["in.jsonl", "o.jsonl"],
+                {**good, "o.jsonl": Link("missing.jsonl")},
+                ERR,
+                "o.jsonl: exists (pass --overwrite",
+            ),
             ("max-chars-zero", ["in.jsonl", "out", "--max-chars", "0"], good, USAGE, "--max-chars"),
             (
                 "overwrite-readme-only",

@@ -178,6 +178,23 @@ def test_overwrite_refuses_the_folder_being_read(tmp_path, release_jsonl, capsys
     assert sources.split_files(folder)["train"]  # still there
 
 
+def test_a_split_a_dataset_folder_cannot_hold_is_one_line_naming_the_input(tmp_path, release_jsonl, capsys):
+    """A folder read keeps any split name; written, a split takes datasets' names only: 'dev-set'
+    was an internal error that named no input."""
+    import shutil
+
+    folder = tmp_path / "folder"
+    assert main(["convert", str(release_jsonl), str(folder)]) == 0
+    for config in ("default", "pairs"):
+        shard = folder / "data" / config / "train-00000-of-00001.parquet"
+        shutil.copy(shard, shard.with_name("dev-set-00000-of-00001.parquet"))
+    capsys.readouterr()
+    assert main(["convert", str(folder), str(tmp_path / "copy")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"paraamr convert: {folder}: split name 'dev-set' breaks"), err
+    assert not (tmp_path / "copy").exists()
+
+
 def _files(folder):
     """Each file of ``folder`` but the hidden state, with its bytes."""
     return {

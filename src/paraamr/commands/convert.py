@@ -259,6 +259,11 @@ def to_folder(
     if overwrite and out.resolve() in (source, *source.parents):
         raise InputError(f"{output}: cannot overwrite the folder being read")
     splits = list(split_files(input))
+    for split in splits:  # a folder read keeps any split name; one written takes datasets' names only
+        try:
+            layout.check_name("split", split)
+        except ValueError as err:
+            raise InputError(f"{input}: {err}; rename its shards to write it as a dataset folder") from None
     new = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)  # the first we make
     with folder_lock(out, command="convert"):
         _check_folder(out, overwrite)  # another writer may have finished meanwhile

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     """Check the output, stream the rows into it, write the failures, say what was written."""
     from paraamr import exports
     from paraamr.commands.stats import archive_limits
-    from paraamr.errors import UsageError
+    from paraamr.errors import InputError, UsageError
     from paraamr.layout import atomic_file, remove_temps
     from paraamr.outputs import claim_file
 
@@ -88,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.output.strip() or args.output == "-" or args.output.endswith(("/", os.sep)):
         raise UsageError(f"OUTPUT {args.output!r}: not a file name (the CSV file to write)")
     output = Path(args.output)
+    if output.is_dir():  # (".", which has no name to put the failures file beside)
+        raise InputError(f"{output}: is a folder (OUTPUT is the CSV file to write)")
     failed = output.with_name(output.name + ".failures.jsonl")  # the pairs that could not be written
     _check_output(args, output, failed)
     splits = list(dict.fromkeys(args.split)) if args.split else None  # a split named twice: once
@@ -170,10 +172,8 @@ def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
     from paraamr.errors import InputError
     from paraamr.outputs import check_not_input, check_writable_file
 
-    if output.is_dir():
-        raise InputError(f"{output}: is a folder (OUTPUT is the CSV file to write)")
     check_not_input(output, args.path)
     for path in (output, failed):
-        if path.exists() and not args.overwrite:
+        if os.path.lexists(path) and not args.overwrite:  # a link to nowhere is the user's too
             raise InputError(f"{path}: exists (pass --overwrite to replace it)")
     check_writable_file(output)
