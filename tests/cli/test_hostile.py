@@ -419,6 +419,9 @@ def table() -> list[Case]:
                 [("max-shard-size", "zero", "0"), ("max-shard-size", "junk", "lots")],
             ),
             ("broken-pipe", ["in.jsonl", "out"], good, PIPE, None, {"how": "pipe"}),
+            # options of the other kind of OUTPUT (before: accepted, doing nothing, exit 0)
+            ("jsonl-license", [*to[:1], "o.jsonl", "--license", "mit"], good, USAGE, "--license: only with"),
+            ("folder-all-fields", [*to[:1], "out", "--all-fields"], good, USAGE, "--all-fields: only with"),
         ],
     )
 
@@ -456,6 +459,7 @@ def table() -> list[Case]:
                 "plots",
             ),
             ("broken-pipe", ["in.jsonl", "--json", "--no-plots"], good, PIPE, None, {"how": "pipe"}),
+            ("overwrite-no-plots", ["in.jsonl", "--overwrite"], good, USAGE, "--overwrite: only with"),
         ],
     )
 
@@ -483,6 +487,14 @@ def table() -> list[Case]:
                 good,
                 "plots-under-file plots-read-only",
                 out="plots",
+            ),
+            ("overwrite-no-plots", ["in.tsv", *nop, "--overwrite"], good, USAGE, "--overwrite: only with"),
+            (
+                "no-pos-corenlp",
+                ["in.tsv", *nop, "--parser", "http://127.0.0.1:9", "--no-pos"],
+                good,
+                USAGE,
+                "--no-pos: only with --parser link-grammar",
             ),
         ],
     )
@@ -766,6 +778,13 @@ def table() -> list[Case]:
             ),
             ("none-kept", ["scpn", "in.jsonl", "o.csv", "--max-perplexity", "1"], good, ERR, "in.jsonl"),
             ("parser-url", ["scpn", "in.jsonl", "o.csv", "--parser", "http://[::1"], good, USAGE, "URL"),
+            (  # before: the CoreNLP trees kept their tags, without a word
+                "no-pos-corenlp",
+                ["scpn", "in.jsonl", "o.csv", "--parser", "http://127.0.0.1:9", "--no-pos"],
+                good,
+                USAGE,
+                "--no-pos: only with --parser link-grammar",
+            ),
             (  # before: 'afile: already exists', no option named
                 "cache-dir-a-file",
                 ["scpn", "in.jsonl", "o.csv", "--cache-dir", "afile"],

@@ -43,9 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-shard-size",
-        default="500MB",
         metavar="SIZE",
-        help="largest shard, uncompressed, as datasets' push_to_hub counts it (default: %(default)s)",
+        help="largest shard, uncompressed, as datasets' push_to_hub counts it (default: 500MB)",
     )
     parser.add_argument(
         "--all-fields", action="store_true", help="JSON lines: write every field, not only the release's"
@@ -100,6 +99,12 @@ def run(args: argparse.Namespace) -> int:
     skipped = Skipped(fields=Counter())
     if to == "jsonl" and args.push_to_hub:
         raise UsageError("--push-to-hub needs a dataset folder as OUTPUT, not JSON lines")
+    folder_only = {"--license": args.license, "--max-shard-size": args.max_shard_size}
+    folder_only["--repo-id"] = args.repo_id
+    if to == "jsonl" and (given := [flag for flag, value in folder_only.items() if value is not None]):
+        raise UsageError(f"{', '.join(given)}: only with a dataset folder as OUTPUT (its shards and card)")
+    if to == "parquet" and args.all_fields:
+        raise UsageError("--all-fields: only with JSON lines as OUTPUT (a dataset folder keeps every field)")
     check_finished(args.input)
     options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
     if to == "jsonl":
@@ -109,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             args.input,
             args.output,
             license=args.license,
-            max_shard_size=args.max_shard_size,
+            max_shard_size=args.max_shard_size or "500MB",
             repo_id=args.repo_id or args.push_to_hub,
             **options,
         )

@@ -82,12 +82,15 @@ def _check(s: EvaluateSettings) -> int | None:
         raise UsageError("--shard needs --state-dir (or --cache-dir) to keep its statistics for --merge")
     if s.merge and s.shard != (0, 1):
         raise UsageError("--merge combines shards; it is no shard itself")
+    if s.overwrite and not s.plots:
+        raise UsageError("--overwrite: only with --plots DIR (it replaces the PNGs there)")
     if s.shard != (0, 1) and (s.write_card or s.plots):  # a shard prints no row
         raise UsageError("--write-card and --plots go with the whole row: give them to --merge")
     if s.merge and (s.references or s.templates):
         raise UsageError("--references, --templates: --merge takes the row as its shards computed it")
     check_folder("--state-dir", s.state_dir)
     check_folder("--cache-dir", s.cache_dir)
+    s.parser_spec  # noqa: B018  (--no-pos with another parser than link-grammar: refused now)
     return s.height
 
 

@@ -87,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
     check_folder("--cache-dir", getattr(args, "cache_dir", None))  # scpn's
     if not args.output.strip() or args.output == "-" or args.output.endswith(("/", os.sep)):
         raise UsageError(f"OUTPUT {args.output!r}: not a file name (the CSV file to write)")
+    if args.export_command == "scpn":
+        from paraamr.metrics.parsers import parser_spec
+
+        spec = parser_spec(args.parser, args.no_pos)  # before any work
     output = Path(args.output)
     if output.is_dir():  # (".", which has no name to put the failures file beside)
         raise InputError(f"{output}: is a folder (OUTPUT is the CSV file to write)")
@@ -123,7 +127,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             from paraamr.metrics.parsers import get_parser
 
-            spec = "link-grammar:no-pos" if args.no_pos and args.parser == "link-grammar" else args.parser
             parser = get_parser(spec, processes=args.processes, cache_dir=args.cache_dir)
             stack.callback(parser.close)
             rows = exports.scpn_rows(

@@ -100,9 +100,12 @@ def run(args: argparse.Namespace) -> int:
     """Compute, print and plot."""
     import sys
 
+    from paraamr.errors import UsageError
     from paraamr.stats import compute_stats, format_stats
 
     limits = archive_limits(args)  # a usage error (exit 2) before anything is read
+    if args.overwrite and not args.plots:
+        raise UsageError("--overwrite: only with --plots DIR (it replaces the PNGs there)")
     check_finished(args.path)
     stats = compute_stats(
         args.path,

@@ -94,6 +94,20 @@ def add_parser_options(group: Any, *, cache: str) -> None:
 _LINK_GRAMMAR = ("link-grammar", "link-grammar:no-pos")
 
 
+def parser_spec(parser: str, no_pos: bool) -> str:
+    """The :func:`get_parser` spec of the options ``--parser`` and ``--no-pos``; UsageError for
+    ``--no-pos`` with another parser (CoreNLP's trees carry their own tags).
+
+    >>> parser_spec("link-grammar", True), parser_spec("corenlp", False)
+    ('link-grammar:no-pos', 'corenlp')
+    """
+    from paraamr.errors import UsageError
+
+    if no_pos and parser != "link-grammar":
+        raise UsageError(f"--no-pos: only with --parser link-grammar (the trees of {parser} keep its tags)")
+    return "link-grammar:no-pos" if no_pos else parser
+
+
 def _corenlp_url(spec: str) -> str | None:
     """The CoreNLP server URL of a ``corenlp`` / ``corenlp:URL`` / ``URL`` spec, else None."""
     url = "http://localhost:9000" if spec == "corenlp" else spec.removeprefix("corenlp:")

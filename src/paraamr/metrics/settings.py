@@ -136,4 +136,6 @@ class EvaluateSettings:
     @property
     def parser_spec(self) -> str:
         """The constituency parser as :func:`paraamr.metrics.parsers.get_parser` takes it."""
-        return "link-grammar:no-pos" if self.no_pos and self.parser == "link-grammar" else self.parser
+        from paraamr.metrics.parsers import parser_spec
+
+        return parser_spec(self.parser, self.no_pos)
