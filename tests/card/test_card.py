@@ -324,3 +324,25 @@ def test_cards_stay_small_with_a_huge_line(tmp_path, monkeypatch):
     ]
     assert main(argv) == 0
     assert (tmp_path / "a" / "README.md").stat().st_size < 64_000
+
+
+def test_snippets_of_a_folder_whose_name_needs_quoting_run_as_written(tmp_path, release_jsonl, monkeypatch):
+    """A folder named ``we"ird ds``: the card's snippets were ``load_dataset("we"ird ds")`` (no
+    Python) and ``paraamr push ORG/NAME we"ird ds`` (three arguments in a shell)."""
+    import ast
+    import shlex
+
+    folder = tmp_path / 'we"ird ds'
+    assert main(["convert", str(release_jsonl), str(folder), "-q"]) == 0
+    text = (folder / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 3
+    for block in blocks:
+        ast.parse(block)  # a SyntaxError before
+    assert 'load_dataset("we\\"ird ds", split="train")' in text
+    pushes = set(re.findall(r"`(paraamr push ORG/NAME [^`]*)`", text))
+    assert pushes and all(shlex.split(p)[-1] == folder.name for p in pushes), pushes
+    monkeypatch.chdir(tmp_path)  # and it loads as the card says, from the folder above
+    from datasets import load_dataset
+
+    assert load_dataset(folder.name, split="train", cache_dir=str(tmp_path / "c")).num_rows > 0

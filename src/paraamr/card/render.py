@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import __version__, sources
-from paraamr.card.markdown import size_category
+from paraamr.card.markdown import code, size_category
 from paraamr.card.sections import (
     CONFIGS,
     contents,
@@ -23,8 +23,10 @@ from paraamr.card.sections import (
     example_json,
     examples,
     examples_text,
+    in_python,
     libraries_text,
     license_texts,
+    push_command,
     shard_names,
     splits_text,
     stats_text,
@@ -205,14 +207,15 @@ def _usage_texts(
     if repo_id:
         note = f"This dataset is published on the Hub as `{repo_id}`."
     else:
+        load = code('load_dataset("' + in_python(name) + '")')
         note = (
-            f'Loads from the folder itself (`load_dataset("{name}")` in its parent folder). Once published '
-            f"(`paraamr push ORG/NAME {name}`), load it by its Hub id instead."
+            f"Loads from the folder itself ({load} in its parent folder). Once published "
+            f"({code(push_command(name))}), load it by its Hub id instead."
         )
     split = (present.get("default") or [*splits, "train"])[0]
     shards = shard_names(root, present) if root is not None else None
     return {
-        "repo_hint": name,
+        "repo_hint": in_python(name),  # in the snippets' strings
         "load_note": note,
         "first_split": split,
         "has_pairs": split in present.get("pairs", []),  # else the pairs snippets would not load

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -309,13 +310,31 @@ def _python(*lines: str) -> list[str]:
     return ["```python", *lines, "```"]
 
 
+def in_python(text: str) -> str:
+    """``text`` as it goes between the double quotes of a Python string in a snippet.
+
+    >>> print(in_python('my "ds"'))
+    my \\"ds\\"
+    """
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def push_command(name: str) -> str:
+    """The command that publishes the folder ``name``, quoted for a shell.
+
+    >>> push_command("my ds")
+    "paraamr push ORG/NAME 'my ds'"
+    """
+    return f"paraamr push ORG/NAME {shlex.quote(name)}"
+
+
 def libraries_text(
     repo_id: str | None, name: str, split: str, shards: Mapping[str, Mapping[str, Sequence[str]]] | None
 ) -> str:
     """Usage with pandas, Polars and ``hf_hub_download``: Hub paths with a repository id, else paths
     in the folder ``name``; pandas and ``hf_hub_download`` need ``shards`` (:func:`shard_names`)."""
-    prefix = f"hf://datasets/{repo_id}/" if repo_id else f"{name}/"
-    where = "" if repo_id else f" (run in the folder above `{name}`)"
+    prefix = f"hf://datasets/{repo_id}/" if repo_id else f"{in_python(name)}/"
+    where = "" if repo_id else f" (run in the folder above {code(name)})"
     pairs = shards is None or split in shards.get("pairs", {})
     parts = [
         "### Polars",
@@ -347,7 +366,7 @@ def libraries_text(
         ),
         "",
     ]
-    published = "" if repo_id else f"Once published (`paraamr push ORG/NAME {name}`), one"
+    published = "" if repo_id else f"Once published ({code(push_command(name))}), one"
     hub = [
         "",
         "### One shard with huggingface_hub",
