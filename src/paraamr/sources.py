@@ -227,7 +227,7 @@ def _iter_jsonl(f: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, 
         except UnicodeDecodeError as err:
             message = f"{name}, line {number}: invalid UTF-8 at byte {err.start}"
         except json.JSONDecodeError as err:
-            message = f"{name}, line {number}: not JSON ({err.msg} at column {err.colno})"
+            message = f"{name}, line {number}: not JSON ({err.msg.removesuffix(' at')} at column {err.colno})"
             if number == 1:  # plain sentences, say: the input of `paraamr generate`, not a corpus
                 message += "; a release file holds one JSON object a line"
         except (ValueError, OverflowError) as err:  # a record's own problem; float(10**400)

@@ -183,3 +183,11 @@ def test_zip_members_are_refused_by_their_declared_size_before_they_are_opened(t
     with pytest.raises(InputError, match=r"in.zip: unpacks to more than 100 times"):
         list(sources.iter_records(archive, limits=small))
     assert len(list(sources.iter_records(archive, limits=sources.Limits(max_ratio=10**6, grace=2**20)))) == 3
+
+
+def test_a_control_character_in_a_line_is_named_once(tmp_path):
+    """json's message ends in 'at': it read 'Invalid control character at at column 12'."""
+    path = tmp_path / "ctl.jsonl"
+    path.write_text('{"text": "a\tb", "paraphrases": []}\n')
+    with pytest.raises(InputError, match=r"line 1: not JSON \(Invalid control character at column 12\)"):
+        list(sources.read_path(path))
