@@ -67,6 +67,19 @@ def test_simcse_keeps_the_threshold_and_draws_negatives_from_other_sources(relea
     assert [(r["sent0"], r["sent1"]) for r in _csv(out)] == _pairs(85)
 
 
+def test_skip_invalid_writes_the_other_lines_and_counts_the_bad_ones(tmp_path, capsys):
+    """One malformed line stopped the whole export (convert and stats had --skip-invalid)."""
+    lines = RELEASE.read_text(encoding="utf-8").splitlines()
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join([*lines[:2], "{bad", *lines[2:]]) + "\n", encoding="utf-8")
+    out = tmp_path / "simcse.csv"
+    assert main(["export", "simcse", str(mixed), str(out)]) == 1 and not out.exists()
+    capsys.readouterr()
+    assert main(["export", "simcse", str(mixed), str(out), "--skip-invalid"]) == 0
+    assert f"skipped 1 invalid line; first: {mixed}, line 3: not JSON" in capsys.readouterr().err
+    assert [(r["sent0"], r["sent1"]) for r in _csv(out)] == _pairs(110)
+
+
 def test_scpn_writes_the_paraphrase_parse_without_words(release, tmp_path, capsys):
     out = tmp_path / "scpn.csv"
     assert main(["export", "scpn", str(release), str(out), "--parser", "link-grammar:no-pos"]) == 0

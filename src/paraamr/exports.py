@@ -87,13 +87,16 @@ def records(
     config: str | None = None,
     splits: Sequence[str] | None = None,
     limits: Any = None,
+    skipped: Any = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(where, record)`` of each source of ``spec``, streamed, in the ``default`` shape.
 
     A local file or folder is read by :mod:`paraamr.sources` (``limits`` caps what an archive may
-    unpack); any other name is a Hub dataset, streamed by ``datasets.load_dataset`` (``config``;
-    a ``pairs`` row is a record of one paraphrase). ``splits`` keeps those splits (all by
-    default); a split that is not there is an error naming the ones that are.
+    unpack; with ``skipped``, a :class:`~paraamr.sources.Skipped`, a malformed line is counted
+    there instead of ending the run); any other name is a Hub dataset, streamed by
+    ``datasets.load_dataset`` (``config``; a ``pairs`` row is a record of one paraphrase).
+    ``splits`` keeps those splits (all by default); a split that is not there is an error naming
+    the ones that are.
     """
     from paraamr.sources import RELEASE_SUFFIXES, iter_records, parse_line, split_files
 
@@ -104,7 +107,8 @@ def records(
         check_splits(spec, splits, list(files))
         for split in splits or list(files):
             for file in files[split]:
-                for key, record in iter_records(file, limits=limits):
+                reading = {"limits": limits, "skip_invalid": skipped is not None, "skipped": skipped}
+                for key, record in iter_records(file, **reading):
                     yield f"{file}, {key}", record
         return
     if spec.startswith(("/", "./", "../", "~")) or path.suffix.lower() in (*RELEASE_SUFFIXES, ".csv", ".tsv"):

@@ -778,6 +778,13 @@ def table() -> list[Case]:
             ),
             ("none-kept", ["scpn", "in.jsonl", "o.csv", "--max-perplexity", "1"], good, ERR, "in.jsonl"),
             ("parser-url", ["scpn", "in.jsonl", "o.csv", "--parser", "http://[::1"], good, USAGE, "URL"),
+            (  # before: no way past a malformed line; the others are written, the line counted
+                "skip-invalid",
+                ["simcse", "in.jsonl", "o.csv", "--skip-invalid"],
+                {"in.jsonl": release()[:-3] + b"\n" + release()},
+                OK,
+                None,
+            ),
             (  # before: the CoreNLP trees kept their tags, without a word
                 "no-pos-corenlp",
                 ["scpn", "in.jsonl", "o.csv", "--parser", "http://127.0.0.1:9", "--no-pos"],

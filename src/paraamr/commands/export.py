@@ -60,6 +60,9 @@ def register(subparsers) -> None:
             "--split", action="append", default=None, help="split to export (repeatable; default: all)"
         )
         p.add_argument("--overwrite", action="store_true", help="replace OUTPUT (and its failures file)")
+        p.add_argument(
+            "--skip-invalid", action="store_true", help="count malformed input lines instead of failing"
+        )
         add_archive_options(p)
         add_progress_options(p)
         p.set_defaults(func=run)
@@ -80,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.errors import InputError, UsageError
     from paraamr.layout import atomic_file, remove_temps
     from paraamr.outputs import claim_file
+    from paraamr.sources import Skipped
 
     limits = archive_limits(args)
     if args.config and Path(args.path).exists():
@@ -97,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     failed = output.with_name(output.name + ".failures.jsonl")  # the pairs that could not be written
     _check_output(args, output, failed)
     splits = list(dict.fromkeys(args.split)) if args.split else None  # a split named twice: once
-    items = exports.records(args.path, config=args.config, splits=splits, limits=limits)
+    skipped = Skipped() if args.skip_invalid else None
+    items = exports.records(args.path, config=args.config, splits=splits, limits=limits, skipped=skipped)
     counts: dict[str, int] = {}
     threshold = "no threshold" if args.max_perplexity is None else f"perplexity <= {args.max_perplexity:g}"
 
@@ -134,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
             )
             columns = exports.SCPN_COLUMNS
         written = exports.write_csv(_shown(rows, shown), output, columns, failures=failures, empty=empty)
+    if skipped is not None and skipped.count:
+        lines = counted(skipped.count, "invalid line")
+        print(f"paraamr export: skipped {lines}; first: {skipped.messages[0]}", file=sys.stderr)
     if not failures.count:
         failed.unlink()  # none: no file (an earlier run's went with --overwrite)
     print(
