@@ -341,8 +341,11 @@ def iter_records(
 
 def _iter_source(source: IO[bytes], name: str, read: _Reading) -> Iterator[tuple[str, dict]]:
     head = source.read(4)
-    size = source.seek(0, os.SEEK_END)
-    source.seek(0)
+    try:
+        size = source.seek(0, os.SEEK_END)
+        source.seek(0)
+    except OSError as err:  # a /proc or /sys file, say
+        raise InputError(f"{name}: cannot seek in it ({err.strerror}); give a regular file") from None
     if head.startswith(b"PK\x03\x04"):
         yield from _iter_zip(source, name, size, read)
     elif head.startswith(GZIP_MAGIC):

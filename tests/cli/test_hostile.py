@@ -460,6 +460,8 @@ def table() -> list[Case]:
             ),
             ("broken-pipe", ["in.jsonl", "--json", "--no-plots"], good, PIPE, None, {"how": "pipe"}),
             ("overwrite-no-plots", ["in.jsonl", "--overwrite"], good, USAGE, "--overwrite: only with"),
+            # before: 'paraamr stats: invalid argument', naming no file
+            ("proc-file", ["/proc/self/status", "--no-plots"], good, ERR, "/proc/self/status: cannot seek"),
         ],
     )
 
