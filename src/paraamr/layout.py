@@ -29,7 +29,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ __all__ = [
     "atomic_write",
     "check_name",
     "data_files",
+    "dataset_inside",
     "failure_files",
     "holds_dataset",
     "is_empty",
@@ -213,6 +214,16 @@ def list_shards(folder: str | os.PathLike, config: str | None = None) -> dict[st
             if parsed:
                 out.setdefault(cdir.name, {}).setdefault(parsed[0], []).append((parsed[1], path))
     return {c: {s: [p for _, p in sorted(v)] for s, v in splits.items()} for c, splits in out.items()}
+
+
+def dataset_inside(root: Path, files: Sequence[str | os.PathLike]) -> Path | None:
+    """A dataset folder below ``root`` that holds some of ``files`` (as ``data/...``), or None."""
+    for name in files:
+        parts = Path(name).relative_to(root).parts
+        for k in range(1, len(parts) - 1):
+            if parts[k] == DATA and list_shards(folder := root.joinpath(*parts[:k])):
+                return folder
+    return None
 
 
 def failure_files(folder: str | os.PathLike) -> list[Path]:

@@ -447,7 +447,7 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
         raise InputError(
             f"{root}: no data files (data/default/*.parquet, or {', '.join(RELEASE_SUFFIXES)} files)"
         )
-    if inside := _dataset_inside(root, files):  # its default and pairs shards: each record twice
+    if inside := layout.dataset_inside(root, files):  # its default and pairs shards: each record twice
         raise InputError(f"{root}: holds the dataset folder {inside}; give that folder, or move it out")
     if twice := _unpacked_beside(files):
         raise InputError(
@@ -455,18 +455,6 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
             "give one of them, or move the other out of the folder"
         )
     return {"train": files}
-
-
-def _dataset_inside(root: Path, files: list[str]) -> Path | None:
-    """A dataset folder below ``root`` that holds some of ``files`` (as ``data/...``), or None."""
-    from paraamr import layout
-
-    for name in files:
-        parts = Path(name).relative_to(root).parts
-        for k in range(1, len(parts) - 1):
-            if parts[k] == layout.DATA and layout.list_shards(folder := root.joinpath(*parts[:k])):
-                return folder
-    return None
 
 
 def _unpacked_beside(files: list[str]) -> tuple[str, str] | None:
