@@ -130,3 +130,24 @@ def test_a_corpus_file_starting_with_a_byte_order_mark_reads_as_without(tmp_path
 
     (tmp_path / "a.txt").write_bytes(b"\xef\xbb\xbfThe cat sat .\nA dog ran .\n")
     assert list(read_corpus(tmp_path)) == ["The cat sat .", "A dog ran ."]
+
+
+def test_an_lm_of_no_counts_is_never_saved_and_one_saved_before_is_refused_by_name(tmp_path):
+    """An LM trained on blank lines was saved with --save-lm (installed, it broke every later
+    reda-ng run with an internal error naming no file)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from paraamr.errors import InputError
+
+    empty = NgramLM.train(["", "  "])
+    with pytest.raises(ValueError, match="no counts"):
+        empty.save(tmp_path / "lm.parquet")
+    good = NgramLM.train(["The cat sat ."]).save(tmp_path / "good.parquet")
+    table = pq.read_table(good)  # as an earlier version saved an LM of no counts
+    meta = json.loads(table.schema.metadata[b"paraamr.ngram"]) | {"total": 0, "lines": 0}
+    old = table.replace_schema_metadata({b"paraamr.ngram": json.dumps(meta)})
+    pq.write_table(old, tmp_path / "old.parquet")
+    with pytest.raises(InputError, match=r"old.parquet: an n-gram LM with no counts"):
+        NgramLM.load(tmp_path / "old.parquet")

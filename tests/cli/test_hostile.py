@@ -356,6 +356,29 @@ def table() -> list[Case]:
             ("token-without-push", [*args, "--token", "abc"], good, USAGE, "go with --push-to-hub"),
             ("device-with-reda", [*args, "--device", "cpu"], good, USAGE, "--device: only with --method"),
             ("perplexity-with-reda", [*args, "--max-perplexity", "5"], good, USAGE, "--max-perplexity: only"),
+            # before: 'none' and 0 passed for "not given", exit 0
+            ("perplexity-none-reda", [*args, "--max-perplexity", "none"], good, USAGE, "--max-perplexity"),
+            (  # before: the LM of no counts was saved, and every later reda-ng run failed on it
+                "lm-corpus-blank",
+                [*args, "--method", "reda-ng", "--lm-corpus", "blank.txt", "--save-lm", "lm.parquet"],
+                {**good, "blank.txt": b"\n \n"},
+                ERR,
+                "--lm-corpus blank.txt: no text",
+            ),
+            (  # before: 'in.jsonl: truncated file', naming the dataset
+                "lm-corpus-broken-gzip",
+                [*args, "--method", "reda-ng", "--lm-corpus", "c.gz"],
+                {**good, "c.gz": b"\x1f\x8bgarbage"},
+                ERR,
+                "c.gz: a broken gzip file",
+            ),
+            (  # before: the user's link was replaced by the LM, exit 0
+                "save-lm-dangling-link",
+                [*args, "--method", "reda-ng", "--save-lm", "lm.parquet"],
+                {**good, "lm.parquet": Link("nowhere.parquet")},
+                USAGE,
+                "--save-lm lm.parquet: exists",
+            ),
             ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
             bad_file(
                 "lm-garbage", (*args, "--method", "reda-ng", "--lm", FILE), "lm.parquet", GARBAGE, beside=good

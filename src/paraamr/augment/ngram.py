@@ -35,6 +35,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -166,9 +167,13 @@ class NgramLM:
         )
 
     def save(self, path: str | Path) -> Path:
-        """Write the model as one Parquet file at ``path``; returns the path."""
+        """Write the model as one Parquet file at ``path``; returns the path. ValueError for a model
+        with no counts (which no later run could use)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
+
+        if not self.total:
+            raise ValueError("the n-gram LM has no counts: train it on some text first")
 
         meta = {"order": self.order, "alpha": self.alpha, "total": self.total, "lines": self.lines}
         meta["tokenizer"] = self.tokenizer.key
@@ -196,6 +201,8 @@ class NgramLM:
             why = f"no {_META_KEY.decode()} metadata" if isinstance(err, KeyError) else err
             raise InputError(f"{path}: not an n-gram LM saved by paraamr ({why})") from err
         whole = isinstance(meta, dict) and all(type(meta.get(k)) is int for k in ("order", "total", "lines"))
+        if whole and meta["total"] <= 0:  # saved by an earlier version from a corpus of no text
+            raise InputError(f"{path}: an n-gram LM with no counts (trained on no text): remove it")
         if not whole or type(meta.get("alpha")) not in (int, float):
             raise InputError(
                 f"{path}: not an n-gram LM saved by paraamr (its {_META_KEY.decode()} metadata lacks a "
@@ -259,8 +266,11 @@ def read_corpus(path: str | os.PathLike) -> Iterator[str]:
         with open(file, "rb") as raw:
             gzipped = raw.read(2) == b"\x1f\x8b"
         with gzip.open(file, "rb") if gzipped else open(file, "rb") as stream:
-            for number, line in enumerate(stream, start=1):
-                try:
+            number = 0
+            try:
+                for number, line in enumerate(stream, start=1):
                     yield line.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as err:
-                    raise InputError(f"{file}, line {number}: not valid UTF-8 (byte {err.start})") from None
+            except UnicodeDecodeError as err:
+                raise InputError(f"{file}, line {number}: not valid UTF-8 (byte {err.start})") from None
+            except (EOFError, gzip.BadGzipFile, zlib.error) as err:  # it named the dataset
+                raise InputError(f"{file}: a broken gzip file after line {number} ({err})") from None

@@ -329,6 +329,8 @@ def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
         name = re.sub(r"[|:\s]", "_", Path(args.lm_corpus).resolve().name)
         corpus = read_corpus(args.lm_corpus)
         lm = NgramLM.train(corpus, tokenizer=tokenizer, source=f"corpus:{name}", once=True)
+        if not lm.total:  # (before --save-lm: an LM of no counts would break every later run)
+            raise InputError(f"--lm-corpus {args.lm_corpus}: no text to train the n-gram LM on")
         told = f"trained on {args.lm_corpus} ({lm.lines:,} lines, {lm.total:,} tokens)"
     else:
         lm = NgramLM.train(texts, tokenizer=tokenizer, source=IN_SAMPLE)
@@ -388,7 +390,8 @@ def _check_options(args: argparse.Namespace) -> None:
         (tuple(PARAAMR_DEFAULTS), ("paraamr",), False),
         (("lm", "lm_corpus", "save_lm"), ("reda-ng",), False),
     ):
-        given = [n for n in names if getattr(args, n) and getattr(args, n) != PARAAMR_DEFAULTS.get(n)]
+        values = {n: getattr(args, n) for n in names}  # with a default: any other value ('none', 0 too)
+        given = [n for n, v in values.items() if (v != PARAAMR_DEFAULTS[n] if n in PARAAMR_DEFAULTS else v)]
         if given and args.method not in methods:
             options = ", ".join("--" + n.replace("_", "-") for n in (names if whole else given))
             raise UsageError(f"{options}: only with --method {' or '.join(methods)} (not {args.method})")
@@ -397,7 +400,8 @@ def _check_options(args: argparse.Namespace) -> None:
         check_not_input(args.save_lm, *reads, name="--save-lm")
         if Path(args.save_lm).is_dir():
             raise UsageError(f"--save-lm {args.save_lm}: is a folder (the LM is one Parquet file)")
-        if Path(args.save_lm).exists() and not args.overwrite:
+        lm_file = Path(args.save_lm)
+        if (lm_file.exists() or lm_file.is_symlink()) and not args.overwrite:  # a link to nowhere too
             raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
 
 
