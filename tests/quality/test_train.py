@@ -385,7 +385,9 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         (["train", "--input", "{missing}", "--output", "{out}"], "no such file"),
         (["train", "--input", "{latin}", "--output", "{out}"], r"latin\.txt: not UTF-8"),
         (["train", "--input", "{empty}", "--output", "{out}"], "no sentences to train on"),
-        (["train", "--input", "{good}", "--output", "{user}"], "folder is not empty; pass --overwrite"),
+        (["train", "--input", "{good}", "--output", "{user}"], "user: not empty; pass --overwrite"),
+        # before: the user's README.md was replaced by the model's, exit 0
+        (["train", "--input", "{good}", "--output", "{user}", "--overwrite"], "holds no model of paraamr"),
         (["train", "--input", "{good}", "--output", "{latin}"], "is a file, not a folder"),
         (["train", "--input", "{good}", "--natural", "{tsv}", "--output", "{out}"], r"bad\.tsv:3: a row"),
         (["train", "--input", "{good}", "--natural", "{good}", "--output", "{out}"], "the header must be"),
@@ -428,6 +430,38 @@ def test_errors_are_one_line(argv, message, tmp_path, capsys):
 
     assert re.search(message, err), err
     assert (user / "README.md").read_text() == "mine"
+
+
+@pytest.mark.slow
+def test_overwrite_replaces_the_model_whole_and_one_run_at_a_time(trained, tmp_path, capsys):
+    """Two runs into one --output both wrote there; a kill mid-save left new weights beside the
+    old calibration; an --overwrite rerun kept the earlier run's failures.jsonl."""
+    import shutil
+    import subprocess
+    import sys
+
+    model = tmp_path / "model"
+    shutil.copytree(trained, model)
+    assert (model / "failures.jsonl").is_file()  # its long line
+    argv = ["quality", "train", "--input", str(TINY), "--output", str(model), "--overwrite", *TINY_ARGS]
+    argv += ["--epochs", "1", "--batch-size", "8", "--no-progress", "--cosine-model", "none"]
+    code = (
+        "import sys, time; from paraamr.locks import file_lock; "
+        "lock = file_lock(sys.argv[1], command='quality train'); print('held', flush=True); time.sleep(60)"
+    )
+    lock = str(tmp_path / ".model.lock")  # another run's
+    holder = subprocess.Popen([sys.executable, "-c", code, lock], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        assert main(argv) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"--output {model}: being written by pid {holder.pid}" in capsys.readouterr().err
+    assert main(argv) == 0
+    assert not (model / "failures.jsonl").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    info = json.loads((model / "paraamr_quality.json").read_text())
+    assert info["settings"]["cosine_model"] is None  # the new run's, whole
 
 
 def test_calibrate_and_split_validation():

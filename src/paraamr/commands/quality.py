@@ -18,9 +18,9 @@ from pathlib import Path
 
 from paraamr.errors import InputError, UsageError, refuse_pipes
 from paraamr.extras import require
-from paraamr.layout import atomic_write
+from paraamr.layout import atomic_dir, atomic_write
 from paraamr.options import SEED, number, path_text, positive
-from paraamr.outputs import check_not_input, check_writable, check_writable_file, claim_file
+from paraamr.outputs import check_not_input, check_writable_file, claim_file
 from paraamr.progress import Progress, add_progress_options
 from paraamr.report import json_text
 from paraamr.texts import printable, text_problem
@@ -110,7 +110,9 @@ def register(subparsers) -> None:
     )
     train.add_argument("--output", type=Path, required=True, help="folder for the trained model")
     train.add_argument(
-        "--overwrite", action="store_true", help="replace a model already in --output (and --save-triplets)"
+        "--overwrite",
+        action="store_true",
+        help="replace a model already in --output, the folder whole (and --save-triplets)",
     )
     train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
     train.add_argument(
@@ -244,17 +246,6 @@ def register(subparsers) -> None:
     score.set_defaults(func=run_score)
 
 
-def _check_output(output: Path, overwrite: bool) -> None:
-    """Refuse to write a model into a folder that holds files, unless ``overwrite``."""
-    if output.exists() and not output.is_dir():
-        raise InputError(f"--output {output}: is a file, not a folder")
-    check_writable(output)
-    if output.is_dir() and any(output.iterdir()) and not overwrite:
-        raise InputError(
-            f"--output {output}: folder is not empty; pass --overwrite to replace the model in it"
-        )
-
-
 def _read_sentences(args: argparse.Namespace) -> tuple[list[str], list[dict]]:
     """The sentences of ``--input`` and a failure row for each one that cannot be trained on
     (:func:`paraamr.texts.text_problem`: longer than ``--max-chars``, a NUL character)."""
@@ -364,13 +355,13 @@ def run_train(args: argparse.Namespace) -> int:
     """Build triplets from ``--input`` (and ``--records``, and the natural pairs) and train the
     model in ``--output``."""
     require("quality")
-    from paraamr.quality.train import INFO_FILE, TrainSettings, train
+    from paraamr.quality.train import INFO_FILE, TrainSettings, check_output, train
     from paraamr.quality.triplets import write_triplets
 
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
     refuse_pipes(*args.input, *args.records, *([args.natural] if args.natural else []))
-    _check_output(args.output, args.overwrite)
+    check_output(args.output, args.overwrite)
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
         raise UsageError(f"--save-triplets {args.save_triplets}: exists; pass --overwrite to replace it")
     same = ("mode", "base", "margin", "epochs", "batch_size", "max_length", "freeze_layers", "validation")
@@ -391,11 +382,15 @@ def run_train(args: argparse.Namespace) -> int:
     if _default_run(args, settings):
         about["command"] = "paraamr quality train --output DIR"
     sources = [*args.input, *args.records]
-    progress = not args.no_progress
-    summary = train(triplets, args.output, settings, progress=progress, sources=sources, about=about)
+    options = {"progress": not args.no_progress, "sources": sources, "about": about}
+    with claim_file(args.output, overwrite=True, command="quality train", name="--output"):  # one run at once
+        check_output(args.output, args.overwrite)  # again: another run may have written it meanwhile
+        with atomic_dir(args.output, replace=True) as folder:  # never part of a model, nor two mixed
+            summary = train(triplets, folder, settings, **options)
+            if failures:
+                lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in failures)
+                (folder / "failures.jsonl").write_text("".join(lines), encoding="utf-8")
     if failures:
-        with (args.output / "failures.jsonl").open("w", encoding="utf-8") as stream:
-            stream.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in failures)
         print(f"{len(failures)} sentence(s) skipped: see {args.output}/failures.jsonl", file=sys.stderr)
     cal = summary["calibration"]
     print(

@@ -49,6 +49,7 @@ __all__ = [
     "MODES",
     "TrainSettings",
     "calibrate",
+    "check_output",
     "export_delta",
     "split_validation",
     "train",
@@ -428,6 +429,23 @@ def validation_figures(validation: Sequence[Triplet], scores: Sequence[float]) -
 
 #: Where the training note starts in a card.
 _NOTE_HEADING = "\n## How this model was trained"
+
+
+def check_output(output: Path, overwrite: bool) -> None:
+    """Refuse to write a model into a folder that holds files, unless ``overwrite`` and they are a
+    model of this command (``--overwrite`` replaces the folder whole, once the new model is in)."""
+    from paraamr.outputs import check_writable
+
+    if output.exists() and not output.is_dir():
+        raise InputError(f"--output {output}: is a file, not a folder")
+    check_writable(output)
+    if output.is_dir() and any(output.iterdir()) and not overwrite:
+        raise InputError(f"--output {output}: not empty; pass --overwrite to replace the model in it")
+    if output.is_dir() and any(output.iterdir()) and not (output / INFO_FILE).is_file():
+        raise InputError(
+            f"--output {output}: holds no model of paraamr quality train (no {INFO_FILE}); refusing to "
+            "replace its files even with --overwrite: give an empty or new folder"
+        )
 
 
 def _save(model, output: Path, summary: dict) -> None:
