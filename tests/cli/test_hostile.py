@@ -758,6 +758,14 @@ def table() -> list[Case]:
             ),
             bad_file("garbage", at, "in.amr", GARBAGE, names="graph", single=False),
             bad_file("junk-after-graph", at, "in.amr", b"(x / y))) extra )\n", names="graph", single=False),
+            # before: variants written from them, exit 0, and penman's own warning lines on stderr
+            *(
+                bad_file(f"missing-{what}", at, "in.amr", graph, names=names, single=False)
+                for what, graph, names in (
+                    ("concept", b"(a / b :ARG0 (c / ))\n", "c has a '/' without a concept"),
+                    ("target", b"(a / b :ARG0 (c / f :ARG1))\n", "c has :ARG1 without a target"),
+                )
+            ),
             bad_file("long-line", at, "in.amr", b"(x / " + b"y" * 100_000 + b")\n", OK),
             ("foci-negative", ["in.amr", "--foci", "-1"], {"in.amr": AMR}, USAGE, "--foci"),
             ("broken-pipe", ["in.amr"], {"in.amr": many}, PIPE, None, {"how": "pipe"}),

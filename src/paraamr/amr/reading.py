@@ -10,6 +10,7 @@ rest), decoded graphs, blank-line separated files, and the structure every re-ro
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -29,6 +30,15 @@ MAX_NODES = 500
 MAX_DEPTH = 100
 
 _INSTANCE = AMR_MODEL.concept_role
+
+
+def _unreported(record: logging.LogRecord) -> bool:
+    """penman's warnings of a missing concept or target, which :class:`_Structure` refuses with the
+    graph named, are not printed besides."""
+    return not record.getMessage().startswith(("Missing concept:", "Missing target:"))
+
+
+logging.getLogger("penman").addFilter(_unreported)
 
 #: What the functions take as a graph: PENMAN text, penman's tree (:func:`parse`) or its Graph.
 GraphInput = str | penman.Tree | penman.Graph
@@ -360,6 +370,9 @@ class _Structure:
                 raise AMRError(f"{where}: variable {var} is defined more than once")
             concepts[var] = None
             for role, target in edges:
+                if target is None:  # penman warns of a missing concept or target and reads on
+                    what = "a '/' without a concept" if role == "/" else f"{role} without a target"
+                    raise AMRError(f"{where}: {var} has {what}")
                 if role == "/" or role == _INSTANCE:
                     concepts[var] = target
                 elif isinstance(target, tuple):
