@@ -380,6 +380,13 @@ def table() -> list[Case]:
                 "--save-lm lm.parquet: exists",
             ),
             ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
+            (  # before: written, then read back as part of the input by the same command run again
+                "output-inside-dataset",
+                ["--dataset", "d", "--output", "d/out", "--method", "reda", "--n", "1"],
+                {"d/train.jsonl": AUGMENT_ROWS},
+                USAGE,
+                "--output d/out: inside --dataset d",
+            ),
             bad_file(
                 "lm-garbage", (*args, "--method", "reda-ng", "--lm", FILE), "lm.parquet", GARBAGE, beside=good
             ),

@@ -185,9 +185,12 @@ def run(args: argparse.Namespace) -> int:
     line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together).
     The output folder's lock is held from before any work to the end: a second run is refused."""
     from paraamr.augment.folder import claim_output
+    from paraamr.errors import UsageError
 
     _check_options(args)
     output = args.output or f"augmented-{args.method}"
+    if Path(args.dataset).is_dir() and Path(output).resolve().is_relative_to(Path(args.dataset).resolve()):
+        raise UsageError(f"--output {output}: inside --dataset {args.dataset}, read as its input next time")
     with claim_output(Path(output), args.overwrite):
         return _run(args, output)
 
