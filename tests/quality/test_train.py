@@ -245,6 +245,13 @@ def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     # an existing output is not replaced without --overwrite
     assert main(["quality", "score", "--model", str(trained), "--input", str(src), "--output", str(out)]) == 1
     assert "--overwrite" in capsys.readouterr().err
+    # a failure row among them: the figures over the others, saying so (before: no figures, no word)
+    src.write_text("".join(json.dumps(r) + "\n" for r in [*PAIRS, {**PAIRS[0], "para_text": "a\x00b"}]))
+    argv = ["quality", "score", "--model", str(trained), "--input", str(src), "--output", str(out)]
+    assert main([*argv, "--overwrite"]) == 0
+    err = capsys.readouterr().err
+    again = json.loads(next(line for line in err.splitlines() if line.startswith('{"separation"')))
+    assert again["separation"] == figures["separation"] and again["failure_rows_left_out"] == 1
 
 
 def test_score_replaces_a_link_and_never_writes_through_it(tmp_path, capsys):

@@ -467,17 +467,17 @@ def _score(args: argparse.Namespace) -> int:
         sys.stdout.writelines(lines)
     else:  # whole or not at all, and a link replaced by the file, never written through
         atomic_write(args.output, "".join(lines))
-    labelled = [(s, r["label"]) for s, r in zip(scores, rows, strict=True) if "label" in r and s is not None]
-    if labelled and len(labelled) == len(rows):
-        values_, labels = zip(*labelled, strict=True)
+    scored = [(s, r) for s, r in zip(scores, rows, strict=True) if s is not None]  # failure rows: out
+    if scored and all("label" in r for _, r in scored):
+        values_, labels, texts = zip(*((s, r["label"], r["text"]) for s, r in scored), strict=True)
         both = len(set(labels)) == 2  # one class (or one row): no separation, null; not an error
         figures = {
             "separation": separation(values_, labels) if both else None,
             **classify(values_, labels, args.threshold),
         }
-        found = (
-            intervals_by_source(values_, labels, [r["text"] for r in rows], args.threshold) if both else {}
-        )
+        if len(scored) < len(rows):  # (they were left out of the figures silently: no figures at all)
+            figures["failure_rows_left_out"] = len(rows) - len(scored)
+        found = intervals_by_source(values_, labels, texts, args.threshold) if both else {}
         figures["interval_95"] = {  # null where one source (or one class) gives no interval
             name: [None if math.isnan(x) else x for x in found.get(name, (math.nan, math.nan))]
             for name in ("separation", "f1_macro")
