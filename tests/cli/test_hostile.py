@@ -380,6 +380,8 @@ def table() -> list[Case]:
                 "--save-lm lm.parquet: exists",
             ),
             ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
+            # before: each text paired with itself, exit 0
+            ("same-column-twice", [*args, "--columns", "text", "text"], good, ERR, "two different columns"),
             (  # before: written, then read back as part of the input by the same command run again
                 "output-inside-dataset",
                 ["--dataset", "d", "--output", "d/out", "--method", "reda", "--n", "1"],
@@ -689,7 +691,7 @@ def table() -> list[Case]:
                 "in.jsonl",
                 SCORE_ROWS,
                 "missing empty directory invalid-utf8 garbage malformed-json pipe",
-                expect={"empty": OK_OR_ERR},
+                expect={"empty": ERR},  # before: nothing written, exit 0
             ),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"text": "a"}]), names="para_text"),
             bad_file("model-empty-folder", (*args, "--model", FILE), "m", None, beside=good),

@@ -78,6 +78,8 @@ def check_columns(names: Sequence[str], columns: Sequence[str]) -> tuple[str, ..
     """``columns`` as a tuple, after checking they exist and the added columns do not."""
     if not 1 <= len(columns) <= 2:
         raise InputError(f"augment one text column or a pair, got {len(columns)}: {list(columns)}")
+    if len(set(columns)) < len(columns):  # a pair of a column with itself: each text crossed with itself
+        raise InputError(f"a pair of two different columns, got {list(columns)}")
     missing = [name for name in columns if name not in names]
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))} in the dataset (columns: {list(names)})")

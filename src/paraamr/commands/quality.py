@@ -451,6 +451,8 @@ def _score(args: argparse.Namespace) -> int:
     from paraamr.quality.evaluation import classify, intervals_by_source, separation
 
     rows = score_rows(args.input)
+    if not rows:  # (it wrote nothing, exit 0)
+        raise InputError(f"--input {args.input}: no pairs to score")
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
     scorer = QualityScorer(args.model, batch_size=args.batch_size)
