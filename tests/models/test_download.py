@@ -537,6 +537,11 @@ def test_offline_or_no_download_stops_at_once_naming_why(hub, tmp_path, monkeypa
     assert main(["models", "download", "org/tiny-gpt2", "--quiet"]) == 1
     err = capsys.readouterr().err.strip()
     assert "offline mode is on" in err and len(err.splitlines()) == 1
+    # an amrlib release by name too (before: fetched all the same, 'Name or service not known' offline)
+    assert main(["models", "download", "generate_t5wtense", "--cache-dir", str(tmp_path / "c"), "-q"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "amrlib model 'generate_t5wtense' is not in" in err and "offline mode is on" in err, err
+    assert hub.log == []
 
 
 def test_cli_download_list_and_rm(hub, tmp_path, capsys):

@@ -349,10 +349,12 @@ def fetch_release(
         )
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise ParaAMRError(f"model name {name!r} must be a plain folder name (letters, digits, . _ -)")
-    if url is None:
-        url, md5 = release.url, md5 or release.md5
     root = cache_root(cache_dir) / "models"
     target = root / name
+    if url is None and not target.is_dir() and offline():  # (it went to the network all the same)
+        raise ModelNotFoundError(f"amrlib model {name!r} is not in {root} ({_why_not(True)})")
+    if url is None:
+        url, md5 = release.url, md5 or release.md5
     if not target.is_dir():
         try:
             root.mkdir(parents=True, exist_ok=True)
