@@ -13,6 +13,14 @@ pytest_plugins = ["dataset_fixtures", "hostile_report", "slow_report"]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # A pytest-xdist worker runs execnet's thread beside its tests: a fork of it (datasets' worker
+    # pools) may copy a lock that thread holds and hang on it (a filter_records doctest did, once
+    # in three runs). Pools of tests there start from a fork server, a process without it.
+    import multiprocess
+
+    multiprocess.set_start_method("forkserver", force=True)
+
 #: Figure 1 of the ParaAMR paper: "I know for them to approve this price, they'll need statistical
 #: documentation.", in the paper's notation.
 PAPER_AMR = (

@@ -100,6 +100,7 @@ def test_results_do_not_depend_on_num_proc():
     assert rows(one.dataset) == rows(two.dataset)
 
 
+@pytest.mark.slow
 def test_wordnet_results_do_not_depend_on_num_proc():
     # forked workers must not share nltk's open WordNet files (their offsets would race); the
     # two-process run goes first so that its workers look the words up, not a warm cache
