@@ -382,6 +382,8 @@ def table() -> list[Case]:
             ("unknown-column", [*args, "--columns", "body"], good, ERR, "body"),
             # before: each text paired with itself, exit 0
             ("same-column-twice", [*args, "--columns", "text", "text"], good, ERR, "two different columns"),
+            # before: every row a failure row, exit 0
+            ("number-column", [*args, "--columns", "label"], good, ERR, "column 'label' is not a text"),
             (  # before: written, then read back as part of the input by the same command run again
                 "output-inside-dataset",
                 ["--dataset", "d", "--output", "d/out", "--method", "reda", "--n", "1"],
