@@ -779,6 +779,7 @@ def table() -> list[Case]:
             ),
             bad_file("long-line", at, "in.amr", b"(x / " + b"y" * 100_000 + b")\n", OK),
             ("foci-negative", ["in.amr", "--foci", "-1"], {"in.amr": AMR}, USAGE, "--foci"),
+            ("seed-negative", ["in.amr", "--seed", "-1"], {"in.amr": AMR}, USAGE, "--seed"),  # was taken
             ("broken-pipe", ["in.amr"], {"in.amr": many}, PIPE, None, {"how": "pipe"}),
         ],
     )

@@ -17,7 +17,7 @@ import contextlib
 import io
 import sys
 
-from paraamr.options import positive
+from paraamr.options import SEED, number, positive
 from paraamr.report import counted
 
 #: Listed in the help; the list itself is ``paraamr.amr.DEFAULT_EXCLUDED`` (kept light:
@@ -48,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="'all' candidate foci of each graph, or N of them at random (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random foci (default: %(default)s)")
+    parser.add_argument(
+        "--seed", type=number(**SEED), default=0, help="seed of the random foci (default: %(default)s)"
+    )
     parser.add_argument("--oneline", action="store_true", help="write each graph on one line")
     parser.add_argument(
         "--exclude",
