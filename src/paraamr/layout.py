@@ -371,9 +371,11 @@ def remove_temps(path: str | os.PathLike) -> int:
     """
     path = Path(path)
     stale = list(path.parent.glob(f".{_glob.escape(path.name)}.*.tmp")) if path.parent.is_dir() else []
-    for tmp in stale:  # an atomic_dir's folder too
-        folder = tmp.is_dir() and not tmp.is_symlink()
-        shutil.rmtree(tmp, ignore_errors=True) if folder else tmp.unlink(missing_ok=True)
+    for tmp in stale:
+        if tmp.is_dir() and not tmp.is_symlink():  # an atomic_dir's folder
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
     return len(stale)
 
 

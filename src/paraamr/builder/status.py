@@ -115,13 +115,12 @@ def not_done(path: Path, status: RunStatus) -> InputError:
         head = f"{len(status.todo)} of {len(status.plan.rows)} tasks not done ({'; '.join(parts)})"
     rerun = status.shards_to_run()
     command, cwd = status.saved.get("command"), status.saved.get("cwd", ".")
-    if status.shards == 1:
+    # one command does them all: a run in one piece, or an --executor run (no {shard} in its command)
+    if status.shards == 1 or (command and rerun and not any("{shard}" in arg for arg in command)):
         if command:
             print(f"# the command to run again (from {cwd}):\n{' '.join(command)}")
-        return InputError(f"{path}: {head}; run the same command to do them, then finalize again")
-    if command and rerun and not any("{shard}" in arg for arg in command):  # an --executor run's command
-        print(f"# the command to run again (from {cwd}):\n{' '.join(command)}")
-        return InputError(f"{path}: {head}; run the same command to do them")
+        then = ", then finalize again" if status.shards == 1 else ""
+        return InputError(f"{path}: {head}; run the same command to do them{then}")
     if command and rerun:
         print(f"# the shards to run (from {cwd}); on Slurm: --array={ranges(rerun, ',')}")
         for i in itertools.islice((i for a, b in rerun for i in range(a, b + 1)), _SHOWN):

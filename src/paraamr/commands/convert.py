@@ -99,8 +99,11 @@ def run(args: argparse.Namespace) -> int:
     skipped = Skipped(fields=Counter())
     if to == "jsonl" and args.push_to_hub:
         raise UsageError("--push-to-hub needs a dataset folder as OUTPUT, not JSON lines")
-    folder_only = {"--license": args.license, "--max-shard-size": args.max_shard_size}
-    folder_only["--repo-id"] = args.repo_id
+    folder_only = {
+        "--license": args.license,
+        "--max-shard-size": args.max_shard_size,
+        "--repo-id": args.repo_id,
+    }
     if to == "jsonl" and (given := [flag for flag, value in folder_only.items() if value is not None]):
         raise UsageError(f"{', '.join(given)}: only with a dataset folder as OUTPUT (its shards and card)")
     if to == "parquet" and args.all_fields:

@@ -88,9 +88,11 @@ def _check(s: EvaluateSettings) -> int | None:
         raise UsageError("--write-card and --plots go with the whole row: give them to --merge")
     if s.merge and (s.references or s.templates):
         raise UsageError("--references, --templates: --merge takes the row as its shards computed it")
+    from paraamr.metrics.parsers import parser_spec
+
     check_folder("--state-dir", s.state_dir)
     check_folder("--cache-dir", s.cache_dir)
-    s.parser_spec  # noqa: B018  (--no-pos with another parser than link-grammar: refused now)
+    parser_spec(s.parser, s.no_pos)  # --no-pos with another parser than link-grammar: refused now
     return s.height
 
 

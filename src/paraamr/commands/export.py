@@ -178,8 +178,8 @@ def _shown(rows, shown: Progress):
 
 
 def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
-    """Refuse, before any work, an output that is a folder, would be replaced without
-    ``--overwrite``, is the input, or cannot be written."""
+    """Refuse, before any work, an output that would be replaced without ``--overwrite`` (a link
+    to nowhere too), is the input, or cannot be written."""
     from paraamr.errors import InputError
     from paraamr.outputs import check_not_input, check_writable_file
 

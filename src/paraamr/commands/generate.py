@@ -240,7 +240,10 @@ def add_executor_options(group: argparse._ActionsContainer) -> None:
         help=f"number of tasks, at most {MAX_JOBS:,} (default: --workers)",
     )
     group.add_argument(
-        "--workers", type=number(int, low=1, high=MAX_JOBS), metavar="K", help="tasks at once (default: 1)"
+        "--workers",
+        type=number(int, low=1, high=MAX_JOBS),
+        metavar="K",
+        help=f"tasks at once (default: {EXECUTOR_DEFAULTS['workers']})",
     )
     group.add_argument("--slurm-partition", metavar="P", help="Slurm partition (for --executor slurm)")
     group.add_argument(
@@ -248,9 +251,17 @@ def add_executor_options(group: argparse._ActionsContainer) -> None:
         metavar="HH:MM:SS",
         help=f"time limit per task (default: {EXECUTOR_DEFAULTS['slurm_time']})",
     )
-    group.add_argument("--slurm-cpus", type=positive(), metavar="N", help="CPUs per task (default: 4)")
     group.add_argument(
-        "--slurm-gpus", type=number(int, low=0), metavar="N", help="GPUs per task (default: 0)"
+        "--slurm-cpus",
+        type=positive(),
+        metavar="N",
+        help=f"CPUs per task (default: {EXECUTOR_DEFAULTS['slurm_cpus']})",
+    )
+    group.add_argument(
+        "--slurm-gpus",
+        type=number(int, low=0),
+        metavar="N",
+        help=f"GPUs per task (default: {EXECUTOR_DEFAULTS['slurm_gpus']})",
     )
 
 

@@ -439,9 +439,11 @@ def check_output(output: Path, overwrite: bool) -> None:
     if output.exists() and not output.is_dir():
         raise InputError(f"--output {output}: is a file, not a folder")
     check_writable(output)
-    if output.is_dir() and any(output.iterdir()) and not overwrite:
+    if not (output.is_dir() and any(output.iterdir())):
+        return
+    if not overwrite:
         raise InputError(f"--output {output}: not empty; pass --overwrite to replace the model in it")
-    if output.is_dir() and any(output.iterdir()) and not (output / INFO_FILE).is_file():
+    if not (output / INFO_FILE).is_file():
         raise InputError(
             f"--output {output}: holds no model of paraamr quality train (no {INFO_FILE}); refusing to "
             "replace its files even with --overwrite: give an empty or new folder"
