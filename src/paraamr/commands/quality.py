@@ -360,6 +360,12 @@ def run_train(args: argparse.Namespace) -> int:
 
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
+    natural = {"--natural-repeat": args.natural_repeat != TrainSettings.natural_repeat}
+    natural["--natural-operator-triplets"] = (
+        args.natural_operator_triplets != DEFAULT_NATURAL_OPERATOR_TRIPLETS
+    )
+    if args.no_natural and any(natural.values()):  # they would do nothing
+        raise UsageError(f"{', '.join(f for f, on in natural.items() if on)}: not used with --no-natural")
     refuse_pipes(*args.input, *args.records, *([args.natural] if args.natural else []))
     check_output(args.output, args.overwrite)
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:

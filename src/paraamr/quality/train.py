@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from paraamr import __version__
-from paraamr.errors import InputError
+from paraamr.errors import InputError, UsageError
 from paraamr.quality.evaluation import by_kind, classify, equal_error_threshold, separation
 from paraamr.quality.model_card import training_note
 from paraamr.quality.mpnet import MPNET, cosine_weight, cosines
@@ -107,12 +107,20 @@ class TrainSettings:
         return replace(self, **filled)
 
     def check(self) -> None:
-        """Refuse, before any triplet is built, an unknown mode, a base or cosine model that is not
-        found (fetched when missing and online) and more frozen layers than the base has."""
+        """Refuse, before any triplet is built, an unknown mode, a setting the mode does not use, a
+        base or cosine model that is not found (fetched when missing and online) and more frozen
+        layers than the base has."""
         if self.mode not in MODES:
             raise InputError(f"mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        cross, paired = self.mode == "cross", self.mode == "cross" and self.paired
+        used = {"margin": not cross, "paired": cross, "logit_margin": paired}
+        used["cosine_model"] = cross or self.cosine_model is None
+        unused = [k for k, on in used.items() if not on and getattr(self, k) != getattr(TrainSettings, k)]
+        if unused:  # a setting this mode does not use would do nothing
+            what = "; ".join(f"{k} {getattr(self, k)}" for k in unused)
+            raise UsageError(f"{what}: not used in {self.mode} mode{' without paired' * (cross > paired)}")
         base = resolve_model(self.base, role="base model")
-        if self.cosine_model is not None:
+        if cross and self.cosine_model is not None:
             resolve_model(self.cosine_model, role="cosine model")
         frozen = self.resolved().freeze_layers or 0
         try:
