@@ -358,6 +358,9 @@ def table() -> list[Case]:
             ("perplexity-with-reda", [*args, "--max-perplexity", "5"], good, USAGE, "--max-perplexity: only"),
             # before: 'none' and 0 passed for "not given", exit 0
             ("perplexity-none-reda", [*args, "--max-perplexity", "none"], good, USAGE, "--max-perplexity"),
+            # before: accepted and ignored (augment reads an archive only as --paraphrases; a file has no config)
+            ("archive-limit-no-archive", [*args, "--max-unpacked", "1GB"], good, USAGE, "--max-unpacked: only"),
+            ("config-of-a-file", [*args, "--dataset-config", "mrpc"], good, USAGE, "--dataset-config: only"),
             (  # before: the LM of no counts was saved, and every later reda-ng run failed on it
                 "lm-corpus-blank",
                 [*args, "--method", "reda-ng", "--lm-corpus", "blank.txt", "--save-lm", "lm.parquet"],

@@ -365,7 +365,7 @@ def _check_options(args: argparse.Namespace) -> None:
     """Options that do not go with the method, or names that break datasets' rules
     (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
     from paraamr.commands.push import push_of
-    from paraamr.commands.stats import archive_limits
+    from paraamr.commands.stats import ARCHIVE_DEFAULTS, archive_limits
     from paraamr.errors import UsageError
     from paraamr.layout import check_name
 
@@ -402,6 +402,11 @@ def _check_options(args: argparse.Namespace) -> None:
         if given and args.method not in methods:
             options = ", ".join("--" + n.replace("_", "-") for n in (names if whole else given))
             raise UsageError(f"{options}: only with --method {' or '.join(methods)} (not {args.method})")
+    given = [f"--{n.replace('_', '-')}" for n, d in ARCHIVE_DEFAULTS.items() if getattr(args, n) != d]
+    if given and not args.paraphrases:  # the only archive augment reads
+        raise UsageError(f"{', '.join(given)}: only with --paraphrases (the archive they bound)")
+    if args.dataset_config and Path(args.dataset).is_file():
+        raise UsageError(f"--dataset-config: only with a Hub dataset or a folder ({args.dataset} is a file)")
     if args.save_lm:  # neither a file of the user's nor one the run reads
         reads = [p for p in (args.dataset, args.lm, args.lm_corpus) if p]
         check_not_input(args.save_lm, *reads, name="--save-lm")

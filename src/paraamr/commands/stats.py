@@ -13,7 +13,10 @@ import argparse
 from paraamr.options import add_plot_options, number
 from paraamr.report import counted, json_text
 
-__all__ = ["add_archive_options", "add_arguments", "archive_limits", "run"]
+__all__ = ["ARCHIVE_DEFAULTS", "add_archive_options", "add_arguments", "archive_limits", "run"]
+
+#: The defaults of ``--max-unpacked``, ``--max-unpack-ratio`` and ``--max-line-bytes``.
+ARCHIVE_DEFAULTS = {"max_unpacked": "64GB", "max_unpack_ratio": 100.0, "max_line_bytes": "32MiB"}
 
 
 def add_archive_options(parser: argparse.ArgumentParser) -> None:
@@ -24,21 +27,21 @@ def add_archive_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--max-unpacked",
         metavar="SIZE",
-        default="64GB",
+        default=ARCHIVE_DEFAULTS["max_unpacked"],
         help="refuse input that unpacks to more than this in all (default: %(default)s)",
     )
     g.add_argument(
         "--max-unpack-ratio",
         metavar="N",
         type=number(float, above=0),
-        default=100.0,
+        default=ARCHIVE_DEFAULTS["max_unpack_ratio"],
         help="refuse an archive that unpacks to more than N times its size, past 16 MiB: a "
         "decompression bomb (default: %(default)g; release JSON lines pack about 3 times)",
     )
     g.add_argument(
         "--max-line-bytes",
         metavar="SIZE",
-        default="32MiB",
+        default=ARCHIVE_DEFAULTS["max_line_bytes"],
         help="a longer JSON line is invalid, read past without being held (default: %(default)s)",
     )
 
