@@ -358,8 +358,8 @@ def table() -> list[Case]:
             ("perplexity-with-reda", [*args, "--max-perplexity", "5"], good, USAGE, "--max-perplexity: only"),
             # before: 'none' and 0 passed for "not given", exit 0
             ("perplexity-none-reda", [*args, "--max-perplexity", "none"], good, USAGE, "--max-perplexity"),
-            # before: accepted and ignored (augment reads an archive only as --paraphrases; a file has no config)
-            ("archive-limit-no-archive", [*args, "--max-unpacked", "1GB"], good, USAGE, "--max-unpacked: only"),
+            # before: accepted, ignored (the only archive augment reads: --paraphrases; a file: no config)
+            ("archive-limit-no-archive", [*args, "--max-unpacked", "1GB"], good, USAGE, "--max-unpacked: on"),
             ("config-of-a-file", [*args, "--dataset-config", "mrpc"], good, USAGE, "--dataset-config: only"),
             (  # before: the LM of no counts was saved, and every later reda-ng run failed on it
                 "lm-corpus-blank",
@@ -674,9 +674,9 @@ def table() -> list[Case]:
             ),
             *option_cases(args, good, ERR, [("epochs", "zero", "0"), ("batch-size", "zero", "0")]),
             # settings the mode does not use (before: accepted and ignored, exit 0)
-            ("margin-in-cross-mode", [*args, "--margin", "0.7"], good, USAGE, "margin 0.7: not used in cross"),
+            ("margin-in-cross-mode", [*args, "--margin", "0.7"], good, USAGE, "margin 0.7: not used in cro"),
             ("paired-in-bi-mode", [*args, "--mode", "bi", "--no-paired"], good, USAGE, "paired False"),
-            ("logit-margin-not-paired", [*args, "--no-paired", "--logit-margin", "1"], good, USAGE, "without"),
+            ("logit-margin-unpaired", [*args, "--no-paired", "--logit-margin", "1"], good, USAGE, "without"),
             ("natural-repeat-no-natural", [*args, "--natural-repeat", "3"], good, USAGE, "--natural-repeat"),
             bad_file(
                 "long-line",

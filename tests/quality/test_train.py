@@ -355,9 +355,11 @@ def test_score_long_text_in_seconds_or_refused(tmp_path, capsys):
     assert isinstance(rows[1]["quality"], float)
 
 
+@pytest.mark.slow
 def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capfd):
-    """A lone surrogate (JSON can carry one) or a NUL is a failure row naming the field and the
-    position; the other rows are scored (before, the tokenizer's TypeError ended the run)."""
+    """A lone surrogate (JSON can carry one), a NUL or a text missing is a failure row naming the
+    field (and the position); the other rows are scored (before, the tokenizer's TypeError ended
+    the run)."""
     src = tmp_path / "hostile.jsonl"
     src.write_text(
         '{"text": "a\\ud800b", "para_text": "x y"}\n'
@@ -366,12 +368,15 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         + json.dumps({"text": "The dog ran.", "para_text": "The dog\x00 ran."})
         + "\n"
         + '{"text": "He left.", "para_text": "He went away.", "note": "\\udc80"}\n'  # another field
+        + '{"text": "He ran."}\n{"text": 5, "para_text": "Five."}\n'  # before: the whole run stopped
     )
     out = tmp_path / "out.jsonl"
     argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", str(src), "--output", str(out)]
     assert main(argv) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [r["quality"] is None for r in rows] == [True, False, True, False]
+    assert [r["quality"] is None for r in rows] == [True, False, True, False, True, True]
+    missing = [f"{field}: missing, or not a string" for field in ("para_text", "text")]
+    assert [r["failure"] for r in rows[4:]] == missing
     assert rows[3]["note"] == "\ufffd" and "failure" not in rows[3]  # scored, written as UTF-8 can
     assert rows[0]["failure"] == "text: a lone surrogate (U+D800) at character 2; text cannot hold it"
     assert rows[0]["text"] == "a\ufffdb"  # written as UTF-8 can hold it
@@ -384,7 +389,7 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
     ("argv", "message"),
     [
         (["score", "--input", "{missing}"], "no such file"),
-        (["score", "--input", "{bad}"], r"bad\.jsonl:2: a row needs string 'text' and 'para_text' field"),
+        (["score", "--input", "{bad}"], r"bad\.jsonl: no row has string 'text' and 'para_text' fields"),
         (["score", "--input", "{latin}"], r"latin\.txt: not UTF-8"),
         (["score", "--input", "{dir}"], "dir: no data files"),  # as evaluate says of a folder
         (["score", "--input", "{good}", "--model", "{missing}"], "not found .*paraamr quality train"),
@@ -414,7 +419,7 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
     ],
 )
 def test_errors_are_one_line(argv, message, tmp_path, capsys):
-    (tmp_path / "bad.jsonl").write_text('{"text": "a", "para_text": "b"}\n{"text": "a"}\n')
+    (tmp_path / "bad.jsonl").write_text('{"text": "a"}\n{"text": 1, "para_text": "b"}\n')
     (tmp_path / "latin.txt").write_bytes(b"caf\xe9\n")
     (tmp_path / "good.jsonl").write_text(json.dumps(PAIRS[0]) + "\n")
     (tmp_path / "empty.txt").write_text("# nothing\n\n")

@@ -413,6 +413,8 @@ def run_train(args: argparse.Namespace) -> int:
 def _pair_problem(row: dict, max_chars: int | None) -> str | None:
     """Why a row of ``quality score`` cannot be scored (its field named), or None."""
     for field in ("text", "para_text"):
+        if not isinstance(row.get(field), str):
+            return f"{field}: missing, or not a string"
         problem = text_problem(row[field], max_chars)
         if problem is not None:
             return f"{field}: {problem}"

@@ -144,8 +144,12 @@ def score_rows(path: str) -> list[dict]:
         name = "<stdin>" if path == "-" else path
         try:
             stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig")  # noqa: SIM115
-            with stream:
-                return list(json_lines(stream, name, ("text", "para_text"), labels=True))
+            with stream:  # a row without the texts is a failure row of its own (quality score)
+                rows = list(json_lines(stream, name, (), labels=True))
+            pairs = (isinstance(r.get("text"), str) and isinstance(r.get("para_text"), str) for r in rows)
+            if rows and not any(pairs):
+                raise InputError(f"{name}: no row has string 'text' and 'para_text' fields")
+            return rows
         except UnicodeDecodeError as err:
             raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
         except InputError:
