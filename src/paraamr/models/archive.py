@@ -38,8 +38,9 @@ def _check_member(member: tarfile.TarInfo, root: str) -> None:
         raise ArchiveRefused(f"member {name!r} resolves to {target}, outside the folder")
 
 
-def safe_extract(archive: str | Path, dest: str | Path) -> None:
-    """Extract gzipped tar ``archive`` into the new folder ``dest``, refusing it whole — before
+def safe_extract(archive: str | Path, dest: str | Path, name: str | None = None) -> None:
+    """Extract gzipped tar ``archive`` (``name`` in messages: by default its file name, a download
+    its URL) into the new folder ``dest``, refusing it whole — before
     anything is written — when any member is a link, a device or other special file, has an
     absolute path or ``..``, or resolves outside ``dest``; ``tarfile``'s ``data`` filter applies
     too (our own check closes its bypasses, CVE-2025-4517 and relatives). Raises
@@ -58,6 +59,7 @@ def safe_extract(archive: str | Path, dest: str | Path) -> None:
     paraamr.errors.ArchiveRefused: archive x.tar.gz refused: member 'model/evil' is a symbolic ...
     """
     archive, dest = Path(archive), Path(dest)
+    name = name or archive.name
     try:
         with tarfile.open(archive, "r:gz") as tar:
             members = tar.getmembers()  # reads to the end: a truncated gzip fails here
@@ -67,21 +69,21 @@ def safe_extract(archive: str | Path, dest: str | Path) -> None:
                 try:
                     _check_member(member, root)
                 except ArchiveRefused as err:
-                    raise ArchiveRefused(f"archive {archive.name} refused: {err}") from None
+                    raise ArchiveRefused(f"archive {name} refused: {err}") from None
             tar.extractall(dest, members=members, filter="data")
     except (tarfile.TarError, EOFError, OSError) as err:
-        raise ParaAMRError(f"archive {archive.name} is corrupt or incomplete: {err}") from err
+        raise ParaAMRError(f"archive {name} is corrupt or incomplete: {err}") from err
 
 
-def model_dir(archive: Path, dest: Path) -> Path:
-    """The archive's single top folder in ``dest``, checked for the files amrlib needs."""
+def model_dir(name: str, dest: Path) -> Path:
+    """The single top folder in ``dest`` of the archive ``name``, checked for the files amrlib needs."""
     tops = [p for p in dest.iterdir() if p.is_dir()]
     if len(tops) != 1:
-        raise ParaAMRError(f"archive {archive.name} should hold one model folder, found {len(tops)}")
+        raise ParaAMRError(f"archive {name} should hold one model folder, found {len(tops)}")
     model = tops[0]
     missing = [f for f in _REQUIRED if not (model / f).is_file()]
     if not any((model / f).is_file() for f in _WEIGHTS):
         missing.append(" or ".join(_WEIGHTS))
     if missing:
-        raise ParaAMRError(f"archive {archive.name} lacks {', '.join(missing)} in {model.name}/")
+        raise ParaAMRError(f"archive {name} lacks {', '.join(missing)} in {model.name}/")
     return model

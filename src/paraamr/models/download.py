@@ -383,8 +383,8 @@ def _fetch_into(
         raise ParaAMRError(f"download of {url} is corrupt: md5 {got}, expected {md5} (deleted; run again)")
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".partial-{target.name}-") as tmp:
         try:  # extracted beside the target; the model folder in it is then renamed into place
-            safe_extract(part, Path(tmp) / "x")
-            model = model_dir(part, Path(tmp) / "x")
+            safe_extract(part, Path(tmp) / "x", name=url)  # messages name what the user gave
+            model = model_dir(url, Path(tmp) / "x")
         except ParaAMRError:
             part.unlink()  # complete but unusable: never resume it
             raise
