@@ -130,10 +130,16 @@ def test_same_seed_same_model(trained, triplets, tmp_path):
     )
 
 
-def test_bi_training_lowers_the_loss_on_its_triplets(triplets, tmp_path):
+@pytest.mark.slow
+def test_bi_training_lowers_the_loss_on_its_triplets(triplets, tmp_path, capfd):
     summary = train(triplets, tmp_path / "bi", TrainSettings(mode="bi", batch_size=8, learning_rate=1e-4,
                     threads=1, validation=0.2), progress=False)  # fmt: skip
     assert summary["mode"] == "bi" and summary["loss"].startswith("TripletLoss")
+    # quiet as asked (before: sentence-transformers' "Computing widget examples" bar), the card's
+    # widget examples still drawn from the training triplets
+    assert "widget examples" not in capfd.readouterr().err
+    card = (tmp_path / "bi" / "README.md").read_text(encoding="utf-8")
+    assert "widget:" in card and triplets[0].anchor.split()[0] in card.split("widget:")[1].split("---")[0]
 
     def figures(model):
         scorer = QualityScorer(model)

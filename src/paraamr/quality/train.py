@@ -17,6 +17,8 @@ summary (``paraamr_quality.json``).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import random
@@ -44,17 +46,8 @@ from paraamr.quality.scorer import (
 )
 from paraamr.quality.triplets import Triplet, operator_counts
 
-__all__ = [
-    "INFO_FILE",
-    "MODES",
-    "TrainSettings",
-    "calibrate",
-    "check_output",
-    "export_delta",
-    "split_validation",
-    "train",
-    "validation_figures",
-]
+__all__ = ["INFO_FILE", "MODES", "TrainSettings", "calibrate", "check_output", "export_delta"]
+__all__ += ["split_validation", "train", "validation_figures"]
 
 #: The smallest calibration slope (a barely trained model may fit a slope <= 0).
 MIN_SLOPE = 1e-3
@@ -364,6 +357,7 @@ def _loss_name(settings: TrainSettings) -> str:
 
 def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bool) -> dict:
     """Run the trainer; returns the steps done, whether the time limit stopped it, seconds, losses."""
+    from transformers import set_seed
     from transformers.trainer_callback import PrinterCallback
 
     if settings.mode == "bi":
@@ -390,6 +384,10 @@ def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bo
             disable_tqdm=not progress,
             dataloader_num_workers=0,
         )
+        if settings.mode == "bi":  # the card's widget examples as the trainer draws them, without its bar
+            set_seed(settings.seed)
+            with contextlib.redirect_stderr(io.StringIO()):
+                model.model_card_data.set_widget_examples(dataset)
         trainer = Trainer(model=model, args=args, train_dataset=dataset, loss=loss)
         trainer.add_callback(limit)
         if not progress:  # no per-step loss lines on stdout either
