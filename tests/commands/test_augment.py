@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from datasets import Dataset, load_dataset
@@ -64,6 +65,7 @@ def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     assert card.data.task_categories == ["text-classification"]  # the rows carry labels
     assert [p.name for p in list_shards(out)["default"]["train"]] == ["train-00000-of-00001.parquet"]
     assert "ngram|order:4|backoff:stupid" in card.text
+    assert "Bad rows (empty, missing or over `--max-chars`): `failures/`." in card.text
     from paraamr.commands.augment import __doc__ as help_text  # the files the help names are there
 
     for named in ("data/default/{split}-*.parquet", "failures/failures-*.jsonl"):
@@ -107,7 +109,10 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
     assert loaded["test"].to_dict() == copied
     assert loaded["test"].features == loaded["train"].features  # copied, not augmented: the same columns
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert f"- Paraphrases: looked up among the sources of `{release}` (perplexity ≤ 110)" in card
+    assert f"- Paraphrases: looked up among the sources of `{release.name}` (perplexity ≤ 110)" in card
+    assert str(tmp_path) not in card  # a card is published: never a local path (before: the file's)
+    assert "failures/" not in card  # no bad row: no folder to point to (before: always said)
+    assert not (out / "failures").exists()
     assert main([*argv, "--max-perplexity", "none", "--overwrite"]) == 0
     assert list(load_dataset(str(out))["train"]["text"]) == [
         "He left.",
@@ -143,10 +148,11 @@ def test_paraamr_generated_on_the_fly(tmp_path, tiny_models, capsys):
     assert train[0]["premise"] == "The cat sat on the mat." and found >= 1
     added = [r for r in train if r["augmented"]]
     assert added and all(r["label"] == 0 for r in added)
-    card = (out / "README.md").read_text(encoding="utf-8")  # the models, as docs/augment.md says
-    parser, realizer, lm = (f"`{tiny_models[kind]}`" for kind in ("parser", "realizer", "lm"))
-    models = f"parser {parser}, realizer {realizer}, lm {lm}"
-    assert f"by AMR back-translation ({models}; all kept)" in card
+    card = (out / "README.md").read_text(encoding="utf-8")  # the models, as docs/augment.md says:
+    # by folder name and content hash, as generate's card names them (before: their local paths)
+    named = [f"{k} `{Path(tiny_models[k]).name}` (local, sha256 `" for k in ("parser", "realizer", "lm")]
+    assert "by AMR back-translation (" in card and all(name in card for name in named), card
+    assert str(Path(tiny_models["parser"]).parent) not in card
 
 
 def test_two_outputs_of_one_name_load_their_own_rows(tmp_path, mrpc):

@@ -119,6 +119,7 @@ def augment_card(
         repo_hint=repo_id or "path/to/this/folder",
         facts="\n".join(facts),
         rows_table="\n".join(table),
+        bad_rows=any(split.get("bad_rows") for split in stats.values()),  # failures/ then, only
     )
 
 

@@ -274,7 +274,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
         method=args.method,
         n=args.n or DEFAULT_N,
         seed=args.seed,
-        source=args.dataset,
+        source=_public(args.dataset),
         columns=columns,
         rows={s: len(d) for s, d in out.items()},
         augmented_splits=chosen,
@@ -424,15 +424,23 @@ def _generator_settings(args: argparse.Namespace) -> dict:
     return {n: getattr(args, n) for n in names} | {"download": not args.no_download}
 
 
+def _public(spec: str) -> str:
+    """An input as a published card names it: a local file or folder by its name, a Hub id as given."""
+    local = Path(spec)
+    return local.resolve().name if local.exists() else spec
+
+
 def _paraphrase_source(args: argparse.Namespace) -> str:
-    """The card's words on where the paraamr method's paraphrases came from."""
+    """The card's words on where the paraamr method's paraphrases came from (never a local path: a
+    local file by its name, a local model by its name and content hash)."""
     from paraamr.card import code
+    from paraamr.card.settings import model_name
 
     kept = "all kept" if args.max_perplexity is None else f"perplexity ≤ {args.max_perplexity:g}"
     if args.paraphrases:
-        return f"looked up among the sources of {code(args.paraphrases)} ({kept})"
+        return f"looked up among the sources of {code(_public(args.paraphrases))} ({kept})"
     kinds = ("parser", "realizer", "lm")
-    models = ", ".join(f"{kind} {code(getattr(args, f'{kind}_model'))}" for kind in kinds)
+    models = ", ".join(f"{kind} {model_name(getattr(args, f'{kind}_model'), None)}" for kind in kinds)
     return f"generated on the fly by AMR back-translation ({models}; {kept})"
 
 
