@@ -44,6 +44,17 @@ def test_paraphrases_score_above_unrelated_pairs(minilm):
     assert "|scale:x100|paraamr:" in str(sig)
 
 
+def test_a_local_model_is_signed_by_name_and_content_not_path(minilm):
+    """A signature goes into published cards (evaluate --write-card): a local folder is named by
+    its folder name and a digest of its files, never its path (before: the absolute path)."""
+    local = Embedder(str(minilm.path))
+    _, sig = semantic_similarity(["A dog runs."], ["A dog is running."], embedder=local)
+    model = str(sig).split("|")[0]
+    assert model.startswith(f"model:{minilm.path.name}@") and "/" not in model, model
+    named = semantic_similarity(["a"], ["b"], embedder=minilm)[1]  # by its registry name
+    assert str(sig).split("|")[1:] == str(named).split("|")[1:]
+
+
 def test_minilm_equals_a_by_hand_mean_pooling(minilm):
     """sentence-transformers' path against transformers + masked mean + L2 norm, computed here."""
     import torch

@@ -28,7 +28,7 @@ import numpy as np
 from paraamr.errors import InputError
 from paraamr.models.base import device_batches, element_bytes, footprint, loading, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
-from paraamr.models.fast import converted, load_encoder, resolve_backend
+from paraamr.models.fast import converted, load_encoder, model_digest, resolve_backend
 from paraamr.options import check_number
 from paraamr.texts import refuse_one_string
 
@@ -140,11 +140,14 @@ class Embedder:
 
     @property
     def signature(self) -> str:
-        """How embeddings are computed: model, pooling, library and versions (sacrebleu style)."""
+        """How embeddings are computed: model (a local one by its folder name and a digest of its
+        files, never its path: cards publish it), pooling, library and versions (sacrebleu style)."""
         lib = "sentence-transformers" if self._st is not None else "transformers"
         engine = f"|ctranslate2:{version('ctranslate2')}:{self.compute_type}" if self._ct2 is not None else ""
+        local = Path(self.model_name)
+        model = f"{local.resolve().name}@{model_digest(self.path)[:8]}" if local.exists() else self.model_name
         return (
-            f"model:{self.model_name}|pooling:{self.pooling}|lib:{lib}:{version(lib)}"
+            f"model:{model}|pooling:{self.pooling}|lib:{lib}:{version(lib)}"
             f"|torch:{version('torch')}{engine}"
         )
 
