@@ -170,6 +170,9 @@ def test_missing_or_clashing_columns_raise():
         augment(data, method="reda", columns=["sentence"], reda=table_reda())
     with pytest.raises(InputError, match="cannot tell the text columns"):
         augment(Dataset.from_dict({"body": ["x"]}), method="reda", reda=table_reda())
+    # a column of numbers (before: a failure row for every row, and a dataset of copies)
+    with pytest.raises(InputError, match=r"column 'label' is not a text column \(int64\)"):
+        augment(data, method="reda", columns=["label"], reda=table_reda())
     with pytest.raises(InputError, match="already has"):
         augment(Dataset.from_dict({"text": ["x"], "augmented": [True]}), method="reda", reda=table_reda())
     with pytest.raises(InputError, match=r"already has column\(s\) \['source_index'\]"):  # not Arrow's

@@ -26,7 +26,7 @@ reported by index in :attr:`Augmented.failures`. Results do not depend on ``num_
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -74,8 +74,10 @@ def detect_columns(names: Sequence[str]) -> tuple[str, ...]:
     )
 
 
-def check_columns(names: Sequence[str], columns: Sequence[str]) -> tuple[str, ...]:
-    """``columns`` as a tuple, after checking they exist and the added columns do not."""
+def check_columns(features: Mapping[str, Any], columns: Sequence[str]) -> tuple[str, ...]:
+    """``columns`` as a tuple, after checking they exist in ``features`` (a dataset's) and hold
+    text, and that the added columns do not exist."""
+    names = list(features)
     if not 1 <= len(columns) <= 2:
         raise InputError(f"augment one text column or a pair, got {len(columns)}: {list(columns)}")
     if len(set(columns)) < len(columns):  # a pair of a column with itself: each text crossed with itself
@@ -83,6 +85,10 @@ def check_columns(names: Sequence[str], columns: Sequence[str]) -> tuple[str, ..
     missing = [name for name in columns if name not in names]
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))} in the dataset (columns: {list(names)})")
+    for column in columns:  # numbers: every row would be a failure row
+        kind = getattr(features[column], "dtype", type(features[column]).__name__)
+        if kind not in ("string", "large_string"):
+            raise InputError(f"column {column!r} is not a text column ({kind})")
     _check_free(names)
     return tuple(columns)
 
@@ -200,7 +206,7 @@ def augment(
     if not len(dataset):
         raise ValueError("dataset has no rows to augment")
     columns = (columns,) if isinstance(columns, str) else columns  # one column, not its letters
-    columns = check_columns(dataset.column_names, columns or detect_columns(dataset.column_names))
+    columns = check_columns(dataset.features, columns or detect_columns(dataset.column_names))
     if method == "paraamr" and paraphrases is None:
         raise ValueError("method 'paraamr' needs paraphrases (a ParaphraseIndex)")
     if method != "paraamr":
