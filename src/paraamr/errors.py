@@ -1,6 +1,6 @@
-"""Errors of the package, :func:`about` to name a file in any error, and :func:`missing_local` to
-name a local path that is not there. :mod:`paraamr.report` turns each into one line and the exit
-status :attr:`ParaAMRError.exit_status`.
+"""Errors of the package, :func:`about` to name a file in any error, :func:`missing_local` to name
+a local path that is not there and :func:`check_utf8` the place where a file stops being UTF-8.
+:mod:`paraamr.report` turns each into one line and the exit status :attr:`ParaAMRError.exit_status`.
 
 >>> err = InputError("data.jsonl: line 3: no 'text' field")
 >>> str(err), err.exit_status, UsageError("x").exit_status
@@ -27,6 +27,7 @@ __all__ = [
     "about",
     "check_input_file",
     "check_splits",
+    "check_utf8",
     "missing_local",
     "not_a_file",
     "refuse_pipes",
@@ -175,3 +176,39 @@ def check_splits(spec: str, wanted: Sequence[str] | None, found: Sequence[str]) 
     missing = [s for s in wanted or () if s not in found]
     if missing:
         raise InputError(f"{spec}: no split {', '.join(missing)} (splits: {', '.join(found) or 'none'})")
+
+
+def check_utf8(path: str | os.PathLike, chunk: int = 1 << 20) -> None:
+    """Raise :class:`InputError` naming the line and byte offset of the first invalid UTF-8 in
+    ``path`` (read in chunks).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "rows.jsonl"
+    >>> _ = path.write_bytes(b'{"text": "ok"}\\n{"text": "b\\xffd"}\\n')
+    >>> check_utf8(path)
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: ...: not valid UTF-8 at line 2 (byte 0xff at offset 26)
+    """
+    import codecs
+
+    path = Path(path)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = lines = 0
+    with path.open("rb") as stream:
+        while True:
+            data = stream.read(chunk)
+            pending = len(decoder.getstate()[0])  # bytes of a character begun in the last chunk
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as err:
+                at = err.start - pending  # in ``data``
+                line = lines + data.count(b"\n", 0, max(at, 0)) + 1
+                bad = err.object[err.start : err.start + 1].hex()
+                raise InputError(
+                    f"{path}: not valid UTF-8 at line {line} (byte 0x{bad} at offset {offset + at})"
+                ) from None
+            if not data:
+                return
+            offset += len(data)
+            lines += data.count(b"\n")

@@ -396,12 +396,12 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
     [
         (["score", "--input", "{missing}"], "no such file"),
         (["score", "--input", "{bad}"], r"bad\.jsonl: no row has string 'text' and 'para_text' fields"),
-        (["score", "--input", "{latin}"], r"latin\.txt: not UTF-8"),
+        (["score", "--input", "{latin}"], r"latin\.txt: not valid UTF-8 at line 1"),
         (["score", "--input", "{dir}"], "dir: no data files"),  # as evaluate says of a folder
         (["score", "--input", "{good}", "--model", "{missing}"], "not found .*paraamr quality train"),
         (["score", "--input", "{good}", "--model", "{latin}"], "is a file, not a model folder"),
         (["train", "--input", "{missing}", "--output", "{out}"], "no such file"),
-        (["train", "--input", "{latin}", "--output", "{out}"], r"latin\.txt: not UTF-8"),
+        (["train", "--input", "{latin}", "--output", "{out}"], r"latin\.txt: not valid UTF-8 at line 1"),
         (["train", "--input", "{empty}", "--output", "{out}"], "no sentences to train on"),
         (["train", "--input", "{good}", "--output", "{user}"], "user: not empty; pass --overwrite"),
         # before: the user's README.md was replaced by the model's, exit 0

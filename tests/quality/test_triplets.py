@@ -120,5 +120,20 @@ def test_read_errors_name_the_place(tmp_path):
         read_paraphrases(tmp_path)
     latin = tmp_path / "latin.txt"
     latin.write_bytes(b"caf\xe9\n")
-    with pytest.raises(InputError, match=r"latin\.txt: not UTF-8"):
+    with pytest.raises(InputError, match=r"latin\.txt: not valid UTF-8 at line 1 \(byte 0xe9 at offset 3\)"):
         list(read_sentences(latin))
+
+
+def test_bad_utf8_is_placed_in_the_file_not_in_a_read_buffer(tmp_path):
+    """The place of a bad byte past the first 8 KiB (before, quality score said "at byte 7217" of a
+    byte at 31,793: the offset in Python's read buffer)."""
+    from paraamr.quality.data import score_rows
+
+    rows = [json.dumps({"text": f"The fox {i}.", "para_text": f"A fox {i}."}).encode() for i in range(600)]
+    rows[500] = b'{"text": "caf\xe9", "para_text": "b"}'
+    data = b"\n".join(rows) + b"\n"
+    (tmp_path / "big.jsonl").write_bytes(data)
+    at = data.index(b"\xe9")
+    place = rf"big\.jsonl: not valid UTF-8 at line 501 \(byte 0xe9 at offset {at}\)"
+    with pytest.raises(InputError, match=place):
+        score_rows(str(tmp_path / "big.jsonl"))

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.errors import InputError, missing_local, refuse_pipes
+from paraamr.errors import InputError, check_utf8, missing_local, refuse_pipes
 from paraamr.network import load_hub_dataset
 from paraamr.report import reason
 
@@ -53,41 +53,6 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
     if problem:
         raise InputError(problem)
     return load_hub_dataset(spec, config)
-
-
-def check_utf8(path: Path, chunk: int = 1 << 20) -> None:
-    """Raise :class:`InputError` naming the line and byte offset of the first invalid UTF-8 in
-    ``path`` (read in chunks).
-
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "rows.jsonl"
-    >>> _ = path.write_bytes(b'{"text": "ok"}\\n{"text": "b\\xffd"}\\n')
-    >>> check_utf8(path)
-    Traceback (most recent call last):
-    ...
-    paraamr.errors.InputError: ...: not valid UTF-8 at line 2 (byte 0xff at offset 26)
-    """
-    import codecs
-
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    offset = lines = 0
-    with path.open("rb") as stream:
-        while True:
-            data = stream.read(chunk)
-            pending = len(decoder.getstate()[0])  # bytes of a character begun in the last chunk
-            try:
-                decoder.decode(data, final=not data)
-            except UnicodeDecodeError as err:
-                at = err.start - pending  # in ``data``
-                line = lines + data.count(b"\n", 0, max(at, 0)) + 1
-                bad = err.object[err.start : err.start + 1].hex()
-                raise InputError(
-                    f"{path}: not valid UTF-8 at line {line} (byte 0x{bad} at offset {offset + at})"
-                ) from None
-            if not data:
-                return
-            offset += len(data)
-            lines += data.count(b"\n")
 
 
 def _local(path: Path, load: Callable[[], DatasetDict]) -> DatasetDict:

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from paraamr.errors import InputError, refuse_pipes
+from paraamr.errors import InputError, check_utf8, refuse_pipes
 
 __all__ = [
     "DATA_DIR", "HELDOUT", "HELDOUT_SETS", "NATURAL_PAIRS", "PAIR_COLUMNS", "SET_C", "TRAINING_FILES",
@@ -86,7 +86,8 @@ def read_pairs(path: str | Path) -> list[dict]:
                 raise InputError(f"{path}: the header must be {' '.join(PAIR_COLUMNS)} (tab-separated)")
             return [_pair(row, path, number) for number, row in enumerate(reader, 2)]
     except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+        check_utf8(path)  # the line, and the byte's offset in the file (err.start is in a buffer)
+        raise InputError(f"{path}: not UTF-8 text ({err.reason})") from err
 
 
 #: The header of a labelled pair file (:func:`read_pairs`).
@@ -151,7 +152,9 @@ def score_rows(path: str) -> list[dict]:
                 raise InputError(f"{name}: no row has string 'text' and 'para_text' fields")
             return rows
         except UnicodeDecodeError as err:
-            raise InputError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+            if path != "-":
+                check_utf8(path)  # the line, and the byte's offset in the file (not in a buffer)
+            raise InputError(f"{name}: not UTF-8 text ({err.reason})") from err
         except InputError:
             if path == "-" or _pair_lines(path):
                 raise

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, check_utf8
 from paraamr.quality.analysis import parsed
 from paraamr.quality.evaluation import LABEL_RULE, is_label
 from paraamr.quality.operators import NEGATIVE, POSITIVE, Operator, paraamr_paraphrase
@@ -229,7 +229,8 @@ def read_sentences(path: str | Path) -> Iterator[str]:
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not UTF-8 text ({err})") from err
+        check_utf8(path)  # the line and the byte's offset
+        raise InputError(f"{path}: not UTF-8 text ({err.reason})") from err
     for line in lines:
         if line.strip() and not line.lstrip().startswith("#"):
             yield line.strip()
