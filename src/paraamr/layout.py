@@ -91,6 +91,8 @@ STATE_FILES = {
     "final/": "finalize: shards being staged",
     "finalize.json": "finalize: the plan of renames (crash-safe finalize)",
     "pushed.json": "generate, finalize: the repos (and revisions) the finished folder was uploaded to",
+    "writing.json": "convert, augment: the folder is new and being written (gone once its card is)",
+    "augment/": "augment: the Arrow files of its datasets map (never beside the input)",
     "locks/": "every writer: the folder lock and one lock per writer, with their holders (paraamr.locks)",
     "evaluate/": "evaluate --state-dir DIR (or per run under --cache-dir): settings.json (input identity, "
     "options of the row), chunk-{k}.json (committed statistics of chunk k; resume, --merge)",

@@ -16,8 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.errors import FolderLocked, InputError
+from paraamr.layout import CARD, STATE_DIR, atomic_write
 
 __all__ = ["check_not_input", "check_writable", "check_writable_file", "claim_file"]
+__all__ += ["left_unfinished", "mark_new"]
+
+#: The mark of a command writing a folder that was new or empty (:func:`mark_new`).
+WRITING = f"{STATE_DIR}/writing.json"
 
 
 def check_writable(path: str | os.PathLike) -> None:
@@ -91,3 +96,24 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
             raise InputError(f"{shown}: exists (pass --overwrite to replace it)")
         remove_temps(path)
         yield path
+
+
+def mark_new(folder: str | os.PathLike) -> None:
+    """Mark ``folder``, new or empty when the command took it, as being written; the command removes
+    the mark with its state once the card is written (:func:`left_unfinished`)."""
+    atomic_write(Path(folder) / WRITING, f'{{"pid": {os.getpid()}}}\n')
+
+
+def left_unfinished(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds what a killed command left of a folder it took new or empty: the mark
+    of :func:`mark_new` and no card. No one's data: the command takes it again without
+    ``--overwrite``.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> mark_new(d); left_unfinished(d)
+    True
+    >>> _ = (d / "README.md").write_text("# a card"); left_unfinished(d)
+    False
+    """
+    return (Path(folder) / WRITING).is_file() and not (Path(folder) / CARD).exists()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from datasets import Dataset, load_dataset
 from huggingface_hub import DatasetCard
+from pausing import killed_at
 from tinyargs import model_args
 
 from paraamr.cli import main
@@ -175,17 +176,18 @@ def test_two_outputs_of_one_name_load_their_own_rows(tmp_path, mrpc):
     assert [(e["name"], e["num_examples"]) for e in info["splits"]] == [("train", len(loaded))]
 
 
-def test_what_a_killed_run_left_is_replaced_with_overwrite(tmp_path, mrpc, capsys):
-    """A run killed while writing leaves its staged parts alone; the rerun was refused both ways
-    ("pass --overwrite", then with it "not augment's"), and only deleting the folder by hand helped."""
+@pytest.mark.parametrize("moment", ["staged", "new-card"])
+def test_what_a_killed_run_left_is_taken_again(tmp_path, mrpc, capsys, moment):
+    """kill -9 with the shards staged, or in place before the card: the rerun was refused ("pass
+    --overwrite", and before that fix with it too, "not augment's"); a folder left with shards and
+    no card was refused even with --overwrite. What a run left of a folder it took new is no one's."""
     out = tmp_path / "out"
-    part = out / ".paraamr" / "parts" / "default" / "train" / "t0-00000.parquet"
-    part.parent.mkdir(parents=True)
-    part.write_bytes(b"PAR1 half")
     argv = ["augment", "--dataset", str(mrpc), "--method", "reda", "--n", "1", "--output", str(out)]
-    assert main(argv) == 1 and "pass --overwrite" in capsys.readouterr().err
-    assert main([*argv, "--overwrite"]) == 0
-    assert not part.exists() and load_dataset(str(out))["train"].num_rows > 0
+    killed_at(moment, argv)
+    assert not (out / "README.md").exists() and (out / ".paraamr" / "writing.json").is_file()
+    assert main(argv) == 0
+    assert load_dataset(str(out))["train"].num_rows > 0 and not (out / ".paraamr").exists()
+    assert main(argv) == 1 and "pass --overwrite" in capsys.readouterr().err  # finished: the user's now
     run = tmp_path / "run"  # a killed generate run's state: resumable, not augment's to take
     (run / ".paraamr" / "parts").mkdir(parents=True)
     (run / ".paraamr" / "settings.json").write_text("{}")
@@ -213,6 +215,21 @@ def test_no_cache_file_of_the_run_is_left_in_the_datasets_cache(tmp_path, mrpc, 
     ]
     assert main(argv) == 0 and main([*argv, "--overwrite"]) == 0
     assert any(cache.rglob("*.arrow")) and not list(cache.rglob("cache-*.arrow"))  # the input's own stays
+
+
+def test_a_save_to_disk_input_folder_is_never_written_into(tmp_path):
+    """A run killed mid-way left its map's Arrow files and a temporary file (3.6 times the input)
+    inside the user's save_to_disk folder, for good; a run that finished, its map's file."""
+    source = tmp_path / "mine"
+    rows = {"text": [f"the cat sat on mat {i}" for i in range(300)], "label": [0, 1] * 150}
+    Dataset.from_dict(rows).save_to_disk(str(source))
+    before = sorted(p.name for p in source.iterdir())
+    out = tmp_path / "out"
+    argv = ["augment", "--dataset", str(source), "--method", "reda", "--n", "1", "--output", str(out)]
+    killed_at("staged", argv)  # the map done, its shards staged
+    assert sorted(p.name for p in source.iterdir()) == before
+    assert main(argv) == 0 and sorted(p.name for p in source.iterdir()) == before
+    assert load_dataset(str(out))["train"].num_rows > 300 and not (out / ".paraamr").exists()
 
 
 def test_overwrite_replaces_only_an_earlier_augment_output(tmp_path, mrpc, capsys):

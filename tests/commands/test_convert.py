@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import zipfile
 
 import datasets
 import pytest
 from dataset_samples import FOLDER_RECORDS
+from pausing import killed_at
 
 from paraamr import sources
 from paraamr.cli import main
@@ -268,3 +271,21 @@ def test_a_file_being_written_is_refused_and_what_a_killed_writer_left_goes(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["back.jsonl"]  # no lock file left either
     assert main(["convert", str(release_jsonl), "/proc/back.jsonl"]) == 1  # no file can be made there
     assert capsys.readouterr().err.startswith("paraamr convert: /proc/back.jsonl: ")  # not its lock file
+
+
+@pytest.mark.parametrize("moment", ["staged", "new-card"])
+def test_a_killed_convert_into_a_new_folder_is_taken_again_without_overwrite(tmp_path, release_jsonl, moment):
+    """kill -9 with the records staged, or in shards before the card: the rerun said "exists and is
+    not empty (pass --overwrite to replace its shards and card)" of a folder with neither, and
+    stats sent the user to `paraamr finalize`, which refused it. Nothing there is anyone's data."""
+    out = tmp_path / "out"
+    killed_at(moment, ["convert", str(release_jsonl), str(out)])
+    assert not (out / "README.md").exists() and (out / ".paraamr" / "writing.json").is_file()
+    stats = subprocess.run([sys.executable, "-m", "paraamr", "stats", str(out)], capture_output=True,
+                           text=True)  # fmt: skip
+    said = f"paraamr stats: {out}: what a killed convert or augment left (no card): run it again\n"
+    assert stats.returncode == 1 and stats.stderr == said
+    assert main(["convert", str(release_jsonl), str(out)]) == 0
+    assert [r for _s, r in sources.read_path(out)] == [r for _s, r in sources.read_path(release_jsonl)]
+    assert not (out / ".paraamr" / "writing.json").exists()  # the mark gone with the card
+    assert main(["convert", str(release_jsonl), str(out)]) == 1  # a finished one is the user's now

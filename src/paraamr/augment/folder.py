@@ -28,19 +28,19 @@ from typing import TYPE_CHECKING, Any
 
 from paraamr import __version__
 from paraamr.errors import InputError
-from paraamr.outputs import check_writable
+from paraamr.outputs import check_writable, left_unfinished, mark_new
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["CONFIG", "MARK", "augment_card", "check_output", "claim_output", "write_folder"]
+__all__ = ["CACHE", "CONFIG", "MARK", "augment_card", "check_output", "claim_output", "write_folder"]
 
-#: What a killed augment leaves under the state folder: its parts, finalize's staging and plan, locks.
-_STAGED = {"parts", "final", "finalize.json", "locks"}
 #: The one config of an augmented folder.
 CONFIG = "default"
 #: Words of a card that say augment wrote it (an --overwrite may replace such a folder only).
 MARK = "paraamr augment"
+#: Where in the output's state the run's datasets map writes its Arrow files.
+CACHE = ".paraamr/augment"
 
 METHOD_TEXT = {
     "paraamr": "ParaAMR paraphrases (AMR back-translation, Huang et al. 2023), most fluent first",
@@ -128,7 +128,7 @@ def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
     """Hold ``output``'s lock (:func:`paraamr.locks.folder_lock`) for a whole run, the folder
     checked (:func:`check_output`) before and again under it. A run that fails leaves it as it
     was: its staged parts go, and a folder it created is removed again."""
-    from paraamr.layout import remove_state
+    from paraamr.layout import is_empty, remove_layout, remove_state
     from paraamr.locks import folder_lock
 
     output = Path(output)
@@ -138,10 +138,19 @@ def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
         with folder_lock(output, command="augment"):
             held = True
             check_output(output, overwrite)  # another run may have written it meanwhile
+            fresh = is_empty(output) or left_unfinished(output)
+            if fresh:  # a kill from here to the card leaves a folder the next run takes again
+                remove_layout(output)  # all a killed run left of it
+                mark_new(output)
+            else:
+                remove_state(output)  # what a killed run left: never mixed into this one
             try:
                 yield output
             except BaseException:
-                remove_state(output)  # the parts staged by write_folder
+                if fresh:
+                    remove_layout(output)  # empty again
+                else:
+                    remove_state(output)  # the parts staged
                 raise
     except BaseException:
         if held and created:
@@ -166,7 +175,8 @@ def write_folder(
     Shards and failures are staged first; only then, with ``overwrite``, are the files of the
     earlier output replaced, in one block with the renames of the new shards
     (:func:`~paraamr.builder.folder.finalize`), so a run that fails or is interrupted leaves the
-    earlier output or the new shards (a rerun with ``--overwrite`` writes their card).
+    earlier output or the new shards (a rerun with ``--overwrite`` writes their card; in a folder
+    taken new, without it: :func:`~paraamr.outputs.left_unfinished`).
     """
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
     from paraamr.card import with_dataset_info
@@ -174,7 +184,6 @@ def write_folder(
 
     output = Path(output)
     size = max_shard_size or MAX_SHARD_SIZE
-    remove_state(output)  # what a killed run left: never mixed into this one
     for split, dataset in splits.items():
         if not len(dataset):
             continue  # datasets cannot load a split without rows; the card names it
@@ -192,8 +201,8 @@ def write_folder(
         max_shard_size=size,
         replacing=(lambda: remove_layout(output, state=False)) if overwrite else None,  # augment's, checked
     )
-    remove_state(output)
     atomic_write(output / CARD, with_dataset_info(card, output))
+    remove_state(output)  # the mark of a new folder last, once the card is there
     return output
 
 
@@ -210,14 +219,11 @@ def check_output(output: Path, overwrite: bool) -> None:
 
     if output.exists() and not output.is_dir():
         raise InputError(f"{output}: exists and is not a folder (give a new folder as --output)")
-    if not output.exists() or is_empty(output):
+    if not output.exists() or is_empty(output) or left_unfinished(output):  # (the last: a killed run's)
         check_writable(output)
         return
     if not overwrite:
         raise InputError(f"{output}: exists and is not empty (pass --overwrite to replace an earlier output)")
-    state = output / STATE_DIR
-    if [p.name for p in output.iterdir()] == [STATE_DIR] and {p.name for p in state.iterdir()} <= _STAGED:
-        return  # the staged parts of a killed augment, nothing else (no run's settings): replaced
     card = output / CARD
     ours = {card, *failure_files(output)}
     ours.update(p for splits in list_shards(output).values() for paths in splits.values() for p in paths)

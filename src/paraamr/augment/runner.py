@@ -25,6 +25,7 @@ reported by index in :attr:`Augmented.failures`. Results do not depend on ``num_
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
@@ -187,6 +188,7 @@ def augment(
     batch_size: int = 256,
     max_chars: int | None = None,
     recipe: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> Augmented:
     """Augment ``dataset`` (see the module docstring); returns an :class:`Augmented`.
 
@@ -194,6 +196,8 @@ def augment(
     default an :class:`NgramLM` trained in-sample). ``reda`` defaults to WordNet synonyms with
     ``seed``. ``recipe="paper"`` (REDA methods) takes :func:`~paraamr.augment.reda.paper_recipe`
     instead of ``n``. Texts longer than ``max_chars`` are kept, not augmented, and reported as failures.
+    The result's Arrow files go to ``cache_dir`` (default: datasets' choice, beside ``dataset``'s own
+    files: in the folder of one read by ``load_from_disk``).
     """
     from datasets import Dataset
 
@@ -231,12 +235,14 @@ def augment(
         remove_columns=dataset.column_names,
         num_proc=num_proc if num_proc and num_proc > 1 else None,
         load_from_cache_file=False,
-        new_fingerprint=uuid.uuid4().hex,
+        new_fingerprint=(name := uuid.uuid4().hex),
         desc=f"augment ({method})",
+        cache_file_name=None if cache_dir is None else os.path.join(cache_dir, f"{name}.arrow"),
     )
     failures = _failures(expanded)
     keep = _first_occurrences(expanded, columns)
-    result = expanded.select(keep) if len(keep) < len(expanded) else expanded
+    indices = None if cache_dir is None else os.path.join(cache_dir, f"{name}-kept.arrow")
+    result = expanded.select(keep, indices_cache_file_name=indices) if len(keep) < len(expanded) else expanded
     result = result.remove_columns(_FAILURE)
     stats = {
         "input_rows": len(dataset),

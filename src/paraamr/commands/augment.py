@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, output: str) -> int:
-    from paraamr.augment.folder import augment_card, write_folder
+    from paraamr.augment.folder import CACHE, augment_card, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.reda import paper_recipe
     from paraamr.augment.runner import augment, check_columns, detect_columns, unaugmented
@@ -227,6 +227,8 @@ def _run(args: argparse.Namespace, output: str) -> int:
         unit="rows",
         mode="log" if mode == "log" else "none",
     )
+    cache = Path(output) / CACHE  # in the output's state: gone with it, or with a killed run's
+    cache.mkdir(parents=True, exist_ok=True)
     for split, data in splits.items():
         if split not in chosen:
             out[split] = unaugmented(data)
@@ -245,6 +247,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
                 paraphrases=index,
                 num_proc=args.num_proc,
                 max_chars=args.max_chars,
+                cache_dir=cache,  # never beside the input (a save_to_disk folder is the user's)
             )
         out[split], stats[split] = result.dataset, result.stats
         display.update(display.done + len(data), added=sum(v["added_rows"] for v in stats.values()))
@@ -291,10 +294,6 @@ def _run(args: argparse.Namespace, output: str) -> int:
         max_shard_size=args.max_shard_size,
         overwrite=args.overwrite,
     )
-    for split in chosen:  # the Arrow file of its map, beside the input's cache: new each run, never reused
-        for entry in out[split].cache_files:
-            if Path(entry["filename"]).name.startswith("cache-"):
-                Path(entry["filename"]).unlink(missing_ok=True)
     print(f"wrote {output}")
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options

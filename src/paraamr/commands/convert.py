@@ -251,7 +251,7 @@ def to_folder(
     from paraamr.card import write_card
     from paraamr.errors import InputError
     from paraamr.locks import folder_lock
-    from paraamr.outputs import check_writable
+    from paraamr.outputs import check_writable, left_unfinished, mark_new
     from paraamr.sources import split_files
 
     out = Path(output)
@@ -275,8 +275,13 @@ def to_folder(
     new = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)  # the first we make
     with folder_lock(out, command="convert"):
         _check_folder(out, overwrite)  # another writer may have finished meanwhile
+        fresh = layout.is_empty(out) or left_unfinished(out)
         try:
-            layout.remove_state(out)  # what a killed run left: never mixed into this one
+            if fresh:  # a kill from here to the card leaves a folder the next run takes again
+                layout.remove_layout(out)  # all a killed run left of it
+                mark_new(out)
+            else:
+                layout.remove_state(out)  # what a killed run left: never mixed into this one
             try:
                 reading = {"skipped": skipped, "max_chars": max_chars, "limits": limits}
                 reading["skip_invalid"] = skip_invalid
@@ -287,15 +292,19 @@ def to_folder(
                 # the new one replaces it (computing it takes a while: never a folder without one)
                 replacing = lambda: layout.remove_layout(out, state=False, card=False)  # noqa: E731
                 folder.finalize(out, max_shard_size=size, replacing=replacing if overwrite else None)
-            finally:
+            except BaseException:
                 layout.remove_state(out)  # never a folder with part of the records
+                raise
             if license is None and release:
                 license = RELEASE_LICENSE
             card = {"license": license, "repo_id": repo_id, "max_shard_size": max_shard_size}
             write_card(out, summary=None, release=release, **card)
+            layout.remove_state(out)  # the mark last, once the card is there
         except BaseException as err:
             if new is not None:  # it was not there and we hold its lock: ours, and half-written
                 shutil.rmtree(new, ignore_errors=True)
+            elif fresh:  # it was empty: empty again
+                layout.remove_layout(out)
             if isinstance(err, OSError) and err.filename is None:  # a write's error names no file
                 err.filename = str(out)
             raise
@@ -307,8 +316,9 @@ def _check_folder(out, overwrite: bool) -> None:
     holds a dataset."""
     from paraamr import layout
     from paraamr.errors import InputError
+    from paraamr.outputs import left_unfinished
 
-    if not out.is_dir() or layout.is_empty(out):
+    if not out.is_dir() or layout.is_empty(out) or left_unfinished(out):  # (the last: a killed run's)
         return
     if not overwrite and layout.holds_dataset(out):
         raise InputError(f"{out}: exists and is not empty (pass --overwrite to replace its shards and card)")

@@ -72,7 +72,10 @@ def check_finished(path: str) -> None:
 
     from paraamr.builder.folder import pending
     from paraamr.errors import InputError
+    from paraamr.outputs import left_unfinished
 
+    if Path(path).is_dir() and left_unfinished(path):
+        raise InputError(f"{path}: what a killed convert or augment left (no card): run it again")
     if Path(path).is_dir() and pending(path):
         raise InputError(
             f"{path}: a run that is not finished (its records wait in parts): finish it, or run "

@@ -12,7 +12,9 @@ stderr and waits for a (new) signal, so a test can send one exactly there.
 - ``card``: after the summary, before the card is written;
 - ``chunk``: inside the commit of one of evaluate's chunks;
 - ``plots``: in ``paraamr stats --plots DIR``, after the records are counted, before the histograms
-  are written.
+  are written;
+- ``staged``: in convert and augment, the shards staged as parts, before they move into place;
+- ``new-card``: in convert and augment, the shards in place, before the card is written.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ def _before(owner, attr: str, moment) -> None:
 
 
 def _install() -> None:
-    from paraamr import stats
-    from paraamr.builder import run, summary
+    from paraamr import card, stats
+    from paraamr.builder import folder, run, summary
     from paraamr.builder.state import RunFolder
     from paraamr.metrics.resume import StateFolder
     from paraamr.signals import Interrupted
@@ -60,6 +62,9 @@ def _install() -> None:
     _before(Interrupted, "with_detail", lambda: "stopping")
     _before(StateFolder, "commit", lambda: "chunk")
     _before(stats, "plot_histograms", lambda: "plots")
+    _before(folder, "finalize", lambda: "staged")  # convert's and augment's (both import it when they run)
+    _before(card, "write_card", lambda: "new-card")  # convert's (generate's summary holds its own)
+    _before(card, "with_dataset_info", lambda: "new-card")  # augment's
     listen = run.batch_listener
 
     def batch_listener(callback):
