@@ -116,6 +116,11 @@ def test_generated_run_card(release_jsonl):
     assert "Of 7 input rows, 6 became records and 1 failures" in sections["More Information"]
     assert "| 6 | 1.83 |" in sections["Statistics"]  # compute_stats: 6 instances, 11 paraphrases / 6
     assert 'load_dataset("me/paraamr-run", "pairs", split="train")' in sections["Quick Start"]
+    # what the rows keep and which command built them, as this run did (before: "every paraphrase",
+    # "as the ParaAMR release does", and both commands, whatever the run)
+    filtering = sections["Filtering as in the paper"]
+    assert filtering.startswith("The rows keep the paraphrases with perplexity at most 120 (the run dropped")
+    assert "(`paraamr generate`)" in sections["Dataset Sources"] and "paraamr convert" not in text
 
 
 def test_local_models_are_named_by_folder_and_content_hash(tmp_path):
@@ -130,6 +135,10 @@ def test_local_models_are_named_by_folder_and_content_hash(tmp_path):
     expected = hashlib.sha256(b"weights.bin\0weights").hexdigest()[:16]  # the hash, computed here
     assert rows["AMR parser"] == f"`my-parser` (local, sha256 `{expected}`)"
     assert rows["perplexity LM"] == "`nope` (local, no longer on disk)"  # never the path
+    # a local dataset by its folder's name (before: "../../data/mine", the path from the run's folder)
+    rows = dict(card.record_settings({"settings": {"dataset": "../../data/mine"}}, run))
+    assert rows["dataset"] == "`mine` (local)"
+    assert dict(card.record_settings({"settings": {"dataset": "glue"}}, run))["dataset"] == "`glue`"  # Hub id
 
 
 def test_card_yaml_passes_the_hub_and_datasets_metadata_checks(parquet_folder, tmp_path):
@@ -236,6 +245,9 @@ def test_release_card_without_stats_or_license():
     assert "no license was given" in sections["Dataset Description"]
     assert "ParaNMT-50M" in sections["Data Collection and Processing"]
     assert "run `paraamr stats`" in sections["Statistics"]
+    filtering = sections["Filtering as in the paper"]
+    assert filtering.startswith("The rows keep every paraphrase with its perplexity, as the ParaAMR release")
+    assert "(`paraamr convert`)" in sections["Dataset Sources"] and "paraamr generate`)" not in text
 
 
 def test_other_license_carries_its_sentence():

@@ -4,6 +4,7 @@ the n-gram LM saved and reused, other splits copied, clear errors."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -215,6 +216,21 @@ def test_no_cache_file_of_the_run_is_left_in_the_datasets_cache(tmp_path, mrpc, 
     ]
     assert main(argv) == 0 and main([*argv, "--overwrite"]) == 0
     assert any(cache.rglob("*.arrow")) and not list(cache.rglob("cache-*.arrow"))  # the input's own stays
+
+
+@pytest.mark.slow
+def test_a_failed_push_keeps_the_folder_it_wrote(tmp_path, mrpc):
+    """The upload after the folder was written failed (no Hub answering here) and the run's clean-up
+    deleted the whole new folder it had just written ("wrote out", then no out)."""
+    out = tmp_path / "out"
+    env = {**os.environ, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": "hf_x"}
+    env |= {"HF_HOME": str(tmp_path / "hf-home"), "PARAAMR_HUB_TIMEOUT": "5"}
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda", "--n", "1", "--output", str(out)]
+    proc = subprocess.run([sys.executable, "-m", "paraamr", *argv, "--push-to-hub", "me/aug"], env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 1 and "upload of" in proc.stderr.splitlines()[-1], proc.stderr[-2000:]
+    assert load_dataset(str(out))["train"].num_rows > 0 and (out / "README.md").is_file()
+    assert not (out / ".paraamr").exists()
 
 
 def test_a_save_to_disk_input_folder_is_never_written_into(tmp_path):

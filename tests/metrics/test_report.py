@@ -121,3 +121,23 @@ def test_a_first_row_in_no_layout_says_which_layouts_there_are(tmp_path):
     path.write_text("a\tb\nc\td\te\n")
     with pytest.raises(InputError, match=r"line 2: expected 2 columns \(source, paraphrase\) as on its"):
         read_pairs(path)
+
+
+def test_the_card_note_says_which_pairs_were_scored_in_the_tables_names():
+    """The note under a card's row named the measures by their keys ("semantic_similarity 90.82-97.40,
+    ted3 ...") beside a table of titles, and hid --max-perplexity: the card's statistics count every
+    pair, the row only those kept."""
+    from paraamr.metrics.report import card_note
+
+    intervals = {"semantic_similarity": (90.82, 97.4), "ted3": (1.0, 2.5), "tedf": (None, None)}
+    result = {"pairs": 6, "intervals": intervals}
+    settings = {
+        "options": {"sample": None, "seed": 0, "max_perplexity": 120.0},
+        "unit": "sources",
+        "selection": {"dropped": 5, "input_pairs": 11, "without_perplexity": 0},
+    }
+    assert card_note(result, settings) == (
+        "Computed with `paraamr evaluate` over 6 pairs, those whose paraphrase has perplexity at most 120 "
+        "(5 of 11 left out); scores ×100, TED unnormalized. 95% intervals (cluster bootstrap over sources): "
+        "Semantic similarity 90.82–97.40, TED-3 1.00–2.50."
+    )

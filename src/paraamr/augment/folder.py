@@ -147,8 +147,8 @@ def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
             try:
                 yield output
             except BaseException:
-                if fresh:
-                    remove_layout(output)  # empty again
+                if fresh and left_unfinished(output):  # no card yet: empty again (with one, it is done:
+                    remove_layout(output)  # a failed push after it keeps the folder)
                 else:
                     remove_state(output)  # the parts staged
                 raise

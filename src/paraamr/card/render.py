@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import __version__, sources
-from paraamr.card.markdown import code, size_category
+from paraamr.card.markdown import code, number, size_category
 from paraamr.card.sections import (
     CONFIGS,
     contents,
@@ -184,6 +184,21 @@ def _run_origin(summary: Mapping[str, Any], root: Path | None) -> dict[str, str]
     }
 
 
+def _kept_text(summary: Mapping[str, Any] | None) -> str:
+    """Which paraphrases the rows keep: every one (the release's way), or those of the run's filter.
+
+    >>> _kept_text({"settings": {"max_perplexity": 110.0}})
+    'The rows keep the paraphrases with perplexity at most 110 (the run dropped the others), each ...'
+    """
+    threshold = flat(summary).get("max_perplexity") if summary is not None else None
+    if threshold is None:
+        return "The rows keep every paraphrase with its perplexity, as the ParaAMR release does"
+    return (
+        f"The rows keep the paraphrases with perplexity at most {number(threshold)} (the run dropped "
+        "the others), each with its perplexity"
+    )
+
+
 def _summary_text(stats: Mapping[str, Any] | None, what: str, release: bool) -> str:
     if not stats:
         return f"English source sentences with {what}, each paraphrase with its AMR focus and perplexity."
@@ -313,6 +328,8 @@ def render_card(
         size_text=size_text,
         release_home=sources.RELEASE_HOME,
         version=__version__,
+        built_with="paraamr generate" if summary is not None else "paraamr convert",
+        kept_text=_kept_text(summary),
         shard_size=shard_size,
         citation=CITATION.strip(),
         card_authors=f"Written by paraamr {__version__} from this folder's shards and settings.",

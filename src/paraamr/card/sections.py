@@ -122,7 +122,7 @@ def _example_table(record: Mapping[str, Any], shown: int) -> list[str]:
 def examples_text(records: Sequence[Mapping[str, Any]], shown: int = 5) -> str:
     """The card's examples: each source and a table of its first ``shown`` paraphrases."""
     if not records:
-        return "No record of this folder has a paraphrase yet."
+        return "No record of this folder has a paraphrase."
     blocks = [
         "\n".join([f"**{i}.** {md(record['text'])}", "", *_example_table(record, shown)])
         for i, record in enumerate(records, 1)
@@ -267,7 +267,7 @@ def example_json(records: Sequence[Mapping[str, Any]], *, paraphrases: int = 2, 
     ``paraphrases`` paraphrases, then its first ``pairs`` row; strings cut to ``limit`` characters."""
     record = next((r for r in records if r["paraphrases"]), None)
     if record is None:
-        return "No record of this folder has a paraphrase yet."
+        return "No record of this folder has a paraphrase."
     fields = [f.name for f in PARAPHRASE_TYPE]
     paras = [{name: p.get(name) for name in fields} for p in record["paraphrases"]]
     row = {name: record.get(name) for name in DEFAULT_SCHEMA.names} | {"paraphrases": paras[:paraphrases]}

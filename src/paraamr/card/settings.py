@@ -62,15 +62,22 @@ def content_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _local(value: str, base: Path | None) -> Path | None:
+    """``value`` (relative to ``base``) as a local path where it is one: there, or written as a path
+    (absolute, ``./``, ``../``, ``~``); None for a name or Hub id."""
+    local = Path(value) if os.path.isabs(value) else (base / value if base is not None else Path(value))
+    return local if local.exists() or os.path.isabs(value) or value.startswith(("./", "../", "~")) else None
+
+
 def model_name(value: Any, base: Path | None) -> str:
     """A model as the card names it: registry name or Hub id as given (with the release's
     published md5 where the catalog has one); a local folder or file by its name and content hash."""
     if not isinstance(value, str):
         return number(value)
-    local = Path(value) if os.path.isabs(value) else (base / value if base is not None else Path(value))
-    if local.exists():
+    local = _local(value, base)
+    if local is not None and local.exists():
         return f"{code(local.resolve().name)} (local, sha256 `{content_hash(local)[:16]}`)"
-    if os.path.isabs(value) or value.startswith(("./", "../", "~")):
+    if local is not None:
         return f"{code(Path(value).name)} (local, no longer on disk)"
     release = catalog.AMRLIB_MODELS.get(value)
     if release is not None and release.md5:
@@ -95,6 +102,8 @@ def record_settings(
             rows += [(f.metadata["label"], model_name(value, base))] if value else []
         elif f.metadata.get("path") and isinstance(value, str):
             rows.append((key, "standard input" if value == "-" else code(Path(value).name)))
+        elif key == "dataset" and (local := _local(value, base)) is not None:  # (not a Hub id)
+            rows.append((key, f"{code(local.resolve().name)} (local)"))
         else:
             rows.append((key, code(value) if isinstance(value, str) else number(value)))
     return rows

@@ -308,13 +308,19 @@ def evaluate_pairs(pairs: Sequence[Pair], **options: Any) -> dict[str, Any]:
 
 def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
     """The note under the row in a card: how many pairs, drawn how, on which scale, the intervals."""
-    options = settings["options"]
+    options, selection = settings["options"], settings.get("selection")
     sample = options["sample"]
     drawn = f", {sample:,} {settings['unit']} drawn with seed {options['seed']}" if sample else ""
+    if selection is not None:  # (the card's statistics count every pair: say which were scored)
+        drawn += (
+            f", those whose paraphrase has perplexity at most {options['max_perplexity']:g} "
+            f"({selection['dropped']:,} of {selection['input_pairs']:,} left out)"
+        )
     note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
-    note += " (scores ×100, TED unnormalized)."
+    note += "; scores ×100, TED unnormalized."
     intervals = (result.get("intervals") or {}).items()
-    spans = [f"{k} {lo:.2f}–{hi:.2f}" for k, (lo, hi) in intervals if lo is not None]
+    titles = dict(MEASURES + REFERENCE_MEASURES)  # the table's names, not the keys
+    spans = [f"{titles.get(k, k)} {lo:.2f}–{hi:.2f}" for k, (lo, hi) in intervals if lo is not None]
     if spans:  # none from a single source
         note += f" 95% intervals (cluster bootstrap over sources): {', '.join(spans)}."
     return note
