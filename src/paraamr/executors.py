@@ -284,7 +284,7 @@ def launch(
     tasks = args.tasks  # options checked (and filled in) by the command
     started, shard = time.monotonic(), Shard(0, tasks)
     folder = RunFolder(args.output, shard=shard, origin=origin)
-    check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code)
+    check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code, push=push)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
     start = PartitionTask(str(args.output), record, run, shard, origin or {})
     local = args.executor == "local"  # the finalize runs in this process: the run's time is known

@@ -994,6 +994,17 @@ def limit_cases() -> list[Case]:
             ),
             *option_cases(["in.jsonl", "out"], good, USAGE, [("max-unpacked", "junk", "lots")]),
             ("repo-id-bad", ["in.jsonl", "out", "--push-to-hub", "a//b"], good, USAGE, "--push-to-hub"),
+            # before: the card of the push named the other repo; a one-part id, a card loading "x"
+            (
+                "repo-ids-differ",
+                ["in.jsonl", "out", "--repo-id", "a/b", "--push-to-hub", "c/d"],
+                good,
+                USAGE,
+                "--repo-id a/b, --push-to-hub c/d",
+            ),
+            ("repo-id-one-part", ["in.jsonl", "out", "--push-to-hub", "x"], good, USAGE, "give ORG/NAME"),
+            # HF_HUB_OFFLINE=1 (the tests' own): before, the whole run, then "upload ... failed"
+            ("push-offline", ["in.jsonl", "out", "--push-to-hub", "me/x"], good, USAGE, "HF_HUB_OFFLINE is"),
         ],
     )
     at = (FILE, "--no-plots")

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TOKEN = "hf_loopbackSECRETtoken123"
 #: The release-format sample of the dataset tests (6 sources, 11 paraphrases).
 RELEASE = Path(__file__).parents[1] / "dataset" / "data" / "release_sample.jsonl"
@@ -79,11 +81,48 @@ def test_pushing_the_same_folder_again_sends_nothing_new(tmp_path, hub):
     assert all(content == (out / name).read_bytes() for name, content in _uploaded(hub, "me/corpus").items())
 
 
+@pytest.mark.slow
+def test_a_folder_cut_into_fewer_shards_leaves_no_old_shard_on_the_hub(tmp_path, hub):
+    """The old shards stayed beside the new ones: the card's globs took both, and load_dataset
+    failed (NonMatchingSplitsSizesError, 12 rows recorded against 6 expected)."""
+    import datasets
+
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert main(["convert", str(RELEASE), str(folder), "--max-shard-size", "1KB"]) == 0
+    assert _push(hub, "me/corpus", str(folder)).returncode == 0
+    assert "data/default/train-00001-of-00002.parquet" in _uploaded(hub, "me/corpus")
+    assert main(["convert", str(RELEASE), str(folder), "--overwrite"]) == 0  # one shard now
+    proc = _push(hub, "me/corpus", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    local = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert _uploaded(hub, "me/corpus") == {k: v for k, v in local.items() if not k.startswith(".")}
+    loaded = datasets.load_dataset("me/corpus", split="train", cache_dir=str(tmp_path / "cache"))
+    assert loaded.num_rows == len(RELEASE.read_text().splitlines())
+
+
+def test_private_is_refused_for_a_public_repo(tmp_path, hub):
+    """--private said nothing of a repo already public, and uploaded into it."""
+    folder = _folder(tmp_path)
+    assert _push(hub, "me/corpus", str(folder)).returncode == 0
+    commits = len(hub.requests("POST", "/commit/"))
+    proc = _push(hub, "me/corpus", str(folder), "--private")
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "me/corpus: exists and is public; --private does not change that" in proc.stderr
+    assert len(hub.requests("POST", "/commit/")) == commits and not hub.dataset("me/corpus").private
+
+
 def test_push_to_a_revision_creates_the_branch(tmp_path, hub):
-    proc = _push(hub, "me/corpus", str(_folder(tmp_path)), "--revision", "v2")
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert main(["convert", str(RELEASE), str(folder)]) == 0
+    proc = _push(hub, "me/corpus", str(folder), "--revision", "v2")
     assert proc.returncode == 0, proc.stderr
     assert hub.requests("POST", "/branch/v2")
-    assert "README.md" in _uploaded(hub, "me/corpus", "v2")
+    card = _uploaded(hub, "me/corpus", "v2")["README.md"].decode()  # its snippets load main: it says so
+    assert 'It is on branch `v2`: add `revision="v2"` to each call.' in card
 
 
 def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, hub):

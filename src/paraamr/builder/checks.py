@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paraamr.builder import readers
+from paraamr.builder.hub import check_online
 from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError, ModelNotFoundError, UsageError, check_input_file
 from paraamr.models.download import ensure
@@ -127,11 +128,13 @@ def check_run(
     models: bool = True,
     download: bool = True,
     trust_remote_code: bool = False,
+    push: Any = None,
 ) -> tuple[dict[str, Any], str, dict[str, str]]:
     """Check the input (paths, format, its first row), the output folder and, with ``models``, that
     each model is on disk (fetched when missing and online) and, on resume, has the files it had when
-    the run started. Returns the settings as saved (:meth:`RunFolder.resume_record`),
-    ``new``/``resume``/``overwrite``/``restart`` and ``{kind: path}`` of each model."""
+    the run started; that the upload ``push`` can be made. Returns the settings as saved
+    (:meth:`RunFolder.resume_record`), ``new``/``resume``/``overwrite``/``restart`` and
+    ``{kind: path}`` of each model."""
     _check_input(record, folder.num_processes)
     path = input_file(record)
     identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
@@ -140,4 +143,5 @@ def check_run(
     digests = {kind: model_digest(path) for kind, path in paths.items()}
     if mode == "resume":
         mode = folder.check_models(record, digests)
+    check_online(push)  # (after the models: offline, their message says more)
     return folder.resume_record(record, identity, digests or None), mode, paths

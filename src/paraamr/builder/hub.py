@@ -21,14 +21,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import HubError, InputError, ParaAMRError
+from paraamr.errors import HubError, InputError, ParaAMRError, UsageError
 from paraamr.network import bound_hub_requests, network_problem
 from paraamr.report import redact
 
-__all__ = ["IGNORED", "LARGE_FOLDER", "check_folder", "check_links", "push_folder"]
+__all__ = ["IGNORED", "LARGE_FOLDER", "REPLACED", "check_folder", "check_links", "check_online"]
+__all__ += ["push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
+#: The layout's files a push replaces whole: one the folder no longer has (a re-cut into other
+#: shards) is deleted from the repo, whose card's globs would load it beside the new ones.
+REPLACED = ("data/*/*-?????-of-?????.parquet", "failures/failures-?????-of-?????.jsonl")
 #: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder
 #: where it exists.
 LARGE_FOLDER = 5 * 10**9
@@ -77,6 +81,18 @@ def check_links(folder: str | os.PathLike) -> None:
                 )
 
 
+def check_online(push: Any) -> None:
+    """Refuse, before any work (exit 2), the upload ``push`` (None: none) while huggingface_hub is
+    offline: it failed at the end of the run."""
+    from huggingface_hub import constants
+
+    if push is not None and constants.HF_HUB_OFFLINE:
+        raise UsageError(
+            "--push-to-hub: HF_HUB_OFFLINE is set, so nothing can be uploaded; unset it, or push the "
+            "folder later with `paraamr push`"
+        )
+
+
 def push_folder(
     folder: str | os.PathLike,
     repo_id: str,
@@ -99,19 +115,42 @@ def push_folder(
     files = [p for p in files if not any(s.startswith(".") for s in p.relative_to(path).parts)]  # sent
     large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES
     try:
+        if private and api.repo_exists(repo_id, repo_type="dataset") and not _private(api, repo_id):
+            raise HubError(
+                f"{repo_id}: exists and is public; --private does not change that (make it private on "
+                "the Hub first, or push without --private)"
+            )
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision is not None:
             api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
         upload = {"repo_id": repo_id, "folder_path": str(path), "repo_type": "dataset", "revision": revision}
         upload["ignore_patterns"] = list(IGNORED)  # a new list: huggingface_hub extends the one it is given
+        message = commit_message or f"Upload {path.name} with paraamr"
         if large and hasattr(api, "upload_large_folder"):
             api.upload_large_folder(**upload, private=private)
+            _delete_replaced(api, path, repo_id, revision, message)
             return f"{api.endpoint}/datasets/{repo_id}"
-        message = commit_message or f"Upload {path.name} with paraamr"
-        info: Any = api.upload_folder(**upload, commit_message=message)
+        info: Any = api.upload_folder(**upload, commit_message=message, delete_patterns=list(REPLACED))
     except ParaAMRError:
         raise
     except Exception as err:  # huggingface_hub's HTTP and validation errors: their text, never a token
         message = redact(" ".join(network_problem(err).split()), secrets=[token])
         raise HubError(f"upload of {folder} to {repo_id} failed: {message}") from None
     return getattr(info, "commit_url", None) or str(info)
+
+
+def _private(api: Any, repo_id: str) -> bool:
+    return bool(api.repo_info(repo_id, repo_type="dataset").private)
+
+
+def _delete_replaced(api: Any, path: Path, repo_id: str, revision: str | None, message: str) -> None:
+    """Delete, in one commit, the repo's :data:`REPLACED` files that ``path`` no longer has (what
+    ``upload_folder``'s ``delete_patterns`` does in its own commit)."""
+    from huggingface_hub import CommitOperationDelete
+    from huggingface_hub.utils import filter_repo_objects
+
+    remote = api.list_repo_files(repo_id, repo_type="dataset", revision=revision)
+    gone = [f for f in filter_repo_objects(remote, allow_patterns=list(REPLACED)) if not (path / f).is_file()]
+    if gone:
+        operations = [CommitOperationDelete(path_in_repo=f) for f in gone]
+        api.create_commit(repo_id, operations, commit_message=message, repo_type="dataset", revision=revision)

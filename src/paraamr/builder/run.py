@@ -166,12 +166,12 @@ def prepare(
     folder: RunFolder,
     *,
     overwrite: bool = False,
+    push: Push | None = None,
 ) -> dict[str, str]:
-    """(The main process) check everything, take this process's lock, save the settings and cut
-    the input into tasks (once per run); returns the local path of each model."""
-    saved, mode, paths = check_run(
-        record, folder, overwrite=overwrite, download=run.download, trust_remote_code=run.trust_remote_code
-    )
+    """(The main process) check everything (``push``: the upload), take this process's lock, save
+    the settings and cut the input into tasks (once per run); returns the local path of each model."""
+    checks = {"download": run.download, "trust_remote_code": run.trust_remote_code, "push": push}
+    saved, mode, paths = check_run(record, folder, overwrite=overwrite, **checks)
     folder.lock(alone=True)
     try:
         cpu = run.device == "cpu" if run.device is not None else _cpu_only()
@@ -212,7 +212,7 @@ def execute(
         if warning:
             print(f"paraamr generate: warning: {warning}", file=sys.stderr)
         try:
-            paths = prepare(record, run, folder, overwrite=overwrite)
+            paths = prepare(record, run, folder, overwrite=overwrite, push=push)
         except BaseException as err:  # told to every process, then raised here
             error = err
     if n == 1 and error is not None:
@@ -246,7 +246,7 @@ def execute(
                 return shard_done(folder, push=push, started=t0)
             return finalize_run(folder.path, license=license, push=push, run=run, started=t0)
         except Interrupted as err:  # the records are all written; the summary, card or upload was not
-            detail = "after every source, while writing the summary and card"
+            detail = "after every source, while writing the summary and card or uploading them"
             raise err.with_detail(f"{detail}; run the same command to resume") from None
     finally:
         folder.unlock()

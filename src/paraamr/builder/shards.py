@@ -116,6 +116,7 @@ def finalize_run(
             time.monotonic() - t0,
             license=license or saved.get("license"),
             repo_id=push.repo_id if push is not None else None,
+            revision=push.revision if push is not None else None,
         )
     return publish(path, summary, push)
 

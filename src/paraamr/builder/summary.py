@@ -85,9 +85,10 @@ def write_outputs(
     *,
     license: str | None = None,
     repo_id: str | None = None,
+    revision: str | None = None,
 ) -> dict[str, Any]:
     """(Under the folder's own lock, every task done) write ``summary.json`` (:func:`summarize`),
-    name the shards and write the card for ``repo_id``. Returns the summary."""
+    name the shards and write the card for ``repo_id`` (its branch ``revision``). Returns the summary."""
     for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
         layout.remove_temps(path / name)  # an earlier finish killed mid-write
     _pushed_path(path).unlink(missing_ok=True)  # what is written now is not uploaded yet
@@ -96,7 +97,8 @@ def write_outputs(
     # an earlier dataset in the folder (--overwrite keeps it until now) goes as the new shards come
     finalize(path, max_shard_size=size, replacing=lambda: layout.remove_layout(path, state=False))
     layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
-    write_card(path, summary=summary, license=license, repo_id=repo_id, max_shard_size=size)
+    card = {"repo_id": repo_id, "revision": revision, "max_shard_size": size}
+    write_card(path, summary=summary, license=license, **card)
     return summary
 
 

@@ -214,13 +214,19 @@ def _summary_text(stats: Mapping[str, Any] | None, what: str, release: bool) -> 
 
 
 def _usage_texts(
-    repo_id: str | None, root: Path | None, present: Mapping[str, Sequence[str]], splits: Sequence[str]
+    repo_id: str | None,
+    root: Path | None,
+    present: Mapping[str, Sequence[str]],
+    splits: Sequence[str],
+    revision: str | None = None,
 ) -> dict[str, str]:
     """The Quick Start's fields: the repo id or folder name in the snippets, the sentence under
     them, the split they load, and the pandas / Polars / huggingface_hub snippets."""
     name = repo_id or (root.name if root is not None else "paraamr")
     if repo_id:
         note = f"This dataset is published on the Hub as `{repo_id}`."
+        if revision:  # (the snippets load the default branch)
+            note += f' It is on branch `{revision}`: add `revision="{in_python(revision)}"` to each call.'
     else:
         load = code('load_dataset("' + in_python(name) + '")')
         note = (
@@ -284,6 +290,7 @@ def render_card(
     shard_size: str = "500MB",
     thresholds: Sequence[float] = (),
     release: bool = True,
+    revision: str | None = None,
 ) -> str:
     """The README.md text of a ParaAMR dataset folder.
 
@@ -293,7 +300,7 @@ def render_card(
     the card says how to compute them). ``license``: a Hub license id (``None``: ``unknown``;
     ``"other"`` uses ``license_note``). ``folder``: the folder whose shards the card describes;
     without it, ``splits`` names the splits. ``repo_id``: the Hub repository the load snippets
-    name. ``plots``: image paths relative to the folder. ``evaluation``: see
+    name (``revision``: its branch). ``plots``: image paths relative to the folder. ``evaluation``: see
     :func:`update_card_metrics`. ``thresholds``: perplexities of the filtered ``pairs-ppl{T}``
     configs to add (:func:`filtered_configs`).
     """
@@ -319,7 +326,7 @@ def render_card(
     fields = dict(
         pretty_name=pretty_name,
         summary_text=summary_text,
-        **_usage_texts(repo_id, root, present, splits),
+        **_usage_texts(repo_id, root, present, splits, revision),
         examples_text=examples_text(records),
         example_json=example_json(records),
         stats_text=statistics,
@@ -356,6 +363,7 @@ def write_card(
     max_shard_size: str | int = "500MB",
     thresholds: Sequence[float] = (),
     release: bool = True,
+    revision: str | None = None,
 ) -> Path:
     """Compute the statistics of ``folder``'s shards (plots into ``plots/`` where matplotlib is
     installed) and write its card (``README.md``) atomically, with the Table-2 row of an
@@ -383,6 +391,7 @@ def write_card(
         shard_size=str(max_shard_size) if isinstance(max_shard_size, str) else f"{max_shard_size:,} bytes",
         thresholds=thresholds,
         release=release,
+        revision=revision,
     )
     return atomic_write(root / CARD, text)
 
@@ -405,10 +414,11 @@ def _no_records(root: Path, summary: Mapping[str, Any] | None) -> str:
     )
 
 
-def card_for_repo(folder: str | os.PathLike, repo_id: str) -> bool:
+def card_for_repo(folder: str | os.PathLike, repo_id: str, revision: str | None = None) -> bool:
     """Write ``folder``'s ParaAMR card again so that its load snippets name the Hub repository
-    ``repo_id``, keeping the card's license and shard size. A card paraamr did not write as a
-    ParaAMR card (a hand-written one, an augmented folder's) is left as it is: returns False."""
+    ``repo_id`` (its branch ``revision``), keeping the card's license and shard size. A card
+    paraamr did not write as a ParaAMR card (a hand-written one, an augmented folder's) is left as
+    it is: returns False."""
     import re
 
     from huggingface_hub import DatasetCard
@@ -428,6 +438,7 @@ def card_for_repo(folder: str | os.PathLike, repo_id: str) -> bool:
         license=None if license in (None, "unknown") else license,
         repo_id=repo_id,
         max_shard_size=shard_size.group(1),
+        revision=revision,
     )
     return True
 

@@ -359,12 +359,13 @@ def _labelled(dataset) -> bool:
 def _check_options(args: argparse.Namespace) -> None:
     """Options that do not go with the method, or names that break datasets' rules
     (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
+    from paraamr.builder.hub import check_online
     from paraamr.commands.push import push_of
     from paraamr.commands.stats import ARCHIVE_DEFAULTS, archive_limits
     from paraamr.errors import UsageError
     from paraamr.layout import check_name
 
-    push_of(args)  # a bad repo id, or --private, --revision, --token without --push-to-hub
+    push = push_of(args)  # a bad repo id, or --private, --revision, --token without --push-to-hub
     archive_limits(args)
     for split in args.split or ():
         try:
@@ -410,6 +411,7 @@ def _check_options(args: argparse.Namespace) -> None:
         lm_file = Path(args.save_lm)
         if (lm_file.exists() or lm_file.is_symlink()) and not args.overwrite:  # a link to nowhere too
             raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
+    check_online(push)
 
 
 def _generator_settings(args: argparse.Namespace) -> dict:

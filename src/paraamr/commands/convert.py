@@ -81,14 +81,18 @@ def run(args: argparse.Namespace) -> int:
     from collections import Counter
     from pathlib import Path
 
+    from paraamr.builder.hub import check_online
     from paraamr.commands.push import check_repo_id, push_of
     from paraamr.commands.stats import archive_limits, check_finished
     from paraamr.errors import UsageError
     from paraamr.sources import Skipped
 
     options = {"max_chars": args.max_chars, "limits": archive_limits(args)}  # exit 2 before any work
-    push_of(args)  # a bad repo id, or --private, --revision, --token without --push-to-hub
+    push = push_of(args)  # a bad repo id, or --private, --revision, --token without --push-to-hub
     check_repo_id(args.repo_id, "--repo-id")
+    if args.repo_id and args.push_to_hub and args.repo_id != args.push_to_hub:  # a card naming another repo
+        given = f"--repo-id {args.repo_id}, --push-to-hub {args.push_to_hub}"
+        raise UsageError(f"{given}: the card names the repo it is pushed to (give one)")
     to = args.to or ("jsonl" if args.output.lower().endswith(JSONL_SUFFIXES) else "parquet")
     suffix = Path(args.output).suffix.lower()
     if to == "parquet" and suffix in FILE_SUFFIXES and not Path(args.output).is_dir():
@@ -108,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{', '.join(given)}: only with a dataset folder as OUTPUT (its shards and card)")
     if to == "parquet" and args.all_fields:
         raise UsageError("--all-fields: only with JSON lines as OUTPUT (a dataset folder keeps every field)")
+    check_online(push)
     check_finished(args.input)
     options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
     if to == "jsonl":
@@ -119,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
             license=args.license,
             max_shard_size=args.max_shard_size or "500MB",
             repo_id=args.repo_id or args.push_to_hub,
+            revision=args.revision if args.push_to_hub else None,
             **options,
         )
     print(f"wrote {counted(n, 'record')} to {args.output}")
@@ -232,6 +238,7 @@ def to_folder(
     skip_invalid: bool = False,
     skipped=None,
     repo_id: str | None = None,
+    revision: str | None = None,
     max_chars: int | None = None,
     limits=None,
 ) -> int:
@@ -297,7 +304,8 @@ def to_folder(
                 raise
             if license is None and release:
                 license = RELEASE_LICENSE
-            card = {"license": license, "repo_id": repo_id, "max_shard_size": max_shard_size}
+            card = {"license": license, "repo_id": repo_id, "revision": revision}
+            card["max_shard_size"] = max_shard_size
             write_card(out, summary=None, release=release, **card)
             layout.remove_state(out)  # the mark last, once the card is there
         except BaseException as err:

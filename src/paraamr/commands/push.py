@@ -48,8 +48,8 @@ def add_hub_options(parser: argparse.ArgumentParser) -> None:
 
 
 def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
-    """A usage error (exit 2) unless ``repo_id`` is None or a Hub repo id; call it when options are
-    read, before any work."""
+    """A usage error (exit 2) unless ``repo_id`` is None or a Hub repo id ``ORG/NAME`` (a card's
+    snippets name the whole id); call it when options are read, before any work."""
     from paraamr.layout import check_name
 
     if repo_id is not None:
@@ -57,6 +57,8 @@ def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
             check_name("repo id", repo_id)
         except ValueError as err:
             raise UsageError(f"{option} {err}") from None
+        if "/" not in repo_id:
+            raise UsageError(f"{option} {repo_id!r}: give ORG/NAME (your user name or an organization's)")
 
 
 def push_of(args: argparse.Namespace):
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     path = check_folder(folder)
     with folder_lock(path, command="push"):  # no run writes the folder meanwhile
         before = (path / CARD).read_bytes()
-        card_for_repo(folder, repo_id)
+        card_for_repo(folder, repo_id, getattr(args, "revision", None))
         written = (path / CARD).read_bytes()
     try:
         return push_with_options(folder, repo_id, args)
