@@ -109,18 +109,26 @@ def _stats(
     return stats
 
 
+#: From this many paraphrases on, the perplexity histogram stops at the 99th percentile (a long tail
+#: would squeeze the rest into a few bars); below it, every value is shown.
+CLIP_FROM = 1000
+
+
 def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> list[Path]:
-    """Write ``perplexity.png`` (clipped at the 99th percentile, the paper's thresholds marked) and
+    """Write ``perplexity.png`` (from :data:`CLIP_FROM` values on, clipped at the 99th percentile; the
+    paper's thresholds marked) and
     ``paraphrases_per_source.png`` into ``plot_dir``; return their paths."""
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
     paths = [Path(plot_dir) / name for name in PLOT_FILES]
     title = "Paraphrase perplexity (no paraphrases)"
-    if len(perplexities):
-        low, top = float(perplexities.min()), float(np.quantile(perplexities, 0.99))
+    if len(perplexities):  # a few: all of them (a cut at p99 hid 1 of 11, and a threshold's line)
+        clip = len(perplexities) >= CLIP_FROM
+        low, top = float(perplexities.min()), float(np.quantile(perplexities, 0.99 if clip else 1.0))
         shown = perplexities[perplexities <= top]
-        title = f"Paraphrase perplexity ({len(shown)} of {len(perplexities)} shown, <= p99 = {top:.1f})"
+        cut = f"{len(shown)} of {len(perplexities)} shown, <= p99 = {top:.1f}"
+        title = f"Paraphrase perplexity ({cut if clip else f'all {len(shown)}'})"
     with figure(paths[0], title, "perplexity", "paraphrases") as ax:
         if len(perplexities):
             span = (low - 1.0, top + 1.0) if top - low < 1.0 else (low, top)  # one value: a visible bar
@@ -135,7 +143,9 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     with figure(paths[1], title, "paraphrases", "sources") as ax:
         ax.hist(per_source, bins=np.arange(-0.5, top + 1.5, 1.0), color="#55a868", rwidth=0.9)
         ax.set_xlim(-0.5, top + 0.5)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        if top < 5:  # (on a range of one, the locator falls back to fractions)
+            ax.set_xticks(range(top + 1))
     return paths
 
 

@@ -177,6 +177,7 @@ def test_two_outputs_of_one_name_load_their_own_rows(tmp_path, mrpc):
     assert [(e["name"], e["num_examples"]) for e in info["splits"]] == [("train", len(loaded))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("moment", ["staged", "new-card"])
 def test_what_a_killed_run_left_is_taken_again(tmp_path, mrpc, capsys, moment):
     """kill -9 with the shards staged, or in place before the card: the rerun was refused ("pass
@@ -233,6 +234,7 @@ def test_a_failed_push_keeps_the_folder_it_wrote(tmp_path, mrpc):
     assert not (out / ".paraamr").exists()
 
 
+@pytest.mark.slow
 def test_a_save_to_disk_input_folder_is_never_written_into(tmp_path):
     """A run killed mid-way left its map's Arrow files and a temporary file (3.6 times the input)
     inside the user's save_to_disk folder, for good; a run that finished, its map's file."""

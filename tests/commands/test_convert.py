@@ -273,6 +273,7 @@ def test_a_file_being_written_is_refused_and_what_a_killed_writer_left_goes(tmp_
     assert capsys.readouterr().err.startswith("paraamr convert: /proc/back.jsonl: ")  # not its lock file
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("moment", ["staged", "new-card"])
 def test_a_killed_convert_into_a_new_folder_is_taken_again_without_overwrite(tmp_path, release_jsonl, moment):
     """kill -9 with the records staged, or in shards before the card: the rerun said "exists and is

@@ -134,3 +134,31 @@ def test_a_second_run_into_a_plots_folder_being_written_is_refused(release_jsonl
     again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in plots.iterdir()) == ["paraphrases_per_source.png", "perplexity.png"]
+
+
+def test_a_few_perplexities_are_all_drawn_and_counts_get_whole_ticks(tmp_path, monkeypatch):
+    """With few paraphrases the 99th percentile cut hid the highest (11 values: 10 shown) and the
+    threshold line at it; sources without paraphrases got ticks at -0.4, -0.2, ... on a count axis."""
+    import contextlib
+
+    import numpy as np
+
+    from paraamr import stats
+
+    seen, real = {}, stats.figure
+
+    @contextlib.contextmanager
+    def recording(path, title, *labels):
+        with real(path, title, *labels) as ax:
+            yield ax
+            lines = [float(line.get_xdata()[0]) for line in ax.get_lines()]
+            seen[Path(path).name] = (title, lines, [float(t) for t in ax.get_xticks()])
+
+    monkeypatch.setattr(stats, "figure", recording)
+    stats.plot_histograms(np.array([20.0, 50.0, 80.0, 110.0]), np.array([0, 0, 0]), tmp_path)
+    title, lines, _ = seen["perplexity.png"]
+    assert title == "Paraphrase perplexity (all 4)" and lines == [85.0, 110.0]
+    assert seen["paraphrases_per_source.png"][2] == [0.0]
+    many = np.concatenate([np.full(1000, 30.0), [5000.0]])  # a long tail: cut at the 99th percentile
+    stats.plot_histograms(many, np.array([1, 2]), tmp_path)
+    assert seen["perplexity.png"][0] == "Paraphrase perplexity (1000 of 1001 shown, <= p99 = 30.0)"

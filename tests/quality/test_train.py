@@ -600,7 +600,12 @@ def test_paired_training_runs_and_says_its_loss(triplets, tmp_path):
     assert summary["loss"].startswith("PairedLoss") and "2.0" in summary["loss"]
     assert summary["train_examples"] == summary["train_triplets"]  # one row a triplet
     assert summary["steps"] == -(-summary["train_triplets"] // 4)  # 8 pairs a step: 4 triplets
-    assert "hinge" in (tmp_path / "paired" / "README.md").read_text()
+    card = (tmp_path / "paired" / "README.md").read_text()
+    assert "hinge" in card
+    # the batch as the trainer's own section counts it too (before: "batch 8" beside its 4), and how
+    # to get the calibrated score (the card's own snippet gives the uncalibrated one)
+    assert "batch 8 pairs (4 triplets, the trainer's batch size)" in card
+    assert "`paraamr quality score --model DIR" in card and card.endswith("\n")
 
 
 #: The triplets of the shipped model: those the default command draws (as ``--save-triplets``

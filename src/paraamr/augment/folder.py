@@ -84,7 +84,7 @@ def augment_card(
         language=[language],
         size_categories=[size_category(sum(rows.values()))],
         task_categories=["text-classification"] if labelled else [],
-        tags=["data-augmentation", "paraamr", method],
+        tags=list(dict.fromkeys(["data-augmentation", "paraamr", method])),  # (method paraamr: once)
         configs=configs({CONFIG: present}, default=""),
     )
     facts = [

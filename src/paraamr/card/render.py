@@ -63,7 +63,8 @@ def render(template: str, card_data, **fields: Any) -> str:
     the body from the package's template ``template`` filled with ``fields``."""
     from huggingface_hub import DatasetCard
 
-    return str(DatasetCard.from_template(card_data, template_str=template_text(template), **fields))
+    text = str(DatasetCard.from_template(card_data, template_str=template_text(template), **fields))
+    return text.rstrip("\n") + "\n"  # a text file's last line ends (jinja drops the template's)
 
 
 def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> list[dict[str, Any]]:

@@ -169,9 +169,9 @@ def stats_text(stats: Mapping[str, Any]) -> str:
             f"| {cell(stats['avg_paraphrase_tokens'])} | {stats['pairs']:,} "
             f"| {cell(stats['avg_source_tokens'])} | {stats['sources_without_paraphrases']:,} |",
             "",
-            "| perplexity | " + " | ".join(names) + " | without |",
+            "| | " + " | ".join(names) + " | without one |",
             "|---|" + "---:|" * (len(names) + 1),
-            "| | " + " | ".join(cell(ppl[k], 1) for k in names) + f" | {ppl['missing']:,} |",
+            "| perplexity | " + " | ".join(cell(ppl[k], 1) for k in names) + f" | {ppl['missing']:,} |",
         ]
     )
 

@@ -89,8 +89,8 @@ def _gate(gate: dict) -> str:
     return (
         f"- Synonym positives kept only where `{gate['model']}` gives them a cosine of "
         f"{gate['min_similarity']} or more with their sentence: {gate['kept']} kept, {gate['dropped']} "
-        "dropped while the triplets were drawn (WordNet's first sense of a word is often not its sense "
-        "in the sentence)."
+        "dropped while the triplets were drawn, before the triplets were capped (WordNet's first sense "
+        "of a word is often not its sense in the sentence)."
     )
 
 
@@ -109,6 +109,14 @@ def _cosine(cosine: dict) -> str:
     return text
 
 
+def _batch(summary: dict) -> str:
+    """The batch size, and what the trainer counts in it when a triplet's two pairs go together."""
+    s = summary["settings"]
+    if summary["mode"] == "cross" and s.get("paired"):
+        return f"{s['batch_size']} pairs ({max(1, s['batch_size'] // 2)} triplets, the trainer's batch size)"
+    return str(s["batch_size"])
+
+
 def training_note(summary: dict) -> str:
     """The model card section on how the model was trained (Markdown)."""
     s, ops, cal = summary["settings"], summary["operators"], summary["calibration"]
@@ -121,7 +129,7 @@ def training_note(summary: dict) -> str:
         f"- {summary['triplets']} (anchor, positive, negative) triplets from "
         f"{', '.join(f'`{x}`' for x in _inputs(summary)) or 'the given sentences'}: "
         f"{summary['train_triplets']} for training, {summary['validation_triplets']} (other sentences) "
-        f"for validation; {s['epochs']} epoch(s), batch {s['batch_size']}, learning rate "
+        f"for validation; {s['epochs']} epoch(s), batch {_batch(summary)}, learning rate "
         f"{s['learning_rate']}, seed {s['seed']}; {summary['steps_done']} of {summary['steps']} steps"
         + (
             f"; the hand-written natural pairs' triplets {s['natural_repeat']} times an epoch."
@@ -137,8 +145,11 @@ def training_note(summary: dict) -> str:
         "sigmoid(slope × (raw − threshold)), in [0, 1], and a pair is valid at ≥ 0.5. An exact copy "
         "of the source scores 1.",
         *([_validation(summary["validation"])] if "validation" in summary else []),
-        f"- {summary['train_seconds']} s wall ({summary['train_cpu_seconds']} s CPU) with "
+        f"- Training steps: {summary['train_seconds']} s wall ({summary['train_cpu_seconds']} s CPU) with "
         f"{summary['torch_threads']} torch thread(s); paraamr {summary['paraamr_version']}.",
+        "- Scores as above: `paraamr quality score --model DIR --input pairs.jsonl --output scored.jsonl`, "
+        "or `paraamr.quality.QualityScorer(DIR).score(sources, paraphrases)` (the model's own "
+        "`predict` gives the uncalibrated output).",
         "",
         *(_natural(summary["natural"]) if summary.get("natural") else []),
     ]

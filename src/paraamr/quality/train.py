@@ -462,7 +462,7 @@ def _save(model, output: Path, summary: dict) -> None:
     (output / INFO_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     readme = output / "README.md"
     head = readme.read_text(encoding="utf-8") if readme.is_file() else ""
-    readme.write_text(head + "\n" + training_note(summary), encoding="utf-8")
+    readme.write_text(head + "\n" + training_note(summary).rstrip("\n") + "\n", encoding="utf-8")
 
 
 def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True) -> int:
