@@ -279,7 +279,8 @@ def _parquet_records(pf, pairs: bool, batch_size: int) -> Iterator[tuple[str, di
             number += 1
             if not pairs:
                 yield f"row {number}", _complete(row)
-            elif group and row.get("id") != group[0].get("id"):
+            elif group and (row.get("id"), row.get("text")) != (group[0].get("id"), group[0].get("text")):
+                # (a source's rows: one id, one text; pairs without ids, each text its own source)
                 yield f"row {number - len(group)}", _from_pairs(group)
                 group = [row]
             else:

@@ -119,6 +119,8 @@ def test_markdown_row_and_sample_of_sources_with_intervals(capsys):
     )
     assert any(line.startswith("ted: convention:paper|levels:from-clause|leaves:lowercased|") for line in out)
     assert "bootstrap:cluster:sources" in first["signatures"]["interval"]
+    # the protocol says 4 of the sources were drawn (before: "sources:all", as of a whole input)
+    assert first["signatures"]["protocol"].endswith(f"|sample:4-of-{len(records)}-seed-1")
     for key in MEASURES:
         low, high = first["intervals"][key]
         assert low <= first[key] <= high, key

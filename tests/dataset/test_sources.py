@@ -59,6 +59,21 @@ def test_parquet_default_and_pairs_shards_read_back_as_written(parquet_folder):
     assert regrouped == [r for r in FOLDER_RECORDS["train"] if r["paraphrases"]]
 
 
+def test_pairs_without_ids_keep_each_rows_source(tmp_path):
+    """A pairs Parquet file without an ``id`` column (made by hand or exported) was one run of
+    equal ids (all None): every paraphrase was paired with the first row's source, and evaluate
+    printed a plausible, wrong row (similarity 8.6 against 86.2)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [("A cat sat.", "A cat was sitting."), ("A cat sat.", "The cat sat."), ("He left.", "He went.")]
+    table = pa.Table.from_pylist([{"text": t, "para_text": p} for t, p in rows])
+    pq.write_table(table, tmp_path / "pairs.parquet")
+    records = [r for _s, r in sources.read_path(tmp_path / "pairs.parquet")]
+    pairs = [(r["text"], p["para_text"]) for r in records for p in r["paraphrases"]]
+    assert pairs == rows and [r["id"] for r in records] == [text_id("A cat sat."), text_id("He left.")]
+
+
 def test_malformed_lines_name_file_and_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     good = json.dumps({"text": "a", "paraphrases": []})

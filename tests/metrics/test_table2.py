@@ -100,6 +100,15 @@ def test_two_corpora_are_scored_on_their_shared_sources_only(capsys, tmp_path):
     assert sampled["signatures"]["protocol"].endswith("|max-ppl:none|sample:1-of-2-seed-3")
     every = run_json(capsys, a, b, "--sample", "50")
     assert "sample:" not in every["signatures"]["protocol"] and every["common_sources"] == 2
+    # a sample of several shared sources: each row with its intervals, as one input's (before: none)
+    prices = ("Prices rose sharply last year.", "Last year prices rose a lot.")
+    c = write_tsv(tmp_path / "c.tsv", [*A, prices])
+    drawn = run_json(capsys, c, b, "--sample", "2", "--seed", "0")
+    assert drawn["signatures"]["protocol"].endswith("|sample:2-of-3-seed-0")
+    for row in drawn["corpora"]:
+        assert row["sources"] == 2 and row["intervals"] is not None
+        low, high = row["intervals"]["bleu_diversity"]
+        assert low <= row["bleu_diversity"] <= high
 
 
 def test_the_api_signature_records_the_filter_the_selection_applied(tmp_path):

@@ -160,6 +160,8 @@ def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any
         "sources": plan.sources,
         "clusters": s.sample is not None,
     }
+    if s.sample is not None and len(plan.groups) < plan.sources:  # the protocol says so, as of several inputs
+        settings["sample"] = f"{len(plan.groups)}-of-{plan.sources}-seed-{s.seed}"
     if s.max_perplexity is not None:  # what the filter left out, as several inputs' rows say it
         settings["selection"] = selection
     return plan, settings, _state(s, settings) if main else None
@@ -401,7 +403,7 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
         similarity_model=options["similarity_model"], pooling=options["pooling"],
         ted_convention=options.get("ted_convention", "aesop"),
         parser_signature=result["signatures"].get("ted", "parser:none"), corpora=1,
-        max_perplexity=options.get("max_perplexity"),
+        max_perplexity=options.get("max_perplexity"), sample=settings.get("sample"),
     ))  # fmt: skip
     if s.plots:  # checked again under the folder's hold: of two runs, one writes them
         result["plots"] = [str(p) for p in plot_histograms(stats, s.plots, overwrite=s.overwrite)]

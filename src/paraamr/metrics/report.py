@@ -297,13 +297,16 @@ def _bleu(stats: Sequence[float]) -> float:
     return bleu_from_statistics(stats)[0]
 
 
-def evaluate_pairs(pairs: Sequence[Pair], **options: Any) -> dict[str, Any]:
+def evaluate_pairs(
+    pairs: Sequence[Pair], *, clusters: dict[int, int] | None = None, seed: int = 0, **options: Any
+) -> dict[str, Any]:
     """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs` with its
     ``options``: ``embedder``, ``parser``, ``ted_height``, ...; then :func:`row_of`), with the
-    per-pair values (``scores``) and ``distinct_sentences``."""
+    per-pair values (``scores``) and ``distinct_sentences``; with ``clusters`` (each pair's source
+    by its ``index``: a sample of sources), the intervals, bootstrapped with ``seed``."""
     scored = score_pairs(pairs, **options)
     extra = {"scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
-    return {**row_of(scored.stats()), **extra}
+    return {**row_of(scored.stats(clusters=clusters), seed=seed), **extra}
 
 
 def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:

@@ -133,6 +133,7 @@ class Shared:
     max_perplexity: float | None
     #: ``N-of-M-seed-S`` when ``N`` of the ``M`` shared sources were drawn (``--sample``).
     sample: str | None = None
+    seed: int = 0
 
 
 def shared_pairs(
@@ -156,7 +157,7 @@ def shared_pairs(
         drawn = f"{sample}-of-{len(keys)}-seed-{seed}"
         keys = set(random.Random(seed).sample(sorted(keys), sample))
     selected = [(name, restrict(kept, keys), selection) for name, kept, selection in filtered]
-    return Shared(selected, len(keys), max_perplexity, drawn)
+    return Shared(selected, len(keys), max_perplexity, drawn, seed)
 
 
 def evaluate_corpora(
@@ -176,6 +177,10 @@ def evaluate_corpora(
     for name, pairs, selection in shared.corpora:
         if progress is not None:
             progress(f"scoring {name}: {len(pairs):,} pairs of {shared.sources:,} shared sources")
+        if shared.sample is not None:  # a sample of sources: each row's intervals, over them
+            ids: dict[str, int] = {}
+            clusters = {p.index: ids.setdefault(normalize(p.source), len(ids)) for p in pairs}
+            options |= {"clusters": clusters, "seed": shared.seed}
         row = evaluate_pairs(
             pairs, embedder=embedder, parser=parser, ted_convention=ted_convention, **options
         )
