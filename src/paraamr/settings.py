@@ -270,6 +270,9 @@ class SplitSettings(_Checked):
             raise UsageError(f"--split: {err}") from None
         if self.validation_fraction + self.test_fraction > 1.0:
             raise UsageError("--validation-fraction + --test-fraction exceed 1")
+        for name in ("validation", "test"):  # a fraction sent to the split written would do nothing
+            if self.split == name and getattr(self, f"{name}_fraction"):
+                raise UsageError(f"--{name}-fraction: --split is {name} already (its rows all go there)")
 
     def splits(self) -> list[str]:
         """The split names a run writes.

@@ -288,6 +288,24 @@ def test_overwrite_refuses_a_folder_that_never_held_a_run(sentences, tmp_path, c
     assert (folder / "README.md").read_text() == "my own readme" and len(list(folder.iterdir())) == 1
 
 
+def test_a_setting_that_names_a_folder_here_stays_a_name(tiny_models, tmp_path, monkeypatch):
+    """Every string setting that named something in the working folder became a path in the summary
+    and the card: ``--split train`` beside a folder ``train`` was ``"../here/train"``, and the card
+    said the train split was empty; ``--linearization penman`` beside ``penman`` likewise."""
+    here = tmp_path / "here"
+    for name in ("train", "penman"):
+        (here / name).mkdir(parents=True)
+    monkeypatch.chdir(here)
+    source, out = _write_graphs(tmp_path / "in.amr"), tmp_path / "out"
+    argv = ["--amr-input", str(source), "--output", str(out), "--linearization", "penman"]
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main([*argv, *_models(tiny_models)]) == 0
+    settings = json.loads((out / "summary.json").read_text())["settings"]
+    assert (settings["split"], settings["linearization"]) == ("train", "penman")
+    assert settings["amr_input"] == "../in.amr"  # a path: relative to the run folder
+    assert "| split | `train` |" in (out / "README.md").read_text()
+
+
 def test_summary_has_no_absolute_local_paths(small_run, tiny_models):
     _, out, _ = small_run
     text = (out / "summary.json").read_text()

@@ -1173,6 +1173,11 @@ def value_and_state_cases() -> list[Case]:
             absent=("out",),
         ),
     )
+    cases += rows(  # before: every row went to test, and the summary said test_fraction 0.3
+        "generate",
+        gen,
+        [("split-fraction", ["--split", "test", "--test-fraction", ".3"], good, USAGE, "--test-fraction")],
+    )
     cases += rows(
         "convert",
         ("convert", "in.jsonl", "out"),

@@ -45,6 +45,19 @@ def test_failures_keep_their_place(tiny_models):
     assert parser.stats == {"parsed": 2, "failed": 4, "clipped": 0}
 
 
+def test_the_models_own_beams_unless_given(tiny_models, tmp_path):
+    """``num_beams`` said "default: the model's", but 4 was always passed and amrlib let it win over
+    the folder's ``amrlib_meta.json``."""
+    import shutil
+
+    own = tmp_path / "parser"
+    shutil.copytree(tiny_models["parser"], own)
+    meta = json.loads((own / "amrlib_meta.json").read_text())
+    (own / "amrlib_meta.json").write_text(json.dumps({**meta, "kwargs": {"num_beams": 1}}))
+    assert Parser(own).inference.num_beams == 1 and Parser(own, num_beams=2).inference.num_beams == 2
+    assert Parser(tiny_models["parser"]).inference.num_beams == 4  # none named: amrlib's
+
+
 def test_multiline_sentence_stays_one_metadata_line(parser):
     [graph] = parser.parse(["I know for them\nto approve"])
     assert graph.splitlines()[0] == "# ::snt I know for them to approve"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from paraamr.builder.folder import finalize
 from paraamr.builder.hub import push_folder
 from paraamr.builder.pipeline import Stats
 from paraamr.card import write_card
-from paraamr.settings import RunSettings
+from paraamr.settings import RecordSettings, RunSettings
 
 __all__ = ["Push", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
 
@@ -27,6 +27,13 @@ class Push:
     private: bool = False
     revision: str | None = None
     token: str | None = None
+
+
+#: The record settings that may name a local file or folder (inputs and models): other strings
+#: that happen to name one in the working folder (``--split train`` beside a folder ``train``) stay.
+PATHS = frozenset(
+    f.name for f in fields(RecordSettings) if f.metadata.get("path") or {"model"} & set(f.metadata)
+) | {"dataset"}
 
 
 def _portable(value: Any, base: Path) -> Any:
@@ -44,7 +51,7 @@ def summarize(path: Path, status: Any, run: RunSettings, seconds: float) -> dict
         total.merge(Stats.from_dict(marker["stats"]))
     counts = total.as_dict()
     saved = status.saved
-    settings = {k: _portable(v, path) for k, v in saved["record"].items()}
+    settings = {k: _portable(v, path) if k in PATHS else v for k, v in saved["record"].items()}
     run_info = {k: saved[k] for k in ("shards", "input_identity") if k in saved}
     return {
         "settings": {**settings, **run.as_dict()},

@@ -61,8 +61,9 @@ class Parser(AmrlibModel):
 
     Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
     (float32 on CPU, bfloat16 on CUDA where supported, else float16; or "fp32"/"fp16"/"bf16"),
-    ``batch_size=16`` sentences per batch (sorted by length), ``num_beams=4`` (amrlib's default;
-    the first beam that deserializes wins), ``on_clip="flag"`` ("flag" or "fail"),
+    ``batch_size=16`` sentences per batch (sorted by length), ``num_beams=None`` (the model's, in
+    its ``amrlib_meta.json``, else amrlib's 4; the first beam that deserializes wins),
+    ``on_clip="flag"`` ("flag" or "fail"),
     ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing model),
     ``trust_remote_code=False`` (refuse a folder naming other code than amrlib's parsers),
     ``backend="auto"`` and ``compute_type="auto"`` (:mod:`paraamr.models.fast`: CTranslate2 when
@@ -81,14 +82,16 @@ class Parser(AmrlibModel):
         model: str | Path = DEFAULTS["parser"],
         *,
         batch_size: int = BATCH_SIZES["parser"],
-        num_beams: int = 4,
+        num_beams: int | None = None,
         on_clip: str = "flag",
         **options: Any,
     ) -> None:
         import amrlib
 
-        super().__init__(model, batch_size=batch_size, num_beams=num_beams, on_clip=on_clip, **options)
+        super().__init__(model, batch_size=batch_size, num_beams=num_beams or 4, on_clip=on_clip, **options)
         meta = amrlib_meta(self.path, "parser", trust_remote_code=self.trust_remote_code)
+        if num_beams is None:  # the model's own (amrlib_meta.json's kwargs), else amrlib's 4
+            self.num_beams = int(meta.get("kwargs", {}).get("num_beams", 4))
         _check_spring(meta, model)
         kwargs = {}
         if "parse_spring" not in meta.get("inference_module", ""):
