@@ -198,6 +198,8 @@ class MethodSettings(_Checked):
             from paraamr.models.fast import ctranslate2_installed
 
             set_(self, "backend", "ctranslate2" if ctranslate2_installed() else "transformers")
+        if self.backend == "transformers" and self.compute_type.startswith("int8"):  # (the models: late)
+            raise UsageError(f"--compute-type {self.compute_type}: ctranslate2's (the backend: transformers)")
         if self.min_quality is not None and self.quality_model is None:
             raise UsageError("--min-quality needs --quality-model")
         if self.min_similarity is not None and self.similarity_model is None:

@@ -1176,7 +1176,17 @@ def value_and_state_cases() -> list[Case]:
     cases += rows(  # before: every row went to test, and the summary said test_fraction 0.3
         "generate",
         gen,
-        [("split-fraction", ["--split", "test", "--test-fraction", ".3"], good, USAGE, "--test-fraction")],
+        [
+            ("split-fraction", ["--split", "test", "--test-fraction", ".3"], good, USAGE, "--test-fraction"),
+            # before: a dry run said nothing of it (the models refused it once loaded)
+            (
+                "int8-on-torch",
+                ["--backend", "transformers", "--compute-type", "int8", "--dry-run"],
+                good,
+                USAGE,
+                "--compute-type int8",
+            ),
+        ],
     )
     cases += rows(
         "convert",
