@@ -1334,6 +1334,9 @@ def value_and_state_cases() -> list[Case]:
             ("ted-height-negative", ["--ted-height", "-2"], {"in.tsv": PAIRS_TSV}, USAGE, "--ted-height"),
             # one source: no interval, printed as null (before: NaN, which is not JSON)
             ("sample-one-json", ["--sample", "1", "--json"], {"in.tsv": PAIRS_TSV}, OK, None),
+            # before: "internal error: ValueError: compute type 'int8' needs the ctranslate2 backend"
+            ("int8-on-torch", ["--backend", "transformers", "--compute-type", "int8"], {"in.tsv": PAIRS_TSV},
+             USAGE, "compute type 'int8' needs the ctranslate2 backend"),
         ],
     )
     cases += rows(

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError
+from paraamr.errors import InputError, UsageError
 from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
 from paraamr.models.resolve import cache_root
@@ -88,20 +88,21 @@ def resolve_backend(
     """``(backend, compute_type)`` to run: ``auto`` resolved (see the module docstring).
 
     ``device`` is a torch device or its name; ``bf16`` whether the GPU runs bfloat16 (None: ask
-    torch). A transformers compute type stays ``auto`` (the stage's ``dtype`` then decides)."""
+    torch). A transformers compute type stays ``auto`` (the stage's ``dtype`` then decides). Settings
+    that do not go together raise :class:`~paraamr.errors.UsageError` (a ``ValueError``)."""
     if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        raise UsageError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if compute_type not in COMPUTE_TYPES:
-        raise ValueError(f"unknown compute type {compute_type!r}; expected one of {', '.join(COMPUTE_TYPES)}")
+        raise UsageError(f"unknown compute type {compute_type!r}; expected one of {', '.join(COMPUTE_TYPES)}")
     if backend == "auto":
         backend = "ctranslate2" if ctranslate2_installed() else "transformers"
         if backend == "transformers":
             _fast_path_off()
     elif backend == "ctranslate2" and not ctranslate2_installed():
-        raise ValueError("backend 'ctranslate2' needs the ctranslate2 package (pip install ctranslate2)")
+        raise UsageError("backend 'ctranslate2' needs the ctranslate2 package (pip install ctranslate2)")
     if backend == "transformers":
         if compute_type not in _TORCH_TYPES:
-            raise ValueError(
+            raise UsageError(
                 f"compute type {compute_type!r} needs the ctranslate2 backend "
                 "(transformers runs float32, float16 or bfloat16)"
             )
