@@ -89,6 +89,29 @@ def test_without_start_token(tiny_models):
     assert scorer.signature.startswith("ppl|model:lm|bos:no|")
 
 
+def test_an_lm_without_a_start_token_is_named_in_one_line(tiny_models, tmp_path, capsys):
+    """A language model whose tokenizer has no BOS: "internal error: ValueError" with generate."""
+    import json
+    import shutil
+
+    from paraamr.cli import main
+    from paraamr.errors import InputError
+
+    lm = tmp_path / "lm"
+    shutil.copytree(tiny_models["lm"], lm)
+    config = json.loads((lm / "tokenizer_config.json").read_text())
+    config.pop("bos_token")
+    (lm / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(InputError, match="has no BOS token: give an LM that has one"):
+        PerplexityScorer(lm, backend="transformers")
+    (tmp_path / "in.txt").write_text("The dog barks.\n")
+    argv = ["generate", "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o"), "--no-progress"]
+    models = ["--parser-model", tiny_models["parser"], "--realizer-model", tiny_models["realizer"]]
+    assert main([*argv, *map(str, models), "--lm-model", str(lm), "--max-perplexity", "none"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("paraamr generate: LM ") and "internal error" not in err[-1], err
+
+
 def test_out_of_memory_splits_down_to_one(tiny_models, monkeypatch):
     scorer = PerplexityScorer(tiny_models["lm"], batch_size=8, backend="transformers")
     texts = _texts(6, seed=1)

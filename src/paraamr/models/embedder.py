@@ -265,7 +265,7 @@ class Embedder:
             outputs = self._hf(**inputs, return_dict=True)
             if self.pooling == "cls":
                 if getattr(outputs, "pooler_output", None) is None:
-                    raise ValueError(
+                    raise InputError(  # (a ValueError too) one line, not an internal error
                         f"model {self.model_name!r} has no pooler; use pooling='cls_before_pooler'"
                     )
                 vectors = outputs.pooler_output

@@ -119,7 +119,7 @@ class PerplexityScorer(Stage):
             self.generator = load_generator(target, self.device, self.compute_type)
         for attr in ("final_logit_softcapping", "logit_scale"):
             if getattr(config, attr, None):
-                raise ValueError(f"LM {self.model_name!r} post-processes its logits ({attr}); not supported")
+                raise InputError(f"LM {self.model_name!r} post-processes its logits ({attr}); not supported")
         self.config = config
         self.max_tokens = max_tokens
         self.max_length = max_length or getattr(config, "max_position_embeddings", None) or config.n_positions
@@ -127,7 +127,10 @@ class PerplexityScorer(Stage):
         self.add_start_token = add_start_token
         self.bos = self.tokenizer.bos_token_id if add_start_token else None
         if add_start_token and self.bos is None:
-            raise ValueError(f"LM {self.model_name!r} has no BOS token; use add_start_token=False")
+            raise InputError(
+                f"LM {self.model_name!r} has no BOS token: give an LM that has one (in Python, or "
+                "add_start_token=False: the first word is then not scored)"
+            )
         self.stats = {"scored": 0, "failed": 0}
 
     @property
