@@ -228,7 +228,8 @@ class Filters:
         flat = [para for ps in paras for para in ps]
         perplexity = pa.array([p.get("perplexity") for p in flat], pa.float64())
         wanted = self.min_similarity is not None
-        similarity = pa.array([p.get("similarity") for p in flat], pa.float64()) if wanted else None
+        scores = [p.get("similarity") for p in flat] if wanted else None  # float32, as stored
+        similarity = pa.array(scores, pa.float32()) if wanted else None
         index, counts = self.keep(parents, perplexity, similarity, len(paras))
         ends = np.cumsum(counts)
         for (key, record), end, count in zip(batch, ends.tolist(), counts.tolist(), strict=True):

@@ -290,3 +290,18 @@ def test_a_killed_convert_into_a_new_folder_is_taken_again_without_overwrite(tmp
     assert [r for _s, r in sources.read_path(out)] == [r for _s, r in sources.read_path(release_jsonl)]
     assert not (out / ".paraamr" / "writing.json").exists()  # the mark gone with the card
     assert main(["convert", str(release_jsonl), str(out)]) == 1  # a finished one is the user's now
+
+
+def test_no_records_is_refused_for_json_lines_as_for_a_folder(tmp_path, release_jsonl, capsys):
+    """A folder with pairs shards only reads as no records: a folder output said so, JSON lines
+    got an empty file and exit 0."""
+    import shutil
+
+    full = tmp_path / "full"
+    assert main(["convert", str(release_jsonl), str(full)]) == 0
+    (tmp_path / "only" / "data").mkdir(parents=True)
+    shutil.copytree(full / "data" / "pairs", tmp_path / "only" / "data" / "pairs")
+    capsys.readouterr()
+    for out in ("back.jsonl", "folder"):
+        assert main(["convert", str(tmp_path / "only"), str(tmp_path / out)]) == 1
+        assert "no records to convert" in capsys.readouterr().err and not (tmp_path / out).exists()

@@ -141,6 +141,21 @@ def test_min_similarity_against_hand_counts(folder, tmp_path):
     assert list(both["train"]["para_text"]) == ["The cat was sitting."]  # 20.0 and 0.9375
 
 
+@pytest.mark.parametrize("threshold", [0.7, 0.69999998])
+def test_similarity_is_compared_as_stored_from_json_lines_too(tmp_path_factory, tmp_path, threshold):
+    """Read from JSON lines, a similarity of 0.7 was compared as a float64 (kept at 0.7) and then
+    returned as stored, 0.699999988: a row that fails the filter it passed; from the folder it went."""
+    import json
+
+    line = {"text": "A b c.", "paraphrases": [{"para_text": "C b a.", "perplexity": 50.0, "similarity": 0.7}]}
+    (tmp_path / "sim.jsonl").write_text(json.dumps(line) + "\n")
+    assert main(["convert", str(tmp_path / "sim.jsonl"), str(tmp_path / "sim")]) == 0
+    options = {"min_similarity": threshold}
+    from_lines = _builder_rows(tmp_path_factory, "pairs", options, data_files=str(tmp_path / "sim.jsonl"))
+    from_folder = _builder_rows(tmp_path_factory, "pairs", options, data_dir=str(tmp_path / "sim"))
+    assert from_lines == from_folder and len(from_lines.get("train", [])) == (threshold < 0.7)
+
+
 @pytest.mark.slow
 def test_loaded_from_the_hub_and_streamed_equal_the_builder(hub, folder, converted, tmp_path_factory):
     hub.add_dataset_repo("org/paraamr", folder)

@@ -224,6 +224,8 @@ def to_jsonl(
         for _split, record in records:
             text.write(json.dumps(release_line(record, all_fields=all_fields), ensure_ascii=False) + "\n")
             n += 1
+        if not n:  # as a folder output says (before: an empty file, exit 0)
+            raise InputError(f"{input}: no records to convert")
         text.detach()  # flushed; the stack and the with close what is under it
     return n
 
