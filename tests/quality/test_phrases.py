@@ -50,6 +50,7 @@ def test_fragment_is_a_contiguous_piece_of_a_third_to_two_thirds():
     assert fragment("Too short to cut.", random.Random(0)) is None
 
 
+@pytest.mark.slow
 def test_topic_shift_keeps_the_frame_and_changes_the_content_words():
     text = "The neighbors' dog barked at the mail carrier every morning last week."
     out = topic_shift(text, random.Random(1)).split()

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from paraamr.cli import build_parser, main
-from paraamr.commands.quality import _default_run, _read_sentences, _triplets
+from paraamr.commands.quality import _default_run, _triplets
 from paraamr.quality import QualityScorer
 from paraamr.quality.data import natural_pairs, set_c_sources
 from paraamr.quality.evaluation import classify, triplet_figures
 from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY, SimilarityGate
 from paraamr.quality.scorer import DELTA_FILE, calibrated
 from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
-from paraamr.quality.triplets import Triplet, build_triplets, read_sentences
+from paraamr.quality.triplets import Triplet, build_triplets, read_sentences, training_sentences
 from paraamr.records import normalize
 
 DATA = Path(__file__).parent / "data"
@@ -258,6 +258,13 @@ def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     err = capsys.readouterr().err
     again = json.loads(next(line for line in err.splitlines() if line.startswith('{"separation"')))
     assert again["separation"] == figures["separation"] and again["failure_rows_left_out"] == 1
+    # a row without a label: the figures over the labelled ones, saying so (before: none, no word)
+    src.write_text("".join(json.dumps(r) + "\n" for r in [*PAIRS, {"text": "A b.", "para_text": "B a."}]))
+    assert main([*argv, "--overwrite"]) == 0
+    err = capsys.readouterr().err
+    mixed = json.loads(next(line for line in err.splitlines() if line.startswith('{"separation"')))
+    assert mixed["separation"] == figures["separation"] and mixed["unlabelled_rows_left_out"] == 1
+    assert "failure_rows_left_out" not in mixed
 
 
 def test_score_replaces_a_link_and_never_writes_through_it(tmp_path, capsys):
@@ -375,14 +382,15 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
         + "\n"
         + '{"text": "He left.", "para_text": "He went away.", "note": "\\udc80"}\n'  # another field
         + '{"text": "He ran."}\n{"text": 5, "para_text": "Five."}\n'  # before: the whole run stopped
+        + '{"text": "He ran.", "para_text": ""}\n{"text": "He ran.", "para_text": "   "}\n'  # and these
     )
     out = tmp_path / "out.jsonl"
     argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", str(src), "--output", str(out)]
     assert main(argv) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [r["quality"] is None for r in rows] == [True, False, True, False, True, True]
+    assert [r["quality"] is None for r in rows] == [True, False, True, False, True, True, True, True]
     missing = [f"{field}: missing, or not a string" for field in ("para_text", "text")]
-    assert [r["failure"] for r in rows[4:]] == missing
+    assert [r["failure"] for r in rows[4:]] == [*missing, "para_text: empty", "para_text: empty"]
     assert rows[3]["note"] == "\ufffd" and "failure" not in rows[3]  # scored, written as UTF-8 can
     assert rows[0]["failure"] == "text: a lone surrogate (U+D800) at character 2; text cannot hold it"
     assert rows[0]["text"] == "a\ufffdb"  # written as UTF-8 can hold it
@@ -422,6 +430,10 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
             ["train", "--input", "{good}", "--output", "{out}", "--validation", "1.5"],
             r"must be a finite number in \[0, 1\]",
         ),
+        # before: the input was overwritten by the triplets (also when the run then failed), or the
+        # file inside the model's folder blocked the run after the triplets were built
+        (["train", "--input", "{good}", "--save-triplets", "{good}", "--output", "{out}"], "is the input"),
+        (["train", "--input", "{good}", "--save-triplets", "{out}/t", "--output", "{out}"], "inside --outp"),
     ],
 )
 def test_errors_are_one_line(argv, message, tmp_path, capsys):
@@ -638,7 +650,7 @@ def test_the_default_command_draws_the_shipped_models_triplets():
 
     args = build_parser().parse_args(["quality", "train", "--output", "x", "--no-progress"])
     assert _default_run(args, TrainSettings())
-    sentences = set(_read_sentences(args)[0])
+    sentences = set(training_sentences(args.input, args.max_chars)[0])
     mine: dict[str, list[dict]] = {}
     for t in saved:
         if t["anchor"] in sentences and not t["positive_op"].startswith("natural"):

@@ -246,23 +246,6 @@ def register(subparsers) -> None:
     score.set_defaults(func=run_score)
 
 
-def _read_sentences(args: argparse.Namespace) -> tuple[list[str], list[dict]]:
-    """The sentences of ``--input`` and a failure row for each one that cannot be trained on
-    (:func:`paraamr.texts.text_problem`: longer than ``--max-chars``, a NUL character)."""
-    from paraamr.quality.triplets import read_sentences
-
-    sentences, failures = [], []
-    for path in args.input:
-        for sentence in read_sentences(path):
-            problem = text_problem(sentence, args.max_chars)
-            if problem is None:
-                sentences.append(sentence)
-            else:
-                text = printable(sentence[:200])
-                failures.append({"input": str(path), "text": text, "chars": len(sentence), "reason": problem})
-    return sentences, failures
-
-
 def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dict]:
     """The operator triplets of ``sentences`` and ``--records`` (synonyms gated) plus those of the
     natural pairs' training part, and what the card says of the gate and the natural pairs."""
@@ -356,7 +339,7 @@ def run_train(args: argparse.Namespace) -> int:
     model in ``--output``."""
     require("quality")
     from paraamr.quality.train import INFO_FILE, TrainSettings, check_output, train
-    from paraamr.quality.triplets import write_triplets
+    from paraamr.quality.triplets import training_sentences, write_triplets
 
     if not 0 < args.validation < 1:
         raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
@@ -368,6 +351,11 @@ def run_train(args: argparse.Namespace) -> int:
         raise UsageError(f"{', '.join(f for f, on in natural.items() if on)}: not used with --no-natural")
     refuse_pipes(*args.input, *args.records, *([args.natural] if args.natural else []))
     check_output(args.output, args.overwrite)
+    if args.save_triplets:  # never an input (it was overwritten), nor inside the model's folder
+        check_not_input(args.save_triplets, *args.input, *args.records, *filter(None, [args.natural]),
+                        name="--save-triplets")  # fmt: skip
+        if args.save_triplets.resolve().is_relative_to(args.output.resolve()):
+            raise UsageError(f"--save-triplets {args.save_triplets}: inside --output (the model's folder)")
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
         raise UsageError(f"--save-triplets {args.save_triplets}: exists; pass --overwrite to replace it")
     same = ("mode", "base", "margin", "epochs", "batch_size", "max_length", "freeze_layers", "validation")
@@ -378,7 +366,7 @@ def run_train(args: argparse.Namespace) -> int:
         threads=args.threads or None,
         cosine_model=None if args.cosine_model.lower() == "none" else args.cosine_model,
     )
-    sentences, failures = _read_sentences(args)
+    sentences, failures = training_sentences(args.input, args.max_chars)
     settings.check()  # the models, before minutes of triplet building
     triplets, about = _triplets(args, sentences)
     natural = "" if args.no_natural else " and the natural pairs"
@@ -415,7 +403,7 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
     for field in ("text", "para_text"):
         if not isinstance(row.get(field), str):
             return f"{field}: missing, or not a string"
-        problem = text_problem(row[field], max_chars)
+        problem = text_problem(row[field], max_chars, visible=True)  # (an empty one stopped the run)
         if problem is not None:
             return f"{field}: {problem}"
     return None
@@ -478,15 +466,19 @@ def _score(args: argparse.Namespace) -> int:
     else:  # whole or not at all, and a link replaced by the file, never written through
         atomic_write(args.output, "".join(lines))
     scored = [(s, r) for s, r in zip(scores, rows, strict=True) if s is not None]  # failure rows: out
-    if scored and all("label" in r for _, r in scored):
+    unlabelled = sum("label" not in r for _, r in scored)
+    scored = [(s, r) for s, r in scored if "label" in r]  # (rows without one: no figures at all)
+    if scored:
         values_, labels, texts = zip(*((s, r["label"], r["text"]) for s, r in scored), strict=True)
         both = len(set(labels)) == 2  # one class (or one row): no separation, null; not an error
         figures = {
             "separation": separation(values_, labels) if both else None,
             **classify(values_, labels, args.threshold),
         }
-        if len(scored) < len(rows):  # (they were left out of the figures silently: no figures at all)
-            figures["failure_rows_left_out"] = len(rows) - len(scored)
+        if len(scored) + unlabelled < len(rows):  # (they were left out of the figures silently)
+            figures["failure_rows_left_out"] = len(rows) - len(scored) - unlabelled
+        if unlabelled:
+            figures["unlabelled_rows_left_out"] = unlabelled
         found = intervals_by_source(values_, labels, texts, args.threshold) if both else {}
         figures["interval_95"] = {  # null where one source (or one class) gives no interval
             name: [None if math.isnan(x) else x for x in found.get(name, (math.nan, math.nan))]

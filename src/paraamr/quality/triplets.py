@@ -26,6 +26,7 @@ from paraamr.quality.analysis import parsed
 from paraamr.quality.evaluation import LABEL_RULE, is_label
 from paraamr.quality.operators import NEGATIVE, POSITIVE, Operator, paraamr_paraphrase
 from paraamr.records import normalize
+from paraamr.texts import printable, text_problem
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,21 @@ def operator_counts(triplets: Iterable[Triplet]) -> dict[str, dict[str, int]]:
         "positive": dict(Counter(t.positive_op for t in triplets).most_common()),
         "negative": dict(Counter(t.negative_op for t in triplets).most_common()),
     }
+
+
+def training_sentences(paths: Sequence[str | Path], max_chars: int | None) -> tuple[list[str], list[dict]]:
+    """The sentences of ``paths`` and a failure row for each one that cannot be trained on
+    (:func:`paraamr.texts.text_problem`: longer than ``max_chars``, a NUL character)."""
+    sentences, failures = [], []
+    for path in paths:
+        for sentence in read_sentences(path):
+            problem = text_problem(sentence, max_chars)
+            if problem is None:
+                sentences.append(sentence)
+            else:
+                text = printable(sentence[:200])
+                failures.append({"input": str(path), "text": text, "chars": len(sentence), "reason": problem})
+    return sentences, failures
 
 
 def read_sentences(path: str | Path) -> Iterator[str]:
