@@ -22,7 +22,7 @@ with its content's digest; its vocabulary is the token ids themselves (``"0"``, 
 ('ctranslate2', 'float32')
 >>> resolve_backend("transformers", "int8", "cpu")
 Traceback (most recent call last):
-ValueError: compute type 'int8' needs the ctranslate2 backend (transformers runs float32, float16 or bfloat16)
+paraamr.errors.UsageError: compute type 'int8' needs the ctranslate2 backend (transformers runs float32, ...
 """
 
 from __future__ import annotations
