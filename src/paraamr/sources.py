@@ -421,7 +421,8 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     """The files of each split under a local ``path``.
 
     A file is split ``train``. A dataset folder (``data/{config}/{split}-{i}-of-{n}.parquet``)
-    gives the splits of its ``default`` shards (none when it has no records); another folder gives
+    gives the splits of its ``default`` shards (none when it has no records; one of ``pairs``
+    shards only is refused); another folder gives
     all its :data:`RELEASE_SUFFIXES` files (recursively, hidden ones skipped) as ``train``.
     """
     from paraamr import layout
@@ -433,6 +434,8 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     if not root.is_dir():
         raise InputError(f"{root}: no such file or folder")
     shards = layout.list_shards(root)
+    if shards.get("pairs") and not shards.get("default"):  # (it read as no records, without a word)
+        raise InputError(f"{root}: pairs shards but no default shards, which hold the records")
     if shards or (root / layout.DATA).is_dir() or (root / layout.STATE_DIR).is_dir():
         return {split: [str(p) for p in paths] for split, paths in shards.get("default", {}).items()}
     if root.name == layout.DATA and layout.list_shards(root.parent):  # its pairs shards: the records again

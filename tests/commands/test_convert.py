@@ -293,8 +293,8 @@ def test_a_killed_convert_into_a_new_folder_is_taken_again_without_overwrite(tmp
 
 
 def test_no_records_is_refused_for_json_lines_as_for_a_folder(tmp_path, release_jsonl, capsys):
-    """A folder with pairs shards only reads as no records: a folder output said so, JSON lines
-    got an empty file and exit 0."""
+    """A folder of no records: a folder output said so, JSON lines got an empty file and exit 0; a
+    folder of pairs shards only read as no records, without a word."""
     import shutil
 
     full = tmp_path / "full"
@@ -302,6 +302,10 @@ def test_no_records_is_refused_for_json_lines_as_for_a_folder(tmp_path, release_
     (tmp_path / "only" / "data").mkdir(parents=True)
     shutil.copytree(full / "data" / "pairs", tmp_path / "only" / "data" / "pairs")
     capsys.readouterr()
+    for out in ("back.jsonl", "folder"):  # pairs only: named (before: read as no records)
+        assert main(["convert", str(tmp_path / "only"), str(tmp_path / out)]) == 1
+        assert "pairs shards but no default" in capsys.readouterr().err and not (tmp_path / out).exists()
+    shutil.rmtree(tmp_path / "only" / "data" / "pairs")  # a dataset folder of no records
     for out in ("back.jsonl", "folder"):
         assert main(["convert", str(tmp_path / "only"), str(tmp_path / out)]) == 1
         assert "no records to convert" in capsys.readouterr().err and not (tmp_path / out).exists()

@@ -36,6 +36,14 @@ def test_scores_are_the_scorer_cosines_x100(metric):
     assert result["paraphrase_quality_signature"].endswith("|threshold:0.5|scale:x100")
 
 
+def test_a_cosines_threshold_is_taken_as_the_cli_takes_it(metric):
+    """The untuned base gives raw cosines in [-1, 1]: ``quality score --threshold -0.2`` took it,
+    the module refused it ("must be ... in [0, 1]")."""
+    result = metric.compute(predictions=PARAS, references=SOURCES, labels=[1, 0, 1], threshold=-0.2,
+                            model="all-MiniLM-L6-v2")  # fmt: skip
+    assert result["paraphrase_quality_signature"].endswith("|threshold:-0.2|scale:x100")
+
+
 def test_threshold_and_no_labels(metric):
     result = metric.compute(
         predictions=PARAS, references=SOURCES, labels=[1, 0, 1], threshold=0.99, model="all-MiniLM-L6-v2"
@@ -55,7 +63,7 @@ def test_an_exact_copy_scores_one_with_every_model(metric):
         assert result["paraphrase_quality_scores"] == [100.0, 100.0]
 
 
-@pytest.mark.parametrize("threshold", [50, -0.1, float("nan"), "0.5"])
+@pytest.mark.parametrize("threshold", [50, -1.5, float("nan"), "0.5"])
 def test_a_threshold_off_the_score_scale_is_refused(metric, threshold):
     """Scores print x100 (95.8), the threshold is a score (0.958): ``threshold=50`` gave accuracy 50
     and macro F1 33.3 with no word, "0.5" a numpy UFuncTypeError."""

@@ -163,6 +163,21 @@ def test_time_limit_stops_training_and_still_saves(triplets, tmp_path):
     assert (tmp_path / "quick" / INFO_FILE).is_file()
 
 
+def test_a_cross_encoder_without_its_summary_is_refused(trained, tmp_path):
+    """Without ``paraamr_quality.json`` a trained cross-encoder was scored as a bi-encoder's cosine
+    (0.834 where the model gives 0.64), with no word."""
+    import shutil
+
+    from paraamr.errors import ModelNotFoundError
+
+    bare = tmp_path / "bare"
+    shutil.copytree(trained, bare)
+    (bare / INFO_FILE).unlink()
+    with pytest.raises(ModelNotFoundError, match=f"a cross-encoder without its {INFO_FILE}"):
+        QualityScorer(bare)
+    assert QualityScorer("all-MiniLM-L6-v2").mode == "bi"  # a sentence-transformers model: a cosine
+
+
 def test_delta_folder_scores_like_the_full_model(trained, tmp_path):
     size = export_delta(trained, tmp_path / "delta")
     full = sum(p.stat().st_size for p in trained.glob("*.safetensors"))

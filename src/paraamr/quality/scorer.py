@@ -179,6 +179,16 @@ def raw_scores(model, mode: str, sources: Sequence[str], paraphrases: Sequence[s
     return [float(x) for x in logits]
 
 
+def _cross_encoder(path: Path) -> bool:
+    """Whether ``path`` holds a cross-encoder (its ``config.json`` names a sequence classifier)."""
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    names = config.get("architectures") if isinstance(config, dict) else None
+    return any(str(n).endswith("ForSequenceClassification") for n in names or [])
+
+
 class QualityScorer:
     """Scores (source, paraphrase) pairs (:meth:`score`); loads the model on first use."""
 
@@ -200,6 +210,11 @@ class QualityScorer:
             raise ModelNotFoundError(f"{info_file}: unreadable training summary ({err})") from err
         if not isinstance(self.info, dict):
             raise ModelNotFoundError(f"{info_file}: not a JSON object")
+        if not info_file.is_file() and _cross_encoder(self.path):  # (it was scored as a bi-encoder's cosine)
+            raise ModelNotFoundError(
+                f"{self.path}: a cross-encoder without its {INFO_FILE} (its mode and calibration): give "
+                "the whole folder `paraamr quality train` wrote, or a sentence-transformers model"
+            )
         self.mode = self.info.get("mode", "bi")
         self.cosine = self.info.get("cosine")  # {"model", "weight", "without"}: logit + weight * cosine
         if str(model_dir) in (BASE_MODEL, DEFAULT_MODEL, MPNET):

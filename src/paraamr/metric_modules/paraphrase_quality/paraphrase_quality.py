@@ -45,7 +45,7 @@ Args:
     model (str): a folder written by `paraamr quality train` (bi or cross mode), "paraamr-quality"
         (the shipped model, the default) or "all-MiniLM-L6-v2" (the untuned base).
     labels (list of int, optional): 1 for a valid paraphrase, 0 for an invalid one.
-    threshold (float): a pair is predicted valid when its score is at least this (default 0.5).
+    threshold (float): a pair is predicted valid when its score is at least this, in [-1, 1] (default 0.5).
     batch_size (int): sentences per forward pass (default 64).
     device (str, optional): torch device; default CUDA when available, else CPU.
     Under evaluate.combine the other paraamr modules' options (pooling, tokenize, lowercase,
@@ -95,7 +95,8 @@ class ParaphraseQuality(evaluate.Metric):
         templates=None, height=None, cache_dir=None,
     ):
         check_per_pair(self, "labels", labels, predictions)
-        check_number(threshold, f"{self.name}: threshold (a score before the x100)", low=0, high=1)
+        # [-1, 1] as the command line's: an untuned base's raw cosines go below 0
+        check_number(threshold, f"{self.name}: threshold (a score before the x100)", low=-1, high=1)
         check_model(self, model)
         key = (str(model), batch_size, None if device is None else str(device))
         scorer = cached(self, "_scorers", key, QualityScorer, model, batch_size=batch_size, device=device)
