@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paraamr.errors import FolderLocked, InputError
-from paraamr.layout import CARD, STATE_DIR, atomic_write
+from paraamr.layout import CARD, STATE_DIR, atomic_write, is_empty, remove_layout, remove_state
 
 __all__ = ["check_not_input", "check_writable", "check_writable_file", "claim_file"]
-__all__ += ["left_unfinished", "mark_new"]
+__all__ += ["left_unfinished", "mark_new", "take_folder"]
 
 #: The mark of a command writing a folder that was new or empty (:func:`mark_new`).
 WRITING = f"{STATE_DIR}/writing.json"
@@ -117,3 +117,18 @@ def left_unfinished(folder: str | os.PathLike) -> bool:
     False
     """
     return (Path(folder) / WRITING).is_file() and not (Path(folder) / CARD).exists()
+
+
+def take_folder(folder: str | os.PathLike) -> bool:
+    """Ready ``folder`` (its lock held) for a run that writes it whole: when it is new or empty, or
+    holds only what a killed run left of it (:func:`left_unfinished`), clear it and mark it
+    (:func:`mark_new`), so that a kill before the card leaves a folder the next run takes again;
+    else remove only the state a killed run left, never mixed into this one. Returns whether the
+    folder was taken that first way."""
+    fresh = is_empty(folder) or left_unfinished(folder)
+    if fresh:
+        remove_layout(folder)  # all a killed run left of it
+        mark_new(folder)
+    else:
+        remove_state(folder)
+    return fresh

@@ -194,12 +194,15 @@ class MethodSettings(_Checked):
             set_(self, "tagging", "tagged" if spacy_installed() else "untagged")
         if self.mod_as_domain and self.linearization != "paraamr":
             raise UsageError("--mod-as-domain needs --linearization paraamr (penman writes :mod-of)")
-        if self.backend == "auto":
-            from paraamr.models.fast import ctranslate2_installed
+        from paraamr.models.fast import ctranslate2_installed, resolve_backend
 
+        if self.backend == "auto":
             set_(self, "backend", "ctranslate2" if ctranslate2_installed() else "transformers")
-        if self.backend == "transformers" and self.compute_type.startswith("int8"):  # (the models: late)
-            raise UsageError(f"--compute-type {self.compute_type}: ctranslate2's (the backend: transformers)")
+        if self.backend == "transformers":  # its compute types, as the models take them (once loaded: late)
+            try:
+                resolve_backend(self.backend, self.compute_type, "cpu")
+            except UsageError as err:
+                raise UsageError(f"--compute-type {self.compute_type}: {err}") from None
         if self.min_quality is not None and self.quality_model is None:
             raise UsageError("--min-quality needs --quality-model")
         if self.min_similarity is not None and self.similarity_model is None:

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from paraamr import __version__
 from paraamr.errors import InputError
-from paraamr.outputs import check_writable, left_unfinished, mark_new
+from paraamr.layout import STATE_DIR
+from paraamr.outputs import check_writable, left_unfinished, take_folder
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -40,7 +41,7 @@ CONFIG = "default"
 #: Words of a card that say augment wrote it (an --overwrite may replace such a folder only).
 MARK = "paraamr augment"
 #: Where in the output's state the run's datasets map writes its Arrow files.
-CACHE = ".paraamr/augment"
+CACHE = f"{STATE_DIR}/augment"
 
 METHOD_TEXT = {
     "paraamr": "ParaAMR paraphrases (AMR back-translation, Huang et al. 2023), most fluent first",
@@ -128,7 +129,7 @@ def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
     """Hold ``output``'s lock (:func:`paraamr.locks.folder_lock`) for a whole run, the folder
     checked (:func:`check_output`) before and again under it. A run that fails leaves it as it
     was: its staged parts go, and a folder it created is removed again."""
-    from paraamr.layout import is_empty, remove_layout, remove_state
+    from paraamr.layout import remove_layout, remove_state
     from paraamr.locks import folder_lock
 
     output = Path(output)
@@ -138,12 +139,7 @@ def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
         with folder_lock(output, command="augment"):
             held = True
             check_output(output, overwrite)  # another run may have written it meanwhile
-            fresh = is_empty(output) or left_unfinished(output)
-            if fresh:  # a kill from here to the card leaves a folder the next run takes again
-                remove_layout(output)  # all a killed run left of it
-                mark_new(output)
-            else:
-                remove_state(output)  # what a killed run left: never mixed into this one
+            fresh = take_folder(output)
             try:
                 yield output
             except BaseException:
@@ -215,7 +211,7 @@ def check_output(output: Path, overwrite: bool) -> None:
     ...
     paraamr.errors.InputError: /proc/version/out: cannot be written: /proc/version is a file, not a folder
     """
-    from paraamr.layout import CARD, STATE_DIR, failure_files, holds_dataset, is_empty, list_shards
+    from paraamr.layout import CARD, failure_files, holds_dataset, is_empty, list_shards
 
     if output.exists() and not output.is_dir():
         raise InputError(f"{output}: exists and is not a folder (give a new folder as --output)")

@@ -260,7 +260,7 @@ def to_folder(
     from paraamr.card import write_card
     from paraamr.errors import InputError
     from paraamr.locks import folder_lock
-    from paraamr.outputs import check_writable, left_unfinished, mark_new
+    from paraamr.outputs import check_writable, take_folder
     from paraamr.sources import split_files
 
     out = Path(output)
@@ -284,13 +284,9 @@ def to_folder(
     new = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)  # the first we make
     with folder_lock(out, command="convert"):
         _check_folder(out, overwrite)  # another writer may have finished meanwhile
-        fresh = layout.is_empty(out) or left_unfinished(out)
+        fresh = False
         try:
-            if fresh:  # a kill from here to the card leaves a folder the next run takes again
-                layout.remove_layout(out)  # all a killed run left of it
-                mark_new(out)
-            else:
-                layout.remove_state(out)  # what a killed run left: never mixed into this one
+            fresh = take_folder(out)
             try:
                 reading = {"skipped": skipped, "max_chars": max_chars, "limits": limits}
                 reading["skip_invalid"] = skip_invalid
