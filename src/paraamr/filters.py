@@ -227,9 +227,9 @@ class Filters:
         parents = np.repeat(np.arange(len(paras)), lengths)
         flat = [para for ps in paras for para in ps]
         perplexity = pa.array([p.get("perplexity") for p in flat], pa.float64())
-        wanted = self.min_similarity is not None
-        scores = [p.get("similarity") for p in flat] if wanted else None  # float32, as stored
-        similarity = pa.array(scores, pa.float32()) if wanted else None
+        similarity = None
+        if self.min_similarity is not None:  # float32, as stored (and as a folder's column compares)
+            similarity = pa.array([p.get("similarity") for p in flat], pa.float32())
         index, counts = self.keep(parents, perplexity, similarity, len(paras))
         ends = np.cumsum(counts)
         for (key, record), end, count in zip(batch, ends.tolist(), counts.tolist(), strict=True):

@@ -143,7 +143,7 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
     with figure(paths[1], title, "paraphrases", "sources") as ax:
         ax.hist(per_source, bins=np.arange(-0.5, top + 1.5, 1.0), color="#55a868", rwidth=0.9)
         ax.set_xlim(-0.5, top + 0.5)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if top < 5:  # (on a range of one, the locator falls back to fractions)
             ax.set_xticks(range(top + 1))
     return paths

@@ -115,7 +115,7 @@ def push_folder(
     files = [p for p in files if not any(s.startswith(".") for s in p.relative_to(path).parts)]  # sent
     large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES
     try:
-        if private and api.repo_exists(repo_id, repo_type="dataset") and not _private(api, repo_id):
+        if private and _public(api, repo_id):
             raise HubError(
                 f"{repo_id}: exists and is public; --private does not change that (make it private on "
                 "the Hub first, or push without --private)"
@@ -139,8 +139,14 @@ def push_folder(
     return getattr(info, "commit_url", None) or str(info)
 
 
-def _private(api: Any, repo_id: str) -> bool:
-    return bool(api.repo_info(repo_id, repo_type="dataset").private)
+def _public(api: Any, repo_id: str) -> bool:
+    """Whether the dataset repo ``repo_id`` exists and is public (one request)."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        return not api.repo_info(repo_id, repo_type="dataset").private
+    except RepositoryNotFoundError:
+        return False
 
 
 def _delete_replaced(api: Any, path: Path, repo_id: str, revision: str | None, message: str) -> None:

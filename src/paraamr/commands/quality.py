@@ -349,11 +349,11 @@ def run_train(args: argparse.Namespace) -> int:
     )
     if args.no_natural and any(natural.values()):  # they would do nothing
         raise UsageError(f"{', '.join(f for f, on in natural.items() if on)}: not used with --no-natural")
-    refuse_pipes(*args.input, *args.records, *([args.natural] if args.natural else []))
+    inputs = [*args.input, *args.records, *([args.natural] if args.natural else [])]
+    refuse_pipes(*inputs)
     check_output(args.output, args.overwrite)
     if args.save_triplets:  # never an input (it was overwritten), nor inside the model's folder
-        check_not_input(args.save_triplets, *args.input, *args.records, *filter(None, [args.natural]),
-                        name="--save-triplets")  # fmt: skip
+        check_not_input(args.save_triplets, *inputs, name="--save-triplets")
         if args.save_triplets.resolve().is_relative_to(args.output.resolve()):
             raise UsageError(f"--save-triplets {args.save_triplets}: inside --output (the model's folder)")
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
@@ -465,9 +465,9 @@ def _score(args: argparse.Namespace) -> int:
         sys.stdout.writelines(lines)
     else:  # whole or not at all, and a link replaced by the file, never written through
         atomic_write(args.output, "".join(lines))
-    scored = [(s, r) for s, r in zip(scores, rows, strict=True) if s is not None]  # failure rows: out
-    unlabelled = sum("label" not in r for _, r in scored)
-    scored = [(s, r) for s, r in scored if "label" in r]  # (rows without one: no figures at all)
+    failed = scores.count(None)  # failure rows, and rows without a label, are left out of the figures
+    scored = [(s, r) for s, r in zip(scores, rows, strict=True) if s is not None and "label" in r]
+    unlabelled = len(rows) - failed - len(scored)
     if scored:
         values_, labels, texts = zip(*((s, r["label"], r["text"]) for s, r in scored), strict=True)
         both = len(set(labels)) == 2  # one class (or one row): no separation, null; not an error
@@ -475,8 +475,8 @@ def _score(args: argparse.Namespace) -> int:
             "separation": separation(values_, labels) if both else None,
             **classify(values_, labels, args.threshold),
         }
-        if len(scored) + unlabelled < len(rows):  # (they were left out of the figures silently)
-            figures["failure_rows_left_out"] = len(rows) - len(scored) - unlabelled
+        if failed:  # (they were left out of the figures silently)
+            figures["failure_rows_left_out"] = failed
         if unlabelled:
             figures["unlabelled_rows_left_out"] = unlabelled
         found = intervals_by_source(values_, labels, texts, args.threshold) if both else {}

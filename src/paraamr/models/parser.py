@@ -88,7 +88,8 @@ class Parser(AmrlibModel):
     ) -> None:
         import amrlib
 
-        super().__init__(model, batch_size=batch_size, num_beams=num_beams or 4, on_clip=on_clip, **options)
+        beams = 4 if num_beams is None else num_beams  # (the model's, read below)
+        super().__init__(model, batch_size=batch_size, num_beams=beams, on_clip=on_clip, **options)
         meta = amrlib_meta(self.path, "parser", trust_remote_code=self.trust_remote_code)
         if num_beams is None:  # the model's own (amrlib_meta.json's kwargs), else amrlib's 4
             self.num_beams = int(meta.get("kwargs", {}).get("num_beams", 4))
