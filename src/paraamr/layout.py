@@ -41,6 +41,7 @@ __all__ = [
     "LOCKS",
     "MAX_ROW_GROUP_SIZE",
     "MAX_SHARD_SIZE",
+    "NBYTES",
     "OWN_FILES",
     "PARTS",
     "PLOTS",
@@ -102,7 +103,8 @@ LOCKS = f"{STATE_DIR}/locks"
 #: push_to_hub's default shard size (uncompressed Arrow bytes) and the viewer's row-group bound.
 MAX_SHARD_SIZE = "500MB"
 MAX_ROW_GROUP_SIZE = "100MB"
-_NBYTES = b"paraamr:nbytes"
+#: The Parquet key-value metadata a shard's uncompressed Arrow bytes are kept in.
+NBYTES = b"paraamr:nbytes"
 _SHARD = re.compile(r"^(?P<split>.+)-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.parquet$")
 _FAILURE = re.compile(r"^failures-(?P<index>\d{5,})-of-(?P<count>\d{5,})\.jsonl$")
 
@@ -322,7 +324,7 @@ def _state_entries(root: Path) -> list[Path]:
 
 def arrow_bytes(meta) -> int:
     """Uncompressed Arrow bytes of a shard (recorded by the writer; Parquet's own count otherwise)."""
-    recorded = (meta.metadata or {}).get(_NBYTES)
+    recorded = (meta.metadata or {}).get(NBYTES)
     if recorded is not None:
         return int(recorded)
     return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))

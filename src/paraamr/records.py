@@ -91,6 +91,11 @@ PAIRS_SCHEMA = pa.schema(
 )
 
 
+#: The columns whose run of equal values is one source's rows in ``pairs``: shards are cut between
+#: sources, so each file regroups on its own (:func:`paraamr.sources.iter_records`).
+PAIRS_SOURCE = ("id", "text")
+
+
 def to_pairs(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The ``pairs`` rows of one ``default`` record, one per paraphrase, in order."""
     for para in record["paraphrases"]:

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr import layout
-from paraamr.builder import folder
+from paraamr.builder import folder, rolling
 from paraamr.errors import InputError
 from paraamr.records import PAIRS_SCHEMA
 
@@ -145,7 +145,7 @@ def test_finalize_killed_anywhere_resumes_to_the_same_folder(tmp_path, monkeypat
         root = tmp_path / f"killed-{kill_at}"
         _two_processes_with_an_uncommitted_tail(root)
         calls = [0]
-        target = {"replace": os, "unlink": type(root), "link": os, "write": folder._Rolling}
+        target = {"replace": os, "unlink": type(root), "link": os, "write": rolling.Rolling}
         name = {"replace": "replace", "unlink": "unlink", "link": "link", "write": "add"}[where]
         real = getattr(target[where], name)
 

@@ -39,6 +39,10 @@ def test_release_round_trip_is_lossless(tmp_path, release_jsonl, release_lines, 
         "plots/paraphrases_per_source.png",
         "plots/perplexity.png",
     ]
+    # pairs shards are cut between sources: each file, read on its own, gives whole records
+    pairs = sorted((folder / "data" / "pairs").glob("*.parquet"))
+    loose = [r for path in pairs for _s, r in sources.read_path(path)]
+    assert len(pairs) > 1 and loose == [r for _s, r in sources.read_path(folder) if r["paraphrases"]]
 
 
 def test_fields_with_no_place_in_the_records_are_named(tmp_path, capsys):

@@ -26,6 +26,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from paraamr.builder.rolling import Rolling
 from paraamr.errors import InputError
 from paraamr.layout import (
     DATA,
@@ -35,8 +36,6 @@ from paraamr.layout import (
     PARTS,
     STATE_DIR,
     SUMMARY,
-    arrow_bytes,
-    atomic_file,
     atomic_write,
     check_name,
     list_shards,
@@ -45,6 +44,7 @@ from paraamr.layout import (
     shard_name,
     writer_id,
 )
+from paraamr.records import PAIRS_SOURCE
 from paraamr.signals import critical
 
 __all__ = [
@@ -56,100 +56,18 @@ _STAGING = f"{STATE_DIR}/final"
 _PLAN = f"{STATE_DIR}/finalize.json"
 #: Rows turned into one Arrow batch at a time (the granularity of every size decision).
 BATCH_ROWS = 1000
-_NBYTES = b"paraamr:nbytes"
 _PART = re.compile(
     r"^(?P<writer>(?:s\d{5}-of-\d{5}\.)?\d{5}-of-\d{5}|t\d{6,})-(?P<k>\d{5,})\.(?:parquet|jsonl)$"
 )
 
 
+def _group(config: str) -> tuple[str, ...]:
+    """The columns whose runs a shard of ``config`` never cuts (a source's rows in ``pairs``)."""
+    return PAIRS_SOURCE if config == "pairs" else ()
+
+
 def _part_name(writer: str, k: int, suffix: str) -> str:
     return f"{writer}-{k:05d}{suffix}"
-
-
-class _Rolling:
-    """Parquet files ``directory/name(k)`` of at most ``max_bytes`` uncompressed Arrow bytes in row
-    groups of at most ``row_group_bytes``, each named when closed, its bytes in ``paraamr:nbytes``."""
-
-    _file: contextlib.ExitStack
-
-    def __init__(self, directory: Path, name, schema, max_bytes: int, row_group_bytes: int, first: int = 0):
-        self.directory, self.name, self.schema = directory, name, schema
-        self.max_bytes, self.row_group_bytes = max_bytes, row_group_bytes
-        self.next = first
-        self.closed: list[Path] = []
-        self.rows = 0
-        self._writer = None
-        self._file_bytes = 0
-        self._batches: list = []
-        self._buffered = 0
-
-    def add(self, batch) -> None:
-        """Add one Arrow record batch (or table) of rows; a batch that would overfill the open file
-        is split so that files end within a row of ``max_bytes``."""
-        while batch.num_rows:
-            room = self.max_bytes - self._file_bytes - self._buffered
-            take = batch.num_rows
-            if batch.nbytes > room:
-                take = max(1, int(batch.num_rows * room / batch.nbytes))
-            head, batch = batch.slice(0, take), batch.slice(take)
-            self._batches.append(head)
-            self._buffered += head.nbytes
-            self.rows += head.num_rows
-            if self._buffered >= self.row_group_bytes or self._file_bytes + self._buffered >= self.max_bytes:
-                self._write_group()
-                if self._file_bytes >= self.max_bytes:
-                    self._close()
-
-    def _write_group(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if not self._batches:
-            return
-        if self._writer is None:
-            self._file = contextlib.ExitStack()
-            tmp = self._file.enter_context(atomic_file(self.directory / self.name(self.next)))
-            self._writer = pq.ParquetWriter(tmp, self.schema)
-        table = pa.Table.from_batches(self._batches, schema=self.schema)
-        self._writer.write_table(table, row_group_size=table.num_rows)
-        self._file_bytes += self._buffered
-        self._batches, self._buffered = [], 0
-
-    def _close(self) -> None:
-        if self._writer is None:
-            return
-        self._writer.add_key_value_metadata({_NBYTES: str(self._file_bytes).encode()})
-        self._writer.close()
-        self._file.close()  # renamed into place
-        self.closed.append(self.directory / self.name(self.next))
-        self.next += 1
-        self._writer, self._file_bytes = None, 0
-
-    def close(self) -> int:
-        """Write what is buffered and close the open file; return the next file number."""
-        self._write_group()
-        self._close()
-        return self.next
-
-    def link(self, path: Path) -> None:
-        """Take a file of full size as the next one unchanged (hard link, else copy); nothing is open."""
-        import pyarrow.parquet as pq
-
-        assert self._writer is None and not self._batches
-        self.directory.mkdir(parents=True, exist_ok=True)
-        target = self.directory / self.name(self.next)
-        target.unlink(missing_ok=True)
-        try:
-            os.link(path, target)
-        except OSError:
-            shutil.copyfile(path, target)
-        self.rows += pq.ParquetFile(target).metadata.num_rows
-        self.closed.append(target)
-        self.next += 1
-
-    @property
-    def idle(self) -> bool:
-        return self._writer is None and not self._batches
 
 
 class ShardWriter:
@@ -173,13 +91,14 @@ class ShardWriter:
         check_name("split", split)
         self.config, self.split, self.schema = config, split, schema
         directory = Path(folder) / PARTS / config / split
-        self._files = _Rolling(
+        self._files = Rolling(
             directory,
             lambda k: _part_name(writer, k, ".parquet"),
             schema,
             parse_size(max_shard_size),
             parse_size(row_group_size),
             first_part,
+            group=_group(config),
         )
         self._rows: list[dict] = []
 
@@ -435,16 +354,16 @@ def finalize(
                 renames += _stage_failures(root, paths, staging, parse_size(max_shard_size))
                 continue
             config, split = key.split("/", 1)
-            out = _Rolling(
+            out = Rolling(
                 staging / config / split,
                 lambda k: f"{k:05d}.parquet",
                 pq.read_schema(paths[0]),
                 parse_size(max_shard_size),
                 parse_size(row_group_size),
+                group=_group(config),
             )
             for path in paths:
-                if out.idle and arrow_bytes(pq.ParquetFile(path).metadata) >= out.max_bytes:
-                    out.link(path)
+                if out.link(path):
                     continue
                 for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
                     out.add(batch)
