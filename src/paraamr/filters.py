@@ -180,8 +180,8 @@ class Filters:
 
     def pair_rows(self, table: pa.Table) -> np.ndarray:
         """The indices of the rows of a ``pairs`` table kept, in kept order. With :attr:`grouped`
-        filters a source is all rows of one ``id``, wherever they are: its kept rows come out
-        together, where its first row was."""
+        filters a source is all rows of one ``id`` (without one, of one ``text``), wherever they are:
+        its kept rows come out together, where its first row was."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -191,8 +191,11 @@ class Filters:
         self._check_scores(scores[1] is not None)
         if not (self.grouped and len(table)):
             return self.keep(np.arange(len(table)), *scores, len(table))[0]
-        ids = table.column("id")  # large_string: millions of ids may pass string offsets' 2 GiB
-        ids = pc.dictionary_encode(pc.fill_null(ids.cast(pa.large_string()).combine_chunks(), "\0"))
+        ids = table.column("id").cast(pa.large_string()).combine_chunks()  # millions may pass 2 GiB
+        if ids.null_count and "text" in table.column_names:  # no id: the text names the source
+            texts = table.column("text").cast(pa.large_string()).combine_chunks()
+            ids = pc.coalesce(ids, pc.utf8_replace_slice(texts, 0, 0, "\0"))
+        ids = pc.dictionary_encode(pc.fill_null(ids, "\0"))
         codes = ids.indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
         order = np.argsort(codes, kind="stable")
         take = pa.array(order)
@@ -316,8 +319,8 @@ def filter_records(
     :class:`Filters`), like ``Dataset.filter`` for paraphrases.
 
     Config ``default``: each row's paraphrases are filtered; rows left with fewer than
-    ``min_paraphrases`` go. Config ``pairs``: a source is all rows of one ``id``, wherever they
-    are (its rows come out together, where its first row was).
+    ``min_paraphrases`` go. Config ``pairs``: a source is all rows of one ``id`` (without one, of
+    one ``text``), wherever they are (its rows come out together, where its first row was).
 
     Args:
         data: a ``datasets`` ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
@@ -378,7 +381,7 @@ def _filter(ds: Data, rules: Filters, *, batch_size: int, num_proc: int | None, 
     config = _config(ds.column_names)
     if isinstance(ds, datasets.Dataset):
         if config == "pairs":
-            columns = [c for c in ("id", *_SCORES) if c in ds.column_names]
+            columns = [c for c in ("id", "text", *_SCORES) if c in ds.column_names]
             return ds.select(rules.pair_rows(ds.with_format("arrow", columns=columns)[:]))
         form = ds.format
         kept = ds.with_format("arrow").map(

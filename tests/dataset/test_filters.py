@@ -210,6 +210,18 @@ def test_shuffled_pairs_count_each_source_whole(folder, tmp_path):
         assert shuffled.to_list() == expected, seed
 
 
+def test_pairs_without_ids_are_a_source_per_text():
+    """Rows without an ``id`` (a user's own pairs) are a source per ``text``, as the readers group
+    them; they were all one source, so max_paraphrases=1 kept one row of the whole table."""
+    rows = {"id": [None, "b", None, None, "b"], "text": ["a", "b", "b", "a", "b"]}
+    rows |= {"para_text": ["x", "y", "z", "w", "v"], "perplexity": [1.0, 2.0, 3.0, 4.0, 0.5]}
+    kept = paraamr.filter_records(datasets.Dataset.from_dict(rows), max_paraphrases=1, order="perplexity")
+    assert kept["para_text"] == ["x", "v", "z"]  # source "a", id "b", then the text "b" without an id
+    no_ids = {"id": [None] * 3, "text": ["a", "b", "a"], "para_text": list("xyz"), "perplexity": [1.0] * 3}
+    kept = paraamr.filter_records(datasets.Dataset.from_dict(no_ids), min_paraphrases=2)
+    assert kept["para_text"] == ["x", "z"]
+
+
 def test_default_streamed_in_batches_of_one_keeps_the_format(folder):
     streamed = datasets.load_dataset(str(folder), split="train", streaming=True)
     kept = paraamr.filter_records(streamed, max_perplexity=100, min_paraphrases=2, batch_size=1)
