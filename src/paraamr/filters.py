@@ -114,6 +114,11 @@ class Filters:
         return self.min_paraphrases > 0 or self.max_paraphrases is not None or self.order != "given"
 
     @property
+    def pair_columns(self) -> tuple[str, ...]:
+        """The columns a ``pairs`` table must have for these filters."""
+        return ("id", "perplexity") if self.grouped else ("perplexity",)
+
+    @property
     def active(self) -> bool:
         """Whether any filter is set (else every record is kept as it is)."""
         return self.grouped or self.max_perplexity is not None or self.min_similarity is not None
@@ -186,7 +191,7 @@ class Filters:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        _require(table.column_names, "pairs", ("id", "perplexity") if self.grouped else ("perplexity",))
+        _require(table.column_names, "pairs", self.pair_columns)
         scores = [table.column(c).combine_chunks() if c in table.column_names else None for c in _SCORES]
         self._check_scores(scores[1] is not None)
         if not (self.grouped and len(table)):
@@ -381,6 +386,7 @@ def _filter(ds: Data, rules: Filters, *, batch_size: int, num_proc: int | None, 
     config = _config(ds.column_names)
     if isinstance(ds, datasets.Dataset):
         if config == "pairs":
+            _require(ds.column_names, "pairs", rules.pair_columns)  # (named among all the columns)
             columns = [c for c in ("id", "text", *_SCORES) if c in ds.column_names]
             return ds.select(rules.pair_rows(ds.with_format("arrow", columns=columns)[:]))
         form = ds.format

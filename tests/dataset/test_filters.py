@@ -222,6 +222,13 @@ def test_pairs_without_ids_are_a_source_per_text():
     assert kept["para_text"] == ["x", "z"]
 
 
+def test_pairs_without_a_needed_column_name_all_their_columns():
+    """The message listed only the columns read for the filter, as if the others were missing too."""
+    pairs = datasets.Dataset.from_dict({"id": ["a"], "text": ["t"], "para_text": ["p"]})
+    with pytest.raises(ValueError, match=r"no column perplexity \(columns: \['id', 'text', 'para_text'\]\)"):
+        paraamr.filter_records(pairs, max_perplexity=120)
+
+
 def test_default_streamed_in_batches_of_one_keeps_the_format(folder):
     streamed = datasets.load_dataset(str(folder), split="train", streaming=True)
     kept = paraamr.filter_records(streamed, max_perplexity=100, min_paraphrases=2, batch_size=1)
