@@ -256,6 +256,21 @@ def test_max_shard_size_cuts_the_finished_shards(tiny_models, hostile, one_proc,
     assert json.loads((out / "summary.json").read_text())["settings"]["max_shard_size"] == "1KB"
 
 
+def test_a_later_task_rows_changes_nothing_and_says_so(tiny_models, hostile, one_proc, tmp_path, capsys):
+    """The input is cut into tasks once: a later shard's --task-rows is said to change nothing, and
+    the summary gives the --task-rows the run was cut with (it gave the last invocation's)."""
+    out = tmp_path / "out"
+    args = ["--input", str(hostile), "--output", str(out), "--window", "2", *_models(tiny_models)]
+    assert main([*args, "--task-rows", "2", "--shard", "0/2"]) == 0
+    count = Plan.load(out).count
+    capsys.readouterr()
+    assert main([*args, "--task-rows", "5", "--shard", "1/2", "--finalize", "auto"]) == 0
+    said = f"--task-rows 5 changes nothing: the run was cut into {count} tasks of 2 rows at its start"
+    assert said in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["settings"]["task_rows"] == 2
+    assert_same(out, one_proc)
+
+
 def test_options_that_change_results_refuse_without_overwrite(tiny_models, hostile, one_proc, capsys):
     args = [
         "--input",

@@ -72,6 +72,8 @@ class Plan:
     rows: dict[int, int]
     #: The digest of the rows cut (:func:`rows_digest`), to check stdin read again on resume.
     digest: str | None = None
+    #: The ``--task-rows`` the run was cut with (a later invocation's changes nothing).
+    task_rows: int | None = None
 
     @classmethod
     def load(cls, folder: str | Path) -> Plan | None:
@@ -90,7 +92,7 @@ class Plan:
         except (ValueError, TypeError, KeyError, AttributeError) as err:
             why = f"no {err}" if isinstance(err, KeyError) else err
             raise InputError(f"{path}: not {what} ({why}){REDO}") from None
-        return cls(Path(folder), count, rows, saved.get("digest"))
+        return cls(Path(folder), count, rows, saved.get("digest"), saved.get("task_rows"))
 
     def of(self, shard: tuple[int, int] = (0, 1)) -> list[int]:
         """The tasks with rows of shard ``shard = (i, N)``, in order."""
@@ -104,7 +106,7 @@ class Plan:
     def save(self) -> None:
         """Write the plan (atomically: the partition's completion marker)."""
         rows = {str(k): self.rows[k] for k in sorted(self.rows)}
-        saved = {"tasks": self.count, "rows": rows, "digest": self.digest}
+        saved = {"tasks": self.count, "rows": rows, "digest": self.digest, "task_rows": self.task_rows}
         layout.atomic_write(_root(self.folder) / _PLAN, json.dumps(saved))
 
     def check_input(self, rows: Iterable[InputRow]) -> None:
@@ -173,7 +175,7 @@ def partition(
                 held = 0
     _flush(folder, buffers)
     spool.unlink()
-    plan = Plan(Path(folder), count, dict(sorted(counts.items())), digest.hexdigest())
+    plan = Plan(Path(folder), count, dict(sorted(counts.items())), digest.hexdigest(), task_rows)
     plan.save()
     return plan
 

@@ -176,11 +176,17 @@ def prepare(
     try:
         cpu = run.device == "cpu" if run.device is not None else _cpu_only()
         task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
-        folder.prepare(saved, lambda: read_rows(record), mode=mode, task_rows=task_rows)
+        plan = folder.prepare(saved, lambda: read_rows(record), mode=mode, task_rows=task_rows)
     except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
         folder.unlock()
         raise
     folder.count.clear()  # an earlier launch's counts are not this one's
+    if run.task_rows and plan.task_rows not in (None, run.task_rows):
+        print(
+            f"paraamr generate: --task-rows {run.task_rows} changes nothing: the run was cut into "
+            f"{plan.count:,} tasks of {plan.task_rows:,} rows at its start",
+            file=sys.stderr,
+        )
     return paths
 
 
