@@ -270,13 +270,12 @@ def fill_batches(
     fixed: int,
     free: int,
     max_batch_size: int,
-    fraction: float = FILL_FRACTION,
 ) -> list[list[int]]:
     """:func:`length_batches` sized by memory: longest first, each batch at most ``max_batch_size``
-    items whose padded bytes (``fixed + per_token * longest`` per item) fit in ``fraction`` of
+    items whose padded bytes (``fixed + per_token * longest`` per item) fit in :data:`FILL_FRACTION` of
     ``free`` bytes (an item that does not fit alone goes alone)."""
     costs = [fixed + per_token * n for n in lengths]
-    return length_batches(costs, batch_size=max_batch_size, max_tokens=max(1, int(free * fraction)))
+    return length_batches(costs, batch_size=max_batch_size, max_tokens=max(1, int(free * FILL_FRACTION)))
 
 
 def device_batches(

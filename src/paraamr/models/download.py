@@ -53,7 +53,7 @@ from paraamr.models.resolve import (
     amrlib_meta,
     base_tokenizer,
     cache_root,
-    installed_copy,
+    installed_path,
     offline,
     resolve,
     source,
@@ -403,7 +403,7 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
         candidates.append(root / "models" / name)
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
-    if (installed := installed_copy(name, cache_dir)) is not None:
+    if (installed := installed_path(name, cache_dir)) is not None:
         candidates.append(installed)
     for (k, packaged_name), package in PACKAGED.items():
         gguf = package.inner.endswith(".gguf")

@@ -43,19 +43,6 @@ __all__ = ["Parser"]
 STAGE = "parse"
 
 
-def _check_spring(meta: dict, model: Any) -> None:
-    """parse_spring relies on transformers 4 internals: refuse it clearly on transformers >= 5."""
-    import transformers
-
-    major = int(transformers.__version__.split(".")[0])
-    if "parse_spring" in meta.get("inference_module", "") and major >= 5:
-        raise ParaAMRError(
-            f"parser model {str(model)!r} is amrlib's parse_spring, which needs transformers < 5 "
-            f"(installed: {transformers.__version__}); use parse_xfm_bart_large, or install "
-            "'transformers<5' in a separate environment"
-        )
-
-
 class Parser(AmrlibModel):
     """amrlib stog parser; ``parse(sentences)`` -> per sentence PENMAN (with ``# ::snt``) or Failure.
 
@@ -87,15 +74,22 @@ class Parser(AmrlibModel):
         **options: Any,
     ) -> None:
         import amrlib
+        import transformers
 
         beams = 4 if num_beams is None else num_beams  # (the model's, read below)
         super().__init__(model, batch_size=batch_size, num_beams=beams, on_clip=on_clip, **options)
         meta = amrlib_meta(self.path, "parser", trust_remote_code=self.trust_remote_code)
         if num_beams is None:  # the model's own (amrlib_meta.json's kwargs), else amrlib's 4
             self.num_beams = int(meta.get("kwargs", {}).get("num_beams", 4))
-        _check_spring(meta, model)
+        spring = "parse_spring" in meta.get("inference_module", "")
+        if spring and int(transformers.__version__.split(".")[0]) >= 5:  # it needs transformers 4 internals
+            raise ParaAMRError(
+                f"parser model {str(model)!r} is amrlib's parse_spring, which needs transformers < 5 "
+                f"(installed: {transformers.__version__}); use parse_xfm_bart_large, or install "
+                "'transformers<5' in a separate environment"
+            )
         kwargs = {}
-        if "parse_spring" not in meta.get("inference_module", ""):
+        if not spring:
             kwargs["tok_name_or_path"] = str(base_tokenizer(self.path, cache_dir=self.cache_dir))
         self.load(amrlib.load_stog_model, **kwargs)
         # amrlib switches n-gram blocking off through model.config, which transformers 5 no longer

@@ -52,7 +52,6 @@ __all__ = [
     "cache_flag",
     "cache_root",
     "disk_size",
-    "installed_copy",
     "installed_path",
     "offline",
     "resolve",
@@ -230,8 +229,8 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     target = cache_root(cache_dir) / "models" / name
     if where == "cache":
         return target
-    installed = installed_copy(name, cache_dir)
-    if installed is not None:
+    installed = installed_path(name, cache_dir)
+    if installed is not None and installed.is_dir():
         return installed
     if where == "release":
         release = AMRLIB_MODELS[name]
@@ -253,12 +252,6 @@ def installed_path(name: str, cache_dir: str | Path | None = None) -> Path | Non
     if known is None or known.installed is None:
         return None
     return cache_root(cache_dir) / "models" / known.installed
-
-
-def installed_copy(name: str, cache_dir: str | Path | None = None) -> Path | None:
-    """The folder an offline install put Hub model ``name`` in, when there (:func:`installed_path`)."""
-    folder = installed_path(name, cache_dir)
-    return folder if folder is not None and folder.is_dir() else None
 
 
 def tokenizer_id(model_dir: str | Path) -> str:
