@@ -296,15 +296,6 @@ def device_batches(
     return batches
 
 
-def is_oom(err: BaseException) -> bool:
-    """True for an accelerator out-of-memory error (torch's, or a RuntimeError saying so)."""
-    import torch
-
-    return isinstance(err, torch.OutOfMemoryError) or (
-        isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
-    )
-
-
 def run_batched(
     items: Sequence[Any],
     fn: Callable[[list[Any]], Sequence[Any]],
@@ -325,10 +316,12 @@ def run_batched(
         except Exception as err:
             if type(err) is ConnectionError:
                 raise
-            oom = is_oom(err)
-            if oom:
-                import torch
+            import torch
 
+            oom = isinstance(err, torch.OutOfMemoryError) or (
+                isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
+            )
+            if oom:
                 torch.cuda.empty_cache()  # a no-op where CUDA was never used
             if len(indices) == 1:
                 why = "out of memory even alone" if oom else reason(err)

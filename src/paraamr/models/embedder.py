@@ -304,9 +304,7 @@ class Embedder:
         distinct = list(dict.fromkeys(a + b))
         row = {text: i for i, text in enumerate(distinct)}
         vectors = self.encode(distinct)
-        ia = np.fromiter((row[t] for t in a), dtype=np.int64, count=len(a))
-        ib = np.fromiter((row[t] for t in b), dtype=np.int64, count=len(b))
-        cos = np.einsum("ij,ij->i", vectors[ia], vectors[ib]) if len(a) else np.zeros(0)
+        cos = np.einsum("ij,ij->i", vectors[[row[t] for t in a]], vectors[[row[t] for t in b]])
         return [float(min(1.0, max(-1.0, c))) for c in cos]
 
 

@@ -156,14 +156,6 @@ def _digest(files: tuple[tuple[str, int, int, int], ...]) -> str:
     return digest.hexdigest()
 
 
-def _target(source: Path, digest: str, cache_dir: str | Path | None) -> Path:
-    """Where the converted copy of ``source`` goes: beside it, else (read-only) in the model cache."""
-    name = f".{source.name}{CT2_SUFFIX}{digest}"
-    if os.access(source.parent, os.W_OK):
-        return source.parent / name
-    return cache_root(cache_dir) / "ct2" / name
-
-
 class _IdVocabulary:
     """A tokenizer for conversion: the ids as strings, the special tokens the stage's (or config's)."""
 
@@ -231,7 +223,9 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     """The CTranslate2 copy of model folder ``source`` (special tokens from ``tokenizer``), converted
     once; copies beside it from the folder's earlier files are removed."""
     source = Path(source)
-    target = _target(source, model_digest(source), cache_dir)
+    name = f".{source.name}{CT2_SUFFIX}{model_digest(source)}"
+    writable = os.access(source.parent, os.W_OK)  # else the copy goes to the model cache
+    target = source.parent / name if writable else cache_root(cache_dir) / "ct2" / name
     if not target.is_dir():
         lock = target.parent / f"{target.name}.lock"
         with file_lock(lock, command="convert a model"):
@@ -320,13 +314,9 @@ class Seq2SeqModel:
         self.config = model.config
         self.generation_config = model.generation_config
         self.device = model.device
-        self.compute_type = compute_type
         self.translator = load_translator(path, device, compute_type)
 
     def eval(self) -> Seq2SeqModel:
-        return self
-
-    def to(self, *args: Any, **kwargs: Any) -> Seq2SeqModel:
         return self
 
     def generate(
