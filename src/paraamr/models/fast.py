@@ -1,18 +1,8 @@
 """The inference backend under the model stages: transformers, or CTranslate2 (the fast path).
 
-Every stage (:class:`~paraamr.models.parser.Parser`, :class:`~paraamr.models.realizer.Realizer`,
-:class:`~paraamr.models.lm.PerplexityScorer`, :class:`~paraamr.models.embedder.Embedder`) takes
-``backend`` (one of :data:`BACKENDS`) and ``compute_type`` (one of :data:`COMPUTE_TYPES`).
-:func:`resolve_backend` picks: ``auto`` is CTranslate2 when it is installed (one log line says
-the fast path is off when it is not), with float32 on a CPU (the same outputs as transformers,
-to float rounding) and bfloat16 (float16 where unsupported) on a GPU; ``exact=True`` (metric
-embeddings) keeps float32 on every device unless asked otherwise. int8 is an opt-in.
-On a CPU a parser, realizer or LM splits each batch into two halves run side by side
-(:data:`decoder_layout`).
-
-Only the model call changes: tokenization and all pre- and post-processing stay the stage's own.
-The model is converted once, on first use (:func:`converted`), into a folder next to it named
-with its content's digest; its vocabulary is the token ids themselves (``"0"``, ``"1"``, ...).
+``auto`` is CTranslate2 when installed, float32 on a CPU and bfloat16 (else float16) on a GPU;
+``exact=True`` keeps float32 everywhere. Only the model call changes: the model is converted on
+first use (:func:`converted`), its vocabulary the token ids themselves.
 
 >>> resolve_backend("transformers", "auto", "cpu")
 ('transformers', 'auto')
@@ -85,11 +75,8 @@ def _fast_path_off() -> None:
 def resolve_backend(
     backend: str, compute_type: str, device: Any, *, exact: bool = False, bf16: bool | None = None
 ) -> tuple[str, str]:
-    """``(backend, compute_type)`` to run: ``auto`` resolved (see the module docstring).
-
-    ``device`` is a torch device or its name; ``bf16`` whether the GPU runs bfloat16 (None: ask
-    torch). A transformers compute type stays ``auto`` (the stage's ``dtype`` then decides). Settings
-    that do not go together raise :class:`~paraamr.errors.UsageError` (a ``ValueError``)."""
+    """``(backend, compute_type)`` to run, ``auto`` resolved; ``bf16``: whether the GPU runs bfloat16
+    (None: ask torch). Settings that do not go together raise :class:`~paraamr.errors.UsageError`."""
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if compute_type not in COMPUTE_TYPES:
@@ -121,10 +108,8 @@ def resolve_backend(
 
 
 def fingerprint(path: Path) -> str:
-    """A short key of the whole content of file ``path``: every byte is read, since a model
-    fine-tuned with its embeddings (or all but its biases) frozen differs from its base only inside
-    the file, where a digest of a large file's first and last MiB (:func:`paraamr.tasks.file_digest`)
-    does not look (sha1 reads about 1.8 GB/s on one core: 0.8 s for the 1.4 GB parser).
+    """A short key of the whole content of file ``path`` (a model tuned with most weights frozen
+    differs from its base only inside the file).
 
     >>> import tempfile
     >>> a, b = Path(tempfile.mkdtemp()) / "a", Path(tempfile.mkdtemp()) / "b"
@@ -144,8 +129,7 @@ def fingerprint(path: Path) -> str:
 
 def model_digest(source: str | Path) -> str:
     """The digest of a model: its file, or a folder's weight and configuration files, by name and
-    whole content (:func:`fingerprint`); read once a process while the files keep their size and
-    modification time. The same files in another place (a node's own Hub cache) give the same digest.
+    content; read once a process while the files are unchanged, the same wherever they are.
 
     >>> import tempfile
     >>> a, b = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
@@ -172,18 +156,8 @@ def _digest(files: tuple[tuple[str, int, int, int], ...]) -> str:
     return digest.hexdigest()
 
 
-def _target(source: Path, digest: str, cache_dir: str | Path | None) -> Path:
-    """Where the converted copy of ``source`` goes: beside it, or in the model cache when its
-    folder is not writable."""
-    name = f".{source.name}{CT2_SUFFIX}{digest}"
-    if os.access(source.parent, os.W_OK):
-        return source.parent / name
-    return cache_root(cache_dir) / "ct2" / name
-
-
 class _IdVocabulary:
-    """Stands in for a tokenizer during conversion: the vocabulary is the ids as strings, the
-    special tokens those of the stage's tokenizer (or of the model's configuration)."""
+    """A tokenizer for conversion: the ids as strings, the special tokens the stage's (or config's)."""
 
     def __init__(self, config: Any, tokenizer: Any) -> None:
         size = int(config.vocab_size)
@@ -246,14 +220,12 @@ def _no_dtype_note(record: logging.LogRecord) -> bool:
 
 
 def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Path | None = None) -> Path:
-    """The CTranslate2 copy of the transformers model folder ``source``, converted on first use.
-
-    ``tokenizer`` (the stage's) gives the special tokens. The copy sits beside ``source``, named
-    with its digest; a second process waits for the first one's conversion. Copies beside it of
-    the model's earlier files (a folder retrained in place) are removed: nothing reads them. (In
-    the cache, where read-only models of the same folder name meet, copies are left alone.)"""
+    """The CTranslate2 copy of model folder ``source`` (special tokens from ``tokenizer``), converted
+    once; copies beside it from the folder's earlier files are removed."""
     source = Path(source)
-    target = _target(source, model_digest(source), cache_dir)
+    name = f".{source.name}{CT2_SUFFIX}{model_digest(source)}"
+    writable = os.access(source.parent, os.W_OK)  # else the copy goes to the model cache
+    target = source.parent / name if writable else cache_root(cache_dir) / "ct2" / name
     if not target.is_dir():
         lock = target.parent / f"{target.name}.lock"
         with file_lock(lock, command="convert a model"):
@@ -277,11 +249,8 @@ def converted_copies(source: str | Path, cache_dir: str | Path | None = None) ->
     return sorted(p for p in found if p.is_dir() and p.name.startswith(prefix))
 
 
-#: How a CTranslate2 decoder (Translator, Generator) uses a CPU's threads: ``halves`` (default:
-#: each call's batch split into two length-sorted halves run side by side on two workers of half
-#: the threads each, so outputs do not depend on the thread count) or ``team`` (one worker on every
-#: thread, the batch whole). Encoders and GPUs always run ``team``. Measured in
-#: docs/dev/measurements.md (``benchmarks/bench_ct2_layout.py``).
+#: How a CTranslate2 decoder uses a CPU's threads: ``halves`` (each batch split in two, run side by
+#: side on half the threads each) or ``team`` (one worker, every thread). Encoders and GPUs: ``team``.
 DECODER_LAYOUTS = ("team", "halves")
 decoder_layout = "halves"
 
@@ -292,8 +261,7 @@ def _halves(device: str) -> bool:
 
 
 def _engine(name: str, path: Path, device: Any, compute_type: str):
-    """A ``ctranslate2.<name>`` (Translator, Generator or Encoder) over the converted ``path``,
-    its threads laid out as :data:`decoder_layout` says."""
+    """A ``ctranslate2.<name>`` over the converted ``path``, laid out as :data:`decoder_layout` says."""
     import ctranslate2
     import torch
 
@@ -318,9 +286,7 @@ def _engine(name: str, path: Path, device: Any, compute_type: str):
             f"{path}: CTranslate2 cannot load this converted copy of a model ({why}); if it is damaged, "
             "delete the folder: it is converted again on first use"
         ) from None
-    # CTranslate2 sets the calling thread's OpenMP thread count to ``intra_threads`` while it
-    # loads, and it shares torch's OpenMP runtime: without this, torch's work in this thread
-    # would run on ``threads // 2`` threads after a ``halves`` model loads
+    # loading set this thread's OpenMP thread count (shared with torch) to ``intra_threads``
     torch.set_num_threads(threads)
     return engine
 
@@ -330,8 +296,7 @@ def _split(engine: Any, items: int) -> int:
     return -(-items // 2) if _halves(engine.device) else 0
 
 
-#: ``load_*(path, device, compute_type)``: a ``ctranslate2.Translator`` (encoder-decoder),
-#: ``Generator`` (decoder-only LM) or ``Encoder`` over the converted ``path``.
+#: ``load_*(path, device, compute_type)``: a ``ctranslate2`` engine over the converted ``path``.
 load_translator = functools.partial(_engine, "Translator")
 load_generator = functools.partial(_engine, "Generator")
 load_encoder = functools.partial(_engine, "Encoder")
@@ -342,22 +307,16 @@ def _tokens(ids: Sequence[int]) -> list[str]:
 
 
 class Seq2SeqModel:
-    """Stands in for a transformers encoder-decoder under amrlib: ``generate`` as amrlib calls it,
-    answered by CTranslate2 with the settings of the model's ``generation_config`` (forced BOS /
-    EOS, n-gram blocking, penalties, ``min_length``, suppressed tokens, sampling); token ids per
-    sequence, decoder start token first, as transformers returns them."""
+    """Stands in for a transformers encoder-decoder under amrlib: ``generate`` answered by CTranslate2
+    with the model's ``generation_config``, token ids as transformers returns them."""
 
     def __init__(self, model: Any, path: Path, device: Any, compute_type: str) -> None:
         self.config = model.config
         self.generation_config = model.generation_config
         self.device = model.device
-        self.compute_type = compute_type
         self.translator = load_translator(path, device, compute_type)
 
     def eval(self) -> Seq2SeqModel:
-        return self
-
-    def to(self, *args: Any, **kwargs: Any) -> Seq2SeqModel:
         return self
 
     def generate(

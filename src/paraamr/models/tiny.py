@@ -1,16 +1,7 @@
-"""Tiny random-weight models in the real formats, for tests and offline smoke tests.
+"""Tiny random-weight models in the real formats (an amrlib parser and realizer, a GPT-2), for tests.
 
-:func:`make_tiny` writes, in a few seconds and deterministically for a given ``seed``:
-
-- ``parser/``: an amrlib *stog* model dir (BART, loaded by amrlib's ``parse_xfm`` inference class);
-- ``realizer/``: an amrlib *gtos* model dir (T5, loaded by amrlib's ``generate_xfm`` inference class);
-- ``lm/``: a tiny GPT-2 causal LM.
-
-Each has a word-level tokenizer over a small vocabulary of English words and AMR tokens. The
-parser and the realizer memorize two examples, so the real amrlib code paths give both outcomes:
-:data:`PAPER_TEXT` parses to :data:`PAPER_AMR`, :data:`GARBLED_TEXT` to a token sequence no beam
-can deserialize, and :data:`PAPER_AMR` realizes to :data:`PAPER_TEXT`. Other inputs give
-arbitrary (but deterministic) outputs.
+They memorize the examples the tests need: :data:`PAPER_TEXT` parses to :data:`PAPER_AMR`,
+:data:`GARBLED_TEXT` to no graph, and :data:`PAPER_AMR` realizes to :data:`PAPER_TEXT`.
 """
 
 from __future__ import annotations
@@ -54,8 +45,7 @@ _AMR_TOKENS = (
 
 
 def _tokenizer(texts: list[str], template: str, **special: str):
-    """A word-level fast tokenizer (whitespace split) trained on ``texts``; the ``special`` tokens
-    (``bos_token="<s>"``, ...) get ids 0, 1, ... in their order."""
+    """A word-level tokenizer over ``texts``; the ``special`` tokens get ids 0, 1, ... in order."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -73,7 +63,7 @@ def _tokenizer(texts: list[str], template: str, **special: str):
 
 
 def _memorize(model, tokenizer, pairs: list[tuple[str, str]], steps: int) -> None:
-    """Train ``model`` on ``pairs`` (input, target) until it reproduces them (few dozen steps)."""
+    """Train ``model`` on ``pairs`` (input, target) until it reproduces them."""
     import torch
 
     enc = tokenizer([a for a, _ in pairs], padding=True, return_tensors="pt")
@@ -89,8 +79,8 @@ def _memorize(model, tokenizer, pairs: list[tuple[str, str]], steps: int) -> Non
 
 
 def _save(model, tokenizer, folder: Path, amrlib: tuple[str, str] | None = None) -> Path:
-    """Save ``model`` and ``tokenizer`` into ``folder``, with the ``amrlib_meta.json`` of an amrlib
-    model when ``amrlib`` gives its ``(model_type, inference_module)``."""
+    """Save ``model`` and ``tokenizer`` into ``folder``, with an ``amrlib_meta.json`` when ``amrlib``
+    gives its ``(model_type, inference_module)``."""
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -186,11 +176,8 @@ def _lm(folder: Path):
 
 
 def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
-    """Write tiny models under ``folder``; return ``{"parser": dir, "realizer": dir, "lm": dir}``.
-
-    Deterministic for a given ``seed`` (same bytes on the same machine); the global torch RNG and
-    thread count are left as they were; transformers' progress bars are off meanwhile.
-    """
+    """Write tiny models under ``folder``, deterministic for ``seed``; return ``{"parser": dir,
+    "realizer": dir, "lm": dir}``. Torch's RNG, thread count and progress bars are left as they were."""
     import torch
     from transformers.utils import logging as hf_logging
 
