@@ -36,6 +36,12 @@ from paraamr.models.fast import resolve_backend
 from paraamr.options import check_number
 from paraamr.report import reason
 
+__all__ = [
+    *("FILL_FRACTION", "Footprint", "Stage", "batch_listener", "device_batches", "element_bytes"),
+    *("fill_batches", "footprint", "free_bytes", "length_batches", "loading", "resolve_device"),
+    *("resolve_dtype", "run_batched"),
+]
+
 logger = logging.getLogger(__name__)
 #: Callbacks told of each finished batch (:func:`batch_listener`).
 _LISTENERS: list[Callable[[str, int, int], None]] = []
