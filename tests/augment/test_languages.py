@@ -64,7 +64,7 @@ def test_cilin_gives_the_other_words_of_its_synonym_groups():
 def test_setup_and_languages():
     assert set(LANGUAGES) == {"en", "zh"}
     tok, source = setup("en")
-    assert isinstance(tok, Whitespace) and source.name == "wordnet-3.0"
+    assert isinstance(tok, Whitespace) and source.name == "wordnet-3.0+eda-stop"
     tok, source = setup("zh")
     assert isinstance(tok, Jieba) and tok.name.startswith("jieba-") and source.name.startswith("cilin-")
     with pytest.raises(ValueError, match="unknown tokenizer 'spacy'"):

@@ -1,11 +1,14 @@
-"""English REDA and REDA+NG give, for the same seed, the outputs they gave before languages became
-plug-ins (issue 32).
+"""English REDA and REDA+NG give, for the same seed, the outputs of an independent computation.
 
-The golden files under ``data/`` were written by the code at commit b9c3d90, before any change of
-issue 32: ``reda_en_golden.json`` by the Python API (23 texts: bundled sentences, WordNet usage
-examples and three edge cases; seeds 0 and 7; 20 and 3 draws; pools, REDA and REDA+NG outputs, LM
-log-probabilities) and ``reda_en_cli_golden.json`` by ``paraamr augment --dataset pairs.jsonl
---method reda|reda-ng --n 3 --seed 5`` (the rows of the written folder).
+The golden files under ``data/`` were first written by the code at commit b9c3d90, before languages
+became plug-ins (issue 32): ``reda_en_golden.json`` by the Python API (23 texts: bundled sentences,
+WordNet usage examples and three edge cases; seeds 0 and 7; 20 and 3 draws; pools, REDA and REDA+NG
+outputs, LM log-probabilities) and ``reda_en_cli_golden.json`` by ``paraamr augment --dataset
+pairs.jsonl --method reda|reda-ng --n 3 --seed 5`` (the rows of the written folder). When EDA's stop
+words lost their synonyms, both were recomputed by the code at commit fee91e1 (before that change)
+given a synonym source written by hand for the purpose: ``paraamr.lexicon.synonyms``, but ``()`` for
+the stop words read from EDA's own code/eda.py (jasonwei20/eda_nlp); the same script with the plain
+WordNet source gives the earlier outputs unchanged.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """An n-gram language model with stupid backoff, for REDA+NG.
 
-Training counts every 1- to ``order``-gram of each line, tokenized by the run's tokenizer
-(:mod:`paraamr.augment.languages`; by default ``normalize(line).split()``) and wrapped in
-``<START>`` ... ``<END>``; the signature's ``tok`` says which tokenizer. The score of a word
-after a context is the relative frequency ``count(context + word) / count(context)`` of the
-longest context (up to ``order - 1`` tokens) seen followed by the word, backing off to shorter
-contexts without discounting (``alpha = 1``; Brants et al. 2007 use 0.4), down to the unigram
-frequency ``count(word) / N``. A word never seen gets the frequency of a one-off unigram,
-``1 / N``. The log-probability of a text is the sum of the natural-log scores of its tokens and
-of ``<END>``, each after its history.
-
-For words seen in training, scores equal nltk's ``nltk.lm.StupidBackoff(alpha, order)`` fitted on
-the same padded lines, much faster. Models are saved as one Parquet file (``ngram``, ``count``
-columns; settings in the schema metadata). What the counts were taken from is recorded as
-``source`` (signature field ``train``): ``in-sample`` (the very texts it ranks edits of) or
-``corpus:<name>`` (an independent corpus, :func:`read_corpus`, as the paper's LM was).
+Each line, cut by the run's tokenizer (:mod:`paraamr.augment.languages`) and wrapped in
+``<START>`` ... ``<END>``, adds its 1- to ``order``-grams. A word scores ``count(context + word) /
+count(context)`` for the longest context (up to ``order - 1`` tokens) seen before it, backing off
+without discount (``alpha = 1``; Brants et al. 2007 use 0.4) down to ``count(word) / N``; an unseen
+word gets ``1 / N``. A text's log-probability sums the natural-log scores of its tokens and
+``<END>``. Seen words score as nltk's ``StupidBackoff(alpha, order)`` does, much faster. ``source``
+(signature field ``train``) says what the counts came from: ``in-sample`` (the texts whose edits it
+ranks) or ``corpus:<name>`` (:func:`read_corpus`, independent, as the paper's LM was).
 
 >>> lm = NgramLM.train(["the cat sat", "the dog sat", "a cat ran"])
 >>> lm.score("cat", ("<START>", "the"))   # count(<START> the cat) / count(<START> the)

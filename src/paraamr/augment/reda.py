@@ -1,28 +1,10 @@
-"""REDA: revised easy data augmentation (Wang 2022), for any language given as a tokenizer and a
-synonym source (:mod:`paraamr.augment.languages`; by default English).
+"""REDA: revised easy data augmentation (Wang 2022) over a tokenizer and a synonym source
+(:mod:`paraamr.augment.languages`; English by default); docs/augment.md describes the operators.
 
-Texts are split into tokens by the tokenizer and edited tokens are joined back by it; nothing else
-is preprocessed (punctuation and stop words count towards the length ``L``). Operators, each drawn
-at random:
-
-- ``SR`` replaces ``round(0.2 L)`` positions that have synonyms (fewer when fewer have), each
-  position on its own: other occurrences of the same word are left alone;
-- ``RS`` swaps two positions holding different tokens, ``round(0.2 L)`` times;
-- ``RI`` inserts a synonym of a random word at a random position, ``round(0.1 L)`` times;
-- ``RD`` deletes ``round(0.1 L)`` positions (never every token);
-- ``RM`` applies two of the above, chosen at random among those that can act, one edit each
-  (``mix=(2, 4)``: two to four of them, as REDA's code does when no ``max_mix`` is given).
-
-``round`` is Python's (halves to even: ``round(0.5) == 0``); an operator whose count is 0 is not
-used. Punctuation around a word survives SR (``price,`` -> ``cost,``) and the synonym takes the
-word's casing. Outputs never repeat each other nor the input (compared by
-:func:`paraamr.records.normalize`). Every draw comes from a random stream seeded by
+Edit counts are ``round(rate * L)`` (Python's round; an operator whose count is 0 is not used), the
+length ``L`` counting punctuation and stop words. Every draw comes from a random stream seeded by
 ``(seed, operator, text)``, so results do not depend on row order or process count.
-
-:meth:`REDA.pool` lists, per operator, the distinct outputs of ``draws`` tries;
-:meth:`REDA.augment` takes ``n`` of them (REDA+NG: ranked by an :class:`~paraamr.augment.ngram.NgramLM`).
-The paper's recipe (``quota=paper_recipe(rows)``, with :func:`paper_draws`; Wang 2022, its LCQMC
-training sets) takes a fixed number of outputs per operator instead.
+:meth:`REDA.pool` lists each operator's distinct outputs; :meth:`REDA.augment` takes ``n`` of them.
 
 >>> table = {"big": ("large",), "dog": ("hound",)}
 >>> reda = REDA(synonyms=lambda w: table.get(w.lower(), ()), seed=1)
@@ -313,15 +295,11 @@ class REDA:
         streams = self._streams(text, None)
         order = sorted(streams)
         random.Random(f"{self.seed}\x1forder\x1f{text}").shuffle(order)
-        queues: dict[str, Iterator[tuple[str, str, Tokens]]] = {}
-        lm_tokens = self.tokenizer.lm_tokens_of
-        for op in order:
-            if lm is None:
-                queues[op] = streams[op]
-            else:  # scored by the edit's own tokens (English: the key's words), never cut again
-                queues[op] = iter(
-                    sorted(streams[op], key=lambda item: -lm.logprob(lm_tokens(item[2], item[1])))
-                )
+        if lm is not None:  # scored by the edit's own tokens (English: the key's words), never cut again
+            lm_tokens = self.tokenizer.lm_tokens_of
+            for op, stream in streams.items():
+                streams[op] = iter(sorted(stream, key=lambda item: -lm.logprob(lm_tokens(item[2], item[1]))))
+        queues = {op: streams[op] for op in order}
         chosen: list[str] = []
         seen = {normalize(text)}
 

