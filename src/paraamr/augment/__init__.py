@@ -1,6 +1,6 @@
 """Data augmentation: ParaAMR paraphrases, REDA and REDA+NG over a Hugging Face dataset.
 
-- :mod:`paraamr.augment.synonyms`: WordNet synonyms (shared with ``paraamr.quality``);
+- :mod:`paraamr.augment.synonyms`: synonym sources (WordNet without EDA's stop words, Cilin, a file);
 - :mod:`paraamr.augment.reda`: the REDA operators SR, RS, RI, RD and RM;
 - :mod:`paraamr.augment.ngram`: the n-gram LM with stupid backoff behind REDA+NG;
 - :mod:`paraamr.augment.source`: ParaAMR paraphrases looked up by normalized text;

@@ -36,6 +36,8 @@ from paraamr.augment.languages import TOKENIZERS, Tokenizer, Whitespace
 from paraamr.errors import InputError
 from paraamr.layout import atomic_file
 
+__all__ = ["END", "IN_SAMPLE", "START", "NgramLM", "corpus_files", "installed_lm", "lm_tokens", "read_corpus"]
+
 START, END = "<START>", "<END>"
 _META_KEY = b"paraamr.ngram"
 #: ``source`` of an LM trained on the texts it is used on.
