@@ -25,8 +25,8 @@ LAYERS: list[set[str]] = [
     {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
     | {"layout", "locks", "signals", "progress", "texts", "outputs", "extras", "plots", "network", "tasks"},
     {"amr", "models"},
-    {"builder.rows", "builder.readers", "builder.folder", "settings", "metrics", "stats", "sources"}
-    | {"filters", "builder.counts", "builder.partition"},
+    {"builder.rows", "builder.readers", "builder.rolling", "builder.folder", "settings", "metrics", "stats"}
+    | {"sources", "filters", "builder.counts", "builder.partition"},
     {"builder.pipeline", "quality", "card", "dataset", "builder.hub", "exports"},
     {"builder.stages", "builder.state", "builder.checks", "builder.tracking", "builder.summary"}
     | {"builder.shards", "builder.status", "builder.run", "augment"},
