@@ -49,14 +49,13 @@ from typing import Any, ClassVar
 
 from paraamr.failures import Failure
 from paraamr.metrics.pos import PosTagger, add_preterminals
-from paraamr.metrics.trees import read_tree
+from paraamr.metrics.trees import TOKEN, join_tokens, read_tree
 from paraamr.metrics.workers import WorkerPool, link_grammar_problem
 from paraamr.options import positive
 from paraamr.signature import Signature
 from paraamr.tasks import core_share
 
 _SPACES = re.compile(r"\s+")
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _MARK = re.compile(r"\{[?!~&*]\}|\[[?!~&*]\]")
 _SUBSCRIPT = re.compile(r"(?<=[^.])\.[a-z#][\w#*-]*$")
 _NULL_WORD = re.compile(r"^\{(.+)\}$")
@@ -298,7 +297,7 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
     """The first tree of ``link-parser -constituents=1`` output, cleaned, as ``(ROOT ...)`` on one line."""
     parts: list[str] = []
     depth = 0
-    for token in _TOKEN.findall(output):
+    for token in TOKEN.findall(output):
         if token == "(":
             depth += 1
             parts.append("(")
@@ -312,8 +311,7 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
             parts.append(token if label else clean_link_grammar_word(token))
     if not parts or depth != 0:
         raise ValueError(f"{where}: no complete tree in {output[:200]!r}")
-    text = " ".join(parts).replace("( ", "(").replace(" )", ")")
-    return f"(ROOT {text})"
+    return f"(ROOT {join_tokens(parts)})"
 
 
 class LinkGrammarParser(TreeParser):

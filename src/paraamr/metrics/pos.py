@@ -17,17 +17,17 @@ the previous one ended (link-grammar lowercases sentence-initial words, prints b
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+
+from paraamr.metrics.trees import TOKEN, join_tokens
 
 __all__ = ["PosTagger", "add_preterminals"]
 
 #: A token's start and end offsets in its sentence and its Penn tag.
 Token = tuple[int, int, str]
 
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _OPEN = {"-LRB-": "([{", "-RRB-": ")]}"}
 #: How far past the previous word a word may be found (skipped quotes, dropped punctuation).
 _WINDOW = 40
@@ -50,7 +50,7 @@ def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
     cursor, t = 0, 0
     parts: list[str] = []
     after_open = False
-    for piece in _TOKEN.findall(tree):
+    for piece in TOKEN.findall(tree):
         if piece in "()":
             parts.append(piece)
             after_open = piece == "("
@@ -66,7 +66,7 @@ def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
         tag = tokens[t][2] if tokens else "XX"
         cursor = span[1] if span else (tokens[t][1] if tokens else cursor)
         parts.append(f"({tag} {piece})")
-    return " ".join(parts).replace("( ", "(").replace(" )", ")")
+    return join_tokens(parts)
 
 
 class PosTagger:

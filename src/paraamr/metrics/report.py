@@ -149,16 +149,16 @@ def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
     else of all), a JSON lines file of pairs (``text``, ``para_text``) or a two-column file (a file
     is split ``train``)."""
     path = Path(path)
-    if path.is_file() and path.suffix.lower() in TWO_COLUMN_SUFFIXES:
-        check_splits(str(path), [split] if split else None, ["train"])
-        with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
-            delimiter = "," if path.suffix.lower() == ".csv" else "\t"
-            return read_two_columns(f, name=str(path), delimiter=delimiter)
-    if path.is_file() and path.suffix.lower() in (".jsonl", ".json") and _starts_with_a_pair(path):
-        check_splits(str(path), [split] if split else None, ["train"])
-        return _read_pair_lines(path)
-    splits = split_files(path)
+    suffix = path.suffix.lower()
+    pair_lines = suffix in (".jsonl", ".json") and path.is_file() and _starts_with_a_pair(path)
+    one_file = pair_lines or (path.is_file() and suffix in TWO_COLUMN_SUFFIXES)
+    splits = {"train": [path]} if one_file else split_files(path)
     check_splits(str(path), [split] if split else None, list(splits))
+    if one_file and pair_lines:
+        return _read_pair_lines(path)
+    if one_file:
+        with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
+            return read_two_columns(f, name=str(path), delimiter="," if suffix == ".csv" else "\t")
     pairs: list[Pair] = []
     for name, files in splits.items():
         if split and name != split:
@@ -352,11 +352,16 @@ def format_row(result: dict[str, Any]) -> str:
     return "\n".join(lines[:-1])
 
 
+def signature_lines(result: dict[str, Any]) -> list[str]:
+    """A ``key: signature`` line per signature of ``result``, then the scale of the scores."""
+    lines = [f"{key}: {sig}" for key, sig in result["signatures"].items()]
+    return [*lines, "scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized"]
+
+
 def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
     """What ``paraamr evaluate`` prints: the row (:func:`format_row`), the signatures, the scale, how
     the intervals were computed (of ``sources`` sources in the input), the files written."""
-    lines = [format_row(result), "", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
-    lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
+    lines = [format_row(result), "", *signature_lines(result)]
     if "intervals" in result:
         of = f" of {sources:,} sources" if sources is not None else ""
         lines.append(

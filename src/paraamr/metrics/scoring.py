@@ -5,10 +5,8 @@ A text is checked where it enters (:func:`paraamr.texts.text_problem` with ``vis
 empty, NUL, a lone surrogate, no visible character, longer than ``max_chars``); then each stage
 (parse, embed, TED, AESOP's measures) runs over the pairs still standing. A stage item that comes
 back as a :class:`~paraamr.failures.Failure`, or that makes the stage raise, fails its pair alone
-(:func:`isolated` retries halves of a batch that raised), with the stage and the reason.
-
->>> isolated(lambda xs: [1 / x for x in xs], [1, 0, 2], "demo")
-[1.0, Failure(stage='demo', reason='ZeroDivisionError: division by zero'), 0.5]
+(:func:`~paraamr.models.base.run_batched` retries halves of a batch that raised), with the stage
+and the reason.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from paraamr.metrics.ted import DEFAULT_CONVENTION, distance_table, ted_signatur
 from paraamr.models.base import run_batched
 from paraamr.records import text_id
 
-__all__ = ["MAX_CHARS", "MEASURES", "Scored", "isolated", "parse_distinct", "score_pairs"]
+__all__ = ["MAX_CHARS", "MEASURES", "Scored", "parse_distinct", "score_pairs"]
 
 #: Longest text scored by default (``--max-chars``): link-grammar refuses sentences over ~2,046
 #: characters.
@@ -44,12 +42,6 @@ MEASURES = (
     ("tedf", "TED-F"),
 )
 _SIDES = ("source", "paraphrase", "reference", "template")
-
-
-def isolated(fn: Callable[[list], Sequence], items: Sequence, stage: str) -> list:
-    """``fn(items)`` in one batch; when it raises, halves are retried down to single items
-    (:func:`paraamr.models.base.run_batched`), each that still raises a Failure of ``stage``."""
-    return run_batched(items, fn, [range(len(items))], stage=stage)
 
 
 @contextlib.contextmanager
@@ -66,17 +58,17 @@ def parse_distinct(
     sentences: Sequence[str],
     parser: Any,
     *,
-    chunk_size: int = 256,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The tree (or :class:`Failure`) of each distinct sentence (by
-    :func:`~paraamr.metrics.parsers.sentence_key`), parsed ``chunk_size`` at a time (each chunk
-    reaches the parser's on-disk cache before the next starts); ``progress(done, total)`` after each."""
+    :func:`~paraamr.metrics.parsers.sentence_key`), parsed 256 at a time (each chunk reaches the
+    parser's on-disk cache before the next starts); ``progress(done, total)`` after each."""
     distinct = list(dict.fromkeys(sentence_key(s) for s in sentences))
     trees: dict[str, Any] = {}
-    for start in range(0, len(distinct), chunk_size):
-        chunk = distinct[start : start + chunk_size]
-        trees.update(zip(chunk, isolated(parser.parse, chunk, "parse"), strict=True))
+    for start in range(0, len(distinct), 256):
+        chunk = distinct[start : start + 256]
+        parsed = run_batched(chunk, parser.parse, [range(len(chunk))], stage="parse")
+        trees.update(zip(chunk, parsed, strict=True))
         if progress is not None:
             progress(len(trees), len(distinct))
     return trees
@@ -155,7 +147,7 @@ class _Run:
     def stage(self, name: str, fn: Callable[[list[int]], Sequence], keys: Sequence[str]) -> None:
         """Run ``fn`` over the live pairs' indices: a tuple of ``keys``' values per pair, or a Failure."""
         live = self.live
-        for i, result in zip(live, isolated(fn, live, name), strict=True):
+        for i, result in zip(live, run_batched(live, fn, [range(len(live))], stage=name), strict=True):
             if is_failure(result):
                 self.failed[i] = result
             else:

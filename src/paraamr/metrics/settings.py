@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from paraamr.errors import UsageError
-from paraamr.metrics.parsers import add_parser_options
+from paraamr.metrics.parsers import add_parser_options, parser_spec
 from paraamr.metrics.scoring import MAX_CHARS
 from paraamr.options import SEED, add_plot_options, check_settings, setting, shard_spec
 from paraamr.progress import MODES, add_progress_options
@@ -136,6 +136,4 @@ class EvaluateSettings:
     @property
     def parser_spec(self) -> str:
         """The constituency parser as :func:`paraamr.metrics.parsers.get_parser` takes it."""
-        from paraamr.metrics.parsers import parser_spec
-
         return parser_spec(self.parser, self.no_pos)

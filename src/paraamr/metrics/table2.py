@@ -33,7 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import InputError, UsageError, about
-from paraamr.metrics.report import Pair, evaluate_pairs, read_hub_pairs, read_pairs, say_failures
+from paraamr.metrics.report import (
+    Pair,
+    evaluate_pairs,
+    read_hub_pairs,
+    read_pairs,
+    say_failures,
+    signature_lines,
+)
 from paraamr.metrics.scale import process_models
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
@@ -208,8 +215,7 @@ def format_corpora(result: dict[str, Any]) -> str:
     for row in result["corpora"]:
         cells = " | ".join("n/a" if math.isnan(row[key]) else f"{row[key]:.2f}" for key, _ in MEASURES)
         lines.append(f"| {row['input']} | {row['sources']:,} | {row['pairs']:,} | {cells} |")
-    lines += ["", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
-    lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
+    lines += ["", *signature_lines(result)]
     return "\n".join(lines)
 
 

@@ -34,12 +34,15 @@ ValueError: pair 3 prediction: malformed tree: 1 unclosed bracket(s) in '(S (NP 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from paraamr.failures import Failure
 
 #: A bracket with its label (possibly empty, after optional spaces), a closing bracket, or a word.
 _BRACKET = re.compile(r"\(\s*([^\s()]*)|(\))|([^\s()]+)")
+#: A bracket or a word.
+TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,11 @@ class Tree:
 
     def __len__(self) -> int:
         return len(self.labels)
+
+
+def join_tokens(parts: Sequence[str]) -> str:
+    """Tokens of a bracket string joined by spaces, none after ``(`` or before ``)``."""
+    return " ".join(parts).replace("( ", "(").replace(" )", ")")
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -85,7 +85,7 @@ class LinkParserProcess:
     link-grammar's messages, or raises :class:`WorkerDied` / :class:`WorkerTimeout`.
     """
 
-    def __init__(self, command: Sequence[str], *, start_timeout: float = 120) -> None:
+    def __init__(self, command: Sequence[str]) -> None:
         self.process = subprocess.Popen(
             list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0
         )
@@ -96,7 +96,7 @@ class LinkParserProcess:
         self._buffer = bytearray()
         self._send_line(b"")  # the start-up messages end with the first sentinel reply
         try:
-            _, messages = self.answer(time.monotonic() + start_timeout)
+            _, messages = self.answer(time.monotonic() + 120)
         except WorkerError as err:
             self.kill()
             raise OSError(f"link-parser did not start ({err}): {' '.join(command)}") from None
@@ -111,7 +111,7 @@ class LinkParserProcess:
         stdin = self.process.stdin
         assert stdin is not None
         try:
-            stdin.write(line + SENTINEL if line else SENTINEL)
+            stdin.write(line + SENTINEL)
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):  # died or closed its stdin: the reader sees
             pass  # end of file and says why
