@@ -62,8 +62,6 @@ _NULL_WORD = re.compile(r"^\{(.+)\}$")
 _BRACKETS = {"{": "-LRB-", "}": "-RRB-"}
 #: A lowercase pronoun "i", alone or with its contraction ("i'm", "i’ll"), not "i.e.".
 _LOWER_I = re.compile(r"(?<![\w'’.-])i(?=(?:['’](?:m|d|ll|ve))?(?![\w'’-])(?!\.\w))")
-#: Case steps a parser may apply to a sentence before parsing it.
-CASES = ("upper-i", None)
 
 
 def add_parser_options(group: Any, *, cache: str) -> None:
@@ -317,20 +315,17 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
 class LinkGrammarParser(TreeParser):
     """``processes`` supervised ``link-parser`` processes (default: this machine's cores over its
     launched processes; :class:`~paraamr.metrics.workers.WorkerPool`), started on first use, ended
-    by :meth:`close`. ``limit``: link-parser's ``-limit`` (linkages considered; None: its default,
-    1000; lower is faster and may change trees). ``timeout``: seconds one sentence may take before
+    by :meth:`close`. ``timeout``: seconds one sentence may take before
     its worker is restarted and the sentence fails; ``ahead``: sentences queued in each worker
     (the same trees whatever its value)."""
 
     def __init__(
         self,
-        language: str = "en",
         *,
         executable: str = "link-parser",
         processes: int | None = None,
         pos: str | None = "spacy",
         case: str | None = "upper-i",
-        limit: int | None = None,
         timeout: float = 120,
         ahead: int = 8,
         cache_dir: str | os.PathLike | None = None,
@@ -343,20 +338,16 @@ class LinkGrammarParser(TreeParser):
             )
         if pos not in (None, "spacy"):
             raise ValueError(f"unknown POS layer {pos!r}; expected 'spacy' or None")
-        if case not in CASES:
+        if case not in ("upper-i", None):
             raise ValueError(f"unknown case step {case!r}; expected 'upper-i' or None")
         self.case = case
         if processes is not None and processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
-        self.language = language
         self.version = _link_grammar_version(path)
         self.name = f"link-grammar:{self.version}"
         self.processes = processes or core_share()
-        self.limit = limit
         self.tagger = PosTagger() if pos == "spacy" else None
-        command = [path, language, "-constituents=1", "-graphics=0", "-verbosity=0"]
-        if limit is not None:
-            command.append(f"-limit={limit}")
+        command = [path, "en", "-constituents=1", "-graphics=0", "-verbosity=0"]
         stdbuf = shutil.which("stdbuf")  # line-buffered output, else answers wait for the next line
         self._lock = threading.Lock()
         self.workers = WorkerPool(
@@ -371,10 +362,9 @@ class LinkGrammarParser(TreeParser):
     @property
     def signature(self) -> Signature:
         tree = f"ROOT+POS:{self.tagger.name}" if self.tagger is not None else "ROOT,no-POS"
-        limit = {} if self.limit is None else {"limit": self.limit}
         return Signature(
-            parser=self.name, lang=self.language, constituents=1, **limit, tree=tree,
-            case=self.case or "as-given", scale="not-paper",
+            parser=self.name, lang="en", constituents=1, tree=tree, case=self.case or "as-given",
+            scale="not-paper",
         )  # fmt: skip
 
     @property
@@ -475,12 +465,11 @@ class CoreNLPParser(TreeParser):
 def get_parser(
     spec: str | Callable[[str], str] | TreeParser = "link-grammar",
     *,
-    pos: str | None = "spacy",
     processes: int | None = None,
     cache_dir: str | os.PathLike | None = None,
 ) -> TreeParser:
-    """A parser from ``link-grammar`` (with ``pos`` and ``processes``; ``link-grammar:no-pos`` is
-    ``pos=None``), ``corenlp`` (``http://localhost:9000``), a CoreNLP URL (``http://host:port`` or
+    """A parser from ``link-grammar`` (with ``processes``; ``link-grammar:no-pos``: no POS layer),
+    ``corenlp`` (``http://localhost:9000``), a CoreNLP URL (``http://host:port`` or
     ``corenlp:http://host:port``; ``processes`` requests at a time), a callable, or a
     :class:`TreeParser` (returned as is); ``cache_dir``: the on-disk parse cache."""
     if isinstance(spec, TreeParser):
@@ -488,7 +477,7 @@ def get_parser(
     if callable(spec):
         return CallableParser(spec, cache_dir=cache_dir)
     if spec in _LINK_GRAMMAR:
-        pos = None if spec.endswith(":no-pos") else pos
+        pos = None if spec.endswith(":no-pos") else "spacy"
         return LinkGrammarParser(pos=pos, processes=processes, cache_dir=cache_dir)
     url = _corenlp_url(spec) if isinstance(spec, str) else None
     if url:

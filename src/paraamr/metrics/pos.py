@@ -76,7 +76,7 @@ class PosTagger:
     :data:`paraamr.models.realizer.SPACY_MODELS`. spaCy loads on the first :meth:`tag`.
     """
 
-    def __init__(self, model: str | None = None, *, batch_size: int = 256) -> None:
+    def __init__(self, model: str | None = None) -> None:
         from paraamr.models.realizer import SPACY_MODELS
 
         for name in [model] if model is not None else SPACY_MODELS:
@@ -92,11 +92,10 @@ class PosTagger:
                 "link-grammar:no-pos)"
             )
         self.model = name
-        self.batch_size = batch_size
 
     def tag(self, sentences: Sequence[str]) -> list[list[Token]]:
         """Per sentence, its tokens as (start, end, Penn tag)."""
-        docs = _pipeline(self.model).pipe(sentences, batch_size=self.batch_size)
+        docs = _pipeline(self.model).pipe(sentences, batch_size=256)
         return [[(w.idx, w.idx + len(w.text), w.tag_) for w in doc] for doc in docs]
 
 

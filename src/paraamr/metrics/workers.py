@@ -144,11 +144,9 @@ class LinkParserProcess:
 
     def _reply_end(self) -> int | None:
         """The end of the first line of the buffer that is the sentinel's reply, or None."""
-        line = SENTINEL_REPLY + b"\n"
-        if self._buffer.startswith(line):
-            return len(line)
-        at = self._buffer.find(b"\n" + line)
-        return None if at < 0 else at + 1 + len(line)
+        line = b"\n" + SENTINEL_REPLY + b"\n"
+        at = (b"\n" + self._buffer).find(line)  # its start in the buffer (a line at 0 included)
+        return None if at < 0 else at + len(line) - 1
 
     def _exit_status(self) -> str:
         try:
