@@ -1,11 +1,9 @@
 """A part-of-speech layer for trees without one (link-grammar's): Penn tags from spaCy's tagger.
 
-CoreNLP's trees (which published TED numbers use) put a preterminal, the word's Penn tag, above
-every word; link-grammar's do not, so after AESOP's leaf dropping a short NP or VP is a leaf.
-:func:`add_preterminals` wraps each word of a bracket string in ``(TAG word)``, the tag of the
-spaCy token at the word's first character. Words are found case-blind in the sentence from where
-the previous one ended (link-grammar lowercases sentence-initial words, prints brackets as
-``-LRB-``/``-RRB-`` and may keep ``don't`` whole); a word not found takes the next token's tag.
+Link-grammar's trees have no preterminal above each word (CoreNLP's, which published TED numbers
+use, do). :func:`add_preterminals` wraps each word in ``(TAG word)`` with the tag of the spaCy
+token at its first character; words are found case-blind from where the previous one ended, and
+one not found takes the next token's tag.
 
 >>> tokens = [(0, 3, "DT"), (4, 7, "NN"), (8, 11, "VBD"), (11, 12, ".")]
 >>> add_preterminals("(ROOT (S (NP the cat) (VP sat) .))", "The cat sat.", tokens)
@@ -70,11 +68,8 @@ def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
 
 
 class PosTagger:
-    """Penn tags from a spaCy pipeline's tagger (the other components off), in batches.
-
-    ``model``: an installed spaCy pipeline package; None: the first installed of
-    :data:`paraamr.models.realizer.SPACY_MODELS`. spaCy loads on the first :meth:`tag`.
-    """
+    """Penn tags from the tagger of the spaCy pipeline ``model`` (None: the first installed of
+    :data:`paraamr.models.realizer.SPACY_MODELS`), loaded on the first :meth:`tag`."""
 
     def __init__(self, model: str | None = None) -> None:
         from paraamr.models.realizer import SPACY_MODELS
