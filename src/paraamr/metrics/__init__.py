@@ -1,8 +1,6 @@
 """Pure functions behind the evaluate modules in ``metrics/`` (similarity, lexical, TED).
 
-Every result carries a :class:`~paraamr.signature.Signature` (``key:value`` fields joined by
-``|``, sacrebleu style) that says how it was computed; :func:`signature` builds one and appends
-the paraamr version.
+Every result carries a :class:`~paraamr.signature.Signature` saying how it was computed.
 
 >>> str(signature("nrefs:1|tok:13a", {"case": "lc"}))
 'nrefs:1|tok:13a|case:lc|paraamr:...'

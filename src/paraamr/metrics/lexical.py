@@ -1,10 +1,7 @@
 """Lexical diversity between a paraphrase and its source: 1-BLEU and 1-∩/∪ (×100, the paper's scale).
 
-* ``bleu_diversity``: ``100 - sacrebleu.sentence_bleu(paraphrase, [source]).score``, with
-  sacrebleu's defaults (13a tokenizer, exponential smoothing, case-sensitive, effective order).
-* ``jaccard_diversity``: ``100 × (1 - |P ∩ S| / |P ∪ S|)`` over the token *sets* of paraphrase and
-  source; tokens: sacrebleu's tokenizer (13a by default, or any of ``sacrebleu.BLEU.TOKENIZERS``)
-  split on spaces, lowercased by default. Two empty texts are identical (0).
+1-BLEU is ``100 -`` sacrebleu's sentence BLEU with its defaults; 1-∩/∪ is ``100 × (1 - Jaccard)``
+of the token sets (sacrebleu's tokenizer, lowercased by default; two empty texts give 0).
 
 >>> scores, sig = bleu_diversity(["The cat sat on the mat."], ["The cat sat on the mat."])
 >>> scores, str(sig)

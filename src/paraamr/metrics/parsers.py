@@ -1,22 +1,11 @@
 """Constituency parsers for TED: link-grammar (offline), a CoreNLP server, or any callable.
 
-Every parser maps sentences to PTB bracket strings and has a :class:`~paraamr.signature.Signature`.
-Each distinct sentence is parsed once: parses are cached by :func:`sentence_key` (not lowercased,
-since case changes parses) in memory and, with ``cache_dir``, on disk across runs (:class:`TreeCache`).
-
-* :class:`LinkGrammarParser`: Debian's ``link-parser en -constituents=1`` (packages
-  ``link-grammar`` and ``link-grammar-dictionaries-en``) in ``processes`` long-lived processes.
-  Its words are cleaned (:func:`clean_link_grammar_word`) and the tree is wrapped in
-  ``(ROOT ...)`` so that height 3 means ROOT, S, S's children as on CoreNLP trees; by default
-  (``pos="spacy"``) Penn preterminals from spaCy's tagger are inserted above the words
-  (:mod:`paraamr.metrics.pos`), ``pos=None`` keeps the bare trees. A lowercase pronoun ``i`` is
-  written ``I`` before parsing (``case="upper-i"``, the default; link-grammar breaks the clause
-  around a lowercase ``i``, which the lowercased ParaAMR release and ParaNMT have). The values are
-  not CoreNLP's (the signature says ``scale:not-paper``).
-* :class:`CoreNLPParser`: a Stanford CoreNLP server (the paper's parser), e.g. started with
-  ``java -mx4g -cp "*" edu.stanford.nlp.pipeline.StanfordCoreNLPServer -port 9000``; sentences are
-  sent in batches, one per line, ``workers`` requests at a time.
-* :class:`CallableParser`: any function from a sentence to a bracket string.
+Every parser maps sentences to PTB bracket strings, has a :class:`~paraamr.signature.Signature`
+and parses each distinct :func:`sentence_key` once (cached in memory and, with ``cache_dir``, on
+disk: :class:`TreeCache`). Link-grammar's trees are wrapped in ``(ROOT ...)``, get spaCy's Penn
+preterminals (:mod:`paraamr.metrics.pos`) unless ``pos=None`` and have a lowercase pronoun ``i``
+written ``I`` first (link-grammar breaks the clause around it); their values are not CoreNLP's,
+the paper's parser (``scale:not-paper``).
 
 >>> clean_link_grammar_word("sat.v-d"), clean_link_grammar_word("xx{?}.n"), clean_link_grammar_word("{the}")
 ('sat', 'xx', 'the')
@@ -49,27 +38,23 @@ from typing import Any, ClassVar
 
 from paraamr.failures import Failure
 from paraamr.metrics.pos import PosTagger, add_preterminals
-from paraamr.metrics.trees import read_tree
+from paraamr.metrics.trees import TOKEN, join_tokens, read_tree
 from paraamr.metrics.workers import WorkerPool, link_grammar_problem
 from paraamr.options import positive
 from paraamr.signature import Signature
 from paraamr.tasks import core_share
 
 _SPACES = re.compile(r"\s+")
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _MARK = re.compile(r"\{[?!~&*]\}|\[[?!~&*]\]")
 _SUBSCRIPT = re.compile(r"(?<=[^.])\.[a-z#][\w#*-]*$")
 _NULL_WORD = re.compile(r"^\{(.+)\}$")
 _BRACKETS = {"{": "-LRB-", "}": "-RRB-"}
 #: A lowercase pronoun "i", alone or with its contraction ("i'm", "i’ll"), not "i.e.".
 _LOWER_I = re.compile(r"(?<![\w'’.-])i(?=(?:['’](?:m|d|ll|ve))?(?![\w'’-])(?!\.\w))")
-#: Case steps a parser may apply to a sentence before parsing it.
-CASES = ("upper-i", None)
 
 
 def add_parser_options(group: Any, *, cache: str) -> None:
-    """The constituency parser's options of a command (``paraamr evaluate``, ``export scpn``):
-    ``--parser``, ``--no-pos``, ``--processes``, ``--cache-dir`` (``cache``: what it keeps)."""
+    """``--parser``, ``--no-pos``, ``--processes`` and ``--cache-dir`` (``cache``: its help)."""
     group.add_argument(
         "--parser",
         default="link-grammar",
@@ -115,8 +100,7 @@ def _corenlp_url(spec: str) -> str | None:
 
 
 def _parser_option(text: str) -> str:
-    """``--parser``'s value, checked as :func:`get_parser` reads it (an argparse ``type``): a URL
-    with a host and, if any, a port that urllib can request.
+    """``--parser``'s value (an argparse ``type``); a URL needs a host and a valid port.
 
     >>> _parser_option("http://127.0.0.1:abc")
     Traceback (most recent call last):
@@ -156,11 +140,8 @@ def sentence_key(sentence: str) -> str:
 
 
 class TreeCache:
-    """Trees on disk: ``<cache_dir>/trees.sqlite``, one row per (parser signature, sentence key).
-
-    Safe for several processes (SQLite locking); written in one transaction per batch, so a
-    killed run keeps every batch it finished.
-    """
+    """Trees in ``<cache_dir>/trees.sqlite`` by parser signature and sentence key; one transaction
+    per batch (a killed run keeps the batches it finished), shared by processes."""
 
     def __init__(self, cache_dir: str | os.PathLike) -> None:
         self.path = Path(cache_dir) / "trees.sqlite"
@@ -216,9 +197,8 @@ class TreeParser:
         return Signature(parser=self.name)
 
     def parse(self, sentences: Sequence[str]) -> list[str | Failure]:
-        """One PTB bracket string per sentence, in order; a sentence that cannot be parsed (empty,
-        refused, or its parser failed on it) gets a :class:`~paraamr.failures.Failure` instead,
-        and the others still get their trees. Failures are kept in memory, never on disk."""
+        """One PTB bracket string per sentence, or a :class:`~paraamr.failures.Failure` for one that
+        cannot be parsed (cached in memory only)."""
         for i, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
                 raise ValueError(f"sentence {i}: expected str, got {type(sentence).__name__}")
@@ -242,8 +222,7 @@ class TreeParser:
         return [self._cache[k] for k in keys]
 
     def clear(self) -> None:
-        """Forget the parses kept in memory (a long stream parsed batch by batch stays flat; the
-        disk cache, when there is one, keeps them)."""
+        """Forget the parses kept in memory (the disk cache keeps them)."""
         self._cache.clear()
 
     def problem(self, sentence: str) -> str | None:
@@ -298,7 +277,7 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
     """The first tree of ``link-parser -constituents=1`` output, cleaned, as ``(ROOT ...)`` on one line."""
     parts: list[str] = []
     depth = 0
-    for token in _TOKEN.findall(output):
+    for token in TOKEN.findall(output):
         if token == "(":
             depth += 1
             parts.append("(")
@@ -312,27 +291,21 @@ def link_grammar_tree(output: str, *, where: str = "link-grammar output") -> str
             parts.append(token if label else clean_link_grammar_word(token))
     if not parts or depth != 0:
         raise ValueError(f"{where}: no complete tree in {output[:200]!r}")
-    text = " ".join(parts).replace("( ", "(").replace(" )", ")")
-    return f"(ROOT {text})"
+    return f"(ROOT {join_tokens(parts)})"
 
 
 class LinkGrammarParser(TreeParser):
-    """``processes`` supervised ``link-parser`` processes (default: this machine's cores over its
-    launched processes; :class:`~paraamr.metrics.workers.WorkerPool`), started on first use, ended
-    by :meth:`close`. ``limit``: link-parser's ``-limit`` (linkages considered; None: its default,
-    1000; lower is faster and may change trees). ``timeout``: seconds one sentence may take before
-    its worker is restarted and the sentence fails; ``ahead``: sentences queued in each worker
-    (the same trees whatever its value)."""
+    """Debian's ``link-parser en -constituents=1`` in ``processes`` supervised workers
+    (:class:`~paraamr.metrics.workers.WorkerPool`: ``timeout`` seconds a sentence, ``ahead``
+    queued), started on first use."""
 
     def __init__(
         self,
-        language: str = "en",
         *,
         executable: str = "link-parser",
         processes: int | None = None,
         pos: str | None = "spacy",
         case: str | None = "upper-i",
-        limit: int | None = None,
         timeout: float = 120,
         ahead: int = 8,
         cache_dir: str | os.PathLike | None = None,
@@ -345,20 +318,16 @@ class LinkGrammarParser(TreeParser):
             )
         if pos not in (None, "spacy"):
             raise ValueError(f"unknown POS layer {pos!r}; expected 'spacy' or None")
-        if case not in CASES:
+        if case not in ("upper-i", None):
             raise ValueError(f"unknown case step {case!r}; expected 'upper-i' or None")
         self.case = case
         if processes is not None and processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
-        self.language = language
         self.version = _link_grammar_version(path)
         self.name = f"link-grammar:{self.version}"
         self.processes = processes or core_share()
-        self.limit = limit
         self.tagger = PosTagger() if pos == "spacy" else None
-        command = [path, language, "-constituents=1", "-graphics=0", "-verbosity=0"]
-        if limit is not None:
-            command.append(f"-limit={limit}")
+        command = [path, "en", "-constituents=1", "-graphics=0", "-verbosity=0"]
         stdbuf = shutil.which("stdbuf")  # line-buffered output, else answers wait for the next line
         self._lock = threading.Lock()
         self.workers = WorkerPool(
@@ -373,10 +342,9 @@ class LinkGrammarParser(TreeParser):
     @property
     def signature(self) -> Signature:
         tree = f"ROOT+POS:{self.tagger.name}" if self.tagger is not None else "ROOT,no-POS"
-        limit = {} if self.limit is None else {"limit": self.limit}
         return Signature(
-            parser=self.name, lang=self.language, constituents=1, **limit, tree=tree,
-            case=self.case or "as-given", scale="not-paper",
+            parser=self.name, lang="en", constituents=1, tree=tree, case=self.case or "as-given",
+            scale="not-paper",
         )  # fmt: skip
 
     @property
@@ -477,20 +445,17 @@ class CoreNLPParser(TreeParser):
 def get_parser(
     spec: str | Callable[[str], str] | TreeParser = "link-grammar",
     *,
-    pos: str | None = "spacy",
     processes: int | None = None,
     cache_dir: str | os.PathLike | None = None,
 ) -> TreeParser:
-    """A parser from ``link-grammar`` (with ``pos`` and ``processes``; ``link-grammar:no-pos`` is
-    ``pos=None``), ``corenlp`` (``http://localhost:9000``), a CoreNLP URL (``http://host:port`` or
-    ``corenlp:http://host:port``; ``processes`` requests at a time), a callable, or a
-    :class:`TreeParser` (returned as is); ``cache_dir``: the on-disk parse cache."""
+    """The parser of ``spec``: ``link-grammar`` (``:no-pos``: no POS layer), ``corenlp``
+    (localhost:9000), a CoreNLP URL (``corenlp:`` optional), a callable or a :class:`TreeParser`."""
     if isinstance(spec, TreeParser):
         return spec
     if callable(spec):
         return CallableParser(spec, cache_dir=cache_dir)
     if spec in _LINK_GRAMMAR:
-        pos = None if spec.endswith(":no-pos") else pos
+        pos = None if spec.endswith(":no-pos") else "spacy"
         return LinkGrammarParser(pos=pos, processes=processes, cache_dir=cache_dir)
     url = _corenlp_url(spec) if isinstance(spec, str) else None
     if url:

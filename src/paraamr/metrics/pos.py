@@ -1,11 +1,9 @@
 """A part-of-speech layer for trees without one (link-grammar's): Penn tags from spaCy's tagger.
 
-CoreNLP's trees (which published TED numbers use) put a preterminal, the word's Penn tag, above
-every word; link-grammar's do not, so after AESOP's leaf dropping a short NP or VP is a leaf.
-:func:`add_preterminals` wraps each word of a bracket string in ``(TAG word)``, the tag of the
-spaCy token at the word's first character. Words are found case-blind in the sentence from where
-the previous one ended (link-grammar lowercases sentence-initial words, prints brackets as
-``-LRB-``/``-RRB-`` and may keep ``don't`` whole); a word not found takes the next token's tag.
+Link-grammar's trees have no preterminal above each word (CoreNLP's, which published TED numbers
+use, do). :func:`add_preterminals` wraps each word in ``(TAG word)`` with the tag of the spaCy
+token at its first character; words are found case-blind from where the previous one ended, and
+one not found takes the next token's tag.
 
 >>> tokens = [(0, 3, "DT"), (4, 7, "NN"), (8, 11, "VBD"), (11, 12, ".")]
 >>> add_preterminals("(ROOT (S (NP the cat) (VP sat) .))", "The cat sat.", tokens)
@@ -17,17 +15,17 @@ the previous one ended (link-grammar lowercases sentence-initial words, prints b
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+
+from paraamr.metrics.trees import TOKEN, join_tokens
 
 __all__ = ["PosTagger", "add_preterminals"]
 
 #: A token's start and end offsets in its sentence and its Penn tag.
 Token = tuple[int, int, str]
 
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _OPEN = {"-LRB-": "([{", "-RRB-": ")]}"}
 #: How far past the previous word a word may be found (skipped quotes, dropped punctuation).
 _WINDOW = 40
@@ -50,7 +48,7 @@ def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
     cursor, t = 0, 0
     parts: list[str] = []
     after_open = False
-    for piece in _TOKEN.findall(tree):
+    for piece in TOKEN.findall(tree):
         if piece in "()":
             parts.append(piece)
             after_open = piece == "("
@@ -66,17 +64,14 @@ def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
         tag = tokens[t][2] if tokens else "XX"
         cursor = span[1] if span else (tokens[t][1] if tokens else cursor)
         parts.append(f"({tag} {piece})")
-    return " ".join(parts).replace("( ", "(").replace(" )", ")")
+    return join_tokens(parts)
 
 
 class PosTagger:
-    """Penn tags from a spaCy pipeline's tagger (the other components off), in batches.
+    """Penn tags from the tagger of the spaCy pipeline ``model`` (None: the first installed of
+    :data:`paraamr.models.realizer.SPACY_MODELS`), loaded on the first :meth:`tag`."""
 
-    ``model``: an installed spaCy pipeline package; None: the first installed of
-    :data:`paraamr.models.realizer.SPACY_MODELS`. spaCy loads on the first :meth:`tag`.
-    """
-
-    def __init__(self, model: str | None = None, *, batch_size: int = 256) -> None:
+    def __init__(self, model: str | None = None) -> None:
         from paraamr.models.realizer import SPACY_MODELS
 
         for name in [model] if model is not None else SPACY_MODELS:
@@ -92,11 +87,10 @@ class PosTagger:
                 "link-grammar:no-pos)"
             )
         self.model = name
-        self.batch_size = batch_size
 
     def tag(self, sentences: Sequence[str]) -> list[list[Token]]:
         """Per sentence, its tokens as (start, end, Penn tag)."""
-        docs = _pipeline(self.model).pipe(sentences, batch_size=self.batch_size)
+        docs = _pipeline(self.model).pipe(sentences, batch_size=256)
         return [[(w.idx, w.idx + len(w.text), w.tag_) for w in doc] for doc in docs]
 
 

@@ -1,22 +1,10 @@
-"""AESOP's evaluation of generated paraphrases against references and syntactic templates.
+"""AESOP's evaluation (PlusLabNLP/AESOP ``evaluation/eval.py``) against references and templates.
 
-PlusLabNLP/AESOP ``evaluation/eval.py`` scores each generated paraphrase against a reference
-paraphrase (and, for syntactically controlled generation, the exemplar whose syntax it should
-follow) with:
-
-* ``bleu``: corpus BLEU (AESOP: ``multi-bleu.perl -lc`` over tokenized files; here sacrebleu's
-  ``corpus_bleu`` lowercased, 13a tokenizer by default, ``tokenize="none"`` for pre-tokenized
-  text as multi-bleu expects).
-* ``rouge1``, ``rouge2``, ``rougeL``: per-pair F1 ×100 (AESOP: py-rouge with Porter stemming; here
-  Google's ``rouge-score`` with ``use_stemmer=True``, the package evaluate's ``rouge`` uses).
-* ``meteor``: per pair ×100 (AESOP: the meteor-1.5 jar with its paraphrase table; here nltk's
-  ``meteor_score`` with offline WordNet synonyms (:mod:`paraamr.wordnet`), no paraphrase table, on
-  sacrebleu-13a tokens: close, not equal).
-* ``ted_r`` / ``ted_e``: tree edit distance to the reference's / the template's parse at
-  ``height`` (default 5; AESOP convention, :mod:`paraamr.metrics.ted`). AESOP's
-  ``compute_tree_edit_distance`` trims only when ``height == 3`` and otherwise compares the full
-  trees, so the TED-R/TED-E it prints "at height 5" are full-tree distances: ``height=None``
-  reproduces those.
+Corpus ``bleu`` (sacrebleu lowercased, as ``multi-bleu.perl -lc``), per-pair ``rouge1``, ``rouge2``,
+``rougeL`` F1 (rouge-score, stemmed), ``meteor`` (nltk with offline WordNet and no paraphrase
+table: close to AESOP's jar, not equal), all ×100, and ``ted_r`` / ``ted_e``: tree edit distance to
+the reference's / template's parse in AESOP's convention (``height=None``: the full-tree distances
+AESOP prints "at height 5").
 
 >>> scores, sig = rouge(["the cat sat on the mat"], ["the cat sat on a mat"])
 >>> [round(scores[k][0], 2) for k in ("rouge1", "rouge2", "rougeL")]
@@ -59,9 +47,8 @@ def _bleu(tokenize: str, lowercase: bool):
 def bleu_statistics(
     predictions: Sequence[str], references: Sequence[str], *, tokenize: str = "13a", lowercase: bool = True
 ) -> list[list[int]]:
-    """sacrebleu's sufficient statistics of corpus BLEU for each pair (hypothesis length, reference
-    length, then n-gram matches and totals for n = 1..4): corpus BLEU of any set of pairs is
-    :func:`bleu_from_statistics` of their sum."""
+    """sacrebleu's corpus-BLEU statistics of each pair (lengths, n-gram matches and totals): corpus
+    BLEU of any set of pairs is :func:`bleu_from_statistics` of their sum."""
     check_texts(predictions, references)
     if not predictions:
         return []
@@ -81,8 +68,7 @@ def summed(stats: Sequence[Sequence[int]]) -> list[int]:
 def bleu_from_statistics(
     stats: Sequence[float], *, tokenize: str = "13a", lowercase: bool = True
 ) -> tuple[float, Signature]:
-    """Corpus BLEU from summed :func:`bleu_statistics`, and its signature; NaN where the pairs hold
-    no words (no pairs at all), as the other measures' mean over no pairs.
+    """Corpus BLEU from summed :func:`bleu_statistics`, and its signature; NaN for no words.
 
     >>> bleu_from_statistics([0] * 10)[0]
     nan
@@ -152,10 +138,8 @@ def reference_pair_scores(
     parser_signature: Signature | str = "parser:given-trees",
     tokenize: str = "13a",
 ) -> tuple[dict[str, list], dict[str, Signature]]:
-    """AESOP's measures of each pair (see the module docstring): lists ``rouge1``, ``rouge2``,
-    ``rougeL``, ``meteor`` (and ``ted_r`` with ``ref_trees``, ``ted_e`` with ``template_trees``;
-    both need ``pred_trees``) and ``bleu_stats`` (:func:`bleu_statistics`); the signatures by
-    measure. Every list adds up over any set of pairs."""
+    """AESOP's measures per pair, each list adding up over any set of pairs: ``rouge1``, ``rouge2``,
+    ``rougeL``, ``meteor``, ``bleu_stats`` and, given trees, ``ted_r`` / ``ted_e``; the signatures."""
     scores: dict[str, list] = {"bleu_stats": bleu_statistics(predictions, references, tokenize=tokenize)}
     rouges, rouge_sig = rouge(predictions, references)
     scores |= rouges
@@ -180,8 +164,7 @@ def reference_pair_scores(
 def reference_scores(
     predictions: Sequence[str], references: Sequence[str], **options: Any
 ) -> tuple[dict[str, Any], dict[str, Signature]]:
-    """:func:`reference_pair_scores` (same options) with the corpus ``bleu`` of all pairs in place of
-    the per-pair ``bleu_stats``."""
+    """:func:`reference_pair_scores` with the corpus ``bleu`` in place of ``bleu_stats``."""
     scores, sigs = reference_pair_scores(predictions, references, **options)
     scores["bleu"] = bleu_from_statistics(
         summed(scores.pop("bleu_stats")), tokenize=options.get("tokenize", "13a")

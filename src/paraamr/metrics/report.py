@@ -1,11 +1,8 @@
 """The Table-2 row of a corpus: semantic similarity, 1-BLEU, 1-∩/∪, TED-3, TED-F over its pairs.
 
-Pairs (source, paraphrase) come from a ParaAMR release file, one of our dataset folders (both
-read by :func:`paraamr.sources.read_path`), JSON lines of pairs (``text``, ``para_text``) or a
-pair file (``.tsv``/``.txt``: tab-separated; ``.csv``) in a layout of :data:`PAIR_LAYOUTS` told
-by its first row (:func:`pair_layout`). A pair
-that cannot be scored is reported as a failure row (:mod:`paraamr.metrics.scoring`), never dropped
-silently.
+Pairs come from a release file, a dataset folder, JSON lines of pairs or a pair file
+(``.tsv``/``.txt``/``.csv``) in a layout of :data:`PAIR_LAYOUTS`; a pair that cannot be scored is
+a failure row, never dropped silently.
 
 >>> import io
 >>> pairs = read_two_columns(io.StringIO("source\\tparaphrase\\nI know it.\\tIt is known.\\n"), name="x.tsv")
@@ -98,9 +95,8 @@ def pair_layout(row: Sequence[str]) -> str:
 
 
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
-    """The pairs of a pair file in any layout of :data:`PAIR_LAYOUTS`, after an optional header row
-    (``source, paraphrase`` or ``text, para_text``); every row must have the first data row's layout.
-    Tab-separated lines are split at tabs alone: a ``"`` is text (ParaNMT's tokens), never a quote.
+    """The pairs of a pair file (optional header row), every row in its first row's layout; tabs
+    alone split tab-separated lines (a ``"`` is text, as in ParaNMT's tokens).
 
     >>> import io
     >>> tokens = io.StringIO('" I know .\\tI do .\\nNo .\\tNot .\\n')  # ParaNMT's quote, unclosed
@@ -134,8 +130,7 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
 
 @contextlib.contextmanager
 def _no_field_limit() -> Iterator[None]:
-    """No csv field limit (128 KiB) within the block: a long text is a pair that fails its
-    ``--max-chars`` check, not the end of the file's reading."""
+    """No csv field limit within the block (a long text fails its pair's ``--max-chars`` check)."""
     limit = csv.field_size_limit()
     csv.field_size_limit(sys.maxsize)
     try:
@@ -145,20 +140,19 @@ def _no_field_limit() -> Iterator[None]:
 
 
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
-    """Every (source, paraphrase) pair of a release file, a dataset folder (of its split ``split``,
-    else of all), a JSON lines file of pairs (``text``, ``para_text``) or a two-column file (a file
-    is split ``train``)."""
+    """Every pair of a release file, a dataset folder (split ``split``, else all), a JSON lines file
+    of pairs or a pair file (a file is split ``train``)."""
     path = Path(path)
-    if path.is_file() and path.suffix.lower() in TWO_COLUMN_SUFFIXES:
-        check_splits(str(path), [split] if split else None, ["train"])
-        with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
-            delimiter = "," if path.suffix.lower() == ".csv" else "\t"
-            return read_two_columns(f, name=str(path), delimiter=delimiter)
-    if path.is_file() and path.suffix.lower() in (".jsonl", ".json") and _starts_with_a_pair(path):
-        check_splits(str(path), [split] if split else None, ["train"])
-        return _read_pair_lines(path)
-    splits = split_files(path)
+    suffix = path.suffix.lower()
+    pair_lines = suffix in (".jsonl", ".json") and path.is_file() and _starts_with_a_pair(path)
+    one_file = pair_lines or (path.is_file() and suffix in TWO_COLUMN_SUFFIXES)
+    splits = {"train": [path]} if one_file else split_files(path)
     check_splits(str(path), [split] if split else None, list(splits))
+    if one_file and pair_lines:
+        return _read_pair_lines(path)
+    if one_file:
+        with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
+            return read_two_columns(f, name=str(path), delimiter="," if suffix == ".csv" else "\t")
     pairs: list[Pair] = []
     for name, files in splits.items():
         if split and name != split:
@@ -170,8 +164,7 @@ def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
 
 
 def _starts_with_a_pair(path: Path) -> bool:
-    """Whether the first line of the JSON lines file ``path`` is a pair (``text``, ``para_text``:
-    a row of the ``pairs`` config, the lines ``paraamr quality score`` reads), not a record."""
+    """Whether the first line of the JSON lines file ``path`` is a pair (``para_text``), not a record."""
     with open(path, encoding="utf-8-sig", errors="replace") as f:
         first = next((line for line in f if line.strip()), "")
     try:
@@ -207,8 +200,7 @@ def _read_pair_lines(path: Path) -> list[Pair]:
 
 
 def _add_pairs(pairs: list[Pair], row: dict[str, Any], where: str) -> None:
-    """Add to ``pairs`` those of a record (``text`` with each ``paraphrases[].para_text``, at
-    ``where paraphrase K``) or of a row of the ``pairs`` config (``text``, ``para_text``, at ``where``)."""
+    """Add to ``pairs`` those of a record (``paraphrases``) or of a row of the ``pairs`` config."""
     found = [(where, row)] if "para_text" in row else [
         (f"{where} paraphrase {k}", para) for k, para in enumerate(row["paraphrases"], start=1)
     ]  # fmt: skip
@@ -228,9 +220,8 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
 
 
 def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> list[Pair]:
-    """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id``
-    (:func:`datasets.load_dataset`; ``HF_ENDPOINT`` decides which Hub): ``text`` with ``para_text``
-    (the ``pairs`` config) or with each ``paraphrases[].para_text`` (``default``, as the release)."""
+    """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id`` (records or
+    rows of the ``pairs`` config)."""
     where = f" (config {config or 'default'}, split {split})"
     rows = load_hub_dataset(repo_id, config, detail=where, split=split)
     name = f"{repo_id} ({config or 'default'}/{split})"
@@ -273,9 +264,8 @@ REFERENCE_MEASURES = (
 
 
 def row_of(stats: RowStats, *, seed: int = 0, unit: str = "sources") -> dict[str, Any]:
-    """The row of merged statistics: pairs, each measure's mean (corpus ``bleu`` with references),
-    failure rows, signatures, seconds per stage; with clusters (a sample) also ``intervals``
-    (:func:`~paraamr.metrics.sample.intervals`) and their signature."""
+    """The row of merged statistics: pairs, means, failures, signatures and timings, and with
+    clusters (a sample) the ``intervals`` and their signature."""
     row: dict[str, Any] = {"pairs": stats.pairs, **{m: stats.mean(m) for m in stats.measures}}
     if stats.bleu is not None:
         row["bleu"] = _bleu(stats.bleu)
@@ -300,10 +290,8 @@ def _bleu(stats: Sequence[float]) -> float:
 def evaluate_pairs(
     pairs: Sequence[Pair], *, clusters: dict[int, int] | None = None, seed: int = 0, **options: Any
 ) -> dict[str, Any]:
-    """The row of ``pairs`` in one go (:func:`~paraamr.metrics.scoring.score_pairs` with its
-    ``options``: ``embedder``, ``parser``, ``ted_height``, ...; then :func:`row_of`), with the
-    per-pair values (``scores``) and ``distinct_sentences``; with ``clusters`` (each pair's source
-    by its ``index``: a sample of sources), the intervals, bootstrapped with ``seed``."""
+    """The row of ``pairs`` (:func:`~paraamr.metrics.scoring.score_pairs` with ``options``) with the
+    per-pair ``scores`` and ``distinct_sentences``; ``clusters``: each pair's source by index."""
     scored = score_pairs(pairs, **options)
     extra = {"scores": scored.scores, "distinct_sentences": scored.distinct_sentences}
     return {**row_of(scored.stats(clusters=clusters), seed=seed), **extra}
@@ -330,9 +318,7 @@ def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
 
 
 def format_row(result: dict[str, Any]) -> str:
-    """The row as a Markdown table (Table 2's columns, ×100 scale for the first three), and AESOP's
-    measures in a second table when there are references; with ``intervals``, a second line of
-    each table gives them (``lo–hi``)."""
+    """The row as a Markdown table, AESOP's measures in a second one, each with its intervals."""
     lines = []
     intervals = result.get("intervals") or {}
     for measures in (MEASURES, tuple((k, t) for k, t in REFERENCE_MEASURES if k in result)):
@@ -352,11 +338,15 @@ def format_row(result: dict[str, Any]) -> str:
     return "\n".join(lines[:-1])
 
 
+def signature_lines(result: dict[str, Any]) -> list[str]:
+    """A ``key: signature`` line per signature of ``result``, then the scale of the scores."""
+    lines = [f"{key}: {sig}" for key, sig in result["signatures"].items()]
+    return [*lines, "scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized"]
+
+
 def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
-    """What ``paraamr evaluate`` prints: the row (:func:`format_row`), the signatures, the scale, how
-    the intervals were computed (of ``sources`` sources in the input), the files written."""
-    lines = [format_row(result), "", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
-    lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
+    """What ``paraamr evaluate`` prints: the row, signatures, scale, intervals and files written."""
+    lines = [format_row(result), "", *signature_lines(result)]
     if "intervals" in result:
         of = f" of {sources:,} sources" if sources is not None else ""
         lines.append(
@@ -377,8 +367,7 @@ def say_failures(failures: Iterable[dict[str, Any]]) -> None:
 
 
 def shard_summary(stats: RowStats, *, shard: tuple[int, int], folder: Any, json: bool = False) -> str:
-    """What a ``--shard I/N`` run prints: a sentence with its counts that says what next (or,
-    with ``json``, the counts as JSON).
+    """What a ``--shard I/N`` run prints: its counts and what next (or the counts as JSON).
 
     >>> shard_summary(RowStats(["x"]), shard=(1, 3), folder="st")[:42]
     'shard 1/3: 0 chunks, 0 pairs (0 failures) '
@@ -401,15 +390,12 @@ def plot_paths(plot_dir: str | os.PathLike) -> list[Path]:
 
 
 def check_plots(plot_dir: str | os.PathLike, *, overwrite: bool) -> None:
-    """InputError when a plot file exists in ``plot_dir`` and ``overwrite`` is off (asked before
-    a run, not after it)."""
+    """InputError before a run when a plot file exists in ``plot_dir`` and ``overwrite`` is off."""
     check_plot_files(plot_paths(plot_dir), overwrite=overwrite)
 
 
 def plot_histograms(stats: RowStats, plot_dir: str | os.PathLike, *, overwrite: bool = False) -> list[Path]:
-    """One PNG histogram per measure (:func:`plot_paths`) from the statistics' 1-unit bins, each
-    file replaced atomically (a symbolic link in its place is replaced, never written through),
-    the folder held to the last (:func:`~paraamr.plots.claim_plots`); their paths."""
+    """One PNG histogram per measure (:func:`plot_paths`), each replaced atomically; their paths."""
     paths = plot_paths(plot_dir)
     with claim_plots(plot_dir, [path.name for path in paths], overwrite=overwrite, command="evaluate"):
         return [_histogram(stats, key, title, p) for (key, title), p in zip(MEASURES, paths, strict=True)]

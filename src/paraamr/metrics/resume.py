@@ -1,11 +1,6 @@
-"""The resume state of an evaluation: its chunks as the completed tasks of a
-:class:`~paraamr.tasks.TaskFolder` under ``DIR/.paraamr/evaluate/``.
-
-``settings.json`` holds what the row depends on (the input's identity, the options and the
-similarity model's digest) and one
-``chunk-{k:06d}.json`` per committed chunk (:class:`~paraamr.metrics.stats.RowStats` of its pairs).
-A killed run started again computes only the missing chunks and gives the same row; a state folder
-may be resumed with another split, shared by shards, or merged with others (:func:`merge_folders`).
+"""The resume state of an evaluation: chunks as the tasks of a :class:`~paraamr.tasks.TaskFolder`
+under ``DIR/.paraamr/evaluate/``, ``settings.json`` (input identity, options, model digests) and a
+``chunk-{k:06d}.json`` of :class:`~paraamr.metrics.stats.RowStats` per committed chunk.
 
 >>> import tempfile
 >>> from paraamr.metrics.stats import RowStats
@@ -49,10 +44,9 @@ class StateFolder(TaskFolder):
         alone: bool = False,
         say: bool = True,
     ) -> None:
-        """:meth:`~paraamr.tasks.TaskFolder.start` with ``settings``; InputError when the folder holds
-        another evaluation: an input whose ``identity`` changed (:func:`files_changed` with
-        ``changed``), other ``options`` or chunks. ``alone`` (no other shard shares the folder): an
-        evaluation that committed no chunk is started over instead (:meth:`_restart`, which ``say``-s so)."""
+        """:meth:`~paraamr.tasks.TaskFolder.start` with ``settings``; InputError for another input
+        (:func:`files_changed`), options or chunks, unless ``alone`` and no chunk is committed (then
+        it starts over, said when ``say``)."""
         saved = self.start(settings)
         if saved is None:
             return
@@ -75,8 +69,7 @@ class StateFolder(TaskFolder):
         )
 
     def _restart(self, why: str, say: bool = True) -> bool:
-        """Whether the evaluation in the folder did nothing a change would throw away (no chunk
-        committed, no process at work); said on stderr when so (and ``say``)."""
+        """Whether no chunk is committed and no process at work (said on stderr when ``say``)."""
         if self.completed() or busy_writers(self.folder):
             return False
         if say:
@@ -87,11 +80,9 @@ class StateFolder(TaskFolder):
     def check_models(
         self, models: Mapping[str, str], names: Mapping[str, Any], *, cache: bool = False, alone: bool = False
     ) -> bool:
-        """Save the digest of each model (``names`` by kind) on the first run; refuse a later one whose
-        model has other files (:func:`paraamr.tasks.model_changes`), naming it, unless ``alone`` and
-        no chunk was committed (as :meth:`open`). With ``cache`` (a folder under ``--cache-dir``) its
-        statistics are stale instead: the committed chunks are deleted and the new digests saved;
-        True then."""
+        """Save the models' digests on the first run; refuse a later one with other model files (as
+        :meth:`open`), or with ``cache`` (a ``--cache-dir`` folder) delete the stale chunks and
+        return True."""
         saved = self.saved() or {}
         changed = model_changes(saved.get("models"), models, names)
         if changed and not cache and not (alone and self._restart("; ".join(changed))):
@@ -118,8 +109,7 @@ class StateFolder(TaskFolder):
 
 
 def cache_key(settings: Mapping[str, Any]) -> str:
-    """The name of an evaluation's state folder under ``--cache-dir``: a digest of its options and
-    its input's identity, so an edited input gets a fresh folder (never "another evaluation").
+    """The state folder's name under ``--cache-dir``: a digest of the options and input identity.
 
     >>> a = cache_key({"options": {"seed": 0}, "identity": {"in.jsonl": {"sha1": "a"}}})
     >>> a == cache_key({"options": {"seed": 0}, "identity": {"in.jsonl": {"sha1": "b"}}}), len(a)
@@ -132,9 +122,8 @@ def cache_key(settings: Mapping[str, Any]) -> str:
 def files_changed(
     saved: Mapping[str, Any], now: Mapping[str, Any], *, changed: Callable[[Any, Any], str | None]
 ) -> str | None:
-    """Why the input files ``{path: identity}`` (a ``hub`` entry: a Hub dataset) are not those the
-    state was computed from, with ``changed(saved, now)`` comparing one file's identities
-    (:func:`paraamr.tasks.identity_changed`); None when they are.
+    """Why the input files ``{path: identity}`` (``hub``: a Hub dataset) are not the saved ones, by
+    ``changed(saved, now)`` per file; None when they are.
 
     >>> files_changed({"a": 1}, {"a": 2}, changed=lambda x, y: None if x == y else "it changed")
     'a: it changed'
@@ -155,9 +144,8 @@ def _comparable(stats: RowStats) -> dict[str, Any]:
 
 
 def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[str, Any]]:
-    """The statistics of every chunk of an evaluation, from the state folders its shards (or
-    processes, nodes) wrote, and the settings they share; InputError naming the folder when their
-    settings differ, a chunk is missing, or one chunk has two different statistics."""
+    """The statistics of every chunk in the shards' state ``folders``, and their shared settings;
+    InputError naming the folder for other settings, a missing chunk or two differing statistics."""
     settings: dict[str, Any] | None = None
     models: dict[str, str] = {}  # a shard that owned no chunk saved none
     found: dict[int, tuple[RowStats, Path]] = {}

@@ -1,11 +1,7 @@
 """Sources, samples, chunks and confidence intervals of a row.
 
-The unit of everything here is the **source**: the pairs of one source sentence are not
-independent (ParaAMR has ~7 paraphrases a source), so a sample draws sources with all their
-pairs, a chunk (the unit of work, of commits and of the partition over processes, nodes and
-shards) holds whole sources, and intervals come from a cluster bootstrap over sources
-(:func:`intervals`, scipy's bootstrap resampling clusters, the statistic a ratio of sums). When
-every source has one pair, a source is a pair.
+The pairs of one source are not independent, so the unit is the source: a sample draws sources
+with all their pairs, a chunk holds whole sources, and intervals come from a cluster bootstrap.
 
 >>> groups = source_groups(["a", "b", "a", "c"])
 >>> groups
@@ -46,9 +42,8 @@ def source_groups(sources: Sequence[Hashable]) -> list[list[int]]:
 
 
 def draw(groups: Sequence[Sequence[int]], n: int | None, *, seed: int = 0) -> tuple[list[list[int]], str]:
-    """``n`` sources (groups) drawn without replacement, kept in input order, and the unit drawn:
-    ``"sources"`` when some source has several pairs, else ``"pairs"`` (each group one pair). All
-    groups when ``n`` is None or not smaller.
+    """``n`` groups drawn without replacement (all when None or not fewer), in input order, and
+    the unit: ``"sources"`` when some group has several pairs, else ``"pairs"``.
 
     >>> draw([[0, 1], [2], [3, 4]], 2, seed=1)
     ([[0, 1], [3, 4]], 'sources')
@@ -63,8 +58,7 @@ def draw(groups: Sequence[Sequence[int]], n: int | None, *, seed: int = 0) -> tu
 
 
 def chunk_plan(groups: Sequence[Sequence[int]], *, chunk_pairs: int) -> list[list[int]]:
-    """Consecutive groups (by their position in ``groups``) cut into chunks of at least
-    ``chunk_pairs`` pairs (the last may have fewer): the same plan whatever runs it."""
+    """Group positions cut into chunks of at least ``chunk_pairs`` pairs (the last may have fewer)."""
     plan: list[list[int]] = []
     current: list[int] = []
     size = 0
@@ -80,7 +74,7 @@ def chunk_plan(groups: Sequence[Sequence[int]], *, chunk_pairs: int) -> list[lis
 
 
 def interval_signature(unit: str, seed: int) -> dict[str, str]:
-    """The fields that say how an interval was computed (for a :class:`~paraamr.signature.Signature`).
+    """The signature fields of an interval.
 
     >>> interval_signature("sources", 0)["bootstrap"]
     'cluster:sources'
@@ -102,12 +96,10 @@ def intervals(
     extra: dict[str, tuple[slice, Callable[[np.ndarray], float]]] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of each mean by a cluster bootstrap (:func:`scipy.stats.bootstrap`,
-    the clusters resampled with replacement, the statistic ``sum of sums / sum of counts``).
+    statistic ``sum of sums / sum of counts``), the same resamples for every measure.
 
-    ``table``: one row per cluster, column 0 its pair count, then its sum of each of ``columns``;
-    ``extra``: ``name -> (columns of the table, statistic of their summed values)`` for measures that
-    are no mean (corpus BLEU from summed n-gram statistics). The same ``seed`` gives the same
-    resamples for every measure.
+    ``table``: per cluster its pair count, then its sum of each of ``columns``; ``extra``: ``name ->
+    (columns, statistic of their sums)`` for measures that are no mean (corpus BLEU).
 
     >>> table = np.array([[2, 10.0], [1, 8.0], [3, 9.0], [2, 2.0]])
     >>> lo, hi = intervals(table, ["x"], seed=0)["x"]

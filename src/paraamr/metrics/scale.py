@@ -1,12 +1,8 @@
-"""Table 2 at scale: the pairs cut into chunks of whole sources, each process's share of them, the
-commits, and the reduce of the statistics to the main process.
+"""Table 2 at scale: the pairs cut into chunks of whole sources, shared out to shards and processes
+(:func:`paraamr.tasks.owned`), committed, and their statistics reduced to the main process.
 
-The plan (:func:`make_plan`) depends only on the input and the options (``--sample``, ``--seed``,
-``--chunk-pairs``), never on how the work is split: chunk ``k`` goes to shard ``k mod N`` of
-``--shard I/N`` runs and, within a shard, round-robin to the launched processes
-(:func:`paraamr.tasks.owned`). All pairs of a source are in one chunk, and every chunk is scored
-the same way whoever scores it, so any split gives the same statistics
-(:mod:`paraamr.metrics.stats`). Processes exchange only statistics (``gather_object`` over gloo).
+The plan depends only on the input and ``--sample``, ``--seed`` and ``--chunk-pairs``, so any split
+of the work gives the same statistics.
 
 >>> from paraamr.metrics.report import Pair
 >>> pairs = [Pair("x", s, p, index=i) for i, (s, p) in enumerate(["ab", "ac", "bc", "ad"])]
@@ -39,8 +35,8 @@ __all__ = ["Plan", "Scorer", "combine", "make_plan", "process_models", "score_sh
 
 @dataclass
 class Plan:
-    """The pairs to score, their sources (``groups``: pair indices per source), the chunks (group
-    indices per chunk), the unit of the sample (``sources`` or ``pairs``) and the input's sources."""
+    """The pairs to score, their pair indices per source (``groups``), group indices per chunk, the
+    unit of the sample (``sources`` or ``pairs``) and the input's number of sources."""
 
     pairs: list[Any]
     groups: list[list[int]]
@@ -63,8 +59,7 @@ class Plan:
 
 
 def make_plan(pairs: Sequence[Any], *, sample: int | None, seed: int, chunk_pairs: int) -> Plan:
-    """The plan of ``pairs``: ``sample`` sources drawn (or pairs, when each source has one pair;
-    all when None), cut into chunks of at least ``chunk_pairs`` pairs."""
+    """The plan of ``pairs``: ``sample`` sources drawn (None: all), in chunks of ``chunk_pairs``."""
     groups = source_groups([p.source for p in pairs])
     drawn, unit = draw(groups, sample, seed=seed)
     kept = [i for group in drawn for i in group]
@@ -88,10 +83,8 @@ def score_share(
     clusters: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> RowStats | None:
-    """The statistics of ``chunks``: those ``state`` holds are read back, the others scored
-    (``score(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`) and committed to ``state`` one by
-    one (a signal during a commit lets it finish: :func:`paraamr.signals.critical`);
-    ``progress(pairs done, failures)`` after each chunk. None without chunks."""
+    """The statistics of ``chunks`` (None without any): read back from ``state``, or scored with
+    ``score(pairs)`` and committed there; ``progress(pairs done, failures)`` after each chunk."""
     total: RowStats | None = None
     seen = 0
     done = set(state.completed()) if state is not None else set()
@@ -115,9 +108,8 @@ def score_share(
 
 
 class Scorer:
-    """``scorer(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`, the parser and the embedder
-    made on first use by ``make()`` -> ``(parser, embedder)`` (a resumed run whose chunks are all
-    committed loads no model); :meth:`close` ends the parser."""
+    """``scorer(pairs)`` -> :class:`~paraamr.metrics.scoring.Scored`, with the ``(parser, embedder)``
+    of ``make()`` made on first use (a run with every chunk committed loads no model)."""
 
     def __init__(self, make: Callable[[], tuple[Any, Any]], **options: Any) -> None:
         self.make, self.options, self.models = make, options, None
@@ -135,10 +127,8 @@ class Scorer:
 
 
 def process_models(s: EvaluateSettings, *, local: int = 1, embedder: str | None = None):
-    """``make()`` -> ``(parser, embedder)`` of settings ``s`` for this process: its share of the
-    machine's cores among the ``local`` processes launched on it (torch threads, link-grammar
-    processes unless ``--processes``), and on a GPU machine the GPU of its local rank (unless
-    ``--device``); ``embedder``: the embedder's folder, found once a run (not looked up again)."""
+    """``make()`` -> ``(parser, embedder)`` of ``s`` for this process, with its share of the cores
+    among the ``local`` processes and the GPU of its local rank; ``embedder``: the model's folder."""
 
     def make() -> tuple[Any, Any]:
         from paraamr.models.embedder import Embedder
@@ -160,9 +150,8 @@ def process_models(s: EvaluateSettings, *, local: int = 1, embedder: str | None 
 
 
 def combine(gathered: Sequence[tuple[str, Any]], expected: set[int]) -> RowStats:
-    """The statistics of the processes (``("ok", RowStats dict or None)`` or ``("error", message)``
-    each, in rank order) merged; a process's error is raised, naming it, as is a chunk missing
-    from ``expected`` (empty statistics when nothing was expected: a shard that owns no chunk)."""
+    """The merged statistics of the processes (``("ok", RowStats dict or None)`` or ``("error",
+    message)`` each, by rank); ParaAMRError for a process's error or a chunk of ``expected`` missing."""
     merged = None
     for rank, (status, payload) in enumerate(gathered):
         if status != "ok":

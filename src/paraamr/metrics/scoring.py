@@ -1,14 +1,9 @@
 """Scoring pairs: the per-pair values of every measure of the row, and a failure row for each pair
 that cannot be scored (the rest go on).
 
-A text is checked where it enters (:func:`paraamr.texts.text_problem` with ``visible=True``:
-empty, NUL, a lone surrogate, no visible character, longer than ``max_chars``); then each stage
-(parse, embed, TED, AESOP's measures) runs over the pairs still standing. A stage item that comes
-back as a :class:`~paraamr.failures.Failure`, or that makes the stage raise, fails its pair alone
-(:func:`isolated` retries halves of a batch that raised), with the stage and the reason.
-
->>> isolated(lambda xs: [1 / x for x in xs], [1, 0, 2], "demo")
-[1.0, Failure(stage='demo', reason='ZeroDivisionError: division by zero'), 0.5]
+Texts are checked first (:func:`paraamr.texts.text_problem`); then each stage runs over the pairs
+still standing, and an item that fails or makes its stage raise fails its pair alone
+(:func:`~paraamr.models.base.run_batched`).
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ from paraamr.metrics.ted import DEFAULT_CONVENTION, distance_table, ted_signatur
 from paraamr.models.base import run_batched
 from paraamr.records import text_id
 
-__all__ = ["MAX_CHARS", "MEASURES", "Scored", "isolated", "parse_distinct", "score_pairs"]
+__all__ = ["MAX_CHARS", "MEASURES", "Scored", "parse_distinct", "score_pairs"]
 
 #: Longest text scored by default (``--max-chars``): link-grammar refuses sentences over ~2,046
 #: characters.
@@ -44,12 +39,6 @@ MEASURES = (
     ("tedf", "TED-F"),
 )
 _SIDES = ("source", "paraphrase", "reference", "template")
-
-
-def isolated(fn: Callable[[list], Sequence], items: Sequence, stage: str) -> list:
-    """``fn(items)`` in one batch; when it raises, halves are retried down to single items
-    (:func:`paraamr.models.base.run_batched`), each that still raises a Failure of ``stage``."""
-    return run_batched(items, fn, [range(len(items))], stage=stage)
 
 
 @contextlib.contextmanager
@@ -66,17 +55,16 @@ def parse_distinct(
     sentences: Sequence[str],
     parser: Any,
     *,
-    chunk_size: int = 256,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """The tree (or :class:`Failure`) of each distinct sentence (by
-    :func:`~paraamr.metrics.parsers.sentence_key`), parsed ``chunk_size`` at a time (each chunk
-    reaches the parser's on-disk cache before the next starts); ``progress(done, total)`` after each."""
+    """The tree (or :class:`Failure`) of each distinct :func:`~paraamr.metrics.parsers.sentence_key`,
+    parsed (and cached) 256 at a time; ``progress(done, total)`` after each."""
     distinct = list(dict.fromkeys(sentence_key(s) for s in sentences))
     trees: dict[str, Any] = {}
-    for start in range(0, len(distinct), chunk_size):
-        chunk = distinct[start : start + chunk_size]
-        trees.update(zip(chunk, isolated(parser.parse, chunk, "parse"), strict=True))
+    for start in range(0, len(distinct), 256):
+        chunk = distinct[start : start + 256]
+        parsed = run_batched(chunk, parser.parse, [range(len(chunk))], stage="parse")
+        trees.update(zip(chunk, parsed, strict=True))
         if progress is not None:
             progress(len(trees), len(distinct))
     return trees
@@ -84,8 +72,8 @@ def parse_distinct(
 
 @dataclass
 class Scored:
-    """The pairs scored (in order), each measure's value per pair, sacrebleu's corpus statistics
-    per pair (with references), the failure rows, the signatures and the seconds per stage."""
+    """The pairs scored, each measure's values, the BLEU statistics (with references), the failure
+    rows, signatures and seconds per stage."""
 
     pairs: list[Any] = field(default_factory=list)
     scores: dict[str, list[float]] = field(default_factory=dict)
@@ -96,8 +84,7 @@ class Scored:
     distinct_sentences: int = 0
 
     def stats(self, *, chunk: int = 0, clusters: dict[int, int] | None = None) -> RowStats:
-        """The statistics of these pairs as chunk ``chunk``; ``clusters``: each pair's source by
-        its index (the statistics then keep clusters, for a sample's intervals)."""
+        """The statistics of these pairs as chunk ``chunk``; ``clusters``: each pair's source by index."""
         stats = RowStats(list(self.scores), clusters=clusters is not None)
         of = None if clusters is None else [clusters[p.index] for p in self.pairs]
         stats.update(self.scores, chunk=chunk, bleu=self.bleu, clusters=of)
@@ -120,8 +107,7 @@ def _failure_row(pair: Any, failure: Failure) -> dict[str, Any]:
 
 
 class _Run:
-    """The pairs still standing and their values, stage after stage (each stage a function of the
-    live pairs' indices)."""
+    """The pairs still standing and their values, stage after stage."""
 
     def __init__(self, pairs: Sequence[Any], max_chars: int | None):
         self.pairs = list(pairs)
@@ -155,7 +141,7 @@ class _Run:
     def stage(self, name: str, fn: Callable[[list[int]], Sequence], keys: Sequence[str]) -> None:
         """Run ``fn`` over the live pairs' indices: a tuple of ``keys``' values per pair, or a Failure."""
         live = self.live
-        for i, result in zip(live, isolated(fn, live, name), strict=True):
+        for i, result in zip(live, run_batched(live, fn, [range(len(live))], stage=name), strict=True):
             if is_failure(result):
                 self.failed[i] = result
             else:
@@ -173,11 +159,8 @@ def score_pairs(
     max_chars: int | None = MAX_CHARS,
     progress: Callable[[int, int], None] | None = None,
 ) -> Scored:
-    """Score ``pairs`` (:class:`~paraamr.metrics.report.Pair`): Table 2's measures (TED-3/TED-F in
-    ``ted_convention``), and AESOP's against references and templates when the pairs have them
-    (TED-R/TED-E at ``ted_height``, AESOP's convention).
-    Each distinct sentence is parsed once and embedded once; ``progress(done, total)``: distinct
-    sentences parsed."""
+    """Table 2's measures of ``pairs``, and AESOP's when they have references (TED-R/TED-E at
+    ``ted_height``); ``progress(done, total)``: distinct sentences parsed."""
     run, out, sig = _Run(pairs, max_chars), Scored(), {}
     with _timed(out.timings, "parse"):
         trees = parse_distinct([t for i in run.live for _, t in run.sides(i)], parser, progress=progress)

@@ -1,6 +1,5 @@
-"""Settings of ``paraamr evaluate``, each declared once as a field (:func:`paraamr.options.setting`):
-its option, whether the row depends on it (``row``: a state folder refuses others than those it
-started with) and its ``--preset paper`` value.
+"""Settings of ``paraamr evaluate``, each a field (:func:`paraamr.options.setting`) with its option,
+whether the row depends on it (``row``) and its ``--preset paper`` value.
 
 >>> s = EvaluateSettings(path="pairs.tsv", ted_height="full")
 >>> s.height, s.row_options()["ted_height"], s.parser_spec
@@ -18,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from paraamr.errors import UsageError
-from paraamr.metrics.parsers import add_parser_options
+from paraamr.metrics.parsers import add_parser_options, parser_spec
 from paraamr.metrics.scoring import MAX_CHARS
 from paraamr.options import SEED, add_plot_options, check_settings, setting, shard_spec
 from paraamr.progress import MODES, add_progress_options
@@ -37,9 +36,8 @@ _scale, _POSITIVE = partial(setting, group="scale"), {"kind": int, "above": 0}
 
 @dataclass(frozen=True)
 class EvaluateSettings:
-    """What ``paraamr evaluate`` is asked: the input (``path``: one, or a list for several corpora),
-    the row's options, where its state is kept, and what it prints and writes. ``preset="paper"``
-    sets the fields with a ``paper`` value that were left at their defaults."""
+    """What ``paraamr evaluate`` is asked (``path``: one input or a list of corpora); ``preset="paper"``
+    sets the fields left at their defaults to their ``paper`` values."""
 
     # fmt: off
     path: str | list[str] | None = None
@@ -136,6 +134,4 @@ class EvaluateSettings:
     @property
     def parser_spec(self) -> str:
         """The constituency parser as :func:`paraamr.metrics.parsers.get_parser` takes it."""
-        from paraamr.metrics.parsers import parser_spec
-
         return parser_spec(self.parser, self.no_pos)

@@ -1,7 +1,6 @@
 """Semantic similarity: cosine of sentence embeddings ×100 (the paper's scale, Table 2).
 
-The embeddings come from :class:`paraamr.models.embedder.Embedder` (default
-all-MiniLM-L6-v2, offline; the paper used supervised SimCSE, ``pooling="cls"``).
+The embeddings come from :class:`paraamr.models.embedder.Embedder` (the paper: supervised SimCSE).
 
 >>> class Fixed:  # any object with .similarity(a, b) and .signature
 ...     signature = "model:fixed"

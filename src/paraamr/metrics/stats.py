@@ -1,10 +1,5 @@
-"""Statistics that add up: the Table-2 row as sums and counts, merged across chunks, processes,
-nodes and shards to the same bits.
-
-Every measure of the row is a mean of per-pair values, so its state is a sum and a count; AESOP's
-corpus BLEU keeps sacrebleu's sufficient statistics, summed. Sums are *exact* (integers in units of
-2**-1074, the smallest float), so any partition of the pairs adds up to the same bits and the mean
-is the correctly rounded quotient.
+"""Statistics that add up: the Table-2 row as exact sums (integers of 2**-1074, the smallest float)
+and counts, and corpus BLEU's summed statistics, so any partition of the pairs gives the same bits.
 
 >>> a, b = RowStats(("bleu_diversity",)), RowStats(("bleu_diversity",))
 >>> a.update({"bleu_diversity": [0.1, 0.2]}, chunk=0)
@@ -90,10 +85,9 @@ def _added(a: list[int] | None, b: Sequence[int]) -> list[int]:
 
 
 class RowStats:
-    """The states of a row over some pairs: per measure an :class:`ExactSum` and a histogram
-    (1-unit bins; for plots), the corpus-BLEU statistics, the failure rows, the signatures, the
-    chunks merged in and, with ``clusters``, each cluster's (source's) pair count and sums (for
-    the cluster bootstrap). Everything but the timings adds up exactly (:meth:`merge`)."""
+    """A row over some pairs: per measure an :class:`ExactSum` and a 1-unit histogram, corpus-BLEU
+    statistics, failure rows, signatures, chunks, timings and, with ``clusters``, each cluster's
+    pair count and sums (for the bootstrap)."""
 
     def __init__(self, measures: Sequence[str], *, clusters: bool = False) -> None:
         self.measures = tuple(measures)
@@ -115,8 +109,7 @@ class RowStats:
         bleu: Sequence[Sequence[int]] | None = None,
         clusters: Sequence[int] | None = None,
     ) -> None:
-        """Add one chunk's pairs: ``scores[m]`` per pair for each measure, sacrebleu's per-pair
-        ``bleu`` statistics, and each pair's cluster (when the stats keep clusters)."""
+        """Add one chunk's per-pair ``scores``, ``bleu`` statistics and ``clusters``."""
         if chunk in self.chunks:
             raise ValueError(f"chunk {chunk} added twice")
         self.chunks.add(chunk)

@@ -1,10 +1,5 @@
-"""Table 2 as the paper ran it: several corpora scored on the sources they share, a perplexity
-filter, the paper's preset, and a signature saying how a row was computed against the paper's.
-
-The paper scores the examples whose sources appear in all four corpora (ParaNMT, ParaBank 1 and
-2, ParaAMR), with supervised SimCSE for similarity and CoreNLP trees for TED. Sources are matched
-by :func:`paraamr.records.normalize` (lowercased, NFKC, whitespace collapsed: the release is
-lowercased, ParaBank is not); each corpus keeps all its pairs of a shared source.
+"""Table 2 as the paper ran it: corpora scored on the sources all of them share (matched by
+:func:`paraamr.records.normalize`), a perplexity filter, and a signature against the paper's protocol.
 
 >>> from paraamr.metrics.report import Pair
 >>> a = [Pair("a", "I know.", "Known."), Pair("a", "It rains.", "Rain falls.")]
@@ -33,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import InputError, UsageError, about
-from paraamr.metrics.report import Pair, evaluate_pairs, read_hub_pairs, read_pairs, say_failures
+from paraamr.metrics.report import (
+    Pair,
+    evaluate_pairs,
+    read_hub_pairs,
+    read_pairs,
+    say_failures,
+    signature_lines,
+)
 from paraamr.metrics.scale import process_models
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
@@ -59,10 +61,8 @@ __all__ = [
 def filter_perplexity(
     pairs: Sequence[Pair], max_perplexity: float | None, *, name: str | None = None
 ) -> tuple[list[Pair], dict[str, int]]:
-    """The pairs whose paraphrase has perplexity at most ``max_perplexity`` (all with None), and the
-    ``selection`` counts ``input_pairs``, ``dropped`` and ``without_perplexity`` (pairs with no
-    perplexity, which are kept). With the input's ``name``, an input whose every pair is dropped is
-    an InputError naming it."""
+    """The pairs of perplexity at most ``max_perplexity`` or none (all with None) and the
+    ``selection`` counts; InputError naming the input ``name`` when every pair is dropped."""
     if max_perplexity is None:
         return list(pairs), {"input_pairs": len(pairs), "dropped": 0, "without_perplexity": 0}
     kept = [p for p in pairs if p.perplexity is None or p.perplexity <= max_perplexity]
@@ -101,10 +101,8 @@ def protocol_signature(
     pooling: str | None = None,
     sample: str | None = None,
 ) -> Signature:
-    """How a row was computed against Table 2's protocol: ``table2:paper`` when the similarity
-    model (with its pooler output: ``pooling`` None or ``cls``), the TED convention and the parser
-    (CoreNLP) are the paper's, else ``table2:not-paper`` with what ``differs``; which sources
-    (``all``, or ``common-of-N`` corpora), the perplexity limit and a ``sample`` of them drawn."""
+    """``table2:paper`` when the similarity model, TED convention and parser are the paper's, else
+    ``table2:not-paper`` with what ``differs``; then the sources, perplexity limit and sample."""
     differs = []
     if similarity_model != PAPER_SIMILARITY or pooling not in (None, "cls"):
         differs.append("similarity-model")
@@ -124,9 +122,8 @@ def protocol_signature(
 
 @dataclass(frozen=True)
 class Shared:
-    """What :func:`shared_pairs` selected: each named corpus's pairs of the shared sources with its
-    ``selection`` counts, how many ``sources`` are shared, and the ``max_perplexity`` applied (the
-    protocol signature of :func:`evaluate_corpora` records it)."""
+    """What :func:`shared_pairs` selected: each named corpus's pairs and ``selection`` counts, the
+    number of shared ``sources`` and the ``max_perplexity`` applied."""
 
     corpora: list[tuple[str, list[Pair], dict[str, int]]]
     sources: int
@@ -143,9 +140,8 @@ def shared_pairs(
     sample: int | None = None,
     seed: int = 0,
 ) -> Shared:
-    """Each named corpus's pairs of the sources all of them share after the perplexity filter
-    (``sample``: that many shared sources drawn with ``seed``, the same for every corpus), with its
-    ``selection`` counts. InputError when none is shared."""
+    """Each named corpus's pairs of the sources all share after the perplexity filter (``sample``
+    of them drawn with ``seed``); InputError when none is shared."""
     filtered = []
     for name, pairs in corpora:
         filtered.append((name, *filter_perplexity(pairs, max_perplexity, name=name)))
@@ -169,9 +165,7 @@ def evaluate_corpora(
     max_chars: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """One row per corpus of :func:`shared_pairs`'s selection, over the sources they share, each
-    with its ``sources``, ``pairs``, measures, failures and ``selection`` counts; the shared
-    ``signatures`` (with ``protocol``)."""
+    """One row per corpus of ``shared``, and the signatures (with ``protocol``)."""
     rows, signatures = [], {}
     options = {} if max_chars is None else {"max_chars": max_chars}
     for name, pairs, selection in shared.corpora:
@@ -208,8 +202,7 @@ def format_corpora(result: dict[str, Any]) -> str:
     for row in result["corpora"]:
         cells = " | ".join("n/a" if math.isnan(row[key]) else f"{row[key]:.2f}" for key, _ in MEASURES)
         lines.append(f"| {row['input']} | {row['sources']:,} | {row['pairs']:,} | {cells} |")
-    lines += ["", *(f"{key}: {sig}" for key, sig in result["signatures"].items())]
-    lines.append("scale: similarity, 1-BLEU and 1-∩/∪ ×100; TED unnormalized")
+    lines += ["", *signature_lines(result)]
     return "\n".join(lines)
 
 
@@ -227,8 +220,7 @@ def is_local(path: str) -> bool:
 
 
 def read_corpus(path: str, *, config: str | None, split: str | None) -> list[Pair]:
-    """The pairs of one input: a local file or folder (split ``split``, or all), else a Hub dataset
-    id (:func:`is_local`; config ``config``, split ``split`` or ``train``)."""
+    """The pairs of one input: a local path (:func:`is_local`), else a Hub dataset id."""
     if is_local(path) and config is not None:
         raise UsageError(f"--config {config}: only for a Hub dataset ({path} is a local path)")
     pairs = read_pairs(path, split) if is_local(path) else read_hub_pairs(path, config, split or "train")
@@ -238,8 +230,7 @@ def read_corpus(path: str, *, config: str | None, split: str | None) -> list[Pai
 
 
 def run_corpora(s: EvaluateSettings, world: int) -> int:
-    """``paraamr evaluate A B ...``: one row each over the sources all of them share, in this
-    process (:func:`evaluate_corpora`)."""
+    """``paraamr evaluate A B ...``: one row each over their shared sources, in this process."""
     single = {
         "--shard": s.shard != (0, 1), "--merge": s.merge, "--state-dir": s.state_dir,
         "--write-card": s.write_card, "--references": s.references, "--templates": s.templates,

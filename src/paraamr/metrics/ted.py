@@ -1,19 +1,15 @@
-"""Tree edit distance between constituency trees: TED-3 and TED-F, as published numbers use them.
+"""Tree edit distance (unit-cost Zhang–Shasha) between constituency trees: TED-3 and TED-F.
 
-Conventions (all unit-cost Zhang–Shasha: insert, delete, rename 1 each; unnormalized unless
-``normalize=True``, which divides by the larger tree's node count, giving [0, 1]):
+Conventions (``normalize=True`` divides by the larger tree's node count):
 
-* ``paper`` (default), the scale of ParaAMR's Table 2 (docs/metrics.md): the tree without its
-  ``ROOT`` wrapper, so heights count from the clause (TED-3: ``S``, its children and theirs);
-  words kept as nodes, compared lowercased.
-* ``aesop``, PlusLabNLP/AESOP ``evaluation/eval_utils.py`` (TED-R, TED-E): leaves dropped, trimmed
-  to the height counted from ``ROOT``, then under an artificial root ``S`` every constituent
-  labelled ``S`` or ``""`` merged into its parent. AESOP trims through the tree's ``repr``, which
-  gives the same trees on parser output but raises on some odd ones; this module does not.
-* ``plain``: the tree without its words, nothing merged.
+* ``paper`` (Table 2's scale): the tree below its ``ROOT`` wrapper, so heights count from the
+  clause, with its words as nodes, lowercased.
+* ``aesop`` (PlusLabNLP/AESOP ``eval_utils.py``, TED-R/TED-E): words dropped, trimmed to the
+  height from ``ROOT``, then every ``S`` or unlabelled constituent merged into its parent under
+  an artificial root ``S``.
+* ``plain``: the tree without its words.
 
-Distances come from x-ted (C++) when installed (Python < 3.13), else from zss (same values, far
-slower) with a warning.
+Distances come from x-ted when installed, else from zss (same values, far slower).
 
 >>> a = "(ROOT (S (NP (PRP I)) (VP (VBP know) (NP (PRP it))) (. .)))"
 >>> b = "(ROOT (S (VP (VBP Know) (NP (PRP it))) (. !)))"
@@ -66,8 +62,7 @@ def check_convention(convention: str) -> str:
 
 
 def prepare(tree: Tree, *, height: int | None = None, convention: str = DEFAULT_CONVENTION) -> Prepared:
-    """The (labels, parents) preorder arrays the distance is computed on (see the module doc);
-    ``paper`` keeps the words of a tree read with ``leaves=True``, lowercased."""
+    """The (labels, parents) preorder arrays the distance is computed on, in ``convention``."""
     paper, merge = check_convention(convention) == "paper", convention == "aesop"
     # paper: below a ROOT wrapper (a root labelled ROOT or "" with one child, not a word)
     wrapper = paper and tree.labels[0] in ("ROOT", "") and tree.parents.count(0) == 1
@@ -112,10 +107,8 @@ def _xted_distance(a: Prepared, b: Prepared) -> int:
 
 @functools.cache
 def backend(name: str = "auto") -> tuple[str, Callable[[Prepared, Prepared], int]]:
-    """``(name with version, distance function)`` for ``name`` in :data:`BACKENDS`.
-
-    ``auto``: x-ted when importable, else zss with a :class:`RuntimeWarning`.
-    """
+    """``(name with version, distance function)`` of ``name`` in :data:`BACKENDS` (``auto``: x-ted
+    when importable, else zss with a RuntimeWarning)."""
     if name not in BACKENDS:
         raise ValueError(f"unknown TED backend {name!r}; expected one of {', '.join(BACKENDS)}")
     if name in ("auto", "x-ted"):

@@ -1,13 +1,9 @@
 """Constituency trees as flat preorder arrays, read from PTB bracket strings.
 
-A :class:`Tree` keeps what the tree edit distance looks at: the labels of the constituents in
-depth-first preorder, each one's parent index (-1 for the root) and depth (the root is 1). By
-default words (leaves) are dropped, as in PlusLabNLP/AESOP's ``deleaf``: a preterminal
-``(NN cat)`` is a node ``NN`` with no children. With ``leaves=True`` each word is a node too,
-labelled by the word, in its place among its parent's children; ``words`` holds their indices.
-A bracket with no label (the outer ``( (S ...))`` of Penn Treebank files) has the label ``""``.
-Reading follows ``nltk.Tree.fromstring``: a label may follow ``(`` after spaces; only one tree
-per string.
+A :class:`Tree` holds the constituents' labels in preorder, parents (-1: the root) and depths
+(the root: 1). Words are dropped as in AESOP's ``deleaf`` unless ``leaves=True`` (then each is a
+node labelled by itself; ``words`` holds their indices); an unlabelled bracket has the label ``""``.
+Reading follows ``nltk.Tree.fromstring``, one tree per string.
 
 >>> t = read_tree("(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))")
 >>> t.labels
@@ -34,12 +30,15 @@ ValueError: pair 3 prediction: malformed tree: 1 unclosed bracket(s) in '(S (NP 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from paraamr.failures import Failure
 
 #: A bracket with its label (possibly empty, after optional spaces), a closing bracket, or a word.
 _BRACKET = re.compile(r"\(\s*([^\s()]*)|(\))|([^\s()]+)")
+#: A bracket or a word.
+TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
 @dataclass(frozen=True)
@@ -55,13 +54,17 @@ class Tree:
         return len(self.labels)
 
 
+def join_tokens(parts: Sequence[str]) -> str:
+    """Tokens of a bracket string joined by spaces, none after ``(`` or before ``)``."""
+    return " ".join(parts).replace("( ", "(").replace(" )", ")")
+
+
 def _short(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def read_tree(text: str, *, where: str = "tree", leaves: bool = False) -> Tree:
-    """The :class:`Tree` of the PTB bracket string ``text`` (with its words as nodes when
-    ``leaves``); ValueError naming ``where`` if malformed."""
+    """The :class:`Tree` of the bracket string ``text``; ValueError naming ``where`` if malformed."""
     if isinstance(text, Failure):  # a parser's per-sentence failure
         raise ValueError(f"{where}: no tree ({text})")
     if not isinstance(text, str):

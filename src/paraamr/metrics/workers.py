@@ -1,12 +1,8 @@
 """Supervised ``link-parser`` workers, restarted when they crash, hang or close their pipe.
 
-A pool of long-lived processes, each fed several sentences ahead, every answer waited for with a
-deadline; the sentence a failed worker was parsing comes back as a
-:class:`~paraamr.failures.Failure`, the others still get their answers. Sentences link-grammar
-cannot take are refused before they reach a worker (:func:`link_grammar_problem`). A worker's
-stderr ("link-grammar: Error: sentence too long, ...") is merged into its answers, so each message
-is the reason of its sentence. With ``PARAAMR_DEBUG=1`` (``paraamr --debug``) every worker start,
-message, exit and restart is also written to stderr (else to :mod:`logging`, DEBUG).
+The sentence a failed worker was parsing becomes a :class:`~paraamr.failures.Failure` with
+link-grammar's messages (its stderr is merged into its answers); the others still get theirs.
+``PARAAMR_DEBUG=1`` also writes every worker event to stderr.
 
 >>> link_grammar_problem("The cat sat."), link_grammar_problem("a\\x00b")
 (None, 'a NUL character at character 2')
@@ -50,9 +46,7 @@ logger = logging.getLogger(__name__)
 
 
 def link_grammar_problem(sentence: str) -> str | None:
-    """Why ``link-parser`` cannot take ``sentence`` (whitespace already collapsed), or None: what
-    :func:`paraamr.texts.text_problem` refuses everywhere (lone surrogates, NUL), control
-    characters, nothing visible, a line over :data:`MAX_LINE_BYTES`."""
+    """Why ``link-parser`` cannot take ``sentence`` (whitespace collapsed), or None."""
     problem = text_problem(sentence)
     if problem is not None:
         return problem
@@ -78,14 +72,10 @@ def _debug(message: str) -> None:
 
 
 class LinkParserProcess:
-    """One ``link-parser`` process, its stderr merged into its stdout (not thread-safe).
+    """One ``link-parser`` process (stderr merged into stdout, 120 s to start; not thread-safe):
+    :meth:`send` a sentence, then :meth:`answer` by a deadline or raise a :class:`WorkerError`."""
 
-    :meth:`send` writes a sentence line and a sentinel; :meth:`answer` reads up to the next
-    sentinel reply, by ``deadline`` (a :func:`time.monotonic` value), and returns the output and
-    link-grammar's messages, or raises :class:`WorkerDied` / :class:`WorkerTimeout`.
-    """
-
-    def __init__(self, command: Sequence[str], *, start_timeout: float = 120) -> None:
+    def __init__(self, command: Sequence[str]) -> None:
         self.process = subprocess.Popen(
             list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0
         )
@@ -96,7 +86,7 @@ class LinkParserProcess:
         self._buffer = bytearray()
         self._send_line(b"")  # the start-up messages end with the first sentinel reply
         try:
-            _, messages = self.answer(time.monotonic() + start_timeout)
+            _, messages = self.answer(time.monotonic() + 120)
         except WorkerError as err:
             self.kill()
             raise OSError(f"link-parser did not start ({err}): {' '.join(command)}") from None
@@ -111,7 +101,7 @@ class LinkParserProcess:
         stdin = self.process.stdin
         assert stdin is not None
         try:
-            stdin.write(line + SENTINEL if line else SENTINEL)
+            stdin.write(line + SENTINEL)
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):  # died or closed its stdin: the reader sees
             pass  # end of file and says why
@@ -144,11 +134,9 @@ class LinkParserProcess:
 
     def _reply_end(self) -> int | None:
         """The end of the first line of the buffer that is the sentinel's reply, or None."""
-        line = SENTINEL_REPLY + b"\n"
-        if self._buffer.startswith(line):
-            return len(line)
-        at = self._buffer.find(b"\n" + line)
-        return None if at < 0 else at + 1 + len(line)
+        line = b"\n" + SENTINEL_REPLY + b"\n"
+        at = (b"\n" + self._buffer).find(line)  # its start in the buffer (a line at 0 included)
+        return None if at < 0 else at + len(line) - 1
 
     def _exit_status(self) -> str:
         try:
@@ -208,10 +196,8 @@ class WorkerTimeout(WorkerError):
 
 
 class WorkerPool:
-    """``size`` supervised workers answering sentences in parallel, ``ahead`` sentences queued in
-    each, ``timeout`` seconds at most for one sentence; ``read(sentence, output, messages)`` makes
-    the value of an answer (a tree) or raises ValueError (then the sentence fails with its
-    message). :attr:`restarts` counts the workers replaced."""
+    """``size`` workers with ``ahead`` sentences queued each and ``timeout`` seconds per sentence;
+    ``read(sentence, output, messages)`` makes an answer's tree or raises ValueError (a failure)."""
 
     def __init__(
         self,
