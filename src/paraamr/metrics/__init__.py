@@ -17,6 +17,8 @@ from paraamr import __version__
 from paraamr.signature import Signature
 from paraamr.texts import refuse_one_string
 
+__all__ = ["check_pairs", "check_texts", "mean", "signature"]
+
 
 def signature(*parts: Signature | str | Mapping[str, object], **fields: object) -> Signature:
     """The fields of ``parts`` (signatures, their strings, mappings) and ``fields`` in order, then

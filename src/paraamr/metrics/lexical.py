@@ -19,6 +19,8 @@ from functools import lru_cache
 from paraamr.metrics import check_texts, signature
 from paraamr.signature import Signature
 
+__all__ = ["bleu_diversity", "jaccard_diversity", "tokenizer"]
+
 
 @lru_cache(maxsize=16)
 def _bleu(tokenize: str, lowercase: bool, smooth_method: str, smooth_value: float | None):

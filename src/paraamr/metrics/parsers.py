@@ -44,6 +44,12 @@ from paraamr.options import positive
 from paraamr.signature import Signature
 from paraamr.tasks import core_share
 
+__all__ = [
+    *("CallableParser", "CoreNLPParser", "LinkGrammarParser", "TreeCache", "TreeParser"),
+    *("add_parser_options", "clean_link_grammar_word", "get_parser", "link_grammar_tree", "parser_spec"),
+    *("sentence_key", "upper_i"),
+]
+
 _SPACES = re.compile(r"\s+")
 _MARK = re.compile(r"\{[?!~&*]\}|\[[?!~&*]\]")
 _SUBSCRIPT = re.compile(r"(?<=[^.])\.[a-z#][\w#*-]*$")

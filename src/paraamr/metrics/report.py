@@ -45,6 +45,13 @@ from paraamr.plots import check_plot_files, claim_plots, figure
 from paraamr.report import counted, json_text
 from paraamr.sources import iter_records, split_files
 
+__all__ = [
+    *("HEADERS", "PAIR_LAYOUTS", "REFERENCE_MEASURES", "TWO_COLUMN_SUFFIXES", "Pair", "card_note"),
+    *("card_row", "check_plots", "describe", "evaluate_pairs", "format_row", "pair_layout"),
+    *("plot_histograms", "plot_paths", "read_hub_pairs", "read_pairs", "read_two_columns", "row_of"),
+    *("say_failures", "shard_summary", "signature_lines", "with_references"),
+]
+
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
 HEADERS = (("source", "paraphrase"), ("text", "para_text"))
 

@@ -19,6 +19,8 @@ from typing import Any
 from paraamr.metrics import check_texts, signature
 from paraamr.signature import Signature
 
+__all__ = ["semantic_similarity"]
+
 
 def semantic_similarity(
     predictions: Sequence[str], references: Sequence[str], *, embedder: Any

@@ -40,6 +40,11 @@ from paraamr.metrics.trees import Tree, read_tree
 from paraamr.options import check_number
 from paraamr.signature import Signature
 
+__all__ = [
+    *("BACKENDS", "CONVENTIONS", "CONVENTION_FIELDS", "DEFAULT_CONVENTION", "Prepared", "backend"),
+    *("check_convention", "check_height", "distance_table", "distances", "prepare", "ted_signature"),
+]
+
 CONVENTIONS = ("paper", "aesop", "plain")
 #: The convention of Table 2's TED-3 / TED-F here (TED-R / TED-E stay ``aesop``, AESOP's own).
 DEFAULT_CONVENTION = "paper"

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 from paraamr.failures import Failure
 
+__all__ = ["TOKEN", "Tree", "join_tokens", "read_tree"]
+
 #: A bracket with its label (possibly empty, after optional spaces), a closing bracket, or a word.
 _BRACKET = re.compile(r"\(\s*([^\s()]*)|(\))|([^\s()]+)")
 #: A bracket or a word.
