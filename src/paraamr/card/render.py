@@ -67,6 +67,10 @@ def render(template: str, card_data, **fields: Any) -> str:
     return text.rstrip("\n") + "\n"  # a text file's last line ends (jinja drops the template's)
 
 
+def _config(name: str, config: str, splits: Sequence[str]) -> dict[str, Any]:
+    return {"config_name": name, "data_files": [{"split": s, "path": data_files(config, s)} for s in splits]}
+
+
 def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> list[dict[str, Any]]:
     """The card's ``configs:``: each config with the splits that have rows (``datasets`` cannot
     load a split without rows), ``default`` marked so.
@@ -75,11 +79,7 @@ def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> l
     [('default', 'data/default/train-?????-of-?????.parquet')]
     """
     return [
-        {
-            "config_name": config,
-            "data_files": [{"split": s, "path": data_files(config, s)} for s in splits],
-            **({"default": True} if config == default else {}),
-        }
+        _config(config, config, splits) | ({"default": True} if config == default else {})
         for config, splits in present.items()
         if splits
     ]
@@ -94,11 +94,7 @@ def filtered_configs(splits: Mapping[float, Sequence[str]]) -> list[dict[str, An
     [('pairs-ppl110', [['perplexity', '<=', 110.0]]), ('pairs-ppl85.5', [['perplexity', '<=', 85.5]])]
     """
     return [
-        {
-            "config_name": f"pairs-ppl{t:g}",
-            "data_files": [{"split": s, "path": data_files("pairs", s)} for s in names],
-            "filters": [["perplexity", "<=", float(t)]],
-        }
+        _config(f"pairs-ppl{t:g}", "pairs", names) | {"filters": [["perplexity", "<=", float(t)]]}
         for t, names in splits.items()
         if names
     ]

@@ -34,7 +34,6 @@ __all__ = [
     "libraries_text",
     "license_texts",
     "shard_names",
-    "slug",
     "splits_text",
     "stats_text",
     "threshold_splits",
@@ -215,22 +214,13 @@ def license_texts(license: str | None, note: str | None) -> tuple[str, str]:
     return license, f"`{license}`" + (f": {note}" if note else "")
 
 
-def slug(heading: str) -> str:
-    """The anchor the Hub (and GitHub) gives a heading.
-
-    >>> slug("Who are the source data producers?"), slug("Bias, Risks, and Limitations")
-    ('who-are-the-source-data-producers', 'bias-risks-and-limitations')
-    """
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
 def contents(text: str) -> str:
     """A table of contents of a card: its ``##`` and ``###`` headings (not those in code blocks),
-    each a link to its anchor (:func:`slug`), the table itself left out.
+    each a link to the anchor the Hub (and GitHub) gives it, the table itself left out.
 
-    >>> print(contents("# T\\n## Quick Start\\n```python\\n## not a heading\\n```\\n### pandas"))
+    >>> print(contents("# T\\n## Quick Start\\n```python\\n## not a heading\\n```\\n### Bias, Risks?"))
     - [Quick Start](#quick-start)
-        - [pandas](#pandas)
+        - [Bias, Risks?](#bias-risks)
     """
     lines, fence = [], None
     for line in text.split("\n---\n", 1)[-1].splitlines():
@@ -242,7 +232,8 @@ def contents(text: str) -> str:
         heading = re.match(r"^(#{2,3}) (.+?)\s*$", line) if fence is None else None
         if heading and heading.group(2) != "Table of Contents":
             indent = "    " * (len(heading.group(1)) - 2)  # 4 spaces nest in every Markdown
-            lines.append(f"{indent}- [{heading.group(2)}](#{slug(heading.group(2))})")
+            anchor = re.sub(r"[^\w\- ]", "", heading.group(2).strip().lower()).replace(" ", "-")
+            lines.append(f"{indent}- [{heading.group(2)}](#{anchor})")
     return "\n".join(lines)
 
 
