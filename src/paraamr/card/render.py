@@ -211,7 +211,7 @@ def _usage_texts(
     root: Path | None,
     present: Mapping[str, Sequence[str]],
     splits: Sequence[str],
-    revision: str | None = None,
+    revision: str | None,
 ) -> dict[str, str]:
     """The Quick Start's fields: the name and split the snippets load, the note under them, and the
     pandas / Polars / huggingface_hub snippets."""
@@ -237,7 +237,7 @@ def _usage_texts(
     }
 
 
-def _card_data(release: bool, stats, license_id: str, pretty_name: str, present, infos, filtered=None):
+def _card_data(release: bool, stats, license_id: str, pretty_name: str, present, infos, filtered):
     from huggingface_hub import DatasetCardData
 
     return DatasetCardData(
@@ -252,7 +252,7 @@ def _card_data(release: bool, stats, license_id: str, pretty_name: str, present,
         task_categories=["text-generation", "sentence-similarity"],
         task_ids=[],
         tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity", "arxiv:2305.16585"],
-        configs=configs({c: present.get(c, []) for c in CONFIGS}) + filtered_configs(filtered or {}),
+        configs=configs({c: present.get(c, []) for c in CONFIGS}) + filtered_configs(filtered),
         **({"dataset_info": infos} if infos else {}),
     )
 
