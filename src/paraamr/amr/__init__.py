@@ -1,7 +1,5 @@
-"""AMR graphs: reading, candidate foci and re-focusing (re-rooting), with penman's AMR model.
-
-Import from here (``paraamr.amr``), which re-exports the public API of :mod:`~paraamr.amr.reading`,
-:mod:`~paraamr.amr.foci` and :mod:`~paraamr.amr.rerooting`.
+"""AMR graphs: reading, candidate foci and re-focusing (re-rooting), with penman's AMR model; the
+public API of :mod:`~paraamr.amr.reading`, :mod:`~paraamr.amr.foci` and :mod:`~paraamr.amr.rerooting`.
 
 >>> g = decode("# ::snt The boy wants to go.\\n(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))")
 >>> candidate_foci(g)
@@ -20,9 +18,7 @@ Import from here (``paraamr.amr``), which re-exports the public API of :mod:`~pa
 # ::focus g
 (g / go :ARG1-of (w / want-01 :ARG0 (b / boy)) :ARG0 b)
 
-penman (:mod:`penman.models.amr`) decodes the input and is the reference: it decodes every output
-back to the source's triples. Surface alignments (``~e.3``) stay on their concepts, constants and
-roles.
+penman decodes every output back to the source's triples; alignments (``~e.3``) stay where written.
 """
 
 from paraamr.amr.foci import DEFAULT_EXCLUDED, FOCI_RULES, candidate_foci

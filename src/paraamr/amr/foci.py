@@ -1,8 +1,4 @@
-"""Candidate foci: which variables of a graph may become its new root.
-
-Every variable but the current top, minus excluded concepts (:data:`DEFAULT_EXCLUDED`), optionally
-only those without incoming edges (amrlib's paraphrasing heuristic), all of them or ``k`` chosen
-reproducibly at random.
+"""Candidate foci: which variables of a graph may become its new root (:func:`candidate_foci`).
 
 >>> candidate_foci("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go :ARG0 b))", exclude=())
 ['b', 'g']
@@ -17,15 +13,12 @@ from paraamr.amr.reading import GraphInput, _read, _Structure
 
 __all__ = ["DEFAULT_EXCLUDED", "FOCI_RULES", "candidate_foci"]
 
-#: Concepts that make poor foci, left out of :func:`candidate_foci` unless ``exclude`` says
-#: otherwise: structural nodes without words of their own, so a sentence headed by one is not a
-#: paraphrase (``name`` as root reads "the name X of ...", ``amr-unknown`` turns a question into a
-#: fragment). Constants (``-``, numbers, strings) are never foci: they are not variables.
+#: Concepts :func:`candidate_foci` leaves out by default: structural nodes without words of their own,
+#: so a sentence headed by one is no paraphrase (``name`` as root reads "the name X of ...").
 DEFAULT_EXCLUDED: frozenset[str] = frozenset({"name", "multi-sentence", "amr-unknown", "and", "or"})
 
-#: The named rules of which variables may be foci (``--foci-rule``), as the concepts each excludes:
-#: ``every-node`` is the paper's (every variable but the current top), ``skip-structural`` leaves
-#: out :data:`DEFAULT_EXCLUDED` (docs/generate.md gives the measured reason).
+#: ``--foci-rule`` names and the concepts each excludes: ``every-node`` is the paper's,
+#: ``skip-structural`` leaves out :data:`DEFAULT_EXCLUDED` (docs/generate.md gives the reason).
 FOCI_RULES: dict[str, frozenset[str]] = {"every-node": frozenset(), "skip-structural": DEFAULT_EXCLUDED}
 
 
@@ -60,10 +53,9 @@ def candidate_foci(
 ) -> list[str]:
     """Variables that can become the new root, in the graph's order.
 
-    Every variable except the current top and those whose concept is in ``exclude`` (``()`` keeps
-    all). ``foci="all"`` keeps them all; an int ``k`` keeps ``k`` of them chosen at random, by
-    ``seed`` and the graph alone. ``heuristic=True`` (amrlib's) keeps only variables without
-    incoming edges in the de-inverted graph.
+    Every variable but the top whose concept is not in ``exclude``: all (``foci="all"``) or ``k``
+    chosen at random by ``seed`` and the graph; ``heuristic=True`` (amrlib's) keeps only those
+    without incoming de-inverted edges.
 
     >>> g = "(a / and :op1 (b / bark-01 :ARG0 (d / dog)) :op2 (s / sleep-01 :ARG0 d))"
     >>> candidate_foci(g)

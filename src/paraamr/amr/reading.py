@@ -33,8 +33,7 @@ _INSTANCE = AMR_MODEL.concept_role
 
 
 def _unreported(record: logging.LogRecord) -> bool:
-    """penman's warnings of a missing concept or target, which :class:`_Structure` refuses with the
-    graph named, are not printed besides."""
+    """Drop penman's warnings of a missing concept or target: :class:`_Structure` refuses those."""
     return not record.getMessage().startswith(("Missing concept:", "Missing target:"))
 
 
@@ -61,8 +60,7 @@ def _describe(where: str, graph_id: str | None) -> str:
     return f"graph {graph_id}" if where == "<graph>" else f"{where} (id {graph_id})"
 
 
-#: What :func:`check_size` looks at: a string (skipped), a comment to the end of its line (skipped),
-#: a parenthesis.
+#: A string or comment (both skipped by :func:`check_size`), or a parenthesis.
 _NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|#[^\n]*|[()]')
 
 
@@ -70,7 +68,7 @@ def check_size(
     text: str, *, max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH, where: str = "<graph>"
 ) -> None:
     """Refuse a graph of more than ``max_nodes`` nodes or nested deeper than ``max_depth`` (None: no
-    limit), in one scan of its text (strings and comments skipped), before anything parses it.
+    limit), from its text, before anything parses it.
 
     >>> check_size("(a / b :ARG0 (c / d :ARG1 (e / f)))", max_depth=2)
     Traceback (most recent call last):
@@ -101,9 +99,8 @@ def check_size(
 def parse(
     text: str, *, where: str = "<graph>", max_nodes: int | None = MAX_NODES, max_depth: int | None = MAX_DEPTH
 ) -> penman.Tree:
-    """penman's tree of one PENMAN graph (layout and metadata as written), checked for syntax and
-    size (:func:`check_size`, first); the fastest input of :func:`variants` and :func:`refocus`.
-    Raises :class:`~paraamr.errors.AMRError` naming ``where`` (or the graph's ``# ::id``) and the cause.
+    """penman's tree of one PENMAN graph, checked for size (:func:`check_size`) and syntax; the
+    fastest input of :func:`variants`. Raises AMRError naming ``where`` (or the ``# ::id``).
 
     >>> parse("# ::id 7\\n(b / bark-01 :ARG0 (d / dog))").node
     ('b', [('/', 'bark-01'), (':ARG0', ('d', [('/', 'dog')]))])
@@ -164,9 +161,8 @@ _COMMENT = re.compile(rf"({_STRING})|#[^\n]*")
 
 
 def _fast_tree(text: str) -> penman.Tree | None:
-    """penman's tree of ``text`` read in one regular-expression pass (penman's lexer is a third of
-    the cost of re-rooting), or None where ``text`` holds anything but metadata lines followed by
-    one plain graph (then penman reads it).
+    """penman's tree of ``text`` in one regular-expression pass (penman's lexer is slow), or None
+    unless ``text`` is metadata lines and one plain graph.
 
     >>> text = "# ::id 1\\n(b / bark-01 :ARG0 (d / dog) :polarity -)"
     >>> _fast_tree(text) == penman.parse(text), _fast_tree(text).metadata
@@ -241,8 +237,8 @@ def _describe_text(text: str, where: str) -> str:
 
 
 def _check_tree(tree: penman.Tree, where: str) -> penman.Tree:
-    """``tree`` when it has the shape of penman's parse (nodes ``(variable, [(role, target), ...])``,
-    a target a string, None or a node); else AMRError naming the first part that does not.
+    """``tree`` if shaped as penman's parse (nodes ``(variable, [(role, target), ...])``), else
+    AMRError naming the first part that is not.
 
     >>> _check_tree(penman.Tree(("a", [(":ARG0", ["b"])])), "graph 3")
     Traceback (most recent call last):
@@ -276,14 +272,10 @@ def decode(
     max_nodes: int | None = MAX_NODES,
     max_depth: int | None = MAX_DEPTH,
 ) -> penman.Graph:
-    """Decode and validate one PENMAN graph (metadata comments allowed; or penman's tree of one,
-    whose size is not checked) with penman's AMR model.
-
-    Raises :class:`~paraamr.errors.AMRError` naming ``where`` and the cause: text that is not
-    PENMAN, a tree not of penman's shape, no graph at all, more than one graph, a variable defined
-    twice, a graph over ``max_nodes`` or ``max_depth`` (:func:`check_size`). The graph remembers
-    the tree it was read from, so :func:`variants` of it does not lay it out again while its triples
-    and top stay.
+    """One PENMAN graph (text, or penman's tree whose size is not checked) decoded with penman's AMR
+    model. Raises AMRError naming ``where`` and the cause (not PENMAN, no graph or several, a
+    variable defined twice, over ``max_nodes`` or ``max_depth``). The graph keeps its source tree,
+    which :func:`variants` reuses while the triples and top are unchanged.
 
     >>> decode("(w / want-01 :ARG0-of (b / boy))").triples
     [('w', ':instance', 'want-01'), ('b', ':ARG0', 'w'), ('b', ':instance', 'boy')]
@@ -309,8 +301,8 @@ def decode(
 
 
 def read_graphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """Split blank-line separated PENMAN blocks; yield ``(1-based position, block text)``. Blocks of
-    plain comments without ``# ::`` metadata (an AMR release file's header) are skipped.
+    """``(1-based position, block text)`` of blank-line separated PENMAN blocks, skipping blocks of
+    plain comments without ``# ::`` metadata (an AMR release's header).
 
     >>> list(read_graphs(["# AMR release 3.0", "", "# ::id a", "(x / xx)", "", "", "(y / yy)"]))
     [(1, '# ::id a\\n(x / xx)'), (2, '(y / yy)')]
@@ -341,14 +333,11 @@ def _split_alignment(text: str) -> tuple[str, str]:
 class _Structure:
     """A graph read from penman's tree: its variables, the source's spanning tree and its edges.
 
-    The source layout fixes a spanning tree: each edge has a ``holder`` (the node that writes it)
-    and, if it is a tree edge, a ``child`` (the node it introduces; None for a re-entrancy or an
-    attribute). ``adjacency[v]`` lists the edges at ``v`` in penman's triple order (depth-first)
-    as ``(role written from v, other end, holder, child)``; edges between variables are stored at
-    both ends, attributes at their source only. ``targets`` are the variables with an incoming
-    edge in the de-inverted graph, ``reentrancies`` the ``(holder, target)`` pairs of edges to a
-    variable defined elsewhere. Raises :class:`~paraamr.errors.AMRError` for an empty graph or
-    node and a variable defined twice.
+    ``adjacency[v]`` lists the edges at ``v`` in depth-first order as ``(role written from v, other
+    end, holder, child)``: ``holder`` writes the edge, ``child`` is the node a tree edge introduces
+    (None for a re-entrancy or attribute); edges between variables are stored at both ends.
+    ``targets``: variables with an incoming de-inverted edge; ``reentrancies``: ``(holder, target)``.
+    Raises AMRError for an empty graph or node and a variable defined twice.
     """
 
     __slots__ = ("adjacency", "concepts", "parent", "reentrancies", "targets", "top", "where")
@@ -421,8 +410,7 @@ _S = TypeVar("_S", bound=_Structure)
 
 
 def _read(graph: GraphInput, where: str, kind: type[_S]) -> _S:
-    """The ``kind`` of structure of a PENMAN text or tree (penman's parse) or of a Graph (laid out
-    by penman)."""
+    """The ``kind`` of structure of a PENMAN text, tree or Graph."""
     if isinstance(graph, str):
         return kind(parse(graph, where=where), where)
     if isinstance(graph, penman.Tree):

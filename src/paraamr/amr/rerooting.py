@@ -1,16 +1,11 @@
-"""Re-focusing (re-rooting) AMR graphs and writing them as PENMAN: :func:`refocus` at one
-variable, :func:`variants` at each candidate focus, :func:`refocus_batch` over many graphs.
+"""Re-focusing (re-rooting) AMR graphs as PENMAN: :func:`refocus` at one variable, :func:`variants`
+at each candidate focus, :func:`refocus_batch` over many graphs.
 
-Re-focusing makes another concept the root of the graph: the graph (its de-inverted triples) stays
-the same, the edges that now point towards the root are written inverted (``:ARG1`` as
-``:ARG1-of``, ``:ARG0-of`` as ``:ARG0``, ``:consist-of`` as ``:consist-of-of``), and the result is
-linearized depth-first from the new root. Every node is defined where that traversal first meets
-it and referenced by its variable afterwards, as in the ParaAMR paper's linearizations.
-
-Two linearizations (:data:`LINEARIZATIONS`): ``"paraamr"`` (default), our serializer, several
-times faster than ``penman.encode`` per focus, in penman's indented layout (penman decodes every
-output back to the source's triples, ``mod_as_domain`` aside); ``"penman"``,
-``penman.encode(g, top=focus, model=amr_model)``, the ParaAMR paper's (docs/generate.md compares them).
+The de-inverted triples stay the same; edges that now point towards the new root are written
+inverted (``:ARG1`` as ``:ARG1-of``, ``:ARG0-of`` as ``:ARG0``), and each node is defined where the
+depth-first traversal from the root first meets it, as in the ParaAMR paper. :data:`LINEARIZATIONS`:
+``"paraamr"`` (default: our serializer, faster, in penman's layout) or ``"penman"`` (``penman.encode``,
+the paper's; docs/generate.md compares them).
 
 >>> print(refocus("(d / dog :ARG0-of (b / bark-01))", "b", oneline=True))
 # ::focus b
@@ -57,14 +52,9 @@ def _pad(width: int) -> str:
 
 
 class _Index(_Structure):
-    """A graph prepared for re-rooting at any of its variables, read from penman's tree.
-
-    Re-rooting reverses the tree edges on the path from the old top to the focus and keeps the
-    others, as the ParaAMR paper's linearizations do; a re-entrant node is then defined wherever
-    the new depth-first traversal first meets it. Surface alignments stay where they were written,
-    except on a variable's reference. :meth:`render` reuses the text of a subtree off the reversed
-    path across foci (see :meth:`_crossings`).
-    """
+    """A graph prepared for re-rooting at any of its variables: :meth:`render` reverses the tree
+    edges on the path from the old top to the focus and reuses the text of subtrees off that path
+    across foci (see :meth:`_crossings`)."""
 
     __slots__ = ("_cache", "_own", "below", "closed", "header", "opening", "outer")
 
@@ -91,10 +81,9 @@ class _Index(_Structure):
         self._cache: dict[tuple[bool, bool], dict[str, str]] = {}
 
     def _crossings(self, depth: dict[str, int]) -> dict[str, tuple[str, ...]]:
-        """The nodes whose subtree a re-entrancy enters or leaves, each with the outer ends of
-        those that a node inside writes: whether these are written already is all that the
-        subtree's text depends on (seen from a focus outside it). The other nodes are closed:
-        their subtree is laid out the same from any focus outside it."""
+        """The nodes whose subtree a re-entrancy crosses, each with the outer ends of those written
+        inside: the subtree's text depends only on which of these are written already. The other
+        nodes' subtrees are laid out the same from any focus outside them."""
         parent = self.parent
         outer: dict[str, set[str]] = {}
         for holder, target in self.reentrancies:  # the nodes between each end and their common ancestor
@@ -119,13 +108,9 @@ class _Index(_Structure):
         return below
 
     def _layout(self, mod_as_domain: bool) -> tuple[dict, dict, dict]:
-        """What each node writes, as laid out from the old top, and how re-rooting changes it.
-
-        ``own[v]`` lists ``(as a reference, as a definition, variable, width)`` per edge that ``v``
-        writes, in order (an attribute is ``(text, None, None, 0)``; the width of the role
-        indents a definition). When the tree edge of ``c`` to its parent is reversed, the parent
-        drops its entry ``own[parent][down[c]]`` and ``c`` inserts ``up[c] = (index, entry)``.
-        """
+        """``own[v]``: ``(as a reference, as a definition, variable, width)`` per edge ``v`` writes
+        from the old top (an attribute: ``(text, None, None, 0)``). Reversing the tree edge of ``c``
+        drops ``own[parent][down[c]]`` and inserts ``up[c] = (index, entry)`` into ``c``'s."""
         cached = self._own.get(mod_as_domain)
         if cached is not None:
             return cached
@@ -231,8 +216,7 @@ class _Index(_Structure):
 
 
 class _PenmanWriter:
-    """A graph written by ``penman.encode(g, top=focus, model=amr_model)`` at any focus, its
-    metadata plus ``# ::focus``."""
+    """A graph written by ``penman.encode(g, top=focus, model=amr_model)`` at any focus."""
 
     def __init__(self, graph: GraphInput, where: str) -> None:
         if isinstance(graph, (str, penman.Tree)):
@@ -281,10 +265,9 @@ def refocus(
 ) -> str:
     """The graph re-rooted at ``focus_var`` as PENMAN, with its metadata and a ``# ::focus`` line.
 
-    Edges towards the new root are inverted with the AMR model. An inverted ``:mod`` is written
-    ``:mod-of``; ``mod_as_domain=True`` writes it as ``:domain`` instead (and an inverted
-    ``:domain`` as ``:mod``), the AMR guidelines' equivalent, which penman reads as a different
-    role. ``linearization="penman"`` writes it with ``penman.encode``.
+    An inverted ``:mod`` is written ``:mod-of``, or ``:domain`` with ``mod_as_domain=True`` (the AMR
+    guidelines' equivalent; an inverted ``:domain`` as ``:mod``). ``linearization="penman"`` writes
+    it with ``penman.encode``.
 
     >>> g = "(d / dog :mod (b / big))"
     >>> print(refocus(g, "b", oneline=True))
@@ -321,9 +304,8 @@ def iter_variants(
     linearization: str = "paraamr",
     where: str = "<graph>",
 ) -> Iterator[Variant]:
-    """One :class:`Variant` per candidate focus (:func:`candidate_foci` with ``foci``, ``seed``,
-    ``exclude``, ``heuristic``; rendered as :func:`refocus` with the other options), each made
-    when it is asked for. The graph is read (and a bad one refused) before the first.
+    """One :class:`Variant` per candidate focus (:func:`candidate_foci`'s options), rendered as by
+    :func:`refocus` when asked for; a bad graph is refused before the first.
 
     >>> it = iter_variants("(d / dog :ARG0-of (b / bark-01))", oneline=True)
     >>> next(it).penman.splitlines()[-1]
@@ -340,7 +322,7 @@ def iter_variants(
 
 def refocus_batch(texts: Iterable[GraphInput], **options) -> list[list[Variant] | Failure]:
     """:func:`variants` of each graph, or a ``Failure("refocus", reason)`` naming a bad one by
-    position (1-based) and id; the options are :func:`variants`' but ``where``.
+    1-based position and id.
 
     >>> out = refocus_batch(["(a / b :ARG0 (c / d))", "(a / b", ""])
     >>> [len(x) if isinstance(x, list) else str(x) for x in out]  # doctest: +NORMALIZE_WHITESPACE

@@ -1,8 +1,6 @@
 """The Hub dataset card (README.md) of a ParaAMR folder, rendered from the template in the package.
 
-:func:`write_card` writes a folder's card (template ``paraamr/data/dataset_card.md``) from its
-shards (configs, sizes, example records, statistics and plots), its ``summary.json`` settings
-(models by name and content hash, never a local path) and its Table-2 row
+:func:`write_card` writes it from the folder's shards, ``summary.json`` and Table-2 row
 (:func:`update_card_metrics`).
 
 >>> text = render_card(summary=None, stats=None, license="cc-by-nc-4.0", splits=["train"])

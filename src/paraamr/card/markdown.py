@@ -1,7 +1,6 @@
 """Text that a card embeds: one-line Markdown cells, code spans, numbers, cut example texts.
 
-Everything a card shows that comes from data goes through :func:`md` or :func:`code`, so no input
-can break the card's Markdown or inject HTML, and long texts are cut (:func:`cut`).
+Data a card shows goes through :func:`md` or :func:`code`, so no input breaks its Markdown or injects HTML.
 
 >>> md("a | <b> *c*\\n d")
 'a \\\\| &lt;b&gt; \\\\*c\\\\* d'

@@ -1,7 +1,5 @@
-"""Rendering cards: the template renderer of every card the package writes (:func:`render`, Jinja
-templates in ``paraamr/data/``), the ParaAMR card of a folder (:func:`render_card`,
-:func:`write_card`) and its Table-2 row (:func:`update_card_metrics`).
-"""
+"""Rendering cards: every card's template renderer (:func:`render`), a folder's ParaAMR card
+(:func:`render_card`, :func:`write_card`) and its Table-2 row (:func:`update_card_metrics`)."""
 
 from __future__ import annotations
 
@@ -59,12 +57,16 @@ def template_text(name: str = TEMPLATE) -> str:
 
 
 def render(template: str, card_data, **fields: Any) -> str:
-    """The text of a card: YAML from ``card_data`` (a :class:`huggingface_hub.DatasetCardData`),
-    the body from the package's template ``template`` filled with ``fields``."""
+    """A card: YAML from ``card_data`` (a DatasetCardData), the body from the package's
+    ``template`` filled with ``fields``."""
     from huggingface_hub import DatasetCard
 
     text = str(DatasetCard.from_template(card_data, template_str=template_text(template), **fields))
     return text.rstrip("\n") + "\n"  # a text file's last line ends (jinja drops the template's)
+
+
+def _config(name: str, config: str, splits: Sequence[str]) -> dict[str, Any]:
+    return {"config_name": name, "data_files": [{"split": s, "path": data_files(config, s)} for s in splits]}
 
 
 def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> list[dict[str, Any]]:
@@ -75,30 +77,21 @@ def configs(present: Mapping[str, Sequence[str]], default: str = "default") -> l
     [('default', 'data/default/train-?????-of-?????.parquet')]
     """
     return [
-        {
-            "config_name": config,
-            "data_files": [{"split": s, "path": data_files(config, s)} for s in splits],
-            **({"default": True} if config == default else {}),
-        }
+        _config(config, config, splits) | ({"default": True} if config == default else {})
         for config, splits in present.items()
         if splits
     ]
 
 
 def filtered_configs(splits: Mapping[float, Sequence[str]]) -> list[dict[str, Any]]:
-    """``pairs-ppl{T}`` configs, each with the splits that keep rows (:func:`threshold_splits`):
-    the ``pairs`` shards read with datasets' Parquet ``filters`` (perplexity <= T), no copy of the
-    data. A threshold that keeps no row has no config.
+    """``pairs-ppl{T}`` configs of the splits that keep rows (:func:`threshold_splits`): the ``pairs``
+    shards read with a Parquet ``filters`` (perplexity <= T), no copy of the data.
 
     >>> [(c["config_name"], c["filters"]) for c in filtered_configs({110: ["train"], 85.5: ["train"], 5: []})]
     [('pairs-ppl110', [['perplexity', '<=', 110.0]]), ('pairs-ppl85.5', [['perplexity', '<=', 85.5]])]
     """
     return [
-        {
-            "config_name": f"pairs-ppl{t:g}",
-            "data_files": [{"split": s, "path": data_files("pairs", s)} for s in names],
-            "filters": [["perplexity", "<=", float(t)]],
-        }
+        _config(f"pairs-ppl{t:g}", "pairs", names) | {"filters": [["perplexity", "<=", float(t)]]}
         for t, names in splits.items()
         if names
     ]
@@ -121,7 +114,7 @@ def _filtered_text(repo: str, filtered: Mapping[float, Sequence[str]], splits: S
     )
 
 
-#: The card's texts about where the records come from, for the ParaAMR release (``convert``).
+#: Where the records come from, for the ParaAMR release (``convert``).
 _RELEASE_ORIGIN = {
     "origin": "The records are the ParaAMR release's, converted to this format; every released "
     "field is kept and the fields the release lacks are null.",
@@ -139,8 +132,7 @@ _RELEASE_ORIGIN = {
 }
 
 
-#: The same texts for records converted from a corpus that is not the release (``convert`` of a
-#: folder or file whose records carry foci, graphs or scores): where they come from is not recorded.
+#: The same for records converted from a corpus that is not the release: their origin is not recorded.
 _CONVERTED_ORIGIN = {
     "origin": "The records were converted to this format with `paraamr convert` from a ParaAMR-style "
     "corpus that is not the ParaAMR release (its records carry foci, graphs or scores the release "
@@ -158,7 +150,7 @@ _CONVERTED_ORIGIN = {
 
 
 def _run_origin(summary: Mapping[str, Any], root: Path | None) -> dict[str, str]:
-    """The card's texts about where the records come from, for a run of ``paraamr generate``."""
+    """Where the records come from, for a run of ``paraamr generate``."""
     rows = record_settings(summary, root)
     counts = summary.get("counts") or {}
     if not {"inputs", "records", "failures"} <= set(counts):
@@ -219,10 +211,10 @@ def _usage_texts(
     root: Path | None,
     present: Mapping[str, Sequence[str]],
     splits: Sequence[str],
-    revision: str | None = None,
+    revision: str | None,
 ) -> dict[str, str]:
-    """The Quick Start's fields: the repo id or folder name in the snippets, the sentence under
-    them, the split they load, and the pandas / Polars / huggingface_hub snippets."""
+    """The Quick Start's fields: the name and split the snippets load, the note under them, and the
+    pandas / Polars / huggingface_hub snippets."""
     name = repo_id or (root.name if root is not None else "paraamr")
     if repo_id:
         note = f"This dataset is published on the Hub as `{repo_id}`."
@@ -245,7 +237,7 @@ def _usage_texts(
     }
 
 
-def _card_data(release: bool, stats, license_id: str, pretty_name: str, present, infos, filtered=None):
+def _card_data(release: bool, stats, license_id: str, pretty_name: str, present, infos, filtered):
     from huggingface_hub import DatasetCardData
 
     return DatasetCardData(
@@ -260,7 +252,7 @@ def _card_data(release: bool, stats, license_id: str, pretty_name: str, present,
         task_categories=["text-generation", "sentence-similarity"],
         task_ids=[],
         tags=["paraphrase", "amr", "paraphrase-generation", "syntactic-diversity", "arxiv:2305.16585"],
-        configs=configs({c: present.get(c, []) for c in CONFIGS}) + filtered_configs(filtered or {}),
+        configs=configs({c: present.get(c, []) for c in CONFIGS}) + filtered_configs(filtered),
         **({"dataset_info": infos} if infos else {}),
     )
 
@@ -295,15 +287,12 @@ def render_card(
 ) -> str:
     """The README.md text of a ParaAMR dataset folder.
 
-    ``summary``: the run's ``summary.json``; ``None``: the records were converted (``paraamr
-    convert``), from the ParaAMR release when ``release``, else from a corpus whose origin the
-    card does not know. ``stats``: :func:`paraamr.stats.compute_stats` of the folder (``None``:
-    the card says how to compute them). ``license``: a Hub license id (``None``: ``unknown``;
-    ``"other"`` uses ``license_note``). ``folder``: the folder whose shards the card describes;
-    without it, ``splits`` names the splits. ``repo_id``: the Hub repository the load snippets
-    name (``revision``: its branch). ``plots``: image paths relative to the folder. ``evaluation``: see
-    :func:`update_card_metrics`. ``thresholds``: perplexities of the filtered ``pairs-ppl{T}``
-    configs to add (:func:`filtered_configs`).
+    ``summary``: the run's ``summary.json``, or None for converted records (from the ParaAMR release
+    when ``release``). ``stats``: :func:`paraamr.stats.compute_stats` of the folder, or None.
+    ``license``: a Hub license id (None: ``unknown``; ``"other"`` uses ``license_note``). ``folder``:
+    the folder the card describes (without it, ``splits`` names the splits). ``repo_id``,
+    ``revision``: what the load snippets name. ``plots``: image paths relative to the folder.
+    ``thresholds``: perplexities of the ``pairs-ppl{T}`` configs to add (:func:`filtered_configs`).
     """
     root = Path(folder) if folder is not None else None
     infos = dataset_info(root) if root is not None else None
@@ -366,10 +355,8 @@ def write_card(
     release: bool = True,
     revision: str | None = None,
 ) -> Path:
-    """Compute the statistics of ``folder``'s shards (plots into ``plots/`` where matplotlib is
-    installed) and write its card (``README.md``) atomically, with the Table-2 row of an
-    ``evaluation.json`` beside it and ``thresholds``' filtered configs (:func:`filtered_configs`);
-    ``release``: see :func:`render_card`."""
+    """Write ``folder``'s card (``README.md``) atomically with its statistics (plots where matplotlib
+    is installed) and the Table-2 row of its ``evaluation.json``; the options are :func:`render_card`'s."""
     root = Path(folder)
     if not list_shards(root):  # a card would list no config (``configs: []``): nothing would load
         raise InputError(_no_records(root, summary))
@@ -416,10 +403,8 @@ def _no_records(root: Path, summary: Mapping[str, Any] | None) -> str:
 
 
 def card_for_repo(folder: str | os.PathLike, repo_id: str, revision: str | None = None) -> bool:
-    """Write ``folder``'s ParaAMR card again so that its load snippets name the Hub repository
-    ``repo_id`` (its branch ``revision``), keeping the card's license and shard size. A card
-    paraamr did not write as a ParaAMR card (a hand-written one, an augmented folder's) is left as
-    it is: returns False."""
+    """Write ``folder``'s ParaAMR card again with load snippets that name ``repo_id`` (``revision``),
+    keeping its license and shard size; False, card untouched, where paraamr did not write it."""
     import re
 
     from huggingface_hub import DatasetCard
@@ -445,8 +430,7 @@ def card_for_repo(folder: str | os.PathLike, repo_id: str, revision: str | None 
 
 
 def evaluation_card(folder: str | os.PathLike) -> str:
-    """The text of ``folder``'s card, refused (:class:`~paraamr.errors.InputError`) unless paraamr
-    wrote it: it has the Evaluation section :func:`update_card_metrics` fills."""
+    """The text of ``folder``'s card; InputError unless it has paraamr's Evaluation section."""
     card_path = Path(folder) / CARD
     text = card_path.read_text(encoding="utf-8") if card_path.is_file() else ""
     if any(mark not in text for mark in _EVAL_MARKS):
@@ -461,11 +445,8 @@ def update_card_metrics(
     *,
     note: str | None = None,
 ) -> Path:
-    """Put the Table-2 row (``{metric: value}`` on the paper's ×100 scale) and its signatures into
-    ``folder``'s card, under Evaluation, and into ``evaluation.json`` (kept when the card is written
-    again). Returns the card's path; a card not written by paraamr raises
-    :class:`~paraamr.errors.InputError`.
-    """
+    """Put the Table-2 row (``{metric: value}``, ×100) and its signatures into ``folder``'s card
+    (Evaluation) and its ``evaluation.json``; returns the card's path (:func:`evaluation_card`)."""
     root = Path(folder)
     card_path, text = root / CARD, evaluation_card(folder)
     start, end = _EVAL_MARKS

@@ -1,5 +1,4 @@
-"""The parts of a ParaAMR card computed from a folder: sizes (``dataset_info``), splits, example
-records, the statistics (Table 1), the Table-2 row, the license.
+"""The parts of a ParaAMR card computed from a folder: sizes, splits, examples, Table 1, Table 2, license.
 
 >>> print(stats_text({"instances": 2, "pairs": 3, "avg_paraphrases": 1.5, "avg_paraphrase_tokens": 4.0,
 ...     "avg_source_tokens": 5.0, "sources_without_paraphrases": 0, "tokens": "words",
@@ -34,7 +33,6 @@ __all__ = [
     "libraries_text",
     "license_texts",
     "shard_names",
-    "slug",
     "splits_text",
     "stats_text",
     "threshold_splits",
@@ -45,11 +43,9 @@ CONFIGS = ("default", "pairs")
 
 
 def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
-    """The card's ``dataset_info``: features (from each config's first shard), and rows and bytes
-    per config and split of ``folder`` as ``datasets`` computes them (``num_bytes``: Arrow bytes;
-    ``download_size``: Parquet files); splits without rows are left out. It also keys datasets'
-    cache of a local folder, so a new run's rows are not served from an earlier one's.
-    """
+    """The card's ``dataset_info``: features, rows and bytes per config and split with rows, as
+    ``datasets`` computes them; it also keys datasets' cache of a local folder, so a new run's rows
+    are not served from an earlier one's."""
     import pyarrow.parquet as pq
     from datasets import Features
 
@@ -76,8 +72,7 @@ def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 def with_dataset_info(card: str, folder: str | os.PathLike) -> str:
-    """``card`` (a README.md) with its YAML ``dataset_info`` set from ``folder``'s shards
-    (:func:`dataset_info`): for cards written before the shards."""
+    """``card`` (a README.md) with its ``dataset_info`` set from ``folder``'s shards."""
     from huggingface_hub import DatasetCard
 
     infos = dataset_info(folder)
@@ -89,8 +84,8 @@ def with_dataset_info(card: str, folder: str | os.PathLike) -> str:
 
 
 def examples(folder: str | os.PathLike, n: int = 3, *, max_chars: int = 200) -> list[dict[str, Any]]:
-    """The first ``n`` records of ``folder`` (first split) that have paraphrases, preferring sources
-    of at most ``max_chars`` characters; reads only as far as it must."""
+    """The first ``n`` records of ``folder``'s first split with paraphrases, preferring sources of
+    at most ``max_chars`` characters."""
     shards = list_shards(folder, "default").get("default", {})
     picked: list[dict[str, Any]] = []
     long: list[dict[str, Any]] = []
@@ -215,22 +210,13 @@ def license_texts(license: str | None, note: str | None) -> tuple[str, str]:
     return license, f"`{license}`" + (f": {note}" if note else "")
 
 
-def slug(heading: str) -> str:
-    """The anchor the Hub (and GitHub) gives a heading.
-
-    >>> slug("Who are the source data producers?"), slug("Bias, Risks, and Limitations")
-    ('who-are-the-source-data-producers', 'bias-risks-and-limitations')
-    """
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
 def contents(text: str) -> str:
     """A table of contents of a card: its ``##`` and ``###`` headings (not those in code blocks),
-    each a link to its anchor (:func:`slug`), the table itself left out.
+    each a link to the anchor the Hub (and GitHub) gives it, the table itself left out.
 
-    >>> print(contents("# T\\n## Quick Start\\n```python\\n## not a heading\\n```\\n### pandas"))
+    >>> print(contents("# T\\n## Quick Start\\n```python\\n## not a heading\\n```\\n### Bias, Risks?"))
     - [Quick Start](#quick-start)
-        - [pandas](#pandas)
+        - [Bias, Risks?](#bias-risks)
     """
     lines, fence = [], None
     for line in text.split("\n---\n", 1)[-1].splitlines():
@@ -242,7 +228,8 @@ def contents(text: str) -> str:
         heading = re.match(r"^(#{2,3}) (.+?)\s*$", line) if fence is None else None
         if heading and heading.group(2) != "Table of Contents":
             indent = "    " * (len(heading.group(1)) - 2)  # 4 spaces nest in every Markdown
-            lines.append(f"{indent}- [{heading.group(2)}](#{slug(heading.group(2))})")
+            anchor = re.sub(r"[^\w\- ]", "", heading.group(2).strip().lower()).replace(" ", "-")
+            lines.append(f"{indent}- [{heading.group(2)}](#{anchor})")
     return "\n".join(lines)
 
 
@@ -263,8 +250,8 @@ def _json_block(row: Mapping[str, Any], limit: int) -> str:
 
 
 def example_json(records: Sequence[Mapping[str, Any]], *, paraphrases: int = 2, limit: int = 160) -> str:
-    """The first example record as one row of each config, in JSON: ``default`` with its first
-    ``paraphrases`` paraphrases, then its first ``pairs`` row; strings cut to ``limit`` characters."""
+    """The first example record as JSON rows of ``default`` (its first ``paraphrases`` paraphrases)
+    and of ``pairs``, strings cut to ``limit`` characters."""
     record = next((r for r in records if r["paraphrases"]), None)
     if record is None:
         return "No record of this folder has a paraphrase."
@@ -331,8 +318,8 @@ def push_command(name: str) -> str:
 def libraries_text(
     repo_id: str | None, name: str, split: str, shards: Mapping[str, Mapping[str, Sequence[str]]] | None
 ) -> str:
-    """Usage with pandas, Polars and ``hf_hub_download``: Hub paths with a repository id, else paths
-    in the folder ``name``; pandas and ``hf_hub_download`` need ``shards`` (:func:`shard_names`)."""
+    """Usage with Polars, and with pandas and ``hf_hub_download`` given ``shards``, by Hub path or
+    path in the folder ``name``."""
     prefix = f"hf://datasets/{repo_id}/" if repo_id else f"{in_python(name)}/"
     where = "" if repo_id else f" (run in the folder above {code(name)})"
     pairs = shards is None or split in shards.get("pairs", {})
@@ -388,8 +375,7 @@ def libraries_text(
 def threshold_splits(
     folder: str | os.PathLike, splits: Sequence[str], thresholds: Sequence[float]
 ) -> dict[float, list[str]]:
-    """``{T: the splits of pairs with a row of perplexity <= T}`` for each threshold (in order,
-    repeats once), read from the pairs shards' perplexity column."""
+    """``{T: the splits of pairs with a row of perplexity <= T}`` for each distinct threshold."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 

@@ -1,5 +1,4 @@
-"""What a card says of a run's settings: the models (by name, or local ones by content hash), the
-settings that define the records, and the method in prose. Never a local path.
+"""What a card says of a run's settings: models by name or content hash, never a local path.
 
 >>> record_settings({"settings": {"lm_model": "gpt2", "max_perplexity": 120.0, "input": "/home/me/in.txt",
 ...     "batch_size": 8}})
@@ -24,8 +23,7 @@ __all__ = ["content_hash", "expected_splits", "flat", "method_text", "model_name
 
 
 def flat(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings of a summary: its ``settings`` mapping over its top level (old summaries nest
-    the input names at the top)."""
+    """A summary's ``settings`` over its top-level values (where old summaries keep input names)."""
     out = {k: v for k, v in summary.items() if not isinstance(v, Mapping)}
     out.update(summary.get("settings") or {})
     return out
@@ -63,15 +61,15 @@ def content_hash(path: Path) -> str:
 
 
 def _local(value: str, base: Path | None) -> Path | None:
-    """``value`` (relative to ``base``) as a local path where it is one: there, or written as a path
-    (absolute, ``./``, ``../``, ``~``); None for a name or Hub id."""
+    """``value`` (relative to ``base``) as a local path if it exists or is written as one (absolute,
+    ``./``, ``../``, ``~``); None for a name or Hub id."""
     local = Path(value) if os.path.isabs(value) else (base / value if base is not None else Path(value))
     return local if local.exists() or os.path.isabs(value) or value.startswith(("./", "../", "~")) else None
 
 
 def model_name(value: Any, base: Path | None) -> str:
-    """A model as the card names it: registry name or Hub id as given (with the release's
-    published md5 where the catalog has one); a local folder or file by its name and content hash."""
+    """A model as the card names it: a name or Hub id as given (with an amrlib release's md5), a
+    local one by its name and content hash."""
     if not isinstance(value, str):
         return number(value)
     local = _local(value, base)
@@ -88,9 +86,8 @@ def model_name(value: Any, base: Path | None) -> str:
 def record_settings(
     summary: Mapping[str, Any], base: str | os.PathLike | None = None
 ) -> list[tuple[str, str]]:
-    """``(setting, value)`` rows of the settings that define the records: models by name (local
-    ones by name and content hash, found relative to ``base``), thresholds, foci, seed, inputs by
-    file name: every field of :class:`~paraamr.settings.RecordSettings` the summary holds."""
+    """``(setting, value)`` rows of the summary's :class:`~paraamr.settings.RecordSettings` fields:
+    models by :func:`model_name` (local ones relative to ``base``), inputs by file name."""
     settings = flat(summary)
     base = Path(base) if base is not None else None
     rows = []
