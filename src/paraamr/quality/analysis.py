@@ -58,12 +58,12 @@ def _parse(text: str):
 
 
 @contextmanager
-def parsed(texts: Iterable[str], batch_size: int = 256) -> Iterator[None]:
+def parsed(texts: Iterable[str]) -> Iterator[None]:
     """Parse ``texts`` in batches (spaCy's ``pipe``) and keep their docs until the block ends."""
     nlp = pipeline()
     new = [text for text in dict.fromkeys(texts) if text not in _KEPT] if nlp is not None else []
     if new:
-        _KEPT.update(zip(new, nlp.pipe(new, batch_size=batch_size), strict=True))
+        _KEPT.update(zip(new, nlp.pipe(new, batch_size=256), strict=True))
     try:
         yield
     finally:

@@ -29,7 +29,7 @@ natural_voice role_swap_of_positive The dog was chased by the cat.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from paraamr.quality.analysis import parsed
 from paraamr.quality.edits import Operator
@@ -38,7 +38,7 @@ from paraamr.quality.positive import paraamr_paraphrase
 from paraamr.quality.triplets import Triplet, build_triplets
 from paraamr.records import normalize
 
-__all__ = ["DERIVED", "natural_positives", "natural_training", "natural_triplets"]
+__all__ = ["natural_positives", "natural_training", "natural_triplets"]
 
 #: The negatives made from a natural positive itself, by name (``NAME_of_positive`` in triplets).
 DERIVED: dict[str, Operator] = {"role_swap": role_swap, "phrase_swap": phrase_swap}
@@ -57,13 +57,10 @@ def natural_positives(rows: Iterable[dict]) -> dict[str, list[str]]:
     return {source: [p for p, _ in group[1]] for source, group in _by_source(rows).items() if group[1]}
 
 
-def natural_triplets(
-    rows: Iterable[dict], *, seed: int = 0, derived: Mapping[str, Operator] | None = None
-) -> list[Triplet]:
+def natural_triplets(rows: Iterable[dict], *, seed: int = 0) -> list[Triplet]:
     """Triplets of natural pairs (rows as :func:`~paraamr.quality.data.natural_pairs` gives them):
     each rewording with each hand-written negative of its source and with each negative of
-    ``derived`` (default :data:`DERIVED`) that applies to the rewording, drawn with ``seed``."""
-    derived = DERIVED if derived is None else derived
+    :data:`DERIVED` that applies to the rewording, drawn with ``seed``."""
     groups = _by_source(rows)
     triplets: list[Triplet] = []
     with parsed(p for group in groups.values() for p, _ in group[1]):
@@ -73,7 +70,7 @@ def natural_triplets(
                 triplets += [Triplet(source, positive, n, pos_op, f"natural_{nk}") for n, nk in group[0]]
                 rng = random.Random(f"{seed}:{source}:{positive}")
                 made = {normalize(source)}
-                for name, op in derived.items():
+                for name, op in DERIVED.items():
                     negative = op(positive, rng)
                     if negative and normalize(negative) not in made:  # not the source, not made twice
                         made.add(normalize(negative))

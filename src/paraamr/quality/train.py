@@ -465,9 +465,9 @@ def _save(model, output: Path, summary: dict) -> None:
     readme.write_text(head + "\n" + training_note(summary).rstrip("\n") + "\n", encoding="utf-8")
 
 
-def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True) -> int:
-    """Write to ``output`` only the weights of a trained model that differ from its base (float16
-    when ``half``), with its ``config.json``, card and summary (``delta_of``: the base), which
+def export_delta(model_dir: str | Path, output: str | Path) -> int:
+    """Write to ``output`` only the weights of a trained model that differ from its base (in
+    float16), with its ``config.json``, card and summary (``delta_of``: the base), which
     :class:`~paraamr.quality.scorer.QualityScorer` loads on top of the base. Returns the bytes of
     the weights file.
     """
@@ -479,7 +479,7 @@ def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True
     trained = load_model(model_dir, info["mode"], max_length=max_length).state_dict()
     base = load_model(resolve_model(info["base_model"]), info["mode"], max_length=max_length).state_dict()
     changed = {
-        k: (v.half() if half and v.is_floating_point() else v).contiguous()
+        k: (v.half() if v.is_floating_point() else v).contiguous()
         for k, v in trained.items()
         if k not in base or not bool((base[k] == v).all())
     }
@@ -491,6 +491,6 @@ def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True
     head = card.read_text(encoding="utf-8").split(_NOTE_HEADING)[0] if card.is_file() else ""
     (output / "README.md").write_text(head.rstrip("\n") + "\n\n" + training_note(info), encoding="utf-8")
     info["delta_of"] = info["base_model"]
-    info["delta_dtype"] = "float16" if half else "float32"
+    info["delta_dtype"] = "float16"
     (output / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return (output / DELTA_FILE).stat().st_size
