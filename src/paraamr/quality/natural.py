@@ -87,9 +87,9 @@ def natural_training(
     rows = list(rows)
     triplets = natural_triplets(rows, seed=seed)
     if operator_triplets > 0:
-        positives = {"natural": paraamr_paraphrase(natural_positives(rows))}
+        sources = natural_positives(rows)
+        positives = {"natural": paraamr_paraphrase(sources)}
         triplets += build_triplets(
-            natural_positives(rows), seed=seed, max_triplets=operator_triplets, positives=positives,
-            progress=progress,
-        )  # fmt: skip
+            sources, seed=seed, max_triplets=operator_triplets, positives=positives, progress=progress
+        )
     return triplets

@@ -160,12 +160,9 @@ def validation_pairs(triplets: Sequence[Triplet]) -> tuple[list[str], list[str],
     >>> validation_pairs([Triplet("a", "b", "c", "p", "n")])
     (['a', 'a'], ['b', 'c'], [1, 0])
     """
-    sources, paras, labels = [], [], []
-    for t in triplets:
-        sources += [t.anchor, t.anchor]
-        paras += [t.positive, t.negative]
-        labels += [1, 0]
-    return sources, paras, labels
+    sources = [t.anchor for t in triplets for _ in (1, 0)]
+    paras = [text for t in triplets for text in (t.positive, t.negative)]
+    return sources, paras, [1, 0] * len(triplets)
 
 
 def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
@@ -249,6 +246,7 @@ def _datasets(settings: TrainSettings, triplets: Sequence[Triplet]):
 
 
 def _model_and_loss(settings: TrainSettings, base_dir: Path):
+    """The model to train, its loss and the loss's name in the summary."""
     if settings.mode == "bi":
         from sentence_transformers import SentenceTransformerModelCardData as Card
     else:
@@ -260,14 +258,16 @@ def _model_and_loss(settings: TrainSettings, base_dir: Path):
         from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
 
         metric = TripletDistanceMetric.COSINE
-        return model, TripletLoss(model, distance_metric=metric, triplet_margin=settings.margin)
+        loss = TripletLoss(model, distance_metric=metric, triplet_margin=settings.margin)
+        return model, loss, "TripletLoss(distance=1-cosine)"
     if settings.paired:
         from paraamr.quality.losses import PairedLoss
 
-        return model, PairedLoss(model, margin=settings.logit_margin)
+        name = f"PairedLoss(binary cross-entropy + hinge at logit margin {settings.logit_margin})"
+        return model, PairedLoss(model, margin=settings.logit_margin), name
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    return model, BinaryCrossEntropyLoss(model)
+    return model, BinaryCrossEntropyLoss(model), "BinaryCrossEntropyLoss"
 
 
 def _rows_per_batch(settings: TrainSettings) -> int:
@@ -307,7 +307,7 @@ def train(
             f"{len(triplets)} triplets from {len({t.anchor for t in triplets})} sentences are too few to "
             "hold out a validation split: give more sentences"
         )
-    model, loss = _model_and_loss(settings, resolve_model(settings.base))
+    model, loss, loss_name = _model_and_loss(settings, resolve_model(settings.base))
     trainable = _freeze(model, settings.freeze_layers)
     dataset = _datasets(settings, repeated(train_set, settings.natural_repeat))
     steps = math.ceil(len(dataset) / _rows_per_batch(settings)) * settings.epochs
@@ -327,7 +327,7 @@ def train(
         "mode": settings.mode,
         "settings": asdict(settings),
         "base_model": settings.base,
-        "loss": _loss_name(settings),
+        "loss": loss_name,
         "triplets": len(triplets),
         "train_triplets": len(train_set),
         "validation_triplets": len(validation),
@@ -345,14 +345,6 @@ def train(
     }
     _save(model, Path(output), summary)
     return summary
-
-
-def _loss_name(settings: TrainSettings) -> str:
-    if settings.mode == "bi":
-        return "TripletLoss(distance=1-cosine)"
-    if settings.paired:
-        return f"PairedLoss(binary cross-entropy + hinge at logit margin {settings.logit_margin})"
-    return "BinaryCrossEntropyLoss"
 
 
 def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bool) -> dict:
