@@ -1,13 +1,8 @@
 """The data shipped with :mod:`paraamr.quality` (training sentences, natural pairs, held-out sets),
 and the pairs ``paraamr quality score`` reads (:func:`score_rows`).
 
-``natural_pairs.tsv`` holds hand-written (source, candidate, label, kind) rows: per source two
-natural rewordings and one subtle meaning change. A quarter of its sources, stratified by the kind
-of their meaning change (:func:`split_sources`), is held out as set C (``natural_set_c.txt``).
-
-The held-out sets hold (source, paraphrase) pairs labelled 1 (valid) or 0 (invalid), with the kind
-of change: ``heldout.jsonl`` (set A), ``heldout_b.jsonl`` (set B) and set C. None is used for
-training or calibration; set A guided the training recipe, sets B and C only measure models.
+The held-out sets A, B and C (a quarter of the natural pairs' sources, :func:`split_sources`) are
+never trained or calibrated on; set A guided the training recipe, sets B and C only measure models.
 
 >>> rows = heldout()
 >>> len(rows) >= 200, sorted(rows[0])

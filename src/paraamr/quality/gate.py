@@ -1,8 +1,7 @@
 """A similarity gate: keep an operator's output only where a sentence encoder finds it close.
 
 WordNet's first-sense synonyms often mean something else in context (``a long time ago`` → ``a
-long clip ago``); :class:`SimilarityGate` keeps an output only when the cosine of its embedding and
-its input's reaches ``minimum``.
+long clip ago``).
 
 >>> import numpy as np
 >>> vectors = {"a big dog": [1.0, 0.0], "a large dog": [0.96, 0.28], "a big clip": [0.6, 0.8]}

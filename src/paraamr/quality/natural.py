@@ -1,16 +1,8 @@
 """Triplets from natural pairs: hand-written rewordings as positives, with hard negatives.
 
-The natural pairs (:func:`paraamr.quality.data.natural_pairs`) give three kinds of triplet, all
-anchored on the source:
-
-- each rewording with the source's own hand-written negative (``natural_<kind>`` operators);
-- each rewording with a negative made from the rewording itself: its roles swapped
-  (``role_swap_of_positive``) or two of its noun phrases traded (``phrase_swap_of_positive``), so
-  the positive and the negative share their word order and only the meaning tells them apart;
-- the operators' negatives of the source, each paired with one of its rewordings
-  (:func:`natural_positives` as the ``natural`` positive operator).
-
-Only pairs of training sources may come here: set C never enters training or calibration.
+Each rewording is paired with its source's hand-written negatives, with negatives made from the
+rewording itself (same word order, another meaning) and with the operators' negatives of the
+source. Only training sources come here: set C never does.
 
 >>> rows = [
 ...     {"text": "The dog chased the cat.", "para_text": "The cat was chased by the dog.", "label": 1,

@@ -1,13 +1,8 @@
 """Train a paraphrase-quality model on operator triplets, on CPU: a bi-encoder or a cross-encoder.
 
-- ``bi``: the sentence encoder is fine-tuned with ``TripletLoss`` (distance 1 - cosine, margin α).
-- ``cross``: a ``CrossEncoder`` from the same MiniLM weights reads both sentences, trained with
-  binary cross-entropy on (anchor, positive) = 1 and (anchor, negative) = 0, each pair in a random
-  order, a triplet's two pairs in one batch when ``paired``.
-
-The raw scores on a validation split of whole anchors give the calibration (:func:`calibrate`).
-The output folder is a sentence-transformers model with a card (``README.md``) and the training
-summary (``paraamr_quality.json``).
+``bi`` fine-tunes the encoder with ``TripletLoss``; ``cross`` trains a ``CrossEncoder`` with binary
+cross-entropy on (anchor, positive) = 1 and (anchor, negative) = 0. A validation split of whole
+anchors gives the calibration (:func:`calibrate`).
 
 >>> TrainSettings().mode, TrainSettings().base, TrainSettings().max_length
 ('cross', 'all-MiniLM-L6-v2', 128)
