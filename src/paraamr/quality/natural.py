@@ -1,16 +1,8 @@
 """Triplets from natural pairs: hand-written rewordings as positives, with hard negatives.
 
-The natural pairs (:func:`paraamr.quality.data.natural_pairs`) give three kinds of triplet, all
-anchored on the source:
-
-- each rewording with the source's own hand-written negative (``natural_<kind>`` operators);
-- each rewording with a negative made from the rewording itself: its roles swapped
-  (``role_swap_of_positive``) or two of its noun phrases traded (``phrase_swap_of_positive``), so
-  the positive and the negative share their word order and only the meaning tells them apart;
-- the operators' negatives of the source, each paired with one of its rewordings
-  (:func:`natural_positives` as the ``natural`` positive operator).
-
-Only pairs of training sources may come here: set C never enters training or calibration.
+Each rewording is paired with its source's hand-written negatives, with negatives made from the
+rewording itself (same word order, another meaning) and with the operators' negatives of the
+source. Only training sources come here: set C never does.
 
 >>> rows = [
 ...     {"text": "The dog chased the cat.", "para_text": "The cat was chased by the dog.", "label": 1,
@@ -29,7 +21,7 @@ natural_voice role_swap_of_positive The dog was chased by the cat.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from paraamr.quality.analysis import parsed
 from paraamr.quality.edits import Operator
@@ -38,7 +30,7 @@ from paraamr.quality.positive import paraamr_paraphrase
 from paraamr.quality.triplets import Triplet, build_triplets
 from paraamr.records import normalize
 
-__all__ = ["DERIVED", "natural_positives", "natural_training", "natural_triplets"]
+__all__ = ["natural_positives", "natural_training", "natural_triplets"]
 
 #: The negatives made from a natural positive itself, by name (``NAME_of_positive`` in triplets).
 DERIVED: dict[str, Operator] = {"role_swap": role_swap, "phrase_swap": phrase_swap}
@@ -57,13 +49,10 @@ def natural_positives(rows: Iterable[dict]) -> dict[str, list[str]]:
     return {source: [p for p, _ in group[1]] for source, group in _by_source(rows).items() if group[1]}
 
 
-def natural_triplets(
-    rows: Iterable[dict], *, seed: int = 0, derived: Mapping[str, Operator] | None = None
-) -> list[Triplet]:
+def natural_triplets(rows: Iterable[dict], *, seed: int = 0) -> list[Triplet]:
     """Triplets of natural pairs (rows as :func:`~paraamr.quality.data.natural_pairs` gives them):
     each rewording with each hand-written negative of its source and with each negative of
-    ``derived`` (default :data:`DERIVED`) that applies to the rewording, drawn with ``seed``."""
-    derived = DERIVED if derived is None else derived
+    :data:`DERIVED` that applies to the rewording, drawn with ``seed``."""
     groups = _by_source(rows)
     triplets: list[Triplet] = []
     with parsed(p for group in groups.values() for p, _ in group[1]):
@@ -73,7 +62,7 @@ def natural_triplets(
                 triplets += [Triplet(source, positive, n, pos_op, f"natural_{nk}") for n, nk in group[0]]
                 rng = random.Random(f"{seed}:{source}:{positive}")
                 made = {normalize(source)}
-                for name, op in derived.items():
+                for name, op in DERIVED.items():
                     negative = op(positive, rng)
                     if negative and normalize(negative) not in made:  # not the source, not made twice
                         made.add(normalize(negative))
@@ -90,9 +79,9 @@ def natural_training(
     rows = list(rows)
     triplets = natural_triplets(rows, seed=seed)
     if operator_triplets > 0:
-        positives = {"natural": paraamr_paraphrase(natural_positives(rows))}
+        sources = natural_positives(rows)
+        positives = {"natural": paraamr_paraphrase(sources)}
         triplets += build_triplets(
-            natural_positives(rows), seed=seed, max_triplets=operator_triplets, positives=positives,
-            progress=progress,
-        )  # fmt: skip
+            sources, seed=seed, max_triplets=operator_triplets, positives=positives, progress=progress
+        )
     return triplets

@@ -1,8 +1,5 @@
 """Meaning-changing (negative) operators: each ``op(text, rng) -> str | None`` changes the meaning.
 
-Operators decorated with :func:`~paraamr.quality.edits.syntax` read the optional spaCy parse and
-return None without spaCy.
-
 >>> import random
 >>> number_change("John ate 5 apples.", random.Random(0))
 'John ate 15 apples.'

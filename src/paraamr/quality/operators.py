@@ -1,9 +1,8 @@
 """The registry of quality operators: positive (meaning-preserving) and negative (meaning-changing).
 
-Every operator is ``op(text, rng) -> str | None`` (:data:`~paraamr.quality.edits.Operator`): a
-changed sentence, or None where it does not apply; its choices are drawn from ``rng``, so it is
-deterministic for a seed. The operators of :mod:`~paraamr.quality.positive`,
-:mod:`~paraamr.quality.negative` and :mod:`~paraamr.quality.phrases` are re-exported here.
+Each is an :data:`~paraamr.quality.edits.Operator`, deterministic for a seed; the operators of
+:mod:`~paraamr.quality.positive`, :mod:`~paraamr.quality.negative` and :mod:`~paraamr.quality.phrases`
+are re-exported here.
 
 >>> import random
 >>> sorted(NEGATIVE)[:3], POSITIVE["contraction"]("I do not know.", random.Random(0))

@@ -1,8 +1,5 @@
 """Meaning-preserving (positive) operators: each ``op(text, rng) -> str | None`` keeps the meaning.
 
-Operators decorated with :func:`~paraamr.quality.edits.syntax` read the optional spaCy parse and
-return None without spaCy.
-
 >>> import random
 >>> contraction("I do not know.", random.Random(0))
 "I don't know."

@@ -1,11 +1,7 @@
 """Paraphrase-quality scores from a bi-encoder (cosine) or a cross-encoder (one logit per pair).
 
-A :class:`QualityScorer` loads a model folder written by ``paraamr quality train`` (mode and
-calibration read from its ``paraamr_quality.json``), :data:`DEFAULT_MODEL`, or the untuned base
-``all-MiniLM-L6-v2`` (raw cosines in [-1, 1]). A trained model's scores are ``sigmoid(slope * (raw
-- threshold))`` in [0, 1]: a pair is valid at >= 0.5. An exact copy (equal after
-:func:`~paraamr.records.normalize`) scores :data:`COPY_SCORE` without running the model. A folder
-may hold only the weights training changed (:data:`DELTA_FILE`) on top of the base ``delta_of``.
+A trained model's scores are ``sigmoid(slope * (raw - threshold))`` in [0, 1], valid at >= 0.5;
+the untuned base gives raw cosines in [-1, 1]; an exact copy scores :data:`COPY_SCORE` unscored.
 
 >>> resolve_model("/no/such/model")
 Traceback (most recent call last):

@@ -1,13 +1,8 @@
 """Train a paraphrase-quality model on operator triplets, on CPU: a bi-encoder or a cross-encoder.
 
-- ``bi``: the sentence encoder is fine-tuned with ``TripletLoss`` (distance 1 - cosine, margin α).
-- ``cross``: a ``CrossEncoder`` from the same MiniLM weights reads both sentences, trained with
-  binary cross-entropy on (anchor, positive) = 1 and (anchor, negative) = 0, each pair in a random
-  order, a triplet's two pairs in one batch when ``paired``.
-
-The raw scores on a validation split of whole anchors give the calibration (:func:`calibrate`).
-The output folder is a sentence-transformers model with a card (``README.md``) and the training
-summary (``paraamr_quality.json``).
+``bi`` fine-tunes the encoder with ``TripletLoss``; ``cross`` trains a ``CrossEncoder`` with binary
+cross-entropy on (anchor, positive) = 1 and (anchor, negative) = 0. A validation split of whole
+anchors gives the calibration (:func:`calibrate`).
 
 >>> TrainSettings().mode, TrainSettings().base, TrainSettings().max_length
 ('cross', 'all-MiniLM-L6-v2', 128)
@@ -160,12 +155,9 @@ def validation_pairs(triplets: Sequence[Triplet]) -> tuple[list[str], list[str],
     >>> validation_pairs([Triplet("a", "b", "c", "p", "n")])
     (['a', 'a'], ['b', 'c'], [1, 0])
     """
-    sources, paras, labels = [], [], []
-    for t in triplets:
-        sources += [t.anchor, t.anchor]
-        paras += [t.positive, t.negative]
-        labels += [1, 0]
-    return sources, paras, labels
+    sources = [t.anchor for t in triplets for _ in (1, 0)]
+    paras = [text for t in triplets for text in (t.positive, t.negative)]
+    return sources, paras, [1, 0] * len(triplets)
 
 
 def calibrate(raw: Sequence[float], labels: Sequence[int]) -> dict:
@@ -249,6 +241,7 @@ def _datasets(settings: TrainSettings, triplets: Sequence[Triplet]):
 
 
 def _model_and_loss(settings: TrainSettings, base_dir: Path):
+    """The model to train, its loss and the loss's name in the summary."""
     if settings.mode == "bi":
         from sentence_transformers import SentenceTransformerModelCardData as Card
     else:
@@ -260,14 +253,16 @@ def _model_and_loss(settings: TrainSettings, base_dir: Path):
         from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
 
         metric = TripletDistanceMetric.COSINE
-        return model, TripletLoss(model, distance_metric=metric, triplet_margin=settings.margin)
+        loss = TripletLoss(model, distance_metric=metric, triplet_margin=settings.margin)
+        return model, loss, "TripletLoss(distance=1-cosine)"
     if settings.paired:
         from paraamr.quality.losses import PairedLoss
 
-        return model, PairedLoss(model, margin=settings.logit_margin)
+        name = f"PairedLoss(binary cross-entropy + hinge at logit margin {settings.logit_margin})"
+        return model, PairedLoss(model, margin=settings.logit_margin), name
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    return model, BinaryCrossEntropyLoss(model)
+    return model, BinaryCrossEntropyLoss(model), "BinaryCrossEntropyLoss"
 
 
 def _rows_per_batch(settings: TrainSettings) -> int:
@@ -307,7 +302,7 @@ def train(
             f"{len(triplets)} triplets from {len({t.anchor for t in triplets})} sentences are too few to "
             "hold out a validation split: give more sentences"
         )
-    model, loss = _model_and_loss(settings, resolve_model(settings.base))
+    model, loss, loss_name = _model_and_loss(settings, resolve_model(settings.base))
     trainable = _freeze(model, settings.freeze_layers)
     dataset = _datasets(settings, repeated(train_set, settings.natural_repeat))
     steps = math.ceil(len(dataset) / _rows_per_batch(settings)) * settings.epochs
@@ -327,7 +322,7 @@ def train(
         "mode": settings.mode,
         "settings": asdict(settings),
         "base_model": settings.base,
-        "loss": _loss_name(settings),
+        "loss": loss_name,
         "triplets": len(triplets),
         "train_triplets": len(train_set),
         "validation_triplets": len(validation),
@@ -345,14 +340,6 @@ def train(
     }
     _save(model, Path(output), summary)
     return summary
-
-
-def _loss_name(settings: TrainSettings) -> str:
-    if settings.mode == "bi":
-        return "TripletLoss(distance=1-cosine)"
-    if settings.paired:
-        return f"PairedLoss(binary cross-entropy + hinge at logit margin {settings.logit_margin})"
-    return "BinaryCrossEntropyLoss"
 
 
 def _fit(settings: TrainSettings, model, loss, dataset, steps: int, progress: bool) -> dict:
@@ -465,9 +452,9 @@ def _save(model, output: Path, summary: dict) -> None:
     readme.write_text(head + "\n" + training_note(summary).rstrip("\n") + "\n", encoding="utf-8")
 
 
-def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True) -> int:
-    """Write to ``output`` only the weights of a trained model that differ from its base (float16
-    when ``half``), with its ``config.json``, card and summary (``delta_of``: the base), which
+def export_delta(model_dir: str | Path, output: str | Path) -> int:
+    """Write to ``output`` only the weights of a trained model that differ from its base (in
+    float16), with its ``config.json``, card and summary (``delta_of``: the base), which
     :class:`~paraamr.quality.scorer.QualityScorer` loads on top of the base. Returns the bytes of
     the weights file.
     """
@@ -479,7 +466,7 @@ def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True
     trained = load_model(model_dir, info["mode"], max_length=max_length).state_dict()
     base = load_model(resolve_model(info["base_model"]), info["mode"], max_length=max_length).state_dict()
     changed = {
-        k: (v.half() if half and v.is_floating_point() else v).contiguous()
+        k: (v.half() if v.is_floating_point() else v).contiguous()
         for k, v in trained.items()
         if k not in base or not bool((base[k] == v).all())
     }
@@ -491,6 +478,6 @@ def export_delta(model_dir: str | Path, output: str | Path, *, half: bool = True
     head = card.read_text(encoding="utf-8").split(_NOTE_HEADING)[0] if card.is_file() else ""
     (output / "README.md").write_text(head.rstrip("\n") + "\n\n" + training_note(info), encoding="utf-8")
     info["delta_of"] = info["base_model"]
-    info["delta_dtype"] = "float16" if half else "float32"
+    info["delta_dtype"] = "float16"
     (output / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return (output / DELTA_FILE).stat().st_size

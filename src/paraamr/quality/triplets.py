@@ -153,9 +153,9 @@ def _pick_positive(options: list[tuple[str, str]], used: Counter, rng: random.Ra
     return rng.choices(options, weights=weights)[0]
 
 
-def unrelated_sentence(pool: Sequence[str], *, band: float = 0.25) -> Operator:
+def unrelated_sentence(pool: Sequence[str]) -> Operator:
     """An operator whose output is a sentence of ``pool`` other than its input and of about as many
-    words (within ``band`` of its count, at least 2 words either way); None when there is none.
+    words (within a quarter of its count, at least 2 words either way); None when there is none.
 
     >>> unrelated_sentence(["prices rose again in May", "hi"])("the cat sat on the mat", random.Random(0))
     'prices rose again in May'
@@ -166,23 +166,21 @@ def unrelated_sentence(pool: Sequence[str], *, band: float = 0.25) -> Operator:
 
     def unrelated(text: str, rng: random.Random) -> str | None:
         n = len(text.split())
-        spread = max(2, round(n * band))
+        spread = max(2, round(n * 0.25))
         near = [s for k in range(n - spread, n + spread + 1) for s in by_length.get(k, ()) if s != text]
         return rng.choice(near) if near else None
 
     return unrelated
 
 
-def unrelated_pairs(
-    sentences: Sequence[str], pool: Sequence[str], *, seed: int = 0, band: float = 0.25
-) -> list[tuple[str, str]]:
+def unrelated_pairs(sentences: Sequence[str], pool: Sequence[str], *, seed: int = 0) -> list[tuple[str, str]]:
     """Each of ``sentences`` with its :func:`unrelated_sentence` of ``pool``, drawn with ``seed``; a
     sentence with no such partner is left out.
 
     >>> unrelated_pairs(["the cat sat on the mat"], ["prices rose again in May", "hi"])
     [('the cat sat on the mat', 'prices rose again in May')]
     """
-    rng, unrelated = random.Random(f"unrelated:{seed}"), unrelated_sentence(pool, band=band)
+    rng, unrelated = random.Random(f"unrelated:{seed}"), unrelated_sentence(pool)
     return [(sentence, other) for sentence in sentences if (other := unrelated(sentence, rng)) is not None]
 
 

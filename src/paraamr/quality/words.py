@@ -1,8 +1,5 @@
 """Word tables of the quality operators (contractions, numbers, names, calendar, units, ...).
 
-Data only: the operators in :mod:`paraamr.quality.positive` and :mod:`paraamr.quality.negative`
-read these tables; extend a table here to widen an operator.
-
 >>> UNITS[0][:2]
 [('millimeter', 'millimeters'), ('centimeter', 'centimeters')]
 >>> "don't" in dict((c, e) for e, c, _ in CONTRACTIONS)
