@@ -4,9 +4,6 @@
 Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset folder) into OUTPUT: a
 dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when OUTPUT ends in
 .json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.
-
-JSON lines are in the release format (``text``, ``paraphrases`` of ``para_text`` and
-``perplexity``); with ``--all-fields`` every field of our schema.
 """
 
 from __future__ import annotations
@@ -186,8 +183,7 @@ def to_jsonl(
     limits=None,
 ) -> int:
     """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
-    ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records. An existing
-    ``output`` is replaced only with ``overwrite``."""
+    ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records."""
     import contextlib
     import gzip
     import io
@@ -244,14 +240,9 @@ def to_folder(
     max_chars: int | None = None,
     limits=None,
 ) -> int:
-    """Write every record under ``input`` as a dataset folder at ``output``: ``default`` and
-    ``pairs`` shards of each split and a README.md card; return the number of records.
-
-    The folder is written under its lock (:func:`paraamr.locks.folder_lock`). A folder that is not
-    empty is written only with ``overwrite``, and only when it holds a dataset; then its shards,
-    failure files and state are replaced and README.md rewritten; other files stay. A folder this
-    call created is removed when it fails. ``max_chars`` and ``limits`` are
-    :func:`paraamr.sources.iter_records`'s."""
+    """Write every record under ``input`` as a dataset folder at ``output`` (``default`` and
+    ``pairs`` shards of each split, a README.md card), under its lock; return the number of records.
+    A folder that is not empty is replaced only with ``overwrite`` and when it holds a dataset."""
     import shutil
     from pathlib import Path
 

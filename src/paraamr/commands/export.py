@@ -152,8 +152,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _Failures:
-    """The failure rows, written as JSON lines as they come (never held), the first five also
-    printed on stderr; ``count`` and ``first`` (the first one's stage and reason) for messages."""
+    """The failure rows, written as JSON lines as they come, the first five also on stderr."""
 
     def __init__(self, stream) -> None:
         self.stream, self.count, self.first = stream, 0, ""

@@ -66,8 +66,7 @@ def archive_limits(args: argparse.Namespace):
 
 
 def check_finished(path: str) -> None:
-    """Refuse a run's folder whose records still wait in parts (a run cut into shards before
-    ``paraamr finalize``, a killed run): its shards hold none of them yet."""
+    """Refuse a run's folder whose records still wait in parts (unfinished, or killed)."""
     from pathlib import Path
 
     from paraamr.builder.folder import pending
