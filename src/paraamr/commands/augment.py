@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -405,8 +406,7 @@ def _check_options(args: argparse.Namespace) -> None:
         check_not_input(args.save_lm, *reads, name="--save-lm")
         if Path(args.save_lm).is_dir():
             raise UsageError(f"--save-lm {args.save_lm}: is a folder (the LM is one Parquet file)")
-        lm_file = Path(args.save_lm)
-        if (lm_file.exists() or lm_file.is_symlink()) and not args.overwrite:  # a link to nowhere too
+        if os.path.lexists(args.save_lm) and not args.overwrite:  # a link to nowhere too
             raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
     check_online(push)
 

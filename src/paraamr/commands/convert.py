@@ -159,10 +159,8 @@ def not_the_release(record: dict) -> bool:
     return record.get("amr") is not None or any(filled)
 
 
-def release_line(record: dict, *, all_fields: bool = False) -> dict:
-    """The JSON object of one record: the release's fields (or all of ours)."""
-    if all_fields:
-        return record
+def release_line(record: dict) -> dict:
+    """The release's fields of one record."""
     return {
         "text": record["text"],
         "paraphrases": [
@@ -218,7 +216,8 @@ def to_jsonl(
             input, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
         )
         for _split, record in records:
-            text.write(json.dumps(release_line(record, all_fields=all_fields), ensure_ascii=False) + "\n")
+            line = record if all_fields else release_line(record)
+            text.write(json.dumps(line, ensure_ascii=False) + "\n")
             n += 1
         if not n:  # as a folder output says (before: an empty file, exit 0)
             raise InputError(f"{input}: no records to convert")
@@ -309,21 +308,20 @@ def to_folder(
 
 
 def _check_folder(out, overwrite: bool) -> None:
-    """Refuse an output folder with anything in it (the locks aside), unless ``overwrite`` and it
-    holds a dataset."""
+    """Refuse a folder with anything in it, unless ``overwrite`` and it holds a dataset."""
     from paraamr import layout
     from paraamr.errors import InputError
     from paraamr.outputs import left_unfinished
 
     if not out.is_dir() or layout.is_empty(out) or left_unfinished(out):  # (the last: a killed run's)
         return
-    if not overwrite and layout.holds_dataset(out):
-        raise InputError(f"{out}: exists and is not empty (pass --overwrite to replace its shards and card)")
     if not layout.holds_dataset(out):  # (--overwrite would not take it either: say so at once)
         raise InputError(
             f"{out}: holds no dataset (no shards, failures, summary or state; a README.md alone is "
             "none): refusing to replace its files even with --overwrite; give an empty or new folder"
         )
+    if not overwrite:
+        raise InputError(f"{out}: exists and is not empty (pass --overwrite to replace its shards and card)")
 
 
 def _write_folder(input, out, splits, max_shard_size, reading: dict) -> tuple[int, bool]:

@@ -300,25 +300,22 @@ def _count(s: EvaluateSettings, where: Launch, folder: str | None) -> SharedCoun
 
 
 def _check_outputs(s: EvaluateSettings, world: int) -> None:
-    """Refuse now, not after the run: plot files that exist (without --overwrite), a card folder
-    another process owns."""
+    """Refuse now, not after the run: plot files that exist, a card folder another process owns."""
     from paraamr.metrics.report import check_plots
 
-    if s.plots and s.shard == (0, 1):
+    if s.plots:  # (a shard takes neither: _check)
         check_plots(s.plots, overwrite=s.overwrite)
-    if s.write_card and world == 1:
+    if s.write_card:
+        from paraamr.card import evaluation_card
         from paraamr.locks import folder_lock
 
-        folder_lock(s.path, command="evaluate --write-card").release()
-    if s.write_card and s.shard == (0, 1):
-        from paraamr.card import evaluation_card
-
+        if world == 1:
+            folder_lock(s.path, command="evaluate --write-card").release()
         evaluation_card(s.path)  # a card paraamr did not write is refused now, not after the run
 
 
 def _display(s: EvaluateSettings, plan: Any, where: Launch, count: SharedCount) -> Progress:
-    """The main process's display of the run's pairs: every process's count, summed again every
-    second (the other processes show none)."""
+    """The main process's display of every process's count, summed again every second."""
     desc = "evaluate" if where.processes == 1 else f"evaluate ({where.processes} processes)"
     mode = s.progress if where.main else "none"
     total = plan.size(plan.owned(shard=s.shard))
@@ -380,7 +377,9 @@ def _work(
 
 def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     """Print the row (and write plots, the card) from the merged statistics."""
-    from paraamr.metrics.report import describe, plot_histograms, row_of, say_failures
+    from paraamr.card import update_card_metrics
+    from paraamr.locks import folder_lock
+    from paraamr.metrics.report import card_note, card_row, describe, plot_histograms, row_of, say_failures
     from paraamr.metrics.table2 import protocol_signature
 
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
@@ -400,7 +399,10 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     if s.plots:  # checked again under the folder's hold: of two runs, one writes them
         result["plots"] = [str(p) for p in plot_histograms(stats, s.plots, overwrite=s.overwrite)]
     if s.write_card:
-        result["card"] = str(_write_card(s, result, settings))
+        note = card_note(result, settings)
+        with folder_lock(s.path, command="evaluate --write-card"):  # the row into PATH's card
+            card = update_card_metrics(s.path, card_row(result), result["signatures"], note=note)
+        result["card"] = str(card)
     result |= {key: options[key] for key in ("input", "sample", "seed")} | {"unit": settings["unit"]}
     selection = settings.get("selection")
     if selection is not None:
@@ -416,14 +418,3 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
         )
     say_failures(result["failures"])
     return 0
-
-
-def _write_card(s: EvaluateSettings, result: dict[str, Any], settings: dict[str, Any]) -> Path:
-    """The row into PATH's card, under the folder's own lock."""
-    from paraamr.card import update_card_metrics
-    from paraamr.locks import folder_lock
-    from paraamr.metrics.report import card_note, card_row
-
-    note = card_note(result, settings)
-    with folder_lock(s.path, command="evaluate --write-card"):
-        return update_card_metrics(s.path, card_row(result), result["signatures"], note=note)

@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     path = check_folder(folder)
     with folder_lock(path, command="push"):  # no run writes the folder meanwhile
         before = (path / CARD).read_bytes()
-        card_for_repo(folder, repo_id, getattr(args, "revision", None))
+        card_for_repo(folder, repo_id, args.revision)
         written = (path / CARD).read_bytes()
     try:
         return push_with_options(folder, repo_id, args)

@@ -58,8 +58,6 @@ def archive_limits(args: argparse.Namespace):
             sizes[flag] = parse_size(value)
         except ValueError as err:
             raise UsageError(f"{flag}: {err}") from None
-    if not args.max_unpack_ratio > 0:
-        raise UsageError(f"--max-unpack-ratio must be positive, got {args.max_unpack_ratio:g}")
     return Limits(
         max_bytes=sizes["--max-unpacked"], max_ratio=args.max_unpack_ratio, max_line=sizes["--max-line-bytes"]
     )
