@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -181,9 +182,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, augment each chosen split, write the folder. Errors are raised, and reported as one
-    line by :func:`paraamr.report.run_command` (exit 1; 2 for options that do not go together).
-    The output folder's lock is held from before any work to the end: a second run is refused."""
+    """Load, augment each chosen split, write the folder, holding the output folder's lock throughout."""
     from paraamr.augment.folder import claim_output
     from paraamr.errors import UsageError
 
@@ -303,9 +302,8 @@ def _run(args: argparse.Namespace, output: str) -> int:
 
 
 def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
-    """REDA with the run's tokenizer and synonyms, and for reda-ng its n-gram LM (loaded, or
-    trained on the texts to augment). The whole input is segmented here, once, before any worker
-    process starts."""
+    """REDA with the run's tokenizer and synonyms, and for reda-ng its n-gram LM (loaded or trained);
+    the input is segmented here, once, before any worker process starts."""
     from paraamr.augment.ngram import IN_SAMPLE, NgramLM, installed_lm, read_corpus
     from paraamr.augment.reda import DEFAULT_DRAWS, PAPER_DRAWS, REDA
     from paraamr.errors import InputError
@@ -408,8 +406,7 @@ def _check_options(args: argparse.Namespace) -> None:
         check_not_input(args.save_lm, *reads, name="--save-lm")
         if Path(args.save_lm).is_dir():
             raise UsageError(f"--save-lm {args.save_lm}: is a folder (the LM is one Parquet file)")
-        lm_file = Path(args.save_lm)
-        if (lm_file.exists() or lm_file.is_symlink()) and not args.overwrite:  # a link to nowhere too
+        if os.path.lexists(args.save_lm) and not args.overwrite:  # a link to nowhere too
             raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
     check_online(push)
 
@@ -428,8 +425,7 @@ def _public(spec: str) -> str:
 
 
 def _paraphrase_source(args: argparse.Namespace) -> str:
-    """The card's words on where the paraamr method's paraphrases came from (never a local path: a
-    local file by its name, a local model by its name and content hash)."""
+    """The card's words on where the paraamr method's paraphrases came from (never a local path)."""
     from paraamr.card import code
     from paraamr.card.settings import model_name
 

@@ -4,9 +4,6 @@
 Convert INPUT (release JSON lines, zipped or not, a Parquet file or a dataset folder) into OUTPUT: a
 dataset folder (data/{default,pairs}/{split}-*.parquet + README.md), or, when OUTPUT ends in
 .json/.jsonl/.gz/.zip (or with --to jsonl), release-format JSON lines.
-
-JSON lines are in the release format (``text``, ``paraphrases`` of ``para_text`` and
-``perplexity``); with ``--all-fields`` every field of our schema.
 """
 
 from __future__ import annotations
@@ -162,10 +159,8 @@ def not_the_release(record: dict) -> bool:
     return record.get("amr") is not None or any(filled)
 
 
-def release_line(record: dict, *, all_fields: bool = False) -> dict:
-    """The JSON object of one record: the release's fields (or all of ours)."""
-    if all_fields:
-        return record
+def release_line(record: dict) -> dict:
+    """The release's fields of one record."""
     return {
         "text": record["text"],
         "paraphrases": [
@@ -186,8 +181,7 @@ def to_jsonl(
     limits=None,
 ) -> int:
     """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
-    ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records. An existing
-    ``output`` is replaced only with ``overwrite``."""
+    ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records."""
     import contextlib
     import gzip
     import io
@@ -222,7 +216,8 @@ def to_jsonl(
             input, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
         )
         for _split, record in records:
-            text.write(json.dumps(release_line(record, all_fields=all_fields), ensure_ascii=False) + "\n")
+            line = record if all_fields else release_line(record)
+            text.write(json.dumps(line, ensure_ascii=False) + "\n")
             n += 1
         if not n:  # as a folder output says (before: an empty file, exit 0)
             raise InputError(f"{input}: no records to convert")
@@ -244,14 +239,9 @@ def to_folder(
     max_chars: int | None = None,
     limits=None,
 ) -> int:
-    """Write every record under ``input`` as a dataset folder at ``output``: ``default`` and
-    ``pairs`` shards of each split and a README.md card; return the number of records.
-
-    The folder is written under its lock (:func:`paraamr.locks.folder_lock`). A folder that is not
-    empty is written only with ``overwrite``, and only when it holds a dataset; then its shards,
-    failure files and state are replaced and README.md rewritten; other files stay. A folder this
-    call created is removed when it fails. ``max_chars`` and ``limits`` are
-    :func:`paraamr.sources.iter_records`'s."""
+    """Write every record under ``input`` as a dataset folder at ``output`` (``default`` and
+    ``pairs`` shards of each split, a README.md card), under its lock; return the number of records.
+    A folder that is not empty is replaced only with ``overwrite`` and when it holds a dataset."""
     import shutil
     from pathlib import Path
 
@@ -318,21 +308,20 @@ def to_folder(
 
 
 def _check_folder(out, overwrite: bool) -> None:
-    """Refuse an output folder with anything in it (the locks aside), unless ``overwrite`` and it
-    holds a dataset."""
+    """Refuse a folder with anything in it, unless ``overwrite`` and it holds a dataset."""
     from paraamr import layout
     from paraamr.errors import InputError
     from paraamr.outputs import left_unfinished
 
     if not out.is_dir() or layout.is_empty(out) or left_unfinished(out):  # (the last: a killed run's)
         return
-    if not overwrite and layout.holds_dataset(out):
-        raise InputError(f"{out}: exists and is not empty (pass --overwrite to replace its shards and card)")
     if not layout.holds_dataset(out):  # (--overwrite would not take it either: say so at once)
         raise InputError(
             f"{out}: holds no dataset (no shards, failures, summary or state; a README.md alone is "
             "none): refusing to replace its files even with --overwrite; give an empty or new folder"
         )
+    if not overwrite:
+        raise InputError(f"{out}: exists and is not empty (pass --overwrite to replace its shards and card)")
 
 
 def _write_folder(input, out, splits, max_shard_size, reading: dict) -> tuple[int, bool]:

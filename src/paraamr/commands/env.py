@@ -3,8 +3,6 @@ models on disk, for bug reports.
 
 print versions, CUDA, the model caches and the models on disk, for bug reports
 
-Versions come from the distributions' metadata; only torch is imported (for CUDA), when installed.
-
 >>> facts = dict(versions(("paraamr", "no-such-package")))
 >>> facts["no-such-package version"]
 'not installed'
@@ -20,8 +18,7 @@ from collections.abc import Iterable
 
 __all__ = ["PACKAGES", "add_arguments", "facts", "run", "versions"]
 
-#: The distributions whose versions are reported, in the printed order (Python and the platform
-#: come after paraamr).
+#: The distributions whose versions are reported, in the printed order.
 PACKAGES = ("datasets", "huggingface_hub", "transformers", "amrlib", "accelerate", "evaluate", "torch")
 
 

@@ -115,8 +115,7 @@ def _identity(s: EvaluateSettings) -> dict[str, Any]:
 
 
 def _state(s: EvaluateSettings, settings: dict[str, Any], say: bool = True):
-    """The state folder of this run (``--state-dir``, or one per run under ``--cache-dir``), its
-    saved settings checked (a start over ``say``-ed); None without either option."""
+    """The state folder (``--state-dir``, or one per run under ``--cache-dir``) opened, or None."""
     from paraamr.metrics.resume import StateFolder, cache_key
 
     if s.state_dir:
@@ -133,9 +132,7 @@ def _state(s: EvaluateSettings, settings: dict[str, Any], say: bool = True):
 
 
 def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any], Any]:
-    """The plan of the pairs, the settings of the row, and the state folder (None without one, and
-    in the other processes, which open it once the main process has: :func:`_start`); warnings said
-    by the ``main`` process alone."""
+    """The plan of the pairs, the settings of the row, and (in the ``main`` process) the state folder."""
     from paraamr.metrics.report import with_references
     from paraamr.metrics.scale import make_plan
     from paraamr.metrics.table2 import filter_perplexity, is_local, read_corpus
@@ -226,10 +223,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any, dict[str, Any]]:
-    """The plan, the settings and the state folder (every process reads them), and what the main
-    process finds before the work (:func:`_ready`), told to every process; its error stops them all
-    (the main process reports it). The other processes open the state folder after the main one has
-    checked it (started it over, said once), so they find its settings as the main one left them."""
+    """The plan, the settings, the state folder and what the main process finds before the work
+    (:func:`_ready`), told to every process; an error stops them all. The other processes open the
+    state folder once the main one has checked it."""
     from paraamr.tasks import broadcast
 
     error, ready = None, None
@@ -255,10 +251,8 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
 
 def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[str, Any]:
     """Before the work, once a run: the embedder's folder (fetched when missing; None when every
-    chunk is committed already), its digest checked against the state folder's (a changed model is
-    refused, or under ``--cache-dir`` scored again: :meth:`StateFolder.check_models`), and where
-    several processes add up their progress: the state folder (so across machines too, on a shared
-    disk), else a new temporary folder."""
+    chunk is committed), checked against the state folder's, and the folder where several processes
+    add up their progress (the state folder, else a new temporary one)."""
     from paraamr.errors import ModelNotFoundError
     from paraamr.models.download import ensure
     from paraamr.models.resolve import resolve
@@ -297,8 +291,7 @@ def _check_model(s: EvaluateSettings, state: Any, folder: str) -> None:
 
 
 def _count(s: EvaluateSettings, where: Launch, folder: str | None) -> SharedCount:
-    """This process's count among the run's processes (a folder on another machine, which this one
-    cannot see: its own count alone)."""
+    """This process's count among the run's processes (alone where ``folder`` is not seen here)."""
     from paraamr.layout import writer_id
 
     names = [writer_id(rank, where.processes, shard=s.shard) for rank in range(where.processes)]
@@ -307,25 +300,22 @@ def _count(s: EvaluateSettings, where: Launch, folder: str | None) -> SharedCoun
 
 
 def _check_outputs(s: EvaluateSettings, world: int) -> None:
-    """Refuse now, not after the run: plot files that exist (without --overwrite), a card folder
-    another process owns."""
+    """Refuse now, not after the run: plot files that exist, a card folder another process owns."""
     from paraamr.metrics.report import check_plots
 
-    if s.plots and s.shard == (0, 1):
+    if s.plots:  # (a shard takes neither: _check)
         check_plots(s.plots, overwrite=s.overwrite)
-    if s.write_card and world == 1:
+    if s.write_card:
+        from paraamr.card import evaluation_card
         from paraamr.locks import folder_lock
 
-        folder_lock(s.path, command="evaluate --write-card").release()
-    if s.write_card and s.shard == (0, 1):
-        from paraamr.card import evaluation_card
-
+        if world == 1:
+            folder_lock(s.path, command="evaluate --write-card").release()
         evaluation_card(s.path)  # a card paraamr did not write is refused now, not after the run
 
 
 def _display(s: EvaluateSettings, plan: Any, where: Launch, count: SharedCount) -> Progress:
-    """The main process's display of the run's pairs: every process's count, summed again every
-    second (the other processes show none)."""
+    """The main process's display of every process's count, summed again every second."""
     desc = "evaluate" if where.processes == 1 else f"evaluate ({where.processes} processes)"
     mode = s.progress if where.main else "none"
     total = plan.size(plan.owned(shard=s.shard))
@@ -338,8 +328,7 @@ def _work(
     embedder: str | None, shown: Progress, count: SharedCount,
 ) -> tuple:
     """This process's share (:func:`paraamr.metrics.scale.score_share`) as ``("ok", stats dict or
-    None)``, or ``("error", message)`` in a run of several processes (one process: raised); its
-    count saved as it goes, the last one before it returns."""
+    None)``, or ``("error", message)`` in a run of several processes (one process: raised)."""
     from paraamr.layout import writer_id
     from paraamr.metrics.scale import Scorer, process_models, score_share
     from paraamr.report import describe
@@ -388,7 +377,9 @@ def _work(
 
 def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     """Print the row (and write plots, the card) from the merged statistics."""
-    from paraamr.metrics.report import describe, plot_histograms, row_of, say_failures
+    from paraamr.card import update_card_metrics
+    from paraamr.locks import folder_lock
+    from paraamr.metrics.report import card_note, card_row, describe, plot_histograms, row_of, say_failures
     from paraamr.metrics.table2 import protocol_signature
 
     result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
@@ -408,7 +399,10 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     if s.plots:  # checked again under the folder's hold: of two runs, one writes them
         result["plots"] = [str(p) for p in plot_histograms(stats, s.plots, overwrite=s.overwrite)]
     if s.write_card:
-        result["card"] = str(_write_card(s, result, settings))
+        note = card_note(result, settings)
+        with folder_lock(s.path, command="evaluate --write-card"):  # the row into PATH's card
+            card = update_card_metrics(s.path, card_row(result), result["signatures"], note=note)
+        result["card"] = str(card)
     result |= {key: options[key] for key in ("input", "sample", "seed")} | {"unit": settings["unit"]}
     selection = settings.get("selection")
     if selection is not None:
@@ -424,14 +418,3 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
         )
     say_failures(result["failures"])
     return 0
-
-
-def _write_card(s: EvaluateSettings, result: dict[str, Any], settings: dict[str, Any]) -> Path:
-    """The row into PATH's card, under the folder's own lock."""
-    from paraamr.card import update_card_metrics
-    from paraamr.locks import folder_lock
-    from paraamr.metrics.report import card_note, card_row
-
-    note = card_note(result, settings)
-    with folder_lock(s.path, command="evaluate --write-card"):
-        return update_card_metrics(s.path, card_row(result), result["signatures"], note=note)

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.commands.stats import archive_limits
     from paraamr.errors import InputError, UsageError
     from paraamr.layout import atomic_file, remove_temps
-    from paraamr.outputs import claim_file
+    from paraamr.outputs import check_not_input, check_writable_file, claim_file
     from paraamr.sources import Skipped
 
     limits = archive_limits(args)
@@ -99,7 +99,11 @@ def run(args: argparse.Namespace) -> int:
     if output.is_dir():  # (".", which has no name to put the failures file beside)
         raise InputError(f"{output}: is a folder (OUTPUT is the CSV file to write)")
     failed = output.with_name(output.name + ".failures.jsonl")  # the pairs that could not be written
-    _check_output(args, output, failed)
+    check_not_input(output, args.path)
+    for path in (output, failed):
+        if os.path.lexists(path) and not args.overwrite:  # a link to nowhere is the user's too
+            raise InputError(f"{path}: exists (pass --overwrite to replace it)")
+    check_writable_file(output)
     splits = list(dict.fromkeys(args.split)) if args.split else None  # a split named twice: once
     skipped = Skipped() if args.skip_invalid else None
     items = exports.records(args.path, config=args.config, splits=splits, limits=limits, skipped=skipped)
@@ -152,8 +156,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _Failures:
-    """The failure rows, written as JSON lines as they come (never held), the first five also
-    printed on stderr; ``count`` and ``first`` (the first one's stage and reason) for messages."""
+    """The failure rows, written as JSON lines as they come, the first five also on stderr."""
 
     def __init__(self, stream) -> None:
         self.stream, self.count, self.first = stream, 0, ""
@@ -175,16 +178,3 @@ def _shown(rows, shown: Progress):
             shown.update(done)
         yield row
     shown.update(done)
-
-
-def _check_output(args: argparse.Namespace, output: Path, failed: Path) -> None:
-    """Refuse, before any work, an output that would be replaced without ``--overwrite`` (a link
-    to nowhere too), is the input, or cannot be written."""
-    from paraamr.errors import InputError
-    from paraamr.outputs import check_not_input, check_writable_file
-
-    check_not_input(output, args.path)
-    for path in (output, failed):
-        if os.path.lexists(path) and not args.overwrite:  # a link to nowhere is the user's too
-            raise InputError(f"{path}: exists (pass --overwrite to replace it)")
-    check_writable_file(output)

@@ -5,8 +5,7 @@ Finish a run whose shards ran independently (generate.py --shard I/N, a Slurm ar
 task is done and its files match its counts, then write the summary, name the shards over the whole
 run and write the card, under the folder's own lock; with --push-to-hub, upload the folder.
 
-A task that is not done is named, with the command of each shard to run again; nothing is written.
-Idempotent: a second call writes the same files. See :func:`paraamr.builder.shards.finalize_run`.
+See :func:`paraamr.builder.shards.finalize_run`.
 """
 
 from __future__ import annotations

@@ -130,9 +130,8 @@ def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSet
 
 
 def _paper_allows(name: str, value: Any) -> bool:
-    """Whether ``--preset paper`` takes option ``name`` with ``value``: a ``--max-perplexity`` (a
-    space saver) and a model option naming a local folder or file (a copy of the preset's model, for
-    offline use)."""
+    """Whether ``--preset paper`` takes option ``name`` with ``value``: any ``--max-perplexity``, and a
+    model option naming a local copy."""
     if name == "max_perplexity":
         return True
     local = isinstance(value, str) and Path(value).expanduser().exists()
@@ -156,10 +155,8 @@ def dry_run(
     overwrite: bool = False,
     download: bool = True,
 ) -> int:
-    """Print the plan: input rows found, processes (and shard), models (and whether they are on
-    disk), output; fetches, loads and writes nothing. Runs the run's own checks of the input, the
-    output folder (:func:`~paraamr.builder.checks.check_run`) and, on resume, of the models on disk:
-    refused here as it would be there. 1 when a model is missing and ``download`` is off."""
+    """Print the plan (input, processes, models, output) after the run's own checks; load and write
+    nothing. 1 when a model is missing and ``download`` is off."""
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
@@ -218,9 +215,7 @@ def dry_run(
     return 1 if missing and not download else 0
 
 
-#: The most jobs ``--executor`` takes (``--tasks``): far more than a run needs (15.5M sources are
-#: 15,540 tasks of 1,000 rows), few enough that datatrove's list of the jobs, its completion markers
-#: and, on Slurm, its arrays of 1,001 stay small.
+#: The most ``--tasks``: far more than a run needs (15.5M sources are 15,540 tasks of 1,000 rows).
 MAX_JOBS = 100_000
 
 
@@ -311,8 +306,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_executor(args: argparse.Namespace) -> None:
-    """Refuse the options of ``--executor`` that do not go together, or that do nothing (a dry run
-    refuses them too); then fill in those not given (``--tasks``: ``--workers``)."""
+    """Refuse ``--executor`` options that do not go together or do nothing; fill in those not given."""
     given = [name for name in EXECUTOR_DEFAULTS if getattr(args, name) is not None]
     slurm = [name for name in given if name.startswith("slurm_")]
     wrong = given if args.executor == "none" else slurm if args.executor != "slurm" else []
@@ -335,8 +329,7 @@ def _check_executor(args: argparse.Namespace) -> None:
 
 
 def origin(args: argparse.Namespace, settings: RunSettings) -> dict[str, Any]:
-    """What the first invocation of a run records beside its settings: its command line (``{shard}``
-    for the ``--shard`` value), the folder it ran in, its run settings and license."""
+    """What a run records beside its settings: its command line, folder, run settings and license."""
     from paraamr.builder.shards import shard_command
 
     argv = getattr(args, "argv", None) or [Path(sys.argv[0]).name, *sys.argv[1:]]

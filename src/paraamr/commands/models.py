@@ -111,8 +111,7 @@ COPY = "CTranslate2 copy (made on first use)"
 
 
 def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, str]]:
-    """``(name, kind, where on disk or "-", about)`` of every known model of ``kind`` (default: all,
-    the fetched ones too): what ``paraamr models list`` and ``paraamr env`` show."""
+    """``(name, kind, where on disk or "-", about)`` of every known model of ``kind`` (default: all)."""
     from paraamr.errors import ModelNotFoundError
     from paraamr.models import catalog
     from paraamr.models.resolve import cache_root, resolve

@@ -7,8 +7,6 @@ card is written again for REPO_ID first, so its snippets load the repo, not the 
 when the upload fails). Hub requests
 give up after PARAAMR_HUB_TIMEOUT seconds without an answer (default 30; transfers are retried up to
 5 times), so a Hub that stops answering ends the push with an error.
-
-The folder first (``DIR REPO_ID``) is refused, naming the command in the right order.
 """
 
 from __future__ import annotations
@@ -48,8 +46,7 @@ def add_hub_options(parser: argparse.ArgumentParser) -> None:
 
 
 def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
-    """A usage error (exit 2) unless ``repo_id`` is None or a Hub repo id ``ORG/NAME`` (a card's
-    snippets name the whole id); call it when options are read, before any work."""
+    """A usage error (exit 2) unless ``repo_id`` is None or a Hub repo id ``ORG/NAME``."""
     from paraamr.layout import check_name
 
     if repo_id is not None:
@@ -62,8 +59,7 @@ def check_repo_id(repo_id: str | None, option: str = "--push-to-hub") -> None:
 
 
 def push_of(args: argparse.Namespace):
-    """The :class:`~paraamr.builder.summary.Push` that ``--push-to-hub`` and its options ask for, or
-    None; a usage error for a bad repo id, or for its options without it."""
+    """The :class:`~paraamr.builder.summary.Push` that ``--push-to-hub`` asks for, or None."""
     from paraamr.builder.summary import Push
 
     check_repo_id(args.push_to_hub)
@@ -104,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     path = check_folder(folder)
     with folder_lock(path, command="push"):  # no run writes the folder meanwhile
         before = (path / CARD).read_bytes()
-        card_for_repo(folder, repo_id, getattr(args, "revision", None))
+        card_for_repo(folder, repo_id, args.revision)
         written = (path / CARD).read_bytes()
     try:
         return push_with_options(folder, repo_id, args)

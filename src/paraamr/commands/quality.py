@@ -296,8 +296,7 @@ def _triplets(args: argparse.Namespace, sentences: list[str]) -> tuple[list, dic
 
 
 def _extra_triplets(args: argparse.Namespace, triplets: list, pool: list[str]) -> list:
-    """The triplets of ``--unrelated-triplets``, ``--fragment-triplets`` and
-    ``--topic-shift-triplets``: each kind its own count, outside the equal shares."""
+    """The triplets of ``--unrelated-triplets``, ``--fragment-triplets`` and ``--topic-shift-triplets``."""
     from paraamr.quality.operators import EXTRA
     from paraamr.quality.triplets import extra_triplets, unrelated_sentence
 
@@ -335,8 +334,7 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """Build triplets from ``--input`` (and ``--records``, and the natural pairs) and train the
-    model in ``--output``."""
+    """Build triplets and train the model in ``--output``."""
     require("quality")
     from paraamr.quality.train import INFO_FILE, TrainSettings, check_output, train
     from paraamr.quality.triplets import training_sentences, write_triplets
@@ -410,8 +408,7 @@ def _pair_problem(row: dict, max_chars: int | None) -> str | None:
 
 
 def _scored(args: argparse.Namespace, scorer, pairs: list[tuple[str, str]]) -> list[float]:
-    """The scores of ``pairs``, :data:`SCORE_BATCHES` batches at a time, shown as ``--progress`` says
-    (the model's loading, then the pairs scored)."""
+    """The scores of ``pairs``, :data:`SCORE_BATCHES` batches at a time, shown as ``--progress`` says."""
     from paraamr.builder.tracking import model_line
 
     step = args.batch_size * SCORE_BATCHES

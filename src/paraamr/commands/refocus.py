@@ -4,10 +4,8 @@ Read PENMAN graphs (blank-line separated, metadata allowed) from FILE or stdin a
 re-rooted variant as PENMAN with # ::id and # ::focus metadata, each followed by a blank line. Bad
 graphs are reported on stderr by position and skipped (exit status 1).
 
-Each variant is written as soon as it is made, with its source's metadata; ``# ::id`` is the
-graph's own, else the record id (``paraamr.records.text_id``) of its ``# ::snt``, else of its PENMAN
-lines. A closing line on stderr counts graphs read, failed and variants written. Exit status: 0, 1
-when a graph failed, 2 when the input cannot be opened.
+``# ::id`` is the graph's own, else the record id of its ``# ::snt``, else of its PENMAN lines.
+Exit status: 0, 1 when a graph failed, 2 when the input cannot be opened.
 """
 
 from __future__ import annotations
@@ -20,9 +18,7 @@ import sys
 from paraamr.options import SEED, number, positive
 from paraamr.report import counted
 
-#: Listed in the help; the list itself is ``paraamr.amr.DEFAULT_EXCLUDED`` (kept light:
-#: ``paraamr --help`` does not import penman). A test checks that the two agree, and that the
-#: size caps' defaults are ``paraamr.amr.MAX_NODES`` and ``MAX_DEPTH``.
+#: ``paraamr.amr.DEFAULT_EXCLUDED`` for the help, which does not import penman (a test checks both agree).
 EXCLUDED_HELP = "amr-unknown, and, multi-sentence, name, or"
 
 

@@ -58,16 +58,13 @@ def archive_limits(args: argparse.Namespace):
             sizes[flag] = parse_size(value)
         except ValueError as err:
             raise UsageError(f"{flag}: {err}") from None
-    if not args.max_unpack_ratio > 0:
-        raise UsageError(f"--max-unpack-ratio must be positive, got {args.max_unpack_ratio:g}")
     return Limits(
         max_bytes=sizes["--max-unpacked"], max_ratio=args.max_unpack_ratio, max_line=sizes["--max-line-bytes"]
     )
 
 
 def check_finished(path: str) -> None:
-    """Refuse a run's folder whose records still wait in parts (a run cut into shards before
-    ``paraamr finalize``, a killed run): its shards hold none of them yet."""
+    """Refuse a run's folder whose records still wait in parts (unfinished, or killed)."""
     from pathlib import Path
 
     from paraamr.builder.folder import pending
