@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 PAUSE = Path(__file__).resolve().parent / "pause"
@@ -25,3 +27,17 @@ def killed_at(moment: str, argv: list[str]) -> None:
         assert run.poll() is None, run.stderr.read()[-2000:]
     run.kill()
     run.communicate(timeout=60)
+
+
+def wait_for_handlers(proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    """Wait until ``proc`` catches SIGTERM (Linux ``/proc``): its command's signal handlers are in
+    place, as they are a moment after a user starts it (a signal before them ends it as Python does)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the process ended before it installed its signal handlers"
+        with open(f"/proc/{proc.pid}/status") as f:
+            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+        if caught >> (signal.SIGTERM - 1) & 1:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no signal handlers after {timeout:g} s")
