@@ -136,12 +136,14 @@ class Rolling:
         whether it did."""
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(path)
-        if self._batches or arrow_bytes(pf.metadata) < self.max_bytes:
+        if self._batches or (self._writer is not None and not self._full):
             return False
-        if self._writer is not None:
-            first = pf.read_row_group(0, columns=list(self.group)) if self._full and self.group else None
-            if first is None or not first.num_rows or self._run(first, 0, self._last):
+        pf = pq.ParquetFile(path)
+        if arrow_bytes(pf.metadata) < self.max_bytes:
+            return False
+        if self._writer is not None:  # full, its last group still open
+            first = pf.read_row_group(0, columns=list(self.group))
+            if not first.num_rows or self._run(first, 0, self._last):
                 return False
             self._close()
         self.directory.mkdir(parents=True, exist_ok=True)
