@@ -11,6 +11,8 @@ import pytest
 
 from paraamr.cli import build_parser, main
 from paraamr.commands.quality import _default_run, _triplets
+from paraamr.errors import UsageError
+from paraamr.options import given_settings
 from paraamr.quality import QualityScorer
 from paraamr.quality.data import natural_pairs, set_c_sources
 from paraamr.quality.evaluation import classify, triplet_figures
@@ -549,6 +551,22 @@ def test_default_training_leaves_set_c_out_and_says_so(tmp_path):
     assert sum(t.positive_op == "natural" for t in triplets) == 40
     assert not {"unrelated", "fragment", "topic_shift"} & {t.negative_op for t in triplets}  # opt-in
     assert "phrase_synonym" not in {t.positive_op for t in triplets}
+
+
+def test_the_training_options_are_the_settings_fields():
+    """Each training setting is declared once, on TrainSettings: the parsed options give the settings
+    with their defaults, a value given on the command line reaches its field, and the Python API
+    refuses a number out of range with the option's name, as the command line does."""
+    def parsed(*given: str) -> TrainSettings:
+        args = build_parser().parse_args(["quality", "train", "--output", "x", *given])
+        return TrainSettings(**given_settings(TrainSettings, args))
+
+    assert parsed() == TrainSettings()
+    settings = parsed("--lr", "3e-5", "--threads", "0", "--cosine-model", "none", "--no-paired", "--seed=9")
+    assert (settings.learning_rate, settings.threads, settings.cosine_model) == (3e-5, None, None)
+    assert (settings.paired, settings.seed) == (False, 9)
+    with pytest.raises(UsageError, match="--epochs must be an integer > 0 or None, got 0"):
+        TrainSettings(epochs=0).check()
 
 
 def test_only_the_defaults_are_called_the_default_command():

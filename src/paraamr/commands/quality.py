@@ -19,7 +19,7 @@ from pathlib import Path
 from paraamr.errors import InputError, UsageError, refuse_pipes
 from paraamr.extras import require
 from paraamr.layout import atomic_dir, atomic_write
-from paraamr.options import SEED, number, path_text, positive
+from paraamr.options import add_settings, given_settings, number, path_text, positive
 from paraamr.outputs import check_not_input, check_writable_file, claim_file
 from paraamr.progress import Progress, add_progress_options
 from paraamr.report import json_text
@@ -40,9 +40,8 @@ def register(subparsers) -> None:
     from paraamr.quality.data import TRAINING_FILES
     from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY
     from paraamr.quality.scorer import BASE_MODEL, DEFAULT_MODEL
-    from paraamr.quality.train import MODES, TrainSettings
+    from paraamr.quality.settings import TrainSettings
 
-    d = TrainSettings()
     parser = subparsers.add_parser("quality", help="paraphrase quality (ParaQD): train a scorer, score pairs")
     sub = parser.add_subparsers(dest="quality_command", metavar="SUBCOMMAND", required=True)
 
@@ -96,12 +95,6 @@ def register(subparsers) -> None:
         help="also draw positives that put a multi-word synonym in a word's place (gated like synonyms)",
     )
     train.add_argument(
-        "--cosine-model",
-        default=d.cosine_model or "none",
-        help="cross: a sentence encoder (all-mpnet-base-v2) whose cosine, weighted on the validation pairs, "
-        "is added to the logit; 'none' for none (default: %(default)s)",
-    )
-    train.add_argument(
         "--synonym-min-similarity",
         type=number(float, low=0, high=1),
         default=SYNONYM_MIN_SIMILARITY,
@@ -114,31 +107,6 @@ def register(subparsers) -> None:
         action="store_true",
         help="replace a model already in --output, the folder whole (and --save-triplets)",
     )
-    train.add_argument("--mode", choices=MODES, default=d.mode, help="cross-encoder (default) or bi-encoder")
-    train.add_argument(
-        "--base", default=d.base, help="encoder to start from, a name or folder (default: %(default)s)"
-    )
-    train.add_argument(
-        "--margin",
-        type=positive(float),
-        default=d.margin,
-        help="triplet margin α, bi mode (default: %(default)s)",
-    )
-    train.add_argument("--epochs", type=positive(int), default=None, help="default: 1")
-    train.add_argument("--batch-size", type=positive(int), default=None, help="default: 32 (cross), 16 (bi)")
-    train.add_argument("--lr", type=positive(float), default=None, help="default: 1e-4 (cross), 5e-5 (bi)")
-    train.add_argument(
-        "--max-length",
-        type=positive(int),
-        default=d.max_length,
-        help="tokens per input (default: %(default)s)",
-    )
-    train.add_argument(
-        "--freeze-layers",
-        type=number(int, low=-1),
-        default=None,
-        help="-1: train all; 0: freeze the embeddings (default, cross); k: also the first k layers (bi: 3)",
-    )
     train.add_argument(
         "--max-triplets",
         type=positive(int),
@@ -148,54 +116,16 @@ def register(subparsers) -> None:
         f"them when more); at most twice it in all (default: {DEFAULT_TRIPLETS})",
     )
     train.add_argument(
-        "--validation",
-        type=number(float, low=0, high=1),
-        default=d.validation,
-        help="share of sentences held out for calibration (default: %(default)s)",
-    )
-    train.add_argument(
-        "--max-minutes",
-        type=positive(float),
-        default=None,
-        help="stop training after this many minutes (default: no limit)",
-    )
-    train.add_argument(
         "--max-chars",
         type=positive(int),
         default=TRAIN_MAX_CHARS,
         help="longer sentences are skipped, each a row in OUTPUT/failures.jsonl (default: %(default)s)",
     )
     train.add_argument(
-        "--paired",
-        action=argparse.BooleanOptionalAction,
-        default=d.paired,
-        help="cross: a triplet's two pairs in one batch (default; --no-paired: shuffled apart)",
-    )
-    train.add_argument(
-        "--logit-margin",
-        type=number(float, low=0),
-        default=d.logit_margin,
-        help=f"cross, --paired: hinge margin between the two logits (default: {d.logit_margin})",
-    )
-    train.add_argument(
-        "--natural-repeat",
-        type=positive(int),
-        default=d.natural_repeat,
-        help=f"epochs' passes over the hand-written natural pairs' triplets (default: {d.natural_repeat})",
-    )
-    train.add_argument(
-        "--seed",
-        type=number(**SEED),
-        default=d.seed,
-        help=f"of the triplets, the split and the training (numpy's range; default: {d.seed})",
-    )
-    train.add_argument(
-        "--threads", type=number(int, low=0), default=2, help="torch CPU threads (0: torch's default)"
-    )
-    train.add_argument(
         "--save-triplets", type=Path, default=None, help="also write the triplets (JSON lines)"
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_settings({"train": train.add_argument_group("training (the model's settings)")}, TrainSettings)
     train.set_defaults(func=run_train)
 
     score = sub.add_parser(
@@ -316,7 +246,7 @@ def _default_run(args: argparse.Namespace, settings) -> bool:
     """Whether ``args`` are the defaults of ``paraamr quality train`` (but --output and progress)."""
     from paraamr.quality.data import TRAINING_FILES
     from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY
-    from paraamr.quality.train import TrainSettings
+    from paraamr.quality.settings import TrainSettings
 
     return (
         list(args.input) == list(TRAINING_FILES)
@@ -356,14 +286,7 @@ def run_train(args: argparse.Namespace) -> int:
             raise UsageError(f"--save-triplets {args.save_triplets}: inside --output (the model's folder)")
     if args.save_triplets and args.save_triplets.exists() and not args.overwrite:
         raise UsageError(f"--save-triplets {args.save_triplets}: exists; pass --overwrite to replace it")
-    same = ("mode", "base", "margin", "epochs", "batch_size", "max_length", "freeze_layers", "validation")
-    same += ("max_minutes", "seed", "paired", "logit_margin", "natural_repeat")
-    settings = TrainSettings(
-        **{name: getattr(args, name) for name in same},
-        learning_rate=args.lr,
-        threads=args.threads or None,
-        cosine_model=None if args.cosine_model.lower() == "none" else args.cosine_model,
-    )
+    settings = TrainSettings(**given_settings(TrainSettings, args))
     sentences, failures = training_sentences(args.input, args.max_chars)
     settings.check()  # the models, before minutes of triplet building
     triplets, about = _triplets(args, sentences)

@@ -4,10 +4,7 @@
 cross-entropy on (anchor, positive) = 1 and (anchor, negative) = 0. A validation split of whole
 anchors gives the calibration (:func:`calibrate`).
 
->>> TrainSettings().mode, TrainSettings().base, TrainSettings().max_length
-('cross', 'all-MiniLM-L6-v2', 128)
->>> TrainSettings(mode="bi").resolved().learning_rate, TrainSettings().resolved().batch_size
-(5e-05, 32)
+Its settings: :class:`~paraamr.quality.settings.TrainSettings`.
 """
 
 from __future__ import annotations
@@ -20,18 +17,17 @@ import random
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from paraamr import __version__
-from paraamr.errors import InputError, UsageError
+from paraamr.errors import InputError
 from paraamr.quality.evaluation import by_kind, classify, equal_error_threshold, separation
 from paraamr.quality.model_card import training_note
-from paraamr.quality.mpnet import MPNET, cosine_weight, cosines
+from paraamr.quality.mpnet import cosine_weight, cosines
 from paraamr.quality.scorer import (
-    BASE_MODEL,
     DELTA_FILE,
     INFO_FILE,
     calibrated,
@@ -39,6 +35,7 @@ from paraamr.quality.scorer import (
     raw_scores,
     resolve_model,
 )
+from paraamr.quality.settings import MODES, TrainSettings
 from paraamr.quality.triplets import Triplet, operator_counts
 
 __all__ = ["INFO_FILE", "MODES", "TrainSettings", "calibrate", "check_output", "export_delta"]
@@ -46,77 +43,6 @@ __all__ += ["split_validation", "train", "validation_figures"]
 
 #: The smallest calibration slope (a barely trained model may fit a slope <= 0).
 MIN_SLOPE = 1e-3
-#: The two kinds of model ``paraamr quality train --mode`` can train.
-MODES = ("bi", "cross")
-#: Epochs, learning rate, batch size and frozen layers of each mode unless given (measured on the
-#: held-out set: docs/quality.md).
-MODE_DEFAULTS = {
-    "bi": {"epochs": 1, "learning_rate": 5e-5, "batch_size": 16, "freeze_layers": 3},
-    "cross": {"epochs": 1, "learning_rate": 1e-4, "batch_size": 32, "freeze_layers": 0},
-}
-
-
-@dataclass
-class TrainSettings:
-    """Every training option.
-
-    ``epochs``, ``learning_rate``, ``batch_size`` and ``freeze_layers`` default per mode
-    (:data:`MODE_DEFAULTS`). ``freeze_layers``: -1 trains everything; 0 freezes the word
-    embeddings; k > 0 also the first k transformer layers. ``max_minutes`` stops training after
-    that much wall time (the model is still calibrated and saved). ``threads``: torch's CPU threads
-    (None: torch's default). ``paired`` (cross): a triplet's two pairs in one batch (``batch_size``
-    still counts pairs), plus the hinge at ``logit_margin``. ``natural_repeat``: times each training
-    triplet of a natural pair is trained on in an epoch. ``cosine_model`` (cross; None: none): a
-    sentence encoder whose cosine, weighted by :func:`cosine_weight`, is added to the logit before
-    calibration (the logit alone is calibrated too, as ``cosine.without``).
-    """
-
-    mode: str = "cross"
-    base: str = BASE_MODEL
-    margin: float = 0.5
-    epochs: int | None = None
-    batch_size: int | None = None
-    learning_rate: float | None = None
-    warmup_ratio: float = 0.1
-    max_length: int = 128
-    freeze_layers: int | None = None
-    validation: float = 0.15
-    max_minutes: float | None = None
-    seed: int = 0
-    threads: int | None = 2
-    paired: bool = True
-    logit_margin: float = 0.0
-    natural_repeat: int = 2
-    cosine_model: str | None = MPNET
-
-    def resolved(self) -> TrainSettings:
-        """These settings with the mode's defaults filled in."""
-        filled = {k: v for k, v in MODE_DEFAULTS.get(self.mode, {}).items() if getattr(self, k) is None}
-        return replace(self, **filled)
-
-    def check(self) -> None:
-        """Refuse, before any triplet is built, an unknown mode, a setting the mode does not use, a
-        base or cosine model that is not found (fetched when missing and online) and more frozen
-        layers than the base has."""
-        if self.mode not in MODES:
-            raise InputError(f"mode {self.mode!r}: choose one of {', '.join(MODES)}")
-        cross, paired = self.mode == "cross", self.mode == "cross" and self.paired
-        used = {"margin": not cross, "paired": cross, "logit_margin": paired}
-        used["cosine_model"] = cross or self.cosine_model is None
-        unused = [k for k, on in used.items() if not on and getattr(self, k) != getattr(TrainSettings, k)]
-        if unused:  # a setting this mode does not use would do nothing
-            what = "; ".join(f"{k} {getattr(self, k)}" for k in unused)
-            raise UsageError(f"{what}: not used in {self.mode} mode{' without paired' * (cross > paired)}")
-        base = resolve_model(self.base, role="base model")
-        if cross and self.cosine_model is not None:
-            resolve_model(self.cosine_model, role="cosine model")
-        frozen = self.resolved().freeze_layers or 0
-        try:
-            layers = json.loads((base / "config.json").read_text(encoding="utf-8"))["num_hidden_layers"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return  # the loader names what is wrong with the base
-        if isinstance(layers, int) and frozen > layers:
-            raise InputError(f"freeze_layers {frozen}: the base {self.base} has {layers} layers")
 
 
 def split_validation(
