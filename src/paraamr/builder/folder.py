@@ -71,8 +71,8 @@ def _part_name(writer: str, k: int, suffix: str) -> str:
 
 
 class ShardWriter:
-    """The rows of one (``config``, ``split``) of ``folder``, in parts of ``writer`` numbered from
-    ``first_part``; :meth:`commit` returns the next part number. ``max_shard_size`` and
+    """The rows of one (``config``, ``split``) of ``folder``, in parts of ``writer`` numbered from 0;
+    :meth:`commit` returns the next part number. ``max_shard_size`` and
     ``row_group_size``: uncompressed Arrow bytes, as ``datasets`` counts them."""
 
     def __init__(
@@ -85,7 +85,6 @@ class ShardWriter:
         max_shard_size: int | str = MAX_SHARD_SIZE,
         row_group_size: int | str = MAX_ROW_GROUP_SIZE,
         writer: str = writer_id(),
-        first_part: int = 0,
     ):
         check_name("config", config)
         check_name("split", split)
@@ -97,7 +96,6 @@ class ShardWriter:
             schema,
             parse_size(max_shard_size),
             parse_size(row_group_size),
-            first_part,
             group=_group(config),
         )
         self._rows: list[dict] = []
@@ -153,9 +151,9 @@ class ShardWriter:
 class FailureWriter:
     """Failure rows (JSON lines) of one writer, committed in parts like :class:`ShardWriter`'s."""
 
-    def __init__(self, folder: str | os.PathLike, *, writer: str = writer_id(), first_part: int = 0):
+    def __init__(self, folder: str | os.PathLike, *, writer: str = writer_id()):
         self.directory = Path(folder) / PARTS / FAILURES
-        self.writer, self.next = writer, first_part
+        self.writer, self.next = writer, 0
         self._rows: list[dict] = []
 
     def write(self, row: dict) -> None:

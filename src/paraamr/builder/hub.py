@@ -25,8 +25,7 @@ from paraamr.errors import HubError, InputError, ParaAMRError, UsageError
 from paraamr.network import bound_hub_requests, network_problem
 from paraamr.report import redact
 
-__all__ = ["IGNORED", "LARGE_FOLDER", "REPLACED", "check_folder", "check_links", "check_online"]
-__all__ += ["push_folder"]
+__all__ = ["check_folder", "check_online", "push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")

@@ -26,7 +26,7 @@ __all__ = ["Rolling"]
 
 
 class Rolling:
-    """Parquet files ``directory/name(k)`` from ``k = first``, of at most ``max_bytes`` uncompressed
+    """Parquet files ``directory/name(k)`` from ``k = 0``, of at most ``max_bytes`` uncompressed
     Arrow bytes in row groups of at most ``row_group_bytes``, each named when closed, its bytes in
     :data:`NBYTES`; a file ends within a row of ``max_bytes``, or, with ``group`` (column names),
     within the group of its last row (a run of rows equal in those columns)."""
@@ -40,13 +40,12 @@ class Rolling:
         schema,
         max_bytes: int,
         row_group_bytes: int,
-        first: int = 0,
         *,
         group: tuple[str, ...] = (),
     ):
         self.directory, self.name, self.schema, self.group = directory, name, schema, group
         self.max_bytes, self.row_group_bytes = max_bytes, row_group_bytes
-        self.next = first
+        self.next = 0
         self.closed: list[Path] = []
         self.rows = 0
         self._writer = None

@@ -34,7 +34,6 @@ __all__ = [
     "amr_row",
     "decode_bytes",
     "long_line_row",
-    "raw_bytes",
     "row_task",
     "split_of",
     "text_row",
@@ -67,11 +66,6 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=repr)
 
 
-def raw_bytes(value: Any) -> bytes:
-    """Stable bytes of a decoded value (the id of a row that has no text of its own); never raises."""
-    return _json(value).encode("utf-8", errors="surrogatepass")
-
-
 def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
     """An :class:`InputRow` for one line of bytes (line end already stripped); id = sha1 of the bytes,
     which is ``text_id(text)`` whenever the bytes are valid UTF-8.
@@ -102,7 +96,7 @@ def long_line_row(line: LongLine, *, where: str) -> InputRow:
 
 def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> InputRow:
     """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``, by
-    default :func:`raw_bytes`): a failure row unless it is a text that can enter a run
+    default its JSON's): a failure row unless it is a text that can enter a run
     (:func:`paraamr.texts.text_problem`); bytes (a binary Parquet column) are read as UTF-8.
 
     >>> value_row(b"Hi.", "text", "in.parquet, row 1").text, value_row(b"\\xff", "text", "").failure.reason
@@ -110,7 +104,7 @@ def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> 
     """
     if isinstance(value, bytes):
         return decode_bytes(value, where=where)
-    raw = raw_bytes(value) if raw is None else raw
+    raw = _json(value).encode("utf-8", errors="surrogatepass") if raw is None else raw
     if isinstance(value, str):
         problem = text_problem(value)
         if problem is None:
