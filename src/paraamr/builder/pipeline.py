@@ -292,20 +292,16 @@ class Generator:
         scores = _call(self.stages.lm.perplexity, texts + [it.row.text for it in sources])
         for it, ppl in zip(sources, scores[len(texts) :], strict=True):
             it.source_ppl = None if is_failure(ppl) else float(ppl)
-        out = []
-        for (it, para), ppl in zip(pending, scores[: len(texts)], strict=True):
-            if is_failure(ppl):
-                stats.dropped["perplexity failed"] += 1
-                continue
-            para["perplexity"] = float(ppl)
-            if s.max_perplexity is not None and not ppl <= s.max_perplexity:
-                stats.dropped["perplexity"] += 1
-            elif with_sources and (
-                it.source_ppl is None or not ppl <= s.max_relative_perplexity * it.source_ppl
-            ):
-                stats.dropped["relative perplexity"] += 1
-            else:
-                out.append((it, para))
+        out = _keep(pending, scores[: len(texts)], stats, "perplexity", None, s.max_perplexity)
+        if with_sources:
+            ratio, before = s.max_relative_perplexity, len(out)
+            out = [
+                (it, p)
+                for it, p in out
+                if it.source_ppl is not None and p["perplexity"] <= ratio * it.source_ppl
+            ]
+            if len(out) < before:
+                stats.dropped["relative perplexity"] += before - len(out)
         stats.seconds["perplexity"] += time.perf_counter() - t0
         return out
 
@@ -321,18 +317,26 @@ class Generator:
             return pending
         t0 = time.perf_counter()
         scores = fn([it.row.text for it, _ in pending], [p["para_text"] for _, p in pending])
-        out = []
-        for (it, para), score in zip(pending, scores, strict=True):
-            if is_failure(score):
-                stats.dropped[f"{name} failed"] += 1
-                continue
-            para[name] = float(score)
-            if minimum is not None and not score >= minimum:
-                stats.dropped[name] += 1
-            else:
-                out.append((it, para))
+        out = _keep(pending, scores, stats, name, minimum, None)
         stats.seconds[name] += time.perf_counter() - t0
         return out
+
+
+def _keep(
+    pending: list, scores: list, stats: Stats, name: str, low: float | None, high: float | None
+) -> list:
+    """The ``(item, paraphrase)`` pairs of ``pending`` whose score ``name`` (set in each) is within
+    ``low`` and ``high``; the others are counted in ``stats.dropped``, as is a failed score."""
+    out = []
+    for (it, para), score in zip(pending, scores, strict=True):
+        if is_failure(score):
+            stats.dropped[f"{name} failed"] += 1
+        elif (low is not None and not score >= low) or (high is not None and not score <= high):
+            stats.dropped[name] += 1
+        else:
+            para[name] = float(score)
+            out.append((it, para))
+    return out
 
 
 def _key(row_id: str) -> int | str:
