@@ -1,6 +1,5 @@
-"""A run's input cut into tasks: read once, each row (input failures too) written to the file of
-task ``row_task(id) mod T`` (:func:`paraamr.builder.rows.row_task`), so repeats of a source meet in
-one task, in input order. The plan is written last, atomically: it marks the partition complete.
+"""A run's input cut into tasks by :func:`~paraamr.builder.rows.row_task`, so repeats of a source
+meet in one task; the plan, written last, marks the partition complete.
 
 >>> import tempfile
 >>> from paraamr.builder.rows import decode_bytes

@@ -1,9 +1,5 @@
 """Parquet files of a bounded size, written one after another, that never cut a group of rows.
 
-A :class:`Rolling` writer ends a file once it holds ``max_bytes`` uncompressed Arrow bytes (as
-``datasets`` counts a shard), past that only by the rest of the group of its last row: the rows of
-one source in ``pairs`` (runs of equal :data:`~paraamr.records.PAIRS_SOURCE`) stay in one file.
-
 >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
 >>> rows = pa.RecordBatch.from_pydict({"id": list("aaabbbccc"), "n": list(range(9))})
 >>> out = Rolling(Path(tempfile.mkdtemp()), "{:02d}.parquet".format, rows.schema, 60, 1 << 20, group=("id",))

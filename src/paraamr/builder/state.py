@@ -1,9 +1,5 @@
-"""A run's output folder as its processes see it: the saved settings, the locks, the tasks.
-
-Under ``DIR/.paraamr/`` a run keeps its settings, its input cut into tasks
-(:mod:`paraamr.builder.partition`) and one completion marker per finished task. A process takes
-the next task neither completed nor held by another (:meth:`RunFolder.claim`); a task killed
-midway has no marker and is done again from the start.
+"""A run's output folder as its processes see it: the saved settings, the locks, the tasks (each
+done again from the start unless its completion marker is written).
 
 >>> import tempfile
 >>> f = RunFolder(tempfile.mkdtemp(), rank=1, num_processes=2)
