@@ -42,8 +42,7 @@ def _cpu_only() -> bool:
 
 
 def launch_warning(environ: dict[str, str] | None = None) -> str | None:
-    """What to say when ``accelerate launch --cpu`` started one process (``MASTER_ADDR`` set, no
-    ``WORLD_SIZE``).
+    """What to say when ``accelerate launch --cpu`` started one process, not the number asked for.
 
     >>> launch_warning({"ACCELERATE_USE_CPU": "True", "MASTER_ADDR": "127.0.0.1"})[:45]
     'accelerate launch started ONE process, not th'
@@ -187,11 +186,9 @@ def execute(
     shard: Shard | None = None,
     origin: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """Run this process's share of the build into ``output`` (``origin``: see
-    :class:`~paraamr.builder.state.RunFolder`); the main process then finalizes the run (the upload
-    with ``push``) and returns the summary; as ``shard``, see :func:`~paraamr.builder.shards.shard_done`.
-    The main process checks everything (:func:`prepare`) before a model loads; the others end with
-    status 1, silently, when that fails."""
+    """Run this process's share of the build into ``output``; the main process checks everything
+    first (:func:`prepare`; the others exit 1 when that fails), then finalizes the run (as ``shard``:
+    :func:`~paraamr.builder.shards.shard_done`) and returns the summary."""
     run = run or RunSettings()
     t0 = time.monotonic()
     where = launch()

@@ -146,21 +146,18 @@ class RunFolder:
         return "resume"
 
     def check_models(self, record: RecordSettings, models: dict[str, str]) -> str:
-        """Refuse to resume with a model whose files are not those the run started with (``models``:
-        :func:`~paraamr.models.fast.model_digest` by kind); ``resume``, or ``restart`` (see
-        :meth:`check`)."""
+        """Refuse to resume with a model whose files (``models``: digests by kind) are not those the
+        run started with; ``resume``, or ``restart`` (see :meth:`check`)."""
         changed = model_changes((self.read_settings() or {}).get("models"), models, record.models())
         return self._restart(changed) if changed else "resume"
 
     def started(self) -> bool:
         """Whether the run in the folder did work that other settings would throw away: a task
-        completed, the run finalized, or a process at work in it. A run that failed as it started
-        (a model that would not load) did none."""
+        completed, the run finalized, or a process at work in it."""
         return bool(self.tasks.completed()) or finalized(self.path) or bool(busy_writers(self.path))
 
     def _restart(self, diffs: list[str]) -> str:
-        """``restart`` when the run has not :meth:`started` (:attr:`restarting` says why); refused
-        otherwise."""
+        """``restart`` when the run has not :meth:`started` (:attr:`restarting` says why), else refused."""
         why = "; ".join(diffs)
         if self.started():
             raise InputError(
@@ -255,10 +252,8 @@ class RunFolder:
         mode: str,
         task_rows: int,
     ) -> Plan:
-        """(The main process, its lock held) with ``overwrite`` (``mode`` of :meth:`check`), delete
-        the earlier run's state (this shard's only, with ``--shard``) and its summary: its dataset
-        stays until the new one's finalize replaces it; on ``restart``, every file of the run;
-        save the settings unless a shard did (refused when they differ); cut the input into tasks
+        """(The main process, its lock held) clear what ``mode`` (of :meth:`check`) throws away, save
+        the settings unless a shard did (refused when they differ) and cut the input into tasks
         unless that is done (stdin, then, must be the same rows)."""
         overwrite = mode == "overwrite"
         if mode == "restart":

@@ -50,9 +50,8 @@ def model_line(models: Mapping[str, str], paths: Mapping[str, str] | None = None
 
 
 class RunProgress:
-    """One process's progress in sources (rows), moved per batch, its count kept in ``count`` (shared
-    by the processes of a run: :attr:`paraamr.builder.state.RunFolder.count`); shown as ``desc`` by
-    the main process."""
+    """One process's progress in sources, moved per model batch, its count shared with the run's other
+    processes in ``count``; shown as ``desc`` by the main process."""
 
     def __init__(
         self,
