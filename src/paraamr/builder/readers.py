@@ -10,6 +10,7 @@ JSON lines, JSON, CSV, Parquet, a ``datasets`` dataset or PENMAN AMR files.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import functools
 import io
@@ -262,9 +263,5 @@ def read_input(path: str | Path, *, column: str = "text", fmt: str | None = None
         return
     if fmt not in streams:
         raise InputError(f"{path}: unknown input format {fmt!r}")
-    f = sys.stdin.buffer if path_s == "-" else open(path_s, "rb")  # noqa: SIM115
-    try:
+    with contextlib.nullcontext(sys.stdin.buffer) if path_s == "-" else open(path_s, "rb") as f:
         yield from streams[fmt](f, name=path_s)
-    finally:
-        if f is not sys.stdin.buffer:
-            f.close()
