@@ -65,7 +65,7 @@ class RunProgress:
         total: int,
         initial: int = 0,
     ):
-        self.count, self.window, self.stages = count, window, stages
+        self.count, self.window = count, window
         self.stats = Stats()  # of the windows written in this launch
         self.done = 0.0
         self._calls = dict.fromkeys(stages, 0.0)  # per stage, calls done (a window's call = 1)
