@@ -126,9 +126,8 @@ class Rolling:
         return self.next
 
     def link(self, path: Path) -> bool:
-        """Take ``path``, a file of full size, as the next one unchanged (hard link, else copy) when
-        nothing is open, or the open file is full and ``path`` does not go on with its last group;
-        whether it did."""
+        """Whether ``path``, a file of full size, was taken as the next file unchanged (hard link, else
+        copy): only when no file is open, or the open one is full and ``path`` starts a new group."""
         import pyarrow.parquet as pq
 
         if self._batches or (self._writer is not None and not self._full):

@@ -46,9 +46,8 @@ _SAY_WAIT = 5.0
 
 @dataclass(frozen=True)
 class Shard:
-    """This invocation's place in a run cut into shards: shard ``index`` of ``count`` (the tasks
-    ``k mod count = index``); ``finalize``: run the finalize step when it is the last shard to
-    finish (``--finalize auto``)."""
+    """Shard ``index`` of ``count`` (the tasks ``k mod count = index``); ``finalize``: the last shard
+    to finish runs the finalize step (``--finalize auto``)."""
 
     index: int
     count: int
@@ -65,8 +64,7 @@ def task_writer(task: int) -> str:
 
 class RunFolder:
     """The output folder of a run seen by process ``rank`` of ``num_processes`` (of ``shard``);
-    ``origin``: what the first invocation records beside the settings (``command``, with
-    ``{shard}`` for a ``--shard`` value; ``cwd``; ``run``: its run settings; ``license``)."""
+    ``origin``: what the first invocation saves beside the settings (``command``, ``cwd``, ...)."""
 
     def __init__(
         self,
@@ -102,9 +100,9 @@ class RunFolder:
         return saved
 
     def check(self, record: RecordSettings, identity: dict[str, Any] | None, *, overwrite: bool) -> str:
-        """Refuse to mix runs or to touch files that are not ours; return what will happen
-        (``new``, ``resume``, ``overwrite``, or ``restart``: the settings changed in a run that did
-        nothing a rerun would keep, see :meth:`started`). Writes nothing."""
+        """Refuse to mix runs or to touch files that are not ours; return ``new``, ``resume``,
+        ``overwrite`` or ``restart`` (other settings in a run that has not :meth:`started`). Writes
+        nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a folder")
         if self.path.is_symlink() and not self.path.exists():
