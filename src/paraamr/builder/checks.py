@@ -93,10 +93,8 @@ def models_on_disk(
 
 
 def _models_missing(missing: dict[str, str]) -> str:
-    """The messages of several missing models (by ``kind 'name'``) as one line: without the paths
-    looked at, a download's URL as its host, the shared reason once; the offline route when a fetch
-    failed. Too long for the reporter (:data:`~paraamr.report.MAX_MESSAGE`), the models are named
-    and the first one's message is given whole.
+    """The messages of several missing models (by ``kind 'name'``) as one line, shortened; when too
+    long, the models named and the first one's message whole.
 
     >>> _models_missing({"parser 'a'": "a is not on disk (looked at /x); fetch it with: get a (offline)",
     ...                  "lm 'b'": "b is not on disk (looked at /y); fetch it with: get b (offline)"})
@@ -130,10 +128,8 @@ def check_run(
     trust_remote_code: bool = False,
     push: Any = None,
 ) -> tuple[dict[str, Any], str, dict[str, str]]:
-    """Check the input (paths, format, its first row), the output folder and, with ``models``, that
-    each model is on disk (fetched when missing and online) and, on resume, has the files it had when
-    the run started; that the upload ``push`` can be made. Returns the settings as saved
-    (:meth:`RunFolder.resume_record`), ``new``/``resume``/``overwrite``/``restart`` and
+    """Check the input, the output folder, with ``models`` each model (on disk, unchanged on resume)
+    and the upload ``push``. Returns the settings to save, the mode (:meth:`RunFolder.check`) and
     ``{kind: path}`` of each model."""
     _check_input(record, folder.num_processes)
     path = input_file(record)

@@ -1,5 +1,4 @@
-"""The counts of a run (:class:`Stats`): what the pipeline tallies window by window, what each
-writer commits in its state, and what ``finalize`` adds up over every writer of a run.
+"""The counts of a run (:class:`Stats`), tallied window by window and added up over its tasks.
 
 >>> a, b = Stats(inputs=2, records=1, failures=Counter(input=1)), Stats(inputs=1, records=1)
 >>> a.merge(b)
@@ -19,9 +18,7 @@ __all__ = ["Stats"]
 @dataclass
 class Stats:
     """Counts of one run: inputs, records, failures by stage, candidates dropped by reason, seconds by
-    stage, candidates realized from a ``tagged`` or ``untagged`` input (a realizer with
-    ``realize_items``; a graph without ``# ::snt`` goes in untagged whatever ``--tagging`` says).
-    ``merge`` adds another run's counts (the summary of several processes)."""
+    stage, candidates realized from a ``tagged`` or ``untagged`` input."""
 
     inputs: int = 0
     records: int = 0

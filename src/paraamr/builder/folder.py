@@ -1,8 +1,5 @@
-"""Shard writers and failure files of a dataset folder, and finalize, over :mod:`paraamr.layout`.
-
-Writers write *parts* under ``.paraamr/parts/{config}/{split}/{writer}-{k:05d}.parquet``, each
-named when closed (at ``commit`` and at ``max_shard_size`` uncompressed Arrow bytes). :func:`finalize`
-turns them into shards of ``max_shard_size`` in row groups of at most ``MAX_ROW_GROUP_SIZE``.
+"""Shard writers and failure files of a dataset folder, written as parts under ``.paraamr/parts``,
+and :func:`finalize`, which turns the parts into shards.
 
 >>> import tempfile, pyarrow.parquet as pq
 >>> from paraamr.layout import list_shards
@@ -71,8 +68,8 @@ def _part_name(writer: str, k: int, suffix: str) -> str:
 
 
 class ShardWriter:
-    """The rows of one (``config``, ``split``) of ``folder``, in parts of ``writer`` numbered from
-    ``first_part``; :meth:`commit` returns the next part number. ``max_shard_size`` and
+    """The rows of one (``config``, ``split``) of ``folder``, in parts of ``writer`` numbered from 0;
+    :meth:`commit` returns the next part number. ``max_shard_size`` and
     ``row_group_size``: uncompressed Arrow bytes, as ``datasets`` counts them."""
 
     def __init__(
@@ -85,7 +82,6 @@ class ShardWriter:
         max_shard_size: int | str = MAX_SHARD_SIZE,
         row_group_size: int | str = MAX_ROW_GROUP_SIZE,
         writer: str = writer_id(),
-        first_part: int = 0,
     ):
         check_name("config", config)
         check_name("split", split)
@@ -97,7 +93,6 @@ class ShardWriter:
             schema,
             parse_size(max_shard_size),
             parse_size(row_group_size),
-            first_part,
             group=_group(config),
         )
         self._rows: list[dict] = []
@@ -153,9 +148,9 @@ class ShardWriter:
 class FailureWriter:
     """Failure rows (JSON lines) of one writer, committed in parts like :class:`ShardWriter`'s."""
 
-    def __init__(self, folder: str | os.PathLike, *, writer: str = writer_id(), first_part: int = 0):
+    def __init__(self, folder: str | os.PathLike, *, writer: str = writer_id()):
         self.directory = Path(folder) / PARTS / FAILURES
-        self.writer, self.next = writer, first_part
+        self.writer, self.next = writer, 0
         self._rows: list[dict] = []
 
     def write(self, row: dict) -> None:
@@ -239,10 +234,9 @@ def _count_against(counts: dict[str, int], stats: dict, what: str) -> list[str]:
 
 
 def check_committed(folder: str | os.PathLike, states: list[tuple[str, dict]]) -> dict[str, list[str]]:
-    """What is wrong with the committed files of each writer (``states``: ``(writer, committed
-    state)``): a part that is gone or cut short, rows that do not add up to its counts. Once
-    finalized (no parts left, a summary written), the shards against every writer's counts (key
-    ``""``); nothing while a :func:`finalize` is half done (its parts were checked before it began).
+    """What is wrong with the committed files of each writer (``states``: ``(writer, state)``): a part
+    gone or cut short, rows that do not add up to its counts; once finalized, the shards against
+    every writer's counts (key ``""``); nothing while a :func:`finalize` is half done.
 
     >>> import tempfile
     >>> from paraamr.records import PAIRS_SCHEMA
@@ -322,13 +316,11 @@ def finalize(
     row_group_size: int | str = MAX_ROW_GROUP_SIZE,
     replacing: Callable[[], object] | None = None,
 ) -> dict[str, dict[str, list[str]]]:
-    """Turn every part under ``folder`` into the final shards and failure files; return the shard
-    paths written (``{config: {split: [...]}}``). Crash-safe: the shards are staged (parts untouched),
-    a plan of renames saved, the parts deleted and the renames done; a call after a kill finishes
-    the plan or restarts the staging. A (config, split) with shards already is refused, unless
-    ``replacing``: it removes the dataset there once the new shards are staged, just before they are
-    renamed into place, in one block with the renames that a signal handled by
-    :mod:`paraamr.signals` does not cut: an interrupted run leaves the old shards or the new ones."""
+    """Turn every part under ``folder`` into shards and failure files; return the shard paths written
+    (``{config: {split: [...]}}``). Crash-safe: shards are staged, a plan of renames saved, then the
+    parts deleted and the renames done; a call after a kill finishes the plan or stages again. A
+    (config, split) with shards is refused unless ``replacing``, which removes the old dataset just
+    before the renames, in the same uninterruptible block."""
     import pyarrow.parquet as pq
 
     root = Path(folder)

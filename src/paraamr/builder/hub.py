@@ -1,11 +1,7 @@
 """Publish a dataset folder to the Hugging Face Hub as it is (``paraamr push``, ``--push-to-hub``).
 
-Hidden files and folders (the resume state, temporary files) are left out; a symbolic link that
-resolves outside the folder stops the push before anything is sent. The token is never printed.
-A large folder goes up with ``upload_large_folder`` (resumable) where huggingface_hub has it (before
-2.0); else, and for other folders, with ``upload_folder`` (since 2.0 with hf_xet: batches of commits,
-resumable). A push run again uploads only what the Hub lacks. Every request is bounded
-(:mod:`paraamr.network`).
+Hidden files are left out, a symbolic link out of the folder stops the push, the token is never
+printed; a large folder goes up with ``upload_large_folder`` where huggingface_hub has it.
 
 >>> IGNORED
 ('.*', '*/.*', '.*/**')
@@ -25,8 +21,7 @@ from paraamr.errors import HubError, InputError, ParaAMRError, UsageError
 from paraamr.network import bound_hub_requests, network_problem
 from paraamr.report import redact
 
-__all__ = ["IGNORED", "LARGE_FOLDER", "REPLACED", "check_folder", "check_links", "check_online"]
-__all__ += ["push_folder"]
+__all__ = ["check_folder", "check_online", "push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
@@ -55,8 +50,8 @@ def check_folder(folder: str | os.PathLike) -> Path:
 
 
 def check_links(folder: str | os.PathLike) -> None:
-    """Refuse a folder with a symbolic link (file or folder, broken or not, hidden ones aside:
-    they are never uploaded) that resolves outside it: the upload would send the target's content.
+    """Refuse a folder with a symbolic link (hidden ones aside) that resolves outside it: the upload
+    would send the target's content.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -82,8 +77,7 @@ def check_links(folder: str | os.PathLike) -> None:
 
 
 def check_online(push: Any) -> None:
-    """Refuse, before any work (exit 2), the upload ``push`` (None: none) while huggingface_hub is
-    offline: it failed at the end of the run."""
+    """Refuse the upload ``push`` (None: none) before any work while huggingface_hub is offline."""
     from huggingface_hub import constants
 
     if push is not None and constants.HF_HUB_OFFLINE:
@@ -102,9 +96,8 @@ def push_folder(
     token: str | None = None,
     commit_message: str | None = None,
 ) -> str:
-    """Create the dataset repo ``repo_id`` (if missing; ``private`` then) and upload ``folder``;
-    ``revision`` names a branch (created when missing). Returns the URL of the dataset (or of the
-    commit). Errors become :class:`HubError` with tokens redacted."""
+    """Create the dataset repo ``repo_id`` (if missing) and upload ``folder`` to its branch ``revision``;
+    returns the URL of the dataset or commit. Errors become :class:`HubError`, tokens redacted."""
     from huggingface_hub import HfApi
 
     path = check_folder(folder)
@@ -150,8 +143,7 @@ def _public(api: Any, repo_id: str) -> bool:
 
 
 def _delete_replaced(api: Any, path: Path, repo_id: str, revision: str | None, message: str) -> None:
-    """Delete, in one commit, the repo's :data:`REPLACED` files that ``path`` no longer has (what
-    ``upload_folder``'s ``delete_patterns`` does in its own commit)."""
+    """Delete, in one commit, the repo's :data:`REPLACED` files that ``path`` no longer has."""
     from huggingface_hub import CommitOperationDelete
     from huggingface_hub.utils import filter_repo_objects
 

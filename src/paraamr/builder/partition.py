@@ -1,6 +1,5 @@
-"""A run's input cut into tasks: read once, each row (input failures too) written to the file of
-task ``row_task(id) mod T`` (:func:`paraamr.builder.rows.row_task`), so repeats of a source meet in
-one task, in input order. The plan is written last, atomically: it marks the partition complete.
+"""A run's input cut into tasks by :func:`~paraamr.builder.rows.row_task`, so repeats of a source
+meet in one task; the plan, written last, marks the partition complete.
 
 >>> import tempfile
 >>> from paraamr.builder.rows import decode_bytes
@@ -23,6 +22,7 @@ import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from paraamr import layout
 from paraamr.builder.rows import InputRow, row_task
@@ -152,13 +152,9 @@ def partition(
     root = _root(folder)
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    spool, n, digest = root / "rows.jsonl", 0, hashlib.sha1()
+    spool = root / "rows.jsonl"
     with open(spool, "w", encoding="ascii") as f:
-        for row in rows:
-            line = _encode(row)
-            f.write(f"{row_task(row.id)} {line}")
-            digest.update(line.encode("ascii"))
-            n += 1
+        n, digest = rows_digest(rows, spool=f)
     count = task_count(n, task_rows=task_rows, at_least=at_least, shards=shards)
     counts: dict[int, int] = {}
     buffers: dict[int, list[str]] = {}
@@ -175,13 +171,14 @@ def partition(
                 held = 0
     _flush(folder, buffers)
     spool.unlink()
-    plan = Plan(Path(folder), count, dict(sorted(counts.items())), digest.hexdigest(), task_rows)
+    plan = Plan(Path(folder), count, dict(sorted(counts.items())), digest, task_rows)
     plan.save()
     return plan
 
 
-def rows_digest(rows: Iterable[InputRow]) -> tuple[int, str]:
-    """How many ``rows``, and the sha1 of the lines :func:`partition` writes for them.
+def rows_digest(rows: Iterable[InputRow], *, spool: TextIO | None = None) -> tuple[int, str]:
+    """How many ``rows``, and the sha1 of the lines :func:`partition` writes for them (to ``spool``,
+    each after its task key, when given).
 
     >>> from paraamr.builder.rows import decode_bytes
     >>> rows_digest([decode_bytes(b"a.")]) == rows_digest([decode_bytes(b"a.")]), rows_digest([])[0]
@@ -189,7 +186,10 @@ def rows_digest(rows: Iterable[InputRow]) -> tuple[int, str]:
     """
     digest, n = hashlib.sha1(), 0
     for row in rows:
-        digest.update(_encode(row).encode("ascii"))
+        line = _encode(row)
+        if spool is not None:
+            spool.write(f"{row_task(row.id)} {line}")
+        digest.update(line.encode("ascii"))
         n += 1
     return n, digest.hexdigest()
 

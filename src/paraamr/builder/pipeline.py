@@ -1,10 +1,6 @@
 """The model stages (:class:`Stages`, handed in) over windows of rows: parse -> re-focus -> realize
--> drop -> perplexity -> filter -> similarity / quality -> records. This module reads no files and
-loads no models.
-
-Each model stage gets a window's inputs at once; the CPU half of the next window runs in a thread
-meanwhile (``pipelined``). Window boundaries depend only on the stream of rows, so a resumed run
-forms the very same batches as an uninterrupted one.
+-> drop -> perplexity -> filter -> similarity / quality -> records. Windows depend only on the rows,
+so a resumed run forms the same batches; the CPU half of the next window runs in a thread meanwhile.
 """
 
 from __future__ import annotations
@@ -62,12 +58,9 @@ def _call(fn: Callable[[list], list], items: list) -> list:
 
 @dataclass
 class Stages:
-    """The model stages of a :class:`Generator`: any objects with the batch methods it calls.
-
-    ``realizer.realize(graphs)``, ``parser.parse(texts)`` (needed for text input),
-    ``lm.perplexity(texts)``, ``embedder.similarity(a, b)``, ``quality.score(a, b)``, each returning
-    one result (or a :class:`~paraamr.failures.Failure`) per input. A stage left ``None`` is skipped.
-    """
+    """The model stages of a :class:`Generator`: objects with ``realize(graphs)``, ``parse(texts)``,
+    ``perplexity(texts)``, ``similarity(a, b)``, ``score(a, b)``, each returning one result (or a
+    :class:`~paraamr.failures.Failure`) per input; a stage left ``None`` is skipped."""
 
     realizer: Any
     parser: Any = None
@@ -77,12 +70,9 @@ class Stages:
 
 
 class Generator:
-    """The corpus generator: ``generate(texts)`` / ``generate_from_amr(graphs)`` yield records (dicts as
-    in DESIGN.md, ``default`` config), in input order, lazily over any iterable.
-
-    Every input that does not become a record is a failure row (``id``, ``text``, ``raw_b64``,
-    ``stage``, ``reason``), passed to ``on_failure`` when given, else appended to :attr:`failures`;
-    :attr:`stats` holds the counts so far.
+    """The corpus generator: ``generate(texts)`` / ``generate_from_amr(graphs)`` yield records lazily,
+    in input order; an input that does not become a record is a failure row, passed to
+    ``on_failure`` or appended to :attr:`failures`; :attr:`stats` holds the counts so far.
 
     >>> class Upper:  # any object with the batch method is a stage
     ...     def realize(self, graphs):
@@ -114,17 +104,9 @@ class Generator:
     def generate(
         self, texts: Iterable[str], *, on_failure: _OnFailure = None, dedup: bool = True
     ) -> Iterator[dict]:
-        """Records for source sentences ``texts`` (str, or bytes taken as one UTF-8 line); a text that
-        cannot enter a run (a lone surrogate, a NUL) is a failure, as from a file.
-
-        Args:
-            texts: the source sentences (a list or any iterable; one string alone is refused, as
-                its characters would be taken for sentences). An item that is not a string is a
-                failure too.
-            on_failure: called with each failure row; by default they go to :attr:`failures`.
-            dedup: a repeat of a sentence earlier in ``texts`` becomes a ``duplicate`` failure
-                (default); ``False`` gives each repeat its own record. Earlier calls never count.
-        """
+        """Records for source sentences ``texts`` (any iterable of str, or bytes taken as one UTF-8
+        line; one string alone is refused); a text that cannot enter a run is a failure. With
+        ``dedup``, a repeat of a sentence earlier in ``texts`` is a ``duplicate`` failure."""
         refuse_one_string(texts, "texts")
         rows = (text_row(number, text) for number, text in enumerate(texts, 1))
         yield from self._records(rows, on_failure, dedup)
@@ -292,20 +274,16 @@ class Generator:
         scores = _call(self.stages.lm.perplexity, texts + [it.row.text for it in sources])
         for it, ppl in zip(sources, scores[len(texts) :], strict=True):
             it.source_ppl = None if is_failure(ppl) else float(ppl)
-        out = []
-        for (it, para), ppl in zip(pending, scores[: len(texts)], strict=True):
-            if is_failure(ppl):
-                stats.dropped["perplexity failed"] += 1
-                continue
-            para["perplexity"] = float(ppl)
-            if s.max_perplexity is not None and not ppl <= s.max_perplexity:
-                stats.dropped["perplexity"] += 1
-            elif with_sources and (
-                it.source_ppl is None or not ppl <= s.max_relative_perplexity * it.source_ppl
-            ):
-                stats.dropped["relative perplexity"] += 1
-            else:
-                out.append((it, para))
+        out = _keep(pending, scores[: len(texts)], stats, "perplexity", None, s.max_perplexity)
+        if with_sources:
+            ratio, before = s.max_relative_perplexity, len(out)
+            out = [
+                (it, p)
+                for it, p in out
+                if it.source_ppl is not None and p["perplexity"] <= ratio * it.source_ppl
+            ]
+            if len(out) < before:
+                stats.dropped["relative perplexity"] += before - len(out)
         stats.seconds["perplexity"] += time.perf_counter() - t0
         return out
 
@@ -321,18 +299,26 @@ class Generator:
             return pending
         t0 = time.perf_counter()
         scores = fn([it.row.text for it, _ in pending], [p["para_text"] for _, p in pending])
-        out = []
-        for (it, para), score in zip(pending, scores, strict=True):
-            if is_failure(score):
-                stats.dropped[f"{name} failed"] += 1
-                continue
-            para[name] = float(score)
-            if minimum is not None and not score >= minimum:
-                stats.dropped[name] += 1
-            else:
-                out.append((it, para))
+        out = _keep(pending, scores, stats, name, minimum, None)
         stats.seconds[name] += time.perf_counter() - t0
         return out
+
+
+def _keep(
+    pending: list, scores: list, stats: Stats, name: str, low: float | None, high: float | None
+) -> list:
+    """The ``(item, paraphrase)`` pairs of ``pending`` whose score ``name`` (set in each) is within
+    ``low`` and ``high``; the others are counted in ``stats.dropped``, as is a failed score."""
+    out = []
+    for (it, para), score in zip(pending, scores, strict=True):
+        if is_failure(score):
+            stats.dropped[f"{name} failed"] += 1
+        elif (low is not None and not score >= low) or (high is not None and not score <= high):
+            stats.dropped[name] += 1
+        else:
+            para[name] = float(score)
+            out.append((it, para))
+    return out
 
 
 def _key(row_id: str) -> int | str:

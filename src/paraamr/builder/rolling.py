@@ -1,9 +1,5 @@
 """Parquet files of a bounded size, written one after another, that never cut a group of rows.
 
-A :class:`Rolling` writer ends a file once it holds ``max_bytes`` uncompressed Arrow bytes (as
-``datasets`` counts a shard), past that only by the rest of the group of its last row: the rows of
-one source in ``pairs`` (runs of equal :data:`~paraamr.records.PAIRS_SOURCE`) stay in one file.
-
 >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
 >>> rows = pa.RecordBatch.from_pydict({"id": list("aaabbbccc"), "n": list(range(9))})
 >>> out = Rolling(Path(tempfile.mkdtemp()), "{:02d}.parquet".format, rows.schema, 60, 1 << 20, group=("id",))
@@ -26,7 +22,7 @@ __all__ = ["Rolling"]
 
 
 class Rolling:
-    """Parquet files ``directory/name(k)`` from ``k = first``, of at most ``max_bytes`` uncompressed
+    """Parquet files ``directory/name(k)`` from ``k = 0``, of at most ``max_bytes`` uncompressed
     Arrow bytes in row groups of at most ``row_group_bytes``, each named when closed, its bytes in
     :data:`NBYTES`; a file ends within a row of ``max_bytes``, or, with ``group`` (column names),
     within the group of its last row (a run of rows equal in those columns)."""
@@ -40,13 +36,12 @@ class Rolling:
         schema,
         max_bytes: int,
         row_group_bytes: int,
-        first: int = 0,
         *,
         group: tuple[str, ...] = (),
     ):
         self.directory, self.name, self.schema, self.group = directory, name, schema, group
         self.max_bytes, self.row_group_bytes = max_bytes, row_group_bytes
-        self.next = first
+        self.next = 0
         self.closed: list[Path] = []
         self.rows = 0
         self._writer = None
@@ -131,9 +126,8 @@ class Rolling:
         return self.next
 
     def link(self, path: Path) -> bool:
-        """Take ``path``, a file of full size, as the next one unchanged (hard link, else copy) when
-        nothing is open, or the open file is full and ``path`` does not go on with its last group;
-        whether it did."""
+        """Whether ``path``, a file of full size, was taken as the next file unchanged (hard link, else
+        copy): only when no file is open, or the open one is full and ``path`` starts a new group."""
         import pyarrow.parquet as pq
 
         if self._batches or (self._writer is not None and not self._full):

@@ -1,8 +1,5 @@
 """Input rows shared by the readers and the pipeline: ids, byte decoding, AMR metadata, and the
-partition of rows over tasks and splits by id (so repeats of a source meet in one process).
-
-Bad input never raises: bytes that are not UTF-8 (kept in ``raw_b64``), a lone surrogate or a NUL
-make the row an input failure with a writable text (U+FFFD for what cannot be written).
+cut of rows over tasks and splits by id. Bad input never raises: it becomes an input failure row.
 
 >>> row = decode_bytes(b"I know.")
 >>> row.id, row.text, row.failure
@@ -10,8 +7,6 @@ make the row an input failure with a writable text (U+FFFD for what cannot be wr
 >>> bad = decode_bytes(b"caf\\xe9")
 >>> bad.text, bad.raw_b64, str(bad.failure)
 ('caf\\ufffd', 'Y2Fm6Q==', 'input: invalid UTF-8 at byte 3')
->>> row_task(row.id) == row_task(decode_bytes(b'I know.').id)  # repeats meet in one task
-True
 >>> str(value_row("a\\ud800b", "text", "in.jsonl:2", b'{"text": "a\\\\ud800b"}').failure)
 'input: a lone surrogate (U+D800) at character 2; text cannot hold it'
 """
@@ -34,7 +29,6 @@ __all__ = [
     "amr_row",
     "decode_bytes",
     "long_line_row",
-    "raw_bytes",
     "row_task",
     "split_of",
     "text_row",
@@ -67,18 +61,9 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=repr)
 
 
-def raw_bytes(value: Any) -> bytes:
-    """Stable bytes of a decoded value (the id of a row that has no text of its own); never raises."""
-    return _json(value).encode("utf-8", errors="surrogatepass")
-
-
 def decode_bytes(raw: bytes, *, where: str = "") -> InputRow:
-    """An :class:`InputRow` for one line of bytes (line end already stripped); id = sha1 of the bytes,
-    which is ``text_id(text)`` whenever the bytes are valid UTF-8.
-
-    >>> decode_bytes(b"\\xff\\xfeok").failure
-    Failure(stage='input', reason='invalid UTF-8 at byte 0')
-    """
+    """An :class:`InputRow` for one line of bytes (line end stripped); id = sha1 of the bytes, which is
+    ``text_id(text)`` whenever the bytes are valid UTF-8."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -102,7 +87,7 @@ def long_line_row(line: LongLine, *, where: str) -> InputRow:
 
 def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> InputRow:
     """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``, by
-    default :func:`raw_bytes`): a failure row unless it is a text that can enter a run
+    default its JSON's): a failure row unless it is a text that can enter a run
     (:func:`paraamr.texts.text_problem`); bytes (a binary Parquet column) are read as UTF-8.
 
     >>> value_row(b"Hi.", "text", "in.parquet, row 1").text, value_row(b"\\xff", "text", "").failure.reason
@@ -110,7 +95,7 @@ def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> 
     """
     if isinstance(value, bytes):
         return decode_bytes(value, where=where)
-    raw = raw_bytes(value) if raw is None else raw
+    raw = _json(value).encode("utf-8", errors="surrogatepass") if raw is None else raw
     if isinstance(value, str):
         problem = text_problem(value)
         if problem is None:
@@ -190,11 +175,8 @@ def _hash_fraction(key: str, salt: str) -> int:
 
 
 def row_task(row_id: str) -> int:
-    """The task number of the row with id ``row_id``: a hash of the id, so repeats of a source
-    always meet in one task. :func:`paraamr.tasks.owned` cuts the tasks as it cuts evaluate's
-    chunks: task ``k`` to shard ``k mod N`` of ``--shard I/N``, then to process ``(k // N) mod P``
-    of the shard's ``P``; so shard ``i`` of ``N`` run by ``P`` processes is the same cut as a run of
-    ``N * P`` processes, and each shard may have its own ``P``.
+    """The task number of the row with id ``row_id``: a hash of the id, so repeats of a source meet in
+    one task; shard ``i`` of ``N`` run by ``P`` processes is the cut of ``N * P`` processes.
 
     >>> from paraamr.tasks import owned
     >>> ks = [row_task(f"{i:016x}") for i in range(200)]  # shard 1 of 4 by 3 processes = 12 processes
@@ -205,11 +187,7 @@ def row_task(row_id: str) -> int:
 
 
 def shard_of(row_id: str, shards: int) -> int:
-    """The shard (0-based, of ``shards``) the row with id ``row_id`` falls to (see :func:`row_task`).
-
-    >>> shard_of("dff1f819b8599b45", 1)
-    0
-    """
+    """The shard (0-based, of ``shards``) the row with id ``row_id`` falls to (see :func:`row_task`)."""
     return row_task(row_id) % shards
 
 

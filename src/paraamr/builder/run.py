@@ -30,37 +30,6 @@ from paraamr.tasks import broadcast, launch, share_cores
 __all__ = ["TASK_ROWS", "Push", "execute", "launch_warning", "prepare"]
 
 
-class _Outputs:
-    """The writers of one task: ``default`` and ``pairs`` for each split, and failures; ``close``
-    returns the next part number of each."""
-
-    def __init__(self, path: Path, task: int, splits: list[str], *, max_shard_size: int | str):
-        where = {"writer": task_writer(task)}
-        self.writers: dict[str, Any] = {}
-        for split in splits:
-            for config, schema in (("default", DEFAULT_SCHEMA), ("pairs", PAIRS_SCHEMA)):
-                self.writers[f"{config}/{split}"] = ShardWriter(
-                    path, config, split, schema, max_shard_size=max_shard_size, **where
-                )
-        self.writers["failures"] = FailureWriter(path, **where)
-
-    def write(self, window, spec: dict[str, Any]) -> None:
-        for record in window.records:
-            split = split_of(
-                record["id"],
-                validation=spec["validation_fraction"],
-                test=spec["test_fraction"],
-                train=spec["split"],
-            )
-            self.writers[f"default/{split}"].write(record)
-            self.writers[f"pairs/{split}"].write_rows(to_pairs(record))
-        for failure in window.failures:
-            self.writers["failures"].write(failure)
-
-    def close(self) -> dict[str, int]:
-        return {key: writer.commit() for key, writer in self.writers.items()}
-
-
 #: Rows a task by default (``--task-rows``): a few minutes of work on either device (docs/scale.md).
 TASK_ROWS = {"cpu": 50, "accelerator": 1000}
 
@@ -73,8 +42,7 @@ def _cpu_only() -> bool:
 
 
 def launch_warning(environ: dict[str, str] | None = None) -> str | None:
-    """What to say when ``accelerate launch --cpu`` started one process (``MASTER_ADDR`` set, no
-    ``WORLD_SIZE``).
+    """What to say when ``accelerate launch --cpu`` started one process, not the number asked for.
 
     >>> launch_warning({"ACCELERATE_USE_CPU": "True", "MASTER_ADDR": "127.0.0.1"})[:45]
     'accelerate launch started ONE process, not th'
@@ -148,16 +116,33 @@ def _task(
     generator: Generator,
     tracker: RunProgress,
 ) -> None:
-    """One task: its rows in windows, its parts, then its completion marker."""
-    outputs = _Outputs(folder.path, task, record.splits(), max_shard_size=run.max_shard_size)
-    spec, stats = record.as_dict(), Stats()
+    """One task: its rows in windows, written as parts of each split's ``default`` and ``pairs``
+    writers and of its failures, then its completion marker."""
+    where, size = {"writer": task_writer(task)}, run.max_shard_size
+    writers: dict[str, Any] = {
+        f"{config}/{split}": ShardWriter(folder.path, config, split, schema, max_shard_size=size, **where)
+        for split in record.splits()
+        for config, schema in (("default", DEFAULT_SCHEMA), ("pairs", PAIRS_SCHEMA))
+    }
+    writers["failures"] = FailureWriter(folder.path, **where)
+    stats = Stats()
     for window in generator.windows(tracker.taken(plan.read(task)), seen=set()):
-        outputs.write(window, spec)
+        for row in window.records:
+            split = split_of(
+                row["id"],
+                validation=record.validation_fraction,
+                test=record.test_fraction,
+                train=record.split,
+            )
+            writers[f"default/{split}"].write(row)
+            writers[f"pairs/{split}"].write_rows(to_pairs(row))
+        for failure in window.failures:
+            writers["failures"].write(failure)
         stats.merge(window.stats)
         tracker.window_done(window.rows, window.stats)
         check()  # a signal whose exception Python dropped stops here
     with critical():
-        folder.complete(task, outputs.close(), stats.as_dict())
+        folder.complete(task, {key: writer.commit() for key, writer in writers.items()}, stats.as_dict())
 
 
 def prepare(
@@ -201,11 +186,9 @@ def execute(
     shard: Shard | None = None,
     origin: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """Run this process's share of the build into ``output`` (``origin``: see
-    :class:`~paraamr.builder.state.RunFolder`); the main process then finalizes the run (the upload
-    with ``push``) and returns the summary; as ``shard``, see :func:`~paraamr.builder.shards.shard_done`.
-    The main process checks everything (:func:`prepare`) before a model loads; the others end with
-    status 1, silently, when that fails."""
+    """Run this process's share of the build into ``output``; the main process checks everything
+    first (:func:`prepare`; the others exit 1 when that fails), then finalizes the run (as ``shard``:
+    :func:`~paraamr.builder.shards.shard_done`) and returns the summary."""
     run = run or RunSettings()
     t0 = time.monotonic()
     where = launch()

@@ -1,5 +1,5 @@
-"""Runs cut into independent shards (``--shard I/N``: shard ``I`` runs the tasks ``k mod N = I``,
-with no barrier between shards) and the finalize step of every run (:func:`finalize_run`).
+"""Runs cut into independent shards (``--shard I/N`` runs the tasks ``k mod N = I``) and the finalize
+step of every run (:func:`finalize_run`).
 
 >>> shard_command(["generate.py", "--shard", "slurm", "--overwrite", "--token", "hf_x", "--output", "o"])
 ['generate.py', '--shard', '{shard}', '--output', 'o']
@@ -49,9 +49,8 @@ def shard_command(argv: Sequence[str]) -> list[str]:
 
 
 def _check_files(path: Path, status: RunStatus) -> None:
-    """Move each done task whose files do not match its counts to the tasks not done, its marker
-    removed (its shard redoes it); refuse a finalized run whose files do not match, or that lost a
-    task's marker."""
+    """Move each done task whose files do not match its counts to the tasks not done (its marker
+    removed); refuse a finalized run whose files do not match, or that lost a task's marker."""
     if not status.complete and finalized(path):
         RunFolder(path).check_finished()
     problems = check_committed(path, [(task_writer(k), status.done[k]) for k in sorted(status.done)])
@@ -82,13 +81,10 @@ def finalize_run(
     run: RunSettings | None = None,
     started: float | None = None,
 ) -> dict[str, Any] | None:
-    """Finalize a run whose every task is done: under the folder's own lock (waiting up to ``wait``
-    seconds), check each task's files, then write the summary, shards and card
-    (:func:`~paraamr.builder.summary.write_outputs`) and upload with ``push``. ``license``,
-    ``max_shard_size`` and ``run`` default to the first shard's; ``started``: the monotonic time the
-    run started. Without ``again``, a finalized run returns None (or redoes an upload that did not
-    reach ``push``). Raises :class:`InputError` naming each task not done, :class:`FolderLocked`
-    while another holds the folder."""
+    """Finalize a run whose every task is done: under the folder's own lock (waiting ``wait`` seconds)
+    check each task's files, write the summary, shards and card, and upload with ``push``. Without
+    ``again``, a finalized run returns None (or redoes a missing upload). InputError names each task
+    not done."""
     path, t0 = Path(path), time.monotonic() if started is None else started
     status = run_statuses(path)
     if not status.complete:
@@ -125,8 +121,7 @@ def shard_done(
     folder: RunFolder, *, push: Push | None = None, started: float | None = None
 ) -> dict[str, Any] | None:
     """(A shard's main process, its tasks done) let go of its lock and, with ``--finalize auto`` and
-    every task done, finalize the run once (:func:`finalize_run`; ``started``: when this shard
-    started). Returns the summary when this process finalized or uploaded."""
+    every task done, finalize the run; the summary when this process finalized or uploaded."""
     folder.unlock()
     spec = folder.spec
     status = run_statuses(folder.path)

@@ -21,9 +21,8 @@ __all__ = ["load_stages", "make_generator", "quiet_libraries"]
 
 
 def quiet_libraries(verbose: bool = False) -> None:
-    """Silence library noise (amrlib's deserializer messages, transformers' and huggingface_hub's
-    loading bars, transformers' warnings): the run counts failures itself and draws its own bar.
-    ``verbose`` leaves the libraries as they are."""
+    """Silence the libraries' messages and loading bars (the run counts failures and draws its own
+    bar), unless ``verbose``."""
     if verbose:
         return
     import logging
@@ -104,10 +103,8 @@ def make_generator(
     stages: Stages | dict[str, Any] | None = None,
     **settings: Any,
 ) -> Generator:
-    """A :class:`~paraamr.builder.pipeline.Generator` with the models of the settings loaded: either
-    ``record``/``run`` objects or flat ``settings`` by field name (``parser_model=...,
-    max_perplexity=None, device="cuda"``; see :func:`~paraamr.settings.split_settings`).
-    ``stages`` hands over models already loaded (the others are loaded here)."""
+    """A :class:`~paraamr.builder.pipeline.Generator` with the models of ``record``/``run``, or of
+    flat ``settings`` by field name, loaded; ``stages`` hands over models already loaded."""
     if settings:
         if record is not None or run is not None:
             raise TypeError("give settings objects or settings by name, not both")

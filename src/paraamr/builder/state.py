@@ -1,9 +1,5 @@
-"""A run's output folder as its processes see it: the saved settings, the locks, the tasks.
-
-Under ``DIR/.paraamr/`` a run keeps its settings, its input cut into tasks
-(:mod:`paraamr.builder.partition`) and one completion marker per finished task. A process takes
-the next task neither completed nor held by another (:meth:`RunFolder.claim`); a task killed
-midway has no marker and is done again from the start.
+"""A run's output folder as its processes see it: the saved settings, the locks, the tasks (each
+done again from the start unless its completion marker is written).
 
 >>> import tempfile
 >>> f = RunFolder(tempfile.mkdtemp(), rank=1, num_processes=2)
@@ -50,9 +46,8 @@ _SAY_WAIT = 5.0
 
 @dataclass(frozen=True)
 class Shard:
-    """This invocation's place in a run cut into shards: shard ``index`` of ``count`` (the tasks
-    ``k mod count = index``); ``finalize``: run the finalize step when it is the last shard to
-    finish (``--finalize auto``)."""
+    """Shard ``index`` of ``count`` (the tasks ``k mod count = index``); ``finalize``: the last shard
+    to finish runs the finalize step (``--finalize auto``)."""
 
     index: int
     count: int
@@ -69,8 +64,7 @@ def task_writer(task: int) -> str:
 
 class RunFolder:
     """The output folder of a run seen by process ``rank`` of ``num_processes`` (of ``shard``);
-    ``origin``: what the first invocation records beside the settings (``command``, with
-    ``{shard}`` for a ``--shard`` value; ``cwd``; ``run``: its run settings; ``license``)."""
+    ``origin``: what the first invocation saves beside the settings (``command``, ``cwd``, ...)."""
 
     def __init__(
         self,
@@ -106,9 +100,9 @@ class RunFolder:
         return saved
 
     def check(self, record: RecordSettings, identity: dict[str, Any] | None, *, overwrite: bool) -> str:
-        """Refuse to mix runs or to touch files that are not ours; return what will happen
-        (``new``, ``resume``, ``overwrite``, or ``restart``: the settings changed in a run that did
-        nothing a rerun would keep, see :meth:`started`). Writes nothing."""
+        """Refuse to mix runs or to touch files that are not ours; return ``new``, ``resume``,
+        ``overwrite`` or ``restart`` (other settings in a run that has not :meth:`started`). Writes
+        nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a folder")
         if self.path.is_symlink() and not self.path.exists():
@@ -150,21 +144,18 @@ class RunFolder:
         return "resume"
 
     def check_models(self, record: RecordSettings, models: dict[str, str]) -> str:
-        """Refuse to resume with a model whose files are not those the run started with (``models``:
-        :func:`~paraamr.models.fast.model_digest` by kind); ``resume``, or ``restart`` (see
-        :meth:`check`)."""
+        """Refuse to resume with a model whose files (``models``: digests by kind) are not those the
+        run started with; ``resume``, or ``restart`` (see :meth:`check`)."""
         changed = model_changes((self.read_settings() or {}).get("models"), models, record.models())
         return self._restart(changed) if changed else "resume"
 
     def started(self) -> bool:
         """Whether the run in the folder did work that other settings would throw away: a task
-        completed, the run finalized, or a process at work in it. A run that failed as it started
-        (a model that would not load) did none."""
+        completed, the run finalized, or a process at work in it."""
         return bool(self.tasks.completed()) or finalized(self.path) or bool(busy_writers(self.path))
 
     def _restart(self, diffs: list[str]) -> str:
-        """``restart`` when the run has not :meth:`started` (:attr:`restarting` says why); refused
-        otherwise."""
+        """``restart`` when the run has not :meth:`started` (:attr:`restarting` says why), else refused."""
         why = "; ".join(diffs)
         if self.started():
             raise InputError(
@@ -259,10 +250,8 @@ class RunFolder:
         mode: str,
         task_rows: int,
     ) -> Plan:
-        """(The main process, its lock held) with ``overwrite`` (``mode`` of :meth:`check`), delete
-        the earlier run's state (this shard's only, with ``--shard``) and its summary: its dataset
-        stays until the new one's finalize replaces it; on ``restart``, every file of the run;
-        save the settings unless a shard did (refused when they differ); cut the input into tasks
+        """(The main process, its lock held) clear what ``mode`` (of :meth:`check`) throws away, save
+        the settings unless a shard did (refused when they differ) and cut the input into tasks
         unless that is done (stdin, then, must be the same rows)."""
         overwrite = mode == "overwrite"
         if mode == "restart":

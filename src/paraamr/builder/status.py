@@ -1,5 +1,4 @@
-"""Where a run's tasks stand, and what to run for those that are not done. Only the tasks that
-have rows are looked at, and shards are named as index ranges, never one by one.
+"""Where a run's tasks stand, and what to run for those that are not done (shards named as ranges).
 
 >>> ranges(_spans([0, 1, 2, 5, 7, 8]))
 '0-2, 5, 7-8'

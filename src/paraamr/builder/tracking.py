@@ -50,9 +50,8 @@ def model_line(models: Mapping[str, str], paths: Mapping[str, str] | None = None
 
 
 class RunProgress:
-    """One process's progress in sources (rows), moved per batch, its count kept in ``count`` (shared
-    by the processes of a run: :attr:`paraamr.builder.state.RunFolder.count`); shown as ``desc`` by
-    the main process."""
+    """One process's progress in sources, moved per model batch, its count shared with the run's other
+    processes in ``count``; shown as ``desc`` by the main process."""
 
     def __init__(
         self,
@@ -66,7 +65,7 @@ class RunProgress:
         total: int,
         initial: int = 0,
     ):
-        self.count, self.window, self.stages = count, window, stages
+        self.count, self.window = count, window
         self.stats = Stats()  # of the windows written in this launch
         self.done = 0.0
         self._calls = dict.fromkeys(stages, 0.0)  # per stage, calls done (a window's call = 1)
