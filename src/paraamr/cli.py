@@ -1,12 +1,9 @@
 """``paraamr <command>``: argparse front end.
 
-Each module in :mod:`paraamr.commands` is one command: ``add_arguments(parser)`` and ``run(args)``
-(the exit status out), its help and description the first two paragraphs of its docstring
-(:func:`command_texts`); a command with subcommands defines ``register(subparsers)``. Command
-modules import heavy libraries inside their functions, so ``paraamr --help`` stays instant. Errors
-are reported as one line on stderr (:func:`paraamr.report.run_command`); ``--debug`` anywhere before
-``--`` prints the traceback too. Ctrl-C, SIGTERM and SIGHUP end a command with one line and their
-exit status (:mod:`paraamr.signals`).
+Each module in :mod:`paraamr.commands` is one command: ``add_arguments(parser)`` and ``run(args)``,
+its help and description from its docstring (:func:`command_texts`), or ``register(subparsers)``
+for subcommands. Errors are one line on stderr (:func:`paraamr.report.run_command`); ``--debug``
+before ``--`` prints the traceback too.
 
 >>> build_parser().parse_args(["--debug", "stats", "corpus"]).command
 'stats'
@@ -24,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from paraamr import __version__, commands
-from paraamr.network import with_hub_bounds
+from paraamr.network import bound_hub_requests
 from paraamr.options import ArgumentParser
 from paraamr.progress import add_quiet_option, quieted, silence_library_bars
 from paraamr.report import report, run_command, run_process
@@ -154,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with handled(f"paraamr {command}"):
         return run_command(
             command,
-            with_hub_bounds(_quietly),
+            _quietly,
             args,
             debug=debug,
             inputs=_inputs(args),
@@ -163,8 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _quietly(args: argparse.Namespace) -> int | None:
-    """The command, under ``-q`` quieted (:func:`paraamr.progress.quieted`); its errors are
-    reported outside, on the real stderr."""
+    """The command, its Hub requests bounded and under ``-q`` quieted (:func:`paraamr.progress.quieted`);
+    its errors are reported outside, on the real stderr."""
+    bound_hub_requests()
     with quieted(args, keep_stdout=_command(args) in RESULT_COMMANDS):
         return args.func(args)
 

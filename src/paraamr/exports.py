@@ -1,16 +1,8 @@
-"""Training files for the paper's uses of a corpus, streamed: SimCSE triplets and SCPN triples.
-
-- :func:`simcse_rows`: ``(source, paraphrase, random negative)`` for learning sentence embeddings
-  with SimCSE, the negative a source sentence drawn at random from another record; written in
-  SimCSE's supervised CSV (header ``sent0,sent1,hard_neg``) by :func:`write_csv`.
-- :func:`scpn_rows`: ``(source, target parse, paraphrase)`` for syntactically controlled
-  paraphrase generation (SCPN): the target parse is the paraphrase's constituency tree from a
-  :mod:`paraamr.metrics.parsers` parser with its words dropped, as SCPN takes parses.
-
-Each keeps the paraphrases at or below the paper's perplexity threshold for that use by default
-(:data:`THRESHOLDS`; a null perplexity fails it). Records are streamed from :func:`records`. A pair
-that cannot be written comes out as a failure (``{"where", "text", "para_text", "stage",
-"reason"}``), never dropped silently.
+"""Training files for the paper's uses of a corpus, streamed from :func:`records`: SimCSE triplets
+(:func:`simcse_rows`, a random other source as negative) and SCPN triples (:func:`scpn_rows`, the
+paraphrase's parse without words), written as CSV by :func:`write_csv`. Each keeps paraphrases at or
+below the paper's perplexity threshold for that use (:data:`THRESHOLDS`); a pair that cannot be
+written is a failure row, never dropped silently.
 
 >>> recs = [{"text": f"Sentence {i}.", "paraphrases": [{"para_text": f"Para {i}.", "perplexity": 50.0 * i}]}
 ...         for i in range(1, 5)]
@@ -32,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import InputError, check_splits
-from paraamr.filters import Filters
+from paraamr.filters import PAPER_USES, Filters
 from paraamr.metrics.trees import Tree, read_tree
 from paraamr.network import load_hub_dataset
 from paraamr.options import check_number
@@ -56,7 +48,7 @@ SIMCSE_COLUMNS = ("sent0", "sent1", "hard_neg")
 #: SCPN's triple: the source, the target's parse (no words), the target paraphrase.
 SCPN_COLUMNS = ("source", "target_parse", "paraphrase")
 #: The paper's perplexity threshold per use: sentence embeddings 110, controlled generation 85.
-THRESHOLDS = {"simcse": 110.0, "scpn": 85.0}
+THRESHOLDS = {"simcse": PAPER_USES["embeddings"], "scpn": PAPER_USES["controlled"]}
 #: Sources a negative is drawn from: a uniform sample of those read so far, of at most this many.
 POOL_SIZE = 100_000
 #: Records read ahead of the one whose negatives are drawn (so the first ones have a pool too).

@@ -1,20 +1,7 @@
-"""WordNet look-ups of English words: synonyms, antonyms and co-hyponyms (offline, cached).
-
-The one place the package queries WordNet (nltk's reader, set up offline by
-``python -m paraamr.wordnet``).
-
-A synonym of ``word`` is a lemma name of any WordNet synset of ``word`` (every part of speech, as
-found by WordNet's morphology, so "dogs" finds the synsets of "dog") that
-
-- is a single alphabetic word (``domestic_dog`` and ``dog-iron`` are left out, so one token stays
-  one token),
-- is not a proper name (lemma names with capitals, such as ``Price``, are left out),
-- is neither ``word`` itself nor one of its base forms (``dog`` is not a synonym of ``dogs``).
-
-Answers are lowercase, without repeats, in WordNet's order (senses by frequency, then lemmas).
-Antonyms come from the word's first three senses, directly or through the head of an adjective
-cluster. Parts of speech are WordNet's letters: ``n``, ``v``, ``a`` (adjectives, satellites
-included) and ``r``.
+"""WordNet look-ups of English words (nltk's reader, set up offline by ``python -m paraamr.wordnet``):
+synonyms, antonyms and co-hyponyms, cached. Answers are lowercase single words (one token stays one
+token; no proper names), without repeats, in WordNet's order; parts of speech are WordNet's letters
+``n``, ``v``, ``a`` (satellites included) and ``r``.
 
 >>> match_case("cost", "Price"), match_case("cost", "PRICE"), match_case("cost", "price")
 ('Cost', 'COST', 'cost')
@@ -92,13 +79,11 @@ def synonyms(
     attested: bool = False,
     phrases: bool = False,
 ) -> tuple[str, ...]:
-    """WordNet synonyms of ``word`` (see the module docstring for what counts), in WordNet's order.
-
-    ``pos`` (``n``, ``v``, ``a``, ``r``) keeps one part of speech; ``first_sense`` keeps only the
-    word's most frequent sense; ``attested`` keeps lemmas seen at least once in SemCor;
-    ``phrases`` gives the multi-word synonyms instead, words joined by spaces. Loads WordNet on
-    first use; raises ``LookupError`` with the setup command when it is not installed.
-    ``synonyms("price")`` gives ``('cost', 'terms', 'damage', 'toll')``.
+    """Lemma names of the WordNet synsets of ``word`` (found through WordNet's morphology, all parts
+    of speech unless ``pos``) but ``word`` and its base forms: ``synonyms("price")`` gives ``('cost',
+    'terms', 'damage', 'toll')``. ``first_sense``: its most frequent sense only; ``attested``: lemmas
+    SemCor has; ``phrases``: the multi-word ones instead, joined by spaces. ``LookupError`` (with the
+    setup command) when WordNet is not installed.
     """
     wn = _wordnet()
     lower = word.lower()

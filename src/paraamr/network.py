@@ -1,14 +1,7 @@
-"""Bounds on every request paraamr makes to the Hugging Face Hub (push, model and tokenizer
-downloads, Hub datasets): a Hub that accepts a connection and never answers ends in an error, never
-a hang; with no network at all (:func:`hub_unreachable`) a Hub dataset loads from the cache or fails
-at once (:func:`load_hub_dataset`).
-
-:func:`bound_hub_requests` gives huggingface_hub's shared HTTP client a timeout: each request gives
-up after :func:`hub_timeout` seconds without a byte (``PARAAMR_HUB_TIMEOUT``, default 30; connecting:
-10 s at most), and a connection that cannot be made is retried :data:`CONNECT_RETRIES` times.
-huggingface_hub itself retries a failed file transfer up to 5 times, and its file downloads keep
-their own ``HF_HUB_DOWNLOAD_TIMEOUT`` / ``HF_HUB_ETAG_TIMEOUT`` (10 s each by default). Direct
-downloads (:func:`paraamr.models.download.fetch_url`) have their own timeout and retries.
+"""Bounds on every request paraamr makes to the Hugging Face Hub: a Hub that never answers ends in
+an error, never a hang (:func:`bound_hub_requests`: :func:`hub_timeout` seconds without a byte,
+``PARAAMR_HUB_TIMEOUT``); with no network (:func:`hub_unreachable`) a Hub dataset loads from the
+cache or fails at once (:func:`load_hub_dataset`).
 
 >>> hub_timeout({"PARAAMR_HUB_TIMEOUT": "5"}), hub_timeout({})
 (5.0, 30.0)
@@ -19,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,7 +29,6 @@ __all__ = [
     "hub_unreachable",
     "load_hub_dataset",
     "unloadable_dataset",
-    "with_hub_bounds",
 ]
 
 #: Seconds a Hub request may wait for a byte (``PARAAMR_HUB_TIMEOUT``).
@@ -94,16 +86,6 @@ def bound_hub_requests() -> None:
 
     set_factory(factory)
     _bound[:] = [seconds]
-
-
-def with_hub_bounds(func: Callable[[Any], int]) -> Callable[[Any], int]:
-    """``func`` (a command's run), run after :func:`bound_hub_requests` (whose error is the command's)."""
-
-    def run(args: Any) -> int:
-        bound_hub_requests()
-        return func(args)
-
-    return run
 
 
 def network_problem(err: BaseException) -> str:

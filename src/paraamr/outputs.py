@@ -19,7 +19,7 @@ from paraamr.errors import FolderLocked, InputError
 from paraamr.layout import CARD, STATE_DIR, atomic_write, is_empty, remove_layout, remove_state
 
 __all__ = ["check_not_input", "check_writable", "check_writable_file", "claim_file"]
-__all__ += ["left_unfinished", "mark_new", "take_folder"]
+__all__ += ["hold", "left_unfinished", "mark_new", "take_folder"]
 
 #: The mark of a command writing a folder that was new or empty (:func:`mark_new`).
 WRITING = f"{STATE_DIR}/writing.json"
@@ -80,22 +80,28 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     ...
     paraamr.errors.FolderLocked: ...out.csv: being written by pid ... paraamr export
     """
-    from paraamr.layout import named_errors, remove_temps
-    from paraamr.locks import file_lock, holder
+    from paraamr.layout import remove_temps
 
     shown = f"{name} {os.fspath(path)}" if name else os.fspath(path)  # as the user gave it
     path = Path(path)
-    lock = path.with_name(f".{path.name}.lock")
-    try:
-        with named_errors(path):
-            held = file_lock(lock, command=command, wait=0.0)
-    except FolderLocked:
-        raise FolderLocked(f"{shown}: being written by {holder(lock)}") from None
-    with held:
+    with hold(path.with_name(f".{path.name}.lock"), shown, command=command, named=path):
         if os.path.lexists(path) and not overwrite:  # a link to nowhere is the user's too
             raise InputError(f"{shown}: exists (pass --overwrite to replace it)")
         remove_temps(path)
         yield path
+
+
+def hold(lock: Path, shown: str, *, command: str, named: Path) -> contextlib.AbstractContextManager:
+    """Take the file lock ``lock`` without waiting (an OSError names ``named``); refused in one line
+    naming ``shown`` and the holder."""
+    from paraamr.layout import named_errors
+    from paraamr.locks import file_lock, holder
+
+    try:
+        with named_errors(named):
+            return file_lock(lock, command=command, wait=0.0)
+    except FolderLocked:
+        raise FolderLocked(f"{shown}: being written by {holder(lock)}") from None
 
 
 def mark_new(folder: str | os.PathLike) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import FolderLocked, InputError
+from paraamr.errors import InputError
 from paraamr.layout import atomic_file
 
 __all__ = ["check_plot_files", "claim_plots", "figure"]
@@ -74,22 +74,16 @@ def claim_plots(
     >>> d.exists()
     False
     """
-    from paraamr.layout import named_errors, remove_temps
-    from paraamr.locks import file_lock, holder
+    from paraamr.layout import remove_temps
+    from paraamr.outputs import hold
 
     folder = Path(folder)
     paths = [folder / name for name in names]
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--plots {folder}: not a folder")
     made = not folder.exists()
-    lock = folder / PLOTS_LOCK
     try:
-        with named_errors(folder):
-            held = file_lock(lock, command=command, wait=0.0)
-    except FolderLocked:
-        raise FolderLocked(f"--plots {folder}: being written by {holder(lock)}") from None
-    try:
-        with held:
+        with hold(folder / PLOTS_LOCK, f"--plots {folder}", command=command, named=folder):
             check_plot_files(paths, overwrite=overwrite)
             for path in paths:
                 remove_temps(path)

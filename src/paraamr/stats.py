@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import os
 from array import array
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from paraamr import sources
-from paraamr.filters import Filters
+from paraamr.filters import PAPER_THRESHOLDS, Filters
 from paraamr.layout import PLOT_FILES
 from paraamr.plots import claim_plots, figure
 
 #: Perplexity quantiles reported, by name.
 QUANTILES = {"min": 0.0, "p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p95": 0.95, "max": 1.0}
-#: The paper's perplexity thresholds, marked on the histogram.
-THRESHOLDS = (85, 110, 120)
 TOKENS = "whitespace-separated words (str.split)"
 
 
@@ -51,62 +50,50 @@ def compute_stats(
     PNGs already there are refused unless ``overwrite``). ``max_perplexity`` filters as the loader
     does; ``limits`` caps what gz/zip input may unpack (:class:`paraamr.sources.Limits`).
     """
-    read = {"max_perplexity": max_perplexity, "skip_invalid": skip_invalid, "limits": limits}
-    if plot_dir is None:
-        return _stats(path, plot_dir=None, **read)
-    with claim_plots(plot_dir, PLOT_FILES, overwrite=overwrite, command="stats"):  # to the last plot
-        return _stats(path, plot_dir=plot_dir, **read)
-
-
-def _stats(
-    path: str | os.PathLike,
-    *,
-    max_perplexity: float | None,
-    skip_invalid: bool,
-    plot_dir: str | os.PathLike | None,
-    limits: sources.Limits | None,
-) -> dict[str, Any]:
-    """:func:`compute_stats`, its ``plot_dir`` already held and checked."""
     import numpy as np
 
-    perplexities = array("d")
-    per_source = array("l")
-    splits: dict[str, int] = {}
-    para_tokens = source_tokens = missing = 0
-    skipped = sources.Skipped()
-    records = sources.read_path(path, skip_invalid=skip_invalid, skipped=skipped, limits=limits)
-    for split, record in Filters(max_perplexity=max_perplexity).iter_records(records):  # in batches
-        splits[split] = splits.get(split, 0) + 1
-        per_source.append(len(record["paraphrases"]))
-        source_tokens += len(record["text"].split())
-        for para in record["paraphrases"]:
-            para_tokens += len(para["para_text"].split())
-            if para["perplexity"] is None:
-                missing += 1
-            else:
-                perplexities.append(para["perplexity"])
-    instances, pairs = len(per_source), int(sum(per_source))
-    ppl = np.frombuffer(perplexities, dtype=np.float64) if perplexities else np.zeros(0)
-    stats: dict[str, Any] = {
-        "instances": instances,
-        "pairs": pairs,
-        "avg_paraphrases": pairs / instances if instances else None,  # a mean of nothing: none
-        "avg_paraphrase_tokens": para_tokens / pairs if pairs else None,
-        "avg_source_tokens": source_tokens / instances if instances else None,
-        "sources_without_paraphrases": per_source.count(0),
-        "perplexity": {
-            **{name: (float(np.quantile(ppl, q)) if ppl.size else None) for name, q in QUANTILES.items()},
-            "mean": float(ppl.mean()) if ppl.size else None,
-            "missing": missing,
-        },
-        "splits": splits,
-        "tokens": TOKENS,
-        "max_perplexity": max_perplexity,
-        "skipped_lines": skipped.count,
-    }
-    if plot_dir is not None:
-        stats["plots"] = [str(p) for p in plot_histograms(ppl, np.asarray(per_source), plot_dir)]
-    return stats
+    held = nullcontext()
+    if plot_dir is not None:  # the plots folder, to the last plot
+        held = claim_plots(plot_dir, PLOT_FILES, overwrite=overwrite, command="stats")
+    with held:
+        perplexities = array("d")
+        per_source = array("l")
+        splits: dict[str, int] = {}
+        para_tokens = source_tokens = missing = 0
+        skipped = sources.Skipped()
+        records = sources.read_path(path, skip_invalid=skip_invalid, skipped=skipped, limits=limits)
+        for split, record in Filters(max_perplexity=max_perplexity).iter_records(records):  # in batches
+            splits[split] = splits.get(split, 0) + 1
+            per_source.append(len(record["paraphrases"]))
+            source_tokens += len(record["text"].split())
+            for para in record["paraphrases"]:
+                para_tokens += len(para["para_text"].split())
+                if para["perplexity"] is None:
+                    missing += 1
+                else:
+                    perplexities.append(para["perplexity"])
+        instances, pairs = len(per_source), int(sum(per_source))
+        ppl = np.frombuffer(perplexities, dtype=np.float64) if perplexities else np.zeros(0)
+        stats: dict[str, Any] = {
+            "instances": instances,
+            "pairs": pairs,
+            "avg_paraphrases": pairs / instances if instances else None,  # a mean of nothing: none
+            "avg_paraphrase_tokens": para_tokens / pairs if pairs else None,
+            "avg_source_tokens": source_tokens / instances if instances else None,
+            "sources_without_paraphrases": per_source.count(0),
+            "perplexity": {
+                **{name: (float(np.quantile(ppl, q)) if ppl.size else None) for name, q in QUANTILES.items()},
+                "mean": float(ppl.mean()) if ppl.size else None,
+                "missing": missing,
+            },
+            "splits": splits,
+            "tokens": TOKENS,
+            "max_perplexity": max_perplexity,
+            "skipped_lines": skipped.count,
+        }
+        if plot_dir is not None:
+            stats["plots"] = [str(p) for p in plot_histograms(ppl, np.asarray(per_source), plot_dir)]
+        return stats
 
 
 #: From this many paraphrases on, the perplexity histogram stops at the 99th percentile (a long tail
@@ -133,7 +120,7 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
         if len(perplexities):
             span = (low - 1.0, top + 1.0) if top - low < 1.0 else (low, top)  # one value: a visible bar
             ax.hist(shown, bins=50, range=span, color="#4c72b0")
-            for step, t in enumerate(THRESHOLDS):
+            for step, t in enumerate(sorted(PAPER_THRESHOLDS)):
                 if span[0] <= t <= span[1]:  # the paper's thresholds that fall inside the data
                     ax.axvline(t, color="#c44e52", linestyle="--", linewidth=1)
                     height = ax.get_ylim()[1] * (0.97 - 0.07 * step)  # staggered: close ones stay legible
