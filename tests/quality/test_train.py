@@ -345,6 +345,22 @@ def test_score_takes_labelled_pairs_as_natural_reads_them(tmp_path, capsys):
     assert figures["interval_95"]["separation"] == [None, None]
 
 
+@pytest.mark.parametrize(
+    "header", ["source\tcandidate\tlabel", "Source\tCandidate\tLabel\tKind", "source candidate label kind"]
+)
+def test_score_names_a_labelled_header_that_is_not_quite_right(tmp_path, capsys, header):
+    """A header of labelled pairs with a column missing, capitals or spaces for tabs was read as a
+    line of pairs, refused as "got 3 columns, in none of the layouts read (...)"."""
+    path = tmp_path / "labelled.tsv"
+    path.write_text(f"{header}\nThe dog ran.\tThe cat ran.\t0\tnoun\n")
+    assert main(["quality", "score", "--input", str(path), "--model", "all-MiniLM-L6-v2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"paraamr quality score: {path}, line 1: a header of labelled pairs (")
+    assert err.endswith(
+        "must be source candidate label kind, tab-separated (unlabelled pairs take no header)\n"
+    )
+
+
 def test_score_figures_carry_95_intervals_by_source(trained, tmp_path, capsys):
     sentences = ["The dog chased the cat.", "Anna gave Tom a book.", "The shop opens at nine."]
     rows = [

@@ -132,8 +132,15 @@ def score_rows(path: str) -> list[dict]:
     if path != "-":
         refuse_pipes(path, way_out="save it to a file first, or give JSON lines on stdin (--input -)")
     suffix = "" if path == "-" else Path(path).suffix.lower()
-    if suffix == ".tsv" and _first_line(path).split("\t") == list(PAIR_COLUMNS):
+    head = _first_line(path).split("\t") if suffix == ".tsv" else []
+    if head == list(PAIR_COLUMNS):
         return read_pairs(path)
+    names = {name.strip().lower() for name in head}
+    if names & {"candidate", "label", "kind"} or " ".join(head).lower().split() == list(PAIR_COLUMNS):
+        raise InputError(
+            f"{path}, line 1: a header of labelled pairs ({', '.join(head)}) must be "
+            f"{' '.join(PAIR_COLUMNS)}, tab-separated (unlabelled pairs take no header)"
+        )
     if path == "-" or not (Path(path).is_dir() or suffix in (".tsv", ".csv")):
         name = "<stdin>" if path == "-" else path
         try:
