@@ -69,11 +69,12 @@ def check_number(
     low: float | None = None,
     high: float | None = None,
     above: float | None = None,
+    below: float | None = None,
     none: bool = False,
 ) -> int | float | None:
     """``value`` as a Python ``kind`` (``int`` or ``float``; numpy scalars are numbers too, bools are
-    not), checked: finite, an integer for ``int``, ``>= low``, ``<= high``, ``> above``; None passes
-    when ``none``. Else ``ValueError`` naming ``name`` and the range.
+    not), checked: finite, an integer for ``int``, ``>= low``, ``<= high``, ``> above``, ``< below``;
+    None passes when ``none``. Else ``ValueError`` naming ``name`` and the range.
 
     >>> import numpy as np
     >>> check_number(np.float32(110), "max_perplexity", low=0), check_number(None, "x", none=True)
@@ -86,6 +87,10 @@ def check_number(
     Traceback (most recent call last):
     ...
     ValueError: batch_size must be an integer > 0, got 2.5
+    >>> check_number(1, "validation", above=0, below=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: validation must be a finite number > 0 and < 1, got 1
     """
     if value is None and none:
         return None
@@ -97,14 +102,15 @@ def check_number(
         and (not whole or isinstance(value, numbers.Integral) or float(value).is_integer())
     ):
         n = int(value) if whole else float(value)
-        if (low is None or n >= low) and (high is None or n <= high) and (above is None or n > above):
+        inside = (low is None or n >= low) and (high is None or n <= high)
+        if inside and (above is None or n > above) and (below is None or n < below):
             return n
-    what = ("an integer" if whole else "a finite number") + _range(low, high, above)
+    what = ("an integer" if whole else "a finite number") + _range(low, high, above, below)
     raise ValueError(f"{name + ' ' if name else ''}must be {what}{' or None' if none else ''}, got {value!r}")
 
 
-def _range(low: float | None, high: float | None, above: float | None) -> str:
-    """`` in [0, 1]``, `` >= 0``, `` > 0``, `` <= 1`` or nothing (integer bounds in full)."""
+def _range(low: float | None, high: float | None, above: float | None, below: float | None) -> str:
+    """`` in [0, 1]``, `` >= 0``, `` > 0 and < 1``, `` <= 1`` or nothing (integer bounds in full)."""
 
     def shown(bound: float) -> str:
         return str(bound) if isinstance(bound, int) else f"{bound:g}"
@@ -113,10 +119,10 @@ def _range(low: float | None, high: float | None, above: float | None) -> str:
         return f" in [{shown(low)}, {shown(high)}]"
     parts = [
         f"{sign} {shown(bound)}"
-        for sign, bound in ((">=", low), (">", above), ("<=", high))
+        for sign, bound in ((">=", low), (">", above), ("<=", high), ("<", below))
         if bound is not None
     ]
-    return "".join(f" {p}" for p in parts)
+    return " " + " and ".join(parts) if parts else ""
 
 
 def number(
@@ -125,6 +131,7 @@ def number(
     low: float | None = None,
     high: float | None = None,
     above: float | None = None,
+    below: float | None = None,
     none: bool = False,
 ) -> Callable[[str], int | float | None]:
     """An argparse ``type``: a number of ``kind`` checked by :func:`check_number` (finite, in range;
@@ -150,7 +157,7 @@ def number(
                 f"{text!r} is not {what}" + (" or 'none'" if none else "")
             ) from None
         try:
-            return check_number(value, kind=kind, low=low, high=high, above=above)
+            return check_number(value, kind=kind, low=low, high=high, above=above, below=below)
         except ValueError as err:  # the text as given, not as parsed; 'none' for no limit
             what = str(err).rpartition(", got ")[0] + (" or 'none' (no limit)" if none else "")
             raise argparse.ArgumentTypeError(f"{what}, got {text}") from None

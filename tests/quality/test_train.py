@@ -459,9 +459,9 @@ def test_score_records_a_failure_row_for_a_text_no_model_can_read(tmp_path, capf
             ["train", "--synonym-min-similarity", "1.5", "--output", "{out}"],
             r"must be a finite number in \[0, 1\]",
         ),
-        (
-            ["train", "--input", "{good}", "--output", "{out}", "--validation", "1.5"],
-            r"must be a finite number in \[0, 1\]",
+        *(
+            (["train", "--input", "{good}", "--output", "{out}", "--validation", v], "number > 0 and < 1")
+            for v in ("1.5", "0", "1")  # 0 and 1: no calibration split, or nothing to train on
         ),
         # before: the input was overwritten by the triplets (also when the run then failed), or the
         # file inside the model's folder blocked the run after the triplets were built
@@ -583,6 +583,10 @@ def test_the_training_options_are_the_settings_fields():
     assert (settings.paired, settings.seed) == (False, 9)
     with pytest.raises(UsageError, match="--epochs must be an integer > 0 or None, got 0"):
         TrainSettings(epochs=0).check()
+    for fraction in (0, 1):  # before: the Python API took them; only the command refused them
+        refusal = f"--validation must be a finite number > 0 and < 1, got {fraction}"
+        with pytest.raises(UsageError, match=refusal):
+            TrainSettings(validation=fraction).check()
 
 
 def test_only_the_defaults_are_called_the_default_command():

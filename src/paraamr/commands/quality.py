@@ -269,8 +269,6 @@ def run_train(args: argparse.Namespace) -> int:
     from paraamr.quality.train import INFO_FILE, TrainSettings, check_output, train
     from paraamr.quality.triplets import training_sentences, write_triplets
 
-    if not 0 < args.validation < 1:
-        raise UsageError(f"--validation {args.validation}: must be between 0 and 1")
     natural = {"--natural-repeat": args.natural_repeat != TrainSettings.natural_repeat}
     natural["--natural-operator-triplets"] = (
         args.natural_operator_triplets != DEFAULT_NATURAL_OPERATOR_TRIPLETS

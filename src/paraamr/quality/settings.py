@@ -74,7 +74,7 @@ class TrainSettings:
         number={"kind": int, "low": -1})
     validation: float = _train(
         0.15, "share of sentences held out for calibration (default: %(default)s)",
-        number={"kind": float, "low": 0, "high": 1})
+        number={"kind": float, "above": 0, "below": 1})
     max_minutes: float | None = _train(
         None, "stop training after this many minutes (default: no limit)", number=_POSITIVE)
     seed: int = _train(0, "of the triplets, the split and the training (numpy's range; default: %(default)s)",
