@@ -240,6 +240,16 @@ def test_bad_text_raises_amr_error_naming_graph_and_cause(text, cause):
     assert re.search(cause, out[1].reason)
 
 
+def test_a_comment_after_the_graph_is_a_comment():
+    """penman's reader fails on a comment after a graph on its line ("Unexpected end of input"), though
+    PENMAN allows a comment anywhere between tokens; before, such a graph was refused."""
+    text = "# ::id c1\n(r / run-01 :ARG0 (d / dog)) # the dog runs\n# a last note"
+    assert amr.decode(text) == amr.decode("# ::id c1\n(r / run-01 :ARG0 (d / dog))")
+    assert [v.focus for v in amr.variants(text)] == ["d"]
+    with pytest.raises(AMRError, match=r"text after the graph: '\)\) extra'"):
+        amr.decode("(r / run-01))) extra # two")
+
+
 def test_errors_name_the_graph_id():
     with pytest.raises(AMRError, match=r"^graph q9: not valid PENMAN"):
         amr.decode("# ::id q9\n(a / b :ARG0")

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from entries import generate as main
 from tinyargs import model_args
@@ -321,7 +322,8 @@ def test_amr_input_failures_invalid_utf8_and_junk_after_the_graph(tiny_models, t
     graphs.write_bytes(
         b"# ::id ok\n# ::snt The boy wants .\n(w / want-01 :ARG0 (b / boy))\n\n"
         b"# ::id bad-utf8\n# ::snt caf\xe9\n(c / cafe)\n\n"
-        b"# ::id junk\n# ::snt x\n(x / y))) extra )\n"
+        b"# ::id junk\n# ::snt x\n(x / y))) extra )\n\n"
+        b"# ::id comment\n# ::snt x\n(x / y) # a comment after the graph is none of its text\n"
     )
     out = tmp_path / "out"
     argv = ["--amr-input", str(graphs), "--output", str(out), "--no-progress", *_models(tiny_models)]
@@ -332,6 +334,8 @@ def test_amr_input_failures_invalid_utf8_and_junk_after_the_graph(tiny_models, t
     assert set(failures) == {"bad-utf8", "junk"}
     assert "invalid UTF-8" in failures["bad-utf8"]["reason"] and failures["bad-utf8"]["raw_b64"]
     assert failures["junk"]["reason"].startswith("text after the graph")
+    shards = (out / "data" / "default").glob("*.parquet")
+    assert {row["id"] for f in shards for row in pq.read_table(f).to_pylist()} == {"ok", "comment"}
 
 
 def test_progress_bar_has_a_total_percent_and_counts_every_row(small_run):

@@ -22,7 +22,9 @@ from penman.models.amr import model as AMR_MODEL
 
 from paraamr.errors import AMRError
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "parse", "read_graphs"]
+__all__ = [
+    "MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "parse", "read_graphs", "split_graph"
+]
 
 #: Default caps on one graph (``--max-amr-nodes``, ``--max-amr-depth``): far above sentence AMRs
 #: (tens of nodes, a dozen deep), below what stalls the realizer or meets Python's recursion limit.
@@ -115,8 +117,9 @@ def parse(
     fast = _fast_tree(text)
     if fast is not None:
         return fast
+    graph, junk = split_graph(text)
     try:
-        trees = list(itertools.islice(penman.iterparse(text), 2)) or [penman.parse(text)]
+        trees = list(itertools.islice(penman.iterparse(text if junk else graph), 2)) or [penman.parse(text)]
     except DecodeError as e:
         cause = f"{e.message} (line {e.lineno}, column {e.offset})"
         raise AMRError(f"{_describe_text(text, where)}: not valid PENMAN: {cause}") from e
@@ -125,7 +128,6 @@ def parse(
     if len(trees) > 1:
         cause = "more than one graph (a blank line must separate graphs)"
         raise AMRError(f"{_describe_text(text, where)}: {cause}")
-    junk = _after_graph(text)
     if junk:
         raise AMRError(
             f"{_describe_text(text, where)}: not valid PENMAN: text after the graph: {junk[:40]!r}"
@@ -133,22 +135,23 @@ def parse(
     return trees[0]
 
 
-def _after_graph(text: str) -> str:
-    """What follows the first graph's closing parenthesis in ``text``, comments left out (penman's
-    reader stops there without a word).
+def split_graph(text: str) -> tuple[str, str]:
+    """``text`` up to the end of its first graph, and what follows, comments left out: penman's
+    reader stops after a graph without a word, and fails on a comment after it on its line.
 
-    >>> _after_graph("(x / y))) extra )"), _after_graph('(x / y :name "a)b#") # a comment')
-    (')) extra )', '')
+    >>> split_graph("(x / y))) extra )")
+    ('(x / y)', ')) extra )')
+    >>> split_graph('# ::id 1\\n(x / y :name "a)b#") # a comment')
+    ('# ::id 1\\n(x / y :name "a)b#")', '')
     """
-    body = _COMMENT.sub(lambda m: m.group(1) or "", text)
-    depth, started = 0, False
-    for match in _TOKEN.finditer(body):
-        if started and depth == 0:
-            return body[match.start() :].strip()
-        if match.group() in ("(", ")") and match.lastgroup == "p":
+    depth = 0
+    for match in _LEXEME.finditer(text):
+        if match.lastgroup == "p" and match.group() != "/":
             depth += 1 if match.group() == "(" else -1
-            started = True
-    return ""
+            if depth == 0:
+                rest = _COMMENT.sub(lambda m: m.group(1) or "", text[match.end() :])
+                return text[: match.end()], rest.strip()
+    return text, ""
 
 
 #: A PENMAN string: double quotes around anything, backslash escapes included.
@@ -156,8 +159,10 @@ _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 #: Tokens of the plain PENMAN that AMR corpora use: strings, parentheses, slash, roles, symbols;
 #: anything else (alignments, stray quotes) falls through to ``other``.
 _TOKEN = re.compile(rf'(?P<s>{_STRING})|(?P<p>[()/])|(?P<r>:[^\s"()/:~]*)|(?P<y>[^\s"()/:~]+)|(?P<o>\S)')
-#: A string (kept) or a comment to the end of its line (dropped by :func:`_after_graph`).
+#: A string (kept) or a comment to the end of its line (dropped by :func:`split_graph`).
 _COMMENT = re.compile(rf"({_STRING})|#[^\n]*")
+#: A comment, or a token of :data:`_TOKEN` (a ``#`` inside a symbol is the symbol's, as for penman).
+_LEXEME = re.compile(rf"(?P<c>#[^\n]*)|{_TOKEN.pattern}")
 
 
 def _fast_tree(text: str) -> penman.Tree | None:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from paraamr.amr.reading import split_graph
 from paraamr.failures import Failure
 from paraamr.records import text_id
 from paraamr.texts import MAX_LINE_BYTES, LongLine, printable, text_problem
@@ -144,30 +145,9 @@ def amr_row(block: str, *, where: str = "") -> InputRow:
         rid = meta.get("id") or _bytes_id(block.encode("utf-8", errors="surrogatepass"))
         return InputRow(printable(rid), printable(snt or ""), failure=Failure("input", problem), where=where)
     rid = meta.get("id") or text_id(snt if snt is not None else graph)
-    junk = _after_graph(graph)
+    junk = split_graph(graph)[1]
     failure = Failure("input", f"text after the graph: {junk[:40]!r}") if junk else None
     return InputRow(rid, snt or "", amr=block, failure=failure, where=where)
-
-
-def _after_graph(graph: str) -> str:
-    """What follows the first complete ``( ... )`` of ``graph`` (quoted strings skipped), stripped.
-
-    >>> _after_graph('(x / y :name (n / name :op1 "a)b"))'), _after_graph("(x / y))) extra )")
-    ('', ')) extra )')
-    """
-    depth, quoted, escaped = 0, False, False
-    for i, ch in enumerate(graph):
-        if quoted:
-            escaped, quoted = (False, True) if escaped else (ch == "\\", ch != '"')
-        elif ch == '"':
-            quoted = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return graph[i + 1 :].strip()
-    return ""
 
 
 def _hash_fraction(key: str, salt: str) -> int:
