@@ -23,7 +23,8 @@ PACKAGE = SRC / "paraamr"
 #: Layers, lowest first: a module may import its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
     {"errors", "report", "failures", "records", "signature", "wordnet", "lexicon", "options"}
-    | {"layout", "locks", "signals", "progress", "texts", "outputs", "extras", "plots", "network", "tasks"},
+    | {"atomic", "layout", "locks", "signals", "progress", "texts", "outputs", "extras", "plots", "network"}
+    | {"tasks"},
     {"amr", "models"},
     {"builder.rows", "builder.readers", "builder.rolling", "builder.folder", "settings", "metrics", "stats"}
     | {"sources", "filters", "builder.counts", "builder.partition"},

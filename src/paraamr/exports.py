@@ -272,7 +272,7 @@ def write_csv(
     ...
     ValueError: r2: 2 values for the 3 columns sent0, sent1, hard_neg; nothing written
     """
-    from paraamr.layout import atomic_file
+    from paraamr.atomic import atomic_file
 
     refuse_one_string(columns, "columns")
     written = 0

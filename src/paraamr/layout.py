@@ -1,4 +1,4 @@
-"""THE dataset-folder layout, and the one atomic writer every writer of the package uses.
+"""THE dataset-folder layout (its files are written by :mod:`paraamr.atomic`).
 
 A dataset folder is a Hub dataset repository::
 
@@ -23,13 +23,11 @@ Every file a command keeps under ``.paraamr/`` is named here (:data:`STATE_FILES
 
 from __future__ import annotations
 
-import contextlib
 import glob as _glob
 import os
 import re
-import secrets
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +49,6 @@ __all__ = [
     "STATE_FILES",
     "SUMMARY",
     "arrow_bytes",
-    "atomic_dir",
-    "atomic_file",
-    "atomic_write",
     "check_name",
     "data_files",
     "dataset_inside",
@@ -66,7 +61,6 @@ __all__ = [
     "parse_size",
     "remove_layout",
     "remove_state",
-    "remove_temps",
     "shard_name",
     "state_path",
     "writer_id",
@@ -241,6 +235,7 @@ def holds_dataset(folder: str | os.PathLike) -> bool:
     replaces only a folder for which this is true (``generate`` asks more: a run of its own).
 
     >>> import tempfile
+    >>> from paraamr.atomic import atomic_write
     >>> d = Path(tempfile.mkdtemp())
     >>> _ = atomic_write(d / CARD, "# my notes"); holds_dataset(d)
     False
@@ -257,6 +252,7 @@ def is_empty(folder: str | os.PathLike) -> bool:
     the folder's lock on a new folder made those).
 
     >>> import tempfile
+    >>> from paraamr.atomic import atomic_write
     >>> d = Path(tempfile.mkdtemp())
     >>> _ = atomic_write(d / LOCKS / "folder.lock", ""); is_empty(d)
     True
@@ -276,6 +272,7 @@ def remove_layout(folder: str | os.PathLike, *, state: bool = True, card: bool =
     ``card=False`` the card (which the caller replaces next: never a folder without one).
 
     >>> import tempfile
+    >>> from paraamr.atomic import atomic_write
     >>> d = Path(tempfile.mkdtemp())
     >>> names = ("README.md", "evaluation.json", "notes.txt", ".paraamr/settings.json", ".paraamr/locks/x")
     >>> for name in names:
@@ -345,147 +342,3 @@ def layout_info(folder: str | os.PathLike) -> dict[str, Any]:
                 "download_size": sum(path.stat().st_size for path in paths),
             }
     return out
-
-
-# -- atomic writes ------------------------------------------------------------------------------
-def _temp_name(path: Path, suffix: str = ".tmp") -> Path:
-    """A hidden name beside ``path``, unique to this call (two writers never share one)."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
-
-
-@contextlib.contextmanager
-def named_errors(path: str | os.PathLike) -> Iterator[None]:
-    """An OSError inside names ``path``, the file the user knows of, not the temporary or lock
-    file made for it."""
-    try:
-        yield
-    except OSError as e:
-        raise type(e)(e.errno, e.strerror, str(path)) from None
-
-
-def remove_temps(path: str | os.PathLike) -> int:
-    """Delete the temporary files :func:`atomic_file` left beside ``path``; return how many. Call it
-    only where no other process is writing ``path``.
-
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "state.json"
-    >>> _ = _temp_name(p).write_text("half")
-    >>> remove_temps(p), list(p.parent.iterdir())
-    (1, [])
-    """
-    path = Path(path)
-    stale = list(path.parent.glob(f".{_glob.escape(path.name)}.*.tmp")) if path.parent.is_dir() else []
-    for tmp in stale:
-        if tmp.is_dir() and not tmp.is_symlink():  # an atomic_dir's folder
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.unlink(missing_ok=True)
-    return len(stale)
-
-
-def _fsync(path: Path) -> None:
-    """Flush ``path`` (a file, or a folder: its renames) to disk."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _sync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (where the platform can)."""
-    with contextlib.suppress(OSError):
-        _fsync(directory)
-
-
-@contextlib.contextmanager
-def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Path]:
-    """A file made atomically: yields a temporary path beside ``path`` (unique to the call) to
-    write; when the block ends without an error it is flushed to disk and renamed over ``path`` (a
-    symbolic link there is replaced, never written through), else removed. Readers see the old file
-    or the new one, never a part; a crash leaves at most a hidden temporary file. Creates missing
-    parent folders. ``durable=False`` skips the flushes to disk.
-
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "x.txt"
-    >>> with atomic_file(p) as tmp:
-    ...     _ = tmp.write_text("new")
-    ...     p.exists()
-    False
-    >>> p.read_text()
-    'new'
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_name(path)
-    with named_errors(path):
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    try:
-        yield tmp
-        if durable:
-            _fsync(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if durable:
-        _sync_dir(path.parent)
-
-
-def atomic_write(
-    path: str | os.PathLike, data: str | bytes, *, encoding: str = "utf-8", durable: bool = True
-) -> Path:
-    """Write ``data`` (text in ``encoding``, or bytes) to ``path`` through :func:`atomic_file`.
-
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "a" / "x.json"
-    >>> atomic_write(p, '{"n": 1}').read_text(), [q.name for q in p.parent.iterdir()]
-    ('{"n": 1}', ['x.json'])
-
-    An error names ``path``, not the temporary file:
-
-    >>> atomic_write("/proc/x.json", "{}")
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: [Errno 2] No such file or directory: '/proc/x.json'
-    """
-    with atomic_file(path, durable=durable) as tmp:
-        tmp.write_bytes(data.encode(encoding) if isinstance(data, str) else data)
-    return Path(path)
-
-
-@contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool = False) -> Iterator[Path]:
-    """A new folder made atomically: yields a temporary folder beside ``path`` (unique to the call)
-    to fill; when the block ends without an error it becomes ``path``, else it is removed. Creates
-    missing parent folders. ``path`` must not exist, unless ``replace`` (the old folder is swapped
-    out and deleted; a crash in between leaves it as a hidden sibling) or ``exist_ok`` (a folder
-    another process put there meanwhile wins, ours is dropped).
-
-    >>> import tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "model"
-    >>> with atomic_dir(target) as tmp:
-    ...     _ = (tmp / "w.bin").write_bytes(b"x")
-    >>> [p.name for p in target.iterdir()], [p.name for p in target.parent.iterdir()]
-    (['w.bin'], ['model'])
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_name(path)
-    with named_errors(path):
-        tmp.mkdir()
-    try:
-        yield tmp
-        if replace and (path.exists() or path.is_symlink()):
-            old = _temp_name(path, ".old")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
-        elif exist_ok and path.is_dir():
-            shutil.rmtree(tmp)
-        else:
-            os.rename(tmp, path)  # fails on an existing non-empty folder: never merged into
-        _sync_dir(path.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

@@ -15,8 +15,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from paraamr.atomic import atomic_write
 from paraamr.errors import FolderLocked, InputError
-from paraamr.layout import CARD, STATE_DIR, atomic_write, is_empty, remove_layout, remove_state
+from paraamr.layout import CARD, STATE_DIR, is_empty, remove_layout, remove_state
 
 __all__ = ["check_not_input", "check_writable", "check_writable_file", "claim_file"]
 __all__ += ["hold", "left_unfinished", "mark_new", "take_folder"]
@@ -80,7 +81,7 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     ...
     paraamr.errors.FolderLocked: ...out.csv: being written by pid ... paraamr export
     """
-    from paraamr.layout import remove_temps
+    from paraamr.atomic import remove_temps
 
     shown = f"{name} {os.fspath(path)}" if name else os.fspath(path)  # as the user gave it
     path = Path(path)
@@ -94,7 +95,7 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
 def hold(lock: Path, shown: str, *, command: str, named: Path) -> contextlib.AbstractContextManager:
     """Take the file lock ``lock`` without waiting (an OSError names ``named``); refused in one line
     naming ``shown`` and the holder."""
-    from paraamr.layout import named_errors
+    from paraamr.atomic import named_errors
     from paraamr.locks import file_lock, holder
 
     try:

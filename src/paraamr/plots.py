@@ -23,8 +23,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from paraamr.atomic import atomic_file
 from paraamr.errors import InputError
-from paraamr.layout import atomic_file
 
 __all__ = ["check_plot_files", "claim_plots", "figure"]
 
@@ -74,7 +74,7 @@ def claim_plots(
     >>> d.exists()
     False
     """
-    from paraamr.layout import remove_temps
+    from paraamr.atomic import remove_temps
     from paraamr.outputs import hold
 
     folder = Path(folder)

@@ -389,7 +389,7 @@ class SharedCount:
     def save(self, done: float, *, now: bool = False, **counts: float) -> None:
         """Keep this process's counts; write them when ``every`` seconds have passed since the last
         write (or ``now``), unless the folder is gone."""
-        from paraamr.layout import atomic_write
+        from paraamr.atomic import atomic_write
 
         with self._lock:
             self.counts = {"done": done, **counts}
@@ -422,7 +422,7 @@ class SharedCount:
     def clear(self) -> None:
         """Delete the run's files (and a killed writer's temporary files): by one process, before
         the others start."""
-        from paraamr.layout import remove_temps
+        from paraamr.atomic import remove_temps
 
         for path in self._files():
             path.unlink(missing_ok=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
+from paraamr.atomic import atomic_write, remove_temps
 from paraamr.errors import InputError
 from paraamr.locks import Lock, writer_lock
 
@@ -174,7 +175,7 @@ class TaskFolder:
         """The saved settings, after saving ``settings`` when there were none."""
         saved = self.saved()
         if saved is None:
-            layout.atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
+            atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
         return saved
 
     def lock(self, writer: str) -> Lock:
@@ -193,11 +194,11 @@ class TaskFolder:
 
     def commit(self, task: int, stats: Mapping[str, Any]) -> Path:
         """Mark ``task`` completed with its statistics (atomically: all of it, or nothing)."""
-        return layout.atomic_write(self.path(task), json.dumps(stats, ensure_ascii=False))
+        return atomic_write(self.path(task), json.dumps(stats, ensure_ascii=False))
 
     def clean(self, tasks: Iterable[int]) -> int:
         """Delete the temporary files a killed writer left beside its ``tasks``; how many."""
-        return sum(layout.remove_temps(self.path(k)) for k in tasks)
+        return sum(remove_temps(self.path(k)) for k in tasks)
 
 
 def file_digest(path: str | Path) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import pytest
 from shard_runs import by_shard, records, write_run
 
 from paraamr import layout
+from paraamr.atomic import atomic_write
 from paraamr.builder.partition import Plan
 from paraamr.builder.shards import finalize_run, run_statuses
 from paraamr.builder.state import RunFolder
@@ -202,7 +203,7 @@ def test_an_executor_runs_command_is_printed_once(tmp_path, capsys):
     write_run(out, by_shard(records(400), 4), 4, part_rows=20, done=[0, 3])
     path = layout.state_path(out, "settings.json")
     command = ["paraamr", "generate", "--amr-input", "input.amr", "--executor", "local", "--tasks", "4"]
-    layout.atomic_write(path, json.dumps({**json.loads(path.read_text()), "command": command}))
+    atomic_write(path, json.dumps({**json.loads(path.read_text()), "command": command}))
     with pytest.raises(InputError, match=r"2 of 4 tasks not done \(not run: 1-2\); run the same command to"):
         finalize_run(out)
     assert capsys.readouterr().out.splitlines()[1:] == [" ".join(command)]

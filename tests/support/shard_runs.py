@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from paraamr import layout
+from paraamr.atomic import atomic_write
 from paraamr.builder.folder import ShardWriter
 from paraamr.builder.partition import Plan
 from paraamr.builder.pipeline import Stats
@@ -85,5 +86,5 @@ def write_run(
         "run": RunSettings().as_dict(),
         "command": ["generate.py", "--amr-input", "input.amr", "--shard", "{shard}"],
     }
-    layout.atomic_write(layout.state_path(folder, "settings.json"), json.dumps(settings))
+    atomic_write(layout.state_path(folder, "settings.json"), json.dumps(settings))
     return counts

@@ -174,9 +174,10 @@ def write_folder(
     earlier output or the new shards (a rerun with ``--overwrite`` writes their card; in a folder
     taken new, without it: :func:`~paraamr.outputs.left_unfinished`).
     """
+    from paraamr.atomic import atomic_write
     from paraamr.builder.folder import FailureWriter, ShardWriter, finalize
     from paraamr.card import with_dataset_info
-    from paraamr.layout import CARD, MAX_SHARD_SIZE, atomic_write, remove_layout, remove_state
+    from paraamr.layout import CARD, MAX_SHARD_SIZE, remove_layout, remove_state
 
     output = Path(output)
     size = max_shard_size or MAX_SHARD_SIZE

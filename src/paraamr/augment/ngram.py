@@ -32,9 +32,9 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from paraamr.atomic import atomic_file
 from paraamr.augment.languages import TOKENIZERS, Tokenizer, Whitespace
 from paraamr.errors import InputError
-from paraamr.layout import atomic_file
 
 __all__ = ["END", "IN_SAMPLE", "START", "NgramLM", "corpus_files", "installed_lm", "lm_tokens", "read_corpus"]
 

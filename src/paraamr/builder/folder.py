@@ -23,6 +23,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from paraamr.atomic import atomic_write
 from paraamr.builder.rolling import Rolling
 from paraamr.errors import InputError
 from paraamr.layout import (
@@ -33,7 +34,6 @@ from paraamr.layout import (
     PARTS,
     STATE_DIR,
     SUMMARY,
-    atomic_write,
     check_name,
     list_shards,
     parse_shard_name,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from paraamr import layout
+from paraamr.atomic import atomic_write
 from paraamr.builder.rows import InputRow, row_task
 from paraamr.errors import InputError
 from paraamr.failures import Failure
@@ -107,7 +108,7 @@ class Plan:
         """Write the plan (atomically: the partition's completion marker)."""
         rows = {str(k): self.rows[k] for k in sorted(self.rows)}
         saved = {"tasks": self.count, "rows": rows, "digest": self.digest, "task_rows": self.task_rows}
-        layout.atomic_write(_root(self.folder) / _PLAN, json.dumps(saved))
+        atomic_write(_root(self.folder) / _PLAN, json.dumps(saved))
 
     def check_input(self, rows: Iterable[InputRow]) -> None:
         """InputError unless ``rows`` are those the plan was cut from: an input that cannot be

@@ -16,7 +16,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from paraamr.layout import NBYTES, arrow_bytes, atomic_file
+from paraamr.atomic import atomic_file
+from paraamr.layout import NBYTES, arrow_bytes
 
 __all__ = ["Rolling"]
 

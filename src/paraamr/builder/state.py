@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
+from paraamr.atomic import atomic_write
 from paraamr.builder.counts import Stats
 from paraamr.builder.folder import clean_parts, pending
 from paraamr.builder.partition import REDO, Plan, partition
@@ -282,7 +283,7 @@ class RunFolder:
                         self.remove_task(task)
             current = self.read_settings()
             if current is None:
-                layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
+                atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
             else:
                 record = RecordSettings.from_dict(saved["record"])
                 diffs = self.differences(current, record, saved["input_identity"], saved.get("models"))

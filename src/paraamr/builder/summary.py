@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
+from paraamr.atomic import atomic_write, remove_temps
 from paraamr.builder.folder import finalize
 from paraamr.builder.hub import push_folder
 from paraamr.builder.pipeline import Stats
@@ -97,13 +98,13 @@ def write_outputs(
     """(Under the folder's own lock, every task done) write ``summary.json`` (:func:`summarize`),
     name the shards and write the card for ``repo_id`` (its branch ``revision``). Returns the summary."""
     for name in (layout.SUMMARY, layout.CARD, layout.EVALUATION):
-        layout.remove_temps(path / name)  # an earlier finish killed mid-write
+        remove_temps(path / name)  # an earlier finish killed mid-write
     _pushed_path(path).unlink(missing_ok=True)  # what is written now is not uploaded yet
     summary = summarize(path, status, run, seconds)
     size = summary["settings"]["max_shard_size"]
     # an earlier dataset in the folder (--overwrite keeps it until now) goes as the new shards come
     finalize(path, max_shard_size=size, replacing=lambda: layout.remove_layout(path, state=False))
-    layout.atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
+    atomic_write(path / layout.SUMMARY, json.dumps(summary, indent=1, sort_keys=True))
     card = {"repo_id": repo_id, "revision": revision, "max_shard_size": size}
     write_card(path, summary=summary, license=license, **card)
     return summary
@@ -138,6 +139,6 @@ def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str,
     print(f"wrote {path}", file=sys.stderr)
     if push is not None:
         url = push_folder(path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
-        layout.atomic_write(_pushed_path(path), json.dumps({**_uploads(path), _push_key(push): url}))
+        atomic_write(_pushed_path(path), json.dumps({**_uploads(path), _push_key(push): url}))
         print(f"pushed {path} to {push.repo_id}: {url}", file=sys.stderr)
     return summary

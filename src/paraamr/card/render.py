@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import __version__, sources
+from paraamr.atomic import atomic_write
 from paraamr.card.markdown import code, number, size_category
 from paraamr.card.sections import (
     CONFIGS,
@@ -32,7 +33,7 @@ from paraamr.card.sections import (
 )
 from paraamr.card.settings import expected_splits, flat, method_text, record_settings
 from paraamr.errors import InputError
-from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, atomic_write, data_files, list_shards
+from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, data_files, list_shards
 from paraamr.records import CITATION
 from paraamr.stats import cell, compute_stats
 

@@ -189,8 +189,8 @@ def to_jsonl(
     import zipfile
     from pathlib import Path
 
+    from paraamr.atomic import atomic_file
     from paraamr.errors import InputError
-    from paraamr.layout import atomic_file
     from paraamr.outputs import check_writable, claim_file
     from paraamr.sources import read_path
 

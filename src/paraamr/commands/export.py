@@ -79,9 +79,9 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the output, stream the rows into it, write the failures, say what was written."""
     from paraamr import exports
+    from paraamr.atomic import atomic_file, remove_temps
     from paraamr.commands.stats import archive_limits
     from paraamr.errors import InputError, UsageError
-    from paraamr.layout import atomic_file, remove_temps
     from paraamr.outputs import check_not_input, check_writable_file, claim_file
     from paraamr.sources import Skipped
 

@@ -91,10 +91,11 @@ def run(args: argparse.Namespace) -> int:
     if Path(repo_id).is_dir() and not Path(folder).is_dir():
         raise UsageError(f"REPO_ID comes first, as in `hf upload`: paraamr push {folder} {repo_id}")
     check_repo_id(repo_id, "REPO_ID")
+    from paraamr.atomic import atomic_write
     from paraamr.builder.hub import check_folder
     from paraamr.card import card_for_repo
     from paraamr.errors import FolderLocked
-    from paraamr.layout import CARD, atomic_write
+    from paraamr.layout import CARD
     from paraamr.locks import folder_lock
 
     path = check_folder(folder)

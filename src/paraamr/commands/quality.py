@@ -16,9 +16,9 @@ import random
 import sys
 from pathlib import Path
 
+from paraamr.atomic import atomic_dir, atomic_write
 from paraamr.errors import InputError, UsageError, refuse_pipes
 from paraamr.extras import require
-from paraamr.layout import atomic_dir, atomic_write
 from paraamr.options import add_settings, given_settings, number, path_text, positive
 from paraamr.outputs import check_not_input, check_writable_file, claim_file
 from paraamr.progress import Progress, add_progress_options

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr import layout
+from paraamr.atomic import atomic_write
 from paraamr.errors import InputError
 from paraamr.locks import busy_writers
 from paraamr.metrics.stats import RowStats
@@ -60,7 +60,7 @@ class StateFolder(TaskFolder):
         if why and not (alone and self._restart(why, say)):
             raise self._another(why)
         if why:
-            layout.atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
+            atomic_write(self.settings_path, json.dumps(settings, indent=1, sort_keys=True))
 
     def _another(self, why: str) -> InputError:
         return InputError(
@@ -92,7 +92,7 @@ class StateFolder(TaskFolder):
                 self.path(chunk).unlink(missing_ok=True)
         if "models" not in saved or changed:
             saved["models"] = dict(models)
-            layout.atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
+            atomic_write(self.settings_path, json.dumps(saved, indent=1, sort_keys=True))
         return bool(changed) and cache
 
     def stats(self, chunk: int) -> RowStats | None:

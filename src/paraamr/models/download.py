@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from paraamr.atomic import atomic_dir
 from paraamr.errors import ModelNotFoundError, ParaAMRError
-from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
 from paraamr.models.archive import model_dir, safe_extract
 from paraamr.models.catalog import AMRLIB_MODELS, OFFLINE_LM, PACKAGED, check_kind

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from paraamr.atomic import atomic_dir
 from paraamr.errors import InputError, UsageError
-from paraamr.layout import atomic_dir
 from paraamr.locks import file_lock
 from paraamr.models.resolve import cache_root
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import __version__
+from paraamr.atomic import atomic_dir
 from paraamr.errors import InputError
 from paraamr.failures import Failure
-from paraamr.layout import atomic_dir
 from paraamr.models.base import Stage, device_batches, element_bytes, footprint, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.fast import converted, fingerprint, load_generator, score_sequences

@@ -310,8 +310,8 @@ def _json_lines(path: Path) -> Iterator[dict]:
 
 def write_triplets(triplets: Iterable[Triplet], path: str | Path) -> None:
     """Write triplets as JSON lines (``anchor``, ``positive``, ``negative``, operator names),
-    atomically (:func:`~paraamr.layout.atomic_file`)."""
-    from paraamr.layout import atomic_file
+    atomically (:func:`~paraamr.atomic.atomic_file`)."""
+    from paraamr.atomic import atomic_file
 
     with atomic_file(path) as tmp, tmp.open("w", encoding="utf-8") as stream:
         for triplet in triplets:
