@@ -70,6 +70,17 @@ def _sync_dir(directory: Path) -> None:
         _fsync(directory)
 
 
+def _umask_modes(folder: Path) -> None:
+    """Give what is in ``folder`` the permissions of a new file or folder (transformers writes its
+    weights private, which other users of a shared model folder cannot read): ``folder``'s own
+    mode, made by ``mkdir``, holds the umask."""
+    allowed = folder.stat().st_mode & 0o777
+    for path in folder.rglob("*"):
+        if not path.is_symlink():
+            whole = path.is_dir() or path.stat().st_mode & 0o100  # a folder or an executable
+            path.chmod((0o777 if whole else 0o666) & allowed)
+
+
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Path]:
     """A file made atomically: yields a temporary path beside ``path`` (unique to the call) to
@@ -148,6 +159,7 @@ def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool
         tmp.mkdir()
     try:
         yield tmp
+        _umask_modes(tmp)
         if replace and (path.exists() or path.is_symlink()):
             old = _temp_name(path, ".old")
             os.replace(path, old)

@@ -1,0 +1,53 @@
+"""paraamr.atomic: what its folders hold gets the permissions the umask gives a new file."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from paraamr.atomic import atomic_dir
+
+
+@pytest.fixture
+def umask():
+    """Set the process's umask for a test, then put the old one back."""
+    old = os.umask(0o022)
+    yield os.umask
+    os.umask(old)
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(
+    ("mask", "file", "script", "folder"), [(0o022, 0o644, 0o755, 0o755), (0o077, 0o600, 0o700, 0o700)]
+)
+def test_a_folder_s_files_get_the_umask_s_permissions(umask, tmp_path, mask, file, script, folder):
+    umask(mask)
+    with atomic_dir(tmp_path / "model") as tmp:
+        os.close(os.open(tmp / "weights.bin", os.O_CREAT | os.O_WRONLY, 0o600))  # as transformers writes
+        (tmp / "sub").mkdir(mode=0o700)
+        os.close(os.open(tmp / "sub" / "run.sh", os.O_CREAT | os.O_WRONLY, 0o700))
+    out = tmp_path / "model"
+    assert (_mode(out / "weights.bin"), _mode(out / "sub" / "run.sh")) == (file, script)
+    assert (_mode(out), _mode(out / "sub")) == (folder, folder)
+
+
+def test_safetensors_weights_are_readable_by_the_group_and_others(umask, tmp_path):
+    """safetensors (under transformers' ``save_pretrained``) writes weights at 0600 whatever the umask:
+    a model folder shared on a cluster (a converted copy, a quality model) could not be read by its
+    other users."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    weights = {"w": np.zeros(2, dtype=np.float32)}
+    save_file(weights, str(tmp_path / "plain.safetensors"))
+    with atomic_dir(tmp_path / "model") as tmp:
+        save_file(weights, str(tmp / "model.safetensors"))
+        (tmp / "config.json").write_text("{}")
+    assert _mode(tmp_path / "plain.safetensors") == 0o600  # safetensors' own, as measured
+    saved = tmp_path / "model"
+    assert _mode(saved / "model.safetensors") == _mode(saved / "config.json") == 0o644
