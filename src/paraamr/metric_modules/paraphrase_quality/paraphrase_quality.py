@@ -31,8 +31,9 @@ _DESCRIPTION = """\
 Paraphrase quality (ParaQD): how well each paraphrase keeps the meaning of its source, from a
 model trained on meaning-preserving and meaning-changing edits (`paraamr quality train`), so a
 fluent paraphrase that changed a number, a name, a date, a negation or who did what to whom scores
-low. The default model (`paraamr-quality`, shipped with the package) is a cross-encoder; its
-scores are calibrated to [0, 1] with 0.5 at its threshold (the untuned base `all-MiniLM-L6-v2`
+low. The default model (`paraamr-quality`, shipped with the package) is a cross-encoder plus the
+cosine of all-mpnet-base-v2 (the cross-encoder alone where that model cannot be had); its scores
+are calibrated to [0, 1] with 0.5 at its threshold (the untuned base `all-MiniLM-L6-v2`
 gives raw cosines in [-1, 1]). With `labels` (1 valid, 0 invalid) it also gives the separation μs
 and precision / recall / F1 of `score >= threshold`. Scores and figures are ×100; `threshold` is
 on the natural scale (0.5). The model is loaded once and cached.
