@@ -61,6 +61,23 @@ def test_jsonl_json_csv_parquet_give_the_same_rows(tmp_path):
         list(readers.read_input(tmp_path / "a.csv"))
 
 
+def test_a_text_that_cannot_enter_a_run_has_the_same_failure_id_in_every_format(tmp_path):
+    """The id of a failure row is the sha1 of its text, as a good row's (docs/dataset.md), whatever
+    the format: before, a JSON or Parquet row's was the sha1 of its JSON line or encoding, so failures
+    could not be joined back to the same input in another format. A lone surrogate (JSON can escape
+    one) is the sha1 of the bytes a text file would hold."""
+    texts = ["Good one.", "bad\x00nul here.", "   ", "lone \ud800 surrogate"]  # blank: refused later
+    (tmp_path / "a.txt").write_bytes(b"\n".join(t.encode("utf-8", "surrogatepass") for t in texts))
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    (tmp_path / "a.json").write_text(json.dumps([{"text": t} for t in texts]))
+    pq.write_table(pa.table({"text": texts[:3]}), tmp_path / "a.parquet")  # Arrow cannot hold a surrogate
+    ids = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest()[:16] for t in texts]
+    for suffix in ("txt", "jsonl", "json", "parquet"):
+        found = list(readers.read_input(tmp_path / f"a.{suffix}"))
+        assert [r.id for r in found] == ids[: len(found)], suffix
+        assert [r.failure is None for r in found] == [True, False, True, False][: len(found)], suffix
+
+
 def test_parquet_columns_of_other_types_are_rows_not_an_internal_error(tmp_path):
     """A binary column is read as UTF-8 text; dates and decimals are failure rows naming their type
     (before: 'internal error: TypeError: Object of type bytes is not JSON serializable')."""

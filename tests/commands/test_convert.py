@@ -75,7 +75,7 @@ def test_zip_round_trip_holds_one_json_member_like_the_release(tmp_path, release
 
 def test_all_fields_round_trip_of_our_folder(tmp_path, parquet_folder):
     jsonl, folder = tmp_path / "all.jsonl.gz", tmp_path / "again"
-    assert main(["convert", str(parquet_folder), str(jsonl), "--all-fields"]) == 0
+    assert main(["convert", str(parquet_folder), str(jsonl), "--all-fields", "--split", "all"]) == 0
     assert main(["convert", str(jsonl), str(folder)]) == 0
     assert [r for _s, r in sources.read_path(folder)] == FOLDER_RECORDS["train"] + FOLDER_RECORDS[
         "validation"
@@ -313,3 +313,18 @@ def test_no_records_is_refused_for_json_lines_as_for_a_folder(tmp_path, release_
     for out in ("back.jsonl", "folder"):
         assert main(["convert", str(tmp_path / "only"), str(tmp_path / out)]) == 1
         assert "no records to convert" in capsys.readouterr().err and not (tmp_path / out).exists()
+
+
+def test_json_lines_of_a_folder_of_several_splits_name_the_split(tmp_path, parquet_folder, capsys):
+    """A file holds no split: before, the train and validation records went into one file without a
+    word (and came back as train: test rows could leak into training)."""
+    out = tmp_path / "v.jsonl"
+    assert main(["convert", str(parquet_folder), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds the splits train, validation" in err and "--split" in err and not out.exists()
+    assert main(["convert", str(parquet_folder), str(out), "--split", "validation", "--all-fields"]) == 0
+    assert _lines(out) == FOLDER_RECORDS["validation"]
+    assert main(["convert", str(parquet_folder), str(tmp_path / "t.jsonl"), "--split", "test"]) == 1
+    assert "no split 'test' (it has train, validation)" in capsys.readouterr().err
+    assert main(["convert", str(parquet_folder), str(tmp_path / "f"), "--split", "train"]) == 2
+    assert "--split: only with JSON lines as OUTPUT" in capsys.readouterr().err

@@ -89,19 +89,21 @@ def long_line_row(line: LongLine, *, where: str) -> InputRow:
 def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> InputRow:
     """The :class:`InputRow` of one input value (``column`` of a row whose bytes are ``raw``, by
     default its JSON's): a failure row unless it is a text that can enter a run
-    (:func:`paraamr.texts.text_problem`); bytes (a binary Parquet column) are read as UTF-8.
+    (:func:`paraamr.texts.text_problem`); bytes (a binary Parquet column) are read as UTF-8. The id
+    is the sha1 of a text, of ``raw`` for a value that is none.
 
     >>> value_row(b"Hi.", "text", "in.parquet, row 1").text, value_row(b"\\xff", "text", "").failure.reason
     ('Hi.', 'invalid UTF-8 at byte 0')
     """
     if isinstance(value, bytes):
         return decode_bytes(value, where=where)
-    raw = _json(value).encode("utf-8", errors="surrogatepass") if raw is None else raw
-    if isinstance(value, str):
+    if isinstance(value, str):  # id: sha1 of the text in every format, as decode_bytes gives a line's
+        rid = _bytes_id(value.encode("utf-8", errors="surrogatepass"))  # a lone surrogate too
         problem = text_problem(value)
         if problem is None:
-            return InputRow(text_id(value), value, where=where)
-        return InputRow(_bytes_id(raw), printable(value), failure=Failure("input", problem), where=where)
+            return InputRow(rid, value, where=where)
+        return InputRow(rid, printable(value), failure=Failure("input", problem), where=where)
+    raw = _json(value).encode("utf-8", errors="surrogatepass") if raw is None else raw
     text = "" if value is None else _json(value)
     kind = "missing" if value is None else f"not a string ({type(value).__name__})"
     return InputRow(_bytes_id(raw), text, failure=Failure("input", f"column {column!r} {kind}"), where=where)
@@ -114,8 +116,7 @@ def text_row(number: int, text: Any) -> InputRow:
     >>> text_row(2, b"caf\\xe9").where, text_row(3, None).failure.reason
     ('<text 2>', "column 'text' missing")
     """
-    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else None  # a lone surrogate too
-    return value_row(text, "text", f"<text {number}>", raw)
+    return value_row(text, "text", f"<text {number}>")
 
 
 def amr_row(block: str, *, where: str = "") -> InputRow:

@@ -47,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--all-fields", action="store_true", help="JSON lines: write every field, not only the release's"
     )
     parser.add_argument(
+        "--split",
+        metavar="NAME",
+        help="JSON lines from a dataset folder: the split to write, or 'all' for every split in one file "
+        "(needed when the folder has several: a file holds no split)",
+    )
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace an existing OUTPUT file, or the shards and card of an OUTPUT folder (other files stay)",
@@ -107,13 +113,15 @@ def run(args: argparse.Namespace) -> int:
     }
     if to == "jsonl" and (given := [flag for flag, value in folder_only.items() if value is not None]):
         raise UsageError(f"{', '.join(given)}: only with a dataset folder as OUTPUT (its shards and card)")
-    if to == "parquet" and args.all_fields:
-        raise UsageError("--all-fields: only with JSON lines as OUTPUT (a dataset folder keeps every field)")
+    jsonl_only = {"--all-fields": args.all_fields, "--split": args.split}
+    if to == "parquet" and (given := [flag for flag, value in jsonl_only.items() if value]):
+        why = "a dataset folder keeps every field and split"
+        raise UsageError(f"{', '.join(given)}: only with JSON lines as OUTPUT ({why})")
     check_online(push)
     check_finished(args.input)
     options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
     if to == "jsonl":
-        n = to_jsonl(args.input, args.output, all_fields=args.all_fields, **options)
+        n = to_jsonl(args.input, args.output, all_fields=args.all_fields, split=args.split, **options)
     else:
         n = to_folder(
             args.input,
@@ -174,14 +182,16 @@ def to_jsonl(
     output,
     *,
     all_fields: bool = False,
+    split: str | None = None,
     skip_invalid: bool = False,
     skipped=None,
     overwrite: bool = False,
     max_chars: int | None = None,
     limits=None,
 ) -> int:
-    """Write every record under ``input`` as JSON lines to ``output`` (``.zip``: an archive holding
-    ``<stem>.json`` like the release; ``.gz``: gzip); return the number of records."""
+    """Write the records of ``split`` (``all``: of every split; None: of the only one) under ``input``
+    as JSON lines to ``output`` (``.zip``: an archive holding ``<stem>.json`` like the release;
+    ``.gz``: gzip); return the number of records."""
     import contextlib
     import gzip
     import io
@@ -190,10 +200,18 @@ def to_jsonl(
     from pathlib import Path
 
     from paraamr.atomic import atomic_file
-    from paraamr.errors import InputError
+    from paraamr.errors import InputError, UsageError
     from paraamr.outputs import check_writable, claim_file
-    from paraamr.sources import read_path
+    from paraamr.sources import read_path, split_files
 
+    splits = list(split_files(input))
+    if split is None and len(splits) > 1:  # before: every split went into one file, without a word
+        raise UsageError(
+            f"{input}: holds the splits {', '.join(splits)} and a JSON-lines file holds none: give "
+            "--split NAME to write one of them, or --split all to write them all in one file"
+        )
+    if split not in (None, "all", *splits):
+        raise InputError(f"{input}: no split {split!r} (it has {', '.join(splits) or 'no records'})")
     out = Path(output)
     check_writable(out.parent)  # a file where a folder should be, read-only, a full disk: before reading
     if out.is_dir():
@@ -215,7 +233,9 @@ def to_jsonl(
         records = read_path(
             input, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
         )
-        for _split, record in records:
+        for name, record in records:
+            if split not in (None, "all", name):
+                continue
             line = record if all_fields else release_line(record)
             text.write(json.dumps(line, ensure_ascii=False) + "\n")
             n += 1
