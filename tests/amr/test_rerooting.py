@@ -227,6 +227,8 @@ def test_read_graphs_splits_blocks():
         ("(a / b :ARG0 (a / c))", "variable a is defined more than once"),
         ("(a / b :ARG0 ())", r"empty node \(\) in the graph"),
         ("(a / (b / c))", "not valid PENMAN: Expected: ROLE"),
+        ("(a / alpha :instance beta :ARG0 (b / b1))", "variable a has two concepts, alpha and beta"),
+        ("(b / bark-01 :ARG0-of-of (d / dog))", "role :ARG0-of-of is inverted twice"),
     ],
 )
 def test_bad_text_raises_amr_error_naming_graph_and_cause(text, cause):
@@ -248,6 +250,34 @@ def test_a_comment_after_the_graph_is_a_comment():
     assert [v.focus for v in amr.variants(text)] == ["d"]
     with pytest.raises(AMRError, match=r"text after the graph: '\)\) extra'"):
         amr.decode("(r / run-01))) extra # two")
+
+
+def test_the_alignment_of_a_re_entrancy_stays_where_it_is_written():
+    """``:ARG0 b~e.5`` lost its ``~e.5`` at every focus, the source's own top too (penman keeps it)."""
+    text = "(w / want-01~e.2 :ARG0 (b / boy~e.1) :ARG1 (g / go-02~e.4 :ARG0 b~e.5))"
+    source = surface.alignments(penman.decode(text, model=model))
+    for focus in "wbg":
+        ours = amr.refocus(text, focus, oneline=True)
+        assert ":ARG0 b~e.5" in ours
+        assert surface.alignments(penman.decode(ours, model=model)) == source
+        assert ours == amr.refocus(text, focus, oneline=True, linearization="penman")
+
+
+def test_a_hash_inside_a_symbol_is_the_symbol_s_for_the_size_caps():
+    """penman reads ``root#1`` as one symbol; the caps took the ``#`` for a comment and counted none
+    of the rest of its line."""
+    deep = "(r / root#1 :ARG0 (a / b :ARG0 (c / d :ARG0 (e / f))))"
+    with pytest.raises(AMRError, match="nested more than 2 deep"):
+        amr.check_size(deep, max_depth=2)
+    amr.check_size('(r / root :name (n / name :op1 "#((((")) # ((((', max_depth=2)  # a string, a comment
+
+
+def test_other_unicode_spaces_are_read_as_penman_reads_them():
+    """penman parts tokens at ASCII whitespace only: the fast reader took a no-break space for one,
+    so ``linearization="penman"`` was not penman's own text."""
+    text = "(a / alpha\u00a0:ARG0 (b / beta))"
+    ours = amr.refocus(text, "b", linearization="penman").split("\n", 1)[1]
+    assert ours == penman.encode(penman.decode(text, model=model), top="b", model=model)
 
 
 def test_errors_name_the_graph_id():

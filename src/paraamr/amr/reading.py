@@ -62,8 +62,9 @@ def _describe(where: str, graph_id: str | None) -> str:
     return f"graph {graph_id}" if where == "<graph>" else f"{where} (id {graph_id})"
 
 
-#: A string or comment (both skipped by :func:`check_size`), or a parenthesis.
-_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|#[^\n]*|[()]')
+#: A string or comment (both skipped by :func:`check_size`; a ``#`` inside a symbol is the
+#: symbol's, as for penman), or a parenthesis.
+_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![^\s()/])#[^\n]*|[()]')
 
 
 def check_size(
@@ -161,6 +162,8 @@ _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _TOKEN = re.compile(rf'(?P<s>{_STRING})|(?P<p>[()/])|(?P<r>:[^\s"()/:~]*)|(?P<y>[^\s"()/:~]+)|(?P<o>\S)')
 #: A string (kept) or a comment to the end of its line (dropped by :func:`split_graph`).
 _COMMENT = re.compile(rf"({_STRING})|#[^\n]*")
+#: Whitespace that penman's reader does not take for a space between tokens.
+_WIDE_SPACE = re.compile(r"[^\S \t\r\n\v\f]")
 #: A comment, or a token of :data:`_TOKEN` (a ``#`` inside a symbol is the symbol's, as for penman).
 _LEXEME = re.compile(rf"(?P<c>#[^\n]*)|{_TOKEN.pattern}")
 
@@ -189,7 +192,7 @@ def _fast_tree(text: str) -> penman.Tree | None:
                 key, _, value = meta.partition(" ")
                 metadata[key] = value.rstrip()
     body = "\n".join(lines[start:])
-    if "#" in body:
+    if "#" in body or _WIDE_SPACE.search(body):  # penman: no comments here; only ASCII spaces part tokens
         return None
     stack: list[tuple[str, list]] = []
     root = None
@@ -339,8 +342,9 @@ class _Structure:
     """A graph read from penman's tree: its variables, the source's spanning tree and its edges.
 
     ``adjacency[v]`` lists the edges at ``v`` in depth-first order as ``(role written from v, other
-    end, holder, child)``: ``holder`` writes the edge, ``child`` is the node a tree edge introduces
-    (None for a re-entrancy or attribute); edges between variables are stored at both ends.
+    end, holder, child, mark)``: ``holder`` writes the edge, ``child`` is the node a tree edge
+    introduces (None for a re-entrancy or attribute), ``mark`` a re-entrancy's alignment (``~e.5``)
+    written after the reference; edges between variables are stored at both ends.
     ``targets``: variables with an incoming de-inverted edge; ``reentrancies``: ``(holder, target)``.
     Raises AMRError for an empty graph or node and a variable defined twice.
     """
@@ -368,6 +372,9 @@ class _Structure:
                     what = "a '/' without a concept" if role == "/" else f"{role} without a target"
                     raise AMRError(f"{where}: {var} has {what}")
                 if role == "/" or role == _INSTANCE:
+                    if concepts[var] is not None:  # penman reads both; one would be lost
+                        both = f"{concepts[var]} and {target}"
+                        raise AMRError(f"{where}: variable {var} has two concepts, {both}")
                     concepts[var] = target
                 elif isinstance(target, tuple):
                     parent[target[0]] = var
@@ -380,22 +387,25 @@ class _Structure:
             read(tree.node)
         except RecursionError:
             raise AMRError(f"{where}: graph too deep") from None
-        adjacency: dict[str, list[tuple[str, str | None, str, str | None]]] = {v: [] for v in concepts}
+        adjacency: dict[str, list[tuple[str, str | None, str, str | None, str]]] = {v: [] for v in concepts}
         targets: set[str] = set()
         reentrancies: list[tuple[str, str]] = []
         for holder, role, target, introduced in branches:
+            mark = ""  # a reference's own alignment (b~e.5), kept where it is written as one
             if not introduced and target not in concepts:
-                reference = _split_alignment(target)[0] if target else target
+                reference, mark = _split_alignment(target) if target else (target, "")
                 if reference not in concepts:
-                    adjacency[holder].append((role, target, holder, None))
+                    adjacency[holder].append((role, target, holder, None, ""))
                     continue
                 target = reference
             base, alignment = _split_alignment(role)
             inverse, inverted = _invert(base)
+            if inverted and _invert(inverse)[1]:  # :ARG0-of-of: no role writes it from its other end
+                raise AMRError(f"{where}: role {base} is inverted twice")
             child = target if introduced else None
-            adjacency[holder].append((role, target, holder, child))
+            adjacency[holder].append((role, target, holder, child, mark))
             if target != holder:
-                adjacency[target].append((inverse + alignment, holder, holder, child))
+                adjacency[target].append((inverse + alignment, holder, holder, child, ""))
             targets.add(holder if inverted else target)
             if not introduced:
                 reentrancies.append((holder, target))

@@ -121,12 +121,12 @@ class _Index(_Structure):
         down: dict[str, int] = {}
         for var, edges in self.adjacency.items():
             written: list[tuple] = []
-            for role, other, holder, child in edges:
+            for role, other, holder, child, mark in edges:
                 if rename:
                     base, alignment = _split_alignment(role)
                     role = rename.get(base, base) + alignment
                 if other in concepts:
-                    entry = (f"{role} {other}", f"{role} ", other, len(role) + 1)
+                    entry = (f"{role} {other}{mark}", f"{role} ", other, len(role) + 1)
                 else:
                     entry = (role if other is None else f"{role} {other}", None, None, 0)
                 if holder == var:
