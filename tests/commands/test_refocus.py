@@ -83,6 +83,19 @@ def test_reads_stdin_and_takes_foci_seed_exclude_heuristic(monkeypatch, capsys):
     assert run("--foci", "0") == []
 
 
+def test_ids_are_generate_s_record_ids_and_a_byte_order_mark_on_stdin_is_skipped(monkeypatch, capsys):
+    """An empty ``# ::id`` gave every variant an empty id; two graphs with an empty ``# ::snt`` share
+    no id (generate took the second for a repeat of the first); a byte order mark on stdin made the
+    first graph 'not valid PENMAN' (a file by path skipped it)."""
+    plain = ["(c / gamma :ARG0 (d / delta))", "(e / epsilon :ARG0 (f / phi))"]
+    graphs = "# ::id\n# ::snt Hello.\n(a / alpha :ARG0 (b / beta))\n\n"
+    graphs += "".join(f"# ::snt\n{g}\n\n" for g in plain)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf" + graphs.encode())))
+    assert main(["refocus", "-", "--oneline"]) == 0
+    ids = [penman.decode(b).metadata["id"] for b in blocks(capsys.readouterr().out)]
+    assert ids == [text_id("Hello."), *map(text_id, plain)]
+
+
 def test_mod_as_domain(tmp_path, capsys):
     path = tmp_path / "in.amr"
     path.write_text("(d / dog :mod (b / big))\n")

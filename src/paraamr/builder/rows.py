@@ -120,8 +120,8 @@ def text_row(number: int, text: Any) -> InputRow:
 
 
 def amr_row(block: str, *, where: str = "") -> InputRow:
-    """An :class:`InputRow` for one PENMAN block: id = ``# ::id``, else sha1 of ``# ::snt``, else of
-    the graph string; text = ``# ::snt`` (empty when absent).
+    """An :class:`InputRow` for one PENMAN block: id = its first ``# ::id``, else sha1 of a ``# ::snt``
+    that is not empty, else of the graph string; text = ``# ::snt`` (empty when absent).
 
     >>> r = amr_row("# ::id x.1\\n# ::snt Hi.\\n(h / hi)")
     >>> r.id, r.text
@@ -145,7 +145,7 @@ def amr_row(block: str, *, where: str = "") -> InputRow:
     if problem is not None:  # a graph given as a str from Python (a file's bad bytes are caught before)
         rid = meta.get("id") or _bytes_id(block.encode("utf-8", errors="surrogatepass"))
         return InputRow(printable(rid), printable(snt or ""), failure=Failure("input", problem), where=where)
-    rid = meta.get("id") or text_id(snt if snt is not None else graph)
+    rid = meta.get("id") or text_id(snt or graph)  # an empty ::snt is no text: every such graph shared one id
     junk = split_graph(graph)[1]
     failure = Failure("input", f"text after the graph: {junk[:40]!r}") if junk else None
     return InputRow(rid, snt or "", amr=block, failure=failure, where=where)

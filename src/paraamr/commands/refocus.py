@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             if args.file != "-":
                 stream = stack.enter_context(open(args.file, encoding="utf-8-sig", errors="surrogateescape"))
             elif hasattr(sys.stdin, "buffer"):  # invalid bytes reach _check_utf8 instead of raising
-                stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+                stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="surrogateescape")
             else:
                 stream = sys.stdin
         except OSError as e:
@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
     from paraamr import amr
+    from paraamr.builder.rows import amr_row
     from paraamr.errors import AMRError
-    from paraamr.records import text_id
 
     exclude = (
         amr.DEFAULT_EXCLUDED
@@ -114,11 +114,8 @@ def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
         try:
             _check_utf8(block, where)
             tree = amr.parse(block, where=where, max_nodes=args.max_amr_nodes, max_depth=args.max_amr_depth)
-            if not tree.metadata.get("id"):
-                source = tree.metadata.get("snt") or "\n".join(
-                    line for line in block.splitlines() if not line.lstrip().startswith("#")
-                )
-                tree.metadata = {"id": text_id(source), **tree.metadata}
+            others = {k: v for k, v in tree.metadata.items() if k != "id"}
+            tree.metadata = {"id": amr_row(block).id, **others}  # generate's record id
             variants = amr.iter_variants(
                 tree,
                 foci=args.foci,
