@@ -177,6 +177,23 @@ def test_a_part_beside_a_tasks_committed_ones_is_named_not_merged(tmp_path):
         _quiet(finalize_run, out)
 
 
+def test_a_part_of_no_task_of_the_run_is_named_not_merged(tmp_path):
+    """A part of a task the run does not have (folders merged by hand): finalize merged its rows,
+    wrote exit 0, and its summary and card gave other counts than the shards."""
+    import shutil
+
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(100), 2), 2)
+    stray = _parts(out, 1)[0].with_name("t000099-00000.parquet")
+    shutil.copy(_parts(out, 1)[0], stray)
+    with pytest.raises(InputError, match=rf"{stray.relative_to(out)}: a part of no task of this run"):
+        _quiet(finalize_run, out)
+    assert not (out / layout.SUMMARY).exists() and not (out / "data").exists()  # nothing consumed
+    stray.unlink()
+    _quiet(finalize_run, out)
+    assert (out / layout.SUMMARY).exists()
+
+
 def test_a_shard_still_running_is_not_named_to_run_again(tmp_path, capsys):
     """Shard 1 of 4 runs task 1 (its lock held by another process) and has task 5 still to do:
     it was named among the shards to run again, beside shard 2, which did not run."""

@@ -20,7 +20,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 
 from paraamr.atomic import atomic_write
@@ -46,7 +46,7 @@ from paraamr.signals import critical
 
 __all__ = [
     *("BATCH_ROWS", "FailureWriter", "ShardWriter"),
-    *("check_committed", "clean_parts", "finalize", "pending"),
+    *("check_committed", "clean_parts", "finalize", "pending", "stray_parts"),
 ]
 
 _STAGING = f"{STATE_DIR}/final"
@@ -174,6 +174,12 @@ def _parts(folder: Path) -> Iterator[tuple[str, Path, re.Match | None]]:
         for path in sorted(parts.rglob("*")):
             if path.is_file():
                 yield "/".join(path.parent.relative_to(parts).parts), path, _PART.match(path.name)
+
+
+def stray_parts(folder: str | os.PathLike, writers: Collection[str]) -> list[Path]:
+    """The part files of other writers than ``writers`` (every writer of a run): :func:`finalize`
+    would merge their rows too."""
+    return [path for _key, path, m in _parts(Path(folder)) if m is not None and m["writer"] not in writers]
 
 
 def clean_parts(folder: str | os.PathLike, *, writer: str, committed: dict[str, int]) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr import layout
-from paraamr.builder.folder import check_committed
+from paraamr.builder.folder import check_committed, stray_parts
 from paraamr.builder.state import RunFolder, Shard, finalized, task_writer
 from paraamr.builder.status import RunStatus, not_done, ranges, run_statuses
 from paraamr.builder.summary import Push, publish, pushed, write_outputs
@@ -53,6 +53,12 @@ def _check_files(path: Path, status: RunStatus) -> None:
     removed); refuse a finalized run whose files do not match, or that lost a task's marker."""
     if not status.complete and finalized(path):
         RunFolder(path).check_finished()
+    if status.complete and (strays := stray_parts(path, [task_writer(k) for k in status.done])):
+        more = f" and {len(strays) - 1} more" if len(strays) > 1 else ""
+        raise InputError(
+            f"{path}: {strays[0].relative_to(path)}{more}: a part of no task of this run, whose rows "
+            "finalize would add; move it out of the folder, then run the command again"
+        )
     problems = check_committed(path, [(task_writer(k), status.done[k]) for k in sorted(status.done)])
     if not problems:
         return
