@@ -227,3 +227,34 @@ def test_an_interrupted_overwrite_keeps_the_finished_dataset_until_the_new_one_r
     assert sorted(p.relative_to(out) for p in out.rglob("*.parquet") if ".paraamr" not in p.parts) == sorted(
         p.relative_to(alone) for p in alone.rglob("*.parquet") if ".paraamr" not in p.parts
     )  # no shard of the earlier run left beside the new ones
+
+
+SIGNAL_INSIDE_TORCH = """
+import importlib.abc, os, signal, sys
+from paraamr.builder.run import _cpu_only
+from paraamr.signals import Interrupted, handled
+
+class Signal(importlib.abc.MetaPathFinder):  # SIGTERM as torch imports torch.nn, its submodule
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch.nn":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+sys.meta_path.insert(0, Signal())
+with handled("test"):
+    try:
+        _cpu_only()
+    except Interrupted as err:
+        import torch
+        print(err.status, torch.nn.Module.__name__)
+"""
+
+
+def test_a_signal_inside_torch_s_first_import_stops_the_run_and_leaves_torch_whole():
+    """A SIGTERM while a process of a torchrun launch first imported torch left torch half made:
+    the next import of it failed, and the stop came out as 'internal error: ImportError: cannot import
+    name 'nn' from partially initialized module 'torch'' (or another of torch's errors)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_INSIDE_TORCH], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.split() == ["143", "Module"], done.stderr[-2000:]

@@ -36,7 +36,8 @@ TASK_ROWS = {"cpu": 50, "accelerator": 1000}
 
 def _cpu_only() -> bool:
     """Whether this launch has no accelerator to use (none, or ``accelerate launch --cpu``)."""
-    import torch
+    with critical():  # a signal inside torch's first import leaves it half made: the next one fails
+        import torch
 
     return not torch.cuda.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
 
@@ -207,7 +208,8 @@ def execute(
     if n == 1 and error is not None:
         raise error
     quiet_libraries(run.verbose)
-    from accelerate import PartialState
+    with critical():  # (as in _cpu_only)
+        from accelerate import PartialState
 
     state_obj = PartialState(cpu=_cpu_only(), timeout=timedelta(days=7))  # gloo on the CPU
     if n > 1:
