@@ -125,18 +125,10 @@ def _range(low: float | None, high: float | None, above: float | None, below: fl
     return " " + " and ".join(parts) if parts else ""
 
 
-def number(
-    kind: type = float,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    above: float | None = None,
-    below: float | None = None,
-    none: bool = False,
-) -> Callable[[str], int | float | None]:
-    """An argparse ``type``: a number of ``kind`` checked by :func:`check_number` (finite, in range;
-    with ``none``, ``none``/``off`` give None: no limit), else argparse's one-line error naming the
-    option.
+def number(kind: type = float, *, none: bool = False, **bounds: float) -> Callable[[str], int | float | None]:
+    """An argparse ``type``: a number of ``kind`` checked by :func:`check_number` (finite, within
+    ``bounds``: ``low``, ``high``, ``above``, ``below``; with ``none``, ``none``/``off`` give None: no
+    limit), else argparse's one-line error naming the option.
 
     >>> number(float, low=0)("1.5"), number(float, low=0, none=True)("none")
     (1.5, None)
@@ -157,7 +149,7 @@ def number(
                 f"{text!r} is not {what}" + (" or 'none'" if none else "")
             ) from None
         try:
-            return check_number(value, kind=kind, low=low, high=high, above=above, below=below)
+            return check_number(value, kind=kind, **bounds)
         except ValueError as err:  # the text as given, not as parsed; 'none' for no limit
             what = str(err).rpartition(", got ")[0] + (" or 'none' (no limit)" if none else "")
             raise argparse.ArgumentTypeError(f"{what}, got {text}") from None
