@@ -68,6 +68,17 @@ def test_the_parser_defaults_are_the_dataclass_defaults():
     assert (run.download, run.lm_batch_size) == (False, 5)
 
 
+def test_a_model_folder_is_one_model_however_its_path_is_typed(tmp_path, monkeypatch):
+    """A local model folder was compared as typed, so a resume from another folder, or with
+    ``../x/lm`` for ``/abs/x/lm``, was refused as another model; a name stays a name."""
+    (tmp_path / "models" / "lm").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "models")
+    typed = ["lm", "../models/lm", str(tmp_path / "models" / "lm")]
+    models = {settings_from_args(build_parser().parse_args(["--lm-model", t]))[0].lm_model for t in typed}
+    assert models == {str((tmp_path / "models" / "lm").resolve())}
+    assert settings_from_args(build_parser().parse_args(["--lm-model", "gpt2"]))[0].lm_model == "gpt2"
+
+
 def test_the_card_lists_every_record_setting_and_no_run_setting():
     values = {**RecordSettings(similarity_model="e", quality_model="q", dtype="float16").as_dict()}
     values.update(

@@ -104,12 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> tuple[RecordSettings, RunSettings]:
-    """The settings of parsed options (local paths made absolute): ``--preset paper`` is
+    """The settings of parsed options (local paths, model folders too, made absolute): ``--preset paper`` is
     :meth:`RecordSettings.paper`, and an option given with another value than the paper's is refused."""
     values = given_settings(RecordSettings, args)
     for f in fields(RecordSettings):
-        if f.metadata.get("path") and values.get(f.name) not in (None, "-"):
+        model = "model" in f.metadata  # a local folder (it wins, as models.resolve reads it), or a name
+        if (f.metadata.get("path") or model) and values.get(f.name) not in (None, "-"):
             path = Path(values[f.name]).expanduser()  # a pipe's link (/dev/fd/N) resolves to no path: kept
+            if model and not path.exists():
+                continue
             special = path.exists() and not (path.is_file() or path.is_dir())
             values[f.name] = str(path.absolute() if special else path.resolve())
     if getattr(args, "preset", None) == "paper":
