@@ -155,17 +155,24 @@ class FinalizeTask(PipelineStep):
     type = "🦜 - GENERATE"
 
     def __init__(
-        self, output: str, *, license: str | None = None, push: Any = None, started: float | None = None
+        self,
+        output: str,
+        *,
+        license: str | None = None,
+        push: Any = None,
+        started: float | None = None,
+        run: Any = None,
     ):
         super().__init__()
-        self.output, self.license, self.push, self.started = output, license, push, started
+        self.output, self.license, self.push, self.started, self.run = output, license, push, started, run
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         """:func:`~paraamr.builder.shards.finalize_run`, once: a requeued job redoes only what is left
         (``started``: the monotonic time the run started, in this process)."""
         from paraamr.builder.shards import finalize_run
 
-        finalize_run(self.output, license=self.license, push=self.push, again=False, started=self.started)
+        options = {"license": self.license, "push": self.push, "run": self.run}
+        finalize_run(self.output, again=False, started=self.started, **options)
 
 
 #: datatrove's line on the terminal (``{exception}`` left out: a failed task's traceback goes to its
@@ -289,7 +296,7 @@ def launch(
     start = PartitionTask(str(args.output), record, run, shard, origin or {})
     local = args.executor == "local"  # the finalize runs in this process: the run's time is known
     when = started if local else None
-    finalize = FinalizeTask(str(args.output), license=args.license, push=push, started=when)
+    finalize = FinalizeTask(str(args.output), license=args.license, push=push, started=when, run=run)
     step = GenerateTask(args, generate)
     if local:
         start.run()

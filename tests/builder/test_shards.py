@@ -19,7 +19,7 @@ from paraamr import layout
 from paraamr.builder.counts import Stats
 from paraamr.builder.partition import partition
 from paraamr.builder.rows import decode_bytes
-from paraamr.builder.shards import Shard, finalize_run, run_statuses
+from paraamr.builder.shards import Shard, finalize_run, run_statuses, shard_done
 from paraamr.builder.state import RunFolder
 from paraamr.commands.generate import build_parser
 from paraamr.errors import FolderLocked, InputError
@@ -235,6 +235,19 @@ def test_finalize_refuses_until_every_task_is_done_then_names_shards_over_the_ru
 
     ids = load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))["id"]
     assert sorted(ids) == sorted(r["id"] for r in records(3000))  # each record once
+
+
+def test_the_shard_that_finalizes_the_run_applies_its_license_and_shard_size(tmp_path):
+    """``--shard 7/8 --finalize auto --license L --max-shard-size S`` finalized with the first
+    shard's license and size, without a word; not given, they are still the first shard's."""
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(3000), 8), 8, part_rows=50)
+    with contextlib.redirect_stderr(io.StringIO()):
+        summary = shard_done(RunFolder(out, shard=Shard(7, 8, finalize=True)), license="apache-2.0",
+                             max_shard_size="100KB")  # fmt: skip
+    assert summary["settings"]["max_shard_size"] == "100KB"
+    assert len(list((out / "data" / "pairs").iterdir())) > 1
+    assert "\nlicense: apache-2.0\n" in (out / layout.CARD).read_text()
 
 
 @pytest.mark.slow

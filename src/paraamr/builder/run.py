@@ -20,6 +20,7 @@ from paraamr.builder.stages import make_generator, quiet_libraries
 from paraamr.builder.state import RunFolder, task_writer
 from paraamr.builder.summary import Push
 from paraamr.builder.tracking import RunProgress, batch_stages, model_line
+from paraamr.layout import MAX_SHARD_SIZE
 from paraamr.models.base import batch_listener
 from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
@@ -234,7 +235,8 @@ def execute(
             return None
         try:
             if shard is not None:
-                return shard_done(folder, push=push, started=t0)
+                size = None if run.max_shard_size == MAX_SHARD_SIZE else run.max_shard_size  # given
+                return shard_done(folder, push=push, started=t0, license=license, max_shard_size=size)
             return finalize_run(folder.path, license=license, push=push, run=run, started=t0)
         except Interrupted as err:  # the records are all written; the summary, card or upload was not
             detail = "after every source, while writing the summary and card or uploading them"

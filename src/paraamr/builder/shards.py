@@ -124,10 +124,16 @@ def finalize_run(
 
 
 def shard_done(
-    folder: RunFolder, *, push: Push | None = None, started: float | None = None
+    folder: RunFolder,
+    *,
+    push: Push | None = None,
+    started: float | None = None,
+    license: str | None = None,
+    max_shard_size: int | str | None = None,
 ) -> dict[str, Any] | None:
     """(A shard's main process, its tasks done) let go of its lock and, with ``--finalize auto`` and
-    every task done, finalize the run; the summary when this process finalized or uploaded."""
+    every task done, finalize the run (``license``, ``max_shard_size``: this shard's, given; else the
+    first shard's); the summary when this process finalized or uploaded."""
     folder.unlock()
     spec = folder.spec
     status = run_statuses(folder.path)
@@ -139,7 +145,8 @@ def shard_done(
         note = f"every shard is done: `paraamr finalize {folder.path}` finalizes the run"
     else:
         try:
-            summary = finalize_run(folder.path, wait=AUTO_WAIT, push=push, again=False, started=started)
+            given = {"license": license, "max_shard_size": max_shard_size, "push": push}
+            summary = finalize_run(folder.path, wait=AUTO_WAIT, again=False, started=started, **given)
         except FolderLocked as err:
             summary, note = None, f"not finalizing now: {err}"
         else:
