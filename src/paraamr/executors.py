@@ -289,7 +289,7 @@ def launch(
     from paraamr.builder.state import RunFolder, Shard
 
     tasks = args.tasks  # options checked (and filled in) by the command
-    started, shard = time.monotonic(), Shard(0, tasks)
+    started, shard = time.monotonic(), Shard(0, tasks, executor=True)
     folder = RunFolder(args.output, shard=shard, origin=origin)
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code, push=push)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"

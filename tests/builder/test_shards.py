@@ -131,6 +131,12 @@ def test_a_shard_refuses_another_shard_count_or_run_and_takes_any_process_count(
     plain.complete(0, {}, Stats().as_dict())
     with pytest.raises(InputError, match=r"the run is not cut into shards, now shard 0/8"):
         RunFolder(plain.path, shard=Shard(0, 8)).check(record, None, overwrite=False)
+    # --executor's cut is its --tasks, and it refuses --overwrite: before, both refusals named --shard
+    # and said to pass --overwrite
+    with pytest.raises(InputError, match=r"not cut into tasks, now --tasks 8\); give a new --output to"):
+        RunFolder(plain.path, shard=Shard(0, 8, executor=True)).check(record, None, overwrite=False)
+    with pytest.raises(InputError, match=r"tasks were 8 \(--tasks 8\), now 4\); give a new --output to"):
+        RunFolder(tmp_path / "out", shard=Shard(0, 4, executor=True)).check(record, None, overwrite=False)
 
 
 def test_a_run_that_finished_no_task_starts_over_with_other_settings(tmp_path, capsys):

@@ -53,6 +53,7 @@ class Shard:
     index: int
     count: int
     finalize: bool = False
+    executor: bool = False  # the cut of --executor's --tasks (refusals name that option)
 
     def __str__(self) -> str:
         return f"shard {self.index}/{self.count}"
@@ -159,9 +160,9 @@ class RunFolder:
         """``restart`` when the run has not :meth:`started` (:attr:`restarting` says why), else refused."""
         why = "; ".join(diffs)
         if self.started():
-            raise InputError(
-                f"{self.path} holds a run with other settings ({why}); pass --overwrite to start over"
-            )
+            executor = self.spec is not None and self.spec.executor  # it refuses --overwrite
+            anew = "give a new --output" if executor else "pass --overwrite"
+            raise InputError(f"{self.path} holds a run with other settings ({why}); {anew} to start over")
         self.restarting = f"{self.path}: the run there finished no task; it starts over with these settings"
         self.restarting += f" ({why})"
         return "restart"
@@ -188,12 +189,15 @@ class RunFolder:
         diffs = RecordSettings.from_dict(saved["record"]).differences(record)
         diffs += model_changes(saved.get("models"), models, record.models())
         was, now = saved.get("shards"), self.shard[1] if self.spec is not None else None
+        executor = self.spec is not None and self.spec.executor
         if was != now and was is None:
-            diffs.append(f"the run is not cut into shards, now {self.spec}")
+            now_cut = f"tasks, now --tasks {now}" if executor else f"shards, now {self.spec}"
+            diffs.append(f"the run is not cut into {now_cut}")
         elif was != now and now is None:
             diffs.append(f"the run is cut into {was} shards (--shard I/{was}), now no --shard")
         elif was != now:
-            diffs.append(f"shards were {was} (--shard I/{was}), now {now}")
+            cut = f"tasks were {was} (--tasks {was})" if executor else f"shards were {was} (--shard I/{was})"
+            diffs.append(f"{cut}, now {now}")
         changed = identity_changed(saved.get("input_identity"), identity)
         if changed:
             diffs.append(f"the input changed: {changed}")
