@@ -29,6 +29,15 @@ def test_a_whole_state_merges(tmp_path):
     assert merged.mean("x") == (1 + 2 + 2 + 2) / 4 and settings == SETTINGS
 
 
+def test_merging_another_evaluation_names_the_options_that_differ(tmp_path):
+    """It said 'another evaluation than A (options differ)', not which option."""
+    first, second = _state(tmp_path / "a"), StateFolder(tmp_path / "b")
+    second.start({**SETTINGS, "options": {"seed": 0, "ted_convention": "aesop"}})
+    refusal = r"b: another evaluation than .*a \(--ted-convention was None, now 'aesop'\)"
+    with pytest.raises(InputError, match=refusal):
+        merge_folders([first.folder, second.folder])
+
+
 @pytest.mark.parametrize("content", ["null", "[1]", "{}", '{"measures": "x"}'])
 def test_a_chunk_file_that_is_json_but_no_statistics_is_named(tmp_path, content):
     state = _state(tmp_path)
@@ -61,7 +70,9 @@ def test_an_evaluation_that_committed_no_chunk_starts_over_when_alone(tmp_path, 
     with pytest.raises(InputError, match="another evaluation: other options"):
         state.open(other, changed=_changed)
     state.open(other, changed=_changed, alone=True)
-    assert "no chunk was committed; it starts over: other options (seed)" in capsys.readouterr().err
+    # the option as typed, with both values (before: the field's name, 'other options (seed)')
+    said = capsys.readouterr().err
+    assert "no chunk was committed; it starts over: other options (--seed was 0, now 1)" in said
     assert state.saved() == other  # the models' digests went with the old settings
     third = {**SETTINGS, "options": {"seed": 2}}
     state.open(third, changed=_changed, alone=True, say=False)  # another process of the same launch

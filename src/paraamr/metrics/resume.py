@@ -18,16 +18,30 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from paraamr.atomic import atomic_write
 from paraamr.errors import InputError
 from paraamr.locks import busy_writers
+from paraamr.metrics.settings import EvaluateSettings
 from paraamr.metrics.stats import RowStats
+from paraamr.options import option_flag
 from paraamr.tasks import TaskFolder, model_changes
 
 __all__ = ["StateFolder", "cache_key", "files_changed", "merge_folders"]
+
+
+def _option_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``--flag was X, now Y`` for each option of a row (:class:`EvaluateSettings`' fields) that differs.
+
+    >>> _option_changes({"seed": 0, "ted_convention": "paper"}, {"seed": 0, "ted_convention": "aesop"})
+    ["--ted-convention was 'paper', now 'aesop'"]
+    """
+    flags = {f.name: option_flag(f) for f in fields(EvaluateSettings)}
+    differ = sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
+    return [f"{flags.get(k, k)} was {old.get(k)!r}, now {new.get(k)!r}" for k in differ]
 
 
 class StateFolder(TaskFolder):
@@ -54,8 +68,7 @@ class StateFolder(TaskFolder):
         if why:
             why = f"the input changed ({why})"
         elif saved.get("options") != settings["options"] or saved.get("chunks") != settings["chunks"]:
-            old = saved.get("options", {})
-            differ = ", ".join(k for k, v in settings["options"].items() if old.get(k) != v) or "the chunks"
+            differ = "; ".join(_option_changes(saved.get("options", {}), settings["options"])) or "the chunks"
             why = f"other options ({differ})"
         if why and not (alone and self._restart(why, say)):
             raise self._another(why)
@@ -161,8 +174,12 @@ def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[
         if settings is None:
             settings = saved
         if saved != settings or model_changes(models, saved_models, {}):
-            differ = sorted(k for k in {*saved, *settings} if saved.get(k) != settings.get(k)) or ["models"]
-            raise InputError(f"{folder}: another evaluation than {folders[0]} ({', '.join(differ)} differ)")
+            differ = _option_changes(settings.get("options", {}), saved.get("options", {}))  # first: was
+            others = sorted({*saved, *settings} - {"options"})
+            differ += [f"{k} differ" for k in others if saved.get(k) != settings.get(k)]
+            raise InputError(
+                f"{folder}: another evaluation than {folders[0]} ({'; '.join(differ) or 'models differ'})"
+            )
         models.update(saved_models)
         for chunk in state.completed():
             stats = state.stats(chunk)
