@@ -523,6 +523,18 @@ def test_hub_lm_is_fetched_on_first_use_in_one_format(hub, tmp_path):
         ensure("org/no-such-model", "lm", progress=False)
 
 
+def test_a_hub_snapshot_whose_weights_were_cut_short_is_fetched_again(hub):
+    """A download killed while the weights came left a snapshot of the small files: it was taken
+    for the model (``models download`` said done, every run failed to load it)."""
+    path = ensure("org/tiny-gpt2", "lm", progress=False)
+    weights = path / "model.safetensors"
+    weights.resolve().unlink()  # the blob and the snapshot's link to it: as a kill leaves them
+    weights.unlink()
+    with pytest.raises(ModelNotFoundError, match="has no weights yet"):
+        resolve("org/tiny-gpt2", "lm")
+    assert ensure("org/tiny-gpt2", "lm", progress=False) == path and weights.is_file()
+
+
 def test_offline_or_no_download_stops_at_once_naming_why(hub, tmp_path, monkeypatch, capsys):
     from paraamr.models.lm import PerplexityScorer
 

@@ -144,7 +144,7 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
     try:
         # skip what fetch_hub leaves out, or the cached snapshot would count as incomplete
         ignore = OTHER_FORMATS + _WEIGHT_FILES
-        return Path(snapshot_download(repo_id, local_files_only=True, ignore_patterns=ignore))
+        path = Path(snapshot_download(repo_id, local_files_only=True, ignore_patterns=ignore))
     except HFValidationError as err:
         raise ModelNotFoundError(
             f"{kind} model {repo_id!r} is neither a local path, a known name nor a Hub id; "
@@ -156,6 +156,13 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
             f"the path ./{repo_id}); fetch it with: paraamr models download {repo_id} --kind {kind}"
             f"{cache_flag(cache)}"
         ) from err
+    if not any(f.exists() for pattern in _WEIGHT_FILES for f in path.rglob(pattern)):  # a download cut short
+        raise ModelNotFoundError(
+            f"{kind} model {repo_id!r} is not on disk (its snapshot in the Hub cache {HF_HUB_CACHE} has "
+            f"no weights yet); fetch it with: paraamr models download {repo_id} --kind {kind}"
+            f"{cache_flag(cache)}"
+        )
+    return path
 
 
 #: What a missing or wrong quality model's error suggests (``--input`` defaults to bundled sentences).
