@@ -205,7 +205,7 @@ def _open(url: str, start: int, timeout: float):
             total = re.search(r"/(\d+)", err.headers.get("Content-Range") or "")
             if total and int(total.group(1)) == start:
                 return None  # already complete
-            raise _Transient(f"the server refused to resume at byte {start}") from err
+            return _open(url, 0, timeout)  # no size said, or not a start of the file: the whole of it
         if err.code >= 500 or err.code == 429:
             raise _Transient(f"HTTP {err.code} {err.reason}") from err
         raise ParaAMRError(f"cannot download {url}: HTTP {err.code} {err.reason}") from err
