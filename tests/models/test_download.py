@@ -595,6 +595,33 @@ def test_cli_download_list_and_rm(hub, tmp_path, capsys):
     assert not gguf_copy.exists()
 
 
+def test_rm_removes_the_cached_model_with_its_leftovers_not_a_folder_of_its_name(
+    hub, tmp_path, monkeypatch, capsys
+):
+    """With a folder ``./NAME`` in the working folder, ``models rm NAME`` removed that folder's
+    converted copies (the user's) and left the cached model's; what a download cut short left (its
+    archive, a half-unpacked folder) was left too, and listed by nothing."""
+    import shutil
+
+    cache = tmp_path / "cache"
+    target = ensure("generate_t5wtense", "realizer", cache_dir=cache, progress=False)
+    copy = target.parent / ".generate_t5wtense.ct2-0123456789abcdef"  # as a conversion names it
+    partial = target.parent / ".partial-generate_t5wtense-k1ll3d"
+    archive = dl._download_part(AMRLIB_MODELS["generate_t5wtense"].url, target)
+    for folder in (copy, partial):
+        folder.mkdir()
+    archive.write_bytes(b"a whole archive")
+    local = tmp_path / "work" / "generate_t5wtense"
+    shutil.copytree(target, local)
+    mine = local.parent / ".generate_t5wtense.ct2-fedcba9876543210"
+    mine.mkdir()
+    monkeypatch.chdir(local.parent)
+    assert main(["models", "rm", "generate_t5wtense", "--cache-dir", str(cache)]) == 0
+    capsys.readouterr()
+    assert not any(p.exists() for p in (target, copy, partial, archive))
+    assert local.is_dir() and mine.is_dir()
+
+
 def test_ensure_is_a_noop_for_what_is_on_disk(tiny_models, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert ensure(tiny_models["parser"], "parser") == tiny_models["parser"]

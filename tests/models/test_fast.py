@@ -314,7 +314,23 @@ def test_conversion_once_beside_the_model_keyed_by_digest(models, tmp_path):
     assert again != target and converted_copies(source) == [again]
     old = tmp_path / ".lm.ct2-0123456789abcdef"  # an earlier version's copy, found on a later call
     old.mkdir()
-    assert converted(source) == again and not old.exists()
+    killed = tmp_path / f".{again.name}.4242-0badf00d.tmp"  # a conversion killed before its end
+    killed.mkdir()
+    assert converted_copies(source) == [killed, old, again]  # so models rm removes it too
+    assert converted(source) == again and not old.exists() and not killed.exists()
+
+
+def test_copies_in_the_cache_of_two_folders_named_alike_are_kept_apart(tmp_path):
+    """Copies of read-only model folders go to ``<cache>/ct2``; named by the folder's name alone,
+    ``models rm a/lm`` removed the copies of ``b/lm`` too."""
+    from paraamr.models import fast
+
+    cache, a, b = tmp_path / "cache", tmp_path / "a" / "lm", tmp_path / "b" / "lm"
+    for source in (a, b):
+        prefix = fast._prefix(source, cache / "ct2")
+        (cache / "ct2" / f"{prefix}0123456789abcdef").mkdir(parents=True)
+    copies = [converted_copies(source, cache) for source in (a, b)]
+    assert [len(c) for c in copies] == [1, 1] and copies[0] != copies[1]
 
 
 def test_conversion_prints_no_dtype_deprecation(models, tmp_path):

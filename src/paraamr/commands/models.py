@@ -219,7 +219,8 @@ def _rm(args: argparse.Namespace) -> int:
     copies = []
     for kind in (args.kind,) if args.kind else catalog.KINDS:
         try:
-            copies += converted_copies_of(resolve(args.name, kind, cache_dir=args.cache_dir), args.cache_dir)
+            path = resolve(args.name, kind, cache_dir=args.cache_dir, local=not known)  # ./NAME is not it
+            copies += converted_copies_of(path, args.cache_dir)
         except ModelNotFoundError:
             continue
     copies = list(dict.fromkeys(copies))

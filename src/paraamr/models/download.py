@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import hashlib
 import http.client
 import os
@@ -346,12 +347,24 @@ def fetch_release(
     return target
 
 
+def _download_part(url: str, target: Path) -> Path:
+    """Where the archive of ``url`` for the model folder ``target`` is downloaded (and resumed)."""
+    key = hashlib.sha1(url.encode()).hexdigest()[:12]
+    return target.parent / ".downloads" / f"{key}-{url.rsplit('/', 1)[-1] or 'archive.tar.gz'}"
+
+
+def _partials(target: Path) -> list[Path]:
+    """The folders that runs killed while they unpacked into ``target`` left beside it."""
+    return sorted(target.parent.glob(f".partial-{glob.escape(target.name)}-*"))
+
+
 def _fetch_into(
     url: str, md5: str | None, target: Path, *, progress: bool, retries: int, backoff: float
 ) -> None:
-    key = hashlib.sha1(url.encode()).hexdigest()[:12]
-    part = target.parent / ".downloads" / f"{key}-{url.rsplit('/', 1)[-1] or 'archive.tar.gz'}"
+    part = _download_part(url, target)
     part.parent.mkdir(exist_ok=True)
+    for stale in _partials(target):  # (under the model's lock: no other process unpacks it)
+        shutil.rmtree(stale, ignore_errors=True)
     fetch_url(url, part, progress=progress, retries=retries, backoff=backoff)
     if md5 is not None and (got := _md5(part)) != md5:
         part.unlink()
@@ -373,8 +386,10 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     root = cache_root(cache_dir)
     local = (root / "models" / name).exists()
     candidates: list[Path] = []
-    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        candidates.append(root / "models" / name)
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):  # with what a cut download of it left
+        candidates += [root / "models" / name, *_partials(root / "models" / name)]
+        if name in AMRLIB_MODELS:
+            candidates.append(_download_part(AMRLIB_MODELS[name].url, root / "models" / name))
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
     if (installed := installed_path(name, cache_dir)) is not None:
@@ -383,9 +398,9 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
         gguf = package.inner.endswith(".gguf")
         if packaged_name == name and (kind is None or check_kind(kind) == k) and gguf:
             candidates += sorted((root / "gguf").glob(f"{Path(package.inner).stem}-*"))
-    removed = [path for path in candidates if path.is_dir()]
+    removed = [path for path in candidates if path.is_dir() or path.is_file()]
     for path in removed:
-        shutil.rmtree(path)
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
     if not local and not any(n == name for _, n in PACKAGED) and (info := scan_hub_cache()) is not None:
         repos = [r for r in info.repos if r.repo_id == name and r.repo_type == "model"]
         if repos:

@@ -223,9 +223,9 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     """The CTranslate2 copy of model folder ``source`` (special tokens from ``tokenizer``), converted
     once; copies beside it from the folder's earlier files are removed."""
     source = Path(source)
-    name = f".{source.name}{CT2_SUFFIX}{model_digest(source)}"
     writable = os.access(source.parent, os.W_OK)  # else the copy goes to the model cache
-    target = source.parent / name if writable else cache_root(cache_dir) / "ct2" / name
+    place = source.parent if writable else cache_root(cache_dir) / "ct2"
+    target = place / f"{_prefix(source, place)}{model_digest(source)}"
     if not target.is_dir():
         lock = target.parent / f"{target.name}.lock"
         with file_lock(lock, command="convert a model"):
@@ -240,13 +240,25 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     return target
 
 
+def _prefix(source: Path, place: Path) -> str:
+    """How the copies of ``source`` in the folder ``place`` begin: in the cache, with a digest of its
+    path (the copies of two read-only folders named alike are kept apart)."""
+    if place == source.parent:
+        return f".{source.name}{CT2_SUFFIX}"
+    where = hashlib.sha1(str(source.resolve()).encode()).hexdigest()[:8]
+    return f".{source.name}-{where}{CT2_SUFFIX}"
+
+
 def converted_copies(source: str | Path, cache_dir: str | Path | None = None) -> list[Path]:
-    """Every converted copy of the model folder ``source`` (any digest), beside it or in the cache."""
+    """Every converted copy of the model folder ``source`` (any digest), beside it or in the cache,
+    and what a conversion killed before its end left (``.<copy>.<pid>-<hex>.tmp``)."""
     source = Path(source)
-    prefix = f".{source.name}{CT2_SUFFIX}"
-    places = (source.parent, cache_root(cache_dir) / "ct2")
-    found = (p for d in places if d.is_dir() for p in d.iterdir())
-    return sorted(p for p in found if p.is_dir() and p.name.startswith(prefix))
+    found = []
+    for place in (source.parent, cache_root(cache_dir) / "ct2"):
+        prefix = _prefix(source, place)
+        if place.is_dir():
+            found += [p for p in place.iterdir() if p.is_dir() and p.name.startswith((prefix, "." + prefix))]
+    return sorted(found)
 
 
 #: How a CTranslate2 decoder uses a CPU's threads: ``halves`` (each batch split in two, run side by

@@ -97,8 +97,11 @@ def cache_flag(cache: str | Path | None) -> str:
     return f" --cache-dir {cache}" if cache is not None else ""
 
 
-def source(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> str:
-    """Where ``name_or_path`` comes from: ``path``, ``packaged``, ``cache``, ``release`` or ``hub``.
+def source(
+    name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None, local: bool = True
+) -> str:
+    """Where ``name_or_path`` comes from: ``path`` (a local one only when ``local``), ``packaged``,
+    ``cache``, ``release`` or ``hub``.
 
     >>> source("smollm2", "lm"), source("generate_t5wtense", "realizer"), source("gpt2", "lm")
     ('packaged', 'release', 'hub')
@@ -107,7 +110,8 @@ def source(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None 
     """
     kind = check_kind(kind)
     name = str(name_or_path)
-    if Path(name).expanduser().exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
+    here = local and Path(name).expanduser().exists()
+    if here or name.startswith((".", "/", "~")) or name.count("/") > 1:
         return "path"
     if (kind, name) in PACKAGED:
         return "packaged"
@@ -193,9 +197,11 @@ def _local(path: Path, kind: str) -> Path:
     return path
 
 
-def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None) -> Path:
-    """The path of model ``name_or_path`` of ``kind``: a local path, packaged weights,
-    ``<cache>/models/NAME``, or a Hub id in huggingface_hub's cache.
+def resolve(
+    name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None = None, local: bool = True
+) -> Path:
+    """The path of model ``name_or_path`` of ``kind``: a local path (unless not ``local``), packaged
+    weights, ``<cache>/models/NAME``, or a Hub id in huggingface_hub's cache.
 
     >>> resolve("smollm2", "lm").name
     'SmolLM2-135M-Instruct.Q4_1.gguf'
@@ -204,10 +210,10 @@ def resolve(name_or_path: str | Path, kind: str, *, cache_dir: str | Path | None
     """
     kind = check_kind(kind)
     path = Path(name_or_path).expanduser()
-    if path.exists():
+    if local and path.exists():
         return _local(path, kind)
     name = str(name_or_path)
-    where = source(name, kind, cache_dir=cache_dir)
+    where = source(name, kind, cache_dir=cache_dir, local=local)
     if where == "path":
         hint = f"; {TRAIN_QUALITY}" if kind == "quality" else ""
         raise ModelNotFoundError(
