@@ -164,14 +164,15 @@ class FinalizeTask(PipelineStep):
         run: Any = None,
     ):
         super().__init__()
-        self.output, self.license, self.push, self.started, self.run = output, license, push, started, run
+        self.output, self.license, self.push, self.started = output, license, push, started
+        self.settings = run  # (``run`` is the step's method)
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
         """:func:`~paraamr.builder.shards.finalize_run`, once: a requeued job redoes only what is left
         (``started``: the monotonic time the run started, in this process)."""
         from paraamr.builder.shards import finalize_run
 
-        options = {"license": self.license, "push": self.push, "run": self.run}
+        options = {"license": self.license, "push": self.push, "run": self.settings}
         finalize_run(self.output, again=False, started=self.started, **options)
 
 
