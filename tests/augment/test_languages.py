@@ -206,3 +206,15 @@ def test_options_only_for_reda(tmp_path, pairs_tsv, capsys):
     assert "--language zh: only with --method reda or reda-ng" in capsys.readouterr().err
     assert main([*base, "--tokenizer", "jieba"]) == 2
     assert "--tokenizer, --synonyms: only with --method reda or reda-ng" in capsys.readouterr().err
+
+
+def test_a_chinese_text_with_spaces_never_comes_back_without_them():
+    """jieba drops the spaces and the tokens are joined without them: a swap back or an insert and a
+    delete that restore the tokens gave the input without its spaces, as a new version of it."""
+    tok, source = setup("zh")
+    texts = ["怎样 才能 快速 减肥 呢", "我 想 买 一部 手机", "今天 天气 很好 我们 去 公园 散步 吧"]
+    for seed in range(4):
+        reda = REDA(seed=seed, tokenizer=tok, synonyms=source)
+        for text in texts:
+            outputs = [o for pool in reda.pool(text).values() for o in pool] + reda.augment(text, 7)
+            assert text.replace(" ", "") not in outputs, (seed, text)

@@ -183,3 +183,12 @@ def test_forked_children_reopen_wordnet_files():
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_draw_of_rm_that_cannot_act_is_skipped_not_the_end_of_its_pool():
+    """RM draws random operators, so one draw can find nothing to do where the next does: a first
+    such draw ended RM's pool, and a two-word text (RM its only operator) got no new version."""
+    reda = REDA(seed=0)
+    for text in ("Hello world", "nice idea", "happy car"):
+        assert len(reda.pool(text).get("RM", [])) >= 3, text
+        assert len(reda.augment(text, 4)) == 4, text

@@ -8,7 +8,10 @@ pairs.jsonl --method reda|reda-ng --n 3 --seed 5`` (the rows of the written fold
 words lost their synonyms, both were recomputed by the code at commit fee91e1 (before that change)
 given a synonym source written by hand for the purpose: ``paraamr.lexicon.synonyms``, but ``()`` for
 the stop words read from EDA's own code/eda.py (jasonwei20/eda_nlp); the same script with the plain
-WordNet source gives the earlier outputs unchanged.
+WordNet source gives the earlier outputs unchanged. When a draw of RM that cannot act (its random
+operators find nothing to do) stopped ending RM's pool, as in REDA's code (such a draw returns its
+input, dropped as a repeat), the cases that change were recomputed by the code with that change: 1
+of the 92 API cases and the rows of one pair of the command (each file's ``made_by`` says which).
 """
 
 from __future__ import annotations

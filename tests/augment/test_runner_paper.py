@@ -165,6 +165,8 @@ def test_command_recipe_paper(tmp_path, data, capsys):
     assert "recipe paper: 2 SR + 2 RS + 1 RI + 1 RD + 1 RM" in printed
     card = DatasetCard.load(out / "README.md").text
     assert "|draws:paper|" in card and "|recipe:paper" in card
+    # before: 'up to 2 new version(s)' and '--n 2', --n's default, which --recipe refuses
+    assert "up to 7 new version(s)" in card and "--method reda --recipe paper`" in card
     import pyarrow.parquet as pq
 
     rows = pq.read_table(next((out / "data" / "default").glob("*.parquet"))).to_pylist()

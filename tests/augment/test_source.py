@@ -90,6 +90,8 @@ def test_keys_and_max_perplexity_filter(tmp_path):
     assert len(index) == 2
     assert "Statistical documentation is needed." not in index.lookup(RECORDS[0]["text"], 9)
     assert index.lookup("Not wanted.", 3) == []
+    # a text all of whose paraphrases are over the cap has none: not counted as found
+    assert len(ParaphraseIndex.from_path(path, keys=keys, max_perplexity=0.5)) == 0
 
 
 def test_records_of_the_same_text_merge_without_repeats():
@@ -105,7 +107,8 @@ def test_records_of_the_same_text_merge_without_repeats():
             },
         ]
     )
-    assert index.lookup("he left.", 5) == ["He departed.", "He went away."]
+    # most fluent first over both records (before: the first record's, then the second's)
+    assert index.lookup("he left.", 5) == ["he departed.", "He went away."]
 
 
 def test_bad_release_line_is_named(tmp_path):

@@ -79,7 +79,7 @@ def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     assert list(load_dataset(str(out))["train"]) == list(train)
 
 
-def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
+def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path, capsys):
     data = tmp_path / "data"
     Dataset.from_dict({"text": ["He left.", "She stayed."], "label": [0, 1]}).to_parquet(
         str(data / "train.parquet")
@@ -104,7 +104,9 @@ def test_paraamr_method_with_release_file_and_other_splits_copied(tmp_path):
     out = tmp_path / "out"
     argv = ["augment", "--dataset", str(data), "--method", "paraamr", "--n", "3", "--output", str(out)]
     argv += ["--paraphrases", str(release)]
-    assert main(argv) == 0
+    assert main([*argv, "--split", "train", "--split", "train"]) == 0  # once: the card said 'train, train'
+    assert "- Augmented splits: train (other" in (out / "README.md").read_text(encoding="utf-8")
+    assert "paraphrases found for 1 of 2 distinct texts" in capsys.readouterr().out
     loaded = load_dataset(str(out))
     assert list(loaded["train"]["text"]) == ["He left.", "He departed.", "She stayed."]  # perplexity <= 110
     copied = {"text": ["He left."], "label": [0], "augmented": [False], "source_index": [0]}

@@ -55,6 +55,7 @@ def augment_card(
     method: str,
     n: int,
     seed: int,
+    recipe: str | None = None,
     source: str,
     columns: Sequence[str],
     rows: Mapping[str, int],
@@ -71,7 +72,8 @@ def augment_card(
 ) -> str:
     """The README.md of an augmented dataset folder: ``configs:`` for every split with rows, license
     (``None``: ``unknown``), language, task categories (``text-classification`` when ``labelled``),
-    size, and how the rows were made (``paraphrases``: where the paraamr method's came from).
+    size, and how the rows were made (``n`` new versions at most, by ``recipe`` when given;
+    ``paraphrases``: where the paraamr method's came from).
     ``repo_id`` names the Hub repo in the load snippet."""
     from huggingface_hub import DatasetCardData
 
@@ -95,7 +97,8 @@ def augment_card(
         f"- Seed: {seed}",
         f"- License: `{data.license}`"
         + (" (none was given: `--license`; the source's terms apply)" if license is None else ""),
-        f"- Built with: paraamr {__version__} (`{MARK} --method {method} --n {n}`)",
+        f"- Built with: paraamr {__version__} (`{MARK} --method {method} "
+        f"{f'--recipe {recipe}' if recipe else f'--n {n}'}`)",
         *([f"- Method: {code(method_signature)}"] if method_signature else []),
         *([f"- Paraphrases: {paraphrases}"] if paraphrases else []),
         *([f"- Language model: {code(signature)}"] if signature else []),

@@ -248,9 +248,11 @@ class REDA:
         """Distinct outputs of ``op`` over ``draws`` tries, in the order drawn, each with its
         :func:`normalize` key and its tokens; never ``text``."""
         rng = random.Random(f"{self.seed}\x1f{op}\x1f{text}")
-        seen = {normalize(text)}
+        seen = {normalize(text), normalize(self.tokenizer.join(tokens))}  # (zh: the input without spaces)
         for _ in range(draws):
             out = self.mix(tokens, rng) if op == "RM" else self._apply(op, tokens, n, rng)
+            if out is None and op == "RM":  # a draw of random operators: the next may act
+                continue
             if out is None:
                 return
             candidate = self.tokenizer.join(out)

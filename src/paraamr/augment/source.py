@@ -24,6 +24,7 @@ Pass ``keys`` (normalized texts) to keep only the sources you need: a release ho
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -40,7 +41,8 @@ class ParaphraseIndex:
         self._paraphrases: dict[str, dict[str, str]] = {}  # key -> paraphrase key -> paraphrase
 
     def __len__(self) -> int:
-        return len(self._paraphrases)
+        """How many texts have a paraphrase."""
+        return sum(1 for kept in self._paraphrases.values() if kept)
 
     def add(self, text: str, paraphrases: Iterable[str]) -> None:
         """Append the paraphrases of ``text`` that are new for its key and differ from it."""
@@ -63,15 +65,22 @@ class ParaphraseIndex:
         keys: set[str] | None = None,
         max_perplexity: float | None = None,
     ) -> ParaphraseIndex:
-        """An index of records, each one's paraphrases by ascending perplexity (nulls last)."""
-        index = cls()
+        """An index of records, the paraphrases of each text by ascending perplexity (nulls last), over
+        every record of that text (the same sentence twice, or in another case)."""
         wanted = (
             (None, {**record, "paraphrases": record.get("paraphrases") or []})
             for record in records
             if keys is None or normalize(record["text"]) in keys
         )
-        for _, kept in Filters(max_perplexity=max_perplexity, order="perplexity").iter_records(wanted):
-            index.add(kept["text"], (para["para_text"] for para in kept["paraphrases"]))
+        ranked: dict[str, tuple[str, list[tuple[float, int, str]]]] = {}
+        for _, kept in Filters(max_perplexity=max_perplexity).iter_records(wanted):
+            _, paras = ranked.setdefault(normalize(kept["text"]), (kept["text"], []))
+            for para in kept["paraphrases"]:
+                ppl = para.get("perplexity")
+                paras.append((math.inf if ppl is None else ppl, len(paras), para["para_text"]))
+        index = cls()
+        for text, paras in ranked.values():
+            index.add(text, (para for *_, para in sorted(paras)))
         return index
 
     @classmethod

@@ -209,7 +209,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     mode = progress_mode(args.progress)
     with _library_bars(mode == "bar"):  # datasets' bars: only where the display is a bar
         splits = load_splits(args.dataset, args.dataset_config)
-    chosen = args.split or (["train"] if "train" in splits else list(splits))
+    chosen = list(dict.fromkeys(args.split or ())) or (["train"] if "train" in splits else list(splits))
     check_splits(args.dataset, chosen, list(splits))
     names = splits[chosen[0]].column_names
     with about(args.dataset):
@@ -268,9 +268,11 @@ def _run(args: argparse.Namespace, output: str) -> int:
         print(f"... and {len(failures) - 20} more under {output}/failures/", file=sys.stderr)
     check()  # ... or here, before anything is written
     recipe = {"recipe": args.recipe} if args.recipe else {}
+    most = max(sum(paper_recipe(len(splits[s])).values()) for s in chosen) if args.recipe else None
     card = augment_card(
         method=args.method,
-        n=args.n or DEFAULT_N,
+        n=most or args.n or DEFAULT_N,
+        recipe=args.recipe,
         seed=args.seed,
         source=_public(args.dataset),
         columns=columns,
