@@ -172,3 +172,10 @@ def test_input_paths_are_made_absolute_with_the_home_folder_expanded(tmp_path, m
         assert record.input == f"/dev/fd/{read}"
     finally:
         os.close(read), os.close(write)
+
+
+def test_an_input_format_that_is_its_suffix_s_is_the_same_run():
+    """``--input-format txt`` on a .txt input was refused on resume as a change ('was None, now txt')."""
+    assert RecordSettings(input="in.txt", input_format="txt") == RecordSettings(input="in.txt")
+    assert RecordSettings(input="-", input_format="txt").differences(RecordSettings(input="-")) == []
+    assert RecordSettings(input="in.dat", input_format="csv").input_format == "csv"

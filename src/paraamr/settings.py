@@ -244,6 +244,9 @@ class InputSettings(_Checked):
         unused = [f"{flag}: only with {what}" for flag, what in needs.items() if what]
         if unused and self.source:
             raise UsageError(f"{'; '.join(unused)} (the input is {self.source})")
+        suffix = "txt" if self.input == "-" else Path(self.input or "").suffix.lower()[1:]
+        if self.input_format == suffix:  # the same as not given (a resume compares them)
+            object.__setattr__(self, "input_format", None)
 
     def _columns(self) -> bool:
         """Whether the input has named fields (a ``--text-column`` to choose)."""
