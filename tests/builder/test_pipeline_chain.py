@@ -174,6 +174,27 @@ def test_similarity_scores_and_filters(tiny, stages, unfiltered):
     assert gen.stats.dropped["similarity"] == sum(s < cut for s in sims)
 
 
+def test_a_graph_without_its_sentence_gets_no_score_and_stops_nothing(tiny, stages):
+    """A graph given without ``# ::snt`` has no source to compare: its paraphrases' similarity and
+    quality are None (dropped under a minimum); before, the quality scorer stopped the whole run
+    ('sources[1] is empty') and the embedder scored against the empty string."""
+    from paraamr.models.embedder import Embedder
+    from paraamr.quality import QualityScorer
+
+    graphs = ["# ::snt The boy wants to go.\n(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))",
+              "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"]  # fmt: skip
+    scorers = {"embedder": Embedder("all-MiniLM-L6-v2"), "quality": QualityScorer("all-MiniLM-L6-v2")}
+    models = {"similarity_model": "all-MiniLM-L6-v2", "quality_model": "all-MiniLM-L6-v2"}
+    gen = _generator(Stages(**{**vars(stages), **scorers}), _settings(tiny, max_perplexity=None, **models))
+    with_text, without = list(gen.generate_from_amr(graphs))
+    assert with_text["paraphrases"] and without["paraphrases"] and without["text"] == ""
+    assert all(p["similarity"] is not None and p["quality"] is not None for p in with_text["paraphrases"])
+    assert all(p["similarity"] is None and p["quality"] is None for p in without["paraphrases"])
+    strict = _generator(gen.stages, _settings(tiny, max_perplexity=None, min_quality=-1, **models))
+    assert not next(iter(strict.generate_from_amr(graphs[1:])))["paraphrases"]
+    assert strict.stats.dropped["quality failed"] == len(without["paraphrases"])
+
+
 def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_path, capsys):
     from datasets import load_dataset
 

@@ -298,8 +298,14 @@ class Generator:
         if fn is None or not pending:
             return pending
         t0 = time.perf_counter()
-        scores = fn([it.row.text for it, _ in pending], [p["para_text"] for _, p in pending])
-        out = _keep(pending, scores, stats, name, minimum, None)
+        scored = [(it, p) for it, p in pending if it.row.text]  # a graph given without its sentence: no
+        unscored = [(it, p) for it, p in pending if not it.row.text]  # source to compare, its score None
+        scores = fn([it.row.text for it, _ in scored], [p["para_text"] for _, p in scored]) if scored else []
+        out = _keep(scored, scores, stats, name, minimum, None)
+        if minimum is not None and unscored:  # no score cannot pass the minimum
+            stats.dropped[f"{name} failed"] += len(unscored)
+        elif unscored:
+            out += unscored
         stats.seconds[name] += time.perf_counter() - t0
         return out
 
