@@ -3,8 +3,10 @@ loss, calibration, time limit, long lines, the small shipped form (delta) and on
 
 from __future__ import annotations
 
+import gzip
 import json
 import warnings
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from paraamr.quality.gate import SYNONYM_MIN_SIMILARITY, SimilarityGate
 from paraamr.quality.scorer import DELTA_FILE, calibrated
 from paraamr.quality.train import INFO_FILE, TrainSettings, calibrate, export_delta, split_validation, train
 from paraamr.quality.triplets import Triplet, build_triplets, read_sentences, training_sentences
-from paraamr.records import normalize
+from paraamr.records import normalize, text_id
 
 DATA = Path(__file__).parent / "data"
 TINY = DATA / "tiny_sentences.txt"
@@ -282,6 +284,27 @@ def test_score_command_adds_quality_and_figures(trained, tmp_path, capsys):
     mixed = json.loads(next(line for line in err.splitlines() if line.startswith('{"separation"')))
     assert mixed["separation"] == figures["separation"] and mixed["unlabelled_rows_left_out"] == 1
     assert "failure_rows_left_out" not in mixed
+    # a scored file scored again: a row that scores now keeps no failure of the first run (before: kept)
+    assert main([*argv, "--overwrite", "--max-chars", "3"]) == 0
+    again_out = tmp_path / "again.jsonl"
+    assert main([*argv[:-4], "--input", str(out), "--output", str(again_out)]) == 0
+    rows = [json.loads(line) for line in again_out.read_text().splitlines()]
+    assert all(r["quality"] is not None and "failure" not in r for r in rows[:2])
+
+
+def test_score_figures_threshold_the_scores_not_their_rounding(tmp_path, capsys, monkeypatch):
+    """A score of 0.49999977 was rounded to 0.5 before the threshold and counted valid, where the
+    evaluate module and generate's --min-quality count it invalid; the rows keep 6 decimals."""
+    from paraamr.commands import quality
+
+    monkeypatch.setattr(quality, "_scored", lambda args, scorer, pairs: [0.9, 0.49999977])
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in PAIRS))  # labels 1, 0
+    argv = ["quality", "score", "--model", "all-MiniLM-L6-v2", "--input", str(tmp_path / "pairs.jsonl")]
+    assert main([*argv, "--output", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["quality"] for line in out.splitlines()] == [0.9, 0.5]
+    figures = json.loads(next(line for line in err.splitlines() if line.startswith('{"separation"')))
+    assert figures["accuracy"] == 1.0
 
 
 def test_score_replaces_a_link_and_never_writes_through_it(tmp_path, capsys):
@@ -307,17 +330,25 @@ def test_score_reads_the_pair_files_evaluate_reads(tmp_path, capsys):
     (tmp_path / "pairs.tsv").write_text("source\tparaphrase\n" + "".join(f"{a}\t{b}\n" for a, b in texts))
     (tmp_path / "pairs.txt").write_text("".join(f"{a}\t{b}\n" for a, b in texts))
     (tmp_path / "pairs.csv").write_text("".join(f'"{a}","{b}"\n' for a, b in texts))
-    record = {"text": texts[0][0], "paraphrases": [{"para_text": b} for _, b in texts]}
+    record = {"text": texts[0][0], "paraphrases": [{"para_text": b, "perplexity": 9.5} for _, b in texts]}
     (tmp_path / "release.jsonl").write_text(json.dumps(record) + "\n")
     assert main(["convert", str(tmp_path / "release.jsonl"), str(tmp_path / "folder"), "-q"]) == 0
+    (tmp_path / "release.jsonl.gz").write_bytes(gzip.compress((tmp_path / "release.jsonl").read_bytes()))
+    with zipfile.ZipFile(tmp_path / "release.zip", "w") as packed:  # as the release is packed
+        packed.write(tmp_path / "release.jsonl", "release.json")
     model = ["--model", "all-MiniLM-L6-v2", "--output", "-"]
     expected = QualityScorer("all-MiniLM-L6-v2").score(*zip(*texts, strict=True))
     capsys.readouterr()
-    for name in ("pairs.tsv", "pairs.txt", "pairs.csv", "release.jsonl", "folder"):
+    # gzip and zip: before, 'not valid UTF-8 at line 1'
+    names = ("pairs.tsv", "pairs.txt", "pairs.csv", "release.jsonl", "folder")
+    names += ("release.jsonl.gz", "release.zip")
+    for name in names:
         assert main(["quality", "score", "--input", str(tmp_path / name), *model]) == 0, name
         rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         assert [(r["text"], r["para_text"]) for r in rows] == texts, name
         assert [r["quality"] for r in rows] == pytest.approx(expected, abs=1e-5), name
+        if name.startswith(("release", "folder")):  # joined back to their records (before: text only)
+            assert {(r["id"], r["perplexity"]) for r in rows} == {(text_id(texts[0][0]), 9.5)}, name
 
 
 def test_score_takes_labelled_pairs_as_natural_reads_them(tmp_path, capsys):
@@ -728,3 +759,25 @@ def test_the_default_command_draws_the_shipped_models_triplets():
                 break
     assert not any(unmatched.values()), unmatched
     assert gate.counts["kept"] and gate.counts["dropped"]
+
+
+@pytest.mark.slow
+def test_a_cosine_encoder_given_by_a_relative_path_is_found_from_any_folder(tmp_path, monkeypatch, capsys):
+    """The model kept ``--cosine-model ./enc`` as typed: scored from another folder, it fell back to
+    its logit alone (other scores, a warning); the card names the folder, never its local path."""
+    from paraamr.quality.scorer import resolve_model
+
+    (tmp_path / "enc").symlink_to(resolve_model("all-MiniLM-L6-v2"))
+    monkeypatch.chdir(tmp_path)
+    argv = ["quality", "train", "--input", str(TINY), "--output", "m", "--max-triplets", "8", "--no-natural",
+            "--threads", "1", "--no-progress", "--cosine-model", "./enc"]  # fmt: skip
+    assert main(argv) == 0
+    pair = (["John ate five apples."], ["Five apples were eaten by John."])
+    here = QualityScorer("m").score(*pair)
+    info = json.loads((tmp_path / "m" / INFO_FILE).read_text())
+    assert info["cosine"]["model"] == str(tmp_path / "enc")
+    assert "the cosine of `enc`'s embeddings" in (tmp_path / "m" / "README.md").read_text()
+    monkeypatch.chdir("/")
+    capsys.readouterr()
+    there = QualityScorer(str(tmp_path / "m")).score(*pair)
+    assert there == pytest.approx(here, abs=1e-6) and "warning" not in capsys.readouterr().err

@@ -373,12 +373,14 @@ def _score(args: argparse.Namespace) -> int:
     values = _scored(args, scorer, [(rows[i]["text"], rows[i]["para_text"]) for i in keep])
     scores: list[float | None] = [None] * len(rows)
     for i, value in zip(keep, values, strict=True):
-        scores[i] = round(value, 6)
+        scores[i] = value  # the figures count what the threshold meets; the rows hold 6 decimals
     lines = []
     for row, value, problem in zip(rows, scores, problems, strict=True):
-        printed = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}  # any field
-        extra = {} if problem is None else {"failure": problem}
-        lines.append(json.dumps({**printed, "quality": value, **extra}, ensure_ascii=False) + "\n")
+        # any field, but an earlier run's failure (a row scored again)
+        printed = {k: printable(v) if isinstance(v, str) else v for k, v in row.items() if k != "failure"}
+        written = {"quality": None if value is None else round(value, 6)}
+        written |= {} if problem is None else {"failure": problem}
+        lines.append(json.dumps({**printed, **written}, ensure_ascii=False) + "\n")
     if args.output == "-":
         sys.stdout.writelines(lines)
     else:  # whole or not at all, and a link replaced by the file, never written through

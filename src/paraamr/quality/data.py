@@ -125,7 +125,8 @@ def score_rows(path: str) -> list[dict]:
     """The rows ``paraamr quality score`` reads at ``path``: JSON lines with ``text`` and
     ``para_text`` (``-``: stdin), labelled pairs as ``--natural`` reads them (a .tsv headed
     ``source candidate label kind``: :func:`read_pairs`), or the pairs of a two-column file, a
-    release file or a dataset folder, as evaluate reads them."""
+    release file (gzip and zip too) or a dataset folder, as evaluate reads them (with their record's
+    ``id`` and ``perplexity`` where they have them)."""
     from paraamr.metrics.report import read_pairs as read_unlabelled
     from paraamr.quality.triplets import json_lines
 
@@ -141,7 +142,7 @@ def score_rows(path: str) -> list[dict]:
             f"{path}, line 1: a header of labelled pairs ({', '.join(head)}) must be "
             f"{' '.join(PAIR_COLUMNS)}, tab-separated (unlabelled pairs take no header)"
         )
-    if path == "-" or not (Path(path).is_dir() or suffix in (".tsv", ".csv")):
+    if path == "-" or not (Path(path).is_dir() or suffix in (".tsv", ".csv", ".gz", ".zip")):
         name = "<stdin>" if path == "-" else path
         try:
             stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig")  # noqa: SIM115
@@ -158,7 +159,12 @@ def score_rows(path: str) -> list[dict]:
         except InputError:
             if path == "-" or _pair_lines(path):
                 raise
-    return [{"text": pair.source, "para_text": pair.paraphrase} for pair in read_unlabelled(path)]
+    rows = []
+    for pair in read_unlabelled(path):  # with the record's id and the paraphrase's perplexity, where held
+        known = {"id": pair.id} if pair.id is not None else {}
+        known |= {"perplexity": pair.perplexity} if pair.perplexity is not None else {}
+        rows.append({**known, "text": pair.source, "para_text": pair.paraphrase})
+    return rows
 
 
 def _first_line(path: str) -> str:

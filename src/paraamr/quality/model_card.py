@@ -25,6 +25,8 @@ True
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = ["training_note"]
 
 
@@ -95,9 +97,11 @@ def _gate(gate: dict) -> str:
 
 
 def _cosine(cosine: dict) -> str:
+    model = cosine["model"]  # a local folder by its name: a card is published
+    model = Path(model).name if Path(model).is_absolute() else model
     text = (
-        f"- Raw score: the cross-encoder's logit + {cosine['weight']} × the cosine of `{cosine['model']}`'s "
-        f"embeddings of the two texts (the weight: {cosine['method']}); `{cosine['model']}` is fetched on "
+        f"- Raw score: the cross-encoder's logit + {cosine['weight']} × the cosine of `{model}`'s "
+        f"embeddings of the two texts (the weight: {cosine['method']}); `{model}` is fetched on "
         "first use, or installed offline by the install script."
     )
     alone = cosine.get("without")

@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import random
 import tempfile
 import time
@@ -239,7 +240,9 @@ def train(
     if settings.mode == "cross" and settings.cosine_model:
         encoder = load_model(resolve_model(settings.cosine_model), "bi")
         cos = cosines(encoder, v_sources, v_paras)
-        cosine = {"model": settings.cosine_model, **cosine_weight(raw, cos, v_labels)}
+        local = Path(settings.cosine_model).expanduser()  # a folder: found from any working folder
+        name = os.path.abspath(local) if local.exists() else settings.cosine_model  # (its name kept)
+        cosine = {"model": name, **cosine_weight(raw, cos, v_labels)}
         cosine["without"] = calibrate(raw, v_labels)  # the scorer's fallback: the logit alone
         raw = [r + cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]
     calibration = calibrate(raw, v_labels)
