@@ -174,6 +174,9 @@ class _CoreNLP(BaseHTTPRequestHandler):
         properties = json.loads(query["properties"][0])
         lines = self.rfile.read(int(self.headers["Content-Length"])).decode("utf-8").split("\n")
         type(self).requests.append({"properties": properties, "lines": lines})
+        if any("REFUSED" in line for line in lines):  # as a server answers a sentence it cannot parse
+            self.send_error(500)
+            return
         found = [self.recorded[line] for line in lines if line in self.recorded]
         body = json.dumps({"sentences": [{**s, "index": i} for i, s in enumerate(found)]}).encode()
         self.send_response(200)
@@ -217,6 +220,20 @@ def test_corenlp_missing_sentences_is_an_error(corenlp_url):
     parser = parsers.CoreNLPParser(corenlp_url)
     with pytest.raises(ValueError, match="returned 1 sentences for 2 lines"):
         parser.parse(["I know it.", "Nothing recorded for this one."])
+
+
+def test_a_sentence_the_server_refuses_fails_alone(corenlp_url, tmp_path, capsys):
+    """An HTTP 500 for one sentence (the server answered) stopped the whole evaluation as 'CoreNLP
+    server ... did not answer; start one with ...'; now the batch is halved down to that sentence,
+    which fails its own pair (stage parse)."""
+    from paraamr.cli import main
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("I know it.\tIt is known to me.\nA REFUSED one.\tOn the mat sat the cat.\n")
+    argv = ["evaluate", str(pairs), "--parser", corenlp_url, "--json", "--no-progress", "--no-plots"]
+    assert main([*argv, "--cache-dir", str(tmp_path / "cache")]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["pairs"] == 1 and "refused the sentences: HTTP 500" in err
 
 
 def test_corenlp_server_down_says_how_to_start_one():

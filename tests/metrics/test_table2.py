@@ -100,6 +100,11 @@ def test_two_corpora_are_scored_on_their_shared_sources_only(capsys, tmp_path):
     assert sampled["signatures"]["protocol"].endswith("|max-ppl:none|sample:1-of-2-seed-3")
     every = run_json(capsys, a, b, "--sample", "50")
     assert "sample:" not in every["signatures"]["protocol"] and every["common_sources"] == 2
+    # all the shared sources drawn: the rows keep their intervals, and no 'exceeds' (before: no
+    # intervals, and '--sample 2 exceeds the 2 shared sources')
+    assert all(row["intervals"] is not None for row in every["corpora"])
+    assert main(["evaluate", str(a), str(b), "--sample", "2", "--json", "--no-progress", "--no-plots"]) == 0
+    assert "exceeds" not in capsys.readouterr().err
     # a sample of several shared sources: each row with its intervals, as one input's (before: none)
     prices = ("Prices rose sharply last year.", "Last year prices rose a lot.")
     c = write_tsv(tmp_path / "c.tsv", [*A, prices])

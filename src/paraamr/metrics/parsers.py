@@ -29,6 +29,7 @@ import shutil
 import sqlite3
 import subprocess
 import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
@@ -430,6 +431,9 @@ class CoreNLPParser(TreeParser):
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 answer = json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as err:  # it answered: the batch's fault (halved down to its sentence)
+            refused = f"HTTP {err.code} {err.reason}"
+            raise ValueError(f"CoreNLP server {self.url} refused the sentences: {refused}") from err
         except OSError as err:
             raise ConnectionError(
                 f"CoreNLP server {self.url} did not answer ({err}); start one with: java -mx4g -cp '*' "

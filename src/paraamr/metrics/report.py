@@ -307,8 +307,11 @@ def evaluate_pairs(
 def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
     """The note under the row in a card: how many pairs, drawn how, on which scale, the intervals."""
     options, selection = settings["options"], settings.get("selection")
-    sample = options["sample"]
-    drawn = f", {sample:,} {settings['unit']} drawn with seed {options['seed']}" if sample else ""
+    sample, unit, total = options["sample"], settings["unit"], settings.get("sources")
+    drawn = f" of split {options['split']}" if options.get("split") else ""
+    if sample:  # as many as there are when --sample asked for more
+        drawn += f", {min(sample, total or sample):,}{f' of {total:,}' if total else ''} {unit} drawn"
+        drawn += f" with seed {options['seed']}"
     if selection is not None:  # (the card's statistics count every pair: say which were scored)
         drawn += (
             f", those whose paraphrase has perplexity at most {options['max_perplexity']:g} "

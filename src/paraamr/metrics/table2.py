@@ -131,6 +131,8 @@ class Shared:
     #: ``N-of-M-seed-S`` when ``N`` of the ``M`` shared sources were drawn (``--sample``).
     sample: str | None = None
     seed: int = 0
+    #: Whether the sources were drawn (``--sample``, all of them too): each row gets its intervals.
+    drawn: bool = False
 
 
 def shared_pairs(
@@ -153,7 +155,7 @@ def shared_pairs(
         drawn = f"{sample}-of-{len(keys)}-seed-{seed}"
         keys = set(random.Random(seed).sample(sorted(keys), sample))
     selected = [(name, restrict(kept, keys), selection) for name, kept, selection in filtered]
-    return Shared(selected, len(keys), max_perplexity, drawn, seed)
+    return Shared(selected, len(keys), max_perplexity, drawn, seed, sample is not None)
 
 
 def evaluate_corpora(
@@ -171,7 +173,7 @@ def evaluate_corpora(
     for name, pairs, selection in shared.corpora:
         if progress is not None:
             progress(f"scoring {name}: {len(pairs):,} pairs of {shared.sources:,} shared sources")
-        if shared.sample is not None:  # a sample of sources: each row's intervals, over them
+        if shared.drawn:  # a sample of sources (all of them too): each row's intervals, over them
             ids: dict[str, int] = {}
             clusters = {p.index: ids.setdefault(normalize(p.source), len(ids)) for p in pairs}
             options |= {"clusters": clusters, "seed": shared.seed}
@@ -245,7 +247,7 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
             corpora.append((path, read_corpus(path, config=s.config, split=s.split)))
     # no shared source is refused here, before the models load
     shared = shared_pairs(corpora, max_perplexity=s.max_perplexity, sample=s.sample, seed=s.seed)
-    if s.sample is not None and shared.sample is None:
+    if s.sample is not None and s.sample > shared.sources:
         print(
             f"paraamr evaluate: warning: --sample {s.sample:,} exceeds the {shared.sources:,} shared "
             "sources; evaluating all of them",
