@@ -29,6 +29,7 @@ __all__ = [
     "InputRow",
     "amr_row",
     "decode_bytes",
+    "graph_id",
     "long_line_row",
     "row_task",
     "split_of",
@@ -119,16 +120,8 @@ def text_row(number: int, text: Any) -> InputRow:
     return value_row(text, "text", f"<text {number}>")
 
 
-def amr_row(block: str, *, where: str = "") -> InputRow:
-    """An :class:`InputRow` for one PENMAN block: id = its first ``# ::id``, else sha1 of a ``# ::snt``
-    that is not empty, else of the graph string; text = ``# ::snt`` (empty when absent).
-
-    >>> r = amr_row("# ::id x.1\\n# ::snt Hi.\\n(h / hi)")
-    >>> r.id, r.text
-    ('x.1', 'Hi.')
-    >>> amr_row("(h / hi)").id == text_id("(h / hi)")
-    True
-    """
+def _read_block(block: str) -> tuple[dict[str, str], str]:
+    """The ``# ::key value`` metadata of a PENMAN block (the first of a key wins) and its graph."""
     meta: dict[str, str] = {}
     body = []
     for line in block.splitlines():
@@ -139,13 +132,38 @@ def amr_row(block: str, *, where: str = "") -> InputRow:
                 meta.setdefault(key, value.strip())
         elif not line.lstrip().startswith("#"):
             body.append(line)
-    graph = "\n".join(body).strip()
+    return meta, "\n".join(body).strip()
+
+
+def graph_id(block: str) -> str:
+    """The record id of a PENMAN block: its first ``# ::id``, else sha1 of a ``# ::snt`` that is not
+    empty (an empty one is no text: every such graph would share one id), else of the graph string.
+
+    >>> graph_id("# ::id x.1\\n(h / hi)"), graph_id("# ::snt\\n(h / hi)") == text_id("(h / hi)")
+    ('x.1', True)
+    """
+    return _record_id(*_read_block(block))
+
+
+def _record_id(meta: dict[str, str], graph: str) -> str:
+    return meta.get("id") or text_id(meta.get("snt") or graph)
+
+
+def amr_row(block: str, *, where: str = "") -> InputRow:
+    """An :class:`InputRow` for one PENMAN block: id = :func:`graph_id`; text = ``# ::snt`` (empty
+    when absent).
+
+    >>> r = amr_row("# ::id x.1\\n# ::snt Hi.\\n(h / hi)")
+    >>> r.id, r.text
+    ('x.1', 'Hi.')
+    """
+    meta, graph = _read_block(block)
     snt = meta.get("snt")
     problem = text_problem(block)
     if problem is not None:  # a graph given as a str from Python (a file's bad bytes are caught before)
         rid = meta.get("id") or _bytes_id(block.encode("utf-8", errors="surrogatepass"))
         return InputRow(printable(rid), printable(snt or ""), failure=Failure("input", problem), where=where)
-    rid = meta.get("id") or text_id(snt or graph)  # an empty ::snt is no text: every such graph shared one id
+    rid = _record_id(meta, graph)
     junk = split_graph(graph)[1]
     failure = Failure("input", f"text after the graph: {junk[:40]!r}") if junk else None
     return InputRow(rid, snt or "", amr=block, failure=failure, where=where)

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
     from paraamr import amr
-    from paraamr.builder.rows import amr_row
+    from paraamr.builder.rows import graph_id
     from paraamr.errors import AMRError
 
     exclude = (
@@ -115,7 +115,7 @@ def _refocus(stream, args: argparse.Namespace) -> tuple[int, int, int]:
             _check_utf8(block, where)
             tree = amr.parse(block, where=where, max_nodes=args.max_amr_nodes, max_depth=args.max_amr_depth)
             others = {k: v for k, v in tree.metadata.items() if k != "id"}
-            tree.metadata = {"id": amr_row(block).id, **others}  # generate's record id
+            tree.metadata = {"id": graph_id(block), **others}  # generate's record id
             variants = amr.iter_variants(
                 tree,
                 foci=args.foci,
