@@ -192,7 +192,8 @@ def _fast_tree(text: str) -> penman.Tree | None:
                 key, _, value = meta.partition(" ")
                 metadata[key] = value.rstrip()
     body = "\n".join(lines[start:])
-    if "#" in body or _WIDE_SPACE.search(body):  # penman: no comments here; only ASCII spaces part tokens
+    # penman's reader: no comments here; only ASCII whitespace parts tokens (isascii: no scan)
+    if "#" in body or (not body.isascii() and _WIDE_SPACE.search(body)):
         return None
     stack: list[tuple[str, list]] = []
     root = None
