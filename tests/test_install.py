@@ -77,6 +77,8 @@ def test_the_core_converts_loads_filters_and_describes_a_corpus(core, tmp_path):
         (["quality", "score", "--input", "in.txt"], "quality"),
         # before: "parser model ... cannot be loaded (ModuleNotFoundError: No module named 'amrlib')"
         (["augment", "--dataset", "in.txt", "--method", "paraamr", "--generate"], "generate"),
+        # before: the input read and the n-gram LM trained (and --save-lm written), then two lines
+        (["augment", "--dataset", "in.txt", "--method", "reda-ng", "--save-lm", "out"], "augment"),
     ],
 )
 def test_a_command_of_an_extra_names_the_pip_install_that_brings_it(core, tmp_path, argv, extra):

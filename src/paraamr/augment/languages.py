@@ -33,9 +33,10 @@ from pathlib import Path
 
 from paraamr.augment.synonyms import WORDNET, Synonyms, cilin, read_synonyms
 from paraamr.errors import ParaAMRError
+from paraamr.extras import require
 from paraamr.records import normalize
 
-__all__ = ["LANGUAGES", "TOKENIZERS", "Jieba", "Tokenizer", "Whitespace", "setup", "tokenizer"]
+__all__ = ["LANGUAGES", "TOKENIZERS", "Jieba", "Tokenizer", "Whitespace", "setup", "tokenizer", "wordnet"]
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]")
 
@@ -173,9 +174,15 @@ def tokenizer(name: str) -> Tokenizer:
         raise ValueError(f"unknown tokenizer {name!r} (known: {', '.join(TOKENIZERS)})") from None
 
 
+def wordnet() -> Synonyms:
+    """WordNet's synonyms, whose nltk is looked for now: a run without it stops before any work."""
+    require("augment", modules=("nltk",))
+    return WORDNET
+
+
 #: Languages by ``--language`` code: the name of their tokenizer and their synonym source.
 LANGUAGES: dict[str, tuple[str, Callable[[], Synonyms]]] = {
-    "en": ("whitespace", lambda: WORDNET),
+    "en": ("whitespace", wordnet),
     "zh": ("jieba", cilin),
 }
 
