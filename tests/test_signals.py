@@ -231,7 +231,7 @@ def test_an_interrupted_overwrite_keeps_the_finished_dataset_until_the_new_one_r
 
 SIGNAL_INSIDE_TORCH = """
 import importlib.abc, os, signal, sys
-from paraamr.builder.run import _cpu_only
+from paraamr.tasks import cpu_only
 from paraamr.signals import Interrupted, handled
 
 class Signal(importlib.abc.MetaPathFinder):  # SIGTERM as torch imports torch.nn, its submodule
@@ -243,7 +243,7 @@ class Signal(importlib.abc.MetaPathFinder):  # SIGTERM as torch imports torch.nn
 sys.meta_path.insert(0, Signal())
 with handled("test"):
     try:
-        _cpu_only()
+        cpu_only()
     except Interrupted as err:
         import torch
         print(err.status, torch.nn.Module.__name__)

@@ -316,20 +316,34 @@ class RecordSettings(SplitSettings, InputSettings, MethodSettings):
         values.setdefault("backend", "transformers")  # saved before there was a choice
         return cls(**{k: v for k, v in values.items() if k in names})
 
-    def differences(self, other: RecordSettings) -> list[str]:
+    def differences(self, other: RecordSettings, *, precision: bool = True) -> list[str]:
         """What changed from ``self`` (a saved run) to ``other``, one ``--flag was X, now Y`` each
-        (``--tagging`` says how to resume as it was: ``auto`` follows the machine).
+        (``--tagging`` says how to resume as it was: ``auto`` follows the machine); without
+        ``precision``, not ``--dtype`` and ``--compute-type`` (compared as the :meth:`precision`
+        they give on a device).
 
         >>> RecordSettings(tagging="tagged").differences(RecordSettings(tagging="untagged"))
         ["--tagging was 'tagged', now 'untagged' (give --tagging tagged to resume as it was)"]
+        >>> RecordSettings().differences(RecordSettings(dtype="float32"), precision=False)
+        []
         """
         out = []
         for f in fields(self):
             was, now = getattr(self, f.name), getattr(other, f.name)
-            if was != now:
+            if was != now and (precision or f.name not in ("dtype", "compute_type")):
                 hint = f" (give --tagging {was} to resume as it was)" if f.name == "tagging" else ""
                 out.append(f"{option_flag(f)} was {was!r}, now {now!r}{hint}")
         return out
+
+    def precision(self, device: Any) -> str:
+        """What the parser, realizer and LM run at on ``device`` (:func:`paraamr.models.base.precision`).
+
+        >>> RecordSettings(backend="transformers").precision("cpu")
+        'transformers float32'
+        """
+        from paraamr.models.base import precision
+
+        return precision(self.backend, self.compute_type, self.dtype, device)
 
     def needs(self, kind: str) -> bool:
         """Whether a model of ``kind`` (a catalog kind) is used."""

@@ -22,6 +22,7 @@ from paraamr import layout
 from paraamr.atomic import atomic_write, remove_temps
 from paraamr.errors import InputError
 from paraamr.locks import Lock, writer_lock
+from paraamr.signals import critical
 
 __all__ = [
     "FULL_HASH_BYTES",
@@ -29,6 +30,7 @@ __all__ = [
     "TaskFolder",
     "broadcast",
     "core_share",
+    "cpu_only",
     "dataset_identity",
     "file_digest",
     "gather",
@@ -66,6 +68,14 @@ def launch(environ: Mapping[str, str] | None = None) -> Launch:
     env = os.environ if environ is None else environ
     world = int(env.get("WORLD_SIZE", 1))
     return Launch(int(env.get("RANK", 0)), world, int(env.get("LOCAL_WORLD_SIZE") or world))
+
+
+def cpu_only() -> bool:
+    """Whether this launch has no accelerator to use (none, or ``accelerate launch --cpu``)."""
+    with critical():  # a signal inside torch's first import leaves it half made: the next one fails
+        import torch
+
+    return not torch.cuda.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
 
 
 def owned(task: int, *, rank: int = 0, processes: int = 1, shard: tuple[int, int] = (0, 1)) -> bool:

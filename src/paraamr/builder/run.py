@@ -16,7 +16,7 @@ from paraamr.builder.partition import Plan
 from paraamr.builder.pipeline import Generator, Stats
 from paraamr.builder.rows import split_of
 from paraamr.builder.shards import Shard, finalize_run, shard_done
-from paraamr.builder.stages import make_generator, quiet_libraries
+from paraamr.builder.stages import make_generator, quiet_libraries, stage_precision
 from paraamr.builder.state import RunFolder, task_writer
 from paraamr.builder.summary import Push
 from paraamr.builder.tracking import RunProgress, batch_stages, model_line
@@ -26,21 +26,13 @@ from paraamr.progress import progress_mode
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
 from paraamr.settings import RecordSettings, RunSettings
 from paraamr.signals import Interrupted, check, critical
-from paraamr.tasks import broadcast, launch, share_cores
+from paraamr.tasks import broadcast, cpu_only, launch, share_cores
 
 __all__ = ["TASK_ROWS", "Push", "execute", "launch_warning", "prepare"]
 
 
 #: Rows a task by default (``--task-rows``): a few minutes of work on either device (docs/scale.md).
 TASK_ROWS = {"cpu": 50, "accelerator": 1000}
-
-
-def _cpu_only() -> bool:
-    """Whether this launch has no accelerator to use (none, or ``accelerate launch --cpu``)."""
-    with critical():  # a signal inside torch's first import leaves it half made: the next one fails
-        import torch
-
-    return not torch.cuda.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
 
 
 def launch_warning(environ: dict[str, str] | None = None) -> str | None:
@@ -91,6 +83,7 @@ def _process(
         if before < total:
             tracker.display.phase(model_line(record.models(), paths))
             generator = make_generator(record.with_models(paths), run)
+            folder.check_precision(stage_precision(generator.stages))
             tracker.display.phase("reading input")
             with batch_listener(tracker.on_batch):
                 for task in folder.claim(plan):
@@ -143,8 +136,10 @@ def _task(
         stats.merge(window.stats)
         tracker.window_done(window.rows, window.stats)
         check()  # a signal whose exception Python dropped stops here
+    precision = stage_precision(generator.stages)
     with critical():
-        folder.complete(task, {key: writer.commit() for key, writer in writers.items()}, stats.as_dict())
+        parts = {key: writer.commit() for key, writer in writers.items()}
+        folder.complete(task, parts, stats.as_dict(), precision)
 
 
 def prepare(
@@ -161,7 +156,7 @@ def prepare(
     saved, mode, paths = check_run(record, folder, overwrite=overwrite, **checks)
     folder.lock(alone=True)
     try:
-        cpu = run.device == "cpu" if run.device is not None else _cpu_only()
+        cpu = run.device == "cpu" if run.device is not None else cpu_only()
         task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
         plan = folder.prepare(saved, lambda: read_rows(record), mode=mode, task_rows=task_rows)
     except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
@@ -195,7 +190,7 @@ def execute(
     t0 = time.monotonic()
     where = launch()
     rank, n = where.rank, where.processes
-    folder = RunFolder(output, rank=rank, num_processes=n, shard=shard, origin=origin)
+    folder = RunFolder(output, rank=rank, num_processes=n, shard=shard, origin=origin, device=run.device)
     error: BaseException | None = None
     paths: dict[str, str] = {}
     if rank == 0:
@@ -209,10 +204,10 @@ def execute(
     if n == 1 and error is not None:
         raise error
     quiet_libraries(run.verbose)
-    with critical():  # (as in _cpu_only)
+    with critical():  # (as in cpu_only)
         from accelerate import PartialState
 
-    state_obj = PartialState(cpu=_cpu_only(), timeout=timedelta(days=7))  # gloo on the CPU
+    state_obj = PartialState(cpu=cpu_only(), timeout=timedelta(days=7))  # gloo on the CPU
     if n > 1:
         why = None if error is None else str(error) or type(error).__name__
         verdict, paths = broadcast((why, paths), where)

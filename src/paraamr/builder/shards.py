@@ -106,6 +106,7 @@ def finalize_run(
         _check_files(path, status)
         if not status.complete:
             raise not_done(path, status)
+        status.precision(path)  # refuses a mix
         saved = status.saved
         if run is None:
             known = RunSettings.__dataclass_fields__

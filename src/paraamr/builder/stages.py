@@ -17,7 +17,7 @@ from paraamr.builder.pipeline import Generator, Stages
 from paraamr.models.base import loading
 from paraamr.settings import RecordSettings, RunSettings, no_spacy_model, split_settings
 
-__all__ = ["load_stages", "make_generator", "quiet_libraries"]
+__all__ = ["load_stages", "make_generator", "quiet_libraries", "stage_precision"]
 
 
 def quiet_libraries(verbose: bool = False) -> None:
@@ -112,3 +112,14 @@ def make_generator(
     record, run = record or RecordSettings(), run or RunSettings()
     given = stages if isinstance(stages, dict) else vars(stages) if stages is not None else {}
     return Generator(load_stages(record, run, **given), record, window=run.window, pipelined=run.pipelined)
+
+
+def stage_precision(stages: Stages) -> dict[str, str]:
+    """What each model stage of ``stages`` runs at (``{"parser": "ctranslate2 float32", ...}``):
+    the records of one run come from one precision. A stage that does not say is left out."""
+    out = {}
+    for kind in ("parser", "realizer", "lm"):
+        said = getattr(getattr(stages, kind), "precision", None)
+        if isinstance(said, str):
+            out[kind] = said
+    return out

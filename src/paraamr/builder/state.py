@@ -27,10 +27,11 @@ from paraamr.builder.partition import REDO, Plan, partition
 from paraamr.builder.rows import InputRow
 from paraamr.errors import FolderLocked, InputError
 from paraamr.locks import busy_writers, folder_lock, writer_lock
+from paraamr.models.base import precision_words
 from paraamr.outputs import check_writable
 from paraamr.progress import SharedCount
 from paraamr.settings import RecordSettings
-from paraamr.tasks import TaskFolder, identity_changed, model_changes, read_json
+from paraamr.tasks import TaskFolder, cpu_only, identity_changed, model_changes, read_json
 
 __all__ = ["RunFolder", "Shard", "finalized", "task_writer"]
 
@@ -66,7 +67,9 @@ def task_writer(task: int) -> str:
 
 class RunFolder:
     """The output folder of a run seen by process ``rank`` of ``num_processes`` (of ``shard``);
-    ``origin``: what the first invocation saves beside the settings (``command``, ``cwd``, ...)."""
+    ``origin``: what the first invocation saves beside the settings (``command``, ``cwd``, ...);
+    ``device``: where this launch runs the models (None: :attr:`on`); ``--dtype`` and
+    ``--compute-type`` differ from the saved run's only where they give another precision there."""
 
     def __init__(
         self,
@@ -76,8 +79,9 @@ class RunFolder:
         num_processes: int = 1,
         shard: Shard | None = None,
         origin: dict[str, Any] | None = None,
+        device: str | None = None,
     ):
-        self.path, self.origin = Path(folder), origin or {}
+        self.path, self.origin, self.device = Path(folder), origin or {}, device
         self.rank, self.num_processes, self.spec = rank, num_processes, shard
         self.shard = (shard.index, shard.count) if shard is not None else (0, 1)
         self.writer = layout.writer_id(rank, num_processes, shard=self.shard)
@@ -89,6 +93,11 @@ class RunFolder:
         self._lock = None
         #: Why the run in the folder starts over (a ``restart`` of :meth:`check`), for the one line.
         self.restarting = ""
+
+    @property
+    def on(self) -> str:
+        """The device this launch runs the models on: ``device``, else ``cuda`` where there is one."""
+        return self.device or ("cpu" if cpu_only() else "cuda")
 
     def read_settings(self) -> dict | None:
         """The saved run (``record``, ``input_identity``, ``shards``, ...), or None."""
@@ -186,7 +195,10 @@ class RunFolder:
     ) -> list[str]:
         """What differs between the saved run and this one: settings, the cut into shards, the input
         and, with ``models`` (:func:`~paraamr.models.fast.model_digest` by kind), a model's files."""
-        diffs = RecordSettings.from_dict(saved["record"]).differences(record)
+        done = self.done_precision()
+        diffs = RecordSettings.from_dict(saved["record"]).differences(record, precision=done is None)
+        if done is not None and (now := {k: record.precision(self.on) for k in done}) != done:
+            diffs.append(self._precision_change(done, now))
         diffs += model_changes(saved.get("models"), models, record.models())
         was, now = saved.get("shards"), self.shard[1] if self.spec is not None else None
         executor = self.spec is not None and self.spec.executor
@@ -346,9 +358,39 @@ class RunFolder:
         except InputError:
             return False
 
-    def complete(self, task: int, parts: dict[str, int], stats: dict[str, Any]) -> None:
-        """Mark ``task`` completed: its ``parts`` (the next part number of each of its writers) and counts."""
-        self.tasks.commit(task, {"next": parts, "stats": stats})
+    def complete(
+        self, task: int, parts: dict[str, int], stats: dict[str, Any], precision: dict[str, str] | None = None
+    ) -> None:
+        """Mark ``task`` completed: its ``parts`` (the next part number of each of its writers), counts
+        and the ``precision`` its models ran at (:meth:`check_precision`; None: not known)."""
+        self.tasks.commit(task, {"next": parts, "stats": stats, "precision": precision})
+
+    def done_precision(self) -> dict[str, str] | None:
+        """What the models of the run's done tasks ran at (``{stage: precision}``), from the first
+        marker that says; None before any."""
+        for task in self.tasks.completed():
+            try:
+                done = (self.marker(task) or {}).get("precision")
+            except InputError:  # finalize names it
+                continue
+            if done is not None:  # (not a marker of an earlier paraamr)
+                return done
+        return None
+
+    def check_precision(self, precision: dict[str, str]) -> None:
+        """Refuse to run tasks at another ``precision`` (``{stage: what its model runs at}``) than
+        the run's done tasks ran at: the records of one run come from one precision."""
+        done = self.done_precision()
+        if done is not None and done != precision:
+            raise InputError(
+                f"{self.path}: {self._precision_change(done, precision)}; the records of one run come "
+                "from one precision: give the --dtype, --compute-type or --device that runs them as "
+                "before, or start over into a new --output folder"
+            )
+
+    def _precision_change(self, done: dict[str, str], now: dict[str, str]) -> str:
+        was, will = precision_words(done, now), precision_words(now, done)
+        return f"its done tasks ran the models at {was}, this launch would run them at {will} ({self.on})"
 
     def remove_task(self, task: int) -> None:
         """Delete ``task``'s marker and every file it wrote (parts, temporary files)."""

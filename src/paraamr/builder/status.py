@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from paraamr.builder.partition import Plan
 from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError
 from paraamr.locks import busy_writers
+from paraamr.models.base import precision_words
 
 __all__ = ["RunStatus", "not_done", "ranges", "run_statuses"]
 
@@ -55,6 +57,27 @@ class RunStatus:
             return [(0, self.shards - 1)]
         busy = {k % self.shards for k, why in self.todo.items() if why.startswith("running")}
         return _spans(sorted({k % self.shards for k in self.todo} - (set() if running else busy)))
+
+
+    def precision(self, path: Path) -> dict[str, str] | None:
+        """The precision every done task ran its models at (None where no marker says); refuses a run
+        at ``path`` whose tasks ran at different ones, naming them."""
+        groups: dict[str, list[int]] = {}
+        for k, marker in sorted(self.done.items()):
+            if marker.get("precision") is not None:
+                groups.setdefault(json.dumps(marker["precision"], sort_keys=True), []).append(k)
+        seen = [(json.loads(key), tasks) for key, tasks in groups.items()]
+        if len(seen) > 1:
+            said = "; ".join(
+                f"tasks {ranges(_spans(tasks))} at {precision_words(p, seen[1 if i == 0 else 0][0])}"
+                for i, (p, tasks) in enumerate(seen)
+            )
+            raise InputError(
+                f"{path}: its tasks ran the models at different precisions ({said}); the records of one "
+                "run come from one precision: run the shards of one group again with --overwrite where "
+                "the models run as the others did, or the whole run into a new --output folder"
+            )
+        return seen[0][0] if seen else None
 
 
 def run_statuses(path: str | Path) -> RunStatus:

@@ -54,6 +54,8 @@ def summarize(path: Path, status: Any, run: RunSettings, seconds: float) -> dict
     saved = status.saved
     settings = {k: _portable(v, path) if k in PATHS else v for k, v in saved["record"].items()}
     run_info = {k: saved[k] for k in ("shards", "input_identity") if k in saved}
+    if (precision := status.precision(path)) is not None:
+        run_info["precision"] = precision
     return {
         "settings": {**settings, **run.replace(task_rows=status.plan.task_rows or run.task_rows).as_dict()},
         "run": {**run_info, "tasks": status.plan.count, "tasks_with_rows": len(status.done)},

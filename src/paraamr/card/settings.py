@@ -16,6 +16,7 @@ from typing import Any
 
 from paraamr.card.markdown import code, number
 from paraamr.models import catalog
+from paraamr.models.base import precision_words
 from paraamr.records import split_names
 from paraamr.settings import RecordSettings
 
@@ -103,6 +104,8 @@ def record_settings(
             rows.append((key, f"{code(local.resolve().name)} (local)"))
         else:
             rows.append((key, code(value) if isinstance(value, str) else number(value)))
+    if precision := (summary.get("run") or {}).get("precision"):  # what dtype and compute_type gave
+        rows.append(("precision", code(precision_words(precision))))
     return rows
 
 

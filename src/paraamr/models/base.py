@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from paraamr.report import reason
 __all__ = [
     *("FILL_FRACTION", "Footprint", "Stage", "batch_listener", "device_batches", "element_bytes"),
     *("fill_batches", "footprint", "free_bytes", "length_batches", "loading", "resolve_device"),
-    *("resolve_dtype", "run_batched"),
+    *("precision", "precision_words", "resolve_dtype", "run_batched"),
 ]
 
 logger = logging.getLogger(__name__)
@@ -130,6 +130,41 @@ def resolve_dtype(dtype: Any, device) -> Any:
         raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}") from None
 
 
+def precision(backend: str, compute_type: str, dtype: Any, device: Any) -> str:
+    """What a stage runs its model at on ``device``: the backend and its compute type (CTranslate2)
+    or torch dtype (transformers), ``auto`` and None resolved as :class:`Stage` resolves them.
+
+    >>> precision("transformers", "auto", None, "cpu"), precision("transformers", "bfloat16", None, "cpu")
+    ('transformers float32', 'transformers bfloat16')
+    >>> precision("ctranslate2", "auto", "float16", "cpu")
+    'ctranslate2 float32'
+    """
+    import torch
+
+    device = torch.device(device) if isinstance(device, str) else device
+    backend, compute_type = resolve_backend(backend, compute_type, device)
+    if backend == "ctranslate2":
+        return f"{backend} {compute_type}"
+    dtype = resolve_dtype(compute_type if compute_type != "auto" else dtype, device)
+    return f"{backend} {str(dtype).removeprefix('torch.')}"
+
+
+def precision_words(precision: Mapping[str, str], other: Mapping[str, str] | None = None) -> str:
+    """``precision`` (``{stage: what its model runs at}``) in words: the stages that differ from
+    ``other``'s, all of them as one where they agree.
+
+    >>> precision_words({"parser": "ctranslate2 float32", "lm": "ctranslate2 float32"})
+    'ctranslate2 float32'
+    >>> ct2 = "ctranslate2 float32"
+    >>> precision_words({"parser": ct2, "lm": "transformers float32"}, {"parser": ct2})
+    'lm transformers float32'
+    """
+    shown = {k: v for k, v in precision.items() if (other or {}).get(k) != v} or precision
+    if len(set(shown.values())) == 1 and len(shown) == len(precision):
+        return next(iter(shown.values()))
+    return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+
 class Stage:
     """Base of the parser, realizer and LM: finds the model and sets the options they share.
 
@@ -167,6 +202,11 @@ class Stage:
         self.cache_dir = cache_dir
         self.dtype = resolve_dtype(dtype, self.device)
         self.max_batch_size = max_batch_size or MAX_BATCH_SIZES[self.kind]
+
+    @property
+    def precision(self) -> str:
+        """What the model runs at (:func:`precision`): ``ctranslate2 float32``, ``transformers bfloat16``."""
+        return precision(self.backend, self.compute_type, self.dtype, self.device)
 
 
 def length_batches(
