@@ -79,9 +79,12 @@ def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(
     assert summary["run"]["shards"] == 40
     # the run's time, not the finalize's alone: at least its stages' time over its two workers
     assert summary["seconds_this_session"] >= sum(summary["counts"]["seconds_by_stage"].values()) / 2
-    again = _generate(graphs, tiny_models, out, "--executor", "local", "--tasks", "40", "--workers", "2")
-    assert "all 40 tasks have already been completed" in again.replace("Not doing anything as ", "")
+    again = ["--executor", "local", "--tasks", "40", "--workers", "2", "--license", "mit"]
+    said = _generate(graphs, tiny_models, out, *again)
+    assert "all 40 tasks have already been completed" in said.replace("Not doing anything as ", "")
     assert_same(out, one_process)
+    # the rerun's license is the card's, as a rerun in one process makes it (it kept the old card)
+    assert "\nlicense: mit\n" in (out / "README.md").read_text()
 
 
 @pytest.mark.slow

@@ -295,18 +295,20 @@ def launch(
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code, push=push)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
     start = PartitionTask(str(args.output), record, run, shard, origin or {})
-    local = args.executor == "local"  # the finalize runs in this process: the run's time is known
-    when = started if local else None
-    finalize = FinalizeTask(str(args.output), license=args.license, push=push, started=when, run=run)
     step = GenerateTask(args, generate)
-    if local:
+    if args.executor == "local":
+        from paraamr.builder.shards import finalize_run
+
         start.run()
         busy = start.busy()
         step.workers = workers = max(1, min(args.workers, len(busy)))  # side by side: a share of the cores
         tasks_log = str(logs / "generate")
         _local_executor(busy, pipeline=[step], tasks=tasks, workers=workers, logging_dir=tasks_log).run()
-        finalize.run()
+        # in this process, as a run in one process finishes: again on a finished run, with this
+        # launch's --license and --max-shard-size, and the run's whole time
+        finalize_run(args.output, license=args.license, push=push, run=run, started=started)
         return 0
+    finalize = FinalizeTask(str(args.output), license=args.license, push=push, run=run)
     from datatrove.executor import SlurmPipelineExecutor
 
     venv = Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "activate"  # for the jobs to activate

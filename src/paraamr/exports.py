@@ -90,18 +90,20 @@ def records(
     ``splits`` keeps those splits (all by default); a split that is not there is an error naming
     the ones that are.
     """
+    from paraamr.layout import unchanged
     from paraamr.sources import RELEASE_SUFFIXES, iter_records, parse_line, split_files
 
     splits = [splits] if isinstance(splits, str) else splits  # one split, not its letters
     path = Path(spec)
     if path.exists():
-        files = split_files(path)
-        check_splits(spec, splits, list(files))
-        for split in splits or list(files):
-            for file in files[split]:
-                reading = {"limits": limits, "skip_invalid": skipped is not None, "skipped": skipped}
-                for key, record in iter_records(file, **reading):
-                    yield f"{file}, {key}", record
+        with unchanged(path):
+            files = split_files(path)
+            check_splits(spec, splits, list(files))
+            for split in splits or list(files):
+                for file in files[split]:
+                    reading = {"limits": limits, "skip_invalid": skipped is not None, "skipped": skipped}
+                    for key, record in iter_records(file, **reading):
+                        yield f"{file}, {key}", record
         return
     if spec.startswith(("/", "./", "../", "~")) or path.suffix.lower() in (*RELEASE_SUFFIXES, ".csv", ".tsv"):
         raise InputError(f"{spec}: no such file or folder")

@@ -23,13 +23,16 @@ Every file a command keeps under ``.paraamr/`` is named here (:data:`STATE_FILES
 
 from __future__ import annotations
 
+import contextlib
 import glob as _glob
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+from paraamr.errors import InputError
 
 __all__ = [
     "CARD",
@@ -63,6 +66,7 @@ __all__ = [
     "remove_state",
     "shard_name",
     "state_path",
+    "unchanged",
     "writer_id",
 ]
 
@@ -342,3 +346,41 @@ def layout_info(folder: str | os.PathLike) -> dict[str, Any]:
                 "download_size": sum(path.stat().st_size for path in paths),
             }
     return out
+
+
+def _shards_now(root: Path) -> dict[str, tuple[int, int, int]] | None:
+    """``{shard: (inode, mtime_ns, size)}`` of a dataset folder's shards; None for anything else."""
+    if not root.is_dir():
+        return None
+    shards = [p for splits in list_shards(root).values() for ps in splits.values() for p in ps]
+    out = {}
+    for p in shards:
+        with contextlib.suppress(FileNotFoundError):  # (gone since the listing: a change too)
+            st = p.stat()
+            out[str(p)] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return out or None
+
+
+@contextlib.contextmanager
+def unchanged(path: str | os.PathLike) -> Iterator[None]:
+    """Read the dataset folder ``path`` within the block: on leaving it, InputError when its shards
+    were replaced meanwhile (a run finalized there, ``generate --overwrite``): records of two runs,
+    or a shard gone, would be read as one dataset. Nothing is checked for a file or another folder.
+
+    >>> import tempfile
+    >>> with unchanged(tempfile.mkdtemp()):
+    ...     pass
+    """
+    root = Path(path)
+    before = _shards_now(root)
+    replaced = InputError(
+        f"{root}: its dataset was replaced while it was read (a run finalized there); run the command again"
+    )
+    try:
+        yield
+    except FileNotFoundError:
+        if before is not None and _shards_now(root) != before:
+            raise replaced from None
+        raise
+    if before is not None and _shards_now(root) != before:
+        raise replaced

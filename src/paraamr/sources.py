@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from paraamr.errors import InputError, refuse_pipes
 from paraamr.filters import Filters
+from paraamr.layout import unchanged
 from paraamr.options import check_number
 from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, PARAPHRASE_TYPE, text_id
 from paraamr.texts import LongLine, bounded_lines, printable, text_problem
@@ -488,10 +489,12 @@ def read_path(
     max_chars: int | None = None,
     limits: Limits | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(split, record)`` for every record under a local file or folder (:func:`split_files`)."""
-    for split, files in split_files(path).items():
-        for file in files:
-            for _key, record in iter_records(
-                file, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
-            ):
-                yield split, record
+    """``(split, record)`` for every record under a local file or folder (:func:`split_files`; a
+    dataset folder :func:`~paraamr.layout.unchanged` while it is read)."""
+    with unchanged(path):
+        for split, files in split_files(path).items():
+            for file in files:
+                for _key, record in iter_records(
+                    file, skip_invalid=skip_invalid, skipped=skipped, max_chars=max_chars, limits=limits
+                ):
+                    yield split, record

@@ -224,3 +224,36 @@ def test_an_executor_runs_command_is_printed_once(tmp_path, capsys):
     with pytest.raises(InputError, match=r"2 of 4 tasks not done \(not run: 1-2\); run the same command to"):
         finalize_run(out)
     assert capsys.readouterr().out.splitlines()[1:] == [" ".join(command)]
+
+
+HOLD_WRITER = """
+import sys, time
+from paraamr.locks import writer_lock
+lock = writer_lock(sys.argv[1], sys.argv[2])
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_shard_whose_process_is_at_work_is_waited_for_not_run_again(tmp_path):
+    """Finalize while a shard's process holds its lock between two tasks (loading its models, or
+    done with one): its tasks not done are queued in it, and finalize says to wait, not to run
+    the shard again (it printed that shard's command); once the process is gone, it does."""
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(400), 4), 4, part_rows=20)
+    _marker(out, 2).unlink()  # task 2 (of shard 2) not done yet
+    writer = layout.writer_id(0, 1, shard=(2, 4))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(out), writer], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(InputError) as err:
+            _quiet(finalize_run, out)
+        assert f"1 of 4 tasks not done (queued: 2 (pid {proc.pid} on" in str(err.value)
+        assert str(err.value).endswith("; wait for them")
+    finally:
+        proc.kill()
+        proc.wait()
+    with pytest.raises(InputError, match="not run: 2\\); shards to run again: 2;"):
+        _quiet(finalize_run, out)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
 import zipfile
 
 import pytest
@@ -206,3 +208,29 @@ def test_a_control_character_in_a_line_is_named_once(tmp_path):
     path.write_text('{"text": "a\tb", "paraphrases": []}\n')
     with pytest.raises(InputError, match=r"line 1: not JSON \(Invalid control character at column 12\)"):
         list(sources.read_path(path))
+
+
+@pytest.mark.parametrize("change", ["replaced", "removed"])
+def test_a_folder_whose_shards_are_replaced_while_it_is_read_is_refused(parquet_folder, tmp_path, change):
+    """A run finalizing into the folder (``generate --overwrite``) while a command reads it: the
+    reader read records of both runs, or stopped on a shard gone, without naming why (it now stops
+    with one line, whatever reads it: convert, stats, augment, export)."""
+    from paraamr.exports import records
+
+    folder = tmp_path / "folder"
+    shutil.copytree(parquet_folder, folder)
+    shards = sorted((folder / "data" / "default").glob("*.parquet"))
+    assert len(shards) > 2
+    for read in (lambda: sources.read_path(folder), lambda: records(str(folder))):
+        reading = read()
+        next(reading)  # the first shard is open
+        if change == "replaced":  # a shard of the new run under the old name (a new file)
+            shutil.copy(shards[-1], tmp_path / "new.parquet")
+            os.replace(tmp_path / "new.parquet", shards[-1])
+        else:
+            shards[-1].rename(tmp_path / "gone.parquet")
+        with pytest.raises(InputError, match=r"folder: its dataset was replaced while it was read \(a run"):
+            list(reading)
+        if change == "removed":
+            (tmp_path / "gone.parquet").rename(shards[-1])
+    assert len(list(sources.read_path(folder))) == sum(len(r) for r in FOLDER_RECORDS.values())

@@ -452,3 +452,28 @@ def test_models_list_and_rm_know_the_converted_copies(models, tmp_path, monkeypa
     assert main(["models", "rm", str(source), "--kind", "lm", "--cache-dir", str(cache)]) == 0
     assert f"removed {copy}" in capsys.readouterr().out
     assert not copy.exists() and source.is_dir()  # a local model folder itself is the user's
+
+
+def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp_path, monkeypatch):
+    """A model in huggingface_hub's cache (``models--ORG--NAME/snapshots/REV``): its copy beside
+    the snapshot read as a second revision of the repo in the Hub cache's scan; it goes to
+    ``<cache>/ct2``, and ``models list`` shows it under the repo (it showed none)."""
+    from huggingface_hub import constants, scan_cache_dir
+
+    from paraamr.commands.models import COPY, model_rows
+
+    hub, cache = tmp_path / "hub", tmp_path / "cache"
+    repo = hub / "models--org--tiny-lm"
+    snapshot = repo / "snapshots" / ("0123abcd" * 5)
+    shutil.copytree(models["lm"], snapshot)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(snapshot.name)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub))
+    copy = converted(snapshot, cache_dir=cache)
+    assert copy.parent == cache / "ct2"
+    assert sorted(p.name for p in snapshot.parent.iterdir()) == [snapshot.name]
+    (scanned,) = scan_cache_dir(hub).repos
+    assert [r.commit_hash for r in scanned.revisions] == [snapshot.name]
+    rows = [r for r in model_rows(str(cache)) if r[0] == "org/tiny-lm"]
+    assert [(r[1], r[3]) for r in rows] == [("hub", "Hub model in huggingface_hub's cache"), ("hub", COPY)]
+    assert str(copy) in rows[1][2]

@@ -139,6 +139,7 @@ def test_bi_training_lowers_the_loss_on_its_triplets(triplets, tmp_path, capfd):
     summary = train(triplets, tmp_path / "bi", TrainSettings(mode="bi", batch_size=8, learning_rate=1e-4,
                     threads=1, validation=0.2), progress=False)  # fmt: skip
     assert summary["mode"] == "bi" and summary["loss"].startswith("TripletLoss")
+    assert summary["settings"]["cosine_model"] is None  # bi mode uses none (its info named mpnet)
     # quiet as asked (before: sentence-transformers' "Computing widget examples" bar), the card's
     # widget examples still drawn from the training triplets
     assert "widget examples" not in capfd.readouterr().err

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,8 @@ __all__ = ["RunStatus", "not_done", "ranges", "run_statuses"]
 
 #: Shards to run whose command is printed one per line (the others: the same with their I).
 _SHOWN = 20
+#: The lock of a run's process (:func:`paraamr.layout.writer_id`), of shard ``shard`` when cut.
+_PROCESS = re.compile(r"^(?:s(?P<shard>\d{5,})-of-\d{5,}\.)?\d{5,}-of-\d{5,}$")
 
 
 @dataclass
@@ -44,7 +47,7 @@ class RunStatus:
 
     def shards_to_run(self, *, running: bool = False) -> list[tuple[int, int]]:
         """The shards of the tasks not done as ``(first, last)`` ranges: without ``running``, not
-        those with a task running (the shard still runs, and does its other tasks after it).
+        those with a task running or queued (the shard still runs, and does its other tasks).
 
         >>> RunStatus({}, 4, None, {}, {}).shards_to_run()
         [(0, 3)]
@@ -55,7 +58,7 @@ class RunStatus:
         """
         if self.plan is None:
             return [(0, self.shards - 1)]
-        busy = {k % self.shards for k, why in self.todo.items() if why.startswith("running")}
+        busy = {k % self.shards for k, why in self.todo.items() if why.startswith(("running", "queued"))}
         return _spans(sorted({k % self.shards for k in self.todo} - (set() if running else busy)))
 
 
@@ -91,7 +94,13 @@ def run_statuses(path: str | Path) -> RunStatus:
             what = f"holds no paraamr generate run (no {layout.STATE_DIR}/settings.json)"
         raise InputError(f"{path}: {what}")
     plan = Plan.load(path)
-    running = {int(w[len("task-") :]): who for w, who in busy_writers(path) if w.startswith("task-")}
+    shards = saved.get("shards", 1)
+    running, alive = {}, {}  # tasks held; shards with a process at work (its next tasks queued)
+    for w, who in busy_writers(path):
+        if w.startswith("task-"):
+            running[int(w[len("task-") :])] = who
+        elif found := _PROCESS.match(w):
+            alive.setdefault(int(found["shard"] or 0), who)
     done, todo = {}, {}
     for k in plan.rows if plan is not None else ():
         if k in running:
@@ -103,10 +112,10 @@ def run_statuses(path: str | Path) -> RunStatus:
             todo[k] = f"unreadable ({str(err).split(': ', 1)[-1]})"
             continue
         if marker is None:
-            todo[k] = "not run"
+            todo[k] = f"queued ({alive[k % shards]})" if k % shards in alive else "not run"
         else:
             done[k] = marker
-    return RunStatus(saved, saved.get("shards", 1), plan, done, todo)
+    return RunStatus(saved, shards, plan, done, todo)
 
 
 def _spans(indices: Sequence[int]) -> list[tuple[int, int]]:

@@ -141,7 +141,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
         if path.is_dir() and not path.name.startswith(".") and path.name not in named:
             rows.append((path.name, "amrlib", _on_disk(path), "fetched with --url"))
     if not kind:
-        rows += _hub_rows({r[0] for r in rows})
+        rows += _hub_rows({r[0] for r in rows}, cache_dir)
     return rows
 
 
@@ -155,17 +155,21 @@ def converted_copies_of(path: Path, cache_dir: str | None = None) -> list[Path]:
     return converted_copies(path, cache_dir)
 
 
-def _hub_rows(listed: set[str]) -> list[tuple[str, str, str, str]]:
-    """Rows for the other model repos in huggingface_hub's cache (fetched Hub ids)."""
+def _hub_rows(listed: set[str], cache_dir: str | None = None) -> list[tuple[str, str, str, str]]:
+    """Rows for the other model repos in huggingface_hub's cache (fetched Hub ids), and their
+    CTranslate2 copies."""
     from paraamr.models.download import scan_hub_cache
 
     info = scan_hub_cache()
     repos = info.repos if info is not None else ()
-    return [
-        (r.repo_id, "hub", f"{r.repo_path} ({_size(r.size_on_disk)})", "Hub model in huggingface_hub's cache")
-        for r in sorted(repos, key=lambda r: r.repo_id)
-        if r.repo_type == "model" and r.repo_id not in listed
-    ]
+    rows = []
+    for r in sorted(repos, key=lambda r: r.repo_id):
+        if r.repo_type == "model" and r.repo_id not in listed:
+            about = "Hub model in huggingface_hub's cache"
+            rows.append((r.repo_id, "hub", f"{r.repo_path} ({_size(r.size_on_disk)})", about))
+            copies = (c for rev in r.revisions for c in converted_copies_of(rev.snapshot_path, cache_dir))
+            rows += [(r.repo_id, "hub", _on_disk(c), COPY) for c in copies]
+    return rows
 
 
 def _download(args: argparse.Namespace) -> int:

@@ -223,8 +223,7 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     """The CTranslate2 copy of model folder ``source`` (special tokens from ``tokenizer``), converted
     once; copies beside it from the folder's earlier files are removed."""
     source = Path(source)
-    writable = os.access(source.parent, os.W_OK)  # else the copy goes to the model cache
-    place = source.parent if writable else cache_root(cache_dir) / "ct2"
+    place = source.parent if _beside(source) else cache_root(cache_dir) / "ct2"
     target = place / f"{_prefix(source, place)}{model_digest(source)}"
     if not target.is_dir():
         lock = target.parent / f"{target.name}.lock"
@@ -238,6 +237,13 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
             logger.info("removing %s, converted from earlier files of %s", stale, source)
             shutil.rmtree(stale, ignore_errors=True)
     return target
+
+
+def _beside(source: Path) -> bool:
+    """Whether the copies of ``source`` go beside it: its folder is writable and not a snapshot of
+    huggingface_hub's cache (a copy there reads as another revision of the repo)."""
+    snapshot = source.parent.name == "snapshots" and source.parent.parent.name.startswith("models--")
+    return os.access(source.parent, os.W_OK) and not snapshot
 
 
 def _prefix(source: Path, place: Path) -> str:

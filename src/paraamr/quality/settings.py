@@ -93,8 +93,15 @@ class TrainSettings:
     # fmt: on
 
     def resolved(self) -> TrainSettings:
-        """These settings with the mode's defaults filled in."""
+        """These settings with the mode's defaults filled in, and no cosine model in bi mode (which
+        does not use one: a trained model's info would name it).
+
+        >>> TrainSettings(mode="bi").resolved().cosine_model is None
+        True
+        """
         filled = {k: v for k, v in MODE_DEFAULTS.get(self.mode, {}).items() if getattr(self, k) is None}
+        if self.mode == "bi":
+            filled["cosine_model"] = None
         return replace(self, **filled)
 
     def check(self) -> None:
