@@ -131,16 +131,34 @@ def _state(s: EvaluateSettings, settings: dict[str, Any], say: bool = True):
     return state
 
 
-def _prepare(s: EvaluateSettings, main: bool = True) -> tuple[Any, dict[str, Any], Any]:
-    """The plan of the pairs, the settings of the row, and (in the ``main`` process) the state folder."""
-    from paraamr.metrics.report import with_references
-    from paraamr.metrics.scale import make_plan
-    from paraamr.metrics.table2 import filter_perplexity, is_local, read_corpus
+def _plan(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, int]]:
+    """The plan holding this process's pairs and the ``selection`` counts. The input is read twice,
+    its pairs not kept: for the plan of the whole input (sources, sample, chunks), then for the pairs
+    of this process's chunks, each with its reference and template."""
+    from paraamr.metrics import table2
+    from paraamr.metrics.report import attach_references, check_references
+    from paraamr.metrics.scale import Plan
 
-    pairs = read_corpus(s.path, config=s.config, split=s.split)
-    pairs = with_references(pairs, s.references, s.templates)  # one a line of the input, in its order
-    pairs, selection = filter_perplexity(pairs, s.max_perplexity, name=s.path)
-    plan = make_plan(pairs, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
+    read, selection = table2.corpus_pairs(s.path, config=s.config, split=s.split), table2.selection_counts()
+    scanned = table2.keep_perplexity(read(), s.max_perplexity, selection)
+    plan = Plan.scan(scanned, sample=s.sample, seed=s.seed, chunk_pairs=s.chunk_pairs)
+    if not selection["input_pairs"]:
+        raise InputError(f"{s.path}: no pairs to evaluate")
+    check_references(selection["input_pairs"], s.references, s.templates)  # one a line of the input, in order
+    table2.check_selection(selection, s.max_perplexity, name=s.path)
+    mine = plan.owned(shard=s.shard, rank=where.rank, processes=where.processes)
+    plan.hold(table2.keep_perplexity(read(), s.max_perplexity, table2.selection_counts()), mine, name=s.path)
+    plan.pairs[:] = attach_references(((p.index, p) for p in plan.pairs), s.references, s.templates)
+    return plan, selection
+
+
+def _prepare(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any]:
+    """The plan holding this process's pairs (:func:`_plan`), the settings of the row, and (in the
+    main process) the state folder."""
+    from paraamr.metrics.table2 import is_local
+
+    plan, selection = _plan(s, where)
+    main = where.main
     if main and s.sample is not None and s.sample > len(plan.groups):
         print(
             f"paraamr evaluate: warning: --sample {s.sample:,} exceeds the {len(plan.groups):,} "
@@ -232,7 +250,7 @@ def _start(s: EvaluateSettings, where: Launch) -> tuple[Any, dict[str, Any], Any
     try:
         if where.main:
             _check_outputs(s, where.processes)
-        plan, settings, state = _prepare(s, main=where.main)
+        plan, settings, state = _prepare(s, where)
         if where.main:
             ready = _ready(s, plan, state, where)
     except Exception as err:

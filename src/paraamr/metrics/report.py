@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -49,7 +50,8 @@ __all__ = [
     *("HEADERS", "PAIR_LAYOUTS", "REFERENCE_MEASURES", "TWO_COLUMN_SUFFIXES", "Pair", "card_note"),
     *("card_row", "check_plots", "describe", "evaluate_pairs", "format_row", "pair_layout"),
     *("plot_histograms", "plot_paths", "read_hub_pairs", "read_pairs", "read_two_columns", "row_of"),
-    *("say_failures", "shard_summary", "signature_lines", "with_references"),
+    *("say_failures", "shard_summary", "signature_lines", "with_references", "attach_references"),
+    *("check_references", "hub_pairs", "iter_pairs", "iter_two_columns", "reference_lines"),
 ]
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
@@ -110,12 +112,15 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
     >>> [(p.where, p.source) for p in read_two_columns(tokens, name="q")]
     [('q, line 1', '" I know .'), ('q, line 2', 'No .')]
     """
-    pairs: list[Pair] = []
+    return list(iter_two_columns(f, name=name, delimiter=delimiter))
+
+
+def iter_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> Iterator[Pair]:
+    """:func:`read_two_columns`, one pair at a time (a row is read when its pairs are wanted)."""
     layout = None
+    index = 0
     quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
-    with _no_field_limit():
-        rows = list(csv.reader(f, delimiter=delimiter, quoting=quoting))
-    for number, row in enumerate(rows, start=1):
+    for number, row in enumerate(_rows(csv.reader(f, delimiter=delimiter, quoting=quoting)), start=1):
         if not row:
             continue
         if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
@@ -131,8 +136,19 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
         more = len(columns) > 1
         for k, paraphrase in enumerate(row[first:] if more else [row[first]], start=1):
             where = f"{name}, line {number}" + (f", paraphrase {k}" if more else "")
-            pairs.append(Pair(where, row[source], paraphrase, index=len(pairs)))
-    return pairs
+            yield Pair(where, row[source], paraphrase, index=index)
+            index += 1
+
+
+def _rows(reader: Iterator[list[str]]) -> Iterator[list[str]]:
+    """The rows of a csv ``reader``, each read with no field limit (the module's limit is global:
+    lifted only while a row is read, not while its pairs are used)."""
+    while True:
+        with _no_field_limit():
+            row = next(reader, None)
+        if row is None:
+            return
+        yield row
 
 
 @contextlib.contextmanager
@@ -149,6 +165,11 @@ def _no_field_limit() -> Iterator[None]:
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
     """Every pair of a release file, a dataset folder (split ``split``, else all), a JSON lines file
     of pairs or a pair file (a file is split ``train``)."""
+    return list(iter_pairs(path, split))
+
+
+def iter_pairs(path: str | os.PathLike, split: str | None = None) -> Iterator[Pair]:
+    """:func:`read_pairs`, one pair at a time, read when wanted (``index``: its place among them)."""
     path = Path(path)
     suffix = path.suffix.lower()
     pair_lines = suffix in (".jsonl", ".json") and path.is_file() and _starts_with_a_pair(path)
@@ -156,18 +177,21 @@ def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
     splits = {"train": [path]} if one_file else split_files(path)
     check_splits(str(path), [split] if split else None, list(splits))
     if one_file and pair_lines:
-        return _read_pair_lines(path)
+        yield from _iter_pair_lines(path)
+        return
     if one_file:
         with open(path, encoding="utf-8-sig", newline="") as f:  # a BOM (Excel) is no text
-            return read_two_columns(f, name=str(path), delimiter="," if suffix == ".csv" else "\t")
-    pairs: list[Pair] = []
+            yield from iter_two_columns(f, name=str(path), delimiter="," if suffix == ".csv" else "\t")
+        return
+    index = 0
     for name, files in splits.items():
         if split and name != split:
             continue
         for file in files:
             for key, record in iter_records(file, check_texts=False):  # each text: texts.text_problem
-                _add_pairs(pairs, record, f"{file}, {key},")
-    return pairs
+                for pair in _row_pairs(record, f"{file}, {key},", index):
+                    yield pair
+                    index += 1
 
 
 def _starts_with_a_pair(path: Path) -> bool:
@@ -181,9 +205,9 @@ def _starts_with_a_pair(path: Path) -> bool:
     return isinstance(row, dict) and "para_text" in row and "paraphrases" not in row
 
 
-def _read_pair_lines(path: Path) -> list[Pair]:
+def _iter_pair_lines(path: Path) -> Iterator[Pair]:
     """The pairs of a JSON lines file of pairs (an empty text fails its pair when scored)."""
-    pairs: list[Pair] = []
+    index = 0
     with about(str(path)), open(path, encoding="utf-8-sig") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
@@ -202,18 +226,18 @@ def _read_pair_lines(path: Path) -> list[Pair]:
                 raise InputError(f"{where}: {err}") from None
             known = row.get("id") if isinstance(row.get("id"), str) else None
             texts = row["text"], row["para_text"]
-            pairs.append(Pair(where, *texts, index=len(pairs), id=known, perplexity=ppl))
-    return pairs
+            yield Pair(where, *texts, index=index, id=known, perplexity=ppl)
+            index += 1
 
 
-def _add_pairs(pairs: list[Pair], row: dict[str, Any], where: str) -> None:
-    """Add to ``pairs`` those of a record (``paraphrases``) or of a row of the ``pairs`` config."""
+def _row_pairs(row: dict[str, Any], where: str, index: int) -> Iterator[Pair]:
+    """The pairs of a record (``paraphrases``) or of a row of the ``pairs`` config, from ``index``."""
     found = [(where, row)] if "para_text" in row else [
         (f"{where} paraphrase {k}", para) for k, para in enumerate(row["paraphrases"], start=1)
     ]  # fmt: skip
-    for at, para in found:
-        pairs.append(Pair(at, row["text"], para["para_text"], index=len(pairs), id=row.get("id"),
-                          perplexity=para.get("perplexity")))  # fmt: skip
+    for k, (at, para) in enumerate(found, start=index):
+        yield Pair(at, row["text"], para["para_text"], index=k, id=row.get("id"),
+                   perplexity=para.get("perplexity"))  # fmt: skip
 
 
 def card_row(result: dict[str, Any]) -> dict[str, float]:
@@ -229,33 +253,74 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
 def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> list[Pair]:
     """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id`` (records or
     rows of the ``pairs`` config)."""
+    return list(hub_pairs(repo_id, config, split)())
+
+
+def hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> Callable[[], Iterator[Pair]]:
+    """:func:`read_hub_pairs` as ``read()`` -> its pairs one at a time, as often as wanted: the
+    dataset is loaded (fetched, memory-mapped) once, now."""
     where = f" (config {config or 'default'}, split {split})"
     rows = load_hub_dataset(repo_id, config, detail=where, split=split)
     name = f"{repo_id} ({config or 'default'}/{split})"
-    pairs: list[Pair] = []
-    for i, row in enumerate(rows):
-        if "para_text" not in row and "paraphrases" not in row:
-            columns = ", ".join(row)
-            raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
-        _add_pairs(pairs, row, f"{name} row {i}")
-    return pairs
+
+    def read() -> Iterator[Pair]:
+        index = 0
+        for i, row in enumerate(rows):
+            if "para_text" not in row and "paraphrases" not in row:
+                columns = ", ".join(row)
+                raise InputError(f"{name}: expected columns text and para_text or paraphrases, got {columns}")
+            for pair in _row_pairs(row, f"{name} row {i}", index):
+                yield pair
+                index += 1
+
+    return read
 
 
 def with_references(
     pairs: Sequence[Pair], references: str | os.PathLike | None, templates: str | os.PathLike | None = None
 ) -> list[Pair]:
     """``pairs`` with the reference (and template) of each from one-per-line files, in order."""
-    extra: dict[str, list[str]] = {}
+    check_references(len(pairs), references, templates)
+    return list(attach_references(enumerate(pairs), references, templates))
+
+
+def check_references(pairs: int, references: Any, templates: Any = None) -> None:
+    """InputError unless each of the ``references`` and ``templates`` files (paths or None) has
+    ``pairs`` lines."""
     for field, path in (("reference", references), ("template", templates)):
-        if path is not None:
-            with about(path):  # errors name this file, not the pairs' input
-                lines = Path(path).read_text(encoding="utf-8-sig").split("\n")  # not at U+2028, \f, ...
-            if lines[-1] == "":  # the last line's end
-                lines.pop()
-            if len(lines) != len(pairs):
-                raise InputError(f"{path}: {len(lines)} lines for {len(pairs)} pairs (one {field} per pair)")
-            extra[field] = lines
-    return [replace(p, **{k: v[i] for k, v in extra.items()}) for i, p in enumerate(pairs)]
+        lines = sum(1 for _ in reference_lines(path)) if path is not None else pairs
+        if lines != pairs:
+            raise InputError(f"{path}: {lines} lines for {pairs} pairs (one {field} per pair)")
+
+
+def attach_references(
+    numbered: Iterable[tuple[int, Pair]], references: Any, templates: Any = None
+) -> Iterator[Pair]:
+    """Each pair of ``(line, pair)`` (lines from 0, rising) with the reference (and template) on that
+    line of its file, the files read in step, once (:func:`check_references` counted their lines)."""
+    files = {k: reference_lines(v) for k, v in (("reference", references), ("template", templates)) if v}
+    at = 0
+    for line, pair in numbered:
+        found = {field: next(itertools.islice(lines, line - at, None)) for field, lines in files.items()}
+        at = line + 1
+        yield replace(pair, **found) if found else pair
+
+
+def reference_lines(path: str | os.PathLike) -> Iterator[str]:
+    """The lines of a one-per-line file, read when wanted: ended by ``\\n``, ``\\r\\n`` or ``\\r`` (not
+    U+2028, ``\\f``, ...) or by the end of the file; errors name ``path``, not the pairs' input.
+
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "refs.txt"
+    >>> list(reference_lines(f)) if f.write_bytes("a\\u2028b\\r\\n\\nc".encode()) else None
+    ['a\\u2028b', '', 'c']
+    """
+    with about(path), open(path, encoding="utf-8-sig") as f:
+        try:
+            yield from (line[:-1] if line.endswith("\n") else line for line in f)
+        except UnicodeDecodeError:  # read at once, as before: the bad byte's offset in the whole file
+            Path(path).read_text(encoding="utf-8-sig")
+            raise
 
 
 #: AESOP's measures against references and templates: key, column title.

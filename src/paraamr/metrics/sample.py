@@ -6,15 +6,14 @@ with all their pairs, a chunk holds whole sources, and intervals come from a clu
 >>> groups = source_groups(["a", "b", "a", "c"])
 >>> groups
 [[0, 2], [1], [3]]
->>> plan = chunk_plan(groups, chunk_pairs=2)
->>> plan
-[[0], [1, 2]]
+>>> chunk_plan([len(g) for g in groups], chunk_pairs=2)
+[range(0, 1), range(1, 3)]
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -25,6 +24,7 @@ __all__ = [
     "draw",
     "interval_signature",
     "intervals",
+    "pick",
     "source_groups",
 ]
 
@@ -48,28 +48,37 @@ def draw(groups: Sequence[Sequence[int]], n: int | None, *, seed: int = 0) -> tu
     >>> draw([[0, 1], [2], [3, 4]], 2, seed=1)
     ([[0, 1], [3, 4]], 'sources')
     """
-    unit = "sources" if any(len(g) > 1 for g in groups) else "pairs"
-    if n is None or n >= len(groups):
-        return [list(g) for g in groups], unit
+    keep, unit = pick([len(g) for g in groups], n, seed=seed)
+    return [list(groups[i]) for i in (range(len(groups)) if keep is None else keep)], unit
+
+
+def pick(sizes: Sequence[int], n: int | None, *, seed: int = 0) -> tuple[list[int] | None, str]:
+    """:func:`draw` from the groups' sizes alone: the positions of the groups drawn, rising (None:
+    all of them), and the unit.
+
+    >>> pick([2, 1, 2], 2, seed=1), pick([1, 1], None)
+    (([0, 2], 'sources'), (None, 'pairs'))
+    """
+    unit = "sources" if any(size > 1 for size in sizes) else "pairs"
+    if n is None or n >= len(sizes):
+        return None, unit
     if n < 1:
         raise ValueError(f"sample size must be positive, got {n}")
-    keep = sorted(random.Random(seed).sample(range(len(groups)), n))
-    return [list(groups[i]) for i in keep], unit
+    return sorted(random.Random(seed).sample(range(len(sizes)), n)), unit
 
 
-def chunk_plan(groups: Sequence[Sequence[int]], *, chunk_pairs: int) -> list[list[int]]:
-    """Group positions cut into chunks of at least ``chunk_pairs`` pairs (the last may have fewer)."""
-    plan: list[list[int]] = []
-    current: list[int] = []
-    size = 0
-    for g, group in enumerate(groups):
-        current.append(g)
-        size += len(group)
+def chunk_plan(sizes: Iterable[int], *, chunk_pairs: int) -> list[range]:
+    """The positions of groups of ``sizes`` pairs cut into chunks of at least ``chunk_pairs`` pairs
+    (the last may have fewer), in order."""
+    plan: list[range] = []
+    start = size = g = 0
+    for g, group in enumerate(sizes, start=1):
+        size += group
         if size >= chunk_pairs:
-            plan.append(current)
-            current, size = [], 0
-    if current:
-        plan.append(current)
+            plan.append(range(start, g))
+            start, size = g, 0
+    if start < g:
+        plan.append(range(start, g))
     return plan
 
 

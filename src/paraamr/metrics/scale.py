@@ -8,20 +8,28 @@ of the work gives the same statistics.
 >>> pairs = [Pair("x", s, p, index=i) for i, (s, p) in enumerate(["ab", "ac", "bc", "ad"])]
 >>> plan = make_plan(pairs, sample=None, seed=0, chunk_pairs=2)
 >>> plan.unit, plan.chunks, [p.index for p in plan.chunk_pairs(1)[0]], plan.chunk_pairs(1)[1]
-('sources', [[0], [1]], [2], [1])
+('sources', [range(0, 1), range(1, 2)], [2], [1])
+>>> mine = Plan.scan(pairs, sample=None, seed=0, chunk_pairs=2).hold(pairs, [1])  # chunk 1 alone
+>>> [p.index for p in mine.pairs], plan.size([0, 1]), mine.size([0])
+([2], 4, 3)
 """
 
 from __future__ import annotations
 
+import array
+import bisect
+import hashlib
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paraamr.errors import ParaAMRError
+import numpy as np
+
+from paraamr.errors import InputError, ParaAMRError
 from paraamr.metrics.parsers import get_parser
 from paraamr.metrics.resume import StateFolder
-from paraamr.metrics.sample import chunk_plan, draw, source_groups
+from paraamr.metrics.sample import chunk_plan, pick
 from paraamr.metrics.scoring import score_pairs
 from paraamr.metrics.stats import RowStats
 from paraamr.signals import check, critical
@@ -35,43 +43,89 @@ __all__ = ["Plan", "Scorer", "combine", "make_plan", "process_models", "score_sh
 
 @dataclass
 class Plan:
-    """The pairs to score, their pair indices per source (``groups``), group indices per chunk, the
-    unit of the sample (``sources`` or ``pairs``) and the input's number of sources."""
+    """Where the pairs go, from one reading of the input (:meth:`scan`): the sample's source (its
+    ``cluster``, or -1) of each run of consecutive pairs of one source, the pairs of each source
+    drawn (``groups``), the sources of each chunk (positions in ``groups``), the sample's ``unit``
+    (``sources`` or ``pairs``) and the input's number of sources; then the ``pairs`` of the chunks
+    this process scores (:meth:`hold`), in input order, with the cluster of each."""
 
-    pairs: list[Any]
-    groups: list[list[int]]
-    chunks: list[list[int]]
+    runs: np.ndarray
+    groups: np.ndarray
+    chunks: list[range]
     unit: str
     sources: int
+    pairs: list[Any] = field(default_factory=list)
+    clusters: list[int] = field(default_factory=list)
+    held: dict[int, list[int]] = field(default_factory=dict)  # chunk -> its positions in pairs
+
+    @classmethod
+    def scan(cls, pairs: Iterable[Any], *, sample: int | None, seed: int, chunk_pairs: int) -> Plan:
+        """The plan of ``pairs`` (read once, none kept): ``sample`` sources drawn (None: all) with
+        ``seed``, in chunks of ``chunk_pairs``. Sources are told apart by a 16-byte BLAKE2b digest
+        of their exact text, so what stays is a few bytes a source, not the pairs."""
+        digests, sizes = bytearray(), array.array("q")
+        last = None
+        for pair in pairs:
+            if pair.source != last:  # (a source is a str: the first pair starts a run)
+                last = pair.source
+                digests += hashlib.blake2b(last.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                sizes.append(0)
+            sizes[-1] += 1
+        keys = np.frombuffer(digests, dtype="V16")
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        del keys
+        order = np.argsort(first, kind="stable")  # the sources in order of first appearance
+        number = np.empty(len(order), dtype=np.int64)
+        number[order] = np.arange(len(order))
+        runs = number[inverse.reshape(-1)]  # each run's source
+        counts = np.bincount(runs, weights=np.frombuffer(sizes, dtype=np.int64), minlength=len(order))
+        counts = counts.astype(np.int64)  # exact below 2**53 pairs a source
+        drawn, unit = pick(counts, sample, seed=seed)
+        if drawn is not None:  # each source's place in the sample, -1 for one not drawn
+            place = np.full(len(counts), -1, dtype=np.int64)
+            place[drawn] = np.arange(len(drawn))
+            runs, counts = place[runs], counts[drawn]
+        chunks = chunk_plan(counts, chunk_pairs=chunk_pairs)
+        return cls(runs=runs.astype(np.int32), groups=counts, chunks=chunks, unit=unit, sources=len(order))
+
+    def hold(self, pairs: Iterable[Any], chunks: Iterable[int], *, name: str = "the input") -> Plan:
+        """Keep the pairs of ``chunks`` of ``pairs``, the same pairs :meth:`scan` read, read again
+        (InputError naming the input ``name`` when they are not)."""
+        wanted, starts = set(chunks), [r.start for r in self.chunks]
+        run, last, chunk, cluster = -1, None, -1, -1
+        for pair in pairs:
+            if pair.source != last or run < 0:
+                run, last = run + 1, pair.source
+                cluster = int(self.runs[run]) if run < len(self.runs) else -2
+                chunk = bisect.bisect_right(starts, cluster) - 1 if cluster >= 0 else -1
+            if chunk in wanted:
+                self.held.setdefault(chunk, []).append(len(self.pairs))
+                self.pairs.append(pair)
+                self.clusters.append(cluster)
+        if run + 1 != len(self.runs) or cluster == -2:
+            raise InputError(f"{name}: changed while it was read (it is read twice: leave it as it is)")
+        return self
 
     def chunk_pairs(self, chunk: int) -> tuple[list[Any], list[int]]:
-        """The pairs of ``chunk``, in input order, and the source (cluster) of each."""
-        members = sorted((i, g) for g in self.chunks[chunk] for i in self.groups[g])
-        return [self.pairs[i] for i, _ in members], [g for _, g in members]
+        """The pairs of ``chunk`` (which :meth:`hold` kept), in input order, and the cluster of each."""
+        if chunk not in self.held:
+            raise ValueError(f"chunk {chunk}: its pairs are not held")
+        at = self.held[chunk]
+        return [self.pairs[i] for i in at], [self.clusters[i] for i in at]
 
     def owned(self, *, shard: tuple[int, int] = (0, 1), rank: int = 0, processes: int = 1) -> list[int]:
         """The chunks of process ``rank`` of ``processes`` in ``shard`` (:func:`paraamr.tasks.owned`)."""
         return [k for k in range(len(self.chunks)) if owned(k, rank=rank, processes=processes, shard=shard)]
 
-    def size(self, chunks: Sequence[int]) -> int:
+    def size(self, chunks: Iterable[int]) -> int:
         """The pairs of ``chunks``."""
-        return sum(len(self.groups[g]) for k in chunks for g in self.chunks[k])
+        return sum(int(self.groups[self.chunks[k].start : self.chunks[k].stop].sum()) for k in chunks)
 
 
 def make_plan(pairs: Sequence[Any], *, sample: int | None, seed: int, chunk_pairs: int) -> Plan:
-    """The plan of ``pairs``: ``sample`` sources drawn (None: all), in chunks of ``chunk_pairs``."""
-    groups = source_groups([p.source for p in pairs])
-    drawn, unit = draw(groups, sample, seed=seed)
-    kept = [i for group in drawn for i in group]
-    position = {i: j for j, i in enumerate(sorted(kept))}
-    new_groups = [[position[i] for i in group] for group in drawn]
-    return Plan(
-        pairs=[pairs[i] for i in sorted(kept)],
-        groups=new_groups,
-        chunks=chunk_plan(new_groups, chunk_pairs=chunk_pairs),
-        unit=unit,
-        sources=len(groups),
-    )
+    """The plan of ``pairs`` holding the pairs of every chunk (:meth:`Plan.scan`, :meth:`Plan.hold`)."""
+    plan = Plan.scan(pairs, sample=sample, seed=seed, chunk_pairs=chunk_pairs)
+    return plan.hold(pairs, range(len(plan.chunks)))
 
 
 def score_share(

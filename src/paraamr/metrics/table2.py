@@ -22,7 +22,7 @@ import math
 import random
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,8 @@ from paraamr.errors import InputError, UsageError, about
 from paraamr.metrics.report import (
     Pair,
     evaluate_pairs,
-    read_hub_pairs,
-    read_pairs,
+    hub_pairs,
+    iter_pairs,
     say_failures,
     signature_lines,
 )
@@ -45,15 +45,19 @@ from paraamr.signature import Signature
 
 __all__ = [
     "Shared",
+    "check_selection",
     "common_sources",
+    "corpus_pairs",
     "evaluate_corpora",
     "filter_perplexity",
     "format_corpora",
     "is_local",
+    "keep_perplexity",
     "protocol_signature",
     "read_corpus",
     "restrict",
     "run_corpora",
+    "selection_counts",
     "shared_pairs",
 ]
 
@@ -63,20 +67,43 @@ def filter_perplexity(
 ) -> tuple[list[Pair], dict[str, int]]:
     """The pairs of perplexity at most ``max_perplexity`` or none (all with None) and the
     ``selection`` counts; InputError naming the input ``name`` when every pair is dropped."""
-    if max_perplexity is None:
-        return list(pairs), {"input_pairs": len(pairs), "dropped": 0, "without_perplexity": 0}
-    kept = [p for p in pairs if p.perplexity is None or p.perplexity <= max_perplexity]
-    if name is not None and pairs and not kept:
+    counts = selection_counts()
+    kept = list(keep_perplexity(pairs, max_perplexity, counts))
+    check_selection(counts, max_perplexity, name=name)
+    return kept, counts
+
+
+def selection_counts() -> dict[str, int]:
+    """The ``selection`` counts of no pair, for :func:`keep_perplexity` to count into."""
+    return {"input_pairs": 0, "dropped": 0, "without_perplexity": 0}
+
+
+def keep_perplexity(pairs: Iterable[Pair], max_perplexity: float | None, counts: dict) -> Iterator[Pair]:
+    """:func:`filter_perplexity` one pair at a time, counting into ``counts`` (:func:`selection_counts`).
+
+    >>> counts = selection_counts()
+    >>> [p.paraphrase for p in keep_perplexity([Pair("a", "I.", "Me.", perplexity=90.0)], 85, counts)], counts
+    ([], {'input_pairs': 1, 'dropped': 1, 'without_perplexity': 0})
+    """
+    for pair in pairs:
+        counts["input_pairs"] += 1
+        if max_perplexity is None:
+            yield pair
+            continue
+        counts["without_perplexity"] += pair.perplexity is None
+        if pair.perplexity is None or pair.perplexity <= max_perplexity:
+            yield pair
+        else:
+            counts["dropped"] += 1
+
+
+def check_selection(counts: dict[str, int], max_perplexity: float | None, *, name: str | None) -> None:
+    """InputError naming the input ``name`` when ``--max-perplexity`` dropped every pair it counted."""
+    if name is not None and counts["input_pairs"] and counts["dropped"] == counts["input_pairs"]:
         raise InputError(
-            f"{name}: all {len(pairs):,} paraphrases have a perplexity above --max-perplexity "
+            f"{name}: all {counts['input_pairs']:,} paraphrases have a perplexity above --max-perplexity "
             f"{max_perplexity:g}: no pairs to evaluate"
         )
-    counts = {
-        "input_pairs": len(pairs),
-        "dropped": len(pairs) - len(kept),
-        "without_perplexity": sum(p.perplexity is None for p in pairs),
-    }
-    return kept, counts
 
 
 def common_sources(corpora: Iterable[Sequence[Pair]]) -> set[str]:
@@ -223,12 +250,19 @@ def is_local(path: str) -> bool:
 
 def read_corpus(path: str, *, config: str | None, split: str | None) -> list[Pair]:
     """The pairs of one input: a local path (:func:`is_local`), else a Hub dataset id."""
-    if is_local(path) and config is not None:
-        raise UsageError(f"--config {config}: only for a Hub dataset ({path} is a local path)")
-    pairs = read_pairs(path, split) if is_local(path) else read_hub_pairs(path, config, split or "train")
+    pairs = list(corpus_pairs(path, config=config, split=split)())
     if not pairs:
         raise InputError(f"{path}: no pairs to evaluate")
     return pairs
+
+
+def corpus_pairs(path: str, *, config: str | None, split: str | None) -> Callable[[], Iterator[Pair]]:
+    """:func:`read_corpus` as ``read()`` -> the pairs one at a time, as often as wanted."""
+    if is_local(path) and config is not None:
+        raise UsageError(f"--config {config}: only for a Hub dataset ({path} is a local path)")
+    if is_local(path):
+        return lambda: iter_pairs(path, split)
+    return hub_pairs(path, config, split or "train")
 
 
 def run_corpora(s: EvaluateSettings, world: int) -> int:
