@@ -40,7 +40,7 @@ def graphs(tmp_path_factory) -> Path:
 def _generate(
     graphs: Path, tiny: dict, out: Path, *extra: str, path: str | None = None, code: int = 0
 ) -> str:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    env = {"HF_HUB_OFFLINE": "1", **os.environ, "OMP_NUM_THREADS": "1"}  # (online with the hub fixture)
     if path:
         env["PATH"] = f"{path}:{env['PATH']}"
     argv = ["--amr-input", str(graphs), "--output", str(out), *model_args(tiny), "--no-progress", *extra]
@@ -193,10 +193,15 @@ echo localhost  # scontrol show hostnames: the one node
 """
 
 
+SECRET = "hf_slurmJobSecret0123456789"
+
+
 @pytest.mark.slow
 def test_the_slurm_executor_submits_an_array_and_a_finalize_job_after_it(
-    graphs, tiny_models, tmp_path, one_process
+    graphs, tiny_models, tmp_path, one_process, hub
 ):
+    """... and uploads the run from its finalize job, the token written in none of the jobs' files
+    (datatrove saves each step, the task's command line and the upload's settings with it)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, text in (("sbatch", SBATCH), ("srun", SRUN), ("scontrol", SCONTROL)):
@@ -210,10 +215,14 @@ def test_the_slurm_executor_submits_an_array_and_a_finalize_job_after_it(
             tiny_models,
             out,
             *("--executor", "slurm", "--tasks", "2", "--slurm-partition", "cpu", "--slurm-time", "1:00:00"),
+            *("--push-to-hub", "me/slurm", "--token", SECRET),
             path=f"{bin_dir}:{Path(sys.executable).parent}",
         )
     finally:
         del os.environ["SBATCH_LOG"]
+    assert "data/default/train-00000-of-00001.parquet" in hub.dataset("me/slurm").files("main")
+    leaks = [p for p in out.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert not leaks  # before: tasks/generate/executor.json (its argv), tasks/finalize/executor.{json,pik}
     log = (tmp_path / "sbatch.log").read_text()
     assert (
         "#SBATCH --array=0-1" in log and "#SBATCH --partition=cpu" in log and "--dependency=afterok:" in log

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import itertools
 import os
 import signal
@@ -128,10 +129,14 @@ class GenerateTask(PipelineStep):
     def __init__(
         self, args: argparse.Namespace, run: Callable[[argparse.Namespace], int], *, workers: int = 1
     ):
+        from paraamr.builder.shards import shard_command
+
         super().__init__()
         self.args, self.generate, self.workers = copy.copy(args), run, workers
         self.args.executor, self.args.push_to_hub, self.args.finalize = "none", None, "no"
         self.args.private, self.args.revision, self.args.token = False, None, None
+        if getattr(args, "argv", None):  # datatrove writes the step into executor.json: no --token
+            self.args.argv = shard_command(args.argv)
         for name in EXECUTOR_DEFAULTS:
             setattr(self.args, name, None)
 
@@ -308,6 +313,8 @@ def launch(
         # launch's --license and --max-shard-size, and the run's whole time
         finalize_run(args.output, license=args.license, push=push, run=run, started=started)
         return 0
+    if push is not None and push.token:  # never in the jobs' files: in the environment sbatch exports
+        os.environ["HF_TOKEN"], push = push.token, dataclasses.replace(push, token=None)
     finalize = FinalizeTask(str(args.output), license=args.license, push=push, run=run)
     from datatrove.executor import SlurmPipelineExecutor
 

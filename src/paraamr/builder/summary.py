@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ class Push:
     repo_id: str
     private: bool = False
     revision: str | None = None
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)
 
 
 #: The record settings that may name a local file or folder (inputs and models): other strings
