@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_generate_and_paraamr_share_one_argument_parser():
     from paraamr import cli
@@ -10,3 +12,20 @@ def test_generate_and_paraamr_share_one_argument_parser():
 
     assert type(generate.build_parser()) is ArgumentParser
     assert type(cli.build_parser()) is ArgumentParser
+
+
+@pytest.mark.parametrize("option", ["--tok", "--toke", "--shar"])
+def test_an_abbreviated_option_is_refused_not_saved_with_the_run(option, tmp_path, capsys):
+    """argparse took ``--toke`` for ``--token``; the run saved its command line with the token
+    (settings.json) and ``paraamr finalize`` printed it, since only ``--token`` itself is left out
+    of a saved command (and ``--shar`` was not made the ``{shard}`` of each shard's command)."""
+    from paraamr.cli import main
+
+    (tmp_path / "in.txt").write_text("A sentence.\n")
+    argv = ["generate", "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out")]
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, option, "hf_abbreviatedSecret0123"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"unrecognized arguments: {option} ***" in err and "Secret" not in err
+    assert not (tmp_path / "out").exists()

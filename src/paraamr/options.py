@@ -43,8 +43,9 @@ __all__ = [
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2
-    (subparsers inherit the class).
+    """argparse with usage errors on ONE line: ``<prog>: <message> (see <prog> --help)``, exit 2,
+    and options written in full (subparsers inherit the class): a run saves its command line to
+    print it again, without its ``--token``, which ``--tok`` would have stood for.
 
     >>> import contextlib, io
     >>> with contextlib.redirect_stderr(io.StringIO()) as err:
@@ -56,6 +57,9 @@ class ArgumentParser(argparse.ArgumentParser):
     >>> err.getvalue()
     'paraamr demo: unrecognized arguments: --nope (see paraamr demo --help)\\n'
     """
+
+    def __init__(self, *args: Any, allow_abbrev: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
