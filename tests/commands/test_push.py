@@ -102,6 +102,38 @@ def test_a_folder_cut_into_fewer_shards_leaves_no_old_shard_on_the_hub(tmp_path,
     assert loaded.num_rows == len(RELEASE.read_text().splitlines())
 
 
+def test_a_pushed_folder_made_again_leaves_no_old_evaluation_or_plot_on_the_hub(tmp_path, hub):
+    """``evaluate --write-card`` wrote evaluation.json; the folder made again has none (nor a plot
+    it had), but the Hub kept them beside the new card (an earlier dataset's Table-2 row)."""
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert main(["convert", str(RELEASE), str(folder)]) == 0
+    (folder / "evaluation.json").write_text('{"row": {"Pairs": 14, "TED-3": 1.5}}')
+    (folder / "plots").mkdir(exist_ok=True)
+    (folder / "plots" / "ted3.png").write_bytes(b"\x89PNG old")
+    assert _push(hub, "me/corpus", str(folder)).returncode == 0
+    assert {"evaluation.json", "plots/ted3.png"} <= set(_uploaded(hub, "me/corpus"))
+    assert "| 14 | 1.50 |" in _uploaded(hub, "me/corpus")["README.md"].decode()
+    assert main(["convert", str(RELEASE), str(folder), "--overwrite"]) == 0  # made again
+    (folder / "plots" / "ted3.png").unlink()  # (a user's file in plots/: --overwrite keeps it)
+    assert not (folder / "evaluation.json").exists()
+    assert _push(hub, "me/corpus", str(folder)).returncode == 0
+    files = [p.relative_to(folder) for p in folder.rglob("*") if p.is_file()]
+    assert set(_uploaded(hub, "me/corpus")) == {str(p) for p in files if not p.parts[0].startswith(".")}
+
+
+def test_a_broken_evaluation_json_is_named_not_an_internal_error(tmp_path, hub):
+    from paraamr.cli import main
+
+    folder = tmp_path / "release"
+    assert main(["convert", str(RELEASE), str(folder)]) == 0
+    (folder / "evaluation.json").write_text('{"pairs": 14}')
+    proc = _push(hub, "me/corpus", str(folder))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert "evaluation.json: not paraamr evaluate's Table-2 row (no \"row\"); write it again" in proc.stderr
+
+
 def test_private_is_refused_for_a_public_repo(tmp_path, hub):
     """--private said nothing of a repo already public, and uploaded into it."""
     folder = _folder(tmp_path)
@@ -250,3 +282,20 @@ def test_a_failed_push_leaves_the_folders_card_as_it_was(tmp_path, hub):
     )
     assert proc.returncode == 1 and "upload of" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     assert (folder / "README.md").read_bytes() == before
+
+
+def test_a_failed_upload_of_convert_says_how_to_upload_the_folder_it_wrote(tmp_path, hub):
+    """``convert --push-to-hub`` wrote the folder, then the upload failed: the same command again
+    refuses the folder (it exists), and the error did not say that ``paraamr push`` uploads it."""
+    folder = tmp_path / "release"
+    env = {**os.environ, **hub.env, "HF_TOKEN": TOKEN, "PARAAMR_HUB_TIMEOUT": "5"}
+    argv = ["convert", str(RELEASE), str(folder), "--push-to-hub", "me/corpus", "--revision", "dev"]
+    down = {**env, "HF_ENDPOINT": "http://127.0.0.1:9"}
+    proc = subprocess.run([sys.executable, "-m", "paraamr", *argv], env=down, capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    told = f"{folder} is written: upload it with `paraamr push me/corpus {folder} --revision dev`"
+    assert proc.stderr.rstrip().endswith(told)
+    again = told.split("`")[1].split()[1:]
+    proc = subprocess.run([sys.executable, "-m", "paraamr", *again], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "data/default/train-00000-of-00001.parquet" in _uploaded(hub, "me/corpus", "dev")

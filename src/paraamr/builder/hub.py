@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import HubError, InputError, ParaAMRError, UsageError
+from paraamr.layout import OWN_FILES
 from paraamr.network import bound_hub_requests, network_problem
 from paraamr.report import redact
 
@@ -25,9 +26,15 @@ __all__ = ["check_folder", "check_online", "push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
-#: The layout's files a push replaces whole: one the folder no longer has (a re-cut into other
-#: shards) is deleted from the repo, whose card's globs would load it beside the new ones.
-REPLACED = ("data/*/*-?????-of-?????.parquet", "failures/failures-?????-of-?????.jsonl")
+#: The layout's files a push replaces whole: one the folder no longer has is deleted from the repo
+#: (a re-cut into other shards, which the card's globs would load beside the new ones; an
+#: ``evaluation.json`` or plot of an earlier run, which would describe another dataset).
+REPLACED = (
+    "data/*/*-?????-of-?????.parquet",
+    "failures/failures-?????-of-?????.jsonl",
+    *OWN_FILES,
+    "plots/*.png",
+)
 #: Folders with more bytes than this (or more files than :data:`LARGE_FILES`) use upload_large_folder
 #: where it exists.
 LARGE_FOLDER = 5 * 10**9

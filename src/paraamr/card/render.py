@@ -36,6 +36,7 @@ from paraamr.errors import InputError
 from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, data_files, list_shards
 from paraamr.records import CITATION
 from paraamr.stats import cell, compute_stats
+from paraamr.tasks import read_json
 
 __all__ = [
     "TEMPLATE",
@@ -364,10 +365,10 @@ def write_card(
     plot_dir = root / PLOTS if importlib.util.find_spec("matplotlib") else None
     stats = compute_stats(root, plot_dir=plot_dir, overwrite=True)
     plots = [str(Path(p).relative_to(root)) for p in stats.pop("plots", [])]
-    evaluation_path = root / EVALUATION
-    evaluation = (
-        json.loads(evaluation_path.read_text(encoding="utf-8")) if evaluation_path.is_file() else None
-    )
+    fix = f"; write it again with `paraamr evaluate {root} --write-card`, or remove it"
+    evaluation = read_json(root / EVALUATION, "paraamr evaluate's Table-2 row", fix=fix)
+    if evaluation is not None and not isinstance(evaluation.get("row"), dict):  # (the card shows it)
+        raise InputError(f"{root / EVALUATION}: not paraamr evaluate's Table-2 row (no \"row\"){fix}")
     text = render_card(
         summary=summary,
         stats=stats,

@@ -299,7 +299,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options
 
-        return push_with_options(output, args.push_to_hub, args)
+        return push_with_options(output, args.push_to_hub, args, written=True)
     return 0
 
 

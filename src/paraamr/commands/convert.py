@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options
 
-        return push_with_options(args.output, args.push_to_hub, args)
+        return push_with_options(args.output, args.push_to_hub, args, written=True)
     return 0
 
 

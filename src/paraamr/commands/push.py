@@ -70,18 +70,30 @@ def push_of(args: argparse.Namespace):
     return None
 
 
-def push_with_options(folder: str | Path, repo_id: str, args: argparse.Namespace) -> int:
-    """Upload ``folder`` as the options in ``args`` say; print where it went; return the exit status."""
+def push_with_options(
+    folder: str | Path, repo_id: str, args: argparse.Namespace, *, written: bool = False
+) -> int:
+    """Upload ``folder`` as the options in ``args`` say; print where it went; return the exit status.
+    ``written``: the command wrote the folder just now (a failed upload says how to upload it alone:
+    the same command again would refuse the folder it wrote)."""
     from paraamr.builder.hub import push_folder
+    from paraamr.errors import HubError
 
-    url = push_folder(
-        folder,
-        repo_id,
-        private=args.private,
-        revision=args.revision,
-        token=args.token,
-        commit_message=getattr(args, "message", None),
-    )
+    try:
+        url = push_folder(
+            folder,
+            repo_id,
+            private=args.private,
+            revision=args.revision,
+            token=args.token,
+            commit_message=getattr(args, "message", None),
+        )
+    except HubError as err:
+        if not written:
+            raise
+        again = f"paraamr push {repo_id} {folder}" + f" --revision {args.revision}" * bool(args.revision)
+        again += " --private" * bool(args.private)
+        raise HubError(f"{err}; {folder} is written: upload it with `{again}`") from None
     print(f"pushed {folder} to {repo_id}: {url}")
     return 0
 
