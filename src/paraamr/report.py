@@ -54,7 +54,8 @@ _TOKEN_PATTERNS = tuple(
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """``text`` with Hub tokens, ``Authorization``/``Bearer`` values, the value of ``HF_TOKEN``
-    (and ``HUGGING_FACE_HUB_TOKEN``) and each of ``secrets`` replaced by ``***``.
+    (and ``HUGGING_FACE_HUB_TOKEN``), the token huggingface_hub stored (where a command imported
+    it: one that talks to the Hub) and each of ``secrets`` replaced by ``***``.
 
     >>> redact("token=hf_AbCdEf123456 sent", secrets=["s3cr3t"])
     'token=*** sent'
@@ -64,6 +65,10 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     'https://***@hub.example.org/x'
     """
     values = [*secrets, os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")]
+    if "huggingface_hub" in sys.modules:  # (a token without the hf_ prefix: no pattern finds it)
+        from huggingface_hub import get_token
+
+        values.append(get_token())
     for value in sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True):
         text = text.replace(value, "***")
     for pattern in _TOKEN_PATTERNS:

@@ -146,6 +146,18 @@ def test_what_a_process_raises_before_its_command_runs_is_one_line(raised_in_mai
     assert (proc.returncode, proc.stderr) == (status, line + "\n")
 
 
+def test_the_token_huggingface_hub_stored_is_redacted_too(monkeypatch, tmp_path):
+    """A token saved by ``hf auth login`` without the ``hf_`` prefix (no pattern finds it), echoed
+    by a server's 401, was printed."""
+    from huggingface_hub import constants
+
+    (tmp_path / "token").write_text("PlainSecretNoPrefix987654")
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "token"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    assert redact("401: Invalid token PlainSecretNoPrefix987654") == "401: Invalid token ***"
+
+
 def test_redaction(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "plain-secret-value")
     text = (
