@@ -43,6 +43,24 @@ def mrpc(tmp_path):
     return path
 
 
+def test_a_stopped_reda_ng_leaves_no_save_lm_file_and_the_same_command_runs(tmp_path, mrpc, monkeypatch):
+    """The LM was saved as soon as it was trained: Ctrl-C while the folder was written left the
+    file, and the same command then refused it (--save-lm: exists). It is saved with the folder."""
+    from paraamr.augment import folder
+
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda-ng", "--n", "2"]
+    argv += ["--output", str(tmp_path / "o"), "--save-lm", str(tmp_path / "lm.parquet")]
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(folder, "write_folder", stopped)
+        assert main(argv) == 130
+    assert not (tmp_path / "lm.parquet").exists() and not (tmp_path / "o").exists()
+    assert main(argv) == 0 and (tmp_path / "lm.parquet").is_file()
+
+
 def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     out = tmp_path / "out"
     argv = ["augment", "--dataset", str(mrpc), "--method", "reda-ng", "--n", "2", "--output", str(out)]

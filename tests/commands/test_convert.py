@@ -213,8 +213,10 @@ def _files(folder):
 
 def test_an_interrupted_overwrite_leaves_the_old_dataset_or_the_new_one(tmp_path, release_jsonl, monkeypatch):
     """Ctrl-C while the new shards were staged left an empty folder: the old dataset was removed
-    before them. Now it goes only once they are staged, and a signal during the swap waits for the
-    new card: the folder holds the old dataset or the new one, whole."""
+    before them. Now it goes only once they are staged; a signal during the swap stops the command
+    once the new shards are in place, before their card: the folder is then marked as being
+    written, without a card (it kept the old card, whose split sizes did not fit the new shards),
+    and the same command takes it again without --overwrite."""
     import os
     import signal
 
@@ -244,16 +246,15 @@ def test_an_interrupted_overwrite_leaves_the_old_dataset_or_the_new_one(tmp_path
 
     monkeypatch.setattr(os, "replace", signalled)
     assert main(["convert", str(release_jsonl), str(out), "--overwrite", "--max-shard-size", "1KB"]) == 130
-    new = _files(out)  # the new shards, all of them; the old card until the new one replaces it
-    assert "README.md" in old and "README.md" in new  # (it was gone: a folder load_dataset refused)
+    assert "README.md" in old and not (out / "README.md").exists()  # (not the old card on new shards)
+    assert (out / ".paraamr" / "writing.json").is_file()
     assert [r for _s, r in sources.read_path(out)] == [r for _s, r in sources.read_path(release_jsonl)]
+    assert main(["convert", str(release_jsonl), str(out), "--max-shard-size", "1KB"]) == 0  # taken again
     from datasets import load_dataset
 
     loaded = load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))
     assert loaded.num_rows == len(list(sources.read_path(release_jsonl)))
-    assert (
-        main(["convert", str(release_jsonl), str(out), "--overwrite"]) == 0 and (out / "README.md").is_file()
-    )
+    assert not (out / ".paraamr" / "writing.json").exists() and (out / "README.md").is_file()
 
 
 def test_a_file_being_written_is_refused_and_what_a_killed_writer_left_goes(tmp_path, release_jsonl, capsys):

@@ -296,6 +296,8 @@ def _run(args: argparse.Namespace, output: str) -> int:
         overwrite=args.overwrite,
     )
     print(f"wrote {output}")
+    if args.save_lm:  # once the folder is written: a run stopped before leaves no file to refuse
+        lm.save(args.save_lm)
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options
 
@@ -341,8 +343,6 @@ def _reda(args: argparse.Namespace, tokenizer, synonyms, datasets, columns):
             f"docs/augment.md); give --lm-corpus, or install an LM at {installed}"
         )
     print(f"reda-ng: n-gram LM {told}", file=sys.stderr)
-    if args.save_lm:
-        lm.save(args.save_lm)
     return reda, lm
 
 

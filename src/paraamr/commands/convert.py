@@ -270,7 +270,7 @@ def to_folder(
     from paraamr.card import write_card
     from paraamr.errors import InputError
     from paraamr.locks import folder_lock
-    from paraamr.outputs import check_writable, take_folder
+    from paraamr.outputs import check_writable, left_unfinished, mark_new, take_folder
     from paraamr.sources import split_files
 
     out = Path(output)
@@ -303,12 +303,20 @@ def to_folder(
                 n, release = _write_folder(input, out, splits, size, reading)
                 if not n:
                     raise InputError(f"{input}: no records to convert")
-                # the old dataset goes only once the new shards are staged; its card stays until
-                # the new one replaces it (computing it takes a while: never a folder without one)
-                replacing = lambda: layout.remove_layout(out, state=False, card=False)  # noqa: E731
+                # the old dataset, its card too, goes only once the new shards are staged; the folder
+                # is marked as being written until the new card is there (computing it takes a
+                # while): a stop before it leaves a folder the same command takes again, never new
+                # shards under the old card (whose split sizes load_dataset refuses)
+                def replacing() -> None:
+                    layout.remove_layout(out, state=False)
+                    mark_new(out)
+
                 folder.finalize(out, max_shard_size=size, replacing=replacing if overwrite else None)
             except BaseException:
+                marked = left_unfinished(out)  # the folder is this command's to finish: it stays so
                 layout.remove_state(out)  # never a folder with part of the records
+                if marked:
+                    mark_new(out)
                 raise
             if license is None and release:
                 license = RELEASE_LICENSE
