@@ -99,3 +99,20 @@ def test_the_readers_read_no_further_than_the_pairs_wanted(tmp_path, name, good,
     assert (first.source, first.index) == ("I know.", 0)
     with pytest.raises(InputError, match=problem):
         list(iter_pairs(path))
+
+
+def test_a_source_that_is_not_text_is_one_source_of_its_own_as_before():
+    """A Hub row without a text gives a pair whose source is None: the plan ended in an internal
+    error (IndexError when it came first, AttributeError after a text), where the list plan grouped
+    it like any source and its pairs failed when scored. Grouped as by exact equality, first
+    appearance first (``sample.source_groups`` of the list plan, by hand here)."""
+    sources = [None, "a", None, None, "None", "b", "a"]
+    pairs = [Pair(f"row {i}", s, f"p{i}", index=i) for i, s in enumerate(sources)]
+    plan = make_plan(pairs, sample=None, seed=0, chunk_pairs=1)
+    groups = {}
+    for i, s in enumerate(sources):
+        groups.setdefault(s, []).append(i)
+    expected = [(g, i) for g, members in enumerate(groups.values()) for i in members]
+    chunks = [plan.chunk_pairs(k) for k in range(len(plan.chunks))]
+    held = sorted((c, p.index) for ps, cs in chunks for p, c in zip(ps, cs, strict=True))
+    assert held == sorted(expected) and plan.sources == 4

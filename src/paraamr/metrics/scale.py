@@ -41,6 +41,22 @@ if TYPE_CHECKING:
 __all__ = ["Plan", "Scorer", "combine", "make_plan", "process_models", "score_share"]
 
 
+#: Before the first pair: its source, whatever it is, starts a run.
+_START = object()
+
+
+def _digest(source: Any) -> bytes:
+    """A 16-byte key of a source: its exact text, or a key of its own for a source that is not
+    text (None, from a Hub row without one: its pairs fail when scored, as one source).
+
+    >>> _digest("None") != _digest(None) and len(_digest(chr(0xDC00))) == 16
+    True
+    """
+    text = isinstance(source, str)
+    data = b"s" + source.encode("utf-8", "surrogatepass") if text else b"r" + repr(source).encode()
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 @dataclass
 class Plan:
     """Where the pairs go, from one reading of the input (:meth:`scan`): the sample's source (its
@@ -64,11 +80,11 @@ class Plan:
         ``seed``, in chunks of ``chunk_pairs``. Sources are told apart by a 16-byte BLAKE2b digest
         of their exact text, so what stays is a few bytes a source, not the pairs."""
         digests, sizes = bytearray(), array.array("q")
-        last = None
+        last: Any = _START
         for pair in pairs:
-            if pair.source != last:  # (a source is a str: the first pair starts a run)
+            if pair.source != last:
                 last = pair.source
-                digests += hashlib.blake2b(last.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                digests += _digest(last)
                 sizes.append(0)
             sizes[-1] += 1
         keys = np.frombuffer(digests, dtype="V16")
@@ -92,9 +108,9 @@ class Plan:
         """Keep the pairs of ``chunks`` of ``pairs``, the same pairs :meth:`scan` read, read again
         (InputError naming the input ``name`` when they are not)."""
         wanted, starts = set(chunks), [r.start for r in self.chunks]
-        run, last, chunk, cluster = -1, None, -1, -1
+        run, last, chunk, cluster = -1, _START, -1, -1
         for pair in pairs:
-            if pair.source != last or run < 0:
+            if pair.source != last:  # a run starts where scan's does
                 run, last = run + 1, pair.source
                 cluster = int(self.runs[run]) if run < len(self.runs) else -2
                 chunk = bisect.bisect_right(starts, cluster) - 1 if cluster >= 0 else -1
