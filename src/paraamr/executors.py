@@ -105,7 +105,7 @@ class PartitionTask(PipelineStep):
         from paraamr.builder.run import prepare
         from paraamr.builder.state import RunFolder
 
-        folder = RunFolder(self.output, shard=self.shard, origin=self.origin)
+        folder = RunFolder(self.output, shard=self.shard, origin=self.origin, runs_models=False)
         try:
             prepare(self.record, self.settings, folder)
         finally:
@@ -296,12 +296,13 @@ def launch(
 
     tasks = args.tasks  # options checked (and filled in) by the command
     started, shard = time.monotonic(), Shard(0, tasks, executor=True)
-    folder = RunFolder(args.output, shard=shard, origin=origin)
+    local = args.executor == "local"  # its tasks run here; Slurm's, on other nodes
+    folder = RunFolder(args.output, shard=shard, origin=origin, device=run.device, runs_models=local)
     check_run(record, folder, download=run.download, trust_remote_code=run.trust_remote_code, push=push)
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
     start = PartitionTask(str(args.output), record, run, shard, origin or {})
     step = GenerateTask(args, generate)
-    if args.executor == "local":
+    if local:
         from paraamr.builder.shards import finalize_run
 
         start.run()

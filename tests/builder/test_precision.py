@@ -89,3 +89,29 @@ def test_a_process_whose_models_run_otherwise_is_refused_before_its_first_task(t
     with pytest.raises(Exception, match=r"ran the models at transformers float32, this launch would run "
                        r"them at transformers bfloat16 \(cuda:1\); the records of one run"):
         folder.check_precision({kind: "transformers bfloat16" for kind in FLOAT32})
+
+
+def test_a_launcher_whose_node_runs_no_model_leaves_the_comparison_to_the_tasks(tmp_path):
+    """An executor's Slurm launcher (a CPU login node) and its partition job compared the GPU
+    tasks' precision with their own node's, and refused the relaunch of a run cut short ("give a
+    new --output", the done tasks lost); the tasks compare on their own nodes."""
+    from paraamr.settings import RecordSettings
+
+    record = RecordSettings(backend="transformers")
+    saved = {"record": record.as_dict()}
+    gpu = {kind: "transformers bfloat16" for kind in FLOAT32}
+    here = RunFolder(tmp_path, device="cpu")
+    here.complete(0, {}, Stats().as_dict(), gpu)
+    said = "its done tasks ran the models at transformers bfloat16, this launch would run them at "
+    assert here.differences(saved, record, None) == [said + "transformers float32 (cpu)"]
+    assert RunFolder(tmp_path, runs_models=False).differences(saved, record, None) == []
+
+
+def test_a_run_with_tasks_of_an_earlier_paraamr_says_no_precision(tmp_path):
+    """Markers that do not say what their models ran at (an earlier paraamr's) beside ones that do:
+    the summary and card said the known one for every record."""
+    from paraamr.builder.status import RunStatus
+
+    done = {0: {"precision": FLOAT32}, 1: {}, 2: {"precision": FLOAT32}}
+    assert RunStatus({}, 1, None, done, {}).precision(tmp_path) is None
+    assert RunStatus({}, 1, None, {0: done[0], 2: done[2]}, {}).precision(tmp_path) == FLOAT32

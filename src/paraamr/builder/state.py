@@ -69,7 +69,9 @@ class RunFolder:
     """The output folder of a run seen by process ``rank`` of ``num_processes`` (of ``shard``);
     ``origin``: what the first invocation saves beside the settings (``command``, ``cwd``, ...);
     ``device``: where this launch runs the models (None: :attr:`on`); ``--dtype`` and
-    ``--compute-type`` differ from the saved run's only where they give another precision there."""
+    ``--compute-type`` differ from the saved run's only where they give another precision there.
+    Without ``runs_models`` (an executor's Slurm launcher and partition job, whose node is not the
+    tasks'), they are not compared: each task compares what its models run at on its own node."""
 
     def __init__(
         self,
@@ -80,8 +82,10 @@ class RunFolder:
         shard: Shard | None = None,
         origin: dict[str, Any] | None = None,
         device: str | None = None,
+        runs_models: bool = True,
     ):
         self.path, self.origin, self.device = Path(folder), origin or {}, device
+        self.runs_models = runs_models
         self.rank, self.num_processes, self.spec = rank, num_processes, shard
         self.shard = (shard.index, shard.count) if shard is not None else (0, 1)
         self.writer = layout.writer_id(rank, num_processes, shard=self.shard)
@@ -197,8 +201,9 @@ class RunFolder:
         and, with ``models`` (:func:`~paraamr.models.fast.model_digest` by kind), a model's files."""
         done = self.done_precision()
         diffs = RecordSettings.from_dict(saved["record"]).differences(record, precision=done is None)
-        if done is not None and (now := {k: record.precision(self.on) for k in done}) != done:
-            diffs.append(self._precision_change(done, now))
+        if done is not None and self.runs_models:
+            now = {k: record.precision(self.on) for k in done}
+            diffs += [self._precision_change(done, now)] if now != done else []
         diffs += model_changes(saved.get("models"), models, record.models())
         was, now = saved.get("shards"), self.shard[1] if self.spec is not None else None
         executor = self.spec is not None and self.spec.executor

@@ -63,8 +63,8 @@ class RunStatus:
 
 
     def precision(self, path: Path) -> dict[str, str] | None:
-        """The precision every done task ran its models at (None where no marker says); refuses a run
-        at ``path`` whose tasks ran at different ones, naming them."""
+        """The precision every done task ran its models at (None where a marker does not say: one of
+        an earlier paraamr); refuses a run at ``path`` whose tasks ran at different ones, naming them."""
         groups: dict[str, list[int]] = {}
         for k, marker in sorted(self.done.items()):
             if marker.get("precision") is not None:
@@ -80,7 +80,8 @@ class RunStatus:
                 "run come from one precision: run the shards of one group again with --overwrite where "
                 "the models run as the others did, or the whole run into a new --output folder"
             )
-        return seen[0][0] if seen else None
+        told = sum(len(tasks) for _, tasks in seen)
+        return seen[0][0] if seen and told == len(self.done) else None
 
 
 def run_statuses(path: str | Path) -> RunStatus:

@@ -157,9 +157,10 @@ def dry_run(
     *,
     overwrite: bool = False,
     download: bool = True,
+    device: str | None = None,
 ) -> int:
-    """Print the plan (input, processes, models, output) after the run's own checks; load and write
-    nothing. 1 when a model is missing and ``download`` is off."""
+    """Print the plan (input, processes, models, output) after the run's own checks (``device``:
+    the run's); load and write nothing. 1 when a model is missing and ``download`` is off."""
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
@@ -173,7 +174,7 @@ def dry_run(
     rank, n = where.rank, where.processes
     if rank != 0:
         return 0
-    folder = RunFolder(output, num_processes=n, shard=None if shard is None else Shard(*shard))
+    folder = RunFolder(output, num_processes=n, shard=None if shard is None else Shard(*shard), device=device)
     _, mode, _ = check_run(record, folder, overwrite=overwrite, models=False)
     on_disk, missing = {}, []
     for kind, name in record.models().items():
@@ -280,7 +281,10 @@ def run(args: argparse.Namespace) -> int:
     shard = _shard(args, record, push)
     _check_executor(args)
     if args.dry_run:
-        code = dry_run(record, args.output, args.shard, overwrite=args.overwrite, download=settings.download)
+        code = dry_run(
+            record, args.output, args.shard, overwrite=args.overwrite, download=settings.download,
+            device=settings.device,
+        )  # fmt: skip
         if args.executor != "none" and launch().main:
             tasks, workers = args.tasks, min(args.workers, args.tasks)
             print(f"executor:  {args.executor}, {tasks:,} tasks, {workers:,} at a time")
