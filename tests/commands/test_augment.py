@@ -61,6 +61,16 @@ def test_a_stopped_reda_ng_leaves_no_save_lm_file_and_the_same_command_runs(tmp_
     assert main(argv) == 0 and (tmp_path / "lm.parquet").is_file()
 
 
+def test_a_save_lm_path_that_cannot_be_written_is_refused_before_any_work(tmp_path, mrpc, capsys):
+    """The LM is written after the folder: a --save-lm under a file wrote the folder, then failed
+    ("already exists", naming the file), and the same command with a good path was refused."""
+    out = tmp_path / "o"
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda-ng", "--n", "2", "--output", str(out)]
+    assert main([*argv, "--save-lm", str(mrpc / "lm.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert f"--save-lm {mrpc / 'lm.parquet'}: cannot be written: {mrpc} is a file" in err and not out.exists()
+
+
 def test_reda_ng_folder_loads_and_reports_bad_rows(tmp_path, mrpc, capsys):
     out = tmp_path / "out"
     argv = ["augment", "--dataset", str(mrpc), "--method", "reda-ng", "--n", "2", "--output", str(out)]

@@ -19,7 +19,7 @@ from paraamr.extras import require
 from paraamr.filters import PAPER_USES
 from paraamr.models.catalog import DEFAULTS
 from paraamr.options import SEED, license_id, number, optional_float, path_text, positive
-from paraamr.outputs import check_not_input
+from paraamr.outputs import check_not_input, check_writable_file
 from paraamr.progress import Progress, add_progress_options, progress_mode
 from paraamr.report import counted
 from paraamr.signals import check
@@ -362,7 +362,7 @@ def _check_options(args: argparse.Namespace) -> None:
     from paraamr.builder.hub import check_online
     from paraamr.commands.push import push_of
     from paraamr.commands.stats import ARCHIVE_DEFAULTS, archive_limits
-    from paraamr.errors import UsageError
+    from paraamr.errors import InputError, UsageError
     from paraamr.layout import check_name
 
     push = push_of(args)  # a bad repo id, or --private, --revision, --token without --push-to-hub
@@ -410,6 +410,10 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError(f"--save-lm {args.save_lm}: is a folder (the LM is one Parquet file)")
         if os.path.lexists(args.save_lm) and not args.overwrite:  # a link to nowhere too
             raise UsageError(f"--save-lm {args.save_lm}: exists (pass --overwrite to replace it)")
+        try:  # it is written after the folder: a place it cannot go is said first
+            check_writable_file(args.save_lm)
+        except InputError as err:
+            raise UsageError(f"--save-lm {err}") from None
     check_online(push)
 
 
