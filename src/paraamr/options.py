@@ -62,7 +62,25 @@ class ArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, redact(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
+        self.exit(2, redact(f"{self.prog}: {_token_hidden(message)} (see {self.prog} --help)") + "\n")
+
+
+def _token_hidden(message: str) -> str:
+    """``message`` with the value of an option written as a part of ``--token`` (refused, since
+    options are written in full) hidden: a token without the ``hf_`` prefix has no pattern.
+
+    >>> _token_hidden("unrecognized arguments: --toke mine123 --tok=other456 --x")
+    'unrecognized arguments: --toke *** --tok=*** --x'
+    """
+    words = message.split(" ")
+    for i, word in enumerate(words):
+        name, eq, _ = word.partition("=")
+        if len(name) > 3 and "--token".startswith(name):
+            if eq:
+                words[i] = f"{name}=***"
+            elif i + 1 < len(words):
+                words[i + 1] = "***"
+    return " ".join(words)
 
 
 def check_number(
