@@ -477,3 +477,13 @@ def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp
     rows = [r for r in model_rows(str(cache)) if r[0] == "org/tiny-lm"]
     assert [(r[1], r[3]) for r in rows] == [("hub", "Hub model in huggingface_hub's cache"), ("hub", COPY)]
     assert str(copy) in rows[1][2]
+    # a later revision (refs/main moved): models rm removes the copies of both (it left the older)
+    later = repo / "snapshots" / ("4567cdef" * 5)
+    shutil.copytree(snapshot, later)
+    (repo / "refs" / "main").write_text(later.name)
+    second = converted(later, cache_dir=cache)
+    from paraamr.cli import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    assert main(["models", "rm", "org/tiny-lm", "--kind", "lm", "--cache-dir", str(cache)]) == 0
+    assert not copy.exists() and not second.exists()

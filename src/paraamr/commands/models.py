@@ -6,6 +6,7 @@ import argparse
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from paraamr.errors import InputError
 from paraamr.models.catalog import KINDS
@@ -167,9 +168,13 @@ def _hub_rows(listed: set[str], cache_dir: str | None = None) -> list[tuple[str,
         if r.repo_type == "model" and r.repo_id not in listed:
             about = "Hub model in huggingface_hub's cache"
             rows.append((r.repo_id, "hub", f"{r.repo_path} ({_size(r.size_on_disk)})", about))
-            copies = (c for rev in r.revisions for c in converted_copies_of(rev.snapshot_path, cache_dir))
-            rows += [(r.repo_id, "hub", _on_disk(c), COPY) for c in copies]
+            rows += [(r.repo_id, "hub", _on_disk(c), COPY) for c in _repo_copies(r, cache_dir)]
     return rows
+
+
+def _repo_copies(repo: Any, cache_dir: str | None = None) -> list[Path]:
+    """The CTranslate2 copies of every revision of a repo of huggingface_hub's cache (its scan's)."""
+    return [c for rev in repo.revisions for c in converted_copies_of(rev.snapshot_path, cache_dir)]
 
 
 def _download(args: argparse.Namespace) -> int:
@@ -209,7 +214,7 @@ def _path(args: argparse.Namespace) -> int:
 def _rm(args: argparse.Namespace) -> int:
     from paraamr.errors import ModelNotFoundError, UsageError
     from paraamr.models import catalog
-    from paraamr.models.download import remove
+    from paraamr.models.download import remove, scan_hub_cache
     from paraamr.models.resolve import cache_root, resolve
 
     known = catalog.kinds_of(args.name)  # a Hub id: any kind
@@ -227,6 +232,8 @@ def _rm(args: argparse.Namespace) -> int:
             copies += converted_copies_of(path, args.cache_dir)
         except ModelNotFoundError:
             continue
+    if "/" in args.name and (info := scan_hub_cache()) is not None:  # a Hub id: each revision's too
+        copies += [c for r in info.repos if r.repo_id == args.name for c in _repo_copies(r, args.cache_dir)]
     copies = list(dict.fromkeys(copies))
     for copy in copies:
         shutil.rmtree(copy, ignore_errors=True)
