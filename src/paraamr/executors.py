@@ -167,18 +167,21 @@ class FinalizeTask(PipelineStep):
         push: Any = None,
         started: float | None = None,
         run: Any = None,
+        again: bool = False,
     ):
         super().__init__()
         self.output, self.license, self.push, self.started = output, license, push, started
-        self.settings = run  # (``run`` is the step's method)
+        self.settings, self.again = run, again  # (``run`` is the step's method)
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> None:
-        """:func:`~paraamr.builder.shards.finalize_run`, once: a requeued job redoes only what is left
-        (``started``: the monotonic time the run started, in this process)."""
+        """:func:`~paraamr.builder.shards.finalize_run` (``started``: the monotonic time the run
+        started, in this process): without ``again``, a requeued job redoes only what is left; with
+        it, a finished run is finalized again with these options (a local launch, as a run in one
+        process is)."""
         from paraamr.builder.shards import finalize_run
 
         options = {"license": self.license, "push": self.push, "run": self.settings}
-        finalize_run(self.output, again=False, started=self.started, **options)
+        finalize_run(self.output, again=self.again, started=self.started, **options)
 
 
 #: datatrove's line on the terminal (``{exception}`` left out: a failed task's traceback goes to its
@@ -302,17 +305,16 @@ def launch(
     logs = Path(args.output) / layout.STATE_DIR / "tasks"
     start = PartitionTask(str(args.output), record, run, shard, origin or {})
     step = GenerateTask(args, generate)
-    if local:
-        from paraamr.builder.shards import finalize_run
-
+    if local:  # the finalize runs in this process, as a run in one process finishes: again on a
+        # finished run (this launch's --license and --max-shard-size), with the run's whole time
+        options = {"license": args.license, "push": push, "run": run, "started": started}
+        finalize = FinalizeTask(str(args.output), **options, again=True)
         start.run()
         busy = start.busy()
         step.workers = workers = max(1, min(args.workers, len(busy)))  # side by side: a share of the cores
         tasks_log = str(logs / "generate")
         _local_executor(busy, pipeline=[step], tasks=tasks, workers=workers, logging_dir=tasks_log).run()
-        # in this process, as a run in one process finishes: again on a finished run, with this
-        # launch's --license and --max-shard-size, and the run's whole time
-        finalize_run(args.output, license=args.license, push=push, run=run, started=started)
+        finalize.run()
         return 0
     if push is not None and push.token:  # never in the jobs' files: in the environment sbatch exports
         os.environ["HF_TOKEN"], push = push.token, dataclasses.replace(push, token=None)
