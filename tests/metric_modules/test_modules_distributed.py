@@ -89,8 +89,21 @@ def test_two_processes_give_the_figures_of_one(tmp_path):
         assert rank.wait(timeout=300) == 0, Path(log.name).read_text()[-3000:]
     assert json.loads((tmp_path / "rank1.json").read_text()) == dict.fromkeys(OPTIONS)
     distributed = json.loads((tmp_path / "rank0.json").read_text())
-    assert distributed == json.loads(json.dumps(single))
+    # the embeddings' float32 sums depend on the threads a process has (one core each for the two
+    # ranks, both for this one): seen 5e-8 to 3e-7 apart; every other value equal
+    assert distributed == _close_to(json.loads(json.dumps(single)), rel=1e-5)
     assert len(distributed["ted_diversity"]["ted_r_scores"]) == len(PREDICTIONS)
+
+
+def _close_to(value, rel: float):
+    """``value`` with each float as ``pytest.approx(rel=rel)``, anything else exact, at any depth."""
+    if isinstance(value, float):
+        return pytest.approx(value, rel=rel)
+    if isinstance(value, dict):
+        return {k: _close_to(v, rel) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_close_to(v, rel) for v in value]
+    return value
 
 
 def test_per_pair_options_of_one_process_only_are_refused(tmp_path):
