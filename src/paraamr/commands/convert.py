@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from collections import Counter
     from pathlib import Path
 
-    from paraamr.builder.hub import check_online
+    from paraamr.builder.hub import check_push
     from paraamr.commands.push import check_repo_id, push_of
     from paraamr.commands.stats import archive_limits, check_finished
     from paraamr.errors import UsageError
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if to == "parquet" and (given := [flag for flag, value in jsonl_only.items() if value]):
         why = "a dataset folder keeps every field and split"
         raise UsageError(f"{', '.join(given)}: only with JSON lines as OUTPUT ({why})")
-    check_online(push)
+    check_push(push)
     check_finished(args.input)
     options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
     if to == "jsonl":
