@@ -358,15 +358,17 @@ def _write_folder(input, out, splits, max_shard_size, reading: dict) -> tuple[in
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
     from paraamr.sources import read_path
 
-    n, release = 0, True
-    writers = {
-        split: (
+    def writers_of(split: str) -> tuple[ShardWriter, ShardWriter]:
+        return (
             ShardWriter(out, "default", split, DEFAULT_SCHEMA, max_shard_size=max_shard_size),
             ShardWriter(out, "pairs", split, PAIRS_SCHEMA, max_shard_size=max_shard_size),
         )
-        for split in splits
-    }
+
+    n, release = 0, True
+    writers = {split: writers_of(split) for split in splits}
     for split, record in read_path(input, **reading):
+        if split not in writers:  # a run finalized into ``input`` since it was listed: its dataset whole
+            writers[split] = writers_of(split)
         default, pairs = writers[split]
         default.write(record)
         pairs.write_rows(to_pairs(record))
