@@ -462,10 +462,11 @@ def test_a_push_that_cannot_succeed_is_refused_before_the_run(
     setup(hub)
     out = tmp_path / "out"
     argv = ["--amr-input", str(graphs), "--output", str(out), "--no-progress", *_models(tiny_models)]
-    assert main([*argv, "--push-to-hub", "org/tiny-paraamr", *extra]) == 1
-    err = capsys.readouterr().err
-    assert said in err and err.count("\n") == 1, err
-    assert not list(out.glob("**/*.parquet")) and "TOKEN77" not in err and "TOKEN55" not in err
+    for dry in (["--dry-run"], []):  # a dry run says it as the run does
+        assert main([*argv, "--push-to-hub", "org/tiny-paraamr", *extra, *dry]) == 1
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
+        assert not list(out.glob("**/*.parquet")) and "TOKEN77" not in err and "TOKEN55" not in err
     assert not hub.requests("POST", "/commit/")
 
 
