@@ -141,6 +141,9 @@ def test_the_card_note_says_which_pairs_were_scored_in_the_tables_names():
         "(5 of 11 left out); scores ×100, TED unnormalized. 95% intervals (cluster bootstrap over sources): "
         "Semantic similarity 90.82–97.40, TED-3 1.00–2.50."
     )
+    # pairs kept without a perplexity are named (before: counted among "at most 120", unsaid)
+    settings["selection"]["without_perplexity"] = 1
+    assert "at most 120 (5 of 11 left out; 1 without a perplexity kept);" in card_note(result, settings)
     # the sources drawn as many as there were (before: '100 sources drawn' of 5), and the split scored
     settings = {"options": {"sample": 100, "seed": 0, "split": "validation"}, "unit": "sources", "sources": 5}
     assert card_note({"pairs": 3}, settings).startswith(

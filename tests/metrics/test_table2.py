@@ -114,6 +114,15 @@ def test_two_corpora_are_scored_on_their_shared_sources_only(capsys, tmp_path):
         assert row["sources"] == 2 and row["intervals"] is not None
         low, high = row["intervals"]["bleu_diversity"]
         assert low <= row["bleu_diversity"] <= high
+    # the table shows them too, under each row (before: only --json had them)
+    argv = ["evaluate", str(c), str(b), "--sample", "2", "--seed", "0", "--no-progress", "--no-plots"]
+    assert main(argv) == 0
+    table = capsys.readouterr().out.splitlines()
+    ci = [i for i, line in enumerate(table) if line.startswith("| 95% CI | | | ")]
+    assert [table[i - 1].split(" | ")[0] for i in ci] == [f"| {c}", f"| {b}"]
+    low, high = drawn["corpora"][0]["intervals"]["bleu_diversity"]
+    assert f" {low:.2f}–{high:.2f} " in table[ci[0]]
+    assert table[-1].startswith("95% CI: cluster bootstrap over each corpus's pairs of the sources drawn")
 
 
 def test_the_api_signature_records_the_filter_the_selection_applied(tmp_path):

@@ -51,7 +51,7 @@ __all__ = [
     *("card_row", "check_plots", "describe", "evaluate_pairs", "format_row", "pair_layout"),
     *("plot_histograms", "plot_paths", "read_hub_pairs", "read_pairs", "read_two_columns", "row_of"),
     *("say_failures", "shard_summary", "signature_lines", "with_references", "attach_references"),
-    *("check_references", "hub_pairs", "iter_pairs", "iter_two_columns", "reference_lines"),
+    *("check_references", "hub_pairs", "interval_cells", "iter_pairs", "iter_two_columns", "reference_lines"),
 ]
 
 TWO_COLUMN_SUFFIXES = (".tsv", ".txt", ".csv")
@@ -378,9 +378,12 @@ def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
         drawn += f", {min(sample, total or sample):,}{f' of {total:,}' if total else ''} {unit} drawn"
         drawn += f" with seed {options['seed']}"
     if selection is not None:  # (the card's statistics count every pair: say which were scored)
+        kept = selection.get("without_perplexity", 0)
         drawn += (
             f", those whose paraphrase has perplexity at most {options['max_perplexity']:g} "
-            f"({selection['dropped']:,} of {selection['input_pairs']:,} left out)"
+            f"({selection['dropped']:,} of {selection['input_pairs']:,} left out"
+            + (f"; {kept:,} without a perplexity kept" if kept else "")
+            + ")"
         )
     note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
     note += "; scores ×100, TED unnormalized."
@@ -404,13 +407,19 @@ def format_row(result: dict[str, Any]) -> str:
                 f"| {result['pairs']:,} | " + " | ".join(f"{result[k]:.2f}" for k, _ in measures) + " |",
             ]
             if intervals:
-                cells = (
-                    "n/a" if intervals[k][0] is None else f"{intervals[k][0]:.2f}–{intervals[k][1]:.2f}"
-                    for k, _ in measures
-                )
-                lines.append("| 95% CI | " + " | ".join(cells) + " |")
+                lines.append("| 95% CI | " + interval_cells(intervals, measures) + " |")
             lines.append("")
     return "\n".join(lines[:-1])
+
+
+def interval_cells(intervals: dict[str, Any], measures: Sequence[tuple[str, str]]) -> str:
+    """The ``low–high`` cells of a table's ``95% CI`` row (``n/a`` where a measure has none).
+
+    >>> interval_cells({"ted3": [1.0, 2.5], "tedf": [None, None]}, [("ted3", "TED-3"), ("tedf", "TED-F")])
+    '1.00–2.50 | n/a'
+    """
+    spans = (intervals[k] for k, _ in measures)
+    return " | ".join("n/a" if lo is None else f"{lo:.2f}–{hi:.2f}" for lo, hi in spans)
 
 
 def signature_lines(result: dict[str, Any]) -> list[str]:
@@ -423,12 +432,15 @@ def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
     """What ``paraamr evaluate`` prints: the row, signatures, scale, intervals and files written."""
     lines = [format_row(result), "", *signature_lines(result)]
     if "intervals" in result:
-        of = f" of {sources:,} sources" if sources is not None else ""
         unit, clusters = result.get("unit", "sources"), result["clusters"]
+        of = f" of {sources:,} {unit}" if sources is not None else ""
         drawn = min(result["sample"], sources) if result.get("sample") and sources is not None else clusters
-        none = f" that have a pair scored ({drawn - clusters:,} drawn had none)" if drawn > clusters else ""
+        over = f"the {clusters:,} {unit} drawn{of}"
+        if drawn > clusters:  # a source whose pairs all failed is in no resample
+            over = f"the {clusters:,} of the {drawn:,} {unit} drawn{of.replace(' of ', ' (of ', 1)}"
+            over += f"{')' if of else ''} that have a pair scored ({drawn - clusters:,} drawn had none)"
         lines.append(
-            f"95% CI: cluster bootstrap over the {clusters:,} {unit} drawn{of}{none} "
+            f"95% CI: cluster bootstrap over {over} "
             f"({RESAMPLES:,} resamples, percentile, seed {result.get('seed', 0)})"
         )
     lines += [f"wrote {path}" for path in result.get("plots", [])]

@@ -32,10 +32,12 @@ from paraamr.metrics.report import (
     Pair,
     evaluate_pairs,
     hub_pairs,
+    interval_cells,
     iter_pairs,
     say_failures,
     signature_lines,
 )
+from paraamr.metrics.sample import RESAMPLES
 from paraamr.metrics.scale import process_models
 from paraamr.metrics.scoring import MEASURES
 from paraamr.metrics.settings import PAPER_SIMILARITY, EvaluateSettings
@@ -231,7 +233,14 @@ def format_corpora(result: dict[str, Any]) -> str:
     for row in result["corpora"]:
         cells = " | ".join("n/a" if math.isnan(row[key]) else f"{row[key]:.2f}" for key, _ in MEASURES)
         lines.append(f"| {row['input']} | {row['sources']:,} | {row['pairs']:,} | {cells} |")
+        if row.get("intervals"):  # (--sample) under its row, as for one input
+            lines.append(f"| 95% CI | | | {interval_cells(row['intervals'], MEASURES)} |")
     lines += ["", *signature_lines(result)]
+    if any(row.get("intervals") for row in result["corpora"]):
+        lines.append(
+            "95% CI: cluster bootstrap over each corpus's pairs of the sources drawn "
+            f"({RESAMPLES:,} resamples, percentile, seed {result.get('seed', 0)})"
+        )
     return "\n".join(lines)
 
 
