@@ -94,6 +94,25 @@ def test_a_command_of_an_extra_names_the_pip_install_that_brings_it(core, tmp_pa
 
 
 @pytest.mark.slow
+def test_an_api_class_of_an_extra_names_the_pip_install_that_brings_it(core):
+    """Before: ``paraamr.Parser()`` raised a bare ``No module named 'amrlib'``."""
+    bin_dir, env = core
+    code = (
+        "import paraamr\n"
+        "for name in ('Parser', 'Realizer', 'PerplexityScorer', 'Embedder', 'QualityScorer'):\n"
+        "    try:\n"
+        "        getattr(paraamr, name)()\n"
+        "    except ModuleNotFoundError as err:\n"
+        "        print(type(err).__name__, err)\n"
+    )
+    lines = run(bin_dir / "python", "-c", code, env=env).splitlines()
+    assert len(lines) == 5, lines
+    for line, extra in zip(lines, ["generate", "generate", "generate", "metrics", "quality"], strict=True):
+        assert line.startswith("MissingExtra ") and line.endswith(f"pip install 'paraamr[{extra}]'"), line
+    assert lines[0].startswith("MissingExtra Parser: amrlib is not installed")
+
+
+@pytest.mark.slow
 def test_the_core_downloads_the_release_over_http(core, tmp_path):
     """The builder fetches a release zip by URL (its default is the GitHub one): datasets reads
     http through fsspec's HTTPFileSystem, which needs aiohttp (datasets 5 no longer brings it).

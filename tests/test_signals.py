@@ -258,3 +258,22 @@ def test_a_signal_inside_torch_s_first_import_stops_the_run_and_leaves_torch_who
         [sys.executable, "-c", SIGNAL_INSIDE_TORCH], capture_output=True, text=True, timeout=120
     )
     assert done.stdout.split() == ["143", "Module"], done.stderr[-2000:]
+
+
+def test_a_signal_while_a_finished_command_shuts_down_ends_it_with_its_status():
+    """Before: a Ctrl-C while the interpreter shut down (here an atexit callback; torch's and the
+    pools' teardown in a real run) printed a KeyboardInterrupt traceback after the command's output."""
+    code = (
+        "import atexit, time\n"
+        "from paraamr.signals import exit_with\n"
+        "atexit.register(time.sleep, 30)\n"
+        "print('wrote out', flush=True)\n"
+        "exit_with(0)\n"
+    )
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    proc = subprocess.Popen([sys.executable, "-c", code], **pipes)
+    assert proc.stdout.readline() == "wrote out\n"
+    time.sleep(0.5)  # in the atexit callback
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert (proc.returncode, err) == (0, "")

@@ -17,10 +17,10 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_dir", "atomic_file", "atomic_write", "named_errors", "remove_temps"]
+__all__ = ["atomic_dir", "atomic_file", "atomic_write", "named_errors", "remove_temps", "temp_name"]
 
 
-def _temp_name(path: Path, suffix: str = ".tmp") -> Path:
+def temp_name(path: Path, suffix: str = ".tmp") -> Path:
     """A hidden name beside ``path``, unique to this call (two writers never share one)."""
     return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
 
@@ -41,7 +41,7 @@ def remove_temps(path: str | os.PathLike) -> int:
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "state.json"
-    >>> _ = _temp_name(p).write_text("half")
+    >>> _ = temp_name(p).write_text("half")
     >>> remove_temps(p), list(p.parent.iterdir())
     (1, [])
     """
@@ -100,7 +100,7 @@ def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Pa
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_name(path)
+    tmp = temp_name(path)
     with named_errors(path):
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
@@ -154,14 +154,14 @@ def atomic_dir(path: str | os.PathLike, *, replace: bool = False, exist_ok: bool
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_name(path)
+    tmp = temp_name(path)
     with named_errors(path):
         tmp.mkdir()
     try:
         yield tmp
         _umask_modes(tmp)
         if replace and (path.exists() or path.is_symlink()):
-            old = _temp_name(path, ".old")
+            old = temp_name(path, ".old")
             os.replace(path, old)
             os.replace(tmp, path)
             shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()

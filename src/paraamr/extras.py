@@ -17,12 +17,16 @@ needs the 'zh' extra (no-such-module is not installed): pip install 'paraamr[zh]
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from paraamr.errors import ParaAMRError
 
-__all__ = ["COMMAND_EXTRA", "EXTRAS", "install_hint", "require"]
+__all__ = ["COMMAND_EXTRA", "EXTRAS", "MissingExtra", "install_hint", "needs_extra", "require"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Each extra (``setup.cfg``) and the top-level modules of the packages it brings.
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -109,3 +113,52 @@ def require(extra: str, *, modules: Iterable[str] | None = None) -> None:
         raise ParaAMRError(
             f"needs the '{extra}' extra ({listed} {verb} not installed): pip install 'paraamr[{extra}]'"
         )
+
+
+class MissingExtra(ParaAMRError, ModuleNotFoundError):
+    """A package an extra brings is missing; the message names the ``pip install``."""
+
+
+def needs_extra(command: str, *modules: str) -> Callable[[F], F]:
+    """Decorate a public class's ``__init__`` so that a missing package of an extra raises
+    :class:`MissingExtra` naming the ``pip install`` (the extra of ``command`` when it has the
+    package), not a bare ``No module named ...``; ``modules`` are looked up first (not imported),
+    so a missing one is named before a model is looked for.
+
+    >>> class Plotter:
+    ...     @needs_extra("stats")
+    ...     def __init__(self):
+    ...         raise ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib")
+    >>> Plotter()
+    Traceback (most recent call last):
+    ...
+    paraamr.extras.MissingExtra: Plotter: matplotlib is not installed: pip install 'paraamr[plots]'
+    >>> class Segmenter:
+    ...     @needs_extra("augment", "json", "jieba_is_not_here")
+    ...     def __init__(self):
+    ...         print("never here")
+    >>> Segmenter()
+    Traceback (most recent call last):
+    ...
+    ModuleNotFoundError: No module named 'jieba_is_not_here'
+    """
+
+    def wrap(init: F) -> F:
+        @functools.wraps(init)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+            try:
+                for module in modules:
+                    if importlib.util.find_spec(module) is None:
+                        raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+                init(self, *args, **kwargs)
+            except MissingExtra:
+                raise
+            except ModuleNotFoundError as err:
+                hint = install_hint(err, command)
+                if hint is None:
+                    raise
+                raise MissingExtra(f"{type(self).__name__}: {hint}", name=err.name) from err
+
+        return checked  # type: ignore[return-value]
+
+    return wrap

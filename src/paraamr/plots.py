@@ -1,6 +1,7 @@
 """The one plot helper: PNG histograms (``paraamr stats``, ``paraamr evaluate``, the card), each
-written atomically, the check, before any work, that a run would replace no plot it was not told
-to (``--overwrite``), and the hold of a plots folder while a run writes into it (:func:`claim_plots`).
+written atomically (a run's set of them at once), the check, before any work, that a run would
+replace no plot it was not told to (``--overwrite``), and the hold of a plots folder while a run
+writes into it (:func:`claim_plots`).
 
 >>> import tempfile
 >>> d = Path(tempfile.mkdtemp())
@@ -18,18 +19,23 @@ pass --overwrite to replace them, or choose another --plots folder
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.atomic import atomic_file
+from paraamr.atomic import atomic_file, temp_name
 from paraamr.errors import InputError
+from paraamr.signals import critical
 
 __all__ = ["check_plot_files", "claim_plots", "figure"]
 
 #: The lock a run holds in its plots folder (:func:`claim_plots`), removed when it lets go.
 PLOTS_LOCK = ".plots.lock"
+#: The plots drawn under a :func:`claim_plots` hold, to be put in place together.
+_STAGED: contextvars.ContextVar[list[tuple[Path, Path]] | None]
+_STAGED = contextvars.ContextVar("staged", default=None)
 
 
 def check_plot_files(paths: Sequence[Path], *, overwrite: bool) -> None:
@@ -61,7 +67,9 @@ def claim_plots(
     """Hold the plots ``folder`` (``.plots.lock`` in it) while a run writes the plots ``names``
     there: a second run is refused in one line naming the folder, the plots are checked under the
     hold (:func:`check_plot_files`: two runs never both pass it), and the temporary files a killed
-    run left beside them go. A folder made for the hold goes again when nothing was written into it.
+    run left beside them go. The :func:`figure` s drawn in the block replace their files together
+    when it ends (a run stopped between two plots leaves the old set whole, never old and new
+    mixed). A folder made for the hold goes again when nothing was written into it.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp()) / "plots"
@@ -82,13 +90,23 @@ def claim_plots(
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--plots {folder}: not a folder")
     made = not folder.exists()
+    staged: list[tuple[Path, Path]] = []  # (drawn, its place)
     try:
         with hold(folder / PLOTS_LOCK, f"--plots {folder}", command=command, named=folder):
             check_plot_files(paths, overwrite=overwrite)
             for path in paths:
                 remove_temps(path)
-            yield
+            token = _STAGED.set(staged)
+            try:
+                yield
+            finally:
+                _STAGED.reset(token)
+            with critical():  # all of them, or (stopped before) none
+                for drawn, path in staged:
+                    os.replace(drawn, path)
     finally:
+        for drawn, _ in staged:
+            drawn.unlink(missing_ok=True)
         if made:
             with contextlib.suppress(OSError):  # plots in it, or another run's hold: it stays
                 folder.rmdir()
@@ -112,8 +130,15 @@ def figure(path: Path, title: str, xlabel: str, ylabel: str) -> Iterator[Any]:
         ax.set_ylabel(ylabel)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         fig.tight_layout()
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_file(path, durable=False) as tmp:
-            fig.savefig(tmp, format="png")
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staged = _STAGED.get()
+        if staged is None:
+            with atomic_file(path, durable=False) as tmp:
+                fig.savefig(tmp, format="png")
+        else:  # replaced with the others of the set when the hold ends (:func:`claim_plots`)
+            drawn = temp_name(path)
+            staged.append((drawn, path))
+            fig.savefig(drawn, format="png")
     finally:
         plt.close(fig)

@@ -138,10 +138,18 @@ def critical() -> Iterator[None]:
 def exit_with(status: int) -> NoReturn:
     """End the process with ``status`` (the console scripts' last call): ``sys.exit``, or at once
     (flushed, without the interpreter's shutdown) in a launch of several processes (gloo's native
-    threads) or after an error while other threads run."""
+    threads) or after an error while other threads run. A signal during the interpreter's shutdown
+    ends it at once with ``status``: the command's work is done."""
     if int(os.environ.get("WORLD_SIZE", "1")) > 1 or (status and threading.active_count() > 1):
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(status)
+        _flushed_exit(status)
+    if threading.current_thread() is threading.main_thread():  # the work is done: a signal now ends
+        for s in SIGNALS:  # the shutdown at once, with the command's status (not a traceback, not 130)
+            signal.signal(s, lambda *_: _flushed_exit(status))
     sys.exit(status)
+
+
+def _flushed_exit(status: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)

@@ -238,7 +238,6 @@ def test_a_model_whose_files_changed_is_refused_on_resume(tiny_models, graphs, t
     assert main(args) == 0
 
 
-
 def test_stdin_resumed_with_other_lines_is_refused(tiny_models, tmp_path, monkeypatch, capsys):
     """stdin has no identity before it is read, so a run of ``--input -`` that finds its input cut
     already reads stdin again and refuses other rows (before, they were dropped silently: the run
@@ -260,6 +259,7 @@ def test_stdin_resumed_with_other_lines_is_refused(tiny_models, tmp_path, monkey
     texts = list(load_dataset(str(out), split="train")["text"])
     failures = [json.loads(line) for f in (out / "failures").glob("*.jsonl") for line in f.open()]
     assert sorted(texts + [f["text"] for f in failures]) == sorted(SENTENCES[:2])
+
 
 def test_overwrite_deletes_only_the_projects_files(small_run, tiny_models, tmp_path, capsys):
     import shutil
@@ -432,6 +432,53 @@ def test_push_to_hub_renders_the_card_for_the_repo_and_uploads_the_folder(
     assert 'load_dataset("org/tiny-paraamr"' in uploaded["README.md"].decode()
     printed = capsys.readouterr()
     assert "pushed" in printed.err and secret not in printed.out + printed.err
+
+
+@pytest.mark.parametrize(
+    ("setup", "extra", "said"),
+    [
+        (
+            lambda hub: hub.rejected_tokens.add("hf_revokedTOKEN77"),
+            ["--token", "hf_revokedTOKEN77"],
+            "the Hub rejects the token (401)",
+        ),
+        (
+            lambda hub: hub.token_roles.update(hf_readTOKEN55="read"),
+            ["--token", "hf_readTOKEN55"],
+            "the token may only read; use a write token",
+        ),
+        (
+            lambda hub: hub.add_dataset_repo("org/tiny-paraamr", {"a.txt": b"x"}),
+            ["--private"],
+            "org/tiny-paraamr: exists and is public; --private does not change that",
+        ),
+    ],
+    ids=["rejected-token", "read-token", "private-onto-public"],
+)
+def test_a_push_that_cannot_succeed_is_refused_before_the_run(
+    tiny_models, graphs, tmp_path, hub, capsys, setup, extra, said
+):
+    """Before: the whole run was made, then the upload at its end failed (a rerun pushed it)."""
+    setup(hub)
+    out = tmp_path / "out"
+    argv = ["--amr-input", str(graphs), "--output", str(out), "--no-progress", *_models(tiny_models)]
+    for dry in (["--dry-run"], []):  # a dry run says it as the run does
+        assert main([*argv, "--push-to-hub", "org/tiny-paraamr", *extra, *dry]) == 1
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
+        assert not list(out.glob("**/*.parquet")) and "TOKEN77" not in err and "TOKEN55" not in err
+    assert not hub.requests("POST", "/commit/")
+
+
+def test_a_hub_that_does_not_answer_at_the_start_only_warns(tiny_models, graphs, tmp_path, hub, capsys):
+    """A compute node may have no network: the run goes on, and its end says the upload failed."""
+    hub.stop()  # nothing listens there now
+    out = tmp_path / "out"
+    argv = ["--amr-input", str(graphs), "--output", str(out), "--no-progress", *_models(tiny_models)]
+    assert main([*argv, "--push-to-hub", "org/tiny-paraamr"]) == 1
+    err = capsys.readouterr().err
+    assert "warning: --push-to-hub org/tiny-paraamr: the Hub could not be asked now" in err
+    assert list(out.glob("data/pairs/*.parquet"))  # the run was made
 
 
 def test_an_unknown_option_is_one_line_exit_2(capsys):

@@ -229,6 +229,38 @@ def test_evaluation_row_is_written_into_the_card_and_kept(parquet_folder, tmp_pa
     assert (tmp_path / "foreign" / "README.md").read_text() == "# mine\n"
 
 
+def test_a_signal_while_the_row_is_written_leaves_the_json_and_the_card_agreeing(
+    parquet_folder, tmp_path, monkeypatch
+):
+    """Before: a Ctrl-C after ``evaluation.json`` was written left the card with the old row."""
+    import importlib
+    import os
+    import shutil
+    import signal
+
+    from paraamr.signals import Interrupted, handled
+
+    render = importlib.import_module("paraamr.card.render")  # (the package's ``render`` is a function)
+
+    folder = tmp_path / "corpus"
+    shutil.copytree(parquet_folder, folder)
+    card.write_card(folder, summary=SUMMARY, license=None)
+    card.update_card_metrics(folder, {"TED-3": 5.5}, {})
+    write = render.atomic_write
+
+    def interrupted_write(path, data, **kw):  # the signal comes as the JSON is in place
+        done = write(path, data, **kw)
+        if path.name == "evaluation.json":
+            os.kill(os.getpid(), signal.SIGINT)
+        return done
+
+    monkeypatch.setattr(render, "atomic_write", interrupted_write)
+    with pytest.raises(Interrupted), handled():
+        card.update_card_metrics(folder, {"TED-3": 7.25}, {})
+    assert json.loads((folder / "evaluation.json").read_text())["row"] == {"TED-3": 7.25}
+    assert "| 7.25 |" in _sections((folder / "README.md").read_text(encoding="utf-8"))["Evaluation"]
+
+
 def test_the_card_citation_is_the_readme_one():
     from pathlib import Path
 

@@ -329,3 +329,29 @@ def test_json_lines_of_a_folder_of_several_splits_name_the_split(tmp_path, parqu
     assert "no split 'test' (it has train, validation)" in capsys.readouterr().err
     assert main(["convert", str(parquet_folder), str(tmp_path / "f"), "--split", "train"]) == 2
     assert "--split: only with JSON lines as OUTPUT" in capsys.readouterr().err
+
+
+def test_a_split_a_run_adds_to_the_folder_being_read_is_converted_too(tmp_path, parquet_folder, monkeypatch):
+    """A run finalized a split more into the folder after convert listed its splits. Before:
+    ``internal error: KeyError: 'validation'``; now the folder read is converted whole."""
+    import shutil
+
+    folder, aside = tmp_path / "in", tmp_path / "aside"
+    shutil.copytree(parquet_folder, folder)
+    for shard in folder.glob("data/*/validation-*.parquet"):
+        (aside / shard.parent.name).mkdir(parents=True, exist_ok=True)
+        shard.rename(aside / shard.parent.name / shard.name)
+    listing = sources.split_files
+
+    def listed_then_added(path, *args, **kwargs):
+        found = listing(path, *args, **kwargs)
+        for shard in aside.glob("*/*.parquet"):  # the run's split lands after the listing
+            shard.rename(folder / "data" / shard.parent.name / shard.name)
+        return found
+
+    monkeypatch.setattr(sources, "split_files", listed_then_added)
+    assert main(["convert", str(folder), str(tmp_path / "out")]) == 0
+    monkeypatch.setattr(sources, "split_files", listing)
+    assert [r for _s, r in sources.read_path(tmp_path / "out")] == [
+        *FOLDER_RECORDS["train"], *FOLDER_RECORDS["validation"]
+    ]

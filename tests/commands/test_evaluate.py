@@ -105,6 +105,23 @@ def test_split_picks_one_split_of_a_local_folder_and_config_is_for_the_hub(capsy
     assert "--config pairs: only for a Hub dataset" in capsys.readouterr().err
 
 
+def test_the_interval_line_says_how_many_drawn_sources_had_no_pair_scored(capsys, tmp_path):
+    """Before: "over the 2 sources drawn of 4 sources" for a draw of 3 whose one source failed whole."""
+    rows = [
+        {"text": f"The boy number {i} wants to go home now.", "paraphrases": [
+            {"para_text": f"Boy {i} wants to go home.", "perplexity": 50.0},
+            {"para_text": f"Going home is what boy {i} wants.", "perplexity": 60.0},
+        ]}
+        for i in range(3)
+    ]  # fmt: skip
+    rows.append({"text": "A cat sleeps.", "paraphrases": [{"para_text": " ", "perplexity": 1.0}]})
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["evaluate", str(path), "--sample", "4", "--no-plots", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "bootstrap over the 3 sources drawn of 4 sources that have a pair scored (1 drawn had none)" in out
+
+
 def test_markdown_row_and_sample_of_sources_with_intervals(capsys):
     args = ["--sample", "4", "--seed", "1", "--no-plots"]
     assert main(["evaluate", str(RELEASE), *args, "--no-progress"]) == 0

@@ -13,6 +13,7 @@ What it speaks (enough for ``snapshot_download``, ``hf_hub_download``, ``HfFileS
   ``POST /api/.../paths-info/{rev}``, ``GET /api/.../refs``;
 * ``HEAD|GET /[datasets/]{id}/resolve/{rev}/{path}`` with ``ETag``, ``X-Repo-Commit``,
   ``X-Linked-Size``/``X-Linked-Etag`` (LFS files) and ``Range``;
+* ``GET /api/whoami-v2`` (``rejected_tokens`` get 401 everywhere; ``token_roles``);
 * ``POST /api/repos/create``, ``/api/validate-yaml``, ``/api/.../branch/{name}``,
   ``/api/.../preupload/{rev}``, ``/api/.../commit/{rev}`` (ndjson: ``file``, ``lfsFile``,
   ``deletedFile``, ``deletedFolder``), the LFS batch API ``/{id}.git/info/lfs/objects/batch`` with a
@@ -152,6 +153,10 @@ class HubServer:
         self.lfs_objects: dict[str, bytes] = {}
         self.log: list[tuple[str, str, str | None]] = []  # (method, path, Authorization)
         self.lfs_patterns: list[str] = []
+        #: Tokens the Hub does not know (401 on every request that carries one, as the Hub answers)
+        #: and each known token's role in ``whoami`` (default ``write``).
+        self.rejected_tokens: set[str] = set()
+        self.token_roles: dict[str, str] = {}
         self.max_requests = max_requests
         self.page_size = page_size
         self.home: Path | None = None  # the clients' HF_HOME, set by the ``hub`` fixture
@@ -308,8 +313,15 @@ class _Handler(BaseHTTPRequestHandler):
         hub, m = self.hub, self.command
         if parts[0] == "files":
             return self._static("/".join(parts[1:]))
+        token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if token in hub.rejected_tokens:
+            raise _Error(401, "Unauthorized", "Invalid credentials in Authorization header")
         if parts[:2] == ["api", "whoami-v2"]:
-            return self._json({"type": "user", "name": "me", "orgs": [], "auth": {"type": "access_token"}})
+            if not token:
+                raise _Error(401, "Unauthorized", "Invalid username or password.")
+            access = {"displayName": "loopback", "role": hub.token_roles.get(token, "write")}
+            auth = {"type": "access_token", "accessToken": access}
+            return self._json({"type": "user", "name": "me", "orgs": [], "auth": auth})
         if parts[:3] == ["api", "repos", "create"] and m == "POST":
             return self._create(json.loads(body))
         if parts[:2] == ["api", "validate-yaml"]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paraamr.builder import readers
-from paraamr.builder.hub import check_online
+from paraamr.builder.hub import check_push
 from paraamr.builder.state import RunFolder
 from paraamr.errors import InputError, ModelNotFoundError, UsageError, check_input_file
 from paraamr.models.download import ensure
@@ -139,5 +139,5 @@ def check_run(
     digests = {kind: model_digest(path) for kind, path in paths.items()}
     if mode == "resume":
         mode = folder.check_models(record, digests)
-    check_online(push)  # (after the models: offline, their message says more)
+    check_push(push)  # (after the models: offline, their message says more)
     return folder.resume_record(record, identity, digests or None), mode, paths

@@ -14,6 +14,7 @@ paraamr.errors.InputError: /nonexistent: no such folder
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from paraamr.layout import OWN_FILES
 from paraamr.network import bound_hub_requests, network_problem
 from paraamr.report import redact
 
-__all__ = ["check_folder", "check_online", "push_folder"]
+__all__ = ["check_folder", "check_push", "push_folder"]
 
 #: Ignore patterns: hidden files and folders at any depth (resume state, temporary files).
 IGNORED = (".*", "*/.*", ".*/**")
@@ -83,15 +84,51 @@ def check_links(folder: str | os.PathLike) -> None:
                 )
 
 
-def check_online(push: Any) -> None:
-    """Refuse the upload ``push`` (None: none) before any work while huggingface_hub is offline."""
-    from huggingface_hub import constants
+def check_push(push: Any) -> None:
+    """Refuse the upload ``push`` (None: none) before any work when it cannot succeed: while
+    huggingface_hub is offline, without a token, with a token the Hub rejects or that may only
+    read, and with ``--private`` onto a public repo. A Hub that does not answer now only warns:
+    the upload comes at the end (a compute node may have no network; ``paraamr push`` later)."""
+    from huggingface_hub import HfApi, constants
+    from huggingface_hub.errors import LocalTokenNotFoundError
 
-    if push is not None and constants.HF_HUB_OFFLINE:
+    if push is None:
+        return
+    if constants.HF_HUB_OFFLINE:
         raise UsageError(
             "--push-to-hub: HF_HUB_OFFLINE is set, so nothing can be uploaded; unset it, or push the "
             "folder later with `paraamr push`"
         )
+    bound_hub_requests()
+    api = HfApi(token=push.token)
+    where = f"--push-to-hub {push.repo_id}"
+    login = "log in with `hf auth login`, set HF_TOKEN or pass --token"
+    try:
+        role = api.whoami(cache=True).get("auth", {}).get("accessToken", {}).get("role")
+        public = push.private and _public(api, push.repo_id)
+    except LocalTokenNotFoundError:
+        raise HubError(f"{where}: no Hub token ({login})") from None
+    except Exception as err:
+        if getattr(getattr(err, "response", None), "status_code", None) == 401:
+            raise HubError(f"{where}: the Hub rejects the token (401); {login}") from None
+        problem = redact(" ".join(network_problem(err).split()), secrets=[push.token])
+        print(
+            f"paraamr: warning: {where}: the Hub could not be asked now ({problem}); "
+            "the upload at the end may fail",
+            file=sys.stderr,
+        )
+        return
+    if role == "read":
+        raise HubError(f"{where}: the token may only read; use a write token ({login})")
+    if public:
+        raise HubError(_PUBLIC.format(repo_id=push.repo_id))
+
+
+#: Why ``--private`` is refused for an existing public repo.
+_PUBLIC = (
+    "{repo_id}: exists and is public; --private does not change that (make it private on the Hub "
+    "first, or push without --private)"
+)
 
 
 def push_folder(
@@ -116,10 +153,7 @@ def push_folder(
     large = sum(p.stat().st_size for p in files) > LARGE_FOLDER or len(files) > LARGE_FILES
     try:
         if private and _public(api, repo_id):
-            raise HubError(
-                f"{repo_id}: exists and is public; --private does not change that (make it private on "
-                "the Hub first, or push without --private)"
-            )
+            raise HubError(_PUBLIC.format(repo_id=repo_id))
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision is not None:
             api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)

@@ -35,6 +35,7 @@ from paraamr.card.settings import expected_splits, flat, method_text, record_set
 from paraamr.errors import InputError
 from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, data_files, list_shards
 from paraamr.records import CITATION
+from paraamr.signals import critical
 from paraamr.stats import cell, compute_stats
 from paraamr.tasks import read_json
 
@@ -457,7 +458,8 @@ def update_card_metrics(
         "signatures": dict(signatures) if isinstance(signatures, Mapping) else list(signatures),
         **({"note": note} if note else {}),
     }
-    atomic_write(root / EVALUATION, json.dumps(evaluation, indent=1, ensure_ascii=False))
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    return atomic_write(card_path, f"{head}{start}\n{evaluation_text(evaluation)}\n{end}{tail}")
+    with critical():  # both or (stopped before) neither: the card never shows another row than the JSON
+        atomic_write(root / EVALUATION, json.dumps(evaluation, indent=1, ensure_ascii=False))
+        return atomic_write(card_path, f"{head}{start}\n{evaluation_text(evaluation)}\n{end}{tail}")

@@ -359,7 +359,7 @@ def _labelled(dataset) -> bool:
 def _check_options(args: argparse.Namespace) -> None:
     """Options that do not go with the method, or names that break datasets' rules
     (:func:`paraamr.layout.check_name`): a usage error (exit 2), before anything is read."""
-    from paraamr.builder.hub import check_online
+    from paraamr.builder.hub import check_push
     from paraamr.commands.push import push_of
     from paraamr.commands.stats import ARCHIVE_DEFAULTS, archive_limits
     from paraamr.errors import InputError, UsageError
@@ -414,7 +414,7 @@ def _check_options(args: argparse.Namespace) -> None:
             check_writable_file(args.save_lm)
         except InputError as err:
             raise UsageError(f"--save-lm {err}") from None
-    check_online(push)
+    check_push(push)
 
 
 def _generator_settings(args: argparse.Namespace) -> dict:

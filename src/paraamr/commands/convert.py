@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from collections import Counter
     from pathlib import Path
 
-    from paraamr.builder.hub import check_online
+    from paraamr.builder.hub import check_push
     from paraamr.commands.push import check_repo_id, push_of
     from paraamr.commands.stats import archive_limits, check_finished
     from paraamr.errors import UsageError
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if to == "parquet" and (given := [flag for flag, value in jsonl_only.items() if value]):
         why = "a dataset folder keeps every field and split"
         raise UsageError(f"{', '.join(given)}: only with JSON lines as OUTPUT ({why})")
-    check_online(push)
+    check_push(push)
     check_finished(args.input)
     options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
     if to == "jsonl":
@@ -358,15 +358,17 @@ def _write_folder(input, out, splits, max_shard_size, reading: dict) -> tuple[in
     from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, to_pairs
     from paraamr.sources import read_path
 
-    n, release = 0, True
-    writers = {
-        split: (
+    def writers_of(split: str) -> tuple[ShardWriter, ShardWriter]:
+        return (
             ShardWriter(out, "default", split, DEFAULT_SCHEMA, max_shard_size=max_shard_size),
             ShardWriter(out, "pairs", split, PAIRS_SCHEMA, max_shard_size=max_shard_size),
         )
-        for split in splits
-    }
+
+    n, release = 0, True
+    writers = {split: writers_of(split) for split in splits}
     for split, record in read_path(input, **reading):
+        if split not in writers:  # a run finalized into ``input`` since it was listed: its dataset whole
+            writers[split] = writers_of(split)
         default, pairs = writers[split]
         default.write(record)
         pairs.write_rows(to_pairs(record))

@@ -38,12 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from paraamr.builder.hub import check_online
+    from paraamr.builder.hub import check_push
     from paraamr.builder.shards import finalize_run
     from paraamr.commands.push import push_of
 
     push = push_of(args)  # before any work: a finalize takes minutes to hours
-    check_online(push)
+    check_push(push)
     finalize_run(
         args.folder, wait=args.wait, license=args.license, max_shard_size=args.max_shard_size, push=push
     )

@@ -158,9 +158,11 @@ def dry_run(
     overwrite: bool = False,
     download: bool = True,
     device: str | None = None,
+    push: Any = None,
 ) -> int:
     """Print the plan (input, processes, models, output) after the run's own checks (``device``:
-    the run's); load and write nothing. 1 when a model is missing and ``download`` is off."""
+    the run's; ``push``: the upload's); load and write nothing. 1 when a model is missing and
+    ``download`` is off."""
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
@@ -175,7 +177,7 @@ def dry_run(
     if rank != 0:
         return 0
     folder = RunFolder(output, num_processes=n, shard=None if shard is None else Shard(*shard), device=device)
-    _, mode, _ = check_run(record, folder, overwrite=overwrite, models=False)
+    _, mode, _ = check_run(record, folder, overwrite=overwrite, models=False, push=push)
     on_disk, missing = {}, []
     for kind, name in record.models().items():
         try:
@@ -283,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         code = dry_run(
             record, args.output, args.shard, overwrite=args.overwrite, download=settings.download,
-            device=settings.device,
+            device=settings.device, push=push,
         )  # fmt: skip
         if args.executor != "none" and launch().main:
             tasks, workers = args.tasks, min(args.workers, args.tasks)

@@ -40,7 +40,8 @@ def add_hub_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--push-to-hub",
         metavar="REPO_ID",
-        help=f"upload the finished folder to this Hub dataset repo (the id is checked first; {HUB_HELP})",
+        help="upload the finished folder to this Hub dataset repo (the id, the token and --private are "
+        f"checked first; {HUB_HELP})",
     )
     _options(parser)
 

@@ -424,9 +424,11 @@ def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
     lines = [format_row(result), "", *signature_lines(result)]
     if "intervals" in result:
         of = f" of {sources:,} sources" if sources is not None else ""
+        unit, clusters = result.get("unit", "sources"), result["clusters"]
+        drawn = min(result["sample"], sources) if result.get("sample") and sources is not None else clusters
+        none = f" that have a pair scored ({drawn - clusters:,} drawn had none)" if drawn > clusters else ""
         lines.append(
-            f"95% CI: cluster bootstrap over the {result['clusters']:,} {result.get('unit', 'sources')} "
-            f"drawn{of} "
+            f"95% CI: cluster bootstrap over the {clusters:,} {unit} drawn{of}{none} "
             f"({RESAMPLES:,} resamples, percentile, seed {result.get('seed', 0)})"
         )
     lines += [f"wrote {path}" for path in result.get("plots", [])]

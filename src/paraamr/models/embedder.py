@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from paraamr.errors import InputError
+from paraamr.extras import needs_extra
 from paraamr.models.base import device_batches, element_bytes, footprint, loading, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.fast import converted, load_encoder, model_digest, resolve_backend
@@ -50,6 +51,7 @@ class Embedder:
     (``model`` then only names it). Other options as :class:`~paraamr.models.base.Stage`'s.
     """
 
+    @needs_extra("evaluate", "torch", "transformers")
     def __init__(
         self,
         model: str | Path = DEFAULTS["embedder"],

@@ -26,6 +26,7 @@ from typing import Any
 from paraamr import __version__
 from paraamr.atomic import atomic_dir
 from paraamr.errors import InputError
+from paraamr.extras import needs_extra
 from paraamr.failures import Failure
 from paraamr.models.base import Stage, device_batches, element_bytes, footprint, run_batched
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
@@ -73,6 +74,7 @@ class PerplexityScorer(Stage):
 
     kind = "lm"
 
+    @needs_extra("generate")
     def __init__(
         self,
         model: str | Path = DEFAULTS["lm"],

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import ParaAMRError
+from paraamr.extras import needs_extra
 from paraamr.failures import Failure
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
@@ -45,6 +46,7 @@ class Parser(AmrlibModel):
     kind, clip_policies = "parser", ("flag", "fail")
     length_limits = ("max_sent_len", "max_graph_len")  # amrlib's longest input and output
 
+    @needs_extra("generate")
     def __init__(
         self,
         model: str | Path = DEFAULTS["parser"],

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paraamr.extras import needs_extra
 from paraamr.failures import Failure
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.loading import AmrlibModel
@@ -66,6 +67,7 @@ class Realizer(AmrlibModel):
     kind, clip_policies = "realizer", ("keep", "fail")
     length_limits = ("max_graph_len", "max_sent_len")  # amrlib's longest input and output
 
+    @needs_extra("generate")
     def __init__(
         self,
         model: str | Path = DEFAULTS["realizer"],

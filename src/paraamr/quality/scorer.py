@@ -25,6 +25,7 @@ from pathlib import Path
 
 from paraamr import __version__
 from paraamr.errors import InputError, ModelNotFoundError
+from paraamr.extras import needs_extra
 from paraamr.models.catalog import DEFAULTS
 from paraamr.models.resolve import TRAIN_QUALITY
 from paraamr.quality.mpnet import MPNET, cosines, mpnet_dir
@@ -188,6 +189,7 @@ def _cross_encoder(path: Path) -> bool:
 class QualityScorer:
     """Scores (source, paraphrase) pairs (:meth:`score`); loads the model on first use."""
 
+    @needs_extra("quality")
     def __init__(
         self,
         model_dir: str | Path = DEFAULT_MODEL,
