@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,20 @@ def test_a_bad_size_or_name_is_one_line_before_any_work(tiny_models):
     for name in ("", ".", "../metrics"):
         with pytest.raises(ValueError, match=f"^unknown metric {name!r}"):
             paraamr.metric_path(name)
+
+
+def test_beams_lengths_and_batch_caps_that_are_no_count_are_refused_when_a_stage_is_built(tiny_models):
+    """Before: ``num_beams=0`` failed every sentence at the first batch, ``max_length=-1`` every text
+    ("the model reads -1"), and ``max_batch_size`` 0 or -1 and ``max_tokens=0`` were silently ignored."""
+    lm, parser, realizer = tiny_models["lm"], tiny_models["parser"], tiny_models["realizer"]
+    cases = [
+        (lambda: paraamr.Parser(parser, num_beams=0), "num_beams must be an integer >= 1, got 0"),
+        (lambda: paraamr.Realizer(realizer, num_beams=-1), "num_beams must be an integer >= 1, got -1"),
+        (lambda: paraamr.PerplexityScorer(lm, max_length=-1), "max_length must be an integer >= 1 or None"),
+        (lambda: paraamr.PerplexityScorer(lm, max_tokens=0), "max_tokens must be an integer >= 1, got 0"),
+        (lambda: paraamr.Parser(parser, max_batch_size=0), "max_batch_size must be an integer >= 1 or None"),
+        (lambda: paraamr.Embedder(max_batch_size=-1), "max_batch_size must be an integer >= 1 or None"),
+    ]
+    for make, said in cases:
+        with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
+            make()

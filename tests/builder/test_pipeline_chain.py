@@ -195,6 +195,22 @@ def test_a_graph_without_its_sentence_gets_no_score_and_stops_nothing(tiny, stag
     assert strict.stats.dropped["quality failed"] == len(without["paraphrases"])
 
 
+def test_a_graph_that_is_no_text_is_a_failure_row_and_the_others_go_on(tiny, stages):
+    """Before: None, a number or NaN among the graphs raised AttributeError ('splitlines'), bytes a
+    TypeError, and the good graphs of the same call were never yielded."""
+    gen = _generator(stages, _settings(tiny, max_perplexity=None))
+    good = _blocks()[0]
+    failures: list = []
+    graphs = [good, None, 3, float("nan"), good.encode()]
+    records = list(gen.generate_from_amr(graphs, on_failure=failures.append, dedup=False))
+    assert len(records) == 2 and records[0] == records[1]  # the str and the bytes of one graph
+    assert [(f["stage"], f["text"], f["reason"]) for f in failures] == [
+        ("input", "", "column 'graph' missing"),
+        ("input", "3", "column 'graph' not a string (int)"),
+        ("input", "NaN", "column 'graph' not a string (float)"),
+    ]
+
+
 def test_amr_input_run_writes_pairs_and_the_filter_counts(tiny, unfiltered, tmp_path, capsys):
     from datasets import load_dataset
 

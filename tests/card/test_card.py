@@ -390,3 +390,19 @@ def test_snippets_of_a_folder_whose_name_needs_quoting_run_as_written(tmp_path, 
     from datasets import load_dataset
 
     assert load_dataset(folder.name, split="train", cache_dir=str(tmp_path / "c")).num_rows > 0
+
+
+def test_write_card_names_a_path_that_holds_no_dataset_and_render_card_refuses_one_split_string(tmp_path):
+    """Before: "the input: every row failed, so X has no records" for a missing folder, a file or a
+    folder of something else; and ``splits="train"`` rendered a card of splits t, r, a, i, n."""
+    from paraamr.errors import InputError
+
+    (tmp_path / "file.txt").write_text("x")
+    (tmp_path / "other").mkdir()
+    problems = {"nope": "no such folder", "file.txt": "not a folder", "other": "holds no dataset"}
+    for path, said in problems.items():
+        with pytest.raises(InputError, match=f"{path}: {said}"):
+            card.write_card(tmp_path / path, summary=None, license="mit")
+    assert not (tmp_path / "other" / "README.md").exists()
+    with pytest.raises(TypeError, match="splits is one string"):
+        card.render_card(summary=None, stats=None, license="mit", splits="train")

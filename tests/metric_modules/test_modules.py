@@ -378,6 +378,17 @@ def test_none_first_a_number_or_a_lone_surrogate_is_a_failure_line_too(modules):
             assert result["separation"] is None and result["accuracy"] in (0.0, 100.0)
 
 
+def test_given_trees_that_are_no_text_are_failure_lines_as_sentences_are(modules):
+    """Before (``trees=True``): ``malformed tree: '\\x00paraamr' outside brackets``, the module's
+    own marker for a missing text shown as a tree, for None or a number."""
+    trees = ["(S (NP x) (VP y))", None, 3, "(S (NP x))"]
+    result = modules["ted_diversity"].compute(predictions=trees, references=["(S (NP x))"] * 4, trees=True)
+    said = ["pair 1 prediction: not a text (None)", "pair 2 prediction: not a text (int)"]
+    assert result["ted_diversity_failures"] == said
+    assert [s is None for s in result["ted3_scores"]] == [False, True, True, False]
+    assert result["ted3_scores"][3] == 0
+
+
 @pytest.mark.parametrize(
     "name, option, value",
     [

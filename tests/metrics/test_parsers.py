@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
+import sys
 import urllib.parse
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -252,3 +254,18 @@ def test_get_parser_specs():
     assert custom.parse(["a"]) == ["(ROOT (X))"] and custom.signature["parser"].startswith("callable:")
     with pytest.raises(ValueError, match="unknown parser"):
         parsers.get_parser("stanza")
+
+
+def test_a_link_grammar_parser_left_open_ends_with_the_interpreter_without_a_word(link_grammar):
+    """Before: ``Exception ignored in: <function LinkGrammarParser.__del__>`` (its ``contextlib``
+    already gone at the interpreter's shutdown) after a parser a script never closed."""
+    code = (
+        "import evaluate, paraamr\n"
+        "ted = evaluate.load(paraamr.metric_path('ted_diversity'))\n"
+        "from paraamr.metrics.parsers import get_parser\n"
+        "parser = get_parser('link-grammar')\n"
+        "print(parser.parse(['A cat sleeps.'])[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("(ROOT (S"), done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -315,6 +315,17 @@ def test_model_folder_code_is_refused_unless_trusted(cls, kind, tiny_models, tmp
     assert marker.read_text() == "code from the model folder ran"
 
 
+def test_a_folder_that_is_no_amrlib_model_is_refused_before_anything_loads(tiny_models):
+    """Before: amrlib's "No meta-data (amrlib_meta.json or hard-coded) available" when the model
+    loaded (in a run: after it had started)."""
+    for cls, kind in ((Parser, "parser"), (Realizer, "realizer")):
+        with pytest.raises(ModelNotFoundError, match=f"{kind} model .*: .* is not an amrlib model "
+                           r"\(no amrlib_meta.json; its config.json is a gpt2 model\)"):  # fmt: skip
+            cls(tiny_models["lm"])
+        with pytest.raises(ModelNotFoundError, match="is not an amrlib model"):
+            ensure(tiny_models["lm"], kind)  # the check a run makes before loading anything
+
+
 def test_meta_of_the_other_kind_or_with_a_weights_path_is_refused(tiny_models, tmp_path):
     with pytest.raises(ParaAMRError, match="is an amrlib realizer model, not a parser model"):
         Parser(tiny_models["realizer"])

@@ -33,6 +33,21 @@ def test_bad_input_names_the_place(base):
     assert base.score([], []) == []
 
 
+def test_a_bad_device_is_refused_when_built_and_generators_are_scored(base):
+    """Before: ``device="gpu"`` was taken, then torch's "Expected one of cpu, cuda, ..." at the first
+    score; generators raised "object of type 'generator' has no len()"."""
+    from paraamr.errors import UsageError
+
+    with pytest.raises(UsageError, match="device 'gpu': not a torch device"):
+        QualityScorer(BASE_MODEL, device="gpu")
+    with pytest.raises(ValueError, match="batch_size"):
+        QualityScorer(BASE_MODEL, batch_size=0)
+    pairs = (["John ate five apples."], ["Five apples were eaten by John."])
+    assert base.score(iter(pairs[0]), (p for p in pairs[1])) == base.score(*pairs)
+    with pytest.raises(TypeError, match="sources is one string"):
+        base.score("John ate.", ["John ate."])
+
+
 def test_missing_model_says_what_to_do(tmp_path):
     with pytest.raises(ModelNotFoundError, match="paraamr quality train"):
         QualityScorer(tmp_path / "nope")

@@ -149,14 +149,21 @@ def _record_id(meta: dict[str, str], graph: str) -> str:
     return meta.get("id") or text_id(meta.get("snt") or graph)
 
 
-def amr_row(block: str, *, where: str = "") -> InputRow:
+def amr_row(block: Any, *, where: str = "") -> InputRow:
     """An :class:`InputRow` for one PENMAN block: id = :func:`graph_id`; text = ``# ::snt`` (empty
-    when absent).
+    when absent). Bytes are read as UTF-8; anything but a text is a failure row.
 
     >>> r = amr_row("# ::id x.1\\n# ::snt Hi.\\n(h / hi)")
     >>> r.id, r.text
     ('x.1', 'Hi.')
+    >>> amr_row(None, where="<graph 2>").failure.reason, amr_row(b"(h / hi)").amr
+    ("column 'graph' missing", '(h / hi)')
     """
+    if not isinstance(block, str):  # from Python: bytes, None, a number
+        row = value_row(block, "graph", where)
+        if row.failure is not None:
+            return row
+        block = row.text
     meta, graph = _read_block(block)
     snt = meta.get("snt")
     problem = text_problem(block)

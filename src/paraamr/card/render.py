@@ -38,6 +38,7 @@ from paraamr.records import CITATION
 from paraamr.signals import critical
 from paraamr.stats import cell, compute_stats
 from paraamr.tasks import read_json
+from paraamr.texts import refuse_one_string
 
 __all__ = [
     "TEMPLATE",
@@ -297,6 +298,7 @@ def render_card(
     ``revision``: what the load snippets name. ``plots``: image paths relative to the folder.
     ``thresholds``: perplexities of the ``pairs-ppl{T}`` configs to add (:func:`filtered_configs`).
     """
+    refuse_one_string(splits, "splits")
     root = Path(folder) if folder is not None else None
     infos = dataset_info(root) if root is not None else None
     if infos is not None:
@@ -361,7 +363,11 @@ def write_card(
     """Write ``folder``'s card (``README.md``) atomically with its statistics (plots where matplotlib
     is installed) and the Table-2 row of its ``evaluation.json``; the options are :func:`render_card`'s."""
     root = Path(folder)
+    if not root.is_dir():
+        raise InputError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}")
     if not list_shards(root):  # a card would list no config (``configs: []``): nothing would load
+        if summary is None:
+            raise InputError(f"{root}: holds no dataset (data/<config>/<split>-*-of-*.parquet)")
         raise InputError(_no_records(root, summary))
     plot_dir = root / PLOTS if importlib.util.find_spec("matplotlib") else None
     stats = compute_stats(root, plot_dir=plot_dir, overwrite=True)

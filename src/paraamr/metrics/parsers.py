@@ -32,6 +32,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -344,6 +345,9 @@ class LinkGrammarParser(TreeParser):
             timeout=timeout,
             ahead=ahead,
         )
+        # the processes end with the parser, or at exit while the modules still stand (a __del__
+        # at the interpreter's shutdown printed "Exception ignored in ... __del__")
+        self._end = weakref.finalize(self, self.workers.close)
         super().__init__(cache_dir=cache_dir)
 
     @property
@@ -379,11 +383,7 @@ class LinkGrammarParser(TreeParser):
     def close(self) -> None:
         """End the link-parser processes."""
         with self._lock:
-            self.workers.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # interpreter shutdown
-            self.close()
+            self._end()
 
 
 def _link_grammar_version(path: str) -> str:

@@ -192,6 +192,7 @@ class Stage:
         max_batch_size: int | None = None,
     ) -> None:
         self.batch_size = check_number(batch_size, "batch_size", kind=int, low=1)  # before a model loads
+        max_batch_size = check_number(max_batch_size, "max_batch_size", kind=int, low=1, none=True)
         self.device = resolve_device(device)
         self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device)
         if self.backend == "transformers" and compute_type != "auto":

@@ -17,6 +17,8 @@ import errno
 import glob
 import hashlib
 import http.client
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -110,6 +112,8 @@ def ensure(
             raise
         except ParaAMRError as fail:
             raise ModelNotFoundError(f"{kind} model {name!r} could not be fetched: {fail}") from fail
+    if kind in ("parser", "realizer") and path.is_dir() and not (path / "amrlib_meta.json").is_file():
+        _check_legacy_amrlib(path, kind, str(name_or_path))
     if kind in ("parser", "realizer") and path.is_dir() and (path / "amrlib_meta.json").is_file():
         meta = amrlib_meta(path, kind, trust_remote_code=trust_remote_code)
         if "parse_spring" in str(meta.get("inference_module")):
@@ -417,3 +421,21 @@ def scan_hub_cache() -> HFCacheInfo | None:
         return scan_cache_dir(constants.HF_HUB_CACHE)
     except Exception:  # no Hub cache at all
         return None
+
+
+def _check_legacy_amrlib(path: Path, kind: str, name: str) -> None:
+    """Refuse a folder without ``amrlib_meta.json`` unless amrlib knows it by its weights (its first
+    models had none): before, amrlib's "No meta-data ... available" came when the model loaded."""
+    if importlib.util.find_spec("amrlib") is None:
+        return  # (the stage names the missing extra)
+    from amrlib.models.model_factory import get_non_config_model
+
+    if get_non_config_model(str(path)) is not None:
+        return
+    try:
+        config = json.loads((path / "config.json").read_text())
+        seen = f"; its config.json is a {config.get('model_type', '?')} model"
+    except (OSError, ValueError, AttributeError):
+        seen = ""
+    why = f"is not an amrlib model (no amrlib_meta.json{seen})"
+    raise ModelNotFoundError(f"{kind} model {name}: {path} {why}")

@@ -71,6 +71,7 @@ class Embedder:
         if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}")
         batch_size = check_number(batch_size, "batch_size", kind=int, low=1)
+        max_batch_size = check_number(max_batch_size, "max_batch_size", kind=int, low=1, none=True)
         if processes is not None and processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
         self.processes = processes

@@ -32,6 +32,7 @@ from paraamr.models.base import Stage, device_batches, element_bytes, footprint,
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
 from paraamr.models.fast import converted, fingerprint, load_generator, score_sequences
 from paraamr.models.resolve import cache_root
+from paraamr.options import check_number
 from paraamr.texts import refuse_one_string
 
 __all__ = ["PerplexityScorer"]
@@ -88,6 +89,8 @@ class PerplexityScorer(Stage):
     ) -> None:
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
+        max_tokens = check_number(max_tokens, "max_tokens", kind=int, low=1)  # before a model loads
+        max_length = check_number(max_length, "max_length", kind=int, low=1, none=True)
         super().__init__(model, batch_size=batch_size, **options)
         path = self.path
         if path.is_file() and path.suffix == ".gguf":

@@ -15,6 +15,7 @@ from typing import Any
 
 from paraamr.models.base import Stage, device_batches, element_bytes, footprint, run_batched
 from paraamr.models.fast import Seq2SeqModel, converted
+from paraamr.options import check_number
 
 __all__ = ["AmrlibModel"]
 
@@ -36,6 +37,7 @@ class AmrlibModel(Stage):
         trust_remote_code: bool = False,
         **options: Any,
     ) -> None:
+        num_beams = check_number(num_beams, "num_beams", kind=int, low=1)  # before a model loads
         if on_clip not in self.clip_policies:
             choices = " or ".join(repr(p) for p in self.clip_policies)
             raise ValueError(f"on_clip must be {choices}, got {on_clip!r}")

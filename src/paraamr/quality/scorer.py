@@ -19,15 +19,17 @@ import hashlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
 from paraamr import __version__
 from paraamr.errors import InputError, ModelNotFoundError
 from paraamr.extras import needs_extra
+from paraamr.models.base import resolve_device
 from paraamr.models.catalog import DEFAULTS
 from paraamr.models.resolve import TRAIN_QUALITY
+from paraamr.options import check_number
 from paraamr.quality.mpnet import MPNET, cosines, mpnet_dir
 from paraamr.records import normalize
 from paraamr.signature import Signature
@@ -219,12 +221,8 @@ class QualityScorer:
             self.name = str(model_dir)
         else:  # a folder name alone does not identify a model: add a digest of its training summary
             self.name = f"{self.path.name}@{hashlib.sha1(text.encode()).hexdigest()[:8]}"
-        if not device:
-            import torch
-
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = device
-        self.batch_size = batch_size
+        self.device = str(resolve_device(device or None))  # a bad one now, not at the first score
+        self.batch_size = check_number(batch_size, "batch_size", kind=int, low=1)
 
     @cached_property
     def model(self):
@@ -318,10 +316,13 @@ class QualityScorer:
         cos = cosines(self.cosine_model, sources, paraphrases, self.batch_size)
         return [r + self.cosine["weight"] * float(c) for r, c in zip(raw, cos, strict=True)]
 
-    def score(self, sources: Sequence[str], paraphrases: Sequence[str]) -> list[float]:
+    def score(self, sources: Iterable[str], paraphrases: Iterable[str]) -> list[float]:
         """One score per (source, paraphrase) pair: calibrated in [0, 1] (valid at >= 0.5) when the
         model has a calibration, else the raw score (the untuned base: a cosine in [-1, 1]);
         :data:`COPY_SCORE` for an exact copy (the model does not run on it)."""
+        refuse_one_string(sources, "sources")
+        refuse_one_string(paraphrases, "paraphrases")
+        sources, paraphrases = list(sources), list(paraphrases)  # a generator too, as Embedder takes
         check_pairs(sources, paraphrases)
         same = copies(sources, paraphrases)
         rest = [i for i, copy in enumerate(same) if not copy]

@@ -117,6 +117,7 @@ class TedDiversity(evaluate.Metric):
         ok, failures = list(range(pairs)), []
         if trees:
             parser_signature = "parser:given-trees"
+            ok, failures = scorable(sides, no_text)  # None, a number: a failure, as a sentence is
         else:
             # a callable parser is kept alive by its cached TreeParser, so its id is not reused
             key = (parser if isinstance(parser, str) else id(parser), cache_dir and str(cache_dir))
