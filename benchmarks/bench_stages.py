@@ -83,6 +83,19 @@ def _record(stage_object) -> list[list[int]]:
     return seen
 
 
+def cpu_library() -> str:
+    """The CPU model and the matrix library CTranslate2 takes on it: ``CT2_USE_MKL`` when set, else
+    MKL on an Intel CPU and oneDNN on others (``src/cpu/backend.cc``), e.g. ``Intel(R) Xeon(R)
+    Processor; CT2_USE_MKL unset: MKL``."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines()[:30] if cpuinfo.is_file() else []
+    info = {key.strip(): value.strip() for key, _, value in (line.partition(":") for line in lines)}
+    use = os.environ.get("CT2_USE_MKL")
+    mkl = info.get("vendor_id") == "GenuineIntel" if use is None else use.lower() in ("1", "true", "on")
+    setting = "unset" if use is None else f"={use}"
+    return f"{info.get('model name', 'unknown CPU')}; CT2_USE_MKL {setting}: {'MKL' if mkl else 'oneDNN'}"
+
+
 def _ids_check(ids: list[list[int]], ref: list[list[int]]) -> str:
     same = sum(a == b for a, b in zip(ids, ref, strict=True))
     firsts = [
@@ -381,8 +394,7 @@ def main() -> int:
             flops[stage] = work / n
             print(flops_line(stage, work, n, {name: timings[name].median for name in sides}))
         del sides, records
-    library = os.environ.get("CT2_USE_MKL", "unset")
-    print(f"CTranslate2's CPU matrix library in this process: CT2_USE_MKL={library}")
+    print(f"CTranslate2's CPU matrix library in this process: {cpu_library()}")
     if args.rates:
         Path(args.rates).write_text(json.dumps({"rates": rates, "flops": flops}))
     else:
