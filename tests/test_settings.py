@@ -140,11 +140,20 @@ def test_a_saved_record_reads_back_unchanged():
         ({"dtype": "float64"}, "--dtype must be one of float32, bfloat16, float16, got 'float64'"),
         ({"validation_fraction": 1.5}, r"--validation-fraction must be a finite number in \[0, 1\]"),
         ({"min_similarity": float("nan"), "similarity_model": "e"}, "--min-similarity must be a finite"),
+        # before: taken, and formatted into the foci draw's seed string (True and 1 drew apart)
+        ({"seed": "abc"}, "--seed must be an integer, got 'abc'"),
+        ({"seed": True}, "--seed must be an integer, got True"),
+        # before: taken, and "no" counted as true
+        ({"verbose": "no"}, "--verbose must be True or False, got 'no'"),
+        ({"pipelined": "no"}, "--no-pipeline must be True or False, got 'no'"),
     ],
 )
 def test_the_python_api_is_checked_as_the_options_are(given, message):
+    from paraamr.settings import RunSettings
+
+    make = RunSettings if {"verbose", "pipelined"} & set(given) else RecordSettings
     with pytest.raises(UsageError, match=message):
-        RecordSettings(**given)
+        make(**given)
 
 
 def test_a_preset_value_is_told_from_a_default():

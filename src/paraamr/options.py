@@ -339,6 +339,8 @@ def check_settings(settings: Any) -> None:
             object.__setattr__(settings, f.name, value)
         if choices and value not in choices and not (value is None and f.default is None):
             raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {value!r}")
+        if f.type in (bool, "bool") and not isinstance(value, bool):  # "no" would count as true
+            raise UsageError(f"{flag} must be True or False, got {value!r}")
 
 
 #: ``--max-perplexity``'s type: a finite number >= 0, or ``none``/``off`` for no limit.

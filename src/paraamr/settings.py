@@ -130,7 +130,7 @@ class MethodSettings(_Checked):
         "quality", "quality model", "paraphrase-quality model (default: none, not scored)", metavar="DIR",
         paper=None)
     foci: str | int = _filter("all", "'all' (default) or k foci per graph, chosen with --seed", paper="all")
-    seed: int = _filter(0, "default: %(default)s", type=int)
+    seed: int = _filter(0, "default: %(default)s", type=int, number={"kind": int})
     heuristic: bool = _filter(
         False, "only foci without incoming edges (amrlib's heuristic)", flag="--heuristic-foci", paper=False)
     mod_as_domain: bool = _filter(False, "write an inverted :mod as :domain", paper=False)
