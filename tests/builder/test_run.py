@@ -293,9 +293,10 @@ def test_a_run_that_failed_as_it_started_takes_a_mended_model_without_overwrite(
 ):
     """A realizer that will not load stops the run before any task: the next run, with the
     model mended, starts over in that folder and says so; the folder then binds its settings."""
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "config.json").write_text("{}")
+    import shutil
+
+    broken = shutil.copytree(tiny_models["realizer"], tmp_path / "broken")
+    (broken / "model.safetensors").write_bytes(b"")  # cut to nothing: found, then not loaded
     out = tmp_path / "out"
     args = ["--input", str(hostile), "--output", str(out), *_models(tiny_models)]
     assert main([*args, "--realizer-model", str(broken)]) == 1
