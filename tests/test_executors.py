@@ -94,16 +94,17 @@ def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_com
     """A realizer that will not load fails the tasks that have rows: the terminal gets datatrove's
     progress lines and the error's one line (no traceback, no library warning), the task's log file
     keeps the traceback; the run, with the model mended, starts over and completes."""
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "config.json").write_text("{}")
+    import shutil
+
+    broken = shutil.copytree(tiny_models["realizer"], tmp_path / "broken")
+    (broken / "model.safetensors").write_bytes(b"")  # cut to nothing: found, then not loaded
     out = tmp_path / "tasks"
     run = ("--executor", "local", "--tasks", "2", "--workers", "2")
     err = _generate(graphs, tiny_models, out, *run, "--realizer-model", str(broken), code=1)
     assert "Traceback" not in err and "Warning" not in err, err
-    assert [line for line in err.splitlines() if line.startswith("paraamr")] == [
-        f"paraamr generate: model dir {broken} names no base tokenizer and holds none"
-    ], err
+    said = [line for line in err.splitlines() if line.startswith("paraamr")]
+    assert len(said) == 1, err
+    assert said[0].startswith(f"paraamr generate: realizer model {broken} cannot be loaded ("), err
     logs = (out / ".paraamr" / "tasks" / "generate" / "logs").glob("task_*.log")
     assert any("Traceback" in log.read_text() for log in logs)
     err = _generate(graphs, tiny_models, out, *run)
