@@ -487,3 +487,17 @@ def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     assert main(["models", "rm", "org/tiny-lm", "--kind", "lm", "--cache-dir", str(cache)]) == 0
     assert not copy.exists() and not second.exists()
+
+
+def test_an_embedder_ctranslate2_cannot_convert_says_why_in_one_short_line(caplog):
+    """Before: one warning line of ~780 characters, CTranslate2's list of every configuration it
+    converts (all-mpnet-base-v2 is an MPNet, which it does not)."""
+    import logging
+
+    from paraamr.models.embedder import Embedder
+
+    with caplog.at_level(logging.WARNING, logger="paraamr.models.embedder"):
+        embedder = Embedder("all-mpnet-base-v2")
+    said = [r.getMessage() for r in caplog.records if "runs on transformers" in r.getMessage()]
+    assert embedder.backend == "transformers" and len(said) == 1
+    assert said[0].endswith("the model configuration MPNetConfig") and len(said[0]) < 150, said

@@ -113,7 +113,7 @@ class Embedder:
             try:
                 target = converted(self.path, self._st.tokenizer if self._st is not None else self._tokenizer)
             except Exception as err:  # no converter for this architecture, or its conversion failed
-                why = err
+                why = str(err).split(" (supported configurations are:", 1)[0]  # (a list of ~60 names)
         if why is not None:
             logging.getLogger(__name__).warning("embedder %s runs on transformers: %s", self.model_name, why)
             self.backend = "transformers"
