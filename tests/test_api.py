@@ -117,3 +117,15 @@ def test_beams_lengths_and_batch_caps_that_are_no_count_are_refused_when_a_stage
     for make, said in cases:
         with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
             make()
+
+
+def test_none_where_a_model_or_a_batch_is_taken_is_named(tiny_models):
+    """Before: "expected str, bytes or os.PathLike object, not NoneType", "'NoneType' object is not
+    iterable", and a traceback from amr/foci.py for ``exclude=None``."""
+    with pytest.raises(TypeError, match=r"^parser model must be a model name or a folder, got None$"):
+        paraamr.Parser(None)
+    parser = paraamr.Parser(tiny_models["parser"])
+    with pytest.raises(TypeError, match=r"^sentences is None; give a list of them"):
+        parser.parse(None)
+    graph = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"
+    assert paraamr.variants(graph, exclude=None) == paraamr.variants(graph)

@@ -39,6 +39,8 @@ def refuse_one_string(items: Iterable[Any], what: str) -> None:
     """
     if isinstance(items, (str, bytes)):
         raise TypeError(f"{what} is one string; give a list of them (or any iterable)")
+    if items is None:
+        raise TypeError(f"{what} is None; give a list of them (or any iterable)")
 
 
 def text_problem(text: str, max_chars: int | None = None, *, visible: bool = False) -> str | None:

@@ -27,6 +27,8 @@ def _candidates(
 ) -> list[str]:
     if isinstance(exclude, str):
         exclude = (exclude,)  # one concept, not its letters ("go" is in "going")
+    elif exclude is None:
+        exclude = ()
     top = index.top
     out = [v for v in index.concepts if v != top and index.concept(v) not in exclude]
     if heuristic:

@@ -91,6 +91,8 @@ def ensure(
     amrlib model dir, its ``amrlib_meta.json`` checked and its base tokenizer fetched too.
     :class:`~paraamr.errors.ModelNotFoundError` when it is not on disk and cannot be fetched."""
     kind = check_kind(kind)
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"{kind} model must be a model name or a folder, got {name_or_path!r}")
     try:
         path = resolve(name_or_path, kind, cache_dir=cache_dir)
     except ModelNotFoundError as err:
