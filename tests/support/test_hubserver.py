@@ -141,7 +141,10 @@ def test_release_host_serves_ranges_and_cuts_a_download_once(hub):
         assert resp.read() == data[100:]
     assert urllib.request.urlopen(url).read() == data
     assert hub.ranges == [(f"/files/{path}", r) for r in (None, "bytes=100-", None)]
-    assert json.loads(urllib.request.urlopen(hub.url + "/api/whoami-v2").read())["name"] == "me"
+    who = urllib.request.Request(hub.url + "/api/whoami-v2", headers={"Authorization": "Bearer hf_x"})
+    assert json.loads(urllib.request.urlopen(who).read())["auth"]["accessToken"]["role"] == "write"
+    with pytest.raises(urllib.error.HTTPError, match="401"):  # no token: who is it? (as the Hub says)
+        urllib.request.urlopen(hub.url + "/api/whoami-v2")
 
 
 def test_file_system_listing_pages_paths_info_and_ranged_reads(hub):
