@@ -49,7 +49,7 @@ from paraamr.sources import iter_records, split_files
 __all__ = [
     *("HEADERS", "PAIR_LAYOUTS", "REFERENCE_MEASURES", "TWO_COLUMN_SUFFIXES", "Pair", "card_note"),
     *("card_row", "check_plots", "describe", "evaluate_pairs", "format_row", "pair_layout"),
-    *("plot_histograms", "plot_paths", "read_hub_pairs", "read_pairs", "read_two_columns", "row_of"),
+    *("plot_histograms", "plot_paths", "read_pairs", "read_two_columns", "row_of"),
     *("say_failures", "shard_summary", "signature_lines", "with_references", "attach_references"),
     *("check_references", "hub_pairs", "interval_cells", "iter_pairs", "iter_two_columns", "reference_lines"),
 ]
@@ -250,15 +250,10 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
     return {"Pairs": result["pairs"], **{title: result[key] for key, title in MEASURES}}
 
 
-def read_hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> list[Pair]:
-    """The pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id`` (records or
-    rows of the ``pairs`` config)."""
-    return list(hub_pairs(repo_id, config, split)())
-
-
 def hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> Callable[[], Iterator[Pair]]:
-    """:func:`read_hub_pairs` as ``read()`` -> its pairs one at a time, as often as wanted: the
-    dataset is loaded (fetched, memory-mapped) once, now."""
+    """``read()`` -> the pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id``
+    (records or rows of the ``pairs`` config) one at a time, as often as wanted: the dataset is
+    loaded (fetched, memory-mapped) once, now."""
     where = f" (config {config or 'default'}, split {split})"
     rows = load_hub_dataset(repo_id, config, detail=where, split=split)
     name = f"{repo_id} ({config or 'default'}/{split})"
@@ -378,12 +373,10 @@ def card_note(result: dict[str, Any], settings: dict[str, Any]) -> str:
         drawn += f", {min(sample, total or sample):,}{f' of {total:,}' if total else ''} {unit} drawn"
         drawn += f" with seed {options['seed']}"
     if selection is not None:  # (the card's statistics count every pair: say which were scored)
-        kept = selection.get("without_perplexity", 0)
+        kept = f"; {n:,} without a perplexity kept" if (n := selection.get("without_perplexity")) else ""
         drawn += (
             f", those whose paraphrase has perplexity at most {options['max_perplexity']:g} "
-            f"({selection['dropped']:,} of {selection['input_pairs']:,} left out"
-            + (f"; {kept:,} without a perplexity kept" if kept else "")
-            + ")"
+            f"({selection['dropped']:,} of {selection['input_pairs']:,} left out{kept})"
         )
     note = f"Computed with `paraamr evaluate` over {result['pairs']:,} pairs{drawn}"
     note += "; scores ×100, TED unnormalized."
