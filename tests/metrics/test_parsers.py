@@ -256,6 +256,7 @@ def test_get_parser_specs():
         parsers.get_parser("stanza")
 
 
+@pytest.mark.slow  # (import evaluate alone takes ~11 s; without it the shutdown order hid the bug)
 def test_a_link_grammar_parser_left_open_ends_with_the_interpreter_without_a_word(link_grammar):
     """Before: ``Exception ignored in: <function LinkGrammarParser.__del__>`` (its ``contextlib``
     already gone at the interpreter's shutdown) after a parser a script never closed."""
