@@ -270,3 +270,21 @@ def test_a_link_grammar_parser_left_open_ends_with_the_interpreter_without_a_wor
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("(ROOT (S"), done.stderr
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_parser_closed_parsed_with_again_and_closed_leaves_no_process(link_grammar):
+    """Before (the finalizer as close): the second close did nothing, and the link-parser started
+    by the parse after the first close ran until the interpreter's exit."""
+    import psutil
+
+    from paraamr.metrics.parsers import LinkGrammarParser
+
+    def children() -> list[str]:
+        return [c.name() for c in psutil.Process().children(recursive=True) if c.is_running()]
+
+    parser = LinkGrammarParser(processes=1, pos=None)
+    for sentence in ("The cat sat.", "The dog ran."):
+        assert parser.parse([sentence])[0].startswith("(ROOT")
+        assert "link-parser" in children()
+        parser.close()
+        assert "link-parser" not in children()

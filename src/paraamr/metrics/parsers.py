@@ -347,7 +347,7 @@ class LinkGrammarParser(TreeParser):
         )
         # the processes end with the parser, or at exit while the modules still stand (a __del__
         # at the interpreter's shutdown printed "Exception ignored in ... __del__")
-        self._end = weakref.finalize(self, self.workers.close)
+        weakref.finalize(self, self.workers.close)
         super().__init__(cache_dir=cache_dir)
 
     @property
@@ -383,7 +383,7 @@ class LinkGrammarParser(TreeParser):
     def close(self) -> None:
         """End the link-parser processes."""
         with self._lock:
-            self._end()
+            self.workers.close()  # (again after a parse that followed a close: the pool starts anew)
 
 
 def _link_grammar_version(path: str) -> str:
