@@ -142,6 +142,9 @@ def test_two_processes_print_the_verdict_once_and_write_nothing(tiny_models, tmp
         (["--min-similarity", "0.5"], "--min-similarity needs --similarity-model"),
         (["--token", "hf_x"], "--private, --revision and --token go with --push-to-hub"),
         (["--push-to-hub", "org/bad name"], "--push-to-hub 'org/bad name': not a repo id"),
+        # before: "the Hub could not be asked now (LocalProtocolError: Illegal header value b'Bearer ')",
+        # then the run, and the same error at its upload
+        (["--push-to-hub", "org/x", "--token", ""], "--token is empty (leave it out to use HF_TOKEN"),
     ],
 )
 def test_option_values_are_usage_errors(sentences, tmp_path, capsys, argv, message):

@@ -109,9 +109,11 @@ def check_push(push: Any) -> None:
     except LocalTokenNotFoundError:
         raise HubError(f"{where}: no Hub token ({login})") from None
     except Exception as err:
+        problem = redact(" ".join(network_problem(err).split()), secrets=[push.token])
         if getattr(getattr(err, "response", None), "status_code", None) == 401:
             raise HubError(f"{where}: the Hub rejects the token (401); {login}") from None
-        problem = redact(" ".join(network_problem(err).split()), secrets=[push.token])
+        if not _unanswered(err):  # an answer that is no: the upload at the end would fail alike
+            raise HubError(f"{where}: {problem}") from None
         print(
             f"paraamr: warning: {where}: the Hub could not be asked now ({problem}); "
             "the upload at the end may fail",
@@ -122,6 +124,21 @@ def check_push(push: Any) -> None:
         raise HubError(f"{where}: the token may only read; use a write token ({login})")
     if public:
         raise HubError(_PUBLIC.format(repo_id=push.repo_id))
+
+
+def _unanswered(err: BaseException) -> bool:
+    """Whether ``err`` says the Hub did not answer (no connection, a timeout, a busy or failing
+    server), which may pass by the end of a run, rather than an answer or a request it cannot take.
+
+    >>> _unanswered(TimeoutError()), _unanswered(ValueError("Illegal header value"))
+    (True, False)
+    """
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    if status is not None:
+        return status == 429 or status >= 500
+    chain = [e for e in (err, err.__cause__, err.__context__) if e is not None]
+    names = {c.__name__ for e in chain for c in type(e).__mro__}  # (httpx's, without importing it)
+    return bool(names & {"OSError", "TimeoutException", "NetworkError", "RemoteProtocolError"})
 
 
 #: Why ``--private`` is refused for an existing public repo.

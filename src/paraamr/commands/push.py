@@ -64,6 +64,8 @@ def push_of(args: argparse.Namespace):
     from paraamr.builder.summary import Push
 
     check_repo_id(args.push_to_hub)
+    if args.token is not None and not args.token.strip():  # --token "$UNSET": the request is refused
+        raise UsageError("--token is empty (leave it out to use HF_TOKEN or `hf auth login`'s)")
     if args.push_to_hub:
         return Push(args.push_to_hub, private=args.private, revision=args.revision, token=args.token)
     if args.private or args.revision or args.token:
