@@ -484,6 +484,24 @@ def test_a_hub_that_does_not_answer_at_the_start_only_warns(tiny_models, graphs,
     assert list(out.glob("data/pairs/*.parquet"))  # the run was made
 
 
+@pytest.mark.parametrize(
+    ("kind", "given", "said"),
+    [
+        ("parser", "lm", "is not an amrlib model (no amrlib_meta.json; its config.json is a gpt2 model)"),
+        ("realizer", "parser", "is an amrlib parser model, not a realizer model"),
+    ],
+)
+def test_a_dry_run_refuses_a_model_folder_of_another_kind_as_the_run_does(
+    tiny_models, sentences, tmp_path, capsys, kind, given, said
+):
+    """Before: the dry run printed its plan (exit 0) for a folder the run refuses at its start."""
+    models = _models({**tiny_models, kind: tiny_models[given]})
+    for dry in (["--dry-run"], []):
+        assert main(["--input", str(sentences), "--output", str(tmp_path / "out"), *models, *dry]) == 1
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
+
+
 def test_an_unknown_option_is_one_line_exit_2(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--nope"])

@@ -159,15 +159,17 @@ def dry_run(
     download: bool = True,
     device: str | None = None,
     push: Any = None,
+    trust_remote_code: bool = False,
 ) -> int:
     """Print the plan (input, processes, models, output) after the run's own checks (``device``:
-    the run's; ``push``: the upload's); load and write nothing. 1 when a model is missing and
-    ``download`` is off."""
+    the run's; ``push``: the upload's; each model folder found checked as the run checks it); load
+    and write nothing. 1 when a model is missing and ``download`` is off."""
     from paraamr.builder import readers
     from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
     from paraamr.builder.state import RunFolder, Shard
     from paraamr.errors import ModelNotFoundError
+    from paraamr.models.download import check_amrlib_folder
     from paraamr.models.fast import model_digest
     from paraamr.models.resolve import resolve
     from paraamr.tasks import launch
@@ -184,6 +186,8 @@ def dry_run(
             on_disk[kind] = resolve(name, kind)
         except ModelNotFoundError as err:
             missing.append(str(err))
+            continue
+        check_amrlib_folder(on_disk[kind], kind, name, trust_remote_code=trust_remote_code)
     if mode == "resume":  # a model on disk with other files than the run's is refused as the run would
         mode = folder.check_models(record, {kind: model_digest(path) for kind, path in on_disk.items()})
     warning = launch_warning()
@@ -285,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         code = dry_run(
             record, args.output, args.shard, overwrite=args.overwrite, download=settings.download,
-            device=settings.device, push=push,
+            device=settings.device, push=push, trust_remote_code=settings.trust_remote_code,
         )  # fmt: skip
         if args.executor != "none" and launch().main:
             tasks, workers = args.tasks, min(args.workers, args.tasks)

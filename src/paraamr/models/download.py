@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from huggingface_hub import HFCacheInfo
 
 __all__ = [
+    "check_amrlib_folder",
     "ensure",
     "fetch_hub",
     "fetch_release",
@@ -114,10 +115,8 @@ def ensure(
             raise
         except ParaAMRError as fail:
             raise ModelNotFoundError(f"{kind} model {name!r} could not be fetched: {fail}") from fail
-    if kind in ("parser", "realizer") and path.is_dir() and not (path / "amrlib_meta.json").is_file():
-        _check_legacy_amrlib(path, kind, str(name_or_path))
-    if kind in ("parser", "realizer") and path.is_dir() and (path / "amrlib_meta.json").is_file():
-        meta = amrlib_meta(path, kind, trust_remote_code=trust_remote_code)
+    meta = check_amrlib_folder(path, kind, str(name_or_path), trust_remote_code=trust_remote_code)
+    if meta:
         if "parse_spring" in str(meta.get("inference_module")):
             return path  # SPRING brings its own tokenizer
         try:
@@ -425,15 +424,21 @@ def scan_hub_cache() -> HFCacheInfo | None:
         return None
 
 
-def _check_legacy_amrlib(path: Path, kind: str, name: str) -> None:
-    """Refuse a folder without ``amrlib_meta.json`` unless amrlib knows it by its weights (its first
-    models had none): before, amrlib's "No meta-data ... available" came when the model loaded."""
+def check_amrlib_folder(path: Path, kind: str, name: str, *, trust_remote_code: bool = False) -> dict:
+    """The ``amrlib_meta.json`` of a parser or realizer folder ``path`` (checked:
+    :func:`~paraamr.models.resolve.amrlib_meta`; {} for another kind or a file), loading nothing. A
+    folder without one is refused unless amrlib knows it by its weights (its first models had none):
+    before, amrlib's "No meta-data ... available" came when the model loaded."""
+    if kind not in ("parser", "realizer") or not path.is_dir():
+        return {}
+    if (path / "amrlib_meta.json").is_file():
+        return amrlib_meta(path, kind, trust_remote_code=trust_remote_code)
     if importlib.util.find_spec("amrlib") is None:
-        return  # (the stage names the missing extra)
+        return {}  # (the stage names the missing extra)
     from amrlib.models.model_factory import get_non_config_model
 
     if get_non_config_model(str(path)) is not None:
-        return
+        return {}
     try:
         config = json.loads((path / "config.json").read_text())
         seen = f"; its config.json is a {config.get('model_type', '?')} model"
