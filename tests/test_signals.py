@@ -277,3 +277,29 @@ def test_a_signal_while_a_finished_command_shuts_down_ends_it_with_its_status():
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)
     assert (proc.returncode, err) == (0, "")
+
+
+def test_a_signal_while_a_finished_command_s_modules_are_torn_down_ends_it_with_its_status():
+    """Later in the shutdown than the test above: the interpreter resets the signal handlers after
+    the exit callbacks, then tears the modules down (torch's teardown, most of a second). Before: a
+    Ctrl-C then killed the finished command by SIGINT (exit 130)."""
+    code = (
+        "import time\n"
+        "from paraamr.report import run_process\n"
+        "class Slow:\n"
+        "    def __del__(self):\n"
+        "        time.sleep(3)\n"
+        "keep = Slow()  # torn down with the module, after the exit callbacks\n"
+        "run_process(lambda: print('wrote out', flush=True) or 0, 'demo')\n"
+    )
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    proc = subprocess.Popen([sys.executable, "-c", code], **pipes)
+    assert proc.stdout.readline() == "wrote out\n"
+    time.sleep(1)  # in Slow.__del__
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, err) == (0, "")

@@ -19,6 +19,7 @@ status: 1, 2 for usage errors (:class:`~paraamr.errors.UsageError`, argparse), 1
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import csv
 import errno
@@ -32,7 +33,7 @@ from typing import Any, NoReturn
 
 from paraamr.errors import ParaAMRError
 from paraamr.extras import install_hint
-from paraamr.signals import Interrupted, exit_with, handled
+from paraamr.signals import Interrupted, exit_with, handled, ignore_signals
 
 __all__ = ["counted", "describe", "json_text", "reason", "redact", "report", "run_command", "run_process"]
 
@@ -328,6 +329,7 @@ def run_process(main: Callable[[], int], command: str) -> NoReturn:
     """A console script's whole life: the signals handled from its first step (a Ctrl-C while it
     parses its options is one line too, as is one while it works), ``main()``'s exit status, then
     :func:`paraamr.signals.exit_with`."""
+    atexit.register(ignore_signals)  # the last exit callback: the teardown after it ignores signals
     with handled(f"paraamr {command}".rstrip()):
         try:
             status = main()

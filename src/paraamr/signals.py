@@ -32,6 +32,7 @@ __all__ = [
     "critical",
     "exit_with",
     "handled",
+    "ignore_signals",
     "interrupted",
 ]
 
@@ -133,6 +134,14 @@ def critical() -> Iterator[None]:
         if not _state.depth and _state.pending:
             _state.pending = False
             raise Interrupted(_state.received or signal.SIGINT)
+
+
+def ignore_signals() -> None:
+    """Ignore :data:`SIGNALS` from now on. A console script registers it first as an exit callback,
+    so it runs last: the interpreter then resets every handler Python set but an ignored signal's,
+    and a signal during its teardown of the modules would kill a finished command (exit 130)."""
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
 
 
 def exit_with(status: int) -> NoReturn:
