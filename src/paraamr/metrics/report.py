@@ -251,9 +251,8 @@ def card_row(result: dict[str, Any]) -> dict[str, float]:
 
 
 def hub_pairs(repo_id: str, config: str | None = None, split: str = "train") -> Callable[[], Iterator[Pair]]:
-    """``read()`` -> the pairs of split ``split`` of config ``config`` of the Hub dataset ``repo_id``
-    (records or rows of the ``pairs`` config) one at a time, as often as wanted: the dataset is
-    loaded (fetched, memory-mapped) once, now."""
+    """``read()`` -> the pairs (records or ``pairs`` rows) of a split and config of the Hub dataset
+    ``repo_id``, one at a time, as often as wanted: the dataset is loaded (memory-mapped) once, now."""
     where = f" (config {config or 'default'}, split {split})"
     rows = load_hub_dataset(repo_id, config, detail=where, split=split)
     name = f"{repo_id} ({config or 'default'}/{split})"
@@ -431,7 +430,8 @@ def describe(result: dict[str, Any], *, sources: int | None = None) -> str:
         over = f"the {clusters:,} {unit} drawn{of}"
         if drawn > clusters:  # a source whose pairs all failed is in no resample
             over = f"the {clusters:,} of the {drawn:,} {unit} drawn{of.replace(' of ', ' (of ', 1)}"
-            over += f"{')' if of else ''} that have a pair scored ({drawn - clusters:,} drawn had none)"
+            over += f"{')' if of else ''} {'that have a pair ' * (unit == 'sources')}scored"
+            over += f" ({drawn - clusters:,} drawn had none)"
         lines.append(
             f"95% CI: cluster bootstrap over {over} "
             f"({RESAMPLES:,} resamples, percentile, seed {result.get('seed', 0)})"
