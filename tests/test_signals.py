@@ -260,46 +260,32 @@ def test_a_signal_inside_torch_s_first_import_stops_the_run_and_leaves_torch_who
     assert done.stdout.split() == ["143", "Module"], done.stderr[-2000:]
 
 
-def test_a_signal_while_a_finished_command_shuts_down_ends_it_with_its_status():
-    """Before: a Ctrl-C while the interpreter shut down (here an atexit callback; torch's and the
-    pools' teardown in a real run) printed a KeyboardInterrupt traceback after the command's output."""
-    code = (
-        "import atexit, time\n"
-        "from paraamr.signals import exit_with\n"
-        "atexit.register(time.sleep, 30)\n"
-        "print('wrote out', flush=True)\n"
-        "exit_with(0)\n"
-    )
-    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    proc = subprocess.Popen([sys.executable, "-c", code], **pipes)
-    assert proc.stdout.readline() == "wrote out\n"
-    time.sleep(0.5)  # in the atexit callback
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=20)
-    assert (proc.returncode, err) == (0, "")
+#: A finished command whose shutdown takes a while: in an exit callback (torch's and the pools'
+#: teardown in a real run), and later, in the teardown of the modules, after the interpreter reset
+#: the signal handlers (most of a second with torch).
+SLOW_SHUTDOWNS = {
+    "exit-callback": "import atexit\nwork = lambda: atexit.register(time.sleep, 30)\n",  # (as a library does)
+    "module-teardown": "class Slow:\n    def __del__(self):\n        time.sleep(3)\nwork = Slow\n",
+}
 
 
-def test_a_signal_while_a_finished_command_s_modules_are_torn_down_ends_it_with_its_status():
-    """Later in the shutdown than the test above: the interpreter resets the signal handlers after
-    the exit callbacks, then tears the modules down (torch's teardown, most of a second). Before: a
-    Ctrl-C then killed the finished command by SIGINT (exit 130)."""
+@pytest.mark.parametrize("where", SLOW_SHUTDOWNS)
+def test_a_signal_while_a_finished_command_shuts_down_ends_it_with_its_status(where):
+    """Before: a Ctrl-C in an exit callback printed a KeyboardInterrupt traceback after the
+    command's output; one in the modules' teardown killed it by SIGINT (exit 130)."""
     code = (
-        "import time\n"
+        f"import time\n{SLOW_SHUTDOWNS[where]}"
         "from paraamr.report import run_process\n"
-        "class Slow:\n"
-        "    def __del__(self):\n"
-        "        time.sleep(3)\n"
-        "keep = Slow()  # torn down with the module, after the exit callbacks\n"
-        "run_process(lambda: print('wrote out', flush=True) or 0, 'demo')\n"
+        "keep = []\n"
+        "run_process(lambda: keep.append(work()) or print('wrote out', flush=True) or 0, 'demo')\n"
     )
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     proc = subprocess.Popen([sys.executable, "-c", code], **pipes)
-    assert proc.stdout.readline() == "wrote out\n"
-    time.sleep(1)  # in Slow.__del__
-    proc.send_signal(signal.SIGINT)
-    proc.send_signal(signal.SIGTERM)
     try:
-        _, err = proc.communicate(timeout=60)
+        assert proc.stdout.readline() == "wrote out\n"
+        time.sleep(1)  # in the slow part
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
     finally:
         proc.kill()
     assert (proc.returncode, err) == (0, "")
