@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -279,12 +280,18 @@ def test_a_parser_closed_parsed_with_again_and_closed_leaves_no_process(link_gra
 
     from paraamr.metrics.parsers import LinkGrammarParser
 
-    def children() -> list[str]:
-        return [c.name() for c in psutil.Process().children(recursive=True) if c.is_running()]
+    def parsers() -> set[int]:  # (other tests' parsers may be running too: the fixture's)
+        pids = set()
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if child.name() == "link-parser" and child.status() != psutil.STATUS_ZOMBIE:
+                    pids.add(child.pid)
+        return pids
 
+    before = parsers()
     parser = LinkGrammarParser(processes=1, pos=None)
     for sentence in ("The cat sat.", "The dog ran."):
         assert parser.parse([sentence])[0].startswith("(ROOT")
-        assert "link-parser" in children()
+        assert parsers() - before
         parser.close()
-        assert "link-parser" not in children()
+        assert not parsers() - before
