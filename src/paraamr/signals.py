@@ -147,8 +147,9 @@ def ignore_signals() -> None:
 def exit_with(status: int) -> NoReturn:
     """End the process with ``status`` (the console scripts' last call): ``sys.exit``, or at once
     (flushed, without the interpreter's shutdown) in a launch of several processes (gloo's native
-    threads) or after an error while other threads run. A signal during the interpreter's shutdown
-    ends it at once with ``status``: the command's work is done."""
+    threads) or after an error while other threads run. A signal while the interpreter waits for
+    threads or runs exit callbacks ends it at once with ``status`` (the command's work is done);
+    after a console script's last callback it is ignored (:func:`ignore_signals`)."""
     if int(os.environ.get("WORLD_SIZE", "1")) > 1 or (status and threading.active_count() > 1):
         _flushed_exit(status)
     if threading.current_thread() is threading.main_thread():  # the work is done: a signal now ends
