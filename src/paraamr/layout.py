@@ -82,7 +82,10 @@ STATE_DIR = ".paraamr"
 #: ``{writer}`` is a :func:`writer_id`. :func:`state_path` builds the paths.
 STATE_FILES = {
     "settings.json": "generate: the run's record settings, shards and input identity (resume)",
-    "input/": "generate: the input cut into tasks, task-{k}.jsonl, and the plan of the cut, plan.json",
+    "input/": (
+        "generate: the input cut into tasks, task-{k}.jsonl (deleted when the run is finalized), and the "
+        "plan of the cut, plan.json"
+    ),
     "generate/": "generate: task-{k}.json, a completed task's counts and parts (its completion marker)",
     "progress-{writer}.json": "generate: rows one process has handled so far (progress, not a commit)",
     "parts/{config}/{split}/{writer}-{k}.parquet": "generate (t{task}), convert, augment: shard parts",

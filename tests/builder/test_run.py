@@ -520,6 +520,22 @@ def test_cpu_processes_share_the_cores_they_may_use():
     assert out.stdout.strip() == "1"
 
 
+def test_a_finalized_run_keeps_the_plan_of_its_input_not_the_input(tiny_models, tmp_path, capsys):
+    """The input cut into tasks is a copy of the whole input: once the run is finalized nothing
+    reads it, so it goes; the plan stays, and the same command run again changes nothing."""
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"the man said {i} things to the woman .\n" for i in range(4)))
+    out = tmp_path / "out"
+    args = ["--input", str(source), "--output", str(out), "--task-rows", "2", *_models(tiny_models)]
+    assert main(args) == 0
+    assert sorted(p.name for p in (out / ".paraamr" / "input").iterdir()) == ["plan.json"]
+    assert sum(Plan.load(out).rows.values()) == 4
+    before = read_records(out)
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "reconciles" in capsys.readouterr().err and read_records(out) == before
+
+
 def test_damaged_state_of_a_run_cut_in_shards_is_refused_naming_it(tiny_models, tmp_path, capsys):
     """Under DIR/.paraamr, a task's input file cut short or grown, the plan or the settings lost
     while tasks are done: the next shard or a resume read on and finalize said 'reconciles' over

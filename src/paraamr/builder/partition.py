@@ -11,6 +11,8 @@ meet in one task; the plan, written last, marks the partition complete.
 2
 >>> Plan.load(d) == plan
 True
+>>> plan.drop_inputs(); sorted(p.name for p in _root(d).iterdir())
+['plan.json']
 """
 
 from __future__ import annotations
@@ -109,6 +111,11 @@ class Plan:
         rows = {str(k): self.rows[k] for k in sorted(self.rows)}
         saved = {"tasks": self.count, "rows": rows, "digest": self.digest, "task_rows": self.task_rows}
         atomic_write(_root(self.folder) / _PLAN, json.dumps(saved))
+
+    def drop_inputs(self) -> None:
+        """Delete the tasks' input files (a finalized run reads them no more); the plan stays."""
+        for task in self.rows:
+            _task_path(self.folder, task).unlink(missing_ok=True)
 
     def check_input(self, rows: Iterable[InputRow]) -> None:
         """InputError unless ``rows`` are those the plan was cut from: an input that cannot be

@@ -98,6 +98,7 @@ def finalize_run(
         raise not_done(path, status)
     with folder_lock(path, command="finalize", wait=wait):
         if not again and finalized(path):
+            status.plan.drop_inputs()  # a finalize killed before it did
             if push is None or pushed(path, push):
                 return None
             summary = json.loads((path / layout.SUMMARY).read_text())
@@ -121,6 +122,7 @@ def finalize_run(
             repo_id=push.repo_id if push is not None else None,
             revision=push.revision if push is not None else None,
         )
+        status.plan.drop_inputs()
     return publish(path, summary, push)
 
 
