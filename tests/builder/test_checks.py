@@ -480,7 +480,7 @@ def test_a_hub_that_does_not_answer_at_the_start_only_warns(tiny_models, graphs,
     argv = ["--amr-input", str(graphs), "--output", str(out), "--no-progress", *_models(tiny_models)]
     assert main([*argv, "--push-to-hub", "org/tiny-paraamr"]) == 1
     err = capsys.readouterr().err
-    assert "warning: --push-to-hub org/tiny-paraamr: the Hub could not be asked now" in err
+    assert "paraamr generate: warning: --push-to-hub org/tiny-paraamr: the Hub could not be asked now" in err
     assert list(out.glob("data/pairs/*.parquet"))  # the run was made
 
 

@@ -293,7 +293,8 @@ def test_a_failed_upload_of_convert_says_how_to_upload_the_folder_it_wrote(tmp_p
     down = {**env, "HF_ENDPOINT": "http://127.0.0.1:9"}
     proc = subprocess.run([sys.executable, "-m", "paraamr", *argv], env=down, capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 2, proc.stderr
-    assert proc.stderr.startswith("paraamr: warning: --push-to-hub me/corpus: the Hub could not be asked now")
+    warned = "paraamr convert: warning: --push-to-hub me/corpus: the Hub could not be asked now"
+    assert proc.stderr.startswith(warned)
     told = f"{folder} is written: upload it with `paraamr push me/corpus {folder} --revision dev`"
     assert proc.stderr.rstrip().endswith(told)
     again = told.split("`")[1].split()[1:]

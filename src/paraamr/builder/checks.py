@@ -139,5 +139,5 @@ def check_run(
     digests = {kind: model_digest(path) for kind, path in paths.items()}
     if mode == "resume":
         mode = folder.check_models(record, digests)
-    check_push(push)  # (after the models: offline, their message says more)
+    check_push(push, "paraamr generate")  # (after the models: offline, their message says more)
     return folder.resume_record(record, identity, digests or None), mode, paths

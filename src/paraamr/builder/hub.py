@@ -84,11 +84,12 @@ def check_links(folder: str | os.PathLike) -> None:
                 )
 
 
-def check_push(push: Any) -> None:
+def check_push(push: Any, command: str = "paraamr") -> None:
     """Refuse the upload ``push`` (None: none) before any work when it cannot succeed: while
     huggingface_hub is offline, without a token, with a token the Hub rejects or that may only
-    read, and with ``--private`` onto a public repo. A Hub that does not answer now only warns:
-    the upload comes at the end (a compute node may have no network; ``paraamr push`` later)."""
+    read, and with ``--private`` onto a public repo. A Hub that does not answer now only warns
+    (as ``command``): the upload comes at the end (a compute node may have no network; ``paraamr
+    push`` later)."""
     from huggingface_hub import HfApi, constants
     from huggingface_hub.errors import LocalTokenNotFoundError
 
@@ -115,7 +116,7 @@ def check_push(push: Any) -> None:
         if not _unanswered(err):  # an answer that is no: the upload at the end would fail alike
             raise HubError(f"{where}: {problem}") from None
         print(
-            f"paraamr: warning: {where}: the Hub could not be asked now ({problem}); "
+            f"{command}: warning: {where}: the Hub could not be asked now ({problem}); "
             "the upload at the end may fail",
             file=sys.stderr,
         )

@@ -414,7 +414,7 @@ def _check_options(args: argparse.Namespace) -> None:
             check_writable_file(args.save_lm)
         except InputError as err:
             raise UsageError(f"--save-lm {err}") from None
-    check_push(push)
+    check_push(push, "paraamr augment")
 
 
 def _generator_settings(args: argparse.Namespace) -> dict:

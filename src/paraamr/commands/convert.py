@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if to == "parquet" and (given := [flag for flag, value in jsonl_only.items() if value]):
         why = "a dataset folder keeps every field and split"
         raise UsageError(f"{', '.join(given)}: only with JSON lines as OUTPUT ({why})")
-    check_push(push)
+    check_push(push, "paraamr convert")
     check_finished(args.input)
     options.update(skip_invalid=args.skip_invalid, skipped=skipped, overwrite=args.overwrite)
     if to == "jsonl":

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from paraamr.commands.push import push_of
 
     push = push_of(args)  # before any work: a finalize takes minutes to hours
-    check_push(push)
+    check_push(push, "paraamr finalize")
     finalize_run(
         args.folder, wait=args.wait, license=args.license, max_shard_size=args.max_shard_size, push=push
     )
