@@ -135,25 +135,37 @@ def test_a_saved_record_reads_back_unchanged():
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ({"max_chars": 0}, "--max-chars must be an integer > 0, got 0"),
-        ({"max_amr_depth": 950}, r"--max-amr-depth must be an integer in \[1, 400\], got 950"),
-        ({"dtype": "float64"}, "--dtype must be one of float32, bfloat16, float16, got 'float64'"),
-        ({"validation_fraction": 1.5}, r"--validation-fraction must be a finite number in \[0, 1\]"),
-        ({"min_similarity": float("nan"), "similarity_model": "e"}, "--min-similarity must be a finite"),
+        ({"max_chars": 0}, "RecordSettings: max_chars must be an integer > 0, got 0"),
+        ({"max_amr_depth": 950}, r"max_amr_depth must be an integer in \[1, 400\], got 950"),
+        ({"dtype": "float64"}, "dtype must be one of float32, bfloat16, float16, got 'float64'"),
+        ({"validation_fraction": 1.5}, r"validation_fraction must be a finite number in \[0, 1\]"),
+        ({"min_similarity": float("nan"), "similarity_model": "e"}, "min_similarity must be a finite"),
         # before: taken, and formatted into the foci draw's seed string (True and 1 drew apart)
-        ({"seed": "abc"}, "--seed must be an integer, got 'abc'"),
-        ({"seed": True}, "--seed must be an integer, got True"),
+        ({"seed": "abc"}, "seed must be an integer, got 'abc'"),
+        ({"seed": True}, "seed must be an integer, got True"),
+        ({"foci": 0}, "RecordSettings: foci must be 'all' or a positive integer, got 0"),
         # before: taken, and "no" counted as true
-        ({"verbose": "no"}, "--verbose must be True or False, got 'no'"),
-        ({"pipelined": "no"}, "--no-pipeline must be True or False, got 'no'"),
+        ({"verbose": "no"}, "RunSettings: verbose must be True or False, got 'no'"),
+        ({"pipelined": "no"}, "pipelined must be True or False, got 'no'"),
     ],
 )
 def test_the_python_api_is_checked_as_the_options_are(given, message):
+    """Checked as the options are, and named as the caller wrote them (before: `--max-chars` to a
+    caller who wrote max_chars=0)."""
     from paraamr.settings import RunSettings
 
     make = RunSettings if {"verbose", "pipelined"} & set(given) else RecordSettings
-    with pytest.raises(UsageError, match=message):
+    with pytest.raises(UsageError, match=message) as err:
         make(**given)
+    assert "--" not in str(err.value)
+
+
+def test_a_command_names_its_options_in_the_same_errors(capsys):
+    """The same checks under `paraamr generate` name the options the user typed."""
+    from paraamr.cli import main
+
+    assert main(["generate", "--input", "x.txt", "--output", "o", "--foci", "0", "--dry-run"]) == 2
+    assert "paraamr generate: --foci must be 'all' or a positive integer, got 0" in capsys.readouterr().err
 
 
 def test_a_preset_value_is_told_from_a_default():

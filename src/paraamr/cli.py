@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from paraamr import __version__, commands
 from paraamr.network import bound_hub_requests
-from paraamr.options import ArgumentParser
+from paraamr.options import ArgumentParser, named_as_options
 from paraamr.progress import add_quiet_option, quieted, silence_library_bars
 from paraamr.report import report, run_command, run_process
 from paraamr.signals import handled
@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = _command(args)
     if command != "push":  # (push keeps huggingface_hub's upload display)
         silence_library_bars()
-    with handled(f"paraamr {command}"):
+    with handled(f"paraamr {command}"), named_as_options():
         return run_command(
             command,
             _quietly,

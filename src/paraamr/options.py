@@ -8,11 +8,13 @@ The numbers of the Python API (``filter_records``) are checked by :func:`check_n
 from __future__ import annotations
 
 import argparse
+import contextlib
+import contextvars
 import math
 import numbers
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, field, fields
 from typing import Any, NoReturn
 
@@ -29,9 +31,11 @@ __all__ = [
     "check_folder",
     "check_number",
     "check_settings",
+    "checking",
     "folder_text",
     "given_settings",
     "license_id",
+    "named_as_options",
     "number",
     "option_flag",
     "optional_float",
@@ -323,6 +327,50 @@ def given_settings(cls: type, args: argparse.Namespace) -> dict[str, Any]:
     """The fields of the dataclass ``cls`` in the parsed options ``args``, by name (an option absent
     unless given is left out where it was not)."""
     return {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
+
+
+_AS_OPTIONS = contextvars.ContextVar("as_options", default=False)
+
+
+@contextlib.contextmanager
+def named_as_options() -> Iterator[None]:
+    """Inside, the errors of settings (:func:`checking`) name command-line options, as a command's
+    user typed them (``paraamr`` runs its commands inside)."""
+    token = _AS_OPTIONS.set(True)
+    try:
+        yield
+    finally:
+        _AS_OPTIONS.reset(token)
+
+
+@contextlib.contextmanager
+def checking(settings: Any) -> Iterator[None]:
+    """The checks of the dataclass ``settings`` inside: a UsageError naming its options names its
+    fields instead, after the class, as a Python caller wrote them (not inside :func:`named_as_options`).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class S:
+    ...     batch_size: int = 1
+    >>> with checking(S()):
+    ...     raise UsageError("--batch-size must be > 0, got 0")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.UsageError: S: batch_size must be > 0, got 0
+    >>> with named_as_options(), checking(S()):
+    ...     raise UsageError("--batch-size must be > 0, got 0")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.UsageError: --batch-size must be > 0, got 0
+    """
+    try:
+        yield
+    except UsageError as err:
+        if _AS_OPTIONS.get():
+            raise
+        names = {option_flag(f): f.name for f in fields(settings)}
+        text = re.sub(r"--[a-z][a-z0-9-]*", lambda m: names.get(m.group(0), m.group(0)), str(err))
+        raise UsageError(f"{type(settings).__name__}: {text}") from None
 
 
 def check_settings(settings: Any) -> None:

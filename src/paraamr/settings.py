@@ -29,7 +29,7 @@ from paraamr.amr.rerooting import LINEARIZATIONS
 from paraamr.errors import ModelNotFoundError, UsageError
 from paraamr.layout import MAX_SHARD_SIZE, check_name, parse_size
 from paraamr.models import catalog
-from paraamr.options import check_settings, option_flag, setting
+from paraamr.options import check_settings, checking, option_flag, setting
 from paraamr.progress import MODES, add_progress_options
 from paraamr.records import split_names
 
@@ -88,10 +88,11 @@ class _Checked:
     (:func:`~paraamr.options.check_settings`), then each class's own ``_check``, base first."""
 
     def __post_init__(self) -> None:
-        check_settings(self)
-        for cls in reversed(type(self).__mro__):
-            if "_check" in vars(cls):
-                vars(cls)["_check"](self)
+        with checking(self):
+            check_settings(self)
+            for cls in reversed(type(self).__mro__):
+                if "_check" in vars(cls):
+                    vars(cls)["_check"](self)
 
     def replace(self, **changes: Any) -> Any:
         """A copy with ``changes``."""

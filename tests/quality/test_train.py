@@ -613,10 +613,12 @@ def test_the_training_options_are_the_settings_fields():
     settings = parsed("--lr", "3e-5", "--threads", "0", "--cosine-model", "none", "--no-paired", "--seed=9")
     assert (settings.learning_rate, settings.threads, settings.cosine_model) == (3e-5, None, None)
     assert (settings.paired, settings.seed) == (False, 9)
-    with pytest.raises(UsageError, match="--epochs must be an integer > 0 or None, got 0"):
+    with pytest.raises(UsageError, match="TrainSettings: epochs must be an integer > 0 or None, got 0"):
         TrainSettings(epochs=0).check()
+    with pytest.raises(UsageError, match="learning_rate must be"):  # the option is --lr
+        TrainSettings(learning_rate=-1.0).check()
     for fraction in (0, 1):  # before: the Python API took them; only the command refused them
-        refusal = f"--validation must be a finite number > 0 and < 1, got {fraction}"
+        refusal = f"validation must be a finite number > 0 and < 1, got {fraction}"
         with pytest.raises(UsageError, match=refusal):
             TrainSettings(validation=fraction).check()
 

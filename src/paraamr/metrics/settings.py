@@ -19,7 +19,7 @@ from typing import Any
 from paraamr.errors import UsageError
 from paraamr.metrics.parsers import add_parser_options, parser_spec
 from paraamr.metrics.scoring import MAX_CHARS
-from paraamr.options import SEED, add_plot_options, check_settings, setting, shard_spec
+from paraamr.options import SEED, add_plot_options, check_settings, checking, setting, shard_spec
 from paraamr.progress import MODES, add_progress_options
 
 __all__ = ["PAPER_SIMILARITY", "EvaluateSettings"]
@@ -111,7 +111,8 @@ class EvaluateSettings:
     # fmt: on
 
     def __post_init__(self) -> None:
-        check_settings(self)
+        with checking(self):
+            check_settings(self)
         if self.preset == "paper":
             for f in fields(self):
                 if "paper" in f.metadata and getattr(self, f.name) == f.default:

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, replace
 
 from paraamr.errors import InputError, UsageError
-from paraamr.options import SEED, check_settings, number, setting
+from paraamr.options import SEED, check_settings, checking, number, setting
 from paraamr.quality.mpnet import MPNET
 from paraamr.quality.scorer import BASE_MODEL, resolve_model
 
@@ -110,7 +110,8 @@ class TrainSettings:
         and more frozen layers than the base has."""
         if self.mode not in MODES:
             raise InputError(f"mode {self.mode!r}: choose one of {', '.join(MODES)}")
-        check_settings(self)
+        with checking(self):
+            check_settings(self)
         cross, paired = self.mode == "cross", self.mode == "cross" and self.paired
         used = {"margin": not cross, "paired": cross, "logit_margin": paired}
         used["cosine_model"] = cross or self.cosine_model is None
