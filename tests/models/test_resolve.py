@@ -326,6 +326,23 @@ def test_a_folder_that_is_no_amrlib_model_is_refused_before_anything_loads(tiny_
             ensure(tiny_models["lm"], kind)  # the check a run makes before loading anything
 
 
+def test_a_legacy_amrlib_folder_known_by_its_weights_is_taken_for_its_own_kind_only(tmp_path, monkeypatch):
+    """amrlib's first T5 realizer has no amrlib_meta.json: amrlib knows it by the md5 of its
+    weights' first chunk. Before, such a folder passed the check as a parser too. (Its weights
+    cannot be made here: amrlib's hash function is given the folder's file and answers the
+    published sum, so amrlib's own recognition runs.)"""
+    import amrlib.models.model_factory as factory
+
+    folder = tmp_path / "model_generate_t5-v0_1_0"
+    folder.mkdir()
+    (folder / "pytorch_model.bin").write_bytes(b"t5 weights")
+    known = {str(folder / "pytorch_model.bin"): "786e3f9d33a6981ffae7c5f42a935cc9"}
+    monkeypatch.setattr(factory, "md5sum", lambda path, **_: known.get(str(path), "0" * 32))
+    ensure(folder, "realizer")  # its own kind: taken
+    with pytest.raises(ParaAMRError, match=r"parser model .* is an amrlib realizer model, not a parser"):
+        ensure(folder, "parser")
+
+
 def test_meta_of_the_other_kind_or_with_a_weights_path_is_refused(tiny_models, tmp_path):
     with pytest.raises(ParaAMRError, match="is an amrlib realizer model, not a parser model"):
         Parser(tiny_models["realizer"])

@@ -43,6 +43,7 @@ from paraamr.models.resolve import (
     amrlib_meta,
     base_tokenizer,
     cache_root,
+    check_inference_kind,
     installed_path,
     offline,
     resolve,
@@ -437,7 +438,8 @@ def check_amrlib_folder(path: Path, kind: str, name: str, *, trust_remote_code: 
         return {}  # (the stage names the missing extra)
     from amrlib.models.model_factory import get_non_config_model
 
-    if get_non_config_model(str(path)) is not None:
+    if (legacy := get_non_config_model(str(path))) is not None:  # known by its weights' md5
+        check_inference_kind(legacy, kind, path)
         return {}
     try:
         config = json.loads((path / "config.json").read_text())

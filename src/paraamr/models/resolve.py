@@ -36,6 +36,7 @@ __all__ = [
     "base_tokenizer",
     "cache_flag",
     "cache_root",
+    "check_inference_kind",
     "disk_size",
     "installed_path",
     "offline",
@@ -317,11 +318,7 @@ def amrlib_meta(model_dir: str | Path, kind: str, *, trust_remote_code: bool = F
         return meta
     code = (meta.get("inference_module"), meta.get("inference_class"))
     if code not in AMRLIB_INFERENCE.get(kind, ()):
-        other = next((k for k, allowed in AMRLIB_INFERENCE.items() if code in allowed), None)
-        if other is not None:
-            raise ParaAMRError(
-                f"{kind} model {Path(model_dir)} is an amrlib {other} model, not a {kind} model"
-            )
+        check_inference_kind(meta, kind, model_dir)
         module, cls = (str(c).lstrip(".") for c in code)
         raise ParaAMRError(
             f"{kind} model {meta_file} asks amrlib to run {module}.{cls}, which is not one of "
@@ -334,6 +331,21 @@ def amrlib_meta(model_dir: str | Path, kind: str, *, trust_remote_code: bool = F
             f"{kind} model {meta_file}: model_fn {weights!r} is not a file name inside the model folder"
         )
     return meta
+
+
+def check_inference_kind(meta: dict, kind: str, model_dir: str | Path) -> None:
+    """ParaAMRError when the amrlib metadata ``meta`` names another kind's inference class.
+
+    >>> check_inference_kind({"inference_module": ".parse_gsii.inference", "inference_class": "Inference"},
+    ...                      "realizer", "m")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.ParaAMRError: realizer model m is an amrlib parser model, not a realizer model
+    """
+    code = (meta.get("inference_module"), meta.get("inference_class"))
+    other = next((k for k, allowed in AMRLIB_INFERENCE.items() if code in allowed), kind)
+    if other != kind:
+        raise ParaAMRError(f"{kind} model {Path(model_dir)} is an amrlib {other} model, not a {kind} model")
 
 
 def disk_size(path: str | Path) -> int:
