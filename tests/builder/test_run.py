@@ -536,6 +536,37 @@ def test_a_finalized_run_keeps_the_plan_of_its_input_not_the_input(tiny_models, 
     assert "reconciles" in capsys.readouterr().err and read_records(out) == before
 
 
+def test_an_input_that_changes_while_it_is_cut_is_refused_and_the_next_run_takes_it(
+    tiny_models, tmp_path, capsys, monkeypatch
+):
+    """Before: a line appended (or the file cut short) while the run read it gave a finished run
+    of the rows read, under the identity of the file as it was checked; the next run then refused
+    the folder ("the input changed"). Now the cut is undone with one line, and the next run starts."""
+    import paraamr.builder.state as state
+
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"the man said {i} things to the woman .\n" for i in range(4)))
+    cut = state.partition
+
+    def cut_while_written(folder, rows, **kwargs):
+        plan = cut(folder, rows, **kwargs)
+        with open(source, "a") as f:
+            f.write("a line written while the run read the file .\n")
+        return plan
+
+    monkeypatch.setattr(state, "partition", cut_while_written)
+    out = tmp_path / "out"
+    args = ["--input", str(source), "--output", str(out), *_models(tiny_models)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    said = f"{source}: changed while it was read (its size was 148 bytes, now 193); run again"
+    assert err == f"paraamr generate: {said}\n"
+    assert not (out / ".paraamr" / "input").exists() and not (out / ".paraamr" / "settings.json").exists()
+    monkeypatch.undo()
+    assert main(args) == 0
+    assert len(read_records(out)) == 5
+
+
 def test_damaged_state_of_a_run_cut_in_shards_is_refused_naming_it(tiny_models, tmp_path, capsys):
     """Under DIR/.paraamr, a task's input file cut short or grown, the plan or the settings lost
     while tasks are done: the next shard or a resume read on and finalize said 'reconciles' over

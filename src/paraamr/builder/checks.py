@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from paraamr.builder import readers
@@ -39,6 +40,16 @@ def input_file(record: RecordSettings) -> str | None:
     """The input file of a run (None for stdin and datasets)."""
     path = record.amr_input or record.input
     return None if path in (None, "-") else path
+
+
+def local_identity(record: RecordSettings) -> dict[str, Any] | None:
+    """The identity of a run's input file or local dataset (None for stdin and a Hub dataset)."""
+    path = input_file(record)
+    if path is not None:
+        return input_identity(path)
+    if record.dataset and Path(record.dataset).exists():
+        return dataset_identity(record.dataset)
+    return None
 
 
 def _check_input(record: RecordSettings, num_processes: int) -> None:
@@ -132,8 +143,7 @@ def check_run(
     and the upload ``push``. Returns the settings to save, the mode (:meth:`RunFolder.check`) and
     ``{kind: path}`` of each model."""
     _check_input(record, folder.num_processes)
-    path = input_file(record)
-    identity = input_identity(path) if path else dataset_identity(record.dataset) if record.dataset else None
+    identity = local_identity(record) or (dataset_identity(record.dataset) if record.dataset else None)
     mode = folder.check(record, identity, overwrite=overwrite)
     paths = models_on_disk(record, download=download, trust_remote_code=trust_remote_code) if models else {}
     digests = {kind: model_digest(path) for kind, path in paths.items()}

@@ -112,6 +112,10 @@ class Plan:
         saved = {"tasks": self.count, "rows": rows, "digest": self.digest, "task_rows": self.task_rows}
         atomic_write(_root(self.folder) / _PLAN, json.dumps(saved))
 
+    def remove(self) -> None:
+        """Undo the cut: the plan and the tasks' input files."""
+        shutil.rmtree(_root(self.folder), ignore_errors=True)
+
     def drop_inputs(self) -> None:
         """Delete the tasks' input files (a finalized run reads them no more); the plan stays."""
         for task in self.rows:

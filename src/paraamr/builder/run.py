@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from paraamr.builder.checks import check_run, read_rows
+from paraamr.builder.checks import check_run, local_identity, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.partition import Plan
 from paraamr.builder.pipeline import Generator, Stats
@@ -158,7 +158,13 @@ def prepare(
     try:
         cpu = run.device == "cpu" if run.device is not None else cpu_only()
         task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
-        plan = folder.prepare(saved, lambda: read_rows(record), mode=mode, task_rows=task_rows)
+        plan = folder.prepare(
+            saved,
+            lambda: read_rows(record),
+            mode=mode,
+            task_rows=task_rows,
+            identity=lambda: local_identity(record),  # after the cut: the input did not change meanwhile
+        )
     except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
         folder.unlock()
         raise

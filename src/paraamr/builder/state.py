@@ -271,10 +271,12 @@ class RunFolder:
         *,
         mode: str,
         task_rows: int,
+        identity: Callable[[], dict[str, Any] | None] = lambda: None,
     ) -> Plan:
         """(The main process, its lock held) clear what ``mode`` (of :meth:`check`) throws away, save
         the settings unless a shard did (refused when they differ) and cut the input into tasks
-        unless that is done (stdin, then, must be the same rows)."""
+        unless that is done (stdin, then, must be the same rows); an input whose ``identity`` after
+        the cut is not the one saved changed while it was read: the cut is undone and refused."""
         overwrite = mode == "overwrite"
         if mode == "restart":
             print(f"paraamr generate: {self.restarting}", file=sys.stderr)
@@ -318,6 +320,13 @@ class RunFolder:
                 plan = partition(
                     self.path, rows(), task_rows=task_rows, at_least=self.num_processes, shards=self.shard[1]
                 )
+                now = identity()
+                if now is not None and (changed := identity_changed(saved["input_identity"], now)):
+                    plan.remove()
+                    if current is None:  # saved by this call: the next run starts afresh
+                        self.settings_path.unlink(missing_ok=True)
+                    source = saved["record"].get("input") or saved["record"].get("dataset")
+                    raise InputError(f"{source}: changed while it was read ({changed}); run again")
             elif saved["record"].get("input") == "-":  # no identity before it is read: read it again
                 plan.check_input(rows())
         return plan
