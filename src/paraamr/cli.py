@@ -31,6 +31,8 @@ __all__ = ["build_parser", "entry", "main"]
 
 #: Namespace attributes that hold a command's input paths (named in errors about file contents).
 INPUT_OPTIONS = ("input", "path", "file", "dataset", "amr_input", "folder", "paraphrases", "records")
+#: Those that hold where it writes (named in a full disk's errors that name no file).
+OUTPUT_OPTIONS = ("output", "state_dir", "plots", "cache_dir")
 
 
 def build_parser() -> ArgumentParser:
@@ -112,9 +114,9 @@ def _unavailable(subparsers: argparse._SubParsersAction, name: str, err: Excepti
     subparsers.choices[name].set_defaults(func=fail, unavailable=True)
 
 
-def _inputs(args: argparse.Namespace) -> list[Any]:
+def _given(args: argparse.Namespace, names: Sequence[str]) -> list[Any]:
     found: list[Any] = []
-    for name in INPUT_OPTIONS:
+    for name in names:
         value = getattr(args, name, None)
         found += value if isinstance(value, (list, tuple)) else [value]
     return [v for v in found if v not in (None, "", "-")]
@@ -154,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _quietly,
             args,
             debug=debug,
-            inputs=_inputs(args),
+            inputs=_given(args, INPUT_OPTIONS),
+            outputs=_given(args, OUTPUT_OPTIONS),
             secrets=[getattr(args, "token", None)],
         )
 

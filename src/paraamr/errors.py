@@ -10,12 +10,14 @@ a local path that is not there and :func:`check_utf8` the place where a file sto
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "DISK_ERRNOS",
     "AMRError",
     "ArchiveRefused",
     "FolderLocked",
@@ -32,6 +34,13 @@ __all__ = [
     "not_a_file",
     "refuse_pipes",
 ]
+
+
+#: The errors of a write that the disk refused: full, over a quota or a file size limit, read-only,
+#: failing: about where a command writes.
+DISK_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
+)
 
 
 class ParaAMRError(Exception):

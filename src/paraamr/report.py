@@ -31,7 +31,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-from paraamr.errors import ParaAMRError
+from paraamr.errors import DISK_ERRNOS, ParaAMRError
 from paraamr.extras import install_hint
 from paraamr.signals import Interrupted, exit_with, handled, ignore_signals
 
@@ -182,10 +182,15 @@ def _data_message(err: BaseException) -> str | None:
     return None
 
 
-def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
+def describe(err: BaseException, inputs: Iterable[Any] = (), outputs: Iterable[Any] = ()) -> tuple[str, int]:
     """``(message, exit status)`` of ``err``, one line, not yet redacted; ``inputs`` (the command's
-    input paths) name the file in errors about file contents that do not name it themselves.
-    Errors of no known kind are reported as internal errors."""
+    input paths) name the file in errors about file contents that do not name it themselves, and
+    ``outputs`` (where it writes) a full disk's or a file size limit's error raised by a write.
+    Errors of no known kind are reported as internal errors.
+
+    >>> describe(OSError(errno.ENOSPC, "No space left on device"), outputs=["out"])
+    ('out: no space left on device', 1)
+    """
     err = _interruption(err) or _innermost(err)
     if isinstance(err, Interrupted):
         return _one_line(str(err)), err.status
@@ -199,8 +204,9 @@ def describe(err: BaseException, inputs: Iterable[Any] = ()) -> tuple[str, int]:
         message += " (run with --debug for the traceback)"
     else:
         message = known
-        if where is None and _data_message(err) is not None:
-            named = [str(p) for p in inputs if p not in (None, "", "-")]
+        about = inputs if _data_message(err) is not None else outputs if _disk_error(err) else ()
+        if where is None and getattr(err, "filename", None) is None:
+            named = [str(p) for p in about if p not in (None, "", "-")]
             if named and not any(name in message for name in named):
                 where = ", ".join(named)
     if where and where not in message:
@@ -237,11 +243,19 @@ def _interruption(err: BaseException) -> KeyboardInterrupt | None:
     return None
 
 
+def _disk_error(err: BaseException | None) -> bool:
+    return isinstance(err, OSError) and err.errno in DISK_ERRNOS
+
+
 def _innermost(err: BaseException) -> BaseException:
-    """The error under wrappers that say little themselves (datasets' generation errors)."""
+    """The error under wrappers that say little themselves (datasets' generation errors), and the
+    disk's error under one raised while a writer was cleaned up after it ("I/O operation on closed
+    file")."""
     for _ in range(4):
         inner = err.__cause__ or err.__context__
         wrapper = (type(err).__module__ or "").startswith("datasets")
+        if _disk_error(inner) and not isinstance(err, (OSError, ParaAMRError)):
+            return inner  # type: ignore[return-value]
         if not wrapper or isinstance(err, (OSError, ParaAMRError)) or inner is None:
             break
         err = inner
@@ -270,17 +284,19 @@ def report(
     *,
     debug: bool | None = None,
     inputs: Iterable[Any] = (),
+    outputs: Iterable[Any] = (),
     secrets: Iterable[str | None] = (),
 ) -> int:
     """Print ``err`` as ``paraamr <command>: <message>`` on stderr (the traceback first when
-    ``debug``, default ``$PARAAMR_DEBUG``); return the exit status. A broken pipe prints nothing."""
+    ``debug``, default ``$PARAAMR_DEBUG``; ``inputs``, ``outputs``: :func:`describe`); return the
+    exit status. A broken pipe prints nothing."""
     if debug is None:
         debug = os.environ.get("PARAAMR_DEBUG", "") not in ("", "0")
     if isinstance(err, BrokenPipeError) and err.filename is None:
         with contextlib.suppress(Exception):  # stdout to /dev/null: the final flush cannot fail again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    message, status = describe(err, inputs)
+    message, status = describe(err, inputs, outputs)
     inner = _innermost(err)
     if isinstance(inner, ModuleNotFoundError):
         message = install_hint(inner, command) or message
@@ -301,6 +317,7 @@ def run_command(
     *args: Any,
     debug: bool | None = None,
     inputs: Iterable[Any] = (),
+    outputs: Iterable[Any] = (),
     secrets: Iterable[str | None] = (),
 ) -> int:
     """Call ``func(*args)`` and return its exit status (None counts as 0); whatever it raises but
@@ -322,7 +339,7 @@ def run_command(
     except SystemExit:
         raise
     except BaseException as err:  # the one place that reports everything
-        return report(command, err, debug=debug, inputs=inputs, secrets=secrets)
+        return report(command, err, debug=debug, inputs=inputs, outputs=outputs, secrets=secrets)
 
 
 def run_process(main: Callable[[], int], command: str) -> NoReturn:

@@ -213,6 +213,43 @@ def test_convert_that_fills_the_disk_names_the_path_and_leaves_no_folder(tmp_pat
     assert "wrote 20,000 records" in capsys.readouterr().out
 
 
+def test_a_full_disk_under_a_write_is_named_where_the_command_writes(tmp_path, small_disk, capsys):
+    """A write refused by a full disk carries no file name: before, `export` said only "no space
+    left on device", and `augment` "internal error: ValueError: I/O operation on closed file"
+    (datasets' writer, cleaned up after the disk's error)."""
+    disk, _ = small_disk
+    (tmp_path / "in.jsonl").write_bytes(release_lines(20000, width=40))
+    out = disk / "out.csv"
+    assert main(["export", "simcse", str(tmp_path / "in.jsonl"), str(out)]) == 1
+    assert capsys.readouterr().err.endswith(f"paraamr export simcse: {out}: no space left on device\n")
+    text = "the man number {} said many things to the woman in the park"
+    rows = [{"text": text.format(i), "label": i % 2} for i in range(9000)]
+    (tmp_path / "aug.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["augment", "--dataset", str(tmp_path / "aug.jsonl"), "--method", "reda"]
+    assert main([*argv, "--output", str(disk / "aug"), "-q"]) == 1
+    assert capsys.readouterr().err == f"paraamr augment: {disk / 'aug'}: no space left on device\n"
+
+
+def test_a_model_unpacked_onto_a_full_disk_keeps_its_download(tmp_path, small_disk, tiny_models, capsys):
+    """Before: the disk's error was "archive ... is corrupt or incomplete", and the complete
+    download was deleted (1.5 GB fetched again)."""
+    import tarfile
+
+    disk, grow = small_disk
+    archive = tmp_path / "mymodel.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tiny_models["parser"], arcname="mymodel")
+    grow(f"{archive.stat().st_size // 1024 + 24}k")  # the download fits, its content does not
+    argv = ["models", "download", "mymodel", "--url", archive.as_uri(), "--no-tokenizer"]
+    argv += ["--cache-dir", str(disk)]
+    assert main([*argv, "-q"]) == 1
+    assert capsys.readouterr().err == f"paraamr models download: {disk / 'models'}: no space left on device\n"
+    (kept,) = (disk / "models" / ".downloads").iterdir()
+    assert kept.read_bytes() == archive.read_bytes()
+    grow("64m")
+    assert main([*argv, "-q"]) == 0 and (disk / "models" / "mymodel" / "amrlib_meta.json").is_file()
+
+
 # --- evaluate's cache over an edited input ------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ import re
 import tarfile
 from pathlib import Path, PurePosixPath
 
-from paraamr.errors import ArchiveRefused, ParaAMRError
+from paraamr.errors import DISK_ERRNOS, ArchiveRefused, ParaAMRError
 
 __all__ = ["model_dir", "safe_extract"]
 
@@ -67,7 +67,11 @@ def safe_extract(archive: str | Path, dest: str | Path, name: str | None = None)
                 except ArchiveRefused as err:
                     raise ArchiveRefused(f"archive {name} refused: {err}") from None
             tar.extractall(dest, members=members, filter="data")
-    except (tarfile.TarError, EOFError, OSError) as err:
+    except OSError as err:
+        if err.errno in DISK_ERRNOS:  # the disk where it is unpacked, not the archive
+            raise
+        raise ParaAMRError(f"archive {name} is corrupt or incomplete: {err}") from err
+    except (tarfile.TarError, EOFError) as err:
         raise ParaAMRError(f"archive {name} is corrupt or incomplete: {err}") from err
 
 

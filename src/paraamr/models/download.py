@@ -382,6 +382,8 @@ def _fetch_into(
         except ParaAMRError:
             part.unlink()  # complete but unusable: never resume it
             raise
+        except OSError as err:  # the disk (full, read-only): the download is kept for the next try
+            raise OSError(err.errno, err.strerror, str(target.parent)) from None
         os.replace(model, target)
     part.unlink()
 
