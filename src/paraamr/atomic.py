@@ -11,18 +11,53 @@ from __future__ import annotations
 
 import contextlib
 import glob as _glob
+import hashlib
 import os
 import secrets
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_dir", "atomic_file", "atomic_write", "named_errors", "remove_temps", "temp_name"]
+__all__ = [
+    "atomic_dir",
+    "atomic_file",
+    "atomic_write",
+    "hidden_name",
+    "named_errors",
+    "remove_temps",
+    "temp_name",
+]
+
+
+#: Bytes kept for what follows a hidden name's stem (``.lock``, ``.PID-RANDOM.tmp``, ``.ct2-DIGEST``).
+_TAIL = 48
+
+
+def _stem(name: str) -> str:
+    """``name``, or where a tail would take it past the file system's 255 bytes, a digest of it
+    and its beginning (the same for every tail, so a glob of the stem finds them all)."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) <= 255 - 1 - _TAIL:
+        return name
+    digest = hashlib.sha1(raw).hexdigest()[:16]
+    return digest + "~" + raw[: 255 - 1 - _TAIL - 17].decode("utf-8", "ignore")
+
+
+def hidden_name(path: Path, tail: str = "") -> Path:
+    """The hidden name ``.NAME`` + ``tail`` beside ``path`` for a file made for it (a lock, a
+    temporary file); a long name is shortened (:func:`_stem`), as the user may give one of 255 bytes.
+
+    >>> hidden_name(Path("out/a.csv"), ".lock").as_posix()
+    'out/.a.csv.lock'
+    >>> len(hidden_name(Path("b" * 251 + ".csv"), ".lock").name)
+    212
+    """
+    return path.with_name(f".{_stem(path.name)}{tail}")
 
 
 def temp_name(path: Path, suffix: str = ".tmp") -> Path:
     """A hidden name beside ``path``, unique to this call (two writers never share one)."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
+    return hidden_name(path, f".{os.getpid()}-{secrets.token_hex(4)}{suffix}")
 
 
 @contextlib.contextmanager
@@ -46,7 +81,8 @@ def remove_temps(path: str | os.PathLike) -> int:
     (1, [])
     """
     path = Path(path)
-    stale = list(path.parent.glob(f".{_glob.escape(path.name)}.*.tmp")) if path.parent.is_dir() else []
+    pattern = f".{_glob.escape(_stem(path.name))}.*.tmp"
+    stale = list(path.parent.glob(pattern)) if path.parent.is_dir() else []
     for tmp in stale:
         if tmp.is_dir() and not tmp.is_symlink():  # an atomic_dir's folder
             shutil.rmtree(tmp, ignore_errors=True)

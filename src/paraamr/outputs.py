@@ -81,11 +81,11 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     ...
     paraamr.errors.FolderLocked: ...out.csv: being written by pid ... paraamr export
     """
-    from paraamr.atomic import remove_temps
+    from paraamr.atomic import hidden_name, remove_temps
 
     shown = f"{name} {os.fspath(path)}" if name else os.fspath(path)  # as the user gave it
     path = Path(path)
-    with hold(path.with_name(f".{path.name}.lock"), shown, command=command, named=path):
+    with hold(hidden_name(path, ".lock"), shown, command=command, named=path):
         if os.path.lexists(path) and not overwrite:  # a link to nowhere is the user's too
             raise InputError(f"{shown}: exists (pass --overwrite to replace it)")
         remove_temps(path)

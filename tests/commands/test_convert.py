@@ -160,6 +160,19 @@ def test_convert_to_jsonl_refuses_an_existing_file(tmp_path, release_jsonl, caps
     assert out.read_bytes() == release_jsonl.read_bytes()
 
 
+@pytest.mark.parametrize("length", [245, 255])
+def test_an_output_name_the_file_system_takes_is_taken(tmp_path, release_jsonl, capsys, length):
+    """Before: a name of 220 to 255 bytes was refused as "file name too long": the lock and the
+    temporary file beside it add to the name."""
+    out = tmp_path / ("b" * (length - len(".jsonl")) + ".jsonl")
+    assert main(["convert", str(release_jsonl), str(out)]) == 0
+    assert out.read_bytes() == release_jsonl.read_bytes()
+    assert main(["convert", str(release_jsonl), str(out)]) == 1
+    assert "exists (pass --overwrite" in capsys.readouterr().err
+    assert main(["convert", str(release_jsonl), str(out), "--overwrite"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != release_jsonl.name) == [out.name]
+
+
 @pytest.mark.parametrize("skip", [False, True])
 def test_convert_malformed_input(tmp_path, skip, capsys):
     bad = tmp_path / "bad.jsonl"
