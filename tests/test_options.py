@@ -31,3 +31,26 @@ def test_an_abbreviated_option_is_refused_not_saved_with_the_run(option, tmp_pat
         err = capsys.readouterr().err
         assert f"unrecognized arguments: {option} ***" in err and "Secret" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "pairs.tsv", "--state-dir", "afile/state"],
+        ["models", "list", "--cache-dir", "afile/cache"],
+    ],
+)
+def test_a_folder_under_a_file_is_named_as_such(argv, tmp_path, monkeypatch, capsys):
+    """Before: `evaluate --state-dir afile/st` said it could not read an evaluation state and to
+    delete afile/st/.paraamr/evaluate, which cannot be done."""
+    from paraamr.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("mine\n")
+    (tmp_path / "pairs.tsv").write_text("A cat sat.\tA cat was sitting.\n")
+    try:
+        status = main(argv)
+    except SystemExit as usage:  # argparse's own refusal of an option's value
+        status = usage.code
+    assert status == 2 and "afile is a file, not a folder" in capsys.readouterr().err
+    assert (tmp_path / "afile").read_text() == "mine\n"

@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, field, fields
+from pathlib import Path
 from typing import Any, NoReturn
 
 from paraamr.errors import UsageError
@@ -199,21 +200,40 @@ def path_text(text: str) -> str:
 
 
 def check_folder(option: str, folder: str | os.PathLike | None) -> None:
-    """UsageError when ``folder``, a folder to use or create given as ``option``, is a file.
+    """UsageError when ``folder``, a folder to use or create given as ``option``, is a file or
+    lies under one.
 
     >>> check_folder("--cache-dir", "setup.cfg")
     Traceback (most recent call last):
     ...
     paraamr.errors.UsageError: --cache-dir setup.cfg: not a folder
+    >>> check_folder("--state-dir", "setup.cfg/state")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.UsageError: --state-dir setup.cfg/state: setup.cfg is a file, not a folder
     """
-    if folder and os.path.exists(folder) and not os.path.isdir(folder):
-        raise UsageError(f"{option} {folder}: not a folder")
+    problem = folder and _not_a_folder(folder)
+    if problem:
+        raise UsageError(f"{option} {folder}: {problem}")
+
+
+def _not_a_folder(folder: str | os.PathLike) -> str | None:
+    """Why ``folder`` cannot be a folder (it, or the first of its parents that exists, is a file)."""
+    path = Path(folder)
+    for at in (path, *path.parents):
+        if os.path.lexists(at):
+            if os.path.isdir(at):
+                return None
+            return "not a folder" if at == path else f"{at} is a file, not a folder"
+    return None
 
 
 def folder_text(text: str) -> str:
-    """An argparse ``type`` for a folder to use or create: a path (:func:`path_text`) that is not a file."""
-    if os.path.exists(path_text(text)) and not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text}: not a folder")
+    """An argparse ``type`` for a folder to use or create: a path (:func:`path_text`) that is not a
+    file nor under one."""
+    problem = _not_a_folder(path_text(text))
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text}: {problem}")
     return text
 
 
