@@ -229,9 +229,14 @@ def folder_lock(folder: str | os.PathLike, *, command: str, wait: float = 0.0) -
         if busy:
             raise FolderLocked(f"{folder}: being written (writer {busy[0][0]}) by {busy[0][1]}") from None
         raise FolderLocked(f"{folder}: locked by {holder(path)}") from None
-    hold.record(command)
-    busy_writers(folder)  # no writer holds a lock now: the files killed writers left are removed
-    return FolderLock(hold, suspended)
+    lock = FolderLock(hold, suspended)
+    try:
+        hold.record(command)  # (a full disk: the lock goes, not left behind)
+        busy_writers(folder)  # no writer holds a lock now: the files killed writers left are removed
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 def file_lock(path: str | os.PathLike, *, command: str, wait: float = float("inf")) -> FolderLock:
@@ -251,5 +256,9 @@ def file_lock(path: str | os.PathLike, *, command: str, wait: float = float("inf
         hold = _Flock(path, fcntl.LOCK_EX, wait)
     except BlockingIOError:
         raise FolderLocked(f"{path}: locked by {holder(path)}") from None
-    hold.record(command)
+    try:
+        hold.record(command)
+    except BaseException:
+        hold.release()
+        raise
     return FolderLock(hold)

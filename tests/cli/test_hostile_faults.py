@@ -6,6 +6,7 @@ numpy and a triplet cap. The one-command cases are rows of the hostile table
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -248,6 +249,25 @@ def test_a_model_unpacked_onto_a_full_disk_keeps_its_download(tmp_path, small_di
     assert kept.read_bytes() == archive.read_bytes()
     grow("64m")
     assert main([*argv, "-q"]) == 0 and (disk / "models" / "mymodel" / "amrlib_meta.json").is_file()
+
+
+def test_a_lock_taken_on_a_full_disk_is_not_left_behind(small_disk):
+    """Before: the lock file stayed when the holder's name could not be written into it."""
+    from paraamr import layout
+    from paraamr.locks import file_lock, folder_lock
+
+    disk, _ = small_disk
+    (disk / "ds" / layout.LOCKS).mkdir(parents=True)
+    fd = os.open(disk / "fill", os.O_WRONLY | os.O_CREAT)
+    with contextlib.suppress(OSError):  # the disk full to its last byte
+        while os.write(fd, b"x" * 512):
+            pass
+    os.close(fd)
+    with pytest.raises(OSError, match="No space left on device"):
+        folder_lock(disk / "ds", command="evaluate --write-card")
+    with pytest.raises(OSError, match="No space left on device"):
+        file_lock(disk / ".model.lock", command="models download")
+    assert not (disk / "ds" / layout.LOCKS / "folder.lock").exists() and not (disk / ".model.lock").exists()
 
 
 # --- evaluate's cache over an edited input ------------------------------------------------------
