@@ -22,6 +22,8 @@ from pausing import pause_env
 from terminal import Terminal
 from tinyargs import model_args
 
+from paraamr.cli import main
+
 GRAPHS = [
     f"# ::id g{i}\n(s / say-01 :ARG0 (m / man) :ARG1 (t / thing :quant {i}) :ARG2 (w / woman))"
     for i in range(6)
@@ -38,14 +40,20 @@ def graphs(tmp_path_factory) -> Path:
 
 
 def _generate(
-    graphs: Path, tiny: dict, out: Path, *extra: str, path: str | None = None, code: int = 0
+    graphs: Path,
+    tiny: dict,
+    out: Path,
+    *extra: str,
+    path: str | None = None,
+    code: int = 0,
+    command: tuple[str, ...] = ("-m", "paraamr", "generate"),
 ) -> str:
     env = {"HF_HUB_OFFLINE": "1", **os.environ, "OMP_NUM_THREADS": "1"}  # (online with the hub fixture)
     if path:
         env["PATH"] = f"{path}:{env['PATH']}"
     argv = ["--amr-input", str(graphs), "--output", str(out), *model_args(tiny), "--no-progress", *extra]
     proc = subprocess.run(
-        [sys.executable, "-m", "paraamr", "generate", *argv],
+        [sys.executable, *command, *argv],
         env=env,
         capture_output=True,
         text=True,
@@ -110,6 +118,22 @@ def test_a_failed_task_is_one_line_its_traceback_in_its_log_and_a_mended_run_com
     err = _generate(graphs, tiny_models, out, *run)
     assert err.count("the run there finished no task; it starts over") == 1, err
     assert_same(out, one_process)
+
+
+@pytest.mark.slow
+def test_generate_py_runs_the_local_executor_as_paraamr_generate_does(tiny_models, tmp_path):
+    """Before: `python generate.py --input ... --executor local --workers 2` never ended: datatrove's
+    workers (forkserver) import the main script again, and generate.py ran the whole command in each."""
+    text = tmp_path / "in.txt"
+    text.write_text("".join(f"the man said {i} things to the woman .\n" for i in range(8)))
+    script = str(Path(__file__).resolve().parents[1] / "generate.py")
+    run = ("--executor", "local", "--tasks", "2", "--workers", "2", "--task-rows", "3")
+    out, argv = tmp_path / "tasks", ["--input", str(text), *model_args(tiny_models), "--no-progress"]
+    command = [sys.executable, script, *argv, "--output", str(out), *run]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert main(["generate", *argv, "--output", str(tmp_path / "one")]) == 0
+    assert_same(out, tmp_path / "one")
 
 
 @pytest.mark.slow
