@@ -112,6 +112,33 @@ def test_a_requeued_finalize_redoes_the_upload_and_the_card_that_failed(tmp_path
     assert _quiet(finalize_run, out, again=False) is not None and (out / layout.CARD).is_file()
 
 
+def test_a_finalize_during_an_upload_neither_uploads_again_nor_rewrites_it(tmp_path, hub, monkeypatch):
+    """Before: the upload ran after the folder's lock was let go, so a second shard finishing then
+    (or `paraamr finalize`) uploaded the folder again, or rewrote its card under the upload."""
+    import paraamr.builder.summary as summary
+    from paraamr.errors import FolderLocked
+
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(50), 2), 2)
+    push = Push("me/corpus", token=TOKEN)
+    upload, meanwhile = summary.push_folder, []
+
+    def upload_while_others_finalize(*args, **kwargs):
+        for again in (False, True):  # a shard that finished now; `paraamr finalize`
+            try:
+                meanwhile.append(finalize_run(out, push=push if not again else None, again=again))
+            except FolderLocked as err:
+                meanwhile.append(str(err))
+        return upload(*args, **kwargs)
+
+    monkeypatch.setattr(summary, "push_folder", upload_while_others_finalize)
+    _quiet(finalize_run, out, push=push)
+    assert all("locked by" in str(m) for m in meanwhile), meanwhile
+    assert len(hub.requests("POST", "/commit/")) == 1
+    monkeypatch.undo()
+    assert _quiet(finalize_run, out, push=push, again=False) is None  # uploaded, and recorded
+
+
 def test_finalized_files_are_checked_against_the_counts_when_finalized_again(tmp_path):
     out = tmp_path / "out"
     write_run(out, by_shard(records(60), 2), 2)

@@ -88,7 +88,8 @@ def finalize_run(
     started: float | None = None,
 ) -> dict[str, Any] | None:
     """Finalize a run whose every task is done: under the folder's own lock (waiting ``wait`` seconds)
-    check each task's files, write the summary, shards and card, and upload with ``push``. Without
+    check each task's files, write the summary, shards and card, and upload with ``push`` (the lock
+    held: another finalize neither uploads the folder again nor rewrites it meanwhile). Without
     ``again``, a finalized run returns None (or redoes a missing upload). InputError names each task
     not done."""
     path, t0 = Path(path), time.monotonic() if started is None else started
@@ -123,7 +124,7 @@ def finalize_run(
             revision=push.revision if push is not None else None,
         )
         status.plan.drop_inputs()
-    return publish(path, summary, push)
+        return publish(path, summary, push)  # under the lock: one upload, of the folder as written
 
 
 def shard_done(
