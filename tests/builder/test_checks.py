@@ -482,6 +482,7 @@ def test_a_hub_that_does_not_answer_at_the_start_only_warns(tiny_models, graphs,
     err = capsys.readouterr().err
     assert "paraamr generate: warning: --push-to-hub org/tiny-paraamr: the Hub could not be asked now" in err
     assert list(out.glob("data/pairs/*.parquet"))  # the run was made
+    assert err.rstrip().endswith(f"{out} is finished: run the same command again to upload it")
 
 
 @pytest.mark.parametrize(

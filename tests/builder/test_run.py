@@ -23,7 +23,7 @@ from oracle import failures as read_failures
 from oracle import records as read_records
 from tinyargs import model_args
 
-from paraamr.builder.partition import Plan
+from paraamr.builder.partition import Plan, partition
 from paraamr.builder.readers import read_input
 from paraamr.builder.rows import row_task
 
@@ -118,12 +118,15 @@ def test_two_processes_give_the_records_of_one(one_proc, two_proc):
 
 
 @pytest.mark.slow
-def test_each_task_holds_the_rows_its_ids_hash_to_and_ran_once(hostile, two_proc):
+def test_each_task_holds_the_rows_its_ids_hash_to_and_ran_once(hostile, two_proc, tmp_path):
     plan = Plan.load(two_proc)
     ids = Counter(row.id for row in read_input(hostile))
     assert plan.count == 12 and sum(plan.rows.values()) == len(HOSTILE)  # 24 rows, 2 a task
+    assert [p.name for p in (two_proc / ".paraamr" / "input").iterdir()] == ["plan.json"]  # finalized
+    cut = partition(tmp_path, read_input(hostile), task_rows=2, at_least=2)  # the same cut again
+    assert (cut.count, cut.rows, cut.digest) == (plan.count, plan.rows, plan.digest)
     for task, rows in plan.rows.items():
-        mine = [row.id for row in plan.read(task)]
+        mine = [row.id for row in cut.read(task)]
         assert len(mine) == rows and {row_task(i) % plan.count for i in mine} == {task}
         assert all(mine.count(i) == ids[i] for i in mine)  # repeats meet in one task
         marker = json.loads((two_proc / ".paraamr" / "generate" / f"task-{task:06d}.json").read_text())

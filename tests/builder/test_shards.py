@@ -159,8 +159,8 @@ def test_a_run_that_finished_no_task_starts_over_with_other_settings(tmp_path, c
     assert (saved["record"]["foci"], saved["shards"]) == (2, 4)
     again.complete(1, {}, Stats().as_dict())
     again.unlock()
-    with pytest.raises(InputError, match=r"holds a run with other settings \(--foci was 2, now 'all'"):
-        _shard(tmp_path, 1, n=4).check(record, None, overwrite=False)
+    with pytest.raises(InputError, match=r"other settings \(--foci was 2, now 'all'.*; give a new --output"):
+        _shard(tmp_path, 1, n=4).check(record, None, overwrite=False)  # (before: "pass --overwrite", refused)
     # a task completed between the check and the start: nothing is deleted
     late = RunFolder(tmp_path / "late")
     assert _start(late, record) == "new"
@@ -199,6 +199,27 @@ def test_two_claims_of_one_shard_are_refused_other_shards_share_the_folder(tmp_p
     with pytest.raises(FolderLocked, match="another run is writing this folder"):
         RunFolder(tmp_path / "out").check_lock()
     a.unlock(), b.unlock()
+
+
+def test_a_shard_that_passed_its_check_beside_itself_is_refused_as_the_shard(tmp_path):
+    """Two starts of one shard both pass the check; the second to take the shard's lock was told
+    "writer s00003-of-00008.00000-of-00001 is running already", not the shard and what to do."""
+    import subprocess
+    import sys
+
+    folder = _shard(tmp_path, 3)
+    folder.path.mkdir()
+    hold = "import sys; from paraamr.locks import writer_lock; k = writer_lock(*sys.argv[1:]); print(1)"
+    other = subprocess.Popen(
+        [sys.executable, "-c", hold + "; sys.stdin.read()", str(folder.path), folder.writer],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert other.stdout.readline() == "1\n"
+        with pytest.raises(FolderLocked, match=r"shard 3/8 is running already \(pid \d+ .*wait for it"):
+            folder.lock(alone=True)
+    finally:
+        other.communicate("")
 
 
 def test_overwrite_with_shard_resets_that_shard_only(tmp_path):

@@ -173,8 +173,8 @@ class RunFolder:
         """``restart`` when the run has not :meth:`started` (:attr:`restarting` says why), else refused."""
         why = "; ".join(diffs)
         if self.started():
-            executor = self.spec is not None and self.spec.executor  # it refuses --overwrite
-            anew = "give a new --output" if executor else "pass --overwrite"
+            # (--overwrite with --shard resets that shard only: a run cut into shards takes a new folder)
+            anew = "give a new --output" if self.spec is not None else "pass --overwrite"
             raise InputError(f"{self.path} holds a run with other settings ({why}); {anew} to start over")
         self.restarting = f"{self.path}: the run there finished no task; it starts over with these settings"
         self.restarting += f" ({why})"
@@ -250,7 +250,11 @@ class RunFolder:
     def lock(self, *, alone: bool = False) -> None:
         """Take this process's writer lock. ``alone`` (the main process, before the others start):
         refuse, and let the lock go, when another run holds a lock."""
-        self._lock = writer_lock(self.path, self.writer, command="generate")
+        try:
+            self._lock = writer_lock(self.path, self.writer, command="generate")
+        except FolderLocked:  # this shard, run again: said as the shard, not as its writer's name
+            self.check_lock(skip_own=True)
+            raise
         if alone:
             try:
                 self.check_lock(skip_own=True)

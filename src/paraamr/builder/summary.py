@@ -15,6 +15,7 @@ from paraamr.builder.folder import finalize
 from paraamr.builder.hub import push_folder
 from paraamr.builder.pipeline import Stats
 from paraamr.card import write_card
+from paraamr.errors import HubError
 from paraamr.settings import RecordSettings, RunSettings
 
 __all__ = ["Push", "format_summary", "publish", "pushed", "summarize", "write_outputs"]
@@ -140,7 +141,11 @@ def publish(path: Path, summary: dict[str, Any], push: Push | None) -> dict[str,
     print(format_summary(summary), file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
     if push is not None:
-        url = push_folder(path, push.repo_id, private=push.private, revision=push.revision, token=push.token)
+        where = {"private": push.private, "revision": push.revision, "token": push.token}
+        try:
+            url = push_folder(path, push.repo_id, **where)
+        except HubError as err:
+            raise HubError(f"{err}; {path} is finished: run the same command again to upload it") from None
         atomic_write(_pushed_path(path), json.dumps({**_uploads(path), _push_key(push): url}))
         print(f"pushed {path} to {push.repo_id}: {url}", file=sys.stderr)
     return summary

@@ -49,7 +49,7 @@ GROUPS = {
     "input": "input (one of)",
     "output": "output",
     "cluster": "cluster (independent shards, e.g. a Slurm array; see docs/generate.md)",
-    "executors": "executors (datatrove: the run cut into tasks, each --shard I/TASKS; see docs/scale.md)",
+    "executors": "executors (datatrove: the run cut into tasks, each --shard I/TASKS; see docs/generate.md)",
     "publish": "publish",
     "models": "models (registry name, Hub id or local dir)",
     "filters": "stages and filters",
