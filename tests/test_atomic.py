@@ -51,3 +51,14 @@ def test_safetensors_weights_are_readable_by_the_group_and_others(umask, tmp_pat
     assert _mode(tmp_path / "plain.safetensors") == 0o600  # safetensors' own, as measured
     saved = tmp_path / "model"
     assert _mode(saved / "model.safetensors") == _mode(saved / "config.json") == 0o644
+
+
+def test_a_writer_s_stale_temp_files_are_its_own_not_a_longer_name_s(tmp_path):
+    """Before: starting `convert ... x.jsonl` deleted the temporary file of a `convert ... x.jsonl.gz`
+    still writing beside it (`.x.jsonl.*.tmp` matched `.x.jsonl.gz.PID-RANDOM.tmp`)."""
+    from paraamr.atomic import remove_temps, temp_name
+
+    mine, other = temp_name(tmp_path / "x.jsonl"), temp_name(tmp_path / "x.jsonl.gz")
+    mine.write_text("half"), other.write_text("being written")
+    assert remove_temps(tmp_path / "x.jsonl") == 1
+    assert not mine.exists() and other.read_text() == "being written"

@@ -160,6 +160,11 @@ def test_the_python_api_is_checked_as_the_options_are(given, message):
     assert "--" not in str(err.value)
 
 
+def test_a_value_that_looks_like_an_option_is_quoted_as_given():
+    with pytest.raises(UsageError, match=r"the input is a--input\.txt\)"):
+        RecordSettings(text_column="x", input="a--input.txt")
+
+
 def test_a_command_names_its_options_in_the_same_errors(capsys):
     """The same checks under `paraamr generate` name the options the user typed."""
     from paraamr.cli import main

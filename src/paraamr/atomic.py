@@ -13,6 +13,7 @@ import contextlib
 import glob as _glob
 import hashlib
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -81,8 +82,10 @@ def remove_temps(path: str | os.PathLike) -> int:
     (1, [])
     """
     path = Path(path)
-    pattern = f".{_glob.escape(_stem(path.name))}.*.tmp"
-    stale = list(path.parent.glob(pattern)) if path.parent.is_dir() else []
+    pattern = f".{_glob.escape(_stem(path.name))}.*.tmp"  # then exactly temp_name's: not x.jsonl.gz's
+    exact = re.compile(rf"\.{re.escape(_stem(path.name))}\.\d+-[0-9a-f]{{8}}\.tmp")
+    found = path.parent.glob(pattern) if path.parent.is_dir() else []
+    stale = [tmp for tmp in found if exact.fullmatch(tmp.name)]
     for tmp in stale:
         if tmp.is_dir() and not tmp.is_symlink():  # an atomic_dir's folder
             shutil.rmtree(tmp, ignore_errors=True)

@@ -36,11 +36,9 @@ __all__ = [
 ]
 
 
-#: The errors of a write that the disk refused: full, over a quota or a file size limit, read-only,
-#: failing: about where a command writes.
-DISK_ERRNOS = frozenset(
-    {errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
-)
+#: The errors of a write that the disk refused: full, over a quota or a file size limit, read-only
+#: (about where a command writes; not EIO, which a read raises too).
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)})
 
 
 class ParaAMRError(Exception):

@@ -135,6 +135,7 @@ class GenerateTask(PipelineStep):
         self.args, self.generate, self.workers = copy.copy(args), run, workers
         self.args.executor, self.args.push_to_hub, self.args.finalize = "none", None, "no"
         self.args.private, self.args.revision, self.args.token = False, None, None
+        self.args.executor_task = True  # its shard is a task of the executor's (--tasks), which finalizes
         if getattr(args, "argv", None):  # datatrove writes the step into executor.json: no --token
             self.args.argv = shard_command(args.argv)
         for name in EXECUTOR_DEFAULTS:

@@ -389,7 +389,7 @@ def checking(settings: Any) -> Iterator[None]:
         if _AS_OPTIONS.get():
             raise
         names = {option_flag(f): f.name for f in fields(settings)}
-        text = re.sub(r"--[a-z][a-z0-9-]*", lambda m: names.get(m.group(0), m.group(0)), str(err))
+        text = re.sub(r"(?<![\w-])--[a-z][a-z0-9-]*", lambda m: names.get(m.group(0), m.group(0)), str(err))
         raise UsageError(f"{type(settings).__name__}: {text}") from None
 
 

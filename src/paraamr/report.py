@@ -190,6 +190,8 @@ def describe(err: BaseException, inputs: Iterable[Any] = (), outputs: Iterable[A
 
     >>> describe(OSError(errno.ENOSPC, "No space left on device"), outputs=["out"])
     ('out: no space left on device', 1)
+    >>> describe(OSError(errno.EIO, "Input/output error"), inputs=["in"], outputs=["out"])  # a read's too
+    ('input/output error', 1)
     """
     err = _interruption(err) or _innermost(err)
     if isinstance(err, Interrupted):

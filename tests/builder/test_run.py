@@ -539,8 +539,9 @@ def test_a_finalized_run_keeps_the_plan_of_its_input_not_the_input(tiny_models, 
     assert "reconciles" in capsys.readouterr().err and read_records(out) == before
 
 
+@pytest.mark.parametrize("option", ["--input", "--amr-input"])
 def test_an_input_that_changes_while_it_is_cut_is_refused_and_the_next_run_takes_it(
-    tiny_models, tmp_path, capsys, monkeypatch
+    option, tiny_models, tmp_path, capsys, monkeypatch
 ):
     """Before: a line appended (or the file cut short) while the run read it gave a finished run
     of the rows read, under the identity of the file as it was checked; the next run then refused
@@ -548,22 +549,29 @@ def test_an_input_that_changes_while_it_is_cut_is_refused_and_the_next_run_takes
     import paraamr.builder.state as state
 
     source = tmp_path / "in.txt"
-    source.write_text("".join(f"the man said {i} things to the woman .\n" for i in range(4)))
+    if option == "--input":
+        rows, more = [f"the man said {i} things to the woman .\n" for i in range(4)], "one line more .\n"
+    else:
+        graph = "# ::id g{}\n(s / say-01 :ARG0 (m / man) :ARG1 (t / thing :quant {}))\n\n"
+        rows = [graph.format(i, i) for i in range(4)]
+        more = "# ::id g9\n(w / want-01 :ARG0 (b / boy))\n"
+    source.write_text("".join(rows))
+    before = source.stat().st_size
     cut = state.partition
 
     def cut_while_written(folder, rows, **kwargs):
         plan = cut(folder, rows, **kwargs)
         with open(source, "a") as f:
-            f.write("a line written while the run read the file .\n")
+            f.write(more)
         return plan
 
     monkeypatch.setattr(state, "partition", cut_while_written)
     out = tmp_path / "out"
-    args = ["--input", str(source), "--output", str(out), *_models(tiny_models)]
+    args = [option, str(source), "--output", str(out), *_models(tiny_models)]
     assert main(args) == 1
     err = capsys.readouterr().err
-    said = f"{source}: changed while it was read (its size was 148 bytes, now 193); run again"
-    assert err == f"paraamr generate: {said}\n"
+    said = f"{source}: changed while it was read (its size was {before} bytes, now {before + len(more)})"
+    assert err == f"paraamr generate: {said}; run again\n"
     assert not (out / ".paraamr" / "input").exists() and not (out / ".paraamr" / "settings.json").exists()
     monkeypatch.undo()
     assert main(args) == 0

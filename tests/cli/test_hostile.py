@@ -674,8 +674,8 @@ def table() -> list[Case]:
             ),
             *option_cases(args, good, ERR, [("epochs", "zero", "0"), ("batch-size", "zero", "0")]),
             # settings the mode does not use (before: accepted and ignored, exit 0)
-            ("margin-in-cross-mode", [*args, "--margin", "0.7"], good, USAGE, "margin 0.7: not used in cro"),
-            ("paired-in-bi-mode", [*args, "--mode", "bi", "--no-paired"], good, USAGE, "paired False"),
+            ("margin-in-cross-mode", [*args, "--margin", "0.7"], good, USAGE, "--margin 0.7: not used in"),
+            ("paired-in-bi-mode", [*args, "--mode", "bi", "--no-paired"], good, USAGE, "--paired False"),
             ("logit-margin-unpaired", [*args, "--no-paired", "--logit-margin", "1"], good, USAGE, "without"),
             ("natural-repeat-no-natural", [*args, "--natural-repeat", "3"], good, USAGE, "--natural-repeat"),
             bad_file(

@@ -145,6 +145,8 @@ def shard_done(
         note = "the run is finalized already"
     elif not status.complete:
         note = f"shards not done: {ranges(status.shards_to_run(running=True))}"
+    elif spec.executor:
+        note = "every task is done: the executor's last job finalizes the run"
     elif not spec.finalize:
         note = f"every shard is done: `paraamr finalize {folder.path}` finalizes the run"
     else:

@@ -329,7 +329,7 @@ class RunFolder:
                     plan.remove()
                     if current is None:  # saved by this call: the next run starts afresh
                         self.settings_path.unlink(missing_ok=True)
-                    source = saved["record"].get("input") or saved["record"].get("dataset")
+                    source = RecordSettings.from_dict(saved["record"]).source
                     raise InputError(f"{source}: changed while it was read ({changed}); run again")
             elif saved["record"].get("input") == "-":  # no identity before it is read: read it again
                 plan.check_input(rows())

@@ -369,4 +369,5 @@ def _shard(args: argparse.Namespace, record: RecordSettings, push: Any):
             "--push-to-hub with --shard needs --finalize auto (the last shard uploads), "
             "or push at the end with `paraamr finalize DIR --push-to-hub REPO_ID`"
         )
-    return Shard(*args.shard, finalize=args.finalize == "auto")
+    executor = getattr(args, "executor_task", False)  # (a task of --executor's run: GenerateTask)
+    return Shard(*args.shard, finalize=args.finalize == "auto", executor=executor)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from paraamr.errors import InputError, UsageError
-from paraamr.options import SEED, check_settings, checking, number, setting
+from paraamr.options import SEED, check_settings, checking, number, option_flag, setting
 from paraamr.quality.mpnet import MPNET
 from paraamr.quality.scorer import BASE_MODEL, resolve_model
 
@@ -110,15 +110,17 @@ class TrainSettings:
         and more frozen layers than the base has."""
         if self.mode not in MODES:
             raise InputError(f"mode {self.mode!r}: choose one of {', '.join(MODES)}")
-        with checking(self):
-            check_settings(self)
         cross, paired = self.mode == "cross", self.mode == "cross" and self.paired
         used = {"margin": not cross, "paired": cross, "logit_margin": paired}
         used["cosine_model"] = cross or self.cosine_model is None
-        unused = [k for k, on in used.items() if not on and getattr(self, k) != getattr(TrainSettings, k)]
-        if unused:  # a setting this mode does not use would do nothing
-            what = "; ".join(f"{k} {getattr(self, k)}" for k in unused)
-            raise UsageError(f"{what}: not used in {self.mode} mode{' without paired' * (cross > paired)}")
+        changed = [f for f in fields(self) if getattr(self, f.name) != f.default]
+        unused = [f for f in changed if not used.get(f.name, True)]
+        mode = f"{self.mode} mode{' without paired' * (cross > paired)}"
+        with checking(self):  # (the options' names; a Python caller's fields)
+            check_settings(self)
+            if unused:  # a setting this mode does not use would do nothing
+                what = "; ".join(f"{option_flag(f)} {getattr(self, f.name)}" for f in unused)
+                raise UsageError(f"{what}: not used in {mode}")
         base = resolve_model(self.base, role="base model")
         if cross and self.cosine_model is not None:
             resolve_model(self.cosine_model, role="cosine model")
