@@ -277,6 +277,21 @@ def test_the_shard_that_finalizes_the_run_applies_its_license_and_shard_size(tmp
     assert "\nlicense: apache-2.0\n" in (out / layout.CARD).read_text()
 
 
+def test_a_shard_run_again_after_a_finalize_cut_short_drops_the_cut_input(tmp_path):
+    """A finalize killed after its renames, before it deleted the input cut into tasks: a shard run
+    again finds the run finalized and deletes them (before: only `paraamr finalize` or a run in one
+    piece did)."""
+    out = tmp_path / "out"
+    write_run(out, by_shard(records(40), 2), 2)
+    with contextlib.redirect_stderr(io.StringIO()):
+        finalize_run(out)
+    left = layout.state_path(out, "input/") / "task-000001.jsonl"  # as the partition names them
+    left.write_text("[]\n")
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert shard_done(RunFolder(out, shard=Shard(0, 2))) is None
+    assert "the run is finalized already" in err.getvalue() and not left.exists()
+
+
 @pytest.mark.slow
 def test_two_finalizers_at_once_finalize_once(tmp_path):
     """The race of ``--finalize auto`` (two shards that find every shard done at the same time):

@@ -132,8 +132,8 @@ def test_a_finalize_during_an_upload_neither_uploads_again_nor_rewrites_it(tmp_p
         return upload(*args, **kwargs)
 
     monkeypatch.setattr(summary, "push_folder", upload_while_others_finalize)
-    _quiet(finalize_run, out, push=push)
-    assert all("locked by" in str(m) for m in meanwhile), meanwhile
+    _quiet(finalize_run, out, push=push, command="generate --finalize auto, shard 1/2")
+    assert all("paraamr generate --finalize auto, shard 1/2" in str(m) for m in meanwhile), meanwhile
     assert len(hub.requests("POST", "/commit/")) == 1
     monkeypatch.undo()
     assert _quiet(finalize_run, out, push=push, again=False) is None  # uploaded, and recorded

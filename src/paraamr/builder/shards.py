@@ -86,18 +86,19 @@ def finalize_run(
     again: bool = True,
     run: RunSettings | None = None,
     started: float | None = None,
+    command: str = "finalize",
 ) -> dict[str, Any] | None:
     """Finalize a run whose every task is done: under the folder's own lock (waiting ``wait`` seconds)
     check each task's files, write the summary, shards and card, and upload with ``push`` (the lock
     held: another finalize neither uploads the folder again nor rewrites it meanwhile). Without
     ``again``, a finalized run returns None (or redoes a missing upload). InputError names each task
-    not done."""
+    not done. ``command``: the lock's holder, as a command refused meanwhile is told."""
     path, t0 = Path(path), time.monotonic() if started is None else started
     status = run_statuses(path)
     if not status.complete:
         _check_files(path, status)  # every task not done is named at once, the broken ones too
         raise not_done(path, status)
-    with folder_lock(path, command="finalize", wait=wait):
+    with folder_lock(path, command=command, wait=wait):  # (its holder, as others are told)
         if not again and finalized(path):
             status.plan.drop_inputs()  # a finalize killed before it did
             if push is None or pushed(path, push):
@@ -143,6 +144,8 @@ def shard_done(
     status = run_statuses(folder.path)
     if finalized(folder.path) and not (spec.finalize and push is not None and not pushed(folder.path, push)):
         note = "the run is finalized already"
+        if status.plan is not None:
+            status.plan.drop_inputs()  # a finalize killed before it did
     elif not status.complete:
         note = f"shards not done: {ranges(status.shards_to_run(running=True))}"
     elif spec.executor:
@@ -152,7 +155,10 @@ def shard_done(
     else:
         try:
             given = {"license": license, "max_shard_size": max_shard_size, "push": push}
-            summary = finalize_run(folder.path, wait=AUTO_WAIT, again=False, started=started, **given)
+            finalizing = f"generate --finalize auto, {spec}"
+            summary = finalize_run(
+                folder.path, wait=AUTO_WAIT, again=False, started=started, command=finalizing, **given
+            )
         except FolderLocked as err:
             summary, note = None, f"not finalizing now: {err}"
         else:
