@@ -329,7 +329,8 @@ class RunFolder:
                     plan.remove()
                     if current is None:  # saved by this call: the next run starts afresh
                         self.settings_path.unlink(missing_ok=True)
-                    source = RecordSettings.from_dict(saved["record"]).source
+                    given = saved["record"]
+                    source = given.get("input") or given.get("amr_input") or given.get("dataset")
                     raise InputError(f"{source}: changed while it was read ({changed}); run again")
             elif saved["record"].get("input") == "-":  # no identity before it is read: read it again
                 plan.check_input(rows())
