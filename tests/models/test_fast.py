@@ -399,6 +399,22 @@ def test_settings_record_the_backend():
     ]
 
 
+def test_without_ctranslate2_a_run_says_once_that_the_fast_path_is_off(models, tmp_path):
+    """Before: `paraamr generate` said nothing. Its settings resolve `--backend auto` first (a
+    run records what it did), and the stages, given `transformers`, had nothing to say."""
+    code = "import sys; sys.modules['ctranslate2'] = None; from paraamr.cli import main; "
+    code += "sys.exit(main(sys.argv[1:]))"
+    (tmp_path / "in.txt").write_text("The boy wants to go.\n")
+    argv = ["generate", "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out"), "--dry-run"]
+    argv += ["--parser-model", str(models["parser"]), "--realizer-model", str(models["realizer"])]
+    out = subprocess.run(
+        [sys.executable, "-c", code, *argv, "--lm-model", str(models["lm"])],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("ctranslate2 is not installed: the fast path is off") == 1, out.stderr
+
+
 @pytest.mark.slow
 def test_without_ctranslate2_everything_runs_on_transformers(models):
     """A process where ctranslate2 cannot be imported: one line says so, outputs as before."""

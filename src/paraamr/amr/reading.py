@@ -23,7 +23,8 @@ from penman.models.amr import model as AMR_MODEL
 from paraamr.errors import AMRError
 
 __all__ = [
-    "MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "parse", "read_graphs", "split_graph"
+    "MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "decode_problem", "parse", "read_graphs",
+    "split_graph",
 ]
 
 #: Default caps on one graph (``--max-amr-nodes``, ``--max-amr-depth``): far above sentence AMRs
@@ -122,8 +123,7 @@ def parse(
     try:
         trees = list(itertools.islice(penman.iterparse(text if junk else graph), 2)) or [penman.parse(text)]
     except DecodeError as e:
-        cause = f"{e.message} (line {e.lineno}, column {e.offset})"
-        raise AMRError(f"{_describe_text(text, where)}: not valid PENMAN: {cause}") from e
+        raise AMRError(f"{_describe_text(text, where)}: not valid PENMAN: {decode_problem(e)}") from e
     except RecursionError:
         raise AMRError(f"{_describe_text(text, where)}: graph too deep") from None
     if len(trees) > 1:
@@ -134,6 +134,18 @@ def parse(
             f"{_describe_text(text, where)}: not valid PENMAN: text after the graph: {junk[:40]!r}"
         )
     return trees[0]
+
+
+def decode_problem(err: DecodeError) -> str:
+    """What penman found wrong, and where, in one line (its own text starts with the graph's line).
+
+    >>> try:
+    ...     penman.decode("(a / b :ARG0 (c / d)")
+    ... except DecodeError as err:
+    ...     decode_problem(err)
+    'Unexpected end of input (line 1, column 20)'
+    """
+    return f"{err.message} (line {err.lineno}, column {err.offset})"
 
 
 def split_graph(text: str) -> tuple[str, str]:

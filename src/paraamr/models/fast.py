@@ -37,6 +37,7 @@ __all__ = [
     "Seq2SeqModel",
     "converted",
     "converted_copies",
+    "fast_path_off",
     "fingerprint",
     "load_encoder",
     "load_generator",
@@ -67,8 +68,9 @@ def ctranslate2_installed() -> bool:
 
 
 @functools.cache
-def _fast_path_off() -> None:
-    """Say once, when a model stage loads, that the fast path is off."""
+def fast_path_off() -> None:
+    """Say once a process, where ``auto`` resolves to transformers (a model stage, a run's settings),
+    that the fast path is off."""
     logger.warning("ctranslate2 is not installed: the fast path is off (pip install ctranslate2)")
 
 
@@ -84,7 +86,7 @@ def resolve_backend(
     if backend == "auto":
         backend = "ctranslate2" if ctranslate2_installed() else "transformers"
         if backend == "transformers":
-            _fast_path_off()
+            fast_path_off()
     elif backend == "ctranslate2" and not ctranslate2_installed():
         raise UsageError("backend 'ctranslate2' needs the ctranslate2 package (pip install ctranslate2)")
     if backend == "transformers":

@@ -109,6 +109,8 @@ class Realizer(AmrlibModel):
         from amrlib.models.generate_xfm.model_input_helper import ModelInputHelper
         from penman.models.noop import NoOpModel
 
+        from paraamr.amr.reading import decode_problem
+
         if isinstance(graph, penman.Graph):
             graph = penman.encode(graph, model=NoOpModel())
         if not isinstance(graph, str):
@@ -118,7 +120,7 @@ class Realizer(AmrlibModel):
         try:
             decoded = penman.decode(graph, model=NoOpModel())
         except penman.DecodeError as err:
-            return Failure(STAGE, f"invalid PENMAN: {str(err).splitlines()[0]}")
+            return Failure(STAGE, f"invalid PENMAN: {decode_problem(err)}")
         snt = decoded.metadata.get("snt", "").strip()
         if self.use_tense and snt:
             try:
