@@ -30,6 +30,7 @@ __all__ = [
     "check_input_file",
     "check_splits",
     "check_utf8",
+    "decode_problem",
     "missing_local",
     "not_a_file",
     "refuse_pipes",
@@ -219,3 +220,17 @@ def check_utf8(path: str | os.PathLike, chunk: int = 1 << 20) -> None:
                 return
             offset += len(data)
             lines += data.count(b"\n")
+
+
+def decode_problem(err: Exception) -> str:
+    """What penman's ``DecodeError`` found wrong, and where, in one line (its own text starts with
+    the graph's line).
+
+    >>> import penman
+    >>> try:
+    ...     penman.decode("(a / b :ARG0 (c / d)")
+    ... except penman.DecodeError as err:
+    ...     decode_problem(err)
+    'Unexpected end of input (line 1, column 20)'
+    """
+    return f"{err.message} (line {err.lineno}, column {err.offset})"  # type: ignore[attr-defined]

@@ -20,11 +20,10 @@ import penman
 from penman.exceptions import DecodeError, PenmanError
 from penman.models.amr import model as AMR_MODEL
 
-from paraamr.errors import AMRError
+from paraamr.errors import AMRError, decode_problem
 
 __all__ = [
-    "MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "decode_problem", "parse", "read_graphs",
-    "split_graph",
+    "MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "parse", "read_graphs", "split_graph"
 ]
 
 #: Default caps on one graph (``--max-amr-nodes``, ``--max-amr-depth``): far above sentence AMRs
@@ -134,18 +133,6 @@ def parse(
             f"{_describe_text(text, where)}: not valid PENMAN: text after the graph: {junk[:40]!r}"
         )
     return trees[0]
-
-
-def decode_problem(err: DecodeError) -> str:
-    """What penman found wrong, and where, in one line (its own text starts with the graph's line).
-
-    >>> try:
-    ...     penman.decode("(a / b :ARG0 (c / d)")
-    ... except DecodeError as err:
-    ...     decode_problem(err)
-    'Unexpected end of input (line 1, column 20)'
-    """
-    return f"{err.message} (line {err.lineno}, column {err.offset})"
 
 
 def split_graph(text: str) -> tuple[str, str]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paraamr.errors import decode_problem
 from paraamr.extras import needs_extra
 from paraamr.failures import Failure
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS
@@ -108,8 +109,6 @@ class Realizer(AmrlibModel):
         import penman
         from amrlib.models.generate_xfm.model_input_helper import ModelInputHelper
         from penman.models.noop import NoOpModel
-
-        from paraamr.amr.reading import decode_problem
 
         if isinstance(graph, penman.Graph):
             graph = penman.encode(graph, model=NoOpModel())
