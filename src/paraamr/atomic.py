@@ -82,8 +82,8 @@ def remove_temps(path: str | os.PathLike) -> int:
     (1, [])
     """
     path = Path(path)
-    pattern = f".{_glob.escape(_stem(path.name))}.*.tmp"  # then exactly temp_name's: not x.jsonl.gz's
-    exact = re.compile(rf"\.{re.escape(_stem(path.name))}\.\d+-[0-9a-f]{{8}}\.tmp")
+    pattern = f".{_glob.escape(_stem(path.name))}.*.tmp"  # one part between: not x.jsonl.gz's for x.jsonl
+    exact = re.compile(rf"\.{re.escape(_stem(path.name))}\.[^.]+\.tmp")
     found = path.parent.glob(pattern) if path.parent.is_dir() else []
     stale = [tmp for tmp in found if exact.fullmatch(tmp.name)]
     for tmp in stale:
