@@ -470,7 +470,8 @@ def test_models_list_and_rm_know_the_converted_copies(models, tmp_path, monkeypa
     assert not copy.exists() and source.is_dir()  # a local model folder itself is the user's
 
 
-def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp_path, monkeypatch):
+@pytest.mark.parametrize("repo_id", ["org/tiny-lm", "tiny-lm"])  # the second as gpt2 is named
+def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp_path, monkeypatch, repo_id):
     """A model in huggingface_hub's cache (``models--ORG--NAME/snapshots/REV``): its copy beside
     the snapshot read as a second revision of the repo in the Hub cache's scan; it goes to
     ``<cache>/ct2``, and ``models list`` shows it under the repo (it showed none)."""
@@ -479,7 +480,7 @@ def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp
     from paraamr.commands.models import COPY, model_rows
 
     hub, cache = tmp_path / "hub", tmp_path / "cache"
-    repo = hub / "models--org--tiny-lm"
+    repo = hub / ("models--" + repo_id.replace("/", "--"))
     snapshot = repo / "snapshots" / ("0123abcd" * 5)
     shutil.copytree(models["lm"], snapshot)
     (repo / "refs").mkdir()
@@ -490,10 +491,11 @@ def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp
     assert sorted(p.name for p in snapshot.parent.iterdir()) == [snapshot.name]
     (scanned,) = scan_cache_dir(hub).repos
     assert [r.commit_hash for r in scanned.revisions] == [snapshot.name]
-    rows = [r for r in model_rows(str(cache)) if r[0] == "org/tiny-lm"]
+    rows = [r for r in model_rows(str(cache)) if r[0] == repo_id]
     assert [(r[1], r[3]) for r in rows] == [("hub", "Hub model in huggingface_hub's cache"), ("hub", COPY)]
     assert str(copy) in rows[1][2]
-    # a later revision (refs/main moved): models rm removes the copies of both (it left the older)
+    # a later revision (refs/main moved): models rm removes the copies of both (it left the older;
+    # for an id without a namespace, such as gpt2, until now)
     later = repo / "snapshots" / ("4567cdef" * 5)
     shutil.copytree(snapshot, later)
     (repo / "refs" / "main").write_text(later.name)
@@ -501,7 +503,7 @@ def test_a_hub_models_copy_goes_to_the_cache_not_beside_its_snapshot(models, tmp
     from paraamr.cli import main
 
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
-    assert main(["models", "rm", "org/tiny-lm", "--kind", "lm", "--cache-dir", str(cache)]) == 0
+    assert main(["models", "rm", repo_id, "--kind", "lm", "--cache-dir", str(cache)]) == 0
     assert not copy.exists() and not second.exists()
 
 

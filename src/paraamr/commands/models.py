@@ -232,8 +232,9 @@ def _rm(args: argparse.Namespace) -> int:
             copies += converted_copies_of(path, args.cache_dir)
         except ModelNotFoundError:
             continue
-    if "/" in args.name and (info := scan_hub_cache()) is not None:  # a Hub id: each revision's too
-        copies += [c for r in info.repos if r.repo_id == args.name for c in _repo_copies(r, args.cache_dir)]
+    if (info := scan_hub_cache()) is not None:  # a Hub model (gpt2 too): each revision's copies
+        repos = [r for r in info.repos if r.repo_id == args.name and r.repo_type == "model"]
+        copies += [c for r in repos for c in _repo_copies(r, args.cache_dir)]
     copies = list(dict.fromkeys(copies))
     for copy in copies:
         shutil.rmtree(copy, ignore_errors=True)
