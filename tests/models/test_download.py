@@ -591,6 +591,9 @@ def test_cli_download_list_and_rm(hub, tmp_path, capsys):
     assert "nothing to remove" in capsys.readouterr().err
     gguf_copy = Path(cache) / "gguf" / "SmolLM2-135M-Instruct.Q4_1-0123456789abcdef"
     gguf_copy.mkdir(parents=True)
+    capsys.readouterr()
+    assert main(["models", "list", "--kind", "lm", "--cache-dir", cache]) == 0
+    assert f"on disk: {gguf_copy} (" in capsys.readouterr().out  # before: not listed (517 MB for smollm2)
     assert main(["models", "rm", "smollm2", "--cache-dir", cache]) == 0
     assert not gguf_copy.exists()
 

@@ -62,7 +62,7 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     from huggingface_hub import constants
 
     from paraamr import __file__ as package_file
-    from paraamr.commands.models import COPY, model_rows
+    from paraamr.commands.models import COPY, FLOAT32_COPY, model_rows
     from paraamr.models.resolve import cache_root
 
     rows = versions(["paraamr"])
@@ -78,11 +78,11 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
         if os.environ.get(name):
             rows.append((name, os.environ[name]))
     by_folder: dict[str, tuple[list[str], dict[str, str]]] = {}  # one line a folder, all its names
-    copies = set()
+    copies = {}  # where -> what copy
     for name, kind, where, about in model_rows(cache_dir):
         if where != "-":
-            if about == COPY:
-                copies.add(where)
+            if about in (COPY, FLOAT32_COPY):
+                copies[where] = "CTranslate2 copy" if about == COPY else "float32 copy"
             names, kinds = by_folder.setdefault(where, ([], {}))
             names += [name] if name not in names else []
             base = kind.removesuffix(" [default]")
@@ -90,7 +90,7 @@ def facts(cache_dir: str | None = None) -> list[tuple[str, str]]:
     on_disk = []
     for where, (names, kinds) in by_folder.items():
         what = f"model {', '.join(names)} ({', '.join(kinds.values())})"
-        on_disk.append((f"CTranslate2 copy of {what}" if where in copies else what, where))
+        on_disk.append((f"{copies[where]} of {what}" if where in copies else what, where))
     return rows + (on_disk or [("models on disk", "none")])
 
 

@@ -109,6 +109,8 @@ def _list(args: argparse.Namespace) -> int:
 
 #: What ``models list`` says of a model's CTranslate2 copy.
 COPY = "CTranslate2 copy (made on first use)"
+#: What a GGUF file's float32 copy (:func:`paraamr.models.lm._gguf_dir`) is called in the list.
+FLOAT32_COPY = "float32 copy of the GGUF file (made on first use)"
 
 
 def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, str]]:
@@ -120,7 +122,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     rows = []
     for each in (catalog.check_kind(kind),) if kind else catalog.KINDS:
         for name in catalog.names(each):
-            copies = []
+            copies, path = [], None
             try:
                 path = resolve(name, each, cache_dir=cache_dir)
                 where = _on_disk(path)
@@ -134,6 +136,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
                 about = catalog.PACKAGED[(each, name)].description
             default = " [default]" if catalog.DEFAULTS[each] == name else ""
             rows.append((name, each + default, where, about))
+            rows += [(name, each, _on_disk(c), FLOAT32_COPY) for c in _float32_copies(path, cache_dir)]
             rows += [(name, each, _on_disk(c), COPY) for c in copies]
     models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
@@ -144,6 +147,15 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     if not kind:
         rows += _hub_rows({r[0] for r in rows}, cache_dir)
     return rows
+
+
+def _float32_copies(path: Path | None, cache_dir: str | None = None) -> list[Path]:
+    """The float32 copies of the GGUF file ``path`` (none for a model folder, or no ``path``)."""
+    from paraamr.models.resolve import cache_root
+
+    if path is None or not path.is_file():
+        return []
+    return sorted(p for p in cache_root(cache_dir).glob(f"gguf/{path.stem}-*") if p.is_dir())
 
 
 def converted_copies_of(path: Path, cache_dir: str | None = None) -> list[Path]:
