@@ -195,12 +195,10 @@ class MethodSettings(_Checked):
             set_(self, "tagging", "tagged" if spacy_installed() else "untagged")
         if self.mod_as_domain and self.linearization != "paraamr":
             raise UsageError("--mod-as-domain needs --linearization paraamr (penman writes :mod-of)")
-        from paraamr.models.fast import ctranslate2_installed, fast_path_off, resolve_backend
+        from paraamr.models.fast import auto_backend, resolve_backend
 
         if self.backend == "auto":
-            set_(self, "backend", "ctranslate2" if ctranslate2_installed() else "transformers")
-            if self.backend == "transformers":
-                fast_path_off()
+            set_(self, "backend", auto_backend())
         if self.backend == "transformers":  # its compute types, as the models take them (once loaded: late)
             try:
                 resolve_backend(self.backend, self.compute_type, "cpu")

@@ -35,9 +35,9 @@ __all__ = [
     "BACKENDS",
     "COMPUTE_TYPES",
     "Seq2SeqModel",
+    "auto_backend",
     "converted",
     "converted_copies",
-    "fast_path_off",
     "fingerprint",
     "load_encoder",
     "load_generator",
@@ -68,10 +68,18 @@ def ctranslate2_installed() -> bool:
 
 
 @functools.cache
-def fast_path_off() -> None:
-    """Say once a process, where ``auto`` resolves to transformers (a model stage, a run's settings),
-    that the fast path is off."""
+def _fast_path_off() -> None:
+    """Say once a process that the fast path is off."""
     logger.warning("ctranslate2 is not installed: the fast path is off (pip install ctranslate2)")
+
+
+def auto_backend() -> str:
+    """The backend ``auto`` is: ctranslate2 when installed, else transformers, said once a process
+    (where a model stage loads, or a run's settings are made)."""
+    if ctranslate2_installed():
+        return "ctranslate2"
+    _fast_path_off()
+    return "transformers"
 
 
 def resolve_backend(
@@ -84,9 +92,7 @@ def resolve_backend(
     if compute_type not in COMPUTE_TYPES:
         raise UsageError(f"unknown compute type {compute_type!r}; expected one of {', '.join(COMPUTE_TYPES)}")
     if backend == "auto":
-        backend = "ctranslate2" if ctranslate2_installed() else "transformers"
-        if backend == "transformers":
-            fast_path_off()
+        backend = auto_backend()
     elif backend == "ctranslate2" and not ctranslate2_installed():
         raise UsageError("backend 'ctranslate2' needs the ctranslate2 package (pip install ctranslate2)")
     if backend == "transformers":
