@@ -151,11 +151,11 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
 
 def _float32_copies(path: Path | None, cache_dir: str | None = None) -> list[Path]:
     """The float32 copies of the GGUF file ``path`` (none for a model folder, or no ``path``)."""
-    from paraamr.models.resolve import cache_root
+    from paraamr.models.lm import float32_copies
 
     if path is None or not path.is_file():
         return []
-    return sorted(p for p in cache_root(cache_dir).glob(f"gguf/{path.stem}-*") if p.is_dir())
+    return [p for p in float32_copies(path, cache_dir) if p.is_dir()]
 
 
 def converted_copies_of(path: Path, cache_dir: str | None = None) -> list[Path]:

@@ -391,6 +391,8 @@ def _fetch_into(
 def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None = None) -> list[Path]:
     """Delete what the caches hold for model ``name`` (not packaged weights: pip's); return what was
     removed."""
+    from paraamr.models.lm import float32_copies  # (lm stands on this module)
+
     root = cache_root(cache_dir)
     local = (root / "models" / name).exists()
     candidates: list[Path] = []
@@ -405,7 +407,7 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     for (k, packaged_name), package in PACKAGED.items():
         gguf = package.inner.endswith(".gguf")
         if packaged_name == name and (kind is None or check_kind(kind) == k) and gguf:
-            candidates += sorted((root / "gguf").glob(f"{Path(package.inner).stem}-*"))
+            candidates += float32_copies(Path(package.inner), cache_dir)
     removed = [path for path in candidates if path.is_dir() or path.is_file()]
     for path in removed:
         shutil.rmtree(path) if path.is_dir() else path.unlink()

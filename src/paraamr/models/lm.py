@@ -35,10 +35,15 @@ from paraamr.models.resolve import cache_root
 from paraamr.options import check_number
 from paraamr.texts import refuse_one_string
 
-__all__ = ["PerplexityScorer"]
+__all__ = ["PerplexityScorer", "float32_copies"]
 
 STAGE = "perplexity"
 _HEAD_CHUNK = 1024
+
+
+def float32_copies(gguf: Path, cache_dir: str | Path | None = None) -> list[Path]:
+    """What :func:`_gguf_dir` made of the GGUF file ``gguf`` in the cache (a copy per content)."""
+    return sorted((cache_root(cache_dir) / "gguf").glob(f"{gguf.stem}-*"))
 
 
 def _gguf_dir(gguf: Path, cache_dir: str | Path | None) -> Path:
