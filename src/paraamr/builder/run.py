@@ -3,6 +3,7 @@ written as parts and then a completion marker; the main process then finalizes t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -154,6 +155,7 @@ def prepare(
     the settings and cut the input into tasks (once per run); returns the local path of each model."""
     checks = {"download": run.download, "trust_remote_code": run.trust_remote_code, "push": push}
     saved, mode, paths = check_run(record, folder, overwrite=overwrite, **checks)
+    new = not folder.path.exists()
     folder.lock(alone=True)
     try:
         cpu = run.device == "cpu" if run.device is not None else cpu_only()
@@ -167,6 +169,9 @@ def prepare(
         )
     except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
         folder.unlock()
+        if new:  # and the folder this call made, when nothing else came into it
+            with contextlib.suppress(OSError):
+                folder.path.rmdir()
         raise
     folder.count.clear()  # an earlier launch's counts are not this one's
     if run.task_rows and plan.task_rows not in (None, run.task_rows):
