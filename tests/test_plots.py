@@ -32,3 +32,12 @@ def test_a_run_stopped_between_two_plots_leaves_the_old_set_whole(tmp_path):
         _draw(tmp_path / "b.png", [5, 6, 7, 7, 7])
         assert {n: (tmp_path / n).read_bytes() for n in names} == old  # not yet: at the end, together
     assert all((tmp_path / n).read_bytes() != old[n] for n in names)
+
+
+def test_a_run_that_draws_nothing_leaves_none_of_the_folders_it_made(tmp_path):
+    """Before: ``--plots runs/a/plots`` of a run that failed left ``runs/a`` (only the last folder went)."""
+    (tmp_path / "kept").mkdir()
+    for given in (tmp_path / "runs" / "a" / "plots", tmp_path / "kept" / "plots"):
+        with pytest.raises(Interrupted), claim_plots(given, ["a.png"], overwrite=False, command="stats"):
+            raise Interrupted()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"] and not any((tmp_path / "kept").iterdir())

@@ -69,17 +69,17 @@ def claim_plots(
     hold (:func:`check_plot_files`: two runs never both pass it), and the temporary files a killed
     run left beside them go. The :func:`figure` s drawn in the block replace their files together
     when it ends (a run stopped between two plots leaves the old set whole, never old and new
-    mixed). A folder made for the hold goes again when nothing was written into it.
+    mixed). The folders made for the hold go again when nothing was written into them.
 
     >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp()) / "plots"
+    >>> d = Path(tempfile.mkdtemp()) / "runs" / "plots"
     >>> with claim_plots(d, ["h.png"], overwrite=False, command="stats"):
     ...     with claim_plots(d, ["h.png"], overwrite=False, command="stats"):
     ...         pass
     Traceback (most recent call last):
     ...
     paraamr.errors.FolderLocked: --plots ...plots: being written by pid ... paraamr stats
-    >>> d.exists()
+    >>> d.parent.exists()
     False
     """
     from paraamr.atomic import remove_temps
@@ -89,7 +89,7 @@ def claim_plots(
     paths = [folder / name for name in names]
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--plots {folder}: not a folder")
-    made = not folder.exists()
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
     staged: list[tuple[Path, Path]] = []  # (drawn, its place)
     try:
         with hold(folder / PLOTS_LOCK, f"--plots {folder}", command=command, named=folder):
@@ -107,9 +107,9 @@ def claim_plots(
     finally:
         for drawn, _ in staged:
             drawn.unlink(missing_ok=True)
-        if made:
-            with contextlib.suppress(OSError):  # plots in it, or another run's hold: it stays
-                folder.rmdir()
+        with contextlib.suppress(OSError):  # plots in it, or another run's hold: it stays
+            for path in made:
+                path.rmdir()
 
 
 @contextlib.contextmanager
