@@ -64,10 +64,13 @@ def temp_name(path: Path, suffix: str = ".tmp") -> Path:
 @contextlib.contextmanager
 def named_errors(path: str | os.PathLike) -> Iterator[None]:
     """An OSError inside names ``path``, the file the user knows of, not the temporary or lock
-    file made for it."""
+    file made for it beside it (an error about a folder above it keeps that folder's name)."""
     try:
         yield
     except OSError as e:
+        beside = os.path.dirname(os.path.abspath(path))
+        if e.filename is not None and os.path.dirname(os.path.abspath(os.fsdecode(e.filename))) != beside:
+            raise
         raise type(e)(e.errno, e.strerror, str(path)) from None
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "ParaAMRError",
     "UsageError",
     "about",
+    "broken_link",
     "check_input_file",
     "check_splits",
     "check_utf8",
@@ -104,6 +105,22 @@ def about(path: Any) -> Iterator[None]:
 
 #: Suffixes of data files: a dataset spec ending so is a local path, not a Hub id.
 _FILE_SUFFIXES = (".txt", ".json", ".jsonl", ".csv", ".tsv", ".parquet", ".zip", ".gz", ".amr")
+
+
+def broken_link(path: str | os.PathLike) -> str | None:
+    """Why ``path`` cannot be used when it is a symbolic link to nothing; None otherwise.
+
+    >>> import tempfile
+    >>> link = Path(tempfile.mkdtemp()) / "out"
+    >>> link.symlink_to("/no/such/folder")
+    >>> broken_link(link)
+    'a symbolic link to /no/such/folder, which does not exist'
+    >>> broken_link(link.parent) is None
+    True
+    """
+    if os.path.islink(path) and not os.path.exists(path):
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    return None
 
 
 def not_a_file(path: str | Path, way_out: str = "save it to a file first") -> InputError:

@@ -19,7 +19,7 @@ from dataclasses import Field, field, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
-from paraamr.errors import UsageError
+from paraamr.errors import UsageError, broken_link
 from paraamr.report import redact
 
 __all__ = [
@@ -218,12 +218,15 @@ def check_folder(option: str, folder: str | os.PathLike | None) -> None:
 
 
 def _not_a_folder(folder: str | os.PathLike) -> str | None:
-    """Why ``folder`` cannot be a folder (it, or the first of its parents that exists, is a file)."""
+    """Why ``folder`` cannot be a folder (it, or the first of its parents that exists, is a file or
+    a symbolic link to nothing)."""
     path = Path(folder)
     for at in (path, *path.parents):
         if os.path.lexists(at):
             if os.path.isdir(at):
                 return None
+            if broken := broken_link(at):
+                return broken if at == path else f"{at} is {broken}"
             return "not a folder" if at == path else f"{at} is a file, not a folder"
     return None
 

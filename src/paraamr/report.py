@@ -31,7 +31,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-from paraamr.errors import DISK_ERRNOS, ParaAMRError
+from paraamr.errors import DISK_ERRNOS, ParaAMRError, broken_link
 from paraamr.extras import install_hint
 from paraamr.signals import Interrupted, exit_with, handled, ignore_signals
 
@@ -131,7 +131,7 @@ def _os_message(err: OSError) -> str:
     elif isinstance(err, FileNotFoundError):
         problem = "no such file or directory"
     elif isinstance(err, FileExistsError):
-        problem = "already exists"
+        problem = (name is not None and broken_link(name)) or "already exists"  # a link's folder made
     elif isinstance(err, PermissionError) or code in (errno.EACCES, errno.EPERM):
         problem = "permission denied"
     elif code == errno.ENOSPC:

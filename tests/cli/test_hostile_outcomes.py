@@ -142,6 +142,27 @@ def test_stats_overwrite_replaces_a_plot_link_never_its_target(tmp_path, capsys)
     ]
 
 
+def test_an_output_under_a_link_to_nothing_is_named_as_that_link(tmp_path, capsys):
+    """Before: ``convert``, ``stats --plots`` and ``models list --cache-dir`` under a broken link said
+    ``OUTPUT: already exists`` (or ``is a file``), naming neither the link nor what is wrong with it."""
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(6))
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "gone")
+    said = f"{link}: a symbolic link to {tmp_path / 'gone'}, which does not exist"
+    for argv in (
+        ["convert", str(tmp_path / "in.jsonl"), str(link / "x.jsonl")],
+        ["convert", str(tmp_path / "in.jsonl"), str(link / "sub" / "corpus")],
+        ["stats", str(tmp_path / "in.jsonl"), "--plots", str(link / "plots")],
+        ["export", "simcse", str(tmp_path / "in.jsonl"), str(link / "s.csv")],
+    ):
+        assert main(argv) == 1, argv
+        assert capsys.readouterr().err == f"paraamr {' '.join(argv[:1 + (argv[0] == 'export')])}: {said}\n"
+    with pytest.raises(SystemExit, match="2"):
+        main(["models", "list", "--cache-dir", str(link / "cache")])
+    assert f"{link} is {said.split(': ', 1)[1]}" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out"]
+
+
 # --- items 5/6: one writer per folder -----------------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from paraamr.builder.counts import Stats
 from paraamr.builder.folder import clean_parts, pending
 from paraamr.builder.partition import REDO, Plan, partition
 from paraamr.builder.rows import InputRow
-from paraamr.errors import FolderLocked, InputError
+from paraamr.errors import FolderLocked, InputError, broken_link
 from paraamr.locks import busy_writers, folder_lock, writer_lock
 from paraamr.models.base import precision_words
 from paraamr.outputs import check_writable
@@ -120,8 +120,8 @@ class RunFolder:
         nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a folder")
-        if self.path.is_symlink() and not self.path.exists():
-            raise InputError(f"{self.path}: a symbolic link to {self.path.readlink()}, which does not exist")
+        if broken := broken_link(self.path):
+            raise InputError(f"{self.path}: {broken}")
         check_writable(self.path)
         if not self.path.exists():
             return "new"
