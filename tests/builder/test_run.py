@@ -123,6 +123,7 @@ def test_each_task_holds_the_rows_its_ids_hash_to_and_ran_once(hostile, two_proc
     ids = Counter(row.id for row in read_input(hostile))
     assert plan.count == 12 and sum(plan.rows.values()) == len(HOSTILE)  # 24 rows, 2 a task
     assert [p.name for p in (two_proc / ".paraamr" / "input").iterdir()] == ["plan.json"]  # finalized
+    assert not list((two_proc / ".paraamr").glob("progress-*"))  # both processes' counts
     cut = partition(tmp_path, read_input(hostile), task_rows=2, at_least=2)  # the same cut again
     assert (cut.count, cut.rows, cut.digest) == (plan.count, plan.rows, plan.digest)
     for task, rows in plan.rows.items():
@@ -525,13 +526,15 @@ def test_cpu_processes_share_the_cores_they_may_use():
 
 def test_a_finalized_run_keeps_the_plan_of_its_input_not_the_input(tiny_models, tmp_path, capsys):
     """The input cut into tasks is a copy of the whole input: once the run is finalized nothing
-    reads it, so it goes; the plan stays, and the same command run again changes nothing."""
+    reads it, so it goes; the plan stays, and the same command run again changes nothing. The
+    processes' progress counts go too (before: ``progress-00000-of-00001.json`` stayed)."""
     source = tmp_path / "in.txt"
     source.write_text("".join(f"the man said {i} things to the woman .\n" for i in range(4)))
     out = tmp_path / "out"
     args = ["--input", str(source), "--output", str(out), "--task-rows", "2", *_models(tiny_models)]
     assert main(args) == 0
     assert sorted(p.name for p in (out / ".paraamr" / "input").iterdir()) == ["plan.json"]
+    assert not list((out / ".paraamr").glob("progress-*"))
     assert sum(Plan.load(out).rows.values()) == 4
     before = read_records(out)
     capsys.readouterr()

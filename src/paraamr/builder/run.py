@@ -239,6 +239,7 @@ def execute(
         state_obj.wait_for_everyone()
         if not state_obj.is_main_process:
             return None
+        folder.count.clear()  # every process is done: its counts were for the progress bar
         try:
             if shard is not None:
                 size = None if run.max_shard_size == MAX_SHARD_SIZE else run.max_shard_size  # given
