@@ -20,7 +20,6 @@ a failure row, never dropped silently.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import itertools
 import json
@@ -141,25 +140,18 @@ def iter_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> Iterato
 
 
 def _rows(reader: Iterator[list[str]]) -> Iterator[list[str]]:
-    """The rows of a csv ``reader``, each read with no field limit (the module's limit is global:
-    lifted only while a row is read, not while its pairs are used)."""
+    """The rows of a csv ``reader``, each read with no field limit (a long text fails its pair's
+    ``--max-chars`` check); the module's limit is global: lifted only while a row is read, not while
+    its pairs are used."""
     while True:
-        with _no_field_limit():
+        limit = csv.field_size_limit(sys.maxsize)  # the limit it had
+        try:
             row = next(reader, None)
+        finally:
+            csv.field_size_limit(limit)
         if row is None:
             return
         yield row
-
-
-@contextlib.contextmanager
-def _no_field_limit() -> Iterator[None]:
-    """No csv field limit within the block (a long text fails its pair's ``--max-chars`` check)."""
-    limit = csv.field_size_limit()
-    csv.field_size_limit(sys.maxsize)
-    try:
-        yield
-    finally:
-        csv.field_size_limit(limit)
 
 
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
