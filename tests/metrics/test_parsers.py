@@ -117,10 +117,10 @@ def test_link_grammar_tree_is_cleaned_and_wrapped(link_grammar):
 
 def test_link_grammar_keeps_one_process_and_caches(link_grammar):
     link_grammar.parse(["I know it."])
-    process = link_grammar._process
+    process = link_grammar.workers.workers[0].process
     before = link_grammar.calls
     trees = link_grammar.parse(["I know it.", "It is known to me.", "I know it.", "Do you know why he left?"])
-    assert link_grammar._process is process and process.poll() is None  # same process, still running
+    assert link_grammar.workers.workers[0].process is process and process.poll() is None  # same one, running
     assert link_grammar.calls == before + 2  # "I know it." came from the cache
     assert trees[0] == trees[2]
     for tree in trees:
@@ -150,7 +150,7 @@ def test_link_grammar_output_cleaning():
 def test_link_grammar_close_ends_the_process():
     parser = parsers.LinkGrammarParser()
     parser.parse(["Hello."])
-    process = parser._process
+    process = parser.workers.workers[0].process
     parser.close()
     assert process.poll() is not None
     assert parser.parse(["Hello again."])[0].startswith("(ROOT")  # restarts on demand

@@ -273,10 +273,7 @@ class CallableParser(TreeParser):
 
 def clean_link_grammar_word(word: str) -> str:
     """A link-grammar word without subscript, unknown-word mark or null-link braces."""
-    null = _NULL_WORD.match(word)
-    if null:
-        word = null.group(1)
-    word = _MARK.sub("", word)
+    word = _MARK.sub("", _NULL_WORD.sub(r"\1", word))
     word = _SUBSCRIPT.sub("", word) or word
     return _BRACKETS.get(word, word)
 
@@ -357,11 +354,6 @@ class LinkGrammarParser(TreeParser):
             parser=self.name, lang="en", constituents=1, tree=tree, case=self.case or "as-given",
             scale="not-paper",
         )  # fmt: skip
-
-    @property
-    def _process(self) -> subprocess.Popen | None:
-        """The first link-parser process (None before the first parse)."""
-        return self.workers.workers[0].process if self.workers.workers else None
 
     def problem(self, sentence: str) -> str | None:
         return super().problem(sentence) or link_grammar_problem(sentence)
