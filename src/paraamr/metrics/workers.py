@@ -47,8 +47,7 @@ logger = logging.getLogger(__name__)
 
 def link_grammar_problem(sentence: str) -> str | None:
     """Why ``link-parser`` cannot take ``sentence`` (whitespace collapsed), or None."""
-    problem = text_problem(sentence)
-    if problem is not None:
+    if (problem := text_problem(sentence)) is not None:
         return problem
     for i, ch in enumerate(sentence):
         if unicodedata.category(ch) == "Cc":
@@ -64,11 +63,9 @@ def link_grammar_problem(sentence: str) -> str | None:
 def _debug(message: str) -> None:
     logger.debug(message)
     if os.environ.get("PARAAMR_DEBUG", "") not in ("", "0"):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # stderr closed: the log has it
             sys.stderr.write(message + "\n")
             sys.stderr.flush()
-        except (OSError, ValueError):  # stderr closed: the log has it
-            pass
 
 
 class LinkParserProcess:
@@ -100,11 +97,10 @@ class LinkParserProcess:
     def _send_line(self, line: bytes) -> None:
         stdin = self.process.stdin
         assert stdin is not None
-        try:
+        # died or closed its stdin: the reader sees end of file and says why
+        with contextlib.suppress(OSError, ValueError):
             stdin.write(line + SENTINEL)
             stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):  # died or closed its stdin: the reader sees
-            pass  # end of file and says why
 
     def send(self, sentence: str) -> None:
         """Ask for ``sentence``'s parse (a leading space keeps ``!...`` from being a command)."""
@@ -161,12 +157,10 @@ class LinkParserProcess:
     def close(self) -> None:
         """End the process gracefully (end of input), killing it after 5 s."""
         if self.process.poll() is None:
-            try:
-                assert self.process.stdin is not None
+            assert self.process.stdin is not None
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                 self.process.stdin.close()
                 self.process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
         self.kill()
 
 
