@@ -15,6 +15,7 @@ one not found takes the next token's tag.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -49,13 +50,9 @@ def add_preterminals(tree: str, sentence: str, tokens: Sequence[Token]) -> str:
     parts: list[str] = []
     after_open = False
     for piece in TOKEN.findall(tree):
-        if piece in "()":
+        if piece in "()" or after_open:  # a bracket or a label
             parts.append(piece)
             after_open = piece == "("
-            continue
-        if after_open:  # a label
-            parts.append(piece)
-            after_open = False
             continue
         span = _find(piece, lowered, cursor)
         start = span[0] if span else cursor
@@ -75,11 +72,9 @@ class PosTagger:
         from paraamr.models.realizer import SPACY_MODELS
 
         for name in [model] if model is not None else SPACY_MODELS:
-            try:
+            with contextlib.suppress(PackageNotFoundError):
                 self.name = f"spacy:{name}-{version(name)}"
                 break
-            except PackageNotFoundError:
-                continue
         else:
             raise FileNotFoundError(
                 f"no spaCy English pipeline ({model or ' or '.join(SPACY_MODELS)}) for the POS layer: "
