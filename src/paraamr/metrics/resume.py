@@ -151,9 +151,7 @@ def files_changed(
 
 
 def _comparable(stats: RowStats) -> dict[str, Any]:
-    state = stats.to_dict()
-    state.pop("timings")
-    return state
+    return {key: value for key, value in stats.to_dict().items() if key != "timings"}
 
 
 def merge_folders(folders: Sequence[str | os.PathLike]) -> tuple[RowStats, dict[str, Any]]:

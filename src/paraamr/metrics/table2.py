@@ -173,9 +173,7 @@ def shared_pairs(
 ) -> Shared:
     """Each named corpus's pairs of the sources all share after the perplexity filter (``sample``
     of them drawn with ``seed``); InputError when none is shared."""
-    filtered = []
-    for name, pairs in corpora:
-        filtered.append((name, *filter_perplexity(pairs, max_perplexity, name=name)))
+    filtered = [(name, *filter_perplexity(pairs, max_perplexity, name=name)) for name, pairs in corpora]
     keys = common_sources(kept for _, kept, _ in filtered)
     if not keys:
         raise InputError(f"no source is in all {len(corpora)} inputs ({', '.join(n for n, _ in corpora)})")
