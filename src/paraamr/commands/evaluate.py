@@ -277,11 +277,9 @@ def _ready(s: EvaluateSettings, plan: Any, state: Any, where: Launch) -> dict[st
 
     on_disk = None
     if state is not None:  # checked when on disk, also when every chunk is committed: no stale row
-        try:
+        with contextlib.suppress(ModelNotFoundError):
             on_disk = str(resolve(s.similarity_model, "embedder"))
-        except ModelNotFoundError:
-            pass
-        else:
+        if on_disk is not None:
             _check_model(s, state, on_disk)
     done = set(state.completed()) if state is not None else set()
     left = any(k not in done for k in plan.owned(shard=s.shard))

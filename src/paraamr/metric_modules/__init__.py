@@ -197,7 +197,7 @@ def _carried(item: Any) -> Any:
     from paraamr.texts import text_problem
 
     if not isinstance(item, str):
-        return _NO_TEXT + f"not a text ({'None' if item is None else type(item).__name__})"
+        return _NO_TEXT + no_text(item)
     if not item.isascii():
         problem = text_problem(item)
         if problem and problem.startswith("a lone surrogate"):
