@@ -398,8 +398,8 @@ def _finish(s: EvaluateSettings, stats: Any, settings: dict[str, Any]) -> int:
     from paraamr.metrics.report import card_note, card_row, describe, plot_histograms, row_of, say_failures
     from paraamr.metrics.table2 import protocol_signature
 
-    result = row_of(stats, seed=settings["options"]["seed"], unit=settings["unit"])
     options = settings["options"]
+    result = row_of(stats, seed=options["seed"], unit=settings["unit"])
     if not result["pairs"] and result["failures"]:  # a row of nothing is no result: no card, exit 1
         say_failures(result["failures"])
         raise InputError(

@@ -168,7 +168,7 @@ def iter_pairs(path: str | os.PathLike, split: str | None = None) -> Iterator[Pa
     one_file = pair_lines or (path.is_file() and suffix in TWO_COLUMN_SUFFIXES)
     splits = {"train": [path]} if one_file else split_files(path)
     check_splits(str(path), [split] if split else None, list(splits))
-    if one_file and pair_lines:
+    if pair_lines:
         yield from _iter_pair_lines(path)
         return
     if one_file:
@@ -217,8 +217,7 @@ def _iter_pair_lines(path: Path) -> Iterator[Pair]:
             except ValueError as err:
                 raise InputError(f"{where}: {err}") from None
             known = row.get("id") if isinstance(row.get("id"), str) else None
-            texts = row["text"], row["para_text"]
-            yield Pair(where, *texts, index=index, id=known, perplexity=ppl)
+            yield Pair(where, row["text"], row["para_text"], index=index, id=known, perplexity=ppl)
             index += 1
 
 
