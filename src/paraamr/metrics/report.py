@@ -103,13 +103,16 @@ def pair_layout(row: Sequence[str]) -> str:
 
 
 def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pair]:
-    """The pairs of a pair file (optional header row), every row in its first row's layout; tabs
-    alone split tab-separated lines (a ``"`` is text, as in ParaNMT's tokens).
+    """The pairs of a pair file (optional header row, blank lines before it too), every row in its
+    first row's layout; tabs alone split tab-separated lines (a ``"`` is text, as in ParaNMT's tokens).
 
     >>> import io
     >>> tokens = io.StringIO('" I know .\\tI do .\\nNo .\\tNot .\\n')  # ParaNMT's quote, unclosed
     >>> [(p.where, p.source) for p in read_two_columns(tokens, name="q")]
     [('q, line 1', '" I know .'), ('q, line 2', 'No .')]
+    >>> headed = io.StringIO("\\nsource\\tparaphrase\\nI know.\\tKnown.\\n")
+    >>> [(p.where, p.source) for p in read_two_columns(headed, name="x.tsv")]
+    [('x.tsv, line 3', 'I know.')]
     """
     return list(iter_two_columns(f, name=name, delimiter=delimiter))
 
@@ -122,7 +125,7 @@ def iter_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> Iterato
     for number, row in enumerate(_rows(csv.reader(f, delimiter=delimiter, quoting=quoting)), start=1):
         if not row:
             continue
-        if number == 1 and tuple(c.strip().lower() for c in row) in HEADERS:
+        if layout is None and tuple(c.strip().lower() for c in row) in HEADERS:  # before any pair
             continue
         first_row, layout = layout is None, layout or pair_layout(row)
         source, first, columns, expected = PAIR_LAYOUTS[layout]
