@@ -191,11 +191,11 @@ def negation(text: str, rng: random.Random) -> str | None:
     return changed(_remove_negation(text, rng) or negated(parse(text), rng), text, meaning=True)
 
 
-_OPPOSITE: dict[str, dict[str, str]] = {"v": {}, "a": {}}
-for _pos, _pairs in (("v", VERB_ANTONYMS), ("a", ADJECTIVE_ANTONYMS)):
-    for _a, _b in _pairs:
-        _OPPOSITE[_pos].setdefault(_a, _b)
-        _OPPOSITE[_pos].setdefault(_b, _a)
+#: Each word of the antonym tables with its opposite, both ways (a word's first pair wins).
+_OPPOSITE = {
+    pos: {word: other for a, b in reversed(pairs) for word, other in ((a, b), (b, a))}
+    for pos, pairs in (("v", VERB_ANTONYMS), ("a", ADJECTIVE_ANTONYMS))
+}
 
 
 @syntax
@@ -288,8 +288,7 @@ def role_swap(doc, text: str, rng: random.Random) -> str | None:
             obj = [g for c in kids if c.dep_ == "agent" for g in c.children if g.dep_ == "pobj"]
         if not obj or obj[0].lower_ in WH:
             continue
-        s, o = subj[0], obj[0]
-        s_span, o_span = subtree(s), subtree(o)
+        s_span, o_span = subtree(subj[0]), subtree(obj[0])
         if (
             s_span.end <= o_span.start
             and normalize(s_span.text) != normalize(o_span.text)

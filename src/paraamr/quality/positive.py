@@ -169,18 +169,16 @@ def negated_antonym(doc, text: str, rng: random.Random) -> str | None:
     return changed(new, text, meaning=False)
 
 
-def _contraction_patterns() -> list[tuple[re.Pattern, str]]:
-    """(pattern, replacement) of each direction of each contraction, compiled once."""
-    pairs = []
-    for expanded, contracted, direction in CONTRACTIONS:
-        if direction in ("both", "contract"):
-            pairs.append((r"\b" + r"\s+".join(expanded.split()) + r"\b", contracted))
-        if direction in ("both", "expand"):
-            pairs.append((r"\b" + re.escape(contracted).replace("'", APOSTROPHE) + r"\b", expanded))
-    return [(re.compile(pattern, re.IGNORECASE), new) for pattern, new in pairs]
-
-
-_CONTRACTION_PATTERNS = _contraction_patterns()
+#: (pattern, replacement) of each direction of each contraction that goes that way.
+_CONTRACTION_PATTERNS = [
+    (re.compile(pattern, re.IGNORECASE), new)
+    for expanded, contracted, direction in CONTRACTIONS
+    for way, pattern, new in (
+        ("contract", r"\b" + r"\s+".join(expanded.split()) + r"\b", contracted),
+        ("expand", r"\b" + re.escape(contracted).replace("'", APOSTROPHE) + r"\b", expanded),
+    )
+    if direction in ("both", way)
+]
 
 
 def contraction(text: str, rng: random.Random) -> str | None:
