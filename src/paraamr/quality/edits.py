@@ -161,9 +161,8 @@ def changed(new: str | None, text: str, *, meaning: bool) -> str | None:
     """``new`` if it differs from ``text`` (after :func:`normalize` when ``meaning`` must change)."""
     if not new:
         return None
-    if meaning:
-        return new if normalize(new) != normalize(text) else None
-    return new if new != text else None
+    same = normalize(new) == normalize(text) if meaning else new == text
+    return None if same else new
 
 
 OBJECT_CASE = {"i": "me", "he": "him", "she": "her", "we": "us", "they": "them"}

@@ -51,7 +51,7 @@ def _check(scores: Sequence[float], labels: Sequence[int]) -> tuple[np.ndarray, 
 def separation(scores: Sequence[float], labels: Sequence[int]) -> float:
     """μs: the mean score of valid pairs minus the mean score of invalid pairs (both must occur)."""
     scores_, labels_ = _check(scores, labels)
-    if labels_.min(initial=1) == labels_.max(initial=0) or len(labels_) == 0:
+    if len(set(labels_.tolist())) < 2:
         raise InputError("the separation needs both valid (1) and invalid (0) pairs")
     return round(float(scores_[labels_ == 1].mean() - scores_[labels_ == 0].mean()), 10)
 

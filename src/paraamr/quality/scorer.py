@@ -327,11 +327,8 @@ class QualityScorer:
         same = copies(sources, paraphrases)
         rest = [i for i, copy in enumerate(same) if not copy]
         raw = self.raw([sources[i] for i in rest], [paraphrases[i] for i in rest])
-        values = calibrated(raw, self.calibration) if self.calibration else raw
-        scores = [COPY_SCORE] * len(same)
-        for i, value in zip(rest, values, strict=True):
-            scores[i] = value
-        return scores
+        values = iter(calibrated(raw, self.calibration) if self.calibration else raw)
+        return [COPY_SCORE if copy else next(values) for copy in same]
 
     def encode(self, texts: Sequence[str]):
         """L2-normalized embeddings of ``texts`` (bi-encoders only; a float32 numpy array)."""
