@@ -370,10 +370,9 @@ def _score(args: argparse.Namespace) -> int:
     problems = [_pair_problem(row, args.max_chars) for row in rows]
     keep = [i for i, problem in enumerate(problems) if problem is None]
     scorer = QualityScorer(args.model, batch_size=args.batch_size)
-    values = _scored(args, scorer, [(rows[i]["text"], rows[i]["para_text"]) for i in keep])
-    scores: list[float | None] = [None] * len(rows)
-    for i, value in zip(keep, values, strict=True):
-        scores[i] = value  # the figures count what the threshold meets; the rows hold 6 decimals
+    values = iter(_scored(args, scorer, [(rows[i]["text"], rows[i]["para_text"]) for i in keep]))
+    # the figures count what the threshold meets; the rows hold 6 decimals
+    scores = [next(values) if problem is None else None for problem in problems]
     lines = []
     for row, value, problem in zip(rows, scores, problems, strict=True):
         # any field, but an earlier run's failure (a row scored again)
