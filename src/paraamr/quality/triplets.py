@@ -19,6 +19,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import zip_longest
 from pathlib import Path
 
 from paraamr.errors import InputError, check_utf8
@@ -134,12 +135,8 @@ def _in_turns(by_kind: Mapping[str, list[Triplet]], seed: int, total: int | None
     """Up to ``total`` triplets taken one kind after the other (each kind's own order shuffled), shuffled."""
     rng = random.Random(seed)
     queues = [rng.sample(found, len(found)) for _, found in sorted(by_kind.items()) if found]
-    chosen: list[Triplet] = []
-    while queues and (total is None or len(chosen) < total):
-        for queue in queues:
-            if queue and (total is None or len(chosen) < total):
-                chosen.append(queue.pop())
-        queues = [q for q in queues if q]
+    turns = zip_longest(*(reversed(queue) for queue in queues))  # each queue from its end
+    chosen = [triplet for turn in turns for triplet in turn if triplet is not None][:total]
     rng.shuffle(chosen)
     return chosen
 
