@@ -294,8 +294,7 @@ def run_train(args: argparse.Namespace) -> int:
         write_triplets(triplets, args.save_triplets)
     if _default_run(args, settings):
         about["command"] = "paraamr quality train --output DIR"
-    sources = [*args.input, *args.records]
-    options = {"progress": not args.no_progress, "sources": sources, "about": about}
+    options = {"progress": not args.no_progress, "sources": [*args.input, *args.records], "about": about}
     with claim_file(args.output, overwrite=True, command="quality train", name="--output"):  # one run at once
         check_output(args.output, args.overwrite)  # again: another run may have written it meanwhile
         with atomic_dir(args.output, replace=True) as folder:  # never part of a model, nor two mixed

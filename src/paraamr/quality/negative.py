@@ -176,14 +176,12 @@ def _remove_negation(text: str, rng: random.Random) -> str | None:
         edits.append((match.start(), match.end(), match_case(NT_BASE.get(stem.lower(), stem), stem)))
     for match in _NEGATORS.finditer(text):
         word = match.group().strip()
-        edits.append(
-            (match.start(), match.end(), match_case("can ", word) if word.lower() == "cannot" else "")
-        )
+        new = match_case("can ", word) if word.lower() == "cannot" else ""
+        edits.append((match.start(), match.end(), new))
     if not edits:
         return None
     start, end, new = rng.choice(sorted(edits))
-    result = text[:start] + new + text[end:]
-    return sentence_case(tidy(result), text)
+    return sentence_case(tidy(text[:start] + new + text[end:]), text)
 
 
 def negation(text: str, rng: random.Random) -> str | None:

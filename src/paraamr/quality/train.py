@@ -406,7 +406,6 @@ def export_delta(model_dir: str | Path, output: str | Path) -> int:
     card = model_dir / "README.md"
     head = card.read_text(encoding="utf-8").split(_NOTE_HEADING)[0] if card.is_file() else ""
     (output / "README.md").write_text(head.rstrip("\n") + "\n\n" + training_note(info), encoding="utf-8")
-    info["delta_of"] = info["base_model"]
-    info["delta_dtype"] = "float16"
+    info |= {"delta_of": info["base_model"], "delta_dtype": "float16"}
     (output / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return (output / DELTA_FILE).stat().st_size
