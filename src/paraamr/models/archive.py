@@ -13,8 +13,7 @@ from paraamr.errors import DISK_ERRNOS, ArchiveRefused, ParaAMRError
 
 __all__ = ["model_dir", "safe_extract"]
 
-#: Files every amrlib model dir must hold after extraction (plus one weights file).
-_REQUIRED = ("amrlib_meta.json", "config.json")
+#: Weights files of an amrlib model dir: it holds one of them.
 _WEIGHTS = ("pytorch_model.bin", "model.safetensors", "model.pt")
 
 
@@ -81,7 +80,7 @@ def model_dir(name: str, dest: Path) -> Path:
     if len(tops) != 1:
         raise ParaAMRError(f"archive {name} should hold one model folder, found {len(tops)}")
     model = tops[0]
-    missing = [f for f in _REQUIRED if not (model / f).is_file()]
+    missing = [f for f in ("amrlib_meta.json", "config.json") if not (model / f).is_file()]
     if not any((model / f).is_file() for f in _WEIGHTS):
         missing.append(" or ".join(_WEIGHTS))
     if missing:

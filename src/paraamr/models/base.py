@@ -306,12 +306,7 @@ def footprint(
 
 
 def fill_batches(
-    lengths: Sequence[int],
-    *,
-    per_token: int,
-    fixed: int,
-    free: int,
-    max_batch_size: int,
+    lengths: Sequence[int], *, per_token: int, fixed: int, free: int, max_batch_size: int
 ) -> list[list[int]]:
     """:func:`length_batches` of at most ``max_batch_size`` items whose padded bytes fit in
     :data:`FILL_FRACTION` of ``free`` bytes."""
@@ -374,12 +369,8 @@ def run_batched(
                 why = "out of memory even alone" if oom else reason(err)
                 results[indices[0]] = Failure(stage, why)
                 return
-            logger.warning(
-                "%s: batch of %d failed (%s); splitting it",
-                stage,
-                len(indices),
-                "out of memory" if oom else type(err).__name__,
-            )
+            why = "out of memory" if oom else type(err).__name__
+            logger.warning("%s: batch of %d failed (%s); splitting it", stage, len(indices), why)
             half = len(indices) // 2
             run(indices[:half])
             run(indices[half:])

@@ -52,8 +52,6 @@ BATCH_SIZES = {"parser": 16, "realizer": 32, "lm": 64, "embedder": 64, "quality"
 #: On a CUDA device, the most items of a batch sized by the free memory (``max_batch_size``).
 MAX_BATCH_SIZES = {"parser": 256, "realizer": 512, "lm": 1024, "embedder": 1024}
 
-_GITHUB_RELEASES = "https://github.com/bjascob/amrlib-models/releases/download"
-
 
 def release_url() -> str:
     """Base URL of amrlib release tarballs: ``$PARAAMR_RELEASE_URL``, else amrlib-models on GitHub.
@@ -63,7 +61,8 @@ def release_url() -> str:
     'http://127.0.0.1:8000/releases'
     >>> del os.environ["PARAAMR_RELEASE_URL"]
     """
-    return (os.environ.get("PARAAMR_RELEASE_URL") or _GITHUB_RELEASES).rstrip("/")
+    github = "https://github.com/bjascob/amrlib-models/releases/download"
+    return (os.environ.get("PARAAMR_RELEASE_URL") or github).rstrip("/")
 
 
 def check_kind(kind: str) -> str:

@@ -49,8 +49,6 @@ logger = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "transformers", "ctranslate2")
 COMPUTE_TYPES = ("auto", "int8", "float32", "float16", "bfloat16", "int8_float16")
-#: Compute types transformers runs (``auto``: the stage's ``dtype`` rule).
-_TORCH_TYPES = ("auto", "float32", "float16", "bfloat16")
 #: Suffix of a converted copy's folder name: ``.NAME.ct2-DIGEST`` beside the model.
 CT2_SUFFIX = ".ct2-"
 #: Files of a model folder that make its digest (weights and configuration).
@@ -96,7 +94,7 @@ def resolve_backend(
     elif backend == "ctranslate2" and not ctranslate2_installed():
         raise UsageError("backend 'ctranslate2' needs the ctranslate2 package (pip install ctranslate2)")
     if backend == "transformers":
-        if compute_type not in _TORCH_TYPES:
+        if compute_type not in ("auto", "float32", "float16", "bfloat16"):  # auto: the stage's dtype
             raise UsageError(
                 f"compute type {compute_type!r} needs the ctranslate2 backend "
                 "(transformers runs float32, float16 or bfloat16)"

@@ -146,6 +146,7 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
     from huggingface_hub.constants import HF_HUB_CACHE
     from huggingface_hub.errors import HFValidationError
 
+    fetch = f"fetch it with: paraamr models download {repo_id} --kind {kind}{cache_flag(cache)}"
     try:
         # skip what fetch_hub leaves out, or the cached snapshot would count as incomplete
         ignore = OTHER_FORMATS + _WEIGHT_FILES
@@ -158,14 +159,12 @@ def _hub_cached(repo_id: str, kind: str, cache: str | Path | None) -> Path:
     except Exception as err:  # not in the local cache
         raise ModelNotFoundError(
             f"{kind} model {repo_id!r} is not on disk (looked at the Hub cache {HF_HUB_CACHE} and "
-            f"the path ./{repo_id}); fetch it with: paraamr models download {repo_id} --kind {kind}"
-            f"{cache_flag(cache)}"
+            f"the path ./{repo_id}); {fetch}"
         ) from err
     if not any(f.exists() for pattern in _WEIGHT_FILES for f in path.rglob(pattern)):  # a download cut short
         raise ModelNotFoundError(
             f"{kind} model {repo_id!r} is not on disk (its snapshot in the Hub cache {HF_HUB_CACHE} has "
-            f"no weights yet); fetch it with: paraamr models download {repo_id} --kind {kind}"
-            f"{cache_flag(cache)}"
+            f"no weights yet); {fetch}"
         )
     return path
 
@@ -225,8 +224,7 @@ def resolve(
     target = cache_root(cache_dir) / "models" / name
     if where == "cache":
         return target
-    installed = installed_path(name, cache_dir)
-    if installed is not None and installed.is_dir():
+    if (installed := installed_path(name, cache_dir)) is not None and installed.is_dir():
         return installed
     if where == "release":
         release = AMRLIB_MODELS[name]
