@@ -117,15 +117,18 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     """``(name, kind, where on disk or "-", about)`` of every known model of ``kind`` (default: all)."""
     from paraamr.errors import ModelNotFoundError
     from paraamr.models import catalog
+    from paraamr.models.lm import float32_copies
     from paraamr.models.resolve import cache_root, resolve
 
     rows = []
     for each in (catalog.check_kind(kind),) if kind else catalog.KINDS:
         for name in catalog.names(each):
-            copies, path = [], None
+            floats, copies = [], []
             try:
                 path = resolve(name, each, cache_dir=cache_dir)
                 where = _on_disk(path)
+                if path.is_file():  # a GGUF file
+                    floats = [p for p in float32_copies(path, cache_dir) if p.is_dir()]
                 copies = converted_copies_of(path, cache_dir)
             except ModelNotFoundError:
                 where = "-"
@@ -136,7 +139,7 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
                 about = catalog.PACKAGED[(each, name)].description
             default = " [default]" if catalog.DEFAULTS[each] == name else ""
             rows.append((name, each + default, where, about))
-            rows += [(name, each, _on_disk(c), FLOAT32_COPY) for c in _float32_copies(path, cache_dir)]
+            rows += [(name, each, _on_disk(c), FLOAT32_COPY) for c in floats]
             rows += [(name, each, _on_disk(c), COPY) for c in copies]
     models = cache_root(cache_dir) / "models"
     fetched = sorted(models.iterdir()) if models.is_dir() else []
@@ -147,15 +150,6 @@ def model_rows(cache_dir: str | None = None, kind: str | None = None) -> list[tu
     if not kind:
         rows += _hub_rows({r[0] for r in rows}, cache_dir)
     return rows
-
-
-def _float32_copies(path: Path | None, cache_dir: str | None = None) -> list[Path]:
-    """The float32 copies of the GGUF file ``path`` (none for a model folder, or no ``path``)."""
-    from paraamr.models.lm import float32_copies
-
-    if path is None or not path.is_file():
-        return []
-    return [p for p in float32_copies(path, cache_dir) if p.is_dir()]
 
 
 def converted_copies_of(path: Path, cache_dir: str | None = None) -> list[Path]:
