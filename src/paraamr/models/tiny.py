@@ -22,7 +22,6 @@ PAPER_AMR = (
 )
 #: A sentence the tiny parser maps to a serialization that does not deserialize (no graph).
 GARBLED_TEXT = "colorless green ideas sleep furiously"
-_GARBLED_SERIAL = "( ( ( :ARG0 :ARG1 ) ) :mod"
 
 #: Parser input/output limits (tokens) written in the tiny models' ``task_specific_params``.
 MAX_IN_LEN = 48
@@ -127,7 +126,7 @@ def _parser(folder: Path):
         task_specific_params={"parse_amr": task},
     )
     model = BartForConditionalGeneration(config)
-    _memorize(model, tok, [(PAPER_TEXT, serial), (GARBLED_TEXT, _GARBLED_SERIAL)], steps=60)
+    _memorize(model, tok, [(PAPER_TEXT, serial), (GARBLED_TEXT, "( ( ( :ARG0 :ARG1 ) ) :mod")], steps=60)
     return _save(model, tok, folder, ("stog", ".parse_xfm.inference"))
 
 
