@@ -24,8 +24,10 @@ from paraamr.errors import InputError
 from paraamr.extras import needs_extra
 from paraamr.models.base import device_batches, element_bytes, footprint, loading, resolve_device
 from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
+from paraamr.models.download import ensure
 from paraamr.models.fast import converted, load_encoder, model_digest, resolve_backend
 from paraamr.options import check_number
+from paraamr.tasks import core_share
 from paraamr.texts import refuse_one_string
 
 __all__ = ["POOLINGS", "Embedder", "encoder_problem"]
@@ -66,11 +68,9 @@ class Embedder:
         max_batch_size: int | None = None,
         path: str | Path | None = None,
     ) -> None:
-        from paraamr.models.download import ensure
-
         if pooling is not None and pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}")
-        batch_size = check_number(batch_size, "batch_size", kind=int, low=1)
+        self.batch_size = check_number(batch_size, "batch_size", kind=int, low=1)
         max_batch_size = check_number(max_batch_size, "max_batch_size", kind=int, low=1, none=True)
         if processes is not None and processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
@@ -79,7 +79,6 @@ class Embedder:
         self.path = Path(path) if path is not None else ensure(model, "embedder", download=download)
         self.device = resolve_device(device)
         self.backend, self.compute_type = resolve_backend(backend, compute_type, self.device, exact=True)
-        self.batch_size = batch_size
         self.max_batch_size = max_batch_size or MAX_BATCH_SIZES["embedder"]
         with loading("embedder", self.path):
             st_pooling = _sentence_transformers_pooling(self.path)
@@ -200,8 +199,7 @@ class Embedder:
         if self.processes is not None:
             return min(self.processes, -(-n // POOL_CHUNK))
         ranks = int(os.environ.get("WORLD_SIZE", "1") or 1)
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return cores if n >= POOL_MIN_TEXTS and ranks == 1 else 1
+        return core_share() if n >= POOL_MIN_TEXTS and ranks == 1 else 1
 
     def _encode_pool(self, texts: list[str], workers: int) -> np.ndarray:
         """:meth:`encode` in ``workers`` single-threaded processes, each taking the next chunk of
@@ -239,16 +237,14 @@ class Embedder:
             raise errors[0]
         return out
 
+    def _simcse_tokens(self, texts: list[str], **options: Any) -> Any:
+        """SimCSE's tokenization of ``texts``: padded, cut at :data:`SIMCSE_MAX_LENGTH` tokens."""
+        return self._tokenizer(texts, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH, **options)
+
     def _encode_hf(self, texts: list[str]) -> np.ndarray:
         import torch
 
-        inputs = self._tokenizer(
-            texts,
-            padding=True,
-            truncation=True,
-            max_length=SIMCSE_MAX_LENGTH,
-            return_tensors="pt",
-        ).to(self.device)
+        inputs = self._simcse_tokens(texts, return_tensors="pt").to(self.device)
         with torch.inference_mode():
             outputs = self._hf(**inputs, return_dict=True)
             if self.pooling == "cls":
@@ -271,7 +267,7 @@ class Embedder:
             prepare = getattr(self._st, "preprocess", None) or self._st.tokenize  # ST >= 6: preprocess
             features = prepare(texts)
         else:
-            features = self._tokenizer(texts, padding=True, truncation=True, max_length=SIMCSE_MAX_LENGTH)
+            features = self._simcse_tokens(texts)
         mask = np.asarray(features["attention_mask"], dtype=np.float32)
         lengths = mask.sum(1).astype(int).tolist()
         ids, types = (
