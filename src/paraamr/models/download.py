@@ -393,13 +393,13 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     removed."""
     from paraamr.models.lm import float32_copies  # (lm stands on this module)
 
-    root = cache_root(cache_dir)
-    local = (root / "models" / name).exists()
+    folder = cache_root(cache_dir) / "models" / name
+    local = folder.exists()
     candidates: list[Path] = []
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):  # with what a cut download of it left
-        candidates += [root / "models" / name, *_partials(root / "models" / name)]
+        candidates += [folder, *_partials(folder)]
         if name in AMRLIB_MODELS:
-            candidates.append(_download_part(AMRLIB_MODELS[name].url, root / "models" / name))
+            candidates.append(_download_part(AMRLIB_MODELS[name].url, folder))
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
     if (installed := installed_path(name, cache_dir)) is not None:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import logging
 import os
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,9 +59,6 @@ _WEIGHTS = (".safetensors", ".bin", ".json", ".pt")
 
 def ctranslate2_installed() -> bool:
     """True when ``ctranslate2`` is installed (looked up, not imported: settings ask it at once)."""
-    import importlib.util
-    import sys
-
     if "ctranslate2" in sys.modules:  # imported already, or blocked (None)
         return sys.modules["ctranslate2"] is not None
     return importlib.util.find_spec("ctranslate2") is not None

@@ -188,10 +188,9 @@ class PerplexityScorer(Stage):
         encoded = [self._encode(t) for t in texts]
         todo = [i for i, e in enumerate(encoded) if not isinstance(e, Failure)]
         seqs = [encoded[i] for i in todo]
-        lengths = [len(s) for s in seqs]
         element = element_bytes(self.compute_type, self.dtype)
         batches = device_batches(
-            lengths,
+            [len(s) for s in seqs],
             device=self.device,
             batch_size=self.batch_size,
             max_batch_size=self.max_batch_size,
