@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import shutil
 from pathlib import Path
@@ -233,11 +234,9 @@ def _rm(args: argparse.Namespace) -> int:
         )
     copies = []
     for kind in (args.kind,) if args.kind else catalog.KINDS:
-        try:
+        with contextlib.suppress(ModelNotFoundError):
             path = resolve(args.name, kind, cache_dir=args.cache_dir, local=not known)  # ./NAME is not it
             copies += converted_copies_of(path, args.cache_dir)
-        except ModelNotFoundError:
-            continue
     if (info := scan_hub_cache()) is not None:  # a Hub model (gpt2 too): each revision's copies
         repos = [r for r in info.repos if r.repo_id == args.name and r.repo_type == "model"]
         copies += [c for r in repos for c in _repo_copies(r, args.cache_dir)]
