@@ -245,6 +245,5 @@ def kinds_of(name: str) -> list[str]:
 def names(kind: str | None = None) -> list[str]:
     """Names known without a path or Hub id (for ``kind``, or all)."""
     kind = None if kind is None else check_kind(kind)
-    known = [m.name for m in AMRLIB_MODELS.values() if kind in (None, m.kind)]
-    known += [m.name for m in HUB_MODELS.values() if kind in (None, m.kind)]
+    known = [m.name for m in (*AMRLIB_MODELS.values(), *HUB_MODELS.values()) if kind in (None, m.kind)]
     return known + [n for (k, n) in PACKAGED if kind in (None, k) and n not in known]

@@ -13,6 +13,7 @@ paraamr.errors.ModelNotFoundError: parser model 'parse_xfm_bart_base' is not on 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -355,15 +356,10 @@ def disk_size(path: str | Path) -> int:
     path = Path(path)
     if path.is_file():
         return path.stat().st_size
-    seen: set[tuple[int, int]] = set()
-    total = 0
-    for root, _, files in os.walk(path, followlinks=False):
+    sizes = {}  # by (device, inode): each file once
+    for root, _, files in os.walk(path):
         for f in files:
-            try:
+            with contextlib.suppress(OSError):
                 stat = (Path(root) / f).stat()  # Hub snapshots: links to blobs
-            except OSError:
-                continue
-            if (stat.st_dev, stat.st_ino) not in seen:
-                seen.add((stat.st_dev, stat.st_ino))
-                total += stat.st_size
-    return total
+                sizes[stat.st_dev, stat.st_ino] = stat.st_size
+    return sum(sizes.values())
