@@ -44,10 +44,11 @@ _AMR_TOKENS = (
 
 
 def _tokenizer(texts: list[str], template: str, **special: str):
-    """A word-level tokenizer over ``texts``; the ``special`` tokens get ids 0, 1, ... in order."""
+    """A word-level tokenizer over ``texts``; ids 0, 1, ... for the ``special`` tokens, then ``<unk>``."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
+    special["unk_token"] = "<unk>"
     specials = list(dict.fromkeys(special.values()))
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -104,9 +105,7 @@ def _parser(folder: Path):
 
     serial = PenmanSerializer(PAPER_AMR).get_graph_string()
     corpus = [_WORDS, _AMR_TOKENS, PAPER_TEXT, serial, GARBLED_TEXT]
-    tok = _tokenizer(
-        corpus, "<s> $A </s>", bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
-    )
+    tok = _tokenizer(corpus, "<s> $A </s>", bos_token="<s>", pad_token="<pad>", eos_token="</s>")
     task = {"model_name_or_path": "paraamr-tiny", "max_in_len": MAX_IN_LEN, "max_out_len": MAX_OUT_LEN}
     config = BartConfig(
         vocab_size=len(tok),
@@ -136,7 +135,7 @@ def _realizer(folder: Path):
 
     oneline = ModelInputHelper.gstring_to_oneline(PAPER_AMR)
     corpus = [_WORDS, _AMR_TOKENS, PAPER_TEXT, oneline]
-    tok = _tokenizer(corpus, "$A </s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    tok = _tokenizer(corpus, "$A </s>", pad_token="<pad>", eos_token="</s>")
     task = {"model_name_or_path": "paraamr-tiny", "max_in_len": MAX_OUT_LEN, "max_out_len": MAX_IN_LEN}
     config = T5Config(
         vocab_size=len(tok),
@@ -159,9 +158,7 @@ def _realizer(folder: Path):
 def _lm(folder: Path):
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    tok = _tokenizer(
-        [_WORDS, PAPER_TEXT], "", bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>"
-    )
+    tok = _tokenizer([_WORDS, PAPER_TEXT], "", bos_token="<|endoftext|>", eos_token="<|endoftext|>")
     config = GPT2Config(
         vocab_size=len(tok),
         n_embd=32,
