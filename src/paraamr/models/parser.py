@@ -88,18 +88,9 @@ class Parser(AmrlibModel):
     def parse(self, sentences: Iterable[str]) -> list[str | Failure]:
         """Parse ``sentences``; per sentence a PENMAN string with ``# ::snt`` or a Failure."""
         refuse_one_string(sentences, "sentences")
-        sentences = list(sentences)
-        results: list[Any] = [None] * len(sentences)
-        todo: list[int] = []
-        for i, s in enumerate(sentences):
-            if not isinstance(s, str):
-                results[i] = Failure(STAGE, f"not a string: {type(s).__name__}")
-            elif not s.strip():
-                results[i] = Failure(STAGE, "empty sentence")
-            else:
-                todo.append(i)
-        # amrlib writes the sentence into a one-line "# ::snt" comment: keep it on one line.
-        texts = [" ".join(sentences[i].split()) for i in todo]
+        results: list[Any] = [_input(s) for s in sentences]
+        todo = [i for i, r in enumerate(results) if not isinstance(r, Failure)]
+        texts = [results[i] for i in todo]
         limit = getattr(self.inference, "max_sent_len", None)
         lengths, parsed = self.run(texts, self._parse_batch, STAGE)
         for i, n, graph in zip(todo, lengths, parsed, strict=True):
@@ -114,3 +105,11 @@ class Parser(AmrlibModel):
         for r in results:
             self.stats["failed" if isinstance(r, Failure) else "parsed"] += 1
         return results
+
+
+def _input(sentence: Any) -> str | Failure:
+    """What amrlib parses of ``sentence``: on one line (amrlib writes it into a ``# ::snt`` comment),
+    or a Failure."""
+    if not isinstance(sentence, str):
+        return Failure(STAGE, f"not a string: {type(sentence).__name__}")
+    return " ".join(sentence.split()) or Failure(STAGE, "empty sentence")
