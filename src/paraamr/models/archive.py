@@ -66,11 +66,9 @@ def safe_extract(archive: str | Path, dest: str | Path, name: str | None = None)
                 except ArchiveRefused as err:
                     raise ArchiveRefused(f"archive {name} refused: {err}") from None
             tar.extractall(dest, members=members, filter="data")
-    except OSError as err:
-        if err.errno in DISK_ERRNOS:  # the disk where it is unpacked, not the archive
+    except (OSError, tarfile.TarError, EOFError) as err:
+        if isinstance(err, OSError) and err.errno in DISK_ERRNOS:  # the disk where it is unpacked
             raise
-        raise ParaAMRError(f"archive {name} is corrupt or incomplete: {err}") from err
-    except (tarfile.TarError, EOFError) as err:
         raise ParaAMRError(f"archive {name} is corrupt or incomplete: {err}") from err
 
 
