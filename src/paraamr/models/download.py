@@ -99,10 +99,9 @@ def ensure(
         path = resolve(name_or_path, kind, cache_dir=cache_dir)
     except ModelNotFoundError as err:
         where = source(name_or_path, kind, cache_dir=cache_dir)
-        why = _why_not(download)
         if where not in ("release", "hub") or "not on disk" not in str(err):
             raise
-        if why is not None:
+        if (why := _why_not(download)) is not None:
             if kind == "lm":
                 why += f"; {OFFLINE_LM!r} is an LM that needs no download"
             raise ModelNotFoundError(f"{err} ({why})") from None
@@ -117,14 +116,11 @@ def ensure(
         except ParaAMRError as fail:
             raise ModelNotFoundError(f"{kind} model {name!r} could not be fetched: {fail}") from fail
     meta = check_amrlib_folder(path, kind, str(name_or_path), trust_remote_code=trust_remote_code)
-    if meta:
-        if "parse_spring" in str(meta.get("inference_module")):
-            return path  # SPRING brings its own tokenizer
+    if meta and "parse_spring" not in str(meta.get("inference_module")):  # SPRING brings its own tokenizer
         try:
             base_tokenizer(path, cache_dir=cache_dir)
         except ModelNotFoundError as err:
-            why = _why_not(download)
-            if why is not None:
+            if (why := _why_not(download)) is not None:
                 raise ModelNotFoundError(f"{err} ({why})") from None
             fetch_tokenizer(tokenizer_id(path), cache_dir=cache_dir)
     return path
