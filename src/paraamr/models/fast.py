@@ -231,8 +231,7 @@ def converted(source: str | Path, tokenizer: Any = None, *, cache_dir: str | Pat
     place = source.parent if _beside(source) else cache_root(cache_dir) / "ct2"
     target = place / f"{_prefix(source, place)}{model_digest(source)}"
     if not target.is_dir():
-        lock = target.parent / f"{target.name}.lock"
-        with file_lock(lock, command="convert a model"):
+        with file_lock(place / f"{target.name}.lock", command="convert a model"):
             if not target.is_dir():
                 logger.info("converting %s for CTranslate2 (once) into %s", source, target)
                 with atomic_dir(target, exist_ok=True) as tmp:
