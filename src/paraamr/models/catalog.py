@@ -159,12 +159,11 @@ AMRLIB_MODELS: dict[str, ReleaseModel] = {
 #: amrlib's own inference code: the (``inference_module``, ``inference_class``) pairs of an
 #: ``amrlib_meta.json`` loaded without ``trust_remote_code``.
 AMRLIB_INFERENCE = {
-    "parser": frozenset(
-        (f".{m}.inference", "Inference") for m in ("parse_xfm", "parse_t5", "parse_spring", "parse_gsii")
-    ),
-    "realizer": frozenset(
-        (f".{m}.inference", "Inference") for m in ("generate_xfm", "generate_t5", "generate_t5wtense")
-    ),
+    kind: frozenset((f".{m}.inference", "Inference") for m in modules)
+    for kind, modules in (
+        ("parser", ("parse_xfm", "parse_t5", "parse_spring", "parse_gsii")),
+        ("realizer", ("generate_xfm", "generate_t5", "generate_t5wtense")),
+    )
 }
 
 
