@@ -95,6 +95,10 @@ def test_a_bad_size_or_name_is_one_line_before_any_work(tiny_models):
     ):
         bleu_diversity(["a b"], ["a c"], smooth_method="nope")
     assert paraamr.Embedder(batch_size=8.0).batch_size == 8  # an int: a pool worker parses it as one
+    for processes in (0, 1.5, "2"):  # 1.5 was taken, then failed in the first pool of 1,024 texts
+        said = f"^processes must be an integer >= 1 or None, got {processes!r}"
+        with pytest.raises(ValueError, match=said):
+            paraamr.Embedder(processes=processes)
     with pytest.raises(paraamr.errors.InputError, match=r"^sources\[0\] is empty"):  # was 1.0, an exact copy
         paraamr.QualityScorer().score([""], [""])
     for name in ("", ".", "../metrics"):

@@ -42,7 +42,7 @@ from paraamr.failures import Failure
 from paraamr.metrics.pos import PosTagger, add_preterminals
 from paraamr.metrics.trees import TOKEN, join_tokens, read_tree
 from paraamr.metrics.workers import WorkerPool, link_grammar_problem
-from paraamr.options import positive
+from paraamr.options import check_number, positive
 from paraamr.signature import Signature
 from paraamr.tasks import core_share
 
@@ -326,8 +326,7 @@ class LinkGrammarParser(TreeParser):
         if case not in ("upper-i", None):
             raise ValueError(f"unknown case step {case!r}; expected 'upper-i' or None")
         self.case = case
-        if processes is not None and processes < 1:
-            raise ValueError(f"processes must be at least 1, got {processes}")
+        processes = check_number(processes, "processes", kind=int, low=1, none=True)
         self.version = _link_grammar_version(path)
         self.name = f"link-grammar:{self.version}"
         self.processes = processes or core_share()

@@ -72,9 +72,7 @@ class Embedder:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}")
         self.batch_size = check_number(batch_size, "batch_size", kind=int, low=1)
         max_batch_size = check_number(max_batch_size, "max_batch_size", kind=int, low=1, none=True)
-        if processes is not None and processes < 1:
-            raise ValueError(f"processes must be at least 1, got {processes}")
-        self.processes = processes
+        self.processes = check_number(processes, "processes", kind=int, low=1, none=True)
         self.model_name = str(model)
         self.path = Path(path) if path is not None else ensure(model, "embedder", download=download)
         self.device = resolve_device(device)
