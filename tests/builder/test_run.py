@@ -613,3 +613,23 @@ def test_damaged_state_of_a_run_cut_in_shards_is_refused_naming_it(tiny_models, 
     (out / ".paraamr" / "settings.json").unlink()
     assert main([*args, "--shard", "1/2", "--foci", "1"]) == 1
     assert f"{out / '.paraamr' / 'settings.json'}: missing, while" in capsys.readouterr().err
+
+
+def test_a_cut_that_fails_leaves_none_of_its_files(tmp_path):
+    """Before: a full disk (or a read error) while the input was cut left the spool, a copy of the
+    whole input, and the tasks' files written so far under ``.paraamr/input/``."""
+    import errno
+
+    from paraamr.builder.rows import decode_bytes
+
+    def rows():
+        for i in range(50):
+            yield decode_bytes(f"sentence {i} .".encode())
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        partition(tmp_path, rows(), task_rows=5)
+    assert not (tmp_path / ".paraamr" / "input").exists()
+    plan = partition(tmp_path, itertools.islice(rows(), 50), task_rows=5)  # and the next cut is whole
+    written = sorted(p.name for p in (tmp_path / ".paraamr" / "input").iterdir())
+    assert plan.count == 10 and written == ["plan.json", *(f"task-{k:06d}.jsonl" for k in range(10))]

@@ -160,31 +160,36 @@ def partition(
     folder: str | Path, rows: Iterable[InputRow], *, task_rows: int, at_least: int = 1, shards: int = 1
 ) -> Plan:
     """Cut ``rows`` into the tasks of the run in ``folder`` (:func:`task_count`) and save the plan:
-    spooled first (stdin and datasets have no count), then dealt to their tasks' files."""
+    spooled first (stdin and datasets have no count), then dealt to their tasks' files; a cut that
+    fails leaves none of its files."""
     root = _root(folder)
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    spool = root / "rows.jsonl"
-    with open(spool, "w", encoding="ascii") as f:
-        n, digest = rows_digest(rows, spool=f)
-    count = task_count(n, task_rows=task_rows, at_least=at_least, shards=shards)
-    counts: dict[int, int] = {}
-    buffers: dict[int, list[str]] = {}
-    held = 0
-    with open(spool, encoding="ascii") as f:
-        for line in f:
-            key, _, row = line.partition(" ")
-            k = int(key) % count
-            buffers.setdefault(k, []).append(row)
-            counts[k] = counts.get(k, 0) + 1
-            held += len(row)
-            if held >= _BUFFER_BYTES:
-                _flush(folder, buffers)
-                held = 0
-    _flush(folder, buffers)
-    spool.unlink()
-    plan = Plan(Path(folder), count, dict(sorted(counts.items())), digest, task_rows)
-    plan.save()
+    try:
+        spool = root / "rows.jsonl"
+        with open(spool, "w", encoding="ascii") as f:
+            n, digest = rows_digest(rows, spool=f)
+        count = task_count(n, task_rows=task_rows, at_least=at_least, shards=shards)
+        counts: dict[int, int] = {}
+        buffers: dict[int, list[str]] = {}
+        held = 0
+        with open(spool, encoding="ascii") as f:
+            for line in f:
+                key, _, row = line.partition(" ")
+                k = int(key) % count
+                buffers.setdefault(k, []).append(row)
+                counts[k] = counts.get(k, 0) + 1
+                held += len(row)
+                if held >= _BUFFER_BYTES:
+                    _flush(folder, buffers)
+                    held = 0
+        _flush(folder, buffers)
+        spool.unlink()
+        plan = Plan(Path(folder), count, dict(sorted(counts.items())), digest, task_rows)
+        plan.save()
+    except BaseException:  # a full disk, a bad input, a signal: no spool nor part of a cut stays
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     return plan
 
 
