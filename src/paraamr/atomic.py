@@ -25,6 +25,7 @@ __all__ = [
     "atomic_write",
     "hidden_name",
     "named_errors",
+    "new_folders",
     "remove_temps",
     "temp_name",
 ]
@@ -72,6 +73,27 @@ def named_errors(path: str | os.PathLike) -> Iterator[None]:
         if e.filename is not None and os.path.dirname(os.path.abspath(os.fsdecode(e.filename))) != beside:
             raise
         raise type(e)(e.errno, e.strerror, str(path)) from None
+
+
+@contextlib.contextmanager
+def new_folders(path: str | os.PathLike) -> Iterator[None]:
+    """Remove again, when the block ends, the folders at and above ``path`` that were missing when it
+    began and are still empty: a command that wrote nothing leaves none of the folders it made.
+
+    >>> import tempfile
+    >>> top = Path(tempfile.mkdtemp())
+    >>> with new_folders(top / "a" / "b"):
+    ...     (top / "a" / "b").mkdir(parents=True)
+    >>> list(top.iterdir())
+    []
+    """
+    made = [p for p in (Path(path), *Path(path).parents) if not os.path.lexists(p)]  # deepest first
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # one not empty (written, another run's): it and those above stay
+            for folder in made:
+                folder.rmdir()
 
 
 def remove_temps(path: str | os.PathLike) -> int:

@@ -70,7 +70,8 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     """Hold the output file ``path`` while a command writes it (``.NAME.lock`` beside it): a second
     command writing the same file is refused, ``path`` is checked again under the lock (refused if
     it appeared meanwhile, unless ``overwrite``), and the temporary files a killed writer left
-    beside it go. ``name``: the output's option, for the messages.
+    beside it go; the folders made for it go again when nothing was written. ``name``: the output's
+    option, for the messages.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "out.csv"
@@ -81,11 +82,11 @@ def claim_file(path: str | os.PathLike, *, overwrite: bool, command: str, name: 
     ...
     paraamr.errors.FolderLocked: ...out.csv: being written by pid ... paraamr export
     """
-    from paraamr.atomic import hidden_name, remove_temps
+    from paraamr.atomic import hidden_name, new_folders, remove_temps
 
     shown = f"{name} {os.fspath(path)}" if name else os.fspath(path)  # as the user gave it
     path = Path(path)
-    with hold(hidden_name(path, ".lock"), shown, command=command, named=path):
+    with new_folders(path.parent), hold(hidden_name(path, ".lock"), shown, command=command, named=path):
         if os.path.lexists(path) and not overwrite:  # a link to nowhere is the user's too
             raise InputError(f"{shown}: exists (pass --overwrite to replace it)")
         remove_temps(path)

@@ -82,34 +82,31 @@ def claim_plots(
     >>> d.parent.exists()
     False
     """
-    from paraamr.atomic import remove_temps
+    from paraamr.atomic import new_folders, remove_temps
     from paraamr.outputs import hold
 
     folder = Path(folder)
     paths = [folder / name for name in names]
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--plots {folder}: not a folder")
-    made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
     staged: list[tuple[Path, Path]] = []  # (drawn, its place)
-    try:
-        with hold(folder / PLOTS_LOCK, f"--plots {folder}", command=command, named=folder):
-            check_plot_files(paths, overwrite=overwrite)
-            for path in paths:
-                remove_temps(path)
-            token = _STAGED.set(staged)
-            try:
-                yield
-            finally:
-                _STAGED.reset(token)
-            with critical():  # all of them, or (stopped before) none
-                for drawn, path in staged:
-                    os.replace(drawn, path)
-    finally:
-        for drawn, _ in staged:
-            drawn.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):  # plots in it, or another run's hold: it stays
-            for path in made:
-                path.rmdir()
+    with new_folders(folder):
+        try:
+            with hold(folder / PLOTS_LOCK, f"--plots {folder}", command=command, named=folder):
+                check_plot_files(paths, overwrite=overwrite)
+                for path in paths:
+                    remove_temps(path)
+                token = _STAGED.set(staged)
+                try:
+                    yield
+                finally:
+                    _STAGED.reset(token)
+                with critical():  # all of them, or (stopped before) none
+                    for drawn, path in staged:
+                        os.replace(drawn, path)
+        finally:
+            for drawn, _ in staged:
+                drawn.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

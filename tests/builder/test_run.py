@@ -548,7 +548,7 @@ def test_an_input_that_changes_while_it_is_cut_is_refused_and_the_next_run_takes
 ):
     """Before: a line appended (or the file cut short) while the run read it gave a finished run
     of the rows read, under the identity of the file as it was checked; the next run then refused
-    the folder ("the input changed"). Now the cut is undone with one line (and the empty folder it
+    the folder ("the input changed"). Now the cut is undone with one line (and the empty folders it
     made), and the next run starts."""
     import paraamr.builder.state as state
 
@@ -570,13 +570,13 @@ def test_an_input_that_changes_while_it_is_cut_is_refused_and_the_next_run_takes
         return plan
 
     monkeypatch.setattr(state, "partition", cut_while_written)
-    out = tmp_path / "out"
+    out = tmp_path / "runs" / "out"
     args = [option, str(source), "--output", str(out), *_models(tiny_models)]
     assert main(args) == 1
     err = capsys.readouterr().err
     said = f"{source}: changed while it was read (its size was {before} bytes, now {before + len(more)})"
     assert err == f"paraamr generate: {said}; run again\n"
-    assert not out.exists()  # nor the folder the run made for it
+    assert not out.parent.exists()  # nor the folders the run made for it
     monkeypatch.undo()
     assert main(args) == 0
     assert len(read_records(out)) == 5

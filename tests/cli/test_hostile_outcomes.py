@@ -163,6 +163,21 @@ def test_an_output_under_a_link_to_nothing_is_named_as_that_link(tmp_path, capsy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out"]
 
 
+def test_a_command_that_writes_nothing_leaves_none_of_the_folders_it_made(tmp_path, capsys):
+    """Before: ``export`` left the output's new parent folders (made for its lock) when its input
+    was missing or bad, and ``augment --output x/y`` left ``x``."""
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    for argv in (
+        ["export", "simcse", str(tmp_path / "missing.jsonl"), str(tmp_path / "ex" / "new" / "s.csv")],
+        ["export", "scpn", str(tmp_path / "bad.jsonl"), str(tmp_path / "ex" / "a" / "b" / "s.csv")],
+        ["augment", "--dataset", str(tmp_path / "bad.jsonl"), "--method", "reda", "--n", "2", "--output",
+         str(tmp_path / "x" / "y"), "-q"],
+    ):  # fmt: skip
+        assert main(argv) == 1, argv
+        assert len(capsys.readouterr().err.splitlines()) == 1
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"], argv
+
+
 # --- items 5/6: one writer per folder -----------------------------------------------------------
 
 

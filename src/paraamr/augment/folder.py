@@ -131,31 +131,24 @@ def augment_card(
 def claim_output(output: str | os.PathLike, overwrite: bool) -> Iterator[Path]:
     """Hold ``output``'s lock (:func:`paraamr.locks.folder_lock`) for a whole run, the folder
     checked (:func:`check_output`) before and again under it. A run that fails leaves it as it
-    was: its staged parts go, and a folder it created is removed again."""
+    was: its staged parts go, and the folders it created are removed again."""
+    from paraamr.atomic import new_folders
     from paraamr.layout import remove_layout, remove_state
     from paraamr.locks import folder_lock
 
     output = Path(output)
     check_output(output, overwrite)
-    created, held = not output.exists(), False
-    try:
-        with folder_lock(output, command="augment"):
-            held = True
-            check_output(output, overwrite)  # another run may have written it meanwhile
-            fresh = take_folder(output)
-            try:
-                yield output
-            except BaseException:
-                if fresh and left_unfinished(output):  # no card yet: empty again (with one, it is done:
-                    remove_layout(output)  # a failed push after it keeps the folder)
-                else:
-                    remove_state(output)  # the parts staged
-                raise
-    except BaseException:
-        if held and created:
-            with contextlib.suppress(OSError):
-                output.rmdir()  # only when empty: the lock files went with the lock
-        raise
+    with new_folders(output), folder_lock(output, command="augment"):  # (made ones go when empty again)
+        check_output(output, overwrite)  # another run may have written it meanwhile
+        fresh = take_folder(output)
+        try:
+            yield output
+        except BaseException:
+            if fresh and left_unfinished(output):  # no card yet: empty again (with one, it is done:
+                remove_layout(output)  # a failed push after it keeps the folder)
+            else:
+                remove_state(output)  # the parts staged
+            raise
 
 
 def write_folder(

@@ -3,7 +3,6 @@ written as parts and then a completion marker; the main process then finalizes t
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -11,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from paraamr.atomic import new_folders
 from paraamr.builder.checks import check_run, local_identity, read_rows
 from paraamr.builder.folder import FailureWriter, ShardWriter
 from paraamr.builder.partition import Plan
@@ -155,24 +155,21 @@ def prepare(
     the settings and cut the input into tasks (once per run); returns the local path of each model."""
     checks = {"download": run.download, "trust_remote_code": run.trust_remote_code, "push": push}
     saved, mode, paths = check_run(record, folder, overwrite=overwrite, **checks)
-    new = not folder.path.exists()
-    folder.lock(alone=True)
-    try:
-        cpu = run.device == "cpu" if run.device is not None else cpu_only()
-        task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
-        plan = folder.prepare(
-            saved,
-            lambda: read_rows(record),
-            mode=mode,
-            task_rows=task_rows,
-            identity=lambda: local_identity(record),  # after the cut: the input did not change meanwhile
-        )
-    except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
-        folder.unlock()
-        if new:  # and the folder this call made, when nothing else came into it
-            with contextlib.suppress(OSError):
-                folder.path.rmdir()
-        raise
+    with new_folders(folder.path):  # a refused run leaves none of the folders it made
+        folder.lock(alone=True)
+        try:
+            cpu = run.device == "cpu" if run.device is not None else cpu_only()
+            task_rows = run.task_rows or TASK_ROWS["cpu" if cpu else "accelerator"]
+            plan = folder.prepare(
+                saved,
+                lambda: read_rows(record),
+                mode=mode,
+                task_rows=task_rows,
+                identity=lambda: local_identity(record),  # after the cut: the input did not change meanwhile
+            )
+        except BaseException:  # refused (other stdin, a shard's other settings): the lock goes with it
+            folder.unlock()
+            raise
     folder.count.clear()  # an earlier launch's counts are not this one's
     if run.task_rows and plan.task_rows not in (None, run.task_rows):
         print(
