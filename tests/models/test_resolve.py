@@ -103,6 +103,27 @@ def test_make_tiny_replaces_no_model_without_overwrite(tmp_path, capsys):
     assert (mine / "config.json").is_file() and (mine / "model.safetensors").stat().st_size > 1000
 
 
+def test_make_tiny_stopped_midway_leaves_no_model_and_runs_again(tmp_path, monkeypatch, capsys):
+    """Before: a make-tiny killed after the parser was written left ``DIR/parser``, and the same
+    command was then refused ("DIR/parser: exists (pass --overwrite ...)")."""
+    from paraamr.models import tiny
+    from paraamr.signals import Interrupted
+
+    def stopped(folder):
+        raise Interrupted()
+
+    monkeypatch.setattr(tiny, "_lm", stopped)
+    with pytest.raises(Interrupted):
+        make_tiny(tmp_path / "models")
+    assert list((tmp_path / "models").iterdir()) == []  # parser and realizer were built, not put in place
+    monkeypatch.undo()
+    killed = tmp_path / "models" / ".parser.4242-0a1b2c3d.tmp"  # what a kill -9 leaves
+    killed.mkdir()
+    (killed / "config.json").write_text("{}")
+    assert main(["models", "make-tiny", str(tmp_path / "models")]) == 0
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["lm", "parser", "realizer"]
+
+
 def test_production_modules_do_not_import_tiny():
     """Issue 11: tiny-model code is reached only through paraamr.models.tiny (doctests and the
     make-tiny command, which imports it inside its function, aside)."""

@@ -255,10 +255,12 @@ def _rm(args: argparse.Namespace) -> int:
 
 
 def _make_tiny(args: argparse.Namespace) -> int:
+    from paraamr.atomic import remove_temps
     from paraamr.models.tiny import make_tiny
 
     for kind in ("parser", "realizer", "lm"):  # perhaps a model of the user's, trained for days
         path = Path(args.dir) / kind
+        remove_temps(path)  # what a killed run left of its own
         if path.exists() and not (path.is_dir() and not any(path.iterdir())):
             if not args.overwrite:
                 raise InputError(f"{path}: exists (pass --overwrite to replace it)")

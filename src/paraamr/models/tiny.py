@@ -7,11 +7,14 @@ They memorize the examples the tests need: :data:`PAPER_TEXT` parses to :data:`P
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import json
 import shutil
 import tempfile
 from pathlib import Path
+
+from paraamr.atomic import atomic_dir
 
 #: Figure 1 of the ParaAMR paper (Huang et al., 2023).
 PAPER_TEXT = "I know for them to approve this price, they'll need statistical documentation."
@@ -173,7 +176,9 @@ def _lm(folder: Path):
 
 def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
     """Write tiny models under ``folder``, deterministic for ``seed``; return ``{"parser": dir,
-    "realizer": dir, "lm": dir}``. Torch's RNG, thread count and progress bars are left as they were."""
+    "realizer": dir, "lm": dir}``. Each is built in a temporary folder and the three are put in
+    place together at the end (a run stopped before leaves none). Torch's RNG, thread count and
+    progress bars are left as they were."""
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -183,11 +188,12 @@ def make_tiny(folder: str | Path, *, seed: int = 0) -> dict[str, Path]:
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]), contextlib.ExitStack() as stack:
             out = {}
             for name, build in (("parser", _parser), ("realizer", _realizer), ("lm", _lm)):
                 torch.manual_seed(seed)
-                out[name] = build(folder / name)
+                build(stack.enter_context(atomic_dir(folder / name, replace=True)))
+                out[name] = folder / name
     finally:
         torch.set_num_threads(threads)
         if bars:
