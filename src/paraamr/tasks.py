@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from paraamr import layout
 from paraamr.atomic import atomic_write, remove_temps
@@ -32,6 +32,7 @@ __all__ = [
     "core_share",
     "cpu_only",
     "dataset_identity",
+    "feed",
     "file_digest",
     "gather",
     "identity_changed",
@@ -211,6 +212,19 @@ class TaskFolder:
         return sum(remove_temps(self.path(k)) for k in tasks)
 
 
+def feed(digest: Any, f: BinaryIO) -> Any:
+    """``digest`` (a :mod:`hashlib` object) updated with the rest of the binary file ``f``, read in
+    1 MiB blocks (:func:`hashlib.file_digest` of Python 3.11, on 3.10 too).
+
+    >>> import hashlib, io
+    >>> feed(hashlib.sha1(), io.BytesIO(b"a\\nb\\n")).hexdigest() == hashlib.sha1(b"a\\nb\\n").hexdigest()
+    True
+    """
+    for block in iter(lambda: f.read(1 << 20), b""):
+        digest.update(block)
+    return digest
+
+
 def file_digest(path: str | Path) -> dict[str, Any]:
     """A file's size and the sha1 of the whole file up to :data:`FULL_HASH_BYTES`, else of its first
     and last MiB.
@@ -228,9 +242,7 @@ def file_digest(path: str | Path) -> dict[str, Any]:
     digest = hashlib.sha1()
     with open(path, "rb") as f:
         if size <= FULL_HASH_BYTES:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-            return {"size": size, "sha1": digest.hexdigest()}
+            return {"size": size, "sha1": feed(digest, f).hexdigest()}
         digest.update(f.read(_EDGE_BYTES))
         f.seek(size - _EDGE_BYTES)
         digest.update(f.read(_EDGE_BYTES))

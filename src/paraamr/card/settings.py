@@ -19,6 +19,7 @@ from paraamr.models import catalog
 from paraamr.models.base import precision_words
 from paraamr.records import split_names
 from paraamr.settings import RecordSettings
+from paraamr.tasks import feed
 
 __all__ = ["content_hash", "expected_splits", "flat", "method_text", "model_name", "record_settings"]
 
@@ -56,8 +57,7 @@ def content_hash(path: Path) -> str:
     for p in paths:
         digest.update(str(p.relative_to(path) if p != path else p.name).encode() + b"\0")
         with open(p, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+            feed(digest, f)
     return digest.hexdigest()
 
 

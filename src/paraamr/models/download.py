@@ -52,6 +52,7 @@ from paraamr.models.resolve import (
     tokenizer_id,
 )
 from paraamr.network import bound_hub_requests, hub_timeout, network_problem
+from paraamr.tasks import feed
 
 if TYPE_CHECKING:
     from huggingface_hub import HFCacheInfo
@@ -299,11 +300,8 @@ def fetch_url(
 
 
 def _md5(path: Path) -> str:
-    digest = hashlib.md5()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return feed(hashlib.md5(), f).hexdigest()
 
 
 def fetch_release(

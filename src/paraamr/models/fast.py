@@ -32,6 +32,7 @@ from paraamr.atomic import atomic_dir
 from paraamr.errors import InputError, UsageError
 from paraamr.locks import file_lock
 from paraamr.models.resolve import cache_root
+from paraamr.tasks import feed
 
 __all__ = [
     "BACKENDS",
@@ -125,11 +126,8 @@ def fingerprint(path: Path) -> str:
     >>> fingerprint(a) == fingerprint(b)
     False
     """
-    digest = hashlib.sha1()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()[:16]
+        return feed(hashlib.sha1(), f).hexdigest()[:16]
 
 
 def model_digest(source: str | Path) -> str:
