@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -36,6 +36,7 @@ __all__ = [
     "file_digest",
     "gather",
     "identity_changed",
+    "in_threads",
     "input_identity",
     "launch",
     "model_changes",
@@ -94,6 +95,34 @@ def core_share(local: int = 1) -> int:
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return max(1, cores // max(1, local))
+
+
+def in_threads(target: Callable[..., Any], calls: Iterable[tuple[Any, ...]]) -> None:
+    """``target(*args)`` for each ``args`` of ``calls``, each in its own thread, waited for; the
+    first error raised in one is raised here. The threads are daemons: a signal to the caller never
+    waits for them.
+
+    >>> seen = []
+    >>> in_threads(seen.append, [(1,), (2,)]); sorted(seen)
+    [1, 2]
+    """
+    import threading
+
+    errors: list[BaseException] = []
+
+    def run(*args: Any) -> None:
+        try:
+            target(*args)
+        except BaseException as err:  # raised in the caller's thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=args, daemon=True) for args in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 def share_cores(local: int) -> None:

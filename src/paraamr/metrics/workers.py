@@ -23,13 +23,13 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
 
 from paraamr.failures import Failure
 from paraamr.metrics.trees import _short
+from paraamr.tasks import in_threads
 from paraamr.texts import text_problem
 
 __all__ = ["MAX_LINE_BYTES", "LinkParserProcess", "WorkerPool", "link_grammar_problem"]
@@ -227,21 +227,7 @@ class WorkerPool:
         for i in range(len(sentences)):
             todo.put(i)
         workers = self._start(min(self.size, len(sentences)))
-        errors: list[BaseException] = []
-
-        def work(slot: int) -> None:
-            try:
-                self._serve(slot, sentences, todo, results)
-            except BaseException as err:  # re-raised in the caller's thread
-                errors.append(err)
-
-        threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(len(workers))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if errors:
-            raise errors[0]
+        in_threads(self._serve, [(slot, sentences, todo, results) for slot in range(len(workers))])
         return results
 
     def _serve(self, slot: int, sentences: Sequence[str], todo: queue.SimpleQueue, results: list) -> None:

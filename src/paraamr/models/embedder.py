@@ -27,7 +27,7 @@ from paraamr.models.catalog import BATCH_SIZES, DEFAULTS, MAX_BATCH_SIZES
 from paraamr.models.download import ensure
 from paraamr.models.fast import converted, load_encoder, model_digest, resolve_backend
 from paraamr.options import check_number
-from paraamr.tasks import core_share
+from paraamr.tasks import core_share, in_threads
 from paraamr.texts import refuse_one_string
 
 __all__ = ["POOLINGS", "Embedder", "encoder_problem"]
@@ -208,31 +208,21 @@ class Embedder:
         chunks = iter([order[k : k + POOL_CHUNK] for k in range(0, len(order), POOL_CHUNK)])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         take = threading.Lock()
-        errors: list[BaseException] = []
 
         def serve(worker: _PoolWorker) -> None:
-            try:
-                while True:
-                    with take:
-                        chunk = next(chunks, None)
-                    if chunk is None:
-                        return
-                    out[chunk] = worker.encode([texts[i] for i in chunk])
-            except BaseException as err:
-                errors.append(err)
+            while True:
+                with take:
+                    chunk = next(chunks, None)
+                if chunk is None:
+                    return
+                out[chunk] = worker.encode([texts[i] for i in chunk])
 
         pool = [_PoolWorker(self.path, self.pooling, self.batch_size) for _ in range(workers)]
         try:
-            threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in pool]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            in_threads(serve, [(w,) for w in pool])
         finally:
             for worker in pool:
                 worker.close()
-        if errors:
-            raise errors[0]
         return out
 
     def _simcse_tokens(self, texts: list[str], **options: Any) -> Any:
