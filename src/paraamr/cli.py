@@ -32,7 +32,7 @@ __all__ = ["build_parser", "entry", "main"]
 #: Namespace attributes that hold a command's input paths (named in errors about file contents).
 INPUT_OPTIONS = ("input", "path", "file", "dataset", "amr_input", "folder", "paraphrases", "records")
 #: Those that hold where it writes (named in a full disk's errors that name no file).
-OUTPUT_OPTIONS = ("output", "state_dir", "plots", "cache_dir", "folder")
+OUTPUT_OPTIONS = ("output", "state_dir", "plots", "cache_dir", "folder", "dir")
 
 
 def build_parser() -> ArgumentParser:

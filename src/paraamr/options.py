@@ -37,6 +37,7 @@ __all__ = [
     "given_settings",
     "license_id",
     "named_as_options",
+    "not_a_folder",
     "number",
     "option_flag",
     "optional_float",
@@ -212,12 +213,12 @@ def check_folder(option: str, folder: str | os.PathLike | None) -> None:
     ...
     paraamr.errors.UsageError: --state-dir setup.cfg/state: setup.cfg is a file, not a folder
     """
-    problem = folder and _not_a_folder(folder)
+    problem = folder and not_a_folder(folder)
     if problem:
         raise UsageError(f"{option} {folder}: {problem}")
 
 
-def _not_a_folder(folder: str | os.PathLike) -> str | None:
+def not_a_folder(folder: str | os.PathLike) -> str | None:
     """Why ``folder`` cannot be a folder (it, or the first of its parents that exists, is a file or
     a symbolic link to nothing)."""
     path = Path(folder)
@@ -234,7 +235,7 @@ def _not_a_folder(folder: str | os.PathLike) -> str | None:
 def folder_text(text: str) -> str:
     """An argparse ``type`` for a folder to use or create: a path (:func:`path_text`) that is not a
     file nor under one."""
-    problem = _not_a_folder(path_text(text))
+    problem = not_a_folder(path_text(text))
     if problem:
         raise argparse.ArgumentTypeError(f"{text}: {problem}")
     return text

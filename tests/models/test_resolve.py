@@ -124,6 +124,35 @@ def test_make_tiny_stopped_midway_leaves_no_model_and_runs_again(tmp_path, monke
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["lm", "parser", "realizer"]
 
 
+def test_make_tiny_overwrite_keeps_the_old_models_until_the_new_ones_are_made(tmp_path, monkeypatch, capsys):
+    """Before: ``--overwrite`` deleted DIR/parser, DIR/realizer and DIR/lm before building, so a
+    failure (a full disk, a kill) lost them, and a link as DIR/lm stopped it midway ("Cannot call
+    rmtree on a symbolic link"); DIR a file was said to "already exist"."""
+    from paraamr.models import tiny
+    from paraamr.signals import Interrupted
+
+    models = tmp_path / "models"
+    (models / "parser").mkdir(parents=True)
+    (models / "parser" / "w.bin").write_text("mine")
+    (tmp_path / "elsewhere").mkdir()
+    (models / "lm").symlink_to(tmp_path / "elsewhere")
+
+    def stopped(folder):
+        raise Interrupted()
+
+    monkeypatch.setattr(tiny, "_lm", stopped)
+    assert main(["models", "make-tiny", str(models), "--overwrite"]) == Interrupted().status
+    assert (models / "parser" / "w.bin").read_text() == "mine" and (models / "lm").is_symlink()
+    monkeypatch.undo()
+    assert main(["models", "make-tiny", str(models), "--overwrite"]) == 0
+    assert not (models / "parser" / "w.bin").exists() and not (models / "lm").is_symlink()
+    assert (tmp_path / "elsewhere").is_dir()  # the link was replaced, its target left alone
+    (tmp_path / "afile").write_text("x")
+    capsys.readouterr()
+    assert main(["models", "make-tiny", str(tmp_path / "afile")]) == 1
+    assert capsys.readouterr().err == f"paraamr models make-tiny: {tmp_path / 'afile'}: not a folder\n"
+
+
 def test_production_modules_do_not_import_tiny():
     """Issue 11: tiny-model code is reached only through paraamr.models.tiny (doctests and the
     make-tiny command, which imports it inside its function, aside)."""

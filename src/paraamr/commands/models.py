@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import shutil
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 from paraamr.errors import InputError
 from paraamr.models.catalog import KINDS
 from paraamr.network import HELP as HUB_HELP
-from paraamr.options import SEED, folder_text, number, path_text
+from paraamr.options import SEED, folder_text, not_a_folder, number, path_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -255,19 +256,18 @@ def _rm(args: argparse.Namespace) -> int:
 
 
 def _make_tiny(args: argparse.Namespace) -> int:
-    from paraamr.atomic import remove_temps
+    from paraamr.atomic import new_folders, remove_temps
     from paraamr.models.tiny import make_tiny
 
+    if problem := not_a_folder(args.dir):
+        raise InputError(f"{args.dir}: {problem}")
     for kind in ("parser", "realizer", "lm"):  # perhaps a model of the user's, trained for days
         path = Path(args.dir) / kind
         remove_temps(path)  # what a killed run left of its own
-        if path.exists() and not (path.is_dir() and not any(path.iterdir())):
-            if not args.overwrite:
-                raise InputError(f"{path}: exists (pass --overwrite to replace it)")
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-    for name, path in make_tiny(args.dir, seed=args.seed).items():
+        if os.path.lexists(path) and not (path.is_dir() and not any(path.iterdir())) and not args.overwrite:
+            raise InputError(f"{path}: exists (pass --overwrite to replace it)")  # replaced when made
+    with new_folders(args.dir):  # the disk's errors name no file: they are the folder's
+        made = make_tiny(args.dir, seed=args.seed)
+    for name, path in made.items():
         print(f"{name}\t{path}")
     return 0
