@@ -62,3 +62,34 @@ def test_a_writer_s_stale_temp_files_are_its_own_not_a_longer_name_s(tmp_path):
     mine.write_text("half"), other.write_text("being written")
     assert remove_temps(tmp_path / "x.jsonl") == 1
     assert not mine.exists() and other.read_text() == "being written"
+
+
+def test_new_folders_removes_only_the_folders_it_made_and_left_empty(tmp_path, monkeypatch):
+    """Before: ``x/../kept`` counted ``kept`` as made (``x`` was missing), and a failed export into
+    ``x/../kept/o.csv`` deleted the user's empty folder ``kept``."""
+    from paraamr.atomic import new_folders
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(OSError), new_folders("x/../kept/sub"):
+        os.makedirs("x/../kept/sub")
+        raise OSError("failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"] and not any((tmp_path / "kept").iterdir())
+    with new_folders("a/b"):  # written into: kept
+        os.makedirs("a/b")
+        (tmp_path / "a" / "b" / "f").write_text("x")
+    assert (tmp_path / "a" / "b" / "f").is_file()
+
+
+def test_an_error_about_a_lock_in_a_folder_names_the_folder(tmp_path):
+    """Before: ``stats --plots DIR`` onto a read-only DIR said ``DIR/.plots.lock: read-only file
+    system``, a file the user never made; a folder above keeps its own name."""
+    import errno
+
+    from paraamr.atomic import named_errors
+
+    folder = tmp_path / "plots"
+    for inside, said in ((folder / ".plots.lock", str(folder)), (tmp_path, str(tmp_path))):
+        with pytest.raises(OSError) as raised, named_errors(folder):
+            raise OSError(errno.EROFS, "Read-only file system", str(inside))
+        assert raised.value.filename == said

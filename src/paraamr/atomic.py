@@ -64,13 +64,14 @@ def temp_name(path: Path, suffix: str = ".tmp") -> Path:
 
 @contextlib.contextmanager
 def named_errors(path: str | os.PathLike) -> Iterator[None]:
-    """An OSError inside names ``path``, the file the user knows of, not the temporary or lock
-    file made for it beside it (an error about a folder above it keeps that folder's name)."""
+    """An OSError inside names ``path``, the file or folder the user knows of, not the temporary or
+    lock file made for it beside it or in it (an error about a folder above it keeps that folder's
+    name)."""
     try:
         yield
     except OSError as e:
-        beside = os.path.dirname(os.path.abspath(path))
-        if e.filename is not None and os.path.dirname(os.path.abspath(os.fsdecode(e.filename))) != beside:
+        ours = (os.path.dirname(os.path.abspath(path)), os.path.abspath(path))
+        if e.filename is not None and os.path.dirname(os.path.abspath(os.fsdecode(e.filename))) not in ours:
             raise
         raise type(e)(e.errno, e.strerror, str(path)) from None
 
@@ -87,7 +88,8 @@ def new_folders(path: str | os.PathLike) -> Iterator[None]:
     >>> list(top.iterdir())
     []
     """
-    made = [p for p in (Path(path), *Path(path).parents) if not os.path.lexists(p)]  # deepest first
+    chain = (Path(path), *Path(path).parents)  # deepest first; "a/../b" is b, which may exist
+    made = [p for p in chain if not os.path.lexists(p) and not os.path.lexists(os.path.abspath(p))]
     try:
         yield
     finally:
