@@ -110,22 +110,24 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
     >>> tokens = io.StringIO('" I know .\\tI do .\\nNo .\\tNot .\\n')  # ParaNMT's quote, unclosed
     >>> [(p.where, p.source) for p in read_two_columns(tokens, name="q")]
     [('q, line 1', '" I know .'), ('q, line 2', 'No .')]
-    >>> headed = io.StringIO("\\nsource\\tparaphrase\\nI know.\\tKnown.\\n")
-    >>> [(p.where, p.source) for p in read_two_columns(headed, name="x.tsv")]
-    [('x.tsv, line 3', 'I know.')]
+    >>> headed = io.StringIO("\\nsource\\tparaphrase\\nsource\\tparaphrase\\nI know.\\tKnown.\\n")
+    >>> [(p.where, p.source) for p in read_two_columns(headed, name="x.tsv")]  # one header, then pairs
+    [('x.tsv, line 3', 'source'), ('x.tsv, line 4', 'I know.')]
     """
     return list(iter_two_columns(f, name=name, delimiter=delimiter))
 
 
 def iter_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> Iterator[Pair]:
     """:func:`read_two_columns`, one pair at a time (a row is read when its pairs are wanted)."""
-    layout = None
+    layout, seen = None, False
     index = 0
     quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
     for number, row in enumerate(_rows(csv.reader(f, delimiter=delimiter, quoting=quoting)), start=1):
         if not row:
             continue
-        if layout is None and tuple(c.strip().lower() for c in row) in HEADERS:  # before any pair
+        header = not seen and tuple(c.strip().lower() for c in row) in HEADERS  # the first row only
+        seen = True
+        if header:
             continue
         first_row, layout = layout is None, layout or pair_layout(row)
         source, first, columns, expected = PAIR_LAYOUTS[layout]
