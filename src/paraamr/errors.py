@@ -117,10 +117,17 @@ def broken_link(path: str | os.PathLike) -> str | None:
     'a symbolic link to /no/such/folder, which does not exist'
     >>> broken_link(link.parent) is None
     True
+    >>> loop = link.parent / "loop"
+    >>> loop.symlink_to("loop")
+    >>> broken_link(loop)
+    'a symbolic link to loop, which cannot be followed (a loop, or a link to nothing)'
     """
-    if os.path.islink(path) and not os.path.exists(path):
-        return f"a symbolic link to {os.readlink(path)}, which does not exist"
-    return None
+    if not os.path.islink(path) or os.path.exists(path):
+        return None
+    target = os.readlink(path)
+    if os.path.lexists(os.path.join(os.path.dirname(path), target)):  # itself, or a link to nothing
+        return f"a symbolic link to {target}, which cannot be followed (a loop, or a link to nothing)"
+    return f"a symbolic link to {target}, which does not exist"
 
 
 def not_a_file(path: str | Path, way_out: str = "save it to a file first") -> InputError:
