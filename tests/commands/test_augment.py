@@ -61,6 +61,25 @@ def test_a_stopped_reda_ng_leaves_no_save_lm_file_and_the_same_command_runs(tmp_
     assert main(argv) == 0 and (tmp_path / "lm.parquet").is_file()
 
 
+def test_a_save_lm_that_fills_the_disk_names_it_and_leaves_no_folder(tmp_path, mrpc, monkeypatch, capsys):
+    """Before: the LM was saved after the folder, so a full disk there said 'OUTPUT: no space left
+    on device' about a complete output, exit 1, and the same command was then refused (exists)."""
+    import errno
+
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda-ng", "--n", "2"]
+    argv += ["--output", str(tmp_path / "o"), "--save-lm", str(tmp_path / "lm.parquet")]
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as pyarrow's writer: no file named
+
+    with monkeypatch.context() as patch:
+        patch.setattr("pyarrow.parquet.write_table", full)
+        assert main(argv) == 1
+    assert capsys.readouterr().err.endswith(f"{tmp_path / 'lm.parquet'}: no space left on device\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mrpc.jsonl"]
+    assert main(argv) == 0 and (tmp_path / "lm.parquet").is_file()
+
+
 def test_a_save_lm_path_that_cannot_be_written_is_refused_before_any_work(tmp_path, mrpc, capsys):
     """The LM is written after the folder: a --save-lm under a file wrote the folder, then failed
     ("already exists", naming the file), and the same command with a good path was refused."""
