@@ -784,3 +784,18 @@ def test_a_cosine_encoder_given_by_a_relative_path_is_found_from_any_folder(tmp_
     capsys.readouterr()
     there = QualityScorer(str(tmp_path / "m")).score(*pair)
     assert there == pytest.approx(here, abs=1e-6) and "warning" not in capsys.readouterr().err
+
+
+def test_a_stopped_train_leaves_no_save_triplets_file_and_the_same_command_runs(tmp_path, monkeypatch):
+    """Before: the triplets were written before the model was trained, so Ctrl-C, a kill or a
+    full disk during training left them, and the same command was then refused (exists)."""
+    from paraamr.quality import train
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "train", stopped)
+    argv = ["quality", "train", "--input", str(TINY), "--output", str(tmp_path / "m"), *TINY_ARGS,
+            "--cosine-model", "none", "--no-progress", "--save-triplets", str(tmp_path / "t")]  # fmt: skip
+    assert main(argv) == 130
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

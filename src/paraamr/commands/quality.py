@@ -18,6 +18,7 @@ from pathlib import Path
 
 from paraamr.atomic import atomic_dir, atomic_write
 from paraamr.errors import InputError, UsageError, refuse_pipes
+from paraamr.errors import about as naming
 from paraamr.extras import require
 from paraamr.options import add_settings, given_settings, number, path_text, positive
 from paraamr.outputs import check_not_input, check_writable_file, claim_file
@@ -290,8 +291,6 @@ def run_train(args: argparse.Namespace) -> int:
     triplets, about = _triplets(args, sentences)
     natural = "" if args.no_natural else " and the natural pairs"
     print(f"{len(triplets)} triplets from {len(sentences)} sentences{natural}", file=sys.stderr)
-    if args.save_triplets:
-        write_triplets(triplets, args.save_triplets)
     if _default_run(args, settings):
         about["command"] = "paraamr quality train --output DIR"
     options = {"progress": not args.no_progress, "sources": [*args.input, *args.records], "about": about}
@@ -302,6 +301,9 @@ def run_train(args: argparse.Namespace) -> int:
             if failures:
                 lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in failures)
                 (folder / "failures.jsonl").write_text("".join(lines), encoding="utf-8")
+    if args.save_triplets:  # once the model is in place: a run stopped before leaves no file to refuse
+        with naming(args.save_triplets):
+            write_triplets(triplets, args.save_triplets)
     if failures:
         print(f"{len(failures)} sentence(s) skipped: see {args.output}/failures.jsonl", file=sys.stderr)
     cal = summary["calibration"]
