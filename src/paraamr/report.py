@@ -193,7 +193,7 @@ def describe(err: BaseException, inputs: Iterable[Any] = (), outputs: Iterable[A
     >>> describe(OSError(errno.EIO, "Input/output error"), inputs=["in"], outputs=["out"])  # a read's too
     ('input/output error', 1)
     """
-    err = _interruption(err) or _innermost(err)
+    err = _interruption(err) or _carried_os_error(_innermost(err))
     if isinstance(err, Interrupted):
         return _one_line(str(err)), err.status
     if isinstance(err, KeyboardInterrupt):
@@ -262,6 +262,20 @@ def _innermost(err: BaseException) -> BaseException:
             break
         err = inner
     return err
+
+
+def _carried_os_error(err: BaseException) -> BaseException:
+    """The OSError that a Rust library's error carries in its text (safetensors' ``... I/O error: No
+    space left on device (os error 28)``), else ``err``.
+
+    >>> _carried_os_error(Exception("Error while serializing: I/O error: ... (os error 28)")).errno
+    28
+    """
+    found = None if isinstance(err, OSError) else re.search(r"\(os error (\d+)\)", str(err))
+    if found is None:
+        return err
+    code = int(found.group(1))
+    return OSError(code, os.strerror(code))
 
 
 def _known(err: BaseException) -> str | None:
