@@ -214,6 +214,9 @@ def _open(url: str, start: int, timeout: float):
             raise _Transient(f"HTTP {err.code} {err.reason}") from err
         raise ParaAMRError(f"cannot download {url}: HTTP {err.code} {err.reason}") from err
     except urllib.error.URLError as err:
+        if url.startswith("file://"):  # a local file: no retry changes it
+            why = getattr(err.reason, "strerror", None) or err.reason
+            raise ParaAMRError(f"cannot download {url}: {str(why).lower()}") from err
         if _unreachable(err.reason):
             raise ParaAMRError(
                 f"cannot download {url}: {err.reason} (no network, or no route to the host)"
