@@ -107,6 +107,8 @@ def test_load_names_a_file_whose_metadata_is_no_lm(tmp_path, meta):
     pq.write_table(table.replace_schema_metadata({b"paraamr.ngram": meta}), path)
     with pytest.raises(InputError, match=r"model\.parquet: not an n-gram LM saved by paraamr"):
         NgramLM.load(path)
+    with pytest.raises(InputError, match=r"other\.parquet: no such file$"):  # was 'not an n-gram LM'
+        NgramLM.load(tmp_path / "other.parquet")
 
 
 def test_train_from_a_dataset_column_and_update_invalidates_table():

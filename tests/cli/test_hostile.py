@@ -612,9 +612,10 @@ def table() -> list[Case]:
         "push",
         ("push", "org/name"),
         [
-            ("missing", ["missing"], {}, ERR, "missing"),
+            ("missing", ["missing"], {}, ERR, "missing: no such folder"),
             ("empty-folder", ["data"], {"data": None}, ERR, "data"),
-            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile"),
+            # before: 'afile: no such folder'
+            ("a-file", ["afile"], {"afile": b"x"}, ERR, "afile: not a folder"),
             ("not-a-dataset", ["data"], {"data/notes.txt": b"x"}, ERR, "data"),
         ],
     )

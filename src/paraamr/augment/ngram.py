@@ -34,7 +34,7 @@ from pathlib import Path
 
 from paraamr.atomic import atomic_file
 from paraamr.augment.languages import TOKENIZERS, Tokenizer, Whitespace
-from paraamr.errors import InputError
+from paraamr.errors import InputError, check_input_file
 
 __all__ = ["END", "IN_SAMPLE", "START", "NgramLM", "corpus_files", "installed_lm", "lm_tokens", "read_corpus"]
 
@@ -189,6 +189,7 @@ class NgramLM:
         """Read a model written by :meth:`save`; :class:`InputError` when ``path`` is not one."""
         import pyarrow.parquet as pq
 
+        check_input_file(path)  # (pyarrow says a missing file is not Parquet)
         try:
             table = pq.read_table(path)
             meta = json.loads((table.schema.metadata or {})[_META_KEY])
