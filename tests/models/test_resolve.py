@@ -283,6 +283,7 @@ def test_hub_id_resolves_from_the_hub_cache_offline(tmp_path, tiny_models, monke
     (tmp_path / "models--someone--tiny-lm" / "refs" / "main").write_text("0123abcd")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("PARAAMR_CACHE", str(tmp_path / "cache"))  # its converted copy: not in the user's
     assert resolve("someone/tiny-lm", "lm") == snapshot
     [value] = PerplexityScorer("someone/tiny-lm").perplexity(["the boy"])
     assert value > 1

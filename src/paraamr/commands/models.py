@@ -186,21 +186,18 @@ def _repo_copies(repo: Any, cache_dir: str | None = None) -> list[Path]:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from paraamr.atomic import new_folders
     from paraamr.models import catalog
     from paraamr.models.download import ensure, fetch_release
-    from paraamr.models.resolve import cache_root
 
     if args.name in catalog.AMRLIB_MODELS or args.url:
-        with new_folders(cache_root(args.cache_dir) / "models" / ".downloads"):  # emptied, or never used
-            path = fetch_release(
-                args.name,
-                cache_dir=args.cache_dir,
-                url=args.url,
-                md5=args.md5,
-                tokenizer=not args.no_tokenizer,
-                progress=not args.quiet,
-            )
+        path = fetch_release(
+            args.name,
+            cache_dir=args.cache_dir,
+            url=args.url,
+            md5=args.md5,
+            tokenizer=not args.no_tokenizer,
+            progress=not args.quiet,
+        )
     else:
         known = catalog.HUB_MODELS.get(args.name)
         kind = args.kind or (known.kind if known else "lm")

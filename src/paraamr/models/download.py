@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paraamr.atomic import atomic_dir
+from paraamr.atomic import atomic_dir, new_folders
 from paraamr.errors import ModelNotFoundError, ParaAMRError
 from paraamr.locks import file_lock
 from paraamr.models.archive import model_dir, safe_extract
@@ -335,13 +335,14 @@ def fetch_release(
     if url is None:
         url, md5 = release.url, md5 or release.md5
     if not target.is_dir():
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise ParaAMRError(f"cannot create the model cache {root}: {err}") from err
-        with file_lock(root / f".{name}.lock", command="models download"):  # one download at a time
-            if not target.is_dir():  # not fetched by another process meanwhile
-                _fetch_into(url, md5, target, progress=progress, retries=retries, backoff=backoff)
+        with new_folders(root / ".downloads"):  # a cache folder made for a failed (or done) download goes
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise ParaAMRError(f"cannot create the model cache {root}: {err}") from err
+            with file_lock(root / f".{name}.lock", command="models download"):  # one download at a time
+                if not target.is_dir():  # not fetched by another process meanwhile
+                    _fetch_into(url, md5, target, progress=progress, retries=retries, backoff=backoff)
     if tokenizer:
         try:
             base_tokenizer(target, cache_dir=cache_dir)
