@@ -613,9 +613,11 @@ def test_rm_removes_the_cached_model_with_its_leftovers_not_a_folder_of_its_name
     copy = target.parent / ".generate_t5wtense.ct2-0123456789abcdef"  # as a conversion names it
     partial = target.parent / ".partial-generate_t5wtense-k1ll3d"
     archive = dl._download_part(AMRLIB_MODELS["generate_t5wtense"].url, target)
+    mirrored = dl._download_part("http://mirror.example/t5wtense.tar.gz", target)  # --url: was left
     for folder in (copy, partial, archive.parent):  # (.downloads goes once a download is done)
         folder.mkdir()
     archive.write_bytes(b"a whole archive")
+    mirrored.write_bytes(b"half an archive")
     local = tmp_path / "work" / "generate_t5wtense"
     shutil.copytree(target, local)
     mine = local.parent / ".generate_t5wtense.ct2-fedcba9876543210"
@@ -623,7 +625,7 @@ def test_rm_removes_the_cached_model_with_its_leftovers_not_a_folder_of_its_name
     monkeypatch.chdir(local.parent)
     assert main(["models", "rm", "generate_t5wtense", "--cache-dir", str(cache)]) == 0
     capsys.readouterr()
-    assert not any(p.exists() for p in (target, copy, partial, archive))
+    assert not any(p.exists() for p in (target, copy, partial, archive, mirrored))
     assert local.is_dir() and mine.is_dir()
 
 

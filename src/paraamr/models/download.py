@@ -352,9 +352,10 @@ def fetch_release(
 
 
 def _download_part(url: str, target: Path) -> Path:
-    """Where the archive of ``url`` for the model folder ``target`` is downloaded (and resumed)."""
+    """Where the archive of ``url`` for the model folder ``target`` is downloaded (and resumed):
+    named after the model too, so that ``models rm NAME`` finds it whatever the URL was."""
     key = hashlib.sha1(url.encode()).hexdigest()[:12]
-    return target.parent / ".downloads" / f"{key}-{url.rsplit('/', 1)[-1] or 'archive.tar.gz'}"
+    return target.parent / ".downloads" / f"{target.name}-{key}-{url.rsplit('/', 1)[-1] or 'archive.tar.gz'}"
 
 
 def _partials(target: Path) -> list[Path]:
@@ -395,9 +396,8 @@ def remove(name: str, *, kind: str | None = None, cache_dir: str | Path | None =
     local = folder.exists()
     candidates: list[Path] = []
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):  # with what a cut download of it left
-        candidates += [folder, *_partials(folder)]
-        if name in AMRLIB_MODELS:
-            candidates.append(_download_part(AMRLIB_MODELS[name].url, folder))
+        archives = f"{glob.escape(name)}-{'[0-9a-f]' * 12}-*"  # of any URL (--url, a mirror)
+        candidates += [folder, *_partials(folder), *(folder.parent / ".downloads").glob(archives)]
     if "/" in name:  # a Hub id may name a base tokenizer (shared by releases: kept otherwise)
         candidates.append(tokenizer_dir(name, cache_dir=cache_dir))
     if (installed := installed_path(name, cache_dir)) is not None:
