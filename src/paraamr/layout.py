@@ -53,6 +53,7 @@ __all__ = [
     "SUMMARY",
     "arrow_bytes",
     "check_name",
+    "check_shards",
     "data_files",
     "dataset_inside",
     "failure_files",
@@ -219,6 +220,39 @@ def list_shards(folder: str | os.PathLike, config: str | None = None) -> dict[st
             if parsed:
                 out.setdefault(cdir.name, {}).setdefault(parsed[0], []).append((parsed[1], path))
     return {c: {s: [p for _, p in sorted(v)] for s, v in splits.items()} for c, splits in out.items()}
+
+
+def check_shards(folder: str | os.PathLike) -> None:
+    """InputError unless each split's shards in ``folder`` are one whole cut, ``0..n-1`` of one
+    ``n``: a shard deleted, or the shards of two cuts side by side, would lose or repeat records.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); (d / DATA / "default").mkdir(parents=True)
+    >>> for name in ("train-00000-of-00002.parquet", "train-00000-of-00001.parquet"):
+    ...     _ = (d / DATA / "default" / name).write_bytes(b"")
+    >>> check_shards(d)
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: .../default: split 'train' has shards of 2 cuts (into 1 and 2 shards), ...
+    """
+    for config in sorted(p for p in (Path(folder) / DATA).glob("*") if p.is_dir()):
+        cuts: dict[str, dict[int, set[int]]] = {}
+        for path in config.glob("*.parquet"):
+            if parsed := parse_shard_name(path.name):
+                cuts.setdefault(parsed[0], {}).setdefault(parsed[2], set()).add(parsed[1])
+        for split, by_count in sorted(cuts.items()):
+            if len(by_count) > 1:
+                counts = " and ".join(str(n) for n in sorted(by_count))
+                raise InputError(
+                    f"{config}: split {split!r} has shards of {len(by_count)} cuts (into {counts} shards), "
+                    "whose records would be read twice: keep one cut"
+                )
+            [(count, found)] = by_count.items()
+            if missing := sorted(set(range(count)) - found):
+                raise InputError(
+                    f"{config}: split {split!r} lacks {len(missing)} of its {count} shards "
+                    f"({split}-{missing[0]:05d}-of-{count:05d}.parquet first): its records would be missing"
+                )
 
 
 def dataset_inside(root: Path, files: Sequence[str | os.PathLike]) -> Path | None:

@@ -421,10 +421,9 @@ def select(
 def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     """The files of each split under a local ``path``.
 
-    A file is split ``train``. A dataset folder (``data/{config}/{split}-{i}-of-{n}.parquet``)
-    gives the splits of its ``default`` shards (none when it has no records; one of ``pairs``
-    shards only is refused); another folder gives
-    all its :data:`RELEASE_SUFFIXES` files (recursively, hidden ones skipped) as ``train``.
+    A file is split ``train``; a dataset folder, the splits of its ``default`` shards (none without
+    records; ``pairs`` shards only, or a split not one whole cut, refused); another folder, all its
+    :data:`RELEASE_SUFFIXES` files (recursively, hidden ones skipped) as ``train``.
     """
     from paraamr import layout
 
@@ -434,6 +433,7 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     refuse_pipes(root)
     if not root.is_dir():
         raise InputError(f"{root}: no such file or folder")
+    layout.check_shards(root)
     shards = layout.list_shards(root)
     if shards.get("pairs") and not shards.get("default"):  # (it read as no records, without a word)
         raise InputError(f"{root}: pairs shards but no default shards, which hold the records")

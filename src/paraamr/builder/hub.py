@@ -44,7 +44,7 @@ LARGE_FILES = 100
 
 def check_folder(folder: str | os.PathLike) -> Path:
     """``folder`` as a Path, checked to look like a dataset folder (a card and ``data/`` shards)."""
-    from paraamr.layout import CARD, list_shards
+    from paraamr.layout import CARD, check_shards, list_shards
 
     path = Path(folder)
     if not path.is_dir():
@@ -54,6 +54,7 @@ def check_folder(folder: str | os.PathLike) -> Path:
             f"{folder}: not a dataset folder (needs README.md and data/<config>/<split>-*-of-*.parquet; "
             "is the run finished?)"
         )
+    check_shards(path)
     return path
 
 
