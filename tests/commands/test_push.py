@@ -134,6 +134,47 @@ def test_a_broken_evaluation_json_is_named_not_an_internal_error(tmp_path, hub):
     assert "evaluation.json: not paraamr evaluate's Table-2 row (no \"row\"); write it again" in proc.stderr
 
 
+def test_a_folder_a_user_edited_is_refused_in_one_line_naming_what_is_wrong(tmp_path, hub):
+    """Before: a deleted shard or a second cut's shards beside the first were pushed (records
+    lost or doubled, the card rewritten to agree, exit 0); a broken YAML header or a summary.json
+    that is no object was an internal error; a card of the user's without ``configs:`` (which the
+    Hub cannot load) went up without a word."""
+    import shutil
+
+    from paraamr.cli import main
+
+    whole = tmp_path / "whole"
+    assert main(["convert", str(RELEASE), str(whole), "--max-shard-size", "1KB"]) == 0
+    pairs = sorted((whole / "data" / "pairs").glob("*.parquet"))
+    assert len(pairs) >= 2
+    cases = {
+        "lost": lambda f: (f / "data" / "pairs" / pairs[1].name).unlink(),
+        "twice": lambda f: shutil.copy(RELEASE, f / "data" / "pairs" / "train-00000-of-00001.parquet"),
+        "yaml": lambda f: (f / "README.md").write_text(
+            (f / "README.md").read_text().replace("configs:", "configs: [oops", 1)
+        ),
+        "summary": lambda f: (f / "summary.json").write_text("[1, 2]"),
+    }
+    said = {
+        "lost": f"split 'train' lacks 1 of its {len(pairs)} shards ({pairs[1].name} first)",
+        "twice": f"split 'train' has shards of 2 cuts (into 1 and {len(pairs)} shards)",
+        "yaml": "README.md: its YAML header cannot be read (while parsing a flow sequence",
+        "summary": "summary.json: not a JSON object",
+    }
+    for name, damage in cases.items():
+        folder = tmp_path / name
+        shutil.copytree(whole, folder)
+        damage(folder)
+        proc = _push(hub, f"me/{name}", str(folder))
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+        assert said[name] in proc.stderr and ("dataset", f"me/{name}") not in hub.repos
+    mine = tmp_path / "mine"
+    shutil.copytree(whole, mine)
+    (mine / "README.md").write_text("# My corpus\n")
+    proc = _push(hub, "me/mine", str(mine))
+    assert proc.returncode == 0 and "README.md is not paraamr's card and lists no `configs:`" in proc.stderr
+
+
 def test_private_is_refused_for_a_public_repo(tmp_path, hub):
     """--private said nothing of a repo already public, and uploaded into it."""
     folder = _folder(tmp_path)
@@ -154,7 +195,8 @@ def test_push_to_a_revision_creates_the_branch(tmp_path, hub):
     assert proc.returncode == 0, proc.stderr
     assert hub.requests("POST", "/branch/v2")
     card = _uploaded(hub, "me/corpus", "v2")["README.md"].decode()  # its snippets load main: it says so
-    assert 'It is on branch `v2`: add `revision="v2"` to each call.' in card
+    assert 'It is on branch `v2`: add `revision="v2"` to each `datasets` and' in card
+    assert "and `@v2` after the repo id in each `hf://` path (pandas, Polars)." in card
 
 
 def test_push_refuses_a_folder_that_is_not_a_dataset(tmp_path, hub):

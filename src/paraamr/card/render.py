@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
@@ -32,7 +33,7 @@ from paraamr.card.sections import (
     threshold_splits,
 )
 from paraamr.card.settings import expected_splits, flat, method_text, record_settings
-from paraamr.errors import InputError
+from paraamr.errors import InputError, about
 from paraamr.layout import CARD, EVALUATION, FAILURES, PLOTS, SUMMARY, data_files, list_shards
 from paraamr.records import CITATION
 from paraamr.signals import critical
@@ -223,7 +224,12 @@ def _usage_texts(
     if repo_id:
         note = f"This dataset is published on the Hub as `{repo_id}`."
         if revision:  # (the snippets load the default branch)
-            note += f' It is on branch `{revision}`: add `revision="{in_python(revision)}"` to each call.'
+            at = urllib.parse.quote(revision, safe="")
+            note += (
+                f' It is on branch `{revision}`: add `revision="{in_python(revision)}"` to each `datasets`'
+                f" and `huggingface_hub` call, and `@{at}` after the repo id in each `hf://` path"
+                " (pandas, Polars)."
+            )
     else:
         load = code('load_dataset("' + in_python(name) + '")')
         note = (
@@ -424,9 +430,17 @@ def card_for_repo(folder: str | os.PathLike, repo_id: str, revision: str | None 
     shard_size = re.search(r"each at most (.+?) of Arrow data", text)
     if _EVAL_MARKS[0] not in text or shard_size is None:
         return False
+    import yaml
+
     summary_path = root / SUMMARY
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
-    license = DatasetCard(text).data.license
+    with about(summary_path):
+        summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    if summary is not None and not isinstance(summary, dict):
+        raise InputError(f"{summary_path}: not a JSON object (a summary paraamr wrote)")
+    try:
+        license = DatasetCard(text).data.license
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: its YAML header cannot be read ({' '.join(str(err).split())})") from None
     write_card(
         root,
         summary=summary,

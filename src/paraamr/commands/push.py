@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from pathlib import Path
 
 from paraamr.errors import UsageError
@@ -116,7 +117,12 @@ def run(args: argparse.Namespace) -> int:
     path = check_folder(folder)
     with folder_lock(path, command="push"):  # no run writes the folder meanwhile
         before = (path / CARD).read_bytes()
-        card_for_repo(folder, repo_id, args.revision)
+        if not card_for_repo(folder, repo_id, args.revision) and b"\nconfigs:" not in before:
+            print(
+                f"paraamr push: warning: {path / CARD} is not paraamr's card and lists no `configs:`: "
+                "the Hub will read the records and pairs shards as one table, which does not load",
+                file=sys.stderr,
+            )
         written = (path / CARD).read_bytes()
     try:
         return push_with_options(folder, repo_id, args)
