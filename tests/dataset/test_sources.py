@@ -234,3 +234,19 @@ def test_a_folder_whose_shards_are_replaced_while_it_is_read_is_refused(parquet_
         if change == "removed":
             (tmp_path / "gone.parquet").rename(shards[-1])
     assert len(list(sources.read_path(folder))) == sum(len(r) for r in FOLDER_RECORDS.values())
+
+
+def test_a_split_whose_shards_are_not_one_whole_cut_is_refused(tmp_path):
+    """Before: with a shard deleted, stats, convert and ParaAMR read the others and said nothing
+    (22 of 31 records); with two cuts side by side, each record twice."""
+    from paraamr.cli import main
+
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(31))
+    folder = tmp_path / "corpus"
+    assert main(["convert", str(tmp_path / "in.jsonl"), str(folder), "--max-shard-size", "2KB"]) == 0
+    shards = sorted((folder / "data" / "default").glob("train-*.parquet"))
+    read = [r for f in sources.split_files(folder)["train"] for r in sources.iter_records(f)]
+    assert len(shards) >= 2 and len(read) == 31
+    shards[-1].unlink()
+    with pytest.raises(InputError, match=f"lacks 1 of its {len(shards)} shards"):
+        sources.split_files(folder)
