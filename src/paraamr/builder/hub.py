@@ -43,7 +43,8 @@ LARGE_FILES = 100
 
 
 def check_folder(folder: str | os.PathLike) -> Path:
-    """``folder`` as a Path, checked to look like a dataset folder (a card and ``data/`` shards)."""
+    """``folder`` as a Path, checked to be a dataset folder that can be uploaded: a card and whole
+    ``data/`` shard sets (:func:`~paraamr.layout.check_shards`), no link outside it (:func:`check_links`)."""
     from paraamr.layout import CARD, check_shards, list_shards
 
     path = Path(folder)
@@ -55,6 +56,7 @@ def check_folder(folder: str | os.PathLike) -> Path:
             "is the run finished?)"
         )
     check_shards(path)
+    check_links(path)
     return path
 
 
@@ -164,7 +166,6 @@ def push_folder(
     from huggingface_hub import HfApi
 
     path = check_folder(folder)
-    check_links(path)
     bound_hub_requests()
     api = HfApi(token=token)
     files = [p for p in path.rglob("*") if p.is_file()]
