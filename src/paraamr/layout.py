@@ -222,36 +222,35 @@ def list_shards(folder: str | os.PathLike, config: str | None = None) -> dict[st
     return {c: {s: [p for _, p in sorted(v)] for s, v in splits.items()} for c, splits in out.items()}
 
 
-def check_shards(folder: str | os.PathLike) -> None:
-    """InputError unless each split's shards in ``folder`` are one whole cut, ``0..n-1`` of one
-    ``n``: a shard deleted, or the shards of two cuts side by side, would lose or repeat records.
+def check_shards(shards: dict[str, dict[str, list[Path]]]) -> None:
+    """InputError unless each split of ``shards`` (:func:`list_shards`) is one whole cut, ``0..n-1``
+    of one ``n``: a shard deleted, or the shards of two cuts side by side, would lose or repeat records.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp()); (d / DATA / "default").mkdir(parents=True)
     >>> for name in ("train-00000-of-00002.parquet", "train-00000-of-00001.parquet"):
     ...     _ = (d / DATA / "default" / name).write_bytes(b"")
-    >>> check_shards(d)
+    >>> check_shards(list_shards(d))
     Traceback (most recent call last):
     ...
     paraamr.errors.InputError: .../default: split 'train' has shards of 2 cuts (into 1 and 2 shards), ...
     """
-    for config in sorted(p for p in (Path(folder) / DATA).glob("*") if p.is_dir()):
-        cuts: dict[str, dict[int, set[int]]] = {}
-        for path in config.glob("*.parquet"):
-            if parsed := parse_shard_name(path.name):
-                cuts.setdefault(parsed[0], {}).setdefault(parsed[2], set()).add(parsed[1])
-        for split, by_count in sorted(cuts.items()):
-            if len(by_count) > 1:
-                counts = " and ".join(str(n) for n in sorted(by_count))
+    for splits in shards.values():
+        for split, paths in splits.items():
+            parsed = [parse_shard_name(p.name) for p in paths]  # (split, index, count) each
+            counts = sorted({count for _, _, count in parsed})
+            where = f"{paths[0].parent}: split {split!r}"
+            if len(counts) > 1:
+                cuts = " and ".join(map(str, counts))
                 raise InputError(
-                    f"{config}: split {split!r} has shards of {len(by_count)} cuts (into {counts} shards), "
-                    "whose records would be read twice: keep one cut"
+                    f"{where} has shards of {len(counts)} cuts (into {cuts} shards), whose records would "
+                    "be read twice: keep one cut"
                 )
-            [(count, found)] = by_count.items()
-            if missing := sorted(set(range(count)) - found):
+            if missing := sorted(set(range(counts[0])) - {index for _, index, _ in parsed}):
+                first = f"{split}-{missing[0]:05d}-of-{counts[0]:05d}.parquet"
                 raise InputError(
-                    f"{config}: split {split!r} lacks {len(missing)} of its {count} shards "
-                    f"({split}-{missing[0]:05d}-of-{count:05d}.parquet first): its records would be missing"
+                    f"{where} lacks {len(missing)} of its {counts[0]} shards ({first} first): its records "
+                    "would be missing"
                 )
 
 

@@ -433,8 +433,8 @@ def split_files(path: str | os.PathLike) -> dict[str, list[str]]:
     refuse_pipes(root)
     if not root.is_dir():
         raise InputError(f"{root}: no such file or folder")
-    layout.check_shards(root)
     shards = layout.list_shards(root)
+    layout.check_shards(shards)
     if shards.get("pairs") and not shards.get("default"):  # (it read as no records, without a word)
         raise InputError(f"{root}: pairs shards but no default shards, which hold the records")
     if shards or (root / layout.DATA).is_dir() or (root / layout.STATE_DIR).is_dir():

@@ -50,12 +50,12 @@ def check_folder(folder: str | os.PathLike) -> Path:
     path = Path(folder)
     if not path.is_dir():
         raise InputError(f"{folder}: {'not a folder' if path.exists() else 'no such folder'}")
-    if not (path / CARD).is_file() or not list_shards(path):
+    if not (path / CARD).is_file() or not (shards := list_shards(path)):
         raise InputError(
             f"{folder}: not a dataset folder (needs README.md and data/<config>/<split>-*-of-*.parquet; "
             "is the run finished?)"
         )
-    check_shards(path)
+    check_shards(shards)
     check_links(path)
     return path
 
