@@ -61,6 +61,7 @@ __all__ = [
     "is_empty",
     "layout_info",
     "list_shards",
+    "open_parquet",
     "parse_shard_name",
     "parse_size",
     "remove_layout",
@@ -367,15 +368,30 @@ def arrow_bytes(meta) -> int:
     return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
 
 
+def open_parquet(path: str | os.PathLike):
+    """``pyarrow.parquet.ParquetFile(path)``; InputError naming ``path`` for a file that is not one.
+
+    >>> import tempfile
+    >>> open_parquet(Path(tempfile.mkdtemp(), "x.parquet"))
+    Traceback (most recent call last):
+    paraamr.errors.InputError: ...x.parquet: not a readable Parquet file (...)
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as err:
+        raise InputError(f"{path}: not a readable Parquet file ({err})") from err
+
+
 def layout_info(folder: str | os.PathLike) -> dict[str, Any]:
     """Rows and bytes of every (config, split) of ``folder`` from the shards' Parquet metadata:
     ``{config: {split: {"num_examples", "num_bytes" (uncompressed), "download_size" (files)}}}``."""
-    import pyarrow.parquet as pq
-
     out: dict[str, Any] = {}
     for config, splits in list_shards(folder).items():
         for split, paths in splits.items():
-            metas = [pq.ParquetFile(path).metadata for path in paths]
+            metas = [open_parquet(path).metadata for path in paths]
             out.setdefault(config, {})[split] = {
                 "num_examples": sum(meta.num_rows for meta in metas),
                 "num_bytes": sum(arrow_bytes(meta) for meta in metas),

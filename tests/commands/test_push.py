@@ -137,8 +137,8 @@ def test_a_broken_evaluation_json_is_named_not_an_internal_error(tmp_path, hub):
 def test_a_folder_a_user_edited_is_refused_in_one_line_naming_what_is_wrong(tmp_path, hub):
     """Before: a deleted shard or a second cut's shards beside the first were pushed (records
     lost or doubled, the card rewritten to agree, exit 0); a broken YAML header or a summary.json
-    that is no object was an internal error; a card of the user's without ``configs:`` (which the
-    Hub cannot load) went up without a word."""
+    that is no object was an internal error; a shard cut short was named by its folder only; a card
+    of the user's without ``configs:`` (which the Hub cannot load) went up without a word."""
     import shutil
 
     from paraamr.cli import main
@@ -154,12 +154,14 @@ def test_a_folder_a_user_edited_is_refused_in_one_line_naming_what_is_wrong(tmp_
             (f / "README.md").read_text().replace("configs:", "configs: [oops", 1)
         ),
         "summary": lambda f: (f / "summary.json").write_text("[1, 2]"),
+        "cut": lambda f: (f / "data" / "pairs" / pairs[0].name).write_bytes(pairs[0].read_bytes()[:100]),
     }
     said = {
         "lost": f"split 'train' lacks 1 of its {len(pairs)} shards ({pairs[1].name} first)",
         "twice": f"split 'train' has shards of 2 cuts (into 1 and {len(pairs)} shards)",
         "yaml": "README.md: its YAML header cannot be read (while parsing a flow sequence",
         "summary": "summary.json: not a JSON object",
+        "cut": f"cut/data/pairs/{pairs[0].name}: not a readable Parquet file (",
     }
     for name, damage in cases.items():
         folder = tmp_path / name

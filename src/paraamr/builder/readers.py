@@ -23,6 +23,7 @@ from pathlib import Path
 from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
 from paraamr.errors import InputError, check_input_file, missing_local, not_a_file
 from paraamr.failures import Failure
+from paraamr.layout import open_parquet
 from paraamr.network import load_hub_dataset
 from paraamr.texts import LongLine, bounded_lines, strip_eol
 
@@ -108,13 +109,7 @@ def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
 
 def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) -> Iterator[InputRow]:
     """A ``.parquet`` file, read in record batches of ``column``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        f = pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as err:
-        raise InputError(f"{path}: not a readable Parquet file ({err})") from err
+    f = open_parquet(path)
     if column not in f.schema_arrow.names:
         raise InputError(f"{path}: no column {column!r} (columns: {f.schema_arrow.names})")
     number = 0
@@ -226,9 +221,7 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
                 last = block[-1:]
         return lines + (last != b"\n")
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(path).metadata.num_rows
+        return open_parquet(path).metadata.num_rows
     if fmt == "csv":
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
             return max(sum(1 for record in csv.reader(f) if record) - 1, 0)  # DictReader skips blank ones
