@@ -342,6 +342,21 @@ def test_reloading_a_rewritten_folder_gives_the_new_rows(tmp_path):
     assert [i["splits"][0]["num_examples"] for i in info] == [3, 3]
 
 
+def test_a_folder_a_user_added_under_data_gets_no_dataset_info_without_a_config(tmp_path):
+    """Before: ``data/extra/`` got a ``dataset_info`` entry while ``configs:`` (default, pairs)
+    had none for it: a card the Hub shows with a config it cannot load."""
+    import shutil
+
+    folder = tmp_path / "c"
+    (tmp_path / "in.jsonl").write_bytes(release_bytes(3))
+    assert main(["convert", str(tmp_path / "in.jsonl"), str(folder)]) == 0
+    shutil.copytree(folder / "data" / "default", folder / "data" / "extra")
+    card.write_card(folder, summary=None, license=None)
+    data = DatasetCard((folder / "README.md").read_text(encoding="utf-8")).data
+    assert [c["config_name"] for c in data.configs] == [i["config_name"] for i in data.dataset_info]
+    assert [i["config_name"] for i in data.dataset_info] == ["default", "pairs"]
+
+
 def test_cards_stay_small_with_a_huge_line(tmp_path, monkeypatch):
     huge = "word " * 1_000_000  # 5 MB on one line
     line = (

@@ -43,15 +43,17 @@ CONFIGS = ("default", "pairs")
 
 
 def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
-    """The card's ``dataset_info``: features, rows and bytes per config and split with rows, as
-    ``datasets`` computes them; it also keys datasets' cache of a local folder, so a new run's rows
-    are not served from an earlier one's."""
+    """The card's ``dataset_info``: features, rows and bytes per config (of :data:`CONFIGS`, those
+    ``configs:`` can list) and split with rows, as ``datasets`` computes them; it also keys datasets'
+    cache of a local folder, so a new run's rows are not served from an earlier one's."""
     import pyarrow.parquet as pq
     from datasets import Features
 
     infos = []
     shards = list_shards(folder)
     for config, splits in layout_info(folder).items():
+        if config not in CONFIGS:  # a folder a user added under data/: no config of the card's
+            continue
         entries = [
             {"name": split, "num_bytes": s["num_bytes"], "num_examples": s["num_examples"]}
             for split, s in splits.items()
