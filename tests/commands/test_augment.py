@@ -61,6 +61,28 @@ def test_a_stopped_reda_ng_leaves_no_save_lm_file_and_the_same_command_runs(tmp_
     assert main(argv) == 0 and (tmp_path / "lm.parquet").is_file()
 
 
+def test_a_kill_while_the_lm_is_written_leaves_what_the_rerun_removes(tmp_path, mrpc):
+    """Before: the LM was written through a temporary file of its temporary file
+    (``..lm.parquet.P-X.tmp.P-Y.tmp``), which a kill left and the rerun's cleanup did not match."""
+    argv = ["augment", "--dataset", str(mrpc), "--method", "reda-ng", "--n", "2"]
+    argv += ["--output", str(tmp_path / "o"), "--save-lm", str(tmp_path / "lm.parquet")]
+    killed = (
+        "import os, signal, sys, pyarrow.parquet as pq\n"
+        "def half(table, where, **kw):\n"
+        "    open(where, 'wb').write(b'PAR1 half')\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "pq.write_table = half\n"
+        "from paraamr.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", killed, *argv], capture_output=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".lm.parquet"))
+    assert len(left) == 1 and left[0].endswith(".tmp") and left[0].count(".tmp") == 1, left
+    assert main(argv) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lm.parquet", "mrpc.jsonl", "o"]
+
+
 def test_a_save_lm_that_fills_the_disk_names_it_and_leaves_no_folder(tmp_path, mrpc, monkeypatch, capsys):
     """Before: the LM was saved after the folder, so a full disk there said 'OUTPUT: no space left
     on device' about a complete output, exit 1, and the same command was then refused (exists)."""

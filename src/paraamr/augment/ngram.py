@@ -161,9 +161,10 @@ class NgramLM:
             f"|lines:{self.lines}|tokens:{self.total}" + (f"|train:{self.source}" if self.source else "")
         )
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, *, atomic: bool = True) -> Path:
         """Write the model as one Parquet file at ``path``; returns the path. ValueError for a model
-        with no counts (which no later run could use)."""
+        with no counts (which no later run could use). ``atomic=False`` writes ``path`` itself (a
+        temporary file of the caller's, renamed later)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -180,6 +181,9 @@ class NgramLM:
             }
         ).replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
         path = Path(path)
+        if not atomic:
+            pq.write_table(table, path)
+            return path
         with atomic_file(path) as tmp:  # a killed run leaves the old file, never a part
             pq.write_table(table, tmp)
         return path

@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, output: str) -> int:
-    from paraamr.atomic import remove_temps, temp_name
+    from paraamr.atomic import atomic_file, remove_temps
     from paraamr.augment.folder import CACHE, augment_card, write_folder
     from paraamr.augment.inputs import load_splits
     from paraamr.augment.reda import paper_recipe
@@ -288,13 +288,12 @@ def _run(args: argparse.Namespace, output: str) -> int:
         labelled=_labelled(splits[chosen[0]]),
         repo_id=args.push_to_hub,
     )
-    staged = None
-    if args.save_lm:  # written before the folder (a full disk stops the run there), in place after it
-        remove_temps(args.save_lm)  # what a killed run left
-        staged = temp_name(Path(args.save_lm))
-        with about(args.save_lm):
-            lm.save(staged)
-    try:
+    with contextlib.ExitStack() as stack:
+        if args.save_lm:  # written before the folder (a full disk stops the run there), in place after it
+            remove_temps(args.save_lm)  # what a killed run left
+            staged = stack.enter_context(atomic_file(args.save_lm))  # a run stopped leaves no file to refuse
+            with about(args.save_lm):
+                lm.save(staged, atomic=False)
         write_folder(
             out,
             output,
@@ -303,13 +302,7 @@ def _run(args: argparse.Namespace, output: str) -> int:
             max_shard_size=args.max_shard_size,
             overwrite=args.overwrite,
         )
-    except BaseException:
-        if staged is not None:
-            staged.unlink(missing_ok=True)
-        raise
-    print(f"wrote {output}")
-    if staged is not None:  # a run stopped before leaves no file to refuse
-        os.replace(staged, args.save_lm)
+        print(f"wrote {output}")
     if args.push_to_hub:
         from paraamr.commands.push import push_with_options
 
