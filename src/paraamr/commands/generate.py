@@ -165,7 +165,7 @@ def dry_run(
     the run's; ``push``: the upload's; each model folder found checked as the run checks it); load
     and write nothing. 1 when a model is missing and ``download`` is off."""
     from paraamr.builder import readers
-    from paraamr.builder.checks import check_run
+    from paraamr.builder.checks import check_run, input_file
     from paraamr.builder.run import launch_warning
     from paraamr.builder.state import RunFolder, Shard
     from paraamr.errors import ModelNotFoundError
@@ -198,9 +198,8 @@ def dry_run(
     elif record.dataset:
         found = "a dataset (not counted)"
     else:
-        path = record.amr_input or record.input
         fmt = "amr" if record.amr_input else record.input_format
-        found = counted(readers.count_rows(path, fmt=fmt), "row")
+        found = counted(readers.count_rows(input_file(record), fmt=fmt), "row")
     print(f"input:     {record.source}: {found}")
     print(f"processes: {n}")
     if shard is not None:
