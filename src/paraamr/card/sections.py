@@ -18,12 +18,13 @@ from typing import Any
 
 from paraamr import sources
 from paraamr.card.markdown import code, cut, md
-from paraamr.layout import data_files, layout_info, list_shards
+from paraamr.layout import DATA, layout_info, list_shards
 from paraamr.records import DEFAULT_SCHEMA, PARAPHRASE_TYPE, to_pairs
 from paraamr.stats import cell
 
 __all__ = [
     "CONFIGS",
+    "SPLIT_ORDER",
     "contents",
     "dataset_info",
     "evaluation_text",
@@ -33,6 +34,7 @@ __all__ = [
     "libraries_text",
     "license_texts",
     "shard_names",
+    "split_order",
     "splits_text",
     "stats_text",
     "threshold_splits",
@@ -40,6 +42,18 @@ __all__ = [
 ]
 
 CONFIGS = ("default", "pairs")
+#: The splits the card names first, in this order (the Hub's viewer and the Quick Start take the
+#: first); others follow by name.
+SPLIT_ORDER = ("train", "validation", "test")
+
+
+def split_order(name: str) -> tuple[int, str]:
+    """A sort key: the splits of :data:`SPLIT_ORDER` first, in its order, then by name.
+
+    >>> sorted(["test", "dev", "train"], key=split_order)
+    ['train', 'test', 'dev']
+    """
+    return (SPLIT_ORDER.index(name) if name in SPLIT_ORDER else len(SPLIT_ORDER), name)
 
 
 def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
@@ -56,7 +70,7 @@ def dataset_info(folder: str | os.PathLike) -> list[dict[str, Any]]:
             continue
         entries = [
             {"name": split, "num_bytes": s["num_bytes"], "num_examples": s["num_examples"]}
-            for split, s in splits.items()
+            for split, s in sorted(splits.items(), key=lambda item: split_order(item[0]))
             if s["num_examples"]
         ]
         if entries:
@@ -325,15 +339,17 @@ def libraries_text(
     prefix = f"hf://datasets/{repo_id}/" if repo_id else f"{in_python(name)}/"
     where = "" if repo_id else f" (run in the folder above {code(name)})"
     pairs = shards is None or split in shards.get("pairs", {})
+    # `*`, not data_files' `?????`: Polars takes `?` in an hf:// path as a letter of the name (a split's
+    # name has no `-`, SPLIT_RULE, so `{split}-*` is its shards only)
     parts = [
         "### Polars",
         "",
-        f"Every shard of a split, by the card's pattern{where}:",
+        f"Every shard of a split{where}:",
         "",
         *_python(
             "import polars as pl",
             "",
-            f'df = pl.read_parquet("{prefix}{data_files("pairs" if pairs else "default", split)}")',
+            f'df = pl.read_parquet("{prefix}{DATA}/{"pairs" if pairs else "default"}/{split}-*.parquet")',
             *(['df_110 = df.filter(pl.col("perplexity") <= 110)'] if pairs else []),
         ),
     ]
