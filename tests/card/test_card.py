@@ -421,3 +421,25 @@ def test_write_card_names_a_path_that_holds_no_dataset_and_render_card_refuses_o
     assert not (tmp_path / "other" / "README.md").exists()
     with pytest.raises(TypeError, match="splits is one string"):
         card.render_card(summary=None, stats=None, license="mit", splits="train")
+
+
+def test_the_card_lists_train_validation_test_in_that_order_and_quick_start_loads_train(tmp_path):
+    """Before: the splits came by name (test, train, validation): the Hub's viewer showed ``test``
+    first and every Quick Start snippet loaded ``split="test"``."""
+    from paraamr.builder.folder import ShardWriter, finalize
+    from paraamr.records import DEFAULT_SCHEMA, PAIRS_SCHEMA, text_id
+
+    folder = tmp_path / "three"
+    for split in ("test", "extra", "validation", "train"):
+        for config, schema in (("default", DEFAULT_SCHEMA), ("pairs", PAIRS_SCHEMA)):
+            with ShardWriter(folder, config, split, schema) as writer:
+                row = {"id": text_id(split), "text": split, "para_text": "p", "paraphrases": []}
+                writer.write({k: v for k, v in row.items() if k in schema.names})
+    finalize(folder)
+    card.write_card(folder, summary=None, license=None)
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    data = DatasetCard(text).data
+    for config in data.configs:
+        assert [f["split"] for f in config["data_files"]] == ["train", "validation", "test", "extra"]
+    assert [s["name"] for s in data.dataset_info[0]["splits"]] == ["train", "validation", "test", "extra"]
+    assert 'load_dataset("three", split="train")' in text and 'split="test"' not in text
