@@ -8,6 +8,8 @@ from __future__ import annotations
 import configparser
 import inspect
 import os
+import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -134,6 +136,12 @@ def _setup_cfg() -> configparser.ConfigParser:
     return config
 
 
+def _debian_package(path: str) -> str:
+    """The Debian package that installed ``path`` (``dpkg -S``), an independent account of it."""
+    out = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True, check=True).stdout
+    return out.split(":")[0]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     import runpy
@@ -160,6 +168,13 @@ def test_module_folder_is_a_space(name, evaluate, monkeypatch):
     assert str(requirements["paraamr"].specifier) == f"=={version}"
     wanted = {"metrics", "quality"} if name == "paraphrase_quality" else {"metrics"}
     assert requirements["paraamr"].extras == wanted
+    # a Space installs Debian packages from packages.txt: TED's link-grammar is one (pip brings no
+    # link-parser). Before, none was listed, so every TED call on a Space failed
+    packages = folder / "packages.txt"
+    needed = {_debian_package(shutil.which("link-parser")), _debian_package("/usr/share/link-grammar/en")}
+    assert (packages.read_text().split() if packages.exists() else []) == (
+        sorted(needed) if name == "ted_diversity" else []
+    )
     gradio = pytest.importorskip("gradio")  # a Space's own (sdk: gradio); not a dependency of paraamr
     assert meta["sdk_version"] == gradio.__version__  # the gradio this app is tested with
     apps = []
