@@ -137,12 +137,13 @@ def plot_histograms(perplexities, per_source, plot_dir: str | os.PathLike) -> li
 
 
 def cell(value: float | None, digits: int = 2) -> str:
-    """A statistic as a table shows it: ``digits`` decimals, ``n/a`` for none (a mean of nothing).
+    """A statistic as a table shows it: ``digits`` decimals, thousands grouped as the counts beside
+    it are, ``n/a`` for none (a mean of nothing).
 
-    >>> cell(1.5), cell(None), cell(2.25, 1)
-    ('1.50', 'n/a', '2.2')
+    >>> cell(1.5), cell(None), cell(2.25, 1), cell(1e6, 1)
+    ('1.50', 'n/a', '2.2', '1,000,000.0')
     """
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    return "n/a" if value is None else f"{value:,.{digits}f}"
 
 
 def format_stats(stats: dict[str, Any]) -> str:
