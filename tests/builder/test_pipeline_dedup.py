@@ -56,3 +56,17 @@ def test_repeated_blank_lines_are_each_empty_not_duplicates() -> None:
     records = list(gen.generate(["", "A boy.", " ", "", "A boy."]))
     assert len(records) == 1
     assert [f["reason"] for f in gen.failures] == ["empty or whitespace-only"] * 3 + ["duplicate"]
+
+
+def test_a_text_of_no_visible_character_is_a_failure_not_a_record() -> None:
+    """Before: a line of zero-width spaces or of control characters was parsed and kept as a record
+    (evaluate and quality already refused such texts)."""
+
+    class Parse:
+        def parse(self, texts: list[str]) -> list[str]:
+            return ["(b / boy)" for _ in texts]
+
+    gen = Generator(Stages(parser=Parse(), realizer=Words()), RecordSettings(), window=2)
+    records = list(gen.generate(["\u200b\u200b", "\x07\x1b", "A boy.", "\u00a0"]))
+    assert [r["text"] for r in records] == ["A boy."]
+    assert [f["reason"] for f in gen.failures] == ["no visible character"] * 2 + ["empty or whitespace-only"]

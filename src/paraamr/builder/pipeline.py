@@ -19,7 +19,7 @@ from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
 from paraamr.settings import MethodSettings
-from paraamr.texts import refuse_one_string
+from paraamr.texts import refuse_one_string, text_problem
 
 __all__ = ["Generator", "Stages", "Stats", "Window"]
 
@@ -154,6 +154,8 @@ class Generator:
                     item.failure = Failure(
                         "input", f"longer than {s.max_chars} characters ({len(item.row.text)})"
                     )
+                elif problem := text_problem(item.row.text, visible=True):  # e.g. zero-width spaces only
+                    item.failure = Failure("input", problem)
             if seen is not None and item.failure is None:  # a repeated blank line is empty, each time
                 key = _key(item.row.id)
                 if key in seen:
