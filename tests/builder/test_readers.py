@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr.builder import folder, readers, rows
-from paraamr.errors import InputError
+from paraamr.errors import InputError, UsageError
 from paraamr.records import DEFAULT_SCHEMA, text_id
 
 HOSTILE = [
@@ -113,6 +113,46 @@ def test_count_rows_is_the_number_of_rows_read(tmp_path):
     for name, body in files.items():
         (tmp_path / name).write_bytes(body)
         assert readers.count_rows(tmp_path / name) == len(list(readers.read_input(tmp_path / name))), name
+
+
+def test_odd_files_are_rows_failures_or_one_line_errors(tmp_path):
+    """Before: a JSON line of U+3000 or U+001C (no JSON white space) vanished, neither row nor
+    failure, while the dry run counted it; a CSV field over the csv module's 131,072 characters
+    refused the whole file; a duplicated text column was taken silently (the last copy in a CSV,
+    the first in Parquet); a Parquet page damaged past the footer was an error naming no file."""
+    (tmp_path / "s.jsonl").write_bytes('{"text": "a"}\n\u3000\n\x1c\n \t\n'.encode())
+    rows = list(readers.read_input(tmp_path / "s.jsonl"))
+    assert [r.failure and r.failure.reason[:12] for r in rows] == [None, "invalid JSON", "invalid JSON"]
+    assert readers.count_rows(tmp_path / "s.jsonl") == 3
+    long = "word " * 40_000  # 200,000 characters in one quoted field
+    (tmp_path / "big.csv").write_text(f'text\nfirst\n"{long}"\nlast\n')
+    assert [r.text for r in readers.read_input(tmp_path / "big.csv")] == ["first", long, "last"]
+    assert readers.count_rows(tmp_path / "big.csv") == 3
+    (tmp_path / "dup.csv").write_text("text,text\na,b\n")
+    table = pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"])], names=["text", "text"])
+    pq.write_table(table, tmp_path / "dup.parquet")
+    for name in ("dup.csv", "dup.parquet"):
+        with pytest.raises(InputError, match=r"column 'text' appears 2 times \(columns: \['text', 'te"):
+            list(readers.read_input(tmp_path / name))
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(pa.table({"text": [f"Sentence {i}." for i in range(600)]}), path, row_group_size=500)
+    data = bytearray(path.read_bytes())
+    at = pq.ParquetFile(path).metadata.row_group(1).column(0).data_page_offset
+    data[at + 20 : at + 80] = b"\xab" * 60
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"damaged\.parquet: unreadable Parquet data after row 0 \(") as err:
+        list(readers.read_input(path))  # (its first batch, 4,096 rows, spans both row groups)
+    assert "\n" not in str(err.value)
+
+
+def test_stdin_is_read_as_lines_only(tmp_path, monkeypatch):
+    """Before: ``--input - --input-format csv`` (or json, parquet) read a file named ``-`` in the
+    working folder, or said "-: no such file or directory"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_text("text\nFROM THE FILE.\n")
+    for fmt in ("csv", "json", "parquet"):
+        with pytest.raises(UsageError, match=f"--input - --input-format {fmt}: standard input is read as"):
+            list(readers.read_input("-", fmt=fmt))
 
 
 def test_jsonl_bad_lines_become_failures(tmp_path):

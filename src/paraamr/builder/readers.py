@@ -21,14 +21,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
-from paraamr.errors import InputError, check_input_file, missing_local, not_a_file
+from paraamr.errors import InputError, UsageError, check_input_file, missing_local, not_a_file
 from paraamr.failures import Failure
 from paraamr.layout import open_parquet
 from paraamr.network import load_hub_dataset
-from paraamr.texts import LongLine, bounded_lines, strip_eol
+from paraamr.texts import LongLine, bounded_lines, csv_rows, strip_eol
 
 #: Input formats by file suffix.
 FORMATS = {".txt": "txt", ".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+#: What JSON counts as white space (RFC 8259): a line of only these holds no value.
+_JSON_SPACE = " \t\r\n"
+#: The formats read as a stream of lines, so from standard input too (``--input -``, ``--amr-input -``).
+_STREAMED = ("txt", "jsonl", "amr")
 
 
 def read_lines(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
@@ -51,6 +55,8 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
 
     >>> [r.text for r in read_jsonl([b'{"text": "Hi."}\\n', b'\\n', b'"Yo."\\n', b' \\n'])]  # blank: no row
     ['Hi.', 'Yo.']
+    >>> [r.failure.reason[:12] for r in read_jsonl(["\\u3000\\n".encode()])]  # not JSON's blank: a failure
+    ['invalid JSON']
     >>> next(read_jsonl([b'{"sentence": "Hi."}'], name="in.jsonl"))
     Traceback (most recent call last):
     ...
@@ -61,7 +67,7 @@ def read_jsonl(lines: Iterable[bytes], *, column: str = "text", name: str = "<in
         if row.failure is not None:
             yield row
             continue
-        if not row.text.strip():
+        if not row.text.strip(_JSON_SPACE):
             continue  # a blank line holds no JSON value (a file's extra last newline): no row
         try:
             obj = json.loads(row.text)
@@ -96,9 +102,8 @@ def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
     with open(path, "rb") as raw_file:
         text_file = io.TextIOWrapper(raw_file, encoding="utf-8-sig", errors="surrogateescape", newline="")
         reader = csv.DictReader(text_file)
-        if reader.fieldnames is None or column not in reader.fieldnames:
-            raise InputError(f"{path}: no column {column!r} (columns: {reader.fieldnames})")
-        for number, record in enumerate(reader, 2):
+        _check_column(path, column, reader.fieldnames)
+        for number, record in enumerate(csv_rows(reader), 2):
             value = record[column]
             raw = (value or "").encode("utf-8", errors="surrogateescape")
             row = decode_bytes(raw, where=f"{path}:{number}")
@@ -109,14 +114,37 @@ def read_csv(path: Path, *, column: str = "text") -> Iterator[InputRow]:
 
 def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) -> Iterator[InputRow]:
     """A ``.parquet`` file, read in record batches of ``column``."""
+    import pyarrow as pa
+
     f = open_parquet(path)
-    if column not in f.schema_arrow.names:
-        raise InputError(f"{path}: no column {column!r} (columns: {f.schema_arrow.names})")
+    _check_column(path, column, f.schema_arrow.names)
     number = 0
-    for batch in f.iter_batches(batch_size=batch_size, columns=[column]):
+    batches = f.iter_batches(batch_size=batch_size, columns=[column])
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowException, OSError) as err:  # a page damaged past the footer
+            why = " ".join(str(err).split())  # (pyarrow's can run over lines)
+            raise InputError(f"{path}: unreadable Parquet data after row {number} ({why})") from err
+        if batch is None:
+            return
         for value in batch.column(0).to_pylist():
             number += 1
             yield value_row(value, column, f"{path}:row {number}")
+
+
+def _check_column(path: Path, column: str, names: list[str] | None) -> None:
+    """InputError unless the header or schema ``names`` hold ``column`` once.
+
+    >>> _check_column(Path("in.csv"), "text", ["text", "text"])
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: in.csv: column 'text' appears 2 times (columns: ['text', 'text'])
+    """
+    if names is None or column not in names:
+        raise InputError(f"{path}: no column {column!r} (columns: {names})")
+    if names.count(column) > 1:  # csv would take the last, Parquet the first: neither is sure
+        raise InputError(f"{path}: column {column!r} appears {names.count(column)} times (columns: {names})")
 
 
 def read_dataset(
@@ -182,8 +210,17 @@ def input_format(path: str | Path, fmt: str | None = None) -> str:
     Traceback (most recent call last):
     ...
     paraamr.errors.InputError: in.txt.gz: a .gz archive: ... zcat in.txt.gz | paraamr generate --input - ...
+    >>> input_format("-", "csv")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.UsageError: --input - --input-format csv: standard input is read as text or JSON lines ...
     """
     path_s = str(path)
+    if path_s == "-" and fmt not in (None, *_STREAMED):  # a file's format: read from the file's path
+        raise UsageError(
+            f"--input - --input-format {fmt}: standard input is read as text or JSON lines "
+            f"(--input-format txt or jsonl); save the {fmt} input to a file and give its path"
+        )
     suffix = Path(path_s).suffix.lower()
     if fmt is None and suffix in _PACKED:
         raise InputError(
@@ -212,7 +249,7 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
     fmt = input_format(path, fmt)
     if fmt == "jsonl" or (fmt == "json" and not _json_array(Path(path))):
         with open(path, "rb") as f:
-            return sum(1 for line in f if line.strip())
+            return sum(1 for line in f if line.strip(_JSON_SPACE.encode()))
     if fmt == "txt":
         lines, last = 0, b"\n"
         with open(path, "rb") as f:
@@ -224,7 +261,7 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
         return open_parquet(path).metadata.num_rows
     if fmt == "csv":
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
-            return max(sum(1 for record in csv.reader(f) if record) - 1, 0)  # DictReader skips blank ones
+            return max(sum(1 for record in csv_rows(csv.reader(f)) if record) - 1, 0)  # DictReader: no blank
     if fmt == "json":
         return len(json.loads(Path(path).read_bytes()))
     from paraamr.amr import read_graphs

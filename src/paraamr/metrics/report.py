@@ -44,6 +44,7 @@ from paraamr.options import check_number
 from paraamr.plots import check_plot_files, claim_plots, figure
 from paraamr.report import counted, json_text
 from paraamr.sources import iter_records, split_files
+from paraamr.texts import csv_rows
 
 __all__ = [
     *("HEADERS", "PAIR_LAYOUTS", "REFERENCE_MEASURES", "TWO_COLUMN_SUFFIXES", "Pair", "card_note"),
@@ -122,7 +123,7 @@ def iter_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> Iterato
     layout, seen = None, False
     index = 0
     quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
-    for number, row in enumerate(_rows(csv.reader(f, delimiter=delimiter, quoting=quoting)), start=1):
+    for number, row in enumerate(csv_rows(csv.reader(f, delimiter=delimiter, quoting=quoting)), start=1):
         if not row:
             continue
         header = not seen and tuple(c.strip().lower() for c in row) in HEADERS  # the first row only
@@ -142,21 +143,6 @@ def iter_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> Iterato
             where = f"{name}, line {number}" + (f", paraphrase {k}" if more else "")
             yield Pair(where, row[source], paraphrase, index=index)
             index += 1
-
-
-def _rows(reader: Iterator[list[str]]) -> Iterator[list[str]]:
-    """The rows of a csv ``reader``, each read with no field limit (a long text fails its pair's
-    ``--max-chars`` check); the module's limit is global: lifted only while a row is read, not while
-    its pairs are used."""
-    while True:
-        limit = csv.field_size_limit(sys.maxsize)  # the limit it had
-        try:
-            row = next(reader, None)
-        finally:
-            csv.field_size_limit(limit)
-        if row is None:
-            return
-        yield row
 
 
 def read_pairs(path: str | os.PathLike, split: str | None = None) -> list[Pair]:
