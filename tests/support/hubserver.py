@@ -601,7 +601,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 def client_env(url: str, home: str | Path, *, token: str | None = "hf_loopback_token") -> dict[str, str]:
     """Environment variables that point huggingface_hub, datasets and transformers at ``url`` with
-    fresh caches under ``home`` (for subprocesses; :func:`patch_clients` does it in-process)."""
+    fresh caches under ``home`` (for subprocesses; :func:`patch_clients` does it in-process), and
+    paraamr's cache there too (the CTranslate2 copies of the models it serves: not in the user's)."""
     env = {
         "HF_ENDPOINT": url,
         "HF_HUB_OFFLINE": "0",
@@ -609,6 +610,7 @@ def client_env(url: str, home: str | Path, *, token: str | None = "hf_loopback_t
         "TRANSFORMERS_OFFLINE": "0",
         "HF_HOME": str(home),
         "HF_HUB_DISABLE_TELEMETRY": "1",
+        "PARAAMR_CACHE": str(Path(home) / "paraamr"),
     }
     if token:
         env["HF_TOKEN"] = token
