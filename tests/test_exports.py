@@ -114,7 +114,7 @@ def test_scpn_rows_with_a_parser_and_its_failures(tmp_path):
         {"source": "a", "target_parse": "(ROOT (S (NP (NN)) (VP (VBZ))))", "paraphrase": "cats sleep"}
     ]
     assert [(f["where"], f["stage"]) for f in failures] == [("r2, paraphrase 1", "parse")]
-    assert "no parse" in failures[0]["reason"]
+    assert "no parse" in failures[0]["reason"] and "r2" not in failures[0]["reason"]  # (said once)
 
 
 def test_rows_are_streamed_and_memory_stays_flat():
@@ -155,6 +155,35 @@ def test_a_value_csv_reads_as_missing_is_a_failure_not_a_null(tmp_path):
     assert written == len(rows) == 2 and all(None not in r.values() for r in rows)
     assert rows[1]["sent0"] == 'She\nstayed, "yes".'  # quoted, read back exactly
     assert [(f["where"], f["stage"]) for f in failures] == [("r1, paraphrase 1", "csv")]
+
+
+def test_a_lone_carriage_return_is_quoted_and_reads_back_whole(tmp_path):
+    """Before: csv quotes only the writer's line end ("\\n"), so a text with a lone "\\r" went
+    out bare: "wrote 2 rows", and every CSV reader read 4, the text cut in two."""
+    import csv
+
+    records = [
+        ("r1", {"text": "First\rline.", "paraphrases": [{"para_text": "A para.", "perplexity": 1.0}]}),
+        ("r2", {"text": "Second.", "paraphrases": [{"para_text": "B\r", "perplexity": 1.0}]}),
+    ]
+    path = tmp_path / "s.csv"
+    assert write_csv(simcse_rows(records), path, SIMCSE_COLUMNS, failures=[]) == 2
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))[1:]
+    assert [r[:2] for r in rows] == [["First\rline.", "A para."], ["Second.", "B\r"]]
+    assert [list(r.values())[:2] for r in _csv(path)] == [r[:2] for r in rows]
+
+
+def test_a_pool_of_mostly_one_source_still_gives_each_pair_the_other(tmp_path):
+    """Before: 64 random draws, then the pair was a failure ("no other source to draw a negative
+    from"): 149 of 201 pairs, while one other source was in the pool every time."""
+    def record(text: str, para: str) -> dict:
+        return {"text": text, "paraphrases": [{"para_text": para, "perplexity": 1.0}]}
+
+    same = [(f"r{i}", record("Same source.", f"Para {i}.")) for i in range(200)]
+    rows = list(simcse_rows([*same, ("x", record("Other source.", "Other para."))]))
+    assert all(r.values is not None for r in rows)
+    assert [r.values[2] for r in rows] == ["Other source."] * 200 + ["Same source."]
 
 
 def test_an_empty_field_is_a_csv_failure_with_its_reason(tmp_path):

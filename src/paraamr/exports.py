@@ -53,7 +53,8 @@ THRESHOLDS = {"simcse": PAPER_USES["embeddings"], "scpn": PAPER_USES["controlled
 POOL_SIZE = 100_000
 #: Records read ahead of the one whose negatives are drawn (so the first ones have a pool too).
 AHEAD = 10_000
-#: Draws before a negative is given up (every text drawn was the source or the paraphrase).
+#: Draws before a negative is chosen among the pool's other texts alone (every text drawn was the
+#: source or the paraphrase).
 TRIES = 64
 
 
@@ -162,6 +163,9 @@ def simcse_rows(
             avoid = {normalize(text), normalize(paraphrase)}
             draws = (rng.choice(pool) for _ in range(TRIES if pool else 0))
             negative = next((c for c in draws if normalize(c) not in avoid), None)
+            if negative is None and pool:  # the pool mostly this pair's source: choose among the rest
+                others = [c for c in pool if normalize(c) not in avoid]
+                negative = rng.choice(others) if others else None
             at = f"{where}, paraphrase {k + 1}"
             if negative is None:
                 yield Row(
@@ -218,7 +222,7 @@ def scpn_rows(
         parser.clear()
         for row, tree in zip(batch, trees, strict=True):
             try:
-                parse = linearize(read_tree(tree, where=row.where))
+                parse = linearize(read_tree(tree, where="the paraphrase's parse"))  # (the row names where)
             except ValueError as err:
                 yield Row(row.where, row.text, row.para_text, stage="parse", reason=str(err))
             else:
@@ -280,6 +284,7 @@ def write_csv(
     written = 0
     with atomic_file(output) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
+        quoted = csv.writer(f, lineterminator="\n", quoting=csv.QUOTE_ALL)  # csv quotes only "\n" here
         writer.writerow(columns)
         for row in rows:
             if row.values is not None:
@@ -293,7 +298,7 @@ def write_csv(
                 )
                 failures.append({**row.failure(), **why})
                 continue
-            writer.writerow(row.values)
+            (quoted if any("\r" in value for value in row.values) else writer).writerow(row.values)
             written += 1
         if not written and empty is not None:
             raise InputError(empty())
