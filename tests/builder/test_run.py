@@ -149,6 +149,12 @@ def test_counts_reconcile_and_hostile_lines_are_failures(hostile, two_proc):
     assert by_reason[("input", "longer than 1000 characters")] == 1
     (bad,) = [f for f in read_failures(two_proc) if f["raw_b64"]]
     assert "invalid UTF-8" in bad["reason"] and "\ufffd" in bad["text"]
+    # each failure names its line (before: nothing did; two blank lines were two equal rows), by
+    # the file's name only (the folders are the machine's, and the failures are published)
+    lines = {f["where"] for f in read_failures(two_proc)}
+    every = {f"hostile.txt:{n}" for n in range(1, len(HOSTILE) + 1)}
+    assert len(lines) == counts["failures"] and lines <= every
+    assert f"hostile.txt:{HOSTILE.index(b'') + 1}" in lines
     texts = {r["text"] for r in read_records(two_proc)} | {f["text"] for f in read_failures(two_proc)}
     assert "ctrl\x00\x07\x1b chars in the line" in texts and "Ceci n'est pas anglais. 这不是英语。" in texts
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -27,10 +28,21 @@ __all__ = ["Generator", "Stages", "Stats", "Window"]
 _OnFailure = Callable[[dict], None] | None
 
 
+def _shown(where: str) -> str:
+    """An input row's ``where`` as the failure rows (published with the folder) show it: an absolute
+    path without its folders, which are the machine's, not the data's.
+
+    >>> _shown("/home/me/in.csv:7"), _shown("<text 2>"), _shown("org/ds[train]:row 3")
+    ('in.csv:7', '<text 2>', 'org/ds[train]:row 3')
+    """
+    return re.sub(r"^/(?:[^/]*/)+", "", where)
+
+
 @dataclass
 class Window:
     """The outcome of one window: ``rows`` inputs consumed, their ``records`` and ``failures`` (rows
-    with ``id``, ``text``, ``raw_b64``, ``stage``, ``reason``), in input order, and its ``stats``."""
+    with ``id``, ``text``, ``raw_b64``, ``stage``, ``reason`` and ``where``: the input and its line or
+    row), in input order, and its ``stats``."""
 
     rows: int
     records: list[dict]
@@ -183,7 +195,7 @@ class Generator:
             try:
                 graph = amr.decode(
                     it.graph_text,
-                    where=it.row.where or it.row.id,
+                    where=_shown(it.row.where) or it.row.id,
                     max_nodes=s.max_amr_nodes,
                     max_depth=s.max_amr_depth,
                 )
@@ -247,7 +259,8 @@ class Generator:
         for it in items:
             row = {"id": it.row.id, "text": it.row.text}
             if it.failure is not None:
-                failures.append(row | {"raw_b64": it.row.raw_b64} | asdict(it.failure))
+                where = {"where": _shown(it.row.where)}  # the input and its line or row
+                failures.append(row | {"raw_b64": it.row.raw_b64} | asdict(it.failure) | where)
                 stats.failures[it.failure.stage] += 1
             else:
                 stats.paraphrases += len(it.paras)
