@@ -216,6 +216,18 @@ def test_read_graphs_splits_blocks():
     assert list(amr.read_graphs([])) == []
 
 
+def test_read_graphs_parts_graphs_as_penman_does():
+    """A comment after a finished graph and before more PENMAN starts a graph, and a lone carriage
+    return ends a line, as penman reads a file: before, only a blank line parted graphs (the two
+    graphs were one block) and a CR-only file was one line."""
+    text = "(x / xx)\n# ::id b\n(y / yy) # ::id not b\n# c\n(z / zz\n# in z\n:ARG0 (w / ww))\n# after z"
+    want = [(1, "(x / xx)"), (2, "# ::id b\n(y / yy) # ::id not b"),
+            (3, "# c\n(z / zz\n# in z\n:ARG0 (w / ww))\n# after z")]  # fmt: skip
+    assert list(amr.read_graphs(text)) == want
+    assert list(amr.read_graphs([text.replace("\n", "\r")])) == want
+    assert list(amr.read_graphs(["(x / xx)\r\r", "(y / yy)\r\n"])) == [(1, "(x / xx)"), (2, "(y / yy)")]
+
+
 @pytest.mark.parametrize(
     ("text", "cause"),
     [

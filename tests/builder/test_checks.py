@@ -327,7 +327,8 @@ def test_amr_input_failures_invalid_utf8_and_junk_after_the_graph(tiny_models, t
         b"# ::id ok\n# ::snt The boy wants .\n(w / want-01 :ARG0 (b / boy))\n\n"
         b"# ::id bad-utf8\n# ::snt caf\xe9\n(c / cafe)\n\n"
         b"# ::id junk\n# ::snt x\n(x / y))) extra )\n\n"
-        b"# ::id comment\n# ::snt x\n(x / y) # a comment after the graph is none of its text\n\n"
+        b"# ::id comment\n# ::snt x\n(x / y) # a comment after the graph is none of its text\n"
+        b"# ::id no-blank-line\n# ::snt z\n(z / zeta)\n\n"  # a graph of its own, as penman reads it
         b"# ::snt\n(e / epsilon)\n\n# ::snt\n(f / phi)\n"  # an empty ::snt: ids of their graphs, not one id
     )
     out = tmp_path / "out"
@@ -338,10 +339,11 @@ def test_amr_input_failures_invalid_utf8_and_junk_after_the_graph(tiny_models, t
     }
     assert set(failures) == {"bad-utf8", "junk"}
     assert "invalid UTF-8" in failures["bad-utf8"]["reason"] and failures["bad-utf8"]["raw_b64"]
-    assert failures["junk"]["reason"].startswith("text after the graph")
+    junk = f"{graphs}:graph 3 (id junk): not valid PENMAN: text after the graph: ')) extra )'"
+    assert failures["junk"]["reason"] == junk
     shards = (out / "data" / "default").glob("*.parquet")
     ids = {row["id"] for f in shards for row in pq.read_table(f).to_pylist()}
-    assert ids == {"ok", "comment", text_id("(e / epsilon)"), text_id("(f / phi)")}
+    assert ids == {"ok", "comment", "no-blank-line", text_id("(e / epsilon)"), text_id("(f / phi)")}
 
 
 def test_progress_bar_has_a_total_percent_and_counts_every_row(small_run):

@@ -191,6 +191,30 @@ def test_amr_input_ids(tmp_path):
     assert rows[0].amr.startswith("# ::id g1") and rows[2].where.endswith(":graph 3")
 
 
+@pytest.mark.parametrize("end", ["\n", "\r", "\r\n"])
+def test_amr_graphs_without_a_blank_line_between_them_are_all_read_and_counted(tmp_path, end):
+    """penman reads a comment line after a finished graph as the next graph's metadata, and a lone
+    carriage return as a line end: before, such a file was one block, the first graph a failure
+    "text after the graph: '(g / girl)'" and the second in no row (inputs 1), and a CR-only file
+    read as one line; ``--dry-run`` counted as many."""
+    path = tmp_path / "g.amr"
+    lines = ["# ::id a.1", "# ::snt The boy.", "(b / boy)", "# a note", "# ::id a.2", "(g / girl)", "# end"]
+    path.write_bytes(end.join(lines).encode() + end.encode())
+    found = list(readers.read_input(path, fmt="amr"))
+    assert [(r.id, r.text, r.failure) for r in found] == [("a.1", "The boy.", None), ("a.2", "", None)]
+    assert found[1].amr == "# a note\n# ::id a.2\n(g / girl)\n# end" and found[1].where.endswith(":graph 2")
+    assert readers.count_rows(path, fmt="amr") == 2
+
+
+def test_amr_text_after_the_graph_names_the_graph(tmp_path):
+    """The failure was "text after the graph: 'junk'" alone, where every other graph failure names
+    the file, the graph's position and its id."""
+    path = tmp_path / "g.amr"
+    path.write_text("(a / aa)\n\n# ::id j\n(g / girl) junk\n")
+    reasons = [r.failure and r.failure.reason for r in readers.read_input(path, fmt="amr")]
+    assert reasons == [None, f"{path}:graph 2 (id j): not valid PENMAN: text after the graph: 'junk'"]
+
+
 def test_partition_and_splits_are_deterministic_and_balanced():
     ids = [text_id(f"sentence {i}") for i in range(4000)]
     owners = [rows.row_task(i) % 3 for i in ids]

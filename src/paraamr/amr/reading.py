@@ -23,7 +23,8 @@ from penman.models.amr import model as AMR_MODEL
 from paraamr.errors import AMRError, decode_problem
 
 __all__ = [
-    "MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "parse", "read_graphs", "split_graph"
+    "MAX_DEPTH", "MAX_NODES", "GraphInput", "check_size", "decode", "parse", "read_graphs", "split_graph",
+    "text_after_graph",
 ]
 
 #: Default caps on one graph (``--max-amr-nodes``, ``--max-amr-depth``): far above sentence AMRs
@@ -129,10 +130,22 @@ def parse(
         cause = "more than one graph (a blank line must separate graphs)"
         raise AMRError(f"{_describe_text(text, where)}: {cause}")
     if junk:
-        raise AMRError(
-            f"{_describe_text(text, where)}: not valid PENMAN: text after the graph: {junk[:40]!r}"
-        )
+        raise AMRError(_after_graph(text, where, junk))
     return trees[0]
+
+
+def text_after_graph(text: str, where: str = "<graph>") -> str | None:
+    """The problem of text after the graph of ``text``, named as :func:`parse` names it; None without.
+
+    >>> text_after_graph("# ::id 7\\n(x / y) z", "in.amr:graph 2"), text_after_graph("(x / y) # note")
+    ("in.amr:graph 2 (id 7): not valid PENMAN: text after the graph: 'z'", None)
+    """
+    junk = split_graph(text)[1]
+    return _after_graph(text, where, junk) if junk else None
+
+
+def _after_graph(text: str, where: str, junk: str) -> str:
+    return f"{_describe_text(text, where)}: not valid PENMAN: text after the graph: {junk[:40]!r}"
 
 
 def split_graph(text: str) -> tuple[str, str]:
@@ -144,14 +157,21 @@ def split_graph(text: str) -> tuple[str, str]:
     >>> split_graph('# ::id 1\\n(x / y :name "a)b#") # a comment')
     ('# ::id 1\\n(x / y :name "a)b#")', '')
     """
-    depth = 0
+    end = _graph_end(text)[0]
+    if end is None:
+        return text, ""
+    return text[:end], _COMMENT.sub(lambda m: m.group(1) or "", text[end:]).strip()
+
+
+def _graph_end(text: str, depth: int = 0) -> tuple[int | None, int]:
+    """Where the first graph of ``text`` ends (after its last parenthesis; None if none ends there),
+    and how many parentheses are open at the end of ``text``, ``depth`` being open before it."""
     for match in _LEXEME.finditer(text):
         if match.lastgroup == "p" and match.group() != "/":
             depth += 1 if match.group() == "(" else -1
             if depth == 0:
-                rest = _COMMENT.sub(lambda m: m.group(1) or "", text[match.end() :])
-                return text[: match.end()], rest.strip()
-    return text, ""
+                return match.end(), depth
+    return None, depth
 
 
 #: A PENMAN string: double quotes around anything, backslash escapes included.
@@ -309,25 +329,58 @@ def decode(
 
 
 def read_graphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """``(1-based position, block text)`` of blank-line separated PENMAN blocks, skipping blocks of
-    plain comments without ``# ::`` metadata (an AMR release's header).
+    """``(1-based position, block text)`` of the PENMAN blocks of ``lines``, skipping blocks of plain
+    comments without ``# ::`` metadata (an AMR release's header). As penman reads a file, a blank
+    line or comments between a finished graph and more PENMAN part two graphs, and a lone carriage
+    return ends a line (classic Mac OS).
 
     >>> list(read_graphs(["# AMR release 3.0", "", "# ::id a", "(x / xx)", "", "", "(y / yy)"]))
     [(1, '# ::id a\\n(x / xx)'), (2, '(y / yy)')]
+    >>> list(read_graphs(["(x / xx", "# ::id b", ":ARG0 (y / yy)) # end", "# ::id c", "(z / zz)", "# ."]))
+    [(1, '(x / xx\\n# ::id b\\n:ARG0 (y / yy)) # end'), (2, '# ::id c\\n(z / zz)\\n# .')]
+    >>> list(read_graphs(["# ::id a\\r(x / xx)\\r# ::id b\\r(y / yy)\\r\\n"]))
+    [(1, '# ::id a\\n(x / xx)'), (2, '# ::id b\\n(y / yy)')]
     """
     if isinstance(lines, str):
         lines = lines.splitlines()
     position = 0
+    for block in _blocks(lines):
+        for graph in _split_block(block):
+            if not all(b.lstrip().startswith("#") and "::" not in b for b in graph):
+                position += 1
+                yield position, "\n".join(graph)
+
+
+def _blocks(lines: Iterable[str]) -> Iterator[list[str]]:
+    """The blank-line separated blocks of ``lines``, a line ending at a newline or carriage return."""
     block: list[str] = []
-    for line in itertools.chain(lines, [""]):
-        line = line.rstrip("\r\n")
-        if line.strip():
-            block.append(line)
-            continue
-        if block and not all(b.lstrip().startswith("#") and "::" not in b for b in block):
-            position += 1
-            yield position, "\n".join(block)
-        block = []
+    for text in itertools.chain(lines, [""]):
+        text = text.removesuffix("\n").removesuffix("\r")
+        for line in text.split("\r") if "\r" in text else (text,):
+            if line.strip():
+                block.append(line)
+            elif block:
+                yield block
+                block = []
+
+
+def _split_block(block: list[str]) -> Iterator[list[str]]:
+    """``block`` cut before each run of comments that ends a finished graph and precedes more PENMAN
+    (penman reads those comments as the next graph's metadata); each line is scanned once."""
+    start = scanned = depth = 0  # depth: parentheses open in block[start:scanned]
+    cut, penman_seen = None, False  # cut: the first line of a run of comments after PENMAN
+    for i, line in enumerate(block):
+        if not line.lstrip().startswith("#"):
+            if cut is not None:
+                end, depth = _graph_end("\n".join(block[scanned:cut]), depth)
+                scanned = cut
+                if end is not None:
+                    yield block[start:cut]
+                    start, depth = cut, 0
+            cut, penman_seen = None, True
+        elif penman_seen and cut is None:
+            cut = i
+    yield block[start:]
 
 
 def _split_alignment(text: str) -> tuple[str, str]:

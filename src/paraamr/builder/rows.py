@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from paraamr.amr.reading import split_graph
+from paraamr.amr.reading import text_after_graph
 from paraamr.failures import Failure
 from paraamr.records import text_id
 from paraamr.texts import MAX_LINE_BYTES, LongLine, printable, text_problem
@@ -171,8 +171,8 @@ def amr_row(block: Any, *, where: str = "") -> InputRow:
         rid = meta.get("id") or _bytes_id(block.encode("utf-8", errors="surrogatepass"))
         return InputRow(printable(rid), printable(snt or ""), failure=Failure("input", problem), where=where)
     rid = _record_id(meta, graph)
-    junk = split_graph(graph)[1]
-    failure = Failure("input", f"text after the graph: {junk[:40]!r}") if junk else None
+    junk = text_after_graph(block, where or "<graph>")
+    failure = Failure("input", junk) if junk else None
     return InputRow(rid, snt or "", amr=block, failure=failure, where=where)
 
 
