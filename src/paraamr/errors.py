@@ -18,6 +18,7 @@ from typing import Any
 
 __all__ = [
     "DISK_ERRNOS",
+    "PACKED",
     "AMRError",
     "ArchiveRefused",
     "FolderLocked",
@@ -34,6 +35,7 @@ __all__ = [
     "decode_problem",
     "missing_local",
     "not_a_file",
+    "refuse_packed",
     "refuse_pipes",
 ]
 
@@ -147,6 +149,31 @@ def refuse_pipes(*paths: str | Path, way_out: str = "save it to a file first") -
     for path in paths:
         if Path(path).exists() and not (Path(path).is_file() or Path(path).is_dir()):
             raise not_a_file(path, way_out)
+
+
+#: Packed files, and the command that unpacks each to standard output.
+PACKED = {".gz": "zcat", ".bz2": "bzcat", ".xz": "xzcat", ".zst": "zstdcat", ".zip": "unzip -p"}
+
+
+def refuse_packed(
+    path: str | os.PathLike, problem: str, stream: str = "", unpacked: tuple[str, ...] = ()
+) -> None:
+    """Raise the one-line error of a ``path`` named as a packed file (a suffix of :data:`PACKED` not
+    in ``unpacked``): ``problem``, and how to unpack it, or stream it to the command ``stream``.
+
+    >>> refuse_packed("rel.jsonl.gz", "only gzip and zip are unpacked", unpacked=(".gz", ".zip"))
+    >>> refuse_packed("rel.jsonl.XZ", "only gzip and zip are unpacked", unpacked=(".gz", ".zip"))
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: rel.jsonl.XZ: a .xz archive: only gzip and zip are unpacked; unpack it: \
+xzcat rel.jsonl.XZ > rel.jsonl
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in PACKED or suffix in unpacked:
+        return
+    command = f"{PACKED[suffix]} {path}"
+    way = f"stream it: {command} | {stream}" if stream else f"{command} > {Path(path).with_suffix('')}"
+    raise InputError(f"{path}: a {suffix} archive: {problem}; unpack it{', or' if stream else ':'} {way}")
 
 
 def check_input_file(path: str | Path, way_out: str = "save it to a file first") -> None:

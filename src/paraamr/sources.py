@@ -3,9 +3,9 @@
 Formats are told by content, not by name: a zip archive (each member read in name order, hidden and
 ``__MACOSX`` members skipped), gzip, Parquet (``default`` or ``pairs`` schema, see
 :mod:`paraamr.records`) or JSON lines in the release format (``{"text": ..., "paraphrases":
-[{"para_text": ..., "perplexity": ...}]}``; our extra fields are read when present). Every record
-comes out in the ``default`` schema: fields a source lacks are null, ``id`` is
-:func:`paraamr.records.text_id` of the text.
+[{"para_text": ..., "perplexity": ...}]}``; our extra fields are read when present); a file named
+``.bz2``, ``.xz`` or ``.zst`` is refused. Every record comes out in the ``default`` schema: fields a
+source lacks are null, ``id`` is :func:`paraamr.records.text_id` of the text.
 
 >>> import io
 >>> line = b'{"text": "I know.", "paraphrases": [{"para_text": "Known.", "perplexity": 130.5}]}'
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from paraamr.errors import InputError, refuse_pipes
+from paraamr.errors import InputError, refuse_packed, refuse_pipes
 from paraamr.filters import Filters
 from paraamr.layout import unchanged
 from paraamr.options import check_number
@@ -325,14 +325,8 @@ def iter_records(
     A ``pairs`` Parquet file is regrouped into ``default`` records by runs of equal ``id``.
     Archives are opened one level deep and unpacked within ``limits`` (:class:`Limits`).
     """
-    read = _Reading(
-        skip_invalid,
-        skipped if skipped is not None else Skipped(),
-        max_chars,
-        limits or Limits(),
-        batch_size,
-        check_texts,
-    )
+    skipped = skipped if skipped is not None else Skipped()
+    read = _Reading(skip_invalid, skipped, max_chars, limits or Limits(), batch_size, check_texts)
     if isinstance(source, (str, os.PathLike)):
         name = name or os.fspath(source)
         with opener(os.fspath(source), "rb") as f:
@@ -355,7 +349,8 @@ def _iter_source(source: IO[bytes], name: str, read: _Reading) -> Iterator[tuple
             yield from _iter_jsonl(Unpacked(f, name, size, read.limits), name, read)
     elif head == b"PAR1":
         yield from _iter_parquet(source, name, read)
-    else:
+    else:  # a name of another packed file is refused: it would be read as broken JSON lines
+        refuse_packed(name, "only gzip and zip are unpacked", unpacked=(".gz", ".zip"))
         yield from _iter_jsonl(source, name, read)
 
 

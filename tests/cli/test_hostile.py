@@ -25,6 +25,7 @@ import gzip
 import hashlib
 import io
 import json
+import lzma
 import os
 import random
 import re
@@ -436,6 +437,8 @@ def table() -> list[Case]:
             ),
             bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
             bad_file("sentences", at, "in.txt", text_lines(), names=SENTENCES_NOT_A_CORPUS),
+            # before: 'line 1: invalid UTF-8 at byte 0', as if JSON lines
+            bad_file("xz", at, "in.jsonl.xz", lzma.compress(release()), names="in.jsonl.xz: a .xz archive"),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x", "paraphrases": []}])),
             bad_file("nan-perplexity", at, "in.jsonl", release().replace(b"20.0", b"NaN", 1)),  # a traceback
             bad_file("negative-perplexity", at, "in.jsonl", release().replace(b"20.0", b"-20.0", 1)),
@@ -479,6 +482,8 @@ def table() -> list[Case]:
             ),
             bad_file("malformed-json", at, "in.jsonl", release()[:-3] + b"\n"),
             bad_file("sentences", at, "in.txt", text_lines(), names=SENTENCES_NOT_A_CORPUS),
+            # before: 'line 1: invalid UTF-8 at byte 0', as if JSON lines
+            bad_file("xz", at, "in.jsonl.xz", lzma.compress(release()), names="in.jsonl.xz: a .xz archive"),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x"}])),
             bad_file("long-line", at, "in.jsonl", release([LONG_TEXT], repeat=1), OK),
             *output_cases(
@@ -559,6 +564,13 @@ def table() -> list[Case]:
                 names=f"org/ds (split train): {UNREACHABLE}",
             ),
             bad_file("gzip", at, "in.txt.gz", gzip.compress(text_lines()), names="in.txt.gz: a .gz archive"),
+            bad_file(  # before: read as PENMAN, one input failure
+                "amr-gzip",
+                ("--amr-input", FILE, "--output", "out"),
+                "in.amr.gz",
+                gzip.compress(b"(b / boy)\n"),
+                names="in.amr.gz: a .gz archive",
+            ),
             bad_file("utf-16", at, "in.txt", text_lines().decode().encode("utf-16"), names="in.txt: UTF-16"),
             *output_cases(to, good, "output-under-file output-user-folder"),
             ("parse-batch-size-zero", [*args, "--parse-batch-size", "0"], good, ERR, "batch"),

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from paraamr.builder.rows import InputRow, amr_row, decode_bytes, long_line_row, value_row
-from paraamr.errors import InputError, UsageError, check_input_file, missing_local, not_a_file
+from paraamr.errors import InputError, UsageError, check_input_file, missing_local, not_a_file, refuse_packed
 from paraamr.failures import Failure
 from paraamr.layout import open_parquet
 from paraamr.network import load_hub_dataset
@@ -197,12 +197,9 @@ def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[Input
         yield amr_row(block, where=where)
 
 
-#: Packed inputs, and the command that streams each (``--input -`` reads it from stdin).
-_PACKED = {".gz": "zcat", ".bz2": "bzcat", ".xz": "xzcat", ".zst": "zstdcat", ".zip": "unzip -p"}
-
-
 def input_format(path: str | Path, fmt: str | None = None) -> str:
-    """The format of ``path``: ``fmt`` when given, else from the suffix (``-`` is text lines).
+    """The format of ``path``: ``fmt`` when given, else from the suffix (``-`` is text lines); a packed
+    file is refused (:func:`~paraamr.errors.refuse_packed`) unless ``--input-format`` names a format.
 
     >>> input_format("in.JSONL"), input_format("-"), input_format("x.dat", "csv")
     ('jsonl', 'txt', 'csv')
@@ -210,6 +207,10 @@ def input_format(path: str | Path, fmt: str | None = None) -> str:
     Traceback (most recent call last):
     ...
     paraamr.errors.InputError: in.txt.gz: a .gz archive: ... zcat in.txt.gz | paraamr generate --input - ...
+    >>> input_format("g.amr.xz", "amr")
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.InputError: g.amr.xz: a .xz archive: ... unpack it: xzcat g.amr.xz > g.amr
     >>> input_format("-", "csv")
     Traceback (most recent call last):
     ...
@@ -221,14 +222,10 @@ def input_format(path: str | Path, fmt: str | None = None) -> str:
             f"--input - --input-format {fmt}: standard input is read as text or JSON lines "
             f"(--input-format txt or jsonl); save the {fmt} input to a file and give its path"
         )
-    suffix = Path(path_s).suffix.lower()
-    if fmt is None and suffix in _PACKED:
-        raise InputError(
-            f"{path}: a {suffix} archive: generate reads plain files; unpack it, or stream it: "
-            f"{_PACKED[suffix]} {path} | paraamr generate --input - ..."
-        )
+    if fmt in (None, "amr"):
+        refuse_packed(path_s, "generate reads plain files", "" if fmt else "paraamr generate --input - ...")
     if fmt is None:
-        fmt = "txt" if path_s == "-" else FORMATS.get(suffix)
+        fmt = "txt" if path_s == "-" else FORMATS.get(Path(path_s).suffix.lower())
     if fmt is None:
         raise InputError(f"{path}: unknown input format (suffixes: {', '.join(FORMATS)}; or --input-format)")
     return fmt
