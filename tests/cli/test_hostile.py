@@ -315,6 +315,8 @@ def table() -> list[Case]:
                 " malformed-json pipe",
             ),
             bad_file("invalid-utf8-csv", at, "in.csv", b"text,label\nTh\xff\xfe cat,1\n"),
+            # before: 'cannot be read as a dataset: ValueError: Instruction "train" corresponds to no data!'
+            bad_file("header-only-csv", at, "in.csv", b"text,label\n", names="in.csv: no rows to augment"),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x"}])),
             bad_file("unknown-suffix", at, "in.xyz", b"abc"),
             bad_file("long-line", at, "in.jsonl", long_rows, OK),

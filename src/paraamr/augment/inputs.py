@@ -66,7 +66,9 @@ def _local(path: Path, load: Callable[[], DatasetDict]) -> DatasetDict:
     except (InputError, KeyboardInterrupt, MemoryError):
         raise
     except Exception as err:  # datasets and pyarrow raise many kinds; all mean "cannot read"
-        raise InputError(f"{path}: cannot be read as a dataset: {reason(err)}") from err
+        if "corresponds to no data" not in str(err):  # but datasets' words for a split of no rows
+            raise InputError(f"{path}: cannot be read as a dataset: {reason(err)}") from err
+        splits = {}  # a CSV header alone, a JSON []
     finally:
         logging.set_verbosity(verbosity)
     if not any(len(split) for split in splits.values()):
