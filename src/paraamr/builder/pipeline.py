@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import queue
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -15,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paraamr.builder.counts import Stats
-from paraamr.builder.rows import amr_row, text_row
+from paraamr.builder.rows import amr_row, shown_where, text_row
 from paraamr.errors import AMRError
 from paraamr.failures import Failure, is_failure
 from paraamr.records import normalize
@@ -26,16 +25,6 @@ __all__ = ["Generator", "Stages", "Stats", "Window"]
 
 #: Called with each failure row of a call (by default they go to ``Generator.failures``).
 _OnFailure = Callable[[dict], None] | None
-
-
-def _shown(where: str) -> str:
-    """An input row's ``where`` as the failure rows (published with the folder) show it: an absolute
-    path without its folders, which are the machine's, not the data's.
-
-    >>> _shown("/home/me/in.csv:7"), _shown("<text 2>"), _shown("org/ds[train]:row 3")
-    ('in.csv:7', '<text 2>', 'org/ds[train]:row 3')
-    """
-    return re.sub(r"^/(?:[^/]*/)+", "", where)
 
 
 @dataclass
@@ -195,7 +184,7 @@ class Generator:
             try:
                 graph = amr.decode(
                     it.graph_text,
-                    where=_shown(it.row.where) or it.row.id,
+                    where=shown_where(it.row.where) or it.row.id,
                     max_nodes=s.max_amr_nodes,
                     max_depth=s.max_amr_depth,
                 )
@@ -259,7 +248,7 @@ class Generator:
         for it in items:
             row = {"id": it.row.id, "text": it.row.text}
             if it.failure is not None:
-                where = {"where": _shown(it.row.where)}  # the input and its line or row
+                where = {"where": shown_where(it.row.where)}  # the input and its line or row
                 failures.append(row | {"raw_b64": it.row.raw_b64} | asdict(it.failure) | where)
                 stats.failures[it.failure.stage] += 1
             else:

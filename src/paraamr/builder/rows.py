@@ -32,6 +32,7 @@ __all__ = [
     "graph_id",
     "long_line_row",
     "row_task",
+    "shown_where",
     "split_of",
     "text_row",
     "value_row",
@@ -85,6 +86,16 @@ def long_line_row(line: LongLine, *, where: str) -> InputRow:
     text = printable(line.head.decode("utf-8", errors="replace")) + "…"
     reason = f"a line of {line.size} bytes, over the cap of {MAX_LINE_BYTES} bytes a line"
     return InputRow(line.digest[:16], text, failure=Failure("input", reason), where=where)
+
+
+def shown_where(where: str) -> str:
+    """An input row's ``where`` as a failure row (published with the folder) shows it: an absolute
+    path without its folders, which are the machine's, not the data's.
+
+    >>> shown_where("/home/me/in.csv:7"), shown_where("<text 2>"), shown_where("org/ds[train]:row 3")
+    ('in.csv:7', '<text 2>', 'org/ds[train]:row 3')
+    """
+    return re.sub(r"^/(?:[^/]*/)+", "", where)
 
 
 def value_row(value: Any, column: str, where: str, raw: bytes | None = None) -> InputRow:
@@ -171,7 +182,7 @@ def amr_row(block: Any, *, where: str = "") -> InputRow:
         rid = meta.get("id") or _bytes_id(block.encode("utf-8", errors="surrogatepass"))
         return InputRow(printable(rid), printable(snt or ""), failure=Failure("input", problem), where=where)
     rid = _record_id(meta, graph)
-    junk = text_after_graph(block, where or "<graph>")
+    junk = text_after_graph(block, shown_where(where) or "<graph>")
     failure = Failure("input", junk) if junk else None
     return InputRow(rid, snt or "", amr=block, failure=failure, where=where)
 
