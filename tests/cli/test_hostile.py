@@ -74,6 +74,10 @@ def parquet(columns: dict) -> bytes:
     return sink.getvalue()
 
 
+#: A Parquet file of no rows.
+ZERO_ROWS = parquet({"text": [], "label": []})
+
+
 def gz(data: bytes) -> bytes:
     return gzip.compress(data)
 
@@ -317,6 +321,8 @@ def table() -> list[Case]:
             bad_file("invalid-utf8-csv", at, "in.csv", b"text,label\nTh\xff\xfe cat,1\n"),
             # before: 'cannot be read as a dataset: ValueError: Instruction "train" corresponds to no data!'
             bad_file("header-only-csv", at, "in.csv", b"text,label\n", names="in.csv: no rows to augment"),
+            # before: 'cannot be read as a dataset: BatchSize must be greater than 0, got 0'
+            bad_file("zero-row-parquet", at, "in.parquet", ZERO_ROWS, names="in.parquet: no rows to augment"),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"body": "x"}])),
             bad_file("unknown-suffix", at, "in.xyz", b"abc"),
             bad_file("long-line", at, "in.jsonl", long_rows, OK),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paraamr.errors import InputError, check_utf8, missing_local, refuse_pipes
+from paraamr.layout import open_parquet
 from paraamr.network import load_hub_dataset
 from paraamr.report import reason
 
@@ -38,6 +39,8 @@ def load_splits(spec: str, config: str | None = None) -> DatasetDict:
             raise InputError(f"{path}: empty file, no rows to augment")
         if builder != "parquet":
             check_utf8(path)
+        elif open_parquet(path).metadata.num_rows == 0:  # (datasets: "BatchSize must be greater than 0")
+            raise InputError(f"{path}: no rows to augment")
         extra = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
         return _local(path, lambda: datasets.load_dataset(builder, data_files={"train": str(path)}, **extra))
     if path.is_dir():
