@@ -339,7 +339,7 @@ def test_amr_input_failures_invalid_utf8_and_junk_after_the_graph(tiny_models, t
     }
     assert set(failures) == {"bad-utf8", "junk"}
     assert "invalid UTF-8" in failures["bad-utf8"]["reason"] and failures["bad-utf8"]["raw_b64"]
-    junk = f"{graphs}:graph 3 (id junk): not valid PENMAN: text after the graph: ')) extra )'"
+    junk = f"{graphs.name}:graph 3 (id junk): not valid PENMAN: text after the graph: ')) extra )'"
     assert failures["junk"]["reason"] == junk
     shards = (out / "data" / "default").glob("*.parquet")
     ids = {row["id"] for f in shards for row in pq.read_table(f).to_pylist()}
