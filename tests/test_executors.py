@@ -84,6 +84,16 @@ def test_the_local_executor_runs_the_tasks_and_finalizes_like_one_process(
     completions = out / ".paraamr" / "tasks" / "generate" / "completions"
     assert sorted(p.name for p in completions.iterdir()) == busy and 2 <= len(busy) <= 7
     summary = json.loads((out / "summary.json").read_text())
+    # datatrove's statistics of the tasks add up to the run's counts (before: empty, 0 seconds)
+    folder = out / ".paraamr" / "tasks" / "generate" / "stats"
+    stats = [json.loads(p.read_text())[0] for p in folder.iterdir()]
+
+    def total(value):  # (datatrove writes a count of one as the number itself)
+        return value["total"] if isinstance(value, dict) else value
+
+    for name in ("inputs", "records", "failures"):
+        assert sum(total(s["stats"].get(name, 0)) for s in stats) == summary["counts"][name], name
+    assert all(s["time_stats"]["total"] > 0 for s in stats if s["stats"])
     assert summary["run"]["shards"] == 40
     # the run's time, not the finalize's alone: at least its stages' time over its two workers
     assert summary["seconds_this_session"] >= sum(summary["counts"]["seconds_by_stage"].values()) / 2
@@ -345,9 +355,59 @@ def test_paraphrase_documents_in_a_datatrove_pipeline_of_ones_own(tiny_models, t
         rows |= {d["id"]: d["metadata"] for d in map(json.loads, path.read_text().splitlines())}
     assert sorted(rows) == ["a", "b", "c"]
     assert rows["a"]["paraphrases"] and rows["a"]["paraphrases"] == rows["c"]["paraphrases"]
-    assert "longer than" in rows["b"]["paraamr_failure"] and "paraphrases" not in rows["b"]
+    assert "longer than" in rows["b"]["paraamr_failure"] and rows["b"]["paraphrases"] == []
     stats = json.loads((tmp_path / "logs" / "stats.json").read_text())
     ours = next(s for s in stats if s["name"].endswith(ParaphraseDocuments.name))
     assert ours["stats"] == {"paraphrased": 2, "paraphrases": 2 * len(rows["a"]["paraphrases"]), "failed": 1}
     timed = ours["time_stats"]  # each batch of the models timed (before: each document's metadata)
     assert (timed["unit"], timed["n"]) == ("batch", 2) and timed["total"] > 0
+
+
+def test_paraphrase_documents_takes_any_text_and_gives_every_document_one_schema(tiny_models, tmp_path):
+    """Before: a text that is no string (a list from JSON, None) crashed the task and lost its good
+    documents; a document kept the keys of an earlier outcome (old paraphrases beside a new failure);
+    failed and paraphrased documents had other metadata keys, so a ParquetWriter after the step
+    failed; two repeats shared one paraphrase list; loaded stages could not run under an executor
+    (its JSON copied them); a misspelt setting failed in every task's log, not where it was given;
+    the models loaded before the first batch's timer, also for a task of no documents."""
+    from datatrove.data import Document
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.writers import ParquetWriter
+
+    from paraamr.builder.stages import load_stages
+    from paraamr.executors import ParaphraseDocuments, document_schema
+    from paraamr.settings import split_settings
+
+    models = {f"{kind}_model": str(tiny_models[kind]) for kind in ("parser", "realizer", "lm")}
+    with pytest.raises(TypeError, match="unknown settings: max_perplexty"):
+        ParaphraseDocuments(**models, max_perplexty=5)
+    stale = {"amr": "(o / old)", "paraphrases": [{"para_text": "old"}], "paraamr_failure": "old"}
+    texts = ["The boy wants to go.", ["a", "list"], None, "x" * 5000, "The boy wants to go."]
+
+    def documents():
+        return [Document(text=t, id=str(i), metadata=dict(stale)) for i, t in enumerate(texts)]
+
+    step = ParaphraseDocuments(batch_size=8, **models, max_perplexity=None)
+    out = list(step.run(documents()))
+    assert [set(d.metadata) for d in out] == [set(stale)] * 5
+    failures = [d.metadata["paraamr_failure"] for d in out]
+    assert failures[0] is None and failures[4] is None
+    assert failures[1] == "column 'text' not a string (list)" and failures[2] == "column 'text' missing"
+    assert "longer than" in failures[3] and [out[i].metadata["paraphrases"] for i in (1, 2, 3)] == [[]] * 3
+    assert out[0].metadata["paraphrases"] == out[4].metadata["paraphrases"] != stale["paraphrases"]
+    assert out[0].metadata["paraphrases"] is not out[4].metadata["paraphrases"]
+    assert step.stats.time_stats.n == 1  # one batch timed, the models' loading in it
+    nowhere = ParaphraseDocuments(**(models | {"parser_model": str(tmp_path / "none")}))
+    assert list(nowhere.run([])) == []  # a task of no document loads no model (before: all of them)
+    stages = load_stages(*split_settings(**models, max_perplexity=None))
+    strings = [d for d in documents() if isinstance(d.text, str)]  # (datatrove writes no other text)
+    writer = ParquetWriter(str(tmp_path / "out"), schema=document_schema())
+    LocalPipelineExecutor(
+        [strings, ParaphraseDocuments(stages=stages), writer],
+        tasks=1,
+        logging_dir=str(tmp_path / "logs"),
+    ).run()
+    import pyarrow.parquet as pq
+
+    (written,) = (tmp_path / "out").glob("*.parquet")
+    assert pq.read_table(written).num_rows == 3  # a failure among paraphrased documents

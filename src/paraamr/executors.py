@@ -40,14 +40,23 @@ from paraamr import layout
 from paraamr.errors import ParaAMRError
 from paraamr.options import EXECUTOR_DEFAULTS
 
-__all__ = ["FinalizeTask", "GenerateTask", "ParaphraseDocuments", "PartitionTask", "launch"]
+__all__ = [
+    "FinalizeTask",
+    "GenerateTask",
+    "ParaphraseDocuments",
+    "PartitionTask",
+    "document_schema",
+    "launch",
+]
 
 
 class ParaphraseDocuments(PipelineStep):
     """Paraphrase each document's text (parse, re-focus, realize, score; the record settings as
-    :func:`~paraamr.builder.stages.make_generator` takes them by name, or loaded ``stages``):
-    ``metadata["paraphrases"]`` and ``metadata["amr"]`` as in a record; a text that cannot be
-    paraphrased keeps its document, with ``metadata["paraamr_failure"]`` saying why."""
+    :func:`~paraamr.builder.stages.make_generator` takes them by name, checked here, or loaded
+    ``stages``, which cannot cross processes: run those with one worker). Every document gets the
+    same three ``metadata`` keys: ``amr`` and ``paraphrases`` as in a record, and
+    ``paraamr_failure``, None unless the text could not be paraphrased (then ``amr`` is None and
+    ``paraphrases`` empty); for a Parquet writer, :func:`document_schema`."""
 
     name = "🔁 ParaAMR paraphrases"
     type = "🦜 - PARAPHRASE"
@@ -56,37 +65,82 @@ class ParaphraseDocuments(PipelineStep):
         super().__init__()
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        self.batch_size, self.stages, self.settings = batch_size, stages, settings
+        if settings:
+            from paraamr.settings import split_settings
 
-    def run(self, data: Iterable[Document], rank: int = 0, world_size: int = 1) -> Iterator[Document]:
-        """Paraphrase ``data`` batch by batch; the models load once, on the first batch."""
+            split_settings(**settings)  # an unknown or bad setting: here, not in the log of every task
+        self.batch_size, self.settings = batch_size, settings
+        self.stages = _Loaded(stages) if stages is not None else None  # (kept out of datatrove's JSON)
+
+    def _generator(self) -> Any:
         from paraamr.builder.pipeline import Generator
         from paraamr.builder.stages import make_generator
-        from paraamr.records import text_id
         from paraamr.settings import RecordSettings
 
-        if self.settings or self.stages is None:
-            generator = make_generator(stages=self.stages, **self.settings)
-        else:
-            generator = Generator(self.stages, RecordSettings(), window=self.batch_size)
+        stages = self.stages.stages if self.stages is not None else None
+        if self.settings or stages is None:
+            return make_generator(stages=stages, **self.settings)
+        return Generator(stages, RecordSettings(), window=self.batch_size)
+
+    def run(self, data: Iterable[Document], rank: int = 0, world_size: int = 1) -> Iterator[Document]:
+        """Paraphrase ``data`` batch by batch; the models load once, in the first batch (its time)."""
+        from paraamr.builder.rows import text_row
+
+        generator = None
         docs = iter(data)
         while batch := list(itertools.islice(docs, self.batch_size)):
             failed: list[dict] = []
-            with self.track_time(unit="batch"):  # the models' time (they load in the first batch)
+            with self.track_time(unit="batch"):  # the models' time too: they load in the first batch
+                generator = generator or self._generator()
                 texts = [d.text for d in batch]
                 records = {r["id"]: r for r in generator.generate(texts, on_failure=failed.append)}
             failures = {f["id"]: f["reason"] for f in reversed(failed)}
             for item in batch:
-                record = records.get(text_id(item.text))
-                if record is None:
-                    item.metadata["paraamr_failure"] = failures.get(text_id(item.text), "failed")
-                    self.stat_update("failed")
-                else:
-                    item.metadata["amr"] = record["amr"]
-                    item.metadata["paraphrases"] = record["paraphrases"]
-                    self.stat_update("paraphrased")
-                    self.stat_update("paraphrases", value=len(record["paraphrases"]))
+                key = text_row(0, item.text).id  # as the generator names it, whatever the text
+                record = records.get(key)
+                paraphrases = copy.deepcopy(record["paraphrases"]) if record else []  # (a repeat's own)
+                failure = None if record else failures.get(key, "failed")
+                amr = record["amr"] if record else None
+                item.metadata.update(amr=amr, paraphrases=paraphrases, paraamr_failure=failure)
+                self.stat_update("failed" if failure else "paraphrased")
+                if record:
+                    self.stat_update("paraphrases", value=len(paraphrases))
                 yield item
+
+
+def document_schema(**metadata: Any):
+    """The Arrow schema of the documents :class:`ParaphraseDocuments` yields, for datatrove's
+    ``ParquetWriter(..., schema=...)``, which otherwise takes the types of the first document (a
+    failure's None, a paraphrase without a similarity score: later documents then do not fit):
+    ``text``, ``id`` and ``metadata`` with ``amr``, ``paraphrases``, ``paraamr_failure`` and the
+    documents' other metadata, given as ``name=pyarrow type``.
+
+    >>> import pyarrow as pa
+    >>> document_schema(lang=pa.string()).field("metadata").type.names
+    ['amr', 'paraphrases', 'paraamr_failure', 'lang']
+    """
+    import pyarrow as pa
+
+    from paraamr.records import PARAPHRASE_TYPE
+
+    ours = [("amr", pa.string()), ("paraphrases", pa.list_(PARAPHRASE_TYPE))]
+    ours.append(("paraamr_failure", pa.string()))
+    fields = [("text", pa.string()), ("id", pa.string()), ("metadata", pa.struct([*ours, *metadata.items()]))]
+    return pa.schema(fields)
+
+
+class _Loaded:
+    """Loaded model stages, shared, never copied: datatrove's executors copy the pipeline for each
+    task and its JSON copies a dataclass whole, and a CTranslate2 model cannot be copied."""
+
+    def __init__(self, stages: Any) -> None:
+        self.stages = stages
+
+    def __deepcopy__(self, memo: dict) -> _Loaded:
+        return self
+
+    def __repr__(self) -> str:
+        return "<loaded stages>"
 
 
 class PartitionTask(PipelineStep):
@@ -149,9 +203,24 @@ class GenerateTask(PipelineStep):
             share_cores(self.workers)
         args = copy.copy(self.args)
         args.shard = (rank, world_size)
-        status = self.generate(args)
+        with self.track_time(unit="task"):
+            status = self.generate(args)
         if status:
             raise ParaAMRError(f"task {rank} of {world_size} ended with status {status}")
+        self._count(args.output, rank, world_size)
+
+    def _count(self, output: str, rank: int, world_size: int) -> None:
+        """datatrove's statistics of the task: the counts of the run's tasks it ran (its markers')."""
+        from paraamr.builder.counts import Stats
+        from paraamr.builder.partition import Plan
+        from paraamr.builder.state import RunFolder
+
+        folder, plan = RunFolder(output), Plan.load(output)
+        for k in plan.rows if plan is not None else ():
+            if k % world_size == rank and (marker := folder.marker(k)) is not None:
+                counts = Stats.from_dict(marker["stats"]).as_dict()
+                for name in ("inputs", "records", "failures", "paraphrases"):
+                    self.stat_update(name, value=counts[name])
 
 
 class FinalizeTask(PipelineStep):
