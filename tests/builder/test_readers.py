@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from paraamr.builder import folder, readers, rows
+from paraamr.builder.rows import shown_where
 from paraamr.errors import InputError, UsageError
 from paraamr.records import DEFAULT_SCHEMA, text_id
 
@@ -113,6 +114,12 @@ def test_count_rows_is_the_number_of_rows_read(tmp_path):
     for name, body in files.items():
         (tmp_path / name).write_bytes(body)
         assert readers.count_rows(tmp_path / name) == len(list(readers.read_input(tmp_path / name))), name
+    # before: a first line of a byte order mark alone, and an AMR release's header after one, counted
+    (tmp_path / "bom.jsonl").write_bytes(b'\xef\xbb\xbf\n{"text": "a"}\n')
+    (tmp_path / "bom.amr").write_bytes(b"\xef\xbb\xbf# AMR release 3.0\n\n# ::id a\n(d / dog)\n")
+    for name, fmt in (("bom.jsonl", None), ("bom.amr", "amr")):
+        rows = list(readers.read_input(tmp_path / name, fmt=fmt))
+        assert readers.count_rows(tmp_path / name, fmt=fmt) == len(rows) == 1, name
 
 
 def test_odd_files_are_rows_failures_or_one_line_errors(tmp_path):
@@ -140,8 +147,8 @@ def test_odd_files_are_rows_failures_or_one_line_errors(tmp_path):
     at = pq.ParquetFile(path).metadata.row_group(1).column(0).data_page_offset
     data[at + 20 : at + 80] = b"\xab" * 60
     path.write_bytes(bytes(data))
-    with pytest.raises(InputError, match=r"damaged\.parquet: unreadable Parquet data after row 0 \(") as err:
-        list(readers.read_input(path))  # (its first batch, 4,096 rows, spans both row groups)
+    with pytest.raises(InputError, match=r"damaged\.parquet: unreadable Parquet data after row 500 ") as err:
+        list(readers.read_input(path))  # (its row groups read one at a time: the first whole)
     assert "\n" not in str(err.value)
 
 
@@ -282,3 +289,6 @@ def test_a_dataset_folder_without_the_text_column_is_refused_before_any_row(tmp_
         next(readers.read_dataset(str(tmp_path / "ds")))
     rows = list(readers.read_dataset(str(tmp_path / "ds"), column="sentence"))
     assert [(r.text, r.failure) for r in rows] == [("The boy left.", None)]
+    # a folder given with its last slash: the failure rows named it "[train]:row 1", without the name
+    (row,) = readers.read_dataset(f"{tmp_path / 'ds'}/", column="sentence")
+    assert shown_where(row.where) == "ds[train]:row 1"

@@ -407,6 +407,16 @@ def test_dry_run_prints_the_plan_without_loading_models(tiny_models, hostile, tm
     assert _heavy_imports(proc.stderr) == set() and not (tmp_path / "out").exists()
 
 
+def test_dry_run_of_graphs_on_stdin_says_so(tiny_models, tmp_path, monkeypatch, capsys):
+    """Before: ``--amr-input - --dry-run`` was an internal error (it counted the rows of no file)."""
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"(b / boy)\n")))
+    argv = ["--amr-input", "-", "--output", str(tmp_path / "out"), *_models(tiny_models), "--dry-run"]
+    assert main(argv) == 0
+    assert "input:     -: stdin (not counted)" in capsys.readouterr().out
+
+
 def test_dry_run_checks_what_the_run_checks_first(tiny_models, tmp_path, monkeypatch, capsys):
     """A bad --push-to-hub id is refused by a dry run as by the run (it printed the plan, exit 0);
     with --no-download a missing model is what the run would fail on (it said "fetched on first use")."""

@@ -119,18 +119,19 @@ def read_parquet(path: Path, *, column: str = "text", batch_size: int = 4096) ->
     f = open_parquet(path)
     _check_column(path, column, f.schema_arrow.names)
     number = 0
-    batches = f.iter_batches(batch_size=batch_size, columns=[column])
-    while True:
-        try:
-            batch = next(batches, None)
-        except (pa.ArrowException, OSError) as err:  # a page damaged past the footer
-            why = " ".join(str(err).split())  # (pyarrow's can run over lines)
-            raise InputError(f"{path}: unreadable Parquet data after row {number} ({why})") from err
-        if batch is None:
-            return
-        for value in batch.column(0).to_pylist():
-            number += 1
-            yield value_row(value, column, f"{path}:row {number}")
+    for group in range(f.num_row_groups):  # one at a time: a damaged one is named by its first row
+        batches = f.iter_batches(batch_size=batch_size, columns=[column], row_groups=[group])
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError) as err:  # a page damaged past the footer
+                why = " ".join(str(err).split())  # (pyarrow's can run over lines)
+                raise InputError(f"{path}: unreadable Parquet data after row {number} ({why})") from err
+            if batch is None:
+                break
+            for value in batch.column(0).to_pylist():
+                number += 1
+                yield value_row(value, column, f"{path}:row {number}")
 
 
 def _check_column(path: Path, column: str, names: list[str] | None) -> None:
@@ -169,7 +170,7 @@ def read_dataset(
         )
     for number, item in enumerate(itertools.chain([] if first is None else [first], items), 1):
         value = item.get(column)
-        yield value_row(value, column, f"{name}[{split}]:row {number}")
+        yield value_row(value, column, f"{name.rstrip('/')}[{split}]:row {number}")
 
 
 def read_amr(lines: Iterable[bytes], *, name: str = "<input>") -> Iterator[InputRow]:
@@ -207,10 +208,10 @@ def input_format(path: str | Path, fmt: str | None = None) -> str:
     Traceback (most recent call last):
     ...
     paraamr.errors.InputError: in.txt.gz: a .gz archive: ... zcat in.txt.gz | paraamr generate --input - ...
-    >>> input_format("g.amr.xz", "amr")
+    >>> input_format("g.xz", "amr")
     Traceback (most recent call last):
     ...
-    paraamr.errors.InputError: g.amr.xz: a .xz archive: ... unpack it: xzcat g.amr.xz > g.amr
+    paraamr.errors.InputError: g.xz: a .xz archive: ... xzcat g.xz | paraamr generate --amr-input - ...
     >>> input_format("-", "csv")
     Traceback (most recent call last):
     ...
@@ -223,7 +224,8 @@ def input_format(path: str | Path, fmt: str | None = None) -> str:
             f"(--input-format txt or jsonl); save the {fmt} input to a file and give its path"
         )
     if fmt in (None, "amr"):
-        refuse_packed(path_s, "generate reads plain files", "" if fmt else "paraamr generate --input - ...")
+        stream = f"paraamr generate --{'amr-' if fmt else ''}input - ..."
+        refuse_packed(path_s, "generate reads plain files", stream)
     if fmt is None:
         fmt = "txt" if path_s == "-" else FORMATS.get(Path(path_s).suffix.lower())
     if fmt is None:
@@ -245,8 +247,9 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
     """
     fmt = input_format(path, fmt)
     if fmt == "jsonl" or (fmt == "json" and not _json_array(Path(path))):
-        with open(path, "rb") as f:
-            return sum(1 for line in f if line.strip(_JSON_SPACE.encode()))
+        with open(path, "rb") as f:  # (a first line of a byte order mark alone is blank too)
+            lines = itertools.chain([next(f, b"").removeprefix(codecs.BOM_UTF8)], f)
+            return sum(1 for line in lines if line.strip(_JSON_SPACE.encode()))
     if fmt == "txt":
         lines, last = 0, b"\n"
         with open(path, "rb") as f:
@@ -263,7 +266,7 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
         return len(json.loads(Path(path).read_bytes()))
     from paraamr.amr import read_graphs
 
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(path, encoding="utf-8-sig", errors="replace") as f:  # (a header after a byte order mark)
         return sum(1 for _ in read_graphs(f))
 
 

@@ -193,7 +193,7 @@ def dry_run(
     warning = launch_warning()
     if warning:
         print(f"paraamr generate: warning: {warning}", file=sys.stderr)
-    if record.input == "-":
+    if "-" in (record.input, record.amr_input):
         found = "stdin (not counted)"
     elif record.dataset:
         found = "a dataset (not counted)"
