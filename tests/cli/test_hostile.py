@@ -807,6 +807,8 @@ def table() -> list[Case]:
                 )
             ),
             bad_file("long-line", at, "in.amr", b"(x / " + b"y" * 100_000 + b")\n", OK),
+            # before: read as PENMAN text, one graph failure ("invalid UTF-8"), exit 1
+            bad_file("xz", at, "in.amr.xz", lzma.compress(AMR), names="in.amr.xz: a .xz archive"),
             ("foci-negative", ["in.amr", "--foci", "-1"], {"in.amr": AMR}, USAGE, "--foci"),
             ("seed-negative", ["in.amr", "--seed", "-1"], {"in.amr": AMR}, USAGE, "--seed"),  # was taken
             ("broken-pipe", ["in.amr"], {"in.amr": many}, PIPE, None, {"how": "pipe"}),

@@ -102,6 +102,21 @@ def test_a_save_lm_that_fills_the_disk_names_it_and_leaves_no_folder(tmp_path, m
     assert main(argv) == 0 and (tmp_path / "lm.parquet").is_file()
 
 
+def test_a_folder_with_one_split_of_no_rows_names_that_split(tmp_path, capsys):
+    """datasets loads no split of a folder when one has no rows; the message named none ("no rows
+    to augment", for a folder of 30 train rows), and before that leaked datasets' exception."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    rows = "".join(f"the fox {i} jumps,{i % 2}\n" for i in range(30))
+    (folder / "train.csv").write_text("text,label\n" + rows)
+    (folder / "test.csv").write_text("text,label\n")
+    argv = ["augment", "--dataset", str(folder), "--split", "train", "--method", "reda"]
+    assert main([*argv, "--output", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    said = "no rows to augment in split 'test' (remove its file to augment the rest)"
+    assert err == f"paraamr augment: {folder}: {said}\n"
+
+
 def test_a_save_lm_path_that_cannot_be_written_is_refused_before_any_work(tmp_path, mrpc, capsys):
     """The LM is written after the folder: a --save-lm under a file wrote the folder, then failed
     ("already exists", naming the file), and the same command with a good path was refused."""

@@ -9,6 +9,7 @@ fetch.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,9 +70,11 @@ def _local(path: Path, load: Callable[[], DatasetDict]) -> DatasetDict:
     except (InputError, KeyboardInterrupt, MemoryError):
         raise
     except Exception as err:  # datasets and pyarrow raise many kinds; all mean "cannot read"
-        if "corresponds to no data" not in str(err):  # but datasets' words for a split of no rows
-            raise InputError(f"{path}: cannot be read as a dataset: {reason(err)}") from err
-        splits = {}  # a CSV header alone, a JSON []
+        empty = re.search(r'Instruction "(.+)" corresponds to no data', str(err))  # a split of no rows
+        if empty:  # a file: a CSV header alone, a JSON []; a folder: datasets loads no split then
+            split = "" if path.is_file() else f" in split {empty[1]!r} (remove its file to augment the rest)"
+            raise InputError(f"{path}: no rows to augment{split}") from None
+        raise InputError(f"{path}: cannot be read as a dataset: {reason(err)}") from err
     finally:
         logging.set_verbosity(verbosity)
     if not any(len(split) for split in splits.values()):

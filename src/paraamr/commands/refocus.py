@@ -15,6 +15,7 @@ import contextlib
 import io
 import sys
 
+from paraamr.errors import refuse_packed
 from paraamr.options import SEED, number, positive
 from paraamr.report import counted
 
@@ -80,6 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Re-root every graph of the input; report failures; return the exit status."""
+    if args.file != "-":  # (a packed file read as text: every graph a failure)
+        refuse_packed(args.file, "refocus reads plain files", "paraamr refocus - ...")
     with contextlib.ExitStack() as stack:
         try:
             if args.file != "-":
