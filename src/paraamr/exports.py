@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import random
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,17 +155,22 @@ def simcse_rows(
     counts = {} if counts is None else counts
     rng = random.Random(seed)
     pool: list[str] = []
+    seen: list[str] = []  # the pool's texts normalized
+    kinds: Counter[str] = Counter()  # how many of each
     window: deque[tuple[str, dict[str, Any]]] = deque()
+
+    def negative_for(avoid: set[str]) -> str | None:
+        draws = (rng.randrange(len(pool)) for _ in range(TRIES if pool else 0))
+        at = next((i for i in draws if seen[i] not in avoid), None)
+        if at is None and len(pool) > sum(kinds[a] for a in avoid):  # mostly the pair's own: walk on
+            start, n = rng.randrange(len(pool)), len(pool)  # from a random place to the next other text
+            at = next(i % n for i in range(start, start + n) if seen[i % n] not in avoid)
+        return None if at is None else pool[at]
 
     def emit(where: str, record: dict[str, Any]) -> Iterator[Row]:
         for k, para in enumerate(record["paraphrases"]):
             text, paraphrase = record["text"], para["para_text"]
-            avoid = {normalize(text), normalize(paraphrase)}
-            draws = (rng.choice(pool) for _ in range(TRIES if pool else 0))
-            negative = next((c for c in draws if normalize(c) not in avoid), None)
-            if negative is None and pool:  # the pool mostly this pair's source: choose among the rest
-                others = [c for c in pool if normalize(c) not in avoid]
-                negative = rng.choice(others) if others else None
+            negative = negative_for({normalize(text), normalize(paraphrase)})
             at = f"{where}, paraphrase {k + 1}"
             if negative is None:
                 yield Row(
@@ -179,10 +184,15 @@ def simcse_rows(
         window.append((where, record))
         if _missing_in_csv([record["text"]]) is None:  # never a negative CSV readers take for a null
             read += 1
-            if len(pool) < pool_size:
-                pool.append(record["text"])
-            elif (slot := rng.randrange(read)) < pool_size:
-                pool[slot] = record["text"]
+            slot = len(pool) if len(pool) < pool_size else rng.randrange(read)
+            if slot < pool_size:
+                kinds[new := normalize(record["text"])] += 1
+                if slot == len(pool):
+                    pool.append(record["text"])
+                    seen.append(new)
+                else:
+                    kinds[seen[slot]] -= 1
+                    pool[slot], seen[slot] = record["text"], new
         if len(window) > ahead:
             yield from emit(*window.popleft())
     while window:
