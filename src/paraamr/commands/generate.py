@@ -165,7 +165,7 @@ def dry_run(
     the run's; ``push``: the upload's; each model folder found checked as the run checks it); load
     and write nothing. 1 when a model is missing and ``download`` is off."""
     from paraamr.builder import readers
-    from paraamr.builder.checks import check_run, input_file
+    from paraamr.builder.checks import check_run
     from paraamr.builder.run import launch_warning
     from paraamr.builder.state import RunFolder, Shard
     from paraamr.errors import ModelNotFoundError
@@ -199,7 +199,7 @@ def dry_run(
         found = "a dataset (not counted)"
     else:
         fmt = "amr" if record.amr_input else record.input_format
-        found = counted(readers.count_rows(input_file(record), fmt=fmt), "row")
+        found = counted(readers.count_rows(record.amr_input or record.input, fmt=fmt), "row")
     print(f"input:     {record.source}: {found}")
     print(f"processes: {n}")
     if shard is not None:
