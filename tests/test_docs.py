@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -131,6 +132,12 @@ def test_every_example_a_block_names_is_shipped():
     assert [name for name in sorted(named) if not (ROOT / name).exists()] == []
 
 
+#: How a process ends now and then, under load, after a streamed Parquet read has done all its work:
+#: pyarrow's scanner threads torn down at interpreter exit (huggingface/datasets#7566,
+#: apache/arrow#45214); a block that ends so is run once more.
+ABORT_AT_EXIT = "terminate called without an active exception\n"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", list(RUNNABLE), ids=lambda p: str(p.relative_to(ROOT)))
 def test_runnable_blocks_run_as_written(path, sandbox):
@@ -144,6 +151,8 @@ def test_runnable_blocks_run_as_written(path, sandbox):
         else:
             pytest.fail(f"{block}: a runnable block must be bash or python, not {block.language!r}")
         done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode == -signal.SIGABRT and done.stderr.endswith(ABORT_AT_EXIT):  # once more
+            done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, (
             f"{block} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
