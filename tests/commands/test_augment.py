@@ -61,6 +61,7 @@ def test_a_stopped_reda_ng_leaves_no_save_lm_file_and_the_same_command_runs(tmp_
     assert main(argv) == 0 and (tmp_path / "lm.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_a_kill_while_the_lm_is_written_leaves_what_the_rerun_removes(tmp_path, mrpc):
     """Before: the LM was written through a temporary file of its temporary file
     (``..lm.parquet.P-X.tmp.P-Y.tmp``), which a kill left and the rerun's cleanup did not match."""
