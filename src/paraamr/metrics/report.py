@@ -114,6 +114,9 @@ def read_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> list[Pa
     >>> headed = io.StringIO("\\nsource\\tparaphrase\\nsource\\tparaphrase\\nI know.\\tKnown.\\n")
     >>> [(p.where, p.source) for p in read_two_columns(headed, name="x.tsv")]  # one header, then pairs
     [('x.tsv, line 3', 'source'), ('x.tsv, line 4', 'I know.')]
+    >>> spans = io.StringIO('"A\\nb.",C d.\\nE f.,G h.\\n')  # a quoted text over two lines
+    >>> [p.where for p in read_two_columns(spans, name="m.csv", delimiter=",")]
+    ['m.csv, line 1', 'm.csv, line 3']
     """
     return list(iter_two_columns(f, name=name, delimiter=delimiter))
 
@@ -123,7 +126,9 @@ def iter_two_columns(f: IO[str], *, name: str, delimiter: str = "\t") -> Iterato
     layout, seen = None, False
     index = 0
     quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
-    for number, row in enumerate(csv_rows(csv.reader(f, delimiter=delimiter, quoting=quoting)), start=1):
+    reader, last = csv.reader(f, delimiter=delimiter, quoting=quoting), 0
+    for row in csv_rows(reader):
+        number, last = last + 1, reader.line_num  # the row's first line (a quoted text spans lines)
         if not row:
             continue
         header = not seen and tuple(c.strip().lower() for c in row) in HEADERS  # the first row only
