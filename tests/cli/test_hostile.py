@@ -725,6 +725,8 @@ def table() -> list[Case]:
                 expect={"empty": ERR},  # before: nothing written, exit 0
             ),
             bad_file("wrong-column", at, "in.jsonl", jsonl([{"text": "a"}]), names="para_text"),
+            # before: "not valid UTF-8 at line 1 (byte 0xfd at offset 0)"
+            bad_file("xz", at, "in.jsonl.xz", lzma.compress(SCORE_ROWS), names="in.jsonl.xz: a .xz archive"),
             bad_file("model-empty-folder", (*args, "--model", FILE), "m", None, beside=good),
             bad_file("model-a-file", (*args, "--model", FILE), "m.bin", GARBAGE, beside=good),
             (  # a config transformers cannot read: the loader's line (not an internal error)
@@ -736,6 +738,13 @@ def table() -> list[Case]:
             ),
             *option_cases(args, good, ERR, [("batch-size", "zero", "0")]),
             ("output-empty", ["--input", "in.jsonl", "--output", ""], good, USAGE, "--output: an empty path"),
+            (  # before: every row scored, then "'.o.1234-ab.tmp -> o: is a folder, not a file"
+                "output-folder",
+                ["--input", "in.jsonl", "--output", "o", "--overwrite"],
+                {**good, "o/keep": b"mine"},
+                ERR,
+                "--output o: is a folder",
+            ),
             (  # before: --overwrite replaced the input with the scores
                 "output-is-input",
                 ["--input", "in.jsonl", "--output", "in.jsonl", "--overwrite"],

@@ -354,6 +354,8 @@ def run_score(args: argparse.Namespace) -> int:
         if args.output != "-":
             check_not_input(args.output, *([args.input] if args.input != "-" else []), name="--output")
             check_writable_file(args.output)
+            if Path(args.output).is_dir():  # (--overwrite scored every row, then failed to replace it)
+                raise InputError(f"--output {args.output}: is a folder (the scores go to a file)")
             held = claim_file(args.output, overwrite=args.overwrite, command="quality score", name="--output")
             stack.enter_context(held)  # while it scores: a second run into the file is refused
         return _score(args)

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from paraamr.errors import InputError, check_utf8, refuse_pipes
+from paraamr.errors import InputError, check_utf8, refuse_packed, refuse_pipes
 
 __all__ = [
     "DATA_DIR", "HELDOUT_SETS", "NATURAL_PAIRS", "PAIR_COLUMNS", "SET_C", "TRAINING_FILES",
@@ -132,6 +132,7 @@ def score_rows(path: str) -> list[dict]:
 
     if path != "-":
         refuse_pipes(path, way_out="save it to a file first, or give JSON lines on stdin (--input -)")
+        refuse_packed(path, "only gzip and zip are unpacked", unpacked=(".gz", ".zip"))  # (not UTF-8)
     suffix = "" if path == "-" else Path(path).suffix.lower()
     head = _first_line(path).split("\t") if suffix == ".tsv" else []
     if head == list(PAIR_COLUMNS):
