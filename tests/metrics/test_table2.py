@@ -70,7 +70,7 @@ def test_two_corpora_are_scored_on_their_shared_sources_only(capsys, tmp_path):
     row_a, row_b = both["corpora"]
     assert (row_a["input"], row_a["sources"], row_a["pairs"]) == (str(a), 2, 3)  # cat pairs left out
     assert (row_b["input"], row_b["sources"], row_b["pairs"]) == (str(b), 2, 3)  # prices left out
-    assert row_a["selection"] == {"input_pairs": 5, "dropped": 0, "without_perplexity": 0}
+    assert row_a["selection"] == {"input_pairs": 5, "dropped": 0, "without_perplexity": 5}
     protocol = both["signatures"]["protocol"]
     assert protocol == "table2:not-paper|differs:similarity-model,parser|sources:common-of-2|max-ppl:none"
     assert both["signatures"]["ted"].startswith("convention:paper|")
@@ -199,6 +199,24 @@ def test_preset_paper_offline_names_the_model_in_one_line(capsys, tmp_path, monk
     assert len(err) == 1 and PAPER_SIMILARITY in err[0], err
 
 
+def test_a_row_counts_the_sources_it_scored_and_every_pair_without_a_perplexity(capsys, tmp_path):
+    """Before: a row counted a shared source none of whose pairs could be scored ("sources 2,
+    pairs 1"); ``without_perplexity`` was 0 unless --max-perplexity was given; a ``|`` in a
+    corpus's name split its cell; --plots was taken and did nothing."""
+    a, b = tmp_path / "a|x.tsv", tmp_path / "b.tsv"
+    a.write_text("The cat sat.\t\nI ran home.\tI went home.\n")  # its first shared pair: no paraphrase
+    b.write_text("The cat sat.\tA cat sat.\nI ran home.\tHome I ran.\n")
+    result = run_json(capsys, b, a)
+    rows = {row["input"]: row for row in result["corpora"]}
+    assert (rows[str(a)]["sources"], rows[str(a)]["pairs"]) == (1, 1) and rows[str(b)]["sources"] == 2
+    assert [row["selection"]["without_perplexity"] for row in result["corpora"]] == [2, 2]
+    assert main(["evaluate", str(b), str(a), "--no-progress", "--no-plots"]) == 0
+    table = capsys.readouterr().out
+    assert f"| {str(a).replace('|', chr(92) + '|')} | 1 | 1 |" in table
+    assert main(["evaluate", str(b), str(a), "--plots", str(tmp_path / "p")]) == 2
+    assert "--plots takes one corpus" in capsys.readouterr().err and not (tmp_path / "p").exists()
+
+
 def test_a_corpus_with_no_pair_scored_is_no_row_and_exit_1(capsys, tmp_path):
     """As for one input, a row of nothing is no result (before: 'nan' in every column, exit 0)."""
     a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
@@ -206,7 +224,7 @@ def test_a_corpus_with_no_pair_scored_is_no_row_and_exit_1(capsys, tmp_path):
     b.write_text("The cat sat.\tA cat sat.\n")
     assert main(["evaluate", str(b), str(a), "--no-progress", "--no-plots"]) == 1
     out = capsys.readouterr()
-    assert f"| {a} | 1 | 0 | n/a | n/a | n/a | n/a | n/a |" in out.out.splitlines()
+    assert out.out == ""  # no table either (before: printed whole, a row of n/a, then exit 1)
     assert out.err.splitlines()[-1] == (
         f"paraamr evaluate: {a}: no pair could be scored of the shared sources (the lines above say why)"
     )

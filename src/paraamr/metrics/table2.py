@@ -89,10 +89,10 @@ def keep_perplexity(pairs: Iterable[Pair], max_perplexity: float | None, counts:
     """
     for pair in pairs:
         counts["input_pairs"] += 1
+        counts["without_perplexity"] += pair.perplexity is None  # (kept, with a limit or without)
         if max_perplexity is None:
             yield pair
             continue
-        counts["without_perplexity"] += pair.perplexity is None
         if pair.perplexity is None or pair.perplexity <= max_perplexity:
             yield pair
         else:
@@ -209,7 +209,8 @@ def evaluate_corpora(
         )
         signatures.update(row.pop("signatures"))
         del row["scores"]
-        sources = len({normalize(p.source) for p in pairs})
+        left_out = {failure["where"] for failure in row["failures"]}  # a source of failed pairs alone: none
+        sources = len({normalize(p.source) for p in pairs if p.where not in left_out})
         rows.append({"input": name, "sources": sources, **row, "selection": selection})
     signatures["protocol"] = str(
         protocol_signature(
@@ -230,7 +231,8 @@ def format_corpora(result: dict[str, Any]) -> str:
     ]
     for row in result["corpora"]:
         cells = " | ".join("n/a" if math.isnan(row[key]) else f"{row[key]:.2f}" for key, _ in MEASURES)
-        lines.append(f"| {row['input']} | {row['sources']:,} | {row['pairs']:,} | {cells} |")
+        name = row["input"].replace("|", "\\|")  # (a | of the name would end its cell)
+        lines.append(f"| {name} | {row['sources']:,} | {row['pairs']:,} | {cells} |")
         if row.get("intervals"):  # (--sample) under its row, as for one input
             lines.append(f"| 95% CI | | | {interval_cells(row['intervals'], MEASURES)} |")
     lines += ["", *signature_lines(result)]
@@ -277,6 +279,7 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
     single = {
         "--shard": s.shard != (0, 1), "--merge": s.merge, "--state-dir": s.state_dir,
         "--write-card": s.write_card, "--references": s.references, "--templates": s.templates,
+        "--plots": s.plots,
         "several processes": world > 1,
     }  # fmt: skip
     for name, given in single.items():
@@ -304,10 +307,10 @@ def run_corpora(s: EvaluateSettings, world: int) -> int:
     finally:
         parser.close()
     result |= {"sample": s.sample, "seed": s.seed}
-    print(json_text(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
     say_failures(failure for row in result["corpora"] for failure in row["failures"])
     empty = [row for row in result["corpora"] if not row["pairs"]]
-    if empty:  # a row of nothing is no result, as for one input
+    if empty:  # a row of nothing is no result, as for one input: no table either
         names = ", ".join(row["input"] for row in empty)
         raise InputError(f"{names}: no pair could be scored of the shared sources (the lines above say why)")
+    print(json_text(result, indent=2, ensure_ascii=False) if s.json else format_corpora(result))
     return 0
