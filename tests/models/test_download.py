@@ -289,12 +289,15 @@ def test_no_route_fails_at_once(tmp_path, monkeypatch):
     with pytest.raises(ModelNotFoundError) as err:
         ensure("generate_t5wtense", "realizer", cache_dir=tmp_path, progress=False)
     assert "could not be fetched" in str(err.value) and "no route" in str(err.value)
+    # where it was looked for and the command that fetches it, as offline (before: neither)
+    assert "is not on disk (looked at" in str(err.value) and "fetch it with: paraamr models" in str(err.value)
     assert _models(tmp_path) == [] and not (tmp_path / "models").exists()  # nor the folders made for it
     patch_clients(monkeypatch, f"http://127.0.0.1:{port}", tmp_path / "hf", token=None)
     with pytest.raises(
         ModelNotFoundError, match=r"'org/tiny-gpt2' could not be fetched from the Hub .*refused"
-    ):
+    ) as err:
         ensure("org/tiny-gpt2", "lm", progress=False)
+    assert str(err.value).endswith("fetch it with: paraamr models download org/tiny-gpt2 --kind lm")
 
 
 def test_concurrent_fetches_of_one_model_download_it_once(tmp_path, server):

@@ -111,11 +111,11 @@ def ensure(
             if where == "release":
                 path = fetch_release(name, cache_dir=cache_dir, progress=progress)
             else:
-                path = fetch_hub(name, kind, progress=progress)
+                path = fetch_hub(name, kind, progress=progress, missing=str(err))
         except ModelNotFoundError:
             raise
-        except ParaAMRError as fail:
-            raise ModelNotFoundError(f"{kind} model {name!r} could not be fetched: {fail}") from fail
+        except ParaAMRError as fail:  # (where it was looked for, and how to fetch it later)
+            raise ModelNotFoundError(f"{kind} model {name!r} could not be fetched: {fail}; {err}") from fail
     meta = check_amrlib_folder(path, kind, str(name_or_path), trust_remote_code=trust_remote_code)
     if meta and "parse_spring" not in str(meta.get("inference_module")):  # SPRING brings its own tokenizer
         try:
@@ -127,9 +127,10 @@ def ensure(
     return path
 
 
-def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
+def fetch_hub(repo_id: str, kind: str, *, progress: bool = True, missing: str = "") -> Path:
     """Snapshot of Hub model ``repo_id`` in huggingface_hub's cache, in one weights format
-    (safetensors when present)."""
+    (safetensors when present). ``missing``: where it was looked for and how to fetch it, said when
+    the Hub cannot be reached."""
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.constants import ENDPOINT
     from huggingface_hub.errors import RepositoryNotFoundError
@@ -147,9 +148,9 @@ def fetch_hub(repo_id: str, kind: str, *, progress: bool = True) -> Path:
             f"{kind} model {repo_id!r} is neither on disk nor a model repository on the Hub ({ENDPOINT})"
         ) from err
     except Exception as err:
-        raise ModelNotFoundError(
-            f"{kind} model {repo_id!r} could not be fetched from the Hub ({ENDPOINT}): {network_problem(err)}"
-        ) from err
+        why = f"could not be fetched from the Hub ({ENDPOINT}): {network_problem(err)}"
+        why = f"{kind} model {repo_id!r} {why}"
+        raise ModelNotFoundError(f"{why}; {missing}" if missing else why) from err
 
 
 def fetch_tokenizer(repo_id: str, *, cache_dir: str | Path | None = None) -> Path:
