@@ -247,9 +247,10 @@ def count_rows(path: str | Path, *, fmt: str | None = None) -> int:
     """
     fmt = input_format(path, fmt)
     if fmt == "jsonl" or (fmt == "json" and not _json_array(Path(path))):
+        space = _JSON_SPACE.encode()
         with open(path, "rb") as f:  # (a first line of a byte order mark alone is blank too)
             lines = itertools.chain([next(f, b"").removeprefix(codecs.BOM_UTF8)], f)
-            return sum(1 for line in lines if line.strip(_JSON_SPACE.encode()))
+            return sum(1 for line in lines if line.strip(space))
     if fmt == "txt":
         lines, last = 0, b"\n"
         with open(path, "rb") as f:
