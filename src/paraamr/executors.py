@@ -123,10 +123,9 @@ def document_schema(**metadata: Any):
 
     from paraamr.records import PARAPHRASE_TYPE
 
-    ours = [("amr", pa.string()), ("paraphrases", pa.list_(PARAPHRASE_TYPE))]
-    ours.append(("paraamr_failure", pa.string()))
-    fields = [("text", pa.string()), ("id", pa.string()), ("metadata", pa.struct([*ours, *metadata.items()]))]
-    return pa.schema(fields)
+    ours = {"amr": pa.string(), "paraphrases": pa.list_(PARAPHRASE_TYPE), "paraamr_failure": pa.string()}
+    metadata = pa.struct([*ours.items(), *metadata.items()])
+    return pa.schema([("text", pa.string()), ("id", pa.string()), ("metadata", metadata)])
 
 
 class _Loaded:
@@ -214,10 +213,11 @@ class GenerateTask(PipelineStep):
         from paraamr.builder.counts import Stats
         from paraamr.builder.partition import Plan
         from paraamr.builder.state import RunFolder
+        from paraamr.tasks import owned
 
         folder, plan = RunFolder(output), Plan.load(output)
         for k in plan.rows if plan is not None else ():
-            if k % world_size == rank and (marker := folder.marker(k)) is not None:
+            if owned(k, shard=(rank, world_size)) and (marker := folder.marker(k)) is not None:
                 counts = Stats.from_dict(marker["stats"]).as_dict()
                 for name in ("inputs", "records", "failures", "paraphrases"):
                     self.stat_update(name, value=counts[name])
